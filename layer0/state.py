@@ -1,0 +1,51 @@
+"""State: the read half a turn is given, and the full store an orchestrator owns."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import JsonValue
+
+from ._scalars import F64
+from ._tagged import Frozen
+from .scope import Scope
+
+__all__ = ["SearchResult", "StateReader", "StateStore"]
+
+
+class SearchResult(Frozen):
+    """One hit of a state search: the key, its score (higher is better), a snippet."""
+
+    key: str
+    score: F64
+    snippet: str | None = None
+
+
+@runtime_checkable
+class StateReader(Protocol):
+    """Read-only access to state; all a turn is ever given."""
+
+    async def read(self, scope: Scope, key: str) -> JsonValue | None:
+        """Return the value under `key` in `scope`, or None when there is none."""
+        ...
+
+    async def list(self, scope: Scope, prefix: str) -> list[str]:
+        """Return the keys in `scope` that start with `prefix`."""
+        ...
+
+    async def search(self, scope: Scope, query: str, limit: int) -> list[SearchResult]:
+        """Return up to `limit` keys matching `query`, best first (empty when unsupported)."""
+        ...
+
+
+@runtime_checkable
+class StateStore(StateReader, Protocol):
+    """Readable and writable state, owned by whoever executes effects."""
+
+    async def write(self, scope: Scope, key: str, value: JsonValue) -> None:
+        """Store `value` under `key` in `scope`, replacing any previous value."""
+        ...
+
+    async def delete(self, scope: Scope, key: str) -> None:
+        """Remove `key` from `scope`; no-op when it is missing."""
+        ...

@@ -1,0 +1,160 @@
+"""The model-provider contract: internal message types, request, response, `Provider`.
+
+These are the loop's own types, not wire types: each provider plugin maps
+them to its API's JSON. They are slotted dataclasses because the loop builds
+them on every iteration and validation has already happened at the edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+from layer0 import ImageSource
+from moneyed import Money
+from neuron_tool.schema import ToolSchema
+from pydantic import JsonValue
+
+__all__ = [
+    "ContentPart",
+    "ImagePart",
+    "Provider",
+    "ProviderMessage",
+    "ProviderRequest",
+    "ProviderResponse",
+    "RawPart",
+    "Role",
+    "StopReason",
+    "TextPart",
+    "ThinkingPart",
+    "TokenUsage",
+    "ToolResultPart",
+    "ToolUsePart",
+]
+
+Role: TypeAlias = Literal["system", "user", "assistant"]
+"""Who a message is from."""
+
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "content_filter"]
+"""Why the model stopped generating."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image, inline (base64) or by URL."""
+
+    source: ImageSource
+    media_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsePart:
+    """The model asking for a tool call; `id` pairs it with its result."""
+
+    id: str
+    name: str
+    input: JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultPart:
+    """The result of a tool call; `is_error` tells the model the call failed."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingPart:
+    """The model's visible reasoning; sent back unchanged (with its signature) on later calls.
+
+    Anthropic rejects a tool result whose preceding thinking block was altered
+    or dropped, so providers keep `signature` byte for byte.
+    """
+
+    thinking: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawPart:
+    """A provider-specific block kept only to be sent back as-is (e.g. redacted thinking).
+
+    `provider` names the plugin that understands `data`; other providers drop it.
+    """
+
+    provider: str
+    data: JsonValue
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart
+"""One piece of a message."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderMessage:
+    """One message of the conversation as sent to a provider."""
+
+    role: Role
+    content: Sequence[ContentPart]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRequest:
+    """Everything a provider needs for one model call."""
+
+    model: str
+    messages: Sequence[ProviderMessage]
+    tools: Sequence[ToolSchema] = ()
+    max_tokens: int | None = None
+    temperature: float | None = None
+    system: str | None = None
+    """The base system prompt and the per-call addendum, joined by a newline."""
+    extra: dict[str, JsonValue] = field(default_factory=dict)
+    """Provider-specific options passed through to the request body, and the input's
+    `metadata` under the key `"metadata"` (trace ids)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Tokens one model call used; cache fields are None when the API does not say."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderResponse:
+    """One model call's answer."""
+
+    content: Sequence[ContentPart]
+    stop_reason: StopReason
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str = ""
+    """The model the API says answered (may differ from the one asked for)."""
+    cost: Money | None = None
+    """The call's cost in USD; None when the price of `model` is unknown."""
+    truncated: bool | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model API: one request in, one response out.
+
+    Raises `ProviderError` subclasses; their class says whether a retry may help.
+    """
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one model call."""
+        ...

@@ -1,0 +1,47 @@
+"""Tools for the NeuronTurn loop: the `ToolDyn` contract, `@tool`, the registry and middleware."""
+
+from .decorator import tool
+from .errors import (
+    MCPBridgeError,
+    ToolCallError,
+    ToolError,
+    ToolInputError,
+    ToolNotFoundError,
+    ToolPermissionError,
+    ToolRegistrationError,
+    ToolTimeoutError,
+)
+from .middleware import Middleware, Next, ToolCall
+from .permission import PermissionDecision, PermissionPolicy, permission
+from .registry import ToolRegistry
+from .retry import ModelRetry
+from .schema import ToolSchema
+from .timeout import timeout
+from .tool import FunctionTool, ToolAnnotations, ToolDyn
+from .truncation import truncate_output
+
+__all__ = [
+    "FunctionTool",
+    "MCPBridgeError",
+    "Middleware",
+    "ModelRetry",
+    "Next",
+    "PermissionDecision",
+    "PermissionPolicy",
+    "ToolAnnotations",
+    "ToolCall",
+    "ToolCallError",
+    "ToolDyn",
+    "ToolError",
+    "ToolInputError",
+    "ToolNotFoundError",
+    "ToolPermissionError",
+    "ToolRegistrationError",
+    "ToolRegistry",
+    "ToolSchema",
+    "ToolTimeoutError",
+    "permission",
+    "timeout",
+    "tool",
+    "truncate_output",
+]

@@ -1,0 +1,53 @@
+"""`@tool`: turn a typed function, sync or async, into a `FunctionTool`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, overload
+
+from .tool import FunctionTool, ToolAnnotations
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    annotations: ToolAnnotations | None = None,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    annotations: ToolAnnotations | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a `FunctionTool` from a function; use bare (`@tool`) or with options (`@tool(...)`).
+
+    The name defaults to the function's name, the description to its docstring
+    without the Args/Returns sections, and each parameter's description to its
+    entry under `Args:`. The input schema comes from the signature via pydantic.
+
+    Args:
+        function: The function, when used bare.
+        name: The tool name, instead of the function's name.
+        description: The description, instead of the docstring's.
+        annotations: MCP behaviour hints for the tool.
+
+    Raises:
+        ToolRegistrationError: The signature cannot be described as a JSON Schema.
+    """
+    if function is not None:
+        return FunctionTool(function, name=name, description=description, annotations=annotations)
+
+    def decorate(function: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(function, name=name, description=description, annotations=annotations)
+
+    return decorate

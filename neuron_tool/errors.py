@@ -1,0 +1,98 @@
+"""The `ToolError` family: everything `neuron_tool` raises on purpose.
+
+```
+ToolError(Exception)
+├── ToolNotFoundError(ToolError, LookupError)     unknown tool name
+├── ToolInputError(ToolError, ValueError)         input fails the tool's schema
+├── ToolRegistrationError(ToolError)              a tool cannot be built or registered
+├── ToolCallError(ToolError)                      the tool (or a middleware) raised
+├── ToolTimeoutError(ToolError, TimeoutError)     the `timeout` middleware expired
+├── ToolPermissionError(ToolError)                the `permission` middleware denied
+└── MCPBridgeError(ToolError)                     the MCP bridge failed
+```
+
+`ModelRetry` (in `neuron_tool.retry`) is deliberately *not* here: it is a
+signal for the model, and `except ToolError` must never swallow it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class ToolError(Exception):
+    """Root of every error `neuron_tool` raises; catch it to handle any tool failure."""
+
+
+class ToolNotFoundError(ToolError, LookupError):
+    """Raised when a tool name is not registered."""
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        self.name = name
+        self.available = tuple(available)
+        super().__init__(_not_found_message(name, self.available))
+
+
+class ToolInputError(ToolError, ValueError):
+    """Raised when a tool's input does not match its input schema.
+
+    `path` is a JSON path into the input (`$.items[2].name`), so the model can
+    find and fix the bad value.
+    """
+
+    def __init__(self, tool: str, path: str, message: str) -> None:
+        self.tool = tool
+        self.path = path
+        self.message = message
+        super().__init__(f"invalid input for tool {tool!r} at {path}: {message}")
+
+
+class ToolRegistrationError(ToolError):
+    """Raised when a tool cannot be built or registered (bad name, schema or signature)."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        self.tool = tool
+        self.reason = reason
+        super().__init__(f"cannot register tool {tool!r}: {reason}")
+
+
+class ToolCallError(ToolError):
+    """Raised when a tool (or a middleware around it) raises; the original is `__cause__`."""
+
+    def __init__(self, tool: str, message: str) -> None:
+        self.tool = tool
+        self.message = message
+        super().__init__(f"tool {tool!r} failed: {message}")
+
+
+class ToolTimeoutError(ToolError, TimeoutError):
+    """Raised by the `timeout` middleware when a call outlives its limit."""
+
+    def __init__(self, tool: str, seconds: float) -> None:
+        self.tool = tool
+        self.seconds = seconds
+        super().__init__(f"tool {tool!r} timed out after {seconds:g} s")
+
+
+class ToolPermissionError(ToolError):
+    """Raised by the `permission` middleware when its policy denies a call."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        self.tool = tool
+        self.reason = reason
+        detail = f": {reason}" if reason else ""
+        super().__init__(f"permission denied for tool {tool!r}{detail}")
+
+
+class MCPBridgeError(ToolError):
+    """Raised when the MCP bridge cannot reach, list or call its MCP server."""
+
+
+def _not_found_message(name: str, available: tuple[str, ...]) -> str:
+    if not available:
+        return f"unknown tool {name!r}; no tools are registered"
+    # A near miss is usually a typo by the model; naming it helps it self-correct.
+    close = difflib.get_close_matches(name, available, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown tool {name!r}{hint}; available: {', '.join(available)}"

@@ -1,0 +1,202 @@
+"""`ToolRegistry`: the tools a turn may call, their schemas and the middleware around them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from jsonschema.exceptions import SchemaError
+from pydantic import JsonValue, ValidationError
+
+from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
+from .middleware import Middleware, Next, ToolCall, compose
+from .retry import ModelRetry
+from .schema import InputValidator, ToolSchema
+from .tool import ToolDyn
+
+# The name rule the major providers share; checked here so a bad name fails
+# at registration rather than on the first request.
+_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+# Errors that already speak the registry's language, and the signal for the model.
+_PASS_THROUGH: Final = (ToolError, ModelRetry)
+
+
+@dataclass(slots=True)
+class _Entry:
+    tool: ToolDyn
+    schema: ToolSchema
+    validator: InputValidator
+    middleware: tuple[Middleware, ...]
+    chain: Next | None = None
+    """The composed middleware chain, or None when no middleware applies."""
+
+
+class ToolRegistry:
+    """The tools available to a turn, kept in registration order.
+
+    Everything costly (schema checks, validator compilation, middleware
+    chains) happens at registration, so `call` stays cheap.
+    """
+
+    def __init__(
+        self, tools: Iterable[ToolDyn] = (), *, middleware: Iterable[Middleware] = ()
+    ) -> None:
+        """Create a registry holding `tools`, with `middleware` around every call."""
+        self._entries: dict[str, _Entry] = {}
+        self._middleware: tuple[Middleware, ...] = tuple(middleware)
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: ToolDyn, *, middleware: Iterable[Middleware] = ()) -> None:
+        """Add `tool`, with `middleware` around its calls (inside the global middleware).
+
+        Raises:
+            ToolRegistrationError: The name is taken or invalid, or the input
+                schema is not a valid draft 2020-12 JSON Schema.
+        """
+        name = _checked_name(tool)
+        if name in self._entries:
+            raise ToolRegistrationError(name, "a tool with this name is already registered")
+        schema = _tool_schema(name, tool)
+        try:
+            validator = InputValidator(schema.input_schema)
+        except SchemaError as exc:
+            raise ToolRegistrationError(name, f"invalid input schema: {exc.message}") from exc
+        entry = _Entry(tool, schema, validator, tuple(middleware))
+        entry.chain = self._chain(entry)
+        self._entries[name] = entry
+
+    def unregister(self, name: str) -> None:
+        """Remove the tool called `name`; raise `ToolNotFoundError` if there is none."""
+        if self._entries.pop(name, None) is None:
+            raise ToolNotFoundError(name, self._entries)
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add `middleware` around every tool, inside the global middleware added before it.
+
+        Returns `middleware`, so `use` also works as a decorator.
+        """
+        self._middleware = (*self._middleware, middleware)
+        for entry in self._entries.values():
+            entry.chain = self._chain(entry)
+        return middleware
+
+    def get(self, name: str) -> ToolDyn:
+        """Return the tool called `name`; raise `ToolNotFoundError` listing the available ones."""
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ToolNotFoundError(name, self._entries)
+        return entry.tool
+
+    def names(self) -> list[str]:
+        """Return the registered names in registration order."""
+        return list(self._entries)
+
+    def schemas(self, allowed: Collection[str] | None = None) -> list[ToolSchema]:
+        """Return the schemas to send a provider, in registration order.
+
+        Args:
+            allowed: Names to include; names not registered are ignored.
+                `None` includes every tool.
+        """
+        if allowed is None:
+            return [entry.schema for entry in self._entries.values()]
+        wanted = frozenset(allowed)
+        return [entry.schema for name, entry in self._entries.items() if name in wanted]
+
+    async def call(self, name: str, input: JsonValue, *, validate: bool = True) -> JsonValue:
+        """Run the tool called `name` on `input` through its middleware chain.
+
+        Only `ToolError`s and `ModelRetry` come out: anything else the tool or a
+        middleware raises is wrapped in `ToolCallError`, with the original as
+        `__cause__`.
+
+        Args:
+            name: The tool to call.
+            input: Its input, as the model sent it.
+            validate: Check `input` against the tool's input schema first.
+
+        Raises:
+            ToolNotFoundError: No tool is called `name`; the message lists those there are.
+            ToolInputError: `input` does not match the schema; carries the JSON path.
+            ToolCallError: The tool or a middleware raised.
+            ModelRetry: The tool asked the model to retry; passed through untouched.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ToolNotFoundError(name, self._entries)
+        if validate:
+            entry.validator.check(name, input)
+        chain = entry.chain
+        # The two paths are inlined rather than factored into helpers: each
+        # helper would add a coroutine frame to every call.
+        if chain is None:
+            try:
+                return await entry.tool.call(input)
+            except _PASS_THROUGH:
+                raise
+            except Exception as exc:
+                raise _tool_failed(name, exc) from exc
+        try:
+            return await chain(ToolCall(name, input, entry.tool))
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise ToolCallError(name, f"middleware raised {_describe(exc)}") from exc
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._entries
+
+    def __iter__(self) -> Iterator[ToolDyn]:
+        """Iterate over the tools in registration order (`names()` gives their names)."""
+        return (entry.tool for entry in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({self.names()!r})"
+
+    def _chain(self, entry: _Entry) -> Next | None:
+        layers = self._middleware + entry.middleware
+        return compose(layers, _call_tool) if layers else None
+
+
+async def _call_tool(call: ToolCall) -> JsonValue:
+    """The end of every middleware chain: run the tool, wrapping what it raises."""
+    try:
+        return await call.tool.call(call.input)
+    except _PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _tool_failed(call.name, exc) from exc
+
+
+def _tool_failed(name: str, exc: Exception) -> ToolCallError:
+    return ToolCallError(name, _describe(exc))
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _checked_name(tool: object) -> str:
+    if not isinstance(tool, ToolDyn):
+        raise ToolRegistrationError(repr(tool), "not a ToolDyn (see neuron_tool.ToolDyn)")
+    name = tool.name
+    if not isinstance(name, str) or not _NAME.match(name):
+        reason = "names must be 1-64 characters from A-Z, a-z, 0-9, '_' and '-'"
+        raise ToolRegistrationError(str(name), reason)
+    return name
+
+
+def _tool_schema(name: str, tool: ToolDyn) -> ToolSchema:
+    # Validating into a ToolSchema copies the schema, so later edits to the
+    # tool's dict cannot drift from the validator compiled from it.
+    try:
+        return ToolSchema(name=name, description=tool.description, input_schema=tool.input_schema)
+    except ValidationError as exc:
+        raise ToolRegistrationError(name, f"schema or description is not JSON: {exc}") from exc

@@ -1,0 +1,78 @@
+"""JSON Schema for tools: the provider-facing `ToolSchema`, schema generation and validation."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
+
+from ._json_path import json_path
+from .errors import ToolInputError
+
+
+class ToolSchema(BaseModel):
+    """What a provider request carries about one tool: its name, purpose and input schema."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    name: str
+    """The name the model calls the tool by."""
+    description: str
+    """What the tool does, for the model to decide when to call it."""
+    input_schema: dict[str, JsonValue]
+    """The JSON Schema (draft 2020-12) the tool's input must match."""
+
+
+class _ToolJsonSchema(GenerateJsonSchema):
+    """Pydantic's schema generator without per-field titles: they repeat the name for the model."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def json_schema_of(adapter: TypeAdapter[Any], *, mode: JsonSchemaMode) -> dict[str, JsonValue]:
+    """Return the JSON Schema of `adapter`'s type, without the titles pydantic invents."""
+    schema: dict[str, JsonValue] = adapter.json_schema(mode=mode, schema_generator=_ToolJsonSchema)
+    schema.pop("title", None)
+    return schema
+
+
+def model_json_schema(model: type[BaseModel]) -> dict[str, JsonValue]:
+    """Return the validation JSON Schema of `model`, without the titles pydantic invents."""
+    schema: dict[str, JsonValue] = model.model_json_schema(schema_generator=_ToolJsonSchema)
+    schema.pop("title", None)
+    return schema
+
+
+class InputValidator:
+    """A tool's input schema compiled once, checked on every call.
+
+    Compiling at registration keeps schema parsing off the call path; only the
+    validation itself runs per call.
+    """
+
+    __slots__ = ("_validator",)
+
+    def __init__(self, schema: dict[str, JsonValue]) -> None:
+        """Check `schema` against the draft 2020-12 metaschema and compile it.
+
+        Raises:
+            jsonschema.exceptions.SchemaError: `schema` is not a valid JSON Schema.
+        """
+        Draft202012Validator.check_schema(schema)
+        self._validator: Final = Draft202012Validator(schema)
+
+    def check(self, tool: str, input: JsonValue) -> None:
+        """Raise `ToolInputError` with the path and message of the best error, if any."""
+        errors = self._validator.iter_errors(input)
+        first = next(errors, None)
+        if first is None:
+            return
+        # best_match prefers the shallowest error and descends into anyOf/oneOf,
+        # which reads better to a model than whichever error came first.
+        error = best_match(itertools.chain((first,), errors)) or first
+        raise ToolInputError(tool, json_path(error.absolute_path), error.message)

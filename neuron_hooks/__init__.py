@@ -1,0 +1,41 @@
+"""neuron_hooks: the hook pipeline of a turn and the stock hooks that plug into it.
+
+`HookRegistry` runs `layer0.Hook`s at the points of a turn (turn-loop.md,
+"Hook pipeline"); the stock hooks cover budgets, tool policy, secret
+redaction and structured logging.
+"""
+
+from .budget import BudgetHook
+from .errors import DuplicateHookError, HookConfigError, HookRegistryError, InvalidHookError
+from .function_hook import FunctionHook, HookFunction, hook
+from .logging_observer import LoggingObserver
+from .redaction import (
+    DEFAULT_REPLACEMENT,
+    DEFAULT_SECRET_KEYS,
+    DEFAULT_SECRET_PATTERNS,
+    RedactionHook,
+    redact,
+)
+from .registry import CONTINUE, HookRegistry, RegisteredHook
+from .tool_policy import ToolPolicyHook
+
+__all__ = [
+    "CONTINUE",
+    "DEFAULT_REPLACEMENT",
+    "DEFAULT_SECRET_KEYS",
+    "DEFAULT_SECRET_PATTERNS",
+    "BudgetHook",
+    "DuplicateHookError",
+    "FunctionHook",
+    "HookConfigError",
+    "HookFunction",
+    "HookRegistry",
+    "HookRegistryError",
+    "InvalidHookError",
+    "LoggingObserver",
+    "RedactionHook",
+    "RegisteredHook",
+    "ToolPolicyHook",
+    "hook",
+    "redact",
+]

@@ -1,0 +1,187 @@
+"""`RedactionHook` and `redact`: blank out secrets in tool inputs and log payloads.
+
+A pattern with a group named `secret` has only that group replaced, so the
+context stays readable (`password=[REDACTED]`, `Bearer [REDACTED]`); any other
+pattern has its whole match replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence, Set
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import HookAction, HookContext, HookPoint, ModifyToolInput
+
+from .errors import HookConfigError
+from .registry import CONTINUE
+
+__all__ = [
+    "DEFAULT_REPLACEMENT",
+    "DEFAULT_SECRET_KEYS",
+    "DEFAULT_SECRET_PATTERNS",
+    "RedactionHook",
+    "redact",
+]
+
+DEFAULT_REPLACEMENT: Final = "[REDACTED]"
+"""What a secret is replaced with."""
+
+_KEY_WORDS: Final = (
+    r"pass(?:word|wd|phrase)|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|(?:access|auth|refresh|session|bearer)[_-]?token"
+)
+
+DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
+    # PEM private key blocks, also when cut off before the END line.
+    re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+        r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)"
+    ),
+    # AWS access key ids (long-term AKIA, temporary ASIA, and the rarer kinds).
+    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"),
+    # OpenAI- and Anthropic-style API keys: sk-..., sk-proj-..., sk-ant-api03-...
+    re.compile(r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}"),
+    # GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained.
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    # JSON Web Tokens: header.payload.signature, header and payload start with `{"`.
+    re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+    # Bearer tokens in Authorization headers and the like.
+    re.compile(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]+)"),
+    # `password=...`, `api_key: "..."`, `"client_secret": "..."` inside free text.
+    # The look-arounds, not a `\b`, bound the key word, so `DB_PASSWORD=` matches too.
+    re.compile(
+        rf"""(?ix)
+        (?<![a-z0-9]) (?:{_KEY_WORDS}) (?![a-z0-9]) ["']? \s* [:=] \s*
+        (?P<secret>"[^"]*"|'[^']*'|[^\s,;&"']+)
+        """
+    ),
+)
+"""The secrets `redact` looks for by default, in the order they are applied."""
+
+DEFAULT_SECRET_KEYS: Final[re.Pattern[str]] = re.compile(
+    rf"(?i)(?:[a-z0-9]+[_-])*(?:{_KEY_WORDS}|token|authorization|credentials?|cookie)"
+)
+"""Object keys whose string values are secrets in full, e.g. `{"password": "hunter2"}`."""
+
+
+def redact(
+    value: JsonValue,
+    patterns: Sequence[re.Pattern[str] | str] = DEFAULT_SECRET_PATTERNS,
+    *,
+    replacement: str = DEFAULT_REPLACEMENT,
+    secret_keys: re.Pattern[str] | str | None = DEFAULT_SECRET_KEYS,
+) -> JsonValue:
+    """Return `value` with secrets in its strings replaced by `replacement`.
+
+    Objects and arrays are walked; keys are kept, and strings under a key that
+    fully matches `secret_keys` are replaced whole. When nothing matched,
+    `value` itself is returned, so `redact(v) is v` means "no secrets found".
+    """
+    redactor = _Redactor(_compile(patterns), replacement, _compile_keys(secret_keys))
+    return redactor.json(value)
+
+
+class RedactionHook:
+    """At `pre_tool_use`, replaces secrets in the tool input before the tool sees them.
+
+    Returns `ModifyToolInput` only when something was redacted, else `Continue`.
+    """
+
+    def __init__(
+        self,
+        patterns: Sequence[re.Pattern[str] | str] = DEFAULT_SECRET_PATTERNS,
+        *,
+        replacement: str = DEFAULT_REPLACEMENT,
+        secret_keys: re.Pattern[str] | str | None = DEFAULT_SECRET_KEYS,
+    ) -> None:
+        """Compile the patterns once.
+
+        Raises:
+            HookConfigError: a pattern is not a valid regular expression.
+        """
+        self._redactor = _Redactor(_compile(patterns), replacement, _compile_keys(secret_keys))
+
+    @property
+    def points(self) -> Set[HookPoint]:
+        """Only `pre_tool_use`: the one point where the input can still be changed."""
+        return frozenset({HookPoint.PRE_TOOL_USE})
+
+    async def on_event(self, ctx: HookContext) -> HookAction:
+        """Return the redacted input as `ModifyToolInput`, or `Continue` if it was clean."""
+        redacted = self._redactor.json(ctx.tool_input)
+        return CONTINUE if redacted is ctx.tool_input else ModifyToolInput(new_input=redacted)
+
+
+class _Redactor:
+    """Applies compiled patterns to JSON values, returning unchanged parts as-is."""
+
+    def __init__(
+        self,
+        patterns: tuple[re.Pattern[str], ...],
+        replacement: str,
+        secret_keys: re.Pattern[str] | None,
+    ) -> None:
+        self.patterns = patterns
+        self.replacement = replacement
+        self.secret_keys = secret_keys
+
+    def json(self, value: JsonValue) -> JsonValue:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            items = [self.json(item) for item in value]
+            return value if _same(items, value) else items
+        if isinstance(value, dict):
+            return self.object(value)
+        return value
+
+    def object(self, value: dict[str, JsonValue]) -> JsonValue:
+        fields = {key: self.field(key, item) for key, item in value.items()}
+        return value if _same(fields.values(), value.values()) else fields
+
+    def field(self, key: str, value: JsonValue) -> JsonValue:
+        if isinstance(value, str) and value and self._is_secret_key(key):
+            return self.replacement
+        return self.json(value)
+
+    def text(self, text: str) -> str:
+        redacted = text
+        for pattern in self.patterns:
+            redacted = pattern.sub(self._replace, redacted)
+        # Equal text means no match; keep the original object so callers can test `is`.
+        return text if redacted == text else redacted
+
+    def _is_secret_key(self, key: str) -> bool:
+        return self.secret_keys is not None and self.secret_keys.fullmatch(key) is not None
+
+    def _replace(self, match: re.Match[str]) -> str:
+        if "secret" not in match.re.groupindex or match.start("secret") < 0:
+            return self.replacement
+        start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
+        whole = match.group(0)
+        return whole[:start] + self.replacement + whole[end:]
+
+
+def _same(new: Iterable[object], old: Iterable[object]) -> bool:
+    """Whether two iterables hold the very same objects, in order."""
+    return all(a is b for a, b in zip(new, old, strict=True))
+
+
+def _compile(patterns: Sequence[re.Pattern[str] | str]) -> tuple[re.Pattern[str], ...]:
+    if isinstance(patterns, str):
+        raise HookConfigError(f"patterns takes a sequence of patterns; got the string {patterns!r}")
+    return tuple(_compile_one(pattern) for pattern in patterns)
+
+
+def _compile_keys(pattern: re.Pattern[str] | str | None) -> re.Pattern[str] | None:
+    return None if pattern is None else _compile_one(pattern)
+
+
+def _compile_one(pattern: re.Pattern[str] | str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise HookConfigError(f"invalid secret pattern {pattern!r}: {exc}") from exc

@@ -1,0 +1,172 @@
+"""`HookRegistry`: the async pipeline that runs hooks at each point of a turn."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from layer0 import (
+    Continue,
+    Halt,
+    Hook,
+    HookAction,
+    HookContext,
+    HookPoint,
+    ModifyToolInput,
+    SkipTool,
+)
+
+from ._points import as_points
+from .errors import DuplicateHookError, InvalidHookError
+
+__all__ = ["CONTINUE", "HookRegistry", "RegisteredHook"]
+
+logger: Final = logging.getLogger("neuron_hooks")
+
+CONTINUE: Final = Continue()
+"""The shared `Continue()`; actions are frozen, so one instance serves every call."""
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredHook:
+    """One hook in a `HookRegistry`: its name, whether it only observes, and its points.
+
+    `points` is read from the hook once, when it is added.
+    """
+
+    name: str
+    hook: Hook
+    observer: bool
+    points: frozenset[HookPoint]
+
+
+class HookRegistry:
+    """Runs hooks in registration order at the points they declare.
+
+    The first action other than `continue` from a non-observer hook wins and
+    the remaining non-observer hooks are skipped. Observers always run and
+    their actions are ignored. A hook that raises is logged and counts as
+    `continue`; an action that is not valid at the point is logged and ignored.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[RegisteredHook] = []
+        # Rebuilt on every add, so dispatch does one dict lookup and no filtering.
+        self._by_point: dict[HookPoint, tuple[RegisteredHook, ...]] = {}
+
+    def add(self, hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
+        """Register `hook` after those already registered.
+
+        `name` defaults to the hook's own `name` attribute if it is a string,
+        else its class name. Observers always run and their actions are ignored.
+
+        Raises:
+            DuplicateHookError: a hook with that name is already registered.
+            InvalidHookError: `hook` lacks `points` or an async `on_event`, or
+                declares no valid points.
+        """
+        name = name if name is not None else _default_name(hook)
+        if name in self.names():
+            raise DuplicateHookError(name)
+        _check_shape(hook, name)
+        entry = RegisteredHook(
+            name=name, hook=hook, observer=observer, points=as_points(hook.points, owner=name)
+        )
+        self._entries.append(entry)
+        self._by_point = {
+            point: tuple(e for e in self._entries if point in e.points)
+            for point in HookPoint
+            if any(point in e.points for e in self._entries)
+        }
+
+    def has_hooks(self, point: HookPoint) -> bool:
+        """Whether any hook listens at `point`; if not, the loop need not build a context."""
+        return point in self._by_point
+
+    def names(self) -> tuple[str, ...]:
+        """The names of the registered hooks, in registration order."""
+        return tuple(entry.name for entry in self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[RegisteredHook]:
+        """Iterate over the registered hooks in registration order."""
+        return iter(tuple(self._entries))
+
+    async def dispatch(self, ctx: HookContext) -> HookAction:
+        """Run the hooks listening at `ctx.point` and return the action that won.
+
+        Never raises because of a hook: failures are logged and count as `continue`.
+        """
+        entries = self._by_point.get(ctx.point)
+        if entries is None:
+            return CONTINUE
+        chosen: HookAction | None = None
+        for entry in entries:
+            if entry.observer:
+                await _run(entry, ctx)
+            elif chosen is None:
+                chosen = _judge(entry, ctx.point, await _run(entry, ctx))
+        return CONTINUE if chosen is None else chosen
+
+
+async def _run(entry: RegisteredHook, ctx: HookContext) -> object:
+    """Run one hook; if it raises, log that and return `CONTINUE`."""
+    try:
+        return await entry.hook.on_event(ctx)
+    except Exception:
+        # A broken hook must not take the turn down (layer0.Hook's contract).
+        logger.exception(
+            "hook %r raised at %s; treated as continue",
+            entry.name,
+            ctx.point.value,
+            extra={"hook_name": entry.name, "hook_point": ctx.point.value},
+        )
+        return CONTINUE
+
+
+def _judge(entry: RegisteredHook, point: HookPoint, action: object) -> HookAction | None:
+    """Return `action` if it decides the pipeline, or None if the pipeline goes on."""
+    if isinstance(action, Continue):
+        return None
+    if isinstance(action, Halt):
+        return action
+    if isinstance(action, SkipTool | ModifyToolInput):
+        if point == HookPoint.PRE_TOOL_USE:
+            return action
+        logger.warning(
+            "hook %r returned %s at %s, where only continue or halt apply; ignored",
+            entry.name,
+            action.action,
+            point.value,
+            extra={"hook_name": entry.name, "hook_point": point.value},
+        )
+        return None
+    logger.warning(
+        "hook %r returned %s at %s, which is not a HookAction; treated as continue",
+        entry.name,
+        type(action).__name__,
+        point.value,
+        extra={"hook_name": entry.name, "hook_point": point.value},
+    )
+    return None
+
+
+def _default_name(hook: object) -> str:
+    """The hook's own `name` if it is a string (as on `FunctionHook`), else its class name."""
+    own = getattr(hook, "name", None)
+    return own if isinstance(own, str) and own else type(hook).__name__
+
+
+def _check_shape(hook: object, name: str) -> None:
+    """Fail at registration, not on every event, when `hook` cannot run as a hook."""
+    if not isinstance(hook, Hook):
+        raise InvalidHookError(
+            f"hook {name!r} is a {type(hook).__name__}, which lacks `points` or `on_event`"
+        )
+    if not inspect.iscoroutinefunction(hook.on_event):
+        raise InvalidHookError(f"hook {name!r}: `on_event` must be an `async def` method")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -65,11 +66,21 @@ class Arguments:
 def type_hints(function: Callable[..., Any], *, tool: str) -> dict[str, Any]:
     """Resolve `function`'s annotations, naming the tool if a forward reference is undefined."""
     try:
-        return typing.get_type_hints(function, include_extras=True)
+        return typing.get_type_hints(_annotated(function), include_extras=True)
     except NameError as exc:
         # Under `from __future__ import annotations`, types defined inside a
         # function body are not visible here; they must live at module level.
         raise ToolRegistrationError(tool, f"cannot resolve a type annotation: {exc}") from exc
+
+
+def _annotated(function: Callable[..., Any]) -> object:
+    """Return the object whose annotations describe calling `function`."""
+    if isinstance(function, functools.partial):
+        return _annotated(function.func)
+    if inspect.isroutine(function) or inspect.isclass(function):
+        return function
+    # A callable instance: its signature is that of its class's __call__.
+    return type(function).__call__
 
 
 def _field(parameter: inspect.Parameter, descriptions: Mapping[str, str]) -> FieldInfo:

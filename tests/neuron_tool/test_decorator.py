@@ -112,7 +112,7 @@ def test_variadic_parameters_are_refused_naming_the_tool(signature: str) -> None
     namespace: dict[str, object] = {}
     exec(f"def variadic({signature}): pass", namespace)
     with pytest.raises(ToolRegistrationError) as caught:
-        tool(namespace["variadic"])  # type: ignore[arg-type]
+        tool(namespace["variadic"])  # type: ignore[call-overload]
     assert caught.value.tool == "variadic"
     assert signature in caught.value.reason
 

@@ -53,7 +53,7 @@ def test_valid_input_passes() -> None:
 
 def test_error_reports_json_path_of_the_bad_value() -> None:
     validator = InputValidator(ORDER_SCHEMA)
-    bad = {"items": [{"name": "a"}, {"name": "b"}, {"name": 7}]}
+    bad: JsonValue = {"items": [{"name": "a"}, {"name": "b"}, {"name": 7}]}
     with pytest.raises(ToolInputError) as caught:
         validator.check("order", bad)
     assert caught.value.tool == "order"

@@ -74,7 +74,16 @@ from .errors import (
     WriteFailed,
 )
 from .exit_reason import CustomExit, ExitKind, ExitReason, ObserverHalt
-from .hook import Continue, Halt, Hook, HookAction, HookContext, HookPoint, ModifyToolInput, SkipTool
+from .hook import (
+    Continue,
+    Halt,
+    Hook,
+    HookAction,
+    HookContext,
+    HookPoint,
+    ModifyToolInput,
+    SkipTool,
+)
 from .ids import AgentId, ScopeId, SessionId, WorkflowId
 from .json_value import Json
 from .lifecycle import (

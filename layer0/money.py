@@ -93,7 +93,9 @@ def _canonical(amount: Decimal) -> Decimal:
         amount = amount.quantize(Decimal(1), context=_EXACT)
     if amount.copy_abs() > _MAX:
         raise PydanticCustomError(
-            "cost_range", "a cost must be at most {max} in size; got {v}", {"max": _MAX, "v": amount}
+            "cost_range",
+            "a cost must be at most {max} in size; got {v}",
+            {"max": _MAX, "v": amount},
         )
     return amount.copy_abs() if amount.is_zero() else amount
 

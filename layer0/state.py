@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
@@ -33,7 +34,8 @@ class StateReader(Protocol):
         """Return the keys in `scope` that start with `prefix`."""
         ...
 
-    async def search(self, scope: Scope, query: str, limit: int) -> list[SearchResult]:
+    # `builtins.list`: inside the class, `list` names the method above.
+    async def search(self, scope: Scope, query: str, limit: int) -> builtins.list[SearchResult]:
         """Return up to `limit` keys matching `query`, best first (empty when unsupported)."""
         ...
 

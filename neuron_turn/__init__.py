@@ -1,6 +1,8 @@
 """neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`."""
 
+from .config import NeuronTurnConfig
 from .context import ContextStrategy
+from .effect_tools import EFFECT_TOOL_NAMES, parse_scope
 from .hookspecs import (
     RegisterContextStrategy,
     RegisterHook,
@@ -40,13 +42,17 @@ from .provider_errors import (
     RateLimitError,
     RetryableProviderError,
 )
+from .turn import NeuronTurn
 
 __all__ = [
+    "EFFECT_TOOL_NAMES",
     "ContentPart",
     "ContextStrategy",
     "ImagePart",
     "InvalidRequestError",
     "ModelNotFoundError",
+    "NeuronTurn",
+    "NeuronTurnConfig",
     "NonRetryableProviderError",
     "Provider",
     "ProviderAuthenticationError",
@@ -76,4 +82,5 @@ __all__ = [
     "ToolResultPart",
     "ToolUsePart",
     "hookimpl",
+    "parse_scope",
 ]

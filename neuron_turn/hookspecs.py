@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import pluggy
+
 from layer0 import Hook, Orchestrator, StateStore
-from neuron_tool.tool import ToolDyn
+from neuron_tool import ToolDyn
 
 from .context import ContextStrategy
 from .provider import Provider
@@ -65,9 +66,7 @@ class RegisterContextStrategy(Protocol):
 class RegisterHook(Protocol):
     """The `register` callback of `register_hooks`."""
 
-    def __call__(
-        self, hook: Hook, /, *, name: str | None = None, observer: bool = False
-    ) -> None:
+    def __call__(self, hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
         """Add `hook` to every turn built from plugins; observers always run."""
         ...
 
@@ -149,5 +148,3 @@ def register_state_stores(register: RegisterStateStore) -> None:
 @hookspec
 def register_orchestrators(register: RegisterOrchestrator) -> None:
     """Offer orchestrators, looked up by name."""
-
-

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
-from layer0 import ImageSource
 from moneyed import Money
-from neuron_tool.schema import ToolSchema
 from pydantic import JsonValue
+
+from layer0 import ImageSource
+from neuron_tool import ToolSchema
 
 __all__ = [
     "ContentPart",
@@ -96,7 +97,9 @@ class RawPart:
     data: JsonValue
 
 
-ContentPart: TypeAlias = TextPart | ImagePart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart
+ContentPart: TypeAlias = (
+    TextPart | ImagePart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart
+)
 """One piece of a message."""
 
 

@@ -1,0 +1,147 @@
+"""Conversion between layer0 content and the loop's internal message types.
+
+Session history is stored as a JSON list of `{"role", "content"}` objects
+whose content is layer0 Content, so any layer0 reader can show it. Thinking
+and provider-raw parts, which layer0 does not name, travel as custom blocks
+of content types this module owns, so they survive the round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
+
+from layer0 import (
+    Content,
+    ContentBlock,
+    CustomBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from .provider import (
+    ContentPart,
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+
+logger = logging.getLogger("neuron_turn")
+
+THINKING_TYPE: Final = "neuron.thinking"
+RAW_TYPE: Final = "neuron.raw"
+
+
+class HistoryFormatError(ValueError):
+    """Stored history does not have the shape this module writes."""
+
+
+class _StoredMessage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["user", "assistant"]
+    content: Content
+
+
+_HISTORY: Final = TypeAdapter(list[_StoredMessage])
+
+
+def parts_from_content(content: Content) -> list[ContentPart]:
+    """Return the parts of a layer0 message body."""
+    if isinstance(content.root, str):
+        return [TextPart(content.root)]
+    return [_part_from_block(block) for block in content.root]
+
+
+def content_from_parts(parts: Sequence[ContentPart]) -> Content:
+    """Return the parts as layer0 Content: a plain string when they are one text part."""
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return Content(parts[0].text)
+    return Content([_block_from_part(part) for part in parts])
+
+
+def history_from_json(value: JsonValue) -> list[ProviderMessage]:
+    """Read stored history; raises `HistoryFormatError` saying what does not parse."""
+    try:
+        stored = _HISTORY.validate_python(value)
+    except ValidationError as exc:
+        raise HistoryFormatError(_first_error(exc)) from exc
+    return [ProviderMessage(m.role, parts_from_content(m.content)) for m in stored]
+
+
+def history_to_json(messages: Sequence[ProviderMessage]) -> JsonValue:
+    """Write history as stored in the session's `messages` key (system messages excluded)."""
+    return [
+        {"role": m.role, "content": content_from_parts(m.content).model_dump(mode="json")}
+        for m in messages
+        if m.role != "system"
+    ]
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the value"
+    return f"at {where}: {error['msg']}"
+
+
+def _part_from_block(block: ContentBlock) -> ContentPart:
+    if isinstance(block, TextBlock):
+        return TextPart(block.text)
+    if isinstance(block, ToolUseBlock):
+        return ToolUsePart(block.id, block.name, block.input)
+    if isinstance(block, ToolResultBlock):
+        return ToolResultPart(block.tool_use_id, block.content, block.is_error)
+    if isinstance(block, ImageBlock):
+        return ImagePart(block.source, block.media_type)
+    return _part_from_custom(block)
+
+
+def _part_from_custom(block: CustomBlock) -> ContentPart:
+    data = block.data
+    if block.content_type == THINKING_TYPE and isinstance(data, dict):
+        thinking, signature = data.get("thinking"), data.get("signature")
+        if isinstance(thinking, str) and (signature is None or isinstance(signature, str)):
+            return ThinkingPart(thinking, signature)
+    if block.content_type == RAW_TYPE and isinstance(data, dict):
+        provider = data.get("provider")
+        if isinstance(provider, str):
+            return RawPart(provider, data.get("data"))
+    # No model API takes an arbitrary block; its JSON as text keeps the information.
+    logger.warning(
+        "custom content block %r has no model equivalent; sending its JSON as text",
+        block.content_type,
+    )
+    return TextPart(block.model_dump_json())
+
+
+def _block_from_part(part: ContentPart) -> ContentBlock:
+    if isinstance(part, TextPart):
+        return TextBlock(text=part.text)
+    if isinstance(part, ToolUsePart):
+        return ToolUseBlock(id=part.id, name=part.name, input=part.input)
+    if isinstance(part, ToolResultPart):
+        return ToolResultBlock(
+            tool_use_id=part.tool_use_id, content=part.content, is_error=part.is_error
+        )
+    if isinstance(part, ImagePart):
+        return ImageBlock(source=part.source, media_type=part.media_type)
+    if isinstance(part, ThinkingPart):
+        data: JsonValue = {"thinking": part.thinking, "signature": part.signature}
+        return CustomBlock(content_type=THINKING_TYPE, data=data)
+    return CustomBlock(content_type=RAW_TYPE, data={"provider": part.provider, "data": part.data})
+
+
+def json_text(value: JsonValue) -> str:
+    """Return a tool result as the text the model sees: strings as they are, else JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,136 @@
+"""`RunState`: everything one call of `NeuronTurn.execute` accumulates.
+
+One instance per call, never shared, which is what makes a single
+`NeuronTurn` safe to execute many times concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from moneyed import Money
+from pydantic import JsonValue
+
+from layer0 import (
+    Content,
+    Effect,
+    ExitReason,
+    HookContext,
+    HookPoint,
+    LogEffect,
+    LogLevel,
+    SessionId,
+    SessionScope,
+    ToolCallRecord,
+    TurnMetadata,
+    TurnOutput,
+    WriteMemoryEffect,
+    usd,
+)
+
+from ._convert import content_from_parts, history_to_json
+from .config import ResolvedConfig
+from .provider import ContentPart, ProviderMessage, ProviderResponse
+
+HISTORY_KEY = "messages"
+"""The key, in the session's scope, that holds the conversation history."""
+
+_ZERO = usd()
+
+
+@dataclass(slots=True)
+class RunState:
+    """The mutable state of one turn: history, totals, records and declared effects."""
+
+    settings: ResolvedConfig
+    session: SessionId | None
+    messages: list[ProviderMessage]
+    started: float = field(default_factory=time.monotonic)
+    effects: list[Effect] = field(default_factory=list)
+    records: list[ToolCallRecord] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Money = _ZERO
+    turns_used: int = 0
+    last_content: Sequence[ContentPart] = ()
+    unpriced_models: set[str] = field(default_factory=set)
+    failures_in_a_row: int = 0
+    last_call: tuple[str, str] | None = None
+    same_calls_in_a_row: int = 0
+
+    def elapsed_ms(self) -> int:
+        """Milliseconds since the turn started."""
+        return int((time.monotonic() - self.started) * 1000)
+
+    def hook_context(
+        self,
+        point: HookPoint,
+        *,
+        tool_name: str | None = None,
+        tool_input: JsonValue = None,
+        tool_result: str | None = None,
+        model_output: Content | None = None,
+    ) -> HookContext:
+        """Return what a hook at `point` sees now."""
+        # Every field is built here from already-valid values: skip re-validation.
+        return HookContext.model_construct(
+            point=point,
+            tool_name=tool_name,
+            tool_input=tool_input,
+            tool_result=tool_result,
+            model_output=model_output,
+            tokens_used=self.tokens_in + self.tokens_out,
+            cost=self.cost,
+            turns_completed=self.turns_used,
+            elapsed=self.elapsed_ms(),
+        )
+
+    def account(self, response: ProviderResponse) -> None:
+        """Add a response's tokens and cost; declare one warning per model with no price."""
+        self.tokens_in += response.usage.input_tokens
+        self.tokens_out += response.usage.output_tokens
+        if response.cost is not None:
+            self.cost = self.cost + response.cost
+        elif response.model not in self.unpriced_models:
+            self.unpriced_models.add(response.model)
+            self.effects.append(
+                LogEffect(
+                    level=LogLevel.WARN,
+                    message=f"price unknown for model {response.model!r}; its cost is not counted",
+                    data={"model": response.model},
+                )
+            )
+
+    def note_call(self, name: str, input: JsonValue, *, success: bool) -> None:
+        """Update the consecutive-failure and identical-call counts, in the model's order."""
+        self.failures_in_a_row = 0 if success else self.failures_in_a_row + 1
+        call = (name, json.dumps(input, sort_keys=True, separators=(",", ":")))
+        self.same_calls_in_a_row = self.same_calls_in_a_row + 1 if call == self.last_call else 1
+        self.last_call = call
+
+    def output(self, exit_reason: ExitReason) -> TurnOutput:
+        """Return the turn's output: last model content, totals, effects, then the history write."""
+        effects = list(self.effects)
+        if self.session is not None:
+            effects.append(
+                WriteMemoryEffect(
+                    scope=SessionScope(id=self.session),
+                    key=HISTORY_KEY,
+                    value=history_to_json(self.messages),
+                )
+            )
+        metadata = TurnMetadata(
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost=self.cost,
+            turns_used=self.turns_used,
+            tools_called=list(self.records),
+            duration=self.elapsed_ms(),
+        )
+        message = content_from_parts(self.last_content) if self.last_content else Content("")
+        return TurnOutput(
+            message=message, exit_reason=exit_reason, metadata=metadata, effects=effects
+        )

@@ -1,0 +1,151 @@
+"""One round of tool calls: step 7 of the loop.
+
+Calls run in the model's order, or concurrently when enabled; either way
+results go back in the model's order as one user message. When the round is
+cut short (a hook halts, the deadline passes) every call without a result is
+answered with a cancellation note, so the stored history never holds a
+tool_use without its tool_result, which every model API rejects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import Halt, HookPoint, ModifyToolInput, SkipTool, ToolCallRecord
+from neuron_hooks import HookRegistry
+from neuron_tool import ModelRetry, ToolError, ToolRegistry
+
+from ._convert import json_text
+from ._run import RunState
+from .effect_tools import EFFECT_TOOL_NAMES, EffectArgumentError, declare_effect
+from .provider import ProviderMessage, ToolResultPart, ToolUsePart
+
+_CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
+
+
+class TurnHalted(Exception):
+    """A hook halted the turn during a tool call."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class _Done:
+    result: ToolResultPart
+    record: ToolCallRecord
+    input: JsonValue
+
+
+@dataclass(slots=True)
+class ToolRound:
+    """Runs the tool calls of one model response against the registry and the hooks."""
+
+    tools: ToolRegistry
+    hooks: HookRegistry
+    run: RunState
+    parallel: bool
+
+    async def execute(self, calls: Sequence[ToolUsePart]) -> None:
+        """Run `calls`, append their results as one user message, update the records.
+
+        Raises:
+            TurnHalted: a `pre_tool_use` or `post_tool_use` hook halted the turn.
+        """
+        done: list[_Done | None] = [None] * len(calls)
+        try:
+            if self.parallel and len(calls) > 1:
+                async with asyncio.TaskGroup() as group:
+                    for index, call in enumerate(calls):
+                        group.create_task(self._into(done, index, call))
+            else:
+                for index, call in enumerate(calls):
+                    await self._into(done, index, call)
+        except* TurnHalted as halted:
+            raise halted.exceptions[0] from None
+        finally:
+            self._close_round(calls, done)
+
+    async def _into(self, done: list[_Done | None], index: int, call: ToolUsePart) -> None:
+        done[index] = await self._call(call)
+
+    def _close_round(self, calls: Sequence[ToolUsePart], done: Sequence[_Done | None]) -> None:
+        results: list[ToolResultPart] = []
+        for call, finished in zip(calls, done, strict=True):
+            if finished is None:
+                results.append(ToolResultPart(call.id, _CANCELLED, is_error=True))
+                continue
+            results.append(finished.result)
+            self.run.records.append(finished.record)
+            self.run.note_call(call.name, finished.input, success=finished.record.success)
+        self.run.messages.append(ProviderMessage("user", results))
+
+    async def _call(self, call: ToolUsePart) -> _Done:
+        started = time.monotonic()
+        if call.name in EFFECT_TOOL_NAMES and self.run.settings.allows(call.name):
+            text, ok = self._declare(call)
+            return _finish(call, call.input, text, ok, started)
+        tool_input = call.input
+        if self.hooks.has_hooks(HookPoint.PRE_TOOL_USE):
+            ctx = self.run.hook_context(
+                HookPoint.PRE_TOOL_USE, tool_name=call.name, tool_input=tool_input
+            )
+            action = await self.hooks.dispatch(ctx)
+            if isinstance(action, Halt):
+                raise TurnHalted(action.reason)
+            if isinstance(action, SkipTool):
+                return _finish(call, tool_input, f"Skipped: {action.reason}", False, started)
+            if isinstance(action, ModifyToolInput):
+                tool_input = action.new_input
+        text, ok = await self._execute(call.name, tool_input)
+        if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
+            ctx = self.run.hook_context(
+                HookPoint.POST_TOOL_USE, tool_name=call.name, tool_result=text
+            )
+            action = await self.hooks.dispatch(ctx)
+            if isinstance(action, Halt):
+                raise TurnHalted(action.reason)
+        return _finish(call, tool_input, text, ok, started)
+
+    def _declare(self, call: ToolUsePart) -> tuple[str, bool]:
+        try:
+            effect, confirmation = declare_effect(call.name, call.input)
+        except EffectArgumentError as exc:
+            return str(exc), False
+        self.run.effects.append(effect)
+        return confirmation, True
+
+    async def _execute(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
+        refusal = self._refusal(name)
+        if refusal is not None:
+            return refusal, False
+        try:
+            value = await self.tools.call(name, tool_input)
+        except ModelRetry as retry:
+            return retry.hint, False
+        except ToolError as exc:
+            return str(exc), False
+        return json_text(value), True
+
+    def _refusal(self, name: str) -> str | None:
+        settings = self.run.settings
+        if name not in self.tools and name not in EFFECT_TOOL_NAMES:
+            names = (*self.tools.names(), *sorted(EFFECT_TOOL_NAMES))
+            offered = [n for n in names if settings.allows(n)]
+            return f"Error: there is no tool named {name!r}; available: {', '.join(offered)}"
+        if not settings.allows(name):
+            return f"Error: the tool {name!r} is not allowed in this turn"
+        return None
+
+
+def _finish(call: ToolUsePart, used: JsonValue, text: str, ok: bool, started: float) -> _Done:
+    duration = int((time.monotonic() - started) * 1000)
+    record = ToolCallRecord(name=call.name, duration=duration, success=ok)
+    return _Done(ToolResultPart(call.id, text, is_error=not ok), record, used)

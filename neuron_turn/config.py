@@ -1,0 +1,97 @@
+"""`NeuronTurnConfig`: a turn's defaults, and how a call's `TurnConfig` overrides them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, TypeVar
+
+from moneyed import Money
+from pydantic import JsonValue
+
+from layer0 import TurnConfig
+
+__all__ = ["NeuronTurnConfig", "ResolvedConfig"]
+
+_T = TypeVar("_T")
+_DEFAULT_MAX_TURNS: Final = 10
+_DEFAULT_MAX_TOKENS: Final = 4096
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NeuronTurnConfig:
+    """Defaults of one `NeuronTurn`; each call's `TurnConfig` may override some of them."""
+
+    system: str = ""
+    """The base system prompt."""
+    model: str = ""
+    """The model asked for when the call does not name one."""
+    max_turns: int = _DEFAULT_MAX_TURNS
+    """Most model calls per turn."""
+    max_tokens: int | None = _DEFAULT_MAX_TOKENS
+    """Output token cap per model call (None: the provider's default)."""
+    temperature: float | None = None
+    max_cost: Money | None = None
+    """Most USD one turn may spend."""
+    max_duration: int | None = None
+    """Wall-clock limit per turn in milliseconds; also a hard deadline."""
+    parallel_tools: bool = True
+    """Run the tool calls of one model response concurrently (results stay in order)."""
+    max_consecutive_failures: int = 5
+    """This many failed tool calls in a row end the turn with `circuit_breaker`."""
+    max_identical_calls: int = 3
+    """The same tool called with the same input more often than this in a row ends the
+    turn with `{"custom": "stuck_detected"}`."""
+    effect_tools: bool = True
+    """Offer the effect tools (write_memory, delete_memory, delegate, handoff, signal)."""
+    context_limit: int = 100_000
+    """Token estimate above which the context strategy is asked to compact."""
+    extra: Mapping[str, JsonValue] = field(default_factory=dict)
+    """Provider-specific request options (thinking, reasoning effort, …)."""
+
+    def resolve(self, overrides: TurnConfig | None) -> ResolvedConfig:
+        """Return the settings for one call: `overrides` where set, these defaults elsewhere."""
+        if overrides is None:
+            return ResolvedConfig(
+                system=self.system or None,
+                model=self.model,
+                max_turns=self.max_turns,
+                max_cost=self.max_cost,
+                max_duration=self.max_duration,
+                allowed_tools=None,
+            )
+        return ResolvedConfig(
+            system=_join(self.system, overrides.system_addendum),
+            model=overrides.model or self.model,
+            max_turns=_pick(overrides.max_turns, self.max_turns),
+            max_cost=_pick(overrides.max_cost, self.max_cost),
+            max_duration=_pick(overrides.max_duration, self.max_duration),
+            allowed_tools=(
+                None if overrides.allowed_tools is None else frozenset(overrides.allowed_tools)
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedConfig:
+    """The settings in force for one call of `execute`."""
+
+    system: str | None
+    model: str
+    max_turns: int
+    max_cost: Money | None
+    max_duration: int | None
+    allowed_tools: frozenset[str] | None
+
+    def allows(self, tool: str) -> bool:
+        """Return whether `tool` may be offered and run in this call."""
+        return self.allowed_tools is None or tool in self.allowed_tools
+
+
+def _pick(override: _T | None, default: _T) -> _T:
+    return default if override is None else override
+
+
+def _join(system: str, addendum: str | None) -> str | None:
+    parts: Sequence[str] = [part for part in (system, addendum) if part]
+    return "\n".join(parts) or None

@@ -1,0 +1,249 @@
+"""`NeuronTurn`: the ReAct loop implementing `layer0.Turn`.
+
+`execute` reads top to bottom as the steps of turn-loop.md: resolve the
+config, read the session history, then call the model, run its tools and
+check the limits until the model is done or something stops the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Final
+
+from layer0 import (
+    Content,
+    ContextAssemblyError,
+    CustomExit,
+    ExitReason,
+    Halt,
+    HandoffEffect,
+    HookPoint,
+    ModelError,
+    NonRetryableError,
+    ObserverHalt,
+    RetryableError,
+    SessionScope,
+    StateReader,
+    TurnInput,
+    TurnOutput,
+)
+from neuron_hooks import HookRegistry
+from neuron_tool import ToolRegistry, ToolSchema
+
+from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
+from ._run import HISTORY_KEY, RunState
+from ._tool_round import ToolRound, TurnHalted
+from .config import NeuronTurnConfig, ResolvedConfig
+from .context import ContextStrategy
+from .effect_tools import effect_tool_schemas
+from .limits import limit_reached
+from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse, ToolUsePart
+from .provider_errors import InvalidRequestError, ProviderAuthenticationError, ProviderError
+
+__all__ = ["NeuronTurn"]
+
+_HANDOFF: Final = CustomExit(name="handoff")
+_STUCK: Final = CustomExit(name="stuck_detected")
+
+
+class _Exit(Exception):
+    """Ends the loop with an exit reason (internal control flow)."""
+
+    def __init__(self, reason: ExitReason) -> None:
+        self.reason = reason
+
+
+class NeuronTurn:
+    """The ReAct loop: call the model, run the tools it asks for, repeat.
+
+    One instance holds only configuration and collaborators; every call of
+    `execute` keeps its state to itself, so one instance can run many turns
+    concurrently.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        tools: ToolRegistry | None = None,
+        hooks: HookRegistry | None = None,
+        context: ContextStrategy | None = None,
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+    ) -> None:
+        """Create a turn over `provider`; everything else is optional."""
+        self.provider = provider
+        self.tools = tools if tools is not None else ToolRegistry()
+        self.hooks = hooks if hooks is not None else HookRegistry()
+        self.context = context
+        self.state = state
+        self.config = config if config is not None else NeuronTurnConfig()
+
+    def __repr__(self) -> str:
+        return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r})"
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Run one turn on `input` and return its output with every declared effect.
+
+        Raises:
+            ContextAssemblyError: the session's stored history does not parse.
+            RetryableError: the provider or the state reader failed in a way a retry may fix.
+            NonRetryableError: the provider refused the request (credentials, invalid request).
+            ModelError: the model's answer cannot be used (truncated, filtered, provider fault).
+        """
+        settings = self.config.resolve(input.config)
+        history = await self._read_history(input.session)
+        new_message = ProviderMessage("user", parts_from_content(input.message))
+        run = RunState(settings, input.session, [*history, new_message])
+        deadline = None if settings.max_duration is None else settings.max_duration / 1000
+        try:
+            async with asyncio.timeout(deadline) as timeout:
+                reason = await self._loop(run, input)
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            reason = "timeout"
+        return run.output(reason)
+
+    async def _read_history(self, session: str | None) -> list[ProviderMessage]:
+        if session is None or self.state is None:
+            return []
+        try:
+            stored = await self.state.read(SessionScope(id=session), HISTORY_KEY)
+        except Exception as exc:
+            message = f"reading the history of session {session!r} failed: {exc}"
+            raise RetryableError(message) from exc
+        if stored is None:
+            return []
+        try:
+            return history_from_json(stored)
+        except HistoryFormatError as exc:
+            raise ContextAssemblyError(
+                f"the stored history of session {session!r} (key {HISTORY_KEY!r}) "
+                f"does not parse, {exc}; refusing to run without it, since this turn's "
+                "history write would replace the conversation"
+            ) from exc
+
+    async def _loop(self, run: RunState, input: TurnInput) -> ExitReason:
+        tools = self._tool_schemas(run.settings)
+        rounds = ToolRound(self.tools, self.hooks, run, self.config.parallel_tools)
+        try:
+            while True:
+                await self._iterate(run, input, tools, rounds)
+        except _Exit as stop:
+            return stop.reason
+        except TurnHalted as halted:
+            return ObserverHalt(reason=halted.reason)
+
+    async def _iterate(
+        self, run: RunState, input: TurnInput, tools: list[ToolSchema], rounds: ToolRound
+    ) -> None:
+        await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
+        request = self._request(run, input, tools)  # 2
+        response = await self._complete(request)  # 3
+        run.turns_used += 1
+        run.last_content = response.content
+        run.messages.append(ProviderMessage("assistant", response.content))
+        await self._hook(  # 4
+            run, HookPoint.POST_INFERENCE, model_output=content_from_parts(response.content)
+        )
+        run.account(response)  # 5
+        calls = _tool_calls(response)  # 6
+        await rounds.execute(calls)  # 7
+        self._check_round(run)
+        self._check_limits(run)  # 8
+        await self._hook(run, HookPoint.EXIT_CHECK)  # 9
+        await self._compact(run)  # 10
+
+    def _tool_schemas(self, settings: ResolvedConfig) -> list[ToolSchema]:
+        effect = [s for s in effect_tool_schemas() if settings.allows(s.name)]
+        if not self.config.effect_tools:
+            effect = []
+        taken = {schema.name for schema in effect}
+        own = [s for s in self.tools.schemas(settings.allowed_tools) if s.name not in taken]
+        return own + effect
+
+    def _request(self, run: RunState, input: TurnInput, tools: list[ToolSchema]) -> ProviderRequest:
+        extra = dict(self.config.extra)
+        if input.metadata is not None:
+            extra["metadata"] = input.metadata
+        return ProviderRequest(
+            model=run.settings.model,
+            messages=tuple(run.messages),
+            tools=tools,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+            system=run.settings.system,
+            extra=extra,
+        )
+
+    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+        try:
+            return await self.provider.complete(request)
+        except ProviderError as exc:
+            raise _turn_error(exc) from exc
+        except Exception as exc:
+            raise ModelError(f"the provider failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _hook(
+        self, run: RunState, point: HookPoint, *, model_output: Content | None = None
+    ) -> None:
+        if not self.hooks.has_hooks(point):
+            return
+        action = await self.hooks.dispatch(run.hook_context(point, model_output=model_output))
+        if isinstance(action, Halt):
+            raise _Exit(ObserverHalt(reason=action.reason))
+
+    def _check_round(self, run: RunState) -> None:
+        if any(isinstance(effect, HandoffEffect) for effect in run.effects):
+            raise _Exit(_HANDOFF)
+        if run.failures_in_a_row >= self.config.max_consecutive_failures:
+            raise _Exit("circuit_breaker")
+        if run.same_calls_in_a_row > self.config.max_identical_calls:
+            raise _Exit(_STUCK)
+
+    def _check_limits(self, run: RunState) -> None:
+        settings = run.settings
+        reason = limit_reached(
+            turns_used=run.turns_used,
+            max_turns=settings.max_turns,
+            cost=run.cost,
+            max_cost=settings.max_cost,
+            elapsed_ms=run.elapsed_ms(),
+            max_duration=settings.max_duration,
+        )
+        if reason is not None:
+            raise _Exit(reason)
+
+    async def _compact(self, run: RunState) -> None:
+        strategy = self.context
+        if strategy is not None and strategy.should_compact(
+            run.messages, self.config.context_limit
+        ):
+            run.messages = list(await strategy.compact(run.messages))
+
+
+def _tool_calls(response: ProviderResponse) -> Sequence[ToolUsePart]:
+    """Step 6: end the turn on a final answer or an unusable one; else return the tool calls."""
+    stop = response.stop_reason
+    if stop == "end_turn":
+        raise _Exit("complete")
+    if stop == "max_tokens":
+        raise ModelError("output truncated (max_tokens)")
+    if stop == "content_filter":
+        raise ModelError("content filtered")
+    calls = [part for part in response.content if isinstance(part, ToolUsePart)]
+    if not calls:
+        raise ModelError("the model stopped for tool use but asked for no tool")
+    return calls
+
+
+def _turn_error(exc: ProviderError) -> Exception:
+    """Map a provider error to the layer0 error an orchestrator decides retries by."""
+    message = str(exc)
+    if exc.retryable:
+        return RetryableError(message, retry_after=exc.retry_after)
+    if isinstance(exc, ProviderAuthenticationError | InvalidRequestError):
+        return NonRetryableError(message)
+    return ModelError(message)

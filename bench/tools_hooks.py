@@ -97,6 +97,16 @@ async def registry_validation_middleware(calls: int) -> dict[str, Any]:
     )
 
 
+async def registry_middleware_no_validation(calls: int) -> dict[str, Any]:
+    """`ToolRegistry.call(..., validate=False)` with one passthrough middleware."""
+    registry = ToolRegistry([EchoTool()], middleware=[passthrough])
+    return await _measure(
+        "registry_middleware_no_validation",
+        lambda: registry.call("echo", INPUT, validate=False),
+        calls,
+    )
+
+
 async def function_tool_validation(calls: int) -> dict[str, Any]:
     """An `@tool` async function through the registry: adds pydantic binding and encoding."""
     registry = ToolRegistry([echo_function])
@@ -110,6 +120,7 @@ SCENARIOS: list[Callable[[int], Awaitable[dict[str, Any]]]] = [
     registry_no_validation,
     registry_validation,
     registry_validation_middleware,
+    registry_middleware_no_validation,
     function_tool_validation,
 ]
 

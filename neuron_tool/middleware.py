@@ -8,7 +8,7 @@ change the call (`await next(call.with_input(...))`), answer without calling
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import TypeAlias
 
 from pydantic import JsonValue
@@ -24,12 +24,13 @@ class ToolCall:
     """The registered name of the tool being called."""
     input: JsonValue
     """The input the tool will receive (already validated by the registry, if asked)."""
+    _: KW_ONLY
     tool: ToolDyn
     """The tool that will run at the end of the chain."""
 
     def with_input(self, input: JsonValue) -> ToolCall:
         """Return a copy of this call with `input` replaced."""
-        return ToolCall(self.name, input, self.tool)
+        return ToolCall(self.name, input, tool=self.tool)
 
 
 Next: TypeAlias = Callable[[ToolCall], Awaitable[JsonValue]]

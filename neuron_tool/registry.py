@@ -140,7 +140,7 @@ class ToolRegistry:
             except Exception as exc:
                 raise _tool_failed(name, exc) from exc
         try:
-            return await chain(ToolCall(name, input, entry.tool))
+            return await chain(ToolCall(name, input, tool=entry.tool))
         except _PASS_THROUGH:
             raise
         except Exception as exc:

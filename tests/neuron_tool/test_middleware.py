@@ -24,14 +24,14 @@ def recorder(label: str, log: list[str]) -> Middleware:
 
 
 def test_with_input_replaces_only_the_input(echo: FakeTool) -> None:
-    call = ToolCall("echo", {"text": "a"}, echo)
+    call = ToolCall("echo", {"text": "a"}, tool=echo)
     changed = call.with_input({"text": "b"})
     assert (changed.name, changed.input, changed.tool) == ("echo", {"text": "b"}, echo)
     assert call.input == {"text": "a"}
 
 
 def test_tool_call_is_frozen(echo: FakeTool) -> None:
-    call = ToolCall("echo", {}, echo)
+    call = ToolCall("echo", {}, tool=echo)
     with pytest.raises(dataclasses.FrozenInstanceError):
         call.name = "other"  # type: ignore[misc]
 

@@ -1,0 +1,70 @@
+"""Every package's `__all__` is complete and sorted."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = sorted(
+    path.name.replace("-", "_")
+    for path in (ROOT / "plugins").glob("*")
+    if (path / "pyproject.toml").is_file()
+)
+PACKAGES = ["layer0", "neuron_hooks", "neuron_tool", "neuron_turn", *PLUGINS]
+
+
+def _isort_order(name: str) -> tuple[int, str]:
+    """The order ruff's RUF022 keeps: CONSTANTS, then Classes, then functions."""
+    if name.isupper():
+        return (0, name)
+    return (1, name) if name[0].isupper() else (2, name)
+
+
+def _public_names(module: object) -> set[str]:
+    names = set()
+    for name, value in vars(module).items():
+        if name.startswith("_") or inspect.ismodule(value):
+            continue
+        names.add(name)
+    return names
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_lists_every_public_name_sorted(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = list(module.__all__)
+    assert exported == sorted(exported, key=_isort_order), f"{package}.__all__ is not sorted"
+    assert set(exported) == _public_names(module), f"{package}.__all__ is incomplete"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_exported_name_has_a_docstring(package: str) -> None:
+    module = importlib.import_module(package)
+    missing = [
+        name
+        for name in module.__all__
+        if (inspect.isclass(getattr(module, name)) or inspect.isfunction(getattr(module, name)))
+        and not inspect.getdoc(getattr(module, name))
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_is_typed(package: str) -> None:
+    module = importlib.import_module(package)
+    assert module.__file__ is not None
+    assert (Path(module.__file__).parent / "py.typed").is_file()
+
+
+def test_every_submodule_imports() -> None:
+    for package in ["layer0", "neuron_hooks", "neuron_tool", "neuron_turn"]:
+        module = importlib.import_module(package)
+        for info in pkgutil.walk_packages(module.__path__, f"{package}."):
+            if info.name.endswith("__main__"):
+                continue
+            importlib.import_module(info.name)

@@ -1,0 +1,310 @@
+"""Pure mapping between `neuron_turn` requests/responses and Ollama's `/api/chat` JSON.
+
+Request: `request.system` becomes a leading `system` message; text parts of
+one message are joined by newlines into `content`; images go to `images`
+(base64 only); tool calls to `tool_calls` with object `arguments`; thinking
+to `thinking`; each tool result becomes its own `tool` message carrying the
+tool's name (Ollama pairs results with calls by name and order, not by id),
+its content prefixed with `Error: ` when it failed. `max_tokens` and
+`temperature` go to `options`; `request.extra` is merged into the body,
+`extra["options"]` into `options`. `extra["metadata"]` (the caller's trace
+ids) is not sent: Ollama has no field for it.
+
+Response: `message.thinking` → ThinkingPart, `message.content` → TextPart,
+`message.tool_calls` → ToolUseParts (ids per `_tool_ids`), `done_reason` →
+stop reason, `prompt_eval_count` / `eval_count` → usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from pydantic import JsonValue
+
+from neuron_tool.schema import ToolSchema
+from neuron_turn.provider import (
+    ContentPart,
+    ImagePart,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    RawPart,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.provider_errors import InvalidRequestError, ProviderResponseError
+
+from ._errors import PROVIDER, body_prefix
+from ._tool_ids import synthesise_tool_call_id
+
+__all__ = ["build_chat_body", "parse_chat_response", "stream_requested"]
+
+_RESERVED_EXTRA: Final = frozenset({"model", "messages"})
+_NOT_SENT_EXTRA: Final = frozenset({"metadata", "options", "stream"})
+
+JsonObject = dict[str, JsonValue]
+
+
+def stream_requested(request: ProviderRequest, *, default: bool) -> bool:
+    """Return whether this call streams: `extra["stream"]` if given, else `default`."""
+    value = request.extra.get("stream", default)
+    if not isinstance(value, bool):
+        raise InvalidRequestError(
+            f"request.extra['stream'] must be true or false, not {value!r}", provider=PROVIDER
+        )
+    return value
+
+
+def build_chat_body(request: ProviderRequest, *, model: str, stream: bool) -> JsonObject:
+    """Return the `/api/chat` body for `request`, asking `model`.
+
+    Raises:
+        InvalidRequestError: an image is given by URL, or `extra` is malformed.
+    """
+    reserved = _RESERVED_EXTRA.intersection(request.extra)
+    if reserved:
+        raise InvalidRequestError(
+            f"request.extra may not set {sorted(reserved)}: they come from the request itself",
+            provider=PROVIDER,
+        )
+    body: JsonObject = {"model": model, "messages": _messages(request), "stream": stream}
+    if request.tools:
+        body["tools"] = [_tool(tool) for tool in request.tools]
+    options = _options(request)
+    if options:
+        body["options"] = options
+    body.update((k, v) for k, v in request.extra.items() if k not in _NOT_SENT_EXTRA)
+    return body
+
+
+def _options(request: ProviderRequest) -> JsonObject:
+    options: JsonObject = {}
+    if request.max_tokens is not None:
+        options["num_predict"] = request.max_tokens
+    if request.temperature is not None:
+        options["temperature"] = request.temperature
+    extra_options = request.extra.get("options")
+    if extra_options is not None:
+        if not isinstance(extra_options, dict):
+            raise InvalidRequestError(
+                f"request.extra['options'] must be an object, not {extra_options!r}",
+                provider=PROVIDER,
+            )
+        options.update(extra_options)
+    return options
+
+
+def _tool(tool: ToolSchema) -> JsonObject:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+        },
+    }
+
+
+# --- messages ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _WireMessage:
+    """One Ollama message being assembled from consecutive content parts."""
+
+    role: str
+    texts: list[str] = field(default_factory=list)
+    images: list[JsonValue] = field(default_factory=list)
+    tool_calls: list[JsonValue] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    raw: JsonObject = field(default_factory=dict)
+
+    def to_json(self) -> JsonObject:
+        message: JsonObject = {"role": self.role, "content": "\n".join(self.texts)}
+        if self.thinking:
+            message["thinking"] = "\n".join(self.thinking)
+        if self.images:
+            message["images"] = self.images
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        message.update(self.raw)
+        return message
+
+
+def _messages(request: ProviderRequest) -> list[JsonValue]:
+    tool_names = _tool_names_by_id(request.messages)
+    wire: list[JsonValue] = []
+    if request.system:
+        wire.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        wire.extend(_message(message, tool_names))
+    return wire
+
+
+def _tool_names_by_id(messages: Sequence[ProviderMessage]) -> dict[str, str]:
+    return {
+        part.id: part.name
+        for message in messages
+        for part in message.content
+        if isinstance(part, ToolUsePart)
+    }
+
+
+def _message(message: ProviderMessage, tool_names: Mapping[str, str]) -> list[JsonObject]:
+    """Return the Ollama messages for one message: tool results split out, in order."""
+    wire: list[JsonObject] = []
+    current: _WireMessage | None = None
+    for part in message.content:
+        if isinstance(part, ToolResultPart):
+            if current is not None:
+                wire.append(current.to_json())
+                current = None
+            wire.append(_tool_result(part, tool_names))
+            continue
+        if current is None:
+            current = _WireMessage(message.role)
+        _add_part(current, part)
+    if current is not None or not wire:
+        wire.append((current or _WireMessage(message.role)).to_json())
+    return wire
+
+
+def _add_part(message: _WireMessage, part: ContentPart) -> None:
+    if isinstance(part, TextPart):
+        message.texts.append(part.text)
+    elif isinstance(part, ImagePart):
+        message.images.append(_image_base64(part))
+    elif isinstance(part, ToolUsePart):
+        message.tool_calls.append({"function": {"name": part.name, "arguments": part.input}})
+    elif isinstance(part, ThinkingPart):
+        message.thinking.append(part.thinking)
+    elif isinstance(part, RawPart):
+        # Another provider's opaque block means nothing to Ollama: drop it.
+        if part.provider == PROVIDER and isinstance(part.data, dict):
+            message.raw.update(part.data)
+
+
+def _tool_result(part: ToolResultPart, tool_names: Mapping[str, str]) -> JsonObject:
+    content = f"Error: {part.content}" if part.is_error else part.content
+    result: JsonObject = {"role": "tool", "content": content}
+    name = tool_names.get(part.tool_use_id)
+    if name is not None:
+        result["tool_name"] = name
+    return result
+
+
+def _image_base64(part: ImagePart) -> str:
+    source = part.source
+    if source.type == "base64":
+        return _strip_data_url(source.data) if source.data.startswith("data:") else source.data
+    if source.url.startswith("data:"):  # inline already: no fetching needed
+        return _strip_data_url(source.url)
+    split = urlsplit(source.url)
+    shown = f"{split.scheme}://{split.netloc}{split.path}"[:120]  # no query: it may hold a token
+    raise InvalidRequestError(
+        f"Ollama accepts images only as base64, not by URL ({shown}); this provider does not "
+        "download images itself (no network beyond the model call): fetch the image and pass "
+        "it as a base64 source",
+        provider=PROVIDER,
+    )
+
+
+def _strip_data_url(data: str) -> str:
+    header, _, payload = data.partition(",")
+    if not header.endswith(";base64"):
+        raise InvalidRequestError(
+            "a data: URL image must be base64-encoded (data:<type>;base64,...)", provider=PROVIDER
+        )
+    return payload
+
+
+# --- response ---------------------------------------------------------------
+
+
+def parse_chat_response(
+    data: object, *, requested_model: str, fallback_salt: str
+) -> ProviderResponse:
+    """Return the response in a decoded `/api/chat` body (cost left unset).
+
+    Raises:
+        ProviderResponseError: the body is not the documented shape.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
+        raise _shape_error("no 'message' object", data)
+    message: dict[str, Any] = data["message"]
+    content: list[ContentPart] = []
+    thinking = message.get("thinking")
+    if isinstance(thinking, str) and thinking:
+        content.append(ThinkingPart(thinking))
+    text = message.get("content")
+    if isinstance(text, str) and text:
+        content.append(TextPart(text))
+    created_at = data.get("created_at")
+    salt = created_at if isinstance(created_at, str) and created_at else fallback_salt
+    calls = _tool_calls(message.get("tool_calls"), salt=salt, data=data)
+    content.extend(calls)
+    model = data.get("model")
+    return ProviderResponse(
+        content=content,
+        stop_reason=_stop_reason(data.get("done_reason"), has_tool_calls=bool(calls)),
+        usage=TokenUsage(
+            input_tokens=_count(data.get("prompt_eval_count")),
+            output_tokens=_count(data.get("eval_count")),
+        ),
+        model=model if isinstance(model, str) and model else requested_model,
+    )
+
+
+def _tool_calls(raw: object, *, salt: str, data: object) -> list[ToolUsePart]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _shape_error("'message.tool_calls' is not a list", data)
+    return [_tool_call(call, position, salt=salt, data=data) for position, call in enumerate(raw)]
+
+
+def _tool_call(call: object, position: int, *, salt: str, data: object) -> ToolUsePart:
+    function = call.get("function") if isinstance(call, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(function, dict) or not isinstance(name, str) or not name:
+        raise _shape_error(f"tool call {position} has no function name", data)
+    arguments = function.get("arguments", {})
+    if isinstance(arguments, str):  # some proxies send OpenAI-style JSON strings
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            raise _shape_error(f"tool call {position} arguments are not JSON", data) from None
+    given_id = call.get("id") if isinstance(call, dict) else None
+    call_id = (
+        given_id
+        if isinstance(given_id, str) and given_id
+        else synthesise_tool_call_id(salt=salt, position=position, name=name, arguments=arguments)
+    )
+    return ToolUsePart(id=call_id, name=name, input=arguments)
+
+
+def _stop_reason(done_reason: object, *, has_tool_calls: bool) -> StopReason:
+    if done_reason == "length":
+        return "max_tokens"
+    # Ollama says "stop" even when the model called tools; "load"/"unload"
+    # answer an empty request and mean nothing was cut short.
+    return "tool_use" if has_tool_calls else "end_turn"
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _shape_error(problem: str, data: object) -> ProviderResponseError:
+    quoted = body_prefix(json.dumps(data, default=str))
+    return ProviderResponseError(
+        f"Ollama answered 200 with an unexpected body ({problem}): {quoted}", provider=PROVIDER
+    )

@@ -1,0 +1,191 @@
+"""`OllamaProvider`: one `/api/chat` call per `complete()`, local server or Ollama cloud."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+from dataclasses import replace
+from types import TracebackType
+from typing import Any, Final, Self
+
+import httpx
+
+from neuron_turn.provider import ProviderRequest, ProviderResponse
+from neuron_turn.provider_errors import InvalidRequestError, ProviderError, ProviderResponseError
+
+from ._errors import (
+    API_KEY_ENV,
+    PROVIDER,
+    body_prefix,
+    error_from_response,
+    map_transport_errors,
+    redact_error,
+)
+from ._host import resolve_base_url
+from ._pricing import PricesOption, cost_of, parse_prices
+from ._stream import StreamAccumulator
+from ._wire import build_chat_body, parse_chat_response, stream_requested
+
+__all__ = ["DEFAULT_TIMEOUT", "OllamaProvider"]
+
+logger = logging.getLogger("neuron_provider_ollama")
+
+DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
+"""Ten minutes to answer, ten seconds to connect: a cold model load alone can take minutes."""
+
+_JSON_HEADERS: Final = {"content-type": "application/json", "accept": "application/json"}
+
+
+class OllamaProvider:
+    """The Ollama native chat API (`POST {base_url}/api/chat`) as a `neuron_turn.Provider`.
+
+    Args:
+        model: The model used when a request leaves `model` empty.
+        base_url: The server; defaults to `OLLAMA_HOST`, then `http://localhost:11434`.
+            `host:port` without a scheme is accepted, as the `ollama` CLI does.
+        api_key: Sent as a Bearer token, for Ollama cloud (`https://ollama.com`);
+            defaults to `OLLAMA_API_KEY`. A local server needs none.
+        timeout: Per-call timeout (seconds or an `httpx.Timeout`), also applied
+            to calls made through an injected client.
+        client: An `httpx.AsyncClient` to use instead of building one; the
+            provider never closes a client it was given.
+        prices: USD per million tokens by model, e.g.
+            `{"llama3.2": {"input_mtok": "0.1", "output_mtok": "0.4"}}`; an
+            unpriced model costs `Money("0", "USD")`.
+        stream: Ask for the NDJSON stream and fold it into one response: the
+            read timeout then applies between lines, not to the whole answer.
+            `request.extra["stream"]` overrides it per call.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        /,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,
+        client: httpx.AsyncClient | None = None,
+        prices: PricesOption | None = None,
+        stream: bool = False,
+    ) -> None:
+        self.model = model
+        self.base_url = resolve_base_url(base_url)
+        self.stream = stream
+        self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._prices = parse_prices(prices)
+        self._chat_url = f"{self.base_url}/api/chat"
+        self._headers = dict(_JSON_HEADERS)
+        if self._api_key:
+            self._headers["authorization"] = f"Bearer {self._api_key}"
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient(timeout=self._timeout)
+        self._calls = itertools.count(1)
+
+    def __repr__(self) -> str:
+        key = "'<redacted>'" if self._api_key else "None"
+        return (
+            f"OllamaProvider(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key={key}, stream={self.stream!r})"
+        )
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one chat call.
+
+        Raises:
+            ProviderError: a subclass saying whether a retry may help; never an httpx error.
+        """
+        try:
+            return await self._complete(request)
+        except ProviderError as exc:
+            if self._api_key and self._api_key in exc.message:
+                raise redact_error(exc, self._api_key) from None
+            raise
+
+    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+        model = request.model or self.model
+        if not model:
+            raise InvalidRequestError(
+                "no model: set ProviderRequest.model or give OllamaProvider a model",
+                provider=PROVIDER,
+            )
+        stream = stream_requested(request, default=self.stream)
+        body = json.dumps(build_chat_body(request, model=model, stream=stream)).encode()
+        logger.debug("POST %s model=%s stream=%s", self._chat_url, model, stream)
+        with map_transport_errors(base_url=self.base_url, secret=self._api_key):
+            data = await (self._post_streaming(body, model) if stream else self._post(body, model))
+        response = parse_chat_response(
+            data, requested_model=model, fallback_salt=f"{id(self)}-{next(self._calls)}"
+        )
+        logger.debug(
+            "ollama answered model=%s stop=%s tokens=%d/%d",
+            response.model,
+            response.stop_reason,
+            response.usage.input_tokens,
+            response.usage.output_tokens,
+        )
+        cost = cost_of(self._prices, response.usage, model=response.model, requested_model=model)
+        return replace(response, cost=cost)
+
+    async def _post(self, body: bytes, model: str) -> Any:
+        response = await self._client.post(
+            self._chat_url, content=body, headers=self._headers, timeout=self._timeout
+        )
+        if not response.is_success:
+            raise self._status_error(response, model)
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            raise ProviderResponseError(
+                f"Ollama answered {response.status_code} with a body that is not JSON: "
+                f"{body_prefix(response.content)}",
+                provider=PROVIDER,
+                status_code=response.status_code,
+            ) from None
+
+    async def _post_streaming(self, body: bytes, model: str) -> Any:
+        request = self._client.build_request(
+            "POST", self._chat_url, content=body, headers=self._headers, timeout=self._timeout
+        )
+        response = await self._client.send(request, stream=True)
+        try:
+            if not response.is_success:
+                await response.aread()
+                raise self._status_error(response, model)
+            accumulator = StreamAccumulator()
+            async for line in response.aiter_lines():
+                accumulator.feed_line(line)
+            return accumulator.body()
+        finally:
+            await response.aclose()
+
+    def _status_error(self, response: httpx.Response, model: str) -> ProviderError:
+        error = error_from_response(
+            response.status_code,
+            response.text,
+            response.headers,
+            model=model,
+            base_url=self.base_url,
+            secret=self._api_key,
+        )
+        logger.debug("ollama error %s: %s", response.status_code, error.message)
+        return error
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, unless it was injected."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,385 @@
+"""Pure mapping between `neuron_turn` provider types and Chat Completions JSON (no I/O).
+
+Request side: `request_body`. Response side: `parse_completion`. Both are
+plain functions so the provider, the streaming accumulator, the tests and
+the benchmark share them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from pydantic import JsonValue
+
+from layer0 import Base64Source
+from neuron_tool.schema import ToolSchema
+from neuron_turn.provider import (
+    ContentPart,
+    ImagePart,
+    ProviderMessage,
+    ProviderRequest,
+    RawPart,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+
+logger = logging.getLogger("neuron_provider_openai")
+
+SystemRole: TypeAlias = Literal["system", "developer", "user"]
+"""The role the system prompt is sent under."""
+
+Json: TypeAlias = dict[str, JsonValue]
+
+ERROR_PREFIX: Final = "Error: "
+"""Put before a failed tool result: the API has no `is_error` flag on tool messages."""
+
+_REASONING_MODEL: Final = re.compile(r"(?:o[134]|gpt-5)(?:$|[-.:_])")
+_NO_SYSTEM_MODEL: Final = re.compile(r"o1-(?:mini|preview)")
+_STOP_REASONS: Final[Mapping[str, StopReason]] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+class UnsupportedContentError(ValueError):
+    """A message holds a part the Chat Completions API cannot take in that role."""
+
+
+class MalformedCompletionError(ValueError):
+    """A 200 body that is JSON but not a chat completion."""
+
+
+# --- request ----------------------------------------------------------------
+
+
+def default_system_role(model: str) -> SystemRole:
+    """The system-prompt role for `model`, judged by its name.
+
+    `o1-mini` / `o1-preview` accept neither `system` nor `developer` (a 400),
+    so their prompt goes first as a `user` message. Reasoning models (`o1`,
+    `o3`, `o4`, `gpt-5` families) take `developer`. Everything else, including
+    every non-OpenAI model on a compatible server, takes `system`. A vendor
+    prefix (`openai/o3` on OpenRouter) is ignored.
+    """
+    name = model.rsplit("/", 1)[-1].lower()
+    if _NO_SYSTEM_MODEL.match(name):
+        return "user"
+    if _REASONING_MODEL.match(name):
+        return "developer"
+    return "system"
+
+
+def request_body(
+    request: ProviderRequest,
+    *,
+    model: str,
+    system_role: SystemRole,
+    max_tokens_field: str = "max_completion_tokens",
+    defaults: Mapping[str, JsonValue] | None = None,
+    send_metadata: bool = False,
+) -> Json:
+    """Build the JSON body for `POST /chat/completions`.
+
+    Precedence, lowest first: `defaults`, the fields built from the request,
+    then `request.extra` (so a caller can override anything on one call).
+    `extra["metadata"]` is the caller's trace metadata: it is sent as
+    OpenAI's `metadata` field only when `send_metadata` is true.
+    """
+    body: Json = dict(defaults or {})
+    body["model"] = model
+    body["messages"] = build_messages(request, system_role=system_role)
+    if request.tools:
+        body["tools"] = [tool_to_wire(tool) for tool in request.tools]
+    if request.max_tokens is not None:
+        body[max_tokens_field] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    for key, value in request.extra.items():
+        if key != "metadata" or send_metadata:
+            body[key] = value
+    return body
+
+
+def tool_to_wire(tool: ToolSchema) -> Json:
+    """One tool as a Chat Completions `function` tool."""
+    function: Json = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.input_schema,
+    }
+    return {"type": "function", "function": function}
+
+
+def build_messages(request: ProviderRequest, *, system_role: SystemRole) -> list[JsonValue]:
+    """The `messages` array: the system prompt first, then each message mapped."""
+    messages: list[JsonValue] = []
+    if request.system:
+        messages.append({"role": system_role, "content": request.system})
+    for message in request.messages:
+        messages.extend(message_to_wire(message, system_role=system_role))
+    return messages
+
+
+def message_to_wire(message: ProviderMessage, *, system_role: SystemRole) -> list[Json]:
+    """One message as one or more wire messages (tool results each become their own)."""
+    if message.role == "assistant":
+        return [_assistant_message(message.content)]
+    if message.role == "system":
+        return [{"role": system_role, "content": _system_text(message.content)}]
+    return _user_messages(message.content)
+
+
+def _system_text(parts: Sequence[ContentPart]) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif not isinstance(part, ThinkingPart | RawPart):
+            raise UnsupportedContentError(f"a system message can hold only text, not {_kind(part)}")
+    return "\n".join(texts)
+
+
+def _user_messages(parts: Sequence[ContentPart]) -> list[Json]:
+    """Tool results first (they must follow the assistant's tool calls), then the rest.
+
+    The loop sends a round's tool results as one user message, possibly with
+    text after them; the API wants each result as a `tool` message directly
+    after the assistant message that asked for it, so they lead.
+    """
+    tool_messages: list[Json] = []
+    content: list[JsonValue] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            tool_messages.append(tool_result_to_wire(part))
+        elif isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            content.append(image_to_wire(part))
+        elif isinstance(part, ToolUsePart):
+            raise UnsupportedContentError("a user message cannot hold a tool call")
+        # ThinkingPart / RawPart come from other providers and mean nothing here.
+    if not content and tool_messages:
+        return tool_messages
+    return [*tool_messages, {"role": "user", "content": _user_content(content)}]
+
+
+def _user_content(content: list[JsonValue]) -> JsonValue:
+    # A lone text goes as a plain string: every compatible server reads that form.
+    if len(content) == 1:
+        only = content[0]
+        if isinstance(only, dict) and only.get("type") == "text":
+            return only["text"]
+    if not content:
+        return ""
+    return content
+
+
+def tool_result_to_wire(part: ToolResultPart) -> Json:
+    """A tool result as a `tool` message; a failed one is prefixed with `Error: `."""
+    content = f"{ERROR_PREFIX}{part.content}" if part.is_error else part.content
+    return {"role": "tool", "tool_call_id": part.tool_use_id, "content": content}
+
+
+def image_to_wire(part: ImagePart) -> Json:
+    """An image as an `image_url` content part (inline bytes as a `data:` URL)."""
+    source = part.source
+    if isinstance(source, Base64Source):
+        url = f"data:{part.media_type};base64,{source.data}"
+    else:
+        url = source.url
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _assistant_message(parts: Sequence[ContentPart]) -> Json:
+    texts: list[str] = []
+    calls: list[JsonValue] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolUsePart):
+            calls.append(tool_call_to_wire(part))
+        elif isinstance(part, ImagePart | ToolResultPart):
+            raise UnsupportedContentError(f"an assistant message cannot hold {_kind(part)}")
+    text = "\n".join(texts)
+    message: Json = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def tool_call_to_wire(part: ToolUsePart) -> Json:
+    """A tool call as the API wrote it: `arguments` is a JSON *string*.
+
+    An input kept as a raw string (the model's arguments were not valid JSON)
+    goes back unchanged, so the history shows the model what it really sent.
+    """
+    arguments = part.input if isinstance(part.input, str) else json.dumps(part.input)
+    function: Json = {"name": part.name, "arguments": arguments}
+    return {"id": part.id, "type": "function", "function": function}
+
+
+def _kind(part: ContentPart) -> str:
+    return {
+        ImagePart: "an image",
+        ToolResultPart: "a tool result",
+        ToolUsePart: "a tool call",
+    }.get(type(part), type(part).__name__)
+
+
+# --- response ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A chat completion read into provider types (cost is the provider's business)."""
+
+    content: list[ContentPart]
+    stop_reason: StopReason
+    usage: TokenUsage
+    model: str
+
+
+def parse_completion(data: object, *, fallback_model: str) -> Completion:
+    """Read a chat completion body (already JSON-decoded).
+
+    Raises:
+        MalformedCompletionError: `data` has no `choices[0].message` object.
+    """
+    if not isinstance(data, dict):
+        raise MalformedCompletionError("the body is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedCompletionError("the body has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedCompletionError("choices[0] has no message")
+    content = parse_message(message)
+    model = data.get("model")
+    return Completion(
+        content=content,
+        stop_reason=stop_reason(choice.get("finish_reason"), content),
+        usage=parse_usage(data.get("usage")),
+        model=model if isinstance(model, str) and model else fallback_model,
+    )
+
+
+def parse_message(message: Mapping[str, object]) -> list[ContentPart]:
+    """The assistant message's parts: reasoning, text (or refusal), then tool calls.
+
+    `reasoning_content` (vLLM, DeepSeek, llama.cpp) and `reasoning` (Ollama)
+    are not OpenAI fields, but when present they are the model's visible
+    reasoning and become a `ThinkingPart`.
+    """
+    parts: list[ContentPart] = []
+    for key in ("reasoning_content", "reasoning"):
+        reasoning = message.get(key)
+        if isinstance(reasoning, str) and reasoning:
+            parts.append(ThinkingPart(reasoning))
+            break
+    text = _text_of(message.get("content"))
+    refusal = message.get("refusal")
+    if text:
+        parts.append(TextPart(text))
+    elif isinstance(refusal, str) and refusal:
+        parts.append(TextPart(refusal))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        parts.extend(parse_tool_call(call) for call in calls if isinstance(call, dict))
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict):
+        parts.append(parse_tool_call({"function": legacy}))
+    return parts
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # some servers answer with content parts
+        return "".join(
+            item["text"]
+            for item in content
+            if isinstance(item, dict) and isinstance(item.get("text"), str)
+        )
+    return ""
+
+
+def parse_tool_call(call: Mapping[str, object]) -> ToolUsePart:
+    """One `tool_calls` entry; the arguments JSON string is decoded here.
+
+    Arguments that are not valid JSON do not raise: the input is the raw
+    string. A tool's input schema is an object, so the tool registry rejects
+    it (`'{"city": "Par' is not of type 'object'`) and the loop hands the model
+    an error result it can correct, instead of the whole turn failing.
+    An empty string means no arguments (`{}`), as some servers send it.
+    """
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    name = function.get("name")
+    call_id = call.get("id")
+    return ToolUsePart(
+        id=call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}",
+        name=name if isinstance(name, str) else "",
+        input=_arguments(function.get("arguments"), name),
+    )
+
+
+def _arguments(raw: object, name: object) -> JsonValue:
+    if isinstance(raw, dict):  # some compatible servers send an object, not a string
+        return raw
+    if not isinstance(raw, str) or not raw.strip():
+        return {}
+    try:
+        value: JsonValue = json.loads(raw)
+    except ValueError:
+        logger.warning("tool call %r: arguments are not valid JSON; passing the raw text", name)
+        return raw
+    return value
+
+
+def stop_reason(finish_reason: object, content: Sequence[ContentPart]) -> StopReason:
+    """Map `finish_reason`; tool calls always mean `tool_use`.
+
+    Some compatible servers say `stop` (or nothing) next to tool calls; the
+    loop must still run them, so any tool call wins over `stop`.
+    """
+    has_calls = any(isinstance(part, ToolUsePart) for part in content)
+    mapped = _STOP_REASONS.get(finish_reason) if isinstance(finish_reason, str) else None
+    if has_calls and mapped in (None, "end_turn"):
+        return "tool_use"
+    return mapped or "end_turn"
+
+
+def parse_usage(usage: object) -> TokenUsage:
+    """Read `usage`; `prompt_tokens` includes the cached ones, reported as cache reads.
+
+    `input_tokens` is OpenAI's `prompt_tokens` unchanged (cached tokens
+    included); `cache_read_tokens` is `prompt_tokens_details.cached_tokens`
+    (None when the server does not report it). OpenAI reports no cache writes.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return TokenUsage(
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
+        cache_read_tokens=_count(cached) if cached is not None else None,
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence, Set
+from functools import lru_cache
 from typing import Final
 
 from pydantic import JsonValue
@@ -49,14 +50,12 @@ DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     # JSON Web Tokens: header.payload.signature, header and payload start with `{"`.
     re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     # Bearer tokens in Authorization headers and the like.
-    re.compile(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]+)"),
+    re.compile(r"\b(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]+)"),
     # `password=...`, `api_key: "..."`, `"client_secret": "..."` inside free text.
     # The look-arounds, not a `\b`, bound the key word, so `DB_PASSWORD=` matches too.
     re.compile(
-        rf"""(?ix)
-        (?<![a-z0-9]) (?:{_KEY_WORDS}) (?![a-z0-9]) ["']? \s* [:=] \s*
-        (?P<secret>"[^"]*"|'[^']*'|[^\s,;&"']+)
-        """
+        rf"(?i:(?<![a-z0-9])(?:{_KEY_WORDS})(?![a-z0-9]))[\"']?\s*[:=]\s*"
+        r"""(?P<secret>"[^"]*"|'[^']*'|[^\s,;&"']+)"""
     ),
 )
 """The secrets `redact` looks for by default, in the order they are applied."""
@@ -79,9 +78,11 @@ def redact(
     Objects and arrays are walked; keys are kept, and strings under a key that
     fully matches `secret_keys` are replaced whole. When nothing matched,
     `value` itself is returned, so `redact(v) is v` means "no secrets found".
+
+    Raises:
+        HookConfigError: a pattern is not a valid regular expression.
     """
-    redactor = _Redactor(_compile(patterns), replacement, _compile_keys(secret_keys))
-    return redactor.json(value)
+    return _redactor(patterns, replacement, secret_keys).json(value)
 
 
 class RedactionHook:
@@ -102,17 +103,20 @@ class RedactionHook:
         Raises:
             HookConfigError: a pattern is not a valid regular expression.
         """
-        self._redactor = _Redactor(_compile(patterns), replacement, _compile_keys(secret_keys))
+        self._redactor = _redactor(patterns, replacement, secret_keys)
 
     @property
     def points(self) -> Set[HookPoint]:
         """Only `pre_tool_use`: the one point where the input can still be changed."""
-        return frozenset({HookPoint.PRE_TOOL_USE})
+        return _POINTS
 
     async def on_event(self, ctx: HookContext) -> HookAction:
         """Return the redacted input as `ModifyToolInput`, or `Continue` if it was clean."""
         redacted = self._redactor.json(ctx.tool_input)
         return CONTINUE if redacted is ctx.tool_input else ModifyToolInput(new_input=redacted)
+
+
+_POINTS: Final = frozenset({HookPoint.PRE_TOOL_USE})
 
 
 class _Redactor:
@@ -121,6 +125,7 @@ class _Redactor:
     def __init__(
         self,
         patterns: tuple[re.Pattern[str], ...],
+        *,
         replacement: str,
         secret_keys: re.Pattern[str] | None,
     ) -> None:
@@ -135,15 +140,12 @@ class _Redactor:
             items = [self.json(item) for item in value]
             return value if _same(items, value) else items
         if isinstance(value, dict):
-            return self.object(value)
+            fields = {key: self.field(key, item) for key, item in value.items()}
+            return value if _same(fields.values(), value.values()) else fields
         return value
 
-    def object(self, value: dict[str, JsonValue]) -> JsonValue:
-        fields = {key: self.field(key, item) for key, item in value.items()}
-        return value if _same(fields.values(), value.values()) else fields
-
     def field(self, key: str, value: JsonValue) -> JsonValue:
-        if isinstance(value, str) and value and self._is_secret_key(key):
+        if isinstance(value, str) and value and _is_secret_key(self.secret_keys, key):
             return self.replacement
         return self.json(value)
 
@@ -154,15 +156,44 @@ class _Redactor:
         # Equal text means no match; keep the original object so callers can test `is`.
         return text if redacted == text else redacted
 
-    def _is_secret_key(self, key: str) -> bool:
-        return self.secret_keys is not None and self.secret_keys.fullmatch(key) is not None
-
     def _replace(self, match: re.Match[str]) -> str:
         if "secret" not in match.re.groupindex or match.start("secret") < 0:
             return self.replacement
         start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
         whole = match.group(0)
         return whole[:start] + self.replacement + whole[end:]
+
+
+_DEFAULT_REDACTOR: Final = _Redactor(
+    DEFAULT_SECRET_PATTERNS,
+    replacement=DEFAULT_REPLACEMENT,
+    secret_keys=DEFAULT_SECRET_KEYS,
+)
+
+
+def _redactor(
+    patterns: Sequence[re.Pattern[str] | str],
+    replacement: str,
+    secret_keys: re.Pattern[str] | str | None,
+) -> _Redactor:
+    """The redactor for these settings; the defaults share one, built at import."""
+    if (
+        patterns is DEFAULT_SECRET_PATTERNS
+        and replacement == DEFAULT_REPLACEMENT
+        and secret_keys is DEFAULT_SECRET_KEYS
+    ):
+        return _DEFAULT_REDACTOR
+    return _Redactor(
+        _compile(patterns),
+        replacement=replacement,
+        secret_keys=None if secret_keys is None else _compile_one(secret_keys),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _is_secret_key(secret_keys: re.Pattern[str] | None, key: str) -> bool:
+    # Cached because tool inputs repeat the same few keys call after call.
+    return secret_keys is not None and secret_keys.fullmatch(key) is not None
 
 
 def _same(new: Iterable[object], old: Iterable[object]) -> bool:
@@ -174,10 +205,6 @@ def _compile(patterns: Sequence[re.Pattern[str] | str]) -> tuple[re.Pattern[str]
     if isinstance(patterns, str):
         raise HookConfigError(f"patterns takes a sequence of patterns; got the string {patterns!r}")
     return tuple(_compile_one(pattern) for pattern in patterns)
-
-
-def _compile_keys(pattern: re.Pattern[str] | str | None) -> re.Pattern[str] | None:
-    return None if pattern is None else _compile_one(pattern)
 
 
 def _compile_one(pattern: re.Pattern[str] | str) -> re.Pattern[str]:

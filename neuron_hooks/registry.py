@@ -107,26 +107,27 @@ class HookRegistry:
             return CONTINUE
         chosen: HookAction | None = None
         for entry in entries:
-            if entry.observer:
-                await _run(entry, ctx)
-            elif chosen is None:
-                chosen = _judge(entry, ctx.point, await _run(entry, ctx))
+            if chosen is not None and not entry.observer:
+                continue
+            try:
+                action = await entry.hook.on_event(ctx)
+            except Exception:
+                # A broken hook must not take the turn down (layer0.Hook's contract).
+                _log_failure(entry, ctx.point)
+                continue
+            if not entry.observer and type(action) is not Continue:
+                chosen = _judge(entry, ctx.point, action)
         return CONTINUE if chosen is None else chosen
 
 
-async def _run(entry: RegisteredHook, ctx: HookContext) -> object:
-    """Run one hook; if it raises, log that and return `CONTINUE`."""
-    try:
-        return await entry.hook.on_event(ctx)
-    except Exception:
-        # A broken hook must not take the turn down (layer0.Hook's contract).
-        logger.exception(
-            "hook %r raised at %s; treated as continue",
-            entry.name,
-            ctx.point.value,
-            extra={"hook_name": entry.name, "hook_point": ctx.point.value},
-        )
-        return CONTINUE
+def _log_failure(entry: RegisteredHook, point: HookPoint) -> None:
+    """Log the exception being handled, naming the hook; call only from an `except`."""
+    logger.exception(
+        "hook %r raised at %s; treated as continue",
+        entry.name,
+        point.value,
+        extra={"hook_name": entry.name, "hook_point": point.value},
+    )
 
 
 def _judge(entry: RegisteredHook, point: HookPoint, action: object) -> HookAction | None:

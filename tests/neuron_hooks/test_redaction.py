@@ -36,6 +36,24 @@ PEM = "-----BEGIN RSA " + "PRIVATE KEY-----\n" + PEM_BODY + "-----END RSA PRIVAT
 
 R = "[REDACTED]"
 
+# Fragments that put the patterns' edges (prefixes, separators, key words) in play.
+_SECRET_PARTS = [
+    "AKIA",
+    "IOSFODNN7EXAMPLE",
+    "sk-",
+    "ant-",
+    "ghp_",
+    "eyJ",
+    ".",
+    "Bearer",
+    "password",
+    "DB_",
+    "api_key",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "a1B2c3D4e5F6g7H8i9J0",
+]
+
 
 def _ctx(tool_input: JsonValue, point: HookPoint = HookPoint.PRE_TOOL_USE) -> HookContext:
     base: dict[str, Any] = {"tokens_used": 0, "cost": usd("0"), "turns_completed": 0, "elapsed": 0}
@@ -227,3 +245,21 @@ def test_a_secret_never_survives_whatever_surrounds_it(
 
 def test_default_patterns_are_compiled_once() -> None:
     assert all(isinstance(p, re.Pattern) for p in DEFAULT_SECRET_PATTERNS)
+
+
+_mixed_text = st.lists(
+    st.sampled_from([*_SECRET_PARTS, " ", "=", ":", "'", '"', "\n", "x"]), max_size=12
+).map("".join)
+
+
+@given(text=st.one_of(_filler, _mixed_text))
+def test_redacting_twice_changes_nothing_more(text: str) -> None:
+    once = redact(text)
+
+    assert redact(once) == once
+
+
+def test_custom_secret_keys_pattern_is_matched_against_whole_keys() -> None:
+    tool_input: JsonValue = {"pin": "1234", "pinned": "yes", "password": "kept"}
+
+    assert redact(tool_input, secret_keys=r"pin") == {"pin": R, "pinned": "yes", "password": "kept"}

@@ -1,0 +1,97 @@
+"""The USD cost of one call, from genai-prices' maintained data or the user's own prices.
+
+genai-prices reads the response's `usage` object with its own Anthropic
+extractor, so cache reads, 5-minute and 1-hour cache writes and web searches
+are each priced at their own rate (Anthropic's `input_tokens` excludes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Final, TypeAlias
+
+import genai_prices
+from genai_prices.types import ModelPrice
+from moneyed import Money
+from pydantic import JsonValue
+
+from layer0 import usd
+
+from ._wire import PROVIDER
+
+PriceTable: TypeAlias = Mapping[str, Mapping[str, Decimal | str | int]]
+"""Per model, USD prices per million tokens (e.g. `{"input_mtok": "0.5"}`)."""
+
+PRICE_KEYS: Final = frozenset(
+    {
+        "input_mtok",
+        "output_mtok",
+        "cache_read_mtok",
+        "cache_write_mtok",
+        "cache_write_5m_mtok",
+        "cache_write_1h_mtok",
+        "web_searches_kcount",
+    }
+)
+"""The price keys a user may set (genai-prices' names); all are optional."""
+
+
+class Pricing:
+    """Prices calls: the user's prices for a model first, then genai-prices.
+
+    Never a float: prices are Decimals, usage counts are integers.
+    """
+
+    __slots__ = ("_overrides",)
+
+    def __init__(self, overrides: PriceTable | None = None) -> None:
+        """Check and keep `overrides`.
+
+        Raises:
+            ValueError: an unknown price key, or a price that is not a decimal.
+            TypeError: a price given as a float (it would not be exact).
+        """
+        self._overrides: Final = {
+            model: _model_price(model, prices) for model, prices in (overrides or {}).items()
+        }
+
+    def cost(self, usage: Mapping[str, JsonValue], *, model: str, requested: str) -> Money | None:
+        """Return the cost of a call `model` answered with `usage`; None when the price is unknown.
+
+        User prices are looked up by the answered model, then by the `requested`
+        name (an alias such as `claude-haiku-4-5`); genai-prices by the answered model.
+        """
+        extracted = genai_prices.extract_usage({"usage": usage}, provider_id=PROVIDER).usage
+        price = self._overrides.get(model) or self._overrides.get(requested)
+        if price is not None:
+            return usd(price.calc_price(extracted)["total_price"])
+        try:
+            calculation = genai_prices.calc_price(extracted, model, provider_id=PROVIDER)
+        except LookupError:
+            return None
+        return usd(calculation.total_price)
+
+
+def _model_price(model: str, prices: Mapping[str, Decimal | str | int]) -> ModelPrice:
+    unknown = sorted(set(prices) - PRICE_KEYS)
+    if unknown:
+        raise ValueError(
+            f"unknown price key(s) {', '.join(unknown)} for model {model!r}; "
+            f"valid keys: {', '.join(sorted(PRICE_KEYS))}"
+        )
+    return ModelPrice(**{key: _decimal(model, key, value) for key, value in prices.items()})
+
+
+def _decimal(model: str, key: str, value: object) -> Decimal:
+    if isinstance(value, float):
+        raise TypeError(f"price {key} of {model!r} is a float; give a decimal string like '0.5'")
+    if isinstance(value, bool) or not isinstance(value, Decimal | str | int):
+        raise ValueError(f"price {key} of {model!r} must be a decimal string, got {value!r}")
+    try:
+        amount = Decimal(value)
+    except InvalidOperation as exc:
+        raise ValueError(f"price {key} of {model!r} is not a decimal: {value!r}") from exc
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"price {key} of {model!r} must be a finite, non-negative decimal")
+    return amount

@@ -1,0 +1,273 @@
+"""Pure mapping between the loop's provider types and Anthropic Messages JSON (no I/O).
+
+Request side: `build_body` turns a `ProviderRequest` into the `POST /v1/messages`
+body. Response side: `parse_message` turns the message JSON into content parts,
+a stop reason and usage. Blocks the loop has no type for (redacted thinking,
+server tool blocks) become `RawPart`s so they go back to the API unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, TypeAlias, assert_never, cast
+
+from pydantic import JsonValue
+
+from layer0 import Base64Source, UrlSource
+from neuron_tool.schema import ToolSchema
+from neuron_turn.provider import (
+    ContentPart,
+    ImagePart,
+    ProviderMessage,
+    ProviderRequest,
+    RawPart,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.provider_errors import InvalidRequestError
+
+PROVIDER: Final = "anthropic"
+"""The provider name; also the `RawPart.provider` this plugin sends back."""
+
+JsonObject: TypeAlias = dict[str, JsonValue]
+
+_STOP_REASONS: Final[dict[str, StopReason]] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    # pause_turn: a long server-tool turn paused. The loop has no "continue"
+    # stop reason, so the turn ends with the content so far.
+    "pause_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "content_filter",
+}
+_TRUNCATING: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+
+class WireError(ValueError):
+    """The API's JSON is not the shape the Messages API reference documents."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessage:
+    """A Messages API response, mapped to the loop's types."""
+
+    content: tuple[ContentPart, ...]
+    stop_reason: StopReason
+    truncated: bool
+    usage: TokenUsage
+    raw_usage: JsonObject
+    """The `usage` object as sent, for pricing (it also holds cache TTLs and server tool counts)."""
+    model: str
+
+
+# --- request ------------------------------------------------------------------
+
+
+def build_body(
+    request: ProviderRequest, *, model: str, max_tokens: int, stream: bool = False
+) -> JsonObject:
+    """Return the `POST /v1/messages` body for `request`.
+
+    `model` and `max_tokens` are used when the request leaves them unset (the API
+    requires `max_tokens`). `request.extra` is merged last, so it may override
+    any key, except `"metadata"` (the caller's trace ids), which is never sent:
+    Anthropic's own `metadata` accepts only `user_id` and rejects other keys.
+
+    Raises:
+        InvalidRequestError: a message cannot be expressed in the Messages API.
+    """
+    system, messages = _messages_json(request.messages)
+    if request.system:
+        system.insert(0, request.system)
+    body: JsonObject = {
+        "model": request.model or model,
+        "max_tokens": request.max_tokens if request.max_tokens is not None else max_tokens,
+        "messages": messages,
+    }
+    if system:
+        body["system"] = "\n".join(system)
+    if request.tools:
+        body["tools"] = [tool_json(tool) for tool in request.tools]
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if stream:
+        body["stream"] = True
+    body.update((key, value) for key, value in request.extra.items() if key != "metadata")
+    return body
+
+
+def tool_json(tool: ToolSchema) -> JsonValue:
+    """Return one entry of the body's `tools` list."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list[JsonValue]]:
+    """Split off system text and merge consecutive same-role messages into one."""
+    system: list[str] = []
+    turns: list[tuple[str, list[JsonValue]]] = []
+    for message in messages:
+        if message.role == "system":
+            system.append(_system_text(message))
+            continue
+        blocks: list[JsonValue] = [
+            block for part in message.content if (block := block_json(part)) is not None
+        ]
+        if not blocks:
+            continue
+        if turns and turns[-1][0] == message.role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((message.role, blocks))
+    return system, [{"role": role, "content": blocks} for role, blocks in turns]
+
+
+def _system_text(message: ProviderMessage) -> str:
+    """Return a system message's text; the API's `system` field holds text only."""
+    texts: list[str] = []
+    for part in message.content:
+        if not isinstance(part, TextPart):
+            raise InvalidRequestError(
+                f"a system message may hold only text for Anthropic; got {type(part).__name__}",
+                provider=PROVIDER,
+            )
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+def block_json(part: ContentPart) -> JsonValue | None:
+    """Return the content block for `part`, or None for a part this API cannot take.
+
+    Dropped: thinking without a signature (another provider's reasoning; the API
+    rejects unsigned thinking) and `RawPart`s of other providers.
+    """
+    match part:
+        case TextPart(text=text):
+            return {"type": "text", "text": text}
+        case ImagePart(source=source, media_type=media_type):
+            return {"type": "image", "source": _image_source(source, media_type)}
+        case ToolUsePart(id=id_, name=name, input=input_):
+            return {"type": "tool_use", "id": id_, "name": name, "input": input_}
+        case ToolResultPart(tool_use_id=tool_use_id, content=content, is_error=is_error):
+            return {
+                "type": "tool_result",
+                "tool_use_id": tool_use_id,
+                "content": content,
+                "is_error": is_error,
+            }
+        case ThinkingPart(thinking=thinking, signature=signature):
+            if not signature:
+                return None
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case RawPart(provider=provider, data=data):
+            return data if provider == PROVIDER else None
+        case _:
+            assert_never(part)
+
+
+def _image_source(source: Base64Source | UrlSource, media_type: str) -> JsonValue:
+    if isinstance(source, Base64Source):
+        return {"type": "base64", "media_type": media_type, "data": source.data}
+    return {"type": "url", "url": source.url}
+
+
+# --- response -----------------------------------------------------------------
+
+
+def parse_message(data: object) -> ParsedMessage:
+    """Map a decoded `type: "message"` response to the loop's types.
+
+    Raises:
+        WireError: `data` is not a Messages API message.
+    """
+    message = as_object(data, "the response")
+    if message.get("type") != "message":
+        raise WireError(f"expected an object of type 'message', got type {message.get('type')!r}")
+    content = tuple(parse_block(block) for block in _list(message, "content"))
+    raw_stop = message.get("stop_reason")
+    raw_usage = as_object(message.get("usage"), "usage")
+    return ParsedMessage(
+        content=content,
+        stop_reason=stop_reason(raw_stop, content),
+        truncated=raw_stop in _TRUNCATING,
+        usage=parse_usage(raw_usage),
+        raw_usage=raw_usage,
+        model=_str(message, "model"),
+    )
+
+
+def parse_block(data: JsonValue) -> ContentPart:
+    """Map one response content block; blocks of other types become `RawPart`s."""
+    block = as_object(data, "a content block")
+    kind = block.get("type")
+    if kind == "text":
+        return TextPart(_str(block, "text"))
+    if kind == "tool_use":
+        if "input" not in block:
+            raise WireError("tool_use block has no 'input'")
+        return ToolUsePart(id=_str(block, "id"), name=_str(block, "name"), input=block["input"])
+    if kind == "thinking":
+        signature = block.get("signature")
+        if signature is not None and not isinstance(signature, str):
+            raise WireError("thinking block 'signature' is not a string")
+        return ThinkingPart(_str(block, "thinking"), signature)
+    if not isinstance(kind, str):
+        raise WireError("content block has no string 'type'")
+    # redacted_thinking, server_tool_use, web_search_tool_result, ...: kept whole,
+    # because the API wants them back unchanged on the next call.
+    return RawPart(provider=PROVIDER, data=block)
+
+
+def stop_reason(raw: JsonValue, content: Sequence[ContentPart]) -> StopReason:
+    """Map the API's `stop_reason`; an unknown one is judged by whether tools were called."""
+    if isinstance(raw, str) and raw in _STOP_REASONS:
+        return _STOP_REASONS[raw]
+    return "tool_use" if any(isinstance(part, ToolUsePart) for part in content) else "end_turn"
+
+
+def parse_usage(usage: JsonObject) -> TokenUsage:
+    """Map `usage`; `input_tokens` stays Anthropic's count, which excludes cached tokens."""
+    return TokenUsage(
+        input_tokens=_int(usage, "input_tokens"),
+        output_tokens=_int(usage, "output_tokens"),
+        cache_read_tokens=_optional_int(usage, "cache_read_input_tokens"),
+        cache_creation_tokens=_optional_int(usage, "cache_creation_input_tokens"),
+    )
+
+
+def as_object(value: object, what: str) -> JsonObject:
+    """Return `value` as a JSON object, or raise `WireError` naming `what`."""
+    if not isinstance(value, dict):
+        raise WireError(f"{what} is not a JSON object")
+    return cast(JsonObject, value)
+
+
+def _list(obj: JsonObject, key: str) -> list[JsonValue]:
+    value = obj.get(key)
+    if not isinstance(value, list):
+        raise WireError(f"{key!r} is not a list")
+    return value
+
+
+def _str(obj: JsonObject, key: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise WireError(f"{key!r} is not a string")
+    return value
+
+
+def _int(obj: JsonObject, key: str) -> int:
+    value = obj.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise WireError(f"{key!r} is not an integer")
+    return value
+
+
+def _optional_int(obj: JsonObject, key: str) -> int | None:
+    return None if obj.get(key) is None else _int(obj, key)

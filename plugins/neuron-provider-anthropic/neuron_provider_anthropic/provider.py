@@ -1,0 +1,194 @@
+"""`AnthropicProvider`: the loop's `Provider` over the Anthropic Messages API."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Final, Self
+
+import httpx
+
+from neuron_turn.provider import ProviderRequest, ProviderResponse
+from neuron_turn.provider_errors import ProviderAuthenticationError, ProviderResponseError
+
+from ._errors import error_for_event, error_for_response, prefix, redact, transport_errors
+from ._pricing import PriceTable, Pricing
+from ._stream import StreamedError, fold_event_stream
+from ._wire import PROVIDER, JsonObject, ParsedMessage, WireError, build_body, parse_message
+
+__all__ = [
+    "API_KEY_ENV",
+    "API_VERSION",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT",
+    "AnthropicProvider",
+]
+
+API_KEY_ENV: Final = "ANTHROPIC_API_KEY"
+"""The environment variable read when no `api_key` is given."""
+API_VERSION: Final = "2023-06-01"
+"""The `anthropic-version` header this mapping was written against."""
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS: Final = 4096
+"""Sent when a request sets no `max_tokens` (the API requires one)."""
+DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
+"""Generous reads, as generations are slow; quick connects, as a dead host should fail fast."""
+
+_log = logging.getLogger(__name__)
+
+
+class AnthropicProvider:
+    """Calls `POST {base_url}/v1/messages` once per `complete`, over one reused httpx client.
+
+    Example::
+
+        async with AnthropicProvider("claude-haiku-4-5") as provider:
+            response = await provider.complete(request)
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        timeout: httpx.Timeout | float | None = None,
+        client: httpx.AsyncClient | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        prices: PriceTable | None = None,
+        stream: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Configure the provider; nothing is checked against the API until the first call.
+
+        Args:
+            model: The model asked for when a request names none.
+            api_key: The API key; else `ANTHROPIC_API_KEY`, read at each call. A missing
+                key fails the first call, not construction.
+            base_url: The API root, for a proxy or gateway.
+            timeout: Seconds or an `httpx.Timeout`; default `DEFAULT_TIMEOUT` (for an
+                injected client, default: the client's own).
+            client: An `httpx.AsyncClient` to use instead of building one; it is not
+                closed by `aclose`.
+            max_tokens: Sent when a request sets no `max_tokens`.
+            prices: USD per million tokens per model, over genai-prices' data, e.g.
+                `{"my-model": {"input_mtok": "0.5", "output_mtok": "1.5"}}`.
+            stream: Ask for server-sent events and fold them into one response,
+                which keeps very long generations from idling out a connection.
+            headers: Extra request headers, e.g. `{"anthropic-beta": "..."}`.
+        """
+        self.model: Final = model
+        self.base_url: Final = base_url.rstrip("/")
+        self._url: Final = f"{self.base_url}/v1/messages"
+        self._api_key: Final = api_key
+        self._timeout: Final = timeout
+        self._max_tokens: Final = max_tokens
+        self._stream: Final = stream
+        self._headers: Final = dict(headers or {})
+        self._pricing: Final = Pricing(prices)
+        self._owns_client: Final = client is None
+        self._client: Final = client or httpx.AsyncClient(
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout
+        )
+
+    def __repr__(self) -> str:
+        key = "[redacted]" if self._api_key else None
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key={key!r})"
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the httpx client, if this provider built it."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one Messages API call.
+
+        Raises:
+            ProviderError: a subclass saying whether a retry may help; never an httpx error.
+        """
+        key = self._key()
+        body = build_body(
+            request, model=self.model, max_tokens=self._max_tokens, stream=self._stream
+        )
+        requested = str(body["model"])
+        response = await self._post(body, key)
+        if not response.is_success:
+            raise error_for_response(response, model=requested, secret=key)
+        parsed = self._parse(response, model=requested, secret=key)
+        cost = self._pricing.cost(parsed.raw_usage, model=parsed.model, requested=requested)
+        _log.debug(
+            "anthropic call: model=%s answered_by=%s stop=%s input_tokens=%d output_tokens=%d",
+            requested,
+            parsed.model,
+            parsed.stop_reason,
+            parsed.usage.input_tokens,
+            parsed.usage.output_tokens,
+        )
+        return ProviderResponse(
+            content=parsed.content,
+            stop_reason=parsed.stop_reason,
+            usage=parsed.usage,
+            model=parsed.model,
+            cost=cost,
+            truncated=parsed.truncated,
+        )
+
+    def _key(self) -> str:
+        key = self._api_key or os.environ.get(API_KEY_ENV)
+        if not key:
+            raise ProviderAuthenticationError(
+                f"no Anthropic API key: set {API_KEY_ENV} or pass api_key=", provider=PROVIDER
+            )
+        return key
+
+    async def _post(self, body: JsonObject, key: str) -> httpx.Response:
+        headers = {
+            "anthropic-version": API_VERSION,
+            "accept": "text/event-stream" if self._stream else "application/json",
+            **self._headers,
+            "content-type": "application/json",
+            "x-api-key": key,
+        }
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        with transport_errors(secret=key):
+            if self._timeout is None:
+                return await self._client.post(self._url, content=content, headers=headers)
+            return await self._client.post(
+                self._url, content=content, headers=headers, timeout=self._timeout
+            )
+
+    def _parse(self, response: httpx.Response, *, model: str, secret: str) -> ParsedMessage:
+        """Map a 2xx response, JSON or an event stream (whatever the API sent)."""
+        text = response.text
+        try:
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                return parse_message(fold_event_stream(text))
+            return parse_message(json.loads(text))
+        except StreamedError as exc:
+            raise error_for_event(exc.kind, exc.message, model=model, secret=secret) from exc
+        except (WireError, ValueError) as exc:
+            raise ProviderResponseError(
+                f"unexpected response from the Anthropic API ({redact(str(exc), secret)}); "
+                f"body starts: "
+                f"{prefix(text, secret)!r}",
+                provider=PROVIDER,
+                status_code=response.status_code,
+            ) from exc

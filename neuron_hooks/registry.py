@@ -38,9 +38,13 @@ class RegisteredHook:
     """
 
     name: str
+    """The name log lines use for the hook; unique within its registry."""
     hook: Hook
+    """The hook itself."""
     observer: bool
+    """Whether the hook only watches: it always runs and its action is ignored."""
     points: frozenset[HookPoint]
+    """The points the hook declared when it was added."""
 
 
 class HookRegistry:

@@ -1,0 +1,54 @@
+"""Tokens and cost aggregate exactly; an unpriced response declares one warning."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from layer0 import LogEffect, LogLevel
+from neuron_turn import TokenUsage
+from neuron_turn.testing import text_response, tool_call_response
+
+from .support import answer, ask, build, call, calls, dollars
+
+
+async def test_tokens_and_cost_add_up_exactly_across_iterations() -> None:
+    script = [
+        calls(call("c1", "add", a=1, b=1), cost="0.1", usage=TokenUsage(100, 7)),
+        calls(call("c2", "add", a=2, b=2), cost="0.2", usage=TokenUsage(200, 8)),
+        answer("done", cost="0.00000001", usage=TokenUsage(300, 9)),
+    ]
+    turn, _ = build(script)
+    output = await turn.execute(ask())
+    metadata = output.metadata
+    assert (metadata.tokens_in, metadata.tokens_out, metadata.turns_used) == (600, 24, 3)
+    assert metadata.cost == dollars("0.30000001")
+    assert isinstance(metadata.cost.amount, Decimal)
+    assert output.model_dump(mode="json")["metadata"]["cost"] == "0.30000001"
+
+
+async def test_unknown_cost_adds_nothing_and_declares_one_warning_naming_the_model() -> None:
+    unpriced = text_response("hi", model="mystery-7b")
+    unpriced = type(unpriced)(
+        content=unpriced.content,
+        stop_reason="end_turn",
+        usage=TokenUsage(5, 5),
+        model="mystery-7b",
+        cost=None,
+    )
+    turn, _ = build([unpriced])
+    output = await turn.execute(ask())
+    assert output.metadata.cost == dollars("0")
+    (warning,) = output.effects
+    assert isinstance(warning, LogEffect)
+    assert warning.level == LogLevel.WARN
+    assert "'mystery-7b'" in warning.message
+
+
+async def test_the_same_unpriced_model_is_reported_once_per_turn() -> None:
+    first = tool_call_response(call("c1", "add", a=1, b=1), model="mystery", usage=TokenUsage(1, 1))
+    first = type(first)(first.content, "tool_use", first.usage, "mystery", None)
+    second = type(first)((first.content[0],), "end_turn", first.usage, "mystery", None)
+    turn, _ = build([first, second])
+    output = await turn.execute(ask())
+    assert len([e for e in output.effects if isinstance(e, LogEffect)]) == 1
+    assert output.metadata.tokens_in == 2

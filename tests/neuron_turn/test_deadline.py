@@ -1,0 +1,105 @@
+"""max_duration is a hard deadline; cancelling execute cancels cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+
+import pytest
+
+from layer0 import TurnConfig
+from neuron_tool import tool
+from neuron_turn import NeuronTurn, ProviderRequest, ProviderResponse
+from neuron_turn.testing import FunctionProvider
+
+from .support import answer, ask, build, call, calls
+
+
+async def _forever() -> None:
+    """Wait on an event nobody sets: hang until cancelled."""
+    await asyncio.Event().wait()
+
+
+async def _hang(request: ProviderRequest) -> ProviderResponse:
+    await _forever()
+    raise AssertionError("unreachable")
+
+
+@tool
+async def stall() -> str:
+    """Never return."""
+    await _forever()
+    return "unreachable"
+
+
+async def test_provider_that_never_returns_is_cancelled_at_the_deadline() -> None:
+    turn = NeuronTurn(FunctionProvider(_hang))
+    output = await turn.execute(ask(config=TurnConfig(max_duration=50)))
+    assert output.exit_reason == "timeout"
+    assert output.metadata.turns_used == 0
+    assert output.metadata.duration >= 50
+
+
+async def test_zero_max_duration_times_out_at_the_first_wait() -> None:
+    turn = NeuronTurn(FunctionProvider(_hang))
+    output = await turn.execute(ask(config=TurnConfig(max_duration=0)))
+    assert output.exit_reason == "timeout"
+
+
+async def test_tool_that_never_returns_is_cancelled_and_declared_effects_are_kept() -> None:
+    script = [
+        calls(call("c1", "write_memory", scope="global", key="k", value=1)),
+        calls(call("c2", "stall")),
+        answer("never"),
+    ]
+    turn, _ = build(script, tools=[stall])
+    output = await turn.execute(ask(session="s", config=TurnConfig(max_duration=50)))
+    assert output.exit_reason == "timeout"
+    assert [effect.type for effect in output.effects] == ["write_memory", "write_memory"]
+    history = output.effects[-1].value  # type: ignore[union-attr]
+    last = history[-1]["content"][0]
+    assert last["type"] == "tool_result" and last["tool_use_id"] == "c2"
+    assert last["is_error"] is True and "Cancelled" in last["content"]
+
+
+async def test_parallel_tools_hanging_are_all_cancelled_at_the_deadline() -> None:
+    script = [calls(call("c1", "stall"), call("c2", "stall"))]
+    turn, _ = build(script, tools=[stall])
+    output = await turn.execute(ask(config=TurnConfig(max_duration=30)))
+    assert output.exit_reason == "timeout"
+    assert len(asyncio.all_tasks()) == 1
+
+
+async def test_cancelling_the_caller_cancels_cleanly_leaving_no_task() -> None:
+    script = [calls(call("c1", "stall"), call("c2", "stall"))]
+    turn, _ = build(script, tools=[stall])
+    started = asyncio.Event()
+
+    async def run() -> None:
+        started.set()
+        await turn.execute(ask())
+
+    task = asyncio.create_task(run())
+    await started.wait()
+    for _ in range(5):  # let the turn reach its tool calls
+        await asyncio.sleep(0)
+    task.cancel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        gc.collect()
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
+async def test_a_tool_timeout_error_is_not_mistaken_for_the_deadline() -> None:
+    @tool
+    async def raises_timeout() -> str:
+        """Raise TimeoutError of its own."""
+        raise TimeoutError("backend slow")
+
+    turn, _ = build([calls(call("c1", "raises_timeout")), answer("ok")], tools=[raises_timeout])
+    output = await turn.execute(ask(config=TurnConfig(max_duration=60_000)))
+    assert output.exit_reason == "complete"
+    assert output.metadata.tools_called[0].success is False

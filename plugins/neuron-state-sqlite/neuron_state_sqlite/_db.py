@@ -1,0 +1,227 @@
+"""The blocking SQL of each store operation; called only from worker threads.
+
+Every sqlite3 error leaves here as a layer0 error naming the operation, the
+scope, the key and the file, with the sqlite3 error chained.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from layer0 import StateError, WriteFailed
+
+from ._schema import migrate
+
+__all__ = [
+    "Put",
+    "Remove",
+    "Synchronous",
+    "apply",
+    "list_keys",
+    "open_reader",
+    "open_writer",
+    "read",
+    "search",
+]
+
+Synchronous = Literal["full", "normal"]
+"""SQLite's `synchronous` setting: `full` also survives power loss, `normal` a crash only."""
+
+# Errors a bound parameter or the engine can raise. A key holding a lone
+# surrogate fails to encode to UTF-8 before SQLite ever sees it.
+_DB_ERRORS: Final = (sqlite3.Error, UnicodeEncodeError)
+
+_UPSERT: Final = """
+INSERT INTO entries (scope, key, value, body) VALUES (?, ?, ?, ?)
+ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, body = excluded.body
+"""
+_DELETE: Final = "DELETE FROM entries WHERE scope = ? AND key = ?"
+_READ: Final = "SELECT value FROM entries WHERE scope = ? AND key = ?"
+# Keys sharing a prefix are contiguous in BINARY (code point) order, so the
+# scan starts at the prefix and stops at the first key without it; no LIKE,
+# whose `%`, `_` and ASCII case folding would all be wrong here.
+_KEYS_FROM: Final = "SELECT key FROM entries WHERE scope = ? AND key >= ? ORDER BY key"
+_SEARCH: Final = """
+SELECT e.key, -bm25(entries_fts), snippet(entries_fts, 1, '**', '**', '…', 16)
+FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid
+WHERE entries_fts MATCH ? AND e.scope = ?
+ORDER BY bm25(entries_fts), e.key
+LIMIT ?
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Put:
+    """Store `value` (JSON text) under `key`, with `body` as its searchable text."""
+
+    scope: str
+    key: str
+    value: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class Remove:
+    """Delete `key` if it is there."""
+
+    scope: str
+    key: str
+
+
+def open_writer(path: Path, *, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
+    """Open the connection that does all of this store's writing, creating the file.
+
+    The schema is migrated before this returns, so once a writer is open,
+    readers may be opened too.
+
+    Raises:
+        SchemaVersionError: the file was written by a newer version.
+        StateError: the file cannot be opened or is not a state database.
+    """
+    with _opening(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    connection = _connect(path, busy_timeout=busy_timeout)
+    with _opening(path), _closing_on_error(connection):
+        # WAL lets readers in every process go on while one process writes.
+        (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        if str(mode).lower() != "wal":
+            raise StateError(f"cannot use WAL mode for state database {str(path)!r} ({mode})")
+        connection.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+        migrate(connection, path)
+    return connection
+
+
+def open_reader(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
+    """Open a read-only connection to an existing state database."""
+    connection = _connect(path, busy_timeout=busy_timeout)
+    with _opening(path), _closing_on_error(connection):
+        connection.execute("PRAGMA query_only = ON")
+    return connection
+
+
+def apply(connection: sqlite3.Connection, ops: Sequence[Put | Remove], *, path: Path) -> None:
+    """Apply `ops` in order in one transaction: all of them or, on any error, none.
+
+    Raises:
+        WriteFailed: nothing was changed; the message names the failing operation.
+    """
+    failed_at: int | None = None
+    try:
+        with _transaction(connection):
+            for index, op in enumerate(ops):
+                failed_at = index
+                if isinstance(op, Put):
+                    connection.execute(_UPSERT, (op.scope, op.key, op.value, op.body))
+                else:
+                    connection.execute(_DELETE, (op.scope, op.key))
+            failed_at = None
+    except _DB_ERRORS as exc:
+        raise WriteFailed(_apply_failure(ops, failed_at, path, exc)) from exc
+
+
+def read(connection: sqlite3.Connection, scope: str, key: str, *, path: Path) -> str | None:
+    """Return the JSON text stored under `key`, or None."""
+    with _failing_as(StateError, f"read of key {key!r} in scope {scope}", path):
+        row = connection.execute(_READ, (scope, key)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def list_keys(connection: sqlite3.Connection, scope: str, prefix: str, *, path: Path) -> list[str]:
+    """Return the keys of `scope` starting with `prefix`, sorted."""
+    keys: list[str] = []
+    with (
+        _failing_as(StateError, f"list of prefix {prefix!r} in scope {scope}", path),
+        closing(connection.execute(_KEYS_FROM, (scope, prefix))) as cursor,
+    ):
+        for (key,) in cursor:
+            if not key.startswith(prefix):
+                break
+            keys.append(key)
+    return keys
+
+
+def search(
+    connection: sqlite3.Connection, scope: str, expression: str, limit: int, *, path: Path
+) -> list[tuple[str, float, str | None]]:
+    """Return `(key, score, snippet)` of the best `limit` matches of an FTS5 `expression`."""
+    with _failing_as(StateError, f"search in scope {scope}", path):
+        rows = connection.execute(_SEARCH, (expression, scope, limit)).fetchall()
+    return [(str(key), float(score), snippet or None) for key, score, snippet in rows]
+
+
+def _connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
+    """Open `path` in autocommit mode, so transactions are exactly the ones we BEGIN."""
+    with _opening(path):
+        # `timeout` is SQLite's busy timeout: how long to wait for another
+        # process's lock before giving up with "database is locked".
+        # check_same_thread is off only so that close() can run on another
+        # thread once the owning thread has stopped.
+        return sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """Run the block in a `BEGIN IMMEDIATE` transaction, rolled back on any error.
+
+    IMMEDIATE takes the write lock up front, so waiting for another process
+    happens in BEGIN (under the busy timeout) and never half-way through.
+    """
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def _failing_as(error: type[StateError], what: str, path: Path) -> Iterator[None]:
+    """Translate sqlite3 errors in the block into `error`, naming `what` failed."""
+    try:
+        yield
+    except _DB_ERRORS as exc:
+        raise error(f"{what} failed ({path}): {exc}") from exc
+
+
+@contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Translate errors while opening `path` into a StateError naming the file."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        raise StateError(f"cannot open state database {str(path)!r}: {exc}") from exc
+
+
+@contextmanager
+def _closing_on_error(connection: sqlite3.Connection) -> Iterator[None]:
+    """Close `connection` if the block raises, so a failed open leaks nothing."""
+    try:
+        yield
+    except BaseException:
+        connection.close()
+        raise
+
+
+def _apply_failure(
+    ops: Sequence[Put | Remove], failed_at: int | None, path: Path, exc: Exception
+) -> str:
+    """Describe a failed `apply`: which operation failed, and that none was applied."""
+    if len(ops) == 1:
+        return f"{_describe(ops[0])} failed ({path}): {exc}"
+    where = "" if failed_at is None else f" at #{failed_at + 1} ({_describe(ops[failed_at])})"
+    return f"batch of {len(ops)} operations failed{where}; none was applied ({path}): {exc}"
+
+
+def _describe(op: Put | Remove) -> str:
+    """Name one operation: its kind, key and scope."""
+    verb = "write" if isinstance(op, Put) else "delete"
+    return f"{verb} of key {op.key!r} in scope {op.scope}"

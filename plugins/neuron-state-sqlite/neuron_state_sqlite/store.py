@@ -1,0 +1,239 @@
+"""`SqliteStore`: a `layer0.StateStore` in one SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+from typing import Final, TypeVar, assert_never
+
+from pydantic import JsonValue
+
+from layer0 import DeleteMemoryEffect, Scope, SearchResult, StateError, WriteMemoryEffect
+
+from . import _db
+from ._codec import decode_value, encode_value, match_expression, scope_key
+from ._threads import ConnectionThreads, ThreadsClosed
+from .paths import default_path
+
+__all__ = ["SqliteStore"]
+
+T = TypeVar("T")
+
+_DEFAULT_READERS: Final = 4
+
+
+class SqliteStore:
+    """A `layer0.StateStore` in one SQLite file, safe for many tasks and processes.
+
+    Every blocking call runs on the store's own threads, never on the event
+    loop: one writer thread (one connection, so writes queue instead of
+    fighting over SQLite's lock) and up to `readers` reader threads, which WAL
+    lets read while a write is in progress. Each write, delete or `apply`
+    batch is one `BEGIN IMMEDIATE` transaction. Other processes may use the
+    same file; they wait up to `busy_timeout` seconds for each other's locks.
+
+    Values are stored as canonical JSON (sorted keys, UTF-8) and their strings
+    are indexed with FTS5 for `search`. A caller cancelled while awaiting an
+    operation does not cancel the operation: it still applies as a whole.
+
+    Use it as `async with SqliteStore(path) as store:`, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        busy_timeout: float = 5.0,
+        readers: int = _DEFAULT_READERS,
+        synchronous: _db.Synchronous = "full",
+    ) -> None:
+        """Prepare a store on `path`; the file is opened (and created) on first use.
+
+        Args:
+            path: the database file; default `default_path()`, which honours
+                `$NEURON_STATE_PATH`. Its parent directories are created.
+            busy_timeout: seconds to wait for another process's lock before a
+                write fails with `WriteFailed`.
+            readers: how many threads (each with a connection) serve reads.
+            synchronous: `"full"` (default) makes every returned write survive
+                power loss; `"normal"` only a crash of the process, but writes
+                several times faster.
+        """
+        if readers < 1:
+            raise ValueError(f"readers must be at least 1, not {readers}")
+        if busy_timeout < 0:
+            raise ValueError(f"busy_timeout must not be negative, not {busy_timeout}")
+        self._path = Path(path).expanduser() if path is not None else default_path()
+        self._writer = ConnectionThreads(
+            partial(
+                _db.open_writer, self._path, busy_timeout=busy_timeout, synchronous=synchronous
+            ),
+            threads=1,
+            name="neuron-state-sqlite-writer",
+        )
+        self._readers = ConnectionThreads(
+            partial(_db.open_reader, self._path, busy_timeout=busy_timeout),
+            threads=readers,
+            name="neuron-state-sqlite-reader",
+        )
+        self._ready = False
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self._path)!r})"
+
+    async def __aenter__(self) -> SqliteStore:
+        """Open the file now, so a bad path or schema fails here rather than later."""
+        await self._ensure_ready()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the store."""
+        await self.close()
+
+    async def close(self) -> None:
+        """Finish the operations already started, then close every connection.
+
+        Later operations raise `StateError`. Closing twice is a no-op.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.close_soon()
+        self._readers.close_soon()
+        await asyncio.to_thread(self._close_threads)
+
+    async def read(self, scope: Scope, key: str) -> JsonValue | None:
+        """Return the value under `key` in `scope`, or None when there is none."""
+        scope_json = scope_key(scope)
+
+        def read(connection: sqlite3.Connection) -> JsonValue | None:
+            text = _db.read(connection, scope_json, key, path=self._path)
+            return None if text is None else decode_value(text, scope=scope_json, key=key)
+
+        return await self._run_read(read)
+
+    async def list(self, scope: Scope, prefix: str) -> builtins.list[str]:
+        """Return the keys in `scope` that start with `prefix`, sorted.
+
+        `prefix` is plain text: `%` and `_` match only themselves.
+        """
+        scope_json = scope_key(scope)
+        return await self._run_read(
+            partial(_db.list_keys, scope=scope_json, prefix=prefix, path=self._path)
+        )
+
+    async def search(self, scope: Scope, query: str, limit: int) -> builtins.list[SearchResult]:
+        """Return up to `limit` keys whose values match any word of `query`, best first.
+
+        Scores are BM25 (higher is better); words are stemmed, so "colours"
+        finds "colour". `query` is plain words: FTS5 syntax in it is not
+        interpreted. Snippets mark matches with `**`.
+        """
+        scope_json = scope_key(scope)
+        expression = match_expression(query)
+        if expression is None or limit <= 0:
+            return []
+        rows = await self._run_read(
+            partial(
+                _db.search, scope=scope_json, expression=expression, limit=limit, path=self._path
+            )
+        )
+        return [SearchResult(key=key, score=score, snippet=snippet) for key, score, snippet in rows]
+
+    async def write(self, scope: Scope, key: str, value: JsonValue) -> None:
+        """Store `value` under `key` in `scope`, replacing any previous value.
+
+        Raises:
+            SerializationError: `value` is not JSON; nothing was written.
+            WriteFailed: the database refused the write; nothing was written.
+        """
+        await self._run_write([self._put(scope, key, value)])
+
+    async def delete(self, scope: Scope, key: str) -> None:
+        """Remove `key` from `scope`; no-op when it is missing.
+
+        Raises:
+            WriteFailed: the database refused the delete; nothing was deleted.
+        """
+        await self._run_write([_db.Remove(scope_key(scope), key)])
+
+    async def apply(self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect]) -> None:
+        """Apply the memory effects of one turn in order, in one transaction: all or none.
+
+        Raises:
+            SerializationError: a value is not JSON; nothing was applied.
+            WriteFailed: the database refused one of them; nothing was applied.
+        """
+        ops = [self._op(effect) for effect in effects]
+        if ops:
+            await self._run_write(ops)
+
+    def _op(self, effect: WriteMemoryEffect | DeleteMemoryEffect) -> _db.Put | _db.Remove:
+        """Turn one memory effect into the database operation that carries it out."""
+        if isinstance(effect, WriteMemoryEffect):
+            return self._put(effect.scope, effect.key, effect.value)
+        if isinstance(effect, DeleteMemoryEffect):
+            return _db.Remove(scope_key(effect.scope), effect.key)
+        assert_never(effect)
+
+    @staticmethod
+    def _put(scope: Scope, key: str, value: JsonValue) -> _db.Put:
+        """Serialize a write now, in the caller's thread.
+
+        This snapshots `value` at call time (later mutation by the caller
+        cannot leak in) and rejects bad values before the database is touched.
+        """
+        scope_json = scope_key(scope)
+        text, body = encode_value(value, scope=scope_json, key=key)
+        return _db.Put(scope_json, key, text, body)
+
+    async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove]) -> None:
+        """Apply `ops` in one transaction on the writer thread."""
+        await self._ensure_ready()
+        await self._run(self._writer, partial(_db.apply, ops=ops, path=self._path))
+
+    async def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Return `fn(connection)` from a reader thread."""
+        await self._ensure_ready()
+        return await self._run(self._readers, fn)
+
+    async def _ensure_ready(self) -> None:
+        """Open the writer (which migrates the schema) before anything else runs."""
+        if not self._ready:
+            await self._run(self._writer, _nothing)
+            self._ready = True
+
+    async def _run(self, threads: ConnectionThreads, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` on `threads`, reporting a closed store as a StateError."""
+        if self._closed:
+            raise StateError(f"the state store on {str(self._path)!r} is closed")
+        try:
+            return await threads.run(fn)
+        except ThreadsClosed as exc:
+            raise StateError(f"the state store on {str(self._path)!r} is closed") from exc
+
+    def _close_threads(self) -> None:
+        """Stop the readers, then the writer, closing their connections (blocking)."""
+        self._readers.close()
+        self._writer.close()
+
+
+def _nothing(connection: sqlite3.Connection) -> None:
+    """Do nothing; running it makes the thread open its connection."""

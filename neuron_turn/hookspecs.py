@@ -1,10 +1,25 @@
 """Plugin hook specifications and markers (pluggy project `neuron_turn`).
 
-Each spec follows the `register_*(register)` idiom: the host passes a
-`register` callable and the plugin calls it once per thing it offers.
+Every spec follows the `register_*(register)` idiom: once, when the plugin
+manager first loads plugins, the host calls each plugin's implementation with
+a `register` callback, and the plugin calls it once per thing it offers.
 Plugin authors import only `neuron_turn.hookimpl` and the `Register*`
-Protocols below. Specs evolve only by adding arguments; an implementation
-receives just the arguments it names (arguments with defaults are not passed).
+Protocols below (annotate `register` with them and mypy checks the calls).
+
+An implementation receives only the arguments it names, and arguments with
+defaults are never passed; specs therefore evolve only by adding arguments,
+never by renaming or removing one, so old plugins keep working.
+
+A plugin is a module (or object) whose entry point, in the group
+`neuron_turn`, names it::
+
+    [project.entry-points.neuron_turn]
+    provider-echo = "neuron_provider_echo.plugin"
+
+Point the entry point at a small `plugin` module holding only the
+hookimpls, and do heavy imports inside the factories it registers, so
+listing plugins stays cheap. Use the distribution name minus `neuron-` as the
+entry-point name: entry-point names must be unique across distributions.
 """
 
 from __future__ import annotations
@@ -15,12 +30,13 @@ from typing import Protocol
 import pluggy
 
 from layer0 import Hook, Orchestrator, StateStore
-from neuron_tool import ToolDyn
+from neuron_tool.tool import ToolDyn
 
 from .context import ContextStrategy
 from .provider import Provider
 
 __all__ = [
+    "HOOK_NAMES",
     "PROJECT",
     "RegisterContextStrategy",
     "RegisterHook",
@@ -36,8 +52,13 @@ PROJECT = "neuron_turn"
 """The pluggy project name, entry-point group and marker name."""
 
 hookspec = pluggy.HookspecMarker(PROJECT)
+"""Marks the host's hook specifications (internal: only this module defines specs)."""
+
 hookimpl = pluggy.HookimplMarker(PROJECT)
 """Marks a plugin's hook implementations: `@neuron_turn.hookimpl`."""
+
+
+# --- the register callbacks -------------------------------------------------
 
 
 class RegisterProvider(Protocol):
@@ -51,7 +72,7 @@ class RegisterProvider(Protocol):
         *,
         aliases: Sequence[str] = (),
     ) -> None:
-        """Offer provider `name`; `factory(model, **options)` builds one for a model."""
+        """Offer provider `name` (and `aliases`); `factory(model, **options)` builds one."""
         ...
 
 
@@ -100,28 +121,92 @@ class RegisterOrchestrator(Protocol):
 
 @hookspec
 def register_providers(register: RegisterProvider) -> None:
-    """Offer model providers, addressed by users as `"<name>:<model>"`.
+    """Offer model providers, which users address as `"<name>:<model>"`.
 
-    Called once, when the plugin manager is first used. Call `register` once
-    per provider; `factory(model, **options)` must be cheap to import (do
-    heavy imports inside it). Two plugins registering one name: looking that
-    name up raises an error naming both.
+    Called once per plugin, when the plugin manager first loads plugins. The
+    factory is not called then: `get_provider("<name>:<model>", **options)`
+    calls `factory(model, **options)` each time a provider is asked for, so
+    import SDKs and HTTP clients inside the factory, not at module level.
+    The factory may raise `ProviderAuthenticationError` when a key is missing.
 
-    Example::
+    Two plugins registering the same name (or alias) are both kept; looking
+    that name up raises `ProviderConflictError` naming both, and every other
+    name keeps working. Names may not contain `:`.
 
-        from neuron_turn import hookimpl
-        from neuron_turn.testing import FunctionProvider
+    Args:
+        register: Call `register(name, factory, aliases=())` once per provider.
+
+    Example:
+        from neuron_turn import (
+            ProviderRequest,
+            ProviderResponse,
+            RegisterProvider,
+            TextPart,
+            hookimpl,
+        )
+
+
+        class EchoProvider:
+            "Answers with the text of the last message."
+
+            def __init__(self, model: str) -> None:
+                self.model = model
+
+            async def complete(self, request: ProviderRequest) -> ProviderResponse:
+                last = request.messages[-1].content[-1]
+                text = last.text if isinstance(last, TextPart) else ""
+                return ProviderResponse(
+                    content=[TextPart(text)], stop_reason="end_turn", model=self.model
+                )
 
 
         @hookimpl
-        def register_providers(register):
-            register("echo", lambda model, **options: FunctionProvider(echo))
+        def register_providers(register: RegisterProvider) -> None:
+            register("echo", EchoProvider, aliases=["parrot"])
     """
 
 
 @hookspec
 def register_context_strategies(register: RegisterContextStrategy) -> None:
-    """Offer context strategies, looked up by name."""
+    """Offer context strategies, which decide when and how to shrink a conversation.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `get_context_strategy(name, **options)` calls `factory(**options)` each
+    time a strategy is asked for. The built-in plugin registers
+    `sliding_window` and `none` before any other plugin loads.
+
+    Two plugins registering the same name are both kept; looking that name up
+    raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(name, factory)` once per strategy.
+
+    Example:
+        from collections.abc import Sequence
+
+        from neuron_turn import ProviderMessage, RegisterContextStrategy, hookimpl
+
+
+        class KeepLast:
+            "Keeps only the last `count` messages (ignores tool pairing: a sketch)."
+
+            def __init__(self, *, count: int = 10) -> None:
+                self.count = count
+
+            def token_estimate(self, messages: Sequence[ProviderMessage]) -> int:
+                return 100 * len(messages)
+
+            def should_compact(self, messages: Sequence[ProviderMessage], limit: int) -> bool:
+                return len(messages) > self.count
+
+            async def compact(self, messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
+                return list(messages[-self.count :])
+
+
+        @hookimpl
+        def register_context_strategies(register: RegisterContextStrategy) -> None:
+            register("keep_last", KeepLast)
+    """
 
 
 # --- turn extensions --------------------------------------------------------
@@ -129,12 +214,78 @@ def register_context_strategies(register: RegisterContextStrategy) -> None:
 
 @hookspec
 def register_hooks(register: RegisterHook) -> None:
-    """Offer runtime hooks added to every turn built with `NeuronTurn.from_plugins`."""
+    """Offer runtime hooks (`layer0.Hook`) added to every turn built from plugins.
+
+    Called once per plugin, when the plugin manager first loads plugins; the
+    hook objects are shared by every turn, so keep per-turn state out of them
+    (or make it safe to share). `NeuronTurn.from_plugins` adds them in plugin
+    load order (the built-in plugin, then entry points sorted by name), and
+    within a plugin in the order it calls `register`.
+
+    A hook's name defaults to its `name` attribute, else its class name, and
+    is qualified with the plugin's name (`"<plugin>.<name>"`), so hooks of two
+    plugins never clash; one plugin registering two hooks under one name fails
+    to load.
+
+    Args:
+        register: Call `register(hook, name=None, observer=False)` once per
+            hook. An observer always runs and its action is ignored.
+
+    Example:
+        from collections.abc import Set
+
+        from layer0 import Continue, HookAction, HookContext, HookPoint
+        from neuron_turn import RegisterHook, hookimpl
+
+
+        class CountModelCalls:
+            "Counts model calls; an observer, so it never changes the turn."
+
+            points: Set[HookPoint] = frozenset({HookPoint.PRE_INFERENCE})
+
+            def __init__(self) -> None:
+                self.calls = 0
+
+            async def on_event(self, ctx: HookContext) -> HookAction:
+                self.calls += 1
+                return Continue()
+
+
+        @hookimpl
+        def register_hooks(register: RegisterHook) -> None:
+            register(CountModelCalls(), name="count_model_calls", observer=True)
+    """
 
 
 @hookspec
 def register_tools(register: RegisterTool) -> None:
-    """Offer tools that turns built from plugins can use."""
+    """Offer tools (`neuron_tool.ToolDyn`) that turns built from plugins may use by name.
+
+    Called once per plugin, when the plugin manager first loads plugins. A
+    tool is offered, not imposed: `NeuronTurn.from_plugins(tools=[...])` and
+    `neuron-turn run --tool NAME` pick tools by their names.
+
+    Two plugins registering a tool of the same name are both kept; asking for
+    that name raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(tool)` once per tool.
+
+    Example:
+        from neuron_tool import tool
+        from neuron_turn import RegisterTool, hookimpl
+
+
+        @tool
+        def add(a: int, b: int) -> int:
+            "Add two integers."
+            return a + b
+
+
+        @hookimpl
+        def register_tools(register: RegisterTool) -> None:
+            register(add)
+    """
 
 
 # --- running turns ----------------------------------------------------------
@@ -142,9 +293,128 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookspec
 def register_state_stores(register: RegisterStateStore) -> None:
-    """Offer state stores, looked up by name."""
+    """Offer state stores (`layer0.StateStore`), looked up by name.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `get_state_store(name, **options)` calls `factory(**options)` each time a
+    store is asked for (the options are the store's own: a path, a URL).
+
+    Two plugins registering the same name are both kept; looking that name up
+    raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(name, factory)` once per store.
+
+    Example:
+        from pydantic import JsonValue
+
+        from layer0 import Scope, SearchResult
+        from neuron_turn import RegisterStateStore, hookimpl
+
+
+        class MemoryStore:
+            "Keeps state in a dict; gone when the process ends."
+
+            def __init__(self) -> None:
+                self.data: dict[tuple[str, str], JsonValue] = {}
+
+            async def read(self, scope: Scope, key: str) -> JsonValue | None:
+                return self.data.get((repr(scope), key))
+
+            async def list(self, scope: Scope, prefix: str) -> list[str]:
+                return [k for s, k in self.data if s == repr(scope) and k.startswith(prefix)]
+
+            async def search(self, scope: Scope, query: str, limit: int) -> list[SearchResult]:
+                return []
+
+            async def write(self, scope: Scope, key: str, value: JsonValue) -> None:
+                self.data[(repr(scope), key)] = value
+
+            async def delete(self, scope: Scope, key: str) -> None:
+                self.data.pop((repr(scope), key), None)
+
+
+        @hookimpl
+        def register_state_stores(register: RegisterStateStore) -> None:
+            register("memory", MemoryStore)
+    """
 
 
 @hookspec
 def register_orchestrators(register: RegisterOrchestrator) -> None:
-    """Offer orchestrators, looked up by name."""
+    """Offer orchestrators (`layer0.Orchestrator`), looked up by name.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `get_orchestrator(name, **options)` calls `factory(**options)` each time
+    an orchestrator is asked for.
+
+    Two plugins registering the same name are both kept; looking that name up
+    raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(name, factory)` once per orchestrator.
+
+    Example:
+        from collections.abc import Mapping, Sequence
+
+        from pydantic import JsonValue
+
+        from layer0 import (
+            AgentId,
+            AgentNotFound,
+            OrchError,
+            QueryPayload,
+            SignalPayload,
+            Turn,
+            TurnInput,
+            TurnOutput,
+            WorkflowId,
+            WorkflowNotFound,
+        )
+        from neuron_turn import RegisterOrchestrator, hookimpl
+
+
+        class InlineOrchestrator:
+            "Runs each dispatch in this process, one after the other; no workflows."
+
+            def __init__(self, *, agents: Mapping[AgentId, Turn] | None = None) -> None:
+                self.agents = dict(agents or {})
+
+            async def dispatch(self, agent: AgentId, input: TurnInput) -> TurnOutput:
+                if agent not in self.agents:
+                    raise AgentNotFound(agent)
+                return await self.agents[agent].execute(input)
+
+            async def dispatch_many(
+                self, tasks: Sequence[tuple[AgentId, TurnInput]]
+            ) -> list[TurnOutput | OrchError]:
+                results: list[TurnOutput | OrchError] = []
+                for agent, input in tasks:
+                    try:
+                        results.append(await self.dispatch(agent, input))
+                    except OrchError as exc:
+                        results.append(exc)
+                return results
+
+            async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
+                raise WorkflowNotFound(target)
+
+            async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
+                raise WorkflowNotFound(target)
+
+
+        @hookimpl
+        def register_orchestrators(register: RegisterOrchestrator) -> None:
+            register("inline", InlineOrchestrator)
+    """
+
+
+HOOK_NAMES: tuple[str, ...] = (
+    "register_providers",
+    "register_context_strategies",
+    "register_hooks",
+    "register_tools",
+    "register_state_stores",
+    "register_orchestrators",
+)
+"""The names of every hook specification above, in the order the host calls them."""

@@ -1,0 +1,138 @@
+"""Calling one plugin's `register_*` hooks, one implementation at a time.
+
+pluggy's own hook call stops at the first exception and cannot tell which
+plugin registered what; calling each implementation ourselves with a
+`register` closure that knows the plugin gives both isolation and provenance.
+The closures check what they are given, so a bad registration fails inside
+the plugin's own hook and is reported against that plugin.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+import pluggy
+
+from layer0 import Hook
+from neuron_tool.tool import ToolDyn
+
+from ._plugin_records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
+from .hookspecs import HOOK_NAMES
+
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
+
+class HookFailed(Exception):
+    """A plugin's registration hook raised `error` (internal: the loader reports it)."""
+
+    def __init__(self, hook: str, error: Exception) -> None:
+        super().__init__(f"{hook} raised {type(error).__name__}: {error}")
+        self.hook = hook
+        self.error = error
+
+
+def collect(pm: pluggy.PluginManager, plugin: str) -> Contributions:
+    """Call each `register_*` implementation of `plugin`, in `HOOK_NAMES` order.
+
+    Raises:
+        HookFailed: an implementation raised (including a bad registration).
+    """
+    found = Contributions()
+    callbacks = _callbacks(found, plugin)
+    for hook_name in HOOK_NAMES:
+        caller: pluggy.HookCaller = getattr(pm.hook, hook_name)
+        for impl in caller.get_hookimpls():
+            if impl.plugin_name == plugin:
+                try:
+                    _call(impl, callbacks[hook_name])
+                except Exception as exc:
+                    raise HookFailed(hook_name, exc) from exc
+    return found
+
+
+def _call(impl: pluggy.HookImpl, register: Callable[..., None]) -> None:
+    if impl.wrapper or impl.hookwrapper:
+        raise TypeError("registration hooks cannot be wrappers; drop wrapper=True")
+    arguments = {"register": register}
+    result = impl.function(*(arguments[name] for name in impl.argnames))
+    if inspect.iscoroutine(result):
+        result.close()
+        raise TypeError("registration hooks must be plain functions, not `async def`")
+
+
+def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., None]]:
+    def named(kind: FactoryKind) -> Callable[..., None]:
+        def register(name: str, factory: Callable[..., object], /) -> None:
+            _add_factory(found, Registered(kind, name, factory, plugin))
+
+        return register
+
+    def register_provider(
+        name: str, factory: Callable[..., object], /, *, aliases: Sequence[str] = ()
+    ) -> None:
+        _add_factory(found, Registered("provider", name, factory, plugin, tuple(aliases)))
+
+    def register_hook(hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
+        found.hooks.append(_plugin_hook(found, plugin, hook, name, observer=observer))
+
+    def register_tool(tool: ToolDyn, /) -> None:
+        found.tools.append(_plugin_tool(found, plugin, tool))
+
+    return {
+        "register_providers": register_provider,
+        "register_context_strategies": named("context_strategy"),
+        "register_hooks": register_hook,
+        "register_tools": register_tool,
+        "register_state_stores": named("state_store"),
+        "register_orchestrators": named("orchestrator"),
+    }
+
+
+def _add_factory(found: Contributions, item: Registered) -> None:
+    label = item.kind.replace("_", " ")
+    for name in (item.name, *item.aliases):
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(
+                f"{label} name {name!r} is not valid: use letters, digits, '_', '-' or '.', "
+                "starting with a letter or digit"
+            )
+        if any(other.kind == item.kind and other.answers_to(name) for other in found.factories):
+            raise ValueError(f"{label} {name!r} is registered twice by this plugin")
+    if not callable(item.factory):
+        raise TypeError(
+            f"the factory of {label} {item.name!r} is a {type(item.factory).__name__}, "
+            "which is not callable"
+        )
+    found.factories.append(item)
+
+
+def _plugin_hook(
+    found: Contributions, plugin: str, hook: Hook, name: str | None, *, observer: bool
+) -> PluginHook:
+    own = name if name is not None else _default_hook_name(hook)
+    if not isinstance(hook, Hook) or not inspect.iscoroutinefunction(hook.on_event):
+        raise TypeError(
+            f"hook {own!r} is a {type(hook).__name__}, not a layer0.Hook "
+            "(it needs `points` and an `async def on_event`)"
+        )
+    qualified = f"{plugin}.{own}"
+    if any(other.name == qualified for other in found.hooks):
+        raise ValueError(f"hook {own!r} is registered twice by this plugin; pass name=")
+    return PluginHook(qualified, hook, observer, plugin)
+
+
+def _plugin_tool(found: Contributions, plugin: str, tool: ToolDyn) -> PluginTool:
+    if not isinstance(tool, ToolDyn):
+        raise TypeError(f"{tool!r} is not a neuron_tool.ToolDyn (use @neuron_tool.tool)")
+    if any(other.name == tool.name for other in found.tools):
+        raise ValueError(f"tool {tool.name!r} is registered twice by this plugin")
+    return PluginTool(tool.name, tool, plugin)
+
+
+def _default_hook_name(hook: object) -> str:
+    # The same default HookRegistry.add uses: the hook's own name, else its class name.
+    own = getattr(hook, "name", None)
+    return own if isinstance(own, str) and own else type(hook).__name__

@@ -1,8 +1,8 @@
 """neuron-provider-ollama: Ollama's native chat API as a `neuron_turn` provider.
 
-`OllamaProvider` is imported on first access, so that loading the entry point
-(`neuron_provider_ollama.plugin`, which imports this package first) does not
-import httpx.
+The re-exports are resolved on first access (PEP 562): the entry point
+`neuron_provider_ollama.plugin` imports this package first, and loading
+plugins must not pay for importing httpx.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ __all__ = ["OllamaProvider"]
 
 
 def __getattr__(name: str) -> object:
-    if name == "OllamaProvider":
-        from .provider import OllamaProvider
+    if name in __all__:
+        from . import provider
 
-        return OllamaProvider
+        return getattr(provider, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -171,7 +171,11 @@ def test_tool_schemas_become_function_tools() -> None:
     assert body["tools"] == [
         {
             "type": "function",
-            "function": {"name": "get_weather", "description": "Weather now.", "parameters": schema},
+            "function": {
+                "name": "get_weather",
+                "description": "Weather now.",
+                "parameters": schema,
+            },
         }
     ]
 
@@ -215,7 +219,9 @@ def test_extra_options_must_be_an_object() -> None:
 def test_stream_flag_comes_from_extra_else_the_default() -> None:
     plain = ProviderRequest(model="m", messages=[])
     assert stream_requested(plain, default=True) is True
-    assert stream_requested(ProviderRequest("m", [], extra={"stream": False}), default=True) is False
+    assert (
+        stream_requested(ProviderRequest("m", [], extra={"stream": False}), default=True) is False
+    )
     with pytest.raises(InvalidRequestError):
         stream_requested(ProviderRequest("m", [], extra={"stream": "yes"}), default=False)
 
@@ -317,9 +323,7 @@ def test_string_arguments_from_a_proxy_are_decoded() -> None:
         ({"message": {"tool_calls": [{"function": {"name": "f", "arguments": "{"}}]}}, "not JSON"),
     ],
 )
-def test_unexpected_body_shape_raises_response_error_quoting_it(
-    data: object, problem: str
-) -> None:
+def test_unexpected_body_shape_raises_response_error_quoting_it(data: object, problem: str) -> None:
     with pytest.raises(ProviderResponseError) as info:
         parse_chat_response(data, requested_model="m", fallback_salt="n1")
     assert problem in str(info.value)

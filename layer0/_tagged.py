@@ -31,7 +31,8 @@ UNIT: Final = "unit"
 class Frozen(BaseModel):
     """Base of every layer0 model: immutable; unknown keys ignored."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Schemas are built on first use, not at import: most programs use few of these types.
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class ExternalVariant(Frozen):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, RootModel, Tag
+from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag
 
 from ._scalars import StrictBool
 from ._tagged import Frozen
@@ -112,7 +112,7 @@ class Content(
 ):
     """A message body: a JSON string (plain text) or a JSON array of blocks."""
 
-    model_config = {"frozen": True}
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     def as_text(self) -> str | None:
         """Return the text itself, or the first text block's text, or None."""

@@ -8,6 +8,7 @@ model with a short confirmation. The orchestrator carries the effects out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -157,15 +158,16 @@ _TOOLS: Final[Mapping[str, _EffectTool]] = {
 EFFECT_TOOL_NAMES: Final = frozenset(_TOOLS)
 """The names of the effect tools."""
 
-_SCHEMAS: Final = tuple(
-    ToolSchema(name=name, description=tool.description, input_schema=tool.args.model_json_schema())
-    for name, tool in _TOOLS.items()
-)
-
-
+@functools.cache
 def effect_tool_schemas() -> tuple[ToolSchema, ...]:
     """Return the schemas of the effect tools, as offered to the model."""
-    return _SCHEMAS
+    # Built on first use: generating JSON Schemas at import would slow every import.
+    return tuple(
+        ToolSchema(
+            name=name, description=tool.description, input_schema=tool.args.model_json_schema()
+        )
+        for name, tool in _TOOLS.items()
+    )
 
 
 def declare_effect(name: str, arguments: JsonValue) -> tuple[Effect, str]:

@@ -1,0 +1,298 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from layer0 import Base64Source, UrlSource
+from neuron_provider_anthropic._wire import (
+    WireError,
+    build_body,
+    parse_message,
+)
+from neuron_tool import ToolSchema
+from neuron_turn.provider import (
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.provider_errors import InvalidRequestError
+
+from ._support import MODEL, assistant, message_json, request, usage_json, user
+
+
+def body_of(req: Any, **options: Any) -> dict[str, Any]:
+    options.setdefault("model", "default-model")
+    options.setdefault("max_tokens", 4096)
+    return build_body(req, **options)
+
+
+# --- request ------------------------------------------------------------------
+
+
+def test_text_message_becomes_a_user_turn_with_a_text_block() -> None:
+    body = body_of(request(user("What is 2+2?")))
+
+    assert body == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]}],
+    }
+
+
+def test_max_tokens_defaults_when_the_request_has_none_and_is_kept_when_it_has_one() -> None:
+    assert body_of(request(), max_tokens=1234)["max_tokens"] == 1234
+    assert body_of(request(max_tokens=77), max_tokens=1234)["max_tokens"] == 77
+
+
+def test_model_falls_back_to_the_providers_model_when_the_request_names_none() -> None:
+    assert body_of(request(model=""), model="claude-opus-4-6")["model"] == "claude-opus-4-6"
+
+
+def test_temperature_is_sent_only_when_set() -> None:
+    assert "temperature" not in body_of(request())
+    assert body_of(request(temperature=0.0))["temperature"] == 0.0
+
+
+def test_system_prompt_goes_to_the_top_level_system_field() -> None:
+    body = body_of(request(user("Hi"), system="Be brief."))
+
+    assert body["system"] == "Be brief."
+    assert all(m["role"] != "system" for m in body["messages"])
+
+
+def test_system_messages_are_appended_to_the_system_prompt() -> None:
+    system = ProviderMessage("system", [TextPart("Answer in French.")])
+    body = body_of(request(system, user("Hi"), system="Be brief."))
+
+    assert body["system"] == "Be brief.\nAnswer in French."
+    assert [m["role"] for m in body["messages"]] == ["user"]
+
+
+def test_a_system_message_with_an_image_is_rejected() -> None:
+    image = ImagePart(UrlSource(url="https://example.com/a.png"), "image/png")
+    system = ProviderMessage("system", [image])
+
+    with pytest.raises(InvalidRequestError, match="system message may hold only text"):
+        body_of(request(system, user("Hi")))
+
+
+def test_images_map_to_base64_and_url_sources() -> None:
+    inline = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    linked = ImagePart(UrlSource(url="https://example.com/cat.jpg"), "image/jpeg")
+
+    blocks = body_of(request(user(inline, linked, "What is this?")))["messages"][0]["content"]
+
+    assert blocks == [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+        },
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+        {"type": "text", "text": "What is this?"},
+    ]
+
+
+def test_tool_use_and_tool_results_with_is_error_map_to_their_blocks() -> None:
+    call = ToolUsePart(id="toolu_1", name="lookup", input={"q": "x"})
+    ok = ToolResultPart(tool_use_id="toolu_1", content="found")
+    failed = ToolResultPart(tool_use_id="toolu_2", content="boom", is_error=True)
+
+    messages = body_of(request(user("go"), assistant(call), user(ok, failed)))["messages"]
+
+    assert messages[1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "x"}}],
+    }
+    assert messages[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "found", "is_error": False},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "boom", "is_error": True},
+    ]
+
+
+def test_consecutive_messages_of_one_role_are_merged_into_one_message() -> None:
+    results = [
+        ProviderMessage("user", [ToolResultPart(tool_use_id="a", content="1")]),
+        ProviderMessage("user", [ToolResultPart(tool_use_id="b", content="2")]),
+    ]
+
+    messages = body_of(request(user("go"), assistant("calling"), *results))["messages"]
+
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [b["tool_use_id"] for b in messages[2]["content"]] == ["a", "b"]
+
+
+def test_tool_schemas_map_to_name_description_and_input_schema() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    tool = ToolSchema(name="weather", description="Get the weather.", input_schema=schema)
+
+    body = body_of(request(tools=[tool]))
+
+    assert body["tools"] == [
+        {"name": "weather", "description": "Get the weather.", "input_schema": schema}
+    ]
+
+
+def test_extra_is_passed_through_but_trace_metadata_is_not_sent() -> None:
+    thinking = {"type": "enabled", "budget_tokens": 2048}
+    extra = {"thinking": thinking, "stop_sequences": ["###"], "metadata": {"trace_id": "t-1"}}
+
+    body = body_of(request(extra=extra))
+
+    assert body["thinking"] == thinking
+    assert body["stop_sequences"] == ["###"]
+    assert "metadata" not in body
+
+
+def test_stream_option_sets_the_stream_flag() -> None:
+    assert body_of(request(), stream=True)["stream"] is True
+    assert "stream" not in body_of(request())
+
+
+def test_signed_thinking_is_sent_back_unchanged() -> None:
+    thinking = ThinkingPart("Let me think.\n\nOK.", signature="EqEECkYICxgCKkAo3UA4+/==")
+
+    blocks = body_of(request(user("q"), assistant(thinking, "answer")))["messages"][1]["content"]
+
+    assert blocks[0] == {
+        "type": "thinking",
+        "thinking": "Let me think.\n\nOK.",
+        "signature": "EqEECkYICxgCKkAo3UA4+/==",
+    }
+
+
+def test_unsigned_thinking_and_other_providers_raw_parts_are_dropped() -> None:
+    foreign = RawPart(provider="openai", data={"type": "reasoning", "id": "rs_1"})
+    parts = (ThinkingPart("from another model"), foreign, "answer")
+
+    blocks = body_of(request(user("q"), assistant(*parts)))["messages"][1]["content"]
+
+    assert blocks == [{"type": "text", "text": "answer"}]
+
+
+def test_anthropic_raw_parts_are_sent_as_is() -> None:
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
+
+    blocks = body_of(request(user("q"), assistant(RawPart("anthropic", redacted))))["messages"]
+
+    assert blocks[1]["content"] == [redacted]
+
+
+def test_a_message_left_empty_after_dropping_parts_is_omitted() -> None:
+    only_foreign = assistant(RawPart(provider="ollama", data={"x": 1}))
+
+    messages = body_of(request(user("a"), only_foreign, user("b")))["messages"]
+
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]
+
+
+# --- response -----------------------------------------------------------------
+
+
+def test_text_response_maps_content_stop_reason_usage_and_answered_model() -> None:
+    usage = usage_json(20, 10, cache_read_input_tokens=5, cache_creation_input_tokens=7)
+    parsed = parse_message(message_json(model="claude-3-opus-20240229", usage=usage))
+
+    assert parsed.content == (TextPart("Hello."),)
+    assert parsed.stop_reason == "end_turn"
+    assert parsed.usage == TokenUsage(20, 10, cache_read_tokens=5, cache_creation_tokens=7)
+    assert parsed.model == "claude-3-opus-20240229"
+    assert parsed.truncated is False
+
+
+def test_cache_counts_are_none_when_the_api_does_not_report_them() -> None:
+    parsed = parse_message(message_json(usage={"input_tokens": 3, "output_tokens": 4}))
+
+    assert parsed.usage == TokenUsage(3, 4, cache_read_tokens=None, cache_creation_tokens=None)
+
+
+def test_tool_use_blocks_become_tool_use_parts_in_order() -> None:
+    content = [
+        {"type": "text", "text": "Looking up."},
+        {"type": "tool_use", "id": "toolu_a", "name": "get", "input": {"name": "Alice"}},
+        {"type": "tool_use", "id": "toolu_b", "name": "get", "input": {}},
+    ]
+
+    parsed = parse_message(message_json(content, stop_reason="tool_use"))
+
+    assert parsed.content == (
+        TextPart("Looking up."),
+        ToolUsePart(id="toolu_a", name="get", input={"name": "Alice"}),
+        ToolUsePart(id="toolu_b", name="get", input={}),
+    )
+    assert parsed.stop_reason == "tool_use"
+
+
+def test_thinking_and_redacted_thinking_round_trip_unchanged() -> None:
+    thinking = {"type": "thinking", "thinking": "Hmm.", "signature": "sig/+=="}
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
+    content = [thinking, redacted, {"type": "text", "text": "Done."}]
+
+    parsed = parse_message(message_json(content))
+    sent = body_of(request(user("q"), ProviderMessage("assistant", parsed.content)))
+
+    assert parsed.content[0] == ThinkingPart("Hmm.", signature="sig/+==")
+    assert parsed.content[1] == RawPart(provider="anthropic", data=redacted)
+    assert sent["messages"][1]["content"] == content
+
+
+def test_unknown_block_types_are_kept_as_anthropic_raw_parts() -> None:
+    block = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+
+    parsed = parse_message(message_json([block]))
+
+    assert parsed.content == (RawPart(provider="anthropic", data=block),)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "truncated"),
+    [
+        ("end_turn", "end_turn", False),
+        ("stop_sequence", "end_turn", False),
+        ("pause_turn", "end_turn", False),
+        ("tool_use", "tool_use", False),
+        ("max_tokens", "max_tokens", True),
+        ("model_context_window_exceeded", "max_tokens", True),
+        ("refusal", "content_filter", False),
+        ("something_new", "end_turn", False),
+        (None, "end_turn", False),
+    ],
+)
+def test_stop_reasons_map_to_the_loops_stop_reasons(
+    raw: str | None, expected: str, truncated: bool
+) -> None:
+    parsed = parse_message(message_json(stop_reason=raw))
+
+    assert parsed.stop_reason == expected
+    assert parsed.truncated is truncated
+
+
+def test_unknown_stop_reason_with_tool_calls_is_tool_use() -> None:
+    content = [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]
+
+    assert parse_message(message_json(content, stop_reason="new_reason")).stop_reason == "tool_use"
+
+
+@pytest.mark.parametrize(
+    ("body", "complaint"),
+    [
+        ([], "not a JSON object"),
+        ({"type": "error"}, "type 'message'"),
+        ({**message_json(), "content": "text"}, "'content' is not a list"),
+        ({**message_json(), "usage": None}, "usage is not a JSON object"),
+        ({**message_json(), "model": 3}, "'model' is not a string"),
+        (message_json(usage={"input_tokens": "3", "output_tokens": 1}), "'input_tokens'"),
+        (message_json([{"type": "text"}]), "'text' is not a string"),
+        (message_json([{"type": "tool_use", "id": "t", "name": "f"}]), "no 'input'"),
+        (message_json([{"text": "no type"}]), "no string 'type'"),
+    ],
+)
+def test_malformed_messages_raise_wire_error(body: Any, complaint: str) -> None:
+    with pytest.raises(WireError, match=complaint):
+        parse_message(body)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -37,8 +38,8 @@ WEATHER = ToolSchema(
 )
 
 
-def local_provider(**options: object) -> OllamaProvider:
-    return OllamaProvider("llama3.2", base_url="http://localhost:11434", **options)  # type: ignore[arg-type]
+def local_provider(**options: Any) -> OllamaProvider:
+    return OllamaProvider("llama3.2", base_url="http://localhost:11434", **options)
 
 
 async def test_text_reply_cassette_replays_with_body_matching() -> None:

@@ -19,23 +19,22 @@ from neuron_turn import (
     RateLimitError,
 )
 
-from ._support import provider_with, user_request
+from ._support import Handler, provider_with, user_request
 
 
 def answering_status(
     status: int, body: str | bytes, headers: dict[str, str] | None = None
-) -> httpx.MockTransport:
+) -> Handler:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(status, content=body, headers=headers)
 
-    return httpx.MockTransport(handler)
+    return handler
 
 
 async def error_for(
     status: int, body: str | bytes = '{"error":"boom"}', headers: dict[str, str] | None = None
 ) -> ProviderError:
-    transport = answering_status(status, body, headers)
-    provider = provider_with(transport.handler)  # type: ignore[arg-type]
+    provider = provider_with(answering_status(status, body, headers))
     with pytest.raises(ProviderError) as info:
         await provider.complete(user_request(model="llama3.2"))
     return info.value
@@ -151,15 +150,15 @@ async def test_ok_status_with_wrong_json_shape_is_a_response_error() -> None:
     assert '{"models": []}' in error.message
 
 
-def raising(exc: Exception) -> httpx.MockTransport:
+def raising(exc: Exception) -> Handler:
     def handler(request: httpx.Request) -> httpx.Response:
         raise exc
 
-    return httpx.MockTransport(handler)
+    return handler
 
 
 async def transport_error(exc: Exception) -> ProviderError:
-    provider = provider_with(raising(exc).handler)  # type: ignore[arg-type]
+    provider = provider_with(raising(exc))
     with pytest.raises(ProviderError) as info:
         await provider.complete(user_request())
     assert info.value.__cause__ is exc

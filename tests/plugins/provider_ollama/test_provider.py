@@ -153,11 +153,12 @@ async def test_injected_client_is_not_closed() -> None:
 async def test_own_client_is_closed_by_async_with_and_aclose() -> None:
     async with OllamaProvider("llama3.2") as provider:
         own = provider._client
-        assert not own.is_closed
-    assert own.is_closed
+        states = [own.is_closed]
+    states.append(own.is_closed)
     other = OllamaProvider("llama3.2")
     await other.aclose()
-    assert other._client.is_closed
+    states.append(other._client.is_closed)
+    assert states == [False, True, True]
 
 
 async def test_one_client_is_reused_for_every_call() -> None:

@@ -41,7 +41,12 @@ def chunk(
     return {"model": "llama3.2", "created_at": "2026-11-20T10:00:00Z", "message": message, **fields}
 
 
-FINAL = {"done": True, "done_reason": "stop", "prompt_eval_count": 17, "eval_count": 4}
+FINAL: dict[str, Any] = {
+    "done": True,
+    "done_reason": "stop",
+    "prompt_eval_count": 17,
+    "eval_count": 4,
+}
 
 
 def streaming(body: bytes, seen: list[httpx.Request] | None = None, status: int = 200) -> Any:

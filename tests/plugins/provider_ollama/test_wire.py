@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from neuron_provider_ollama._wire import build_chat_body, parse_chat_response, stream_requested
 
@@ -21,11 +23,14 @@ from neuron_turn import (
 
 from ._support import chat_body
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
+    "AAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
-def body_for(*messages: ProviderMessage, **fields: object) -> dict[str, object]:
-    request = ProviderRequest(model="llama3.2", messages=messages, **fields)  # type: ignore[arg-type]
+def body_for(*messages: ProviderMessage, **fields: Any) -> dict[str, Any]:
+    request = ProviderRequest(model="llama3.2", messages=messages, **fields)
     return build_chat_body(request, model="llama3.2", stream=False)
 
 
@@ -89,7 +94,7 @@ def test_assistant_tool_use_becomes_tool_calls_with_object_arguments() -> None:
         ProviderMessage("user", [TextPart("Weather?")]),
         ProviderMessage("assistant", [TextPart("Let me check."), call]),
     )
-    assert body["messages"][1] == {  # type: ignore[index]
+    assert body["messages"][1] == {
         "role": "assistant",
         "content": "Let me check.",
         "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
@@ -111,7 +116,7 @@ def test_tool_results_become_tool_messages_named_after_their_call() -> None:
             [ToolResultPart("a", "18 C"), ToolResultPart("b", "no such city", is_error=True)],
         ),
     )
-    assert body["messages"][2:] == [  # type: ignore[index]
+    assert body["messages"][2:] == [
         {"role": "tool", "content": "18 C", "tool_name": "get_weather"},
         {"role": "tool", "content": "Error: no such city", "tool_name": "get_time"},
     ]
@@ -127,7 +132,7 @@ def test_text_after_tool_results_follows_them_as_a_user_message() -> None:
         ProviderMessage("assistant", [ToolUsePart(id="a", name="f", input={})]),
         ProviderMessage("user", [ToolResultPart("a", "done"), TextPart("Now summarise.")]),
     )
-    assert body["messages"][1:] == [  # type: ignore[index]
+    assert body["messages"][1:] == [
         {"role": "tool", "content": "done", "tool_name": "f"},
         {"role": "user", "content": "Now summarise."},
     ]
@@ -138,7 +143,7 @@ def test_thinking_is_sent_back_on_the_assistant_message() -> None:
         ProviderMessage("user", [TextPart("2+2?")]),
         ProviderMessage("assistant", [ThinkingPart("Add them."), TextPart("4")]),
     )
-    assert body["messages"][1] == {  # type: ignore[index]
+    assert body["messages"][1] == {
         "role": "assistant",
         "content": "4",
         "thinking": "Add them.",

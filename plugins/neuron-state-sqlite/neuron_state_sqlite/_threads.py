@@ -41,8 +41,8 @@ class ConnectionThreads:
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Return `fn(connection)`, called in one of the threads.
 
-        Cancelling the caller does not stop `fn`: the operation still finishes
-        (or fails) as a whole, it is only its result that is dropped.
+        Cancelling the caller never stops `fn` half-way: if it has not started
+        it never runs, otherwise it finishes and only its result is dropped.
         """
         if self._closed:
             raise ThreadsClosed("closed")

@@ -26,6 +26,7 @@ __all__ = ["SqliteStore"]
 T = TypeVar("T")
 
 _DEFAULT_READERS: Final = 4
+_MAX_LIMIT: Final = 2**63 - 1  # SQLite integers are 64-bit
 
 
 class SqliteStore:
@@ -39,8 +40,8 @@ class SqliteStore:
     same file; they wait up to `busy_timeout` seconds for each other's locks.
 
     Values are stored as canonical JSON (sorted keys, UTF-8) and their strings
-    are indexed with FTS5 for `search`. A caller cancelled while awaiting an
-    operation does not cancel the operation: it still applies as a whole.
+    are indexed with FTS5 for `search`. Cancelling a caller never stops an
+    operation half-way: one not yet started is dropped, one started finishes.
 
     Use it as `async with SqliteStore(path) as store:`, or call `close()`.
     """
@@ -69,6 +70,9 @@ class SqliteStore:
             raise ValueError(f"readers must be at least 1, not {readers}")
         if busy_timeout < 0:
             raise ValueError(f"busy_timeout must not be negative, not {busy_timeout}")
+        if path is not None and os.fspath(path) in ("", ":memory:"):
+            # Each connection would get a database of its own.
+            raise ValueError(f"SqliteStore needs a file path, not {os.fspath(path)!r}")
         self._path = Path(path).expanduser() if path is not None else default_path()
         self._writer = ConnectionThreads(
             partial(
@@ -95,7 +99,12 @@ class SqliteStore:
 
     async def __aenter__(self) -> SqliteStore:
         """Open the file now, so a bad path or schema fails here rather than later."""
-        await self._ensure_ready()
+        try:
+            await self._ensure_ready()
+        except BaseException:
+            # `async with` does not call __aexit__ when __aenter__ fails.
+            await self.close()
+            raise
         return self
 
     async def __aexit__(
@@ -152,7 +161,11 @@ class SqliteStore:
             return []
         rows = await self._run_read(
             partial(
-                _db.search, scope=scope_json, expression=expression, limit=limit, path=self._path
+                _db.search,
+                scope=scope_json,
+                expression=expression,
+                limit=min(limit, _MAX_LIMIT),
+                path=self._path,
             )
         )
         return [SearchResult(key=key, score=score, snippet=snippet) for key, score, snippet in rows]

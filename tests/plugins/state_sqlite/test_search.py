@@ -64,6 +64,7 @@ async def test_search_returns_at_most_limit_results(store: SqliteStore) -> None:
     assert len(results) == 5
     assert [result.key for result in results] == ["k19", "k18", "k17", "k16", "k15"]
     assert await store.search(SESSION, "apple", 0) == []
+    assert len(await store.search(SESSION, "apple", 10**30)) == 20
     assert await store.search(SESSION, "apple", -1) == []
 
 

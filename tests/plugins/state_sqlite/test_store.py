@@ -278,6 +278,18 @@ def test_bad_options_are_rejected_at_construction(db_path: Path) -> None:
         SqliteStore(db_path, readers=0)
     with pytest.raises(ValueError, match="busy_timeout"):
         SqliteStore(db_path, busy_timeout=-1)
+    with pytest.raises(ValueError, match="needs a file path"):
+        SqliteStore(":memory:")
+
+
+async def test_a_store_that_fails_to_open_in_async_with_is_closed(db_path: Path) -> None:
+    db_path.write_bytes(b"not a database" * 100)
+    store = SqliteStore(db_path)
+    with pytest.raises(StateError, match="cannot open"):
+        async with store:
+            pass
+    with pytest.raises(StateError, match="closed"):
+        await store.read("global", "k")
 
 
 async def test_repr_and_path_name_the_file(db_path: Path) -> None:

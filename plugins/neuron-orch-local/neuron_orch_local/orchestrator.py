@@ -1,0 +1,293 @@
+"""`LocalOrchestrator`: runs agents' turns in this process and carries out their effects."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from types import MappingProxyType
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import (
+    AgentId,
+    AgentNotFound,
+    DelegateEffect,
+    DispatchFailed,
+    OrchError,
+    QueryPayload,
+    SessionId,
+    SignalPayload,
+    StateStore,
+    Turn,
+    TurnInput,
+    TurnOutput,
+    WorkflowId,
+)
+
+from ._chain import Chain
+from ._effects import EffectRunner
+from ._query import answer
+from ._table import WorkflowTable
+from .custom import CustomEffectHandler, EffectContext
+from .handoff import handoff_input
+from .result import DispatchResult
+from .workflow import Delegation, WorkflowRecord
+
+__all__ = ["LocalOrchestrator"]
+
+_NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
+
+
+class LocalOrchestrator:
+    """A `layer0.Orchestrator` that runs turns in this process, on one event loop.
+
+    `dispatch` runs the agent's turn in a workflow, then carries out the
+    effects it declared, in order: memory effects on `store` (all of one
+    turn's at once, all or none), signals into workflows' inboxes, `log` to
+    the logger `neuron_orch_local`, `custom` to the handler of its type,
+    delegations as child workflows (their outputs are recorded on the
+    workflow and in `run`'s `DispatchResult`), and last the handoff, whose
+    agent's output becomes the dispatch's (see `neuron_orch_local.handoff`
+    for the input it gets).
+
+    Dispatches from callers on one session run one at a time, so that each
+    turn reads the history the previous one wrote. Workflow records live in
+    memory only; the oldest finished ones are dropped past `max_workflows`.
+    """
+
+    def __init__(
+        self,
+        agents: Mapping[AgentId, Turn],
+        store: StateStore,
+        *,
+        max_depth: int = 8,
+        max_concurrency: int = 8,
+        custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+        max_workflows: int = 10_000,
+    ) -> None:
+        """Orchestrate `agents` (by name) over `store`.
+
+        Args:
+            agents: the turns that can be dispatched to, delegated to and handed off to.
+            store: where memory effects go; give the agents' turns the same store
+                to read from.
+            max_depth: how many delegations and handoffs deep one dispatch may go.
+            max_concurrency: how many dispatches of one `dispatch_many` call run at once.
+            custom_handlers: the handler of each `custom` effect type.
+            max_workflows: how many finished workflows' records to keep for
+                `signal` and `query`.
+        """
+        _check_arguments(agents, store, max_depth, max_concurrency, max_workflows)
+        self._agents: dict[AgentId, Turn] = dict(agents)
+        self._store = store
+        self._max_depth = max_depth
+        self._max_concurrency = max_concurrency
+        self._workflows = WorkflowTable(max_records=max_workflows)
+        self._effects = EffectRunner(
+            store=store,
+            workflows=self._workflows,
+            agents=self._agents.keys(),
+            handlers=dict(custom_handlers),
+        )
+        self._session_locks: weakref.WeakValueDictionary[SessionId, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"LocalOrchestrator(agents={sorted(self._agents)!r}, store={self._store!r})"
+
+    @property
+    def agents(self) -> tuple[AgentId, ...]:
+        """The names of the agents, sorted."""
+        return tuple(sorted(self._agents))
+
+    @property
+    def store(self) -> StateStore:
+        """The store memory effects are applied to."""
+        return self._store
+
+    async def dispatch(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> TurnOutput:
+        """Run `agent` on `input` in a workflow, carry out its effects, return the final output.
+
+        See `run`, which this is, returning only the output.
+        """
+        return (await self.run(agent, input, workflow_id=workflow_id)).output
+
+    async def run(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> DispatchResult:
+        """Like `dispatch`, but return the workflow id, route and delegations too.
+
+        `workflow_id` names the workflow (one is generated when it is None);
+        the id of a finished workflow continues it, keeping its inbox.
+
+        Raises:
+            AgentNotFound: no agent `agent` (the message lists the agents), or
+                an effect names an agent that does not exist.
+            WorkflowNotFound: a signal effect names a workflow that does not exist.
+            DispatchFailed: a turn raised (chained as `__cause__`, so a
+                `layer0.RetryableError` is there to decide retries by), an
+                effect failed, the depth limit or a delegation cycle was hit,
+                or `workflow_id` names a workflow that is still running.
+        """
+        self._require_agent(agent)
+        chain = Chain.root(agent, max_depth=self._max_depth)
+        async with self._one_at_a_time(input.session):
+            return await self._workflow(
+                agent, input, workflow_id=workflow_id, parent=None, chain=chain
+            )
+
+    async def dispatch_many(
+        self, tasks: Sequence[tuple[AgentId, TurnInput]]
+    ) -> list[TurnOutput | OrchError]:
+        """Dispatch every task, at most `max_concurrency` at once.
+
+        Returns one item per task, in the order given: its output, or the
+        `OrchError` its dispatch raised. One failing does not stop the others.
+        """
+        gate = asyncio.Semaphore(self._max_concurrency)
+
+        async def one(agent: AgentId, input: TurnInput) -> TurnOutput | OrchError:
+            async with gate:
+                try:
+                    return await self.dispatch(agent, input)
+                except OrchError as exc:
+                    return exc
+                except Exception as exc:
+                    # Not raised by design; still, one task's bug must not lose the others.
+                    error = DispatchFailed(f"dispatch of agent {agent!r} failed: {exc!r}")
+                    error.__cause__ = exc
+                    return error
+
+        return list(await asyncio.gather(*(one(agent, input) for agent, input in tasks)))
+
+    async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
+        """Put `payload` in the inbox of workflow `target`; raises `WorkflowNotFound`."""
+        self._workflows.deliver(target, payload)
+
+    async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
+        """Answer a question about workflow `target`.
+
+        Query types: `status`, `inbox`, `output`, `delegations` (their JSON is
+        described in `neuron_orch_local._query.answer`).
+
+        Raises:
+            WorkflowNotFound: no workflow `target`.
+            UnknownQueryError: an unknown query type; the message lists the known ones.
+        """
+        return answer(self._workflows.get(target), payload)
+
+    def workflow(self, workflow_id: WorkflowId) -> WorkflowRecord:
+        """Return the record of `workflow_id`; raises `WorkflowNotFound`."""
+        return self._workflows.get(workflow_id)
+
+    async def _workflow(
+        self,
+        agent: AgentId,
+        input: TurnInput,
+        *,
+        workflow_id: WorkflowId | None,
+        parent: WorkflowId | None,
+        chain: Chain,
+    ) -> DispatchResult:
+        """Open a workflow, run `agent` and its handoffs in it, close it."""
+        workflow_id = self._workflows.open(workflow_id, agent, parent=parent).workflow_id
+        try:
+            output = await self._step(workflow_id, agent, input, chain)
+        except BaseException as exc:
+            self._workflows.finish(workflow_id, error=exc)
+            raise
+        record = self._workflows.get(workflow_id)
+        self._workflows.finish(workflow_id)
+        return DispatchResult(
+            workflow_id=workflow_id,
+            agent=record.agent,
+            output=output,
+            route=record.route,
+            delegations=record.delegations,
+        )
+
+    async def _step(
+        self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain
+    ) -> TurnOutput:
+        """Run one agent's turn and its effects; follow its handoff, if any."""
+        self._workflows.ran(workflow_id, agent)
+        output = await self._execute(workflow_id, agent, input, chain)
+        self._workflows.produced(workflow_id, output)
+        if not output.effects:
+            return output
+        context = EffectContext(workflow_id=workflow_id, agent=agent)
+        plan = self._effects.plan(output.effects, context=context, chain=chain)
+
+        async def delegate(effect: DelegateEffect, child_chain: Chain) -> None:
+            await self._delegate(workflow_id, effect, child_chain)
+
+        await self._effects.run(plan, context=context, delegate=delegate)
+        if plan.handoff is None:
+            return output
+        effect, next_chain = plan.handoff
+        next_input = handoff_input(input, source=agent, state=effect.state)
+        return await self._step(workflow_id, effect.agent, next_input, next_chain)
+
+    async def _execute(
+        self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain
+    ) -> TurnOutput:
+        try:
+            return await self._agents[agent].execute(input)
+        except Exception as exc:
+            raise DispatchFailed(
+                f"agent {agent!r} failed in workflow {workflow_id} (route: {chain.route()}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+    async def _delegate(self, parent: WorkflowId, effect: DelegateEffect, chain: Chain) -> None:
+        # A child's error propagates unchanged: it already names the route, and
+        # re-wrapping it would bury a RetryableError below `__cause__`.
+        child = await self._workflow(
+            effect.agent, effect.input, workflow_id=None, parent=parent, chain=chain
+        )
+        delegation = Delegation(
+            agent=effect.agent, workflow_id=child.workflow_id, output=child.output
+        )
+        self._workflows.delegated(parent, delegation)
+
+    def _require_agent(self, agent: AgentId) -> None:
+        if agent not in self._agents:
+            available = ", ".join(sorted(self._agents)) or "none"
+            raise AgentNotFound(agent, f"no agent named {agent!r}; available: {available}")
+
+    def _one_at_a_time(self, session: SessionId | None) -> AbstractAsyncContextManager[object]:
+        """Return the lock that serialises the callers' dispatches on `session`."""
+        if session is None:
+            return contextlib.nullcontext()
+        lock = self._session_locks.get(session)
+        if lock is None:
+            # Weak values: a session's lock lives only while a dispatch holds or awaits it.
+            lock = self._session_locks[session] = asyncio.Lock()
+        return lock
+
+
+def _check_arguments(
+    agents: Mapping[AgentId, Turn],
+    store: StateStore,
+    max_depth: int,
+    max_concurrency: int,
+    max_workflows: int,
+) -> None:
+    for name, turn in agents.items():
+        if not isinstance(turn, Turn):
+            raise TypeError(f"agent {name!r} is not a layer0.Turn (no async execute): {turn!r}")
+    if not isinstance(store, StateStore):
+        raise TypeError(f"store is not a layer0.StateStore: {store!r}")
+    if max_depth < 0:
+        raise ValueError(f"max_depth must not be negative, not {max_depth}")
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
+    if max_workflows < 1:
+        raise ValueError(f"max_workflows must be at least 1, not {max_workflows}")

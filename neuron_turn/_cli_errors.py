@@ -1,0 +1,102 @@
+"""The command line's exit codes, and the one line it prints for each error a user can fix."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Final, TypeVar
+
+from layer0 import Layer0Error, ModelError, NonRetryableError, RetryableError
+
+from .plugin_errors import InvalidModelError, PluginError, UnknownProviderError
+from .provider_errors import ProviderAuthenticationError, ProviderError
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_PLUGIN: Final = 3
+EXIT_UNKNOWN_PROVIDER: Final = 4
+EXIT_AUTH: Final = 5
+EXIT_RETRYABLE: Final = 6
+EXIT_REJECTED: Final = 7
+EXIT_MODEL: Final = 8
+EXIT_INTERRUPTED: Final = 130
+
+_CODES: Final = (
+    (EXIT_OK, "success: the turn ran (whatever its exit reason) or the listing was printed"),
+    (EXIT_ERROR, "another error reported by the turn (e.g. unreadable history)"),
+    (EXIT_USAGE, "bad command-line usage"),
+    (
+        EXIT_PLUGIN,
+        "a plugin problem: a load failure under NEURON_STRICT_PLUGINS=1, a name "
+        "two plugins registered, a factory that failed, an unknown tool",
+    ),
+    (EXIT_UNKNOWN_PROVIDER, "unknown provider, or a model not written '<provider>:<model>'"),
+    (EXIT_AUTH, "missing or invalid API key"),
+    (
+        EXIT_RETRYABLE,
+        "the provider failed in a way a retry may fix (rate limit, overload, network)",
+    ),
+    (EXIT_REJECTED, "the provider rejected the request (invalid request, unknown model)"),
+    (EXIT_MODEL, "the model's answer could not be used (truncated, filtered, malformed)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+E = TypeVar("E", bound=BaseException)
+
+
+def epilog() -> str:
+    """Return the exit-code table shown at the end of `--help`."""
+    rows = (
+        textwrap.fill(meaning, width=78, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        for code, meaning in _CODES
+    )
+    return "exit codes:\n" + "\n".join(rows)
+
+
+def classify(
+    exc: PluginError | ProviderError | Layer0Error, *, model: str | None
+) -> tuple[int, str]:
+    """Return the exit code for `exc` and one line naming the cause and what to do."""
+    auth = _in_chain(exc, ProviderAuthenticationError)
+    if auth is not None:
+        return EXIT_AUTH, _auth_line(auth, model)
+    if isinstance(exc, UnknownProviderError | InvalidModelError):
+        return EXIT_UNKNOWN_PROVIDER, f"{exc}; install the provider's plugin or fix --model"
+    if isinstance(exc, PluginError):
+        return EXIT_PLUGIN, str(exc)
+    if isinstance(exc, RetryableError) or (isinstance(exc, ProviderError) and exc.retryable):
+        wait = getattr(exc, "retry_after", None)
+        after = f" in {wait:g}s" if wait else " later"
+        return EXIT_RETRYABLE, f"the provider failed ({exc}); try again{after}"
+    if isinstance(exc, NonRetryableError | ProviderError):
+        return (
+            EXIT_REJECTED,
+            f"the provider rejected the request ({exc}); check --model and the prompt",
+        )
+    if isinstance(exc, ModelError):
+        return (
+            EXIT_MODEL,
+            f"the model's answer could not be used ({exc}); try again or raise limits",
+        )
+    return EXIT_ERROR, f"the turn failed: {type(exc).__name__}: {exc}"
+
+
+def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:
+    provider = exc.provider or (model or "").partition(":")[0] or "the provider"
+    variable = f"{provider.upper().replace('-', '_')}_API_KEY"
+    return (
+        f"authentication failed for provider {provider!r} ({exc}); "
+        f"set its API key (e.g. {variable}) and try again"
+    )
+
+
+def _in_chain(exc: BaseException, kind: type[E]) -> E | None:
+    """Return the first exception of `kind` in `exc`'s cause/context chain, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -90,6 +90,7 @@ def request_body(
     max_tokens_field: str = "max_completion_tokens",
     defaults: Mapping[str, JsonValue] | None = None,
     send_metadata: bool = False,
+    reasoning_field: str | None = None,
 ) -> Json:
     """Build the JSON body for `POST /chat/completions`.
 
@@ -97,10 +98,14 @@ def request_body(
     then `request.extra` (so a caller can override anything on one call).
     `extra["metadata"]` is the caller's trace metadata: it is sent as
     OpenAI's `metadata` field only when `send_metadata` is true.
+    `reasoning_field` names the assistant-message field `ThinkingPart`s are
+    sent back in (None: they are dropped).
     """
     body: Json = dict(defaults or {})
     body["model"] = model
-    body["messages"] = build_messages(request, system_role=system_role)
+    body["messages"] = build_messages(
+        request, system_role=system_role, reasoning_field=reasoning_field
+    )
     if request.tools:
         body["tools"] = [tool_to_wire(tool) for tool in request.tools]
     if request.max_tokens is not None:
@@ -123,20 +128,26 @@ def tool_to_wire(tool: ToolSchema) -> Json:
     return {"type": "function", "function": function}
 
 
-def build_messages(request: ProviderRequest, *, system_role: SystemRole) -> list[JsonValue]:
+def build_messages(
+    request: ProviderRequest, *, system_role: SystemRole, reasoning_field: str | None = None
+) -> list[JsonValue]:
     """The `messages` array: the system prompt first, then each message mapped."""
     messages: list[JsonValue] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
     for message in request.messages:
-        messages.extend(message_to_wire(message, system_role=system_role))
+        messages.extend(
+            message_to_wire(message, system_role=system_role, reasoning_field=reasoning_field)
+        )
     return messages
 
 
-def message_to_wire(message: ProviderMessage, *, system_role: SystemRole) -> list[Json]:
+def message_to_wire(
+    message: ProviderMessage, *, system_role: SystemRole, reasoning_field: str | None = None
+) -> list[Json]:
     """One message as one or more wire messages (tool results each become their own)."""
     if message.role == "assistant":
-        return [_assistant_message(message.content)]
+        return [_assistant_message(message.content, reasoning_field)]
     if message.role == "system":
         return [{"role": system_role, "content": _system_text(message.content)}]
     return _user_messages(message.content)
@@ -203,18 +214,23 @@ def image_to_wire(part: ImagePart) -> Json:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def _assistant_message(parts: Sequence[ContentPart]) -> Json:
+def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None) -> Json:
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[JsonValue] = []
     for part in parts:
         if isinstance(part, TextPart):
             texts.append(part.text)
+        elif isinstance(part, ThinkingPart):
+            thoughts.append(part.thinking)
         elif isinstance(part, ToolUsePart):
             calls.append(tool_call_to_wire(part))
         elif isinstance(part, ImagePart | ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {_kind(part)}")
     text = "\n".join(texts)
     message: Json = {"role": "assistant", "content": text if text or not calls else None}
+    if reasoning_field and thoughts:
+        message[reasoning_field] = "".join(thoughts)
     if calls:
         message["tool_calls"] = calls
     return message

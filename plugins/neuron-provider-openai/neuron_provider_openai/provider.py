@@ -93,6 +93,10 @@ class OpenAIProvider:
         stream: Ask for a server-sent-event stream and assemble it (keeps
             long generations clear of the read timeout). Also on when
             `request.extra` sets `"stream": True`.
+        reasoning_field: Send `ThinkingPart`s of assistant messages back in this
+            field (`"reasoning"` for Ollama, which gpt-oss needs to continue a
+            tool loop; `"reasoning_content"` for vLLM). Default None: dropped,
+            as OpenAI keeps reasoning server-side.
         send_metadata: Send `request.extra["metadata"]` (the caller's trace
             metadata) as the API's `metadata` field. Off by default: OpenAI
             accepts it only for stored completions, and other servers may
@@ -124,6 +128,7 @@ class OpenAIProvider:
         system_role: SystemRole | None = None,
         max_tokens_field: str = "max_completion_tokens",
         stream: bool = False,
+        reasoning_field: str | None = None,
         send_metadata: bool = False,
     ) -> None:
         self.model = model
@@ -141,6 +146,7 @@ class OpenAIProvider:
         self._system_role = system_role
         self._max_tokens_field = max_tokens_field
         self._send_metadata = send_metadata
+        self._reasoning_field = reasoning_field
         self._pricer = Pricer(
             overrides=parse_prices(prices),
             lookup=is_default if lookup_prices is None else lookup_prices,
@@ -187,6 +193,7 @@ class OpenAIProvider:
                 max_tokens_field=self._max_tokens_field,
                 defaults=self._body_defaults,
                 send_metadata=self._send_metadata,
+                reasoning_field=self._reasoning_field,
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

@@ -1,0 +1,90 @@
+"""Shared builders for the OpenAI provider tests: requests, completion bodies, mocked providers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from neuron_provider_openai import OpenAIProvider
+from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
+
+KEY = "sk-test-0123456789abcdefSECRET"
+"""A fake key; tests assert it never leaks."""
+
+
+def user(text: str) -> ProviderMessage:
+    return ProviderMessage("user", [TextPart(text)])
+
+
+def request(*messages: ProviderMessage, **fields: Any) -> ProviderRequest:
+    fields.setdefault("model", "gpt-4o-mini")
+    return ProviderRequest(messages=list(messages) or [user("Hi")], **fields)
+
+
+def completion(
+    content: str | None = "Hello!",
+    *,
+    finish_reason: str | None = "stop",
+    tool_calls: list[dict[str, Any]] | None = None,
+    model: str = "gpt-4o-mini-2024-07-18",
+    usage: dict[str, Any] | None = None,
+    **message_fields: Any,
+) -> dict[str, Any]:
+    """A Chat Completions body shaped like the recorded ones."""
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    message.update(message_fields)
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1763802312,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": usage
+        if usage is not None
+        else {
+            "prompt_tokens": 24,
+            "completion_tokens": 8,
+            "total_tokens": 32,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        },
+    }
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+class Recorder:
+    """A MockTransport handler that answers from a queue and keeps every request."""
+
+    def __init__(self, *responses: httpx.Response | Callable[[httpx.Request], httpx.Response]):
+        self.responses = list(responses)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answer = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
+        return answer(request) if callable(answer) else answer
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the last request."""
+        return json.loads(self.requests[-1].content)
+
+
+def json_response(body: Any, status: int = 200, **headers: str) -> httpx.Response:
+    return httpx.Response(status, json=body, headers=headers)
+
+
+def mocked(
+    *responses: httpx.Response | Callable[[httpx.Request], httpx.Response], **options: Any
+) -> tuple[OpenAIProvider, Recorder]:
+    """A provider whose injected client answers from `responses` (default: one text reply)."""
+    recorder = Recorder(*(responses or (json_response(completion()),)))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    options.setdefault("api_key", KEY)
+    return OpenAIProvider("gpt-4o-mini", client=client, **options), recorder

@@ -1,0 +1,427 @@
+"""Request and response mapping (`_wire`), without any HTTP."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from layer0 import Base64Source, UrlSource
+from neuron_provider_openai import _wire
+from neuron_tool.schema import ToolSchema
+from neuron_turn.provider import (
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+
+from ._support import completion, request, tool_call, user
+
+WEATHER = ToolSchema(
+    name="get_weather",
+    description="Return the current weather in a city.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+)
+
+
+def body(req: object, **options: object) -> dict[str, object]:
+    options.setdefault("model", "gpt-4o-mini")
+    options.setdefault("system_role", "system")
+    return _wire.request_body(req, **options)  # type: ignore[arg-type]
+
+
+# --- system prompt ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "role"),
+    [
+        ("gpt-4o-mini", "system"),
+        ("gpt-4.1", "system"),
+        ("o1", "developer"),
+        ("o1-2024-12-17", "developer"),
+        ("o3-mini", "developer"),
+        ("o4-mini-high", "developer"),
+        ("gpt-5", "developer"),
+        ("gpt-5.2-pro", "developer"),
+        ("gpt-5-mini", "developer"),
+        ("openai/o3", "developer"),
+        ("o1-mini", "user"),
+        ("o1-preview-2024-09-12", "user"),
+        ("gpt-50", "system"),
+        ("o10-local", "system"),
+        ("llama3.2:3b", "system"),
+        ("qwen3:0.6b", "system"),
+    ],
+)
+def test_system_role_is_chosen_by_model_name(model: str, role: str) -> None:
+    assert _wire.default_system_role(model) == role
+
+
+def test_system_prompt_goes_first_under_the_given_role() -> None:
+    sent = body(request(user("Hi"), system="Be brief."), system_role="developer")
+    assert sent["messages"] == [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+    ]
+
+
+def test_no_system_prompt_sends_no_system_message() -> None:
+    sent = body(request(user("Hi")))
+    assert sent["messages"] == [{"role": "user", "content": "Hi"}]
+
+
+def test_system_role_message_in_history_uses_the_system_role() -> None:
+    history = ProviderMessage("system", [TextPart("Rule one."), ThinkingPart("x")])
+    sent = body(request(history, user("Hi")), system_role="developer")
+    assert sent["messages"][0] == {"role": "developer", "content": "Rule one."}
+
+
+# --- user content -------------------------------------------------------------
+
+
+def test_single_text_part_is_sent_as_a_plain_string() -> None:
+    assert body(request(user("Hello")))["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+def test_base64_image_becomes_a_data_url_and_url_image_is_kept() -> None:
+    message = ProviderMessage(
+        "user",
+        [
+            TextPart("What is in these?"),
+            ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png"),
+            ImagePart(UrlSource(url="https://example.com/cat.jpg"), "image/jpeg"),
+        ],
+    )
+    assert body(request(message))["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in these?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+            ],
+        }
+    ]
+
+
+def test_each_tool_result_becomes_its_own_tool_message() -> None:
+    results = ProviderMessage(
+        "user",
+        [ToolResultPart("call_1", "18 C"), ToolResultPart("call_2", "22 C")],
+    )
+    assert body(request(results))["messages"] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "18 C"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "22 C"},
+    ]
+
+
+def test_failed_tool_result_is_prefixed_with_error() -> None:
+    results = ProviderMessage("user", [ToolResultPart("call_1", "city not found", is_error=True)])
+    sent = body(request(results))["messages"]
+    assert sent == [{"role": "tool", "tool_call_id": "call_1", "content": "Error: city not found"}]
+
+
+def test_text_next_to_tool_results_follows_them_as_a_user_message() -> None:
+    mixed = ProviderMessage("user", [TextPart("Now summarise."), ToolResultPart("call_1", "ok")])
+    assert body(request(mixed))["messages"] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        {"role": "user", "content": "Now summarise."},
+    ]
+
+
+def test_tool_call_in_a_user_message_is_rejected() -> None:
+    bad = ProviderMessage("user", [ToolUsePart("call_1", "f", {})])
+    with pytest.raises(_wire.UnsupportedContentError, match="user message cannot hold a tool call"):
+        body(request(bad))
+
+
+# --- assistant content --------------------------------------------------------
+
+
+def test_assistant_tool_calls_carry_json_string_arguments_and_null_content() -> None:
+    turn = ProviderMessage("assistant", [ToolUsePart("call_1", "get_weather", {"city": "Paris"})])
+    (sent,) = body(request(turn))["messages"]
+    assert sent == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    }
+    assert isinstance(sent["tool_calls"][0]["function"]["arguments"], str)
+
+
+def test_assistant_text_and_tool_call_go_in_one_message() -> None:
+    turn = ProviderMessage(
+        "assistant", [TextPart("Let me check."), ToolUsePart("call_1", "get_weather", {})]
+    )
+    (sent,) = body(request(turn))["messages"]
+    assert sent["content"] == "Let me check."
+    assert sent["tool_calls"][0]["function"]["arguments"] == "{}"
+
+
+def test_raw_string_input_is_sent_back_unchanged() -> None:
+    turn = ProviderMessage("assistant", [ToolUsePart("call_1", "get_weather", '{"city": "Par')])
+    (sent,) = body(request(turn))["messages"]
+    assert sent["tool_calls"][0]["function"]["arguments"] == '{"city": "Par'
+
+
+def test_thinking_and_raw_parts_from_other_providers_are_dropped() -> None:
+    turn = ProviderMessage(
+        "assistant",
+        [
+            ThinkingPart("pondering", signature="sig"),
+            RawPart("anthropic", {"type": "redacted_thinking", "data": "xyz"}),
+            TextPart("Paris."),
+        ],
+    )
+    mixed_user = ProviderMessage("user", [RawPart("anthropic", {}), TextPart("Thanks")])
+    sent = body(request(turn, mixed_user))["messages"]
+    assert sent == [
+        {"role": "assistant", "content": "Paris."},
+        {"role": "user", "content": "Thanks"},
+    ]
+    assert "pondering" not in json.dumps(sent)
+
+
+def test_image_in_an_assistant_message_is_rejected() -> None:
+    turn = ProviderMessage("assistant", [ImagePart(UrlSource(url="https://x/y.png"), "image/png")])
+    with pytest.raises(_wire.UnsupportedContentError, match="assistant message cannot hold an image"):
+        body(request(turn))
+
+
+# --- body fields ----------------------------------------------------------------
+
+
+def test_tools_are_function_tools_with_parameters_from_the_input_schema() -> None:
+    sent = body(request(tools=[WEATHER]))
+    assert sent["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Return the current weather in a city.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+
+
+def test_no_tools_sends_no_tools_key() -> None:
+    assert "tools" not in body(request())
+
+
+def test_max_tokens_goes_to_max_completion_tokens_by_default() -> None:
+    sent = body(request(max_tokens=300))
+    assert sent["max_completion_tokens"] == 300
+    assert "max_tokens" not in sent
+
+
+def test_max_tokens_field_can_be_renamed_for_old_servers() -> None:
+    sent = body(request(max_tokens=300), max_tokens_field="max_tokens")
+    assert sent["max_tokens"] == 300
+    assert "max_completion_tokens" not in sent
+
+
+def test_temperature_is_sent_only_when_set() -> None:
+    assert body(request(temperature=0.2))["temperature"] == 0.2
+    assert "temperature" not in body(request())
+
+
+def test_extra_is_passed_through_but_trace_metadata_is_not() -> None:
+    extra = {
+        "reasoning_effort": "low",
+        "seed": 7,
+        "response_format": {"type": "json_object"},
+        "metadata": {"trace_id": "t-1"},
+    }
+    sent = body(request(extra=extra))
+    assert sent["reasoning_effort"] == "low"
+    assert sent["seed"] == 7
+    assert sent["response_format"] == {"type": "json_object"}
+    assert "metadata" not in sent
+
+
+def test_trace_metadata_is_sent_when_asked() -> None:
+    sent = body(request(extra={"metadata": {"trace_id": "t-1"}}), send_metadata=True)
+    assert sent["metadata"] == {"trace_id": "t-1"}
+
+
+def test_defaults_are_overridden_by_built_fields_then_by_extra() -> None:
+    sent = body(
+        request(temperature=0.5, extra={"seed": 2}),
+        defaults={"seed": 1, "temperature": 1.0, "user": "u-1"},
+    )
+    assert (sent["seed"], sent["temperature"], sent["user"]) == (2, 0.5, "u-1")
+
+
+# --- response -------------------------------------------------------------------
+
+
+def parse(data: dict[str, object]) -> _wire.Completion:
+    return _wire.parse_completion(data, fallback_model="asked-model")
+
+
+def test_text_reply_is_parsed_with_model_and_usage() -> None:
+    parsed = parse(completion("Paris.", model="gpt-4o-mini-2024-07-18"))
+    assert parsed.content == [TextPart("Paris.")]
+    assert parsed.stop_reason == "end_turn"
+    assert parsed.model == "gpt-4o-mini-2024-07-18"
+    assert parsed.usage == TokenUsage(input_tokens=24, output_tokens=8, cache_read_tokens=0)
+
+
+def test_tool_calls_are_parsed_with_decoded_arguments() -> None:
+    calls = [
+        tool_call("call_1", "delete_file", '{"path": ".env"}'),
+        tool_call("call_2", "create_file", '{"path": "test.txt"}'),
+    ]
+    parsed = parse(completion(None, finish_reason="tool_calls", tool_calls=calls))
+    assert parsed.content == [
+        ToolUsePart("call_1", "delete_file", {"path": ".env"}),
+        ToolUsePart("call_2", "create_file", {"path": "test.txt"}),
+    ]
+    assert parsed.stop_reason == "tool_use"
+
+
+def test_malformed_arguments_become_the_raw_string_and_log_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls = [tool_call("call_1", "get_weather", '{"city": "Par')]
+    with caplog.at_level(logging.WARNING, logger="neuron_provider_openai"):
+        parsed = parse(completion(None, finish_reason="tool_calls", tool_calls=calls))
+    assert parsed.content == [ToolUsePart("call_1", "get_weather", '{"city": "Par')]
+    assert "not valid JSON" in caplog.text
+
+
+async def test_malformed_arguments_are_rejected_by_the_tool_registry_with_a_clear_message() -> None:
+    from neuron_tool import ToolInputError, ToolRegistry, tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Return the current weather in a city."""
+        return "sunny"
+
+    registry = ToolRegistry()
+    registry.register(get_weather)
+    (part,) = parse(
+        completion(None, tool_calls=[tool_call("c", "get_weather", '{"city": "Par')])
+    ).content
+    assert isinstance(part, ToolUsePart)
+    with pytest.raises(ToolInputError, match="is not of type 'object'"):
+        await registry.call(part.name, part.input)
+
+
+def test_empty_arguments_mean_no_arguments() -> None:
+    (part,) = parse(completion(None, tool_calls=[tool_call("c", "now", "")])).content
+    assert part == ToolUsePart("c", "now", {})
+
+
+def test_object_arguments_from_compatible_servers_are_accepted() -> None:
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
+    (part,) = parse(completion(None, tool_calls=[call])).content
+    assert part == ToolUsePart("c", "f", {"a": 1})
+
+
+def test_missing_tool_call_id_gets_a_generated_one() -> None:
+    call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+    (part,) = parse(completion(None, tool_calls=[call])).content
+    assert isinstance(part, ToolUsePart)
+    assert part.id.startswith("call_")
+    assert len(part.id) > len("call_")
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "expected"),
+    [
+        ("stop", "end_turn"),
+        ("length", "max_tokens"),
+        ("content_filter", "content_filter"),
+        ("tool_calls", "tool_use"),
+        ("function_call", "tool_use"),
+        (None, "end_turn"),
+        ("eos", "end_turn"),
+    ],
+)
+def test_finish_reasons_map_to_stop_reasons(finish_reason: str | None, expected: str) -> None:
+    assert parse(completion("x", finish_reason=finish_reason)).stop_reason == expected
+
+
+def test_tool_calls_under_finish_reason_stop_still_mean_tool_use() -> None:
+    calls = [tool_call("c", "f", "{}")]
+    assert parse(completion(None, finish_reason="stop", tool_calls=calls)).stop_reason == "tool_use"
+
+
+def test_legacy_function_call_is_read_as_a_tool_call() -> None:
+    legacy = {"name": "f", "arguments": '{"x": 1}'}
+    parsed = parse(completion(None, finish_reason="function_call", function_call=legacy))
+    (part,) = parsed.content
+    assert isinstance(part, ToolUsePart)
+    assert (part.name, part.input, parsed.stop_reason) == ("f", {"x": 1}, "tool_use")
+
+
+def test_cached_tokens_are_reported_as_cache_reads_within_input_tokens() -> None:
+    usage = {
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "prompt_tokens_details": {"cached_tokens": 1920},
+    }
+    assert parse(completion(usage=usage)).usage == TokenUsage(
+        input_tokens=2006, output_tokens=300, cache_read_tokens=1920, cache_creation_tokens=None
+    )
+
+
+def test_usage_without_details_has_unknown_cache_reads() -> None:
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    assert parse(completion(usage=usage)).usage == TokenUsage(10, 2, None, None)
+
+
+def test_missing_usage_is_zero() -> None:
+    data = completion()
+    del data["usage"]
+    assert parse(data).usage == TokenUsage()
+
+
+def test_missing_model_falls_back_to_the_requested_one() -> None:
+    data = completion()
+    del data["model"]
+    assert parse(data).model == "asked-model"
+
+
+def test_refusal_is_kept_as_text() -> None:
+    parsed = parse(completion(None, refusal="I can't help with that."))
+    assert parsed.content == [TextPart("I can't help with that.")]
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_fields_of_compatible_servers_become_thinking(field: str) -> None:
+    parsed = parse(completion("Paris.", **{field: "The user asks about France."}))
+    assert parsed.content == [ThinkingPart("The user asks about France."), TextPart("Paris.")]
+
+
+def test_null_content_without_tool_calls_is_an_empty_reply() -> None:
+    assert parse(completion(None)).content == []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[], {"choices": []}, {"choices": [1]}, {"choices": [{"message": "x"}]}, {"id": "x"}],
+)
+def test_bodies_that_are_not_completions_are_rejected(data: object) -> None:
+    with pytest.raises(_wire.MalformedCompletionError):
+        _wire.parse_completion(data, fallback_model="m")
+
+
+def test_thinking_is_sent_back_in_the_reasoning_field_when_asked() -> None:
+    turn = ProviderMessage("assistant", [ThinkingPart("The user asks."), TextPart("Paris.")])
+    (sent,) = body(request(turn), reasoning_field="reasoning")["messages"]
+    assert sent == {"role": "assistant", "content": "Paris.", "reasoning": "The user asks."}

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
+
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_turn.provider import ContentPart, ProviderMessage, ProviderRequest, TextPart
 
@@ -55,7 +56,9 @@ def assistant(*parts: ContentPart | str) -> ProviderMessage:
 
 
 def request(*messages: ProviderMessage, **fields: Any) -> ProviderRequest:
-    return ProviderRequest(model=fields.pop("model", MODEL), messages=messages or [user("Hi")], **fields)
+    return ProviderRequest(
+        model=fields.pop("model", MODEL), messages=messages or [user("Hi")], **fields
+    )
 
 
 Reply = Callable[[httpx.Request], httpx.Response]
@@ -92,7 +95,9 @@ def reply(body: Any = None, *, status: int = 200, headers: dict[str, str] | None
     def answer(request: httpx.Request) -> httpx.Response:
         if isinstance(body, str | bytes):
             return httpx.Response(status, content=body, headers=headers)
-        return httpx.Response(status, json=message_json() if body is None else body, headers=headers)
+        return httpx.Response(
+            status, json=message_json() if body is None else body, headers=headers
+        )
 
     return answer
 

@@ -11,10 +11,17 @@ import httpx
 import pytest
 import yaml
 from moneyed import Money
+
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_tool import ToolSchema, tool
-from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart, TokenUsage, ToolResultPart, ToolUsePart
-
+from neuron_turn.provider import (
+    ProviderMessage,
+    ProviderRequest,
+    TextPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
 from tests.cassettes import CASSETTES, replay
 
 from ._support import ANSWERED, API_KEY, FakeApi, user
@@ -71,7 +78,10 @@ async def test_tool_loop_cassette_replays_a_tool_call_then_the_final_answer() ->
 
     def ask() -> ProviderRequest:
         return ProviderRequest(
-            model="claude-haiku-4-5", messages=list(history), tools=[CALCULATOR], system=TOOL_LOOP_SYSTEM
+            model="claude-haiku-4-5",
+            messages=list(history),
+            tools=[CALCULATOR],
+            system=TOOL_LOOP_SYSTEM,
         )
 
     with replay(HERE / "tool_loop.yaml"):
@@ -130,8 +140,12 @@ async def test_recording_writes_no_key_into_the_cassette(
 
     with replay(cassette):
         client = httpx.AsyncClient(transport=httpx.MockTransport(api))
-        async with AnthropicProvider("claude-haiku-4-5", api_key=API_KEY, client=client) as provider:
-            await provider.complete(ProviderRequest(model="claude-haiku-4-5", messages=[user("Hi")]))
+        async with AnthropicProvider(
+            "claude-haiku-4-5", api_key=API_KEY, client=client
+        ) as provider:
+            await provider.complete(
+                ProviderRequest(model="claude-haiku-4-5", messages=[user("Hi")])
+            )
         await client.aclose()
 
     text = cassette.read_text()

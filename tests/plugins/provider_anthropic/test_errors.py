@@ -4,6 +4,7 @@ import json
 
 import httpx
 import pytest
+
 from neuron_turn.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
@@ -91,7 +92,9 @@ async def test_rate_limit_without_retry_after_waits_for_the_earliest_reset() -> 
         "anthropic-ratelimit-requests-reset": "2026-11-22T09:00:30Z",
         "anthropic-ratelimit-output-tokens-reset": "2026-11-22T09:00:04Z",
     }
-    error = await failure(FakeApi(reply(error_body("rate_limit_error", "slow"), status=429, headers=headers)))
+    error = await failure(
+        FakeApi(reply(error_body("rate_limit_error", "slow"), status=429, headers=headers))
+    )
 
     assert error.retry_after == 4.0
 
@@ -106,7 +109,11 @@ async def test_spend_limit_429_is_not_retryable() -> None:
 
 
 async def test_overloaded_keeps_retry_after_when_the_api_sends_one() -> None:
-    api = FakeApi(reply(error_body("overloaded_error", "Overloaded"), status=529, headers={"retry-after": "2"}))
+    api = FakeApi(
+        reply(
+            error_body("overloaded_error", "Overloaded"), status=529, headers={"retry-after": "2"}
+        )
+    )
     error = await failure(api)
 
     assert isinstance(error, ProviderOverloadedError)
@@ -132,7 +139,10 @@ async def test_non_json_error_body_is_quoted_briefly() -> None:
         (httpx.ConnectError("connection refused"), ProviderConnectionError),
         (httpx.ReadError("connection reset"), ProviderConnectionError),
         (httpx.RemoteProtocolError("peer closed connection"), ProviderConnectionError),
-        (httpx.UnsupportedProtocol("Request URL has an unsupported protocol 'ftp://'"), InvalidRequestError),
+        (
+            httpx.UnsupportedProtocol("Request URL has an unsupported protocol 'ftp://'"),
+            InvalidRequestError,
+        ),
         (httpx.DecodingError("gzip broken"), ProviderResponseError),
     ],
 )
@@ -181,7 +191,10 @@ async def test_200_body_quote_is_at_most_200_characters() -> None:
 
 async def test_error_streamed_after_a_200_maps_by_its_type() -> None:
     start = {"type": "message_start", "message": message_json(content=())}
-    events = [start, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]
+    events = [
+        start,
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
     text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
     api = FakeApi(reply(text, headers={"content-type": "text/event-stream; charset=utf-8"}))
 

@@ -8,6 +8,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import pluggy
+
 from neuron_provider_anthropic import AnthropicProvider, plugin
 from neuron_turn import hookspecs
 
@@ -35,7 +36,9 @@ def test_plugin_registers_the_anthropic_provider_through_the_hook() -> None:
 async def test_factory_builds_a_provider_for_the_model_with_the_options() -> None:
     factory = registered()["anthropic"]
 
-    provider = factory("claude-haiku-4-5", api_key=API_KEY, base_url="https://proxy.example", max_tokens=99)
+    provider = factory(
+        "claude-haiku-4-5", api_key=API_KEY, base_url="https://proxy.example", max_tokens=99
+    )
 
     assert isinstance(provider, AnthropicProvider)
     assert provider.model == "claude-haiku-4-5"

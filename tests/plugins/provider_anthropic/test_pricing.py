@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 from moneyed import Money
+
 from neuron_provider_anthropic._pricing import Pricing
 
 from ._support import ANSWERED, MODEL, usage_json
@@ -59,7 +60,9 @@ def test_unknown_model_costs_none() -> None:
 def test_user_prices_override_for_a_model_genai_prices_does_not_know() -> None:
     prices = {"my-model": {"input_mtok": "0.5", "output_mtok": "1.5"}}
 
-    price = Pricing(prices).cost(usage_json(2_000_000, 1_000_000), model="my-model", requested="my-model")
+    price = Pricing(prices).cost(
+        usage_json(2_000_000, 1_000_000), model="my-model", requested="my-model"
+    )
 
     assert price == Money(Decimal("2.5"), "USD")
 
@@ -95,7 +98,7 @@ def test_float_prices_are_refused() -> None:
 @pytest.mark.parametrize("value", ["cheap", "-1", "NaN", True])
 def test_prices_that_are_not_non_negative_decimals_are_refused(value: object) -> None:
     with pytest.raises(ValueError, match="input_mtok"):
-        Pricing({"m": {"input_mtok": value}})  # type: ignore[dict-item]
+        Pricing({"m": {"input_mtok": value}})
 
 
 def test_unknown_price_keys_are_refused_with_the_valid_keys() -> None:

@@ -7,6 +7,7 @@ from decimal import Decimal
 import httpx
 import pytest
 from moneyed import Money
+
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_provider_anthropic.provider import API_KEY_ENV, DEFAULT_TIMEOUT
 from neuron_turn.provider import (
@@ -104,7 +105,9 @@ async def test_unknown_answered_model_gives_no_cost() -> None:
 
 async def test_prices_option_prices_a_model_genai_prices_does_not_know() -> None:
     body = message_json(model="my-finetune", usage=usage_json(1_000_000, 1_000_000))
-    provider = FakeApi(reply(body)).provider(prices={"my-finetune": {"input_mtok": "0.5", "output_mtok": "1.5"}})
+    provider = FakeApi(reply(body)).provider(
+        prices={"my-finetune": {"input_mtok": "0.5", "output_mtok": "1.5"}}
+    )
 
     response = await provider.complete(request(model="my-finetune"))
 
@@ -131,7 +134,10 @@ async def test_thinking_survives_a_round_trip_through_the_provider() -> None:
     history = [user("q"), ProviderMessage("assistant", first.content)]
     await provider.complete(request(*history, extra=extra))
 
-    assert first.content[:2] == (ThinkingPart("Need the tool.", "c2lnbmF0dXJl"), RawPart("anthropic", redacted))
+    assert first.content[:2] == (
+        ThinkingPart("Need the tool.", "c2lnbmF0dXJl"),
+        RawPart("anthropic", redacted),
+    )
     assert api.bodies[1]["messages"][1]["content"] == [thinking, redacted, call]
     assert api.bodies[1]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
 
@@ -142,7 +148,11 @@ async def test_stream_option_asks_for_events_and_folds_them_into_one_response() 
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi!"}},
         {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 3},
+        },
         {"type": "message_stop"},
     ]
     text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
@@ -171,7 +181,9 @@ async def test_missing_key_fails_at_the_first_call_naming_the_variable(
     assert api.requests == []
 
 
-async def test_key_is_read_from_the_environment_when_not_given(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_key_is_read_from_the_environment_when_not_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv(API_KEY_ENV, "sk-ant-from-env")
     api = FakeApi()
 
@@ -190,7 +202,9 @@ def test_repr_redacts_the_key() -> None:
 
 async def test_log_lines_never_contain_the_key(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    provider = FakeApi(reply(), reply(error_body("authentication_error", f"bad key {API_KEY}"), status=401)).provider()
+    provider = FakeApi(
+        reply(), reply(error_body("authentication_error", f"bad key {API_KEY}"), status=401)
+    ).provider()
 
     await provider.complete(request())
     with pytest.raises(ProviderAuthenticationError):

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
+
 from neuron_provider_anthropic._retry_after import RESET_HEADERS, retry_after
 
 NOW = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC)
@@ -24,7 +25,10 @@ def test_retry_after_ms_is_preferred_for_its_precision() -> None:
 
 
 def test_retry_after_as_http_date_counts_from_the_date_header() -> None:
-    headers = {"retry-after": "Sun, 22 Nov 2026 10:00:30 GMT", "date": "Sun, 22 Nov 2026 10:00:00 GMT"}
+    headers = {
+        "retry-after": "Sun, 22 Nov 2026 10:00:30 GMT",
+        "date": "Sun, 22 Nov 2026 10:00:00 GMT",
+    }
 
     assert wait(headers) == 30.0
 

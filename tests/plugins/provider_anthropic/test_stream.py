@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 import pytest
+
 from neuron_provider_anthropic._stream import StreamedError, fold_event_stream, iter_events
 from neuron_provider_anthropic._wire import WireError
 
@@ -50,7 +51,7 @@ END = {"type": "message_stop"}
 
 
 def test_iter_events_reads_event_names_multiline_data_and_skips_comments() -> None:
-    text = ": keep-alive\r\nevent: ping\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata: tail"
+    text = ': keep-alive\r\nevent: ping\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: tail'
 
     assert list(iter_events(text)) == [("ping", '{"a":\n1}'), ("message", "tail")]
 
@@ -120,7 +121,9 @@ def test_thinking_deltas_and_signature_fold_into_a_signed_thinking_block() -> No
 
     content = fold_event_stream(text)["content"]
 
-    assert content == [{"type": "thinking", "thinking": "First, second.", "signature": "EuYDCmMIDBgC=="}]
+    assert content == [
+        {"type": "thinking", "thinking": "First, second.", "signature": "EuYDCmMIDBgC=="}
+    ]
 
 
 def test_an_error_event_raises_streamed_error_with_its_type_and_message() -> None:
@@ -135,7 +138,10 @@ def test_an_error_event_raises_streamed_error_with_its_type_and_message() -> Non
 @pytest.mark.parametrize(
     ("text", "complaint"),
     [
-        (sse(block_start(0, {"type": "text", "text": ""}), END), "did not start with message_start"),
+        (
+            sse(block_start(0, {"type": "text", "text": ""}), END),
+            "did not start with message_start",
+        ),
         (sse(START, message_delta("end_turn")), "ended before message_stop"),
         (sse(START, delta(3, type="text_delta", text="x"), END), "never started"),
         ("event: message_start\ndata: {not json\n\n", "not JSON"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from layer0 import Base64Source, UrlSource
 from neuron_provider_anthropic._wire import (
     WireError,

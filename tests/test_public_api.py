@@ -1,11 +1,14 @@
 """Every package's `__all__` is complete and sorted."""
 
 from __future__ import annotations
+import __future__
 
 import importlib
 import inspect
 import pkgutil
+import typing
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,10 +28,17 @@ def _isort_order(name: str) -> tuple[int, str]:
     return (1, name) if name[0].isupper() else (2, name)
 
 
-def _public_names(module: object) -> set[str]:
-    names = set()
-    for name, value in vars(module).items():
-        if name.startswith("_") or inspect.ismodule(value):
+def _public_names(module: ModuleType) -> set[str]:
+    """Names a user can import from `module`, lazily resolved ones included."""
+    names = set(getattr(module, "__all__", ()))
+    for name in dir(module):
+        value = getattr(module, name)
+        if (
+            name.startswith("_")
+            or inspect.ismodule(value)
+            or isinstance(value, __future__._Feature)
+            or value is getattr(typing, name, None)
+        ):
             continue
         names.add(name)
     return names

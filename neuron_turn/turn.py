@@ -8,8 +8,9 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Final
 
 from layer0 import (
     Content,
@@ -18,6 +19,7 @@ from layer0 import (
     ExitReason,
     Halt,
     HandoffEffect,
+    Hook,
     HookPoint,
     ModelError,
     NonRetryableError,
@@ -29,7 +31,7 @@ from layer0 import (
     TurnOutput,
 )
 from neuron_hooks import HookRegistry
-from neuron_tool import ToolRegistry, ToolSchema
+from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
 
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
 from ._run import HISTORY_KEY, RunState
@@ -79,6 +81,57 @@ class NeuronTurn:
         self.context = context
         self.state = state
         self.config = config if config is not None else NeuronTurnConfig()
+
+    @classmethod
+    def from_plugins(
+        cls,
+        *,
+        model: str,
+        tools: Sequence[str | ToolDyn] = (),
+        context: str | None = "sliding_window",
+        context_options: Mapping[str, Any] | None = None,
+        system: str = "",
+        hooks: Sequence[Hook] = (),
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+    ) -> NeuronTurn:
+        """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
+
+        Tools named by string come from plugins' `register_tools`; ToolDyn
+        objects are used as they are. Hooks run in this order: every hook
+        plugins registered (plugins in load order, each in its own order),
+        then `hooks`. `context` names a context strategy (None: never compact).
+
+        Raises:
+            neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
+            ProviderError: the provider's factory refused (e.g. a missing API key).
+        """
+        from . import plugins  # plugin discovery happens on first use, not at import
+
+        manager = plugins.get_plugin_manager()
+        provider = manager.get_provider(model, **(provider_options or {}))
+        named = [t for t in tools if isinstance(t, str)]
+        by_name = iter(manager.tools_by_name(named))
+        registry = ToolRegistry(next(by_name) if isinstance(t, str) else t for t in tools)
+        hook_registry = manager.build_hook_registry()
+        for hook in hooks:
+            hook_registry.add(hook)
+        strategy = (
+            None
+            if context is None
+            else manager.get_context_strategy(context, **(context_options or {}))
+        )
+        base = config if config is not None else NeuronTurnConfig()
+        resolved = replace(base, model=model.partition(":")[2], system=system or base.system)
+        return cls(
+            provider,
+            tools=registry,
+            hooks=hook_registry,
+            context=strategy,
+            state=state,
+            config=resolved,
+        )
 
     def __repr__(self) -> str:
         return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r})"

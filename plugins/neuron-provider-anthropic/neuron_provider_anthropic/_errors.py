@@ -31,6 +31,7 @@ from neuron_turn.provider_errors import (
 )
 
 from ._retry_after import retry_after
+from ._stream import StreamedError
 from ._wire import PROVIDER
 
 PREFIX_CHARS: Final = 200
@@ -68,24 +69,25 @@ def transport_errors(*, secret: str | None) -> Iterator[None]:
         yield
     except httpx.TimeoutException as exc:
         raise ProviderTimeoutError(
-            _transport_message("did not answer in time", exc, secret), provider=PROVIDER
+            _transport_message("did not answer in time", exc=exc, secret=secret), provider=PROVIDER
         ) from exc
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise InvalidRequestError(
-            _transport_message("cannot be called at this base_url", exc, secret), provider=PROVIDER
+            _transport_message("cannot be called at this base_url", exc=exc, secret=secret),
+            provider=PROVIDER,
         ) from exc
     except httpx.DecodingError as exc:
         raise ProviderResponseError(
-            _transport_message("sent a body that cannot be decoded", exc, secret),
+            _transport_message("sent a body that cannot be decoded", exc=exc, secret=secret),
             provider=PROVIDER,
         ) from exc
     except (httpx.HTTPError, httpx.StreamError) as exc:
         raise ProviderConnectionError(
-            _transport_message("could not be reached", exc, secret), provider=PROVIDER
+            _transport_message("could not be reached", exc=exc, secret=secret), provider=PROVIDER
         ) from exc
 
 
-def _transport_message(what: str, exc: Exception, secret: str | None) -> str:
+def _transport_message(what: str, *, exc: Exception, secret: str | None) -> str:
     detail = redact(str(exc), secret) or "no detail"
     return f"the Anthropic API {what} ({type(exc).__name__}: {detail})"
 
@@ -97,7 +99,7 @@ def error_for_response(
     status = response.status_code
     # Redact before _error_body truncates, so no part of a key survives the cut.
     kind, detail, code = _error_body(redact(response.text, secret))
-    cls = _class_for_status(status, kind, code)
+    cls = _class_for_status(status, kind=kind, code=code)
     described = f"{status} {kind}" if kind else str(status)
     if cls is ModelNotFoundError:
         message = f"model {model!r} not found ({described}): {detail}"
@@ -111,16 +113,17 @@ def error_for_response(
     return cls(message, provider=PROVIDER, status_code=status, retry_after=wait)
 
 
-def error_for_event(kind: str, detail: str, *, model: str, secret: str | None) -> ProviderError:
-    """Return the error for an `error` event streamed after a 200."""
+def error_for_event(event: StreamedError, *, model: str, secret: str | None) -> ProviderError:
+    """Return the error for an `error` event streamed after a 200, by its error type."""
+    kind = event.kind
     cls = _BY_TYPE.get(kind, ProviderServerError)
-    detail = redact(detail, secret)
+    detail = redact(event.message, secret)
     if cls is ModelNotFoundError:
         return cls(f"model {model!r} not found ({kind}): {detail}", provider=PROVIDER)
     return cls(f"Anthropic API error in the stream ({kind}): {detail}", provider=PROVIDER)
 
 
-def _class_for_status(status: int, kind: str | None, code: str | None) -> type[ProviderError]:
+def _class_for_status(status: int, *, kind: str | None, code: str | None) -> type[ProviderError]:
     if status in (401, 403):
         return ProviderAuthenticationError
     if status == 404:

@@ -7,6 +7,7 @@ are each priced at their own rate (Anthropic's `input_tokens` excludes them).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Final, TypeAlias
@@ -36,6 +37,8 @@ PRICE_KEYS: Final = frozenset(
 )
 """The price keys a user may set (genai-prices' names); all are optional."""
 
+_log = logging.getLogger(__name__)
+
 
 class Pricing:
     """Prices calls: the user's prices for a model first, then genai-prices.
@@ -53,7 +56,7 @@ class Pricing:
             TypeError: a price given as a float (it would not be exact).
         """
         self._overrides: Final = {
-            model: _model_price(model, prices) for model, prices in (overrides or {}).items()
+            model: _model_price(model, prices=prices) for model, prices in (overrides or {}).items()
         }
 
     def cost(self, usage: Mapping[str, JsonValue], *, model: str, requested: str) -> Money | None:
@@ -62,28 +65,35 @@ class Pricing:
         User prices are looked up by the answered model, then by the `requested`
         name (an alias such as `claude-haiku-4-5`); genai-prices by the answered model.
         """
-        extracted = genai_prices.extract_usage({"usage": usage}, provider_id=PROVIDER).usage
-        price = self._overrides.get(model) or self._overrides.get(requested)
-        if price is not None:
-            return usd(price.calc_price(extracted)["total_price"])
+        price = self._overrides.get(model)
+        if price is None:
+            price = self._overrides.get(requested)
         try:
-            calculation = genai_prices.calc_price(extracted, model, provider_id=PROVIDER)
+            extracted = genai_prices.extract_usage({"usage": usage}, provider_id=PROVIDER).usage
+            if price is not None:
+                return usd(price.calc_price(extracted)["total_price"])
+            return usd(genai_prices.calc_price(extracted, model, provider_id=PROVIDER).total_price)
         except LookupError:
+            return None  # a model genai-prices does not know
+        except ValueError as exc:
+            # Usage genai-prices cannot read (e.g. a negative count): an unknown cost,
+            # which the loop reports, beats failing a call that succeeded.
+            _log.warning("cannot price a call answered by %s: %s", model, exc)
             return None
-        return usd(calculation.total_price)
 
 
-def _model_price(model: str, prices: Mapping[str, Decimal | str | int]) -> ModelPrice:
+def _model_price(model: str, *, prices: Mapping[str, Decimal | str | int]) -> ModelPrice:
     unknown = sorted(set(prices) - PRICE_KEYS)
     if unknown:
         raise ValueError(
             f"unknown price key(s) {', '.join(unknown)} for model {model!r}; "
             f"valid keys: {', '.join(sorted(PRICE_KEYS))}"
         )
-    return ModelPrice(**{key: _decimal(model, key, value) for key, value in prices.items()})
+    decimals = {key: _decimal(value, model=model, key=key) for key, value in prices.items()}
+    return ModelPrice(**decimals)
 
 
-def _decimal(model: str, key: str, value: object) -> Decimal:
+def _decimal(value: object, *, model: str, key: str) -> Decimal:
     if isinstance(value, float):
         raise TypeError(f"price {key} of {model!r} is a float; give a decimal string like '0.5'")
     if isinstance(value, bool) or not isinstance(value, Decimal | str | int):

@@ -48,15 +48,15 @@ def _retry_after_header(headers: Mapping[str, str], *, now: datetime | None) -> 
     if seconds is not None:
         return seconds
     when = _http_date(raw)
-    return None if when is None else _seconds_until(when, headers, now=now)
+    return None if when is None else _seconds_until(when, headers=headers, now=now)
 
 
 def _earliest_reset(headers: Mapping[str, str], *, now: datetime | None) -> float | None:
     resets = [when for name in RESET_HEADERS if (when := _rfc3339(headers.get(name))) is not None]
-    return _seconds_until(min(resets), headers, now=now) if resets else None
+    return _seconds_until(min(resets), headers=headers, now=now) if resets else None
 
 
-def _seconds_until(when: datetime, headers: Mapping[str, str], *, now: datetime | None) -> float:
+def _seconds_until(when: datetime, *, headers: Mapping[str, str], now: datetime | None) -> float:
     reference = _http_date(headers.get("date")) or now or datetime.now(UTC)
     return (when - reference).total_seconds()
 

@@ -131,7 +131,9 @@ class AnthropicProvider:
         requested = str(body["model"])
         response = await self._post(body, key)
         if not response.is_success:
-            raise error_for_response(response, model=requested, secret=key)
+            error = error_for_response(response, model=requested, secret=key)
+            _log.debug("anthropic call failed: model=%s error=%s", requested, error)
+            raise error
         parsed = self._parse(response, model=requested, secret=key)
         cost = self._pricing.cost(parsed.raw_usage, model=parsed.model, requested=requested)
         _log.debug(
@@ -183,7 +185,7 @@ class AnthropicProvider:
                 return parse_message(fold_event_stream(text))
             return parse_message(json.loads(text))
         except StreamedError as exc:
-            raise error_for_event(exc.kind, exc.message, model=model, secret=secret) from exc
+            raise error_for_event(exc, model=model, secret=secret) from exc
         except (WireError, ValueError) as exc:
             raise ProviderResponseError(
                 f"unexpected response from the Anthropic API ({redact(str(exc), secret)}); "

@@ -104,3 +104,12 @@ def test_prices_that_are_not_non_negative_decimals_are_refused(value: object) ->
 def test_unknown_price_keys_are_refused_with_the_valid_keys() -> None:
     with pytest.raises(ValueError, match=r"input_tokens.*valid keys: cache_read_mtok"):
         Pricing({"m": {"input_tokens": "1"}})
+
+
+def test_usage_genai_prices_cannot_read_gives_no_cost_and_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    usage = usage_json(10, 5, cache_read_input_tokens=-3)
+
+    assert cost(usage) is None
+    assert "cannot price a call" in caplog.text

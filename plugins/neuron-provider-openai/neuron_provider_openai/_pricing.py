@@ -7,9 +7,11 @@ local server (which costs nothing) never pays for loading its data.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Final, TypeAlias
 
@@ -21,29 +23,33 @@ logger = logging.getLogger("neuron_provider_openai")
 
 PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.15", "output_mtok": "0.6", "cache_read_mtok": "0.075"}}`,
-USD per million tokens as Decimal strings (or Decimals / ints; never floats)."""
+USD per million tokens as Decimal strings (or Decimals / ints; never floats).
+`cache_write_mtok` is accepted too."""
 
-_PRICE_KEYS: Final = frozenset({"input_mtok", "output_mtok", "cache_read_mtok"})
+_PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
 _MTOK: Final = Decimal(1_000_000)
 _ZERO: Final = Money(Decimal(0), "USD")
 
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """USD per million tokens for one model."""
+    """USD per million tokens for one model; a missing cache price bills those tokens as input."""
 
     input_mtok: Decimal
     output_mtok: Decimal
     cache_read_mtok: Decimal | None = None
-    """Price of cached prompt tokens; None bills them as ordinary input."""
+    cache_write_mtok: Decimal | None = None
 
     def cost(self, usage: TokenUsage) -> Decimal:
-        """The cost of `usage`: cached prompt tokens are part of `input_tokens` (OpenAI)."""
-        cached = min(usage.cache_read_tokens or 0, usage.input_tokens)
-        cache_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
+        """The cost of `usage`, whose `input_tokens` include cache reads and writes (OpenAI)."""
+        read = min(usage.cache_read_tokens or 0, usage.input_tokens)
+        written = min(usage.cache_creation_tokens or 0, usage.input_tokens - read)
+        read_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
+        write_price = self.input_mtok if self.cache_write_mtok is None else self.cache_write_mtok
         total = (
-            (usage.input_tokens - cached) * self.input_mtok
-            + cached * cache_price
+            (usage.input_tokens - read - written) * self.input_mtok
+            + read * read_price
+            + written * write_price
             + usage.output_tokens * self.output_mtok
         )
         return total / _MTOK
@@ -60,11 +66,9 @@ def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
 
 
 def _model_price(model: str, entry: Mapping[str, str | Decimal | int]) -> ModelPrice:
-    unknown = set(entry) - _PRICE_KEYS
+    unknown = set(entry) - set(_PRICE_KEYS)
     if unknown:
-        raise ValueError(
-            f"prices[{model!r}]: unknown key(s) {sorted(unknown)}; use {sorted(_PRICE_KEYS)}"
-        )
+        raise ValueError(f"prices[{model!r}]: unknown key(s) {sorted(unknown)}; use {_PRICE_KEYS}")
     missing = {"input_mtok", "output_mtok"} - set(entry)
     if missing:
         raise ValueError(f"prices[{model!r}]: missing {sorted(missing)}")
@@ -112,12 +116,23 @@ class Pricer:
         return None if amount is None else Money(amount, "USD")
 
     def _price_data_cost(self, usage: TokenUsage, model: str) -> Decimal | None:
+        try:
+            flat = flat_price(model, self.provider_id, self.provider_api_url, date.today())
+        except LookupError as exc:
+            logger.debug("no price for model %r: %s", model, exc)
+            return None
+        if flat is not None:
+            return flat.cost(usage)
+        return self._calc_price(usage, model)
+
+    def _calc_price(self, usage: TokenUsage, model: str) -> Decimal | None:
         from genai_prices import Usage, calc_price
 
         tokens = Usage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_creation_tokens,
         )
         try:
             if self.provider_id is not None:
@@ -128,3 +143,37 @@ class Pricer:
             logger.debug("no price for model %r: %s", model, exc)
             return None
         return calculation.total_price
+
+
+@functools.lru_cache(maxsize=256)
+def flat_price(
+    model: str, provider_id: str | None, provider_api_url: str | None, day: date
+) -> ModelPrice | None:
+    """genai-prices' token prices for `model` when they are flat, else None (use `calc_price`).
+
+    genai-prices' general `calc_price` walks its unit registry on every call
+    (~140 µs, half of `complete`'s CPU time). For a model whose input,
+    output and cache prices are plain Decimals (no tiers), the same sum over
+    our four token counts is done here from prices resolved once per model
+    and day (prices can change on a date). Tiered prices, or genai-prices
+    internals that moved, fall back to `calc_price`.
+
+    Raises:
+        LookupError: genai-prices does not know the model (not cached).
+    """
+    from genai_prices.data_snapshot import get_snapshot
+
+    snapshot = get_snapshot()
+    try:
+        _, info = snapshot.find_provider_model(model, None, provider_id, provider_api_url)
+        prices = info.get_prices(datetime.now(tz=UTC))
+    except (AttributeError, TypeError):  # genai-prices internals changed
+        return None
+    input_mtok, output_mtok, read_mtok, write_mtok = (
+        getattr(prices, key, None) for key in _PRICE_KEYS
+    )
+    if not isinstance(input_mtok, Decimal) or not isinstance(output_mtok, Decimal):
+        return None
+    if not all(value is None or isinstance(value, Decimal) for value in (read_mtok, write_mtok)):
+        return None
+    return ModelPrice(input_mtok, output_mtok, read_mtok, write_mtok)

@@ -382,19 +382,26 @@ def stop_reason(finish_reason: object, content: Sequence[ContentPart]) -> StopRe
 def parse_usage(usage: object) -> TokenUsage:
     """Read `usage`; `prompt_tokens` includes the cached ones, reported as cache reads.
 
-    `input_tokens` is OpenAI's `prompt_tokens` unchanged (cached tokens
-    included); `cache_read_tokens` is `prompt_tokens_details.cached_tokens`
-    (None when the server does not report it). OpenAI reports no cache writes.
+    `input_tokens` is OpenAI's `prompt_tokens` unchanged (cached and
+    cache-written tokens included); `cache_read_tokens` is
+    `prompt_tokens_details.cached_tokens` and `cache_creation_tokens` is
+    `prompt_tokens_details.cache_write_tokens`, each None when not reported
+    (older models and most compatible servers report no cache writes).
     """
     if not isinstance(usage, dict):
         return TokenUsage()
     details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    details = details if isinstance(details, dict) else {}
     return TokenUsage(
         input_tokens=_count(usage.get("prompt_tokens")),
         output_tokens=_count(usage.get("completion_tokens")),
-        cache_read_tokens=_count(cached) if cached is not None else None,
+        cache_read_tokens=_optional_count(details.get("cached_tokens")),
+        cache_creation_tokens=_optional_count(details.get("cache_write_tokens")),
     )
+
+
+def _optional_count(value: object) -> int | None:
+    return None if value is None else _count(value)
 
 
 def _count(value: object) -> int:

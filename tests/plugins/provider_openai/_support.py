@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+
 from neuron_provider_openai import OpenAIProvider
 from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
 
@@ -42,7 +43,9 @@ def completion(
         "object": "chat.completion",
         "created": 1763802312,
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+        ],
         "usage": usage
         if usage is not None
         else {

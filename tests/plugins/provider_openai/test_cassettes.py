@@ -11,6 +11,7 @@ import httpx
 import pytest
 import yaml
 from moneyed import Money
+
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool import ToolRegistry, tool
 from neuron_turn.provider import (
@@ -21,7 +22,6 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-
 from tests.cassettes import CASSETTES, recorder, replay
 
 from ._support import KEY, user

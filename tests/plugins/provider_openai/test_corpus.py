@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool.schema import ToolSchema
 from neuron_turn.provider import (
@@ -38,7 +39,6 @@ from neuron_turn.provider_errors import (
     ProviderError,
     RateLimitError,
 )
-
 from tests.cassettes import SHARED_CORPUS, ParsedBodySerializer, replay
 
 from ._support import user
@@ -110,7 +110,7 @@ def comparable(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def expected_completion(recorded: Recorded) -> dict[str, Any]:
-    """Fold the recorded body (JSON or SSE) into `{"message", "finish_reason", "usage", "model"}`."""
+    """Fold the recorded body (JSON or SSE) into message, finish_reason, usage and model."""
     if recorded.content_type.startswith("text/event-stream"):
         return _fold_sse(recorded.body.decode())
     data = json.loads(recorded.body)
@@ -185,7 +185,9 @@ def check_outcome(outcome: Outcome, recorded: Recorded) -> None:
 # --- the cases ------------------------------------------------------------------
 
 
-def tool(name: str, description: str, properties: dict[str, Any], strict: bool = False) -> ToolSchema:
+def tool(
+    name: str, description: str, properties: dict[str, Any], strict: bool = False
+) -> ToolSchema:
     schema: dict[str, Any] = {
         "properties": properties,
         "required": list(properties),
@@ -225,7 +227,10 @@ ONCE = lambda req: [lambda _: req]  # noqa: E731
 
 def case_instructions() -> Case:
     req = ProviderRequest(
-        "gpt-4o", [user(FRANCE)], system="You are a helpful assistant.", extra={"n": 1, **NOT_STREAMED}
+        "gpt-4o",
+        [user(FRANCE)],
+        system="You are a helpful assistant.",
+        extra={"n": 1, **NOT_STREAMED},
     )
     return Case("openai/pydantic-ai__test_openai_instructions.yaml", ONCE(req))
 
@@ -288,7 +293,9 @@ def case_parallel_tool_calls() -> Case:
         return ProviderRequest("gpt-4o", history, tools, system=system, extra=extra)
 
     first = ProviderRequest("gpt-4o", [question], tools, system=system, extra=extra)
-    return Case("openai/pydantic-ai__test_dbos_agent_with_hitl_tool.yaml", [lambda _: first, second])
+    return Case(
+        "openai/pydantic-ai__test_dbos_agent_with_hitl_tool.yaml", [lambda _: first, second]
+    )
 
 
 def case_chain_of_two_calls() -> Case:
@@ -308,7 +315,9 @@ def case_chain_of_two_calls() -> Case:
 
     def step(previous: list[Outcome]) -> ProviderRequest:
         if previous:
-            history.extend([replying(previous), results(("123124", "true")[len(previous) - 1])(previous)])
+            history.extend(
+                [replying(previous), results(("123124", "true")[len(previous) - 1])(previous)]
+            )
         return ProviderRequest("gpt-4o-mini", list(history), tools, extra=NOT_STREAMED)
 
     return Case("openai/llm__test_tool_use_chain_of_two_calls.yaml", [step] * 3)
@@ -335,9 +344,7 @@ def case_streamed_tool_call_llm() -> Case:
         return ProviderRequest("gpt-4o-mini", history, tools)
 
     first = ProviderRequest("gpt-4o-mini", [question], tools)
-    return Case(
-        "openai/llm__test_tool_use_basic.yaml", [lambda _: first, second], {"stream": True}
-    )
+    return Case("openai/llm__test_tool_use_basic.yaml", [lambda _: first, second], {"stream": True})
 
 
 def case_streamed_tool_loop_pydantic_ai() -> Case:
@@ -393,7 +400,10 @@ def case_ollama_local_json_schema() -> Case:
         "title": "CityLocation",
         "type": "object",
     }
-    response_format = {"type": "json_schema", "json_schema": {"name": "CityLocation", "schema": schema}}
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"name": "CityLocation", "schema": schema},
+    }
     req = ProviderRequest(
         "qwen3:0.6b", [user(FRANCE)], extra={"response_format": response_format, **NOT_STREAMED}
     )

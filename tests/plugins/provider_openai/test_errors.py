@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from email.utils import format_datetime
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx
 import pytest
+
 from neuron_provider_openai._errors import parse_duration, retry_after
 from neuron_turn.provider_errors import (
     InvalidRequestError,
@@ -96,7 +97,9 @@ async def test_authentication_error_says_which_variable_to_check() -> None:
 
 
 async def test_insufficient_quota_429_is_not_retryable() -> None:
-    body = openai_error("You exceeded your current quota", "insufficient_quota", "insufficient_quota")
+    body = openai_error(
+        "You exceeded your current quota", "insufficient_quota", "insufficient_quota"
+    )
     error = await fail(json_response(body, 429, **{"retry-after": "20"}))
     assert isinstance(error, ProviderAuthenticationError)
     assert not error.retryable
@@ -132,7 +135,9 @@ async def test_insufficient_quota_429_is_not_retryable() -> None:
 async def test_rate_limit_maps_to_retryable_error_with_retry_after(
     headers: dict[str, str], seconds: float | None
 ) -> None:
-    error = await fail(json_response(openai_error("Rate limit reached", "requests"), 429, **headers))
+    error = await fail(
+        json_response(openai_error("Rate limit reached", "requests"), 429, **headers)
+    )
     assert isinstance(error, RateLimitError)
     assert error.retryable
     if seconds is None:
@@ -190,7 +195,13 @@ def test_parse_duration(text: str, seconds: float | None) -> None:
         ({"detail": "Not authenticated"}, "Not authenticated"),
         ({"detail": [{"loc": ["body", "messages"], "msg": "field required"}]}, "field required"),
         (
-            {"error": {"code": 429, "message": "Provider returned error", "metadata": {"raw": "slow down"}}},
+            {
+                "error": {
+                    "code": 429,
+                    "message": "Provider returned error",
+                    "metadata": {"raw": "slow down"},
+                }
+            },
             "Provider returned error: slow down",
         ),
     ],
@@ -228,7 +239,7 @@ async def test_200_with_json_that_is_not_a_completion_is_a_response_error() -> N
     error = await fail(json_response({"object": "list", "data": []}))
     assert isinstance(error, ProviderResponseError)
     assert "no choices" in error.message
-    assert "'{\"object\"" in error.message
+    assert '\'{"object"' in error.message
 
 
 async def test_200_carrying_an_error_with_an_http_code_is_mapped_by_that_code() -> None:

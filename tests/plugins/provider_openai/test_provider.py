@@ -8,6 +8,7 @@ from decimal import Decimal
 import httpx
 import pytest
 from moneyed import Money
+
 from neuron_provider_openai import DEFAULT_BASE_URL, OpenAIProvider
 from neuron_turn.provider import (
     Provider,
@@ -164,7 +165,9 @@ async def test_custom_base_url_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> 
 
 async def test_custom_base_url_can_still_require_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    provider, _ = mocked(api_key=None, base_url="https://openrouter.ai/api/v1", require_api_key=True)
+    provider, _ = mocked(
+        api_key=None, base_url="https://openrouter.ai/api/v1", require_api_key=True
+    )
     with pytest.raises(ProviderAuthenticationError):
         await provider.complete(request())
 
@@ -304,12 +307,14 @@ async def test_prices_option_overrides_and_adds_models() -> None:
         prices=prices,
     )
     assert (await local.complete(request(model="qwen3:0.6b"))).cost == Money(
-        Decimal("0.0025"), "USD"  # 1000 * 0.5 + 1000 * 0.5 (no cache price) + 1000 * 1.5
+        Decimal("0.0025"),
+        "USD",  # 1000 * 0.5 + 1000 * 0.5 (no cache price) + 1000 * 1.5
     )
     # Keyed by the requested model when the answered one (a dated snapshot) is not listed.
     cloud, _ = mocked(json_response(completion(usage=usage)), prices=prices)
     assert (await cloud.complete(request())).cost == Money(
-        Decimal("0.0031"), "USD"  # 1000 * 1 + 1000 * 0.1 + 1000 * 2
+        Decimal("0.0031"),
+        "USD",  # 1000 * 1 + 1000 * 0.1 + 1000 * 2
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from neuron_provider_openai._stream import MalformedStreamError, StreamAccumulator, StreamError
 from neuron_turn.provider import TextPart, TokenUsage, ToolUsePart
 from neuron_turn.provider_errors import (
@@ -34,7 +35,11 @@ USAGE_CHUNK = {
     "id": "chatcmpl-s",
     "model": "gpt-4o-mini-2024-07-18",
     "choices": [],
-    "usage": {"prompt_tokens": 53, "completion_tokens": 15, "prompt_tokens_details": {"cached_tokens": 0}},
+    "usage": {
+        "prompt_tokens": 53,
+        "completion_tokens": 15,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    },
 }
 
 
@@ -53,13 +58,24 @@ TOOL_STREAM = (
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_capital", "arguments": ""}}
+                {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_capital", "arguments": ""},
+                }
             ],
         }
     ),
     chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"coun'}}]}),
     chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'try":"UK"}'}}]}),
-    chunk({"tool_calls": [{"index": 1, "id": "call_2", "function": {"name": "now", "arguments": "{}"}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {"index": 1, "id": "call_2", "function": {"name": "now", "arguments": "{}"}}
+            ]
+        }
+    ),
     chunk({}, "tool_calls"),
     USAGE_CHUNK,
 )
@@ -135,7 +151,9 @@ async def test_non_json_event_is_a_response_error() -> None:
 
 
 async def test_empty_stream_is_a_response_error() -> None:
-    empty = httpx.Response(200, content=b"data: [DONE]\n\n", headers={"content-type": "text/event-stream"})
+    empty = httpx.Response(
+        200, content=b"data: [DONE]\n\n", headers={"content-type": "text/event-stream"}
+    )
     provider, _ = mocked(empty, stream=True)
     with pytest.raises(ProviderResponseError, match="stream"):
         await provider.complete(request())
@@ -143,7 +161,13 @@ async def test_empty_stream_is_a_response_error() -> None:
 
 def test_accumulator_skips_comments_event_lines_and_blanks() -> None:
     acc = StreamAccumulator()
-    for line in (": ping", "event: message", "", f"data: {json.dumps(chunk({'content': 'x'}))}", "data: [DONE]"):
+    for line in (
+        ": ping",
+        "event: message",
+        "",
+        f"data: {json.dumps(chunk({'content': 'x'}))}",
+        "data: [DONE]",
+    ):
         acc.feed_line(line)
     assert (acc.content, acc.chunks, acc.done) == ("x", 1, True)
 

@@ -6,6 +6,7 @@ import json
 import logging
 
 import pytest
+
 from layer0 import Base64Source, UrlSource
 from neuron_provider_openai import _wire
 from neuron_tool.schema import ToolSchema
@@ -196,7 +197,9 @@ def test_thinking_and_raw_parts_from_other_providers_are_dropped() -> None:
 
 def test_image_in_an_assistant_message_is_rejected() -> None:
     turn = ProviderMessage("assistant", [ImagePart(UrlSource(url="https://x/y.png"), "image/png")])
-    with pytest.raises(_wire.UnsupportedContentError, match="assistant message cannot hold an image"):
+    with pytest.raises(
+        _wire.UnsupportedContentError, match="assistant message cannot hold an image"
+    ):
         body(request(turn))
 
 
@@ -425,3 +428,12 @@ def test_thinking_is_sent_back_in_the_reasoning_field_when_asked() -> None:
     turn = ProviderMessage("assistant", [ThinkingPart("The user asks."), TextPart("Paris.")])
     (sent,) = body(request(turn), reasoning_field="reasoning")["messages"]
     assert sent == {"role": "assistant", "content": "Paris.", "reasoning": "The user asks."}
+
+
+def test_cache_write_tokens_are_reported_as_cache_creation() -> None:
+    usage = {
+        "prompt_tokens": 5000,
+        "completion_tokens": 10,
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 4096},
+    }
+    assert parse(completion(usage=usage)).usage == TokenUsage(5000, 10, 0, 4096)

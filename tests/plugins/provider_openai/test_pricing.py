@@ -1,0 +1,112 @@
+"""Cost: the user's prices, genai-prices' data, and the flat-price shortcut matching it."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from genai_prices import Usage, calc_price
+from genai_prices.data_snapshot import get_snapshot
+from moneyed import Money
+
+from neuron_provider_openai._pricing import ModelPrice, Pricer, flat_price, parse_prices
+from neuron_turn.provider import TokenUsage
+
+USAGES = [
+    TokenUsage(1000, 100, 0),
+    TokenUsage(1000, 100, 400),
+    TokenUsage(300_000, 5_000, 1_000, 2_000),
+    TokenUsage(5, 0, None),
+]
+
+
+def genai_cost(usage: TokenUsage, model: str) -> Decimal:
+    tokens = Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_creation_tokens,
+    )
+    return calc_price(tokens, model, provider_id="openai").total_price
+
+
+def openai_chat_models() -> list[str]:
+    (openai,) = [p for p in get_snapshot().providers if p.id == "openai"]
+    return [
+        m.id
+        for m in openai.models
+        if not m.id.startswith(("ft:", "text-embedding", "tts", "whisper"))
+    ]
+
+
+def test_model_price_bills_cache_reads_and_writes_inside_input_tokens() -> None:
+    price = ModelPrice(Decimal(1), Decimal(2), Decimal("0.5"), Decimal(3))
+    usage = TokenUsage(
+        input_tokens=1000, output_tokens=10, cache_read_tokens=200, cache_creation_tokens=100
+    )
+    # 700 uncached * 1 + 200 read * 0.5 + 100 written * 3 + 10 out * 2, per million.
+    assert price.cost(usage) == Decimal("0.00112")
+
+
+def test_missing_cache_prices_bill_cached_tokens_as_input() -> None:
+    price = ModelPrice(Decimal(1), Decimal(2))
+    usage = TokenUsage(1000, 10, 200, 100)
+    assert price.cost(usage) == Decimal("0.00102")
+
+
+def test_flat_prices_give_exactly_what_genai_prices_gives() -> None:
+    checked = 0
+    for model in openai_chat_models():
+        try:
+            flat = flat_price(model, "openai", None, date.today())
+        except LookupError:
+            continue  # an id genai-prices itself does not resolve to this model
+        if flat is None:
+            continue
+        checked += 1
+        for usage in USAGES:
+            assert flat.cost(usage) == genai_cost(usage, model), (model, usage)
+    assert checked > 20
+
+
+def test_tiered_prices_fall_back_to_genai_prices() -> None:
+    tiered = [m for m in openai_chat_models() if m.startswith("gpt-5.4")]
+    assert tiered, "genai-prices no longer has a tiered gpt-5.4 price; pick another tiered model"
+    model = tiered[0]
+    assert flat_price(model, "openai", None, date.today()) is None
+    pricer = Pricer(overrides={}, lookup=True, provider_id="openai")
+    usage = TokenUsage(300_000, 5_000, 1_000)
+    assert pricer.cost(usage, model=model, requested_model=model) == Money(
+        genai_cost(usage, model), "USD"
+    )
+
+
+def test_unknown_model_has_no_price() -> None:
+    pricer = Pricer(overrides={}, lookup=True, provider_id="openai")
+    assert pricer.cost(TokenUsage(1, 1), model="no-such-model-xyz", requested_model="x") is None
+
+
+def test_overrides_win_over_price_data() -> None:
+    pricer = Pricer(
+        overrides=parse_prices(
+            {"gpt-4o-mini-2024-07-18": {"input_mtok": "10", "output_mtok": "0"}}
+        ),
+        lookup=True,
+        provider_id="openai",
+    )
+    cost = pricer.cost(TokenUsage(100_000, 0), model="gpt-4o-mini-2024-07-18", requested_model="x")
+    assert cost == Money(Decimal(1), "USD")
+
+
+def test_prices_accept_decimal_strings_decimals_and_ints() -> None:
+    parsed = parse_prices(
+        {"m": {"input_mtok": "0.5", "output_mtok": Decimal("1.5"), "cache_write_mtok": 2}}
+    )
+    assert parsed["m"] == ModelPrice(Decimal("0.5"), Decimal("1.5"), None, Decimal(2))
+
+
+@pytest.mark.parametrize("value", [0.5, True, None, "NaN", "Infinity"])
+def test_prices_reject_floats_and_non_amounts(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_prices({"m": {"input_mtok": value, "output_mtok": "1"}})  # type: ignore[dict-item]

@@ -16,10 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from ._plugin_calls import HookFailed
 from ._plugin_records import PluginFailure, PluginOrigin
 from .hookspecs import PROJECT
-from .plugin_errors import DuplicatePluginError
+from .plugin_errors import DuplicatePluginError, PluginHookError
 
 if TYPE_CHECKING:
     from .plugins import PluginManager
@@ -114,7 +113,7 @@ def _load_one(
         return
     try:
         manager.register(plugin, origin=origin)
-    except HookFailed as exc:
+    except PluginHookError as exc:
         manager.fail(PluginFailure(origin, exc.hook, exc.error), strict=strict)
     except Exception as exc:
         manager.fail(PluginFailure(origin, "validation", exc), strict=strict)

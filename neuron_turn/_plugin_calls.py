@@ -21,24 +21,16 @@ from neuron_tool.tool import ToolDyn
 
 from ._plugin_records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
 from .hookspecs import HOOK_NAMES
+from .plugin_errors import PluginHookError
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-
-
-class HookFailed(Exception):
-    """A plugin's registration hook raised `error` (internal: the loader reports it)."""
-
-    def __init__(self, hook: str, error: Exception) -> None:
-        super().__init__(f"{hook} raised {type(error).__name__}: {error}")
-        self.hook = hook
-        self.error = error
 
 
 def collect(pm: pluggy.PluginManager, plugin: str) -> Contributions:
     """Call each `register_*` implementation of `plugin`, in `HOOK_NAMES` order.
 
     Raises:
-        HookFailed: an implementation raised (including a bad registration).
+        PluginHookError: an implementation raised (including a bad registration).
     """
     found = Contributions()
     callbacks = _callbacks(found, plugin)
@@ -49,7 +41,7 @@ def collect(pm: pluggy.PluginManager, plugin: str) -> Contributions:
                 try:
                     _call(impl, callbacks[hook_name])
                 except Exception as exc:
-                    raise HookFailed(hook_name, exc) from exc
+                    raise PluginHookError(hook_name, exc) from exc
     return found
 
 
@@ -93,13 +85,17 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
 
 def _add_factory(found: Contributions, item: Registered) -> None:
     label = item.kind.replace("_", " ")
-    for name in (item.name, *item.aliases):
+    names = (item.name, *item.aliases)
+    for index, name in enumerate(names):
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValueError(
                 f"{label} name {name!r} is not valid: use letters, digits, '_', '-' or '.', "
                 "starting with a letter or digit"
             )
-        if any(other.kind == item.kind and other.answers_to(name) for other in found.factories):
+        taken = name in names[:index] or any(
+            other.kind == item.kind and other.answers_to(name) for other in found.factories
+        )
+        if taken:
             raise ValueError(f"{label} {name!r} is registered twice by this plugin")
     if not callable(item.factory):
         raise TypeError(

@@ -4,6 +4,7 @@
 PluginError(Exception)
 ├── PluginLoadError                      a plugin failed to load and NEURON_STRICT_PLUGINS=1
 ├── DuplicatePluginError                 an entry-point name is already taken (a failure's cause)
+├── PluginHookError                      a plugin's `register_*` hook raised
 ├── InvalidModelError(ValueError)        a model string is not "<provider>:<model>"
 ├── PluginFactoryError                   a registered factory raised or built the wrong thing
 ├── UnknownNameError(LookupError)        nothing is registered under the name asked for
@@ -36,6 +37,7 @@ __all__ = [
     "NameConflictError",
     "PluginError",
     "PluginFactoryError",
+    "PluginHookError",
     "PluginLoadError",
     "ProviderConflictError",
     "UnknownContextStrategyError",
@@ -80,6 +82,19 @@ class DuplicatePluginError(PluginError):
             f"the plugin name {name!r} is already taken by {taken_by}; "
             "entry-point names must be unique across installed distributions"
         )
+
+
+class PluginHookError(PluginError):
+    """A plugin's `register_*` hook raised `error` (also chained as the cause); `hook` names it.
+
+    A bad registration (a factory that is not callable, an invalid name) raises
+    inside the plugin's hook, so it is reported this way too.
+    """
+
+    def __init__(self, hook: str, error: Exception) -> None:
+        self.hook = hook
+        self.error = error
+        super().__init__(f"{hook} raised {type(error).__name__}: {error}")
 
 
 class InvalidModelError(PluginError, ValueError):

@@ -140,7 +140,7 @@ class PluginManager:
             PluginError: the name is disabled.
             pluggy.PluginValidationError: a hook is unknown or has arguments
                 its spec lacks, or the plugin implements no hook at all.
-            HookFailed: one of its `register_*` hooks raised.
+            PluginHookError: one of its `register_*` hooks raised.
         """
         if origin is None:
             origin = PluginOrigin(name or self.pluggy.get_canonical_name(plugin))

@@ -1,0 +1,139 @@
+"""Every hook spec is documented per the house template, and its example plugin works."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import types
+from typing import Any
+
+import pluggy
+import pytest
+
+import neuron_turn
+from layer0 import AgentNotFound, HookContext, HookPoint, TurnInput, usd
+from neuron_hooks import HookRegistry
+from neuron_turn import hookspecs
+from neuron_turn.plugins import PluginManager
+from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.testing import ScriptedProvider, text_response
+from neuron_turn.turn import NeuronTurn
+
+SPECS = [getattr(hookspecs, name) for name in hookspecs.HOOK_NAMES]
+
+
+def example_source(spec: Any) -> str:
+    doc = inspect.getdoc(spec)
+    assert doc is not None
+    _, marker, example = doc.partition("\nExample:\n")
+    assert marker, f"{spec.__name__} has no Example: section"
+    return textwrap.dedent(example)
+
+
+def example_plugin(spec: Any) -> types.ModuleType:
+    module = types.ModuleType(f"example_{spec.__name__}")
+    exec(compile(example_source(spec), f"<{spec.__name__} example>", "exec"), module.__dict__)
+    return module
+
+
+def manager_with_example(spec: Any) -> PluginManager:
+    manager = PluginManager()
+    manager.register(example_plugin(spec), name="example")
+    return manager
+
+
+def test_the_six_specs_are_declared_and_nothing_else() -> None:
+    pm = PluginManager().pluggy
+    declared = {name for name in vars(pm.hook) if not name.startswith("_")}
+    assert declared == set(hookspecs.HOOK_NAMES)
+    for name in hookspecs.HOOK_NAMES:
+        assert getattr(pm.hook, name).has_spec()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=hookspecs.HOOK_NAMES)
+def test_each_spec_follows_the_docstring_template(spec: Any) -> None:
+    doc = inspect.getdoc(spec)
+    assert doc is not None
+    summary, _, body = doc.partition("\n\n")
+    assert "\n" not in summary and summary.endswith(".")
+    assert "Called once per plugin" in body  # when, and how often
+    assert "\nArgs:\n    register:" in body  # the argument, and what to do with it
+    assert "two plugins" in " ".join(body.lower().split())  # how name conflicts are handled
+    assert "@hookimpl" in example_source(spec)
+    assert list(inspect.signature(spec).parameters) == ["register"]
+
+
+def test_plugin_authors_get_hookimpl_from_neuron_turn() -> None:
+    assert neuron_turn.hookimpl is hookspecs.hookimpl
+    assert isinstance(neuron_turn.hookimpl, pluggy.HookimplMarker)
+    assert hookspecs.hookimpl.project_name == hookspecs.PROJECT == "neuron_turn"
+    assert "hookspec" not in dir(neuron_turn)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=hookspecs.HOOK_NAMES)
+def test_each_example_is_a_plugin_that_loads(spec: Any) -> None:
+    manager = manager_with_example(spec)
+    (info,) = [info for info in manager.plugins() if info.name == "example"]
+    assert info.hooks == (spec.__name__,)
+
+
+async def test_register_providers_example() -> None:
+    manager = manager_with_example(hookspecs.register_providers)
+    provider = manager.get_provider("echo:any-model")
+    request = ProviderRequest(
+        model="any-model", messages=[ProviderMessage("user", [TextPart("hi")])]
+    )
+    response = await provider.complete(request)
+    assert response.content == [TextPart("hi")]
+    assert response.model == "any-model"
+    assert type(manager.get_provider("parrot:m")) is type(provider)
+
+
+async def test_register_context_strategies_example() -> None:
+    manager = manager_with_example(hookspecs.register_context_strategies)
+    strategy = manager.get_context_strategy("keep_last", count=2)
+    messages = [ProviderMessage("user", [TextPart(str(i))]) for i in range(5)]
+    assert strategy.should_compact(messages, limit=10_000)
+    assert await strategy.compact(messages) == messages[-2:]
+
+
+async def test_register_hooks_example() -> None:
+    manager = manager_with_example(hookspecs.register_hooks)
+    (registered,) = manager.registered_hooks()
+    assert registered.name == "example.count_model_calls"
+    assert registered.observer
+    registry = manager.build_hook_registry()
+    ctx = HookContext(
+        point=HookPoint.PRE_INFERENCE, tokens_used=0, cost=usd(), turns_completed=0, elapsed=0
+    )
+    await registry.dispatch(ctx)
+    await registry.dispatch(ctx)
+    assert registered.hook.calls == 2  # type: ignore[attr-defined]
+
+
+async def test_register_tools_example() -> None:
+    manager = manager_with_example(hookspecs.register_tools)
+    (add,) = manager.tools_by_name(["add"])
+    assert add.description == "Add two integers."
+    assert await add.call({"a": 2, "b": 3}) == 5
+
+
+async def test_register_state_stores_example() -> None:
+    manager = manager_with_example(hookspecs.register_state_stores)
+    store = manager.get_state_store("memory")
+    await store.write("global", "greeting", "hello")
+    assert await store.read("global", "greeting") == "hello"
+    assert await store.list("global", "gr") == ["greeting"]
+    await store.delete("global", "greeting")
+    assert await store.read("global", "greeting") is None
+
+
+async def test_register_orchestrators_example() -> None:
+    manager = manager_with_example(hookspecs.register_orchestrators)
+    agent = NeuronTurn(ScriptedProvider([text_response("done")]), hooks=HookRegistry())
+    orchestrator = manager.get_orchestrator("inline", agents={"helper": agent})
+    turn_input = TurnInput(message="go", trigger="task")
+    output = await orchestrator.dispatch("helper", turn_input)
+    assert output.message.as_text() == "done"
+    (missing,) = await orchestrator.dispatch_many([("nobody", turn_input)])
+    assert isinstance(missing, AgentNotFound)

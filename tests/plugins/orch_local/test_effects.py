@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from layer0 import (
+    CustomEffect,
+    DelegateEffect,
+    DeleteMemoryEffect,
+    DispatchFailed,
+    Effect,
+    HandoffEffect,
+    LogEffect,
+    LogLevel,
+    QueryPayload,
+    SessionScope,
+    SignalEffect,
+    SignalPayload,
+    TurnInput,
+    WorkflowNotFound,
+    WriteMemoryEffect,
+)
+from layer0.testing import EchoTurn, InMemoryStore
+from neuron_orch_local import (
+    LOGGER_NAME,
+    TRACE,
+    CustomEffectHandler,
+    EffectContext,
+    LocalOrchestrator,
+)
+
+from ._doubles import RecordingStore, ScriptTurn, user
+
+SCOPE = SessionScope(id="s")
+
+
+def write(key: str, value: object = 1) -> WriteMemoryEffect:
+    return WriteMemoryEffect.model_validate({"scope": {"session": "s"}, "key": key, "value": value})
+
+
+def delete(key: str) -> DeleteMemoryEffect:
+    return DeleteMemoryEffect(scope=SCOPE, key=key)
+
+
+def log(message: str, level: LogLevel = LogLevel.INFO, data: object = None) -> LogEffect:
+    return LogEffect.model_validate({"level": level, "message": message, "data": data})
+
+
+def custom(effect_type: str, data: object = None) -> CustomEffect:
+    return CustomEffect.model_validate({"effect_type": effect_type, "data": data})
+
+
+class EventLog(logging.Handler):
+    def __init__(self, events: list[str]) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.events.append(f"log {record.getMessage()}")
+
+
+@pytest.fixture
+def events() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def log_events(events: list[str]) -> object:
+    logger = logging.getLogger(LOGGER_NAME)
+    handler = EventLog(events)
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.DEBUG)
+    yield handler
+    logger.removeHandler(handler)
+    logger.setLevel(previous)
+
+
+def recorder(events: list[str], orchestrator: list[LocalOrchestrator]) -> CustomEffectHandler:
+    async def handle(effect: CustomEffect, context: EffectContext) -> None:
+        inbox = await orchestrator[0].query("target", QueryPayload(query_type="inbox", params=None))
+        assert isinstance(inbox, list)
+        events.append(f"custom {effect.data} (inbox {len(inbox)})")
+
+    return handle
+
+
+@pytest.mark.usefixtures("log_events")
+async def test_effects_run_in_declaration_order_with_memory_applied_at_the_first_write(
+    events: list[str],
+) -> None:
+    effects: list[Effect] = [
+        log("first"),
+        custom("mark", "one"),
+        write("k1"),
+        SignalEffect(target="target", payload=SignalPayload(signal_type="go", data=None)),
+        custom("mark", "two"),
+        DelegateEffect(agent="child", input=TurnInput(message="task", trigger="task")),
+        delete("k2"),
+        log("last"),
+    ]
+    holder: list[LocalOrchestrator] = []
+    orchestrator = LocalOrchestrator(
+        {
+            "a": ScriptTurn(*effects),
+            "child": ScriptTurn(events=events, name="child"),
+            "target": EchoTurn(),
+        },
+        RecordingStore(events),
+        custom_handlers={"mark": recorder(events, holder)},
+    )
+    holder.append(orchestrator)
+    await orchestrator.dispatch("target", user(), workflow_id="target")
+    await orchestrator.dispatch("a", user())
+    assert events == [
+        "log first",
+        "custom one (inbox 0)",
+        "write k1",
+        "delete k2",
+        "custom two (inbox 1)",
+        "turn child",
+        "log last",
+    ]
+
+
+async def test_write_and_delete_memory_reach_the_store() -> None:
+    store = InMemoryStore()
+    await store.write(SCOPE, "old", "x")
+    orchestrator = LocalOrchestrator(
+        {"a": ScriptTurn(write("new", {"v": [1, 2]}), delete("old"))}, store
+    )
+    await orchestrator.dispatch("a", user())
+    assert await store.read(SCOPE, "new") == {"v": [1, 2]}
+    assert await store.read(SCOPE, "old") is None
+
+
+async def test_signal_effect_reaches_the_target_inbox() -> None:
+    payload = SignalPayload(signal_type="done", data={"n": 1})
+    orchestrator = LocalOrchestrator(
+        {"a": ScriptTurn(SignalEffect(target="t", payload=payload)), "t": EchoTurn()},
+        InMemoryStore(),
+    )
+    await orchestrator.dispatch("t", user(), workflow_id="t")
+    await orchestrator.dispatch("a", user())
+    assert orchestrator.workflow("t").inbox == (payload,)
+
+
+async def test_signal_effect_to_an_unknown_workflow_raises_before_any_effect_runs() -> None:
+    store = InMemoryStore()
+    effects: list[Effect] = [
+        write("k"),
+        SignalEffect(target="ghost", payload=SignalPayload(signal_type="x", data=None)),
+    ]
+    orchestrator = LocalOrchestrator({"a": ScriptTurn(*effects)}, store)
+    with pytest.raises(WorkflowNotFound, match=r"agent 'a' .* signals workflow 'ghost'") as caught:
+        await orchestrator.dispatch("a", user())
+    assert caught.value.workflow == "ghost"
+    assert await store.read(SCOPE, "k") is None
+
+
+@pytest.mark.parametrize(
+    ("level", "stdlib"),
+    [
+        (LogLevel.TRACE, TRACE),
+        (LogLevel.DEBUG, logging.DEBUG),
+        (LogLevel.INFO, logging.INFO),
+        (LogLevel.WARN, logging.WARNING),
+        (LogLevel.ERROR, logging.ERROR),
+    ],
+)
+async def test_log_effect_goes_to_stdlib_logging_with_its_data(
+    caplog: pytest.LogCaptureFixture, level: LogLevel, stdlib: int
+) -> None:
+    caplog.set_level(TRACE, logger=LOGGER_NAME)
+    effect = log("100% done", level, {"step": 3})
+    orchestrator = LocalOrchestrator({"a": ScriptTurn(effect)}, InMemoryStore())
+    await orchestrator.dispatch("a", user(), workflow_id="w")
+    (record,) = [r for r in caplog.records if r.name == LOGGER_NAME]
+    assert record.levelno == stdlib
+    assert record.getMessage() == "100% done"
+    assert record.__dict__["data"] == {"step": 3}
+    assert record.__dict__["agent"] == "a"
+    assert record.__dict__["workflow_id"] == "w"
+    assert record.__dict__["log_level"] == level.value
+
+
+async def test_log_effect_below_the_logger_level_is_not_emitted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+    effects = (log("hidden", LogLevel.TRACE), log("shown", LogLevel.INFO))
+    orchestrator = LocalOrchestrator({"a": ScriptTurn(*effects)}, InMemoryStore())
+    await orchestrator.dispatch("a", user())
+    assert [r.getMessage() for r in caplog.records if r.name == LOGGER_NAME] == ["shown"]
+
+
+async def test_custom_effect_goes_to_the_handler_of_its_type() -> None:
+    seen: list[tuple[CustomEffect, EffectContext]] = []
+
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        seen.append((effect, context))
+
+    effect = custom("notify", {"to": "ops"})
+    orchestrator = LocalOrchestrator(
+        {"a": ScriptTurn(effect, custom("other"))},
+        InMemoryStore(),
+        custom_handlers={"notify": notify, "other": notify},
+    )
+    await orchestrator.dispatch("a", user(), workflow_id="w")
+    assert seen[0] == (effect, EffectContext(workflow_id="w", agent="a"))
+    assert [e.effect_type for e, _ in seen] == ["notify", "other"]
+
+
+async def test_unknown_custom_type_fails_naming_it_and_registered_ones_before_anything_runs() -> (
+    None
+):
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        raise AssertionError("must not run")
+
+    store = InMemoryStore()
+    orchestrator = LocalOrchestrator(
+        {"a": ScriptTurn(write("k"), custom("notify"), custom("page"))},
+        store,
+        custom_handlers={"notify": notify, "audit": notify},
+    )
+    with pytest.raises(
+        DispatchFailed,
+        match=r"type 'page', which has no handler; registered types: audit, notify",
+    ):
+        await orchestrator.dispatch("a", user())
+    assert await store.read(SCOPE, "k") is None
+
+
+async def test_unknown_custom_type_with_no_handlers_says_none() -> None:
+    orchestrator = LocalOrchestrator({"a": ScriptTurn(custom("page"))}, InMemoryStore())
+    with pytest.raises(DispatchFailed, match=r"registered types: none"):
+        await orchestrator.dispatch("a", user())
+
+
+async def test_custom_handler_error_fails_the_dispatch_with_the_cause_chained() -> None:
+    error = ConnectionError("smtp down")
+
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        raise error
+
+    orchestrator = LocalOrchestrator(
+        {"a": ScriptTurn(custom("notify"))}, InMemoryStore(), custom_handlers={"notify": notify}
+    )
+    with pytest.raises(
+        DispatchFailed, match=r"handler of custom effect 'notify' .* smtp down"
+    ) as caught:
+        await orchestrator.dispatch("a", user())
+    assert caught.value.__cause__ is error
+
+
+async def test_two_handoffs_in_one_turn_fail_before_anything_runs() -> None:
+    store = InMemoryStore()
+    other = ScriptTurn()
+    turn = ScriptTurn(
+        write("k"), HandoffEffect(agent="b", state=None), HandoffEffect(agent="c", state=None)
+    )
+    orchestrator = LocalOrchestrator({"a": turn, "b": other, "c": other}, store)
+    with pytest.raises(DispatchFailed, match=r"declared 2 handoffs \(to 'b', 'c'\)"):
+        await orchestrator.dispatch("a", user())
+    assert other.inputs == []
+    assert await store.read(SCOPE, "k") is None

@@ -12,12 +12,16 @@ from typing import Final, Self
 import httpx
 
 from neuron_turn.provider import ProviderRequest, ProviderResponse
-from neuron_turn.provider_errors import ProviderAuthenticationError, ProviderResponseError
+from neuron_turn.provider_errors import (
+    InvalidRequestError,
+    ProviderAuthenticationError,
+    ProviderResponseError,
+)
 
 from ._errors import error_for_event, error_for_response, prefix, redact, transport_errors
 from ._pricing import PriceTable, Pricing
 from ._stream import StreamedError, fold_event_stream
-from ._wire import PROVIDER, JsonObject, ParsedMessage, WireError, build_body, parse_message
+from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_message
 
 __all__ = [
     "API_KEY_ENV",
@@ -129,7 +133,7 @@ class AnthropicProvider:
             request, model=self.model, max_tokens=self._max_tokens, stream=self._stream
         )
         requested = str(body["model"])
-        response = await self._post(body, key)
+        response = await self._post(body, key=key)
         if not response.is_success:
             error = error_for_response(response, model=requested, secret=key)
             _log.debug("anthropic call failed: model=%s error=%s", requested, error)
@@ -161,7 +165,7 @@ class AnthropicProvider:
             )
         return key
 
-    async def _post(self, body: JsonObject, key: str) -> httpx.Response:
+    async def _post(self, body: JsonObject, *, key: str) -> httpx.Response:
         headers = {
             "anthropic-version": API_VERSION,
             "accept": "text/event-stream" if self._stream else "application/json",
@@ -169,12 +173,16 @@ class AnthropicProvider:
             "content-type": "application/json",
             "x-api-key": key,
         }
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:
+            raise InvalidRequestError(
+                f"the request holds a value that is not JSON ({exc})", provider=PROVIDER
+            ) from exc
+        timeout = httpx.USE_CLIENT_DEFAULT if self._timeout is None else self._timeout
         with transport_errors(secret=key):
-            if self._timeout is None:
-                return await self._client.post(self._url, content=content, headers=headers)
             return await self._client.post(
-                self._url, content=content, headers=headers, timeout=self._timeout
+                self._url, content=content, headers=headers, timeout=timeout
             )
 
     def _parse(self, response: httpx.Response, *, model: str, secret: str) -> ParsedMessage:
@@ -186,11 +194,10 @@ class AnthropicProvider:
             return parse_message(json.loads(text))
         except StreamedError as exc:
             raise error_for_event(exc, model=model, secret=secret) from exc
-        except (WireError, ValueError) as exc:
+        except ValueError as exc:  # WireError, or a body that is not JSON at all
             raise ProviderResponseError(
                 f"unexpected response from the Anthropic API ({redact(str(exc), secret)}); "
-                f"body starts: "
-                f"{prefix(text, secret)!r}",
+                f"body starts: {prefix(text, secret)!r}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc

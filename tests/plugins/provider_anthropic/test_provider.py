@@ -20,7 +20,7 @@ from neuron_turn.provider import (
     TokenUsage,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import ProviderAuthenticationError
+from neuron_turn.provider_errors import InvalidRequestError, ProviderAuthenticationError
 
 from ._support import (
     ANSWERED,
@@ -267,3 +267,11 @@ async def test_timeout_option_applies_to_each_request_on_an_injected_client() ->
     await api.provider(timeout=httpx.Timeout(30.0, connect=2.0)).complete(request())
 
     assert api.requests[0].extensions["timeout"] == httpx.Timeout(30.0, connect=2.0).as_dict()
+
+
+async def test_extra_that_is_not_json_is_an_invalid_request_not_a_type_error() -> None:
+    api = FakeApi()
+
+    with pytest.raises(InvalidRequestError, match="not JSON"):
+        await api.provider().complete(request(extra={"when": object()}))  # type: ignore[dict-item]
+    assert api.requests == []

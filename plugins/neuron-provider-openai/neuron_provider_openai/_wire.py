@@ -363,7 +363,8 @@ def _arguments(raw: object, name: object) -> JsonValue:
     except ValueError:
         logger.warning("tool call %r: arguments are not valid JSON; passing the raw text", name)
         return raw
-    return value
+    # A string input always means "the raw arguments text", even for a JSON string literal.
+    return raw if isinstance(value, str) else value
 
 
 def stop_reason(finish_reason: object, content: Sequence[ContentPart]) -> StopReason:

@@ -44,6 +44,7 @@ API_KEY_ENV: Final = "OPENAI_API_KEY"
 """The environment variable the key is read from when `api_key=` is not given."""
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
 """Generous read timeout (long generations), short connect timeout (a down host fails fast)."""
+_SECRET_HEADER_WORDS: Final = ("key", "token", "secret", "auth", "cookie")
 
 
 class OpenAIProvider:
@@ -218,12 +219,26 @@ class OpenAIProvider:
             len(request.messages),
             len(request.tools),
         )
-        if body.get("stream") is True:
+        streaming = body.get("stream") is True
+        if streaming:
             body.setdefault("stream_options", {"include_usage": True})
-            completion = await self._stream(body, headers, context)
+        payload = self._encode(body)
+        if streaming:
+            completion = await self._stream(payload, headers, context)
         else:
-            completion = await self._post(body, headers, context)
+            completion = await self._post(payload, headers, context)
         return self._response(completion, requested_model=model)
+
+    def _encode(self, body: dict[str, JsonValue]) -> bytes:
+        # Encoded here, not by httpx, so a value JSON cannot hold (NaN, an object in
+        # `extra`) is an InvalidRequestError rather than a bare ValueError.
+        try:
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidRequestError(
+                f"{self.name}: the request body is not valid JSON: {exc}", provider=self.name
+            ) from exc
+        return text.encode()
 
     def _response(self, completion: Completion, *, requested_model: str) -> ProviderResponse:
         usage = completion.usage
@@ -251,7 +266,7 @@ class OpenAIProvider:
         return os.environ.get(self.api_key_env) or None
 
     def _request_headers(self) -> dict[str, str]:
-        headers = dict(self._headers)
+        headers = {"Content-Type": "application/json", **self._headers}
         key = self._api_key_value()
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -268,7 +283,13 @@ class OpenAIProvider:
 
     def _error_context(self, model: str) -> ErrorContext:
         key = self._api_key_value()
-        secrets = (key,) if key else ()
+        # Keys given as headers (Azure's `api-key`, a proxy token) are hidden too.
+        secrets = tuple(
+            value
+            for name, value in self._headers.items()
+            if any(word in name.lower() for word in _SECRET_HEADER_WORDS)
+        )
+        secrets += (key,) if key else ()
         return ErrorContext(
             self.name, model, self._url, secrets, f"check the key: {self._key_hint()}"
         )
@@ -290,12 +311,12 @@ class OpenAIProvider:
         return self._timeout
 
     async def _post(
-        self, body: dict[str, JsonValue], headers: dict[str, str], context: ErrorContext
+        self, payload: bytes, headers: dict[str, str], context: ErrorContext
     ) -> Completion:
         client = self._http_client()
         with mapped_transport_errors(context):
             response = await client.post(
-                self._url, json=body, headers=headers, timeout=self._request_timeout()
+                self._url, content=payload, headers=headers, timeout=self._request_timeout()
             )
         if response.status_code >= 400:
             raise error_from_response(response, context)
@@ -330,13 +351,13 @@ class OpenAIProvider:
         return self._bad_body("a chat completion, not an error", content, context)
 
     async def _stream(
-        self, body: dict[str, JsonValue], headers: dict[str, str], context: ErrorContext
+        self, payload: bytes, headers: dict[str, str], context: ErrorContext
     ) -> Completion:
         client = self._http_client()
         accumulator = StreamAccumulator()
         with mapped_transport_errors(context):
             async with client.stream(
-                "POST", self._url, json=body, headers=headers, timeout=self._request_timeout()
+                "POST", self._url, content=payload, headers=headers, timeout=self._request_timeout()
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()

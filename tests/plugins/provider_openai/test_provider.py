@@ -341,3 +341,26 @@ def test_bad_prices_are_rejected_at_construction(prices: object, match: str) -> 
 
 def test_default_base_url_is_openai() -> None:
     assert OpenAIProvider("m").base_url == DEFAULT_BASE_URL == "https://api.openai.com/v1"
+
+
+async def test_body_json_cannot_hold_is_an_invalid_request_before_any_call() -> None:
+    provider, recorder = mocked()
+    with pytest.raises(InvalidRequestError, match="not valid JSON"):
+        await provider.complete(request(temperature=float("nan")))
+    assert recorder.requests == []
+
+
+async def test_secret_headers_are_hidden_in_error_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    azure_key = "azure-0123456789-secret"
+    body = {"error": {"message": f"Access denied for key {azure_key}", "type": "x", "code": None}}
+    provider, recorder = mocked(
+        json_response(body, 401),
+        api_key=None,
+        base_url="https://example.openai.azure.com/openai/v1",
+        headers={"api-key": azure_key},
+    )
+    with pytest.raises(ProviderAuthenticationError) as info:
+        await provider.complete(request())
+    assert recorder.requests[0].headers["api-key"] == azure_key
+    assert azure_key not in str(info.value)

@@ -437,3 +437,8 @@ def test_cache_write_tokens_are_reported_as_cache_creation() -> None:
         "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 4096},
     }
     assert parse(completion(usage=usage)).usage == TokenUsage(5000, 10, 0, 4096)
+
+
+def test_arguments_that_decode_to_a_string_stay_raw_text() -> None:
+    (part,) = parse(completion(None, tool_calls=[tool_call("c", "f", '"Paris"')])).content
+    assert part == ToolUsePart("c", "f", '"Paris"')

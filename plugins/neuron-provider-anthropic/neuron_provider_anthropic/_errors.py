@@ -52,14 +52,14 @@ _BY_TYPE: Final[dict[str, type[ProviderError]]] = {
 _SPEND_LIMIT: Final = "enforced_spend_limit_reached"
 
 
-def redact(text: str, secret: str | None) -> str:
+def redact(text: str, *, secret: str | None) -> str:
     """Return `text` with every occurrence of `secret` replaced."""
     return text.replace(secret, "[redacted]") if secret else text
 
 
-def prefix(text: str, secret: str | None) -> str:
+def prefix(text: str, *, secret: str | None) -> str:
     """Return the first `PREFIX_CHARS` characters of `text`, redacted, for an error message."""
-    return redact(text, secret)[:PREFIX_CHARS]
+    return redact(text, secret=secret)[:PREFIX_CHARS]
 
 
 @contextmanager
@@ -88,7 +88,7 @@ def transport_errors(*, secret: str | None) -> Iterator[None]:
 
 
 def _transport_message(what: str, *, exc: Exception, secret: str | None) -> str:
-    detail = redact(str(exc), secret) or "no detail"
+    detail = redact(str(exc), secret=secret) or "no detail"
     return f"the Anthropic API {what} ({type(exc).__name__}: {detail})"
 
 
@@ -98,7 +98,7 @@ def error_for_response(
     """Return the error for a non-2xx `response` to a call for `model`."""
     status = response.status_code
     # Redact before _error_body truncates, so no part of a key survives the cut.
-    kind, detail, code = _error_body(redact(response.text, secret))
+    kind, detail, code = _error_body(redact(response.text, secret=secret))
     cls = _class_for_status(status, kind=kind, code=code)
     described = f"{status} {kind}" if kind else str(status)
     if cls is ModelNotFoundError:
@@ -117,7 +117,7 @@ def error_for_event(event: StreamedError, *, model: str, secret: str | None) -> 
     """Return the error for an `error` event streamed after a 200, by its error type."""
     kind = event.kind
     cls = _BY_TYPE.get(kind, ProviderServerError)
-    detail = redact(event.message, secret)
+    detail = redact(event.message, secret=secret)
     if cls is ModelNotFoundError:
         return cls(f"model {model!r} not found ({kind}): {detail}", provider=PROVIDER)
     return cls(f"Anthropic API error in the stream ({kind}): {detail}", provider=PROVIDER)

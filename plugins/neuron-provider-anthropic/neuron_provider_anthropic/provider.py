@@ -196,8 +196,8 @@ class AnthropicProvider:
             raise error_for_event(exc, model=model, secret=secret) from exc
         except ValueError as exc:  # WireError, or a body that is not JSON at all
             raise ProviderResponseError(
-                f"unexpected response from the Anthropic API ({redact(str(exc), secret)}); "
-                f"body starts: {prefix(text, secret)!r}",
+                f"unexpected response from the Anthropic API ({redact(str(exc), secret=secret)}); "
+                f"body starts: {prefix(text, secret=secret)!r}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc

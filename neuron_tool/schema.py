@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
@@ -55,7 +56,7 @@ class InputValidator:
     validation itself runs per call.
     """
 
-    __slots__ = ("_validator",)
+    __slots__ = ("_fast", "_validator")
 
     def __init__(self, schema: dict[str, JsonValue]) -> None:
         """Check `schema` against the draft 2020-12 metaschema and compile it.
@@ -65,14 +66,27 @@ class InputValidator:
         """
         Draft202012Validator.check_schema(schema)
         self._validator: Final = Draft202012Validator(schema)
+        # jsonschema-rs decides validity in well under a microsecond (jsonschema
+        # takes ~15 µs on the loop's hot path); jsonschema explains failures.
+        self._fast: Final = jsonschema_rs.Draft202012Validator(schema)
 
     def check(self, tool: str, input: JsonValue) -> None:
         """Raise `ToolInputError` with the path and message of the best error, if any."""
+        if self._fast.is_valid(input):
+            return
         errors = self._validator.iter_errors(input)
         first = next(errors, None)
         if first is None:
-            return
+            # The two libraries disagree: the fast one is the arbiter; use its words.
+            self._raise_fast_error(tool, input)
         # best_match prefers the shallowest error and descends into anyOf/oneOf,
         # which reads better to a model than whichever error came first.
         error = best_match(itertools.chain((first,), errors)) or first
         raise ToolInputError(tool, json_path(error.absolute_path), error.message)
+
+    def _raise_fast_error(self, tool: str, input: JsonValue) -> NoReturn:
+        try:
+            self._fast.validate(input)
+        except jsonschema_rs.ValidationError as exc:
+            raise ToolInputError(tool, json_path(exc.instance_path), exc.message) from None
+        raise AssertionError("jsonschema-rs reported an invalid input it then accepted")

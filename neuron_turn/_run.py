@@ -6,10 +6,10 @@ One instance per call, never shared, which is what makes a single
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -39,6 +39,23 @@ HISTORY_KEY = "messages"
 """The key, in the session's scope, that holds the conversation history."""
 
 _ZERO = usd()
+_FIELD_NAMES = frozenset(HookContext.model_fields)
+
+
+def _trusted_context(fields: dict[str, Any]) -> HookContext:
+    """Build a HookContext from values the loop made valid, without re-validating.
+
+    A hook context is built at every hook point of every iteration; pydantic's
+    `model_construct` costs several times more than this, which sets the same
+    instance state (tests/neuron_turn/test_run.py checks it equals a validated one).
+    """
+    assert fields.keys() == _FIELD_NAMES
+    context = HookContext.__new__(HookContext)
+    object.__setattr__(context, "__dict__", fields)
+    object.__setattr__(context, "__pydantic_fields_set__", set(_FIELD_NAMES))
+    object.__setattr__(context, "__pydantic_extra__", None)
+    object.__setattr__(context, "__pydantic_private__", None)
+    return context
 
 
 @dataclass(slots=True)
@@ -58,7 +75,7 @@ class RunState:
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
     failures_in_a_row: int = 0
-    last_call: tuple[str, str] | None = None
+    last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
 
     def elapsed_ms(self) -> int:
@@ -75,17 +92,18 @@ class RunState:
         model_output: Content | None = None,
     ) -> HookContext:
         """Return what a hook at `point` sees now."""
-        # Every field is built here from already-valid values: skip re-validation.
-        return HookContext.model_construct(
-            point=point,
-            tool_name=tool_name,
-            tool_input=tool_input,
-            tool_result=tool_result,
-            model_output=model_output,
-            tokens_used=self.tokens_in + self.tokens_out,
-            cost=self.cost,
-            turns_completed=self.turns_used,
-            elapsed=self.elapsed_ms(),
+        return _trusted_context(
+            {
+                "point": point,
+                "tool_name": tool_name,
+                "tool_input": tool_input,
+                "tool_result": tool_result,
+                "model_output": model_output,
+                "tokens_used": self.tokens_in + self.tokens_out,
+                "cost": self.cost,
+                "turns_completed": self.turns_used,
+                "elapsed": self.elapsed_ms(),
+            }
         )
 
     def account(self, response: ProviderResponse) -> None:
@@ -107,7 +125,8 @@ class RunState:
     def note_call(self, name: str, input: JsonValue, *, success: bool) -> None:
         """Update the consecutive-failure and identical-call counts, in the model's order."""
         self.failures_in_a_row = 0 if success else self.failures_in_a_row + 1
-        call = (name, json.dumps(input, sort_keys=True, separators=(",", ":")))
+        # JSON values compare by value (dict order aside), so no serialising here.
+        call = (name, input)
         self.same_calls_in_a_row = self.same_calls_in_a_row + 1 if call == self.last_call else 1
         self.last_call = call
 

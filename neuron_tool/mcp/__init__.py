@@ -1,0 +1,23 @@
+"""The MCP bridge: tools from any MCP server as `ToolDyn`s, and a `ToolRegistry` served over MCP."""
+
+from .client import MCPClient
+from .endpoint import Endpoint, HttpEndpoint, StdioCommand
+from .errors import MCPConnectionError, MCPTimeoutError, MCPToolError
+from .server import mcp_server, serve_http, serve_stdio
+from .tool import MCPTool
+from .toolset import mcp_tools
+
+__all__ = [
+    "Endpoint",
+    "HttpEndpoint",
+    "MCPClient",
+    "MCPConnectionError",
+    "MCPTimeoutError",
+    "MCPTool",
+    "MCPToolError",
+    "StdioCommand",
+    "mcp_server",
+    "mcp_tools",
+    "serve_http",
+    "serve_stdio",
+]

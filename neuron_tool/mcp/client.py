@@ -1,0 +1,313 @@
+"""`MCPClient`: one MCP server's tools as `ToolDyn`s, with deadlines and restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self, TypeVar
+
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp_types import CONNECTION_CLOSED
+from pydantic import JsonValue, ValidationError
+
+from ..errors import MCPBridgeError, ToolRegistrationError
+from ._connection import Connection, describe
+from ._convert import result_json
+from .endpoint import Endpoint, HttpEndpoint, StdioCommand
+from .errors import MCPConnectionError, MCPTimeoutError
+from .tool import MCPTool
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+# A server whose cursors never end must not keep `list_tools` busy forever.
+_MAX_PAGES: Final = 1000
+
+
+class MCPClient:
+    """A session with one MCP server, whose tools it offers as `ToolDyn`s.
+
+    Use it as an async context manager (`async with MCPClient.stdio(...) as
+    client`), which connects on entry and always stops the server on exit. It
+    also connects by itself on first use, which is what tools registered from a
+    manifest rely on. Every request has a deadline; a server found stopped is
+    restarted (once per request, logged at WARNING); `close()` reaps a stdio
+    server's process. Failures come out as `MCPBridgeError`s naming the server.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        name: str | None = None,
+        prefix: str = "",
+        timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        """Describe a session with the server at `endpoint`; nothing starts until first use.
+
+        Args:
+            endpoint: Where the server is.
+            name: The server's name in messages; defaults to the command's file name or the URL.
+            prefix: Put before every tool name, so that two servers' tools never collide.
+            timeout: Seconds each request (a tool call, a page of tools) may take.
+            connect_timeout: Seconds starting the server and the MCP handshake may take.
+
+        Raises:
+            ValueError: A timeout is not a positive number of seconds.
+        """
+        for seconds in (timeout, connect_timeout):
+            if not 0 < seconds < math.inf:
+                raise ValueError(f"timeouts must be a positive number of seconds, got {seconds!r}")
+        self.endpoint: Final = endpoint
+        self.name: Final = name if name is not None else endpoint.default_name
+        self.prefix: Final = prefix
+        self.timeout: Final = timeout
+        self.connect_timeout: Final = connect_timeout
+        described = endpoint.describe()
+        self._label: Final = f"MCP server {self.name!r}" + (
+            f" ({described})" if described != self.name else ""
+        )
+        self._closed = False
+        self._connection: Connection | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        name: str | None = None,
+        prefix: str = "",
+        timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> MCPClient:
+        """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
+
+        `env` is added to a minimal safe environment (`PATH`, `HOME`, ...), not
+        to this process's whole environment. The other keywords are as for
+        `MCPClient`.
+        """
+        endpoint = StdioCommand(command, tuple(args), env=env, cwd=cwd)
+        return cls(
+            endpoint, name=name, prefix=prefix, timeout=timeout, connect_timeout=connect_timeout
+        )
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        prefix: str = "",
+        timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> MCPClient:
+        """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
+
+        The other keywords are as for `MCPClient`.
+        """
+        endpoint = HttpEndpoint(url, dict(headers or {}))
+        return cls(
+            endpoint, name=name, prefix=prefix, timeout=timeout, connect_timeout=connect_timeout
+        )
+
+    def __repr__(self) -> str:
+        return f"MCPClient({self.endpoint!r}, name={self.name!r})"
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Start or reach the server now rather than on first use, so a broken one fails early.
+
+        Raises:
+            MCPConnectionError: The server did not start, was not reached, or failed the handshake.
+            MCPTimeoutError: The handshake took longer than `connect_timeout`.
+        """
+        self._closed = False
+        await self._live()
+
+    async def close(self) -> None:
+        """End the session and stop the server; later calls fail until `connect()` is called."""
+        self._closed = True
+        if self._loop is not asyncio.get_running_loop():
+            self._connection = None  # its event loop has ended, and stopped it
+            return
+        async with self._lock:
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                await connection.close()
+
+    async def list_tools(self) -> list[MCPTool]:
+        """List the server's tools, following pagination cursors, as `ToolDyn`s."""
+        return [
+            MCPTool(self, tool) for tool in await self._send(self._list_all, retry_if_lost=True)
+        ]
+
+    async def fetch_manifest(self) -> list[dict[str, Any]]:
+        """The server's tools in MCP's wire form: what a plugin ships for `tools_from_manifest`."""
+        tools = await self._send(self._list_all, retry_if_lost=True)
+        return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+    def tools_from_manifest(self, manifest: Iterable[Mapping[str, Any]]) -> list[MCPTool]:
+        """`ToolDyn`s for tools described in MCP's wire form, without connecting.
+
+        The server starts on the first call of any of them, so a plugin can
+        register a server's tools without starting it.
+
+        Raises:
+            ToolRegistrationError: An entry is not an MCP tool description.
+        """
+        tools = []
+        for entry in manifest:
+            try:
+                tool = types.Tool.model_validate(entry)
+            except ValidationError as exc:
+                name = str(entry.get("name", "?"))
+                reason = f"not an MCP tool description: {describe(exc)}"
+                raise ToolRegistrationError(name, reason) from exc
+            tools.append(MCPTool(self, tool))
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
+    ) -> JsonValue:
+        """Call the server's tool `name` (its own name, without our prefix) and return its result.
+
+        The result is the structured content if the server sent some, else the
+        content as text (images and resources described). If the session is
+        lost during the call, the call is sent again to a restarted server only
+        if `retry_if_lost` (say, for a read-only tool); otherwise the error says
+        the server stopped, and the next call restarts it.
+
+        Raises:
+            MCPToolError: The tool answered with an error result.
+            MCPConnectionError: The server could not be started or stopped during the call.
+            MCPTimeoutError: The call took longer than `timeout`.
+            MCPBridgeError: The server rejected the call or answered nonsense.
+        """
+        send = partial(self._call_tool, name=name, arguments=dict(arguments))
+        result = await self._send(send, retry_if_lost=retry_if_lost)
+        return result_json(result, server=self.name, tool=name)
+
+    async def _call_tool(
+        self, connection: Connection, *, name: str, arguments: dict[str, JsonValue]
+    ) -> types.CallToolResult:
+        call = partial(_call_tool, name=name, arguments=arguments)
+        return await self._request(connection, f"the call to tool {name!r}", call)
+
+    async def _list_all(self, connection: Connection) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            page = await self._request(connection, "tools/list", partial(_list_page, cursor=cursor))
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+            if cursor in seen:
+                raise MCPBridgeError(f"{self._label} sent the tools/list cursor {cursor!r} twice")
+            seen.add(cursor)
+        raise MCPBridgeError(f"{self._label} listed more than {_MAX_PAGES} pages of tools")
+
+    async def _send(
+        self, send: Callable[[Connection], Awaitable[_T]], *, retry_if_lost: bool
+    ) -> _T:
+        """Run `send` on the live connection, and if lost and `retry_if_lost`, on a new one."""
+        connection = await self._live()
+        try:
+            return await send(connection)
+        except MCPConnectionError:
+            if not retry_if_lost:
+                raise
+        return await send(await self._live())
+
+    async def _live(self) -> Connection:
+        """The open connection, after starting the server if it is not running."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            # Another event loop (a new `asyncio.run`): the old loop's end
+            # cancelled the old session's task, which stopped the server.
+            self._loop, self._lock, self._connection = loop, asyncio.Lock(), None
+        async with self._lock:
+            connection = self._connection
+            if connection is not None and connection.lost is None:
+                return connection
+            if self._closed:
+                raise MCPConnectionError(self.name, f"{self._label} is closed")
+            if connection is not None:
+                logger.warning("%s stopped (%s); restarting it", self._label, connection.lost)
+                await connection.close()
+            self._connection = await self._open()
+            return self._connection
+
+    async def _open(self) -> Connection:
+        connection = await Connection.open(
+            self.endpoint, server=self.name, label=self._label, timeout=self.connect_timeout
+        )
+        if connection.client.server_capabilities.tools is None:
+            return connection
+        try:
+            # The SDK checks results against the output schemas of the tools it
+            # has seen listed, and lists page one again for any other; listing
+            # every page up front spares a request on such calls.
+            await self._list_all(connection)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def _request(
+        self, connection: Connection, what: str, send: Callable[[Client], Awaitable[_T]]
+    ) -> _T:
+        deadline = asyncio.timeout(self.timeout)
+        try:
+            async with deadline:
+                return await send(connection.client)
+        except TimeoutError as exc:
+            if deadline.expired():
+                raise MCPTimeoutError(self.name, what, self.timeout) from exc
+            raise MCPBridgeError(f"{self._label} timed out in {what}: {describe(exc)}") from exc
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                await connection.settle()
+                message = f"{self._label} stopped during {what}: {connection.lost or exc.message}"
+                stderr = connection.stderr_tail()
+                raise MCPConnectionError(self.name, message, stderr=stderr) from exc
+            message = f"{self._label} refused {what}: {exc.message} (JSON-RPC error {exc.code})"
+            raise MCPBridgeError(message) from exc
+        except (ValidationError, RuntimeError) as exc:
+            message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"
+            raise MCPBridgeError(message) from exc
+
+
+async def _call_tool(
+    client: Client, *, name: str, arguments: dict[str, JsonValue]
+) -> types.CallToolResult:
+    return await client.call_tool(name, arguments)
+
+
+async def _list_page(client: Client, *, cursor: str | None) -> types.ListToolsResult:
+    return await client.list_tools(cursor=cursor)

@@ -1,0 +1,126 @@
+"""Serve a `ToolRegistry` to any MCP client, over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from typing import Any, Final
+
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..errors import ToolError
+from ..registry import ToolRegistry
+from ..retry import ModelRetry
+from ._connection import describe
+from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
+
+_DEFAULT_NAME: Final = "neuron-tool"
+# Open HTTP connections get this long to finish when the server stops.
+_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
+
+
+def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[Any]:
+    """An MCP server (the SDK's low-level `Server`) that lists and calls `registry`'s tools.
+
+    Calls go through the registry, so its input validation and middleware
+    apply. A tool's `ToolError`, `ModelRetry` or exception becomes an `isError`
+    result the client's model can read; an unknown tool name is a JSON-RPC
+    error, as the MCP specification asks.
+    """
+
+    async def list_tools(
+        context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        modern = _is_modern(context)
+        return types.ListToolsResult(tools=[to_mcp_tool(tool, modern=modern) for tool in registry])
+
+    async def call_tool(
+        context: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in registry:
+            known = ", ".join(registry.names()) or "none"
+            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}; available: {known}")
+        try:
+            value = await registry.call(params.name, params.arguments or {})
+        except ModelRetry as retry:
+            return error_result(retry.hint)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:  # the registry wraps tool errors; this is a last resort
+            return error_result(f"tool {params.name!r} failed: {describe(exc)}")
+        modern = _is_modern(context)
+        schema = advertised_output_schema(registry.get(params.name), modern=modern)
+        return success_result(value, schema_advertised=schema is not None, modern=modern)
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _is_modern(context: ServerRequestContext[Any]) -> bool:
+    return context.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def serve_stdio(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> None:
+    """Serve `registry` over this process's stdin and stdout until the client hangs up."""
+    server = mcp_server(registry, name=name)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    registry: ToolRegistry,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    name: str = _DEFAULT_NAME,
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve `registry` over Streamable HTTP at `http://host:port/path` until cancelled.
+
+    It binds to the loopback interface unless told otherwise; on loopback the
+    SDK also turns on its DNS-rebinding protection. Cancelling the call (or
+    SIGINT / SIGTERM) stops the server gracefully.
+
+    Args:
+        registry: The tools to serve.
+        host: The address to bind.
+        port: The port; 0 picks a free one (`on_ready` gets the URL).
+        path: The MCP endpoint's path.
+        name: The server's name in the MCP handshake.
+        on_ready: Called with the endpoint URL once connections are accepted.
+    """
+    app = mcp_server(registry, name=name).streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+    )
+    server = uvicorn.Server(config)
+    # Binding here rather than in uvicorn lets port 0 work: the URL is known
+    # now, and connections queue in the backlog until uvicorn takes them.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.create_server((host, port), family=family) as sock:
+        url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{path}"
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            if on_ready is not None:
+                on_ready(url)
+            await asyncio.shield(task)
+        except BaseException:
+            server.should_exit = True
+            await asyncio.wait([task])
+            raise
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

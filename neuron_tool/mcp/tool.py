@@ -1,0 +1,75 @@
+"""`MCPTool`: one tool of an MCP server as a `ToolDyn`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import mcp_types as types
+from pydantic import JsonValue
+
+from ..errors import ToolInputError
+from ._convert import from_mcp_annotations, local_name
+
+if TYPE_CHECKING:
+    from .client import MCPClient
+
+
+class MCPTool:
+    """A tool of an MCP server as a `ToolDyn`; its calls go through the `MCPClient` that made it.
+
+    Its name is the client's prefix plus the server's name for it (characters
+    the registry refuses become `_`); `remote_name` is what the server calls it.
+    """
+
+    __slots__ = (
+        "_client",
+        "_retry_safe",
+        "annotations",
+        "description",
+        "input_schema",
+        "name",
+        "output_schema",
+        "remote_name",
+    )
+
+    def __init__(self, client: MCPClient, tool: types.Tool) -> None:
+        """Describe the server's `tool`, to be called through `client`."""
+        self._client: Final = client
+        self.remote_name: Final = tool.name
+        self.name: Final = local_name(tool.name, prefix=client.prefix)
+        self.description: Final[str] = _description(tool)
+        self.input_schema: Final[dict[str, JsonValue]] = tool.input_schema
+        self.output_schema: Final[dict[str, JsonValue] | None] = tool.output_schema
+        self.annotations: Final = from_mcp_annotations(tool.annotations)
+        hints = self.annotations
+        # Sending a call again after the server died during it is only safe if
+        # running it twice does no harm.
+        self._retry_safe: Final = hints is not None and bool(
+            hints.read_only_hint or hints.idempotent_hint
+        )
+
+    def __repr__(self) -> str:
+        return f"MCPTool(name={self.name!r}, server={self.server!r})"
+
+    @property
+    def server(self) -> str:
+        """The name of the MCP server offering the tool."""
+        return self._client.name
+
+    async def call(self, input: JsonValue) -> JsonValue:
+        """Call the tool on its server; see `MCPClient.call_tool` for the result and errors.
+
+        Raises:
+            ToolInputError: `input` is not an object of arguments.
+        """
+        if not isinstance(input, dict):
+            message = f"expected an object of arguments, got {type(input).__name__}"
+            raise ToolInputError(self.name, "$", message)
+        return await self._client.call_tool(self.remote_name, input, retry_if_lost=self._retry_safe)
+
+
+def _description(tool: types.Tool) -> str:
+    if tool.description:
+        return tool.description
+    title = tool.title or (tool.annotations.title if tool.annotations else None)
+    return title or ""

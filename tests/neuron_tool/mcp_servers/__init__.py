@@ -1,0 +1,1 @@
+"""Small MCP servers (and misbehaving processes) that the MCP bridge tests start as children."""

@@ -1,0 +1,161 @@
+"""Servers that do not start, exit, hang, print garbage or get killed: clear errors, restarts,
+and no child process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import time
+
+import pytest
+
+from neuron_tool import MCPBridgeError, ToolRegistry
+from neuron_tool.mcp import MCPClient, MCPConnectionError, MCPTimeoutError, serve_http
+
+from .mcp_servers.paths import script_client
+from .mcp_servers.registry import build_registry
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still exists; a zombie (exited but not reaped) counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def _pid(client: MCPClient) -> int:
+    result = await client.call_tool("pid", {})
+    assert isinstance(result, str)
+    return int(result)
+
+
+async def test_a_command_that_does_not_exist_is_a_clear_error() -> None:
+    client = MCPClient.stdio("/nonexistent/mcp-server-nope", name="nope")
+    with pytest.raises(MCPConnectionError) as caught:
+        await client.connect()
+    message = str(caught.value)
+    assert message.startswith("cannot connect to MCP server 'nope' (/nonexistent/mcp-server-nope)")
+    assert "No such file or directory" in message
+    assert caught.value.server == "nope"
+
+
+async def test_a_server_that_exits_at_start_reports_its_stderr() -> None:
+    with pytest.raises(MCPConnectionError) as caught:
+        async with script_client("exits"):
+            pass
+    assert "its process exited" in str(caught.value)
+    assert "cannot read configuration file /etc/exits.toml" in caught.value.stderr
+    assert "cannot read configuration file" in str(caught.value)
+
+
+async def test_garbage_on_stdout_fails_at_once_rather_than_hanging() -> None:
+    started = time.monotonic()
+    with pytest.raises(MCPConnectionError) as caught:
+        async with script_client("garbage", connect_timeout=30):
+            pass
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "not JSON-RPC" in message
+    assert "Welcome to the garbage server" in message
+
+
+async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
+    started = time.monotonic()
+    with pytest.raises(MCPTimeoutError) as caught:
+        async with script_client("silent", connect_timeout=0.5):
+            pass
+    assert time.monotonic() - started < 5
+    assert "did not answer the MCP handshake within 0.5 s" in str(caught.value)
+    assert "thinking very hard" in caught.value.stderr
+
+
+async def test_a_killed_server_is_restarted_by_the_next_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with script_client("toolbox", name="toolbox") as client:
+        registry = ToolRegistry(await client.list_tools())
+        first = await _pid(client)
+        os.kill(first, signal.SIGKILL)
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            assert await registry.call("echo", {"text": "back"}) == "back"
+        second = await _pid(client)
+        assert second != first
+        assert not _alive(first)  # reaped, not a zombie
+        restarts = [r for r in caplog.records if "restarting" in r.getMessage()]
+        assert len(restarts) == 1
+        assert restarts[0].levelno == logging.WARNING
+        assert "'toolbox'" in restarts[0].getMessage()
+    assert not _alive(second)
+
+
+async def test_a_server_dying_in_a_call_fails_that_call_and_the_next_restarts_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with script_client("toolbox", name="toolbox") as client:
+        first = await _pid(client)
+        with pytest.raises(MCPConnectionError) as caught:
+            # The crash tool has no read-only or idempotent hint: it is not sent twice.
+            await client.call_tool("crash", {})
+        assert "stopped during the call to tool 'crash': its process exited" in str(caught.value)
+        assert "crashing on purpose" in caught.value.stderr
+        assert not _alive(first)
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            assert await client.call_tool("echo", {"text": "again"}) == "again"
+        assert any("restarting" in record.getMessage() for record in caplog.records)
+
+
+async def test_leaving_the_context_reaps_the_child_even_with_a_call_in_flight() -> None:
+    async with script_client("toolbox", timeout=30) as client:
+        pid = await _pid(client)
+        hanging = asyncio.create_task(client.call_tool("sleep_forever", {}))
+        await asyncio.sleep(0)  # let the call start
+    assert not _alive(pid)
+    with pytest.raises(MCPConnectionError, match="stopped during the call"):
+        await hanging
+
+
+async def test_calls_after_close_fail_clearly() -> None:
+    client = script_client("toolbox", name="toolbox")
+    await client.close()
+    with pytest.raises(MCPConnectionError, match=r"MCP server 'toolbox' .* is closed"):
+        await client.call_tool("echo", {"text": "late"})
+
+
+async def test_an_unreachable_http_server_is_a_clear_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # Nothing listens on the port now.
+    client = MCPClient.http(f"http://127.0.0.1:{port}/mcp", name="remote", connect_timeout=5)
+    with pytest.raises(MCPConnectionError, match="cannot connect to MCP server 'remote'") as caught:
+        await client.connect()
+    assert "ConnectError" in str(caught.value)
+
+
+async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back() -> None:
+    async def serve(port: int) -> tuple[asyncio.Task[None], str]:
+        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(
+            serve_http(build_registry(), port=port, on_ready=ready.set_result)
+        )
+        return task, await ready
+
+    server, url = await serve(0)
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    async with MCPClient.http(url, name="remote", connect_timeout=5) as client:
+        assert await client.call_tool("greet", {"name": "Ada"}) == "Hello, Ada!"
+        server.cancel()
+        await asyncio.wait([server])
+        with pytest.raises(MCPBridgeError, match="MCP server 'remote'"):
+            await client.call_tool("greet", {"name": "Ada"})
+        server, _ = await serve(port)
+        try:
+            assert await client.call_tool("greet", {"name": "Bob"}) == "Hello, Bob!"
+        finally:
+            server.cancel()
+            await asyncio.wait([server])

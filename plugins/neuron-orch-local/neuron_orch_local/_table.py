@@ -1,14 +1,14 @@
 """`WorkflowTable`: the in-process records of workflows, bounded in size.
 
-Every method is synchronous and reads the current record before replacing
-it, so on one event loop no update can be lost to another (a signal
-arriving while a turn runs, say).
+Entries are mutable and private; callers get immutable `WorkflowRecord`
+snapshots. Every method is synchronous, so on one event loop no update can
+be lost to another (a signal arriving while a turn runs, say).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field
 
 from layer0 import AgentId, DispatchFailed, SignalPayload, TurnOutput, WorkflowId, WorkflowNotFound
 
@@ -17,31 +17,56 @@ from .workflow import Delegation, WorkflowRecord, WorkflowStatus
 __all__ = ["WorkflowTable"]
 
 
+@dataclass(slots=True)
+class _Entry:
+    """The live state behind a `WorkflowRecord` (same fields, lists where it grows)."""
+
+    workflow_id: WorkflowId
+    agent: AgentId
+    parent: WorkflowId | None
+    status: WorkflowStatus = WorkflowStatus.RUNNING
+    route: list[AgentId] = field(default_factory=list)
+    output: TurnOutput | None = None
+    error: str | None = None
+    inbox: list[SignalPayload] = field(default_factory=list)
+    delegations: list[Delegation] = field(default_factory=list)
+
+    def snapshot(self) -> WorkflowRecord:
+        return WorkflowRecord(
+            workflow_id=self.workflow_id,
+            agent=self.agent,
+            status=self.status,
+            parent=self.parent,
+            route=tuple(self.route),
+            output=self.output,
+            error=self.error,
+            inbox=tuple(self.inbox),
+            delegations=tuple(self.delegations),
+        )
+
+
 class WorkflowTable:
     """Workflow records by id, oldest first; finished ones are dropped past `max_records`."""
 
     def __init__(self, *, max_records: int) -> None:
         """Keep at most `max_records` records, besides those of running workflows."""
-        self._records: dict[WorkflowId, WorkflowRecord] = {}
+        self._entries: dict[WorkflowId, _Entry] = {}
         self._max = max_records
 
     def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._records
+        return workflow_id in self._entries
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._entries)
 
     def get(self, workflow_id: WorkflowId) -> WorkflowRecord:
-        """Return the record of `workflow_id`; raises `WorkflowNotFound`."""
-        try:
-            return self._records[workflow_id]
-        except KeyError:
-            raise WorkflowNotFound(workflow_id) from None
+        """Return a snapshot of the record of `workflow_id`; raises `WorkflowNotFound`."""
+        return self._entry(workflow_id).snapshot()
 
     def open(
         self, workflow_id: WorkflowId | None, agent: AgentId, *, parent: WorkflowId | None
-    ) -> WorkflowRecord:
-        """Start a workflow, or continue a finished one (its inbox is kept).
+    ) -> WorkflowId:
+        """Start a workflow, or continue a finished one (its inbox is kept); return its id.
 
         Raises:
             DispatchFailed: `workflow_id` names a workflow that is still running.
@@ -49,62 +74,61 @@ class WorkflowTable:
         if workflow_id is None:
             # Random, not a counter: ids may name state scopes that outlive the process.
             workflow_id = str(uuid.uuid4())
-        inbox: tuple[SignalPayload, ...] = ()
-        previous = self._records.pop(workflow_id, None)
+        entry = _Entry(workflow_id=workflow_id, agent=agent, parent=parent)
+        previous = self._entries.get(workflow_id)
         if previous is not None:
             if previous.status is WorkflowStatus.RUNNING:
-                self._records[workflow_id] = previous
                 raise DispatchFailed(
                     f"workflow {workflow_id!r} is still running (agent {previous.agent!r}); "
                     "a workflow runs one dispatch at a time"
                 )
-            inbox = previous.inbox
-        record = WorkflowRecord(workflow_id=workflow_id, agent=agent, parent=parent, inbox=inbox)
-        self._records[workflow_id] = record
-        return record
+            entry.inbox = previous.inbox
+            del self._entries[workflow_id]  # re-inserted last: it is the newest again
+        self._entries[workflow_id] = entry
+        return workflow_id
 
     def ran(self, workflow_id: WorkflowId, agent: AgentId) -> None:
         """Note that `agent` is now running in the workflow."""
-        record = self.get(workflow_id)
-        self._put(replace(record, agent=agent, route=(*record.route, agent)))
+        entry = self._entry(workflow_id)
+        entry.agent = agent
+        entry.route.append(agent)
 
     def produced(self, workflow_id: WorkflowId, output: TurnOutput) -> None:
         """Keep `output` as the workflow's last output."""
-        self._put(replace(self.get(workflow_id), output=output))
+        self._entry(workflow_id).output = output
 
     def delegated(self, workflow_id: WorkflowId, delegation: Delegation) -> None:
         """Add the result of one of the workflow's delegations."""
-        record = self.get(workflow_id)
-        self._put(replace(record, delegations=(*record.delegations, delegation)))
+        self._entry(workflow_id).delegations.append(delegation)
 
     def deliver(self, workflow_id: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the workflow's inbox; raises `WorkflowNotFound`."""
-        record = self.get(workflow_id)
-        self._put(replace(record, inbox=(*record.inbox, payload)))
+        self._entry(workflow_id).inbox.append(payload)
 
     def finish(self, workflow_id: WorkflowId, *, error: BaseException | None = None) -> None:
         """Mark the workflow completed, or failed with `error`; then drop the oldest if full."""
-        record = self.get(workflow_id)
+        entry = self._entry(workflow_id)
         if error is None:
-            self._put(replace(record, status=WorkflowStatus.COMPLETED))
+            entry.status = WorkflowStatus.COMPLETED
         else:
-            text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-            self._put(replace(record, status=WorkflowStatus.FAILED, error=text))
-        self._evict()
+            entry.status = WorkflowStatus.FAILED
+            entry.error = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        if len(self._entries) > self._max:
+            self._evict(len(self._entries) - self._max)
 
-    def _put(self, record: WorkflowRecord) -> None:
-        self._records[record.workflow_id] = record
+    def _entry(self, workflow_id: WorkflowId) -> _Entry:
+        try:
+            return self._entries[workflow_id]
+        except KeyError:
+            raise WorkflowNotFound(workflow_id) from None
 
-    def _evict(self) -> None:
-        excess = len(self._records) - self._max
-        if excess <= 0:
-            return
+    def _evict(self, excess: int) -> None:
         # Oldest first, and the oldest are nearly always finished: this stops early.
         doomed: list[WorkflowId] = []
-        for workflow_id, record in self._records.items():
-            if record.status is not WorkflowStatus.RUNNING:
+        for workflow_id, entry in self._entries.items():
+            if entry.status is not WorkflowStatus.RUNNING:
                 doomed.append(workflow_id)
                 if len(doomed) == excess:
                     break
         for workflow_id in doomed:
-            del self._records[workflow_id]
+            del self._entries[workflow_id]

@@ -197,12 +197,13 @@ class LocalOrchestrator:
         chain: Chain,
     ) -> DispatchResult:
         """Open a workflow, run `agent` and its handoffs in it, close it."""
-        workflow_id = self._workflows.open(workflow_id, agent, parent=parent).workflow_id
+        workflow_id = self._workflows.open(workflow_id, agent, parent=parent)
         try:
             output = await self._step(workflow_id, agent, input, chain)
         except BaseException as exc:
             self._workflows.finish(workflow_id, error=exc)
             raise
+        # The snapshot before `finish`, which may drop the oldest records.
         record = self._workflows.get(workflow_id)
         self._workflows.finish(workflow_id)
         return DispatchResult(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pydantic import JsonValue
 
@@ -94,3 +96,31 @@ async def test_a_failing_batch_store_fails_the_dispatch_with_the_cause() -> None
 
 def test_a_plain_store_is_not_a_batch_store() -> None:
     assert not isinstance(InMemoryStore(), BatchStateStore)
+
+
+async def test_cancellation_in_the_middle_restores_the_keys_already_written() -> None:
+    class StallingStore(InMemoryStore):
+        """Stalls the write of key "b" until cancelled."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.stalled = asyncio.Event()
+
+        async def write(self, scope: Scope, key: str, value: JsonValue) -> None:
+            if key == "b":
+                self.stalled.set()
+                await asyncio.Event().wait()
+            await super().write(scope, key, value)
+
+    store = StallingStore()
+    await store.write(SCOPE, "a", 0)
+    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
+    running = asyncio.create_task(orchestrator.dispatch("agent", user(), workflow_id="w"))
+    await store.stalled.wait()
+    assert await store.read(SCOPE, "a") == 1
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert await store.read(SCOPE, "a") == 0
+    assert await store.read(SCOPE, "b") is None
+    assert orchestrator.workflow("w").status.value == "failed"

@@ -180,3 +180,18 @@ async def test_model_error_is_kept_as_cause() -> None:
     with pytest.raises(DispatchFailed) as caught:
         await orchestrator.dispatch("a", user())
     assert isinstance(caught.value.__cause__, ModelError)
+
+
+async def test_running_workflows_are_never_dropped() -> None:
+    gated = GatedTurn()
+    orchestrator = LocalOrchestrator(
+        {"g": gated, "echo": EchoTurn()}, InMemoryStore(), max_workflows=1
+    )
+    running = asyncio.create_task(orchestrator.dispatch("g", user("one"), workflow_id="long"))
+    await gated.entered.get()
+    await orchestrator.dispatch("echo", user(), workflow_id="w1")
+    await orchestrator.dispatch("echo", user(), workflow_id="w2")
+    assert orchestrator.workflow("long").status is WorkflowStatus.RUNNING
+    gated.release("one")
+    await running
+    assert orchestrator.workflow("long").status is WorkflowStatus.COMPLETED

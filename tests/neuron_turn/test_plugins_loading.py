@@ -6,9 +6,9 @@ the function the loader calls, so nothing has to be installed.
 
 from __future__ import annotations
 
-import importlib.metadata
+import functools
 from collections.abc import Callable, Iterator, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -30,38 +30,7 @@ from neuron_turn.plugins import (
 from neuron_turn.provider import ProviderRequest, ProviderResponse, TextPart
 from neuron_turn.warnings import NeuronWarning, PluginLoadWarning
 
-
-@dataclass(frozen=True)
-class FakeDistribution:
-    name: str
-    version: str
-
-
-@dataclass
-class FakeEntryPoint:
-    name: str
-    target: object
-    distribution: str = ""
-    version: str = "1.0.0"
-    group: str = "neuron_turn"
-    loads: list[str] = field(default_factory=list)
-
-    @property
-    def value(self) -> str:
-        return f"{self.distribution.replace('-', '_')}.plugin"
-
-    @property
-    def dist(self) -> FakeDistribution:
-        return FakeDistribution(self.distribution, self.version)
-
-    def __post_init__(self) -> None:
-        self.distribution = self.distribution or f"neuron-{self.name}"
-
-    def load(self) -> object:
-        self.loads.append(self.name)
-        if isinstance(self.target, BaseException):
-            raise self.target
-        return self.target
+from .plugin_fakes import FakeEntryPoint, clear_plugin_env, install_entry_points
 
 
 class Echo:
@@ -114,18 +83,9 @@ class AsyncHook:
 @pytest.fixture
 def install(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
     """Make `importlib.metadata.entry_points` list only the given fake entry points."""
-    for variable in ("NEURON_LOAD_PLUGINS", "NEURON_DISABLE_PLUGINS", "NEURON_STRICT_PLUGINS"):
-        monkeypatch.delenv(variable, raising=False)
-
-    def install(*entry_points: FakeEntryPoint) -> None:
-        def fake(**params: Any) -> list[FakeEntryPoint]:
-            assert params == {"group": "neuron_turn"}
-            return list(entry_points)
-
-        monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-
+    clear_plugin_env(monkeypatch)
     reset_plugin_manager()
-    yield install
+    yield functools.partial(install_entry_points, monkeypatch)
     reset_plugin_manager()
 
 

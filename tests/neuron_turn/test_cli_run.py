@@ -1,0 +1,194 @@
+"""`neuron-turn run`, against the fixture plugin's scripted provider (no network)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from layer0 import TurnOutput
+from neuron_turn import cli
+from neuron_turn.cli import main
+from neuron_turn.plugins import reset_plugin_manager
+from neuron_turn.progress import ProgressHook
+from neuron_turn.turn import NeuronTurn
+
+pytestmark = pytest.mark.skipif(
+    not any(
+        ep.name == "fixture-plugin" for ep in importlib.metadata.entry_points(group="neuron_turn")
+    ),
+    reason="run scripts/setup to install the fixture plugin",
+)
+
+SUMMARY = re.compile(
+    r"(?P<reason>[^,]+), (?P<turns>\d+) turns?, (?P<tin>\d+) tokens in / (?P<tout>\d+) out, "
+    r"\$(?P<cost>\d+\.\d{4}), (?P<seconds>\d+\.\d)s"
+)
+
+
+@pytest.fixture(autouse=True)
+def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", "fixture-plugin")
+    monkeypatch.delenv("NEURON_STRICT_PLUGINS", raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def summary_of(err: str) -> dict[str, str]:
+    match = SUMMARY.fullmatch(err.splitlines()[-1])
+    assert match, err
+    return match.groupdict()
+
+
+def test_run_prints_the_answer_then_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hello there", "--model", "fixture:echo"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "echo: hello there\n"
+    # stderr is not a terminal here, so no progress: only the summary.
+    assert len(err.splitlines()) == 1
+    summary = summary_of(err)
+    assert summary["reason"] == "complete"
+    assert (summary["turns"], summary["tin"], summary["tout"]) == ("1", "12", "3")
+    assert summary["cost"] == "0.0006"
+
+
+def test_run_json_prints_only_the_turn_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hi", "--model", "fixture:echo", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    output = TurnOutput.model_validate_json(out)
+    assert output.message.as_text() == "echo: hi"
+    assert output.exit_reason == "complete"
+    assert output.metadata.turns_used == 1
+
+
+def test_verbose_shows_each_model_and_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "add 2 and 3", "--model", "fixture:tool", "--tool", "fixture_add", "--verbose"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out == "the sum is 5\n"
+    lines = err.splitlines()
+    assert [line.split(" ")[0] for line in lines[:-1]] == [
+        "[model]",
+        "[model]",
+        "[tool]",
+        "[tool]",
+        "[model]",
+        "[model]",
+    ]
+    assert lines[0].startswith("[model] call 1 (")
+    assert lines[1].startswith("[model] answered: calls fixture_add (")
+    assert lines[2] == '[tool] fixture_add({"a": 2, "b": 3})'
+    assert lines[3].startswith("[tool] fixture_add -> 5 (")
+    assert lines[4].startswith("[model] call 2 (")
+    assert lines[5].startswith("[model] answered: the sum is 5 (")
+    assert summary_of(err)["turns"] == "2"
+
+
+def test_progress_is_an_observer_hook_on_the_turn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[NeuronTurn] = []
+    original = NeuronTurn.from_plugins
+
+    def spy(**kwargs: Any) -> NeuronTurn:
+        turn = original(**kwargs)
+        built.append(turn)
+        return turn
+
+    monkeypatch.setattr(NeuronTurn, "from_plugins", spy)
+    assert main(["run", "hi", "--model", "fixture:echo", "--verbose"]) == 0
+    (turn,) = built
+    (progress,) = [entry for entry in turn.hooks if isinstance(entry.hook, ProgressHook)]
+    assert progress.observer
+    assert progress.name == "neuron-turn.progress"
+    # The fixture plugin's own hook came from plugins, before it.
+    assert turn.hooks.names() == ("fixture-plugin.fixture_observer", "neuron-turn.progress")
+
+
+def test_run_passes_limits_to_the_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "add", "--model", "fixture:tool", "--tool", "fixture_add"]
+    assert main([*argv, "--max-turns", "1"]) == 0
+    assert summary_of(capsys.readouterr().err)["reason"] == "max_turns"
+    assert main([*argv, "--max-cost", "0.0001"]) == 0
+    assert summary_of(capsys.readouterr().err)["reason"] == "budget_exhausted"
+
+
+def test_config_converts_units() -> None:
+    limits = ["--max-cost", "0.05", "--max-duration", "1.5", "--max-turns", "3"]
+    tools = ["--allow-tool", "a", "--allow-tool", "b"]
+    args = cli._parser().parse_args(["run", "x", "--model", "p:m", *limits, *tools])
+    config = cli._config(args)
+    assert (config.max_turns, config.max_duration, config.allowed_tools) == (3, 1500, ["a", "b"])
+    assert config.max_cost is not None and str(config.max_cost.amount) == "0.05"
+    unset = cli._config(cli._parser().parse_args(["run", "x", "--model", "p:m"]))
+    assert (unset.max_turns, unset.max_cost, unset.max_duration, unset.allowed_tools) == (
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "code", "expected"),
+    [
+        ("fixture:auth-error", [], 5, "authentication failed for provider 'fixture'"),
+        ("fixture:no-key", [], 5, "FIXTURE_API_KEY is not set"),
+        ("fixture:rate-limit", [], 6, "the provider failed (slow down); try again in 7s"),
+        ("fixture:bad-request", [], 7, "the provider rejected the request"),
+        ("fixture:truncated", [], 8, "the model's answer could not be used"),
+        ("nope:model", [], 4, "unknown provider 'nope'; available: fixture"),
+        ("fixture", [], 4, "is not '<provider>:<model>', e.g. 'anthropic:claude-haiku-4-5'"),
+        ("fixture:echo", ["--tool", "fixture_sub"], 3, "unknown tool 'fixture_sub'"),
+    ],
+)
+def test_errors_end_with_one_line_and_their_own_exit_code(
+    capsys: pytest.CaptureFixture[str], model: str, extra: list[str], code: int, expected: str
+) -> None:
+    assert main(["run", "hi", "--model", model, *extra]) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert err.startswith("neuron-turn: error: ")
+    assert expected in err
+
+
+def test_a_missing_key_says_what_to_set(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hi", "--model", "fixture:no-key"]) == 5
+    assert capsys.readouterr().err == (
+        "neuron-turn: error: authentication failed for provider 'fixture' "
+        "(FIXTURE_API_KEY is not set); set its API key (e.g. FIXTURE_API_KEY) and try again\n"
+    )
+
+
+def test_the_installed_command_runs_a_turn_and_fails_cleanly() -> None:
+    command = str(Path(sys.executable).parent / "neuron-turn")
+    env = {**os.environ, "NEURON_LOAD_PLUGINS": "fixture-plugin"}
+    ok = subprocess.run(
+        [command, "run", "ping", "--model", "fixture:echo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert (ok.returncode, ok.stdout) == (0, "echo: ping\n"), ok.stderr
+    assert summary_of(ok.stderr)["reason"] == "complete"
+    failed = subprocess.run(
+        [sys.executable, "-m", "neuron_turn", "run", "ping", "--model", "fixture:auth-error"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert failed.returncode == 5
+    assert "Traceback" not in failed.stderr
+    assert failed.stderr.count("\n") == 1

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from neuron_provider_ollama import OllamaProvider
 
+from neuron_provider_ollama import OllamaProvider
 from neuron_tool.schema import ToolSchema
 from neuron_turn import ProviderMessage, ProviderRequest, TextPart
 

@@ -19,10 +19,10 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from neuron_state_sqlite import SqliteStore
 from pydantic import JsonValue
 
 from layer0 import SessionScope
+from neuron_state_sqlite import SqliteStore
 
 DEFAULT_OPS = 2_000
 TASKS = 50

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from neuron_tool import ToolRegistry, tool
-
 from layer0 import TurnInput
+from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, ProviderRequest, ProviderResponse, ToolResultPart, ToolUsePart
 from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from neuron_provider_ollama import OllamaProvider
 
+from neuron_provider_ollama import OllamaProvider
 from neuron_turn import ProviderMessage, ProviderRequest, TextPart
 
 Handler = Callable[[httpx.Request], httpx.Response]

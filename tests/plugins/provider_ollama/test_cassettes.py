@@ -8,8 +8,8 @@ import httpx
 import pytest
 import yaml
 from moneyed import Money
-from neuron_provider_ollama import OllamaProvider
 
+from neuron_provider_ollama import OllamaProvider
 from neuron_tool.schema import ToolSchema
 from neuron_turn import (
     ModelNotFoundError,

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from neuron_provider_ollama import OllamaProvider
 
+from neuron_provider_ollama import OllamaProvider
 from neuron_tool.schema import ToolSchema
 from neuron_turn import (
     Provider,

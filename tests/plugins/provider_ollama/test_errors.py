@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from neuron_provider_ollama._errors import parse_retry_after
 
+from neuron_provider_ollama._errors import parse_retry_after
 from neuron_turn import (
     InvalidRequestError,
     ModelNotFoundError,

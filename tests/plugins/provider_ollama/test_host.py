@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from neuron_provider_ollama._host import DEFAULT_BASE_URL, parse_host, resolve_base_url
 
 

@@ -7,8 +7,8 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import pluggy
-from neuron_provider_ollama import OllamaProvider, plugin
 
+from neuron_provider_ollama import OllamaProvider, plugin
 from neuron_turn import hookspecs
 
 

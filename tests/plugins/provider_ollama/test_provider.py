@@ -6,8 +6,8 @@ from decimal import Decimal
 import httpx
 import pytest
 from moneyed import Money
-from neuron_provider_ollama import OllamaProvider
 
+from neuron_provider_ollama import OllamaProvider
 from neuron_turn import (
     InvalidRequestError,
     Provider,

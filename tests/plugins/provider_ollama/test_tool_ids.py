@@ -4,7 +4,6 @@ import re
 
 from neuron_provider_ollama._tool_ids import synthesise_tool_call_id
 from neuron_provider_ollama._wire import parse_chat_response
-
 from neuron_turn import ToolUsePart
 
 from ._support import chat_body

@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from neuron_provider_ollama._wire import build_chat_body, parse_chat_response, stream_requested
 
 from layer0 import Base64Source, UrlSource
+from neuron_provider_ollama._wire import build_chat_body, parse_chat_response, stream_requested
 from neuron_tool.schema import ToolSchema
 from neuron_turn import (
     ImagePart,

@@ -13,10 +13,10 @@ import itertools
 import sys
 from pathlib import Path
 
-from neuron_state_sqlite import SqliteStore
 from pydantic import JsonValue
 
 from layer0 import CustomScope
+from neuron_state_sqlite import SqliteStore
 
 SCOPE = CustomScope(name="processes")
 

@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from neuron_state_sqlite import SqliteStore
 
 

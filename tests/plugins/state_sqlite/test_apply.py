@@ -5,7 +5,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from neuron_state_sqlite import SqliteStore
 
 from layer0 import (
     DeleteMemoryEffect,
@@ -15,6 +14,7 @@ from layer0 import (
     WriteFailed,
     WriteMemoryEffect,
 )
+from neuron_state_sqlite import SqliteStore
 
 from ._raw import refuse_writes_of
 

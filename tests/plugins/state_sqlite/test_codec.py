@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from neuron_state_sqlite._codec import encode_value, match_expression, scope_key
 
 from layer0 import CustomScope, SessionScope
+from neuron_state_sqlite._codec import encode_value, match_expression, scope_key
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from neuron_state_sqlite import SqliteStore
 
 from layer0 import SessionScope, WriteMemoryEffect
+from neuron_state_sqlite import SqliteStore
 
 from ._raw import integrity, raw
 from ._writer_process import SCOPE, value_of

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from neuron_state_sqlite import ENV_VAR, SqliteStore, default_path
 from neuron_state_sqlite.paths import _default_path
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
-import neuron_state_sqlite.plugin
 import pluggy
-from neuron_state_sqlite import SqliteStore
 
+import neuron_state_sqlite.plugin
 from layer0 import StateStore
+from neuron_state_sqlite import SqliteStore
 from neuron_turn import hookspecs
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from neuron_state_sqlite import SchemaVersionError, SqliteStore
-from neuron_state_sqlite._schema import SCHEMA_VERSION
 
 from layer0 import StateError
+from neuron_state_sqlite import SchemaVersionError, SqliteStore
+from neuron_state_sqlite._schema import SCHEMA_VERSION
 
 from ._raw import raw
 

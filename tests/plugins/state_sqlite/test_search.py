@@ -3,9 +3,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from neuron_state_sqlite import SqliteStore
 
 from layer0 import SearchResult, SessionScope
+from neuron_state_sqlite import SqliteStore
 
 SESSION = SessionScope(id="s1")
 

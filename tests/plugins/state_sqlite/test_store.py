@@ -5,7 +5,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from neuron_state_sqlite import SqliteStore
 from pydantic import JsonValue
 
 from layer0 import (
@@ -20,6 +19,7 @@ from layer0 import (
     WorkflowScope,
     WriteFailed,
 )
+from neuron_state_sqlite import SqliteStore
 
 from ._raw import raw, refuse_writes_of
 

@@ -21,7 +21,7 @@ from .hookspecs import PROJECT
 from .plugin_errors import DuplicatePluginError, PluginHookError
 
 if TYPE_CHECKING:
-    from .plugins import PluginManager
+    from ._plugin_manager import PluginManager
 
 __all__ = ["PluginSettings", "load_entry_points", "normalize_name"]
 

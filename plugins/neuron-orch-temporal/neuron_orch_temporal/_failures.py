@@ -1,0 +1,165 @@
+"""Carrying layer0 errors across the engine: to `ApplicationError` and back.
+
+A turn's error leaves the activity as an `ApplicationError` whose `type` is
+the layer0 class name and whose one detail is a `FailureInfo`; whether
+Temporal retries it follows the class (`RetryableError` only, with its
+`retry_after` as the next delay). The workflow fails with the same kind,
+adding where it happened; the client rebuilds the layer0 error from it and
+raises what neuron-orch-local raises for the same failure.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from temporalio.exceptions import ApplicationError, FailureError
+
+import layer0
+from layer0 import (
+    AgentNotFound,
+    DispatchFailed,
+    Layer0Error,
+    OrchError,
+    RetryableError,
+    ToolExecutionError,
+    WorkflowNotFound,
+)
+
+__all__ = [
+    "FailureInfo",
+    "application_error",
+    "innermost_application_error",
+    "orch_error",
+    "workflow_failure",
+]
+
+
+class FailureInfo(BaseModel):
+    """What a layer0 error carries besides its class and message."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    context: str | None = None
+    """Where it happened: `agent 'a' failed in workflow w (route: a -> b)`."""
+    retry_after_ms: int | None = None
+    tool: str | None = None
+    tool_message: str | None = None
+    agent: str | None = None
+    workflow: str | None = None
+
+
+def application_error(exc: BaseException) -> ApplicationError:
+    """Return the `ApplicationError` an activity raises for `exc`.
+
+    Layer0 errors other than `RetryableError` are not retried; anything from
+    outside layer0 is taken for a worker fault and retried like a
+    `RetryableError` (the retry policy bounds both).
+    """
+    info = FailureInfo()
+    delay: timedelta | None = None
+    if isinstance(exc, RetryableError) and exc.retry_after is not None:
+        info = FailureInfo(retry_after_ms=round(exc.retry_after * 1000))
+        delay = timedelta(seconds=exc.retry_after)
+    elif isinstance(exc, ToolExecutionError):
+        info = FailureInfo(tool=exc.tool, tool_message=exc.message)
+    elif isinstance(exc, AgentNotFound):
+        info = FailureInfo(agent=exc.agent)
+    elif isinstance(exc, WorkflowNotFound):
+        info = FailureInfo(workflow=exc.workflow)
+    retryable = isinstance(exc, RetryableError) or not isinstance(exc, Layer0Error)
+    return ApplicationError(
+        str(exc) or type(exc).__name__,
+        info,
+        type=type(exc).__name__,
+        non_retryable=not retryable,
+        next_retry_delay=delay,
+    )
+
+
+def innermost_application_error(exc: BaseException) -> ApplicationError | None:
+    """Return the deepest `ApplicationError` in `exc`'s chain of Temporal causes, if any."""
+    found: ApplicationError | None = None
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, ApplicationError):
+            found = current
+        current = current.cause if isinstance(current, FailureError) else current.__cause__
+    return found
+
+
+def workflow_failure(exc: BaseException, *, context: str | None = None) -> ApplicationError:
+    """Return the `ApplicationError` a workflow fails with for `exc`, never retried.
+
+    An error that already carries a context (a child's) keeps it, so it
+    propagates unchanged; otherwise `context` is added.
+    """
+    if isinstance(exc, Layer0Error):
+        exc = application_error(exc)
+    inner = innermost_application_error(exc)
+    if inner is None:
+        # A timeout or cancellation: no ApplicationError, only Temporal's messages.
+        kind, message, info = "DispatchFailed", _messages(exc), FailureInfo()
+    else:
+        kind, message, info = inner.type or "Exception", inner.message, _info(inner)
+    if info.context is None and context is not None:
+        info = info.model_copy(update={"context": context})
+    return ApplicationError(message, info, type=kind, non_retryable=True)
+
+
+def orch_error(exc: BaseException) -> OrchError:
+    """Return the layer0 error a client raises for a workflow that failed with `exc`.
+
+    Orchestration errors come back as themselves; a turn's error comes back
+    as `DispatchFailed` naming where it happened, the turn's error (rebuilt,
+    `retry_after` included) chained as its `__cause__`, as neuron-orch-local does.
+    """
+    inner = innermost_application_error(exc)
+    if inner is None:
+        return DispatchFailed(_messages(exc))
+    info, kind = _info(inner), inner.type or "Exception"
+    error = _rebuild(kind, inner.message, info)
+    if isinstance(error, OrchError):
+        return error
+    text = f"{kind}: {inner.message}"
+    failed = DispatchFailed(f"{info.context}: {text}" if info.context else text)
+    # An error from outside layer0 cannot be rebuilt; Temporal's own record of it is the cause.
+    failed.__cause__ = error if error is not None else inner
+    return failed
+
+
+def _rebuild(kind: str, message: str, info: FailureInfo) -> Layer0Error | None:
+    if kind == "RetryableError":
+        after = None if info.retry_after_ms is None else info.retry_after_ms / 1000
+        return RetryableError(message, retry_after=after)
+    if kind == "ToolExecutionError" and info.tool is not None:
+        return ToolExecutionError(info.tool, info.tool_message or message)
+    if kind == "AgentNotFound" and info.agent is not None:
+        return AgentNotFound(info.agent, message)
+    if kind == "WorkflowNotFound" and info.workflow is not None:
+        return WorkflowNotFound(info.workflow, message)
+    cls = getattr(layer0, kind, None)
+    if isinstance(cls, type) and issubclass(cls, Layer0Error):
+        try:
+            return cls(message)
+        except TypeError:  # a class whose constructor wants structured fields
+            return None
+    return None
+
+
+def _info(error: ApplicationError) -> FailureInfo:
+    if not error.details:
+        return FailureInfo()
+    try:
+        return FailureInfo.model_validate(error.details[0])
+    except ValidationError:
+        return FailureInfo()
+
+
+def _messages(exc: BaseException) -> str:
+    parts: list[str] = []
+    current: BaseException | None = exc
+    while current is not None:
+        parts.append(current.message if isinstance(current, FailureError) else str(current))
+        current = current.cause if isinstance(current, FailureError) else current.__cause__
+    return ": ".join(part for part in parts if part)

@@ -1,0 +1,160 @@
+"""`AgentActivities`: what a worker runs outside the workflow sandbox: turns and effects on state.
+
+Each method is a Temporal activity, bound to the worker's agents, store and
+custom effect handlers. Errors leave as `ApplicationError`s whose retry
+behaviour follows their layer0 class (see `_failures`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping
+from types import MappingProxyType
+from typing import Final, TypeVar
+
+from temporalio import activity
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from layer0 import (
+    AgentId,
+    AgentNotFound,
+    SerializationError,
+    StateStore,
+    Turn,
+    TurnOutput,
+    WorkflowId,
+)
+
+from ._failures import application_error
+from ._plan import check_effects, owner
+from .custom import CustomEffectHandler, EffectContext
+from .ledger import apply_once
+from .messages import CustomRequest, MemoryRequest, TurnRequest
+from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
+
+__all__ = ["AgentActivities"]
+
+T = TypeVar("T")
+
+_NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
+
+
+class AgentActivities:
+    """The activities of one worker: run a turn, apply memory effects once, run custom effects.
+
+    Every worker on a task queue must host the same agents and handlers: any
+    of them may run any workflow's activities.
+    """
+
+    def __init__(
+        self,
+        agents: Mapping[AgentId, Turn],
+        store: StateStore,
+        *,
+        custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+        ledger: StateStore | None = None,
+    ) -> None:
+        """Run turns of `agents` and apply memory effects to `store`.
+
+        Args:
+            agents: the turns by name; give them `store` (or a reader of it) to read from.
+            store: where memory effects go.
+            custom_handlers: the handler of each `custom` effect type.
+            ledger: where applied effects are recorded (default: `store`; see
+                `neuron_orch_temporal.ledger`).
+        """
+        self._agents = dict(agents)
+        self._store = store
+        self._handlers = dict(custom_handlers)
+        self._ledger = ledger
+
+    def all(self) -> list[object]:
+        """Return the activity callables to give a `temporalio.worker.Worker`."""
+        return [self.execute_turn, self.apply_memory, self.custom_effect]
+
+    @activity.defn(name=EXECUTE_TURN)
+    async def execute_turn(self, request: TurnRequest) -> TurnOutput:
+        """Run the agent's turn, heartbeating, then check that its effects can all run."""
+        try:
+            turn = self._turn(request.agent)
+            output = await _heartbeating(turn.execute(request.input))
+            await check_effects(
+                output.effects,
+                owner=owner(request.agent, request.workflow_id),
+                agents=self._agents.keys(),
+                custom_types=self._handlers.keys(),
+                target_state=_target_state,
+            )
+        except Exception as exc:
+            raise application_error(exc) from exc
+        return output
+
+    @activity.defn(name=APPLY_MEMORY)
+    async def apply_memory(self, request: MemoryRequest) -> int:
+        """Apply the turn's memory effects not yet applied; return how many were."""
+        try:
+            return await apply_once(self._store, request, ledger=self._ledger)
+        except Exception as exc:
+            raise ApplicationError(
+                f"the memory effects of {owner(request.agent, request.workflow_id)} "
+                f"were not applied: {type(exc).__name__}: {exc}",
+                type="DispatchFailed",
+                # A value that is not JSON will not become JSON on a retry.
+                non_retryable=isinstance(exc, SerializationError),
+            ) from exc
+
+    @activity.defn(name=CUSTOM_EFFECT)
+    async def custom_effect(self, request: CustomRequest) -> None:
+        """Hand a `custom` effect to the handler of its type."""
+        effect_type = request.effect.effect_type
+        context = EffectContext(workflow_id=request.workflow_id, agent=request.agent)
+        try:
+            await self._handlers[effect_type](request.effect, context)
+        except Exception as exc:
+            raise ApplicationError(
+                f"the handler of custom effect {effect_type!r} of "
+                f"{owner(request.agent, request.workflow_id)} failed: {type(exc).__name__}: {exc}",
+                type="DispatchFailed",
+            ) from exc
+
+    def _turn(self, agent: AgentId) -> Turn:
+        try:
+            return self._agents[agent]
+        except KeyError:
+            available = ", ".join(sorted(self._agents)) or "none"
+            raise AgentNotFound(
+                agent, f"no agent named {agent!r}; available: {available}"
+            ) from None
+
+
+async def _heartbeating(work: Awaitable[T]) -> T:
+    """Await `work`, heartbeating three times per heartbeat timeout.
+
+    A worker that dies stops heartbeating, so Temporal retries the turn
+    elsewhere after the heartbeat timeout rather than the start-to-close one;
+    heartbeats also carry cancellation to the activity.
+    """
+    timeout = activity.info().heartbeat_timeout
+    task = asyncio.ensure_future(work)
+    if not timeout:
+        return await task
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=timeout.total_seconds() / 3)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        task.cancel()
+
+
+async def _target_state(workflow_id: WorkflowId) -> bool | None:
+    try:
+        description = await activity.client().get_workflow_handle(workflow_id).describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise
+    return description.status == WorkflowExecutionStatus.RUNNING

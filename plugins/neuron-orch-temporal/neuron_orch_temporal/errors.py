@@ -1,0 +1,51 @@
+"""Errors of neuron-orch-temporal beyond the layer0 ones.
+
+layer0.OrchError
+├── layer0.DispatchFailed
+│   ├── NoWorkerError          no worker picked the dispatch up in time
+│   └── ServerUnavailableError the Temporal server cannot be reached
+└── UnknownQueryError          `query` was asked a query type it does not answer
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from layer0 import DispatchFailed, OrchError
+
+__all__ = ["NoWorkerError", "ServerUnavailableError", "UnknownQueryError"]
+
+
+class NoWorkerError(DispatchFailed):
+    """No worker picked a dispatch up in time; the message says how to start one."""
+
+    def __init__(self, *, workflow_id: str, task_queue: str, address: str, waited: float) -> None:
+        self.workflow_id = workflow_id
+        self.task_queue = task_queue
+        super().__init__(
+            f"no worker picked up workflow {workflow_id!r} on task queue {task_queue!r} "
+            f"within {waited:g} s; start one with `neuron-turn worker --address {address} "
+            f"--task-queue {task_queue}` (the workflow was terminated, so it will not run later)"
+        )
+
+
+class ServerUnavailableError(DispatchFailed):
+    """The Temporal server at the given address cannot be reached."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address = address
+        super().__init__(
+            f"cannot reach a Temporal server at {address}: {reason} "
+            "(start one with `temporal server start-dev`, or pass its address)"
+        )
+
+
+class UnknownQueryError(OrchError, ValueError):
+    """`query` was asked a query type it does not answer; the message lists those it does."""
+
+    def __init__(self, query_type: str, supported: Iterable[str]) -> None:
+        self.query_type = query_type
+        self.supported = tuple(sorted(supported))
+        super().__init__(
+            f"unknown query type {query_type!r}; supported: {', '.join(self.supported)}"
+        )

@@ -1,0 +1,117 @@
+"""The pydantic models that cross the engine between client, workflow and activities.
+
+They go through `temporalio.contrib.pydantic`'s data converter, built only of
+layer0 models, strings and integers, so a cost stays a decimal string and
+nothing becomes a float on the way.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from layer0 import (
+    AgentId,
+    CustomEffect,
+    DeleteMemoryEffect,
+    TurnInput,
+    TurnOutput,
+    WorkflowId,
+    WriteMemoryEffect,
+)
+
+from .chain import Chain
+from .policy import TurnPolicy
+
+__all__ = [
+    "CustomRequest",
+    "Delegation",
+    "DispatchResult",
+    "IndexedMemoryEffect",
+    "MemoryEffect",
+    "MemoryRequest",
+    "TurnRequest",
+    "WorkflowInput",
+]
+
+MemoryEffect: TypeAlias = Annotated[
+    WriteMemoryEffect | DeleteMemoryEffect, Field(discriminator="type")
+]
+"""An effect on the state store."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class WorkflowInput(_Message):
+    """What starts one agent workflow: a dispatch, a delegation or a handoff."""
+
+    agent: AgentId
+    input: TurnInput
+    chain: Chain
+    policy: TurnPolicy
+    parent: WorkflowId | None = None
+    """The workflow whose delegation or handoff started this one, if any."""
+
+
+class TurnRequest(_Message):
+    """One turn to run, and where it sits (for error messages and plan checks)."""
+
+    workflow_id: WorkflowId
+    agent: AgentId
+    input: TurnInput
+    route: str
+    """The chain's route, `a -> b`, named in errors."""
+
+
+class IndexedMemoryEffect(_Message):
+    """A memory effect with its index among the turn's effects (its idempotency key)."""
+
+    index: int
+    effect: MemoryEffect
+
+
+class MemoryRequest(_Message):
+    """The memory effects of one turn, to apply once, all together."""
+
+    workflow_id: WorkflowId
+    run_id: str
+    turn: int
+    """The turn's number within its workflow run, from 0."""
+    agent: AgentId
+    effects: tuple[IndexedMemoryEffect, ...]
+
+
+class CustomRequest(_Message):
+    """A `custom` effect for the worker's handler of its type."""
+
+    workflow_id: WorkflowId
+    agent: AgentId
+    effect: CustomEffect
+
+
+class Delegation(_Message):
+    """The result of one `delegate` effect: who ran, in which child workflow, with what output."""
+
+    agent: AgentId
+    workflow_id: WorkflowId
+    output: TurnOutput
+
+
+class DispatchResult(_Message):
+    """Everything one dispatch produced: the workflow's result.
+
+    `dispatch` returns only `output`, as the layer0 protocol asks; `run`
+    returns this (the same shape as neuron-orch-local's `DispatchResult`).
+    """
+
+    workflow_id: WorkflowId
+    agent: AgentId
+    """The agent whose output this is: the one dispatched to, or the last handoff's."""
+    output: TurnOutput
+    route: tuple[AgentId, ...]
+    """The agents that ran for this dispatch, in order (more than one after handoffs)."""
+    delegations: tuple[Delegation, ...]
+    """Results of the delegations the workflow's turns made, in effect order."""

@@ -1,0 +1,58 @@
+"""Names shared by the client, the worker and the workflow: queues, activities, signals, queries.
+
+They are part of the contract between processes: a worker and the clients
+dispatching to it must agree on them, so change them only with a new
+workflow type name.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "APPLY_MEMORY",
+    "AWAIT_SIGNAL",
+    "CUSTOM_EFFECT",
+    "DEFAULT_ADDRESS",
+    "DEFAULT_NAMESPACE",
+    "DEFAULT_TASK_QUEUE",
+    "EXECUTE_TURN",
+    "INBOX_SIGNAL",
+    "QUERY_TYPES",
+    "WORKFLOW_TYPE",
+]
+
+DEFAULT_ADDRESS: Final = "localhost:7233"
+"""Where a Temporal frontend listens by default (`temporal server start-dev`)."""
+
+DEFAULT_NAMESPACE: Final = "default"
+"""The Temporal namespace used unless told otherwise."""
+
+DEFAULT_TASK_QUEUE: Final = "neuron-turn"
+"""The task queue workers poll and dispatches go to unless told otherwise."""
+
+WORKFLOW_TYPE: Final = "neuron.AgentWorkflow"
+"""The Temporal workflow type of one dispatch."""
+
+INBOX_SIGNAL: Final = "inbox"
+"""The Temporal signal that carries a `layer0.SignalPayload` into a workflow's inbox."""
+
+AWAIT_SIGNAL: Final = "await_signal"
+"""The `CustomExit` name by which a turn asks to wait for a signal before its next turn.
+
+A turn exiting with `CustomExit(name="await_signal")` keeps its workflow
+open: the next payload delivered to the workflow's inbox starts another turn
+of the same agent (see `neuron_orch_temporal.inputs.signal_input`).
+"""
+
+QUERY_TYPES: Final = frozenset({"status", "inbox", "output", "delegations"})
+"""The query types a workflow answers; each is a Temporal query of that name."""
+
+EXECUTE_TURN: Final = "neuron.execute_turn"
+"""The activity running one agent's turn."""
+
+APPLY_MEMORY: Final = "neuron.apply_memory"
+"""The activity applying one turn's memory effects, once."""
+
+CUSTOM_EFFECT: Final = "neuron.custom_effect"
+"""The activity handing a `custom` effect to the worker's handler of its type."""

@@ -1,0 +1,313 @@
+"""`TemporalOrchestrator`: a `layer0.Orchestrator` whose dispatches are Temporal workflows."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from typing import Any, Final
+
+from pydantic import JsonValue
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from layer0 import (
+    AgentId,
+    DispatchFailed,
+    OrchError,
+    QueryPayload,
+    SignalFailed,
+    SignalPayload,
+    TurnInput,
+    TurnOutput,
+    WorkflowId,
+    WorkflowNotFound,
+)
+
+from ._failures import orch_error
+from .chain import Chain
+from .connect import connect
+from .errors import NoWorkerError, UnknownQueryError
+from .messages import DispatchResult, WorkflowInput
+from .names import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_TASK_QUEUE,
+    INBOX_SIGNAL,
+    QUERY_TYPES,
+    WORKFLOW_TYPE,
+)
+from .policy import TurnPolicy
+
+__all__ = ["TemporalOrchestrator"]
+
+# A workflow no worker has touched holds two events: started, task scheduled.
+_UNTOUCHED_HISTORY: Final = 2
+
+
+class TemporalOrchestrator:
+    """A `layer0.Orchestrator` on Temporal: each dispatch is a workflow run by a worker.
+
+    The caller's code is the same as with neuron-orch-local's
+    `LocalOrchestrator`; the agents and the store live on the workers
+    (`neuron_orch_temporal.create_worker` / `run_worker`), which may be
+    other processes on other machines. A dispatch survives worker crashes:
+    a turn cut short runs again on another worker, and effects already
+    carried out are not repeated.
+
+    `dispatch(..., workflow_id=...)` names the workflow: dispatching again
+    with the id of a running or completed workflow waits for that workflow's
+    result instead of running anything again; the id of a failed one runs
+    it anew.
+    """
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        address: str = DEFAULT_ADDRESS,
+        namespace: str = DEFAULT_NAMESPACE,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        policy: TurnPolicy | None = None,
+        max_concurrency: int = 100,
+        pickup_timeout: float | None = 30.0,
+    ) -> None:
+        """Dispatch on `client`, or connect to `address` on first use.
+
+        Args:
+            client: a client made by `connect` (or with its `DATA_CONVERTER`).
+            address: the Temporal frontend, `HOST:PORT`, when no client is given.
+            namespace: the namespace to connect to, when no client is given.
+            task_queue: the queue the workers poll.
+            policy: timeouts and retries of turns and effects.
+            max_concurrency: how many dispatches of one `dispatch_many` call run at once.
+            pickup_timeout: seconds to wait for a worker to start a dispatch
+                before failing with `NoWorkerError`; None waits forever.
+        """
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
+        if pickup_timeout is not None and pickup_timeout <= 0:
+            raise ValueError(f"pickup_timeout must be positive or None, not {pickup_timeout}")
+        self._client = client
+        self._address = address
+        self._namespace = namespace
+        self._task_queue = task_queue
+        self._policy = policy if policy is not None else TurnPolicy()
+        self._max_concurrency = max_concurrency
+        self._pickup_timeout = pickup_timeout
+        self._connecting = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        where = (
+            self._address
+            if self._client is None
+            else self._client.service_client.config.target_host
+        )
+        return f"TemporalOrchestrator(address={where!r}, task_queue={self._task_queue!r})"
+
+    @property
+    def task_queue(self) -> str:
+        """The task queue dispatches go to."""
+        return self._task_queue
+
+    async def client(self) -> Client:
+        """Return the Temporal client, connecting on first use.
+
+        Raises:
+            ServerUnavailableError: nothing answers at the address.
+        """
+        async with self._connecting:
+            if self._client is None:
+                self._client = await connect(self._address, namespace=self._namespace)
+            return self._client
+
+    async def dispatch(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> TurnOutput:
+        """Run `agent` on `input` in a workflow, carry out its effects, return the final output.
+
+        See `run`, which this is, returning only the output.
+        """
+        return (await self.run(agent, input, workflow_id=workflow_id)).output
+
+    async def run(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> DispatchResult:
+        """Like `dispatch`, but return the workflow id, route and delegations too.
+
+        Raises:
+            AgentNotFound: the workers host no agent `agent`, or an effect names one.
+            WorkflowNotFound: a signal effect names a workflow that does not exist.
+            DispatchFailed: a turn failed for good (its layer0 error chained as
+                `__cause__`), an effect failed, a limit was hit, or `workflow_id`
+                names a workflow of another agent.
+            NoWorkerError: no worker started the workflow within `pickup_timeout`.
+            ServerUnavailableError: the Temporal server cannot be reached.
+        """
+        started = await self.start(agent, input, workflow_id=workflow_id)
+        return await self.result(started)
+
+    async def start(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> WorkflowId:
+        """Start a dispatch without waiting for it; return its workflow id (see `run`).
+
+        Starting with the id of a running or completed workflow of the same
+        agent starts nothing and returns the id.
+        """
+        client = await self.client()
+        workflow_id = workflow_id if workflow_id is not None else f"{agent}-{uuid.uuid4()}"
+        chain = Chain.root(agent, max_depth=self._policy.max_depth)
+        params = WorkflowInput(agent=agent, input=input, chain=chain, policy=self._policy)
+        try:
+            await client.start_workflow(
+                WORKFLOW_TYPE,
+                params,
+                id=workflow_id,
+                task_queue=self._task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                memo={"agent": agent},
+            )
+        except WorkflowAlreadyStartedError:
+            await self._check_agent(client, workflow_id, agent)
+        except RPCError as exc:
+            raise DispatchFailed(f"starting workflow {workflow_id!r} failed: {exc}") from exc
+        return workflow_id
+
+    async def result(self, workflow_id: WorkflowId) -> DispatchResult:
+        """Wait for the workflow `workflow_id` to finish and return its result (see `run`)."""
+        client = await self.client()
+        handle: WorkflowHandle[Any, DispatchResult] = client.get_workflow_handle(
+            workflow_id, result_type=DispatchResult
+        )
+        try:
+            if self._pickup_timeout is not None:
+                try:
+                    return await asyncio.wait_for(handle.result(), self._pickup_timeout)
+                except TimeoutError:
+                    await self._check_picked_up(handle)
+            return await handle.result()
+        except WorkflowFailureError as exc:
+            # Keep the cause `orch_error` chained (the rebuilt layer0 error).
+            error = orch_error(exc.cause)
+            raise error from error.__cause__
+        except RPCError as exc:
+            raise _rpc_error(exc, workflow_id) from exc
+
+    async def dispatch_many(
+        self, tasks: Sequence[tuple[AgentId, TurnInput]]
+    ) -> list[TurnOutput | OrchError]:
+        """Dispatch every task, at most `max_concurrency` at once.
+
+        Returns one item per task, in the order given: its output, or the
+        `OrchError` its dispatch raised. One failing does not stop the others.
+        """
+        gate = asyncio.Semaphore(self._max_concurrency)
+
+        async def one(agent: AgentId, input: TurnInput) -> TurnOutput | OrchError:
+            async with gate:
+                try:
+                    return await self.dispatch(agent, input)
+                except OrchError as exc:
+                    return exc
+                except Exception as exc:
+                    # Not raised by design; still, one task's bug must not lose the others.
+                    error = DispatchFailed(f"dispatch of agent {agent!r} failed: {exc!r}")
+                    error.__cause__ = exc
+                    return error
+
+        return list(await asyncio.gather(*(one(agent, input) for agent, input in tasks)))
+
+    async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
+        """Put `payload` in the inbox of the running workflow `target`.
+
+        Raises:
+            WorkflowNotFound: no workflow `target`.
+            SignalFailed: `target` has finished (Temporal signals running workflows only).
+        """
+        client = await self.client()
+        try:
+            await client.get_workflow_handle(target).signal(INBOX_SIGNAL, payload)
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise SignalFailed(f"signalling workflow {target!r} failed: {exc}") from exc
+            await self._describe(client, target)
+            raise SignalFailed(
+                f"workflow {target!r} has finished; Temporal delivers signals to running "
+                "workflows only"
+            ) from exc
+
+    async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
+        """Answer a question about workflow `target` (a worker must be running).
+
+        Query types: `status`, `inbox`, `output`, `delegations`, in the JSON
+        shapes of neuron-orch-local (see `neuron_orch_temporal._query`).
+
+        Raises:
+            WorkflowNotFound: no workflow `target`.
+            UnknownQueryError: an unknown query type; the message lists the known ones.
+        """
+        client = await self.client()
+        if payload.query_type not in QUERY_TYPES:
+            await self._describe(client, target)
+            raise UnknownQueryError(payload.query_type, QUERY_TYPES)
+        args = [] if payload.params is None else [payload.params]
+        handle = client.get_workflow_handle(target)
+        try:
+            answer: JsonValue = await handle.query(payload.query_type, args=args)
+        except RPCError as exc:
+            raise _rpc_error(exc, target) from exc
+        except WorkflowQueryFailedError as exc:
+            raise DispatchFailed(
+                f"query {payload.query_type!r} of {target!r} failed: {exc}"
+            ) from exc
+        return answer
+
+    async def _check_agent(self, client: Client, workflow_id: WorkflowId, agent: AgentId) -> None:
+        description = await self._describe(client, workflow_id)
+        running: object = await description.memo_value("agent", None)
+        if running != agent:
+            raise DispatchFailed(
+                f"workflow {workflow_id!r} already exists for agent {running!r}, "
+                f"not {agent!r}; a workflow id names one dispatch"
+            )
+
+    async def _check_picked_up(self, handle: WorkflowHandle[Any, DispatchResult]) -> None:
+        """Fail with `NoWorkerError`, terminating the workflow, if no worker has touched it."""
+        description = await handle.describe()
+        if description.history_length > _UNTOUCHED_HISTORY or description.close_time is not None:
+            return
+        waited = self._pickup_timeout or 0.0
+        error = NoWorkerError(
+            workflow_id=handle.id, task_queue=self._task_queue, address=self._where(), waited=waited
+        )
+        await handle.terminate(reason=str(error))
+        raise error
+
+    async def _describe(
+        self, client: Client, workflow_id: WorkflowId
+    ) -> WorkflowExecutionDescription:
+        try:
+            return await client.get_workflow_handle(workflow_id).describe()
+        except RPCError as exc:
+            raise _rpc_error(exc, workflow_id) from exc
+
+    def _where(self) -> str:
+        if self._client is None:
+            return self._address
+        return self._client.service_client.config.target_host
+
+
+def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:
+    if exc.status == RPCStatusCode.NOT_FOUND:
+        return WorkflowNotFound(workflow_id)
+    return DispatchFailed(f"Temporal refused a call about workflow {workflow_id!r}: {exc}")

@@ -1,0 +1,106 @@
+"""Hosting agents on Temporal: a worker runs their turns and the workflows around them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from layer0 import AgentId, StateStore, Turn
+
+from .activities import AgentActivities
+from .connect import connect
+from .custom import CustomEffectHandler
+from .names import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from .workflow import AgentWorkflow
+
+__all__ = ["create_worker", "run_worker"]
+
+_NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
+_NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
+
+# temporalio/sdk-python#300: a process exiting right after its client's
+# threads stop aborts about half the time (exit code 134); a short pause
+# after shutdown avoids it.
+_EXIT_GRACE: Final = 0.5
+
+
+def create_worker(
+    client: Client,
+    *,
+    agents: Mapping[AgentId, Turn],
+    store: StateStore,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+    ledger: StateStore | None = None,
+    worker_options: Mapping[str, Any] = _NO_OPTIONS,
+) -> Worker:
+    """Return a worker (not yet running) hosting `agents` over `store` on `task_queue`.
+
+    Run it with `async with worker:` or `await worker.run()`. Every worker
+    of a task queue must host the same agents and handlers.
+
+    Args:
+        client: a client made by `connect` (it carries the data converter).
+        agents: the turns by name.
+        store: where memory effects go; give the agents' turns the same
+            store (or a reader of it) to read from.
+        task_queue: the queue to poll; dispatches must name the same one.
+        custom_handlers: the handler of each `custom` effect type.
+        ledger: where applied memory effects are recorded (default `store`).
+        worker_options: more keyword arguments for `temporalio.worker.Worker`
+            (concurrency limits, identity, ...).
+    """
+    activities = AgentActivities(agents, store, custom_handlers=custom_handlers, ledger=ledger)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[AgentWorkflow],
+        activities=activities.all(),  # type: ignore[arg-type]
+        **worker_options,
+    )
+
+
+async def run_worker(
+    address: str,
+    task_queue: str,
+    agents: Mapping[AgentId, Turn],
+    store: StateStore,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Connect to `address` and host `agents` on `task_queue` until cancelled.
+
+    What `neuron-turn worker --address … --task-queue …` runs. Cancel the
+    task (Ctrl-C under `asyncio.run`) to stop: turns in flight are abandoned
+    and Temporal retries them on another worker after their heartbeat timeout.
+
+    Args:
+        address: the Temporal frontend, `HOST:PORT`.
+        task_queue: the queue to poll.
+        agents: the turns by name.
+        store: where memory effects go.
+        namespace: the Temporal namespace.
+        custom_handlers: the handler of each `custom` effect type.
+        ready: set once the worker polls, for callers that wait on it.
+
+    Raises:
+        ServerUnavailableError: nothing answers at `address`.
+    """
+    client = await connect(address, namespace=namespace)
+    worker = create_worker(
+        client, agents=agents, store=store, task_queue=task_queue, custom_handlers=custom_handlers
+    )
+    try:
+        async with worker:
+            if ready is not None:
+                ready.set()
+            await asyncio.Event().wait()
+    finally:
+        await asyncio.sleep(_EXIT_GRACE)

@@ -1,0 +1,365 @@
+"""`AgentWorkflow`: one dispatch as a durable Temporal workflow.
+
+The workflow runs the agent's turn as an activity, then carries out the
+effects the turn declared, in declaration order as neuron-orch-local does:
+
+- memory effects: all of the turn's together, at the position of the first,
+  in one idempotent activity (see `neuron_orch_temporal.ledger`);
+- `delegate`: a child workflow with a deterministic id,
+  `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
+  concurrently, and their outputs are recorded in effect order;
+- `signal`: a Temporal signal to the target workflow's inbox;
+- `log`: the workflow logger (silent during replay);
+- `custom`: an activity calling the worker's handler of its type;
+- `handoff`: last, a child workflow (`<workflow>/t<turn>/h-<agent>`) whose
+  output becomes this workflow's; signals to this workflow go on to it.
+
+A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
+open: the next signal starts another turn of the same agent.
+
+Workflow code must be deterministic: no clocks, randomness or I/O here,
+only `workflow.*` calls. Models are imported through the sandbox unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Final
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import JsonValue
+
+    from layer0 import (
+        AgentId,
+        CustomEffect,
+        CustomExit,
+        DelegateEffect,
+        DeleteMemoryEffect,
+        DispatchFailed,
+        Effect,
+        HandoffEffect,
+        Layer0Error,
+        LogEffect,
+        LogLevel,
+        SignalEffect,
+        SignalPayload,
+        TurnInput,
+        TurnOutput,
+        WriteMemoryEffect,
+    )
+
+    from ._failures import workflow_failure
+    from ._query import WorkflowView
+    from .chain import Chain
+    from .inputs import handoff_input, signal_input
+    from .messages import (
+        CustomRequest,
+        Delegation,
+        DispatchResult,
+        IndexedMemoryEffect,
+        MemoryRequest,
+        TurnRequest,
+        WorkflowInput,
+    )
+    from .names import (
+        APPLY_MEMORY,
+        AWAIT_SIGNAL,
+        CUSTOM_EFFECT,
+        EXECUTE_TURN,
+        INBOX_SIGNAL,
+        WORKFLOW_TYPE,
+    )
+    from .policy import TurnPolicy
+
+__all__ = ["AgentWorkflow"]
+
+_LEVELS: Final = {
+    LogLevel.TRACE: 5,
+    LogLevel.DEBUG: logging.DEBUG,
+    LogLevel.INFO: logging.INFO,
+    LogLevel.WARN: logging.WARNING,
+    LogLevel.ERROR: logging.ERROR,
+}
+
+
+@workflow.defn(name=WORKFLOW_TYPE)
+class AgentWorkflow:
+    """One dispatch: an agent's turns, their effects, and the handoff's result."""
+
+    @workflow.init
+    def __init__(self, params: WorkflowInput) -> None:
+        """Set up the view queries read, before the first turn starts."""
+        self._policy = params.policy
+        self._view = WorkflowView(
+            workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
+        )
+        self._consumed = 0
+        self._handoff: workflow.ChildWorkflowHandle[AgentWorkflow, DispatchResult] | None = None
+
+    @workflow.run
+    async def run(self, params: WorkflowInput) -> DispatchResult:
+        """Run the agent, its effects and its handoff; fail with a layer0 error kind."""
+        view = self._view
+        try:
+            await self._drive(params.agent, params.input, params.chain)
+        except (ActivityError, ChildWorkflowError, ApplicationError, Layer0Error) as exc:
+            failure = workflow_failure(exc)
+            view.status, view.error = "failed", f"{failure.type}: {failure.message}"
+            raise failure from None
+        view.status = "completed"
+        assert view.output is not None
+        return DispatchResult(
+            workflow_id=view.workflow_id,
+            agent=view.agent,
+            output=view.output,
+            route=tuple(view.route),
+            delegations=tuple(view.delegations),
+        )
+
+    @workflow.signal(name=INBOX_SIGNAL)
+    async def inbox(self, payload: SignalPayload) -> None:
+        """Keep `payload` in the inbox; pass it on to a running handoff."""
+        self._view.inbox.append(payload)
+        if self._handoff is not None:
+            await self._handoff.signal(INBOX_SIGNAL, payload)
+
+    @workflow.query(name="status")
+    def status(self, params: JsonValue = None) -> JsonValue:
+        """Status, agent, exit reason, parent, route and error."""
+        return self._view.status_json()
+
+    @workflow.query(name="inbox")
+    def inbox_query(self, params: JsonValue = None) -> JsonValue:
+        """The signals received, oldest first."""
+        return self._view.inbox_json()
+
+    @workflow.query(name="output")
+    def output(self, params: JsonValue = None) -> JsonValue:
+        """The last turn output, or null."""
+        return self._view.output_json()
+
+    @workflow.query(name="delegations")
+    def delegations(self, params: JsonValue = None) -> JsonValue:
+        """The delegations' agents, workflow ids and outputs."""
+        return self._view.delegations_json()
+
+    async def _drive(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> None:
+        turn = 0
+        while True:
+            self._view.route.append(agent)
+            output = await self._turn(agent, turn_input, chain)
+            self._view.output = output
+            handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            if handoff is not None:
+                await self._follow(handoff, turn_input, agent=agent, turn=turn)
+                return
+            if output.exit_reason != CustomExit(name=AWAIT_SIGNAL):
+                return
+            payload = await self._next_signal()
+            if payload is None:
+                return
+            turn_input, turn = signal_input(turn_input, payload), turn + 1
+
+    async def _turn(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> TurnOutput:
+        policy = self._policy
+        request = TurnRequest(
+            workflow_id=self._view.workflow_id, agent=agent, input=turn_input, route=chain.route()
+        )
+        try:
+            output: TurnOutput = await workflow.execute_activity(
+                EXECUTE_TURN,
+                request,
+                result_type=TurnOutput,
+                start_to_close_timeout=_ms(policy.start_to_close),
+                heartbeat_timeout=_ms(policy.heartbeat),
+                retry_policy=_retry(policy),
+            )
+        except ActivityError as exc:
+            where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
+            raise workflow_failure(exc, context=f"{where} (route: {chain.route()})") from None
+        return output
+
+    async def _effects(
+        self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain
+    ) -> tuple[HandoffEffect, Chain] | None:
+        """Carry out `effects` in order (see the module doc); return the handoff, if any."""
+        chains = _chains(effects, chain)
+        handoff: tuple[HandoffEffect, Chain] | None = None
+        group: list[tuple[int, DelegateEffect]] = []
+        memory_applied = False
+        for index, effect in enumerate(effects):
+            if isinstance(effect, DelegateEffect):
+                group.append((index, effect))
+                continue
+            await self._delegate(group, chains, turn=turn)
+            group = []
+            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect):
+                if not memory_applied:
+                    await self._memory(effects, agent=agent, turn=turn)
+                    memory_applied = True
+            elif isinstance(effect, HandoffEffect):
+                handoff = (effect, chains[index])
+            else:
+                await self._other(effect, agent=agent)
+        await self._delegate(group, chains, turn=turn)
+        return handoff
+
+    async def _memory(self, effects: Sequence[Effect], *, agent: AgentId, turn: int) -> None:
+        memory = tuple(
+            IndexedMemoryEffect(index=index, effect=effect)
+            for index, effect in enumerate(effects)
+            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect)
+        )
+        request = MemoryRequest(
+            workflow_id=self._view.workflow_id,
+            run_id=workflow.info().run_id,
+            turn=turn,
+            agent=agent,
+            effects=memory,
+        )
+        await self._effect_activity(APPLY_MEMORY, request)
+
+    async def _delegate(
+        self, group: Sequence[tuple[int, DelegateEffect]], chains: dict[int, Chain], *, turn: int
+    ) -> None:
+        """Run a run of consecutive delegations concurrently; record them in effect order."""
+        if not group:
+            return
+        ids = [f"{self._view.workflow_id}/t{turn}/d{index}-{e.agent}" for index, e in group]
+        results = await asyncio.gather(
+            *(
+                self._child(child_id, effect.agent, effect.input, chains[index])
+                for child_id, (index, effect) in zip(ids, group, strict=True)
+            )
+        )
+        for child_id, (_, effect), result in zip(ids, group, results, strict=True):
+            self._view.delegations.append(
+                Delegation(agent=effect.agent, workflow_id=child_id, output=result.output)
+            )
+
+    async def _child(
+        self, child_id: str, agent: AgentId, child_input: TurnInput, chain: Chain
+    ) -> DispatchResult:
+        params = WorkflowInput(
+            agent=agent,
+            input=child_input,
+            chain=chain,
+            policy=self._policy,
+            parent=self._view.workflow_id,
+        )
+        return await workflow.execute_child_workflow(AgentWorkflow.run, params, id=child_id)
+
+    async def _follow(
+        self,
+        handoff: tuple[HandoffEffect, Chain],
+        turn_input: TurnInput,
+        *,
+        agent: AgentId,
+        turn: int,
+    ) -> None:
+        """Run the handoff's agent in a child workflow and take its result as this one's."""
+        effect, chain = handoff
+        params = WorkflowInput(
+            agent=effect.agent,
+            input=handoff_input(turn_input, source=agent, state=effect.state),
+            chain=chain,
+            policy=self._policy,
+            parent=self._view.workflow_id,
+        )
+        child_id = f"{self._view.workflow_id}/t{turn}/h-{effect.agent}"
+        self._handoff = await workflow.start_child_workflow(AgentWorkflow.run, params, id=child_id)
+        try:
+            result = await self._handoff
+        finally:
+            self._handoff = None
+        view = self._view
+        view.agent, view.output = result.agent, result.output
+        view.route.extend(result.route)
+        view.delegations.extend(result.delegations)
+
+    async def _other(self, effect: Effect, *, agent: AgentId) -> None:
+        if isinstance(effect, SignalEffect):
+            await self._signal(effect, agent=agent)
+        elif isinstance(effect, LogEffect):
+            _log(effect, agent=agent, workflow_id=self._view.workflow_id)
+        elif isinstance(effect, CustomEffect):
+            request = CustomRequest(workflow_id=self._view.workflow_id, agent=agent, effect=effect)
+            await self._effect_activity(CUSTOM_EFFECT, request)
+
+    async def _signal(self, effect: SignalEffect, *, agent: AgentId) -> None:
+        handle = workflow.get_external_workflow_handle(effect.target)
+        try:
+            await handle.signal(INBOX_SIGNAL, effect.payload)
+        except FailureError as exc:
+            raise ApplicationError(
+                f"agent {agent!r} (workflow {self._view.workflow_id}) could not signal "
+                f"workflow {effect.target!r}: {exc.message}",
+                type="SignalFailed",
+                non_retryable=True,
+            ) from None
+
+    async def _effect_activity(self, name: str, request: MemoryRequest | CustomRequest) -> None:
+        policy = self._policy
+        await workflow.execute_activity(
+            name,
+            request,
+            start_to_close_timeout=_ms(policy.effect_timeout),
+            retry_policy=_retry(policy),
+        )
+
+    async def _next_signal(self) -> SignalPayload | None:
+        """Wait for a signal not yet consumed by a turn; None when the wait times out."""
+        view = self._view
+        try:
+            await workflow.wait_condition(
+                lambda: self._consumed < len(view.inbox), timeout=_ms(self._policy.signal_timeout)
+            )
+        except TimeoutError:
+            return None
+        self._consumed += 1
+        return view.inbox[self._consumed - 1]
+
+
+def _chains(effects: Sequence[Effect], chain: Chain) -> dict[int, Chain]:
+    """Check depth and cycles for every delegation and handoff before any effect runs."""
+    chains: dict[int, Chain] = {}
+    try:
+        for index, effect in enumerate(effects):
+            if isinstance(effect, DelegateEffect):
+                chains[index] = chain.delegate(effect.agent)
+            elif isinstance(effect, HandoffEffect):
+                chains[index] = chain.handoff(effect.agent)
+    except DispatchFailed as exc:
+        raise ApplicationError(str(exc), type="DispatchFailed", non_retryable=True) from None
+    return chains
+
+
+def _log(effect: LogEffect, *, agent: AgentId, workflow_id: str) -> None:
+    extra = {
+        "data": effect.data,
+        "agent": agent,
+        "workflow_id": workflow_id,
+        "log_level": effect.level.value,
+    }
+    # "%s": the message is the model's text, not a format string.
+    workflow.logger.log(_LEVELS[effect.level], "%s", effect.message, extra=extra)
+
+
+def _ms(value: int) -> timedelta:
+    return timedelta(milliseconds=value)
+
+
+def _retry(policy: TurnPolicy) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=_ms(policy.initial_interval),
+        backoff_coefficient=float(policy.backoff),
+        maximum_interval=_ms(policy.max_interval),
+        maximum_attempts=policy.max_attempts,
+    )

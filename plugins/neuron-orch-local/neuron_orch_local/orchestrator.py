@@ -172,10 +172,14 @@ class LocalOrchestrator:
         self._workflows.deliver(target, payload)
 
     async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
-        """Answer a question about workflow `target`.
+        """Answer a question about workflow `target`; `payload.params` is not used yet.
 
-        Query types: `status`, `inbox`, `output`, `delegations` (their JSON is
-        described in `neuron_orch_local._query.answer`).
+        Query types and their answers:
+
+        - `status`: `{workflow_id, status, agent, exit_reason, parent, route, error}`;
+        - `inbox`: the signals received, oldest first, as `SignalPayload` JSON;
+        - `output`: the last `TurnOutput` as JSON, or null while there is none;
+        - `delegations`: `[{agent, workflow_id, output}]` in the order they ran.
 
         Raises:
             WorkflowNotFound: no workflow `target`.

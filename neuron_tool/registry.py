@@ -7,13 +7,12 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from jsonschema.exceptions import SchemaError
 from pydantic import JsonValue, ValidationError
 
 from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
 from .middleware import Middleware, Next, ToolCall, compose
 from .retry import ModelRetry
-from .schema import InputValidator, ToolSchema
+from .schema import InputValidator, InvalidSchemaError, ToolSchema
 from .tool import ToolDyn
 
 # The name rule the major providers share; checked here so a bad name fails
@@ -62,8 +61,8 @@ class ToolRegistry:
         schema = _tool_schema(name, tool)
         try:
             validator = InputValidator(schema.input_schema)
-        except SchemaError as exc:
-            raise ToolRegistrationError(name, f"invalid input schema: {exc.message}") from exc
+        except InvalidSchemaError as exc:
+            raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
         entry = _Entry(tool, schema, validator, tuple(middleware))
         entry.chain = self._chain(entry)
         self._entries[name] = entry

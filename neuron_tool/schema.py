@@ -6,8 +6,6 @@ import itertools
 from typing import Any, Final, NoReturn
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
@@ -49,6 +47,10 @@ def model_json_schema(model: type[BaseModel]) -> dict[str, JsonValue]:
     return schema
 
 
+class InvalidSchemaError(ValueError):
+    """A tool's input schema is not a valid draft 2020-12 JSON Schema."""
+
+
 class InputValidator:
     """A tool's input schema compiled once, checked on every call.
 
@@ -62,9 +64,16 @@ class InputValidator:
         """Check `schema` against the draft 2020-12 metaschema and compile it.
 
         Raises:
-            jsonschema.exceptions.SchemaError: `schema` is not a valid JSON Schema.
+            InvalidSchemaError: `schema` is not a valid JSON Schema.
         """
-        Draft202012Validator.check_schema(schema)
+        # jsonschema costs ~40 ms to import; it is needed only once a tool is registered.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise InvalidSchemaError(exc.message) from exc
         self._validator: Final = Draft202012Validator(schema)
         # jsonschema-rs decides validity in well under a microsecond (jsonschema
         # takes ~15 µs on the loop's hot path); jsonschema explains failures.
@@ -81,6 +90,8 @@ class InputValidator:
             self._raise_fast_error(tool, input)
         # best_match prefers the shallowest error and descends into anyOf/oneOf,
         # which reads better to a model than whichever error came first.
+        from jsonschema.exceptions import best_match
+
         error = best_match(itertools.chain((first,), errors)) or first
         raise ToolInputError(tool, json_path(error.absolute_path), error.message)
 

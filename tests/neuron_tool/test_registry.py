@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import jsonschema
+import jsonschema_rs
 import pytest
-from jsonschema import Draft202012Validator
 from pydantic import JsonValue
 
-import neuron_tool.schema
 from neuron_tool import (
     ModelRetry,
     Next,
@@ -128,20 +128,26 @@ def test_editing_the_tool_schema_after_registration_changes_nothing(
 async def test_input_validator_is_compiled_once_at_registration(
     monkeypatch: pytest.MonkeyPatch, echo: FakeTool
 ) -> None:
-    compiled: list[object] = []
+    compiled: list[str] = []
+    slow, fast = jsonschema.Draft202012Validator, jsonschema_rs.Draft202012Validator
 
-    class CountingValidator:
-        check_schema = staticmethod(Draft202012Validator.check_schema)
+    class CountingSlow(slow):  # type: ignore[misc,valid-type]
+        def __init__(self, schema: Any, *args: Any, **kwargs: Any) -> None:
+            compiled.append("jsonschema")
+            super().__init__(schema, *args, **kwargs)
 
-        def __new__(cls, schema: object) -> Draft202012Validator:  # type: ignore[misc]
-            compiled.append(schema)
-            return Draft202012Validator(schema)  # type: ignore[arg-type]
+    def counting_fast(schema: Any) -> Any:
+        compiled.append("jsonschema-rs")
+        return fast(schema)
 
-    monkeypatch.setattr(neuron_tool.schema, "Draft202012Validator", CountingValidator)
+    monkeypatch.setattr(jsonschema, "Draft202012Validator", CountingSlow)
+    monkeypatch.setattr(jsonschema_rs, "Draft202012Validator", counting_fast)
     registry = ToolRegistry([echo])
     for _ in range(3):
         await registry.call("echo", {"text": "hi"})
-    assert len(compiled) == 1
+    with pytest.raises(ToolInputError):
+        await registry.call("echo", {"text": 5})
+    assert sorted(compiled) == ["jsonschema", "jsonschema-rs"]
     assert len(echo.inputs) == 3
 
 

@@ -51,7 +51,10 @@ class EntryPointLike(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PluginSettings:
-    """Which entry points to load and how to report failures; see `from_env`."""
+    """Which entry points to load and how to report failures; see `from_env`.
+
+    They apply to entry points only: the built-in plugin always loads.
+    """
 
     load: frozenset[str] | None = None
     """Entry-point or distribution names to load; None loads every plugin."""

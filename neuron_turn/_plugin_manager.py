@@ -107,7 +107,7 @@ class PluginManager:
 
         Raises:
             DuplicatePluginError: the name is taken.
-            PluginError: the name is disabled.
+            PluginError: the name is disabled, or `plugin` is registered already.
             pluggy.PluginValidationError: a hook is unknown or has arguments
                 its spec lacks, or the plugin implements no hook at all.
             PluginHookError: one of its `register_*` hooks raised.
@@ -117,6 +117,12 @@ class PluginManager:
         if origin.name in self._loaded:
             raise DuplicatePluginError(
                 origin.name, taken_by=self._loaded[origin.name].origin.label()
+            )
+        taken_as = self.pluggy.get_name(plugin)
+        if taken_as is not None:
+            raise PluginError(
+                f"plugin {origin.name!r} is the same object as the plugin {taken_as!r}, "
+                "already registered; two entry points must not name one module"
             )
         if self.pluggy.register(plugin, name=origin.name) is None:
             raise PluginError(f"plugin {origin.name!r} is disabled (NEURON_DISABLE_PLUGINS)")

@@ -398,3 +398,15 @@ def test_an_entry_point_without_distribution_is_named_without_one() -> None:
         match=r"^Plugin 'bare' \(entry point neuron_turn: bare = bare_plugin\) failed",
     ):
         manager.load_entry_points(PluginSettings(), entry_points=[Bare()])
+
+
+def test_two_entry_points_naming_one_module_load_it_once(install: Callable[..., None]) -> None:
+    plugin = provider_plugin("once")
+    install(FakeEntryPoint("first", plugin), FakeEntryPoint("second", plugin))
+    manager, (message,) = load_with_warnings(1)
+    assert message.endswith(
+        "failed to load: PluginError: plugin 'second' is the same object as the plugin 'first', "
+        "already registered; two entry points must not name one module"
+    )
+    assert loaded_names(manager) == ["builtin", "first"]
+    assert isinstance(manager.get_provider("once:m"), Echo)

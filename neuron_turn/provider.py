@@ -129,7 +129,12 @@ class ProviderRequest:
 
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
-    """Tokens one model call used; cache fields are None when the API does not say."""
+    """Tokens one model call used; cache fields are None when the API does not say.
+
+    `input_tokens` is every input token the model processed, cache reads and
+    cache writes included (OpenAI counts them so; providers whose API counts
+    them apart, like Anthropic, add them), so totals compare across providers.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0

@@ -232,12 +232,18 @@ def stop_reason(raw: JsonValue, content: Sequence[ContentPart]) -> StopReason:
 
 
 def parse_usage(usage: JsonObject) -> TokenUsage:
-    """Map `usage`; `input_tokens` stays Anthropic's count, which excludes cached tokens."""
+    """Map `usage`; `input_tokens` is the total, as `TokenUsage` defines it.
+
+    Anthropic's own `input_tokens` leaves out cache reads and writes; they are
+    added here so totals compare across providers (pricing reads the raw usage).
+    """
+    cache_read = _optional_int(usage, "cache_read_input_tokens")
+    cache_creation = _optional_int(usage, "cache_creation_input_tokens")
     return TokenUsage(
-        input_tokens=_int(usage, "input_tokens"),
+        input_tokens=_int(usage, "input_tokens") + (cache_read or 0) + (cache_creation or 0),
         output_tokens=_int(usage, "output_tokens"),
-        cache_read_tokens=_optional_int(usage, "cache_read_input_tokens"),
-        cache_creation_tokens=_optional_int(usage, "cache_creation_input_tokens"),
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=cache_creation,
     )
 
 

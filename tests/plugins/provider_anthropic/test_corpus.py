@@ -323,8 +323,11 @@ def expected_content(blocks: list[dict[str, Any]]) -> tuple[ContentPart, ...]:
 
 
 def expected_usage(usage: dict[str, Any]) -> TokenUsage:
+    cached = (usage.get("cache_read_input_tokens") or 0) + (
+        usage.get("cache_creation_input_tokens") or 0
+    )
     return TokenUsage(
-        input_tokens=usage["input_tokens"],
+        input_tokens=usage["input_tokens"] + cached,
         output_tokens=usage["output_tokens"],
         cache_read_tokens=usage.get("cache_read_input_tokens"),
         cache_creation_tokens=usage.get("cache_creation_input_tokens"),

@@ -197,12 +197,13 @@ def test_a_message_left_empty_after_dropping_parts_is_omitted() -> None:
 
 
 def test_text_response_maps_content_stop_reason_usage_and_answered_model() -> None:
+    # input_tokens is the total: Anthropic's count plus cache reads and writes.
     usage = usage_json(20, 10, cache_read_input_tokens=5, cache_creation_input_tokens=7)
     parsed = parse_message(message_json(model="claude-3-opus-20240229", usage=usage))
 
     assert parsed.content == (TextPart("Hello."),)
     assert parsed.stop_reason == "end_turn"
-    assert parsed.usage == TokenUsage(20, 10, cache_read_tokens=5, cache_creation_tokens=7)
+    assert parsed.usage == TokenUsage(32, 10, cache_read_tokens=5, cache_creation_tokens=7)
     assert parsed.model == "claude-3-opus-20240229"
     assert parsed.truncated is False
 

@@ -1,0 +1,111 @@
+"""Our `ToolRegistry` served over MCP (stdio and Streamable HTTP), read back by our client."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import mcp_types as types
+import pytest
+import pytest_asyncio
+from mcp import Client
+
+from neuron_tool import MCPBridgeError, ToolAnnotations
+from neuron_tool.mcp import MCPClient, MCPTool, MCPToolError, mcp_server, serve_http
+
+from .mcp_servers.paths import script_client
+from .mcp_servers.registry import build_registry
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def http_url() -> AsyncIterator[str]:
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(serve_http(build_registry(), port=0, on_ready=ready.set_result))
+    yield await ready
+    server.cancel()
+    await asyncio.wait([server])
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["stdio", "http"])
+async def client(request: pytest.FixtureRequest, http_url: str) -> AsyncIterator[MCPClient]:
+    if request.param == "stdio":
+        served = script_client("registry", name="sample")
+    else:
+        served = MCPClient.http(http_url, name="sample")
+    async with served:
+        yield served
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def tools(client: MCPClient) -> dict[str, MCPTool]:
+    return {tool.name: tool for tool in await client.list_tools()}
+
+
+async def test_http_binds_to_loopback_by_default(http_url: str) -> None:
+    assert http_url.startswith("http://127.0.0.1:")
+    assert http_url.endswith("/mcp")
+
+
+async def test_schemas_and_descriptions_round_trip(tools: dict[str, MCPTool]) -> None:
+    registry = build_registry()
+    assert list(tools) == registry.names()
+    for schema in registry.schemas():
+        assert tools[schema.name].description == schema.description
+        assert tools[schema.name].input_schema == schema.input_schema
+
+
+async def test_annotations_round_trip(tools: dict[str, MCPTool]) -> None:
+    assert tools["add"].annotations == ToolAnnotations(
+        title="Add", read_only_hint=True, idempotent_hint=True
+    )
+    assert tools["greet"].annotations is None
+
+
+async def test_output_schemas_round_trip(tools: dict[str, MCPTool]) -> None:
+    registry = build_registry()
+    for name in ("add", "forecast", "greet"):
+        assert tools[name].output_schema == registry.get(name).output_schema
+    assert tools["inventory"].output_schema is None
+
+
+async def test_results_round_trip(tools: dict[str, MCPTool]) -> None:
+    assert await tools["add"].call({"a": 2, "b": 3}) == 5
+    assert await tools["forecast"].call({"city": "Lima"}) == {"city": "Lima", "celsius": 19.5}
+    assert await tools["greet"].call({"name": "Ada"}) == "Hello, Ada!"
+    assert await tools["inventory"].call({}) == {"apples": 3, "pears": 0}
+
+
+async def test_model_retry_is_an_error_result_with_the_hint(tools: dict[str, MCPTool]) -> None:
+    with pytest.raises(MCPToolError) as caught:
+        await tools["pick"].call({"size": 50})
+    assert caught.value.message == "50 is too large; try a number below 10"
+
+
+async def test_an_exception_is_an_error_result(tools: dict[str, MCPTool]) -> None:
+    with pytest.raises(MCPToolError, match="the fuse was lit"):
+        await tools["explode"].call({})
+
+
+async def test_invalid_input_is_an_error_result_naming_the_field(tools: dict[str, MCPTool]) -> None:
+    with pytest.raises(MCPToolError, match=r"invalid input for tool 'add' at \$\.a"):
+        await tools["add"].call({"a": "two", "b": 3})
+
+
+async def test_an_unknown_tool_is_a_protocol_error(client: MCPClient) -> None:
+    with pytest.raises(MCPBridgeError, match="unknown tool 'nope'; available: add, forecast"):
+        await client.call_tool("nope", {})
+
+
+async def test_older_sessions_get_only_object_schemas_and_object_results() -> None:
+    # The initialize handshake negotiates 2025-11-25, where structured output is an object.
+    async with Client(mcp_server(build_registry()), mode="legacy") as legacy:
+        listed = {tool.name: tool for tool in (await legacy.list_tools()).tools}
+        assert listed["add"].output_schema is None
+        assert listed["forecast"].output_schema is not None
+        added = await legacy.call_tool("add", {"a": 1, "b": 2})
+        assert added.structured_content is None
+        assert added.content == [types.TextContent(text="3")]
+        forecast = await legacy.call_tool("forecast", {"city": "Rome"})
+        assert forecast.structured_content == {"city": "Rome", "celsius": 19.5}

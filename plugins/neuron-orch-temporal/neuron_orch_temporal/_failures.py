@@ -29,7 +29,7 @@ from layer0 import (
 __all__ = [
     "FailureInfo",
     "application_error",
-    "innermost_application_error",
+    "first_application_error",
     "orch_error",
     "workflow_failure",
 ]
@@ -77,15 +77,18 @@ def application_error(exc: BaseException) -> ApplicationError:
     )
 
 
-def innermost_application_error(exc: BaseException) -> ApplicationError | None:
-    """Return the deepest `ApplicationError` in `exc`'s chain of Temporal causes, if any."""
-    found: ApplicationError | None = None
+def first_application_error(exc: BaseException) -> ApplicationError | None:
+    """Return the first `ApplicationError` in `exc`'s chain of Temporal causes, if any.
+
+    The first, not the deepest: an activity's error carries the Python
+    exception it was raised from as its cause, without our details.
+    """
     current: BaseException | None = exc
     while current is not None:
         if isinstance(current, ApplicationError):
-            found = current
+            return current
         current = current.cause if isinstance(current, FailureError) else current.__cause__
-    return found
+    return None
 
 
 def workflow_failure(exc: BaseException, *, context: str | None = None) -> ApplicationError:
@@ -96,7 +99,7 @@ def workflow_failure(exc: BaseException, *, context: str | None = None) -> Appli
     """
     if isinstance(exc, Layer0Error):
         exc = application_error(exc)
-    inner = innermost_application_error(exc)
+    inner = first_application_error(exc)
     if inner is None:
         # A timeout or cancellation: no ApplicationError, only Temporal's messages.
         kind, message, info = "DispatchFailed", _messages(exc), FailureInfo()
@@ -114,7 +117,7 @@ def orch_error(exc: BaseException) -> OrchError:
     as `DispatchFailed` naming where it happened, the turn's error (rebuilt,
     `retry_after` included) chained as its `__cause__`, as neuron-orch-local does.
     """
-    inner = innermost_application_error(exc)
+    inner = first_application_error(exc)
     if inner is None:
         return DispatchFailed(_messages(exc))
     info, kind = _info(inner), inner.type or "Exception"

@@ -1,0 +1,133 @@
+"""Agents for the Temporal tests: NeuronTurns on function providers, and a few bare Turns.
+
+Function providers answer from the request alone, so an agent behaves the
+same on every attempt, replay and dispatch. Shared with the worker process
+of the durability test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import JsonValue
+
+from layer0 import (
+    CustomExit,
+    StateReader,
+    Turn,
+    TurnInput,
+    TurnMetadata,
+    TurnOutput,
+    usd,
+)
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    TextPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
+
+Calls = Sequence[tuple[str, Mapping[str, JsonValue]]]
+
+COST = usd("0.00030")
+"""What every model call of these agents costs: a scale a float would lose."""
+
+
+def user_text(request: ProviderRequest) -> str:
+    """Return the text of the last user message that has text (this turn's input)."""
+    for message in reversed(request.messages):
+        texts = [part.text for part in message.content if isinstance(part, TextPart)]
+        if message.role == "user" and texts:
+            return " ".join(texts)
+    return ""
+
+
+def two_step(
+    calls: Callable[[str], Calls], final: Callable[[str], str]
+) -> Callable[[ProviderRequest], ProviderResponse]:
+    """A model that first calls `calls(text)` (if any), then answers `final(text)`."""
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        text = user_text(request)
+        usage = TokenUsage(input_tokens=10, output_tokens=5)
+        answered = any(isinstance(p, ToolResultPart) for p in request.messages[-1].content)
+        wanted = [] if answered else list(calls(text))
+        if not wanted:
+            return text_response(final(text), usage=usage, cost=COST)
+        parts = [ToolUsePart(id=f"call-{i}", name=n, input=dict(a)) for i, (n, a) in enumerate(wanted)]
+        return tool_call_response(*parts, usage=usage, cost=COST)
+
+    return respond
+
+
+def agent(
+    respond: Callable[[ProviderRequest], ProviderResponse], *, state: StateReader | None = None
+) -> NeuronTurn:
+    """A NeuronTurn over a function provider."""
+    return NeuronTurn(FunctionProvider(respond), state=state, config=NeuronTurnConfig(model="fn"))
+
+
+def planner_agents(state: StateReader | None) -> dict[str, Turn]:
+    """The planner scenario: a planner writes its plan and delegates to two agents."""
+
+    def plan(text: str) -> Calls:
+        return [
+            ("write_memory", {"scope": "global", "key": "plan", "value": {"task": text}}),
+            ("delegate", {"agent": "researcher", "message": f"research {text}"}),
+            ("delegate", {"agent": "writer", "message": f"draft {text}"}),
+        ]
+
+    def research(text: str) -> Calls:
+        return [("write_memory", {"scope": "global", "key": "research", "value": text})]
+
+    def draft(text: str) -> Calls:
+        return [("write_memory", {"scope": "global", "key": "draft", "value": text})]
+
+    return {
+        "planner": agent(two_step(plan, lambda t: f"planned: {t}"), state=state),
+        "researcher": agent(two_step(research, lambda t: f"researched: {t}"), state=state),
+        "writer": agent(two_step(draft, lambda t: f"drafted: {t}"), state=state),
+    }
+
+
+def handoff_agents(state: StateReader | None) -> dict[str, Turn]:
+    """Triage hands the conversation to billing, which answers."""
+
+    def triage(text: str) -> Calls:
+        return [("handoff", {"agent": "billing", "state": {"reason": "refund"}})]
+
+    return {
+        "triage": agent(two_step(triage, lambda t: "handing off"), state=state),
+        "billing": agent(two_step(lambda t: [], lambda t: f"billing got: {t}"), state=state),
+    }
+
+
+class WaiterTurn:
+    """Asks to wait for a signal on its first turn; answers with the signal's data after."""
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Wait on a user or task trigger; echo the signal metadata on a signal trigger."""
+        if input.trigger == "signal":
+            signal: Any = input.metadata["signal"] if isinstance(input.metadata, dict) else None
+            return _output(f"woken by {signal['signal_type']}: {signal['data']}", "complete")
+        return _output("waiting", CustomExit(name="await_signal"))
+
+
+def sender_agent() -> NeuronTurn:
+    """Signals the workflow named in its message, then answers."""
+
+    def send(text: str) -> Calls:
+        target = text.split()[-1]
+        return [("signal", {"target": target, "signal_type": "go", "data": {"from": "sender"}})]
+
+    return agent(two_step(send, lambda t: "sent"))
+
+
+def _output(text: str, reason: Any) -> TurnOutput:
+    return TurnOutput(message=text, exit_reason=reason, metadata=TurnMetadata.zero())

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest_asyncio
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import StateStore, Turn
+from neuron_orch_temporal import TemporalOrchestrator, TurnPolicy, create_worker
+from neuron_orch_temporal.testing import start_time_skipping
+
+# temporalio/sdk-python#300: let the SDK's threads settle after shutdown.
+_EXIT_GRACE = 0.5
+
+FAST = TurnPolicy(heartbeat=5_000, max_attempts=3, effect_timeout=10_000, signal_timeout=60_000)
+"""A policy whose waits the time-skipping server skips in milliseconds."""
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    environment = await start_time_skipping()
+    try:
+        yield environment
+    finally:
+        await environment.shutdown()
+        await asyncio.sleep(_EXIT_GRACE)
+
+
+@asynccontextmanager
+async def hosting(
+    env: WorkflowEnvironment,
+    agents: Mapping[str, Turn],
+    store: StateStore,
+    *,
+    policy: TurnPolicy = FAST,
+    **worker: Any,
+) -> AsyncIterator[TemporalOrchestrator]:
+    """Run a worker for `agents` on a fresh task queue; yield an orchestrator dispatching to it."""
+    task_queue = f"test-{uuid.uuid4()}"
+    async with create_worker(
+        env.client, agents=agents, store=store, task_queue=task_queue, **worker
+    ):
+        yield TemporalOrchestrator(
+            env.client, task_queue=task_queue, policy=policy, pickup_timeout=20.0
+        )

@@ -7,7 +7,12 @@ from typing import Final, TypeVar
 
 from layer0 import Layer0Error, ModelError, NonRetryableError, RetryableError
 
-from .plugin_errors import InvalidModelError, PluginError, UnknownProviderError
+from .plugin_errors import (
+    InvalidModelError,
+    NoProviderConfiguredError,
+    PluginError,
+    UnknownProviderError,
+)
 from .provider_errors import ProviderAuthenticationError, ProviderError
 
 EXIT_OK: Final = 0
@@ -60,6 +65,8 @@ def classify(
     auth = _in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)
+    if isinstance(exc, NoProviderConfiguredError):
+        return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):
         return EXIT_UNKNOWN_PROVIDER, f"{exc}; install the provider's plugin or fix --model"
     if isinstance(exc, PluginError):

@@ -314,6 +314,10 @@ class PluginManager:
             raise PluginFactoryError(label, item.name, plugin=item.plugin, reason=reason)
         return built
 
+    def names(self, kind: FactoryKind) -> list[str]:
+        """Return the sorted names (aliases included) registered for `kind`."""
+        return self._names(kind)
+
     def _names(self, kind: FactoryKind) -> list[str]:
         names = {
             name

@@ -16,23 +16,30 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final, TextIO
 
+from pydantic import JsonValue
+
 from layer0 import (
-    Content,
     CustomExit,
     ExitReason,
     Layer0Error,
     ObserverHalt,
     TurnConfig,
-    TurnInput,
     TurnOutput,
     usd,
 )
 
-from ._cli_errors import EXIT_INTERRUPTED, EXIT_OK, classify, epilog
+from ._cli_errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
+from ._cli_sessions import (
+    SessionEntry,
+    continue_hint,
+    history_text,
+    list_sessions,
+    read_history,
+)
+from ._closing import close_resource
 from ._plugin_listing import listing_json, listing_text
 from .plugin_errors import PluginError
 from .plugins import get_plugin_manager
-from .progress import ProgressHook
 from .provider_errors import ProviderError
 from .warnings import NeuronWarning, PluginLoadWarning
 
@@ -74,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
     listing.set_defaults(handler=_plugins_command)
     _add_run_parser(commands)
+    _add_session_parsers(commands)
     return parser
 
 
@@ -89,8 +97,15 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     run.add_argument("prompt", metavar="PROMPT", help="the user message")
     run.add_argument(
-        "--model", required=True, metavar="P:M", help="e.g. anthropic:claude-haiku-4-5"
+        "--model",
+        metavar="P:M",
+        help="e.g. anthropic:claude-haiku-4-5 (default: the first provider whose API key is "
+        "set, else the embedded local model)",
     )
+    run.add_argument(
+        "--session", metavar="ID", help="continue this conversation (default: a new one)"
+    )
+    _add_state_argument(run)
     run.add_argument("--system", default="", metavar="TEXT", help="the system prompt")
     run.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
     run.add_argument("--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05")
@@ -124,19 +139,84 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    from .turn import NeuronTurn  # the loop, imported only when a turn runs
+    from ._cli_run import RunRequest, run_turn  # the loop, imported only when a turn runs
 
-    turn = NeuronTurn.from_plugins(model=args.model, tools=args.tool, system=args.system)
-    if args.verbose or sys.stderr.isatty():
-        turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
-    turn_input = TurnInput(message=Content(args.prompt), trigger="user", config=_config(args))
-    output = asyncio.run(turn.execute(turn_input))
+    request = RunRequest(
+        prompt=args.prompt,
+        model=args.model,
+        system=args.system,
+        session=args.session,
+        tools=args.tool,
+        config=_config(args),
+        state_path=args.state,
+        progress=args.verbose or sys.stderr.isatty(),
+    )
+    result = asyncio.run(run_turn(get_plugin_manager(), request))
     if args.json:
-        print(output.model_dump_json())
+        print(result.output.model_dump_json())
     else:
-        print(output.message.as_text() or "")
-        print(summary(output), file=sys.stderr)
+        print(result.output.message.as_text() or "")
+        print(summary(result.output), file=sys.stderr)
+        print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
+
+
+def _add_state_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state",
+        metavar="PATH",
+        help="the SQLite state file (default: $NEURON_STATE_PATH, else the user data directory)",
+    )
+
+
+def _add_session_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sessions = commands.add_parser("sessions", help="list the conversations `run` kept")
+    _add_state_argument(sessions)
+    sessions.add_argument("--json", action="store_true", help="print JSON for machines")
+    sessions.set_defaults(handler=_sessions_command)
+    history = commands.add_parser("history", help="print one conversation")
+    history.add_argument("session", metavar="ID", help="the session id")
+    _add_state_argument(history)
+    history.add_argument("--json", action="store_true", help="print the stored JSON")
+    history.set_defaults(handler=_history_command)
+
+
+def _sessions_command(args: argparse.Namespace) -> int:
+    async def read() -> list[SessionEntry]:
+        store = get_plugin_manager().get_state_store("sqlite", **_state_options(args))
+        try:
+            return await list_sessions(store)
+        finally:
+            await close_resource(store)
+
+    entries = asyncio.run(read())
+    if args.json:
+        print(json.dumps([entry.as_json() for entry in entries], indent=2))
+    elif not entries:
+        print("no sessions yet; start one with: neuron-turn run PROMPT")
+    for entry in [] if args.json else entries:
+        print(f"{entry.session}  {entry.updated}  {entry.runs:>3} run(s)  {entry.title}")
+    return EXIT_OK
+
+
+def _history_command(args: argparse.Namespace) -> int:
+    async def read() -> JsonValue | None:
+        store = get_plugin_manager().get_state_store("sqlite", **_state_options(args))
+        try:
+            return await read_history(store, args.session)
+        finally:
+            await close_resource(store)
+
+    history = asyncio.run(read())
+    if history is None:
+        _error(f"no session {args.session!r}; `neuron-turn sessions` lists them")
+        return EXIT_ERROR
+    print(json.dumps(history, indent=2, ensure_ascii=False) if args.json else history_text(history))
+    return EXIT_OK
+
+
+def _state_options(args: argparse.Namespace) -> dict[str, str]:
+    return {} if args.state is None else {"path": args.state}
 
 
 def _config(args: argparse.Namespace) -> TurnConfig:

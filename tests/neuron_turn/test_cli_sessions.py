@@ -1,0 +1,109 @@
+"""`run --session` continues a conversation across invocations; `sessions` and `history`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+
+
+@pytest.fixture(autouse=True)
+def plugins_and_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def _run(*argv: str) -> None:
+    assert main(["run", *argv]) == 0
+
+
+def test_session_history_persists_across_runs_and_history_prints_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _run("first message", "--model", "fixture:echo", "--session", "chat-1")
+    _run("second message", "--model", "fixture:echo", "--session", "chat-1")
+    capsys.readouterr()
+
+    assert main(["history", "chat-1", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [(m["role"], m["content"]) for m in history] == [
+        ("user", "first message"),
+        ("assistant", "echo: first message"),
+        ("user", "second message"),
+        ("assistant", "echo: second message"),
+    ]
+    assert main(["history", "chat-1"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "user: first message",
+        "assistant: echo: first message",
+        "user: second message",
+        "assistant: echo: second message",
+    ]
+
+
+def test_sessions_lists_each_conversation_with_its_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _run("plan a trip", "--model", "fixture:echo", "--session", "a")
+    _run("more", "--model", "fixture:echo", "--session", "a")
+    _run("other topic", "--model", "fixture:echo", "--session", "b")
+    capsys.readouterr()
+    assert main(["sessions", "--json"]) == 0
+    entries = {e["session"]: e for e in json.loads(capsys.readouterr().out)}
+    assert (entries["a"]["runs"], entries["a"]["title"]) == (2, "plan a trip")
+    assert (entries["b"]["runs"], entries["b"]["title"]) == (1, "other topic")
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert "plan a trip" in out and "other topic" in out
+
+
+def test_a_run_without_session_starts_a_new_one_and_says_how_to_continue(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _run("hello", "--model", "fixture:echo")
+    hint = capsys.readouterr().err.splitlines()[-1]
+    session = hint.split()[1]
+    assert main(["history", session, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_history_of_an_unknown_session_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["history", "nope"]) == 1
+    assert "no session 'nope'" in capsys.readouterr().err
+
+
+def test_sessions_continue_across_separate_processes(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "NEURON_LOAD_PLUGINS": PLUGINS,
+        "NEURON_STATE_PATH": str(tmp_path / "s.db"),
+    }
+    base = [sys.executable, "-m", "neuron_turn"]
+    for prompt in ("one", "two"):
+        done = subprocess.run(
+            [*base, "run", prompt, "--model", "fixture:echo", "--session", "p"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [*base, "history", "p"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert shown.stdout.count("user: ") == 2

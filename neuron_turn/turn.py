@@ -198,10 +198,13 @@ class NeuronTurn:
         run.turns_used += 1
         run.last_content = response.content
         run.messages.append(ProviderMessage("assistant", response.content))
-        await self._hook(  # 4
-            run, HookPoint.POST_INFERENCE, model_output=content_from_parts(response.content)
-        )
-        run.account(response)  # 5
+        try:
+            await self._hook(  # 4
+                run, HookPoint.POST_INFERENCE, model_output=content_from_parts(response.content)
+            )
+        finally:
+            # The call was made and paid for: count it even when the hook halts.
+            run.account(response)  # 5
         calls = _tool_calls(response)  # 6
         await rounds.execute(calls)  # 7
         self._check_round(run)

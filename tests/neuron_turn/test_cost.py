@@ -52,3 +52,19 @@ async def test_the_same_unpriced_model_is_reported_once_per_turn() -> None:
     output = await turn.execute(ask())
     assert len([e for e in output.effects if isinstance(e, LogEffect)]) == 1
     assert output.metadata.tokens_in == 2
+
+
+async def test_a_halt_at_post_inference_still_counts_that_calls_tokens_and_cost() -> None:
+    from layer0 import Halt, HookAction, HookContext, HookPoint
+    from neuron_hooks import FunctionHook, HookRegistry
+
+    async def stop(ctx: HookContext) -> HookAction:
+        return Halt(reason="enough")
+
+    hooks = HookRegistry()
+    hooks.add(FunctionHook(stop, points=[HookPoint.POST_INFERENCE]))
+    turn, _ = build([answer("x", cost="0.02", usage=TokenUsage(7, 3))], hooks=hooks)
+    output = await turn.execute(ask())
+    assert output.exit_reason != "complete"
+    assert (output.metadata.tokens_in, output.metadata.tokens_out) == (7, 3)
+    assert output.metadata.cost == dollars("0.02")

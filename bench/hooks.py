@@ -9,18 +9,15 @@ floor: awaiting one trivial coroutine, i.e. the cost of the call itself.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-import time
 from collections.abc import Awaitable, Callable, Set
 from typing import Any
+
+from _timing import measure, run
 
 from layer0 import HookAction, HookContext, HookPoint, usd
 from neuron_hooks import CONTINUE, BudgetHook, HookRegistry, RedactionHook, ToolPolicyHook
 
 DEFAULT_CALLS = 50_000
-WARMUP_CALLS = 2_000
 POINT = HookPoint.PRE_TOOL_USE
 CTX = HookContext(
     point=POINT,
@@ -48,23 +45,6 @@ async def noop(ctx: HookContext) -> HookAction:
     return CONTINUE
 
 
-async def _measure(
-    scenario: str, call: Callable[[HookContext], Awaitable[object]], calls: int
-) -> dict[str, Any]:
-    for _ in range(WARMUP_CALLS):
-        await call(CTX)
-    wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
-    for _ in range(calls):
-        await call(CTX)
-    wall, cpu = time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
-    return {
-        "scenario": scenario,
-        "us_per_call": round(wall / calls / 1000, 3),
-        "cpu_us_per_call": round(cpu / calls / 1000, 3),
-        "calls": calls,
-    }
-
-
 def _registry(hooks: int) -> HookRegistry:
     registry = HookRegistry()
     for index in range(hooks):
@@ -74,22 +54,25 @@ def _registry(hooks: int) -> HookRegistry:
 
 async def await_noop(calls: int) -> dict[str, Any]:
     """Baseline: await one trivial coroutine, no registry."""
-    return await _measure("await_noop", noop, calls)
+    return await measure("await_noop", lambda: noop(CTX), calls)
 
 
 async def hook_dispatch_0(calls: int) -> dict[str, Any]:
     """`dispatch` with no hook at the point: the shared-`Continue` fast path."""
-    return await _measure("hook_dispatch_0", _registry(0).dispatch, calls)
+    registry = _registry(0)
+    return await measure("hook_dispatch_0", lambda: registry.dispatch(CTX), calls)
 
 
 async def hook_dispatch_1(calls: int) -> dict[str, Any]:
     """`dispatch` with one trivial hook at the point."""
-    return await _measure("hook_dispatch_1", _registry(1).dispatch, calls)
+    registry = _registry(1)
+    return await measure("hook_dispatch_1", lambda: registry.dispatch(CTX), calls)
 
 
 async def hook_dispatch_5(calls: int) -> dict[str, Any]:
     """`dispatch` with five trivial hooks at the point."""
-    return await _measure("hook_dispatch_5", _registry(5).dispatch, calls)
+    registry = _registry(5)
+    return await measure("hook_dispatch_5", lambda: registry.dispatch(CTX), calls)
 
 
 async def hook_dispatch_stock(calls: int) -> dict[str, Any]:
@@ -98,7 +81,7 @@ async def hook_dispatch_stock(calls: int) -> dict[str, Any]:
     registry.add(BudgetHook(max_cost="1.00", max_tokens=100_000))
     registry.add(ToolPolicyHook(allow=["read_*", "search"], deny=["shell_*"]))
     registry.add(RedactionHook())
-    return await _measure("hook_dispatch_stock", registry.dispatch, calls)
+    return await measure("hook_dispatch_stock", lambda: registry.dispatch(CTX), calls)
 
 
 SCENARIOS: list[Callable[[int], Awaitable[dict[str, Any]]]] = [
@@ -110,14 +93,9 @@ SCENARIOS: list[Callable[[int], Awaitable[dict[str, Any]]]] = [
 ]
 
 
-async def _run(calls: int) -> None:
-    for scenario in SCENARIOS:
-        print(json.dumps(await scenario(calls)), flush=True)
-
-
 def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS
-    asyncio.run(_run(calls))
+    """Run every scenario and print one JSON line each."""
+    run(SCENARIOS, DEFAULT_CALLS)
 
 
 if __name__ == "__main__":

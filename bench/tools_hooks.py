@@ -1,4 +1,4 @@
-"""Per-call overhead of the tool (and, later, hook) machinery; one JSON line per scenario.
+"""Per-call overhead of the tool and hook machinery; one JSON line per scenario.
 
 Run with `python bench/tools_hooks.py [calls]`. Each scenario awaits the same
 call `calls` times inside one event loop and reports wall-clock and process
@@ -8,19 +8,16 @@ cost of the Python code around them, not of event-loop scheduling.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import hooks
+from _timing import measure, run
 from pydantic import JsonValue
 
 from neuron_tool import Next, ToolAnnotations, ToolCall, ToolRegistry, tool
 
 DEFAULT_CALLS = 20_000
-WARMUP_CALLS = 1_000
 INPUT: JsonValue = {"text": "hello", "count": 3}
 
 
@@ -52,33 +49,16 @@ async def passthrough(call: ToolCall, next: Next) -> JsonValue:
     return await next(call)
 
 
-async def _measure(
-    scenario: str, call: Callable[[], Awaitable[object]], calls: int
-) -> dict[str, Any]:
-    for _ in range(WARMUP_CALLS):
-        await call()
-    wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
-    for _ in range(calls):
-        await call()
-    wall, cpu = time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
-    return {
-        "scenario": scenario,
-        "us_per_call": round(wall / calls / 1000, 3),
-        "cpu_us_per_call": round(cpu / calls / 1000, 3),
-        "calls": calls,
-    }
-
-
 async def tool_direct(calls: int) -> dict[str, Any]:
     """Baseline: await the tool's `call` directly, no registry."""
     echo = EchoTool()
-    return await _measure("tool_direct", lambda: echo.call(INPUT), calls)
+    return await measure("tool_direct", lambda: echo.call(INPUT), calls)
 
 
 async def registry_no_validation(calls: int) -> dict[str, Any]:
     """`ToolRegistry.call(..., validate=False)`, no middleware."""
     registry = ToolRegistry([EchoTool()])
-    return await _measure(
+    return await measure(
         "registry_no_validation", lambda: registry.call("echo", INPUT, validate=False), calls
     )
 
@@ -86,13 +66,13 @@ async def registry_no_validation(calls: int) -> dict[str, Any]:
 async def registry_validation(calls: int) -> dict[str, Any]:
     """`ToolRegistry.call` with JSON Schema validation, no middleware."""
     registry = ToolRegistry([EchoTool()])
-    return await _measure("registry_validation", lambda: registry.call("echo", INPUT), calls)
+    return await measure("registry_validation", lambda: registry.call("echo", INPUT), calls)
 
 
 async def registry_validation_middleware(calls: int) -> dict[str, Any]:
     """`ToolRegistry.call` with validation and one passthrough middleware."""
     registry = ToolRegistry([EchoTool()], middleware=[passthrough])
-    return await _measure(
+    return await measure(
         "registry_validation_middleware", lambda: registry.call("echo", INPUT), calls
     )
 
@@ -100,7 +80,7 @@ async def registry_validation_middleware(calls: int) -> dict[str, Any]:
 async def registry_middleware_no_validation(calls: int) -> dict[str, Any]:
     """`ToolRegistry.call(..., validate=False)` with one passthrough middleware."""
     registry = ToolRegistry([EchoTool()], middleware=[passthrough])
-    return await _measure(
+    return await measure(
         "registry_middleware_no_validation",
         lambda: registry.call("echo", INPUT, validate=False),
         calls,
@@ -110,7 +90,7 @@ async def registry_middleware_no_validation(calls: int) -> dict[str, Any]:
 async def function_tool_validation(calls: int) -> dict[str, Any]:
     """An `@tool` async function through the registry: adds pydantic binding and encoding."""
     registry = ToolRegistry([echo_function])
-    return await _measure(
+    return await measure(
         "function_tool_validation", lambda: registry.call("echo_function", INPUT), calls
     )
 
@@ -125,14 +105,9 @@ SCENARIOS: list[Callable[[int], Awaitable[dict[str, Any]]]] = [
 ]
 
 
-async def _run(calls: int) -> None:
-    for scenario in SCENARIOS:
-        print(json.dumps(await scenario(calls)), flush=True)
-
-
 def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS
-    asyncio.run(_run(calls))
+    """Run every tool scenario, then the hook-dispatch ones (bench/hooks.py)."""
+    run([*SCENARIOS, *hooks.SCENARIOS], DEFAULT_CALLS)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,11 @@ _TAIL_LINES: Final = 20
 # How long a failed request waits for the session to finish winding down, so
 # that the reason it ended (and a stdio server's last stderr lines) are known.
 _SETTLE_SECONDS: Final = 5.0
+# How long a close may wind down before it is cut short. The SDK's stdio
+# shutdown is bounded by about 6.5 s (and survives cancellation); an HTTP
+# server that stopped answering could otherwise hold the closing DELETE for
+# minutes.
+_CLOSE_SECONDS: Final = 10.0
 
 
 def _client_info() -> types.Implementation:
@@ -100,7 +105,11 @@ class Connection:
     async def close(self) -> None:
         """End the session and wait until the server is stopped (a stdio child is reaped)."""
         self._lose(CLOSED)
-        if self._task is not None:
+        if self._task is None:
+            return
+        done, _ = await asyncio.wait([self._task], timeout=_CLOSE_SECONDS)
+        if not done:
+            self._task.cancel()
             await asyncio.wait([self._task])
 
     async def _start(self, timeout: float) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeAlias
+from urllib.parse import urlsplit, urlunsplit
 
 # Commands that run the server named by their arguments.
 _LAUNCHERS: Final = ("python", "node", "npx", "uvx", "bun", "deno", "pipx")
@@ -50,23 +51,34 @@ class StdioCommand:
         return shlex.join((self.command, *self.args))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class HttpEndpoint:
-    """The URL of an MCP server speaking Streamable HTTP, and headers to send it."""
+    """The URL of an MCP server speaking Streamable HTTP, and headers to send it.
+
+    Its `repr` and messages show the URL as `describe` does, and never the headers.
+    """
 
     url: str
     """The MCP endpoint, e.g. `http://127.0.0.1:8000/mcp`."""
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Headers for every request (e.g. `Authorization`); kept out of `repr` and messages."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Headers for every request, e.g. `Authorization`."""
+
+    def __repr__(self) -> str:
+        return f"HttpEndpoint({self.describe()!r})"
 
     @property
     def default_name(self) -> str:
-        """The name used in messages when none is given: the URL."""
-        return self.url
+        """The name used in messages when none is given: the URL as `describe` shows it."""
+        return self.describe()
 
     def describe(self) -> str:
-        """The URL, for messages (headers are never shown)."""
-        return self.url
+        """The URL without credentials, query or fragment, for messages; headers are never shown."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        netloc = f"{host}:{parts.port}" if parts.port is not None else host
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 Endpoint: TypeAlias = StdioCommand | HttpEndpoint

@@ -150,5 +150,9 @@ def test_endpoints_describe_themselves_without_secrets() -> None:
     assert StdioCommand("npx", ("-y", "@scope/server-x")).default_name == "server-x"
     assert StdioCommand("/usr/bin/mcp-git").default_name == "mcp-git"
     endpoint = HttpEndpoint("http://127.0.0.1:1/mcp", {"Authorization": "Bearer s3cret"})
-    assert "s3cret" not in repr(endpoint)
+    assert repr(endpoint) == "HttpEndpoint('http://127.0.0.1:1/mcp')"
     assert endpoint.default_name == endpoint.describe() == "http://127.0.0.1:1/mcp"
+    keyed = HttpEndpoint("https://user:s3cret@mcp.example.invalid/v1/mcp?key=s3cret#x")
+    assert keyed.describe() == "https://mcp.example.invalid/v1/mcp"
+    assert "s3cret" not in repr(keyed)
+    assert HttpEndpoint("http://[::1]:8000/mcp").describe() == "http://[::1]:8000/mcp"

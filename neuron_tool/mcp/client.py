@@ -205,7 +205,7 @@ class MCPClient:
             MCPToolError: The tool answered with an error result.
             MCPConnectionError: The server could not be started or stopped during the call.
             MCPTimeoutError: The call took longer than `timeout`.
-            MCPBridgeError: The server rejected the call or answered nonsense.
+            MCPBridgeError: The server answered with a JSON-RPC error, or nonsense.
         """
         send = partial(self._call_tool, name=name, arguments=dict(arguments))
         result = await self._send(send, retry_if_lost=retry_if_lost)
@@ -296,7 +296,7 @@ class MCPClient:
                 message = f"{self._label} stopped during {what}: {connection.lost or exc.message}"
                 stderr = connection.stderr_tail()
                 raise MCPConnectionError(self.name, message, stderr=stderr) from exc
-            message = f"{self._label} refused {what}: {exc.message} (JSON-RPC error {exc.code})"
+            message = f"{self._label} answered {what} with the error {exc.message!r} ({exc.code})"
             raise MCPBridgeError(message) from exc
         except (ValidationError, RuntimeError) as exc:
             message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"

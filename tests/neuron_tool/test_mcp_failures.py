@@ -137,6 +137,26 @@ async def test_an_unreachable_http_server_is_a_clear_error() -> None:
     assert "ConnectError" in str(caught.value)
 
 
+async def test_an_http_server_that_is_not_an_mcp_server_is_a_clear_error() -> None:
+    async def answer_html(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        body = b"<html>It works!</html>"
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(body)}\r\n"
+        writer.write(head.encode() + b"Connection: close\r\n\r\n" + body)
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    async with await asyncio.start_server(answer_html, "127.0.0.1", 0) as web:
+        port = web.sockets[0].getsockname()[1]
+        client = MCPClient.http(f"http://127.0.0.1:{port}/", name="web", connect_timeout=5)
+        with pytest.raises(
+            MCPConnectionError, match="cannot connect to MCP server 'web'"
+        ) as caught:
+            await client.connect()
+    assert "text/html" in str(caught.value)
+
+
 async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back() -> None:
     async def serve(port: int) -> tuple[asyncio.Task[None], str]:
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -75,7 +75,9 @@ async def test_time_server_reports_a_bad_timezone_as_a_tool_error(time_server: M
 
 
 async def test_time_server_refuses_an_unknown_tool(time_server: MCPClient) -> None:
-    with pytest.raises(MCPBridgeError, match="refused the call to tool 'nope': Unknown tool"):
+    with pytest.raises(
+        MCPBridgeError, match="answered the call to tool 'nope' with the error 'Unknown tool: nope'"
+    ):
         await time_server.call_tool("nope", {})
 
 

@@ -174,7 +174,20 @@ class MCPClient:
         """`ToolDyn`s for tools described in MCP's wire form, without connecting.
 
         The server starts on the first call of any of them, so a plugin can
-        register a server's tools without starting it.
+        register a server's tools without starting it. The session lives until
+        `close()` or the end of the event loop; a new loop starts a new one.
+
+        Example::
+
+            TIME = MCPClient.stdio("uvx", ["mcp-server-time"], name="time", prefix="time_")
+            # Saved once from `await TIME.fetch_manifest()` and shipped with the plugin.
+            MANIFEST = json.loads(files(__package__).joinpath("time.json").read_text())
+
+
+            @hookimpl
+            def register_tools(register):
+                for tool in TIME.tools_from_manifest(MANIFEST):
+                    register(tool)
 
         Raises:
             ToolRegistrationError: An entry is not an MCP tool description.

@@ -6,6 +6,7 @@ import textwrap
 from typing import Final, TypeVar
 
 from layer0 import Layer0Error, ModelError, NonRetryableError, RetryableError
+from neuron_tool import ToolError
 
 from .plugin_errors import (
     InvalidModelError,
@@ -24,6 +25,7 @@ EXIT_AUTH: Final = 5
 EXIT_RETRYABLE: Final = 6
 EXIT_REJECTED: Final = 7
 EXIT_MODEL: Final = 8
+EXIT_TOOL_SOURCE: Final = 9
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -43,6 +45,7 @@ _CODES: Final = (
     ),
     (EXIT_REJECTED, "the provider rejected the request (invalid request, unknown model)"),
     (EXIT_MODEL, "the model's answer could not be used (truncated, filtered, malformed)"),
+    (EXIT_TOOL_SOURCE, "an MCP server given with --mcp / --mcp-url could not be used"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -59,9 +62,11 @@ def epilog() -> str:
 
 
 def classify(
-    exc: PluginError | ProviderError | Layer0Error, *, model: str | None
+    exc: PluginError | ProviderError | Layer0Error | ToolError, *, model: str | None
 ) -> tuple[int, str]:
     """Return the exit code for `exc` and one line naming the cause and what to do."""
+    if isinstance(exc, ToolError):
+        return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url"
     auth = _in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from layer0 import DispatchFailed, StateStore, TurnConfig, TurnInput, TurnOutput
+from neuron_tool import ToolDyn
 
 from ._cli_sessions import record_run
 from ._closing import close_resource
@@ -45,6 +46,8 @@ class RunRequest:
     system: str = ""
     session: str | None = None
     tools: Sequence[str] = ()
+    mcp_commands: Sequence[str] = ()
+    mcp_urls: Sequence[str] = ()
     config: TurnConfig = field(default_factory=TurnConfig)
     state_path: str | None = None
     progress: bool = False
@@ -81,8 +84,9 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
     async with AsyncExitStack() as stack:
         store = _state_store(manager, request.state_path)
         stack.push_async_callback(close_resource, store)
+        mcp = await _mcp_tools(stack, request)
         turn = NeuronTurn.from_plugins(
-            model=model, tools=request.tools, system=request.system, state=store
+            model=model, tools=[*request.tools, *mcp], system=request.system, state=store
         )
         stack.push_async_callback(close_resource, turn.provider)
         if request.progress:
@@ -106,6 +110,15 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
             raise exc.__cause__  # noqa: B904
         raise
     return output
+
+
+async def _mcp_tools(stack: AsyncExitStack, request: RunRequest) -> list[ToolDyn]:
+    if not (request.mcp_commands or request.mcp_urls):
+        return []
+    from neuron_tool.mcp import mcp_tools  # the MCP SDK takes ~0.5 s to import
+
+    servers = mcp_tools(commands=request.mcp_commands, urls=request.mcp_urls)
+    return list(await stack.enter_async_context(servers))
 
 
 def _state_store(manager: PluginManager, path: str | None) -> StateStore:

@@ -27,6 +27,7 @@ from layer0 import (
     TurnOutput,
     usd,
 )
+from neuron_tool import ToolError
 
 from ._cli_errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
 from ._cli_sessions import (
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             _error("interrupted")
             return EXIT_INTERRUPTED
-        except (PluginError, ProviderError, Layer0Error) as exc:
+        except (PluginError, ProviderError, Layer0Error, ToolError) as exc:
             code, line = classify(exc, model=getattr(args, "model", None))
             _error(line)
         return code
@@ -121,6 +122,20 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="NAME",
         help="allow only these tools (repeat; default: every tool the turn has)",
     )
+    run.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="'CMD ARGS'",
+        help="add the tools of this MCP server, started over stdio (repeat)",
+    )
+    run.add_argument(
+        "--mcp-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="add the tools of this Streamable HTTP MCP server (repeat)",
+    )
     run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     run.add_argument("--verbose", action="store_true", help="show progress even when piped")
     run.set_defaults(handler=_run_command)
@@ -147,6 +162,8 @@ def _run_command(args: argparse.Namespace) -> int:
         system=args.system,
         session=args.session,
         tools=args.tool,
+        mcp_commands=args.mcp,
+        mcp_urls=args.mcp_url,
         config=_config(args),
         state_path=args.state,
         progress=args.verbose or sys.stderr.isatty(),

@@ -191,3 +191,19 @@ def test_the_installed_command_runs_a_turn_and_fails_cleanly() -> None:
     assert failed.returncode == 5
     assert "Traceback" not in failed.stderr
     assert failed.stderr.count("\n") == 1
+
+
+def test_mcp_servers_add_their_tools_to_the_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    server = f"{sys.executable} -m mcp_server_time --local-timezone UTC"
+    argv = ["run", "which tools?", "--model", "fixture:list-tools", "--mcp", server]
+    assert main([*argv, "--allow-tool", "get_current_time", "--allow-tool", "convert_time"]) == 0
+    assert capsys.readouterr().out == "tools: get_current_time, convert_time\n"
+
+
+def test_an_mcp_server_that_does_not_start_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", "hi", "--model", "fixture:echo", "--mcp", "/nonexistent/mcp-server --x"]
+    assert main(argv) == 9
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/nonexistent/mcp-server" in err

@@ -11,6 +11,7 @@ from typing import Annotated, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import layer0
 from layer0 import (
     AgentId,
     CustomEffect,
@@ -115,3 +116,20 @@ class DispatchResult(_Message):
     """The agents that ran for this dispatch, in order (more than one after handoffs)."""
     delegations: tuple[Delegation, ...]
     """Results of the delegations the workflow's turns made, in effect order."""
+
+
+def _complete_layer0_models() -> None:
+    """Build every layer0 model now, in the importing process, not in a workflow sandbox.
+
+    Some layer0 models finish building lazily, on first use; a first use
+    inside Temporal's workflow sandbox cannot resolve their annotations and
+    fails the workflow task ("`CustomExit` is not fully defined"). This
+    module is imported outside the sandbox before any workflow runs.
+    """
+    for name in layer0.__all__:
+        value = getattr(layer0, name)
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            value.model_rebuild()
+
+
+_complete_layer0_models()

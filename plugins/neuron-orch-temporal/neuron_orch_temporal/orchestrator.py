@@ -51,6 +51,7 @@ __all__ = ["TemporalOrchestrator"]
 
 # A workflow no worker has touched holds two events: started, task scheduled.
 _UNTOUCHED_HISTORY: Final = 2
+_RESULT: Final = DispatchResult
 
 
 class TemporalOrchestrator:
@@ -152,8 +153,7 @@ class TemporalOrchestrator:
             NoWorkerError: no worker started the workflow within `pickup_timeout`.
             ServerUnavailableError: the Temporal server cannot be reached.
         """
-        started = await self.start(agent, input, workflow_id=workflow_id)
-        return await self.result(started)
+        return await self._result(await self._start(agent, input, workflow_id))
 
     async def start(
         self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
@@ -163,16 +163,29 @@ class TemporalOrchestrator:
         Starting with the id of a running or completed workflow of the same
         agent starts nothing and returns the id.
         """
+        return (await self._start(agent, input, workflow_id)).id
+
+    async def result(self, workflow_id: WorkflowId) -> DispatchResult:
+        """Wait for the workflow `workflow_id` to finish and return its result (see `run`)."""
+        client = await self.client()
+        return await self._result(client.get_workflow_handle(workflow_id, result_type=_RESULT))
+
+    async def _start(
+        self, agent: AgentId, input: TurnInput, workflow_id: WorkflowId | None
+    ) -> WorkflowHandle[Any, DispatchResult]:
         client = await self.client()
         workflow_id = workflow_id if workflow_id is not None else f"{agent}-{uuid.uuid4()}"
         chain = Chain.root(agent, max_depth=self._policy.max_depth)
         params = WorkflowInput(agent=agent, input=input, chain=chain, policy=self._policy)
         try:
-            await client.start_workflow(
+            # The handle start_workflow returns, not a fresh one: the test
+            # environment's time skipping hooks into it.
+            return await client.start_workflow(
                 WORKFLOW_TYPE,
                 params,
                 id=workflow_id,
                 task_queue=self._task_queue,
+                result_type=_RESULT,
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
                 memo={"agent": agent},
@@ -181,14 +194,9 @@ class TemporalOrchestrator:
             await self._check_agent(client, workflow_id, agent)
         except RPCError as exc:
             raise DispatchFailed(f"starting workflow {workflow_id!r} failed: {exc}") from exc
-        return workflow_id
+        return client.get_workflow_handle(workflow_id, result_type=_RESULT)
 
-    async def result(self, workflow_id: WorkflowId) -> DispatchResult:
-        """Wait for the workflow `workflow_id` to finish and return its result (see `run`)."""
-        client = await self.client()
-        handle: WorkflowHandle[Any, DispatchResult] = client.get_workflow_handle(
-            workflow_id, result_type=DispatchResult
-        )
+    async def _result(self, handle: WorkflowHandle[Any, DispatchResult]) -> DispatchResult:
         try:
             if self._pickup_timeout is not None:
                 try:
@@ -201,7 +209,7 @@ class TemporalOrchestrator:
             error = orch_error(exc.cause)
             raise error from error.__cause__
         except RPCError as exc:
-            raise _rpc_error(exc, workflow_id) from exc
+            raise _rpc_error(exc, handle.id) from exc
 
     async def dispatch_many(
         self, tasks: Sequence[tuple[AgentId, TurnInput]]

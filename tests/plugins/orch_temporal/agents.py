@@ -60,7 +60,9 @@ def two_step(
         wanted = [] if answered else list(calls(text))
         if not wanted:
             return text_response(final(text), usage=usage, cost=COST)
-        parts = [ToolUsePart(id=f"call-{i}", name=n, input=dict(a)) for i, (n, a) in enumerate(wanted)]
+        parts = [
+            ToolUsePart(id=f"call-{i}", name=n, input=dict(a)) for i, (n, a) in enumerate(wanted)
+        ]
         return tool_call_response(*parts, usage=usage, cost=COST)
 
     return respond

@@ -72,8 +72,16 @@ async def test_planner_delegates_to_two_agents_concurrently_and_their_writes_lan
     assert await store.read("global", "research") == "research the moon"
     assert await store.read("global", "draft") == "draft the moon"
     kinds = [event.event_type for event in history.events]
-    started = [i for i, k in enumerate(kinds) if k == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED]
-    done = [i for i, k in enumerate(kinds) if k == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED]
+    started = [
+        i
+        for i, k in enumerate(kinds)
+        if k == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    ]
+    done = [
+        i
+        for i, k in enumerate(kinds)
+        if k == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
+    ]
     assert len(started) == 2 and max(started) < min(done), "both children start before either ends"
 
 
@@ -155,7 +163,9 @@ async def test_unknown_workflows_and_query_types_raise_layer0_errors(
             await orchestrator.signal("nope", SignalPayload(signal_type="x", data=None))
         with pytest.raises(WorkflowNotFound):
             await orchestrator.result("nope")
-        with pytest.raises(UnknownQueryError, match="supported: delegations, inbox, output, status"):
+        with pytest.raises(
+            UnknownQueryError, match="supported: delegations, inbox, output, status"
+        ):
             await orchestrator.query("known-1", QueryPayload(query_type="bogus", params=None))
 
 
@@ -271,7 +281,9 @@ async def test_a_failed_workflow_reports_its_error_in_status(env: WorkflowEnviro
     async with hosting(env, {"a": agent(two_step(ghost, lambda t: "x"))}, store) as orchestrator:
         with pytest.raises(AgentNotFound):
             await orchestrator.dispatch("a", task("x"), workflow_id="failed-1")
-        status = await orchestrator.query("failed-1", QueryPayload(query_type="status", params=None))
+        status = await orchestrator.query(
+            "failed-1", QueryPayload(query_type="status", params=None)
+        )
         description = await env.client.get_workflow_handle("failed-1").describe()
     assert isinstance(status, dict)
     assert status["status"] == "failed"

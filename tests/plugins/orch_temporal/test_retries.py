@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from pydantic import JsonValue
@@ -55,7 +56,7 @@ class Attempts:
         return activity.info().attempt
 
     def gaps(self) -> list[timedelta]:
-        return [later - earlier for earlier, later in zip(self.scheduled, self.scheduled[1:])]
+        return [later - earlier for earlier, later in pairwise(self.scheduled)]
 
 
 class FailingTurn:

@@ -1,0 +1,335 @@
+"""`LocalProvider`: a GGUF model on the embedded llama.cpp server, through the OpenAI provider."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Final, Protocol, Self
+
+import httpx
+
+# mypy does not see sibling plugins installed in editable mode; `_ChatAPI` below keeps
+# the calls typed either way.
+from neuron_provider_openai import OpenAIProvider  # type: ignore[import-not-found, unused-ignore]
+from neuron_turn.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.provider import (
+    ImagePart,
+    ProviderRequest,
+    ProviderResponse,
+    TextPart,
+    TokenUsage,
+    ToolUsePart,
+)
+from neuron_turn.provider_errors import InvalidRequestError, ProviderServerError
+
+from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
+from .errors import PROVIDER, ModelUnavailableError
+from .model_file import DEFAULT, check_model_file, requested_file
+from .output import MalformedCall, ToolCalls, parse_output
+from .server import DEFAULT_START_TIMEOUT, EmbeddedServer, ServerSettings
+from .template import tool_calling_template
+
+__all__ = ["DEFAULT_CONTEXT_SIZE", "DEFAULT_MAX_TOKENS", "LocalProvider"]
+
+logger = logging.getLogger("neuron_provider_local")
+
+DEFAULT_MAX_TOKENS: Final = 512
+"""The cap on tokens per answer: a small model that starts repeating itself stops here."""
+DEFAULT_CONTEXT_SIZE: Final = 8192
+"""The context window the server allocates (prompt and answer together)."""
+
+
+class _ChatAPI(Protocol):
+    """The part of `OpenAIProvider` this provider uses."""
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class LocalProvider:
+    """A `neuron_turn.Provider` running a GGUF model locally: no API key, no network, 0 USD.
+
+    On first use it joins the default model from its packages (once per
+    machine; see `ensure_default_model`), starts the embedded llama.cpp server
+    on 127.0.0.1 with this plugin's tool-calling template (see
+    `tool_calling_template`), and from then on sends each request through
+    `neuron_provider_openai.OpenAIProvider`. `aclose()` stops the server; one
+    still running at interpreter exit is stopped then.
+
+    The default model follows explicit, single-tool requests well; it is
+    shown no effect tools (`write_memory`, `handoff`, …) unless
+    `effect_tools=True`, since every extra tool makes it worse.
+
+    An output the server cannot read as a call or an answer (an HTTP 500), or
+    text that starts like a call but is not valid JSON, is retried once
+    asking for the raw text, which is read leniently (`parse_output`); what
+    is still no call is returned as the model's text. Arguments are not
+    checked here: the tool registry validates them.
+
+    Args:
+        model: `"default"` (or `""`): the file `NEURON_LOCAL_MODEL` names, else
+            the built-in default model; otherwise the path of a GGUF file.
+        base_url: Talk to an already running server (`http://host:port/v1`)
+            instead of starting one; it must render prompts with
+            `tool_calling_template()` (`llama-server --jinja
+            --chat-template-file …`). `model` is then only the name sent.
+        client: An `httpx.AsyncClient` for the requests; the caller keeps
+            ownership. Default: the OpenAI provider's own.
+        temperature: Used when a request sets none; 0 makes answers repeatable.
+        max_tokens: The most tokens per answer; a request asking for more
+            gets this many.
+        context_size: The server's context window in tokens.
+        threads: CPU threads for generation; default: one per core.
+        effect_tools: Also show the model the effect tools the loop offers.
+        timeout: Per-request timeout, seconds or an `httpx.Timeout`; default:
+            the OpenAI provider's (600 s to read: a busy CPU is slow).
+        start_timeout: Seconds to wait for the model to load.
+        cache_dir: Where the default model is joined; default:
+            `default_cache_dir()` (`$XDG_CACHE_HOME/neuron-turn/models`).
+        progress: Report joining the default model on stderr.
+
+    Raises:
+        ModelFileError: `model` or `NEURON_LOCAL_MODEL` names no readable file.
+        ModelUnavailableError: the `model` extra is not installed.
+    """
+
+    name: ClassVar[str] = PROVIDER
+    """The registered provider name."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT,
+        *,
+        base_url: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        context_size: int = DEFAULT_CONTEXT_SIZE,
+        threads: int | None = None,
+        effect_tools: bool = False,
+        timeout: httpx.Timeout | float | None = None,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        cache_dir: str | Path | None = None,
+        progress: bool = True,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._base_url = base_url
+        self._client = client
+        self._context_size = context_size
+        self._threads = threads
+        self._effect_tools = effect_tools
+        self._timeout = timeout
+        self._start_timeout = start_timeout
+        self._cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
+        self._progress = progress
+        self._file = None if base_url is not None else self._checked_file(model)
+        self._server: EmbeddedServer | None = None
+        self._api: _ChatAPI | None = None
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        where = self.base_url or "not started"
+        return f"LocalProvider(model={self.model!r}, served={self.served_model!r}, at={where!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def served_model(self) -> str:
+        """The name of the model answering: its file name, or `model` for a `base_url`."""
+        if self._base_url is not None:
+            return self.model
+        return self._file.name if self._file is not None else DEFAULT_MODEL.file_name
+
+    @property
+    def base_url(self) -> str | None:
+        """The API root requests go to; None until the embedded server has started."""
+        if self._base_url is not None:
+            return self._base_url
+        return self._server.base_url if self._server is not None else None
+
+    async def start(self) -> None:
+        """Join the default model if needed and start the server; idempotent.
+
+        `complete` does this on first use; call it to pay the start-up (2 to 3 s
+        on an idle machine, plus joining the default model once) up front.
+
+        Raises:
+            ModelChecksumError: the joined default model is not the published file.
+            ServerStartError: the model did not load.
+        """
+        await self._api_client()
+
+    async def aclose(self) -> None:
+        """Stop the embedded server and close the HTTP client; the next call starts again."""
+        async with self._lock:
+            api, self._api = self._api, None
+            server, self._server = self._server, None
+            if api is not None:
+                await api.aclose()
+            if server is not None:
+                await server.stop()
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one model call (retrying once when the output cannot be read).
+
+        Raises:
+            InvalidRequestError: the request holds an image (text-only models).
+            ProviderError: as the OpenAI provider maps the server's answers.
+            LocalModelError: the model could not be set up (see `start`).
+        """
+        prepared = self._prepare(request)
+        api = await self._api_client()
+        try:
+            response = await api.complete(prepared)
+        except ProviderServerError as exc:
+            if not prepared.tools:
+                raise
+            logger.warning("local: the server could not read the model's output (%s)", exc)
+            return await self._raw_retry(api, prepared, spent=None)
+        if not prepared.tools or _has_calls(response):
+            return response
+        output = parse_output(_text(response))
+        if isinstance(output, ToolCalls):
+            return _as_calls(response, output, usage=response.usage)
+        if isinstance(output, MalformedCall) and response.stop_reason != "max_tokens":
+            logger.warning("local: the model wrote a broken tool call (%s)", output.reason)
+            return await self._raw_retry(api, prepared, spent=response.usage)
+        return response
+
+    def _prepare(self, request: ProviderRequest) -> ProviderRequest:
+        if any(isinstance(p, ImagePart) for m in request.messages for p in m.content):
+            raise InvalidRequestError(
+                f"{PROVIDER}: {self.served_model} reads text only; remove the images",
+                provider=PROVIDER,
+            )
+        cap = self.max_tokens
+        return replace(
+            request,
+            model=self.served_model,
+            tools=[t for t in request.tools if self._effect_tools or t.name not in _EFFECT],
+            max_tokens=cap if request.max_tokens is None else min(request.max_tokens, cap),
+            temperature=self.temperature if request.temperature is None else request.temperature,
+        )
+
+    async def _raw_retry(
+        self, api: _ChatAPI, request: ProviderRequest, *, spent: TokenUsage | None
+    ) -> ProviderResponse:
+        # `tool_choice: none` makes the server hand back the raw text unparsed; at
+        # temperature 0 it is the text it could not read, which we read more leniently.
+        raw = await api.complete(replace(request, extra={**request.extra, "tool_choice": "none"}))
+        usage = raw.usage if spent is None else _added(spent, raw.usage)
+        output = parse_output(_text(raw))
+        if isinstance(output, ToolCalls):
+            return _as_calls(raw, output, usage=usage)
+        return replace(raw, content=[TextPart(_text(raw))], usage=usage)
+
+    async def _api_client(self) -> _ChatAPI:
+        async with self._lock:
+            if self._server is not None and not self._server.running:
+                logger.warning("local: the embedded server exited; starting it again")
+                await self._server.stop()
+                self._server, self._api = None, None
+            if self._api is None:
+                base_url = self._base_url or (await self._start_server()).base_url
+                self._api = OpenAIProvider(
+                    self.served_model,
+                    base_url=base_url,
+                    client=self._client,
+                    timeout=self._timeout,
+                    max_tokens_field="max_tokens",
+                    system_role="system",
+                    lookup_prices=False,
+                )
+            return self._api
+
+    async def _start_server(self) -> EmbeddedServer:
+        path = self._file
+        if path is None:
+            stream = sys.stderr if self._progress else None
+            path = await asyncio.to_thread(
+                ensure_default_model, cache_dir=self._cache_dir, progress=stream
+            )
+        settings = ServerSettings(
+            model=path,
+            alias=self.served_model,
+            chat_template=tool_calling_template(),
+            context_size=self._context_size,
+            threads=self._threads,
+        )
+        self._server = await EmbeddedServer.start(settings, timeout=self._start_timeout)
+        return self._server
+
+    def _checked_file(self, model: str) -> Path | None:
+        """The GGUF file to run (None: the default model), checked without loading anything."""
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ModelUnavailableError(
+                "the llama.cpp engine (xllamacpp) is not installed; "
+                "install it with: pip install 'neuron-provider-local[model]'"
+            )
+        path = requested_file(model)
+        if path is not None:
+            return check_model_file(path)
+        if not (self._cache_dir / DEFAULT_MODEL.file_name).is_file():
+            part_files()  # raises ModelUnavailableError, naming the missing package
+        return None
+
+
+_EFFECT: Final = EFFECT_TOOL_NAMES
+
+
+def _has_calls(response: ProviderResponse) -> bool:
+    return any(isinstance(part, ToolUsePart) for part in response.content)
+
+
+def _text(response: ProviderResponse) -> str:
+    return "".join(part.text for part in response.content if isinstance(part, TextPart))
+
+
+def _as_calls(
+    response: ProviderResponse, output: ToolCalls, *, usage: TokenUsage
+) -> ProviderResponse:
+    parts: Sequence[ToolUsePart] = [
+        ToolUsePart(id=f"call_{uuid.uuid4().hex[:24]}", name=call.name, input=call.arguments)
+        for call in output.calls
+    ]
+    return replace(
+        response,
+        content=parts,
+        stop_reason="tool_use",
+        usage=usage,
+        truncated=False,
+    )
+
+
+def _added(first: TokenUsage, second: TokenUsage) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        cache_read_tokens=_sum(first.cache_read_tokens, second.cache_read_tokens),
+        cache_creation_tokens=_sum(first.cache_creation_tokens, second.cache_creation_tokens),
+    )
+
+
+def _sum(first: int | None, second: int | None) -> int | None:
+    if first is None and second is None:
+        return None
+    return (first or 0) + (second or 0)

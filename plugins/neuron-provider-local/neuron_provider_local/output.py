@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -56,22 +57,27 @@ ModelOutput: TypeAlias = ToolCalls | PlainText | MalformedCall
 """What `parse_output` makes of a text."""
 
 
-def parse_output(text: str) -> ModelOutput:
+def parse_output(text: str, *, tools: Collection[str] | None = None) -> ModelOutput:
     """Read `text`: tool calls when it is `{"name": …, "arguments": {…}}` objects, else plain text.
 
     Text that starts with `{` (after an optional fence or `<tool_call>` tag)
-    was meant as a call: if it is not valid JSON, or not a call's shape, it
-    is a `MalformedCall`. `"parameters"` is read as `"arguments"`, and
-    arguments written as a JSON string are decoded.
+    was meant as a call: if it is not valid JSON, not a call's shape, or
+    (when `tools` is given) calls a tool not in `tools`, it is a
+    `MalformedCall`. `"parameters"` is read as `"arguments"`, and arguments
+    written as a JSON string are decoded.
     """
     body = _unwrapped(text.strip())
     if not body.startswith("{"):
         return PlainText(text)
     try:
-        objects = _json_objects(body)
-        return ToolCalls(tuple(_call(value) for value in objects))
+        calls = tuple(_call(value) for value in _json_objects(body))
     except ValueError as exc:
         return MalformedCall(text, str(exc))
+    unknown = [call.name for call in calls if tools is not None and call.name not in tools]
+    if unknown:
+        # A small model "calls" made-up tools (`{"name": "joke", …}`) to answer in JSON.
+        return MalformedCall(text, f"calls {unknown[0]!r}, which is not a tool offered")
+    return ToolCalls(calls)
 
 
 def _unwrapped(text: str) -> str:

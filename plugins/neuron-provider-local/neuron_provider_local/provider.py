@@ -54,6 +54,14 @@ class _ChatAPI(Protocol):
     async def aclose(self) -> None: ...
 
 
+class _ServerAPI(OpenAIProvider):  # type: ignore[misc, unused-ignore]
+    """The OpenAI provider for the embedded server: errors name `local`, no key, no prices."""
+
+    name: ClassVar[str] = PROVIDER
+    api_key_env: ClassVar[str | None] = None
+    price_provider_id: ClassVar[str | None] = None
+
+
 class LocalProvider:
     """A `neuron_turn.Provider` running a GGUF model locally: no API key, no network, 0 USD.
 
@@ -203,15 +211,15 @@ class LocalProvider:
         except ProviderServerError as exc:
             if not prepared.tools:
                 raise
-            logger.warning("local: the server could not read the model's output (%s)", exc)
+            logger.info("the server could not read the model's output (%s); retrying", exc)
             return await self._raw_retry(api, prepared, spent=None)
         if not prepared.tools or _has_calls(response):
             return response
-        output = parse_output(_text(response))
+        output = parse_output(_text(response), tools=_names(prepared))
         if isinstance(output, ToolCalls):
             return _as_calls(response, output, usage=response.usage)
         if isinstance(output, MalformedCall) and response.stop_reason != "max_tokens":
-            logger.warning("local: the model wrote a broken tool call (%s)", output.reason)
+            logger.info("the model wrote a broken tool call (%s); retrying", output.reason)
             return await self._raw_retry(api, prepared, spent=response.usage)
         return response
 
@@ -237,7 +245,7 @@ class LocalProvider:
         # temperature 0 it is the text it could not read, which we read more leniently.
         raw = await api.complete(replace(request, extra={**request.extra, "tool_choice": "none"}))
         usage = raw.usage if spent is None else _added(spent, raw.usage)
-        output = parse_output(_text(raw))
+        output = parse_output(_text(raw), tools=_names(request))
         if isinstance(output, ToolCalls):
             return _as_calls(raw, output, usage=usage)
         return replace(raw, content=[TextPart(_text(raw))], usage=usage)
@@ -245,12 +253,12 @@ class LocalProvider:
     async def _api_client(self) -> _ChatAPI:
         async with self._lock:
             if self._server is not None and not self._server.running:
-                logger.warning("local: the embedded server exited; starting it again")
+                logger.warning("the embedded server exited; starting it again")
                 await self._server.stop()
                 self._server, self._api = None, None
             if self._api is None:
                 base_url = self._base_url or (await self._start_server()).base_url
-                self._api = OpenAIProvider(
+                self._api = _ServerAPI(
                     self.served_model,
                     base_url=base_url,
                     client=self._client,
@@ -298,6 +306,10 @@ _EFFECT: Final = EFFECT_TOOL_NAMES
 
 def _has_calls(response: ProviderResponse) -> bool:
     return any(isinstance(part, ToolUsePart) for part in response.content)
+
+
+def _names(request: ProviderRequest) -> set[str]:
+    return {tool.name for tool in request.tools}
 
 
 def _text(response: ProviderResponse) -> str:

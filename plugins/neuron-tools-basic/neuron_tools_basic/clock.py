@@ -62,10 +62,10 @@ def _zone_name(local: datetime, asked: str) -> str:
 
 
 @tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
-def clock(timezone: str | None = None) -> dict[str, str]:
+def clock(timezone: str = "") -> dict[str, str]:
     """Tell the current date and time, in UTC and in a time zone.
 
     Args:
-        timezone: An IANA time zone such as Europe/Paris or Asia/Tokyo; default: the local one.
+        timezone: An IANA time zone such as Europe/Paris or Asia/Tokyo; empty: the local one.
     """
     return current_time(timezone)

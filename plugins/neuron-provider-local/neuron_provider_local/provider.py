@@ -168,6 +168,11 @@ class LocalProvider:
         return self._file.name if self._file is not None else DEFAULT_MODEL.file_name
 
     @property
+    def server(self) -> EmbeddedServer | None:
+        """The embedded server, while it runs (None with a `base_url`, or before `start`)."""
+        return self._server
+
+    @property
     def base_url(self) -> str | None:
         """The API root requests go to; None until the embedded server has started."""
         if self._base_url is not None:

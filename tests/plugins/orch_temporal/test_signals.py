@@ -34,7 +34,9 @@ async def test_a_signal_effect_of_one_agent_wakes_another(env: WorkflowEnvironme
             await orchestrator.start("waiter", task("wait"), workflow_id="waiter-1")
             sent = await orchestrator.dispatch("sender", task("signal waiter-1"))
             woken = await orchestrator.result("waiter-1")
-            inbox = await orchestrator.query("waiter-1", QueryPayload(query_type="inbox", params=None))
+            inbox = await orchestrator.query(
+                "waiter-1", QueryPayload(query_type="inbox", params=None)
+            )
     assert sent.message.as_text() == "sent"
     assert woken.output.message.as_text() == "woken by go: {'from': 'sender'}"
     assert woken.route == ("waiter", "waiter")

@@ -1,0 +1,126 @@
+"""Durability on the real dev server: a worker process killed mid-turn loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import TurnInput, WriteMemoryEffect
+from neuron_orch_temporal import APPLIED_SCOPE, TemporalOrchestrator, TurnPolicy
+from neuron_state_sqlite import SqliteStore
+
+from ._worker_process import SLOW_WRITES
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SCRIPT = Path(__file__).with_name("_worker_process.py")
+WAIT = 60.0
+"""The bound on every wait of this test, in seconds."""
+
+# A killed worker's turn is retried after 2 s without heartbeats, not 30.
+POLICY = TurnPolicy(heartbeat=2_000, initial_interval=200, max_attempts=5)
+
+
+class WorkerProcess:
+    """One `_worker_process.py`, read line by line; killed at the latest when the test ends."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def expect(self, wanted: str) -> None:
+        assert self.process.stdout is not None
+        async with asyncio.timeout(WAIT):
+            while (line := await self.process.stdout.readline()) != b"":
+                if line.decode().strip() == wanted:
+                    return
+        raise AssertionError(f"the worker exited before printing {wanted!r}")
+
+    async def kill(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGKILL)
+        async with asyncio.timeout(WAIT):
+            await self.process.wait()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:  # a failed test must not leave workers behind
+        if worker.process.returncode is None:
+            worker.process.kill()
+
+
+@contextlib.asynccontextmanager
+async def killing(workers: list[WorkerProcess]) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        for worker in workers:
+            await worker.kill()
+
+
+async def test_a_worker_killed_mid_turn_is_replaced_and_every_write_lands_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path, workers: list[WorkerProcess]
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    db, audit, marker = tmp_path / "state.db", tmp_path / "audit.jsonl", tmp_path / "started"
+    args = [str(SCRIPT), address, "durable", str(db), str(audit), str(marker)]
+
+    async def start_worker() -> WorkerProcess:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+        worker = WorkerProcess(process)
+        workers.append(worker)
+        await worker.expect("ready")
+        return worker
+
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue="durable", policy=POLICY, pickup_timeout=WAIT
+    )
+    async with killing(workers):
+        first = await start_worker()
+        dispatch = asyncio.create_task(
+            orchestrator.run(
+                "planner", TurnInput(message="moon", trigger="user"), workflow_id="d-1"
+            )
+        )
+        await first.expect("turn-started")
+        await first.kill()
+        assert first.process.returncode == -signal.SIGKILL
+        await start_worker()
+        async with asyncio.timeout(WAIT):
+            result = await dispatch
+
+    assert result.output.message.as_text() == "planned: moon"
+    [delegation] = result.delegations
+    assert delegation.output.message.as_text() == "slow done: work on moon"
+    declared = [
+        effect
+        for output in (result.output, delegation.output)
+        for effect in output.effects
+        if isinstance(effect, WriteMemoryEffect)
+    ]
+    assert {e.key for e in declared} == {"plan", *SLOW_WRITES}
+    applied = Counter(
+        (line["type"], json.dumps(line["scope"]), line["key"])
+        for line in map(json.loads, audit.read_text().splitlines())
+        if line["scope"] != {"custom": APPLIED_SCOPE.name}
+    )
+    async with SqliteStore(db) as store:
+        for effect in declared:
+            assert await store.read(effect.scope, effect.key) == effect.value
+            assert applied[("write_memory", '"global"', effect.key)] == 1, effect.key
+        ledger = await store.list(APPLIED_SCOPE, "")
+    assert sum(applied.values()) == len(declared)
+    assert len(ledger) == len(declared)

@@ -93,7 +93,7 @@ class SlowTurn:
             message=f"slow done: {input.message.as_text()}",
             exit_reason="complete",
             metadata=TurnMetadata.zero(),
-            effects=effects,  # type: ignore[arg-type]
+            effects=effects,
         )
 
 

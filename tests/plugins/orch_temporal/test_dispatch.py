@@ -46,7 +46,7 @@ class CountingTurn:
             message="done",
             exit_reason="complete",
             metadata=TurnMetadata.zero(),
-            effects=self.effects,  # type: ignore[arg-type]
+            effects=self.effects,
         )
 
 

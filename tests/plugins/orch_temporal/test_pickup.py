@@ -34,6 +34,6 @@ async def test_a_dispatch_no_worker_picks_up_fails_clearly_and_is_terminated(
 async def test_an_unreachable_server_fails_clearly() -> None:
     orchestrator = TemporalOrchestrator(address="127.0.0.1:1")
     with pytest.raises(
-        ServerUnavailableError, match="cannot reach a Temporal server at 127.0.0.1:1"
+        ServerUnavailableError, match=r"cannot reach a Temporal server at 127\.0\.0\.1:1"
     ):
         await orchestrator.dispatch("anyone", TurnInput(message="x", trigger="user"))

@@ -1,0 +1,100 @@
+"""Replay: recorded histories still replay on today's workflow code.
+
+`histories/*.json` were recorded by this module; a change to `AgentWorkflow`
+that would break running workflows fails here. Re-record them (after adding
+`workflow.patched` branches where old histories must keep working) with
+`NEURON_RECORD_HISTORIES=1 pytest tests/plugins/orch_temporal/test_replay.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
+from temporalio.workflow import NondeterminismError
+
+from layer0 import TurnInput
+from layer0.testing import InMemoryStore
+from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestrator
+
+from ._changed_workflow import ChangedWorkflow
+from .agents import WaiterTurn, handoff_agents, planner_agents, sender_agent
+from .conftest import hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+HISTORIES = Path(__file__).with_name("histories")
+RECORD = os.environ.get("NEURON_RECORD_HISTORIES") == "1"
+
+
+def task(text: str) -> TurnInput:
+    return TurnInput(message=text, trigger="user", session="replay")
+
+
+async def planner(orchestrator: TemporalOrchestrator) -> str:
+    return (await orchestrator.run("planner", task("replay"), workflow_id="rp-planner")).workflow_id
+
+
+async def handoff(orchestrator: TemporalOrchestrator) -> str:
+    return (await orchestrator.run("triage", task("refund"), workflow_id="rp-handoff")).workflow_id
+
+
+async def waiter(orchestrator: TemporalOrchestrator) -> str:
+    await orchestrator.start("waiter", task("wait"), workflow_id="rp-waiter")
+    await orchestrator.dispatch("sender", task("signal rp-waiter"))
+    return (await orchestrator.result("rp-waiter")).workflow_id
+
+
+SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
+    "planner": planner,
+    "handoff": handoff,
+    "waiter": waiter,
+}
+
+
+async def history_of(env: WorkflowEnvironment, name: str) -> WorkflowHistory:
+    store = InMemoryStore()
+    agents = {
+        **planner_agents(store),
+        **handoff_agents(store),
+        "waiter": WaiterTurn(),
+        "sender": sender_agent(),
+    }
+    async with hosting(env, agents, store) as orchestrator:
+        with env.auto_time_skipping_disabled():
+            workflow_id = await SCENARIOS[name](orchestrator)
+    return await env.client.get_workflow_handle(workflow_id).fetch_history()
+
+
+def stored(name: str) -> WorkflowHistory:
+    path = HISTORIES / f"{name}.json"
+    return WorkflowHistory.from_json(f"rp-{name}", path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+async def test_a_fresh_history_replays_deterministically(
+    env: WorkflowEnvironment, name: str
+) -> None:
+    history = await history_of(env, name)
+    if RECORD:
+        (HISTORIES / f"{name}.json").write_text(history.to_json(), encoding="utf-8")
+    replayer = Replayer(workflows=[AgentWorkflow], data_converter=DATA_CONVERTER)
+    await replayer.replay_workflow(history)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+async def test_a_stored_history_replays_on_todays_code(name: str) -> None:
+    replayer = Replayer(workflows=[AgentWorkflow], data_converter=DATA_CONVERTER)
+    result = await replayer.replay_workflow(stored(name))
+    assert result.replay_failure is None
+
+
+async def test_a_change_of_effect_handling_is_caught_by_replay() -> None:
+    replayer = Replayer(workflows=[ChangedWorkflow], data_converter=DATA_CONVERTER)
+    with pytest.raises(NondeterminismError):
+        await replayer.replay_workflow(stored("planner"))

@@ -189,6 +189,7 @@ class TemporalOrchestrator:
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
                 memo={"agent": agent},
+                request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
             await self._check_agent(client, workflow_id, agent)

@@ -238,7 +238,9 @@ class LocalProvider:
         return replace(
             request,
             model=self.served_model,
-            tools=[t for t in request.tools if self._effect_tools or t.name not in _EFFECT],
+            tools=[
+                t for t in request.tools if self._effect_tools or t.name not in EFFECT_TOOL_NAMES
+            ],
             max_tokens=cap if request.max_tokens is None else min(request.max_tokens, cap),
             temperature=self.temperature if request.temperature is None else request.temperature,
         )
@@ -304,9 +306,6 @@ class LocalProvider:
         if not (self._cache_dir / DEFAULT_MODEL.file_name).is_file():
             part_files()  # raises ModelUnavailableError, naming the missing package
         return None
-
-
-_EFFECT: Final = EFFECT_TOOL_NAMES
 
 
 def _has_calls(response: ProviderResponse) -> bool:

@@ -223,7 +223,10 @@ def test_the_default_model_is_the_published_qwen_file() -> None:
 
 def test_the_real_parts_join_into_the_published_file(tmp_path: Path) -> None:
     path = ensure_default_model(cache_dir=tmp_path)
-    assert path.stat().st_size == DEFAULT_MODEL.size
-    with path.open("rb") as model:
-        assert model.read(4) == b"GGUF"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [DEFAULT_MODEL.file_name]
+    try:
+        assert path.stat().st_size == DEFAULT_MODEL.size
+        with path.open("rb") as model:
+            assert model.read(4) == b"GGUF"
+        assert sorted(p.name for p in tmp_path.iterdir()) == [DEFAULT_MODEL.file_name]
+    finally:
+        path.unlink()  # 470 MiB: not kept with pytest's last temporary directories

@@ -1,4 +1,4 @@
-"""Dispatch latency and throughput: TemporalOrchestrator on the dev server next to LocalOrchestrator.
+"""Dispatch latency and throughput: TemporalOrchestrator (dev server) beside LocalOrchestrator.
 
 Run with `python bench/orch_temporal.py [calls]` (needs neuron-orch-temporal[test],
 which brings the `temporal` dev server binary). Prints one JSON line per

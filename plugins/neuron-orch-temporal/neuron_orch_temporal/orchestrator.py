@@ -52,6 +52,7 @@ __all__ = ["TemporalOrchestrator"]
 # A workflow no worker has touched holds two events: started, task scheduled.
 _UNTOUCHED_HISTORY: Final = 2
 _RESULT: Final = DispatchResult
+_EXIT_GRACE: Final = 0.5
 
 
 class TemporalOrchestrator:
@@ -113,6 +114,25 @@ class TemporalOrchestrator:
             else self._client.service_client.config.target_host
         )
         return f"TemporalOrchestrator(address={where!r}, task_queue={self._task_queue!r})"
+
+    async def __aenter__(self) -> TemporalOrchestrator:
+        """Connect now, so an unreachable server fails here rather than on first use."""
+        await self.client()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close (see `close`)."""
+        await self.close()
+
+    async def close(self) -> None:
+        """Let the client's threads settle before the process may exit.
+
+        temporalio/sdk-python#300: a process exiting right after using a
+        client aborts about half the time (exit code 134); a short pause
+        avoids it. Call it last thing in a command-line entry point.
+        """
+        if self._client is not None:
+            await asyncio.sleep(_EXIT_GRACE)
 
     @property
     def task_queue(self) -> str:

@@ -101,7 +101,9 @@ class AgentWorkflow:
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
         )
         self._consumed = 0
+        """How many inbox signals a turn or the handoff has taken, oldest first."""
         self._handoff: workflow.ChildWorkflowHandle[AgentWorkflow, DispatchResult] | None = None
+        self._forwarding = asyncio.Lock()
 
     @workflow.run
     async def run(self, params: WorkflowInput) -> DispatchResult:
@@ -127,8 +129,7 @@ class AgentWorkflow:
     async def inbox(self, payload: SignalPayload) -> None:
         """Keep `payload` in the inbox; pass it on to a running handoff."""
         self._view.inbox.append(payload)
-        if self._handoff is not None:
-            await self._handoff.signal(INBOX_SIGNAL, payload)
+        await self._forward()
 
     @workflow.query(name="status")
     def status(self, params: JsonValue = None) -> JsonValue:
@@ -276,6 +277,7 @@ class AgentWorkflow:
         child_id = f"{self._view.workflow_id}/t{turn}/h-{effect.agent}"
         self._handoff = await workflow.start_child_workflow(AgentWorkflow.run, params, id=child_id)
         try:
+            await self._forward()  # signals that came before the handoff started
             result = await self._handoff
         finally:
             self._handoff = None
@@ -313,6 +315,14 @@ class AgentWorkflow:
             start_to_close_timeout=_ms(policy.effect_timeout),
             retry_policy=_retry(policy),
         )
+
+    async def _forward(self) -> None:
+        """Pass the signals no turn has taken on to the running handoff, in order."""
+        async with self._forwarding:
+            while self._handoff is not None and self._consumed < len(self._view.inbox):
+                payload = self._view.inbox[self._consumed]
+                self._consumed += 1
+                await self._handoff.signal(INBOX_SIGNAL, payload)
 
     async def _next_signal(self) -> SignalPayload | None:
         """Wait for a signal not yet consumed by a turn; None when the wait times out."""

@@ -13,7 +13,7 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore
 
-from .agents import WaiterTurn, sender_agent
+from .agents import Calls, WaiterTurn, agent, sender_agent, two_step
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -24,7 +24,14 @@ def task(text: str) -> TurnInput:
 
 
 def agents() -> dict[str, object]:
-    return {"waiter": WaiterTurn(), "sender": sender_agent()}
+    def to_waiter(text: str) -> Calls:
+        return [("handoff", {"agent": "waiter", "state": None})]
+
+    return {
+        "waiter": WaiterTurn(),
+        "sender": sender_agent(),
+        "desk": agent(two_step(to_waiter, lambda t: "handing off")),
+    }
 
 
 async def test_a_signal_effect_of_one_agent_wakes_another(env: WorkflowEnvironment) -> None:
@@ -70,3 +77,16 @@ async def test_signals_to_finished_or_unknown_workflows_fail(env: WorkflowEnviro
             await orchestrator.dispatch("sender", task("signal waiter-4"))
         with pytest.raises(WorkflowNotFound, match="signals workflow 'ghost', which does not"):
             await orchestrator.dispatch("sender", task("signal ghost"))
+
+
+async def test_signals_to_a_workflow_that_handed_off_reach_the_new_agent(
+    env: WorkflowEnvironment,
+) -> None:
+    async with hosting(env, agents(), InMemoryStore()) as orchestrator:  # type: ignore[arg-type]
+        with env.auto_time_skipping_disabled():
+            await orchestrator.start("desk", task("help"), workflow_id="desk-1")
+            # Before or after the handoff starts: either way the waiter gets it.
+            await orchestrator.signal("desk-1", SignalPayload(signal_type="news", data="hi"))
+            result = await orchestrator.result("desk-1")
+    assert result.route == ("desk", "waiter", "waiter")
+    assert result.output.message.as_text() == "woken by news: hi"

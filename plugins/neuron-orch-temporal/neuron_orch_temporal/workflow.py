@@ -89,6 +89,9 @@ _LEVELS: Final = {
 }
 
 
+_AWAITING: Final = CustomExit(name=AWAIT_SIGNAL)
+
+
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentWorkflow:
     """One dispatch: an agent's turns, their effects, and the handoff's result."""
@@ -100,8 +103,8 @@ class AgentWorkflow:
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
         )
+        # How many inbox signals, oldest first, a turn or the handoff has taken.
         self._consumed = 0
-        """How many inbox signals a turn or the handoff has taken, oldest first."""
         self._handoff: workflow.ChildWorkflowHandle[AgentWorkflow, DispatchResult] | None = None
         self._forwarding = asyncio.Lock()
 
@@ -161,7 +164,7 @@ class AgentWorkflow:
             if handoff is not None:
                 await self._follow(handoff, turn_input, agent=agent, turn=turn)
                 return
-            if output.exit_reason != CustomExit(name=AWAIT_SIGNAL):
+            if output.exit_reason != _AWAITING:
                 return
             payload = await self._next_signal()
             if payload is None:

@@ -55,7 +55,9 @@ class ExternalVariant(Frozen):
         return data
 
     @model_serializer(mode="wrap")
-    def _wrap(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    # `object`, not `Any`: pydantic may resolve this annotation from a subclass's
+    # module (on a deferred build), where only builtins are sure to be in scope.
+    def _wrap(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         fields = handler(self)
         return {self.tag: fields[self.newtype] if self.newtype else fields}
 

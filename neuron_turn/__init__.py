@@ -10,6 +10,7 @@ from .hookspecs import (
     RegisterProvider,
     RegisterStateStore,
     RegisterTool,
+    RegisterWorker,
     hookimpl,
 )
 from .plugin_errors import (
@@ -28,6 +29,7 @@ from .plugin_errors import (
     UnknownProviderError,
     UnknownStateStoreError,
     UnknownToolError,
+    UnknownWorkerError,
 )
 from .plugins import (
     PluginFailure,
@@ -41,6 +43,7 @@ from .plugins import (
     get_plugin_manager,
     get_provider,
     get_state_store,
+    get_worker,
     registered_hooks,
     registered_tools,
     tools_by_name,
@@ -78,6 +81,7 @@ from .provider_errors import (
 from .sliding_window import NoCompaction, SlidingWindow
 from .turn import NeuronTurn
 from .warnings import NeuronWarning, PluginLoadWarning
+from .worker import Worker
 
 __all__ = [
     "EFFECT_TOOL_NAMES",
@@ -125,6 +129,7 @@ __all__ = [
     "RegisterProvider",
     "RegisterStateStore",
     "RegisterTool",
+    "RegisterWorker",
     "RetryableProviderError",
     "Role",
     "SlidingWindow",
@@ -140,12 +145,15 @@ __all__ = [
     "UnknownProviderError",
     "UnknownStateStoreError",
     "UnknownToolError",
+    "UnknownWorkerError",
+    "Worker",
     "build_hook_registry",
     "get_context_strategy",
     "get_orchestrator",
     "get_plugin_manager",
     "get_provider",
     "get_state_store",
+    "get_worker",
     "hookimpl",
     "parse_scope",
     "registered_hooks",

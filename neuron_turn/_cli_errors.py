@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Final, TypeVar
 
-from layer0 import Layer0Error, ModelError, NonRetryableError, RetryableError
+from layer0 import Layer0Error, ModelError, NonRetryableError, OrchError, RetryableError
 from neuron_tool import ToolError
 
 from .plugin_errors import (
@@ -26,6 +26,7 @@ EXIT_RETRYABLE: Final = 6
 EXIT_REJECTED: Final = 7
 EXIT_MODEL: Final = 8
 EXIT_TOOL_SOURCE: Final = 9
+EXIT_ORCHESTRATOR: Final = 10
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -46,6 +47,10 @@ _CODES: Final = (
     (EXIT_REJECTED, "the provider rejected the request (invalid request, unknown model)"),
     (EXIT_MODEL, "the model's answer could not be used (truncated, filtered, malformed)"),
     (EXIT_TOOL_SOURCE, "an MCP server given with --mcp / --mcp-url could not be used"),
+    (
+        EXIT_ORCHESTRATOR,
+        "the orchestrator could not run the turn (no worker picked it up, server unreachable)",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -85,6 +90,8 @@ def classify(
             EXIT_REJECTED,
             f"the provider rejected the request ({exc}); check --model and the prompt",
         )
+    if isinstance(exc, OrchError):
+        return EXIT_ORCHESTRATOR, str(exc)
     if isinstance(exc, ModelError):
         return (
             EXIT_MODEL,

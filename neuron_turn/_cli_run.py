@@ -1,9 +1,11 @@
-"""`neuron-turn run`: one turn dispatched through an orchestrator onto a persistent store.
+"""`neuron-turn run` and `neuron-turn worker`: turns dispatched through an orchestrator.
 
 The command line is an orchestrator's caller like any other: it builds the
-turn from plugins, hands it to the `local` orchestrator (which carries out the
-turn's effects on the `sqlite` state store, the conversation history among
-them) and reports the output. `--session` continues a conversation.
+turn from plugins and hands it to the `local` orchestrator, which carries out
+the turn's effects on the `sqlite` state store (the conversation history
+among them). With another orchestrator (`temporal`) the turn runs on a
+worker, which `neuron-turn worker` starts with the same turn options.
+`--session` continues a conversation.
 """
 
 from __future__ import annotations
@@ -38,19 +40,45 @@ _LOCAL: Final = "local:default"
 
 
 @dataclass(frozen=True, kw_only=True)
+class TurnSpec:
+    """How to build the turn: model, system prompt, tools and MCP servers."""
+
+    model: str | None = None
+    system: str = ""
+    tools: Sequence[str] = ()
+    mcp_commands: Sequence[str] = ()
+    mcp_urls: Sequence[str] = ()
+    progress: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Orchestration:
+    """Which orchestrator runs the turn, and where its state lives.
+
+    `local` runs the turn in this process; any other orchestrator hands it to
+    a worker (`neuron-turn worker`), which holds the turn and the store.
+    """
+
+    name: str = "local"
+    address: str | None = None
+    task_queue: str | None = None
+    state_path: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        """Return the options for the remote orchestrator or its worker."""
+        given = {"address": self.address, "task_queue": self.task_queue}
+        return {key: value for key, value in given.items() if value is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
     """What `neuron-turn run` was asked to do."""
 
     prompt: str
-    model: str | None
-    system: str = ""
     session: str | None = None
-    tools: Sequence[str] = ()
-    mcp_commands: Sequence[str] = ()
-    mcp_urls: Sequence[str] = ()
     config: TurnConfig = field(default_factory=TurnConfig)
-    state_path: str | None = None
-    progress: bool = False
+    turn: TurnSpec = field(default_factory=TurnSpec)
+    orchestration: Orchestration = field(default_factory=Orchestration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +87,8 @@ class RunResult:
 
     output: TurnOutput
     session: str
-    model: str
+    model: str | None
+    """None when a worker elsewhere chose the model."""
 
 
 def choose_model(manager: PluginManager, environ: Mapping[str, str]) -> tuple[str, str]:
@@ -78,26 +107,57 @@ def choose_model(manager: PluginManager, environ: Mapping[str, str]) -> tuple[st
 
 
 async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
-    """Build the turn, dispatch it through the local orchestrator, record the session."""
-    model = request.model or _announce(*choose_model(manager, os.environ))
+    """Dispatch one turn through the chosen orchestrator and record its session."""
     session = request.session or uuid.uuid4().hex[:12]
+    turn_input = TurnInput(
+        message=request.prompt, trigger="user", session=session, config=request.config
+    )
+    orchestration = request.orchestration
     async with AsyncExitStack() as stack:
-        store = _state_store(manager, request.state_path)
+        store = _state_store(manager, orchestration.state_path)
         stack.push_async_callback(close_resource, store)
-        mcp = await _mcp_tools(stack, request)
-        turn = NeuronTurn.from_plugins(
-            model=model, tools=[*request.tools, *mcp], system=request.system, state=store
-        )
-        stack.push_async_callback(close_resource, turn.provider)
-        if request.progress:
-            turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
-        orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
-        turn_input = TurnInput(
-            message=request.prompt, trigger="user", session=session, config=request.config
-        )
+        if orchestration.name == "local":
+            turn, model = await build_turn(stack, manager, request.turn, store)
+            orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
+        else:
+            model = None
+            orchestrator = manager.get_orchestrator(orchestration.name, **orchestration.options())
+            stack.push_async_callback(close_resource, orchestrator)
         output = await _dispatch(orchestrator, turn_input)
         await record_run(store, session, request.prompt)
     return RunResult(output, session, model)
+
+
+async def serve_worker(
+    manager: PluginManager, spec: TurnSpec, orchestration: Orchestration
+) -> None:
+    """Host the command line's agent for `orchestration.name` until interrupted."""
+    async with AsyncExitStack() as stack:
+        store = _state_store(manager, orchestration.state_path)
+        stack.push_async_callback(close_resource, store)
+        turn, _ = await build_turn(stack, manager, spec, store)
+        worker = manager.get_worker(orchestration.name, **orchestration.options())
+        print(
+            f"neuron-turn: worker for {orchestration.name} hosting agent {AGENT!r}; "
+            "stop with Ctrl-C",
+            file=sys.stderr,
+        )
+        await worker.run({AGENT: turn}, store)
+
+
+async def build_turn(
+    stack: AsyncExitStack, manager: PluginManager, spec: TurnSpec, store: StateStore
+) -> tuple[NeuronTurn, str]:
+    """Build the turn from plugins; its provider and MCP servers close with `stack`."""
+    model = spec.model or _announce(*choose_model(manager, os.environ))
+    mcp = await _mcp_tools(stack, spec)
+    turn = NeuronTurn.from_plugins(
+        model=model, tools=[*spec.tools, *mcp], system=spec.system, state=store
+    )
+    stack.push_async_callback(close_resource, turn.provider)
+    if spec.progress:
+        turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
+    return turn, model
 
 
 async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
@@ -112,12 +172,12 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
     return output
 
 
-async def _mcp_tools(stack: AsyncExitStack, request: RunRequest) -> list[ToolDyn]:
-    if not (request.mcp_commands or request.mcp_urls):
+async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec) -> list[ToolDyn]:
+    if not (spec.mcp_commands or spec.mcp_urls):
         return []
     from neuron_tool.mcp import mcp_tools  # the MCP SDK takes ~0.5 s to import
 
-    servers = mcp_tools(commands=request.mcp_commands, urls=request.mcp_urls)
+    servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls)
     return list(await stack.enter_async_context(servers))
 
 

@@ -49,10 +49,12 @@ from .plugin_errors import (
     UnknownProviderError,
     UnknownStateStoreError,
     UnknownToolError,
+    UnknownWorkerError,
 )
 from .provider import Provider
 from .provider_errors import ProviderError
 from .warnings import PluginLoadWarning
+from .worker import Worker
 
 __all__ = ["PluginManager"]
 
@@ -61,12 +63,14 @@ _LABELS: Final[dict[FactoryKind, str]] = {
     "context_strategy": "context strategy",
     "state_store": "state store",
     "orchestrator": "orchestrator",
+    "worker": "worker",
 }
 _UNKNOWN: Final[dict[FactoryKind, type[UnknownNameError]]] = {
     "provider": UnknownProviderError,
     "context_strategy": UnknownContextStrategyError,
     "state_store": UnknownStateStoreError,
     "orchestrator": UnknownOrchestratorError,
+    "worker": UnknownWorkerError,
 }
 
 
@@ -241,6 +245,11 @@ class PluginManager:
         """Build the state store `name` with `factory(**options)`; errors as `get_provider`."""
         item = self._resolve("state_store", name)
         return cast(StateStore, self._build(item, StateStore, None, options))
+
+    def get_worker(self, name: str, /, **options: Any) -> Worker:
+        """Build the worker `name` with `factory(**options)`; errors as `get_provider`."""
+        item = self._resolve("worker", name)
+        return cast(Worker, self._build(item, Worker, None, options))
 
     def get_orchestrator(self, name: str, /, **options: Any) -> Orchestrator:
         """Build the orchestrator `name` with `factory(**options)`; errors as `get_provider`."""

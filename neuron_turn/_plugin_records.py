@@ -17,7 +17,9 @@ from neuron_tool.tool import ToolDyn
 
 from .hookspecs import PROJECT
 
-FactoryKind: TypeAlias = Literal["provider", "context_strategy", "state_store", "orchestrator"]
+FactoryKind: TypeAlias = Literal[
+    "provider", "context_strategy", "state_store", "orchestrator", "worker"
+]
 """The kinds of thing plugins register as a named factory."""
 
 PLURALS: Final[dict[FactoryKind, str]] = {
@@ -25,6 +27,7 @@ PLURALS: Final[dict[FactoryKind, str]] = {
     "context_strategy": "context_strategies",
     "state_store": "state_stores",
     "orchestrator": "orchestrators",
+    "worker": "workers",
 }
 """Each factory kind's key in listings, as in the `register_<plural>` hook names."""
 
@@ -173,7 +176,7 @@ class PluginInfo:
     """The hook specifications it implements, e.g. `register_providers`."""
     registered: Mapping[str, tuple[str, ...]]
     """Names it registered by kind: `providers`, `context_strategies`, `state_stores`,
-    `orchestrators`, `hooks`, `tools`."""
+    `orchestrators`, `workers`, `hooks`, `tools`."""
 
     @property
     def name(self) -> str:

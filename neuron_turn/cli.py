@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from pydantic import JsonValue
 
@@ -43,6 +43,9 @@ from .plugin_errors import PluginError
 from .plugins import get_plugin_manager
 from .provider_errors import ProviderError
 from .warnings import NeuronWarning, PluginLoadWarning
+
+if TYPE_CHECKING:
+    from ._cli_run import Orchestration, TurnSpec
 
 __all__ = ["main", "summary"]
 
@@ -82,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
     listing.set_defaults(handler=_plugins_command)
     _add_run_parser(commands)
+    _add_worker_parser(commands)
     _add_session_parsers(commands)
     return parser
 
@@ -98,23 +102,13 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     run.add_argument("prompt", metavar="PROMPT", help="the user message")
     run.add_argument(
-        "--model",
-        metavar="P:M",
-        help="e.g. anthropic:claude-haiku-4-5 (default: the first provider whose API key is "
-        "set, else the embedded local model)",
-    )
-    run.add_argument(
         "--session", metavar="ID", help="continue this conversation (default: a new one)"
     )
-    _add_state_argument(run)
-    run.add_argument("--system", default="", metavar="TEXT", help="the system prompt")
+    _add_turn_arguments(run)
     run.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
     run.add_argument("--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05")
     run.add_argument(
         "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
-    )
-    run.add_argument(
-        "--tool", action="append", default=[], metavar="NAME", help="use this plugin tool"
     )
     run.add_argument(
         "--allow-tool",
@@ -122,23 +116,72 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="NAME",
         help="allow only these tools (repeat; default: every tool the turn has)",
     )
-    run.add_argument(
+    _add_orchestration_arguments(run, worker=False)
+    run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
+    run.set_defaults(handler=_run_command)
+
+
+def _add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = commands.add_parser(
+        "worker",
+        help="host the turn for a distributed orchestrator (Temporal) until Ctrl-C",
+        description="Build the turn as `run` would (same --model, --tool, --system, --mcp) "
+        "and host it as agent 'main' for the orchestrator, so `neuron-turn run "
+        "--orchestrator ...` on any machine can dispatch to it.",
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_turn_arguments(worker)
+    _add_orchestration_arguments(worker, worker=True)
+    worker.set_defaults(handler=_worker_command)
+
+
+def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        metavar="P:M",
+        help="e.g. anthropic:claude-haiku-4-5 (default: the first provider whose API key is "
+        "set, else the embedded local model)",
+    )
+    parser.add_argument("--system", default="", metavar="TEXT", help="the system prompt")
+    parser.add_argument(
+        "--tool", action="append", default=[], metavar="NAME", help="use this plugin tool"
+    )
+    parser.add_argument(
         "--mcp",
         action="append",
         default=[],
         metavar="'CMD ARGS'",
         help="add the tools of this MCP server, started over stdio (repeat)",
     )
-    run.add_argument(
+    parser.add_argument(
         "--mcp-url",
         action="append",
         default=[],
         metavar="URL",
         help="add the tools of this Streamable HTTP MCP server (repeat)",
     )
-    run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
-    run.add_argument("--verbose", action="store_true", help="show progress even when piped")
-    run.set_defaults(handler=_run_command)
+    parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
+
+
+def _add_orchestration_arguments(parser: argparse.ArgumentParser, *, worker: bool) -> None:
+    parser.add_argument(
+        "--orchestrator",
+        default="temporal" if worker else "local",
+        metavar="NAME",
+        help="the orchestrator: local (this process) or temporal (a worker runs the turn)",
+    )
+    parser.add_argument(
+        "--temporal-address",
+        "--address",
+        dest="address",
+        metavar="HOST:PORT",
+        help="the Temporal server (default: 127.0.0.1:7233)",
+    )
+    parser.add_argument(
+        "--task-queue", metavar="NAME", help="the Temporal task queue (default: neuron-turn)"
+    )
+    _add_state_argument(parser)
 
 
 def _plugins_command(args: argparse.Namespace) -> int:
@@ -158,15 +201,10 @@ def _run_command(args: argparse.Namespace) -> int:
 
     request = RunRequest(
         prompt=args.prompt,
-        model=args.model,
-        system=args.system,
         session=args.session,
-        tools=args.tool,
-        mcp_commands=args.mcp,
-        mcp_urls=args.mcp_url,
         config=_config(args),
-        state_path=args.state,
-        progress=args.verbose or sys.stderr.isatty(),
+        turn=_turn_spec(args),
+        orchestration=_orchestration(args),
     )
     result = asyncio.run(run_turn(get_plugin_manager(), request))
     if args.json:
@@ -176,6 +214,38 @@ def _run_command(args: argparse.Namespace) -> int:
         print(summary(result.output), file=sys.stderr)
         print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
+
+
+def _worker_command(args: argparse.Namespace) -> int:
+    from ._cli_run import serve_worker  # the loop, imported only when a turn runs
+
+    manager = get_plugin_manager()
+    asyncio.run(serve_worker(manager, _turn_spec(args), _orchestration(args)))
+    return EXIT_OK
+
+
+def _turn_spec(args: argparse.Namespace) -> TurnSpec:
+    from ._cli_run import TurnSpec
+
+    return TurnSpec(
+        model=args.model,
+        system=args.system,
+        tools=args.tool,
+        mcp_commands=args.mcp,
+        mcp_urls=args.mcp_url,
+        progress=args.verbose or sys.stderr.isatty(),
+    )
+
+
+def _orchestration(args: argparse.Namespace) -> Orchestration:
+    from ._cli_run import Orchestration
+
+    return Orchestration(
+        name=args.orchestrator,
+        address=args.address,
+        task_queue=args.task_queue,
+        state_path=args.state,
+    )
 
 
 def _add_state_argument(parser: argparse.ArgumentParser) -> None:

@@ -34,6 +34,7 @@ from neuron_tool.tool import ToolDyn
 
 from .context import ContextStrategy
 from .provider import Provider
+from .worker import Worker
 
 __all__ = [
     "HOOK_NAMES",
@@ -44,6 +45,7 @@ __all__ = [
     "RegisterProvider",
     "RegisterStateStore",
     "RegisterTool",
+    "RegisterWorker",
     "hookimpl",
     "hookspec",
 ]
@@ -113,6 +115,14 @@ class RegisterOrchestrator(Protocol):
 
     def __call__(self, name: str, factory: Callable[..., Orchestrator], /) -> None:
         """Offer orchestrator `name`; `factory(**options)` builds one."""
+        ...
+
+
+class RegisterWorker(Protocol):
+    """The `register` callback of `register_workers`."""
+
+    def __call__(self, name: str, factory: Callable[..., Worker], /) -> None:
+        """Offer the worker of orchestrator `name`; `factory(**options)` builds one."""
         ...
 
 
@@ -409,6 +419,48 @@ def register_orchestrators(register: RegisterOrchestrator) -> None:
     """
 
 
+@hookspec
+def register_workers(register: RegisterWorker) -> None:
+    """Offer workers: processes that host agents for an orchestrator running turns elsewhere.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `get_worker(name, **options)` calls `factory(**options)`; `neuron-turn
+    worker --orchestrator NAME` then awaits `worker.run(agents, store)` until
+    interrupted. Register a worker under the name of the orchestrator it
+    serves.
+
+    Two plugins registering the same name are both kept; looking that name up
+    raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(name, factory)` once per kind of worker.
+
+    Example:
+        import asyncio
+        from collections.abc import Mapping
+
+        from layer0 import AgentId, StateStore, Turn
+        from neuron_turn import RegisterWorker, hookimpl
+
+
+        class IdleWorker:
+            "Hosts agents for an orchestrator that never sends work: waits to be stopped."
+
+            def __init__(self, *, queue: str = "default") -> None:
+                self.queue = queue
+                self.hosted: list[AgentId] = []
+
+            async def run(self, agents: Mapping[AgentId, Turn], store: StateStore) -> None:
+                self.hosted = sorted(agents)
+                await asyncio.Event().wait()
+
+
+        @hookimpl
+        def register_workers(register: RegisterWorker) -> None:
+            register("idle", IdleWorker)
+    """
+
+
 HOOK_NAMES: tuple[str, ...] = (
     "register_providers",
     "register_context_strategies",
@@ -416,5 +468,6 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_tools",
     "register_state_stores",
     "register_orchestrators",
+    "register_workers",
 )
 """The names of every hook specification above, in the order the host calls them."""

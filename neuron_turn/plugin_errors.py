@@ -47,6 +47,7 @@ __all__ = [
     "UnknownProviderError",
     "UnknownStateStoreError",
     "UnknownToolError",
+    "UnknownWorkerError",
 ]
 
 MODEL_EXAMPLE = "anthropic:claude-haiku-4-5"
@@ -169,6 +170,12 @@ class UnknownOrchestratorError(UnknownNameError):
     """No plugin registered the orchestrator asked for."""
 
     kind: ClassVar[str] = "orchestrator"
+
+
+class UnknownWorkerError(UnknownNameError):
+    """No plugin registered a worker for the orchestrator asked for."""
+
+    kind: ClassVar[str] = "worker"
 
 
 class UnknownToolError(UnknownNameError):

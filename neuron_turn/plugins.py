@@ -29,6 +29,7 @@ from ._plugin_manager import PluginManager
 from ._plugin_records import PluginFailure, PluginHook, PluginInfo, PluginOrigin, PluginTool
 from .context import ContextStrategy
 from .provider import Provider
+from .worker import Worker
 
 __all__ = [
     "PluginFailure",
@@ -44,6 +45,7 @@ __all__ = [
     "get_plugin_manager",
     "get_provider",
     "get_state_store",
+    "get_worker",
     "registered_hooks",
     "registered_tools",
     "reset_plugin_manager",
@@ -82,6 +84,11 @@ def get_context_strategy(name: str, /, **options: Any) -> ContextStrategy:
 def get_state_store(name: str, /, **options: Any) -> StateStore:
     """Build the state store `name`; see `PluginManager.get_state_store`."""
     return get_plugin_manager().get_state_store(name, **options)
+
+
+def get_worker(name: str, /, **options: Any) -> Worker:
+    """Build the worker `name`; see `PluginManager.get_worker`."""
+    return get_plugin_manager().get_worker(name, **options)
 
 
 def get_orchestrator(name: str, /, **options: Any) -> Orchestrator:

@@ -117,6 +117,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "context_strategies": [],
             "state_stores": [],
             "orchestrators": [],
+            "workers": [],
             "hooks": [],
             "tools": [],
         },

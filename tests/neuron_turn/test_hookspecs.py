@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import textwrap
 import types
@@ -12,6 +13,7 @@ import pytest
 
 import neuron_turn
 from layer0 import AgentNotFound, HookContext, HookPoint, TurnInput, usd
+from layer0.testing import InMemoryStore
 from neuron_hooks import HookRegistry
 from neuron_turn import hookspecs
 from neuron_turn.plugins import PluginManager
@@ -42,7 +44,7 @@ def manager_with_example(spec: Any) -> PluginManager:
     return manager
 
 
-def test_the_six_specs_are_declared_and_nothing_else() -> None:
+def test_the_specs_are_declared_and_nothing_else() -> None:
     pm = PluginManager().pluggy
     declared = {name for name in vars(pm.hook) if not name.startswith("_")}
     assert declared == set(hookspecs.HOOK_NAMES)
@@ -137,3 +139,16 @@ async def test_register_orchestrators_example() -> None:
     assert output.message.as_text() == "done"
     (missing,) = await orchestrator.dispatch_many([("nobody", turn_input)])
     assert isinstance(missing, AgentNotFound)
+
+
+async def test_register_workers_example() -> None:
+    manager = manager_with_example(hookspecs.register_workers)
+    worker = manager.get_worker("idle", queue="q1")
+    assert isinstance(worker, neuron_turn.Worker)
+    agent = NeuronTurn(ScriptedProvider([]), hooks=HookRegistry())
+    running = asyncio.create_task(worker.run({"helper": agent}, InMemoryStore()))
+    await asyncio.sleep(0)  # let it start; it then waits until cancelled
+    assert worker.hosted == ["helper"]  # type: ignore[attr-defined]
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running

@@ -11,23 +11,35 @@ from typing import Any
 
 WARMUP_CALLS = 1_000
 
+Call = Callable[[], Awaitable[object]]
 Scenario = Callable[[int], Awaitable[dict[str, Any]]]
+Measure = Callable[[str, Call, int], Awaitable[dict[str, Any]]]
 
 
-async def measure(
-    scenario: str, call: Callable[[], Awaitable[object]], calls: int
-) -> dict[str, Any]:
-    """Await `call()` `calls` times after a warm-up; return wall and CPU µs per call."""
-    for _ in range(WARMUP_CALLS):
+async def time_calls(call: Call, calls: int, warmup: int = WARMUP_CALLS) -> tuple[int, int]:
+    """Await `call()` `warmup` times, then `calls` times; return the latter's wall and CPU ns."""
+    for _ in range(warmup):
         await call()
     wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
     for _ in range(calls):
         await call()
-    wall, cpu = time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
+    return time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
+
+
+def per_call_us(nanoseconds: int, calls: int, digits: int = 3) -> float:
+    """`nanoseconds` spent on `calls` calls, as microseconds per call."""
+    return round(nanoseconds / calls / 1000, digits)
+
+
+async def measure(
+    scenario: str, call: Call, calls: int, warmup: int = WARMUP_CALLS
+) -> dict[str, Any]:
+    """Await `call()` `calls` times after a warm-up; return wall and CPU µs per call."""
+    wall, cpu = await time_calls(call, calls, warmup)
     return {
         "scenario": scenario,
-        "us_per_call": round(wall / calls / 1000, 3),
-        "cpu_us_per_call": round(cpu / calls / 1000, 3),
+        "us_per_call": per_call_us(wall, calls),
+        "cpu_us_per_call": per_call_us(cpu, calls),
         "calls": calls,
     }
 

@@ -10,12 +10,9 @@ runs batches of 100 tasks with the default `max_concurrency` of 8.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
+
+from _timing import Call, per_call_us, run, time_calls
 
 from layer0 import TurnInput
 from layer0.testing import EchoTurn, InMemoryStore
@@ -28,14 +25,9 @@ INPUT = TurnInput(message="ping", trigger="user")
 SESSION_INPUT = TurnInput(message="ping", trigger="user", session="bench")
 
 
-async def _measure(call: Callable[[], Awaitable[object]], calls: int) -> dict[str, float]:
-    for _ in range(WARMUP_CALLS):
-        await call()
-    wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
-    for _ in range(calls):
-        await call()
-    wall, cpu = time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
-    return {"wall": round(wall / calls / 1000, 3), "cpu": round(cpu / calls / 1000, 3)}
+async def _measure(call: Call, calls: int) -> dict[str, float]:
+    wall, cpu = await time_calls(call, calls, WARMUP_CALLS)
+    return {"wall": per_call_us(wall, calls), "cpu": per_call_us(cpu, calls)}
 
 
 def _minus(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
@@ -67,10 +59,5 @@ async def _run(calls: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS
-    print(json.dumps(asyncio.run(_run(calls))), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    run([_run], DEFAULT_CALLS)

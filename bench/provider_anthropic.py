@@ -10,14 +10,10 @@ what is left above it is our mapping and pricing code.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
+from _mock_http import httpx_floor, mock_client
+from _timing import Call, Scenario, per_call_us, run, time_calls
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_tool.schema import ToolSchema
@@ -36,19 +32,17 @@ USAGE = {
 }
 
 
-def _body(content: list[dict[str, Any]], stop_reason: str) -> bytes:
-    return json.dumps(
-        {
-            "id": "msg_01BENCH",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-haiku-4-5-20251001",
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": USAGE,
-        }
-    ).encode()
+def _body(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
+    return {
+        "id": "msg_01BENCH",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5-20251001",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": USAGE,
+    }
 
 
 TEXT_BODY = _body([{"type": "text", "text": "The capital of France is Paris."}], "end_turn")
@@ -84,56 +78,40 @@ REQUEST = ProviderRequest(
 )
 
 
-def _client(body: bytes) -> httpx.AsyncClient:
-    headers = {"content-type": "application/json"}
-    transport = httpx.MockTransport(
-        lambda request: httpx.Response(200, content=body, headers=headers)
-    )
-    return httpx.AsyncClient(transport=transport)
-
-
-async def _measure(
-    scenario: str, call: Callable[[], Awaitable[object]], calls: int
-) -> dict[str, Any]:
-    for _ in range(WARMUP_CALLS):
-        await call()
-    wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
-    for _ in range(calls):
-        await call()
-    cpu, wall = time.process_time_ns() - cpu_start, time.perf_counter_ns() - wall_start
+async def _measure(scenario: str, call: Call, calls: int) -> dict[str, Any]:
+    """`_timing.measure` but with this benchmark's own keys: `wall_us_per_call`, 2 decimals."""
+    wall, cpu = await time_calls(call, calls, WARMUP_CALLS)
     return {
         "scenario": scenario,
         "calls": calls,
-        "cpu_us_per_call": round(cpu / calls / 1000, 2),
-        "wall_us_per_call": round(wall / calls / 1000, 2),
+        "cpu_us_per_call": per_call_us(cpu, calls, 2),
+        "wall_us_per_call": per_call_us(wall, calls, 2),
     }
 
 
-async def _provider_scenario(scenario: str, body: bytes, calls: int) -> dict[str, Any]:
+async def _provider_scenario(scenario: str, body: dict[str, Any], calls: int) -> dict[str, Any]:
     async with AnthropicProvider(
-        "claude-haiku-4-5", api_key="bench", client=_client(body)
+        "claude-haiku-4-5", api_key="bench", client=mock_client(body)
     ) as provider:
         return await _measure(scenario, lambda: provider.complete(REQUEST), calls)
 
 
-async def _floor(calls: int) -> dict[str, Any]:
-    async with _client(TEXT_BODY) as client:
-
-        async def post() -> object:
-            response = await client.post(URL, content=b'{"model":"claude-haiku-4-5"}')
-            return json.loads(response.content)
-
-        return await _measure("anthropic_httpx_floor", post, calls)
+async def anthropic_text(calls: int) -> dict[str, Any]:
+    return await _provider_scenario("anthropic_text", TEXT_BODY, calls)
 
 
-async def main(calls: int) -> None:
-    for result in (
-        await _provider_scenario("anthropic_text", TEXT_BODY, calls),
-        await _provider_scenario("anthropic_3_tool_calls", TOOLS_BODY, calls),
-        await _floor(calls),
-    ):
-        print(json.dumps(result))
+async def anthropic_3_tool_calls(calls: int) -> dict[str, Any]:
+    return await _provider_scenario("anthropic_3_tool_calls", TOOLS_BODY, calls)
+
+
+SCENARIOS: list[Scenario] = [
+    anthropic_text,
+    anthropic_3_tool_calls,
+    httpx_floor(
+        _measure, URL, TEXT_BODY, b'{"model":"claude-haiku-4-5"}', scenario="anthropic_httpx_floor"
+    ),
+]
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS))
+    run(SCENARIOS, DEFAULT_CALLS)

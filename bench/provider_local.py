@@ -18,12 +18,11 @@ processing included.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import statistics
-import sys
 import time
 from typing import Any
+
+from _timing import Scenario, run
 
 from layer0 import TurnInput
 from neuron_provider_local import LocalProvider
@@ -32,16 +31,14 @@ from neuron_turn import NeuronTurn, ProviderMessage, ProviderRequest, TextPart
 DEFAULT_RUNS = 3
 
 
-def _line(scenario: str, walls: list[float], **extra: Any) -> str:
-    return json.dumps(
-        {
-            "scenario": scenario,
-            "median_s": round(statistics.median(walls), 3),
-            "max_s": round(max(walls), 3),
-            "runs": len(walls),
-            **extra,
-        }
-    )
+def _record(scenario: str, walls: list[float], **extra: Any) -> dict[str, Any]:
+    return {
+        "scenario": scenario,
+        "median_s": round(statistics.median(walls), 3),
+        "max_s": round(max(walls), 3),
+        "runs": len(walls),
+        **extra,
+    }
 
 
 def _request(text: str, max_tokens: int) -> ProviderRequest:
@@ -54,7 +51,7 @@ def _request(text: str, max_tokens: int) -> ProviderRequest:
     )
 
 
-async def start(runs: int) -> str:
+async def start(runs: int) -> dict[str, Any]:
     walls = []
     for _ in range(runs):
         provider = LocalProvider("default", progress=False)
@@ -62,10 +59,10 @@ async def start(runs: int) -> str:
         await provider.start()
         walls.append(time.perf_counter() - began)
         await provider.aclose()
-    return _line("start", walls)
+    return _record("start", walls)
 
 
-async def answer(runs: int, scenario: str, text: str, max_tokens: int) -> str:
+async def _answer(runs: int, scenario: str, text: str, max_tokens: int) -> dict[str, Any]:
     walls, rates = [], []
     async with LocalProvider("default", progress=False) as provider:
         await provider.start()
@@ -75,7 +72,7 @@ async def answer(runs: int, scenario: str, text: str, max_tokens: int) -> str:
             wall = time.perf_counter() - began
             walls.append(wall)
             rates.append(response.usage.output_tokens / wall)
-    return _line(
+    return _record(
         scenario,
         walls,
         tokens_in=response.usage.input_tokens,
@@ -84,7 +81,16 @@ async def answer(runs: int, scenario: str, text: str, max_tokens: int) -> str:
     )
 
 
-async def calculator_turn(runs: int) -> str:
+async def answer(runs: int) -> dict[str, Any]:
+    return await _answer(runs, "answer", "Count from 1 to 60, separated by commas.", 160)
+
+
+async def prompt(runs: int) -> dict[str, Any]:
+    text = "Summarise in three words: " + "the quick brown fox jumps over the lazy dog. " * 100
+    return await _answer(runs, "prompt", text, 8)
+
+
+async def calculator_turn(runs: int) -> dict[str, Any]:
     walls, answers = [], set()
     turn = NeuronTurn.from_plugins(
         model="local:default", tools=["calculator"], provider_options={"progress": False}
@@ -101,17 +107,11 @@ async def calculator_turn(runs: int) -> str:
             answers.add(output.message.as_text())
     finally:
         await turn.provider.aclose()
-    return _line("calculator_turn", walls, answers=sorted(a or "" for a in answers))
+    return _record("calculator_turn", walls, answers=sorted(a or "" for a in answers))
 
 
-async def main(runs: int) -> None:
-    print(await start(runs), flush=True)
-    count = "Count from 1 to 60, separated by commas."
-    print(await answer(runs, "answer", count, 160), flush=True)
-    long_text = "Summarise in three words: " + "the quick brown fox jumps over the lazy dog. " * 100
-    print(await answer(runs, "prompt", long_text, 8), flush=True)
-    print(await calculator_turn(runs), flush=True)
+SCENARIOS: list[Scenario] = [start, answer, prompt, calculator_turn]
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_RUNS))
+    run(SCENARIOS, DEFAULT_RUNS)

@@ -10,14 +10,12 @@ left above it is our mapping and pricing code.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
-import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
+from _mock_http import httpx_floor, mock_client
+from _timing import Scenario, measure, run
 
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool.schema import ToolSchema
@@ -95,82 +93,38 @@ TOOLS_REQUEST = ProviderRequest(
 )
 
 
-def _client(body: dict[str, Any]) -> httpx.AsyncClient:
-    content = json.dumps(body).encode()
-    headers = {"content-type": "application/json"}
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=content, headers=headers)
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
-
-
-async def _measure(
-    scenario: str, call: Callable[[], Awaitable[object]], calls: int
-) -> dict[str, Any]:
-    for _ in range(WARMUP_CALLS):
-        await call()
-    wall_start, cpu_start = time.perf_counter_ns(), time.process_time_ns()
-    for _ in range(calls):
-        await call()
-    wall, cpu = time.perf_counter_ns() - wall_start, time.process_time_ns() - cpu_start
-    return {
-        "scenario": scenario,
-        "us_per_call": round(wall / calls / 1000, 3),
-        "cpu_us_per_call": round(cpu / calls / 1000, 3),
-        "calls": calls,
-    }
-
-
-async def httpx_floor(calls: int) -> dict[str, Any]:
-    """Baseline: the same POST through the same mock transport, plus `json.loads`."""
-    client = _client(TEXT_BODY)
-    payload = json.dumps({"model": "gpt-4o-mini", "messages": []}).encode()
-
-    async def call() -> object:
-        response = await client.post(URL, content=payload)
-        return json.loads(response.content)
-
-    return await _measure("httpx_floor", call, calls)
+_measure = functools.partial(measure, warmup=WARMUP_CALLS)
 
 
 async def openai_text(calls: int) -> dict[str, Any]:
     """`complete` for a system prompt + one user message, answered with text."""
-    provider = OpenAIProvider("gpt-4o-mini", api_key="sk-bench", client=_client(TEXT_BODY))
+    provider = OpenAIProvider("gpt-4o-mini", api_key="sk-bench", client=mock_client(TEXT_BODY))
     return await _measure("openai_text", lambda: provider.complete(TEXT_REQUEST), calls)
 
 
 async def openai_3_tool_calls(calls: int) -> dict[str, Any]:
     """`complete` with one tool schema, answered with three tool calls."""
-    provider = OpenAIProvider("gpt-4o-mini", api_key="sk-bench", client=_client(TOOLS_BODY))
+    provider = OpenAIProvider("gpt-4o-mini", api_key="sk-bench", client=mock_client(TOOLS_BODY))
     return await _measure("openai_3_tool_calls", lambda: provider.complete(TOOLS_REQUEST), calls)
 
 
 async def openai_text_local(calls: int) -> dict[str, Any]:
     """`openai_text` against a custom base_url: no key, no genai-prices lookup (0 USD)."""
     provider = OpenAIProvider(
-        "gpt-4o-mini", base_url="http://localhost:8000/v1", client=_client(TEXT_BODY)
+        "gpt-4o-mini", base_url="http://localhost:8000/v1", client=mock_client(TEXT_BODY)
     )
     return await _measure("openai_text_local", lambda: provider.complete(TEXT_REQUEST), calls)
 
 
-SCENARIOS: list[Callable[[int], Awaitable[dict[str, Any]]]] = [
-    httpx_floor,
+SCENARIOS: list[Scenario] = [
+    httpx_floor(
+        _measure, URL, TEXT_BODY, json.dumps({"model": "gpt-4o-mini", "messages": []}).encode()
+    ),
     openai_text,
     openai_3_tool_calls,
     openai_text_local,
 ]
 
 
-async def _run(calls: int) -> None:
-    for scenario in SCENARIOS:
-        print(json.dumps(await scenario(calls)), flush=True)
-
-
-def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS
-    asyncio.run(_run(calls))
-
-
 if __name__ == "__main__":
-    main()
+    run(SCENARIOS, DEFAULT_CALLS)

@@ -4,30 +4,51 @@
 turns declare (memory writes on a state store, all or none per turn;
 delegations, handoffs, signals, logs, custom effects) and answers queries
 about its workflows. Registered with neuron-turn as the orchestrator `"local"`.
+
+The conventions it follows are public here for other orchestrators to follow
+too (neuron-orch-temporal does): the dispatch chain (`Chain`), the checks
+before a turn's effects run (`check_effects`), the handoff input
+(`handoff_input`), custom effect handlers, `log` records, query answers
+(`answer_query`), and `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
 """
 
-from ._log import LOGGER_NAME, TRACE
 from ._memory import BatchStateStore, MemoryEffect
+from .chain import Chain
+from .checks import check_effects, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
+from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
 from .handoff import HANDOFF_KEY, handoff_input
+from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
+from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .result import DispatchResult
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
 
 __all__ = [
     "HANDOFF_KEY",
     "LOGGER_NAME",
+    "QUERY_TYPES",
     "TRACE",
     "BatchStateStore",
+    "Chain",
     "CustomEffectHandler",
     "Delegation",
+    "DelegationLike",
     "DispatchResult",
+    "Dispatcher",
     "EffectContext",
     "LocalOrchestrator",
     "MemoryEffect",
+    "RunResult",
     "UnknownQueryError",
+    "WorkflowLike",
     "WorkflowRecord",
     "WorkflowStatus",
+    "answer_query",
+    "check_effects",
+    "effect_owner",
+    "emit_log",
     "handoff_input",
+    "require_agent",
 ]

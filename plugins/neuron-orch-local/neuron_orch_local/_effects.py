@@ -1,10 +1,10 @@
 """Checking and carrying out the effects one turn declared.
 
 `EffectRunner.plan` checks everything that can be checked before any
-effect happens (agents and workflows named, custom types handled, depth and
-cycles, at most one handoff), so a turn whose effects cannot all run has
-none of them run. `EffectRunner.run` then carries them out in declaration
-order, with two exceptions:
+effect happens (agents and workflows named, custom types handled, at most
+one handoff, depth and cycles: see `neuron_orch_local.checks`), so a turn
+whose effects cannot all run has none of them run. `EffectRunner.run` then
+carries them out in declaration order, with two exceptions:
 
 - the memory effects (`write_memory`, `delete_memory`) are applied together,
   all or none, at the position of the first of them: whatever the turn
@@ -23,7 +23,6 @@ from typing import assert_never
 
 from layer0 import (
     AgentId,
-    AgentNotFound,
     CustomEffect,
     DelegateEffect,
     DeleteMemoryEffect,
@@ -33,15 +32,15 @@ from layer0 import (
     LogEffect,
     SignalEffect,
     StateStore,
-    WorkflowNotFound,
     WriteMemoryEffect,
 )
 
-from ._chain import Chain
-from ._log import emit_log
 from ._memory import MemoryEffect, apply_memory
 from ._table import WorkflowTable
+from .chain import Chain
+from .checks import check_effects, effect_owner
 from .custom import CustomEffectHandler, EffectContext
+from .log import emit_log
 
 __all__ = ["Delegate", "EffectPlan", "EffectRunner"]
 
@@ -55,8 +54,8 @@ class EffectPlan:
 
     effects: Sequence[Effect]
     memory: tuple[MemoryEffect, ...]
-    delegations: Mapping[int, Chain]
-    """The chain of each delegation, by its index in `effects`."""
+    chains: Mapping[int, Chain]
+    """The chain of each delegation and handoff, by its index in `effects`."""
     handoff: tuple[HandoffEffect, Chain] | None
 
 
@@ -80,39 +79,29 @@ class EffectRunner:
     def plan(
         self, effects: Sequence[Effect], *, context: EffectContext, chain: Chain
     ) -> EffectPlan:
-        """Check `effects` before any of them runs.
+        """Check `effects` before any of them runs (see `neuron_orch_local.checks`).
 
         Raises:
             AgentNotFound: a delegate or handoff names an agent that does not exist.
             WorkflowNotFound: a signal names a workflow that does not exist.
-            DispatchFailed: a custom effect type has no handler, a delegation
-                would close a cycle or go past the depth limit, or the turn
-                declared more than one handoff.
+            DispatchFailed: a custom effect type has no handler, the turn
+                declared more than one handoff, or a delegation or handoff
+                would close a cycle or go past the depth limit.
         """
-        delegations: dict[int, Chain] = {}
-        handoffs: list[tuple[HandoffEffect, Chain]] = []
-        for index, effect in enumerate(effects):
-            if isinstance(effect, DelegateEffect):
-                self._known(effect.agent, context, "delegates to")
-                delegations[index] = chain.delegate(effect.agent)
-            elif isinstance(effect, HandoffEffect):
-                self._known(effect.agent, context, "hands off to")
-                handoffs.append((effect, chain.handoff(effect.agent)))
-            elif isinstance(effect, SignalEffect) and effect.target not in self._workflows:
-                raise WorkflowNotFound(
-                    effect.target,
-                    f"{_owner(context)} signals workflow {effect.target!r}, which does not exist",
-                )
-            elif isinstance(effect, CustomEffect):
-                self._handler(effect, context)
-        if len(handoffs) > 1:
-            targets = ", ".join(repr(effect.agent) for effect, _ in handoffs)
-            raise DispatchFailed(
-                f"{_owner(context)} declared {len(handoffs)} handoffs (to {targets}); "
-                "a turn can hand the conversation to one agent only"
-            )
+        check_effects(
+            effects,
+            owner=_owner(context),
+            agents=self._agents,
+            workflows=self._workflows,
+            custom_types=self._handlers.keys(),
+            handlers_given_to="LocalOrchestrator",
+        )
+        chains = chain.follow(effects)
+        handoff = next(
+            ((e, chains[i]) for i, e in enumerate(effects) if isinstance(e, HandoffEffect)), None
+        )
         memory = tuple(e for e in effects if isinstance(e, WriteMemoryEffect | DeleteMemoryEffect))
-        return EffectPlan(effects, memory, delegations, handoffs[0] if handoffs else None)
+        return EffectPlan(effects, memory, chains, handoff)
 
     async def run(self, plan: EffectPlan, *, context: EffectContext, delegate: Delegate) -> None:
         """Carry out the planned effects in order, except the handoff (see the module doc)."""
@@ -125,7 +114,7 @@ class EffectRunner:
             elif isinstance(effect, SignalEffect):
                 self._workflows.deliver(effect.target, effect.payload)
             elif isinstance(effect, DelegateEffect):
-                await delegate(effect, plan.delegations[index])
+                await delegate(effect, plan.chains[index])
             elif isinstance(effect, HandoffEffect):
                 continue
             elif isinstance(effect, LogEffect):
@@ -135,29 +124,9 @@ class EffectRunner:
             else:
                 assert_never(effect)
 
-    def _known(self, agent: AgentId, context: EffectContext, verb: str) -> None:
-        if agent not in self._agents:
-            raise AgentNotFound(
-                agent,
-                f"{_owner(context)} {verb} unknown agent {agent!r}; "
-                f"available: {', '.join(sorted(self._agents)) or 'none'}",
-            )
-
-    def _handler(self, effect: CustomEffect, context: EffectContext) -> CustomEffectHandler:
-        try:
-            return self._handlers[effect.effect_type]
-        except KeyError:
-            registered = ", ".join(sorted(self._handlers)) or "none"
-            raise DispatchFailed(
-                f"{_owner(context)} declared a custom effect of type {effect.effect_type!r}, "
-                f"which has no handler; registered types: {registered} "
-                "(give LocalOrchestrator custom_handlers={effect_type: handler})"
-            ) from None
-
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:
-        handler = self._handler(effect, context)
         try:
-            await handler(effect, context)
+            await self._handlers[effect.effect_type](effect, context)
         except Exception as exc:
             raise DispatchFailed(
                 f"the handler of custom effect {effect.effect_type!r} of {_owner(context)} "
@@ -166,4 +135,4 @@ class EffectRunner:
 
 
 def _owner(context: EffectContext) -> str:
-    return f"agent {context.agent!r} (workflow {context.workflow_id})"
+    return effect_owner(context.agent, context.workflow_id)

@@ -1,4 +1,8 @@
-"""Handlers for `custom` effects, registered with the orchestrator by `effect_type`."""
+"""Handlers for `custom` effects, registered with the orchestrator by `effect_type`.
+
+One handler serves every orchestrator that follows these conventions
+(neuron-orch-temporal's workers take the same `custom_handlers`).
+"""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import Final
@@ -14,10 +14,8 @@ from pydantic import JsonValue
 
 from layer0 import (
     AgentId,
-    AgentNotFound,
     DelegateEffect,
     DispatchFailed,
-    OrchError,
     QueryPayload,
     SessionId,
     SignalPayload,
@@ -28,12 +26,14 @@ from layer0 import (
     WorkflowId,
 )
 
-from ._chain import Chain
 from ._effects import EffectRunner
-from ._query import answer
 from ._table import WorkflowTable
+from .chain import Chain
+from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
+from .dispatcher import Dispatcher
 from .handoff import handoff_input
+from .query import answer_query
 from .result import DispatchResult
 from .workflow import Delegation, WorkflowRecord
 
@@ -42,7 +42,7 @@ __all__ = ["LocalOrchestrator"]
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 
 
-class LocalOrchestrator:
+class LocalOrchestrator(Dispatcher[DispatchResult]):
     """A `layer0.Orchestrator` that runs turns in this process, on one event loop.
 
     `dispatch` runs the agent's turn in a workflow, then carries out the
@@ -81,11 +81,12 @@ class LocalOrchestrator:
             max_workflows: how many finished workflows' records to keep for
                 `signal` and `query`.
         """
-        _check_arguments(agents, store, max_depth, max_concurrency, max_workflows)
+        _check_arguments(agents, store, max_depth, max_workflows)
+        super().__init__(max_concurrency=max_concurrency)
         self._agents: dict[AgentId, Turn] = dict(agents)
         self._store = store
-        self._max_depth = max_depth
-        self._max_concurrency = max_concurrency
+        # A chain is immutable: each agent's root chain is built once, not per dispatch.
+        self._roots = {agent: Chain.root(agent, max_depth=max_depth) for agent in self._agents}
         self._workflows = WorkflowTable(max_records=max_workflows)
         self._effects = EffectRunner(
             store=store,
@@ -110,15 +111,6 @@ class LocalOrchestrator:
         """The store memory effects are applied to."""
         return self._store
 
-    async def dispatch(
-        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
-    ) -> TurnOutput:
-        """Run `agent` on `input` in a workflow, carry out its effects, return the final output.
-
-        See `run`, which this is, returning only the output.
-        """
-        return (await self.run(agent, input, workflow_id=workflow_id)).output
-
     async def run(
         self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
     ) -> DispatchResult:
@@ -136,36 +128,11 @@ class LocalOrchestrator:
                 effect failed, the depth limit or a delegation cycle was hit,
                 or `workflow_id` names a workflow that is still running.
         """
-        self._require_agent(agent)
-        chain = Chain.root(agent, max_depth=self._max_depth)
+        require_agent(agent, self._agents)
         async with self._one_at_a_time(input.session):
             return await self._workflow(
-                agent, input, workflow_id=workflow_id, parent=None, chain=chain
+                agent, input, workflow_id=workflow_id, parent=None, chain=self._roots[agent]
             )
-
-    async def dispatch_many(
-        self, tasks: Sequence[tuple[AgentId, TurnInput]]
-    ) -> list[TurnOutput | OrchError]:
-        """Dispatch every task, at most `max_concurrency` at once.
-
-        Returns one item per task, in the order given: its output, or the
-        `OrchError` its dispatch raised. One failing does not stop the others.
-        """
-        gate = asyncio.Semaphore(self._max_concurrency)
-
-        async def one(agent: AgentId, input: TurnInput) -> TurnOutput | OrchError:
-            async with gate:
-                try:
-                    return await self.dispatch(agent, input)
-                except OrchError as exc:
-                    return exc
-                except Exception as exc:
-                    # Not raised by design; still, one task's bug must not lose the others.
-                    error = DispatchFailed(f"dispatch of agent {agent!r} failed: {exc!r}")
-                    error.__cause__ = exc
-                    return error
-
-        return list(await asyncio.gather(*(one(agent, input) for agent, input in tasks)))
 
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the inbox of workflow `target`; raises `WorkflowNotFound`."""
@@ -174,18 +141,14 @@ class LocalOrchestrator:
     async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
         """Answer a question about workflow `target`; `payload.params` is not used yet.
 
-        Query types and their answers:
-
-        - `status`: `{workflow_id, status, agent, exit_reason, parent, route, error}`;
-        - `inbox`: the signals received, oldest first, as `SignalPayload` JSON;
-        - `output`: the last `TurnOutput` as JSON, or null while there is none;
-        - `delegations`: `[{agent, workflow_id, output}]` in the order they ran.
+        Query types: `status`, `inbox`, `output`, `delegations` (their
+        answers are described in `neuron_orch_local.query`).
 
         Raises:
             WorkflowNotFound: no workflow `target`.
             UnknownQueryError: an unknown query type; the message lists the known ones.
         """
-        return answer(self._workflows.get(target), payload)
+        return answer_query(self._workflows.get(target), payload.query_type)
 
     def workflow(self, workflow_id: WorkflowId) -> WorkflowRecord:
         """Return the record of `workflow_id`; raises `WorkflowNotFound`."""
@@ -262,11 +225,6 @@ class LocalOrchestrator:
         )
         self._workflows.delegated(parent, delegation)
 
-    def _require_agent(self, agent: AgentId) -> None:
-        if agent not in self._agents:
-            available = ", ".join(sorted(self._agents)) or "none"
-            raise AgentNotFound(agent, f"no agent named {agent!r}; available: {available}")
-
     def _one_at_a_time(self, session: SessionId | None) -> AbstractAsyncContextManager[object]:
         """Return the lock that serialises the callers' dispatches on `session`."""
         if session is None:
@@ -282,7 +240,6 @@ def _check_arguments(
     agents: Mapping[AgentId, Turn],
     store: StateStore,
     max_depth: int,
-    max_concurrency: int,
     max_workflows: int,
 ) -> None:
     for name, turn in agents.items():
@@ -292,7 +249,5 @@ def _check_arguments(
         raise TypeError(f"store is not a layer0.StateStore: {store!r}")
     if max_depth < 0:
         raise ValueError(f"max_depth must not be negative, not {max_depth}")
-    if max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
     if max_workflows < 1:
         raise ValueError(f"max_workflows must be at least 1, not {max_workflows}")

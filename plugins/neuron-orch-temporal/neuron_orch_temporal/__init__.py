@@ -5,6 +5,10 @@ Temporal workflow, its turns are activities, and the workflow carries out
 the effects they declare. Workers (`create_worker`, `run_worker`, or
 `neuron-turn worker`) host the agents and the state store.
 
+The conventions it shares with neuron-orch-local (`Chain`, `handoff_input`,
+`CustomEffectHandler`, `BatchStateStore`, `UnknownQueryError`, ...) are
+neuron-orch-local's own objects, re-exported here.
+
 Names are loaded on first use, not at import: the plugin module that
 neuron-turn loads lives in this package, and must not import temporalio.
 """
@@ -15,15 +19,24 @@ import importlib
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from neuron_orch_local import (
+        HANDOFF_KEY,
+        QUERY_TYPES,
+        BatchStateStore,
+        Chain,
+        CustomEffectHandler,
+        EffectContext,
+        UnknownQueryError,
+        handoff_input,
+    )
+
     from .activities import AgentActivities
-    from .chain import Chain
     from .connect import DATA_CONVERTER, connect
-    from .custom import CustomEffectHandler, EffectContext
-    from .errors import NoWorkerError, ServerUnavailableError, UnknownQueryError
-    from .inputs import HANDOFF_KEY, SIGNAL_KEY, handoff_input, signal_input
-    from .ledger import APPLIED_SCOPE, BatchStateStore
+    from .errors import NoWorkerError, ServerUnavailableError
+    from .inputs import SIGNAL_KEY, signal_input
+    from .ledger import APPLIED_SCOPE
     from .messages import Delegation, DispatchResult
-    from .names import AWAIT_SIGNAL, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, QUERY_TYPES
+    from .names import AWAIT_SIGNAL, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE
     from .orchestrator import TemporalOrchestrator
     from .policy import TurnPolicy
     from .worker import create_worker, run_worker
@@ -58,33 +71,36 @@ __all__ = [
     "signal_input",
 ]
 
+_SHARED: Final = "neuron_orch_local"
+
+# Each name's module, relative to this package, or `_SHARED`.
 _HOMES: Final = {
-    "APPLIED_SCOPE": "ledger",
-    "AWAIT_SIGNAL": "names",
-    "DATA_CONVERTER": "connect",
-    "DEFAULT_ADDRESS": "names",
-    "DEFAULT_TASK_QUEUE": "names",
-    "HANDOFF_KEY": "inputs",
-    "QUERY_TYPES": "names",
-    "SIGNAL_KEY": "inputs",
-    "AgentActivities": "activities",
-    "AgentWorkflow": "workflow",
-    "BatchStateStore": "ledger",
-    "Chain": "chain",
-    "CustomEffectHandler": "custom",
-    "Delegation": "messages",
-    "DispatchResult": "messages",
-    "EffectContext": "custom",
-    "NoWorkerError": "errors",
-    "ServerUnavailableError": "errors",
-    "TemporalOrchestrator": "orchestrator",
-    "TurnPolicy": "policy",
-    "UnknownQueryError": "errors",
-    "connect": "connect",
-    "create_worker": "worker",
-    "handoff_input": "inputs",
-    "run_worker": "worker",
-    "signal_input": "inputs",
+    "APPLIED_SCOPE": ".ledger",
+    "AWAIT_SIGNAL": ".names",
+    "DATA_CONVERTER": ".connect",
+    "DEFAULT_ADDRESS": ".names",
+    "DEFAULT_TASK_QUEUE": ".names",
+    "HANDOFF_KEY": _SHARED,
+    "QUERY_TYPES": _SHARED,
+    "SIGNAL_KEY": ".inputs",
+    "AgentActivities": ".activities",
+    "AgentWorkflow": ".workflow",
+    "BatchStateStore": _SHARED,
+    "Chain": _SHARED,
+    "CustomEffectHandler": _SHARED,
+    "Delegation": ".messages",
+    "DispatchResult": ".messages",
+    "EffectContext": _SHARED,
+    "NoWorkerError": ".errors",
+    "ServerUnavailableError": ".errors",
+    "TemporalOrchestrator": ".orchestrator",
+    "TurnPolicy": ".policy",
+    "UnknownQueryError": _SHARED,
+    "connect": ".connect",
+    "create_worker": ".worker",
+    "handoff_input": _SHARED,
+    "run_worker": ".worker",
+    "signal_input": ".inputs",
 }
 
 
@@ -93,7 +109,7 @@ def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    value = getattr(importlib.import_module(home, __name__), name)
     globals()[name] = value
     return value
 

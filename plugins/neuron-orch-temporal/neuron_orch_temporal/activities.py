@@ -17,19 +17,11 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from layer0 import (
-    AgentId,
-    AgentNotFound,
-    SerializationError,
-    StateStore,
-    Turn,
-    TurnOutput,
-    WorkflowId,
-)
+from layer0 import AgentId, SerializationError, StateStore, Turn, TurnOutput, WorkflowId
+from neuron_orch_local import CustomEffectHandler, EffectContext, effect_owner, require_agent
 
 from ._failures import application_error
-from ._plan import check_effects, owner
-from .custom import CustomEffectHandler, EffectContext
+from ._plan import check_effects
 from .ledger import apply_once
 from .messages import CustomRequest, MemoryRequest, TurnRequest
 from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
@@ -82,7 +74,7 @@ class AgentActivities:
             output = await _heartbeating(turn.execute(request.input))
             await check_effects(
                 output.effects,
-                owner=owner(request.agent, request.workflow_id),
+                owner=effect_owner(request.agent, request.workflow_id),
                 agents=self._agents.keys(),
                 custom_types=self._handlers.keys(),
                 target_state=_target_state,
@@ -98,7 +90,7 @@ class AgentActivities:
             return await apply_once(self._store, request, ledger=self._ledger)
         except Exception as exc:
             raise ApplicationError(
-                f"the memory effects of {owner(request.agent, request.workflow_id)} "
+                f"the memory effects of {effect_owner(request.agent, request.workflow_id)} "
                 f"were not applied: {type(exc).__name__}: {exc}",
                 type="DispatchFailed",
                 # A value that is not JSON will not become JSON on a retry.
@@ -113,20 +105,16 @@ class AgentActivities:
         try:
             await self._handlers[effect_type](request.effect, context)
         except Exception as exc:
+            owner = effect_owner(request.agent, request.workflow_id)
             raise ApplicationError(
-                f"the handler of custom effect {effect_type!r} of "
-                f"{owner(request.agent, request.workflow_id)} failed: {type(exc).__name__}: {exc}",
+                f"the handler of custom effect {effect_type!r} of {owner} failed: "
+                f"{type(exc).__name__}: {exc}",
                 type="DispatchFailed",
             ) from exc
 
     def _turn(self, agent: AgentId) -> Turn:
-        try:
-            return self._agents[agent]
-        except KeyError:
-            available = ", ".join(sorted(self._agents)) or "none"
-            raise AgentNotFound(
-                agent, f"no agent named {agent!r}; available: {available}"
-            ) from None
+        require_agent(agent, self._agents)
+        return self._agents[agent]
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:

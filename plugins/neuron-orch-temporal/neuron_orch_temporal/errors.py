@@ -1,19 +1,19 @@
 """Errors of neuron-orch-temporal beyond the layer0 ones.
 
 layer0.OrchError
-├── layer0.DispatchFailed
-│   ├── NoWorkerError          no worker picked the dispatch up in time
-│   └── ServerUnavailableError the Temporal server cannot be reached
-└── UnknownQueryError          `query` was asked a query type it does not answer
+└── layer0.DispatchFailed
+    ├── NoWorkerError          no worker picked the dispatch up in time
+    └── ServerUnavailableError the Temporal server cannot be reached
+
+`query` raises neuron-orch-local's `UnknownQueryError` for a query type it
+does not answer, as `LocalOrchestrator` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from layer0 import DispatchFailed
 
-from layer0 import DispatchFailed, OrchError
-
-__all__ = ["NoWorkerError", "ServerUnavailableError", "UnknownQueryError"]
+__all__ = ["NoWorkerError", "ServerUnavailableError"]
 
 
 class NoWorkerError(DispatchFailed):
@@ -37,15 +37,4 @@ class ServerUnavailableError(DispatchFailed):
         super().__init__(
             f"cannot reach a Temporal server at {address}: {reason} "
             "(start one with `temporal server start-dev`, or pass its address)"
-        )
-
-
-class UnknownQueryError(OrchError, ValueError):
-    """`query` was asked a query type it does not answer; the message lists those it does."""
-
-    def __init__(self, query_type: str, supported: Iterable[str]) -> None:
-        self.query_type = query_type
-        self.supported = tuple(sorted(supported))
-        super().__init__(
-            f"unknown query type {query_type!r}; supported: {', '.join(self.supported)}"
         )

@@ -6,10 +6,10 @@ keyed by workflow id, run id, turn number and effect index, and once applied
 its key is recorded under the reserved scope `APPLIED_SCOPE`; an attempt
 skips every effect whose key is already there.
 
-With a store that applies a batch in one transaction (`BatchStateStore`,
-like neuron-state-sqlite's `SqliteStore`) and the ledger in that same store
-(the default), a turn's effects and their keys are written in one
-transaction: all or none, and never twice. With any other store each effect
+With a store that applies a batch in one transaction (neuron-orch-local's
+`BatchStateStore`, like neuron-state-sqlite's `SqliteStore`) and the ledger
+in that same store (the default), a turn's effects and their keys are
+written in one transaction: all or none, and never twice. With any other store each effect
 is written and then its key, so a retry after a crash in between writes that
 one effect a second time (the same value, to the same key) and a reader may
 see part of a turn's effects before the rest. The run id makes keys unique
@@ -19,26 +19,17 @@ The ledger is never pruned; drop `APPLIED_SCOPE` keys of old workflows at will.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final, Protocol, runtime_checkable
+from typing import Final
 
 from layer0 import CustomScope, DeleteMemoryEffect, StateStore, WriteMemoryEffect
+from neuron_orch_local import BatchStateStore
 
 from .messages import IndexedMemoryEffect, MemoryRequest
 
-__all__ = ["APPLIED_SCOPE", "BatchStateStore", "applied_key", "apply_once"]
+__all__ = ["APPLIED_SCOPE", "applied_key", "apply_once"]
 
 APPLIED_SCOPE: Final = CustomScope(name="neuron-orch-temporal/applied")
 """The scope holding one key per memory effect applied (see the module doc)."""
-
-
-@runtime_checkable
-class BatchStateStore(StateStore, Protocol):
-    """A StateStore that applies several memory effects in one transaction."""
-
-    async def apply(self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect]) -> None:
-        """Apply `effects` in order, all or none; raise when none were applied."""
-        ...
 
 
 def applied_key(request: MemoryRequest, index: int) -> str:

@@ -21,8 +21,8 @@ from layer0 import (
     WorkflowId,
     WriteMemoryEffect,
 )
+from neuron_orch_local import Chain
 
-from .chain import Chain
 from .policy import TurnPolicy
 
 __all__ = [
@@ -121,10 +121,15 @@ class DispatchResult(_Message):
 def _complete_layer0_models() -> None:
     """Build every layer0 model now, in the importing process, not in a workflow sandbox.
 
-    Some layer0 models finish building lazily, on first use; a first use
-    inside Temporal's workflow sandbox cannot resolve their annotations and
-    fails the workflow task ("`CustomExit` is not fully defined"). This
-    module is imported outside the sandbox before any workflow runs.
+    Layer0 models finish building lazily, on first use. In a worker process
+    whose first use of one is inside Temporal's workflow sandbox (a replay,
+    a workflow picked up after a restart) the build cannot resolve all of
+    their annotations and fails the workflow task: "`TypeAdapter[TurnOutput]`
+    is not fully defined" (`name 'JsonValue' is not defined`; formerly
+    "`CustomExit` is not fully defined; define `Any`"). This module is
+    imported outside the sandbox before any workflow runs.
+    `tests/plugins/orch_temporal/test_replay.py` replays in a fresh process
+    to catch it.
     """
     for name in layer0.__all__:
         value = getattr(layer0, name)

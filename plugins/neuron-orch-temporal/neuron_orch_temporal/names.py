@@ -1,8 +1,9 @@
-"""Names shared by the client, the worker and the workflow: queues, activities, signals, queries.
+"""Names shared by the client, the worker and the workflow: queues, activities, signals.
 
 They are part of the contract between processes: a worker and the clients
 dispatching to it must agree on them, so change them only with a new
-workflow type name.
+workflow type name. The query types are neuron-orch-local's `QUERY_TYPES`,
+each a Temporal query of that name.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ __all__ = [
     "DEFAULT_TASK_QUEUE",
     "EXECUTE_TURN",
     "INBOX_SIGNAL",
-    "QUERY_TYPES",
     "WORKFLOW_TYPE",
 ]
 
@@ -44,9 +44,6 @@ A turn exiting with `CustomExit(name="await_signal")` keeps its workflow
 open: the next payload delivered to the workflow's inbox starts another turn
 of the same agent (see `neuron_orch_temporal.inputs.signal_input`).
 """
-
-QUERY_TYPES: Final = frozenset({"status", "inbox", "output", "delegations"})
-"""The query types a workflow answers; each is a Temporal query of that name."""
 
 EXECUTE_TURN: Final = "neuron.execute_turn"
 """The activity running one agent's turn."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -27,22 +26,20 @@ from layer0 import (
     SignalFailed,
     SignalPayload,
     TurnInput,
-    TurnOutput,
     WorkflowId,
     WorkflowNotFound,
 )
+from neuron_orch_local import QUERY_TYPES, Chain, Dispatcher, UnknownQueryError
 
 from ._failures import orch_error
-from .chain import Chain
 from .connect import connect
-from .errors import NoWorkerError, UnknownQueryError
+from .errors import NoWorkerError
 from .messages import DispatchResult, WorkflowInput
 from .names import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     INBOX_SIGNAL,
-    QUERY_TYPES,
     WORKFLOW_TYPE,
 )
 from .policy import TurnPolicy
@@ -55,7 +52,7 @@ _RESULT: Final = DispatchResult
 _EXIT_GRACE: Final = 0.5
 
 
-class TemporalOrchestrator:
+class TemporalOrchestrator(Dispatcher[DispatchResult]):
     """A `layer0.Orchestrator` on Temporal: each dispatch is a workflow run by a worker.
 
     The caller's code is the same as with neuron-orch-local's
@@ -94,8 +91,7 @@ class TemporalOrchestrator:
             pickup_timeout: seconds to wait for a worker to start a dispatch
                 before failing with `NoWorkerError`; None waits forever.
         """
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
+        super().__init__(max_concurrency=max_concurrency)
         if pickup_timeout is not None and pickup_timeout <= 0:
             raise ValueError(f"pickup_timeout must be positive or None, not {pickup_timeout}")
         self._client = client
@@ -103,7 +99,6 @@ class TemporalOrchestrator:
         self._namespace = namespace
         self._task_queue = task_queue
         self._policy = policy if policy is not None else TurnPolicy()
-        self._max_concurrency = max_concurrency
         self._pickup_timeout = pickup_timeout
         self._connecting = asyncio.Lock()
 
@@ -149,15 +144,6 @@ class TemporalOrchestrator:
             if self._client is None:
                 self._client = await connect(self._address, namespace=self._namespace)
             return self._client
-
-    async def dispatch(
-        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
-    ) -> TurnOutput:
-        """Run `agent` on `input` in a workflow, carry out its effects, return the final output.
-
-        See `run`, which this is, returning only the output.
-        """
-        return (await self.run(agent, input, workflow_id=workflow_id)).output
 
     async def run(
         self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
@@ -236,30 +222,6 @@ class TemporalOrchestrator:
         finally:
             waiting.cancel()  # a no-op unless this call itself was cancelled
 
-    async def dispatch_many(
-        self, tasks: Sequence[tuple[AgentId, TurnInput]]
-    ) -> list[TurnOutput | OrchError]:
-        """Dispatch every task, at most `max_concurrency` at once.
-
-        Returns one item per task, in the order given: its output, or the
-        `OrchError` its dispatch raised. One failing does not stop the others.
-        """
-        gate = asyncio.Semaphore(self._max_concurrency)
-
-        async def one(agent: AgentId, input: TurnInput) -> TurnOutput | OrchError:
-            async with gate:
-                try:
-                    return await self.dispatch(agent, input)
-                except OrchError as exc:
-                    return exc
-                except Exception as exc:
-                    # Not raised by design; still, one task's bug must not lose the others.
-                    error = DispatchFailed(f"dispatch of agent {agent!r} failed: {exc!r}")
-                    error.__cause__ = exc
-                    return error
-
-        return list(await asyncio.gather(*(one(agent, input) for agent, input in tasks)))
-
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the inbox of the running workflow `target`.
 
@@ -282,8 +244,8 @@ class TemporalOrchestrator:
     async def query(self, target: WorkflowId, payload: QueryPayload) -> JsonValue:
         """Answer a question about workflow `target` (a worker must be running).
 
-        Query types: `status`, `inbox`, `output`, `delegations`, in the JSON
-        shapes of neuron-orch-local (see `neuron_orch_temporal._query`).
+        Query types: `status`, `inbox`, `output`, `delegations`, answered as
+        neuron-orch-local answers them (see `neuron_orch_local.query`).
 
         Raises:
             WorkflowNotFound: no workflow `target`.

@@ -11,10 +11,10 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from layer0 import AgentId, StateStore, Turn
+from neuron_orch_local import CustomEffectHandler
 
 from .activities import AgentActivities
 from .connect import connect
-from .custom import CustomEffectHandler
 from .names import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from .workflow import AgentWorkflow
 
@@ -50,7 +50,11 @@ def create_worker(
         store: where memory effects go; give the agents' turns the same
             store (or a reader of it) to read from.
         task_queue: the queue to poll; dispatches must name the same one.
-        custom_handlers: the handler of each `custom` effect type.
+        custom_handlers: the handler of each `custom` effect type
+            (`neuron_orch_local.CustomEffectHandler`, so one handler serves
+            both orchestrators). Here it runs in an activity: at least once,
+            retried on failure, so make it idempotent (the `EffectContext`
+            names the workflow and agent to key it by).
         ledger: where applied memory effects are recorded (default `store`).
         worker_options: more keyword arguments for `temporalio.worker.Worker`
             (concurrency limits, identity, ...).

@@ -9,7 +9,8 @@ effects the turn declared, in declaration order as neuron-orch-local does:
   `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
   concurrently, and their outputs are recorded in effect order;
 - `signal`: a Temporal signal to the target workflow's inbox;
-- `log`: the workflow logger (silent during replay);
+- `log`: the workflow logger (silent during replay), records as
+  neuron-orch-local's `emit_log` makes them;
 - `custom`: an activity calling the worker's handler of its type;
 - `handoff`: last, a child workflow (`<workflow>/t<turn>/h-<agent>`) whose
   output becomes this workflow's; signals to this workflow go on to it.
@@ -18,13 +19,14 @@ A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
 open: the next signal starts another turn of the same agent.
 
 Workflow code must be deterministic: no clocks, randomness or I/O here,
-only `workflow.*` calls. Models are imported through the sandbox unchanged.
+only `workflow.*` calls. Models, and neuron-orch-local's conventions (the
+chain, the handoff input, log records, query answers), are imported through
+the sandbox unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Final
@@ -47,18 +49,17 @@ with workflow.unsafe.imports_passed_through():
         HandoffEffect,
         Layer0Error,
         LogEffect,
-        LogLevel,
         SignalEffect,
         SignalPayload,
         TurnInput,
         TurnOutput,
         WriteMemoryEffect,
     )
+    from neuron_orch_local import Chain, answer_query, emit_log, handoff_input
 
     from ._failures import workflow_failure
     from ._query import WorkflowView
-    from .chain import Chain
-    from .inputs import handoff_input, signal_input
+    from .inputs import signal_input
     from .messages import (
         CustomRequest,
         Delegation,
@@ -79,15 +80,6 @@ with workflow.unsafe.imports_passed_through():
     from .policy import TurnPolicy
 
 __all__ = ["AgentWorkflow"]
-
-_LEVELS: Final = {
-    LogLevel.TRACE: 5,
-    LogLevel.DEBUG: logging.DEBUG,
-    LogLevel.INFO: logging.INFO,
-    LogLevel.WARN: logging.WARNING,
-    LogLevel.ERROR: logging.ERROR,
-}
-
 
 _AWAITING: Final = CustomExit(name=AWAIT_SIGNAL)
 
@@ -137,22 +129,22 @@ class AgentWorkflow:
     @workflow.query(name="status")
     def status(self, params: JsonValue = None) -> JsonValue:
         """Status, agent, exit reason, parent, route and error."""
-        return self._view.status_json()
+        return answer_query(self._view, "status")
 
     @workflow.query(name="inbox")
     def inbox_query(self, params: JsonValue = None) -> JsonValue:
         """The signals received, oldest first."""
-        return self._view.inbox_json()
+        return answer_query(self._view, "inbox")
 
     @workflow.query(name="output")
     def output(self, params: JsonValue = None) -> JsonValue:
         """The last turn output, or null."""
-        return self._view.output_json()
+        return answer_query(self._view, "output")
 
     @workflow.query(name="delegations")
     def delegations(self, params: JsonValue = None) -> JsonValue:
         """The delegations' agents, workflow ids and outputs."""
-        return self._view.delegations_json()
+        return answer_query(self._view, "delegations")
 
     async def _drive(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> None:
         turn = 0
@@ -194,7 +186,11 @@ class AgentWorkflow:
         self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain
     ) -> tuple[HandoffEffect, Chain] | None:
         """Carry out `effects` in order (see the module doc); return the handoff, if any."""
-        chains = _chains(effects, chain)
+        try:
+            # Depth and cycles, for every delegation and handoff, before any effect runs.
+            chains = chain.follow(effects)
+        except DispatchFailed as exc:
+            raise ApplicationError(str(exc), type="DispatchFailed", non_retryable=True) from None
         handoff: tuple[HandoffEffect, Chain] | None = None
         group: list[tuple[int, DelegateEffect]] = []
         memory_applied = False
@@ -293,7 +289,9 @@ class AgentWorkflow:
         if isinstance(effect, SignalEffect):
             await self._signal(effect, agent=agent)
         elif isinstance(effect, LogEffect):
-            _log(effect, agent=agent, workflow_id=self._view.workflow_id)
+            emit_log(
+                effect, agent=agent, workflow_id=self._view.workflow_id, logger=workflow.logger
+            )
         elif isinstance(effect, CustomEffect):
             request = CustomRequest(workflow_id=self._view.workflow_id, agent=agent, effect=effect)
             await self._effect_activity(CUSTOM_EFFECT, request)
@@ -338,31 +336,6 @@ class AgentWorkflow:
             return None
         self._consumed += 1
         return view.inbox[self._consumed - 1]
-
-
-def _chains(effects: Sequence[Effect], chain: Chain) -> dict[int, Chain]:
-    """Check depth and cycles for every delegation and handoff before any effect runs."""
-    chains: dict[int, Chain] = {}
-    try:
-        for index, effect in enumerate(effects):
-            if isinstance(effect, DelegateEffect):
-                chains[index] = chain.delegate(effect.agent)
-            elif isinstance(effect, HandoffEffect):
-                chains[index] = chain.handoff(effect.agent)
-    except DispatchFailed as exc:
-        raise ApplicationError(str(exc), type="DispatchFailed", non_retryable=True) from None
-    return chains
-
-
-def _log(effect: LogEffect, *, agent: AgentId, workflow_id: str) -> None:
-    extra = {
-        "data": effect.data,
-        "agent": agent,
-        "workflow_id": workflow_id,
-        "log_level": effect.level.value,
-    }
-    # "%s": the message is the model's text, not a format string.
-    workflow.logger.log(_LEVELS[effect.level], "%s", effect.message, extra=extra)
 
 
 def _ms(value: int) -> timedelta:

@@ -1,13 +1,27 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
 import neuron_orch_local
 
 # ruff's RUF022 keeps `__all__` sorted; this checks it is complete.
-PUBLIC_MODULES = ["custom", "errors", "handoff", "orchestrator", "result", "workflow"]
+PUBLIC_MODULES = [
+    "dispatcher",
+    "chain",
+    "checks",
+    "custom",
+    "errors",
+    "handoff",
+    "log",
+    "orchestrator",
+    "query",
+    "result",
+    "workflow",
+]
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES)
@@ -21,3 +35,17 @@ def test_every_exported_name_exists_once() -> None:
     assert len(exported) == len(set(exported))
     for name in exported:
         assert hasattr(neuron_orch_local, name)
+
+
+def test_importing_the_package_pulls_in_no_orchestration_engine() -> None:
+    # Other orchestrators import it for its conventions (neuron-orch-temporal, even
+    # inside workflow sandboxes): it must stay as light as layer0 and pydantic.
+    code = (
+        "import sys, neuron_orch_local; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} "
+        "& {'temporalio', 'neuron_turn', 'neuron_orch_temporal'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -8,7 +8,9 @@ that would break running workflows fails here. Re-record them (after adding
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from .conftest import hosting
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 HISTORIES = Path(__file__).with_name("histories")
+FRESH_REPLAY = Path(__file__).with_name("_fresh_replay.py")
 RECORD = os.environ.get("NEURON_RECORD_HISTORIES") == "1"
 
 
@@ -98,3 +101,20 @@ async def test_a_change_of_effect_handling_is_caught_by_replay() -> None:
     replayer = Replayer(workflows=[ChangedWorkflow], data_converter=DATA_CONVERTER)
     with pytest.raises(NondeterminismError):
         await replayer.replay_workflow(stored("planner"))
+
+
+async def test_stored_histories_replay_in_a_fresh_process() -> None:
+    """A restarted worker's first use of each layer0 model is inside the workflow sandbox."""
+    names = sorted(SCENARIOS)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(FRESH_REPLAY),
+        *(f"rp-{name}={HISTORIES / f'{name}.json'}" for name in names),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(60):
+        out, err = await process.communicate()
+    report = out.decode()
+    assert process.returncode == 0, report + err.decode()[-2000:]
+    assert report.split() == [word for name in names for word in ("ok", f"rp-{name}")]

@@ -15,9 +15,7 @@ from layer0 import (
     WriteMemoryEffect,
     usd,
 )
-from neuron_orch_local import handoff_input as local_handoff_input
 from neuron_orch_temporal import DATA_CONVERTER, Chain, DispatchResult, TurnPolicy
-from neuron_orch_temporal.inputs import handoff_input
 from neuron_orch_temporal.messages import Delegation, WorkflowInput
 
 OUTPUT = TurnOutput(
@@ -80,14 +78,3 @@ def test_a_workflow_input_and_its_policy_hold_no_float() -> None:
 
     assert floats(wire) == []
     assert wire["policy"]["backoff"] == "2"  # type: ignore[index]
-
-
-def test_the_handoff_input_is_neuron_orch_locals() -> None:
-    for original in [
-        TurnInput(message="refund", trigger="user", session="s", metadata={"trace": 1}),
-        TurnInput(message="refund", trigger="user", metadata="not an object"),
-    ]:
-        for state in [None, {"reason": "refund", "é": [1]}]:
-            assert handoff_input(original, source="triage", state=state) == local_handoff_input(
-                original, source="triage", state=state
-            )

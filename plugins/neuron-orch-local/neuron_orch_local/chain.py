@@ -1,20 +1,24 @@
 """`Chain`: where a dispatch sits in its tree of delegations and handoffs.
 
 It enforces the depth limit and refuses delegation cycles, before anything
-of the step that would break them happens.
+of the step that would break them happens. Checking is pure, so an
+orchestrator whose workflows must be deterministic (neuron-orch-temporal's)
+checks the same way; a chain is a frozen pydantic model so that it can
+travel in such a workflow's input, as `{steps, waiting, depth, max_depth}`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from layer0 import AgentId, DispatchFailed
+from pydantic import BaseModel, ConfigDict
+
+from layer0 import AgentId, DelegateEffect, DispatchFailed, Effect, HandoffEffect
 
 __all__ = ["Chain"]
 
 
-@dataclass(frozen=True, slots=True)
-class Chain:
+class Chain(BaseModel):
     """The route from the root dispatch to the current agent.
 
     `waiting` holds the agents still waiting on a result: each delegating
@@ -22,6 +26,8 @@ class Chain:
     handing off is done), so A handing off to B and B back to A is no cycle;
     A delegating to B delegating to A is, since A would wait on itself.
     """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     steps: tuple[str, ...]
     """The route as text, root first: agent names, handoffs marked."""
@@ -57,6 +63,24 @@ class Chain:
             DispatchFailed: the chain would be deeper than `max_depth`.
         """
         return self._deeper(agent, f"{agent} (handoff)", (*self.waiting[:-1], agent))
+
+    def follow(self, effects: Sequence[Effect]) -> dict[int, Chain]:
+        """Return the chain of each delegation and handoff in `effects`, by the effect's index.
+
+        The current agent's turn declared `effects`; checking all of them
+        before any runs means a turn that would break a limit does nothing.
+
+        Raises:
+            DispatchFailed: the first delegation or handoff, in effect order,
+                that would close a cycle or go past `max_depth`.
+        """
+        chains: dict[int, Chain] = {}
+        for index, effect in enumerate(effects):
+            if isinstance(effect, DelegateEffect):
+                chains[index] = self.delegate(effect.agent)
+            elif isinstance(effect, HandoffEffect):
+                chains[index] = self.handoff(effect.agent)
+        return chains
 
     def route(self, then: str | None = None) -> str:
         """Return the route as `a -> b -> c (handoff)`, with `then` appended if given."""

@@ -1,4 +1,10 @@
-"""The `log` effect, written to the standard library logger `neuron_orch_local`."""
+"""The `log` effect, written to a standard library logger (`neuron_orch_local` by default).
+
+Convention, shared by the orchestrators: `LogLevel.TRACE` is the stdlib
+level `TRACE` (5, below DEBUG), the other levels are their stdlib namesakes
+(`WARN` is `WARNING`), and the record's extra attributes are `data` (the
+effect's data), `agent`, `workflow_id` and `log_level` (the layer0 level name).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from layer0 import AgentId, LogEffect, LogLevel, WorkflowId
 __all__ = ["LOGGER_NAME", "TRACE", "emit_log"]
 
 LOGGER_NAME: Final = "neuron_orch_local"
-"""The logger that `log` effects go to."""
+"""The logger that `log` effects go to unless another is given."""
 
 TRACE: Final = 5
 """The stdlib level of `LogLevel.TRACE`: below DEBUG, so enabling DEBUG does not show it."""
@@ -27,14 +33,16 @@ _LEVELS: Final[Mapping[LogLevel, int]] = {
 _logger: Final = logging.getLogger(LOGGER_NAME)
 
 
-def emit_log(effect: LogEffect, *, agent: AgentId, workflow_id: WorkflowId) -> None:
-    """Log `effect.message` at its level.
-
-    The record's extra attributes are `data` (the effect's data), `agent`,
-    `workflow_id` and `log_level` (the layer0 level name).
-    """
+def emit_log(
+    effect: LogEffect,
+    *,
+    agent: AgentId,
+    workflow_id: WorkflowId,
+    logger: logging.Logger | logging.LoggerAdapter[logging.Logger] = _logger,
+) -> None:
+    """Log `effect.message` at its level on `logger` (see the module doc for the record)."""
     level = _LEVELS[effect.level]
-    if _logger.isEnabledFor(level):
+    if logger.isEnabledFor(level):
         extra = {
             "data": effect.data,
             "agent": agent,
@@ -42,4 +50,4 @@ def emit_log(effect: LogEffect, *, agent: AgentId, workflow_id: WorkflowId) -> N
             "log_level": effect.level.value,
         }
         # "%s": the message is the model's text, not a format string.
-        _logger.log(level, "%s", effect.message, extra=extra)
+        logger.log(level, "%s", effect.message, extra=extra)

@@ -1,0 +1,105 @@
+"""The checks made before a turn's effects run, and the errors they raise.
+
+A turn whose effects cannot all run has none of them run: before the first
+effect, the orchestrator checks that the agents and workflows they name
+exist, that every custom effect type has a handler, that the turn hands off
+at most once (`check_effects`), and that no delegation or handoff breaks the
+depth limit or closes a cycle (`Chain.follow`). Errors name the turn as
+`effect_owner` does, so callers see the same errors on every orchestrator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Container, Sequence
+
+from layer0 import (
+    AgentId,
+    AgentNotFound,
+    CustomEffect,
+    DelegateEffect,
+    DispatchFailed,
+    Effect,
+    HandoffEffect,
+    SignalEffect,
+    WorkflowId,
+    WorkflowNotFound,
+)
+
+__all__ = ["check_effects", "effect_owner", "require_agent"]
+
+
+def effect_owner(agent: AgentId, workflow_id: WorkflowId) -> str:
+    """Return how errors name a turn: `agent 'a' (workflow w)`."""
+    return f"agent {agent!r} (workflow {workflow_id})"
+
+
+def require_agent(agent: AgentId, agents: Collection[AgentId]) -> None:
+    """Check that a caller dispatches to an agent there is.
+
+    Raises:
+        AgentNotFound: `agent` is not one of `agents`; the message lists them.
+    """
+    if agent not in agents:
+        raise AgentNotFound(agent, f"no agent named {agent!r}; available: {_listed(agents)}")
+
+
+def check_effects(
+    effects: Sequence[Effect],
+    *,
+    owner: str,
+    agents: Collection[AgentId],
+    workflows: Container[WorkflowId],
+    custom_types: Collection[str],
+    handlers_given_to: str,
+) -> None:
+    """Check that every effect of one turn can run, in effect order.
+
+    Args:
+        effects: the turn's effects.
+        owner: the turn, as `effect_owner` names it.
+        agents: the agents a delegation or handoff may name.
+        workflows: the workflows a signal may name.
+        custom_types: the custom effect types that have a handler.
+        handlers_given_to: what takes `custom_handlers`, named in the error
+            about a missing one (`LocalOrchestrator`, `the worker`).
+
+    Raises:
+        AgentNotFound: a delegate or handoff names an agent that does not exist.
+        WorkflowNotFound: a signal names a workflow that does not exist.
+        DispatchFailed: a custom effect type has no handler, or the turn
+            declared more than one handoff.
+    """
+    handoffs: list[AgentId] = []
+    for effect in effects:
+        if isinstance(effect, DelegateEffect):
+            _known(effect.agent, agents, owner, "delegates to")
+        elif isinstance(effect, HandoffEffect):
+            _known(effect.agent, agents, owner, "hands off to")
+            handoffs.append(effect.agent)
+        elif isinstance(effect, SignalEffect) and effect.target not in workflows:
+            raise WorkflowNotFound(
+                effect.target, f"{owner} signals workflow {effect.target!r}, which does not exist"
+            )
+        elif isinstance(effect, CustomEffect) and effect.effect_type not in custom_types:
+            raise DispatchFailed(
+                f"{owner} declared a custom effect of type {effect.effect_type!r}, "
+                f"which has no handler; registered types: {_listed(custom_types)} "
+                f"(give {handlers_given_to} custom_handlers={{effect_type: handler}})"
+            )
+    if len(handoffs) > 1:
+        targets = ", ".join(repr(agent) for agent in handoffs)
+        raise DispatchFailed(
+            f"{owner} declared {len(handoffs)} handoffs (to {targets}); "
+            "a turn can hand the conversation to one agent only"
+        )
+
+
+def _known(agent: AgentId, agents: Collection[AgentId], owner: str, verb: str) -> None:
+    if agent not in agents:
+        raise AgentNotFound(
+            agent, f"{owner} {verb} unknown agent {agent!r}; available: {_listed(agents)}"
+        )
+
+
+def _listed(names: Collection[str]) -> str:
+    return ", ".join(sorted(names)) or "none"

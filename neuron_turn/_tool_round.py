@@ -52,6 +52,8 @@ class ToolRound:
     hooks: HookRegistry
     run: RunState
     parallel: bool
+    effect_tools: bool
+    """Whether effect-tool calls are intercepted (else they are unknown tools)."""
 
     async def execute(self, calls: Sequence[ToolUsePart]) -> None:
         """Run `calls`, append their results as one user message, update the records.
@@ -89,7 +91,7 @@ class ToolRound:
 
     async def _call(self, call: ToolUsePart) -> _Done:
         started = time.monotonic()
-        if call.name in EFFECT_TOOL_NAMES and self.run.settings.allows(call.name):
+        if self._is_effect_tool(call.name) and self.run.settings.allows(call.name):
             text, ok = self._declare(call)
             return _finish(call, call.input, text, ok, started)
         tool_input = call.input
@@ -134,10 +136,14 @@ class ToolRound:
             return str(exc), False
         return json_text(value), True
 
+    def _is_effect_tool(self, name: str) -> bool:
+        return self.effect_tools and name in EFFECT_TOOL_NAMES
+
     def _refusal(self, name: str) -> str | None:
         settings = self.run.settings
-        if name not in self.tools and name not in EFFECT_TOOL_NAMES:
-            names = (*self.tools.names(), *sorted(EFFECT_TOOL_NAMES))
+        if name not in self.tools and not self._is_effect_tool(name):
+            effect_names = sorted(EFFECT_TOOL_NAMES) if self.effect_tools else []
+            names = (*self.tools.names(), *effect_names)
             offered = [n for n in names if settings.allows(n)]
             return f"Error: there is no tool named {name!r}; available: {', '.join(offered)}"
         if not settings.allows(name):

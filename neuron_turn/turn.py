@@ -180,7 +180,8 @@ class NeuronTurn:
 
     async def _loop(self, run: RunState, input: TurnInput) -> ExitReason:
         tools = self._tool_schemas(run.settings)
-        rounds = ToolRound(self.tools, self.hooks, run, self.config.parallel_tools)
+        config = self.config
+        rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
         try:
             while True:
                 await self._iterate(run, input, tools, rounds)

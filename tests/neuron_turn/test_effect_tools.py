@@ -159,3 +159,16 @@ async def test_disallowed_effect_tool_is_refused_and_declares_nothing() -> None:
     assert output.exit_reason == "complete"
     result = provider.requests[1].messages[-1].content[0]
     assert "not allowed" in result.content  # type: ignore[union-attr]
+
+
+async def test_with_effect_tools_off_a_call_to_one_declares_nothing() -> None:
+    from neuron_turn import NeuronTurnConfig
+
+    script = [calls(call("c1", "write_memory", scope="global", key="k", value=1)), answer("ok")]
+    turn, provider = build(script, config=NeuronTurnConfig(effect_tools=False))
+    output = await turn.execute(ask())
+    assert output.effects == []
+    result = provider.requests[1].messages[-1].content[0]
+    assert result.is_error  # type: ignore[union-attr]
+    assert "no tool named 'write_memory'" in result.content  # type: ignore[union-attr]
+    assert "available: add, echo" in result.content  # type: ignore[union-attr]

@@ -22,5 +22,7 @@ def sorted_json(value: JsonValue) -> JsonValue:
     return value
 
 
-Json: TypeAlias = Annotated[JsonValue, PlainSerializer(sorted_json)]
+# return_type given, not read from the annotation: a deferred build may resolve it from
+# another module (a Temporal workflow sandbox), where `JsonValue` is not in scope.
+Json: TypeAlias = Annotated[JsonValue, PlainSerializer(sorted_json, return_type=JsonValue)]
 """Any JSON value (object, array, string, number, bool or null)."""

@@ -11,7 +11,6 @@ from typing import Annotated, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
-import layer0
 from layer0 import (
     AgentId,
     CustomEffect,
@@ -116,25 +115,3 @@ class DispatchResult(_Message):
     """The agents that ran for this dispatch, in order (more than one after handoffs)."""
     delegations: tuple[Delegation, ...]
     """Results of the delegations the workflow's turns made, in effect order."""
-
-
-def _complete_layer0_models() -> None:
-    """Build every layer0 model now, in the importing process, not in a workflow sandbox.
-
-    Layer0 models finish building lazily, on first use. In a worker process
-    whose first use of one is inside Temporal's workflow sandbox (a replay,
-    a workflow picked up after a restart) the build cannot resolve all of
-    their annotations and fails the workflow task: "`TypeAdapter[TurnOutput]`
-    is not fully defined" (`name 'JsonValue' is not defined`; formerly
-    "`CustomExit` is not fully defined; define `Any`"). This module is
-    imported outside the sandbox before any workflow runs.
-    `tests/plugins/orch_temporal/test_replay.py` replays in a fresh process
-    to catch it.
-    """
-    for name in layer0.__all__:
-        value = getattr(layer0, name)
-        if isinstance(value, type) and issubclass(value, BaseModel):
-            value.model_rebuild()
-
-
-_complete_layer0_models()

@@ -2,8 +2,8 @@
 
 `TemporalOrchestrator` implements `layer0.Orchestrator`: each dispatch is a
 Temporal workflow, its turns are activities, and the workflow carries out
-the effects they declare. Workers (`create_worker`, `run_worker`, or
-`neuron-turn worker`) host the agents and the state store.
+the effects they declare. Workers (`create_worker`, `run_worker`,
+`TemporalWorker`, or `neuron-turn worker`) host the agents and the state store.
 
 The conventions it shares with neuron-orch-local (`Chain`, `handoff_input`,
 `CustomEffectHandler`, `BatchStateStore`, `UnknownQueryError`, ...) are
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .names import AWAIT_SIGNAL, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE
     from .orchestrator import TemporalOrchestrator
     from .policy import TurnPolicy
-    from .worker import create_worker, run_worker
+    from .worker import TemporalWorker, create_worker, run_worker
     from .workflow import AgentWorkflow
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "NoWorkerError",
     "ServerUnavailableError",
     "TemporalOrchestrator",
+    "TemporalWorker",
     "TurnPolicy",
     "UnknownQueryError",
     "connect",
@@ -94,6 +95,7 @@ _HOMES: Final = {
     "NoWorkerError": ".errors",
     "ServerUnavailableError": ".errors",
     "TemporalOrchestrator": ".orchestrator",
+    "TemporalWorker": ".worker",
     "TurnPolicy": ".policy",
     "UnknownQueryError": _SHARED,
     "connect": ".connect",

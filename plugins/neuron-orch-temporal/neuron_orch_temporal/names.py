@@ -22,8 +22,8 @@ __all__ = [
     "WORKFLOW_TYPE",
 ]
 
-DEFAULT_ADDRESS: Final = "localhost:7233"
-"""Where a Temporal frontend listens by default (`temporal server start-dev`)."""
+DEFAULT_ADDRESS: Final = "127.0.0.1:7233"
+"""Where a Temporal frontend listens by default (`temporal server start-dev`, on IPv4 loopback)."""
 
 DEFAULT_NAMESPACE: Final = "default"
 """The Temporal namespace used unless told otherwise."""

@@ -1,19 +1,27 @@
-"""The neuron-turn plugin: registers the orchestrator `"temporal"`.
+"""The neuron-turn plugin: registers the orchestrator and the worker `"temporal"`.
 
-Imports nothing heavy: temporalio is imported when the factory is called,
+Imports nothing heavy: temporalio is imported when a factory is called,
 so listing plugins stays fast and works without the `temporal` extra.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from neuron_turn import RegisterOrchestrator, hookimpl
+from neuron_turn import RegisterOrchestrator, RegisterWorker, hookimpl
 
 if TYPE_CHECKING:
     from .orchestrator import TemporalOrchestrator
+    from .worker import TemporalWorker
 
-__all__ = ["create_orchestrator", "register_orchestrators"]
+__all__ = [
+    "create_orchestrator",
+    "create_temporal_worker",
+    "register_orchestrators",
+    "register_workers",
+]
 
 
 def create_orchestrator(
@@ -29,17 +37,41 @@ def create_orchestrator(
         ImportError: temporalio is missing; the message says which extra to install.
     """
     del agents, store
-    try:
+    with _needs_temporalio("orchestrator"):
         from .orchestrator import TemporalOrchestrator
-    except ImportError as exc:
-        raise ImportError(
-            f"the Temporal orchestrator needs temporalio ({exc}); "
-            "install it with: pip install 'neuron-orch-temporal[temporal]'"
-        ) from exc
     return TemporalOrchestrator(**options)
+
+
+def create_temporal_worker(**options: Any) -> TemporalWorker:
+    """Return a `TemporalWorker` built from `options` (`address=`, `task_queue=`, `namespace=`).
+
+    Raises:
+        ImportError: temporalio is missing; the message says which extra to install.
+    """
+    with _needs_temporalio("worker"):
+        from .worker import TemporalWorker
+    return TemporalWorker(**options)
 
 
 @hookimpl
 def register_orchestrators(register: RegisterOrchestrator) -> None:
     """Offer the orchestrator `"temporal"`."""
     register("temporal", create_orchestrator)
+
+
+@hookimpl
+def register_workers(register: RegisterWorker) -> None:
+    """Offer the worker `"temporal"`, which hosts agents for the orchestrator `"temporal"`."""
+    register("temporal", create_temporal_worker)
+
+
+@contextmanager
+def _needs_temporalio(what: str) -> Iterator[None]:
+    """Turn an ImportError inside into one saying which extra to install."""
+    try:
+        yield
+    except ImportError as exc:
+        raise ImportError(
+            f"the Temporal {what} needs temporalio ({exc}); "
+            "install it with: pip install 'neuron-orch-temporal[temporal]'"
+        ) from exc

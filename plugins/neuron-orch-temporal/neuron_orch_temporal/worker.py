@@ -1,4 +1,9 @@
-"""Hosting agents on Temporal: a worker runs their turns and the workflows around them."""
+"""Hosting agents on Temporal: a worker runs their turns and the workflows around them.
+
+`create_worker` builds a temporalio worker, `run_worker` connects and runs
+one until cancelled, and `TemporalWorker` is the same as a
+`neuron_turn.Worker` (what `neuron-turn worker --orchestrator temporal` runs).
+"""
 
 from __future__ import annotations
 
@@ -15,10 +20,10 @@ from neuron_orch_local import CustomEffectHandler
 
 from .activities import AgentActivities
 from .connect import connect
-from .names import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from .names import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from .workflow import AgentWorkflow
 
-__all__ = ["create_worker", "run_worker"]
+__all__ = ["TemporalWorker", "create_worker", "run_worker"]
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -108,3 +113,54 @@ async def run_worker(
             await asyncio.Event().wait()
     finally:
         await asyncio.sleep(_EXIT_GRACE)
+
+
+class TemporalWorker:
+    """A `neuron_turn.Worker`: hosts agents on a Temporal task queue until cancelled.
+
+    The plugin registers it as the worker `"temporal"`, so `neuron-turn
+    worker --address HOST:PORT --task-queue Q` runs one; it is `run_worker`
+    with its options given up front. Building one does not connect.
+    """
+
+    def __init__(
+        self,
+        *,
+        address: str = DEFAULT_ADDRESS,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        namespace: str = DEFAULT_NAMESPACE,
+        custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+    ) -> None:
+        """Host on `task_queue` of the Temporal frontend at `address` (`HOST:PORT`).
+
+        Args:
+            address: the Temporal frontend, `HOST:PORT`.
+            task_queue: the queue to poll; dispatches must name the same one.
+            namespace: the Temporal namespace.
+            custom_handlers: the handler of each `custom` effect type.
+        """
+        self.address = address
+        self.task_queue = task_queue
+        self.namespace = namespace
+        self.custom_handlers = custom_handlers
+        self.ready = asyncio.Event()
+        """Set once the worker polls its task queue."""
+
+    def __repr__(self) -> str:
+        return f"TemporalWorker(address={self.address!r}, task_queue={self.task_queue!r})"
+
+    async def run(self, agents: Mapping[AgentId, Turn], store: StateStore) -> None:
+        """Host `agents` (their effects go to `store`) until the task is cancelled.
+
+        Raises:
+            ServerUnavailableError: nothing answers at the address.
+        """
+        await run_worker(
+            self.address,
+            self.task_queue,
+            agents,
+            store,
+            namespace=self.namespace,
+            custom_handlers=self.custom_handlers,
+            ready=self.ready,
+        )

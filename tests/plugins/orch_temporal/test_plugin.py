@@ -5,9 +5,12 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
+import pytest
+
 from layer0 import Orchestrator
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_temporal import TemporalOrchestrator, plugin
+from neuron_orch_temporal import TemporalOrchestrator, TemporalWorker, plugin
+from neuron_turn import Worker
 
 
 def test_register_orchestrators_offers_temporal() -> None:
@@ -18,6 +21,53 @@ def test_register_orchestrators_offers_temporal() -> None:
 
     plugin.register_orchestrators(register)
     assert registered == [("temporal", plugin.create_orchestrator)]
+
+
+def test_register_workers_offers_temporal() -> None:
+    registered: list[tuple[str, Callable[..., Worker]]] = []
+
+    def register(name: str, factory: Callable[..., Worker], /) -> None:
+        registered.append((name, factory))
+
+    plugin.register_workers(register)
+    assert registered == [("temporal", plugin.create_temporal_worker)]
+
+
+def test_the_worker_factory_builds_a_worker_without_connecting() -> None:
+    built = plugin.create_temporal_worker(address="temporal.example:7233", task_queue="q")
+    assert isinstance(built, TemporalWorker)
+    assert isinstance(built, Worker)
+    assert repr(built) == "TemporalWorker(address='temporal.example:7233', task_queue='q')"
+    assert not built.ready.is_set()
+
+
+def test_the_worker_and_the_orchestrator_agree_on_defaults() -> None:
+    worker = plugin.create_temporal_worker()
+    assert (worker.address, worker.task_queue, worker.namespace) == (
+        "127.0.0.1:7233",
+        "neuron-turn",
+        "default",
+    )
+    orchestrator = plugin.create_orchestrator()
+    assert repr(orchestrator) == (
+        "TemporalOrchestrator(address='127.0.0.1:7233', task_queue='neuron-turn')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("what", "module", "factory"),
+    [
+        ("orchestrator", "neuron_orch_temporal.orchestrator", plugin.create_orchestrator),
+        ("worker", "neuron_orch_temporal.worker", plugin.create_temporal_worker),
+    ],
+)
+def test_without_temporalio_the_factories_say_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, what: str, module: str, factory: Callable[[], object]
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # importing it now fails
+    with pytest.raises(ImportError, match=f"the Temporal {what} needs temporalio") as caught:
+        factory()
+    assert "pip install 'neuron-orch-temporal[temporal]'" in str(caught.value)
 
 
 def test_the_factory_ignores_agents_and_store_and_does_not_connect() -> None:

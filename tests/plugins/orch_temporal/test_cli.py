@@ -1,0 +1,179 @@
+"""`neuron-turn worker` and `neuron-turn run --orchestrator temporal` as real processes.
+
+They meet on the real dev server, in real time, as separate processes do in
+use (the time-skipping server skips time only while this process's own
+client waits on a result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Final
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+PLUGINS: Final = "fixture-plugin,state-sqlite,orch-local,orch-temporal"
+COMMAND: Final = (sys.executable, "-m", "neuron_turn")
+
+WAIT: Final = 30.0
+"""Seconds any one step may take before the test fails."""
+
+NO_WORKER_WAIT: Final = 45.0
+"""Seconds a run with no worker may take: the orchestrator's pickup timeout (30 s) and more."""
+
+SUMMARY: Final = re.compile(r"complete, 1 turn, 12 tokens in / 3 out, \$0\.0006, \d+\.\ds")
+HINT: Final = re.compile(r"session (\w+) \(continue with --session \1\)")
+
+
+def _environment() -> dict[str, str]:
+    env = {**os.environ, "NEURON_LOAD_PLUGINS": PLUGINS}
+    for variable in ("NEURON_DISABLE_PLUGINS", "NEURON_STRICT_PLUGINS", "NEURON_STATE_PATH"):
+        env.pop(variable, None)
+    return env
+
+
+async def neuron_turn(*args: str, wait: float = WAIT) -> tuple[int, str, str]:
+    """Run `neuron-turn ARGS` to its end; return its exit code, stdout and stderr."""
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_environment(),
+    )
+    try:
+        async with asyncio.timeout(wait):
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+class WorkerProcess:
+    """A running `neuron-turn worker`, its stderr read as the test goes."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.stderr: list[str] = []
+
+    async def expect(self, text: str) -> None:
+        """Read stderr until a line holding `text`; fail if the process ends first."""
+        assert self.process.stderr is not None
+        async with asyncio.timeout(WAIT):
+            while line := await self.process.stderr.readline():
+                self.stderr.append(line.decode())
+                if text in self.stderr[-1]:
+                    return
+        raise AssertionError(f"the worker ended without {text!r}: {''.join(self.stderr)}")
+
+    async def interrupt(self) -> int:
+        """Send SIGINT (Ctrl-C), wait for the exit and return its code."""
+        self.process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(WAIT):
+            _, rest = await self.process.communicate()
+        self.stderr.append(rest.decode())
+        assert self.process.returncode is not None
+        return self.process.returncode
+
+
+@asynccontextmanager
+async def worker(address: str, task_queue: str, state: Path) -> AsyncIterator[WorkerProcess]:
+    """Start `neuron-turn worker` for the echo model; kill it on the way out if still running."""
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        "worker",
+        "--orchestrator",
+        "temporal",
+        "--address",
+        address,
+        "--task-queue",
+        task_queue,
+        "--model",
+        "fixture:echo",
+        "--state",
+        str(state),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=_environment(),
+    )
+    try:
+        yield WorkerProcess(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_a_worker_process_answers_runs_and_keeps_their_session(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"cli-{uuid.uuid4()}"
+    state = tmp_path / "state.db"
+    remote = ["--orchestrator", "temporal", "--temporal-address", address]
+    remote += ["--task-queue", task_queue, "--state", str(state)]
+    async with worker(address, task_queue, state) as hosting:
+        # Printed once the turn is built, before the worker polls: enough, since a
+        # dispatch waits for a worker to pick it up (up to its 30 s pickup timeout).
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+
+        code, out, err = await neuron_turn("run", "hello", *remote)
+        assert (code, out) == (0, "echo: hello\n"), err
+        summary, hint = err.splitlines()
+        assert SUMMARY.fullmatch(summary), err
+        found = HINT.fullmatch(hint)
+        assert found is not None, err
+        session = found.group(1)
+
+        code, out, err = await neuron_turn("run", "again", "--session", session, *remote)
+        assert (code, out) == (0, "echo: again\n"), err
+        assert err.splitlines()[-1] == hint
+
+        code, out, err = await neuron_turn("history", session, "--state", str(state))
+        conversation = "user: hello\nassistant: echo: hello\nuser: again\nassistant: echo: again\n"
+        assert (code, out) == (0, conversation), err
+
+        assert await hosting.interrupt() == 130
+    stderr = "".join(hosting.stderr)
+    assert "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[-1] == "neuron-turn: error: interrupted", stderr
+
+
+async def test_a_run_with_no_worker_says_to_start_one(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"nobody-{uuid.uuid4()}"
+    code, out, err = await neuron_turn(
+        "run",
+        "hello",
+        "--orchestrator",
+        "temporal",
+        "--temporal-address",
+        address,
+        "--task-queue",
+        task_queue,
+        "--state",
+        str(tmp_path / "state.db"),
+        wait=NO_WORKER_WAIT,
+    )
+    assert (code, out) == (10, ""), err
+    (line,) = err.splitlines()
+    assert line.startswith("neuron-turn: error: no worker picked up workflow 'main-"), line
+    assert f"on task queue {task_queue!r} within 30 s" in line
+    start = f"neuron-turn worker --address {address} --task-queue {task_queue}"
+    assert f"start one with `{start}`" in line

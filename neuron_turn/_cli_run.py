@@ -18,15 +18,19 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from layer0 import DispatchFailed, StateStore, TurnConfig, TurnInput, TurnOutput
-from neuron_tool import ToolDyn
+from layer0 import DispatchFailed, Layer0Error, StateStore, TurnConfig, TurnInput, TurnOutput
+from neuron_tool import ToolDyn, ToolError
 
 from ._cli_sessions import record_run
 from ._closing import close_resource
-from .plugin_errors import NoProviderConfiguredError
+from .plugin_errors import NoProviderConfiguredError, PluginError
 from .plugins import PluginManager
 from .progress import ProgressHook
+from .provider_errors import ProviderError
 from .turn import NeuronTurn
+
+REPORTED: Final = (PluginError, ProviderError, Layer0Error, ToolError)
+"""The errors the command line turns into one line and an exit code."""
 
 AGENT: Final = "main"
 """The agent name the command line dispatches its turn to."""
@@ -63,11 +67,18 @@ class Orchestration:
     address: str | None = None
     task_queue: str | None = None
     state_path: str | None = None
+    pickup_timeout: float | None = None
+    """How long a dispatch waits for a worker to pick it up (orchestrator only)."""
 
     def options(self) -> dict[str, Any]:
-        """Return the options for the remote orchestrator or its worker."""
+        """Return the options the remote orchestrator's worker takes."""
         given = {"address": self.address, "task_queue": self.task_queue}
         return {key: value for key, value in given.items() if value is not None}
+
+    def orchestrator_options(self) -> dict[str, Any]:
+        """Return the options for the remote orchestrator itself."""
+        extra = {} if self.pickup_timeout is None else {"pickup_timeout": self.pickup_timeout}
+        return self.options() | extra
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,7 +132,9 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
             orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
         else:
             model = None
-            orchestrator = manager.get_orchestrator(orchestration.name, **orchestration.options())
+            _ignored_turn_options(request.turn, orchestration.name)
+            options = orchestration.orchestrator_options()
+            orchestrator = manager.get_orchestrator(orchestration.name, **options)
             stack.push_async_callback(close_resource, orchestrator)
         output = await _dispatch(orchestrator, turn_input)
         await record_run(store, session, request.prompt)
@@ -164,9 +177,10 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
     try:
         output: TurnOutput = await orchestrator.dispatch(AGENT, turn_input)
     except DispatchFailed as exc:
-        # The turn's own error says what to do (set a key, retry); report that one.
-        # (Re-raised as is, so its own cause, e.g. the provider's error, stays chained.)
-        if exc.__cause__ is not None:
+        # The turn's own error says what to do (set a key, retry); report that one
+        # when it is one the command line explains; re-raised as is, so its own
+        # cause, e.g. the provider's error, stays chained.
+        if isinstance(exc.__cause__, REPORTED):
             raise exc.__cause__  # noqa: B904
         raise
     return output
@@ -179,6 +193,26 @@ async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec) -> list[ToolDyn]:
 
     servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls)
     return list(await stack.enter_async_context(servers))
+
+
+def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
+    given = [
+        flag
+        for flag, value in (
+            ("--model", spec.model),
+            ("--system", spec.system),
+            ("--tool", spec.tools),
+            ("--mcp", spec.mcp_commands),
+            ("--mcp-url", spec.mcp_urls),
+        )
+        if value
+    ]
+    if given:
+        print(
+            f"neuron-turn: note: with --orchestrator {orchestrator} the worker builds the turn; "
+            f"{', '.join(given)} apply to `neuron-turn worker`, not here",
+            file=sys.stderr,
+        )
 
 
 def _state_store(manager: PluginManager, path: str | None) -> StateStore:

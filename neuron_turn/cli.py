@@ -117,6 +117,12 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="allow only these tools (repeat; default: every tool the turn has)",
     )
     _add_orchestration_arguments(run, worker=False)
+    run.add_argument(
+        "--pickup-timeout",
+        type=_positive(float),
+        metavar="SECONDS",
+        help="with a remote orchestrator: how long to wait for a worker (default: 30)",
+    )
     run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     run.set_defaults(handler=_run_command)
 
@@ -245,6 +251,7 @@ def _orchestration(args: argparse.Namespace) -> Orchestration:
         address=args.address,
         task_queue=args.task_queue,
         state_path=args.state,
+        pickup_timeout=getattr(args, "pickup_timeout", None),
     )
 
 

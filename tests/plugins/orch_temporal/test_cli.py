@@ -29,8 +29,6 @@ COMMAND: Final = (sys.executable, "-m", "neuron_turn")
 WAIT: Final = 30.0
 """Seconds any one step may take before the test fails."""
 
-NO_WORKER_WAIT: Final = 45.0
-"""Seconds a run with no worker may take: the orchestrator's pickup timeout (30 s) and more."""
 
 SUMMARY: Final = re.compile(r"complete, 1 turn, 12 tokens in / 3 out, \$0\.0006, \d+\.\ds")
 HINT: Final = re.compile(r"session (\w+) \(continue with --session \1\)")
@@ -169,11 +167,34 @@ async def test_a_run_with_no_worker_says_to_start_one(
         task_queue,
         "--state",
         str(tmp_path / "state.db"),
-        wait=NO_WORKER_WAIT,
+        "--pickup-timeout",
+        "1",
+        wait=WAIT,
     )
     assert (code, out) == (10, ""), err
     (line,) = err.splitlines()
     assert line.startswith("neuron-turn: error: no worker picked up workflow 'main-"), line
-    assert f"on task queue {task_queue!r} within 30 s" in line
+    assert f"on task queue {task_queue!r} within 1 s" in line
     start = f"neuron-turn worker --address {address} --task-queue {task_queue}"
     assert f"start one with `{start}`" in line
+
+
+async def test_a_run_against_no_server_is_one_line_and_exit_10(tmp_path: Path) -> None:
+    code, out, err = await neuron_turn(
+        "run",
+        "hello",
+        "--orchestrator",
+        "temporal",
+        "--temporal-address",
+        "127.0.0.1:1",
+        "--model",
+        "fixture:echo",
+        "--state",
+        str(tmp_path / "state.db"),
+        wait=WAIT,
+    )
+    assert (code, out) == (10, ""), err
+    note, line = err.splitlines()
+    assert note.startswith("neuron-turn: note: with --orchestrator temporal the worker builds")
+    assert "--model apply to `neuron-turn worker`" in note
+    assert line.startswith("neuron-turn: error: cannot reach a Temporal server at 127.0.0.1:1")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from layer0 import (
     Content,
@@ -42,6 +42,9 @@ from .effect_tools import effect_tool_schemas
 from .limits import limit_reached
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse, ToolUsePart
 from .provider_errors import InvalidRequestError, ProviderAuthenticationError, ProviderError
+
+if TYPE_CHECKING:
+    from ._plugin_manager import PluginManager
 
 __all__ = ["NeuronTurn"]
 
@@ -95,6 +98,7 @@ class NeuronTurn:
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
+        plugins: PluginManager | None = None,
     ) -> NeuronTurn:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
@@ -102,14 +106,17 @@ class NeuronTurn:
         objects are used as they are. Hooks run in this order: every hook
         plugins registered (plugins in load order, each in its own order),
         then `hooks`. `context` names a context strategy (None: never compact).
+        `plugins` defaults to the process-wide manager (`get_plugin_manager()`).
 
         Raises:
             neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
             ProviderError: the provider's factory refused (e.g. a missing API key).
         """
-        from . import plugins  # plugin discovery happens on first use, not at import
+        if plugins is None:
+            from .plugins import get_plugin_manager  # discovery on first use, not at import
 
-        manager = plugins.get_plugin_manager()
+            plugins = get_plugin_manager()
+        manager = plugins
         provider = manager.get_provider(model, **(provider_options or {}))
         named = [t for t in tools if isinstance(t, str)]
         by_name = iter(manager.tools_by_name(named))

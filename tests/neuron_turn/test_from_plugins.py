@@ -7,14 +7,16 @@ for real by scripts/setup and found through its entry point.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from layer0 import Continue, HookAction, HookContext, HookPoint, TurnInput
 from neuron_hooks import FunctionHook
 from neuron_tool import tool
-from neuron_turn import NeuronTurn, NeuronTurnConfig
-from neuron_turn.plugins import reset_plugin_manager
+from neuron_turn import NeuronTurn, NeuronTurnConfig, RegisterProvider, hookimpl
+from neuron_turn.plugins import PluginManager, reset_plugin_manager
+from neuron_turn.testing import FunctionProvider, text_response
 
 
 @pytest.fixture(autouse=True)
@@ -76,3 +78,18 @@ def test_unknown_provider_error_lists_the_available_ones() -> None:
     with pytest.raises(UnknownProviderError) as exc:
         NeuronTurn.from_plugins(model="antropic:claude")
     assert "fixture" in str(exc.value)
+
+
+def test_an_explicit_plugin_manager_is_used_instead_of_the_shared_one() -> None:
+    def make(model: str, **options: Any) -> FunctionProvider:
+        return FunctionProvider(lambda request: text_response(model))
+
+    class Plugin:
+        @hookimpl
+        def register_providers(self, register: RegisterProvider) -> None:
+            register("mine", make)
+
+    manager = PluginManager()
+    manager.register(Plugin(), name="mine-plugin")
+    turn = NeuronTurn.from_plugins(model="mine:m1", plugins=manager, context=None)
+    assert turn.config.model == "m1"

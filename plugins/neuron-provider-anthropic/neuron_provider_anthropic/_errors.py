@@ -1,30 +1,27 @@
-"""Translating httpx failures and Anthropic error responses into `ProviderError`s.
+"""Translating Anthropic error responses into `ProviderError`s.
 
-Status decides the class; the body's `error.type` only refines it (an
-`overloaded_error` on any 5xx is "overloaded", a spend-limit 429 is not
-retryable) and names the class for errors streamed after a 200. Every message
-passes through `redact`, so an API key echoed by a proxy never reaches a log.
+Status decides the class, by `neuron_turn.http_errors`' common table; the body's
+`error.type` only refines it (an `overloaded_error` on any 5xx is "overloaded", a
+spend-limit 429 is not retryable) and names the class for errors streamed after a
+200. Every message is redacted, so an API key echoed by a proxy never reaches a log.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Final
 
 import httpx
 
+from neuron_turn.http_errors import body_prefix, error_class_for_status, redact
 from neuron_turn.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     NonRetryableProviderError,
     ProviderAuthenticationError,
-    ProviderConnectionError,
     ProviderError,
     ProviderOverloadedError,
-    ProviderResponseError,
     ProviderServerError,
     ProviderTimeoutError,
     RateLimitError,
@@ -33,9 +30,6 @@ from neuron_turn.provider_errors import (
 from ._retry_after import retry_after
 from ._stream import StreamedError
 from ._wire import PROVIDER
-
-PREFIX_CHARS: Final = 200
-"""How much of an unexpected body an error message quotes."""
 
 _BY_TYPE: Final[dict[str, type[ProviderError]]] = {
     "invalid_request_error": InvalidRequestError,
@@ -52,54 +46,14 @@ _BY_TYPE: Final[dict[str, type[ProviderError]]] = {
 _SPEND_LIMIT: Final = "enforced_spend_limit_reached"
 
 
-def redact(text: str, *, secret: str | None) -> str:
-    """Return `text` with every occurrence of `secret` replaced."""
-    return text.replace(secret, "[redacted]") if secret else text
-
-
-def prefix(text: str, *, secret: str | None) -> str:
-    """Return the first `PREFIX_CHARS` characters of `text`, redacted, for an error message."""
-    return redact(text, secret=secret)[:PREFIX_CHARS]
-
-
-@contextmanager
-def transport_errors(*, secret: str | None) -> Iterator[None]:
-    """Re-raise any httpx exception from the block as the matching `ProviderError`."""
-    try:
-        yield
-    except httpx.TimeoutException as exc:
-        raise ProviderTimeoutError(
-            _transport_message("did not answer in time", exc=exc, secret=secret), provider=PROVIDER
-        ) from exc
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise InvalidRequestError(
-            _transport_message("cannot be called at this base_url", exc=exc, secret=secret),
-            provider=PROVIDER,
-        ) from exc
-    except httpx.DecodingError as exc:
-        raise ProviderResponseError(
-            _transport_message("sent a body that cannot be decoded", exc=exc, secret=secret),
-            provider=PROVIDER,
-        ) from exc
-    except (httpx.HTTPError, httpx.StreamError) as exc:
-        raise ProviderConnectionError(
-            _transport_message("could not be reached", exc=exc, secret=secret), provider=PROVIDER
-        ) from exc
-
-
-def _transport_message(what: str, *, exc: Exception, secret: str | None) -> str:
-    detail = redact(str(exc), secret=secret) or "no detail"
-    return f"the Anthropic API {what} ({type(exc).__name__}: {detail})"
-
-
 def error_for_response(
     response: httpx.Response, *, model: str, secret: str | None, now: datetime | None = None
 ) -> ProviderError:
     """Return the error for a non-2xx `response` to a call for `model`."""
     status = response.status_code
     # Redact before _error_body truncates, so no part of a key survives the cut.
-    kind, detail, code = _error_body(redact(response.text, secret=secret))
-    cls = _class_for_status(status, kind=kind, code=code)
+    kind, detail, code = _error_body(redact(response.text, (secret,)))
+    cls = _class_for(status, kind=kind, code=code)
     described = f"{status} {kind}" if kind else str(status)
     if cls is ModelNotFoundError:
         message = f"model {model!r} not found ({described}): {detail}"
@@ -117,31 +71,21 @@ def error_for_event(event: StreamedError, *, model: str, secret: str | None) -> 
     """Return the error for an `error` event streamed after a 200, by its error type."""
     kind = event.kind
     cls = _BY_TYPE.get(kind, ProviderServerError)
-    detail = redact(event.message, secret=secret)
+    detail = redact(event.message, (secret,))
     if cls is ModelNotFoundError:
         return cls(f"model {model!r} not found ({kind}): {detail}", provider=PROVIDER)
     return cls(f"Anthropic API error in the stream ({kind}): {detail}", provider=PROVIDER)
 
 
-def _class_for_status(status: int, *, kind: str | None, code: str | None) -> type[ProviderError]:
-    if status in (401, 403):
-        return ProviderAuthenticationError
-    if status == 404:
-        return ModelNotFoundError
-    if status == 429:
+def _class_for(status: int, *, kind: str | None, code: str | None) -> type[ProviderError]:
+    if status == 429 and code == _SPEND_LIMIT:
         # A spend limit lifts at the next billing period, not after a back-off.
-        return NonRetryableProviderError if code == _SPEND_LIMIT else RateLimitError
-    if status in (503, 529) or kind == "overloaded_error":
-        return ProviderOverloadedError
-    if status in (408, 504):
-        return ProviderTimeoutError
-    if status >= 500:
-        return ProviderServerError
-    if status == 402:
         return NonRetryableProviderError
-    if status >= 400:
-        return InvalidRequestError
-    return ProviderResponseError
+    if status == 402:  # billing_error: paying, not waiting, fixes it
+        return NonRetryableProviderError
+    if status >= 500 and kind == "overloaded_error":
+        return ProviderOverloadedError
+    return error_class_for_status(status)
 
 
 def _error_body(text: str) -> tuple[str | None, str, str | None]:
@@ -156,13 +100,13 @@ def _error_body(text: str) -> tuple[str | None, str, str | None]:
         body = None
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
-        return None, text[:PREFIX_CHARS] or "(empty body)", None
+        return None, body_prefix(text) or "(empty body)", None
     kind = error.get("type")
     message = error.get("message")
     details = error.get("details")
     code = details.get("error_code") if isinstance(details, dict) else None
     return (
         kind if isinstance(kind, str) else None,
-        message if isinstance(message, str) else json.dumps(error)[:PREFIX_CHARS],
+        message if isinstance(message, str) else body_prefix(json.dumps(error)),
         code if isinstance(code, str) else None,
     )

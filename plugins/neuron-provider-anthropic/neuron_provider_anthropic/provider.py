@@ -11,6 +11,7 @@ from typing import Final, Self
 
 import httpx
 
+from neuron_turn.http_errors import body_prefix, redact, transport_errors
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import (
     InvalidRequestError,
@@ -18,7 +19,7 @@ from neuron_turn.provider_errors import (
     ProviderResponseError,
 )
 
-from ._errors import error_for_event, error_for_response, prefix, redact, transport_errors
+from ._errors import error_for_event, error_for_response
 from ._pricing import PriceTable, Pricing
 from ._stream import StreamedError, fold_event_stream
 from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_message
@@ -180,7 +181,9 @@ class AnthropicProvider:
                 f"the request holds a value that is not JSON ({exc})", provider=PROVIDER
             ) from exc
         timeout = httpx.USE_CLIENT_DEFAULT if self._timeout is None else self._timeout
-        with transport_errors(secret=key):
+        with transport_errors(
+            provider=PROVIDER, secrets=(key,), what=f"the Anthropic API at {self.base_url}"
+        ):
             return await self._client.post(
                 self._url, content=content, headers=headers, timeout=timeout
             )
@@ -196,8 +199,8 @@ class AnthropicProvider:
             raise error_for_event(exc, model=model, secret=secret) from exc
         except ValueError as exc:  # WireError, or a body that is not JSON at all
             raise ProviderResponseError(
-                f"unexpected response from the Anthropic API ({redact(str(exc), secret=secret)}); "
-                f"body starts: {prefix(text, secret=secret)!r}",
+                f"unexpected response from the Anthropic API ({redact(str(exc), (secret,))}); "
+                f"body starts: {body_prefix(text, secrets=(secret,))!r}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc

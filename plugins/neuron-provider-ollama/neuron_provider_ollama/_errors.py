@@ -3,7 +3,9 @@
 Ollama answers errors as `{"error": "<message>"}`: 404 for a model that was
 never pulled, 400 for a bad request, 500 when the model runner fails, 503
 when its request queue is full (`OLLAMA_MAX_QUEUE`). Ollama cloud adds 401/403
-and 429. Every message built here is passed through `redact`, so an API key
+and 429. The class comes from `neuron_turn.http_errors`' common table; what is
+Ollama's own is the advice: pull a missing model, start a server that is not
+running, allow for a slow model load. Every message is redacted, so an API key
 echoed back by a proxy or a server never reaches a log line or a traceback.
 """
 
@@ -12,12 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Final
 
 import httpx
 
+from neuron_turn.http_errors import error_class_for_status, redact, retry_after, transport_errors
 from neuron_turn.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
@@ -25,7 +26,6 @@ from neuron_turn.provider_errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderOverloadedError,
-    ProviderResponseError,
     ProviderServerError,
     ProviderTimeoutError,
     RateLimitError,
@@ -34,11 +34,8 @@ from neuron_turn.provider_errors import (
 __all__ = [
     "API_KEY_ENV",
     "PROVIDER",
-    "body_prefix",
     "error_from_response",
     "map_transport_errors",
-    "parse_retry_after",
-    "redact",
     "redact_error",
 ]
 
@@ -48,55 +45,49 @@ PROVIDER: Final = "ollama"
 API_KEY_ENV: Final = "OLLAMA_API_KEY"
 """The environment variable holding the Ollama cloud API key."""
 
-_PREFIX_CHARS: Final = 200
-_REDACTED: Final = "[REDACTED]"
-
-
-def redact(text: str, secret: str | None) -> str:
-    """Return `text` with every occurrence of `secret` replaced."""
-    return text.replace(secret, _REDACTED) if secret else text
+_MESSAGES: Final[Mapping[type[ProviderError], str]] = {
+    ProviderAuthenticationError: (
+        "Ollama at {base_url} refused the credentials ({status}: {said}); "
+        f"set {API_KEY_ENV} (or api_key=) to a valid Ollama API key"
+    ),
+    RateLimitError: "Ollama at {base_url} is rate limiting requests ({status}: {said})",
+    ProviderOverloadedError: "Ollama at {base_url} is overloaded ({status}: {said})",
+    ProviderTimeoutError: "Ollama at {base_url} timed out the request ({status}: {said})",
+    ProviderServerError: "Ollama at {base_url} failed ({status}: {said})",
+    InvalidRequestError: "Ollama rejected the request ({status}): {said}",
+}
+_UNEXPECTED: Final = "Ollama at {base_url} answered an unexpected {status}: {said}"
 
 
 def redact_error(error: ProviderError, secret: str | None) -> ProviderError:
     """Return a copy of `error` (same class and fields) whose message has `secret` redacted."""
     return type(error)(
-        redact(error.message, secret),
+        redact(error.message, (secret,)),
         provider=error.provider,
         status_code=error.status_code,
         retry_after=error.retry_after,
     )
 
 
-def body_prefix(body: str | bytes) -> str:
-    """Return at most the first 200 characters of a body, for error messages."""
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    return text[:_PREFIX_CHARS] + ("…" if len(text) > _PREFIX_CHARS else "")
-
-
 @contextmanager
 def map_transport_errors(*, base_url: str, secret: str | None) -> Iterator[None]:
-    """Turn httpx exceptions raised inside the block into retryable provider errors."""
-    try:
-        yield
-    except httpx.TimeoutException as exc:
-        phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
-        message = (
-            f"timed out {phase} Ollama at {base_url} ({type(exc).__name__}); "
-            "loading a model can take minutes: raise the provider's timeout= if this repeats"
-        )
-        raise ProviderTimeoutError(redact(message, secret), provider=PROVIDER) from exc
-    except httpx.ConnectError as exc:
-        message = (
-            f"no Ollama server at {base_url} ({exc}); start one with `ollama serve`, "
-            "or set OLLAMA_HOST (or base_url=) to where it runs"
-        )
-        raise ProviderConnectionError(redact(message, secret), provider=PROVIDER) from exc
-    except httpx.DecodingError as exc:
-        message = f"Ollama at {base_url} sent a body that could not be decoded: {exc}"
-        raise ProviderResponseError(redact(message, secret), provider=PROVIDER) from exc
-    except httpx.HTTPError as exc:
-        message = f"connection to Ollama at {base_url} failed: {type(exc).__name__}: {exc}"
-        raise ProviderConnectionError(redact(message, secret), provider=PROVIDER) from exc
+    """`neuron_turn.http_errors.transport_errors`, with advice for a missing or slow server."""
+    with transport_errors(provider=PROVIDER, secrets=(secret,), what=f"Ollama at {base_url}"):
+        try:
+            yield
+        except httpx.ConnectError as exc:
+            message = (
+                f"no Ollama server at {base_url} ({exc}); start one with `ollama serve`, "
+                "or set OLLAMA_HOST (or base_url=) to where it runs"
+            )
+            raise ProviderConnectionError(redact(message, (secret,)), provider=PROVIDER) from exc
+        except httpx.TimeoutException as exc:
+            phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+            message = (
+                f"timed out {phase} Ollama at {base_url} ({type(exc).__name__}); "
+                "loading a model can take minutes: raise the provider's timeout= if this repeats"
+            )
+            raise ProviderTimeoutError(redact(message, (secret,)), provider=PROVIDER) from exc
 
 
 def error_from_response(
@@ -109,39 +100,24 @@ def error_from_response(
     secret: str | None,
 ) -> ProviderError:
     """Return the provider error for a non-2xx answer (`body` is the decoded text)."""
-    api_message = _api_message(body)
-    retry_after = parse_retry_after(headers)
-    error_type, message = _classify(status, api_message, model=model, base_url=base_url)
+    error_type, message = _classify(status, _api_message(body), model=model, base_url=base_url)
     return error_type(
-        redact(message, secret),
+        redact(message, (secret,)),
         provider=PROVIDER,
         status_code=status,
-        retry_after=retry_after if error_type.retryable else None,
+        retry_after=retry_after(headers) if error_type.retryable else None,
     )
 
 
 def _classify(
     status: int, api_message: str | None, *, model: str, base_url: str
 ) -> tuple[type[ProviderError], str]:
-    said = api_message if api_message is not None else "no error message"
-    if status in (401, 403):
-        return ProviderAuthenticationError, (
-            f"Ollama at {base_url} refused the credentials ({status}: {said}); "
-            f"set {API_KEY_ENV} (or api_key=) to a valid Ollama API key"
-        )
     if status == 404:
         return _not_found(api_message, model=model, base_url=base_url)
-    if status == 429:
-        return RateLimitError, f"Ollama at {base_url} is rate limiting requests (429: {said})"
-    if status in (503, 529):
-        return ProviderOverloadedError, f"Ollama at {base_url} is overloaded ({status}: {said})"
-    if status == 408:
-        return ProviderTimeoutError, f"Ollama at {base_url} timed out the request (408: {said})"
-    if status >= 500:
-        return ProviderServerError, f"Ollama at {base_url} failed ({status}: {said})"
-    if status >= 400:
-        return InvalidRequestError, f"Ollama rejected the request ({status}): {said}"
-    return ProviderResponseError, f"Ollama at {base_url} answered an unexpected {status}: {said}"
+    error_type = error_class_for_status(status)
+    said = api_message if api_message is not None else "no error message"
+    template = _MESSAGES.get(error_type, _UNEXPECTED)
+    return error_type, template.format(base_url=base_url, status=status, said=said)
 
 
 def _not_found(
@@ -172,27 +148,3 @@ def _api_message(body: str) -> str | None:
     if isinstance(error, dict):  # OpenAI-style envelopes from proxies in front of Ollama
         error = error.get("message")
     return error if isinstance(error, str) else None
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
-    """Return seconds to wait from `retry-after-ms` or `retry-after` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from neuron_turn.http_errors import body_prefix
 from neuron_turn.provider_errors import (
     ProviderConnectionError,
     ProviderResponseError,
     ProviderServerError,
 )
 
-from ._errors import PROVIDER, body_prefix
+from ._errors import PROVIDER
 
 __all__ = ["StreamAccumulator"]
 

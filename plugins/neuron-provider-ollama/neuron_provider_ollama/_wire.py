@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import JsonValue
 
 from neuron_tool.schema import ToolSchema
+from neuron_turn.http_errors import body_prefix
 from neuron_turn.provider import (
     ContentPart,
     ImagePart,
@@ -42,7 +43,7 @@ from neuron_turn.provider import (
 )
 from neuron_turn.provider_errors import InvalidRequestError, ProviderResponseError
 
-from ._errors import PROVIDER, body_prefix
+from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id
 
 __all__ = ["build_chat_body", "parse_chat_response", "stream_requested"]

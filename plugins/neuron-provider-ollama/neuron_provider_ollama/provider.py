@@ -12,17 +12,11 @@ from typing import Any, Final, Self
 
 import httpx
 
+from neuron_turn.http_errors import body_prefix
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import InvalidRequestError, ProviderError, ProviderResponseError
 
-from ._errors import (
-    API_KEY_ENV,
-    PROVIDER,
-    body_prefix,
-    error_from_response,
-    map_transport_errors,
-    redact_error,
-)
+from ._errors import API_KEY_ENV, PROVIDER, error_from_response, map_transport_errors, redact_error
 from ._host import resolve_base_url
 from ._pricing import PricesOption, cost_of, parse_prices
 from ._stream import StreamAccumulator
@@ -141,7 +135,7 @@ class OllamaProvider:
         except ValueError:
             raise ProviderResponseError(
                 f"Ollama answered {response.status_code} with a body that is not JSON: "
-                f"{body_prefix(response.content)}",
+                f"{body_prefix(response.content, secrets=(self._api_key,))}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from None

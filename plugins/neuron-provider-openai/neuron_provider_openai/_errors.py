@@ -1,39 +1,34 @@
-"""Map httpx failures and OpenAI-style error responses to `neuron_turn` provider errors.
+"""Map OpenAI-style error responses (and httpx failures) to `neuron_turn` provider errors.
 
 OpenAI answers errors as `{"error": {"message", "type", "code", "param"}}`.
 Compatible servers vary: OpenRouter puts an integer `code` and the upstream
 text under `error.metadata.raw`, Ollama and llama.cpp may send
 `{"error": "text"}`, older vLLM a top-level `message`, FastAPI a `detail`.
-All of these are read; anything else is quoted (a short prefix).
+All of these are read; anything else is quoted (a short prefix). What every
+HTTP API shares (the status table, `Retry-After`, httpx's exceptions, redaction)
+comes from `neuron_turn.http_errors`; here is what is OpenAI's own: its
+`x-ratelimit-reset-*` durations and the `insufficient_quota` 429.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Final
 
 import httpx
 
+from neuron_turn import http_errors
+from neuron_turn.http_errors import body_prefix, error_class_for_status, redact
 from neuron_turn.provider_errors import (
-    InvalidRequestError,
     ModelNotFoundError,
     ProviderAuthenticationError,
-    ProviderConnectionError,
     ProviderError,
-    ProviderOverloadedError,
-    ProviderServerError,
-    ProviderTimeoutError,
     RateLimitError,
 )
-
-PREFIX_CHARS: Final = 200
-"""How much of an unexpected body an error message quotes."""
 
 _DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _DURATION_SECONDS: Final = {
@@ -67,18 +62,9 @@ class ErrorContext:
     auth_hint: str = ""
 
 
-def scrub(text: str, secrets: Sequence[str]) -> str:
-    """Replace every secret in `text` with `***` (APIs may echo a key back in an error)."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
 def quote_prefix(body: bytes | str, secrets: Sequence[str] = ()) -> str:
-    """Return the first `PREFIX_CHARS` characters of `body`, scrubbed, for an error message."""
-    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
-    prefix = scrub(text, secrets)[:PREFIX_CHARS]
+    """Return the start of `body`, redacted and quoted, for an error message."""
+    prefix = body_prefix(body, secrets=secrets)
     return repr(prefix) if prefix else "an empty body"
 
 
@@ -105,13 +91,13 @@ def api_error_from_json(data: object) -> ApiError | None:
         if isinstance(value, str):
             return ApiError(value, _str_or_none(data.get("type")), _code(data.get("code")))
         if value is not None:
-            return ApiError(json.dumps(value)[:PREFIX_CHARS])
+            return ApiError(body_prefix(json.dumps(value)))
     return None
 
 
 def _from_error_object(error: dict[str, object]) -> ApiError:
     message = error.get("message")
-    text = message if isinstance(message, str) else json.dumps(error)[:PREFIX_CHARS]
+    text = message if isinstance(message, str) else body_prefix(json.dumps(error))
     metadata = error.get("metadata")
     # OpenRouter's message is "Provider returned error"; the useful text is the raw upstream one.
     raw = metadata.get("raw") if isinstance(metadata, dict) else None
@@ -143,14 +129,6 @@ def parse_duration(text: str) -> float | None:
     return sum(float(number) * _DURATION_SECONDS[unit] for number, unit in parts)
 
 
-def _http_date_delay(text: str) -> float | None:
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
 def retry_after(headers: httpx.Headers) -> float | None:
     """Seconds to wait before retrying, from the headers the API sent; None if none say.
 
@@ -159,18 +137,8 @@ def retry_after(headers: httpx.Headers) -> float | None:
     used up (`x-ratelimit-remaining-*` is 0), or the later of the two when no
     remaining count says which.
     """
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    if (value := headers.get("retry-after")) is not None:
-        seconds = parse_duration(value)
-        if seconds is not None:
-            return seconds
-        if (delay := _http_date_delay(value)) is not None:
-            return delay
-    return _ratelimit_reset(headers)
+    seconds = http_errors.retry_after(headers)
+    return seconds if seconds is not None else _ratelimit_reset(headers)
 
 
 def _ratelimit_reset(headers: httpx.Headers) -> float | None:
@@ -190,24 +158,13 @@ def _ratelimit_reset(headers: httpx.Headers) -> float | None:
 
 
 def error_class(status: int, api_error: ApiError | None) -> type[ProviderError]:
-    """The provider error class for an HTTP error `status`."""
-    if status in (401, 403):
-        return ProviderAuthenticationError
-    if status == 404:
-        return ModelNotFoundError
-    if status == 408:
-        return ProviderTimeoutError
-    if status == 429:
-        # An exhausted quota answers 429 too, but waiting does not refill it.
-        if api_error is not None and "insufficient_quota" in (api_error.code, api_error.type):
+    """The provider error class for an HTTP error `status` and what its body said."""
+    cls = error_class_for_status(status)
+    # An exhausted quota answers 429 too, but waiting does not refill it.
+    if cls is RateLimitError and api_error is not None:
+        if "insufficient_quota" in (api_error.code, api_error.type):
             return ProviderAuthenticationError
-        return RateLimitError
-    if status in (503, 529):
-        return ProviderOverloadedError
-    # 409 is OpenAI's "another request holds a lock": the OpenAI SDK retries it.
-    if status >= 500 or status == 409:
-        return ProviderServerError
-    return InvalidRequestError
+    return cls
 
 
 def _kind(api_error: ApiError | None) -> str:
@@ -239,7 +196,7 @@ def error_from_status(
         message = f"{message} ({context.auth_hint})"
     wait = retry_after(headers) if headers is not None and cls.retryable else None
     return cls(
-        scrub(message, context.secrets),
+        redact(message, context.secrets),
         provider=context.provider,
         status_code=status,
         retry_after=wait,
@@ -250,7 +207,10 @@ def error_from_response(response: httpx.Response, context: ErrorContext) -> Prov
     """Build the provider error for a read HTTP error `response`."""
     api_error = parse_error_body(response.content)
     if api_error is None and response.content:
-        api_error = ApiError(f"unexpected error body {quote_prefix(response.content)}")
+        # Quoted redacted: the cut could otherwise keep part of an echoed key.
+        api_error = ApiError(
+            f"unexpected error body {quote_prefix(response.content, context.secrets)}"
+        )
     return error_from_status(
         response.status_code,
         api_error,
@@ -260,27 +220,10 @@ def error_from_response(response: httpx.Response, context: ErrorContext) -> Prov
     )
 
 
-@contextmanager
-def mapped_transport_errors(context: ErrorContext) -> Iterator[None]:
-    """Turn httpx exceptions raised inside the block into provider errors.
-
-    Timeouts (connect, read, write, pool) become `ProviderTimeoutError`, every
-    other transport failure `ProviderConnectionError`; both are retryable.
-    """
-    where = f"{context.provider}: calling {context.url}"
-    try:
-        yield
-    except httpx.TimeoutException as exc:
-        kind = type(exc).__name__
-        raise ProviderTimeoutError(
-            scrub(f"{where} timed out ({kind})", context.secrets), provider=context.provider
-        ) from exc
-    except httpx.TransportError as exc:
-        detail = scrub(f"{where} failed: {type(exc).__name__}: {exc}", context.secrets)
-        raise ProviderConnectionError(detail, provider=context.provider) from exc
-    except httpx.HTTPError as exc:
-        detail = scrub(f"{where} failed: {type(exc).__name__}: {exc}", context.secrets)
-        raise ProviderConnectionError(detail, provider=context.provider) from exc
-    except httpx.InvalidURL as exc:
-        detail = scrub(f"{where}: invalid URL: {exc}", context.secrets)
-        raise InvalidRequestError(detail, provider=context.provider) from exc
+def mapped_transport_errors(context: ErrorContext) -> AbstractContextManager[None]:
+    """`neuron_turn.http_errors.transport_errors` for the call `context` describes."""
+    return http_errors.transport_errors(
+        provider=context.provider,
+        secrets=context.secrets,
+        what=f"{context.provider}: the API at {context.url}",
+    )

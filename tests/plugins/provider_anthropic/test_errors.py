@@ -209,7 +209,7 @@ async def test_api_key_echoed_in_an_error_body_is_redacted() -> None:
     error = await failure(FakeApi(reply(body, status=401)))
 
     assert API_KEY not in str(error)
-    assert "[redacted]" in str(error)
+    assert "[REDACTED]" in str(error)
 
 
 async def test_api_key_straddling_the_quote_limit_is_redacted_whole() -> None:

@@ -54,7 +54,7 @@ async def fail(response: httpx.Response | object, **options: object) -> Provider
         (500, ProviderServerError),
         (502, ProviderServerError),
         (503, ProviderOverloadedError),
-        (504, ProviderServerError),
+        (504, ProviderTimeoutError),
         (529, ProviderOverloadedError),
     ],
 )
@@ -275,7 +275,6 @@ def raising(exc: Exception):
         (httpx.ConnectError("connection refused"), ProviderConnectionError),
         (httpx.ReadError("connection reset"), ProviderConnectionError),
         (httpx.RemoteProtocolError("server disconnected"), ProviderConnectionError),
-        (httpx.UnsupportedProtocol("no scheme"), ProviderConnectionError),
     ],
 )
 async def test_transport_failures_are_retryable_provider_errors(
@@ -294,9 +293,16 @@ async def test_timeout_is_also_a_builtin_timeout_error() -> None:
     assert "ReadTimeout" in error.message
 
 
+async def test_url_without_a_scheme_is_an_invalid_request_not_retried() -> None:
+    error = await fail(raising(httpx.UnsupportedProtocol("no scheme")))
+    assert isinstance(error, InvalidRequestError)
+    assert not error.retryable
+    assert "api.openai.com" in error.message
+
+
 async def test_no_httpx_exception_escapes_even_for_decoding_errors() -> None:
     error = await fail(raising(httpx.DecodingError("bad gzip")))
-    assert isinstance(error, ProviderConnectionError)
+    assert isinstance(error, ProviderResponseError)
 
 
 async def test_error_messages_never_contain_the_key() -> None:
@@ -306,4 +312,4 @@ async def test_error_messages_never_contain_the_key() -> None:
     garbage = await fail(httpx.Response(200, text=f"echo {KEY}"))
     for error in (auth, transport, garbage):
         assert KEY not in str(error)
-        assert "***" in str(error)
+        assert "[REDACTED]" in str(error)

@@ -4,9 +4,9 @@
     ├── RetryableProviderError       a retry may help (retry_after: seconds, when known)
     │   ├── RateLimitError           429
     │   ├── ProviderOverloadedError  529, 503
-    │   ├── ProviderServerError      500, 502, other 5xx
+    │   ├── ProviderServerError      500, 502, 409, other 5xx
     │   ├── ProviderConnectionError  connect / network failure
-    │   └── ProviderTimeoutError     connect / read timeout
+    │   └── ProviderTimeoutError     connect / read timeout, 408, 504
     └── NonRetryableProviderError    the same call will fail again
         ├── ProviderAuthenticationError  401, 403, missing key
         ├── InvalidRequestError          400, 422
@@ -15,7 +15,8 @@
 
 The loop maps by class: retryable → `layer0.RetryableError` (keeping
 `retry_after`), authentication and invalid request → `layer0.NonRetryableError`,
-anything else → `layer0.ModelError`.
+anything else → `layer0.ModelError`. `neuron_turn.http_errors` maps HTTP
+statuses and httpx failures to these classes for provider plugins.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The bridge against servers nobody here wrote: the Python `mcp-server-time` and the npm
 `@modelcontextprotocol/server-everything` (stdio and Streamable HTTP), as installed by
-scripts/setup.d/mcp-test-servers. A missing install fails these tests; it never skips them."""
+scripts/setup.d/test-mcp-servers (run by `scripts/setup --test`). A missing install fails
+these tests; it never skips them."""
 
 from __future__ import annotations
 

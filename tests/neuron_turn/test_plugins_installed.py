@@ -26,9 +26,9 @@ def fixture_installed() -> bool:
     return any(ep.name == FIXTURE for ep in importlib.metadata.entry_points(group="neuron_turn"))
 
 
-pytestmark = pytest.mark.skipif(
-    not fixture_installed(), reason="run scripts/setup to install the fixture plugin"
-)
+def test_the_fixture_plugin_is_installed_for_real() -> None:
+    # Never skipped: a missing install must fail, not hide the tests below.
+    assert fixture_installed(), "run scripts/setup --test to install the fixture plugin"
 
 
 def only_fixture() -> PluginManager:

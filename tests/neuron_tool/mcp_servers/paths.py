@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 EVERYTHING = REPO / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 LOOPBACK = HERE / "loopback.mjs"
-_RUN_SETUP = "; run scripts/setup (its step setup.d/mcp-test-servers installs the servers)"
+_RUN_SETUP = "; run scripts/setup --test (its step setup.d/test-mcp-servers installs the servers)"
 
 
 def script(name: str) -> list[str]:

@@ -72,18 +72,22 @@ async def test_parallel_tools_hanging_are_all_cancelled_at_the_deadline() -> Non
 
 
 async def test_cancelling_the_caller_cancels_cleanly_leaving_no_task() -> None:
-    script = [calls(call("c1", "stall"), call("c2", "stall"))]
-    turn, _ = build(script, tools=[stall])
-    started = asyncio.Event()
+    running: list[str] = []
+    both_running = asyncio.Event()
 
-    async def run() -> None:
-        started.set()
-        await turn.execute(ask())
+    @tool
+    async def wait_forever(name: str) -> str:
+        """Say it started, then never return."""
+        running.append(name)
+        if len(running) == 2:
+            both_running.set()
+        await _forever()
+        return "unreachable"
 
-    task = asyncio.create_task(run())
-    await started.wait()
-    for _ in range(5):  # let the turn reach its tool calls
-        await asyncio.sleep(0)
+    script = [calls(call("c1", "wait_forever", name="a"), call("c2", "wait_forever", name="b"))]
+    turn, _ = build(script, tools=[wait_forever])
+    task = asyncio.create_task(turn.execute(ask()))
+    await both_running.wait()  # the turn is inside its concurrent tool calls
     task.cancel()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -76,15 +76,15 @@ async def test_cancelling_the_caller_cancels_cleanly_leaving_no_task() -> None:
     both_running = asyncio.Event()
 
     @tool
-    async def wait_forever(name: str) -> str:
+    async def wait_forever(who: str) -> str:
         """Say it started, then never return."""
-        running.append(name)
+        running.append(who)
         if len(running) == 2:
             both_running.set()
         await _forever()
         return "unreachable"
 
-    script = [calls(call("c1", "wait_forever", name="a"), call("c2", "wait_forever", name="b"))]
+    script = [calls(call("c1", "wait_forever", who="a"), call("c2", "wait_forever", who="b"))]
     turn, _ = build(script, tools=[wait_forever])
     task = asyncio.create_task(turn.execute(ask()))
     await both_running.wait()  # the turn is inside its concurrent tool calls

@@ -12,7 +12,7 @@ from typing import Any, Final, Self
 
 import httpx
 
-from neuron_turn.http_errors import body_prefix
+from neuron_turn.http_errors import body_prefix, redact
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import InvalidRequestError, ProviderError, ProviderResponseError
 
@@ -130,12 +130,13 @@ class OllamaProvider:
         )
         if not response.is_success:
             raise self._status_error(response, model)
+        content = self._scrubbed(response.text)
         try:
-            return json.loads(response.content)
+            return json.loads(content)
         except ValueError:
             raise ProviderResponseError(
                 f"Ollama answered {response.status_code} with a body that is not JSON: "
-                f"{body_prefix(response.content, secrets=(self._api_key,))}",
+                f"{body_prefix(content)}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from None
@@ -151,10 +152,16 @@ class OllamaProvider:
                 raise self._status_error(response, model)
             accumulator = StreamAccumulator()
             async for line in response.aiter_lines():
-                accumulator.feed_line(line)
+                accumulator.feed_line(self._scrubbed(line))
             return accumulator.body()
         finally:
             await response.aclose()
+
+    def _scrubbed(self, text: str) -> str:
+        # A server echoing the key must not pass it on: not into the answer,
+        # nor into an error quoting a prefix of the body (which could cut the
+        # key where whole-key redaction would miss it).
+        return redact(text, (self._api_key,)) if self._api_key else text
 
     def _status_error(self, response: httpx.Response, model: str) -> ProviderError:
         error = error_from_response(

@@ -106,8 +106,30 @@ async def test_api_key_echoed_in_an_unexpected_200_body_is_redacted() -> None:
     with pytest.raises(ProviderResponseError) as info:
         await provider_with(echo, api_key=KEY).complete(user_request())
     assert KEY not in str(info.value)
-    assert info.value.__cause__ is None
-    assert info.value.__suppress_context__
+    assert KEY not in repr(info.value.__cause__) + repr(info.value.__context__)
+
+
+async def test_no_fragment_of_an_echoed_key_survives_where_a_quote_is_cut() -> None:
+    # The key lands right where the 200-character quote of the body ends.
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"padding": "x" * 165, "echo": KEY})
+
+    with pytest.raises(ProviderResponseError) as info:
+        await provider_with(echo, api_key=KEY).complete(user_request())
+    message = str(info.value)
+    assert "[REDACTED]" in message or "echo" not in message
+    assert all(KEY[:n] not in message for n in range(8, len(KEY) + 1))
+
+
+async def test_an_echoed_key_never_reaches_the_answer() -> None:
+    reply = chat_body()
+    reply["message"]["content"] = f"your key is {KEY}"
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=reply)
+
+    response = await provider_with(echo, api_key=KEY).complete(user_request())
+    assert KEY not in str(response.content)
 
 
 async def test_request_model_wins_and_provider_model_fills_an_empty_one() -> None:

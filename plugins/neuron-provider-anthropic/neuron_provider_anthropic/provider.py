@@ -11,7 +11,7 @@ from typing import Final, Self
 
 import httpx
 
-from neuron_turn.http_errors import body_prefix, redact, transport_errors
+from neuron_turn.http_errors import REDACTED, body_prefix, redact, transport_errors
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import (
     InvalidRequestError,
@@ -101,7 +101,7 @@ class AnthropicProvider:
         )
 
     def __repr__(self) -> str:
-        key = "[redacted]" if self._api_key else None
+        key = REDACTED if self._api_key else None
         return (
             f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
             f"api_key={key!r})"

@@ -12,7 +12,7 @@ from typing import Any, Final, Self
 
 import httpx
 
-from neuron_turn.http_errors import body_prefix, redact
+from neuron_turn.http_errors import REDACTED, body_prefix, redact
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import InvalidRequestError, ProviderError, ProviderResponseError
 
@@ -80,7 +80,7 @@ class OllamaProvider:
         self._calls = itertools.count(1)
 
     def __repr__(self) -> str:
-        key = "'<redacted>'" if self._api_key else "None"
+        key = repr(REDACTED) if self._api_key else "None"
         return (
             f"OllamaProvider(model={self.model!r}, base_url={self.base_url!r}, "
             f"api_key={key}, stream={self.stream!r})"

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Final, Self
 import httpx
 from pydantic import JsonValue
 
+from neuron_turn.http_errors import REDACTED
 from neuron_turn.provider import ProviderRequest, ProviderResponse
 from neuron_turn.provider_errors import (
     InvalidRequestError,
@@ -157,7 +158,7 @@ class OpenAIProvider:
         self._url = f"{self.base_url}/chat/completions"
 
     def __repr__(self) -> str:
-        key = "'***'" if self._api_key else "None"
+        key = repr(REDACTED) if self._api_key else "None"
         name = type(self).__name__
         return f"{name}(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
 

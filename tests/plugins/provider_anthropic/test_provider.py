@@ -196,7 +196,7 @@ def test_repr_redacts_the_key() -> None:
     provider = FakeApi().provider()
 
     assert API_KEY not in repr(provider)
-    assert "[redacted]" in repr(provider)
+    assert "api_key='[REDACTED]'" in repr(provider)
     assert MODEL in repr(provider)
 
 

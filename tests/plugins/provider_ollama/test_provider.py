@@ -77,7 +77,7 @@ def test_repr_redacts_the_api_key() -> None:
     provider = OllamaProvider("llama3.2", api_key=KEY, base_url="https://ollama.com")
     text = repr(provider)
     assert KEY not in text
-    assert "<redacted>" in text
+    assert "api_key='[REDACTED]'" in text
     assert "https://ollama.com" in text
 
 

@@ -179,7 +179,7 @@ def test_repr_redacts_the_key() -> None:
     provider = OpenAIProvider("gpt-4o-mini", api_key=KEY)
     text = repr(provider)
     assert KEY not in text
-    assert "api_key='***'" in text
+    assert "api_key='[REDACTED]'" in text
     assert "gpt-4o-mini" in text
 
 

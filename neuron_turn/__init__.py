@@ -1,36 +1,40 @@
 """neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`."""
 
-from .config import NeuronTurnConfig
-from .context import ContextStrategy
-from .effect_tools import EFFECT_TOOL_NAMES, parse_scope
-from .hookspecs import (
-    RegisterContextStrategy,
-    RegisterHook,
-    RegisterOrchestrator,
-    RegisterProvider,
-    RegisterStateStore,
-    RegisterTool,
-    RegisterWorker,
-    hookimpl,
+from .loop.config import NeuronTurnConfig
+from .loop.context import ContextStrategy
+from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
+from .loop.provider import (
+    ContentPart,
+    ImagePart,
+    Provider,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    RawPart,
+    Role,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
 )
-from .plugin_errors import (
-    DuplicatePluginError,
-    InvalidModelError,
-    NameConflictError,
-    NoProviderConfiguredError,
-    PluginError,
-    PluginFactoryError,
-    PluginHookError,
-    PluginLoadError,
-    ProviderConflictError,
-    UnknownContextStrategyError,
-    UnknownNameError,
-    UnknownOrchestratorError,
-    UnknownProviderError,
-    UnknownStateStoreError,
-    UnknownToolError,
-    UnknownWorkerError,
+from .loop.provider_errors import (
+    InvalidRequestError,
+    ModelNotFoundError,
+    NonRetryableProviderError,
+    ProviderAuthenticationError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderOverloadedError,
+    ProviderResponseError,
+    ProviderServerError,
+    ProviderTimeoutError,
+    RateLimitError,
+    RetryableProviderError,
 )
+from .loop.sliding_window import NoCompaction, SlidingWindow
+from .loop.turn import NeuronTurn
 from .plugins import (
     PluginFailure,
     PluginHook,
@@ -48,40 +52,36 @@ from .plugins import (
     registered_tools,
     tools_by_name,
 )
-from .provider import (
-    ContentPart,
-    ImagePart,
-    Provider,
-    ProviderMessage,
-    ProviderRequest,
-    ProviderResponse,
-    RawPart,
-    Role,
-    StopReason,
-    TextPart,
-    ThinkingPart,
-    TokenUsage,
-    ToolResultPart,
-    ToolUsePart,
+from .plugins.errors import (
+    DuplicatePluginError,
+    InvalidModelError,
+    NameConflictError,
+    NoProviderConfiguredError,
+    PluginError,
+    PluginFactoryError,
+    PluginHookError,
+    PluginLoadError,
+    ProviderConflictError,
+    UnknownContextStrategyError,
+    UnknownNameError,
+    UnknownOrchestratorError,
+    UnknownProviderError,
+    UnknownStateStoreError,
+    UnknownToolError,
+    UnknownWorkerError,
 )
-from .provider_errors import (
-    InvalidRequestError,
-    ModelNotFoundError,
-    NonRetryableProviderError,
-    ProviderAuthenticationError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderOverloadedError,
-    ProviderResponseError,
-    ProviderServerError,
-    ProviderTimeoutError,
-    RateLimitError,
-    RetryableProviderError,
+from .plugins.hookspecs import (
+    RegisterContextStrategy,
+    RegisterHook,
+    RegisterOrchestrator,
+    RegisterProvider,
+    RegisterStateStore,
+    RegisterTool,
+    RegisterWorker,
+    hookimpl,
 )
-from .sliding_window import NoCompaction, SlidingWindow
-from .turn import NeuronTurn
-from .warnings import NeuronWarning, PluginLoadWarning
-from .worker import Worker
+from .plugins.warnings import NeuronWarning, PluginLoadWarning
+from .plugins.worker import Worker
 
 __all__ = [
     "EFFECT_TOOL_NAMES",

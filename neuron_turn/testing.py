@@ -15,7 +15,7 @@ from moneyed import Money
 
 from layer0 import usd
 
-from .provider import (
+from .loop.provider import (
     ContentPart,
     ProviderRequest,
     ProviderResponse,
@@ -24,7 +24,7 @@ from .provider import (
     TokenUsage,
     ToolUsePart,
 )
-from .provider_errors import ProviderError
+from .loop.provider_errors import ProviderError
 
 __all__ = [
     "FunctionProvider",

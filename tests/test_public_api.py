@@ -4,6 +4,7 @@ from __future__ import annotations
 import __future__
 
 import importlib
+import importlib.metadata
 import inspect
 import pkgutil
 import typing
@@ -78,3 +79,112 @@ def test_every_submodule_imports() -> None:
             if info.name.endswith("__main__"):
                 continue
             importlib.import_module(info.name)
+
+
+# What users import today; a layout change must not take any of it away.
+NEURON_TURN_API = frozenset(
+    {
+        "EFFECT_TOOL_NAMES",
+        "ContentPart",
+        "ContextStrategy",
+        "DuplicatePluginError",
+        "ImagePart",
+        "InvalidModelError",
+        "InvalidRequestError",
+        "ModelNotFoundError",
+        "NameConflictError",
+        "NeuronTurn",
+        "NeuronTurnConfig",
+        "NeuronWarning",
+        "NoCompaction",
+        "NoProviderConfiguredError",
+        "NonRetryableProviderError",
+        "PluginError",
+        "PluginFactoryError",
+        "PluginFailure",
+        "PluginHook",
+        "PluginHookError",
+        "PluginInfo",
+        "PluginLoadError",
+        "PluginLoadWarning",
+        "PluginManager",
+        "PluginTool",
+        "Provider",
+        "ProviderAuthenticationError",
+        "ProviderConflictError",
+        "ProviderConnectionError",
+        "ProviderError",
+        "ProviderMessage",
+        "ProviderOverloadedError",
+        "ProviderRequest",
+        "ProviderResponse",
+        "ProviderResponseError",
+        "ProviderServerError",
+        "ProviderTimeoutError",
+        "RateLimitError",
+        "RawPart",
+        "RegisterContextStrategy",
+        "RegisterHook",
+        "RegisterOrchestrator",
+        "RegisterProvider",
+        "RegisterStateStore",
+        "RegisterTool",
+        "RegisterWorker",
+        "RetryableProviderError",
+        "Role",
+        "SlidingWindow",
+        "StopReason",
+        "TextPart",
+        "ThinkingPart",
+        "TokenUsage",
+        "ToolResultPart",
+        "ToolUsePart",
+        "UnknownContextStrategyError",
+        "UnknownNameError",
+        "UnknownOrchestratorError",
+        "UnknownProviderError",
+        "UnknownStateStoreError",
+        "UnknownToolError",
+        "UnknownWorkerError",
+        "Worker",
+        "build_hook_registry",
+        "get_context_strategy",
+        "get_orchestrator",
+        "get_plugin_manager",
+        "get_provider",
+        "get_state_store",
+        "get_worker",
+        "hookimpl",
+        "parse_scope",
+        "registered_hooks",
+        "registered_tools",
+        "tools_by_name",
+    }
+)
+
+
+def test_neuron_turn_keeps_its_public_api_whatever_the_layout() -> None:
+    import neuron_turn
+    import neuron_turn.testing
+    from neuron_turn.plugins import hookspecs
+
+    assert set(neuron_turn.__all__) >= NEURON_TURN_API
+    assert set(neuron_turn.testing.__all__) >= {
+        "FunctionProvider",
+        "ScriptExhaustedError",
+        "ScriptedProvider",
+        "text_response",
+        "tool_call_response",
+    }
+    assert hookspecs.PROJECT == "neuron_turn"
+    assert set(hookspecs.HOOK_NAMES) >= {
+        "register_providers",
+        "register_context_strategies",
+        "register_hooks",
+        "register_tools",
+        "register_state_stores",
+        "register_orchestrators",
+        "register_workers",
+    }
+    scripts = importlib.metadata.entry_points(group="console_scripts", name="neuron-turn")
+    assert [script.value for script in scripts] == ["neuron_turn.cli:main"]

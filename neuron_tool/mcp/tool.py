@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping
+from typing import Final, Protocol
 
 import mcp_types as types
 from pydantic import JsonValue
@@ -10,8 +11,25 @@ from pydantic import JsonValue
 from ..errors import ToolInputError
 from ._convert import from_mcp_annotations, local_name
 
-if TYPE_CHECKING:
-    from .client import MCPClient
+
+class _ToolServer(Protocol):
+    """What a tool needs of the `MCPClient` that listed it (a Protocol, so no import circle)."""
+
+    @property
+    def name(self) -> str:
+        """The server's name, for errors."""
+        ...
+
+    @property
+    def prefix(self) -> str:
+        """What goes before the server's tool names."""
+        ...
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
+    ) -> JsonValue:
+        """Call the server's tool `name`."""
+        ...
 
 
 class MCPTool:
@@ -32,7 +50,7 @@ class MCPTool:
         "remote_name",
     )
 
-    def __init__(self, client: MCPClient, tool: types.Tool) -> None:
+    def __init__(self, client: _ToolServer, tool: types.Tool) -> None:
         """Describe the server's `tool`, to be called through `client`."""
         self._client: Final = client
         self.remote_name: Final = tool.name

@@ -12,8 +12,8 @@ import pytest
 from neuron_tool import ToolRegistrationError, ToolRegistry
 from neuron_tool.mcp import MCPClient, MCPConnectionError
 from neuron_tool.tool import ToolDyn
-from neuron_turn import hookspecs
-from neuron_turn.hookspecs import RegisterTool, hookimpl
+from neuron_turn.plugins import hookspecs
+from neuron_turn.plugins.hookspecs import RegisterTool, hookimpl
 
 from .mcp_servers.paths import script_client
 

@@ -10,8 +10,8 @@ import pytest
 
 from neuron_turn import hookimpl
 from neuron_turn.cli import main
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TextPart
 from neuron_turn.plugins import reset_plugin_manager
-from neuron_turn.provider import ProviderRequest, ProviderResponse, TextPart
 
 from .plugin_fakes import FakeEntryPoint, clear_plugin_env, install_entry_points
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from neuron_turn import NoProviderConfiguredError
-from neuron_turn._cli_run import choose_model
+from neuron_turn.cli._run import choose_model
 
 
 class _Manager:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from layer0 import Content, Continue, Hook, HookContext, HookPoint, TextBlock, ToolUseBlock, usd
-from neuron_turn.progress import ProgressHook, describe_event
+from neuron_turn.cli.progress import ProgressHook, describe_event
 
 
 def context(point: HookPoint, **fields: Any) -> HookContext:

@@ -15,9 +15,9 @@ import pytest
 from layer0 import TurnOutput
 from neuron_turn import cli
 from neuron_turn.cli import main
+from neuron_turn.cli.progress import ProgressHook
+from neuron_turn.loop.turn import NeuronTurn
 from neuron_turn.plugins import reset_plugin_manager
-from neuron_turn.progress import ProgressHook
-from neuron_turn.turn import NeuronTurn
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 

@@ -73,7 +73,7 @@ def test_config_is_kept_with_the_model_from_the_model_string() -> None:
 
 
 def test_unknown_provider_error_lists_the_available_ones() -> None:
-    from neuron_turn.plugin_errors import UnknownProviderError
+    from neuron_turn.plugins.errors import UnknownProviderError
 
     with pytest.raises(UnknownProviderError) as exc:
         NeuronTurn.from_plugins(model="antropic:claude")

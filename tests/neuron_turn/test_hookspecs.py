@@ -15,11 +15,10 @@ import neuron_turn
 from layer0 import AgentNotFound, HookContext, HookPoint, TurnInput, usd
 from layer0.testing import InMemoryStore
 from neuron_hooks import HookRegistry
-from neuron_turn import hookspecs
-from neuron_turn.plugins import PluginManager
-from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.loop.turn import NeuronTurn
+from neuron_turn.plugins import PluginManager, hookspecs
 from neuron_turn.testing import ScriptedProvider, text_response
-from neuron_turn.turn import NeuronTurn
 
 SPECS = [getattr(hookspecs, name) for name in hookspecs.HOOK_NAMES]
 

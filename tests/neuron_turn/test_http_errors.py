@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from neuron_turn.http_errors import (
+from neuron_turn.loop.http_errors import (
     REDACTED,
     body_prefix,
     error_class_for_status,
@@ -16,7 +16,7 @@ from neuron_turn.http_errors import (
     seconds_until,
     transport_errors,
 )
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     ProviderAuthenticationError,

@@ -14,7 +14,16 @@ from layer0 import Continue, HookAction, HookContext, HookPoint
 from neuron_hooks import HookRegistry
 from neuron_tool import tool
 from neuron_turn import hookimpl
-from neuron_turn.plugin_errors import (
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TextPart
+from neuron_turn.loop.provider_errors import ProviderAuthenticationError
+from neuron_turn.plugins import (
+    PluginFailure,
+    PluginManager,
+    PluginOrigin,
+    get_plugin_manager,
+    reset_plugin_manager,
+)
+from neuron_turn.plugins.errors import (
     DuplicatePluginError,
     InvalidModelError,
     NameConflictError,
@@ -27,16 +36,7 @@ from neuron_turn.plugin_errors import (
     UnknownStateStoreError,
     UnknownToolError,
 )
-from neuron_turn.plugins import (
-    PluginFailure,
-    PluginManager,
-    PluginOrigin,
-    get_plugin_manager,
-    reset_plugin_manager,
-)
-from neuron_turn.provider import ProviderRequest, ProviderResponse, TextPart
-from neuron_turn.provider_errors import ProviderAuthenticationError
-from neuron_turn.warnings import PluginLoadWarning
+from neuron_turn.plugins.warnings import PluginLoadWarning
 
 
 class Echo:
@@ -403,7 +403,7 @@ def test_importing_neuron_turn_loads_no_plugin() -> None:
             return original(**params)
 
         importlib.metadata.entry_points = refuse
-        import neuron_turn, neuron_turn.plugins, neuron_turn.cli, neuron_turn.hookspecs
+        import neuron_turn, neuron_turn.plugins, neuron_turn.cli, neuron_turn.plugins.hookspecs
         assert neuron_turn.plugins.get_plugin_manager.cache_info().currsize == 0
         loaded = [m for m in sys.modules if m.startswith("neuron_fixture_plugin")]
         assert not loaded, loaded

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
 from neuron_turn.plugins import PluginManager, PluginSettings
-from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
 
 FIXTURE = "fixture-plugin"
 SCRIPTS = Path(sys.executable).parent

@@ -16,19 +16,19 @@ import pytest
 
 from layer0 import Continue, HookAction, HookContext, HookPoint
 from neuron_turn import hookimpl
-from neuron_turn.plugin_errors import (
-    DuplicatePluginError,
-    PluginLoadError,
-    UnknownProviderError,
-)
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TextPart
 from neuron_turn.plugins import (
     PluginManager,
     PluginSettings,
     get_plugin_manager,
     reset_plugin_manager,
 )
-from neuron_turn.provider import ProviderRequest, ProviderResponse, TextPart
-from neuron_turn.warnings import NeuronWarning, PluginLoadWarning
+from neuron_turn.plugins.errors import (
+    DuplicatePluginError,
+    PluginLoadError,
+    UnknownProviderError,
+)
+from neuron_turn.plugins.warnings import NeuronWarning, PluginLoadWarning
 
 from .plugin_fakes import FakeEntryPoint, clear_plugin_env, install_entry_points
 

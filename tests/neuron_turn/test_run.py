@@ -6,7 +6,7 @@ from pydantic import TypeAdapter
 
 from layer0 import Content, HookContext, HookPoint, TurnConfig
 from neuron_turn import NeuronTurnConfig
-from neuron_turn._run import RunState
+from neuron_turn.loop._run import RunState
 
 from .support import dollars
 

@@ -5,16 +5,21 @@ from collections.abc import Sequence
 import pytest
 
 from layer0 import UrlSource
-from neuron_turn.context import ContextStrategy
-from neuron_turn.plugins import PluginManager
-from neuron_turn.provider import (
+from neuron_turn.loop.context import ContextStrategy
+from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
     TextPart,
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.sliding_window import IMAGE_TOKENS, NoCompaction, SlidingWindow, estimate_tokens
+from neuron_turn.loop.sliding_window import (
+    IMAGE_TOKENS,
+    NoCompaction,
+    SlidingWindow,
+    estimate_tokens,
+)
+from neuron_turn.plugins import PluginManager
 
 
 def system(text: str = "be brief") -> ProviderMessage:

@@ -1,6 +1,6 @@
 """Translating Anthropic error responses into `ProviderError`s.
 
-Status decides the class, by `neuron_turn.http_errors`' common table; the body's
+Status decides the class, by `neuron_turn.loop.http_errors`' common table; the body's
 `error.type` only refines it (an `overloaded_error` on any 5xx is "overloaded", a
 spend-limit 429 is not retryable) and names the class for errors streamed after a
 200. Every message is redacted, so an API key echoed by a proxy never reaches a log.
@@ -14,8 +14,8 @@ from typing import Final
 
 import httpx
 
-from neuron_turn.http_errors import body_prefix, error_class_for_status, redact
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.http_errors import body_prefix, error_class_for_status, redact
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     NonRetryableProviderError,

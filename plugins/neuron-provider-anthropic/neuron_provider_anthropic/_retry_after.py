@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Final
 
-from neuron_turn import http_errors
+from neuron_turn.loop import http_errors
 
 RESET_HEADERS: Final = (
     "anthropic-ratelimit-requests-reset",

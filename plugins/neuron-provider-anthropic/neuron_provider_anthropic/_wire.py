@@ -16,7 +16,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source, UrlSource
 from neuron_tool.schema import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ContentPart,
     ImagePart,
     ProviderMessage,
@@ -29,7 +29,7 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError
+from neuron_turn.loop.provider_errors import InvalidRequestError
 
 PROVIDER: Final = "anthropic"
 """The provider name; also the `RawPart.provider` this plugin sends back."""

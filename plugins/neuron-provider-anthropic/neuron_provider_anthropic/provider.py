@@ -11,9 +11,9 @@ from typing import Final, Self
 
 import httpx
 
-from neuron_turn.http_errors import REDACTED, body_prefix, redact, transport_errors
-from neuron_turn.provider import ProviderRequest, ProviderResponse
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, transport_errors
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderAuthenticationError,
     ProviderResponseError,

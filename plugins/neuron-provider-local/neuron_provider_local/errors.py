@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from neuron_turn.provider_errors import NonRetryableProviderError
+from neuron_turn.loop.provider_errors import NonRetryableProviderError
 
 __all__ = [
     "PROVIDER",

@@ -18,8 +18,8 @@ import httpx
 # mypy does not see sibling plugins installed in editable mode; `_ChatAPI` below keeps
 # the calls typed either way.
 from neuron_provider_openai import OpenAIProvider  # type: ignore[import-not-found, unused-ignore]
-from neuron_turn.effect_tools import EFFECT_TOOL_NAMES
-from neuron_turn.provider import (
+from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.loop.provider import (
     ImagePart,
     ProviderRequest,
     ProviderResponse,
@@ -27,7 +27,7 @@ from neuron_turn.provider import (
     TokenUsage,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError, ProviderServerError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
 from .errors import PROVIDER, ModelUnavailableError

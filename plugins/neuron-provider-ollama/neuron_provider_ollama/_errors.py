@@ -3,7 +3,7 @@
 Ollama answers errors as `{"error": "<message>"}`: 404 for a model that was
 never pulled, 400 for a bad request, 500 when the model runner fails, 503
 when its request queue is full (`OLLAMA_MAX_QUEUE`). Ollama cloud adds 401/403
-and 429. The class comes from `neuron_turn.http_errors`' common table; what is
+and 429. The class comes from `neuron_turn.loop.http_errors`' common table; what is
 Ollama's own is the advice: pull a missing model, start a server that is not
 running, allow for a slow model load. Every message is redacted, so an API key
 echoed back by a proxy or a server never reaches a log line or a traceback.
@@ -18,8 +18,13 @@ from typing import Final
 
 import httpx
 
-from neuron_turn.http_errors import error_class_for_status, redact, retry_after, transport_errors
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.http_errors import (
+    error_class_for_status,
+    redact,
+    retry_after,
+    transport_errors,
+)
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     ProviderAuthenticationError,
@@ -71,7 +76,7 @@ def redact_error(error: ProviderError, secret: str | None) -> ProviderError:
 
 @contextmanager
 def map_transport_errors(*, base_url: str, secret: str | None) -> Iterator[None]:
-    """`neuron_turn.http_errors.transport_errors`, with advice for a missing or slow server."""
+    """`neuron_turn.loop.http_errors.transport_errors`, with advice for a missing or slow server."""
     with transport_errors(provider=PROVIDER, secrets=(secret,), what=f"Ollama at {base_url}"):
         try:
             yield

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from neuron_turn.http_errors import body_prefix
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.http_errors import body_prefix
+from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
     ProviderResponseError,
     ProviderServerError,

@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 from pydantic import JsonValue
 
 from neuron_tool.schema import ToolSchema
-from neuron_turn.http_errors import body_prefix
-from neuron_turn.provider import (
+from neuron_turn.loop.http_errors import body_prefix
+from neuron_turn.loop.provider import (
     ContentPart,
     ImagePart,
     ProviderMessage,
@@ -41,7 +41,7 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError, ProviderResponseError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
 
 from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id

@@ -12,9 +12,13 @@ from typing import Any, Final, Self
 
 import httpx
 
-from neuron_turn.http_errors import REDACTED, body_prefix, redact
-from neuron_turn.provider import ProviderRequest, ProviderResponse
-from neuron_turn.provider_errors import InvalidRequestError, ProviderError, ProviderResponseError
+from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider_errors import (
+    InvalidRequestError,
+    ProviderError,
+    ProviderResponseError,
+)
 
 from ._errors import API_KEY_ENV, PROVIDER, error_from_response, map_transport_errors, redact_error
 from ._host import resolve_base_url

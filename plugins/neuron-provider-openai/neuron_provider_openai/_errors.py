@@ -6,7 +6,7 @@ text under `error.metadata.raw`, Ollama and llama.cpp may send
 `{"error": "text"}`, older vLLM a top-level `message`, FastAPI a `detail`.
 All of these are read; anything else is quoted (a short prefix). What every
 HTTP API shares (the status table, `Retry-After`, httpx's exceptions, redaction)
-comes from `neuron_turn.http_errors`; here is what is OpenAI's own: its
+comes from `neuron_turn.loop.http_errors`; here is what is OpenAI's own: its
 `x-ratelimit-reset-*` durations and the `insufficient_quota` 429.
 """
 
@@ -21,9 +21,9 @@ from typing import Final
 
 import httpx
 
-from neuron_turn import http_errors
-from neuron_turn.http_errors import body_prefix, error_class_for_status, redact
-from neuron_turn.provider_errors import (
+from neuron_turn.loop import http_errors
+from neuron_turn.loop.http_errors import body_prefix, error_class_for_status, redact
+from neuron_turn.loop.provider_errors import (
     ModelNotFoundError,
     ProviderAuthenticationError,
     ProviderError,
@@ -221,7 +221,7 @@ def error_from_response(response: httpx.Response, context: ErrorContext) -> Prov
 
 
 def mapped_transport_errors(context: ErrorContext) -> AbstractContextManager[None]:
-    """`neuron_turn.http_errors.transport_errors` for the call `context` describes."""
+    """`neuron_turn.loop.http_errors.transport_errors` for the call `context` describes."""
     return http_errors.transport_errors(
         provider=context.provider,
         secrets=context.secrets,

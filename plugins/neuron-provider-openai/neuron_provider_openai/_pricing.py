@@ -17,7 +17,7 @@ from typing import Final, TypeAlias
 
 from moneyed import Money
 
-from neuron_turn.provider import TokenUsage
+from neuron_turn.loop.provider import TokenUsage
 
 logger = logging.getLogger("neuron_provider_openai")
 

@@ -19,7 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ContentPart,
     ImagePart,
     ProviderMessage,

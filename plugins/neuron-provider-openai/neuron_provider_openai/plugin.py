@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from neuron_turn.hookspecs import RegisterProvider, hookimpl
+from neuron_turn.plugins.hookspecs import RegisterProvider, hookimpl
 
 if TYPE_CHECKING:
     from .provider import OpenAIProvider

@@ -12,9 +12,9 @@ from typing import Any, ClassVar, Final, Self
 import httpx
 from pydantic import JsonValue
 
-from neuron_turn.http_errors import REDACTED
-from neuron_turn.provider import ProviderRequest, ProviderResponse
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.http_errors import REDACTED
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderAuthenticationError,
     ProviderConnectionError,

@@ -9,7 +9,7 @@ from neuron_turn import hookimpl
 from .store import SqliteStore
 
 if TYPE_CHECKING:
-    from neuron_turn.hookspecs import RegisterStateStore
+    from neuron_turn.plugins.hookspecs import RegisterStateStore
 
 
 @hookimpl

@@ -6,7 +6,7 @@ here keeps plugin listing cheap.
 
 from __future__ import annotations
 
-from neuron_turn.hookspecs import RegisterTool, hookimpl
+from neuron_turn.plugins.hookspecs import RegisterTool, hookimpl
 
 from .calculator import calculator
 from .clock import clock

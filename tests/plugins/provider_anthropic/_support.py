@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from neuron_provider_anthropic import AnthropicProvider
-from neuron_turn.provider import ContentPart, ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.loop.provider import ContentPart, ProviderMessage, ProviderRequest, TextPart
 
 API_KEY = "sk-ant-api03-TEST-0123456789abcdefghijklmnop-not-a-real-key"
 """A fake key shaped like a real one, so leaks are easy to search for."""

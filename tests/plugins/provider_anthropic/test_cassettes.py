@@ -14,7 +14,7 @@ from moneyed import Money
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_tool import ToolSchema, tool
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ProviderMessage,
     ProviderRequest,
     TextPart,

@@ -20,7 +20,7 @@ import yaml
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_tool import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ContentPart,
     ProviderMessage,
     ProviderRequest,
@@ -32,7 +32,7 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError, ModelNotFoundError, ProviderError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ModelNotFoundError, ProviderError
 from tests.cassettes import SHARED_CORPUS, replay
 
 from ._support import API_KEY, assistant, user

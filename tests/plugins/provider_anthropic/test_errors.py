@@ -5,7 +5,7 @@ import json
 import httpx
 import pytest
 
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     NonRetryableProviderError,

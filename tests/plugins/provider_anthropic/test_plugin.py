@@ -10,7 +10,7 @@ from typing import Any
 import pluggy
 
 from neuron_provider_anthropic import AnthropicProvider, plugin
-from neuron_turn import hookspecs
+from neuron_turn.plugins import hookspecs
 
 from ._support import API_KEY
 

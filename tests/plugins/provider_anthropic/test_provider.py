@@ -10,7 +10,7 @@ from moneyed import Money
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_provider_anthropic.provider import API_KEY_ENV, DEFAULT_TIMEOUT
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     Provider,
     ProviderMessage,
     ProviderResponse,
@@ -20,7 +20,7 @@ from neuron_turn.provider import (
     TokenUsage,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError, ProviderAuthenticationError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderAuthenticationError
 
 from ._support import (
     ANSWERED,

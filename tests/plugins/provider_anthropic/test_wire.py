@@ -11,7 +11,7 @@ from neuron_provider_anthropic._wire import (
     parse_message,
 )
 from neuron_tool import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -21,7 +21,7 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError
+from neuron_turn.loop.provider_errors import InvalidRequestError
 
 from ._support import MODEL, assistant, message_json, request, usage_json, user
 

@@ -20,7 +20,7 @@ import jinja2.sandbox
 from neuron_provider_local import tool_calling_template
 from neuron_tool import ToolRegistry, ToolSchema
 from neuron_tools_basic import calculator, clock
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ProviderMessage,
     ProviderRequest,
     TextPart,

@@ -60,7 +60,7 @@ def test_installed_plugins_build_the_local_provider() -> None:
 def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
     code = (
         "import sys\n"
-        "import neuron_turn.hookspecs\n"
+        "import neuron_turn.plugins.hookspecs\n"
         "before = set(sys.modules)\n"
         f"import {module}\n"
         "new = set(sys.modules) - before\n"

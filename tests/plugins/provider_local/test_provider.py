@@ -13,8 +13,8 @@ from moneyed import Money
 from layer0 import UrlSource
 from neuron_provider_local import DEFAULT_MAX_TOKENS, LocalProvider
 from neuron_tool import ToolSchema
-from neuron_turn.effect_tools import effect_tool_schemas
-from neuron_turn.provider import (
+from neuron_turn.loop.effect_tools import effect_tool_schemas
+from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
     ProviderRequest,
@@ -23,7 +23,7 @@ from neuron_turn.provider import (
     TokenUsage,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import InvalidRequestError, ProviderServerError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 
 from ._support import (
     BASE_URL,

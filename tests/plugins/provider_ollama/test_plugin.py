@@ -9,7 +9,7 @@ from typing import Any
 import pluggy
 
 from neuron_provider_ollama import OllamaProvider, plugin
-from neuron_turn import hookspecs
+from neuron_turn.plugins import hookspecs
 
 
 def test_entry_point_is_declared_in_the_neuron_turn_group() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from neuron_provider_openai import OpenAIProvider
-from neuron_turn.provider import ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
 
 KEY = "sk-test-0123456789abcdefSECRET"
 """A fake key; tests assert it never leaks."""

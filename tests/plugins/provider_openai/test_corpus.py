@@ -22,7 +22,7 @@ import yaml
 
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool.schema import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ContentPart,
     ProviderMessage,
     ProviderRequest,
@@ -33,7 +33,7 @@ from neuron_turn.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     ProviderError,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from neuron_provider_openai._errors import parse_duration, retry_after
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
     ProviderAuthenticationError,

@@ -42,7 +42,7 @@ def test_factory_builds_a_provider_for_the_model_with_options() -> None:
 def test_importing_the_plugin_loads_neither_httpx_nor_genai_prices() -> None:
     code = (
         "import sys\n"
-        "import neuron_turn.hookspecs\n"
+        "import neuron_turn.plugins.hookspecs\n"
         "before = set(sys.modules)\n"
         "import neuron_provider_openai.plugin\n"
         "new = set(sys.modules) - before\n"

@@ -11,7 +11,7 @@ from genai_prices.data_snapshot import get_snapshot
 from moneyed import Money
 
 from neuron_provider_openai._pricing import ModelPrice, Pricer, flat_price, parse_prices
-from neuron_turn.provider import TokenUsage
+from neuron_turn.loop.provider import TokenUsage
 
 USAGES = [
     TokenUsage(1000, 100, 0),

@@ -10,14 +10,14 @@ import pytest
 from moneyed import Money
 
 from neuron_provider_openai import DEFAULT_BASE_URL, OpenAIProvider
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     Provider,
     ProviderMessage,
     TextPart,
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderAuthenticationError,
     ProviderConnectionError,

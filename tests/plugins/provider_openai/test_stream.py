@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from neuron_provider_openai._stream import MalformedStreamError, StreamAccumulator, StreamError
-from neuron_turn.provider import TextPart, TokenUsage, ToolUsePart
-from neuron_turn.provider_errors import (
+from neuron_turn.loop.provider import TextPart, TokenUsage, ToolUsePart
+from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderResponseError,
     ProviderServerError,

@@ -10,7 +10,7 @@ import pytest
 from layer0 import Base64Source, UrlSource
 from neuron_provider_openai import _wire
 from neuron_tool.schema import ToolSchema
-from neuron_turn.provider import (
+from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
     RawPart,

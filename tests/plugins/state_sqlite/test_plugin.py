@@ -8,7 +8,7 @@ import pluggy
 import neuron_state_sqlite.plugin
 from layer0 import StateStore
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import hookspecs
+from neuron_turn.plugins import hookspecs
 
 
 def test_the_entry_point_names_the_plugin_module() -> None:

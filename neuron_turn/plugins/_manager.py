@@ -21,10 +21,14 @@ from layer0 import Orchestrator, StateStore
 from neuron_hooks import HookRegistry
 from neuron_tool.tool import ToolDyn
 
-from . import _builtin_plugin, hookspecs
+from ..loop.context import ContextStrategy
+from ..loop.provider import Provider
+from ..loop.provider_errors import ProviderError
+from . import _builtin as _builtin_plugin
+from . import hookspecs
+from ._calls import collect
 from ._entry_points import EntryPointLike, PluginSettings, load_entry_points, normalize_name
-from ._plugin_calls import collect
-from ._plugin_records import (
+from ._records import (
     Contributions,
     FactoryKind,
     PluginFailure,
@@ -34,8 +38,7 @@ from ._plugin_records import (
     PluginTool,
     Registered,
 )
-from .context import ContextStrategy
-from .plugin_errors import (
+from .errors import (
     DuplicatePluginError,
     InvalidModelError,
     NameConflictError,
@@ -51,8 +54,6 @@ from .plugin_errors import (
     UnknownToolError,
     UnknownWorkerError,
 )
-from .provider import Provider
-from .provider_errors import ProviderError
 from .warnings import PluginLoadWarning
 from .worker import Worker
 

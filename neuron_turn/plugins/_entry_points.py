@@ -14,14 +14,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
-from ._plugin_records import PluginFailure, PluginOrigin
+from ._records import PluginFailure, PluginOrigin
+from .errors import DuplicatePluginError, PluginHookError
 from .hookspecs import PROJECT
-from .plugin_errors import DuplicatePluginError, PluginHookError
-
-if TYPE_CHECKING:
-    from ._plugin_manager import PluginManager
 
 __all__ = ["PluginSettings", "load_entry_points", "normalize_name"]
 
@@ -29,6 +26,18 @@ ENV_LOAD: Final = "NEURON_LOAD_PLUGINS"
 ENV_DISABLE: Final = "NEURON_DISABLE_PLUGINS"
 ENV_STRICT: Final = "NEURON_STRICT_PLUGINS"
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
+
+
+class _LoadTarget(Protocol):
+    """What the loader needs of the plugin manager it loads into."""
+
+    def register(
+        self, plugin: object, *, name: str | None = None, origin: PluginOrigin | None = None
+    ) -> str: ...
+    def fail(self, failure: PluginFailure, *, strict: bool = False) -> None: ...
+    def disable(self, origin: PluginOrigin) -> None: ...
+    def has_plugin(self, name: str) -> bool: ...
+    def origin(self, name: str) -> PluginOrigin: ...
 
 
 class EntryPointLike(Protocol):
@@ -85,7 +94,7 @@ class PluginSettings:
 
 
 def load_entry_points(
-    manager: PluginManager,
+    manager: _LoadTarget,
     settings: PluginSettings,
     entry_points: Iterable[EntryPointLike] | None = None,
 ) -> None:
@@ -107,7 +116,7 @@ def load_entry_points(
 
 
 def _load_one(
-    manager: PluginManager, entry_point: EntryPointLike, origin: PluginOrigin, *, strict: bool
+    manager: _LoadTarget, entry_point: EntryPointLike, origin: PluginOrigin, *, strict: bool
 ) -> None:
     try:
         plugin = entry_point.load()

@@ -12,6 +12,12 @@ entry-point or distribution names) choose which plugins load.
 Order: plugins load built-in first, then entry points sorted by name;
 `registered_hooks()` and `registered_tools()` follow that order, then the
 order each plugin registered them in.
+
+This subpackage is the plugin system: the hook specifications (`hookspecs`),
+the manager (`_manager`), loading entry points (`_entry_points`), calling
+the `register_*` hooks (`_calls`), the records of what each plugin gave
+(`_records`), its errors and warnings, the built-in plugin and the `Worker`
+contract. It may import the loop (`neuron_turn.loop`), never the command line.
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ from layer0 import Orchestrator, StateStore
 from neuron_hooks import HookRegistry
 from neuron_tool.tool import ToolDyn
 
+from ..loop.context import ContextStrategy
+from ..loop.plugin_source import install_default_plugin_source
+from ..loop.provider import Provider
 from ._entry_points import PluginSettings
-from ._plugin_manager import PluginManager
-from ._plugin_records import PluginFailure, PluginHook, PluginInfo, PluginOrigin, PluginTool
-from .context import ContextStrategy
-from .provider import Provider
+from ._manager import PluginManager
+from ._records import PluginFailure, PluginHook, PluginInfo, PluginOrigin, PluginTool
 from .worker import Worker
 
 __all__ = [
@@ -64,6 +71,9 @@ def get_plugin_manager() -> PluginManager:
     manager = PluginManager()
     manager.load_entry_points(PluginSettings.from_env())
     return manager
+
+
+install_default_plugin_source(get_plugin_manager)
 
 
 def reset_plugin_manager() -> None:

@@ -6,8 +6,8 @@ third-party plugins, so it works exactly like one and cannot be displaced.
 
 from __future__ import annotations
 
+from ..loop.sliding_window import NoCompaction, SlidingWindow
 from .hookspecs import RegisterContextStrategy, hookimpl
-from .sliding_window import NoCompaction, SlidingWindow
 
 NAME = "builtin"
 """The plugin name the built-in plugin is registered under."""

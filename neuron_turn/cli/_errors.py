@@ -8,13 +8,13 @@ from typing import Final, TypeVar
 from layer0 import Layer0Error, ModelError, NonRetryableError, OrchError, RetryableError
 from neuron_tool import ToolError
 
-from .plugin_errors import (
+from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
+from ..plugins.errors import (
     InvalidModelError,
     NoProviderConfiguredError,
     PluginError,
     UnknownProviderError,
 )
-from .provider_errors import ProviderAuthenticationError, ProviderError
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1

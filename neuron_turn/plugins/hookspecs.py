@@ -32,8 +32,8 @@ import pluggy
 from layer0 import Hook, Orchestrator, StateStore
 from neuron_tool.tool import ToolDyn
 
-from .context import ContextStrategy
-from .provider import Provider
+from ..loop.context import ContextStrategy
+from ..loop.provider import Provider
 from .worker import Worker
 
 __all__ = [

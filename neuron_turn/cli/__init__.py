@@ -3,6 +3,13 @@
 Errors a user can fix (a missing API key, an unknown provider, a provider
 failure) end with one line on stderr and an exit code of their own, listed
 in `--help`; anything else is a bug and keeps its traceback.
+
+This subpackage is the command line and nothing else: the parser and the
+commands here, running a turn (`_run`), error classes and exit codes
+(`_errors`), sessions and history (`_sessions`), the plugin listing
+(`_listing`) and the progress lines on stderr (`progress`). It sits on top:
+it may import the plugin system (`neuron_turn.plugins`) and the loop
+(`neuron_turn.loop`); nothing in `neuron_turn` imports it.
 """
 
 from __future__ import annotations
@@ -29,23 +36,23 @@ from layer0 import (
 )
 from neuron_tool import ToolError
 
-from ._cli_errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
-from ._cli_sessions import (
+from ..loop.provider_errors import ProviderError
+from ..plugins import get_plugin_manager
+from ..plugins.errors import PluginError
+from ..plugins.warnings import NeuronWarning, PluginLoadWarning
+from ._closing import close_resource
+from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
+from ._listing import listing_json, listing_text
+from ._sessions import (
     SessionEntry,
     continue_hint,
     history_text,
     list_sessions,
     read_history,
 )
-from ._closing import close_resource
-from ._plugin_listing import listing_json, listing_text
-from .plugin_errors import PluginError
-from .plugins import get_plugin_manager
-from .provider_errors import ProviderError
-from .warnings import NeuronWarning, PluginLoadWarning
 
 if TYPE_CHECKING:
-    from ._cli_run import Orchestration, TurnSpec
+    from ._run import Orchestration, TurnSpec
 
 __all__ = ["main", "summary"]
 
@@ -203,7 +210,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    from ._cli_run import RunRequest, run_turn  # the loop, imported only when a turn runs
+    from ._run import RunRequest, run_turn  # the loop, imported only when a turn runs
 
     request = RunRequest(
         prompt=args.prompt,
@@ -223,7 +230,7 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def _worker_command(args: argparse.Namespace) -> int:
-    from ._cli_run import serve_worker  # the loop, imported only when a turn runs
+    from ._run import serve_worker  # the loop, imported only when a turn runs
 
     manager = get_plugin_manager()
     asyncio.run(serve_worker(manager, _turn_spec(args), _orchestration(args)))
@@ -231,7 +238,7 @@ def _worker_command(args: argparse.Namespace) -> int:
 
 
 def _turn_spec(args: argparse.Namespace) -> TurnSpec:
-    from ._cli_run import TurnSpec
+    from ._run import TurnSpec
 
     return TurnSpec(
         model=args.model,
@@ -244,7 +251,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
 
 
 def _orchestration(args: argparse.Namespace) -> Orchestration:
-    from ._cli_run import Orchestration
+    from ._run import Orchestration
 
     return Orchestration(
         name=args.orchestrator,

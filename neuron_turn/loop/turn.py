@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from layer0 import (
     Content,
@@ -40,11 +40,9 @@ from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .effect_tools import effect_tool_schemas
 from .limits import limit_reached
+from .plugin_source import PluginSource, default_plugin_source
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse, ToolUsePart
 from .provider_errors import InvalidRequestError, ProviderAuthenticationError, ProviderError
-
-if TYPE_CHECKING:
-    from ._plugin_manager import PluginManager
 
 __all__ = ["NeuronTurn"]
 
@@ -98,7 +96,7 @@ class NeuronTurn:
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
-        plugins: PluginManager | None = None,
+        plugins: PluginSource | None = None,
     ) -> NeuronTurn:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
@@ -112,11 +110,7 @@ class NeuronTurn:
             neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
             ProviderError: the provider's factory refused (e.g. a missing API key).
         """
-        if plugins is None:
-            from .plugins import get_plugin_manager  # discovery on first use, not at import
-
-            plugins = get_plugin_manager()
-        manager = plugins
+        manager = default_plugin_source() if plugins is None else plugins
         provider = manager.get_provider(model, **(provider_options or {}))
         named = [t for t in tools if isinstance(t, str)]
         by_name = iter(manager.tools_by_name(named))

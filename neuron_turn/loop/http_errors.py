@@ -6,7 +6,7 @@ The rest is here: hiding keys (`redact`, `body_prefix`), the standard
 `Retry-After` headers (`retry_after`), the status table
 (`error_class_for_status`) and httpx's exceptions (`transport_errors`)::
 
-    from neuron_turn.http_errors import error_class_for_status, retry_after, transport_errors
+    from neuron_turn.loop.http_errors import error_class_for_status, retry_after, transport_errors
 
     with transport_errors(provider="acme", secrets=(key,), what=f"the Acme API at {url}"):
         response = await client.post(url, json=body)

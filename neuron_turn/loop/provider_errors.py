@@ -15,7 +15,7 @@
 
 The loop maps by class: retryable → `layer0.RetryableError` (keeping
 `retry_after`), authentication and invalid request → `layer0.NonRetryableError`,
-anything else → `layer0.ModelError`. `neuron_turn.http_errors` maps HTTP
+anything else → `layer0.ModelError`. `neuron_turn.loop.http_errors` maps HTTP
 statuses and httpx failures to these classes for provider plugins.
 """
 

@@ -6,7 +6,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from .plugins import PluginInfo, PluginManager
+from ..plugins import PluginInfo, PluginManager
 
 _TITLES: Final = {
     "providers": "providers",

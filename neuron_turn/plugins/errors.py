@@ -18,7 +18,7 @@ PluginError(Exception)
 ```
 
 Errors from a provider itself (a missing API key, a rate limit) are
-`ProviderError`s (`neuron_turn.provider_errors`) and pass through lookups
+`ProviderError`s (`neuron_turn.loop.provider_errors`) and pass through lookups
 unchanged.
 """
 
@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from ._plugin_records import PluginFailure
+    from ._records import PluginFailure
 
 __all__ = [
     "DuplicatePluginError",

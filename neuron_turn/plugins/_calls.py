@@ -19,9 +19,9 @@ import pluggy
 from layer0 import Hook
 from neuron_tool.tool import ToolDyn
 
-from ._plugin_records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
+from ._records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
+from .errors import PluginHookError
 from .hookspecs import HOOK_NAMES
-from .plugin_errors import PluginHookError
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 

@@ -21,13 +21,13 @@ from typing import Any, Final
 from layer0 import DispatchFailed, Layer0Error, StateStore, TurnConfig, TurnInput, TurnOutput
 from neuron_tool import ToolDyn, ToolError
 
-from ._cli_sessions import record_run
+from ..loop.provider_errors import ProviderError
+from ..loop.turn import NeuronTurn
+from ..plugins import PluginManager
+from ..plugins.errors import NoProviderConfiguredError, PluginError
 from ._closing import close_resource
-from .plugin_errors import NoProviderConfiguredError, PluginError
-from .plugins import PluginManager
+from ._sessions import record_run
 from .progress import ProgressHook
-from .provider_errors import ProviderError
-from .turn import NeuronTurn
 
 REPORTED: Final = (PluginError, ProviderError, Layer0Error, ToolError)
 """The errors the command line turns into one line and an exit code."""

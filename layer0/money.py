@@ -1,14 +1,59 @@
 """`Cost`: a `moneyed.Money` in USD that travels as a decimal string.
 
-The reference (rust_decimal with `serde-str`) rejects JSON numbers, keeps the
-scale (`"0.00030"`), never writes an exponent and holds at most 28 fractional
-digits; this type does the same, so costs never pass through a float.
+The reference (`rust_decimal` with `serde-str`) writes a cost as a JSON string,
+never a number, keeps its scale (`"0.00030"`) and never writes an exponent.
+What a cost can be on the wire is what a `rust_decimal::Decimal` can hold,
+and this module holds costs to exactly that, so the same JSON means the same
+amount to both sides and Python writes the text the reference would write.
+
+Precision on the wire:
+    A cost is a sign, an integer mantissa below 2**96
+    (79228162514264337593543950335 at most) and a scale of 0 to 28 digits
+    after the point: at most 28 decimal places and 28 or 29 significant
+    digits, fewer the larger the integer part.
+
+Reading a string (what the reference's `Decimal::from_str` does):
+    Digits are read left to right until the 28th decimal place, or until one
+    more digit would take the mantissa to 2**96. The first digit not kept
+    decides the rounding: 5 to 9 round away from zero, 0 to 4 cut (on the
+    exact value this is round-half-away-from-zero, never half-even). Rounding
+    up to exactly 2**96 drops one more place. So
+    `"0.12345678901234567890123456789"` is `"0.1234567890123456789012345679"`,
+    `"9.9999999999999999999999999999"` is `"10.000000000000000000000000000"`
+    (29 nines do not fit in 96 bits), `"-0.00000000000000000000000000005"` is
+    `"-0.0000000000000000000000000001"` and `"1000000.000000000000000000000000000"`
+    is `"1000000.0000000000000000000000"` (the scale falls to what fits).
+    Trailing zeros are kept otherwise. An integer part of 2**96 or more is
+    refused; so is a number that rounds up to 2**96 with no place left to drop.
+
+    The reference is lenient too: `"+1.5"`, `".5"`, `"5."` and `"1_000.5"` are
+    read; `-0` is `0` (zero has no sign). JSON numbers, blanks, `NaN`,
+    `Infinity` and any character other than ASCII digits, `_`, one point and a
+    leading sign are refused.
+
+Exponents (the reference's `Decimal::from_scientific`, tried when the above fails):
+    `"1e-4"` is `"0.0001"` and `"1.50e1"` is `"15.0"`; an exponent above the
+    number's own scale makes an integer (`"1E+2"` is `"100"`, `"0.5e1"` is
+    `"5"`). Nothing is rounded here: a result past 28 places (`"1e-30"`), an
+    exponent above 28 (`"1e999999999"`) or an integer of 2**96 or more is refused.
+
+One deliberate difference:
+    The reference stops reading at the digit it rounds by, so it would read
+    `"1.00000000000000000000000000000e5"` as 1 and accept `"0.00000000000000000000000000001x"`.
+    Here what follows that digit must be digits or `_`, so text whose meaning
+    the reference would silently change is refused, never read differently.
+
+Python amounts (`Decimal`, `Money`, the results of arithmetic such as a cost
+sum) are read as the reference would read their exact positional text: the
+largest scale of at most 28 (and at most their own) at which rounding half
+away from zero fits in 96 bits. Validating a model does this, and so does
+writing one, so an amount summed outside validation reaches the wire in the
+reference's form too. Errors are pydantic validation errors naming the field.
 """
 
 from __future__ import annotations
 
-import re
-from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Annotated, Any, Final, TypeAlias
 
 from moneyed import Money
@@ -16,27 +61,28 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from ._wire_decimal import fit, read_text, write
+
 __all__ = ["USD", "Cost", "cost_to_wire", "parse_cost", "usd"]
 
 USD: Final = "USD"
-_MAX: Final = Decimal("79228162514264337593543950335")
-_MAX_SCALE: Final = 28
-_QUANTUM: Final = Decimal(1).scaleb(-_MAX_SCALE)
-# Wide enough that rounding to 28 places never runs out of digits.
-_EXACT: Final = Context(prec=120, rounding=ROUND_HALF_EVEN)
-_DECIMAL_TEXT: Final = re.compile(r"[+-]?(?:\d[\d_]*)?(?:\.(?:\d[\d_]*)?)?(?:[eE][+-]?\d+)?")
 
 
 def usd(amount: Decimal | str | int = 0) -> Money:
-    """Return `amount` as USD Money (a convenience for building costs)."""
+    """Return `amount` as USD Money (a convenience for building costs).
+
+    Raises:
+        PydanticCustomError: `amount` is not a cost the wire can carry.
+    """
     return parse_cost(amount if not isinstance(amount, int) else Decimal(amount))
 
 
 def parse_cost(value: object) -> Money:
-    """Read a cost from Money (USD), a Decimal or a decimal string.
+    """Read a cost from Money (USD), a Decimal or a decimal string, as the reference would.
 
     Raises:
-        PydanticCustomError: the value is a JSON number, not USD, or not a decimal.
+        PydanticCustomError: the value is a JSON number, not USD, not a decimal
+            the reference reads, not finite, or out of the reference's range.
     """
     if isinstance(value, Money):
         currency = str(value.currency)
@@ -46,11 +92,11 @@ def parse_cost(value: object) -> Money:
                 "costs are in USD; got a Money in {currency}",
                 {"currency": currency},
             )
-        return Money(_canonical(value.amount), USD)
+        return Money(fit(value.amount), USD)
     if isinstance(value, Decimal):
-        return Money(_canonical(value), USD)
+        return Money(fit(value), USD)
     if isinstance(value, str):
-        return Money(_canonical(_decimal_from_text(value)), USD)
+        return Money(read_text(value), USD)
     if isinstance(value, bool | int | float):
         raise PydanticCustomError(
             "cost_type",
@@ -65,39 +111,15 @@ def parse_cost(value: object) -> Money:
 
 
 def cost_to_wire(cost: Money) -> str:
-    """Write a cost as the reference does: plain decimal, scale kept, no exponent."""
-    return format(cost.amount, "f")
+    """Write a cost as the reference does: plain decimal, scale kept, no exponent.
 
+    The amount is fitted first, so a sum built outside validation goes out in
+    the reference's form too.
 
-def _decimal_from_text(text: str) -> Decimal:
-    if not any(ch.isdigit() for ch in text) or not _DECIMAL_TEXT.fullmatch(text):
-        raise PydanticCustomError(
-            "cost_format",
-            "costs are decimal strings in USD (like \"0.0003\"); got '{text}'",
-            {"text": text},
-        )
-    try:
-        return Decimal(text.replace("_", ""))
-    except InvalidOperation as exc:  # pragma: no cover - the pattern admits only decimals
-        raise PydanticCustomError("cost_format", "not a decimal: '{text}'", {"text": text}) from exc
-
-
-def _canonical(amount: Decimal) -> Decimal:
-    if not amount.is_finite():
-        raise PydanticCustomError("cost_format", "a cost must be finite; got {v}", {"v": amount})
-    exponent = amount.as_tuple().exponent
-    assert isinstance(exponent, int)
-    if exponent < -_MAX_SCALE:
-        amount = amount.quantize(_QUANTUM, context=_EXACT)
-    if exponent > 0:
-        amount = amount.quantize(Decimal(1), context=_EXACT)
-    if amount.copy_abs() > _MAX:
-        raise PydanticCustomError(
-            "cost_range",
-            "a cost must be at most {max} in size; got {v}",
-            {"max": _MAX, "v": amount},
-        )
-    return amount.copy_abs() if amount.is_zero() else amount
+    Raises:
+        PydanticCustomError: the amount is not finite or is 2**96 or more in size.
+    """
+    return write(fit(cost.amount))
 
 
 class _CostSchema:

@@ -111,9 +111,24 @@ def _read_plain(text: str, match: re.Match[str]) -> _Read:
         if scale == MAX_SCALE and found.end() < len(fraction):
             # It stops at 28 places and rounds by the next character, reading
             # `_` as 0 and nothing after it.
-            following = fraction[found.end()]
-            return _round(text, negative, mantissa, scale, int(following.replace("_", "0")))
+            if fraction[found.end()] == "_":
+                _refuse_ignored_round_up(text, fraction, found.end())
+                return _round(text, negative, mantissa, scale, 0)
+            return _round(text, negative, mantissa, scale, int(fraction[found.end()]))
     return _Read(negative, mantissa, scale, rounded=False)
+
+
+def _refuse_ignored_round_up(text: str, fraction: str, underscore: int) -> None:
+    # The reference would cut where the written value rounds up: refuse rather
+    # than read it as a different amount.
+    digit = _DIGIT.search(fraction, underscore)
+    if digit is not None and digit.group() >= "5":
+        raise PydanticCustomError(
+            "cost_format",
+            "a cost may not have `_` right after its 28th decimal place when a digit "
+            "of 5 or more follows (the reference would not round up); got '{text}'",
+            {"text": _shown(text)},
+        )
 
 
 def _round(text: str, negative: bool, mantissa: int, scale: int, digit: int) -> _Read:
@@ -138,8 +153,8 @@ def _read_scientific(text: str) -> _Read:
         # text means something other than what it says: refuse it.
         raise PydanticCustomError(
             "cost_format",
-            "a cost with an exponent may have at most 28 decimal places and 29 digits "
-            "before it; got '{text}'",
+            "the number before a cost's exponent must fit the wire unrounded (at most 28 "
+            "decimal places, its digits below 2**96); got '{text}'",
             {"text": _shown(text)},
         )
     negative_exponent = exponent_text.startswith("-")

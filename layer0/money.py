@@ -38,17 +38,24 @@ Exponents (the reference's `Decimal::from_scientific`, tried when the above fail
     exponent above 28 (`"1e999999999"`) or an integer of 2**96 or more is refused.
 
 One deliberate difference:
-    The reference stops reading at the digit it rounds by, so it would read
-    `"1.00000000000000000000000000000e5"` as 1 and accept `"0.00000000000000000000000000001x"`.
-    Here what follows that digit must be digits or `_`, so text whose meaning
-    the reference would silently change is refused, never read differently.
+    The reference stops reading at the character it rounds by. So it would
+    read `"1.00000000000000000000000000000e5"` as 1 and accept
+    `"0.00000000000000000000000000001x"`. It would also round
+    `"1.0000000000000000000000000000_9"` down, reading that `_` as 0. Here
+    what follows must be digits or `_`, and a `_` may not hide a round-up.
+    Text the reference would read as another amount than it says is refused,
+    never read differently, so all accepted text means its exact value
+    rounded by the rule above, which is also what the reference reads.
 
 Python amounts (`Decimal`, `Money`, the results of arithmetic such as a cost
 sum) are read as the reference would read their exact positional text: the
 largest scale of at most 28 (and at most their own) at which rounding half
 away from zero fits in 96 bits. Validating a model does this, and so does
 writing one, so an amount summed outside validation reaches the wire in the
-reference's form too. Errors are pydantic validation errors naming the field.
+reference's form too. Half away from zero, although rust_decimal's own
+arithmetic rounds half to even, because the reference never sees Python's
+arithmetic, only text: a Python amount and its exact text must mean the same
+cost. Errors are pydantic validation errors naming the field.
 """
 
 from __future__ import annotations

@@ -23,17 +23,20 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=8,
 )
 
-costs = st.integers(0, 28).flatmap(
-    lambda places: st.builds(
-        lambda amount: Money(amount, "USD"),
-        st.decimals(
-            min_value=Decimal("-1000000"),
-            max_value=Decimal("1000000"),
-            allow_nan=False,
-            allow_infinity=False,
-            places=places,
-        ),
-    )
+MANTISSA_LIMIT = 2**96
+
+
+def _usd(negative: bool, mantissa: int, scale: int) -> Money:
+    return Money(Decimal(f"{'-' if negative and mantissa else ''}{mantissa}E-{scale}"), "USD")
+
+
+# Costs the wire can carry: a mantissa below 2**96 and 0 to 28 places (see
+# layer0.money); everyday amounts as well as the edges of that range.
+costs = st.builds(
+    _usd,
+    st.booleans(),
+    st.integers(0, 10**6) | st.integers(0, MANTISSA_LIMIT - 1),
+    st.integers(0, 28),
 )
 u32 = st.integers(0, 2**32 - 1)
 u64 = st.integers(0, 2**64 - 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -81,6 +82,54 @@ def test_integer_zero_cost_is_rejected_too() -> None:
 def test_non_usd_money_is_rejected_naming_the_currency() -> None:
     with pytest.raises(ValidationError, match="costs are in USD; got a Money in EUR"):
         layer0.TurnConfig(max_cost=Money("1", "EUR"))
+
+
+BAD_COSTS = [
+    pytest.param("1e999999999", "exponent must be at most 28", id="text-huge-exponent"),
+    pytest.param("-1e999999999", "exponent must be at most 28", id="text-huge-negative"),
+    pytest.param("1e-999999999", "at most 28 decimal places", id="text-tiny-exponent"),
+    pytest.param("NaN", "decimal strings", id="text-nan"),
+    pytest.param("Infinity", "decimal strings", id="text-infinity"),
+    pytest.param("-inf", "decimal strings", id="text-minus-inf"),
+    pytest.param("79228162514264337593543950336", "less than 2", id="text-2**96"),
+    pytest.param(Decimal("1e999999999"), "less than 2", id="decimal-huge"),
+    pytest.param(Decimal("NaN"), "finite", id="decimal-nan"),
+    pytest.param(Decimal("sNaN"), "finite", id="decimal-snan"),
+    pytest.param(Decimal("-Infinity"), "finite", id="decimal-minus-infinity"),
+    pytest.param(Money("1e999999999", "USD"), "less than 2", id="money-huge"),
+    pytest.param(Money(Decimal("Infinity"), "USD"), "finite", id="money-infinity"),
+]
+
+
+@pytest.mark.parametrize(("value", "reason"), BAD_COSTS)
+def test_a_cost_out_of_range_or_not_finite_is_a_validation_error_naming_the_field(
+    value: object, reason: str
+) -> None:
+    with pytest.raises(ValidationError, match=reason) as exc:
+        layer0.TurnConfig(max_cost=value)
+    assert [error["loc"] for error in exc.value.errors()] == [("max_cost",)]
+
+
+@pytest.mark.parametrize(
+    "text", ["1e999999999", "-1e999999999", "1e-999999999", "NaN", "Infinity", "-0e99999999999"]
+)
+def test_a_cost_out_of_range_on_the_wire_is_a_validation_error_naming_the_field(
+    text: str,
+) -> None:
+    with pytest.raises(ValidationError) as exc:
+        layer0.TurnConfig.model_validate_json(json.dumps({"max_cost": text}))
+    assert [error["loc"] for error in exc.value.errors()] == [("max_cost",)]
+    bad = _output(metadata={**ZERO_METADATA, "cost": text})
+    with pytest.raises(ValidationError) as exc:
+        OUTPUT.validate_json(json.dumps(bad))
+    assert [error["loc"] for error in exc.value.errors()] == [("metadata", "cost")]
+
+
+def test_negative_zero_cost_is_plain_zero_as_in_the_reference() -> None:
+    for value in ("-0", "-0.00", Decimal("-0.00"), Money("-0.00", "USD")):
+        config = layer0.TurnConfig(max_cost=value)
+        assert config.max_cost is not None and not config.max_cost.amount.is_signed()
+    assert layer0.TurnConfig(max_cost="-0.00").model_dump(mode="json")["max_cost"] == "0.00"
 
 
 def test_unknown_keys_are_ignored() -> None:

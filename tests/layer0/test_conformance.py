@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 import layer0
 
@@ -73,3 +73,45 @@ def test_vector_round_trips_to_the_same_json_value_and_bytes(
         # Only float exponent spelling may differ (Python's 1e-07 vs Rust's 1e-7).
         assert typed(json.loads(wire)) == typed(json.loads(vector["wire"]))
         assert "e" in vector["wire"]
+
+
+PRECISION = VECTORS / "_decimal_precision.json"
+
+
+def _precision_vectors() -> list[Any]:
+    if not PRECISION.is_file():
+        return [
+            pytest.param(
+                None,
+                marks=pytest.mark.skip(reason=f"the reference vectors are not here ({VECTORS})"),
+                id="vectors-absent",
+            )
+        ]
+    vectors = json.loads(PRECISION.read_text(encoding="utf-8"))
+    return [pytest.param(vector, id=vector["name"]) for vector in vectors]
+
+
+def test_every_decimal_precision_vector_is_present() -> None:
+    if not PRECISION.is_file():
+        pytest.skip(f"the reference vectors are not here ({VECTORS})")
+    assert len(json.loads(PRECISION.read_text(encoding="utf-8"))) == 59
+
+
+@pytest.mark.parametrize("vector", _precision_vectors())
+def test_money_beyond_28_digits_is_refused_or_rounded_to_the_references_text(
+    vector: dict[str, Any],
+) -> None:
+    adapter: TypeAdapter[Any] = TypeAdapter(layer0.Decimal)
+    config = f'{{"max_cost":{vector["input_wire"]}}}'
+    if not vector["ok"]:
+        with pytest.raises(ValidationError):
+            adapter.validate_json(vector["input_wire"])
+        with pytest.raises(ValidationError):
+            layer0.TurnConfig.model_validate_json(config)
+        return
+    canonical = vector["canonical_wire"]
+    assert adapter.dump_json(adapter.validate_json(vector["input_wire"])).decode() == canonical
+    parsed = layer0.TurnConfig.model_validate_json(config)
+    assert json.loads(parsed.model_dump_json())["max_cost"] == json.loads(canonical)
+    # The reference's text is a fixed point: it reads back as itself.
+    assert adapter.dump_json(adapter.validate_json(canonical)).decode() == canonical

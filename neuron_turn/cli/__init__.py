@@ -20,10 +20,11 @@ import json
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Final, TextIO
 
+from moneyed import Money
 from pydantic import JsonValue
+from pydantic_core import PydanticCustomError
 
 from layer0 import (
     CustomExit,
@@ -32,8 +33,8 @@ from layer0 import (
     ObserverHalt,
     TurnConfig,
     TurnOutput,
-    usd,
 )
+from layer0.money import parse_cost
 from neuron_tool import ToolError
 
 from ..loop.provider_errors import ProviderError
@@ -324,7 +325,7 @@ def _config(args: argparse.Namespace) -> TurnConfig:
     seconds: float | None = args.max_duration
     return TurnConfig(
         max_turns=args.max_turns,
-        max_cost=None if args.max_cost is None else usd(args.max_cost),
+        max_cost=args.max_cost,
         max_duration=None if seconds is None else max(1, round(seconds * 1000)),
         allowed_tools=args.allow_tool,
     )
@@ -361,14 +362,15 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
     return parse
 
 
-def _cost(text: str) -> Decimal:
+def _cost(text: str) -> Money:
+    # Read as the wire reads a cost, so `--max-cost` holds what a TurnConfig can.
     try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"not a USD amount: {text!r} (e.g. 0.05)") from None
-    if not value.is_finite() or value < 0:
+        cost = parse_cost(text)
+    except PydanticCustomError as exc:
+        raise argparse.ArgumentTypeError(f"not a USD amount: {exc.message()}") from None
+    if cost.amount < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more; got {text}")
-    return value
+    return cost
 
 
 def _error(line: str, stream: TextIO | None = None) -> None:

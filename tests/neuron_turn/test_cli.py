@@ -183,6 +183,9 @@ def test_help_documents_every_exit_code(
         ["run", "hi", "--model", "p:m", "--max-turns", "two"],
         ["run", "hi", "--model", "p:m", "--max-cost", "cheap"],
         ["run", "hi", "--model", "p:m", "--max-cost", "-1"],
+        ["run", "hi", "--model", "p:m", "--max-cost", "1e999999999"],
+        ["run", "hi", "--model", "p:m", "--max-cost", "NaN"],
+        ["run", "hi", "--model", "p:m", "--max-cost", "-Infinity"],
         ["run", "hi", "--model", "p:m", "--max-duration", "-5"],
     ],
 )
@@ -191,3 +194,14 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
         main(argv)
     assert exited.value.code == 2
     assert "usage: neuron-turn" in capsys.readouterr().err
+
+
+def test_a_cost_beyond_the_wire_is_a_usage_error_saying_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "p:m", "--max-cost", "1e999999999"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --max-cost" in err and "exponent must be at most 28" in err
+    assert "Traceback" not in err

@@ -1,8 +1,9 @@
 """The reference's decimal (`rust_decimal::Decimal`) in Python: reading, fitting, writing.
 
 A rust_decimal is a sign, an integer mantissa below 2**96 and a scale (digits
-after the point) of 0 to 28. `read_text` reads a string exactly as the
-reference's serde visitor does (`Decimal::from_str`, then `from_scientific`);
+after the point) of 0 to 28. `read_text` reads a string as the reference's
+serde visitor does (`Decimal::from_str`, then `from_scientific`), refusing
+the few strings it would read as another amount than they say;
 `fit` brings any finite Python Decimal to the value the reference would read
 from its exact positional text; `write` is the reference's `to_string`. The
 rule itself is documented in `layer0.money`.

@@ -6,11 +6,13 @@ from .errors import (
     ToolCallError,
     ToolError,
     ToolInputError,
+    ToolIsolationError,
     ToolNotFoundError,
     ToolPermissionError,
     ToolRegistrationError,
     ToolTimeoutError,
 )
+from .isolation import isolation, mark_isolated, requires_isolation
 from .middleware import Middleware, Next, ToolCall
 from .permission import PermissionDecision, PermissionPolicy, permission
 from .registry import ToolRegistry
@@ -34,13 +36,17 @@ __all__ = [
     "ToolDyn",
     "ToolError",
     "ToolInputError",
+    "ToolIsolationError",
     "ToolNotFoundError",
     "ToolPermissionError",
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolSchema",
     "ToolTimeoutError",
+    "isolation",
+    "mark_isolated",
     "permission",
+    "requires_isolation",
     "timeout",
     "tool",
     "truncate_output",

@@ -18,6 +18,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     annotations: ToolAnnotations | None = None,
+    requires_isolation: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -28,6 +29,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     annotations: ToolAnnotations | None = None,
+    requires_isolation: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a `FunctionTool` from a function; use bare (`@tool`) or with options (`@tool(...)`).
 
@@ -40,14 +42,27 @@ def tool(
         name: The tool name, instead of the function's name.
         description: The description, instead of the docstring's.
         annotations: MCP behaviour hints for the tool.
+        requires_isolation: Run only inside an environment's sandbox (`neuron_tool.isolation`).
 
     Raises:
         ToolRegistrationError: The signature cannot be described as a JSON Schema.
     """
     if function is not None:
-        return FunctionTool(function, name=name, description=description, annotations=annotations)
+        return FunctionTool(
+            function,
+            name=name,
+            description=description,
+            annotations=annotations,
+            requires_isolation=requires_isolation,
+        )
 
     def decorate(function: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(function, name=name, description=description, annotations=annotations)
+        return FunctionTool(
+            function,
+            name=name,
+            description=description,
+            annotations=annotations,
+            requires_isolation=requires_isolation,
+        )
 
     return decorate

@@ -8,6 +8,7 @@ ToolError(Exception)
 ├── ToolCallError(ToolError)                      the tool (or a middleware) raised
 ├── ToolTimeoutError(ToolError, TimeoutError)     the `timeout` middleware expired
 ├── ToolPermissionError(ToolError)                the `permission` middleware denied
+├── ToolIsolationError(ToolError)                 a tool that must run isolated is not
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -83,6 +84,17 @@ class ToolPermissionError(ToolError):
         self.reason = reason
         detail = f": {reason}" if reason else ""
         super().__init__(f"permission denied for tool {tool!r}{detail}")
+
+
+class ToolIsolationError(ToolError):
+    """A tool that declares `requires_isolation` was called outside an environment's sandbox."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(
+            f"tool {tool!r} runs only inside a sandbox environment, and this process is not "
+            "one; run the agent in a sandbox (neuron-env-sandbox's SandboxEnvironment)"
+        )
+        self.tool = tool
 
 
 class MCPBridgeError(ToolError):

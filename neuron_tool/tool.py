@@ -22,6 +22,7 @@ from ._arguments import Arguments, type_hints
 from ._docstring import parse_docstring
 from ._json_path import json_path
 from .errors import ToolInputError, ToolRegistrationError
+from .isolation import check_isolated
 from .schema import json_schema_of
 
 
@@ -107,6 +108,7 @@ class FunctionTool:
         "input_schema",
         "name",
         "output_schema",
+        "requires_isolation",
     )
 
     def __init__(
@@ -116,8 +118,13 @@ class FunctionTool:
         name: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        requires_isolation: bool = False,
     ) -> None:
-        """Describe `function` as a tool; raise `ToolRegistrationError` if it cannot be."""
+        """Describe `function` as a tool; raise `ToolRegistrationError` if it cannot be.
+
+        With `requires_isolation`, the tool runs only in a process an environment's
+        sandbox marked isolated (`neuron_tool.isolation`), and refuses elsewhere.
+        """
         self.function: Final = function
         self.name: Final[str] = name if name is not None else _function_name(function)
         docstring = parse_docstring(inspect.getdoc(function))
@@ -129,6 +136,7 @@ class FunctionTool:
         self._is_async: Final = _is_async(function)
         self.input_schema: Final[dict[str, JsonValue]] = self._arguments.schema
         self.output_schema: Final = _output_schema(function, tool=self.name)
+        self.requires_isolation: Final = requires_isolation
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r})"
@@ -138,7 +146,10 @@ class FunctionTool:
 
         Raises:
             ToolInputError: `input` does not fit the signature (names the field).
+            ToolIsolationError: the tool requires isolation and this process is not isolated.
         """
+        if self.requires_isolation:
+            check_isolated(self.name)
         args, kwargs = self._bind(input)
         if self._is_async:
             result = await self.function(*args, **kwargs)

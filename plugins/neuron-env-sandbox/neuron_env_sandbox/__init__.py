@@ -1,0 +1,35 @@
+"""neuron-env-sandbox: layer0 Environments that run a turn in-process, in a child process, or sandboxed."""
+
+from .credentials import CredentialSource, EnvCredentials, StaticCredentials
+from .errors import (
+    ChildFailedError,
+    IsolationRequiredError,
+    LimitExceededError,
+    MissingCredentialError,
+    SandboxUnavailableError,
+    UnsupportedSpecError,
+)
+from .limits import ProcessLimits, parse_bytes, parse_seconds
+from .local import LocalEnvironment
+from .process import ProcessEnvironment
+from .recipe import TurnRecipe
+from .sandbox import SandboxEnvironment
+
+__all__ = [
+    "ChildFailedError",
+    "CredentialSource",
+    "EnvCredentials",
+    "IsolationRequiredError",
+    "LimitExceededError",
+    "LocalEnvironment",
+    "MissingCredentialError",
+    "ProcessEnvironment",
+    "ProcessLimits",
+    "SandboxEnvironment",
+    "SandboxUnavailableError",
+    "StaticCredentials",
+    "TurnRecipe",
+    "UnsupportedSpecError",
+    "parse_bytes",
+    "parse_seconds",
+]

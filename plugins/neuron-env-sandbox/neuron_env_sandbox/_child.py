@@ -1,0 +1,195 @@
+"""The child's side: apply the limits, build the turn from plugins, run it, report back.
+
+Run by the parent as `python -I -m neuron_env_sandbox._child SETTINGS` (JSON:
+`rlimits`, `drop_to`, `isolation`, `sys_path`). Before anything of the
+turn's runs, the child sets its rlimits, makes itself the subreaper of what
+it starts (so the parent can find every descendant), moves the channel off
+stdin/stdout (a tool that prints cannot corrupt it), and, when the parent
+asked, drops to an unprivileged uid. The provider and state reads are the
+parent's, reached over the channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import os
+import resource
+import sys
+from collections.abc import Sequence
+from typing import Any, Final
+
+from layer0 import Scope, SearchResult, TurnInput
+from neuron_tool import mark_isolated
+from neuron_turn import ProviderRequest, ProviderResponse, RegisterProvider, hookimpl
+from pydantic import JsonValue, TypeAdapter
+
+from ._channel import MAX_LINE, read_message, write_message
+from ._wire import decode_error, decode_response, encode_error, encode_request
+from .recipe import TurnRecipe
+
+__all__ = ["PARENT_PROVIDER", "main"]
+
+PARENT_PROVIDER: Final = "env-parent"
+"""The provider name under which the child's turn reaches the parent's provider."""
+
+_PR_SET_CHILD_SUBREAPER: Final = 36
+_SCOPE: Final[TypeAdapter[Any]] = TypeAdapter(Scope)
+_SEARCH: Final[TypeAdapter[list[SearchResult]]] = TypeAdapter(list[SearchResult])
+
+
+class _ParentError(RuntimeError):
+    """The parent answered a call with an error of a class the child does not rebuild."""
+
+
+class _Parent:
+    """Calls into the parent over the channel; replies are matched to calls by id."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._next = 0
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._pump: asyncio.Task[None] | None = None
+
+    async def start(self) -> Any:
+        message = await read_message(self.reader)
+        if message is None or message[0] != "start":
+            raise _ParentError("the parent did not send `start` first")
+        self._pump = asyncio.create_task(self._replies())
+        return message[1]
+
+    async def call(self, method: str, params: JsonValue) -> Any:
+        self._next += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[self._next] = future
+        await write_message(self.writer, "call", {"id": self._next, "method": method, "params": params})
+        return await future
+
+    async def _replies(self) -> None:
+        while (message := await read_message(self.reader)) is not None:
+            kind, body = message
+            future = self._waiting.pop(body["id"]) if kind == "reply" else None
+            if future is None:
+                continue
+            if "error" in body:
+                future.set_exception(decode_error(body["error"], fallback=_ParentError))
+            else:
+                future.set_result(body["result"])
+        for future in self._waiting.values():
+            future.set_exception(_ParentError("the parent closed the channel"))
+
+
+class _ParentProvider:
+    """The parent's provider, one channel call per model call."""
+
+    def __init__(self, parent: _Parent) -> None:
+        self.parent = parent
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        return decode_response(await self.parent.call("complete", encode_request(request)))
+
+
+class _ParentState:
+    """The parent's state, read-only (the parent serves only the input's session)."""
+
+    def __init__(self, parent: _Parent) -> None:
+        self.parent = parent
+
+    async def read(self, scope: Scope, key: str) -> JsonValue | None:
+        return await self._call("read", scope, key=key)  # type: ignore[no-any-return]
+
+    async def list(self, scope: Scope, prefix: str) -> list[str]:
+        return [str(k) for k in await self._call("list", scope, prefix=prefix)]
+
+    async def search(self, scope: Scope, query: str, limit: int) -> list[SearchResult]:
+        found = await self._call("search", scope, query=query, limit=limit)
+        return _SEARCH.validate_python(found)
+
+    async def _call(self, method: str, scope: Scope, **params: JsonValue) -> Any:
+        return await self.parent.call(method, {"scope": _SCOPE.dump_python(scope, mode="json"), **params})
+
+
+class _ParentPlugin:
+    """Registers the parent's provider in the child's plugin manager."""
+
+    def __init__(self, parent: _Parent) -> None:
+        self.parent = parent
+
+    @hookimpl
+    def register_providers(self, register: RegisterProvider) -> None:
+        register(PARENT_PROVIDER, lambda model, **options: _ParentProvider(self.parent))
+
+
+def main(argv: Sequence[str] = sys.argv) -> int:
+    """Run one turn as the parent's child; the exit status is 0 once a result was sent."""
+    settings = json.loads(argv[1])
+    _apply_rlimits(settings["rlimits"])
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    sys.path.extend(settings["sys_path"])
+    return asyncio.run(_serve(settings, channel_in, channel_out))
+
+
+def _apply_rlimits(rlimits: dict[str, int]) -> None:
+    for name, value in rlimits.items():
+        which = getattr(resource, name)
+        # CPU: SIGXCPU at the soft limit, SIGKILL one second later if it is caught.
+        hard = value + 1 if name == "RLIMIT_CPU" else value
+        resource.setrlimit(which, (value, hard))
+
+
+async def _serve(settings: dict[str, Any], channel_in: int, channel_out: int) -> int:
+    reader, writer = await _open_channel(channel_in, channel_out)
+    parent = _Parent(reader, writer)
+    start = await parent.start()
+    recipe = TurnRecipe.model_validate(start["recipe"])
+    turn_input = TurnInput.model_validate(start["input"])
+    manager = recipe.plugin_manager()
+    manager.register(_ParentPlugin(parent), name=PARENT_PROVIDER)
+    model = recipe.model.partition(":")[2]
+    turn = recipe.build(manager=manager, state=_ParentState(parent), model=f"{PARENT_PROVIDER}:{model}")
+    if settings["drop_to"] is not None:
+        _drop_privileges(int(settings["drop_to"]))
+    if settings["isolation"]:
+        mark_isolated(settings["isolation"])
+    try:
+        output = await turn.execute(turn_input)
+    except Exception as exc:
+        await write_message(writer, "failed", encode_error(exc))
+    else:
+        await write_message(writer, "output", output.model_dump(mode="json"))
+    writer.close()
+    return 0
+
+
+async def _open_channel(
+    channel_in: int, channel_out: int
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(channel_in, "rb", buffering=0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
+        os.fdopen(channel_out, "wb", buffering=0),
+    )
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def _drop_privileges(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise PermissionError(f"could not drop to uid {uid}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

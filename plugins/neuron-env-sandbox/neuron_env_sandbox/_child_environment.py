@@ -1,0 +1,223 @@
+"""What the child-process and sandbox environments share: preparing, launching and judging a run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from layer0 import (
+    EnvironmentSpec,
+    EnvVarInjection,
+    FileInjection,
+    StateReader,
+    TurnInput,
+    TurnOutput,
+)
+from neuron_tool import requires_isolation
+from neuron_turn import PluginManager, Provider
+
+from ._code import import_root
+from ._procfs import processes_of
+from ._spec import check_credentials, relative_path
+from ._supervisor import Launch, supervise
+from .credentials import CredentialSource, EnvCredentials
+from .errors import IsolationRequiredError
+from .limits import ProcessLimits
+from .recipe import TurnRecipe
+
+__all__ = ["ChildEnvironment", "Prepared", "owned_by", "user_processes"]
+
+_BASE_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(kw_only=True)
+class Prepared:
+    """One run's workspace, environment variables, limits and secrets, before launch."""
+
+    workspace: Path
+    env: dict[str, str] = field(repr=False)
+    limits: ProcessLimits
+    secrets: list[str] = field(default_factory=list, repr=False)
+    uid: int | None = None
+
+
+class ChildEnvironment:
+    """Base of the environments that run the turn in a child process (not public)."""
+
+    label: str = "ChildEnvironment"
+    isolation: str | None = None
+    default_limits: ProcessLimits = ProcessLimits()
+
+    def __init__(
+        self,
+        recipe: TurnRecipe,
+        *,
+        provider: Provider | None = None,
+        state: StateReader | None = None,
+        credentials: CredentialSource | None = None,
+        limits: ProcessLimits | None = None,
+        env: Mapping[str, str] | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        plugins: PluginManager | None = None,
+    ) -> None:
+        """Run turns built from `recipe`; see the subclass for what it isolates.
+
+        Args:
+            recipe: what the child builds its `NeuronTurn` from.
+            provider: the model provider, run in this process (default: the
+                recipe's model, from plugins); API keys never reach the child.
+            state: where the child's turn reads its session history from
+                (only the input's session is served).
+            credentials: where `CredentialRef`s are resolved (default: this
+                process's environment variables).
+            limits: OS limits of the child (default: the environment's own).
+            env: plain (non-secret) variables set in the child.
+            files: files written into the workspace first (relative path: content).
+            workspace: a directory kept between runs (default: a new one per
+                run, deleted after).
+            plugins: the manager the tools and provider are looked up in here
+                (default: the installed plugins and the recipe's modules).
+        """
+        self.recipe = recipe
+        self._provider = provider
+        self.state = state
+        self.credentials = credentials if credentials is not None else EnvCredentials()
+        self.limits = limits if limits is not None else self.default_limits
+        self.env = dict(env or {})
+        self.files = dict(files or {})
+        for path in self.files:
+            relative_path(path, environment=self.label, what="a file")
+        self.workspace = None if workspace is None else Path(workspace)
+        self._plugins = plugins
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.recipe.model!r}, tools={list(self.recipe.tools)!r})"
+
+    @property
+    def plugins(self) -> PluginManager:
+        """The plugin manager the recipe's tools and provider are looked up in, here."""
+        if self._plugins is None:
+            self._plugins = self.recipe.plugin_manager()
+        return self._plugins
+
+    async def run(self, input: TurnInput, spec: EnvironmentSpec) -> TurnOutput:
+        """Run one turn on `input` in a child process, as `spec` asks.
+
+        Raises:
+            UnsupportedSpecError: `spec` asks for what this environment cannot enforce.
+            IsolationRequiredError: a tool must run isolated and this does not isolate.
+            MissingCredentialError: a credential reference resolves to nothing.
+            LimitExceededError: the child overran a limit and was stopped.
+            ChildFailedError: the child crashed, was killed or broke the protocol.
+            layer0.TurnError: the turn itself failed.
+        """
+        self.check_spec(spec)
+        check_credentials(spec.credentials, environment=self.label, env_vars=True, files=True)
+        limits = self.limits.with_spec(spec.resources, environment=self.label)
+        self._check_tools()
+        provider = self._provider or self.plugins.get_provider(self.recipe.model)
+        with self._workspace() as workspace:
+            prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
+            await self._inject(prepared, spec)
+            launch = self.launch(prepared, spec)
+            start = {
+                "recipe": self.recipe.model_dump(mode="json"),
+                "input": input.model_dump(mode="json"),
+            }
+            return await supervise(
+                launch, start, provider=provider, state=self.state, session=input.session
+            )
+
+    # --- what subclasses decide ----------------------------------------------
+
+    def check_spec(self, spec: EnvironmentSpec) -> None:
+        """Refuse what `spec` asks that this environment cannot enforce."""
+        raise NotImplementedError
+
+    def launch(self, prepared: Prepared, spec: EnvironmentSpec) -> Launch:
+        """Return how to start the child for `prepared`."""
+        raise NotImplementedError
+
+    def workspace_view(self, workspace: Path) -> str:
+        """Return the path at which the child sees `workspace`."""
+        return str(workspace)
+
+    # --- shared steps --------------------------------------------------------------
+
+    def _check_tools(self) -> None:
+        if self.isolation is not None:
+            return
+        for tool in self.plugins.tools_by_name(self.recipe.tools):
+            if requires_isolation(tool):
+                raise IsolationRequiredError(tool.name, self.label)
+
+    @contextlib.contextmanager
+    def _workspace(self) -> Iterator[Path]:
+        if self.workspace is not None:
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            yield self.workspace
+            return
+        path = Path(tempfile.mkdtemp(prefix="neuron-env-"))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def _base_env(self, workspace: Path) -> dict[str, str]:
+        view = self.workspace_view(workspace)
+        return {
+            "PATH": _BASE_PATH,
+            "HOME": view,
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **self.env,
+        }
+
+    async def _inject(self, prepared: Prepared, spec: EnvironmentSpec) -> None:
+        for name, content in self.files.items():
+            _write(prepared.workspace / name, content, mode=0o644)
+        for ref in spec.credentials:
+            value = await self.credentials.resolve(ref.name)
+            prepared.secrets.append(value)
+            if isinstance(ref.injection, EnvVarInjection):
+                prepared.env[ref.injection.var_name] = value
+            elif isinstance(ref.injection, FileInjection):
+                _write(prepared.workspace / ref.injection.path, value, mode=0o600)
+
+    def python_argv(self, settings: str) -> list[str]:
+        """Return the command line that runs the child module with `settings`."""
+        return [sys.executable, "-I", "-m", "neuron_env_sandbox._child", settings]
+
+    def sys_path(self) -> list[str]:
+        """Return the import roots of the recipe's extra plugin modules, for the child."""
+        return [str(import_root(module)) for module in self.recipe.plugins]
+
+
+def _write(path: Path, content: str | bytes, *, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode() if isinstance(content, str) else content
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(data)
+
+
+def owned_by(workspace: Path, uid: int) -> None:
+    """Give `workspace` and everything in it to `uid` (the sandbox's unprivileged user)."""
+    for root, dirs, files in os.walk(workspace):
+        for name in (*dirs, *files):
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+    os.chown(workspace, uid, uid)
+
+
+def user_processes() -> int:
+    """Return how many processes this process's real uid has now (RLIMIT_NPROC counts them)."""
+    return len(processes_of(os.getuid()))

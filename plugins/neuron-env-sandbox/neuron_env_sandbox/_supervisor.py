@@ -1,0 +1,240 @@
+"""The parent's side of a child run: start it, serve its calls, bound it in time, end it.
+
+Whatever happens (a result, a crash, a deadline, a cancellation), every
+process the child started is stopped and killed before `supervise` returns,
+and its outcome becomes a `TurnOutput` or one clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from layer0 import Scope, SessionId, SessionScope, StateReader, TurnOutput
+from neuron_turn import Provider
+from pydantic import TypeAdapter, ValidationError
+
+from ._channel import MAX_LINE, ChannelError, read_message, write_message
+from ._procfs import end_tree, live, processes_of
+from ._wire import WireError, decode_error, decode_request, encode_error, encode_response
+from .errors import ChildFailedError, LimitExceededError
+
+__all__ = ["Launch", "supervise"]
+
+_SCOPE: Final[TypeAdapter[Any]] = TypeAdapter(Scope)
+_TAIL: Final = 4000
+_REAP_POLLS: Final = 2000
+_REDACTED: Final = "[REDACTED]"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """How to start one child, and what the parent needs to judge how it ended."""
+
+    argv: Sequence[str]
+    env: dict[str, str] = field(repr=False)
+    cwd: str
+    label: str
+    wall_clock: float | None
+    cpu_seconds: float | None
+    memory_bytes: int | None
+    uid: int | None = None
+    """The uid the child drops to; its processes are swept too."""
+    signal_as_status: bool = False
+    """bubblewrap reports a child killed by signal N as exit status 128 + N."""
+    secrets: Sequence[str] = field(default=(), repr=False)
+    """Values to blank out of the child's stderr before it reaches an error message."""
+
+
+class _Server:
+    """Answers the child's calls: the parent's provider, and reads of the input's session."""
+
+    def __init__(
+        self, provider: Provider, state: StateReader | None, session: SessionId | None
+    ) -> None:
+        self.provider = provider
+        self.state = state
+        self.session = session
+        self.lock = asyncio.Lock()
+
+    async def serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[str, Any] | None:
+        """Serve calls until the child sends its result (returned) or closes the channel."""
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            while (message := await read_message(reader)) is not None:
+                kind, body = message
+                if kind in ("output", "failed"):
+                    return kind, body
+                if kind != "call" or not isinstance(body, dict):
+                    raise ChannelError(f"unexpected message {kind!r}")
+                task = asyncio.create_task(self._answer(writer, body))
+                calls.add(task)
+                task.add_done_callback(calls.discard)
+            return None
+        finally:
+            for task in calls:
+                task.cancel()
+
+    async def _answer(self, writer: asyncio.StreamWriter, call: dict[str, Any]) -> None:
+        reply: dict[str, Any] = {"id": call.get("id")}
+        try:
+            reply["result"] = await self._call(str(call.get("method")), call.get("params"))
+        except Exception as exc:
+            reply["error"] = encode_error(exc)
+        async with self.lock:
+            with contextlib.suppress(ConnectionError):
+                await write_message(writer, "reply", reply)
+
+    async def _call(self, method: str, params: Any) -> Any:
+        if method == "complete":
+            return encode_response(await self.provider.complete(decode_request(params)))
+        if method not in ("read", "list", "search"):
+            raise WireError(f"unknown call {method!r}")
+        scope = _SCOPE.validate_python(params["scope"])
+        if self.session is None or scope != SessionScope(id=self.session):
+            raise PermissionError("the child may read only the state of its input's session")
+        if self.state is None:
+            return None if method == "read" else []
+        if method == "read":
+            return await self.state.read(scope, str(params["key"]))
+        if method == "list":
+            return await self.state.list(scope, str(params["prefix"]))
+        found = await self.state.search(scope, str(params["query"]), int(params["limit"]))
+        return [result.model_dump(mode="json") for result in found]
+
+
+async def supervise(
+    launch: Launch,
+    start: dict[str, Any],
+    *,
+    provider: Provider,
+    state: StateReader | None,
+    session: SessionId | None,
+) -> TurnOutput:
+    """Run the child `launch` describes on `start`, serving `provider` and `state` to it.
+
+    Raises:
+        LimitExceededError: the child overran its CPU time, memory or wall clock.
+        ChildFailedError: it crashed, was killed, or broke the channel's protocol.
+        layer0.TurnError: the turn inside failed (the same class as in-process).
+    """
+    process = await asyncio.create_subprocess_exec(
+        *launch.argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=launch.env,
+        cwd=launch.cwd,
+        start_new_session=True,
+        limit=MAX_LINE,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    tail = asyncio.create_task(_tail(process.stderr))
+    server = _Server(provider, state, session)
+    result: tuple[str, Any] | None = None
+    problem: str | None = None
+    timed_out = False
+    try:
+        async with asyncio.timeout(launch.wall_clock):
+            await write_message(process.stdin, "start", start)
+            result = await server.serve(process.stdout, process.stdin)
+    except TimeoutError:
+        timed_out = True
+    except (ChannelError, ConnectionError) as exc:
+        problem = f"the child broke the channel: {exc}"
+    finally:
+        await _end(process, launch.uid)
+        stderr = _redact(await tail, launch.secrets)
+    return _outcome(launch, result, problem, timed_out, process.returncode, stderr)
+
+
+async def _end(process: asyncio.subprocess.Process, uid: int | None) -> None:
+    """Kill the child and everything below it (and its uid's processes); wait until gone."""
+    killed = await end_tree(process.pid)
+    await process.wait()
+    for _ in range(_REAP_POLLS):
+        remaining = live(killed) | (processes_of(uid) if uid is not None else set())
+        if not remaining:
+            return
+        for pid in remaining:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.005)
+
+
+async def _tail(stream: asyncio.StreamReader) -> str:
+    kept = b""
+    while chunk := await stream.read(65536):
+        kept = (kept + chunk)[-_TAIL:]
+    return kept.decode("utf-8", "replace")
+
+
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+def _outcome(
+    launch: Launch,
+    result: tuple[str, Any] | None,
+    problem: str | None,
+    timed_out: bool,
+    returncode: int | None,
+    stderr: str,
+) -> TurnOutput:
+    if timed_out:
+        raise LimitExceededError(
+            "wall_clock",
+            f"{launch.label}: the turn ran past its wall-clock limit of "
+            f"{launch.wall_clock:g}s and was stopped",
+        )
+    if result is not None:
+        kind, body = result
+        if kind == "failed" and isinstance(body, dict):
+            raise decode_error(body, fallback=ChildFailedError)
+        try:
+            return TurnOutput.model_validate(body)
+        except ValidationError as exc:
+            problem = f"the child sent an output that is not a layer0 TurnOutput: {exc}"
+    raise _failure(launch, problem, returncode, stderr)
+
+
+def _failure(
+    launch: Launch, problem: str | None, returncode: int | None, stderr: str
+) -> Exception:
+    signum = _signal_of(returncode, as_status=launch.signal_as_status)
+    if signum == signal.SIGXCPU:
+        return LimitExceededError(
+            "cpu",
+            f"{launch.label}: the turn used more than its CPU-time limit of "
+            f"{launch.cpu_seconds:g}s and was killed (SIGXCPU)",
+        )
+    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+        return LimitExceededError(
+            "memory",
+            f"{launch.label}: the turn ran out of its memory limit of "
+            f"{launch.memory_bytes} bytes and stopped",
+        )
+    if problem is None:
+        how = f"was killed by {signal.Signals(signum).name}" if signum else f"exited ({returncode})"
+        problem = f"the child {how} before it sent a result"
+    return ChildFailedError(f"{launch.label}: {problem}", returncode=returncode, stderr=stderr)
+
+
+def _signal_of(returncode: int | None, *, as_status: bool) -> int | None:
+    if returncode is None:
+        return None
+    if returncode < 0:
+        return -returncode
+    if as_status and 128 < returncode < 128 + 65:
+        return returncode - 128
+    return None

@@ -1,0 +1,171 @@
+"""JSON forms of the provider's request and response, and of errors, for the child's channel.
+
+The provider runs in the parent (its API key and network stay there); the
+child's turn calls it through the channel, so `ProviderRequest` and
+`ProviderResponse` cross as JSON built here. Errors cross by class name,
+restricted to the provider and layer0 families, so the child's loop and the
+parent's orchestrator see the classes they would see in-process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, Final, cast
+
+import layer0.errors
+import neuron_turn.provider_errors
+from layer0 import ImageSource
+from moneyed import Money
+from neuron_tool import ToolSchema
+from neuron_turn import (
+    ContentPart,
+    ImagePart,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from pydantic import JsonValue, TypeAdapter
+
+__all__ = [
+    "WireError",
+    "decode_error",
+    "decode_request",
+    "decode_response",
+    "encode_error",
+    "encode_request",
+    "encode_response",
+]
+
+_PARTS: Final[dict[str, type[Any]]] = {
+    cls.__name__: cls
+    for cls in (TextPart, ImagePart, ToolUsePart, ToolResultPart, ThinkingPart, RawPart)
+}
+_IMAGE_SOURCE: Final[TypeAdapter[Any]] = TypeAdapter(ImageSource)
+
+
+class WireError(ValueError):
+    """A message on the channel does not have the shape this module writes."""
+
+
+def encode_request(request: ProviderRequest) -> dict[str, JsonValue]:
+    """Return `request` as JSON."""
+    return {
+        "model": request.model,
+        "messages": [_message(m) for m in request.messages],
+        "tools": [t.model_dump(mode="json") for t in request.tools],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "system": request.system,
+        "extra": dict(request.extra),
+    }
+
+
+def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
+    """Rebuild a request from `encode_request`'s JSON; raise `WireError` if it is not that."""
+    try:
+        return ProviderRequest(
+            model=str(data["model"]),
+            messages=[_read_message(m) for m in data["messages"]],
+            tools=[ToolSchema.model_validate(t) for t in data["tools"]],
+            max_tokens=data["max_tokens"],
+            temperature=data["temperature"],
+            system=data["system"],
+            extra=dict(data["extra"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc
+
+
+def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:
+    """Return `response` as JSON (the cost as a decimal string, never a float)."""
+    cost = response.cost
+    return {
+        "content": [_part(p) for p in response.content],
+        "stop_reason": response.stop_reason,
+        "usage": cast(dict[str, JsonValue], dataclasses.asdict(response.usage)),
+        "model": response.model,
+        "cost": None if cost is None else [str(cost.amount), str(cost.currency)],
+        "truncated": response.truncated,
+    }
+
+
+def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
+    """Rebuild a response from `encode_response`'s JSON; raise `WireError` if it is not that."""
+    try:
+        cost = data["cost"]
+        return ProviderResponse(
+            content=[_read_part(p) for p in data["content"]],
+            stop_reason=data["stop_reason"],
+            usage=TokenUsage(**data["usage"]),
+            model=str(data["model"]),
+            cost=None if cost is None else Money(Decimal(cost[0]), cost[1]),
+            truncated=data["truncated"],
+        )
+    except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
+        raise WireError(f"not a provider response: {type(exc).__name__}: {exc}") from exc
+
+
+def encode_error(error: BaseException) -> dict[str, JsonValue]:
+    """Return `error`'s class name, message and `retry_after` (the message only, no traceback)."""
+    retry_after = getattr(error, "retry_after", None)
+    message = error.message if isinstance(error, ProviderError) else str(error)
+    return {
+        "type": type(error).__name__,
+        "message": message,
+        "retry_after": retry_after if isinstance(retry_after, int | float) else None,
+    }
+
+
+def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Exception:
+    """Rebuild a provider or layer0 error by class name; any other name becomes `fallback`."""
+    name = str(data.get("type", ""))
+    message = str(data.get("message", ""))
+    retry_after = data.get("retry_after")
+    retry_after = float(retry_after) if isinstance(retry_after, int | float) else None
+    provider_cls = getattr(neuron_turn.provider_errors, name, None)
+    if isinstance(provider_cls, type) and issubclass(provider_cls, ProviderError):
+        return provider_cls(message, retry_after=retry_after)
+    if name == "RetryableError":
+        return layer0.RetryableError(message, retry_after=retry_after)
+    layer0_cls = getattr(layer0.errors, name, None)
+    if (
+        isinstance(layer0_cls, type)
+        and issubclass(layer0_cls, layer0.TurnError)
+        and layer0_cls is not layer0.ToolExecutionError
+    ):
+        return layer0_cls(message)
+    return fallback(f"{name}: {message}" if name else message)
+
+
+def _message(message: ProviderMessage) -> dict[str, JsonValue]:
+    return {"role": message.role, "content": [_part(p) for p in message.content]}
+
+
+def _read_message(data: Mapping[str, Any]) -> ProviderMessage:
+    return ProviderMessage(role=data["role"], content=[_read_part(p) for p in data["content"]])
+
+
+def _part(part: ContentPart) -> dict[str, JsonValue]:
+    fields: dict[str, Any] = {f.name: getattr(part, f.name) for f in dataclasses.fields(part)}
+    if isinstance(part, ImagePart):
+        fields["source"] = _IMAGE_SOURCE.dump_python(part.source, mode="json")
+    return {"type": type(part).__name__, **fields}
+
+
+def _read_part(data: Mapping[str, Any]) -> ContentPart:
+    fields = dict(data)
+    cls = _PARTS.get(str(fields.pop("type", "")))
+    if cls is None:
+        raise WireError(f"unknown content part {data.get('type')!r}")
+    if cls is ImagePart:
+        fields["source"] = _IMAGE_SOURCE.validate_python(fields["source"])
+    return cast(ContentPart, cls(**fields))

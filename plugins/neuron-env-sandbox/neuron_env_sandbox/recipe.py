@@ -1,0 +1,78 @@
+"""`TurnRecipe`: what an environment builds its `NeuronTurn` from, in whichever process it runs.
+
+A turn object cannot cross a process boundary; its recipe can. The child
+process loads the installed plugins (and the `plugins` modules named here)
+and builds the same turn with `NeuronTurn.from_plugins`, so a tool or hook
+behaves the same in-process, in a child and in the sandbox.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from layer0 import StateReader
+from neuron_turn import NeuronTurn, NeuronTurnConfig, PluginManager
+
+__all__ = ["TurnRecipe"]
+
+
+class TurnRecipe(BaseModel):
+    """The plugin names and settings a `NeuronTurn` is built from; plain JSON, no secrets."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    model: str
+    """`"<provider>:<model>"`; the provider itself always runs in the parent."""
+    tools: tuple[str, ...] = ()
+    """Names of tools plugins registered."""
+    system: str = ""
+    """The base system prompt."""
+    context: str | None = "sliding_window"
+    """The context strategy's name (None: never compact)."""
+    plugins: tuple[str, ...] = ()
+    """Import paths of extra plugin modules to register, beyond the installed entry points."""
+    max_turns: int = Field(default=10, ge=1)
+    """Most model calls per turn."""
+    max_tokens: int | None = 4096
+    """Output token cap per model call."""
+    effect_tools: bool = True
+    """Offer the effect tools (write_memory, delegate, handoff, …)."""
+
+    def plugin_manager(self) -> PluginManager:
+        """Return a manager with the installed plugins and this recipe's `plugins` modules.
+
+        Raises:
+            ImportError: a module of `plugins` does not import.
+            neuron_turn.PluginError: one does not register as a plugin.
+        """
+        manager = PluginManager()
+        manager.load_entry_points()
+        for path in self.plugins:
+            manager.register(importlib.import_module(path), name=path)
+        return manager
+
+    def build(
+        self,
+        *,
+        manager: PluginManager,
+        state: StateReader | None = None,
+        model: str | None = None,
+        **provider_options: Any,
+    ) -> NeuronTurn:
+        """Build the turn from `manager`'s plugins, with `model` instead of the recipe's if given."""
+        config = NeuronTurnConfig(
+            max_turns=self.max_turns, max_tokens=self.max_tokens, effect_tools=self.effect_tools
+        )
+        return NeuronTurn.from_plugins(
+            model=model or self.model,
+            tools=self.tools,
+            context=self.context,
+            system=self.system,
+            state=state,
+            config=config,
+            provider_options=provider_options or None,
+            plugins=manager,
+        )

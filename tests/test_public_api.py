@@ -124,6 +124,7 @@ NEURON_TURN_API = frozenset(
         "RateLimitError",
         "RawPart",
         "RegisterContextStrategy",
+        "RegisterEnvironment",
         "RegisterHook",
         "RegisterOrchestrator",
         "RegisterProvider",
@@ -140,6 +141,7 @@ NEURON_TURN_API = frozenset(
         "ToolResultPart",
         "ToolUsePart",
         "UnknownContextStrategyError",
+        "UnknownEnvironmentError",
         "UnknownNameError",
         "UnknownOrchestratorError",
         "UnknownProviderError",
@@ -149,6 +151,7 @@ NEURON_TURN_API = frozenset(
         "Worker",
         "build_hook_registry",
         "get_context_strategy",
+        "get_environment",
         "get_orchestrator",
         "get_plugin_manager",
         "get_provider",
@@ -185,6 +188,7 @@ def test_neuron_turn_keeps_its_public_api_whatever_the_layout() -> None:
         "register_state_stores",
         "register_orchestrators",
         "register_workers",
+        "register_environments",
     }
     scripts = importlib.metadata.entry_points(group="console_scripts", name="neuron-turn")
     assert [script.value for script in scripts] == ["neuron_turn.cli:main"]

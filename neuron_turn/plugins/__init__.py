@@ -26,7 +26,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from layer0 import Orchestrator, StateStore
+from layer0 import Environment, Orchestrator, StateStore
 from neuron_hooks import HookRegistry
 from neuron_tool.tool import ToolDyn
 
@@ -48,6 +48,7 @@ __all__ = [
     "PluginTool",
     "build_hook_registry",
     "get_context_strategy",
+    "get_environment",
     "get_orchestrator",
     "get_plugin_manager",
     "get_provider",
@@ -99,6 +100,11 @@ def get_state_store(name: str, /, **options: Any) -> StateStore:
 def get_worker(name: str, /, **options: Any) -> Worker:
     """Build the worker `name`; see `PluginManager.get_worker`."""
     return get_plugin_manager().get_worker(name, **options)
+
+
+def get_environment(name: str, /, *args: Any, **options: Any) -> Environment:
+    """Build the environment `name`; see `PluginManager.get_environment`."""
+    return get_plugin_manager().get_environment(name, *args, **options)
 
 
 def get_orchestrator(name: str, /, **options: Any) -> Orchestrator:

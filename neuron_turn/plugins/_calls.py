@@ -81,6 +81,7 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
         "register_state_stores": named("state_store"),
         "register_orchestrators": named("orchestrator"),
         "register_workers": named("worker"),
+        "register_environments": named("environment"),
     }
 
 

@@ -17,7 +17,7 @@ from typing import Any, Final, cast
 
 import pluggy
 
-from layer0 import Orchestrator, StateStore
+from layer0 import EnvError, Environment, Orchestrator, StateStore
 from neuron_hooks import HookRegistry
 from neuron_tool.tool import ToolDyn
 
@@ -47,6 +47,7 @@ from .errors import (
     PluginLoadError,
     ProviderConflictError,
     UnknownContextStrategyError,
+    UnknownEnvironmentError,
     UnknownNameError,
     UnknownOrchestratorError,
     UnknownProviderError,
@@ -65,6 +66,7 @@ _LABELS: Final[dict[FactoryKind, str]] = {
     "state_store": "state store",
     "orchestrator": "orchestrator",
     "worker": "worker",
+    "environment": "environment",
 }
 _UNKNOWN: Final[dict[FactoryKind, type[UnknownNameError]]] = {
     "provider": UnknownProviderError,
@@ -72,6 +74,7 @@ _UNKNOWN: Final[dict[FactoryKind, type[UnknownNameError]]] = {
     "state_store": UnknownStateStoreError,
     "orchestrator": UnknownOrchestratorError,
     "worker": UnknownWorkerError,
+    "environment": UnknownEnvironmentError,
 }
 
 
@@ -252,6 +255,19 @@ class PluginManager:
         item = self._resolve("worker", name)
         return cast(Worker, self._build(item, Worker, None, options))
 
+    def get_environment(self, name: str, /, *args: Any, **options: Any) -> Environment:
+        """Build the environment `name` with `factory(*args, **options)`.
+
+        Raises:
+            UnknownEnvironmentError: no plugin registered that environment.
+            NameConflictError: two plugins registered it.
+            PluginFactoryError: the factory raised (other than a `layer0.EnvError`)
+                or did not return a `layer0.Environment`.
+            layer0.EnvError: the environment refused, e.g. its sandbox is not installed.
+        """
+        item = self._resolve("environment", name)
+        return cast(Environment, self._build(item, Environment, None, options, args))
+
     def get_orchestrator(self, name: str, /, **options: Any) -> Orchestrator:
         """Build the orchestrator `name` with `factory(**options)`; errors as `get_provider`."""
         item = self._resolve("orchestrator", name)
@@ -308,13 +324,18 @@ class PluginManager:
         return matches[0]
 
     def _build(
-        self, item: Registered, expected: type, model: str | None, options: Mapping[str, Any]
+        self,
+        item: Registered,
+        expected: type,
+        model: str | None,
+        options: Mapping[str, Any],
+        positional: tuple[Any, ...] = (),
     ) -> object:
         label = _LABELS[item.kind]
-        args = () if model is None else (model,)
+        args = positional if model is None else (model, *positional)
         try:
             built = item.factory(*args, **options)
-        except (PluginError, ProviderError):
+        except (PluginError, ProviderError, EnvError):
             raise
         except Exception as exc:
             reason = f"failed to build: {type(exc).__name__}: {exc}"

@@ -18,7 +18,7 @@ from neuron_tool.tool import ToolDyn
 from .hookspecs import PROJECT
 
 FactoryKind: TypeAlias = Literal[
-    "provider", "context_strategy", "state_store", "orchestrator", "worker"
+    "provider", "context_strategy", "state_store", "orchestrator", "worker", "environment"
 ]
 """The kinds of thing plugins register as a named factory."""
 
@@ -28,6 +28,7 @@ PLURALS: Final[dict[FactoryKind, str]] = {
     "state_store": "state_stores",
     "orchestrator": "orchestrators",
     "worker": "workers",
+    "environment": "environments",
 }
 """Each factory kind's key in listings, as in the `register_<plural>` hook names."""
 
@@ -176,7 +177,7 @@ class PluginInfo:
     """The hook specifications it implements, e.g. `register_providers`."""
     registered: Mapping[str, tuple[str, ...]]
     """Names it registered by kind: `providers`, `context_strategies`, `state_stores`,
-    `orchestrators`, `workers`, `hooks`, `tools`."""
+    `orchestrators`, `workers`, `environments`, `hooks`, `tools`."""
 
     @property
     def name(self) -> str:

@@ -12,6 +12,8 @@ PluginError(Exception)
 │   ├── UnknownContextStrategyError
 │   ├── UnknownStateStoreError
 │   ├── UnknownOrchestratorError
+│   ├── UnknownWorkerError
+│   ├── UnknownEnvironmentError
 │   └── UnknownToolError
 └── NameConflictError                    two plugins registered the same name
     └── ProviderConflictError
@@ -42,6 +44,7 @@ __all__ = [
     "PluginLoadError",
     "ProviderConflictError",
     "UnknownContextStrategyError",
+    "UnknownEnvironmentError",
     "UnknownNameError",
     "UnknownOrchestratorError",
     "UnknownProviderError",
@@ -170,6 +173,12 @@ class UnknownOrchestratorError(UnknownNameError):
     """No plugin registered the orchestrator asked for."""
 
     kind: ClassVar[str] = "orchestrator"
+
+
+class UnknownEnvironmentError(UnknownNameError):
+    """No plugin registered the environment asked for."""
+
+    kind: ClassVar[str] = "environment"
 
 
 class UnknownWorkerError(UnknownNameError):

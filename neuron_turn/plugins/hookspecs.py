@@ -29,7 +29,7 @@ from typing import Protocol
 
 import pluggy
 
-from layer0 import Hook, Orchestrator, StateStore
+from layer0 import Environment, Hook, Orchestrator, StateStore
 from neuron_tool.tool import ToolDyn
 
 from ..loop.context import ContextStrategy
@@ -40,6 +40,7 @@ __all__ = [
     "HOOK_NAMES",
     "PROJECT",
     "RegisterContextStrategy",
+    "RegisterEnvironment",
     "RegisterHook",
     "RegisterOrchestrator",
     "RegisterProvider",
@@ -115,6 +116,14 @@ class RegisterOrchestrator(Protocol):
 
     def __call__(self, name: str, factory: Callable[..., Orchestrator], /) -> None:
         """Offer orchestrator `name`; `factory(**options)` builds one."""
+        ...
+
+
+class RegisterEnvironment(Protocol):
+    """The `register` callback of `register_environments`."""
+
+    def __call__(self, name: str, factory: Callable[..., Environment], /) -> None:
+        """Offer environment `name`; `factory(*args, **options)` builds one."""
         ...
 
 
@@ -461,6 +470,46 @@ def register_workers(register: RegisterWorker) -> None:
     """
 
 
+@hookspec
+def register_environments(register: RegisterEnvironment) -> None:
+    """Offer environments (`layer0.Environment`): where and how isolated an agent's turn runs.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `get_environment(name, *args, **options)` calls `factory(*args, **options)`
+    each time an environment is asked for (the arguments are the
+    environment's own: the turn or recipe it runs, its limits). An
+    environment must refuse, with a `layer0.ProvisionFailed`, what an
+    `EnvironmentSpec` asks that it cannot enforce, never ignore it.
+
+    Two plugins registering the same name are both kept; looking that name up
+    raises `NameConflictError` naming both.
+
+    Args:
+        register: Call `register(name, factory)` once per environment.
+
+    Example:
+        from layer0 import EnvironmentSpec, ProvisionFailed, Turn, TurnInput, TurnOutput
+        from neuron_turn import RegisterEnvironment, hookimpl
+
+
+        class InlineEnvironment:
+            "Runs the turn in this process; refuses any isolation, which it cannot give."
+
+            def __init__(self, turn: Turn) -> None:
+                self.turn = turn
+
+            async def run(self, input: TurnInput, spec: EnvironmentSpec) -> TurnOutput:
+                if spec.isolation or spec.network or spec.resources or spec.credentials:
+                    raise ProvisionFailed("inline runs in-process: it cannot isolate or limit")
+                return await self.turn.execute(input)
+
+
+        @hookimpl
+        def register_environments(register: RegisterEnvironment) -> None:
+            register("inline", InlineEnvironment)
+    """
+
+
 HOOK_NAMES: tuple[str, ...] = (
     "register_providers",
     "register_context_strategies",
@@ -469,5 +518,6 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_state_stores",
     "register_orchestrators",
     "register_workers",
+    "register_environments",
 )
 """The names of every hook specification above, in the order the host calls them."""

@@ -118,6 +118,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "state_stores": [],
             "orchestrators": [],
             "workers": [],
+            "environments": [],
             "hooks": [],
             "tools": [],
         },

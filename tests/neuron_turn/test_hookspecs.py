@@ -12,7 +12,16 @@ import pluggy
 import pytest
 
 import neuron_turn
-from layer0 import AgentNotFound, HookContext, HookPoint, TurnInput, usd
+from layer0 import (
+    AgentNotFound,
+    EnvironmentSpec,
+    HookContext,
+    HookPoint,
+    ProcessBoundary,
+    ProvisionFailed,
+    TurnInput,
+    usd,
+)
 from layer0.testing import InMemoryStore
 from neuron_hooks import HookRegistry
 from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
@@ -151,3 +160,14 @@ async def test_register_workers_example() -> None:
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
+
+
+async def test_register_environments_example() -> None:
+    manager = manager_with_example(hookspecs.register_environments)
+    agent = NeuronTurn(ScriptedProvider([text_response("done")]), hooks=HookRegistry())
+    environment = manager.get_environment("inline", agent)
+    turn_input = TurnInput(message="go", trigger="task")
+    output = await environment.run(turn_input, EnvironmentSpec())
+    assert output.message.as_text() == "done"
+    with pytest.raises(ProvisionFailed, match="cannot isolate"):
+        await environment.run(turn_input, EnvironmentSpec(isolation=[ProcessBoundary()]))

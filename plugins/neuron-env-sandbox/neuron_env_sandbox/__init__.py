@@ -1,4 +1,4 @@
-"""neuron-env-sandbox: layer0 Environments that run a turn in-process, in a child process, or sandboxed."""
+"""neuron-env-sandbox: layer0 Environments: in-process, a child process, a bubblewrap sandbox."""
 
 from .credentials import CredentialSource, EnvCredentials, StaticCredentials
 from .errors import (

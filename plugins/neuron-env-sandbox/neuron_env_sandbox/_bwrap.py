@@ -64,6 +64,8 @@ def bwrap_argv(
         argv.append("--unshare-net")
     if not as_root:
         argv.append("--unshare-user")
+    code = list(code)
+    argv += _parents([Path(p) for p in _ETC] + code)
     argv += _system_binds()
     for path in code:
         argv += ["--ro-bind", str(path), str(path)]
@@ -74,6 +76,18 @@ def bwrap_argv(
     if as_root:
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return [*argv, "--", *command]
+
+
+def _parents(paths: Iterable[Path]) -> list[str]:
+    """Create the directories above `paths` world-traversable (bubblewrap makes them 0700)."""
+    made: set[Path] = set()
+    argv: list[str] = []
+    for path in paths:
+        for parent in reversed(path.parents):
+            if parent != Path("/") and parent not in made:
+                made.add(parent)
+                argv += ["--perms", "0755", "--dir", str(parent)]
+    return argv
 
 
 def _system_binds() -> list[str]:

@@ -1,4 +1,4 @@
-"""The parent–child channel: one JSON object per line, each with one key saying what it is.
+"""The parent-child channel: one JSON object per line, each with one key saying what it is.
 
 Parent to child: `{"start": {...}}` once, then `{"reply": {"id", "result" | "error"}}`.
 Child to parent: `{"call": {"id", "method", "params"}}` (a provider call or a

@@ -12,6 +12,7 @@ parent's, reached over the channel.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import ctypes
 import json
 import os
@@ -20,10 +21,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from pydantic import JsonValue, TypeAdapter
+
 from layer0 import Scope, SearchResult, TurnInput
 from neuron_tool import mark_isolated
-from neuron_turn import ProviderRequest, ProviderResponse, RegisterProvider, hookimpl
-from pydantic import JsonValue, TypeAdapter
+from neuron_turn import (
+    NeuronTurn,
+    ProviderRequest,
+    ProviderResponse,
+    RegisterProvider,
+    hookimpl,
+)
 
 from ._channel import MAX_LINE, read_message, write_message
 from ._wire import decode_error, decode_response, encode_error, encode_request
@@ -64,7 +72,9 @@ class _Parent:
         self._next += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[self._next] = future
-        await write_message(self.writer, "call", {"id": self._next, "method": method, "params": params})
+        await write_message(
+            self.writer, "call", {"id": self._next, "method": method, "params": params}
+        )
         return await future
 
     async def _replies(self) -> None:
@@ -103,12 +113,14 @@ class _ParentState:
     async def list(self, scope: Scope, prefix: str) -> list[str]:
         return [str(k) for k in await self._call("list", scope, prefix=prefix)]
 
-    async def search(self, scope: Scope, query: str, limit: int) -> list[SearchResult]:
+    async def search(self, scope: Scope, query: str, limit: int) -> builtins.list[SearchResult]:
         found = await self._call("search", scope, query=query, limit=limit)
         return _SEARCH.validate_python(found)
 
     async def _call(self, method: str, scope: Scope, **params: JsonValue) -> Any:
-        return await self.parent.call(method, {"scope": _SCOPE.dump_python(scope, mode="json"), **params})
+        return await self.parent.call(
+            method, {"scope": _SCOPE.dump_python(scope, mode="json"), **params}
+        )
 
 
 class _ParentPlugin:
@@ -148,17 +160,12 @@ async def _serve(settings: dict[str, Any], channel_in: int, channel_out: int) ->
     reader, writer = await _open_channel(channel_in, channel_out)
     parent = _Parent(reader, writer)
     start = await parent.start()
-    recipe = TurnRecipe.model_validate(start["recipe"])
-    turn_input = TurnInput.model_validate(start["input"])
-    manager = recipe.plugin_manager()
-    manager.register(_ParentPlugin(parent), name=PARENT_PROVIDER)
-    model = recipe.model.partition(":")[2]
-    turn = recipe.build(manager=manager, state=_ParentState(parent), model=f"{PARENT_PROVIDER}:{model}")
-    if settings["drop_to"] is not None:
-        _drop_privileges(int(settings["drop_to"]))
-    if settings["isolation"]:
-        mark_isolated(settings["isolation"])
     try:
+        turn, turn_input = _build(start, parent)
+        if settings["drop_to"] is not None:
+            _drop_privileges(int(settings["drop_to"]))
+        if settings["isolation"]:
+            mark_isolated(settings["isolation"])
         output = await turn.execute(turn_input)
     except Exception as exc:
         await write_message(writer, "failed", encode_error(exc))
@@ -166,6 +173,15 @@ async def _serve(settings: dict[str, Any], channel_in: int, channel_out: int) ->
         await write_message(writer, "output", output.model_dump(mode="json"))
     writer.close()
     return 0
+
+
+def _build(start: dict[str, Any], parent: _Parent) -> tuple[NeuronTurn, TurnInput]:
+    recipe = TurnRecipe.model_validate(start["recipe"])
+    turn_input = TurnInput.model_validate(start["input"])
+    manager = recipe.plugin_manager()
+    manager.register(_ParentPlugin(parent), name=PARENT_PROVIDER)
+    model = f"{PARENT_PROVIDER}:{recipe.model.partition(':')[2]}"
+    return recipe.build(manager=manager, state=_ParentState(parent), model=model), turn_input
 
 
 async def _open_channel(

@@ -99,7 +99,9 @@ class ChildEnvironment:
         self._plugins = plugins
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.recipe.model!r}, tools={list(self.recipe.tools)!r})"
+        return (
+            f"{type(self).__name__}(model={self.recipe.model!r}, tools={list(self.recipe.tools)!r})"
+        )
 
     @property
     def plugins(self) -> PluginManager:
@@ -153,10 +155,9 @@ class ChildEnvironment:
     # --- shared steps --------------------------------------------------------------
 
     def _check_tools(self) -> None:
-        if self.isolation is not None:
-            return
+        """Fail here, not in the child, on unknown tools and on tools that need isolation."""
         for tool in self.plugins.tools_by_name(self.recipe.tools):
-            if requires_isolation(tool):
+            if self.isolation is None and requires_isolation(tool):
                 raise IsolationRequiredError(tool.name, self.label)
 
     @contextlib.contextmanager
@@ -216,6 +217,8 @@ def owned_by(workspace: Path, uid: int) -> None:
         for name in (*dirs, *files):
             os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
     os.chown(workspace, uid, uid)
+    # Others may only pass through: bubblewrap, root without capabilities, must enter it.
+    workspace.chmod(0o711)
 
 
 def user_processes() -> int:

@@ -11,7 +11,13 @@ from typing import Final
 
 __all__ = ["CORE_PACKAGES", "code_paths", "import_root", "package_dir"]
 
-CORE_PACKAGES: Final = ("layer0", "neuron_hooks", "neuron_tool", "neuron_turn", "neuron_env_sandbox")
+CORE_PACKAGES: Final = (
+    "layer0",
+    "neuron_hooks",
+    "neuron_tool",
+    "neuron_turn",
+    "neuron_env_sandbox",
+)
 """The packages every child imports."""
 
 

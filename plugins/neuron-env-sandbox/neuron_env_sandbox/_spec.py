@@ -18,7 +18,13 @@ from layer0 import (
 
 from .errors import UnsupportedSpecError
 
-__all__ = ["BUBBLEWRAP", "check_boundaries", "check_credentials", "network_allowed", "relative_path"]
+__all__ = [
+    "BUBBLEWRAP",
+    "check_boundaries",
+    "check_credentials",
+    "network_allowed",
+    "relative_path",
+]
 
 BUBBLEWRAP = "bubblewrap"
 """The `CustomBoundary.boundary_type` naming this plugin's sandbox."""
@@ -26,24 +32,31 @@ BUBBLEWRAP = "bubblewrap"
 _SANDBOX_HINT = "run the agent in SandboxEnvironment (bubblewrap)"
 
 
-def check_boundaries(spec: EnvironmentSpec, *, environment: str, supported: Collection[str]) -> None:
+def check_boundaries(
+    spec: EnvironmentSpec, *, environment: str, supported: Collection[str]
+) -> None:
     """Refuse every isolation boundary of `spec` whose kind is not in `supported`.
 
     Kinds are the boundaries' `type` tags, and `custom:<boundary_type>` for custom ones.
     """
     for boundary in spec.isolation:
-        kind = boundary.type
+        kind: str = boundary.type
         if isinstance(boundary, CustomBoundary):
             kind = f"custom:{boundary.boundary_type}"
         if isinstance(boundary, NetworkPolicyBoundary) and "network_policy" in supported:
-            network_allowed(NetworkPolicy(default=NetworkAction.DENY, rules=boundary.rules), environment=environment)
+            network_allowed(
+                NetworkPolicy(default=NetworkAction.DENY, rules=boundary.rules),
+                environment=environment,
+            )
             continue
         if kind not in supported:
             hint = f"it provides: {', '.join(sorted(supported)) or 'no isolation at all'}"
             raise UnsupportedSpecError(environment, f"the isolation boundary {kind!r}", hint=hint)
 
 
-def network_allowed(policy: NetworkPolicy | None, *, environment: str, default: bool = False) -> bool:
+def network_allowed(
+    policy: NetworkPolicy | None, *, environment: str, default: bool = False
+) -> bool:
     """Return whether `policy` lets all traffic through (True) or none (False).
 
     Per-destination rules would need a filtering proxy, which this plugin does

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pydantic import TypeAdapter, ValidationError
+
 from layer0 import Scope, SessionId, SessionScope, StateReader, TurnOutput
 from neuron_turn import Provider
-from pydantic import TypeAdapter, ValidationError
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
 from ._procfs import end_tree, live, processes_of
@@ -208,9 +209,7 @@ def _outcome(
     raise _failure(launch, problem, returncode, stderr)
 
 
-def _failure(
-    launch: Launch, problem: str | None, returncode: int | None, stderr: str
-) -> Exception:
+def _failure(launch: Launch, problem: str | None, returncode: int | None, stderr: str) -> Exception:
     signum = _signal_of(returncode, as_status=launch.signal_as_status)
     if signum == signal.SIGXCPU:
         return LimitExceededError(

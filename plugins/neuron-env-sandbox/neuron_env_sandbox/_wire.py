@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final, cast
 
-import layer0.errors
-import neuron_turn.provider_errors
-from layer0 import ImageSource
 from moneyed import Money
+from pydantic import JsonValue, TypeAdapter
+
+import layer0.errors
+import neuron_turn
+from layer0 import ImageSource
 from neuron_tool import ToolSchema
 from neuron_turn import (
     ContentPart,
@@ -33,7 +35,6 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
 )
-from pydantic import JsonValue, TypeAdapter
 
 __all__ = [
     "WireError",
@@ -48,6 +49,11 @@ __all__ = [
 _PARTS: Final[dict[str, type[Any]]] = {
     cls.__name__: cls
     for cls in (TextPart, ImagePart, ToolUsePart, ToolResultPart, ThinkingPart, RawPart)
+}
+_PROVIDER_ERRORS: Final[dict[str, type[ProviderError]]] = {
+    name: value
+    for name in neuron_turn.__all__
+    if isinstance(value := getattr(neuron_turn, name), type) and issubclass(value, ProviderError)
 }
 _IMAGE_SOURCE: Final[TypeAdapter[Any]] = TypeAdapter(ImageSource)
 
@@ -131,9 +137,8 @@ def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Excep
     message = str(data.get("message", ""))
     retry_after = data.get("retry_after")
     retry_after = float(retry_after) if isinstance(retry_after, int | float) else None
-    provider_cls = getattr(neuron_turn.provider_errors, name, None)
-    if isinstance(provider_cls, type) and issubclass(provider_cls, ProviderError):
-        return provider_cls(message, retry_after=retry_after)
+    if name in _PROVIDER_ERRORS:
+        return _PROVIDER_ERRORS[name](message, retry_after=retry_after)
     if name == "RetryableError":
         return layer0.RetryableError(message, retry_after=retry_after)
     layer0_cls = getattr(layer0.errors, name, None)

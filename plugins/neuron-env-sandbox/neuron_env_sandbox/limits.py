@@ -78,17 +78,18 @@ class ProcessLimits:
             raise UnsupportedSpecError(
                 environment, f"a GPU limit ({resources.gpu!r})", hint="leave `gpu` unset"
             )
-        changes: dict[str, float | int] = {}
         try:
-            if resources.cpu is not None:
-                changes["cpu_seconds"] = parse_seconds(resources.cpu)
-            if resources.memory is not None:
-                changes["memory_bytes"] = parse_bytes(resources.memory)
-            if resources.disk is not None:
-                changes["file_size_bytes"] = parse_bytes(resources.disk)
+            cpu = None if resources.cpu is None else parse_seconds(resources.cpu)
+            memory = None if resources.memory is None else parse_bytes(resources.memory)
+            disk = None if resources.disk is None else parse_bytes(resources.disk)
         except ValueError as exc:
             raise UnsupportedSpecError(environment, "that resource limit", hint=str(exc)) from exc
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(
+            self,
+            cpu_seconds=self.cpu_seconds if cpu is None else cpu,
+            memory_bytes=self.memory_bytes if memory is None else memory,
+            file_size_bytes=self.file_size_bytes if disk is None else disk,
+        )
 
     def rlimits(self) -> dict[str, int]:
         """Return the `resource.RLIMIT_*` names and values to set (the child applies them)."""
@@ -115,7 +116,9 @@ def parse_bytes(text: str) -> int:
     return int(number * _BYTES[unit])
 
 
-def _quantity(text: str, units: dict[str, float] | dict[str, int], expected: str) -> tuple[float, str]:
+def _quantity(
+    text: str, units: dict[str, float] | dict[str, int], expected: str
+) -> tuple[float, str]:
     match = _QUANTITY.match(text)
     if match is None or match.group(2) not in units or float(match.group(1)) <= 0:
         raise ValueError(f"{text!r} is not {expected}")

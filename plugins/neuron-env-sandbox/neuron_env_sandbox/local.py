@@ -88,12 +88,14 @@ class LocalEnvironment:
 
     @contextlib.asynccontextmanager
     async def _credential_files(self, spec: EnvironmentSpec) -> AsyncIterator[None]:
-        """Write the spec's file credentials (0600, never over an existing file); remove them after."""
+        """Write the spec's file credentials (0600, never over a file); remove them after."""
         written: list[Path] = []
         try:
             for ref in spec.credentials:
                 if isinstance(ref.injection, FileInjection):
-                    relative = relative_path(ref.injection.path, environment=_LABEL, what="a credential")
+                    relative = relative_path(
+                        ref.injection.path, environment=_LABEL, what="a credential"
+                    )
                     path = self.credentials_dir / relative
                     value = await self.credentials.resolve(ref.name)
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,12 @@ def _check(spec: EnvironmentSpec) -> None:
         raise UnsupportedSpecError(_LABEL, "a network restriction", hint=_HINT)
     if spec.resources is not None and any(
         value is not None
-        for value in (spec.resources.cpu, spec.resources.memory, spec.resources.disk, spec.resources.gpu)
+        for value in (
+            spec.resources.cpu,
+            spec.resources.memory,
+            spec.resources.disk,
+            spec.resources.gpu,
+        )
     ):
         raise UnsupportedSpecError(
             _LABEL, "resource limits (they would bind the whole process)", hint=_HINT

@@ -62,7 +62,12 @@ class ProcessEnvironment(ChildEnvironment):
                     hint="use SandboxEnvironment, which drops to an unprivileged user",
                 )
             rlimits["RLIMIT_NPROC"] = user_processes() + limits.processes
-        settings = {"rlimits": rlimits, "drop_to": None, "isolation": None, "sys_path": self.sys_path()}
+        settings = {
+            "rlimits": rlimits,
+            "drop_to": None,
+            "isolation": None,
+            "sys_path": self.sys_path(),
+        }
         return Launch(
             argv=self.python_argv(json.dumps(settings)),
             env=prepared.env,

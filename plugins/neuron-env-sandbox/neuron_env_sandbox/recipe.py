@@ -62,7 +62,7 @@ class TurnRecipe(BaseModel):
         model: str | None = None,
         **provider_options: Any,
     ) -> NeuronTurn:
-        """Build the turn from `manager`'s plugins, with `model` instead of the recipe's if given."""
+        """Build the turn from `manager`'s plugins (with `model` instead of the recipe's)."""
         config = NeuronTurnConfig(
             max_turns=self.max_turns, max_tokens=self.max_tokens, effect_tools=self.effect_tools
         )

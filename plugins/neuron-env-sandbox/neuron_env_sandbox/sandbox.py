@@ -38,6 +38,7 @@ import json
 import os
 import random
 import shutil
+from typing import Any
 
 from layer0 import EnvironmentSpec, TurnInput, TurnOutput
 
@@ -48,6 +49,7 @@ from ._spec import BUBBLEWRAP, check_boundaries, network_allowed
 from ._supervisor import Launch
 from .errors import ChildFailedError, SandboxUnavailableError
 from .limits import ProcessLimits
+from .recipe import TurnRecipe
 
 __all__ = ["SandboxEnvironment"]
 
@@ -58,26 +60,37 @@ class SandboxEnvironment(ChildEnvironment):
     """Runs each turn in a bubblewrap sandbox: read-only system, private workspace, no network.
 
     Takes `ChildEnvironment`'s arguments (recipe, provider, state,
-    credentials, limits, env, files, workspace, plugins), and `bwrap` (the
-    executable) and `run_as` (the uid the child drops to when started as root;
-    default: a fresh one per run).
+    credentials, limits, env, files, workspace, plugins), and `bwrap` and
+    `run_as`.
     """
 
     label = "SandboxEnvironment"
     isolation = BUBBLEWRAP
     default_limits = ProcessLimits()
 
-    def __init__(self, *args: object, bwrap: str = "bwrap", run_as: int | None = None, **kwargs: object) -> None:
-        """See the class docstring; `bwrap` is looked up on PATH now, so a missing one fails early.
+    def __init__(
+        self,
+        recipe: TurnRecipe,
+        *,
+        bwrap: str = "bwrap",
+        run_as: int | None = None,
+        **options: Any,
+    ) -> None:
+        """Run turns built from `recipe`; `options` are `ChildEnvironment`'s.
+
+        `bwrap` is looked up on PATH now, so a missing bubblewrap fails early;
+        `run_as` is the uid the child drops to when started as root (default:
+        a fresh one per run).
 
         Raises:
             SandboxUnavailableError: `bwrap` is not installed.
         """
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(recipe, **options)
         found = shutil.which(bwrap)
         if found is None:
             raise SandboxUnavailableError(
-                f"bubblewrap ({bwrap!r}) is not installed; install it (Debian: apt-get install bubblewrap)"
+                f"bubblewrap ({bwrap!r}) is not installed; "
+                "install it (Debian: apt-get install bubblewrap)"
             )
         self.bwrap = found
         self.run_as = run_as

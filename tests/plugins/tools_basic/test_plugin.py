@@ -1,11 +1,11 @@
-"""The entry point registers `calculator` and `clock`, and turns can use them by name."""
+"""The entry point registers `calculator`, `clock`, `shell` and `python`; turns use them by name."""
 
 from __future__ import annotations
 
 from importlib.metadata import entry_points
 
 from neuron_tool import ToolDyn
-from neuron_tools_basic import calculator, clock, plugin
+from neuron_tools_basic import calculator, clock, plugin, python, shell
 from neuron_turn import plugins
 
 
@@ -22,8 +22,8 @@ def test_entry_point_points_at_the_plugin_module() -> None:
     assert ep.load() is plugin
 
 
-def test_register_tools_offers_the_calculator_and_the_clock() -> None:
-    assert registered() == [calculator, clock]
+def test_register_tools_offers_the_calculator_the_clock_and_the_sandboxed_tools() -> None:
+    assert registered() == [calculator, clock, shell, python]
 
 
 def test_installed_plugins_offer_both_tools_by_name() -> None:

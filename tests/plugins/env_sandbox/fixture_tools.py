@@ -1,0 +1,72 @@
+"""Tools that probe an environment's boundaries from inside the child's own process.
+
+Registered by recipes (`TurnRecipe(plugins=(__name__,))`), never installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+
+from neuron_tool import tool
+from neuron_turn import RegisterTool, hookimpl
+
+
+@tool
+def read_file(path: str) -> str:
+    """Return the text of the file at `path`."""
+    with open(path) as file:
+        return file.read()
+
+
+@tool
+def read_env(name: str) -> str:
+    """Return the value of environment variable `name`, or `<unset>`."""
+    return os.environ.get(name, "<unset>")
+
+
+@tool
+def connect(port: int) -> str:
+    """Open a TCP connection to 127.0.0.1:`port`."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        return "connected"
+
+
+@tool
+def spin() -> str:
+    """Loop forever, using CPU."""
+    while True:
+        pass
+
+
+@tool
+def hog(megabytes: int) -> int:
+    """Allocate `megabytes` of memory."""
+    return len(bytearray(megabytes * 1024 * 1024))
+
+
+@tool
+async def hang(pid_file: str) -> str:
+    """Start a detached `sleep` that leaves the process group, write its pid, wait forever."""
+    sleeper = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    with open(pid_file, "w") as file:
+        file.write(str(sleeper.pid))
+    await asyncio.Event().wait()
+    return "unreachable"
+
+
+@tool
+def crash() -> str:
+    """Kill the process this runs in."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "unreachable"
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    """Offer the probes."""
+    for probe in (read_file, read_env, connect, spin, hog, hang, crash):
+        register(probe)

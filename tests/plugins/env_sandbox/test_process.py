@@ -1,0 +1,126 @@
+"""The child-process environment, with real processes: limits, crashes, cleanup, secrets."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from layer0 import (
+    CredentialRef,
+    EnvironmentSpec,
+    EnvVarInjection,
+    NetworkAction,
+    NetworkPolicy,
+    SessionScope,
+    TurnInput,
+)
+from neuron_env_sandbox import (
+    ChildFailedError,
+    IsolationRequiredError,
+    LimitExceededError,
+    MissingCredentialError,
+    ProcessEnvironment,
+    ProcessLimits,
+    StaticCredentials,
+    UnsupportedSpecError,
+)
+from neuron_state_sqlite import SqliteStore
+
+from ._helpers import RECIPE, call_tool, running, scripted
+
+
+async def test_the_child_sees_only_the_variables_it_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NEURON_TEST_SECRET", "hunter2")
+    hidden = await call_tool(ProcessEnvironment, "read_env", {"name": "NEURON_TEST_SECRET"})
+    assert hidden.result.content == "<unset>"
+    given = await call_tool(ProcessEnvironment, "read_env", {"name": "MODE"}, env={"MODE": "test"})
+    assert given.result.content == "test"
+
+
+async def test_a_credential_resolves_in_the_parent_and_never_shows_in_errors() -> None:
+    spec = EnvironmentSpec(
+        credentials=[CredentialRef(name="db", injection=EnvVarInjection(var_name="DB_PASSWORD"))]
+    )
+    with pytest.raises(MissingCredentialError, match="credential 'db'"):
+        await call_tool(ProcessEnvironment, "read_env", {"name": "DB_PASSWORD"}, spec=spec)
+    limits = ProcessLimits(cpu_seconds=1, processes=None)
+    with pytest.raises(LimitExceededError) as caught:
+        await call_tool(
+            ProcessEnvironment,
+            "spin",
+            {},
+            spec=spec,
+            limits=limits,
+            credentials=StaticCredentials({"db": "pa55word"}),
+        )
+    assert "pa55word" not in str(caught.value)
+
+
+async def test_a_crash_in_the_child_is_a_clear_error_and_the_store_is_intact(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    scope = SessionScope(id="s1")
+    history = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
+    async with SqliteStore(path) as store:
+        await store.write(scope, "messages", history)
+        with pytest.raises(ChildFailedError, match="killed by SIGKILL"):
+            await call_tool(ProcessEnvironment, "crash", {}, session="s1", state=store)
+        assert await store.read(scope, "messages") == history
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_the_child_reads_its_sessions_history_through_the_parent(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        await store.write(SessionScope(id="s1"), "messages", [])
+        call = await call_tool(
+            ProcessEnvironment, "read_env", {"name": "X"}, session="s1", state=store
+        )
+    # The new history (empty before) is declared as an effect, for the orchestrator to write.
+    assert [effect.type for effect in call.output.effects] == ["write_memory"]
+
+
+async def test_a_detached_grandchild_does_not_outlive_the_run(tmp_path: Path) -> None:
+    limits = ProcessLimits(wall_clock_seconds=2, processes=None)
+    with pytest.raises(LimitExceededError, match="wall-clock"):
+        await call_tool(
+            ProcessEnvironment,
+            "hang",
+            {"pid_file": "sleeper.pid"},
+            limits=limits,
+            workspace=tmp_path,
+        )
+    sleeper = int((tmp_path / "sleeper.pid").read_text())
+    assert not running(sleeper)
+
+
+async def test_an_infinite_loop_ends_at_the_cpu_limit() -> None:
+    limits = ProcessLimits(cpu_seconds=1, processes=None)
+    with pytest.raises(LimitExceededError, match="CPU-time") as caught:
+        await call_tool(ProcessEnvironment, "spin", {}, limits=limits)
+    assert caught.value.resource == "cpu"
+
+
+async def test_tools_that_require_isolation_are_refused() -> None:
+    environment = ProcessEnvironment(RECIPE, provider=scripted("shell", {"command": "true"}))
+    with pytest.raises(IsolationRequiredError, match="'shell' must run isolated"):
+        await environment.run(TurnInput(message="go", trigger="user"), EnvironmentSpec())
+
+
+async def test_a_network_restriction_is_refused_since_the_network_is_shared() -> None:
+    spec = EnvironmentSpec(network=NetworkPolicy(default=NetworkAction.DENY, rules=[]))
+    with pytest.raises(UnsupportedSpecError, match="network restriction"):
+        await call_tool(ProcessEnvironment, "read_env", {"name": "X"}, spec=spec)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC binds every user but root")
+async def test_a_process_limit_is_refused_as_root() -> None:
+    limits = ProcessLimits(processes=8)
+    with pytest.raises(UnsupportedSpecError, match="RLIMIT_NPROC does not bind root"):
+        await call_tool(ProcessEnvironment, "read_env", {"name": "X"}, limits=limits)

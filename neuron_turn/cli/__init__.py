@@ -31,6 +31,7 @@ from layer0 import (
     ExitReason,
     Layer0Error,
     ObserverHalt,
+    StateReader,
     TurnConfig,
     TurnOutput,
 )
@@ -285,7 +286,7 @@ def _add_session_parsers(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 def _sessions_command(args: argparse.Namespace) -> int:
     async def read() -> list[SessionEntry]:
-        store = get_plugin_manager().get_state_store("sqlite", **_state_options(args))
+        store = _read_only_store(args)
         try:
             return await list_sessions(store)
         finally:
@@ -303,7 +304,7 @@ def _sessions_command(args: argparse.Namespace) -> int:
 
 def _history_command(args: argparse.Namespace) -> int:
     async def read() -> JsonValue | None:
-        store = get_plugin_manager().get_state_store("sqlite", **_state_options(args))
+        store = _read_only_store(args)
         try:
             return await read_history(store, args.session)
         finally:
@@ -317,8 +318,11 @@ def _history_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _state_options(args: argparse.Namespace) -> dict[str, str]:
-    return {} if args.state is None else {"path": args.state}
+def _read_only_store(args: argparse.Namespace) -> StateReader:
+    # Listing needs read access only: the file is neither written nor created.
+    options = {"read_only": True} | ({} if args.state is None else {"path": args.state})
+    store: StateReader = get_plugin_manager().get_state_store("sqlite", **options)
+    return store
 
 
 def _config(args: argparse.Namespace) -> TurnConfig:

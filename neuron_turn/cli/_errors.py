@@ -5,7 +5,14 @@ from __future__ import annotations
 import textwrap
 from typing import Final, TypeVar
 
-from layer0 import Layer0Error, ModelError, NonRetryableError, OrchError, RetryableError
+from layer0 import (
+    Layer0Error,
+    ModelError,
+    NonRetryableError,
+    OrchError,
+    RetryableError,
+    StateError,
+)
 from neuron_tool import ToolError
 
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
@@ -27,6 +34,7 @@ EXIT_REJECTED: Final = 7
 EXIT_MODEL: Final = 8
 EXIT_TOOL_SOURCE: Final = 9
 EXIT_ORCHESTRATOR: Final = 10
+EXIT_STATE: Final = 11
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -50,6 +58,11 @@ _CODES: Final = (
     (
         EXIT_ORCHESTRATOR,
         "the orchestrator could not run the turn (no worker picked it up, server unreachable)",
+    ),
+    (
+        EXIT_STATE,
+        "the state file could not be used (corrupt, another program's, read-only, a "
+        "directory, a newer version); the message names the file and what to do",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
@@ -75,6 +88,10 @@ def classify(
     auth = _in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)
+    state = _in_chain(exc, StateError)
+    if state is not None:
+        # The store's message names the file and the fix; a retry would fail the same way.
+        return EXIT_STATE, f"{state} (the state file is set by --state or $NEURON_STATE_PATH)"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

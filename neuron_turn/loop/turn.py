@@ -26,6 +26,7 @@ from layer0 import (
     ObserverHalt,
     RetryableError,
     SessionScope,
+    StateError,
     StateReader,
     TurnInput,
     TurnOutput,
@@ -143,7 +144,8 @@ class NeuronTurn:
         Raises:
             ContextAssemblyError: the session's stored history does not parse.
             RetryableError: the provider or the state reader failed in a way a retry may fix.
-            NonRetryableError: the provider refused the request (credentials, invalid request).
+            NonRetryableError: the provider refused the request (credentials, invalid
+                request), or the state store raised a `StateError` reading the history.
             ModelError: the model's answer cannot be used (truncated, filtered, provider fault).
         """
         settings = self.config.resolve(input.config)
@@ -165,6 +167,10 @@ class NeuronTurn:
             return []
         try:
             stored = await self.state.read(SessionScope(id=session), HISTORY_KEY)
+        except StateError as exc:
+            # The store judged it (corrupt or unreadable file...): retrying cannot help.
+            message = f"reading the history of session {session!r} failed: {exc}"
+            raise NonRetryableError(message) from exc
         except Exception as exc:
             message = f"reading the history of session {session!r} failed: {exc}"
             raise RetryableError(message) from exc

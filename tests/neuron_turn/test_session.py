@@ -8,10 +8,12 @@ from pydantic import JsonValue
 from layer0 import (
     ContextAssemblyError,
     CustomBlock,
+    NonRetryableError,
     RetryableError,
     Scope,
     SearchResult,
     SessionScope,
+    StateError,
     TurnConfig,
     WriteMemoryEffect,
 )
@@ -163,3 +165,15 @@ async def test_exit_by_limit_still_writes_the_history() -> None:
     history = output.effects[-1]
     assert isinstance(history, WriteMemoryEffect)
     assert [m["role"] for m in history.value] == ["user", "assistant", "user"]  # type: ignore[union-attr]
+
+
+class _BrokenFileReader(_FailingReader):
+    async def read(self, scope: Scope, key: str) -> JsonValue | None:
+        raise StateError("state database 'x.db' is corrupt; restore it from a backup")
+
+
+async def test_a_state_error_reading_the_history_is_not_retryable() -> None:
+    turn, _ = build([answer("never")], state=_BrokenFileReader())
+    with pytest.raises(NonRetryableError, match="restore it from a backup") as exc:
+        await turn.execute(ask(session="s1"))
+    assert isinstance(exc.value.__cause__, StateError)

@@ -5,8 +5,21 @@ several processes sharing the file. Registered with neuron-turn as the
 state store `"sqlite"`.
 """
 
-from .errors import SchemaVersionError
+from .errors import (
+    NotAStateDatabaseError,
+    SchemaVersionError,
+    StateFileAccessError,
+    StateFileError,
+)
 from .paths import ENV_VAR, default_path
 from .store import SqliteStore
 
-__all__ = ["ENV_VAR", "SchemaVersionError", "SqliteStore", "default_path"]
+__all__ = [
+    "ENV_VAR",
+    "NotAStateDatabaseError",
+    "SchemaVersionError",
+    "SqliteStore",
+    "StateFileAccessError",
+    "StateFileError",
+    "default_path",
+]

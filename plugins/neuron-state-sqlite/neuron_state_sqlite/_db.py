@@ -15,7 +15,8 @@ from typing import Final, Literal
 
 from layer0 import StateError, WriteFailed
 
-from ._schema import migrate
+from ._schema import check, migrate
+from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
 
 __all__ = [
     "Put",
@@ -23,6 +24,7 @@ __all__ = [
     "Synchronous",
     "apply",
     "list_keys",
+    "open_read_only",
     "open_reader",
     "open_writer",
     "read",
@@ -35,6 +37,13 @@ Synchronous = Literal["full", "normal"]
 # Errors a bound parameter or the engine can raise. A key holding a lone
 # surrogate fails to encode to UTF-8 before SQLite ever sees it.
 _DB_ERRORS: Final = (sqlite3.Error, UnicodeEncodeError)
+
+_MOVE_ASIDE: Final = "move it aside or choose another file for the state"
+_CORRUPT: Final = "restore it from a backup, or move it aside to start with an empty state"
+_ACCESS: Final = (
+    "make the file and its directory readable and writable by this user, "
+    "or choose another file for the state"
+)
 
 _UPSERT: Final = """
 INSERT INTO entries (scope, key, value, body) VALUES (?, ?, ?, ?)
@@ -76,17 +85,20 @@ class Remove:
 def open_writer(path: Path, *, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
     """Open the connection that does all of this store's writing, creating the file.
 
-    The schema is migrated before this returns, so once a writer is open,
-    readers may be opened too.
+    The file is checked before anything is written to it, then switched to
+    WAL and migrated, so once a writer is open, readers may be opened too.
 
     Raises:
-        SchemaVersionError: the file was written by a newer version.
-        StateError: the file cannot be opened or is not a state database.
+        StateFileError: the file is not a state database, is from a newer
+            version, or this process may not open or write it.
+        StateError: the file cannot be opened for another reason.
     """
+    _refuse_directory(path)
     with _opening(path):
         path.parent.mkdir(parents=True, exist_ok=True)
     connection = _connect(path, busy_timeout=busy_timeout)
     with _opening(path), _closing_on_error(connection):
+        check(connection, path)
         # WAL lets readers in every process go on while one process writes.
         (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
         if str(mode).lower() != "wal":
@@ -97,10 +109,51 @@ def open_writer(path: Path, *, busy_timeout: float, synchronous: Synchronous) ->
 
 
 def open_reader(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
-    """Open a read-only connection to an existing state database."""
+    """Open a connection that cannot write, to a state database a writer has opened."""
     connection = _connect(path, busy_timeout=busy_timeout)
     with _opening(path), _closing_on_error(connection):
         connection.execute("PRAGMA query_only = ON")
+    return connection
+
+
+def open_read_only(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
+    """Open an existing state database read-only, checked but never written, not even its mode.
+
+    Needs only read access to the file. A file that does not exist reads as an
+    empty store (an in-memory database with the schema), and is not created.
+
+    Raises:
+        StateFileError: the file is not a state database we can read, or cannot be opened.
+    """
+    _refuse_directory(path)
+    if not path.exists():
+        connection = _connect_uri("file::memory:", path, busy_timeout=busy_timeout)
+        with _opening(path), _closing_on_error(connection):
+            migrate(connection, path)
+            connection.execute("PRAGMA query_only = ON")
+        return connection
+    uri = f"{path.absolute().as_uri()}?mode=ro"
+    try:
+        return _checked(_connect_uri(uri, path, busy_timeout=busy_timeout), path)
+    except StateFileAccessError as exc:
+        cause = exc.__cause__
+        if not (
+            isinstance(cause, sqlite3.Error)
+            and cause.sqlite_errorcode == sqlite3.SQLITE_READONLY_DIRECTORY
+            and not Path(f"{path}-wal").exists()
+        ):
+            raise
+    # A WAL file needs its -shm beside it, which a read-only directory cannot
+    # hold. With no -wal there either, no process can write the file (a
+    # writer must create one), so reading it as immutable is exact.
+    immutable = _connect_uri(f"{uri}&immutable=1", path, busy_timeout=busy_timeout)
+    return _checked(immutable, path)
+
+
+def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """Return `connection` once `check` accepts its file; close it otherwise."""
+    with _opening(path), _closing_on_error(connection):
+        check(connection, path)
     return connection
 
 
@@ -121,6 +174,9 @@ def apply(connection: sqlite3.Connection, ops: Sequence[Put | Remove], *, path: 
                     connection.execute(_DELETE, (op.scope, op.key))
             failed_at = None
     except _DB_ERRORS as exc:
+        file_error = _file_error(exc, path)
+        if file_error is not None:
+            raise file_error from exc
         raise WriteFailed(_apply_failure(ops, failed_at, path, exc)) from exc
 
 
@@ -166,6 +222,22 @@ def _connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
         )
 
 
+def _connect_uri(uri: str, path: Path, *, busy_timeout: float) -> sqlite3.Connection:
+    """Open the SQLite `uri` standing for `path`, as `_connect` does."""
+    with _opening(path):
+        return sqlite3.connect(
+            uri, timeout=busy_timeout, isolation_level=None, check_same_thread=False, uri=True
+        )
+
+
+def _refuse_directory(path: Path) -> None:
+    """Refuse a directory before SQLite's vaguer "unable to open database file"."""
+    if path.is_dir():
+        raise NotAStateDatabaseError(
+            path, "is a directory", "give the path of a file (it is created if missing)"
+        )
+
+
 @contextmanager
 def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
     """Run the block in a `BEGIN IMMEDIATE` transaction, rolled back on any error.
@@ -185,11 +257,14 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
 
 @contextmanager
 def _failing_as(error: type[StateError], what: str, path: Path) -> Iterator[None]:
-    """Translate sqlite3 errors in the block into `error`, naming `what` failed."""
+    """Translate sqlite3 errors in the block into `error`, naming `what` failed.
+
+    A fault of the file itself (corrupt, read-only) is a `StateFileError` instead.
+    """
     try:
         yield
     except _DB_ERRORS as exc:
-        raise error(f"{what} failed ({path}): {exc}") from exc
+        raise _file_error(exc, path) or error(f"{what} failed ({path}): {exc}") from exc
 
 
 @contextmanager
@@ -198,7 +273,29 @@ def _opening(path: Path) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.Error) as exc:
-        raise StateError(f"cannot open state database {str(path)!r}: {exc}") from exc
+        raise _file_error(exc, path) or StateError(
+            f"cannot open state database {str(path)!r}: {exc}"
+        ) from exc
+
+
+def _file_error(exc: BaseException, path: Path) -> StateFileError | None:
+    """Return the `StateFileError` for an error that only a change to the file can fix."""
+    if isinstance(exc, PermissionError):
+        return StateFileAccessError(path, f"cannot be created ({exc.strerror})", _ACCESS)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.Error) or code is None:
+        return None
+    primary = code & 0xFF
+    if primary == sqlite3.SQLITE_NOTADB:
+        problem = f"is not an SQLite database ({exc}): corrupt, or another kind of file"
+        return NotAStateDatabaseError(path, problem, _MOVE_ASIDE)
+    if primary == sqlite3.SQLITE_CORRUPT:
+        return NotAStateDatabaseError(path, f"is corrupt ({exc})", _CORRUPT)
+    if primary == sqlite3.SQLITE_READONLY:
+        return StateFileAccessError(path, f"is read-only for this process ({exc})", _ACCESS)
+    if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH):
+        return StateFileAccessError(path, f"cannot be opened ({exc})", _ACCESS)
+    return None
 
 
 @contextmanager

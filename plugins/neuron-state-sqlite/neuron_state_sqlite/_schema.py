@@ -1,8 +1,10 @@
 """The database schema, its version and the migrations that bring a file up to it.
 
-The version lives in `PRAGMA user_version` (a field of the file header), so it
-is read without any table existing and changes atomically with the migration
-that sets it.
+The version lives in `PRAGMA user_version` and the owner in `PRAGMA
+application_id` (fields of the file header), so both are read without any
+table existing, and change atomically with the migration that sets them.
+`check` only reads: a file is judged before anything (WAL mode included) is
+written to it, so a refused file is left byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from layer0 import StateError
+from .errors import NotAStateDatabaseError, SchemaVersionError
 
-from .errors import SchemaVersionError
-
-__all__ = ["SCHEMA_VERSION", "migrate"]
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "check", "migrate"]
 
 # `entries` holds the values; `body` is the plain text of a value's strings,
 # which `entries_fts` indexes as an external-content FTS5 table (so the text
@@ -57,27 +57,63 @@ _MIGRATIONS: Final = (_V1,)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 """The schema version this package writes and reads."""
 
+APPLICATION_ID: Final = 0x4E54524E
+"""`PRAGMA application_id` of a state database ("NTRN"); files from before it have 0."""
+
+_MOVE_ASIDE: Final = "move it aside or choose another file for the state"
+
+
+def check(conn: sqlite3.Connection, path: Path) -> int:
+    """Return the file's schema version (0 for a new file) if it is a state database we can use.
+
+    Only reads the header and the schema, so it is safe on any file.
+
+    Raises:
+        SchemaVersionError: the file was written by a newer version.
+        NotAStateDatabaseError: the file is some other application's database.
+    """
+    owner = _owner(conn)
+    if owner not in (0, APPLICATION_ID):
+        raise NotAStateDatabaseError(
+            path,
+            "is not a neuron-turn state database (it belongs to another program: "
+            f"SQLite application_id {owner:#x})",
+            _MOVE_ASIDE,
+        )
+    found = _version(conn)
+    if found > SCHEMA_VERSION:
+        raise SchemaVersionError(path, found=found, supported=SCHEMA_VERSION)
+    foreign = _has_objects(conn) if found == 0 else owner == 0 and not _has_entries(conn)
+    if foreign:
+        raise NotAStateDatabaseError(
+            path,
+            "is not a neuron-turn state database (an SQLite database of another program)",
+            _MOVE_ASIDE,
+        )
+    return found
+
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the database up to `SCHEMA_VERSION`, or refuse a file it cannot read.
 
-    An up-to-date file costs one read. Otherwise the check and the migrations
+    An up-to-date file costs two reads. Otherwise the check and the migrations
     run in one `BEGIN IMMEDIATE` transaction, so processes opening a new file
     at the same time create the schema exactly once.
 
     Raises:
         SchemaVersionError: the file was written by a newer version.
-        StateError: the file is some other application's database.
+        NotAStateDatabaseError: the file is some other application's database.
     """
-    if _checked_version(conn, path) == SCHEMA_VERSION:
+    if check(conn, path) == SCHEMA_VERSION and _owner(conn) == APPLICATION_ID:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        found = _checked_version(conn, path)
+        found = check(conn, path)
         for script in _MIGRATIONS[found:]:
             _run_script(conn, script)
-        # PRAGMA takes no parameters; the value is our own integer.
+        # PRAGMA takes no parameters; the values are our own integers.
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -85,22 +121,22 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def _checked_version(conn: sqlite3.Connection, path: Path) -> int:
-    """Return the file's schema version (0 for a new file) if this package can use it."""
-    found = _version(conn)
-    if found > SCHEMA_VERSION:
-        raise SchemaVersionError(path, found=found, supported=SCHEMA_VERSION)
-    if found == 0 and _has_objects(conn):
-        raise StateError(
-            f"{str(path)!r} is an SQLite database but not a neuron-turn state database"
-        )
-    return found
-
-
 def _version(conn: sqlite3.Connection) -> int:
     """Return the file's schema version (0 for a new file)."""
     (version,) = conn.execute("PRAGMA user_version").fetchone()
     return int(version)
+
+
+def _owner(conn: sqlite3.Connection) -> int:
+    """Return the file's application id (0 for a new file or one from before it was set)."""
+    (owner,) = conn.execute("PRAGMA application_id").fetchone()
+    return int(owner)
+
+
+def _has_entries(conn: sqlite3.Connection) -> bool:
+    """Return whether the file has this package's `entries` table."""
+    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'"
+    return conn.execute(query).fetchone() is not None
 
 
 def _has_objects(conn: sqlite3.Connection) -> bool:

@@ -19,6 +19,7 @@ from layer0 import DeleteMemoryEffect, Scope, SearchResult, StateError, WriteMem
 from . import _db
 from ._codec import decode_value, encode_value, match_expression, scope_key
 from ._threads import ConnectionThreads, ThreadsClosed
+from .errors import StateFileAccessError
 from .paths import default_path
 
 __all__ = ["SqliteStore"]
@@ -53,6 +54,7 @@ class SqliteStore:
         busy_timeout: float = 5.0,
         readers: int = _DEFAULT_READERS,
         synchronous: _db.Synchronous = "full",
+        read_only: bool = False,
     ) -> None:
         """Prepare a store on `path`; the file is opened (and created) on first use.
 
@@ -65,6 +67,10 @@ class SqliteStore:
             synchronous: `"full"` (default) makes every returned write survive
                 power loss; `"normal"` only a crash of the process, but writes
                 several times faster.
+            read_only: open the file for reading only (`mode=ro`): it is
+                checked but never written, not even switched to WAL, so
+                read access to it is enough; a missing file reads as empty
+                and is not created. Writes raise `StateFileAccessError`.
         """
         if readers < 1:
             raise ValueError(f"readers must be at least 1, not {readers}")
@@ -81,8 +87,10 @@ class SqliteStore:
             threads=1,
             name="neuron-state-sqlite-writer",
         )
+        self._read_only = read_only
+        open_reader = _db.open_read_only if read_only else _db.open_reader
         self._readers = ConnectionThreads(
-            partial(_db.open_reader, self._path, busy_timeout=busy_timeout),
+            partial(open_reader, self._path, busy_timeout=busy_timeout),
             threads=readers,
             name="neuron-state-sqlite-reader",
         )
@@ -176,6 +184,8 @@ class SqliteStore:
         Raises:
             SerializationError: `value` is not JSON; nothing was written.
             WriteFailed: the database refused the write; nothing was written.
+            StateFileError: the file cannot be written as it is (read-only,
+                corrupt, not a state database); nothing was written.
         """
         await self._run_write([self._put(scope, key, value)])
 
@@ -219,6 +229,10 @@ class SqliteStore:
 
     async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove]) -> None:
         """Apply `ops` in one transaction on the writer thread."""
+        if self._read_only:
+            raise StateFileAccessError(
+                self._path, "was opened read-only", "open it without read_only=True to write"
+            )
         await self._ensure_ready()
         await self._run(self._writer, partial(_db.apply, ops=ops, path=self._path))
 
@@ -228,9 +242,12 @@ class SqliteStore:
         return await self._run(self._readers, fn)
 
     async def _ensure_ready(self) -> None:
-        """Open the writer (which migrates the schema) before anything else runs."""
+        """Open the writer (which migrates the schema) before anything else runs.
+
+        A read-only store opens one reader instead, which checks the file.
+        """
         if not self._ready:
-            await self._run(self._writer, _nothing)
+            await self._run(self._readers if self._read_only else self._writer, _nothing)
             self._ready = True
 
     async def _run(self, threads: ConnectionThreads, fn: Callable[[sqlite3.Connection], T]) -> T:

@@ -19,7 +19,7 @@ from layer0 import (
     WorkflowScope,
     WriteFailed,
 )
-from neuron_state_sqlite import SqliteStore
+from neuron_state_sqlite import NotAStateDatabaseError, SqliteStore
 
 from ._raw import raw, refuse_writes_of
 
@@ -260,15 +260,16 @@ async def test_a_file_that_is_not_a_database_raises_state_error_naming_it(
 ) -> None:
     db_path.write_bytes(b"this is not an sqlite database, not even close" * 100)
     store = SqliteStore(db_path)
-    with pytest.raises(StateError, match="cannot open state database") as raised:
+    with pytest.raises(NotAStateDatabaseError, match="is not an SQLite database") as raised:
         await store.read("global", "k")
     assert str(db_path) in str(raised.value)
+    assert "move it aside" in str(raised.value)
     await store.close()
 
 
 async def test_a_directory_in_place_of_the_file_raises_state_error(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
-    with pytest.raises(StateError, match="cannot open state database"):
+    with pytest.raises(NotAStateDatabaseError, match="is a directory"):
         await store.write("global", "k", 1)
     await store.close()
 
@@ -285,7 +286,7 @@ def test_bad_options_are_rejected_at_construction(db_path: Path) -> None:
 async def test_a_store_that_fails_to_open_in_async_with_is_closed(db_path: Path) -> None:
     db_path.write_bytes(b"not a database" * 100)
     store = SqliteStore(db_path)
-    with pytest.raises(StateError, match="cannot open"):
+    with pytest.raises(NotAStateDatabaseError, match="not an SQLite database"):
         async with store:
             pass
     with pytest.raises(StateError, match="closed"):

@@ -23,6 +23,7 @@ from neuron_tool import ModelRetry, ToolError, ToolRegistry
 
 from ._convert import json_text
 from ._run import RunState
+from ._tool_input import RefusedCall
 from .effect_tools import EFFECT_TOOL_NAMES, EffectArgumentError, declare_effect
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
@@ -91,6 +92,8 @@ class ToolRound:
 
     async def _call(self, call: ToolUsePart) -> _Done:
         started = time.monotonic()
+        if isinstance(call, RefusedCall):
+            return _finish(call, call.input, call.refusal, False, started)
         if self._is_effect_tool(call.name) and self.run.settings.allows(call.name):
             text, ok = self._declare(call)
             return _finish(call, call.input, text, ok, started)

@@ -36,6 +36,7 @@ from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
 
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
 from ._run import HISTORY_KEY, RunState
+from ._tool_input import guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
@@ -203,13 +204,16 @@ class NeuronTurn:
         await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
         request = self._request(run, input, tools)  # 2
         response = await self._complete(request)  # 3
+        response = replace(response, content=guard_tool_inputs(response.content))
         run.turns_used += 1
         run.last_content = response.content
         run.messages.append(ProviderMessage("assistant", response.content))
         try:
-            await self._hook(  # 4
-                run, HookPoint.POST_INFERENCE, model_output=content_from_parts(response.content)
-            )
+            # Built only for a hook that will read it: it costs a validation of every part.
+            output = None
+            if self.hooks.has_hooks(HookPoint.POST_INFERENCE):
+                output = content_from_parts(response.content)
+            await self._hook(run, HookPoint.POST_INFERENCE, model_output=output)  # 4
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5

@@ -197,7 +197,8 @@ class AnthropicProvider:
             return parse_message(json.loads(text))
         except StreamedError as exc:
             raise error_for_event(exc, model=model, secret=secret) from exc
-        except ValueError as exc:  # WireError, or a body that is not JSON at all
+        # WireError, a body that is not JSON at all, or one nested past what Python parses.
+        except (ValueError, RecursionError) as exc:
             raise ProviderResponseError(
                 f"unexpected response from the Anthropic API ({redact(str(exc), (secret,))}); "
                 f"body starts: {body_prefix(text, secrets=(secret,))!r}",

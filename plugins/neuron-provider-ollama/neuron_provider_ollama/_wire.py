@@ -281,7 +281,7 @@ def _tool_call(call: object, position: int, *, salt: str, data: object) -> ToolU
     if isinstance(arguments, str):  # some proxies send OpenAI-style JSON strings
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
             raise _shape_error(f"tool call {position} arguments are not JSON", data) from None
     given_id = call.get("id") if isinstance(call, dict) else None
     call_id = (

@@ -137,7 +137,7 @@ class OllamaProvider:
         content = self._scrubbed(response.text)
         try:
             return json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
             raise ProviderResponseError(
                 f"Ollama answered {response.status_code} with a body that is not JSON: "
                 f"{body_prefix(content)}",

@@ -360,7 +360,7 @@ def _arguments(raw: object, name: object) -> JsonValue:
         return {}
     try:
         value: JsonValue = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
         logger.warning("tool call %r: arguments are not valid JSON; passing the raw text", name)
         return raw
     # A string input always means "the raw arguments text", even for a JSON string literal.

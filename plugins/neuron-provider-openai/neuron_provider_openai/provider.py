@@ -326,7 +326,7 @@ class OpenAIProvider:
     def _parse_json(self, content: bytes, context: ErrorContext) -> Completion:
         try:
             data = json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
             raise self._bad_body("a JSON chat completion", content, context) from None
         if isinstance(data, dict) and "error" in data and "choices" not in data:
             raise self._error_in_200(data, content, context)

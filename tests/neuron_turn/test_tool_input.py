@@ -1,0 +1,79 @@
+"""Tool-call arguments nested too deep: refused as a tool error the model reads, never a crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import JsonValue
+
+from layer0 import Continue, HookAction, HookContext, HookPoint, TurnOutput
+from layer0.testing import InMemoryStore
+from neuron_hooks import FunctionHook, HookRegistry
+from neuron_turn import ToolResultPart
+from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_inputs
+
+from .support import answer, ask, build, call, calls
+
+
+def nested(depth: int, leaf: JsonValue = "x") -> JsonValue:
+    """`depth` levels of objects (and lists, alternately) around `leaf`."""
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_INPUT_DEPTH + 1, 255, 300, 5000])
+async def test_deeply_nested_arguments_become_a_tool_error_and_the_turn_goes_on(
+    depth: int,
+) -> None:
+    turn, provider = build(
+        [calls(call("c1", "echo", text=nested(depth))), answer("sorry, flatter next time")],
+        state=InMemoryStore(),
+    )
+    output = await turn.execute(ask(session="s1"))
+    assert output.exit_reason == "complete"
+    [result] = provider.requests[1].messages[-1].content
+    assert isinstance(result, ToolResultPart) and result.is_error
+    assert f"nest deeper than {MAX_INPUT_DEPTH} levels" in result.content
+    assert "'echo'" in result.content
+    assert not output.metadata.tools_called[0].success
+    # The whole output, history included, is valid layer0 JSON again.
+    assert TurnOutput.model_validate_json(output.model_dump_json()) == output
+
+
+async def test_arguments_at_the_limit_still_reach_the_tool() -> None:
+    turn, provider = build(
+        [calls(call("c1", "echo", text=nested(MAX_INPUT_DEPTH - 1))), answer("ok")]
+    )
+    await turn.execute(ask())
+    [result] = provider.requests[1].messages[-1].content
+    # The tool's own schema check answers (echo takes a string): the call got through.
+    assert isinstance(result, ToolResultPart)
+    assert result.content.startswith("invalid input for tool 'echo' at $.text")
+
+
+async def test_a_refused_call_reaches_no_tool_hook_and_post_inference_sees_it_empty() -> None:
+    seen: list[HookContext] = []
+
+    async def watch(ctx: HookContext) -> HookAction:
+        seen.append(ctx)
+        return Continue()
+
+    hooks = HookRegistry()
+    hooks.add(FunctionHook(watch, points=[HookPoint.PRE_TOOL_USE, HookPoint.POST_INFERENCE]))
+    turn, _ = build([calls(call("c1", "echo", text=nested(300))), answer("ok")], hooks=hooks)
+    output = await turn.execute(ask())
+    assert output.exit_reason == "complete"
+    assert [ctx.point for ctx in seen] == [HookPoint.POST_INFERENCE] * 2
+    first = seen[0].model_output
+    assert first is not None and not isinstance(first.root, str)
+    assert [block.input for block in first.root if block.type == "tool_use"] == [{}]
+
+
+def test_a_cycle_counts_as_too_deep_without_hanging() -> None:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    [part] = guard_tool_inputs([call("c1", "echo", text=loop)])
+    assert part.input == {}  # type: ignore[union-attr]

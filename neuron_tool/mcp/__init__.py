@@ -2,7 +2,14 @@
 
 from .client import MCPClient
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
-from .errors import MCPConnectionError, MCPTimeoutError, MCPToolError
+from .errors import (
+    MCPConnectionError,
+    MCPConnectTimeoutError,
+    MCPRequestError,
+    MCPResponseTooLargeError,
+    MCPTimeoutError,
+    MCPToolError,
+)
 from .server import mcp_server, serve_http, serve_stdio
 from .tool import MCPTool
 from .toolset import mcp_tools
@@ -11,7 +18,10 @@ __all__ = [
     "Endpoint",
     "HttpEndpoint",
     "MCPClient",
+    "MCPConnectTimeoutError",
     "MCPConnectionError",
+    "MCPRequestError",
+    "MCPResponseTooLargeError",
     "MCPTimeoutError",
     "MCPTool",
     "MCPToolError",

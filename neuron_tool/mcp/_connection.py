@@ -5,25 +5,21 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Final
 
-import anyio
+import httpx2
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectSendStream
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client import Transport
-from mcp.client._transport import ReadStream, TransportStreams
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
+from ._response_size import CappedTransport
+from ._stdio import GRACE_SECONDS, stdio_transport
 from .endpoint import Endpoint, HttpEndpoint
-from .errors import MCPConnectionError, MCPTimeoutError
+from .errors import MCPConnectionError, MCPConnectTimeoutError
 
 CLOSED: Final = "it was closed"
 """The `Connection.lost` reason when the session ended because we closed it."""
@@ -33,8 +29,8 @@ _TAIL_LINES: Final = 20
 # How long a failed request waits for the session to finish winding down, so
 # that the reason it ended (and a stdio server's last stderr lines) are known.
 _SETTLE_SECONDS: Final = 5.0
-# How long a close may wind down before it is cut short. The SDK's stdio
-# shutdown is bounded by about 6.5 s (and survives cancellation); an HTTP
+# How long a close may wind down before it is cut short. A stdio server's
+# stop is bounded by about 6 s (and survives cancellation); an HTTP
 # server that stopped answering could otherwise hold the closing DELETE for
 # minutes.
 _CLOSE_SECONDS: Final = 10.0
@@ -56,11 +52,17 @@ class Connection:
     open, use and close the session.
     """
 
-    def __init__(self, endpoint: Endpoint, *, server: str, label: str) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, server: str, label: str, max_response_bytes: int
+    ) -> None:
         """Prepare a session with `endpoint`; `open` makes and starts one."""
         self.endpoint: Final = endpoint
         self.server: Final = server
         self.label: Final = label
+        self.max_response_bytes: Final = max_response_bytes
+        # How long a stdio server may take to exit once asked; none for one
+        # that never finished the handshake.
+        self._grace = GRACE_SECONDS
         self.lost: str | None = None
         """Why the session ended, once it has; `None` while it is usable."""
         self._client: Client | None = None
@@ -71,16 +73,24 @@ class Connection:
 
     @classmethod
     async def open(
-        cls, endpoint: Endpoint, *, server: str, label: str, timeout: float
+        cls,
+        endpoint: Endpoint,
+        *,
+        server: str,
+        label: str,
+        timeout: float,
+        max_response_bytes: int,
     ) -> Connection:
         """Start or reach the server and finish the MCP handshake within `timeout` seconds.
 
         Raises:
             MCPConnectionError: The server did not start, could not be reached, or
                 stopped or misbehaved during the handshake.
-            MCPTimeoutError: The handshake took longer than `timeout`.
+            MCPConnectTimeoutError: Starting and the handshake took longer than `timeout`.
         """
-        connection = cls(endpoint, server=server, label=label)
+        connection = cls(
+            endpoint, server=server, label=label, max_response_bytes=max_response_bytes
+        )
         await connection._start(timeout)
         return connection
 
@@ -121,13 +131,14 @@ class Connection:
             async with deadline:
                 self._client = await ready
         except BaseException as exc:
-            # Whatever went wrong, the owner task must finish (and reap the child) first.
+            # Whatever went wrong, the owner task must finish (and reap the child)
+            # first; a server that never came up has nothing to finish.
+            self._grace = 0.0
             task.cancel()
             await asyncio.wait([task])
             if isinstance(exc, TimeoutError) and deadline.expired():
-                what = "the MCP handshake"
-                raise MCPTimeoutError(
-                    self.server, what, timeout, stderr=self.stderr_tail()
+                raise MCPConnectTimeoutError(
+                    self.server, timeout, stderr=self.stderr_tail()
                 ) from None
             if not isinstance(exc, Exception):
                 raise
@@ -154,10 +165,17 @@ class Connection:
 
     async def _transport(self, stack: AsyncExitStack) -> Transport:
         endpoint = self.endpoint
+        limit = self.max_response_bytes
         if isinstance(endpoint, HttpEndpoint):
-            http_client = create_mcp_http_client(headers=dict(endpoint.headers))
+            http_client = httpx2.AsyncClient(
+                headers=dict(endpoint.headers),
+                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+                transport=CappedTransport(httpx2.AsyncHTTPTransport(), limit),
+            )
             await stack.enter_async_context(http_client)
-            return streamable_http_client(endpoint.url, http_client=http_client)
+            return streamable_http_client(
+                endpoint.url, http_client=http_client, max_sse_event_size=limit
+            )
         # A real file, as the child needs a descriptor; read back with pread, which
         # leaves alone the file offset the child shares.
         stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
@@ -165,11 +183,13 @@ class Connection:
         # Exit callbacks run last-in first-out: this one runs once the child is
         # reaped and before the file is closed.
         stack.callback(self._keep_stderr_tail)
-        env = dict(endpoint.env) if endpoint.env is not None else None
-        params = StdioServerParameters(
-            command=endpoint.command, args=list(endpoint.args), env=env, cwd=endpoint.cwd
+        return stdio_transport(
+            endpoint,
+            stderr=stderr,
+            max_message_bytes=limit,
+            on_lost=self._lose,
+            grace=lambda: self._grace,
         )
-        return _watched(stdio_client(params, errlog=stderr), self._lose)
 
     def _keep_stderr_tail(self) -> None:
         self._stderr_tail = self.stderr_tail()
@@ -178,53 +198,6 @@ class Connection:
         if self.lost is None:
             self.lost = reason
             self._stop.set()
-
-
-@asynccontextmanager
-async def _watched(
-    transport: Transport, on_lost: Callable[[str], None]
-) -> AsyncIterator[TransportStreams]:
-    """Relay a stdio transport's messages, calling `on_lost` when stdout ends or carries garbage.
-
-    The SDK hands the session an unparsable line as an exception and goes on
-    waiting, so a server printing garbage would leave requests hanging until
-    their timeout; ending the stream instead fails them at once.
-    """
-    async with transport as (source, write_stream):
-        sink, relayed = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        try:
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(_relay, source, sink, on_lost)
-                yield relayed, write_stream
-                task_group.cancel_scope.cancel()
-        finally:
-            sink.close()
-            relayed.close()
-
-
-async def _relay(
-    source: ReadStream[SessionMessage | Exception],
-    sink: MemoryObjectSendStream[SessionMessage | Exception],
-    on_lost: Callable[[str], None],
-) -> None:
-    with sink:
-        try:
-            async for item in source:
-                if isinstance(item, Exception):
-                    on_lost(f"it wrote something that is not JSON-RPC to stdout: {_garbage(item)}")
-                    return
-                await sink.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return  # the session closed its end: a close, not a loss
-    on_lost("its process exited")
-
-
-def _garbage(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        errors = exc.errors(include_url=False)
-        if errors:
-            return repr(errors[0].get("input"))[:200]
-    return describe(exc)
 
 
 def _tail(fd: int) -> str:

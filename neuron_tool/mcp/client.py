@@ -19,8 +19,14 @@ from pydantic import JsonValue, ValidationError
 from ..errors import MCPBridgeError, ToolRegistrationError
 from ._connection import Connection, describe
 from ._convert import result_json
+from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
-from .errors import MCPConnectionError, MCPTimeoutError
+from .errors import (
+    MCPConnectionError,
+    MCPRequestError,
+    MCPResponseTooLargeError,
+    MCPTimeoutError,
+)
 from .tool import MCPTool
 
 logger = logging.getLogger(__name__)
@@ -28,6 +34,10 @@ logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 # A server whose cursors never end must not keep `list_tools` busy forever.
 _MAX_PAGES: Final = 1000
+DEFAULT_CONNECT_TIMEOUT: Final = 10.0
+"""Seconds starting a server and the MCP handshake may take unless told otherwise."""
+# How the SDK words the `CONNECTION_CLOSED` errors it makes up itself over HTTP.
+_HTTP_CLOSURES: Final = ("Connection closed", "SSE stream ")
 
 
 class MCPClient:
@@ -48,7 +58,8 @@ class MCPClient:
         name: str | None = None,
         prefix: str = "",
         timeout: float = 60.0,
-        connect_timeout: float = 30.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -57,19 +68,36 @@ class MCPClient:
             name: The server's name in messages; defaults to the command's file name or the URL.
             prefix: Put before every tool name, so that two servers' tools never collide.
             timeout: Seconds each request (a tool call, a page of tools) may take.
-            connect_timeout: Seconds starting the server and the MCP handshake may take.
+            connect_timeout: Seconds starting the server and the MCP handshake may take
+                (default 10); past it, connecting raises `MCPConnectTimeoutError` naming
+                the server and the timeout, and a stdio server is stopped. It bounds
+                the first use too, so a caller with a deadline of its own passes
+                what is left of it here.
+            max_response_bytes: The largest answer the server may send, in bytes as
+                sent (one JSON-RPC message, content and envelope; default 8 MiB). A
+                larger one fails its request with `MCPResponseTooLargeError` naming
+                both sizes, and is never held in memory whole.
 
         Raises:
-            ValueError: A timeout is not a positive number of seconds.
+            ValueError: A timeout is not a positive number of seconds, or the cap
+                not a positive number of bytes.
         """
         for seconds in (timeout, connect_timeout):
             if not 0 < seconds < math.inf:
                 raise ValueError(f"timeouts must be a positive number of seconds, got {seconds!r}")
+        if isinstance(max_response_bytes, bool) or not (
+            isinstance(max_response_bytes, int) and max_response_bytes > 0
+        ):
+            message = (
+                f"max_response_bytes must be a positive number of bytes, got {max_response_bytes!r}"
+            )
+            raise ValueError(message)
         self.endpoint: Final = endpoint
         self.name: Final = name if name is not None else endpoint.default_name
         self.prefix: Final = prefix
         self.timeout: Final = timeout
         self.connect_timeout: Final = connect_timeout
+        self.max_response_bytes: Final = max_response_bytes
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -90,7 +118,8 @@ class MCPClient:
         name: str | None = None,
         prefix: str = "",
         timeout: float = 60.0,
-        connect_timeout: float = 30.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -100,7 +129,12 @@ class MCPClient:
         """
         endpoint = StdioCommand(command, tuple(args), env=env, cwd=cwd)
         return cls(
-            endpoint, name=name, prefix=prefix, timeout=timeout, connect_timeout=connect_timeout
+            endpoint,
+            name=name,
+            prefix=prefix,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_response_bytes=max_response_bytes,
         )
 
     @classmethod
@@ -108,19 +142,35 @@ class MCPClient:
         cls,
         url: str,
         *,
+        token: str | None = None,
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         prefix: str = "",
         timeout: float = 60.0,
-        connect_timeout: float = 30.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
-        The other keywords are as for `MCPClient`.
+        `token` is sent as `Authorization: Bearer <token>`, as `serve_http`
+        requires; it never appears in a `repr` or a message. The other keywords
+        are as for `MCPClient`.
+
+        Raises:
+            ValueError: Both `token` and an `Authorization` header are given.
         """
-        endpoint = HttpEndpoint(url, dict(headers or {}))
+        sent = dict(headers or {})
+        if token is not None:
+            if any(key.lower() == "authorization" for key in sent):
+                raise ValueError("give either token or an Authorization header, not both")
+            sent["Authorization"] = f"Bearer {token}"
         return cls(
-            endpoint, name=name, prefix=prefix, timeout=timeout, connect_timeout=connect_timeout
+            HttpEndpoint(url, sent),
+            name=name,
+            prefix=prefix,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_response_bytes=max_response_bytes,
         )
 
     def __repr__(self) -> str:
@@ -143,7 +193,8 @@ class MCPClient:
 
         Raises:
             MCPConnectionError: The server did not start, was not reached, or failed the handshake.
-            MCPTimeoutError: The handshake took longer than `connect_timeout`.
+            MCPConnectTimeoutError: Starting it and the handshake took longer than
+                `connect_timeout`.
         """
         self._closed = False
         await self._live()
@@ -218,7 +269,9 @@ class MCPClient:
             MCPToolError: The tool answered with an error result.
             MCPConnectionError: The server could not be started or stopped during the call.
             MCPTimeoutError: The call took longer than `timeout`.
-            MCPBridgeError: The server answered with a JSON-RPC error, or nonsense.
+            MCPRequestError: The server answered with a JSON-RPC error.
+            MCPResponseTooLargeError: The answer was larger than `max_response_bytes`.
+            MCPBridgeError: The server answered with nonsense.
         """
         send = partial(self._call_tool, name=name, arguments=dict(arguments))
         result = await self._send(send, retry_if_lost=retry_if_lost)
@@ -278,7 +331,11 @@ class MCPClient:
 
     async def _open(self) -> Connection:
         connection = await Connection.open(
-            self.endpoint, server=self.name, label=self._label, timeout=self.connect_timeout
+            self.endpoint,
+            server=self.name,
+            label=self._label,
+            timeout=self.connect_timeout,
+            max_response_bytes=self.max_response_bytes,
         )
         if connection.client.server_capabilities.tools is None:
             return connection
@@ -304,16 +361,34 @@ class MCPClient:
                 raise MCPTimeoutError(self.name, what, self.timeout) from exc
             raise MCPBridgeError(f"{self._label} timed out in {what}: {describe(exc)}") from exc
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            oversize = too_large(exc, self.max_response_bytes)
+            if oversize is not None:
+                size, limit = oversize
+                raise MCPResponseTooLargeError(self.name, what, size, limit) from exc
+            if exc.code == CONNECTION_CLOSED and _ended(connection, exc):
                 await connection.settle()
                 message = f"{self._label} stopped during {what}: {connection.lost or exc.message}"
                 stderr = connection.stderr_tail()
                 raise MCPConnectionError(self.name, message, stderr=stderr) from exc
-            message = f"{self._label} answered {what} with the error {exc.message!r} ({exc.code})"
-            raise MCPBridgeError(message) from exc
+            raise MCPRequestError(self.name, what, exc.code, exc.message) from exc
         except (ValidationError, RuntimeError) as exc:
             message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"
             raise MCPBridgeError(message) from exc
+
+
+def _ended(connection: Connection, exc: MCPError) -> bool:
+    """Whether a `CONNECTION_CLOSED` error means the session ended, not that the server sent it.
+
+    A live server may answer with that code (-32000 is also the usual "server
+    error"). The stdio transport marks the connection lost before the SDK sees
+    the end of the stream, so there `lost` alone tells; over HTTP the SDK also
+    reports a dropped response stream with the code, in words of its own.
+    """
+    if connection.lost is not None:
+        return True
+    if isinstance(connection.endpoint, StdioCommand):
+        return False
+    return exc.data is None and exc.message.startswith(_HTTP_CLOSURES)
 
 
 async def _call_tool(

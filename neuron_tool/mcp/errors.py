@@ -4,7 +4,10 @@
 ToolError
 ├── MCPBridgeError (neuron_tool.errors)     the bridge cannot reach, list or call its server
 │   ├── MCPConnectionError                  the server did not start, was not reached, or was lost
+│   ├── MCPRequestError                     the server answered a request with a JSON-RPC error
+│   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
 │   └── MCPTimeoutError(..., TimeoutError)  the server did not answer in time
+│       └── MCPConnectTimeoutError          ... the MCP handshake, within `connect_timeout`
 └── MCPToolError                            the server's tool answered with an error result
 ```
 """
@@ -41,6 +44,67 @@ class MCPTimeoutError(MCPBridgeError, TimeoutError):
         self.stderr = stderr
         tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
         super().__init__(f"MCP server {server!r} did not answer {what} within {seconds:g} s{tail}")
+
+
+class MCPRequestError(MCPBridgeError):
+    """Raised when a live MCP server answers a request (`what`) with a JSON-RPC error.
+
+    `code` and `message` are the server's own, so the model reads what it said.
+    """
+
+    def __init__(self, server: str, what: str, code: int, message: str) -> None:
+        self.server = server
+        self.what = what
+        self.code = code
+        self.message = message
+        super().__init__(
+            f"MCP server {server!r} answered {what} with the error {message!r} (code {code})"
+        )
+
+
+class MCPResponseTooLargeError(MCPBridgeError):
+    """Raised when an MCP server's answer to a request (`what`) is larger than the client's cap.
+
+    `size` is the answer's size in bytes when known (over HTTP the body is
+    not read past the cap); `limit` is the client's `max_response_bytes`.
+    """
+
+    def __init__(self, server: str, what: str, size: int | None, limit: int) -> None:
+        self.server = server
+        self.what = what
+        self.size = size
+        self.limit = limit
+        amount = f"{_mib(size)} ({size} bytes)" if size is not None else f"more than {_mib(limit)}"
+        super().__init__(
+            f"MCP server {server!r} answered {what} with {amount}, more than the {_mib(limit)}"
+            f" cap ({limit} bytes, max_response_bytes); ask for less, or raise the cap"
+        )
+
+
+def _mib(size: int) -> str:
+    if size >= 2**20:
+        return f"{size / 2**20:.1f} MiB"
+    return f"{size / 2**10:.1f} KiB"
+
+
+class MCPConnectTimeoutError(MCPTimeoutError):
+    """Raised when starting an MCP server and the MCP handshake take longer than `seconds`.
+
+    Its own class so that a caller can tell a server that never came up from a
+    slow tool call; `seconds` is the client's `connect_timeout`.
+    """
+
+    def __init__(self, server: str, seconds: float, *, stderr: str = "") -> None:
+        self.server = server
+        self.what = "the MCP handshake"
+        self.seconds = seconds
+        self.stderr = stderr
+        tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
+        MCPBridgeError.__init__(
+            self,
+            f"MCP server {server!r} did not start and finish the MCP handshake within"
+            f" {seconds:g} s (connect_timeout); check its command line or URL{tail}",
+        )
 
 
 class MCPToolError(ToolError):

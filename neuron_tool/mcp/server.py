@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import mcp_types as types
@@ -21,6 +23,7 @@ from ..registry import ToolRegistry
 from ..retry import ModelRetry
 from ._connection import describe
 from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
+from ._http_guard import BearerAuth, check_token, security_settings
 
 _DEFAULT_NAME: Final = "neuron-tool"
 # Open HTTP connections get this long to finish when the server stops.
@@ -81,25 +84,50 @@ async def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     name: str = _DEFAULT_NAME,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
     on_ready: Callable[[str], object] | None = None,
 ) -> None:
     """Serve `registry` over Streamable HTTP at `http://host:port/path` until cancelled.
 
-    It binds to the loopback interface unless told otherwise; on loopback the
-    SDK also turns on its DNS-rebinding protection. Cancelling the call (or
-    SIGINT / SIGTERM) stops the server gracefully.
+    Every request must carry `Authorization: Bearer <token>`, on loopback too:
+    any local user can reach a loopback port. Without a `token` one is made
+    (`secrets.token_urlsafe`) and printed on stderr with the URL. Requests whose
+    Host or Origin header is not allowed are refused (DNS-rebinding
+    protection). It binds to the loopback interface unless told otherwise.
+    Cancelling the call (or SIGINT / SIGTERM) stops the server gracefully.
 
     Args:
         registry: The tools to serve.
-        host: The address to bind.
+        host: The address to bind; a wider bind is explicit and still needs the token.
         port: The port; 0 picks a free one (`on_ready` gets the URL).
         path: The MCP endpoint's path.
         name: The server's name in the MCP handshake.
+        token: The bearer token clients send; at least 16 printable ASCII characters.
+        allowed_hosts: The Host header values accepted (`"name:port"`, or
+            `"name:*"` for any port). By default the loopback names on a
+            loopback bind and the bound address otherwise; required when
+            binding every interface (`"0.0.0.0"`, `"::"`), which has no name.
+        allowed_origins: The Origin header values accepted (requests without
+            one are accepted); by default `http://` and each allowed host.
         on_ready: Called with the endpoint URL once connections are accepted.
+
+    Raises:
+        ValueError: The token is too short or not header-safe, or a wildcard
+            `host` comes without `allowed_hosts`.
     """
-    app = mcp_server(registry, name=name).streamable_http_app(streamable_http_path=path, host=host)
+    security = security_settings(host, allowed_hosts, allowed_origins)
+    if token is None:
+        token, generated = secrets.token_urlsafe(32), True
+    else:
+        check_token(token)
+        generated = False
+    app = mcp_server(registry, name=name).streamable_http_app(
+        streamable_http_path=path, host=host, transport_security=security
+    )
     config = uvicorn.Config(
-        app,
+        BearerAuth(app, token),
         log_config=None,
         access_log=False,
         lifespan="on",
@@ -111,6 +139,11 @@ async def serve_http(
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.create_server((host, port), family=family) as sock:
         url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{path}"
+        if generated:
+            print(
+                f"serving MCP at {url}; clients send 'Authorization: Bearer {token}'",
+                file=sys.stderr,
+            )
         task = asyncio.create_task(server.serve(sockets=[sock]))
         try:
             if on_ready is not None:

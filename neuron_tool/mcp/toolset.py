@@ -5,9 +5,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 
 from ..errors import MCPBridgeError
-from .client import MCPClient
+from ._response_size import DEFAULT_MAX_RESPONSE_BYTES
+from .client import DEFAULT_CONNECT_TIMEOUT, MCPClient
+from .endpoint import HttpEndpoint, StdioCommand
 from .tool import MCPTool
 
 
@@ -15,30 +18,36 @@ from .tool import MCPTool
 async def mcp_tools(
     *,
     commands: Iterable[str] = (),
-    urls: Iterable[str] = (),
+    urls: Iterable[str | HttpEndpoint] = (),
     timeout: float = 60.0,
-    connect_timeout: float = 30.0,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> AsyncIterator[list[MCPTool]]:
     """Connect to every server and yield all their tools; leaving stops every server.
 
     Args:
         commands: Command lines of stdio servers, split like a POSIX shell
             does (`"uvx mcp-server-time --local-timezone UTC"`).
-        urls: Streamable HTTP endpoints.
+        urls: Streamable HTTP endpoints: URLs, or `HttpEndpoint`s to send headers
+            (such as the bearer token `serve_http` asks for).
         timeout: Seconds each request may take.
-        connect_timeout: Seconds starting each server may take.
+        connect_timeout: Seconds starting each server and its MCP handshake may take.
+        max_response_bytes: The largest answer each server may send, in bytes.
 
     Raises:
         ValueError: A command line is empty or badly quoted.
         MCPBridgeError: A server cannot be started or reached, or two servers
             offer tools of the same name.
     """
+    limits = partial(
+        MCPClient,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        max_response_bytes=max_response_bytes,
+    )
     clients = [
-        *(
-            MCPClient.stdio(*_split(line), timeout=timeout, connect_timeout=connect_timeout)
-            for line in commands
-        ),
-        *(MCPClient.http(url, timeout=timeout, connect_timeout=connect_timeout) for url in urls),
+        *(limits(StdioCommand(*_split(line))) for line in commands),
+        *(limits(url if isinstance(url, HttpEndpoint) else HttpEndpoint(url)) for url in urls),
     ]
     async with AsyncExitStack() as stack:
         tools: dict[str, MCPTool] = {}
@@ -49,11 +58,11 @@ async def mcp_tools(
         yield list(tools.values())
 
 
-def _split(line: str) -> tuple[str, list[str]]:
+def _split(line: str) -> tuple[str, tuple[str, ...]]:
     words = shlex.split(line)
     if not words:
         raise ValueError("an MCP server command line is empty")
-    return words[0], words[1:]
+    return words[0], tuple(words[1:])
 
 
 def _add(tools: dict[str, MCPTool], tool: MCPTool, *, server: str) -> None:

@@ -13,10 +13,18 @@ import time
 import pytest
 
 from neuron_tool import MCPBridgeError, ToolRegistry
-from neuron_tool.mcp import MCPClient, MCPConnectionError, MCPTimeoutError, serve_http
+from neuron_tool.mcp import (
+    MCPClient,
+    MCPConnectionError,
+    MCPConnectTimeoutError,
+    MCPTimeoutError,
+    serve_http,
+)
 
 from .mcp_servers.paths import script_client
 from .mcp_servers.registry import build_registry
+
+TOKEN = "test-token-0123456789abcdef"
 
 
 def _alive(pid: int) -> bool:
@@ -66,12 +74,32 @@ async def test_garbage_on_stdout_fails_at_once_rather_than_hanging() -> None:
 
 async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
     started = time.monotonic()
-    with pytest.raises(MCPTimeoutError) as caught:
-        async with script_client("silent", connect_timeout=0.5):
+    with pytest.raises(MCPConnectTimeoutError) as caught:
+        async with script_client("silent", name="silent", connect_timeout=0.5):
             pass
     assert time.monotonic() - started < 5
-    assert "did not answer the MCP handshake within 0.5 s" in str(caught.value)
+    assert isinstance(caught.value, MCPTimeoutError)
+    assert (caught.value.server, caught.value.seconds) == ("silent", 0.5)
+    assert str(caught.value).startswith(
+        "MCP server 'silent' did not start and finish the MCP handshake within 0.5 s"
+        " (connect_timeout)"
+    )
     assert "thinking very hard" in caught.value.stderr
+
+
+async def test_a_handshake_timeout_stops_a_server_that_ignores_its_stdin_closing() -> None:
+    # The server outlives the end of its stdin, so only a signal stops it; the
+    # error must not wait out the grace period a working server gets.
+    client = script_client("deaf", name="deaf", connect_timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(MCPConnectTimeoutError) as caught:
+        await client.connect()
+    assert time.monotonic() - started < 2
+    assert "starting up, slowly" in caught.value.stderr
+
+
+def test_the_connect_timeout_defaults_to_ten_seconds() -> None:
+    assert script_client("silent").connect_timeout == 10.0
 
 
 async def test_a_killed_server_is_restarted_by_the_next_call(
@@ -161,13 +189,13 @@ async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back() ->
     async def serve(port: int) -> tuple[asyncio.Task[None], str]:
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
-            serve_http(build_registry(), port=port, on_ready=ready.set_result)
+            serve_http(build_registry(), port=port, token=TOKEN, on_ready=ready.set_result)
         )
         return task, await ready
 
     server, url = await serve(0)
     port = int(url.rsplit(":", 1)[1].split("/")[0])
-    async with MCPClient.http(url, name="remote", connect_timeout=5) as client:
+    async with MCPClient.http(url, token=TOKEN, name="remote", connect_timeout=5) as client:
         assert await client.call_tool("greet", {"name": "Ada"}) == "Hello, Ada!"
         server.cancel()
         await asyncio.wait([server])

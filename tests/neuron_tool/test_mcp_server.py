@@ -18,11 +18,15 @@ from .mcp_servers.registry import build_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+TOKEN = "test-token-0123456789abcdef"
+
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def http_url() -> AsyncIterator[str]:
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(serve_http(build_registry(), port=0, on_ready=ready.set_result))
+    server = asyncio.create_task(
+        serve_http(build_registry(), port=0, token=TOKEN, on_ready=ready.set_result)
+    )
     yield await ready
     server.cancel()
     await asyncio.wait([server])
@@ -33,7 +37,7 @@ async def client(request: pytest.FixtureRequest, http_url: str) -> AsyncIterator
     if request.param == "stdio":
         served = script_client("registry", name="sample")
     else:
-        served = MCPClient.http(http_url, name="sample")
+        served = MCPClient.http(http_url, token=TOKEN, name="sample")
     async with served:
         yield served
 

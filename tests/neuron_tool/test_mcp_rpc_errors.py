@@ -1,0 +1,56 @@
+"""JSON-RPC errors from a live MCP server: tool errors at once, with the server's words."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from neuron_tool import ToolError, ToolRegistry
+from neuron_tool.mcp import MCPClient, MCPRequestError
+
+from .mcp_servers.paths import script_client
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+# What a lost session waits for before reporting; an answered error must not wait at all.
+SETTLE_SECONDS = 5.0
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def client() -> AsyncIterator[MCPClient]:
+    async with script_client("rpc_errors", name="rpc", timeout=30) as served:
+        yield served
+
+
+async def test_a_server_error_with_the_connection_closed_code_is_a_request_error_at_once(
+    client: MCPClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(MCPRequestError) as caught:
+        await client.call_tool("fail", {"code": -32000, "message": "the database is down"})
+    assert time.monotonic() - started < SETTLE_SECONDS
+    assert caught.value.code == -32000
+    assert caught.value.message == "the database is down"
+    assert str(caught.value) == (
+        "MCP server 'rpc' answered the call to tool 'fail' with the error"
+        " 'the database is down' (code -32000)"
+    )
+    with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+        assert await client.call_tool("text", {"size": 3}) == "xxx"
+    assert not [record for record in caplog.records if "restarting" in record.getMessage()]
+
+
+async def test_any_other_server_error_is_a_request_error_too(client: MCPClient) -> None:
+    with pytest.raises(MCPRequestError) as caught:
+        await client.call_tool("fail", {"code": -32603, "message": "internal trouble"})
+    assert (caught.value.code, caught.value.message) == (-32603, "internal trouble")
+
+
+async def test_the_model_reads_the_server_error_as_a_tool_error(client: MCPClient) -> None:
+    registry = ToolRegistry(await client.list_tools())
+    with pytest.raises(ToolError, match="the database is down"):
+        await registry.call("fail", {"code": -32000, "message": "the database is down"})

@@ -4,6 +4,8 @@
 turns declare (memory writes on a state store, all or none per turn;
 delegations, handoffs, signals, logs, custom effects) and answers queries
 about its workflows. Registered with neuron-turn as the orchestrator `"local"`.
+An agent with a `Placement` runs its turns in that `layer0.Environment` (a
+child process, a sandbox); its effects still run here.
 
 The conventions it follows are public here for other orchestrators to follow
 too (neuron-orch-temporal does): the dispatch chain (`Chain`), the checks
@@ -21,6 +23,7 @@ from .errors import UnknownQueryError
 from .handoff import HANDOFF_KEY, handoff_input
 from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
+from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .result import DispatchResult
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
@@ -40,6 +43,7 @@ __all__ = [
     "EffectContext",
     "LocalOrchestrator",
     "MemoryEffect",
+    "Placement",
     "RunResult",
     "UnknownQueryError",
     "WorkflowLike",

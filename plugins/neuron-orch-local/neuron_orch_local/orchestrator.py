@@ -33,6 +33,7 @@ from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .dispatcher import Dispatcher
 from .handoff import handoff_input
+from .placement import Placement
 from .query import answer_query
 from .result import DispatchResult
 from .workflow import Delegation, WorkflowRecord
@@ -68,6 +69,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         max_concurrency: int = 8,
         custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
         max_workflows: int = 10_000,
+        environments: Mapping[AgentId, Placement] | None = None,
     ) -> None:
         """Orchestrate `agents` (by name) over `store`.
 
@@ -80,10 +82,13 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             custom_handlers: the handler of each `custom` effect type.
             max_workflows: how many finished workflows' records to keep for
                 `signal` and `query`.
+            environments: agents whose turns run in an environment (a child
+                process, a sandbox) rather than here; a name is either in
+                `agents` or here, not both.
         """
         _check_arguments(agents, store, max_depth, max_workflows)
         super().__init__(max_concurrency=max_concurrency)
-        self._agents: dict[AgentId, Turn] = dict(agents)
+        self._agents: dict[AgentId, Turn] = {**agents, **_placed(agents, environments or {})}
         self._store = store
         # A chain is immutable: each agent's root chain is built once, not per dispatch.
         self._roots = {agent: Chain.root(agent, max_depth=max_depth) for agent in self._agents}
@@ -234,6 +239,18 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             # Weak values: a session's lock lives only while a dispatch holds or awaits it.
             lock = self._session_locks[session] = asyncio.Lock()
         return lock
+
+
+def _placed(
+    agents: Mapping[AgentId, Turn], environments: Mapping[AgentId, Placement]
+) -> dict[AgentId, Turn]:
+    """The placed agents, as turns (a `Placement` runs its environment when executed)."""
+    for name, placement in environments.items():
+        if name in agents:
+            raise ValueError(f"agent {name!r} is in both `agents` and `environments`; keep one")
+        if not isinstance(placement, Placement):
+            raise TypeError(f"environments[{name!r}] is not a Placement: {placement!r}")
+    return dict(environments)
 
 
 def _check_arguments(

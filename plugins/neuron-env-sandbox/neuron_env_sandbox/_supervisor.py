@@ -201,7 +201,8 @@ def _outcome(
     if result is not None:
         kind, body = result
         if kind == "failed" and isinstance(body, dict):
-            raise decode_error(body, fallback=ChildFailedError)
+            message = _redact(str(body.get("message", "")), launch.secrets)
+            raise decode_error({**body, "message": message}, fallback=ChildFailedError)
         try:
             return TurnOutput.model_validate(body)
         except ValidationError as exc:

@@ -49,11 +49,17 @@ def hog(megabytes: int) -> int:
 
 
 @tool
-async def hang(pid_file: str) -> str:
-    """Start a detached `sleep` that leaves the process group, write its pid, wait forever."""
+async def hang(port: int = 0) -> str:
+    """Start a detached `sleep` that leaves the process group, then wait forever.
+
+    With a `port`, first send the sleeper's pid to 127.0.0.1:`port`.
+    """
     sleeper = subprocess.Popen(["sleep", "1000"], start_new_session=True)
-    with open(pid_file, "w") as file:
-        file.write(str(sleeper.pid))
+    if port:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"{sleeper.pid}\n".encode())
+        await writer.drain()
+        writer.close()
     await asyncio.Event().wait()
     return "unreachable"
 

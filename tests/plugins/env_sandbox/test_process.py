@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 from pathlib import Path
@@ -86,18 +87,33 @@ async def test_the_child_reads_its_sessions_history_through_the_parent(tmp_path:
     assert [effect.type for effect in call.output.effects] == ["write_memory"]
 
 
-async def test_a_detached_grandchild_does_not_outlive_the_run(tmp_path: Path) -> None:
-    limits = ProcessLimits(wall_clock_seconds=2, processes=None)
-    with pytest.raises(LimitExceededError, match="wall-clock"):
-        await call_tool(
-            ProcessEnvironment,
-            "hang",
-            {"pid_file": "sleeper.pid"},
-            limits=limits,
-            workspace=tmp_path,
+async def test_a_detached_grandchild_does_not_outlive_a_cancelled_run() -> None:
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def receive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        started.set_result(int(await reader.readline()))
+        writer.close()
+
+    server = await asyncio.start_server(receive, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        limits = ProcessLimits(processes=None)
+        run = asyncio.create_task(
+            call_tool(ProcessEnvironment, "hang", {"port": port}, limits=limits)
         )
-    sleeper = int((tmp_path / "sleeper.pid").read_text())
+        sleeper = await started
+        assert running(sleeper)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
     assert not running(sleeper)
+
+
+async def test_a_turn_past_its_wall_clock_is_stopped() -> None:
+    limits = ProcessLimits(wall_clock_seconds=1, processes=None)
+    with pytest.raises(LimitExceededError, match="wall-clock limit of 1s") as caught:
+        await call_tool(ProcessEnvironment, "hang", {}, limits=limits)
+    assert caught.value.resource == "wall_clock"
 
 
 async def test_an_infinite_loop_ends_at_the_cpu_limit() -> None:

@@ -202,9 +202,7 @@ async def test_a_turn_past_its_wall_clock_is_stopped_with_everything_it_started(
 ) -> None:
     limits = ProcessLimits(wall_clock_seconds=2)
     with pytest.raises(LimitExceededError, match="wall-clock limit of 2s") as caught:
-        await call_tool(
-            SandboxEnvironment, "hang", {"pid_file": "sleeper.pid"}, limits=limits, run_as=uid
-        )
+        await call_tool(SandboxEnvironment, "hang", {}, limits=limits, run_as=uid)
     assert caught.value.resource == "wall_clock"
     if ROOT:
         assert uid_processes(uid) == []

@@ -1,0 +1,118 @@
+"""What crosses between parent and child: provider calls, errors, and reads of one session only."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from moneyed import Money
+
+from layer0 import (
+    CredentialRef,
+    EnvironmentSpec,
+    EnvVarInjection,
+    NonRetryableError,
+    RetryableError,
+    SessionScope,
+    TurnInput,
+    UrlSource,
+)
+from layer0.testing import InMemoryStore
+from neuron_env_sandbox import ProcessEnvironment, StaticCredentials
+from neuron_env_sandbox._supervisor import _Server
+from neuron_env_sandbox._wire import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from neuron_tool import ToolSchema
+from neuron_turn import (
+    ImagePart,
+    ProviderAuthenticationError,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    RateLimitError,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import FunctionProvider
+
+from ._helpers import RECIPE
+
+
+def test_requests_and_responses_survive_the_json_round_trip() -> None:
+    parts = [
+        TextPart("hi"),
+        ImagePart(source=UrlSource(url="https://example.com/a.png"), media_type="image/png"),
+        ToolUsePart(id="t1", name="add", input={"a": 1}),
+        ToolResultPart(tool_use_id="t1", content="2", is_error=True),
+        ThinkingPart(thinking="hmm", signature="sig"),
+        RawPart(provider="anthropic", data={"type": "redacted_thinking"}),
+    ]
+    request = ProviderRequest(
+        model="m",
+        messages=[ProviderMessage(role="user", content=parts)],
+        tools=[ToolSchema(name="add", description="Add.", input_schema={"type": "object"})],
+        max_tokens=10,
+        temperature=0.5,
+        system="be brief",
+        extra={"metadata": {"trace": "x"}},
+    )
+    assert decode_request(encode_request(request)) == request
+    response = ProviderResponse(
+        content=parts,
+        stop_reason="tool_use",
+        usage=TokenUsage(input_tokens=3, output_tokens=4, cache_read_tokens=1),
+        model="m-1",
+        cost=Money(Decimal("0.000123"), "USD"),
+        truncated=False,
+    )
+    assert decode_response(encode_response(response)) == response
+
+
+async def test_the_child_may_read_only_its_inputs_session() -> None:
+    store = InMemoryStore()
+    await store.write(SessionScope(id="mine"), "messages", ["mine"])
+    await store.write(SessionScope(id="other"), "messages", ["other"])
+    server = _Server(FunctionProvider(lambda request: None), store, "mine")  # type: ignore[arg-type, return-value]
+    mine = await server._call("read", {"scope": {"session": "mine"}, "key": "messages"})
+    assert mine == ["mine"]
+    with pytest.raises(PermissionError, match="only the state of its input's session"):
+        await server._call("read", {"scope": {"session": "other"}, "key": "messages"})
+    with pytest.raises(PermissionError):
+        await server._call("list", {"scope": "global", "prefix": ""})
+
+
+async def test_a_retryable_provider_error_in_the_parent_is_retryable_at_the_caller() -> None:
+    def limited(request: ProviderRequest) -> ProviderResponse:
+        raise RateLimitError("slow down", retry_after=7.0)
+
+    environment = ProcessEnvironment(
+        RECIPE.model_copy(update={"tools": ()}), provider=FunctionProvider(limited)
+    )
+    with pytest.raises(RetryableError, match="slow down") as caught:
+        await environment.run(TurnInput(message="go", trigger="user"), EnvironmentSpec())
+    assert caught.value.retry_after == 7.0
+
+
+async def test_a_credential_in_an_error_from_the_child_is_blanked() -> None:
+    def rejects(request: ProviderRequest) -> ProviderResponse:
+        raise ProviderAuthenticationError("the API rejected token s3cr3t-value")
+
+    spec = EnvironmentSpec(
+        credentials=[CredentialRef(name="k", injection=EnvVarInjection(var_name="TOKEN"))]
+    )
+    environment = ProcessEnvironment(
+        RECIPE.model_copy(update={"tools": ()}),
+        provider=FunctionProvider(rejects),
+        credentials=StaticCredentials({"k": "s3cr3t-value"}),
+    )
+    with pytest.raises(NonRetryableError, match=r"rejected token \[REDACTED\]") as caught:
+        await environment.run(TurnInput(message="go", trigger="user"), spec)
+    assert "s3cr3t" not in str(caught.value)

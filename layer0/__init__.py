@@ -5,7 +5,7 @@ the Rust `layer0` crate, so a Python orchestrator can drive a Rust turn and
 the reverse.
 """
 
-from .config import TurnConfig
+from .config import SessionConflict, TurnConfig
 from .content import (
     Base64Source,
     Content,
@@ -29,6 +29,7 @@ from .effect import (
     SignalEffect,
     WriteMemoryEffect,
 )
+from .effect_policy import EffectKind, EffectPolicy, scope_text
 from .environment import (
     ContainerBoundary,
     CredentialInjection,
@@ -54,7 +55,9 @@ from .errors import (
     ContextAssemblyError,
     CredentialFailed,
     DispatchFailed,
+    EffectRefused,
     EnvError,
+    HistoryConflict,
     HookError,
     IsolationViolation,
     Layer0Error,
@@ -74,6 +77,7 @@ from .errors import (
     WriteFailed,
 )
 from .exit_reason import CustomExit, ExitKind, ExitReason, ObserverHalt
+from .history import APPEND_HISTORY, HISTORY_KEY, HistoryAppend
 from .hook import (
     Continue,
     Halt,
@@ -107,9 +111,10 @@ from .metadata import ToolCallRecord, TurnMetadata
 from .money import Cost, usd
 from .orchestrator import Orchestrator
 from .query import QueryPayload
+from .refusal import effect_refusal
 from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
 from .signal import SignalPayload
-from .state import SearchResult, StateReader, StateStore
+from .state import HistoryStore, SearchResult, StateReader, StateStore
 from .trigger import CustomTrigger, TriggerKind, TriggerType
 from .turn import Turn
 from .turn_input import TurnInput
@@ -120,6 +125,8 @@ from .turn_output import TurnOutput
 Decimal = Cost
 
 __all__ = [
+    "APPEND_HISTORY",
+    "HISTORY_KEY",
     "AgentId",
     "AgentNotFound",
     "AgentScope",
@@ -154,6 +161,9 @@ __all__ = [
     "DowngradeModel",
     "DurationMs",
     "Effect",
+    "EffectKind",
+    "EffectPolicy",
+    "EffectRefused",
     "EnvError",
     "EnvVarInjection",
     "Environment",
@@ -165,6 +175,9 @@ __all__ = [
     "GvisorBoundary",
     "Halt",
     "HandoffEffect",
+    "HistoryAppend",
+    "HistoryConflict",
+    "HistoryStore",
     "Hook",
     "HookAction",
     "HookContext",
@@ -204,6 +217,7 @@ __all__ = [
     "ScopeId",
     "SearchResult",
     "SerializationError",
+    "SessionConflict",
     "SessionId",
     "SessionScope",
     "SignalEffect",
@@ -233,5 +247,7 @@ __all__ = [
     "WorkflowScope",
     "WriteFailed",
     "WriteMemoryEffect",
+    "effect_refusal",
+    "scope_text",
     "usd",
 ]

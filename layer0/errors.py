@@ -11,10 +11,12 @@
     │   ├── AgentNotFound
     │   ├── WorkflowNotFound
     │   ├── DispatchFailed
+    │   │   └── EffectRefused    an effect outside the agent's EffectPolicy (Python only)
     │   └── SignalFailed
     ├── StateError               a state store failed
     │   ├── NotFound
     │   ├── WriteFailed
+    │   │   └── HistoryConflict  the session changed under an exclusive append (Python only)
     │   └── SerializationError
     ├── EnvError                 an environment failed
     │   ├── ProvisionFailed
@@ -39,7 +41,9 @@ __all__ = [
     "ContextAssemblyError",
     "CredentialFailed",
     "DispatchFailed",
+    "EffectRefused",
     "EnvError",
+    "HistoryConflict",
     "HookError",
     "IsolationViolation",
     "Layer0Error",
@@ -121,6 +125,13 @@ class DispatchFailed(OrchError):
     """A dispatch failed; the cause is chained."""
 
 
+class EffectRefused(DispatchFailed):
+    """A turn declared an effect its agent's `EffectPolicy` does not allow; none of its ran.
+
+    Not a variant of the reference: a Python refinement of `DispatchFailed`.
+    """
+
+
 class SignalFailed(OrchError):
     """A signal could not be delivered."""
 
@@ -140,6 +151,23 @@ class NotFound(StateError, LookupError):
 
 class WriteFailed(StateError):
     """A write or delete did not happen; nothing was changed."""
+
+
+class HistoryConflict(WriteFailed):
+    """A history append that asked for an unchanged history found it changed; nothing was written.
+
+    Not a variant of the reference: a Python refinement of `WriteFailed`.
+    """
+
+    def __init__(self, session: str, *, expected: int, found: int) -> None:
+        super().__init__(
+            f"the history of session {session!r} changed while this turn ran: it read "
+            f"{expected} message(s) but the session now holds {found}; nothing was appended "
+            "(run the turn again to continue from the latest history)"
+        )
+        self.session = session
+        self.expected = expected
+        self.found = found
 
 
 class SerializationError(StateError):

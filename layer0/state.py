@@ -9,9 +9,10 @@ from pydantic import JsonValue
 
 from ._scalars import F64
 from ._tagged import Frozen
+from .history import HistoryAppend
 from .scope import Scope
 
-__all__ = ["SearchResult", "StateReader", "StateStore"]
+__all__ = ["HistoryStore", "SearchResult", "StateReader", "StateStore"]
 
 
 class SearchResult(Frozen):
@@ -50,4 +51,21 @@ class StateStore(StateReader, Protocol):
 
     async def delete(self, scope: Scope, key: str) -> None:
         """Remove `key` from `scope`; no-op when it is missing."""
+        ...
+
+
+@runtime_checkable
+class HistoryStore(StateStore, Protocol):
+    """A StateStore that appends to a session's history atomically (see `layer0.history`)."""
+
+    async def append_history(self, append: HistoryAppend) -> int:
+        """Append `append.messages` to the session's history in one step; return its new length.
+
+        An append whose `turn_id` the session already holds changes nothing.
+
+        Raises:
+            HistoryConflict: `append.expected_length` is set and the history's
+                length differs; nothing was appended.
+            WriteFailed: the store refused; nothing was appended.
+        """
         ...

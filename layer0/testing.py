@@ -12,6 +12,8 @@ from collections.abc import Iterable, Set
 
 from pydantic import JsonValue, TypeAdapter
 
+from .errors import HistoryConflict, WriteFailed
+from .history import HISTORY_KEY, HistoryAppend
 from .hook import Continue, HookAction, HookContext, HookPoint
 from .metadata import TurnMetadata
 from .scope import Scope
@@ -44,6 +46,7 @@ class InMemoryStore:
     def __init__(self) -> None:
         """Create an empty store."""
         self._data: dict[tuple[str, str], JsonValue] = {}
+        self._appended: set[tuple[str, str]] = set()
 
     @staticmethod
     def _scope_key(scope: Scope) -> str:
@@ -60,6 +63,28 @@ class InMemoryStore:
     async def delete(self, scope: Scope, key: str) -> None:
         """Remove `key` from `scope`; no-op when missing."""
         self._data.pop((self._scope_key(scope), key), None)
+
+    async def append_history(self, append: HistoryAppend) -> int:
+        """Append to the session's history at once, once per turn id (a `HistoryStore`).
+
+        Raises:
+            HistoryConflict: `expected_length` is set and differs from the history's length.
+            WriteFailed: the stored history is not a list.
+        """
+        slot = (self._scope_key(append.scope), HISTORY_KEY)
+        history = self._data.get(slot, [])
+        if not isinstance(history, builtins.list):
+            raise WriteFailed(f"the history of session {append.session!r} is not a list")
+        if (slot[0], append.turn_id) in self._appended:
+            return len(history)
+        if append.expected_length is not None and append.expected_length != len(history):
+            raise HistoryConflict(
+                append.session, expected=append.expected_length, found=len(history)
+            )
+        # No await between the check and the write: one step for every task on the loop.
+        self._data[slot] = [*history, *copy.deepcopy(append.messages)]
+        self._appended.add((slot[0], append.turn_id))
+        return len(history) + len(append.messages)
 
     async def list(self, scope: Scope, prefix: str) -> builtins.list[str]:
         """Return the keys of `scope` starting with `prefix`, sorted."""

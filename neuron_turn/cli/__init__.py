@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from layer0 import (
     CustomExit,
+    EffectPolicy,
     ExitReason,
     Layer0Error,
     ObserverHalt,
@@ -125,6 +126,12 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="NAME",
         help="allow only these tools (repeat; default: every tool the turn has)",
     )
+    run.add_argument(
+        "--fail-if-changed",
+        action="store_true",
+        help="fail (nothing recorded) instead of appending this turn to the session when "
+        "another run changed the session while this one ran",
+    )
     _add_orchestration_arguments(run, worker=False)
     run.add_argument(
         "--pickup-timeout",
@@ -175,6 +182,17 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="URL",
         help="add the tools of this Streamable HTTP MCP server (repeat)",
+    )
+    parser.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        type=_grant,
+        metavar="GRANT",
+        help="let the model reach beyond this session's memory (repeat): global, "
+        "session:<id>|*, workflow:<id>|*, agent:<workflow>/<agent>|*, custom:<name>|*, "
+        "delegate[:<agent>], handoff[:<agent>], signal[:<workflow>], or * for everything "
+        "(default: only this session's memory)",
     )
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
 
@@ -249,6 +267,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         mcp_commands=args.mcp,
         mcp_urls=args.mcp_url,
         progress=args.verbose or sys.stderr.isatty(),
+        grants=tuple(args.grant),
     )
 
 
@@ -332,6 +351,8 @@ def _config(args: argparse.Namespace) -> TurnConfig:
         max_cost=args.max_cost,
         max_duration=None if seconds is None else max(1, round(seconds * 1000)),
         allowed_tools=args.allow_tool,
+        effect_policy=EffectPolicy(grants=tuple(args.grant)) if args.grant else None,
+        session_conflict="fail" if args.fail_if_changed else None,
     )
 
 
@@ -364,6 +385,14 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def _grant(text: str) -> str:
+    try:
+        EffectPolicy.of([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _cost(text: str) -> Money:

@@ -18,9 +18,18 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from layer0 import DispatchFailed, Layer0Error, StateStore, TurnConfig, TurnInput, TurnOutput
+from layer0 import (
+    DispatchFailed,
+    EffectPolicy,
+    Layer0Error,
+    StateStore,
+    TurnConfig,
+    TurnInput,
+    TurnOutput,
+)
 from neuron_tool import ToolDyn, ToolError
 
+from ..loop.config import NeuronTurnConfig
 from ..loop.provider_errors import ProviderError
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
@@ -53,6 +62,12 @@ class TurnSpec:
     mcp_commands: Sequence[str] = ()
     mcp_urls: Sequence[str] = ()
     progress: bool = False
+    grants: Sequence[str] = ()
+    """What the model may reach beyond its session's memory (`layer0.EffectPolicy` grants)."""
+
+    def effect_policy(self) -> EffectPolicy:
+        """Return the policy of `grants`, for the turn and the orchestrator alike."""
+        return EffectPolicy(grants=tuple(self.grants))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,7 +164,11 @@ async def serve_worker(
         store = _state_store(manager, orchestration.state_path)
         stack.push_async_callback(close_resource, store)
         turn, _ = await build_turn(stack, manager, spec, store)
-        worker = manager.get_worker(orchestration.name, **orchestration.options())
+        options = orchestration.options()
+        if spec.grants:
+            # The worker refuses what its agent's policy does not allow; this is it.
+            options["default_policy"] = spec.effect_policy()
+        worker = manager.get_worker(orchestration.name, **options)
         print(
             f"neuron-turn: worker for {orchestration.name} hosting agent {AGENT!r}; "
             "stop with Ctrl-C",
@@ -165,7 +184,11 @@ async def build_turn(
     model = spec.model or _announce(*choose_model(manager, os.environ))
     mcp = await _mcp_tools(stack, spec)
     turn = NeuronTurn.from_plugins(
-        model=model, tools=[*spec.tools, *mcp], system=spec.system, state=store
+        model=model,
+        tools=[*spec.tools, *mcp],
+        system=spec.system,
+        state=store,
+        config=NeuronTurnConfig(effect_policy=spec.effect_policy()),
     )
     stack.push_async_callback(close_resource, turn.provider)
     if spec.progress:

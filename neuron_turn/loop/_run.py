@@ -7,6 +7,7 @@ One instance per call, never shared, which is what makes a single
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,19 +16,19 @@ from moneyed import Money
 from pydantic import JsonValue
 
 from layer0 import (
+    HISTORY_KEY,
     Content,
     Effect,
     ExitReason,
+    HistoryAppend,
     HookContext,
     HookPoint,
     LogEffect,
     LogLevel,
     SessionId,
-    SessionScope,
     ToolCallRecord,
     TurnMetadata,
     TurnOutput,
-    WriteMemoryEffect,
     usd,
 )
 
@@ -35,8 +36,7 @@ from ._convert import content_from_parts, history_to_json
 from .config import ResolvedConfig
 from .provider import ContentPart, ProviderMessage, ProviderResponse
 
-HISTORY_KEY = "messages"
-"""The key, in the session's scope, that holds the conversation history."""
+__all__ = ["HISTORY_KEY", "RunState"]
 
 _ZERO = usd()
 _FIELD_NAMES = frozenset(HookContext.model_fields)
@@ -65,6 +65,15 @@ class RunState:
     settings: ResolvedConfig
     session: SessionId | None
     messages: list[ProviderMessage]
+    """What the model sees: the history read, then this turn's messages (maybe compacted)."""
+    history_length: int = 0
+    """How many messages the stored history held when this turn read it."""
+    new_from: int = 0
+    """Where this turn's own messages start in `messages` (moves when compacting)."""
+    flushed: list[ProviderMessage] = field(default_factory=list)
+    """This turn's messages taken out of `messages` before a compaction."""
+    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Unique per execution: makes the history append idempotent."""
     started: float = field(default_factory=time.monotonic)
     effects: list[Effect] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
@@ -130,17 +139,34 @@ class RunState:
         self.same_calls_in_a_row = self.same_calls_in_a_row + 1 if call == self.last_call else 1
         self.last_call = call
 
+    def new_messages(self) -> list[ProviderMessage]:
+        """This turn's messages, its user message first, whatever compaction did to `messages`."""
+        return [*self.flushed, *self.messages[self.new_from :]]
+
+    def replace_messages(self, compacted: Sequence[ProviderMessage]) -> None:
+        """Put a compacted context in place, keeping this turn's messages for the history."""
+        self.flushed.extend(self.messages[self.new_from :])
+        self.messages = list(compacted)
+        self.new_from = len(self.messages)
+
     def output(self, exit_reason: ExitReason) -> TurnOutput:
-        """Return the turn's output: last model content, totals, effects, then the history write."""
+        """Return the turn's output: last model content, totals, effects, then the history append.
+
+        The append carries only this turn's messages (see `layer0.history`),
+        so turns running at once on one session never overwrite each other.
+        """
         effects = list(self.effects)
         if self.session is not None:
-            effects.append(
-                WriteMemoryEffect(
-                    scope=SessionScope(id=self.session),
-                    key=HISTORY_KEY,
-                    value=history_to_json(self.messages),
-                )
+            fail = self.settings.session_conflict == "fail"
+            messages = history_to_json(self.new_messages())
+            assert isinstance(messages, list)
+            append = HistoryAppend(
+                session=self.session,
+                turn_id=self.turn_id,
+                messages=messages,
+                expected_length=self.history_length if fail else None,
             )
+            effects.append(append.effect())
         metadata = TurnMetadata(
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,

@@ -5,6 +5,14 @@ results go back in the model's order as one user message. When the round is
 cut short (a hook halts, the deadline passes) every call without a result is
 answered with a cancellation note, so the stored history never holds a
 tool_use without its tool_result, which every model API rejects.
+
+Every call goes through the `pre_tool_use` hooks first, effect tools
+included, and then `post_tool_use`. The Phase 6 bridge document checks
+effect tools before the hooks; that let a model slip `write_memory` or
+`handoff` past every policy hook (`ToolPolicyHook(deny=["*"])` included), so
+here the hooks come first and an effect is declared only after they let the
+call through (with the input they may have modified), and only inside the
+caller's grant.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from neuron_tool import ModelRetry, ToolError, ToolRegistry
 from ._convert import json_text
 from ._run import RunState
 from ._tool_input import RefusedCall
-from .effect_tools import EFFECT_TOOL_NAMES, EffectArgumentError, declare_effect
+from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
 _CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
@@ -54,7 +62,8 @@ class ToolRound:
     run: RunState
     parallel: bool
     effect_tools: bool
-    """Whether effect-tool calls are intercepted (else they are unknown tools)."""
+    """Whether effect-tool calls are intercepted (else they are unknown tools); what they
+    may declare is the run's `effect_policy`."""
 
     async def execute(self, calls: Sequence[ToolUsePart]) -> None:
         """Run `calls`, append their results as one user message, update the records.
@@ -91,12 +100,11 @@ class ToolRound:
         self.run.messages.append(ProviderMessage("user", results))
 
     async def _call(self, call: ToolUsePart) -> _Done:
+        # Every call meets the pre_tool_use hooks first, effect tools included:
+        # a policy hook must be able to stop an effect before it is declared.
         started = time.monotonic()
         if isinstance(call, RefusedCall):
             return _finish(call, call.input, call.refusal, False, started)
-        if self._is_effect_tool(call.name) and self.run.settings.allows(call.name):
-            text, ok = self._declare(call)
-            return _finish(call, call.input, text, ok, started)
         tool_input = call.input
         if self.hooks.has_hooks(HookPoint.PRE_TOOL_USE):
             ctx = self.run.hook_context(
@@ -109,7 +117,10 @@ class ToolRound:
                 return _finish(call, tool_input, f"Skipped: {action.reason}", False, started)
             if isinstance(action, ModifyToolInput):
                 tool_input = action.new_input
-        text, ok = await self._execute(call.name, tool_input)
+        if self._is_effect_tool(call.name):
+            text, ok = self._declare(call.name, tool_input)
+        else:
+            text, ok = await self._execute(call.name, tool_input)
         if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
             ctx = self.run.hook_context(
                 HookPoint.POST_TOOL_USE, tool_name=call.name, tool_result=text
@@ -119,10 +130,15 @@ class ToolRound:
                 raise TurnHalted(action.reason)
         return _finish(call, tool_input, text, ok, started)
 
-    def _declare(self, call: ToolUsePart) -> tuple[str, bool]:
+    def _declare(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
+        settings = self.run.settings
+        if not settings.allows(name):
+            return f"Error: the tool {name!r} is not allowed in this turn", False
         try:
-            effect, confirmation = declare_effect(call.name, call.input)
-        except EffectArgumentError as exc:
+            effect, confirmation = declare_effect(
+                name, tool_input, policy=settings.effect_policy, session=self.run.session
+            )
+        except EffectToolError as exc:
             return str(exc), False
         self.run.effects.append(effect)
         return confirmation, True
@@ -145,7 +161,11 @@ class ToolRound:
     def _refusal(self, name: str) -> str | None:
         settings = self.run.settings
         if name not in self.tools and not self._is_effect_tool(name):
-            effect_names = sorted(EFFECT_TOOL_NAMES) if self.effect_tools else []
+            effect_names = (
+                [s.name for s in effect_tool_schemas(settings.effect_policy, self.run.session)]
+                if self.effect_tools
+                else []
+            )
             names = (*self.tools.names(), *effect_names)
             offered = [n for n in names if settings.allows(n)]
             return f"Error: there is no tool named {name!r}; available: {', '.join(offered)}"

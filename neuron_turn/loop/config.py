@@ -9,7 +9,7 @@ from typing import Final, TypeVar
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import TurnConfig
+from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
 
@@ -43,7 +43,15 @@ class NeuronTurnConfig:
     """The same tool called with the same input more often than this in a row ends the
     turn with `{"custom": "stuck_detected"}`."""
     effect_tools: bool = True
-    """Offer the effect tools (write_memory, delete_memory, delegate, handoff, signal)."""
+    """Offer the effect tools (write_memory, delete_memory, delegate, handoff, signal),
+    as far as `effect_policy` grants them."""
+    effect_policy: EffectPolicy = field(default_factory=EffectPolicy)
+    """What the model may do through effect tools (default: its own session's memory
+    only); a call's `TurnConfig.effect_policy` replaces it."""
+    session_conflict: SessionConflict = "append"
+    """`fail`: the history append fails (`HistoryConflict`) if another run changed the
+    session while this turn ran; `append` appends after it. A call's
+    `TurnConfig.session_conflict` replaces it."""
     context_limit: int = 100_000
     """Token estimate above which the context strategy is asked to compact."""
     extra: Mapping[str, JsonValue] = field(default_factory=dict)
@@ -59,6 +67,8 @@ class NeuronTurnConfig:
                 max_cost=self.max_cost,
                 max_duration=self.max_duration,
                 allowed_tools=None,
+                effect_policy=self.effect_policy,
+                session_conflict=self.session_conflict,
             )
         return ResolvedConfig(
             system=_join(self.system, overrides.system_addendum),
@@ -69,6 +79,8 @@ class NeuronTurnConfig:
             allowed_tools=(
                 None if overrides.allowed_tools is None else frozenset(overrides.allowed_tools)
             ),
+            effect_policy=_pick(overrides.effect_policy, self.effect_policy),
+            session_conflict=_pick(overrides.session_conflict, self.session_conflict),
         )
 
 
@@ -82,6 +94,8 @@ class ResolvedConfig:
     max_cost: Money | None
     max_duration: int | None
     allowed_tools: frozenset[str] | None
+    effect_policy: EffectPolicy
+    session_conflict: SessionConflict
 
     def allows(self, tool: str) -> bool:
         """Return whether `tool` may be offered and run in this call."""

@@ -2,8 +2,15 @@
 
 `write_memory`, `delete_memory`, `delegate`, `handoff` and `signal` are
 offered to the model like any tool, but the loop never runs them: it checks
-their arguments, declares the matching `layer0.Effect`, and answers the
-model with a short confirmation. The orchestrator carries the effects out.
+their arguments and the caller's grant (`layer0.EffectPolicy`), declares the
+matching `layer0.Effect`, and answers the model with a short confirmation.
+The orchestrator carries the effects out.
+
+Only what is granted is offered: by default the memory tools, for the
+turn's own session only (scope `session`), and no delegate, handoff or
+signal tool. The schemas say what is granted (an `enum` of scopes or
+agents when the grants name them), so a model is told its bounds up
+front; a call outside them gets a tool error it can read, and no effect.
 """
 
 from __future__ import annotations
@@ -16,49 +23,72 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from layer0 import (
+    HISTORY_KEY,
     AgentScope,
     CustomScope,
     DelegateEffect,
     DeleteMemoryEffect,
     Effect,
+    EffectKind,
+    EffectPolicy,
     HandoffEffect,
     Scope,
+    SessionId,
     SessionScope,
     SignalEffect,
     SignalPayload,
     TurnInput,
     WorkflowScope,
     WriteMemoryEffect,
+    effect_refusal,
 )
 from neuron_tool import ToolSchema
 
 __all__ = [
     "EFFECT_TOOL_NAMES",
     "EffectArgumentError",
+    "EffectNotGrantedError",
+    "EffectToolError",
     "declare_effect",
     "effect_tool_schemas",
     "parse_scope",
 ]
 
+OWN_SESSION: Final = "session"
+"""The scope string that names the turn's own session."""
 
-class EffectArgumentError(ValueError):
+
+class EffectToolError(ValueError):
+    """An effect-tool call declares nothing; the message is for the model."""
+
+
+class EffectArgumentError(EffectToolError):
     """The model called an effect tool with arguments that do not fit it."""
 
 
-def parse_scope(text: str) -> Scope:
+class EffectNotGrantedError(EffectToolError):
+    """The model asked for an effect outside what the caller granted."""
+
+
+def parse_scope(text: str, session: SessionId | None = None) -> Scope:
     """Read a scope string as the effect tools take it.
 
-    `global`, `session:<id>`, `workflow:<id>` and `agent:<workflow>/<agent>`
-    name layer0 scopes; anything else is a custom scope named by the string.
+    `session` alone is the turn's own session (when it has one); `global`,
+    `session:<id>`, `workflow:<id>` and `agent:<workflow>/<agent>` name layer0
+    scopes; `custom:<name>` and anything else are custom scopes.
     """
     if text == "global":
         return "global"
+    if text == OWN_SESSION and session is not None:
+        return SessionScope(id=session)
     kind, _, rest = text.partition(":")
     if rest:
         if kind == "session":
             return SessionScope(id=rest)
         if kind == "workflow":
             return WorkflowScope(id=rest)
+        if kind == "custom":
+            return CustomScope(name=rest)
         workflow, slash, agent = rest.partition("/")
         if kind == "agent" and slash and workflow and agent:
             return AgentScope(workflow=workflow, agent=agent)
@@ -66,8 +96,8 @@ def parse_scope(text: str) -> Scope:
 
 
 _SCOPE_HELP: Final = (
-    "Where the memory lives: 'global', 'session:<id>', 'workflow:<id>', "
-    "'agent:<workflow>/<agent>', or any other string for a custom scope."
+    "Where the memory lives: 'session' (this conversation), 'global', "
+    "'session:<id>', 'workflow:<id>', 'agent:<workflow>/<agent>' or 'custom:<name>'."
 )
 
 
@@ -76,13 +106,13 @@ class _Args(BaseModel):
 
 
 class _WriteMemory(_Args):
-    scope: str = Field(description=_SCOPE_HELP)
+    scope: str = Field(default=OWN_SESSION, description=_SCOPE_HELP)
     key: str = Field(min_length=1, description="The key to store the value under.")
     value: JsonValue = Field(description="The value to store (any JSON).")
 
 
 class _DeleteMemory(_Args):
-    scope: str = Field(description=_SCOPE_HELP)
+    scope: str = Field(default=OWN_SESSION, description=_SCOPE_HELP)
     key: str = Field(min_length=1, description="The key to delete.")
 
 
@@ -107,30 +137,50 @@ class _EffectTool:
     args: type[_Args]
     description: str
     confirmation: str
-    build: Callable[[_Args], Effect]
+    build: Callable[[_Args, SessionId | None], Effect]
+    kind: EffectKind | None = None
+    """The kind granted by name (delegate, handoff, signal); None for memory tools."""
+    target: str | None = None
+    """The argument naming the kind's target (an agent or a workflow)."""
 
 
-def _write(a: _Args) -> Effect:
+def _write(a: _Args, session: SessionId | None) -> Effect:
     assert isinstance(a, _WriteMemory)
-    return WriteMemoryEffect(scope=parse_scope(a.scope), key=a.key, value=a.value)
+    scope = _memory_scope(a.scope, a.key, session)
+    return WriteMemoryEffect(scope=scope, key=a.key, value=a.value)
 
 
-def _delete(a: _Args) -> Effect:
+def _delete(a: _Args, session: SessionId | None) -> Effect:
     assert isinstance(a, _DeleteMemory)
-    return DeleteMemoryEffect(scope=parse_scope(a.scope), key=a.key)
+    return DeleteMemoryEffect(scope=_memory_scope(a.scope, a.key, session), key=a.key)
 
 
-def _delegate(a: _Args) -> Effect:
+def _memory_scope(text: str, key: str, session: SessionId | None) -> Scope:
+    if text == OWN_SESSION and session is None:
+        raise EffectNotGrantedError(
+            "this turn has no session, so there is no 'session' scope to use"
+        )
+    scope = parse_scope(text, session)
+    if isinstance(scope, SessionScope) and key == HISTORY_KEY:
+        # The conversation itself: only the orchestrator appends to it.
+        raise EffectNotGrantedError(
+            f"the key {HISTORY_KEY!r} of a session holds its conversation history, "
+            "which no tool may change; choose another key"
+        )
+    return scope
+
+
+def _delegate(a: _Args, session: SessionId | None) -> Effect:
     assert isinstance(a, _Delegate)
     return DelegateEffect(agent=a.agent, input=TurnInput(message=a.message, trigger="task"))
 
 
-def _handoff(a: _Args) -> Effect:
+def _handoff(a: _Args, session: SessionId | None) -> Effect:
     assert isinstance(a, _Handoff)
     return HandoffEffect(agent=a.agent, state=a.state)
 
 
-def _signal(a: _Args) -> Effect:
+def _signal(a: _Args, session: SessionId | None) -> Effect:
     assert isinstance(a, _Signal)
     payload = SignalPayload(signal_type=a.signal_type, data=a.data)
     return SignalEffect(target=a.target, payload=payload)
@@ -144,15 +194,24 @@ _TOOLS: Final[Mapping[str, _EffectTool]] = {
         _DeleteMemory, "Delete a value from memory.", "Memory deleted.", _delete
     ),
     "delegate": _EffectTool(
-        _Delegate, "Ask another agent to do a task.", "Delegation requested.", _delegate
+        _Delegate,
+        "Ask another agent to do a task.",
+        "Delegation requested.",
+        _delegate,
+        "delegate",
+        "agent",
     ),
     "handoff": _EffectTool(
         _Handoff,
         "Hand the conversation to another agent; this turn ends.",
         "Handoff initiated.",
         _handoff,
+        "handoff",
+        "agent",
     ),
-    "signal": _EffectTool(_Signal, "Send a signal to a running workflow.", "Signal sent.", _signal),
+    "signal": _EffectTool(
+        _Signal, "Send a signal to a running workflow.", "Signal sent.", _signal, "signal", "target"
+    ),
 }
 
 EFFECT_TOOL_NAMES: Final = frozenset(_TOOLS)
@@ -160,24 +219,96 @@ EFFECT_TOOL_NAMES: Final = frozenset(_TOOLS)
 
 
 @functools.cache
-def effect_tool_schemas() -> tuple[ToolSchema, ...]:
-    """Return the schemas of the effect tools, as offered to the model."""
+def _base_schema(name: str) -> Mapping[str, JsonValue]:
     # Built on first use: generating JSON Schemas at import would slow every import.
-    return tuple(
-        ToolSchema(
-            name=name, description=tool.description, input_schema=tool.args.model_json_schema()
-        )
-        for name, tool in _TOOLS.items()
-    )
+    schema: Mapping[str, JsonValue] = _TOOLS[name].args.model_json_schema()
+    return schema
 
 
-def declare_effect(name: str, arguments: JsonValue) -> tuple[Effect, str]:
+@functools.lru_cache(maxsize=256)
+def effect_tool_schemas(
+    policy: EffectPolicy | None = None, session: SessionId | None = None
+) -> tuple[ToolSchema, ...]:
+    """Return the schemas of the effect tools `policy` grants a turn of `session`.
+
+    `policy` None means every effect (`EffectPolicy.everything()`). Memory
+    tools are offered when some scope is granted; their `scope` lists the
+    granted scopes. Delegate, handoff and signal are offered only when
+    granted; their target lists the granted agents or workflows when the
+    grants name them.
+    """
+    policy = EffectPolicy.everything() if policy is None else policy
+    schemas = []
+    for name, tool in _TOOLS.items():
+        schema = _granted_schema(name, tool, policy, session)
+        if schema is not None:
+            schemas.append(ToolSchema(name=name, description=tool.description, input_schema=schema))
+    return tuple(schemas)
+
+
+def _granted_schema(
+    name: str, tool: _EffectTool, policy: EffectPolicy, session: SessionId | None
+) -> dict[str, JsonValue] | None:
+    schema = dict(_base_schema(name))
+    properties = dict(schema["properties"])  # type: ignore[arg-type]
+    if tool.kind is None:
+        scopes = _scope_choices(policy, session)
+        if scopes == []:
+            return None
+        if scopes is not None:
+            properties["scope"] = {
+                "type": "string",
+                "enum": list(scopes),
+                "default": scopes[0],
+                "description": "Where the memory lives"
+                + (": 'session' is this conversation." if OWN_SESSION in scopes else "."),
+            }
+    else:
+        if not policy.grants_kind(tool.kind):
+            return None
+        targets = policy.targets(tool.kind)
+        if targets is not None:
+            assert tool.target is not None
+            field = dict(properties[tool.target])  # type: ignore[arg-type]
+            field["enum"] = list(targets)
+            properties[tool.target] = field
+    schema["properties"] = properties
+    return schema
+
+
+def _scope_choices(policy: EffectPolicy, session: SessionId | None) -> list[str] | None:
+    """The scope strings granted, own session first; None when a grant has a wildcard."""
+    choices = [OWN_SESSION] if session is not None else []
+    for grant in policy.memory_grants():
+        if grant == "*" or grant.endswith(":*"):
+            return None
+        if grant != OWN_SESSION:
+            choices.append(grant)
+    return choices
+
+
+def declare_effect(
+    name: str,
+    arguments: JsonValue,
+    *,
+    policy: EffectPolicy | None = None,
+    session: SessionId | None = None,
+) -> tuple[Effect, str]:
     """Return the effect an effect-tool call declares and the confirmation for the model.
+
+    `policy` None grants every effect (`EffectPolicy.everything()`).
 
     Raises:
         EffectArgumentError: the arguments do not fit the tool; the message says why.
+        EffectNotGrantedError: the effect is outside `policy`; the message says
+            what is granted.
     """
     tool = _TOOLS[name]
+    policy = EffectPolicy.everything() if policy is None else policy
+    if tool.kind is not None and not policy.grants_kind(tool.kind):
+        raise EffectNotGrantedError(
+            f"Refused: {name} is not granted in this turn ({policy.granted_text()})"
+        )
     try:
         args = tool.args.model_validate(arguments)
     except ValidationError as exc:
@@ -185,4 +316,11 @@ def declare_effect(name: str, arguments: JsonValue) -> tuple[Effect, str]:
             f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
         )
         raise EffectArgumentError(f"invalid arguments for {name}: {problems}") from exc
-    return tool.build(args), tool.confirmation
+    try:
+        effect = tool.build(args, session)
+    except EffectNotGrantedError as exc:
+        raise EffectNotGrantedError(f"Refused: {exc}") from None
+    refusal = effect_refusal(policy, effect, session)
+    if refusal is not None:
+        raise EffectNotGrantedError(f"Refused: {refusal}; nothing was done")
+    return effect, tool.confirmation

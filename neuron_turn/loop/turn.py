@@ -40,7 +40,7 @@ from ._tool_input import guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
-from .effect_tools import effect_tool_schemas
+from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
 from .limits import limit_reached
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse, ToolUsePart
@@ -152,7 +152,13 @@ class NeuronTurn:
         settings = self.config.resolve(input.config)
         history = await self._read_history(input.session)
         new_message = ProviderMessage("user", parts_from_content(input.message))
-        run = RunState(settings, input.session, [*history, new_message])
+        run = RunState(
+            settings,
+            input.session,
+            [*history, new_message],
+            history_length=len(history),
+            new_from=len(history),
+        )
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
@@ -182,12 +188,11 @@ class NeuronTurn:
         except HistoryFormatError as exc:
             raise ContextAssemblyError(
                 f"the stored history of session {session!r} (key {HISTORY_KEY!r}) "
-                f"does not parse, {exc}; refusing to run without it, since this turn's "
-                "history write would replace the conversation"
+                f"does not parse, {exc}; refusing to run without the conversation so far"
             ) from exc
 
     async def _loop(self, run: RunState, input: TurnInput) -> ExitReason:
-        tools = self._tool_schemas(run.settings)
+        tools = self._tool_schemas(run.settings, run.session)
         config = self.config
         rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
         try:
@@ -224,12 +229,15 @@ class NeuronTurn:
         await self._hook(run, HookPoint.EXIT_CHECK)  # 9
         await self._compact(run)  # 10
 
-    def _tool_schemas(self, settings: ResolvedConfig) -> list[ToolSchema]:
-        effect = [s for s in effect_tool_schemas() if settings.allows(s.name)]
+    def _tool_schemas(self, settings: ResolvedConfig, session: str | None) -> list[ToolSchema]:
         if not self.config.effect_tools:
-            effect = []
-        taken = {schema.name for schema in effect}
-        own = [s for s in self.tools.schemas(settings.allowed_tools) if s.name not in taken]
+            return list(self.tools.schemas(settings.allowed_tools))
+        # Granted effect tools only; their names stay reserved even when not granted.
+        granted = effect_tool_schemas(settings.effect_policy, session)
+        effect = [s for s in granted if settings.allows(s.name)]
+        own = [
+            s for s in self.tools.schemas(settings.allowed_tools) if s.name not in EFFECT_TOOL_NAMES
+        ]
         return own + effect
 
     def _request(self, run: RunState, input: TurnInput, tools: list[ToolSchema]) -> ProviderRequest:
@@ -289,7 +297,7 @@ class NeuronTurn:
         if strategy is not None and strategy.should_compact(
             run.messages, self.config.context_limit
         ):
-            run.messages = list(await strategy.compact(run.messages))
+            run.replace_messages(await strategy.compact(run.messages))
 
 
 def _tool_calls(response: ProviderResponse) -> Sequence[ToolUsePart]:

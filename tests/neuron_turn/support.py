@@ -8,11 +8,30 @@ from typing import Any
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import StateReader, TurnConfig, TurnInput, usd
+from layer0 import (
+    CustomEffect,
+    EffectPolicy,
+    HistoryAppend,
+    StateReader,
+    TurnConfig,
+    TurnInput,
+    TurnOutput,
+    usd,
+)
 from neuron_hooks import HookRegistry
 from neuron_tool import ToolDyn, ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ProviderResponse, TokenUsage, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+TRUSTING = NeuronTurnConfig(model="test-model", effect_policy=EffectPolicy.everything())
+"""A turn config granting every effect, for tests about effects themselves."""
+
+
+def appended(output: TurnOutput) -> HistoryAppend:
+    """The history append a turn with a session declares last."""
+    effect = output.effects[-1]
+    assert isinstance(effect, CustomEffect)
+    return HistoryAppend.from_effect(effect)
 
 
 def call(call_id: str, name: str, **arguments: JsonValue) -> ToolUsePart:

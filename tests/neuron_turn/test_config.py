@@ -5,7 +5,7 @@ from __future__ import annotations
 from layer0 import TurnConfig
 from neuron_turn import NeuronTurnConfig
 
-from .support import answer, ask, build, dollars
+from .support import TRUSTING, answer, ask, build, dollars
 
 
 def test_defaults_apply_when_the_call_gives_no_config() -> None:
@@ -53,12 +53,26 @@ async def test_call_model_override_reaches_the_provider() -> None:
 
 async def test_tool_schemas_are_filtered_by_allowed_tools_effect_tools_included() -> None:
     turn, provider = build([answer("ok")])
-    await turn.execute(ask(config=TurnConfig(allowed_tools=["add", "write_memory"])))
+    await turn.execute(ask(session="s", config=TurnConfig(allowed_tools=["add", "write_memory"])))
     assert [t.name for t in provider.requests[0].tools] == ["add", "write_memory"]
 
 
-async def test_all_tools_and_effect_tools_are_offered_by_default() -> None:
+async def test_by_default_only_the_memory_tools_of_the_own_session_are_offered() -> None:
     turn, provider = build([answer("ok")])
+    await turn.execute(ask(session="s"))
+    tools = provider.requests[0].tools
+    assert [t.name for t in tools] == ["add", "echo", "write_memory", "delete_memory"]
+    assert tools[2].input_schema["properties"]["scope"]["enum"] == ["session"]  # type: ignore[index]
+
+
+async def test_without_a_session_or_grants_no_effect_tool_is_offered() -> None:
+    turn, provider = build([answer("ok")])
+    await turn.execute(ask())
+    assert [t.name for t in provider.requests[0].tools] == ["add", "echo"]
+
+
+async def test_all_tools_and_effect_tools_are_offered_when_everything_is_granted() -> None:
+    turn, provider = build([answer("ok")], config=TRUSTING)
     await turn.execute(ask())
     assert [t.name for t in provider.requests[0].tools] == [
         "add",

@@ -13,7 +13,7 @@ from neuron_tool import tool
 from neuron_turn import NeuronTurn, ProviderRequest, ProviderResponse
 from neuron_turn.testing import FunctionProvider
 
-from .support import answer, ask, build, call, calls
+from .support import TRUSTING, answer, appended, ask, build, call, calls
 
 
 async def _forever() -> None:
@@ -53,11 +53,11 @@ async def test_tool_that_never_returns_is_cancelled_and_declared_effects_are_kep
         calls(call("c2", "stall")),
         answer("never"),
     ]
-    turn, _ = build(script, tools=[stall])
+    turn, _ = build(script, tools=[stall], config=TRUSTING)
     output = await turn.execute(ask(session="s", config=TurnConfig(max_duration=50)))
     assert output.exit_reason == "timeout"
-    assert [effect.type for effect in output.effects] == ["write_memory", "write_memory"]
-    history = output.effects[-1].value  # type: ignore[union-attr]
+    assert [effect.type for effect in output.effects] == ["write_memory", "custom"]
+    history = appended(output).messages
     last = history[-1]["content"][0]
     assert last["type"] == "tool_result" and last["tool_use_id"] == "c2"
     assert last["is_error"] is True and "Cancelled" in last["content"]

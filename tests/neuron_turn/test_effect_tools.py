@@ -21,7 +21,7 @@ from layer0 import (
 )
 from neuron_turn import parse_scope
 
-from .support import answer, ask, build, call, calls
+from .support import TRUSTING, answer, appended, ask, build, call, calls
 
 
 @pytest.mark.parametrize(
@@ -81,11 +81,11 @@ GOOD = [
 async def test_effect_tool_declares_its_effect_and_confirms(
     name: str, arguments: dict[str, JsonValue], effect: object, confirmation: str
 ) -> None:
-    turn, _ = build([calls(call("c1", name, **arguments)), answer("ok")])
+    turn, _ = build([calls(call("c1", name, **arguments)), answer("ok")], config=TRUSTING)
     output = await turn.execute(ask(session="s"))
     assert output.effects[0] == effect
-    history = output.effects[-1].value  # type: ignore[union-attr]
-    (result,) = history[2]["content"]
+    history = appended(output).messages
+    (result,) = history[2]["content"]  # type: ignore[call-overload,index]
     assert result == {
         "type": "tool_result",
         "tool_use_id": "c1",
@@ -109,7 +109,7 @@ BAD = [
 async def test_bad_arguments_give_an_error_result_and_no_effect(
     name: str, arguments: dict[str, JsonValue], field: str
 ) -> None:
-    turn, provider = build([calls(call("c1", name, **arguments)), answer("ok")])
+    turn, provider = build([calls(call("c1", name, **arguments)), answer("ok")], config=TRUSTING)
     output = await turn.execute(ask())
     assert output.effects == []
     result = provider.requests[1].messages[-1].content[0]
@@ -129,7 +129,7 @@ async def test_effect_tools_are_never_executed_even_if_a_tool_has_the_name() -> 
         return "wrote"
 
     script = [calls(call("c1", "write_memory", scope="global", key="k", value=1)), answer("ok")]
-    turn, _ = build(script, tools=[impostor])
+    turn, _ = build(script, tools=[impostor], config=TRUSTING)
     output = await turn.execute(ask())
     assert ran == []
     assert isinstance(output.effects[0], WriteMemoryEffect)
@@ -144,7 +144,7 @@ async def test_effects_keep_declaration_order_across_rounds() -> None:
         calls(call("c3", "delete_memory", scope="global", key="a")),
         answer("ok"),
     ]
-    turn, _ = build(script)
+    turn, _ = build(script, config=TRUSTING)
     output = await turn.execute(ask())
     assert [e.type for e in output.effects] == ["write_memory", "signal", "delete_memory"]
 

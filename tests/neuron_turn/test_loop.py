@@ -28,7 +28,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import FunctionProvider, text_response
 
-from .support import answer, ask, build, call, calls, dollars
+from .support import TRUSTING, answer, ask, build, call, calls, dollars
 
 
 def _recording_hooks(events: list[str]) -> HookRegistry:
@@ -138,7 +138,7 @@ async def test_tool_use_stop_runs_tools_and_calls_the_model_again() -> None:
 
 async def test_max_turns_exit_keeps_what_was_declared() -> None:
     script = [calls(call("c1", "write_memory", scope="global", key="k", value=1))]
-    turn, _ = build(script)
+    turn, _ = build(script, config=TRUSTING)
     output = await turn.execute(ask(config=TurnConfig(max_turns=1)))
     assert output.exit_reason == "max_turns"
     assert [effect.type for effect in output.effects] == ["write_memory"]
@@ -187,7 +187,7 @@ async def test_a_success_resets_the_failure_count() -> None:
 
 async def test_handoff_ends_the_turn_after_its_round() -> None:
     script = [calls(call("c1", "handoff", agent="closer", state={"stage": 2})), answer("never")]
-    turn, provider = build(script)
+    turn, provider = build(script, config=TRUSTING)
     output = await turn.execute(ask())
     assert output.exit_reason == CustomExit(name="handoff")
     assert len(provider.requests) == 1
@@ -209,6 +209,6 @@ async def test_same_call_up_to_the_threshold_is_allowed() -> None:
 
 async def test_exit_reason_serialises_as_the_protocol_says() -> None:
     script = [calls(call("c1", "handoff", agent="closer", state=None))]
-    turn, _ = build(script)
+    turn, _ = build(script, config=TRUSTING)
     output = await turn.execute(ask())
     assert output.model_dump(mode="json")["exit_reason"] == {"custom": "handoff"}

@@ -1,4 +1,4 @@
-"""Session history: read through the StateReader, written back as one effect at the end."""
+"""Session history: read through the StateReader; the turn's new messages appended by one effect."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from layer0.testing import InMemoryStore
 from neuron_turn import TextPart, ThinkingPart, ToolUsePart
 from neuron_turn.testing import text_response
 
-from .support import answer, ask, build, call, calls
+from .support import TRUSTING, answer, appended, ask, build, call, calls
 
 SESSION = SessionScope(id="s1")
 
@@ -52,30 +52,55 @@ async def test_no_session_means_no_history_read_and_no_history_effect() -> None:
     assert output.effects == []
 
 
-async def test_session_history_write_memory_effect_comes_last_with_the_full_history() -> None:
+async def test_history_append_comes_last_holding_only_this_turns_messages() -> None:
     store = InMemoryStore()
     await store.write(SESSION, "messages", [{"role": "user", "content": "earlier"}])
     script = [
         calls(call("c1", "write_memory", scope="global", key="k", value=1)),
         answer("done"),
     ]
-    turn, _ = build(script, state=store)
+    turn, _ = build(script, state=store, config=TRUSTING)
     output = await turn.execute(ask("now", session="s1"))
-    first, last = output.effects
+    first, _ = output.effects
     assert isinstance(first, WriteMemoryEffect) and first.scope == "global"
-    assert isinstance(last, WriteMemoryEffect)
-    assert (last.scope, last.key) == (SESSION, "messages")
-    assert [m["role"] for m in last.value] == ["user", "user", "assistant", "user", "assistant"]  # type: ignore[union-attr]
-    assert last.value[-1] == {"role": "assistant", "content": "done"}  # type: ignore[index]
+    append = appended(output)
+    assert append.session == "s1" and append.expected_length is None
+    assert [m["role"] for m in append.messages] == ["user", "assistant", "user", "assistant"]  # type: ignore[call-overload,index]
+    assert append.messages[0] == {"role": "user", "content": "now"}
+    assert append.messages[-1] == {"role": "assistant", "content": "done"}
 
 
-async def test_history_written_by_one_turn_is_read_by_the_next() -> None:
+async def test_each_execution_appends_under_its_own_turn_id() -> None:
+    turn, _ = build([answer("one"), answer("two")])
+    first = appended(await turn.execute(ask("a", session="s1")))
+    second = appended(await turn.execute(ask("a", session="s1")))
+    assert first.turn_id != second.turn_id
+
+
+async def test_session_conflict_fail_puts_the_length_read_in_the_append() -> None:
+    store = InMemoryStore()
+    await store.write(SESSION, "messages", [{"role": "user", "content": "earlier"}] * 3)
+    turn, _ = build([answer("one")], state=store)
+    output = await turn.execute(ask(session="s1", config=TurnConfig(session_conflict="fail")))
+    assert appended(output).expected_length == 3
+
+
+async def test_compaction_does_not_drop_this_turns_messages_from_the_append() -> None:
+    from neuron_turn import NeuronTurnConfig, SlidingWindow
+
+    script = [calls(call(f"c{i}", "add", a=i, b=1)) for i in range(3)] + [answer("done")]
+    turn, _ = build(script, config=NeuronTurnConfig(model="m", context_limit=1))
+    turn.context = SlidingWindow(max_messages=2)
+    output = await turn.execute(ask("go", session="s1"))
+    roles = [m["role"] for m in appended(output).messages]  # type: ignore[call-overload,index]
+    assert roles == ["user", *["assistant", "user"] * 3, "assistant"]
+
+
+async def test_history_appended_by_one_turn_is_read_by_the_next() -> None:
     store = InMemoryStore()
     turn, provider = build([answer("one"), answer("two")], state=store)
     first = await turn.execute(ask("a", session="s1"))
-    effect = first.effects[-1]
-    assert isinstance(effect, WriteMemoryEffect)
-    await store.write(effect.scope, effect.key, effect.value)
+    await store.append_history(appended(first))
     await turn.execute(ask("b", session="s1"))
     roles_texts = [(m.role, m.content[0]) for m in provider.requests[1].messages]
     assert roles_texts == [
@@ -97,9 +122,7 @@ async def test_thinking_parts_survive_the_history_round_trip() -> None:
     )
     turn, provider = build([response, answer("2"), answer("again")], state=store)
     output = await turn.execute(ask("go", session="s1"))
-    effect = output.effects[-1]
-    assert isinstance(effect, WriteMemoryEffect)
-    await store.write(effect.scope, effect.key, effect.value)
+    await store.append_history(appended(output))
     await turn.execute(ask("more", session="s1"))
     assistant = provider.requests[2].messages[1]
     assert assistant.content[0] == thought
@@ -162,9 +185,8 @@ async def test_exit_by_limit_still_writes_the_history() -> None:
     turn, _ = build([calls(call("c1", "add", a=1, b=2))], state=InMemoryStore())
     output = await turn.execute(ask(session="s1", config=TurnConfig(max_turns=1)))
     assert output.exit_reason == "max_turns"
-    history = output.effects[-1]
-    assert isinstance(history, WriteMemoryEffect)
-    assert [m["role"] for m in history.value] == ["user", "assistant", "user"]  # type: ignore[union-attr]
+    history = appended(output).messages
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[call-overload,index]
 
 
 class _BrokenFileReader(_FailingReader):

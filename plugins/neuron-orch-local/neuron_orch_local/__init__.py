@@ -10,13 +10,14 @@ child process, a sandbox); its effects still run here.
 The conventions it follows are public here for other orchestrators to follow
 too (neuron-orch-temporal does): the dispatch chain (`Chain`), the checks
 before a turn's effects run (`check_effects`), the handoff input
-(`handoff_input`), custom effect handlers, `log` records, query answers
+(`handoff_input`), the effect policy check (`check_policy`), history
+appends on any store (`append_history`), custom effect handlers, `log` records, query answers
 (`answer_query`), and `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
 """
 
-from ._memory import BatchStateStore, MemoryEffect
+from ._memory import BatchStateStore, MemoryEffect, append_history
 from .chain import Chain
-from .checks import check_effects, effect_owner, require_agent
+from .checks import check_effects, check_policy, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
@@ -50,7 +51,9 @@ __all__ = [
     "WorkflowRecord",
     "WorkflowStatus",
     "answer_query",
+    "append_history",
     "check_effects",
+    "check_policy",
     "effect_owner",
     "emit_log",
     "handoff_input",

@@ -6,8 +6,10 @@ one handoff, depth and cycles: see `neuron_orch_local.checks`), so a turn
 whose effects cannot all run has none of them run. `EffectRunner.run` then
 carries them out in declaration order, with two exceptions:
 
-- the memory effects (`write_memory`, `delete_memory`) are applied together,
-  all or none, at the position of the first of them: whatever the turn
+- the memory effects (`write_memory`, `delete_memory`, and the `custom`
+  effect `append_history` that records the turn in its session's history,
+  see `layer0.history`) are applied together, all or none, at the position
+  of the first of them: whatever the turn
   declares after its first write (a delegation, a signal) finds all of its
   writes in place;
 - the handoff is left to the caller, to run after everything else: the turn
@@ -22,14 +24,18 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from layer0 import (
+    APPEND_HISTORY,
     AgentId,
     CustomEffect,
     DelegateEffect,
     DeleteMemoryEffect,
     DispatchFailed,
     Effect,
+    EffectPolicy,
     HandoffEffect,
+    HistoryAppend,
     LogEffect,
+    SessionId,
     SignalEffect,
     StateStore,
     WriteMemoryEffect,
@@ -38,7 +44,7 @@ from layer0 import (
 from ._memory import MemoryEffect, apply_memory
 from ._table import WorkflowTable
 from .chain import Chain
-from .checks import check_effects, effect_owner
+from .checks import check_effects, check_policy, effect_owner
 from .custom import CustomEffectHandler, EffectContext
 from .log import emit_log
 
@@ -77,17 +83,27 @@ class EffectRunner:
         self._handlers = handlers
 
     def plan(
-        self, effects: Sequence[Effect], *, context: EffectContext, chain: Chain
+        self,
+        effects: Sequence[Effect],
+        *,
+        context: EffectContext,
+        chain: Chain,
+        policy: EffectPolicy,
+        session: SessionId | None,
     ) -> EffectPlan:
-        """Check `effects` before any of them runs (see `neuron_orch_local.checks`).
+        """Check `effects` of a turn of `session` before any of them runs.
+
+        See `neuron_orch_local.checks`; `policy` is the agent's effect policy.
 
         Raises:
+            EffectRefused: an effect is outside `policy`.
             AgentNotFound: a delegate or handoff names an agent that does not exist.
             WorkflowNotFound: a signal names a workflow that does not exist.
             DispatchFailed: a custom effect type has no handler, the turn
                 declared more than one handoff, or a delegation or handoff
                 would close a cycle or go past the depth limit.
         """
+        check_policy(effects, owner=_owner(context), policy=policy, session=session)
         check_effects(
             effects,
             owner=_owner(context),
@@ -100,14 +116,14 @@ class EffectRunner:
         handoff = next(
             ((e, chains[i]) for i, e in enumerate(effects) if isinstance(e, HandoffEffect)), None
         )
-        memory = tuple(e for e in effects if isinstance(e, WriteMemoryEffect | DeleteMemoryEffect))
+        memory = tuple(_memory(e) for e in effects if _is_memory(e))
         return EffectPlan(effects, memory, chains, handoff)
 
     async def run(self, plan: EffectPlan, *, context: EffectContext, delegate: Delegate) -> None:
         """Carry out the planned effects in order, except the handoff (see the module doc)."""
         memory_applied = False
         for index, effect in enumerate(plan.effects):
-            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect):
+            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or _is_memory(effect):
                 if not memory_applied:
                     await apply_memory(self._store, plan.memory, owner=_owner(context))
                     memory_applied = True
@@ -132,6 +148,19 @@ class EffectRunner:
                 f"the handler of custom effect {effect.effect_type!r} of {_owner(context)} "
                 f"failed: {type(exc).__name__}: {exc}"
             ) from exc
+
+
+def _is_memory(effect: Effect) -> bool:
+    return isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or (
+        isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY
+    )
+
+
+def _memory(effect: Effect) -> MemoryEffect:
+    if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect):
+        return effect
+    assert isinstance(effect, CustomEffect)
+    return HistoryAppend.from_effect(effect)  # checked by `check_effects`
 
 
 def _owner(context: EffectContext) -> str:

@@ -1,13 +1,20 @@
-"""Applying one turn's memory effects all or none.
+"""Applying one turn's memory effects all or none: writes, deletes and its history append.
 
 A store with a batch method (`BatchStateStore`, e.g. neuron-state-sqlite's
-`SqliteStore.apply`) does it in one transaction. For any other store the
-effects are applied one by one after reading the previous value of every
-key they touch; when one fails, the keys already changed get those values
-back (a key that had none is deleted). That is atomic against failures, not
+`SqliteStore.apply`) does it in one transaction, the history append included.
+For any other store the writes and deletes are applied one by one after
+reading the previous value of every key they touch, then the history
+append; when one fails, the keys already changed get those values back (a
+key that had none is deleted). That is atomic against failures, not
 isolated: a concurrent writer can see the partial state, or write in between
 and be overwritten by the restore. A stored JSON `null` reads as "no value"
 and is restored by deleting the key.
+
+The history append goes to `layer0.HistoryStore.append_history` when the
+store has it (one step, once per turn id). A store without it gets a read,
+then a write of the longer list: correct when one orchestrator's dispatches
+on a session are the only writers (it runs them one at a time), not across
+processes; use a `HistoryStore` (SqliteStore is one) for that.
 """
 
 from __future__ import annotations
@@ -17,42 +24,82 @@ from typing import Protocol, TypeAlias, runtime_checkable
 
 from pydantic import JsonValue
 
-from layer0 import DeleteMemoryEffect, DispatchFailed, Scope, StateStore, WriteMemoryEffect
+from layer0 import (
+    HISTORY_KEY,
+    DeleteMemoryEffect,
+    DispatchFailed,
+    HistoryAppend,
+    HistoryConflict,
+    HistoryStore,
+    Scope,
+    StateStore,
+    WriteFailed,
+    WriteMemoryEffect,
+)
 
-__all__ = ["BatchStateStore", "MemoryEffect", "apply_memory"]
+__all__ = ["BatchStateStore", "MemoryEffect", "append_history", "apply_memory"]
 
-MemoryEffect: TypeAlias = WriteMemoryEffect | DeleteMemoryEffect
-"""An effect on the state store."""
+MemoryEffect: TypeAlias = WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
+"""A change to the state store: a write, a delete, or a session history append."""
 
 
 @runtime_checkable
 class BatchStateStore(StateStore, Protocol):
     """A StateStore that applies several memory effects in one transaction."""
 
-    async def apply(self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect]) -> None:
-        """Apply `effects` in order, all or none; raise when none were applied."""
+    async def apply(self, effects: Iterable[MemoryEffect]) -> None:
+        """Apply `effects` in order, all or none; raise when none were applied.
+
+        A `HistoryAppend` whose turn id the session holds already changes
+        nothing; one whose `expected_length` does not match raises
+        `HistoryConflict`, and then nothing is applied.
+        """
         ...
 
 
-async def apply_memory(store: StateStore, effects: Sequence[MemoryEffect], *, owner: str) -> None:
-    """Apply `effects` to `store` in order, all or none.
+async def append_history(store: StateStore, append: HistoryAppend) -> int:
+    """Append to a session's history on any store; return the history's new length.
 
     Raises:
-        DispatchFailed: nothing was applied (the store's error is the cause),
-            or restoring after a failure failed too, which the message says.
+        HistoryConflict: `expected_length` is set and the history's length differs.
+        WriteFailed: the stored history is not a list.
+    """
+    if isinstance(store, HistoryStore):
+        return await store.append_history(append)
+    history = await store.read(append.scope, HISTORY_KEY)
+    history = [] if history is None else history
+    if not isinstance(history, list):
+        raise WriteFailed(f"the history of session {append.session!r} is not a list")
+    if append.expected_length is not None and append.expected_length != len(history):
+        raise HistoryConflict(append.session, expected=append.expected_length, found=len(history))
+    await store.write(append.scope, HISTORY_KEY, [*history, *append.messages])
+    return len(history) + len(append.messages)
+
+
+async def apply_memory(store: StateStore, effects: Sequence[MemoryEffect], *, owner: str) -> None:
+    """Apply `effects` to `store` in order (history appends last), all or none.
+
+    Raises:
+        DispatchFailed: nothing was applied (the store's error is the cause,
+            e.g. `HistoryConflict`), or restoring after a failure failed too,
+            which the message says.
     """
     if not effects:
         return
-    if not isinstance(store, BatchStateStore) and len(effects) > 1:
-        await _apply_or_restore(store, effects, owner=owner)
+    ordered = [
+        *(e for e in effects if not isinstance(e, HistoryAppend)),
+        *(e for e in effects if isinstance(e, HistoryAppend)),
+    ]
+    if not isinstance(store, BatchStateStore) and len(ordered) > 1:
+        await _apply_or_restore(store, ordered, owner=owner)
         return
     try:
         if isinstance(store, BatchStateStore):
-            await store.apply(effects)
+            await store.apply(ordered)
         else:
-            await _one(store, effects[0])
+            await _one(store, ordered[0])
     except Exception as exc:
-        raise _not_applied(owner, effects, exc) from exc
+        raise _not_applied(owner, ordered, exc) from exc
 
 
 async def _apply_or_restore(
@@ -80,6 +127,8 @@ async def _read_previous(
 ) -> dict[tuple[Scope, str], JsonValue | None]:
     previous: dict[tuple[Scope, str], JsonValue | None] = {}
     for effect in effects:
+        if isinstance(effect, HistoryAppend):
+            continue
         slot = (effect.scope, effect.key)
         if slot not in previous:
             previous[slot] = await store.read(effect.scope, effect.key)
@@ -94,7 +143,14 @@ async def _restore(
     owner: str,
     failure: BaseException,
 ) -> None:
-    slots = list(dict.fromkeys((effect.scope, effect.key) for effect in touched))
+    # Appends come last, so one that failed changed nothing and none needs undoing.
+    slots = list(
+        dict.fromkeys(
+            (effect.scope, effect.key)
+            for effect in touched
+            if not isinstance(effect, HistoryAppend)
+        )
+    )
     try:
         for scope, key in reversed(slots):
             value = previous[(scope, key)]
@@ -111,8 +167,10 @@ async def _restore(
 async def _one(store: StateStore, effect: MemoryEffect) -> None:
     if isinstance(effect, WriteMemoryEffect):
         await store.write(effect.scope, effect.key, effect.value)
-    else:
+    elif isinstance(effect, DeleteMemoryEffect):
         await store.delete(effect.scope, effect.key)
+    else:
+        await append_history(store, effect)
 
 
 def _not_applied(owner: str, effects: Sequence[MemoryEffect], exc: Exception) -> DispatchFailed:

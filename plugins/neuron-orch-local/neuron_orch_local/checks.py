@@ -3,8 +3,9 @@
 A turn whose effects cannot all run has none of them run: before the first
 effect, the orchestrator checks that the agents and workflows they name
 exist, that every custom effect type has a handler, that the turn hands off
-at most once (`check_effects`), and that no delegation or handoff breaks the
-depth limit or closes a cycle (`Chain.follow`). Errors name the turn as
+at most once (`check_effects`), that every effect is inside the agent's
+`layer0.EffectPolicy` (`check_policy`), and that no delegation or handoff
+breaks the depth limit or closes a cycle (`Chain.follow`). Errors name the turn as
 `effect_owner` does, so callers see the same errors on every orchestrator.
 """
 
@@ -13,19 +14,25 @@ from __future__ import annotations
 from collections.abc import Collection, Container, Sequence
 
 from layer0 import (
+    APPEND_HISTORY,
     AgentId,
     AgentNotFound,
     CustomEffect,
     DelegateEffect,
     DispatchFailed,
     Effect,
+    EffectPolicy,
+    EffectRefused,
     HandoffEffect,
+    HistoryAppend,
+    SessionId,
     SignalEffect,
     WorkflowId,
     WorkflowNotFound,
+    effect_refusal,
 )
 
-__all__ = ["check_effects", "effect_owner", "require_agent"]
+__all__ = ["check_effects", "check_policy", "effect_owner", "require_agent"]
 
 
 def effect_owner(agent: AgentId, workflow_id: WorkflowId) -> str:
@@ -80,6 +87,8 @@ def check_effects(
             raise WorkflowNotFound(
                 effect.target, f"{owner} signals workflow {effect.target!r}, which does not exist"
             )
+        elif isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
+            _history_append(effect, owner)
         elif isinstance(effect, CustomEffect) and effect.effect_type not in custom_types:
             raise DispatchFailed(
                 f"{owner} declared a custom effect of type {effect.effect_type!r}, "
@@ -92,6 +101,38 @@ def check_effects(
             f"{owner} declared {len(handoffs)} handoffs (to {targets}); "
             "a turn can hand the conversation to one agent only"
         )
+
+
+def check_policy(
+    effects: Sequence[Effect], *, owner: str, policy: EffectPolicy, session: SessionId | None
+) -> None:
+    """Check that every effect of one turn of `session` is inside `policy`.
+
+    Whoever wrote the turn's output (a model through effect tools, a
+    hand-written or third-party Turn), an effect outside the policy of the
+    agent the orchestrator dispatched is refused, and with it the whole turn:
+    none of its effects run.
+
+    Raises:
+        EffectRefused: the message names every refused effect and what is granted.
+    """
+    refusals = [
+        f"#{index + 1} {reason}"
+        for index, effect in enumerate(effects)
+        if (reason := effect_refusal(policy, effect, session)) is not None
+    ]
+    if refusals:
+        raise EffectRefused(
+            f"{owner} declared effects outside its effect policy; none of its effects "
+            f"ran: {'; '.join(refusals)}"
+        )
+
+
+def _history_append(effect: CustomEffect, owner: str) -> None:
+    try:
+        HistoryAppend.from_effect(effect)
+    except ValueError as exc:
+        raise DispatchFailed(f"{owner} declared a {exc}") from None
 
 
 def _known(agent: AgentId, agents: Collection[AgentId], owner: str, verb: str) -> None:

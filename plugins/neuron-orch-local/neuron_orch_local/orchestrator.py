@@ -16,6 +16,7 @@ from layer0 import (
     AgentId,
     DelegateEffect,
     DispatchFailed,
+    EffectPolicy,
     QueryPayload,
     SessionId,
     SignalPayload,
@@ -41,6 +42,8 @@ from .workflow import Delegation, WorkflowRecord
 __all__ = ["LocalOrchestrator"]
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
+_NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
+_OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
 class LocalOrchestrator(Dispatcher[DispatchResult]):
@@ -55,9 +58,18 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     agent's output becomes the dispatch's (see `neuron_orch_local.handoff`
     for the input it gets).
 
+    Before any effect runs, every effect is checked against the effect policy
+    of the agent that declared it (`policies`, else `default_policy`; for the
+    agent dispatched to, the caller's `TurnConfig.effect_policy` when given):
+    a turn with an effect outside it fails the dispatch with `EffectRefused`,
+    and none of its effects run, whoever wrote the turn's output.
+
     Dispatches from callers on one session run one at a time, so that each
-    turn reads the history the previous one wrote. Workflow records live in
-    memory only; the oldest finished ones are dropped past `max_workflows`.
+    turn reads the history the previous one wrote; the history itself only
+    ever grows by appends (`layer0.history`), so dispatches from other
+    orchestrators or processes on the same store lose nothing either.
+    Workflow records live in memory only; the oldest finished ones are
+    dropped past `max_workflows`.
     """
 
     def __init__(
@@ -70,6 +82,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
         max_workflows: int = 10_000,
         environments: Mapping[AgentId, Placement] | None = None,
+        policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
+        default_policy: EffectPolicy = _OWN_SESSION_ONLY,
     ) -> None:
         """Orchestrate `agents` (by name) over `store`.
 
@@ -85,11 +99,19 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             environments: agents whose turns run in an environment (a child
                 process, a sandbox) rather than here; a name is either in
                 `agents` or here, not both.
+            policies: the effect policy of each agent, by name.
+            default_policy: the policy of agents not in `policies` (default:
+                their own session's memory only).
         """
         _check_arguments(agents, store, max_depth, max_workflows)
         super().__init__(max_concurrency=max_concurrency)
         self._agents: dict[AgentId, Turn] = {**agents, **_placed(agents, environments or {})}
+        unknown = sorted(set(policies) - set(self._agents))
+        if unknown:
+            raise ValueError(f"policies name agents that do not exist: {', '.join(unknown)}")
         self._store = store
+        self._policies = dict(policies)
+        self._default_policy = default_policy
         # A chain is immutable: each agent's root chain is built once, not per dispatch.
         self._roots = {agent: Chain.root(agent, max_depth=max_depth) for agent in self._agents}
         self._workflows = WorkflowTable(max_records=max_workflows)
@@ -134,9 +156,15 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 or `workflow_id` names a workflow that is still running.
         """
         require_agent(agent, self._agents)
+        granted = None if input.config is None else input.config.effect_policy
         async with self._one_at_a_time(input.session):
             return await self._workflow(
-                agent, input, workflow_id=workflow_id, parent=None, chain=self._roots[agent]
+                agent,
+                input,
+                workflow_id=workflow_id,
+                parent=None,
+                chain=self._roots[agent],
+                granted=granted,
             )
 
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
@@ -155,6 +183,10 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """
         return answer_query(self._workflows.get(target), payload.query_type)
 
+    def policy(self, agent: AgentId) -> EffectPolicy:
+        """Return the effect policy of `agent` (see `__init__`)."""
+        return self._policies.get(agent, self._default_policy)
+
     def workflow(self, workflow_id: WorkflowId) -> WorkflowRecord:
         """Return the record of `workflow_id`; raises `WorkflowNotFound`."""
         return self._workflows.get(workflow_id)
@@ -167,11 +199,15 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         workflow_id: WorkflowId | None,
         parent: WorkflowId | None,
         chain: Chain,
+        granted: EffectPolicy | None = None,
     ) -> DispatchResult:
-        """Open a workflow, run `agent` and its handoffs in it, close it."""
+        """Open a workflow, run `agent` and its handoffs in it, close it.
+
+        `granted` is the caller's policy for `agent`'s first turn, if any.
+        """
         workflow_id = self._workflows.open(workflow_id, agent, parent=parent)
         try:
-            output = await self._step(workflow_id, agent, input, chain)
+            output = await self._step(workflow_id, agent, input, chain, granted)
         except BaseException as exc:
             self._workflows.finish(workflow_id, error=exc)
             raise
@@ -187,7 +223,12 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         )
 
     async def _step(
-        self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None = None,
     ) -> TurnOutput:
         """Run one agent's turn and its effects; follow its handoff, if any."""
         self._workflows.ran(workflow_id, agent)
@@ -196,7 +237,12 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         if not output.effects:
             return output
         context = EffectContext(workflow_id=workflow_id, agent=agent)
-        plan = self._effects.plan(output.effects, context=context, chain=chain)
+        # A caller's grant is for the agent it dispatched to; the turns that
+        # delegations and handoffs start get their agents' own policies.
+        policy = granted if granted is not None else self.policy(agent)
+        plan = self._effects.plan(
+            output.effects, context=context, chain=chain, policy=policy, session=input.session
+        )
 
         async def delegate(effect: DelegateEffect, child_chain: Chain) -> None:
             await self._delegate(workflow_id, effect, child_chain)

@@ -17,8 +17,23 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from layer0 import AgentId, SerializationError, StateStore, Turn, TurnOutput, WorkflowId
-from neuron_orch_local import CustomEffectHandler, EffectContext, effect_owner, require_agent
+from layer0 import (
+    AgentId,
+    EffectPolicy,
+    HistoryConflict,
+    SerializationError,
+    StateStore,
+    Turn,
+    TurnOutput,
+    WorkflowId,
+)
+from neuron_orch_local import (
+    CustomEffectHandler,
+    EffectContext,
+    check_policy,
+    effect_owner,
+    require_agent,
+)
 
 from ._failures import application_error
 from ._plan import check_effects
@@ -31,6 +46,8 @@ __all__ = ["AgentActivities"]
 T = TypeVar("T")
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
+_NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
+_OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
 class AgentActivities:
@@ -47,6 +64,8 @@ class AgentActivities:
         *,
         custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
         ledger: StateStore | None = None,
+        policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
+        default_policy: EffectPolicy = _OWN_SESSION_ONLY,
     ) -> None:
         """Run turns of `agents` and apply memory effects to `store`.
 
@@ -56,11 +75,19 @@ class AgentActivities:
             custom_handlers: the handler of each `custom` effect type.
             ledger: where applied effects are recorded (default: `store`; see
                 `neuron_orch_temporal.ledger`).
+            policies: the effect policy of each agent, by name.
+            default_policy: the policy of agents not in `policies` (default:
+                their own session's memory only).
         """
+        unknown = sorted(set(policies) - set(agents))
+        if unknown:
+            raise ValueError(f"policies name agents that do not exist: {', '.join(unknown)}")
         self._agents = dict(agents)
         self._store = store
         self._handlers = dict(custom_handlers)
         self._ledger = ledger
+        self._policies = dict(policies)
+        self._default_policy = default_policy
 
     def all(self) -> list[object]:
         """Return the activity callables to give a `temporalio.worker.Worker`."""
@@ -68,13 +95,22 @@ class AgentActivities:
 
     @activity.defn(name=EXECUTE_TURN)
     async def execute_turn(self, request: TurnRequest) -> TurnOutput:
-        """Run the agent's turn, heartbeating, then check that its effects can all run."""
+        """Run the agent's turn, heartbeating, then check that its effects can all run.
+
+        Every effect must be inside the agent's effect policy (the caller's
+        grant, for the turn a dispatch starts with): a turn with one outside
+        fails the dispatch with `EffectRefused`, for good, and none of its
+        effects run.
+        """
         try:
             turn = self._turn(request.agent)
             output = await _heartbeating(turn.execute(request.input))
+            owner = effect_owner(request.agent, request.workflow_id)
+            policy = request.granted or self._policies.get(request.agent, self._default_policy)
+            check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,
-                owner=effect_owner(request.agent, request.workflow_id),
+                owner=owner,
                 agents=self._agents.keys(),
                 custom_types=self._handlers.keys(),
                 target_state=_target_state,
@@ -93,8 +129,9 @@ class AgentActivities:
                 f"the memory effects of {effect_owner(request.agent, request.workflow_id)} "
                 f"were not applied: {type(exc).__name__}: {exc}",
                 type="DispatchFailed",
-                # A value that is not JSON will not become JSON on a retry.
-                non_retryable=isinstance(exc, SerializationError),
+                # A value that is not JSON will not become JSON on a retry; a
+                # session that changed under an exclusive append stays changed.
+                non_retryable=isinstance(exc, SerializationError | HistoryConflict),
             ) from exc
 
     @activity.defn(name=CUSTOM_EFFECT)

@@ -4,7 +4,9 @@ Activities run at least once: a worker that dies after writing but before
 Temporal hears back has its activity run again. So each memory effect is
 keyed by workflow id, run id, turn number and effect index, and once applied
 its key is recorded under the reserved scope `APPLIED_SCOPE`; an attempt
-skips every effect whose key is already there.
+skips every effect whose key is already there. A history append is also
+idempotent by itself (its turn id), so even a store without the ledger's
+transaction never appends a turn twice.
 
 With a store that applies a batch in one transaction (neuron-orch-local's
 `BatchStateStore`, like neuron-state-sqlite's `SqliteStore`) and the ledger
@@ -21,8 +23,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from layer0 import CustomScope, DeleteMemoryEffect, StateStore, WriteMemoryEffect
-from neuron_orch_local import BatchStateStore
+from layer0 import (
+    HISTORY_KEY,
+    CustomEffect,
+    CustomScope,
+    DeleteMemoryEffect,
+    HistoryAppend,
+    StateStore,
+    WriteMemoryEffect,
+)
+from neuron_orch_local import BatchStateStore, MemoryEffect, append_history
 
 from .messages import IndexedMemoryEffect, MemoryRequest
 
@@ -52,10 +62,10 @@ async def apply_once(
         return 0
     records = [_record(request, item) for item in pending]
     if ledger is store and isinstance(store, BatchStateStore):
-        await store.apply([*(item.effect for item in pending), *records])
+        await store.apply([*(_memory(item.effect) for item in pending), *records])
         return len(pending)
     for item, record in zip(pending, records, strict=True):
-        await _apply(store, item.effect)
+        await _apply(store, _memory(item.effect))
         await ledger.write(record.scope, record.key, record.value)
     return len(pending)
 
@@ -66,12 +76,22 @@ def _turn_prefix(request: MemoryRequest) -> str:
 
 
 def _record(request: MemoryRequest, item: IndexedMemoryEffect) -> WriteMemoryEffect:
-    value = {"agent": request.agent, "type": item.effect.type, "key": item.effect.key}
+    effect = item.effect
+    key = HISTORY_KEY if isinstance(effect, CustomEffect) else effect.key
+    value = {"agent": request.agent, "type": effect.type, "key": key}
     return WriteMemoryEffect(scope=APPLIED_SCOPE, key=applied_key(request, item.index), value=value)
 
 
-async def _apply(store: StateStore, effect: WriteMemoryEffect | DeleteMemoryEffect) -> None:
+def _memory(effect: WriteMemoryEffect | DeleteMemoryEffect | CustomEffect) -> MemoryEffect:
+    if isinstance(effect, CustomEffect):
+        return HistoryAppend.from_effect(effect)  # checked with the turn's output
+    return effect
+
+
+async def _apply(store: StateStore, effect: MemoryEffect) -> None:
     if isinstance(effect, WriteMemoryEffect):
         await store.write(effect.scope, effect.key, effect.value)
-    else:
+    elif isinstance(effect, DeleteMemoryEffect):
         await store.delete(effect.scope, effect.key)
+    else:
+        await append_history(store, effect)

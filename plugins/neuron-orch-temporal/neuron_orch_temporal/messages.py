@@ -15,6 +15,7 @@ from layer0 import (
     AgentId,
     CustomEffect,
     DeleteMemoryEffect,
+    EffectPolicy,
     TurnInput,
     TurnOutput,
     WorkflowId,
@@ -36,9 +37,9 @@ __all__ = [
 ]
 
 MemoryEffect: TypeAlias = Annotated[
-    WriteMemoryEffect | DeleteMemoryEffect, Field(discriminator="type")
+    WriteMemoryEffect | DeleteMemoryEffect | CustomEffect, Field(discriminator="type")
 ]
-"""An effect on the state store."""
+"""An effect on the state store: a write, a delete or an `append_history` custom effect."""
 
 
 class _Message(BaseModel):
@@ -54,6 +55,10 @@ class WorkflowInput(_Message):
     policy: TurnPolicy
     parent: WorkflowId | None = None
     """The workflow whose delegation or handoff started this one, if any."""
+    granted: EffectPolicy | None = None
+    """The dispatching caller's effect policy for the first turn (its
+    `TurnConfig.effect_policy`); None in delegations and handoffs, whose turns
+    get their agents' policies from the worker."""
 
 
 class TurnRequest(_Message):
@@ -64,6 +69,8 @@ class TurnRequest(_Message):
     input: TurnInput
     route: str
     """The chain's route, `a -> b`, named in errors."""
+    granted: EffectPolicy | None = None
+    """The caller's effect policy for this turn, replacing the agent's (see `WorkflowInput`)."""
 
 
 class IndexedMemoryEffect(_Message):

@@ -182,7 +182,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         client = await self.client()
         workflow_id = workflow_id if workflow_id is not None else f"{agent}-{uuid.uuid4()}"
         chain = Chain.root(agent, max_depth=self._policy.max_depth)
-        params = WorkflowInput(agent=agent, input=input, chain=chain, policy=self._policy)
+        granted = None if input.config is None else input.config.effect_policy
+        params = WorkflowInput(
+            agent=agent, input=input, chain=chain, policy=self._policy, granted=granted
+        )
         try:
             # The handle start_workflow returns, not a fresh one: the test
             # environment's time skipping hooks into it.

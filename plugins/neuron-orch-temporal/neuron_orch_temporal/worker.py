@@ -15,7 +15,7 @@ from typing import Any, Final
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from layer0 import AgentId, StateStore, Turn
+from layer0 import AgentId, EffectPolicy, StateStore, Turn
 from neuron_orch_local import CustomEffectHandler
 
 from .activities import AgentActivities
@@ -27,6 +27,8 @@ __all__ = ["TemporalWorker", "create_worker", "run_worker"]
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
+_NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
+_OWN_SESSION_ONLY: Final = EffectPolicy()
 
 # temporalio/sdk-python#300: a process exiting right after its client's
 # threads stop aborts about half the time (exit code 134); a short pause
@@ -43,6 +45,8 @@ def create_worker(
     custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
     ledger: StateStore | None = None,
     worker_options: Mapping[str, Any] = _NO_OPTIONS,
+    policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
+    default_policy: EffectPolicy = _OWN_SESSION_ONLY,
 ) -> Worker:
     """Return a worker (not yet running) hosting `agents` over `store` on `task_queue`.
 
@@ -63,8 +67,21 @@ def create_worker(
         ledger: where applied memory effects are recorded (default `store`).
         worker_options: more keyword arguments for `temporalio.worker.Worker`
             (concurrency limits, identity, ...).
+        policies: the effect policy of each agent, by name: a turn whose
+            output holds an effect outside it fails with `EffectRefused` and
+            none of its effects run (a dispatch's `TurnConfig.effect_policy`
+            replaces it for the turn the dispatch starts with).
+        default_policy: the policy of agents not in `policies` (default:
+            their own session's memory only).
     """
-    activities = AgentActivities(agents, store, custom_handlers=custom_handlers, ledger=ledger)
+    activities = AgentActivities(
+        agents,
+        store,
+        custom_handlers=custom_handlers,
+        ledger=ledger,
+        policies=policies,
+        default_policy=default_policy,
+    )
     return Worker(
         client,
         task_queue=task_queue,
@@ -83,6 +100,8 @@ async def run_worker(
     namespace: str = DEFAULT_NAMESPACE,
     custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
     ready: asyncio.Event | None = None,
+    policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
+    default_policy: EffectPolicy = _OWN_SESSION_ONLY,
 ) -> None:
     """Connect to `address` and host `agents` on `task_queue` until cancelled.
 
@@ -98,13 +117,21 @@ async def run_worker(
         namespace: the Temporal namespace.
         custom_handlers: the handler of each `custom` effect type.
         ready: set once the worker polls, for callers that wait on it.
+        policies: the effect policy of each agent (see `create_worker`).
+        default_policy: the policy of agents not in `policies`.
 
     Raises:
         ServerUnavailableError: nothing answers at `address`.
     """
     client = await connect(address, namespace=namespace)
     worker = create_worker(
-        client, agents=agents, store=store, task_queue=task_queue, custom_handlers=custom_handlers
+        client,
+        agents=agents,
+        store=store,
+        task_queue=task_queue,
+        custom_handlers=custom_handlers,
+        policies=policies,
+        default_policy=default_policy,
     )
     try:
         async with worker:
@@ -130,6 +157,8 @@ class TemporalWorker:
         task_queue: str = DEFAULT_TASK_QUEUE,
         namespace: str = DEFAULT_NAMESPACE,
         custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
+        policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
+        default_policy: EffectPolicy = _OWN_SESSION_ONLY,
     ) -> None:
         """Host on `task_queue` of the Temporal frontend at `address` (`HOST:PORT`).
 
@@ -138,8 +167,12 @@ class TemporalWorker:
             task_queue: the queue to poll; dispatches must name the same one.
             namespace: the Temporal namespace.
             custom_handlers: the handler of each `custom` effect type.
+            policies: the effect policy of each agent (see `create_worker`).
+            default_policy: the policy of agents not in `policies`.
         """
         self.address = address
+        self.policies = policies
+        self.default_policy = default_policy
         self.task_queue = task_queue
         self.namespace = namespace
         self.custom_handlers = custom_handlers
@@ -163,4 +196,6 @@ class TemporalWorker:
             namespace=self.namespace,
             custom_handlers=self.custom_handlers,
             ready=self.ready,
+            policies=self.policies,
+            default_policy=self.default_policy,
         )

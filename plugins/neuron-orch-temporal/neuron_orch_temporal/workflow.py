@@ -3,8 +3,10 @@
 The workflow runs the agent's turn as an activity, then carries out the
 effects the turn declared, in declaration order as neuron-orch-local does:
 
-- memory effects: all of the turn's together, at the position of the first,
-  in one idempotent activity (see `neuron_orch_temporal.ledger`);
+- memory effects (writes, deletes and the `append_history` custom effect
+  that records the turn in its session, see `layer0.history`): all of the
+  turn's together, at the position of the first, in one idempotent activity
+  (see `neuron_orch_temporal.ledger`);
 - `delegate`: a child workflow with a deterministic id,
   `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
   concurrently, and their outputs are recorded in effect order;
@@ -39,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
     from layer0 import (
+        APPEND_HISTORY,
         AgentId,
         CustomEffect,
         CustomExit,
@@ -46,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         DeleteMemoryEffect,
         DispatchFailed,
         Effect,
+        EffectPolicy,
         HandoffEffect,
         Layer0Error,
         LogEffect,
@@ -92,6 +96,7 @@ class AgentWorkflow:
     def __init__(self, params: WorkflowInput) -> None:
         """Set up the view queries read, before the first turn starts."""
         self._policy = params.policy
+        self._granted = params.granted
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
         )
@@ -148,9 +153,10 @@ class AgentWorkflow:
 
     async def _drive(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> None:
         turn = 0
+        granted = self._granted
         while True:
             self._view.route.append(agent)
-            output = await self._turn(agent, turn_input, chain)
+            output = await self._turn(agent, turn_input, chain, granted)
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
             if handoff is not None:
@@ -163,10 +169,16 @@ class AgentWorkflow:
                 return
             turn_input, turn = signal_input(turn_input, payload), turn + 1
 
-    async def _turn(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> TurnOutput:
+    async def _turn(
+        self, agent: AgentId, turn_input: TurnInput, chain: Chain, granted: EffectPolicy | None
+    ) -> TurnOutput:
         policy = self._policy
         request = TurnRequest(
-            workflow_id=self._view.workflow_id, agent=agent, input=turn_input, route=chain.route()
+            workflow_id=self._view.workflow_id,
+            agent=agent,
+            input=turn_input,
+            route=chain.route(),
+            granted=granted,
         )
         try:
             output: TurnOutput = await workflow.execute_activity(
@@ -200,7 +212,7 @@ class AgentWorkflow:
                 continue
             await self._delegate(group, chains, turn=turn)
             group = []
-            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect):
+            if _is_memory(effect):
                 if not memory_applied:
                     await self._memory(effects, agent=agent, turn=turn)
                     memory_applied = True
@@ -215,7 +227,8 @@ class AgentWorkflow:
         memory = tuple(
             IndexedMemoryEffect(index=index, effect=effect)
             for index, effect in enumerate(effects)
-            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect)
+            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect | CustomEffect)
+            and _is_memory(effect)
         )
         request = MemoryRequest(
             workflow_id=self._view.workflow_id,
@@ -336,6 +349,12 @@ class AgentWorkflow:
             return None
         self._consumed += 1
         return view.inbox[self._consumed - 1]
+
+
+def _is_memory(effect: Effect) -> bool:
+    return isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or (
+        isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY
+    )
 
 
 def _ms(value: int) -> timedelta:

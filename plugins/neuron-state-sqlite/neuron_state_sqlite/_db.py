@@ -6,6 +6,7 @@ scope, the key and the file, with the sqlite3 error chained.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -13,17 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from layer0 import StateError, WriteFailed
+from layer0 import HistoryConflict, StateError, WriteFailed
 
 from ._schema import check, migrate
 from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
 
 __all__ = [
+    "Append",
     "Put",
     "Remove",
     "Synchronous",
     "apply",
     "list_keys",
+    "list_length",
     "open_read_only",
     "open_reader",
     "open_writer",
@@ -50,7 +53,17 @@ INSERT INTO entries (scope, key, value, body) VALUES (?, ?, ?, ?)
 ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, body = excluded.body
 """
 _DELETE: Final = "DELETE FROM entries WHERE scope = ? AND key = ?"
+_DELETE_APPENDED: Final = "DELETE FROM appended WHERE scope = ? AND key = ?"
 _READ: Final = "SELECT value FROM entries WHERE scope = ? AND key = ?"
+_READ_APPENDED: Final = "SELECT items FROM appended WHERE scope = ? AND key = ? ORDER BY id"
+_LAST_LENGTH: Final = (
+    "SELECT length FROM appended WHERE scope = ? AND key = ? ORDER BY id DESC LIMIT 1"
+)
+_HAS_APPEND: Final = "SELECT 1 FROM appended WHERE scope = ? AND key = ? AND append_id = ?"
+_INSERT_APPENDED: Final = (
+    "INSERT INTO appended (scope, key, append_id, items, length) VALUES (?, ?, ?, ?, ?)"
+)
+_INSERT_EMPTY: Final = "INSERT INTO entries (scope, key, value, body) VALUES (?, ?, '[]', '')"
 # Keys sharing a prefix are contiguous in BINARY (code point) order, so the
 # scan starts at the prefix and stops at the first key without it; no LIKE,
 # whose `%`, `_` and ASCII case folding would all be wrong here.
@@ -80,6 +93,23 @@ class Remove:
 
     scope: str
     key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Append `count` items (`items`, a JSON array's text) to the list under `key`.
+
+    Once per `append_id`; when `expected_length` is set, only if the list
+    holds exactly that many items (else `HistoryConflict` naming `session`).
+    """
+
+    scope: str
+    key: str
+    append_id: str
+    items: str
+    count: int
+    expected_length: int | None
+    session: str
 
 
 def open_writer(path: Path, *, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
@@ -157,11 +187,15 @@ def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     return connection
 
 
-def apply(connection: sqlite3.Connection, ops: Sequence[Put | Remove], *, path: Path) -> None:
+def apply(
+    connection: sqlite3.Connection, ops: Sequence[Put | Remove | Append], *, path: Path
+) -> None:
     """Apply `ops` in order in one transaction: all of them or, on any error, none.
 
     Raises:
         WriteFailed: nothing was changed; the message names the failing operation.
+        HistoryConflict: an `Append` found another length than it expected;
+            nothing was changed.
     """
     failed_at: int | None = None
     try:
@@ -170,8 +204,12 @@ def apply(connection: sqlite3.Connection, ops: Sequence[Put | Remove], *, path: 
                 failed_at = index
                 if isinstance(op, Put):
                     connection.execute(_UPSERT, (op.scope, op.key, op.value, op.body))
-                else:
+                    connection.execute(_DELETE_APPENDED, (op.scope, op.key))
+                elif isinstance(op, Remove):
                     connection.execute(_DELETE, (op.scope, op.key))
+                    connection.execute(_DELETE_APPENDED, (op.scope, op.key))
+                else:
+                    _append(connection, op)
             failed_at = None
     except _DB_ERRORS as exc:
         file_error = _file_error(exc, path)
@@ -180,11 +218,65 @@ def apply(connection: sqlite3.Connection, ops: Sequence[Put | Remove], *, path: 
         raise WriteFailed(_apply_failure(ops, failed_at, path, exc)) from exc
 
 
-def read(connection: sqlite3.Connection, scope: str, key: str, *, path: Path) -> str | None:
-    """Return the JSON text stored under `key`, or None."""
+def read(
+    connection: sqlite3.Connection, scope: str, key: str, *, path: Path
+) -> tuple[str, list[str]] | None:
+    """Return the JSON text stored under `key` and the item arrays appended to it, or None.
+
+    Both come from one read transaction, so an append in between cannot split them.
+    """
     with _failing_as(StateError, f"read of key {key!r} in scope {scope}", path):
-        row = connection.execute(_READ, (scope, key)).fetchone()
-    return None if row is None else str(row[0])
+        connection.execute("BEGIN")
+        try:
+            row = connection.execute(_READ, (scope, key)).fetchone()
+            appended = [] if row is None else _appended(connection, scope, key)
+        finally:
+            connection.execute("COMMIT")
+    return None if row is None else (str(row[0]), appended)
+
+
+def list_length(connection: sqlite3.Connection, scope: str, key: str, *, path: Path) -> int:
+    """Return the length of the list under `key` as its appends recorded it (0 if none)."""
+    with _failing_as(StateError, f"read of key {key!r} in scope {scope}", path):
+        row = connection.execute(_LAST_LENGTH, (scope, key)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _appended(connection: sqlite3.Connection, scope: str, key: str) -> list[str]:
+    with closing(connection.execute(_READ_APPENDED, (scope, key))) as cursor:
+        return [str(items) for (items,) in cursor]
+
+
+def _append(connection: sqlite3.Connection, op: Append) -> None:
+    """Append inside the open transaction: a few index lookups, whatever the list's length."""
+    if connection.execute(_HAS_APPEND, (op.scope, op.key, op.append_id)).fetchone():
+        return
+    last = connection.execute(_LAST_LENGTH, (op.scope, op.key)).fetchone()
+    length = int(last[0]) if last is not None else _base_length(connection, op)
+    if op.expected_length is not None and op.expected_length != length:
+        raise HistoryConflict(op.session, expected=op.expected_length, found=length)
+    connection.execute(
+        _INSERT_APPENDED, (op.scope, op.key, op.append_id, op.items, length + op.count)
+    )
+
+
+def _base_length(connection: sqlite3.Connection, op: Append) -> int:
+    """The length of the list stored whole under the key (created empty when missing)."""
+    row = connection.execute(_READ, (op.scope, op.key)).fetchone()
+    if row is None:
+        connection.execute(_INSERT_EMPTY, (op.scope, op.key))
+        return 0
+    try:
+        base = json.loads(row[0])
+    except ValueError:
+        base = None
+    if not isinstance(base, list):
+        raise _NotAList(f"the value of key {op.key!r} in scope {op.scope} is not a list")
+    return len(base)
+
+
+class _NotAList(sqlite3.Error):
+    """An append to a key whose value is not a JSON list (reported as WriteFailed)."""
 
 
 def list_keys(connection: sqlite3.Connection, scope: str, prefix: str, *, path: Path) -> list[str]:
@@ -309,7 +401,7 @@ def _closing_on_error(connection: sqlite3.Connection) -> Iterator[None]:
 
 
 def _apply_failure(
-    ops: Sequence[Put | Remove], failed_at: int | None, path: Path, exc: Exception
+    ops: Sequence[Put | Remove | Append], failed_at: int | None, path: Path, exc: Exception
 ) -> str:
     """Describe a failed `apply`: which operation failed, and that none was applied."""
     if len(ops) == 1:
@@ -318,7 +410,7 @@ def _apply_failure(
     return f"batch of {len(ops)} operations failed{where}; none was applied ({path}): {exc}"
 
 
-def _describe(op: Put | Remove) -> str:
+def _describe(op: Put | Remove | Append) -> str:
     """Name one operation: its kind, key and scope."""
-    verb = "write" if isinstance(op, Put) else "delete"
+    verb = "write" if isinstance(op, Put) else "delete" if isinstance(op, Remove) else "append"
     return f"{verb} of key {op.key!r} in scope {op.scope}"

@@ -51,8 +51,28 @@ BEGIN
 END;
 """
 
+# `appended` holds list appends (a session's history grows this way): one
+# row per append, in `id` order, each with the list's length after it, so an
+# append costs a few index lookups however long the list is. The list under
+# (scope, key) reads as the `entries` value (a JSON list; `[]` when the first
+# append created it) followed by every appended row's items. A whole-value
+# write or a delete of the key removes its rows. `append_id` makes an append
+# idempotent. Files of version 1 need nothing moved: their lists are entries.
+_V2: Final = """
+CREATE TABLE appended (
+    id INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    append_id TEXT NOT NULL,
+    items TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    UNIQUE (scope, key, append_id)
+);
+CREATE INDEX appended_by_key ON appended (scope, key, id);
+"""
+
 # Index i takes a file from version i to version i + 1.
-_MIGRATIONS: Final = (_V1,)
+_MIGRATIONS: Final = (_V1, _V2)
 
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 """The schema version this package writes and reads."""

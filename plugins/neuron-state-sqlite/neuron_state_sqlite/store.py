@@ -14,7 +14,16 @@ from typing import Final, TypeVar, assert_never
 
 from pydantic import JsonValue
 
-from layer0 import DeleteMemoryEffect, Scope, SearchResult, StateError, WriteMemoryEffect
+from layer0 import (
+    HISTORY_KEY,
+    DeleteMemoryEffect,
+    HistoryAppend,
+    Scope,
+    SearchResult,
+    SerializationError,
+    StateError,
+    WriteMemoryEffect,
+)
 
 from . import _db
 from ._codec import decode_value, encode_value, match_expression, scope_key
@@ -41,8 +50,12 @@ class SqliteStore:
     same file; they wait up to `busy_timeout` seconds for each other's locks.
 
     Values are stored as canonical JSON (sorted keys, UTF-8) and their strings
-    are indexed with FTS5 for `search`. Cancelling a caller never stops an
-    operation half-way: one not yet started is dropped, one started finishes.
+    are indexed with FTS5 for `search`. A session's history grows by
+    `append_history` (a `layer0.HistoryStore`): one row per turn, atomic and
+    once per turn id, at a cost that does not grow with the session's length;
+    `read` returns the whole list. Appended items are not searched.
+    Cancelling a caller never stops an operation half-way: one not yet
+    started is dropped, one started finishes.
 
     Use it as `async with SqliteStore(path) as store:`, or call `close()`.
     """
@@ -141,8 +154,17 @@ class SqliteStore:
         scope_json = scope_key(scope)
 
         def read(connection: sqlite3.Connection) -> JsonValue | None:
-            text = _db.read(connection, scope_json, key, path=self._path)
-            return None if text is None else decode_value(text, scope=scope_json, key=key)
+            found = _db.read(connection, scope_json, key, path=self._path)
+            if found is None:
+                return None
+            text, appended = found
+            value = decode_value(text, scope=scope_json, key=key)
+            if not appended:
+                return value
+            assert isinstance(value, builtins.list)  # appends only ever go to a list
+            for items in appended:
+                value.extend(_items(decode_value(items, scope=scope_json, key=key)))
+            return value
 
         return await self._run_read(read)
 
@@ -197,24 +219,67 @@ class SqliteStore:
         """
         await self._run_write([_db.Remove(scope_key(scope), key)])
 
-    async def apply(self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect]) -> None:
+    async def append_history(self, append: HistoryAppend) -> int:
+        """Append a turn's messages to its session's history, atomically, once per turn id.
+
+        Returns the history's length afterwards. The cost is a few index
+        lookups and one row, however long the session is.
+
+        Raises:
+            HistoryConflict: `append.expected_length` is set and the history's
+                length differs; nothing was appended.
+            SerializationError: a message is not JSON; nothing was appended.
+            WriteFailed: the database refused, or the stored history is not a
+                list; nothing was appended.
+        """
+        op = self._append(append)
+        await self._run_write([op])
+        return await self._run_read(
+            partial(_db.list_length, scope=op.scope, key=op.key, path=self._path)
+        )
+
+    async def apply(
+        self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend]
+    ) -> None:
         """Apply the memory effects of one turn in order, in one transaction: all or none.
+
+        History appends go with them (a `neuron_orch_local.BatchStateStore`).
 
         Raises:
             SerializationError: a value is not JSON; nothing was applied.
+            HistoryConflict: an append expected another history length; nothing was applied.
             WriteFailed: the database refused one of them; nothing was applied.
         """
         ops = [self._op(effect) for effect in effects]
         if ops:
             await self._run_write(ops)
 
-    def _op(self, effect: WriteMemoryEffect | DeleteMemoryEffect) -> _db.Put | _db.Remove:
+    def _op(
+        self, effect: WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
+    ) -> _db.Put | _db.Remove | _db.Append:
         """Turn one memory effect into the database operation that carries it out."""
         if isinstance(effect, WriteMemoryEffect):
             return self._put(effect.scope, effect.key, effect.value)
         if isinstance(effect, DeleteMemoryEffect):
             return _db.Remove(scope_key(effect.scope), effect.key)
+        if isinstance(effect, HistoryAppend):
+            return self._append(effect)
         assert_never(effect)
+
+    @staticmethod
+    def _append(append: HistoryAppend) -> _db.Append:
+        """Serialize an append now, in the caller's thread (see `_put`)."""
+        scope_json = scope_key(append.scope)
+        text, _ = encode_value(append.messages, scope=scope_json, key=HISTORY_KEY)
+        return _db.Append(
+            scope=scope_json,
+            key=HISTORY_KEY,
+            append_id=append.turn_id,
+            items=text,
+            count=len(append.messages),
+            expected_length=append.expected_length,
+            session=append.session,
+        )
 
     @staticmethod
     def _put(scope: Scope, key: str, value: JsonValue) -> _db.Put:
@@ -227,7 +292,7 @@ class SqliteStore:
         text, body = encode_value(value, scope=scope_json, key=key)
         return _db.Put(scope_json, key, text, body)
 
-    async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove]) -> None:
+    async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove | _db.Append]) -> None:
         """Apply `ops` in one transaction on the writer thread."""
         if self._read_only:
             raise StateFileAccessError(
@@ -263,6 +328,12 @@ class SqliteStore:
         """Stop the readers, then the writer, closing their connections (blocking)."""
         self._readers.close()
         self._writer.close()
+
+
+def _items(value: JsonValue) -> builtins.list[JsonValue]:
+    if not isinstance(value, builtins.list):
+        raise SerializationError(f"appended items are not a JSON list: {value!r}")
+    return value
 
 
 def _nothing(connection: sqlite3.Connection) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -12,13 +13,22 @@ from layer0 import (
     Content,
     DeleteMemoryEffect,
     Effect,
+    EffectPolicy,
     Scope,
+    StateStore,
+    Turn,
     TurnInput,
     TurnMetadata,
     TurnOutput,
     WriteMemoryEffect,
 )
 from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+
+
+def trusting(agents: Mapping[str, Turn], store: StateStore, **options: Any) -> LocalOrchestrator:
+    """A LocalOrchestrator whose agents may declare every effect (for tests of effects)."""
+    return LocalOrchestrator(agents, store, default_policy=EffectPolicy.everything(), **options)
 
 
 def output(message: str = "done", effects: Iterable[Effect] = ()) -> TurnOutput:

@@ -17,9 +17,9 @@ from layer0 import (
     WriteMemoryEffect,
 )
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_local import HANDOFF_KEY, LocalOrchestrator, WorkflowStatus
+from neuron_orch_local import HANDOFF_KEY, WorkflowStatus
 
-from ._doubles import FailingTurn, FunctionTurn, ScriptTurn, output, user
+from ._doubles import FailingTurn, FunctionTurn, ScriptTurn, output, trusting, user
 
 
 def delegate(agent: str, message: str = "task") -> DelegateEffect:
@@ -31,7 +31,7 @@ def handoff(agent: str, state: object = None) -> HandoffEffect:
 
 
 async def test_delegate_runs_the_agent_in_a_child_workflow_and_records_its_output() -> None:
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(delegate("b", "sum 2 2"), delegate("b", "sum 3 3")), "b": EchoTurn()},
         InMemoryStore(),
     )
@@ -56,7 +56,7 @@ async def test_delegate_runs_the_agent_in_a_child_workflow_and_records_its_outpu
 
 
 async def test_delegate_to_an_unknown_agent_names_both_agents() -> None:
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(delegate("ghost"))}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(delegate("ghost"))}, InMemoryStore())
     with pytest.raises(
         AgentNotFound, match=r"agent 'a' .* delegates to unknown agent 'ghost'; available: a"
     ) as caught:
@@ -71,7 +71,7 @@ async def test_delegation_deeper_than_max_depth_fails_naming_the_route() -> None
         "c": ScriptTurn(delegate("d")),
         "d": ScriptTurn(),
     }
-    orchestrator = LocalOrchestrator(turns, InMemoryStore(), max_depth=2)
+    orchestrator = trusting(turns, InMemoryStore(), max_depth=2)
     with pytest.raises(
         DispatchFailed,
         match=r"too deep: 'd' would be at depth 3, max_depth is 2; route: a -> b -> c -> d",
@@ -86,13 +86,13 @@ async def test_delegation_within_max_depth_succeeds() -> None:
         "b": ScriptTurn(delegate("c")),
         "c": EchoTurn(),
     }
-    orchestrator = LocalOrchestrator(turns, InMemoryStore(), max_depth=2)
+    orchestrator = trusting(turns, InMemoryStore(), max_depth=2)
     result = await orchestrator.run("a", user())
     assert result.delegations[0].agent == "b"
 
 
 async def test_max_depth_zero_allows_no_delegation() -> None:
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(delegate("b")), "b": EchoTurn()}, InMemoryStore(), max_depth=0
     )
     with pytest.raises(DispatchFailed, match=r"max_depth is 0; route: a -> b"):
@@ -101,7 +101,7 @@ async def test_max_depth_zero_allows_no_delegation() -> None:
 
 async def test_delegation_cycle_fails_naming_the_cycle() -> None:
     a, b = ScriptTurn(delegate("b")), ScriptTurn(delegate("a"))
-    orchestrator = LocalOrchestrator({"a": a, "b": b}, InMemoryStore())
+    orchestrator = trusting({"a": a, "b": b}, InMemoryStore())
     with pytest.raises(
         DispatchFailed, match=r"delegation cycle: a -> b -> a \(agent 'b' delegates to 'a'"
     ):
@@ -110,7 +110,7 @@ async def test_delegation_cycle_fails_naming_the_cycle() -> None:
 
 
 async def test_self_delegation_is_a_cycle() -> None:
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(delegate("a"))}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(delegate("a"))}, InMemoryStore())
     with pytest.raises(DispatchFailed, match=r"delegation cycle: a -> a"):
         await orchestrator.dispatch("a", user())
 
@@ -119,7 +119,7 @@ async def test_delegating_back_to_an_agent_that_handed_off_is_no_cycle() -> None
     def a_turn(input: TurnInput, call: int) -> TurnOutput:
         return output("a handed off", [handoff("b")]) if call == 1 else output("a helped")
 
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": FunctionTurn(a_turn), "b": ScriptTurn(delegate("a"), reply="b done")},
         InMemoryStore(),
     )
@@ -132,7 +132,7 @@ async def test_delegating_back_to_an_agent_that_handed_off_is_no_cycle() -> None
 
 async def test_a_child_failure_fails_the_parent_keeping_a_retryable_cause() -> None:
     error = RetryableError("overloaded")
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(delegate("b")), "b": FailingTurn(error)}, InMemoryStore()
     )
     with pytest.raises(DispatchFailed, match=r"agent 'b' failed .*route: a -> b") as caught:
@@ -143,7 +143,7 @@ async def test_a_child_failure_fails_the_parent_keeping_a_retryable_cause() -> N
 
 async def test_handoff_runs_the_next_agent_whose_output_becomes_the_result() -> None:
     b = ScriptTurn(reply="billing here")
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(handoff("b", {"topic": "billing"})), "b": b}, InMemoryStore()
     )
     result = await orchestrator.run("a", user("my invoice", session="s", metadata={"trace": "t1"}))
@@ -164,7 +164,7 @@ async def test_handoff_runs_the_next_agent_whose_output_becomes_the_result() -> 
 
 async def test_handoff_without_a_session_carries_the_original_message() -> None:
     b = ScriptTurn()
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(handoff("b")), "b": b}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(handoff("b")), "b": b}, InMemoryStore())
     await orchestrator.dispatch("a", user("the question"))
     blocks = b.inputs[0].message.blocks
     assert isinstance(blocks[0], TextBlock) and "'a'" in blocks[0].text
@@ -187,13 +187,13 @@ async def test_handoff_runs_after_the_other_effects_so_the_next_agent_reads_the_
             return await b_execute(input)
 
     history = WriteMemoryEffect(scope=scope, key="messages", value=["from a"])
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(handoff("b"), history), "b": B()}, store)
+    orchestrator = trusting({"a": ScriptTurn(handoff("b"), history), "b": B()}, store)
     await orchestrator.dispatch("a", user(session="s"))
     assert seen == [["from a"]]
 
 
 async def test_handoff_ping_pong_stops_at_max_depth() -> None:
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(handoff("b")), "b": ScriptTurn(handoff("a"))},
         InMemoryStore(),
         max_depth=3,
@@ -208,7 +208,7 @@ async def test_handoff_ping_pong_stops_at_max_depth() -> None:
 async def test_handoff_to_an_unknown_agent_fails_before_anything_runs() -> None:
     store = InMemoryStore()
     write = WriteMemoryEffect(scope="global", key="k", value=1)
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(write, handoff("ghost"))}, store)
+    orchestrator = trusting({"a": ScriptTurn(write, handoff("ghost"))}, store)
     with pytest.raises(AgentNotFound, match=r"hands off to unknown agent 'ghost'"):
         await orchestrator.dispatch("a", user())
     assert await store.read("global", "k") is None

@@ -30,7 +30,7 @@ from neuron_orch_local import (
     LocalOrchestrator,
 )
 
-from ._doubles import RecordingStore, ScriptTurn, user
+from ._doubles import RecordingStore, ScriptTurn, trusting, user
 
 SCOPE = SessionScope(id="s")
 
@@ -101,7 +101,7 @@ async def test_effects_run_in_declaration_order_with_memory_applied_at_the_first
         log("last"),
     ]
     holder: list[LocalOrchestrator] = []
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {
             "a": ScriptTurn(*effects),
             "child": ScriptTurn(events=events, name="child"),
@@ -127,9 +127,7 @@ async def test_effects_run_in_declaration_order_with_memory_applied_at_the_first
 async def test_write_and_delete_memory_reach_the_store() -> None:
     store = InMemoryStore()
     await store.write(SCOPE, "old", "x")
-    orchestrator = LocalOrchestrator(
-        {"a": ScriptTurn(write("new", {"v": [1, 2]}), delete("old"))}, store
-    )
+    orchestrator = trusting({"a": ScriptTurn(write("new", {"v": [1, 2]}), delete("old"))}, store)
     await orchestrator.dispatch("a", user())
     assert await store.read(SCOPE, "new") == {"v": [1, 2]}
     assert await store.read(SCOPE, "old") is None
@@ -137,7 +135,7 @@ async def test_write_and_delete_memory_reach_the_store() -> None:
 
 async def test_signal_effect_reaches_the_target_inbox() -> None:
     payload = SignalPayload(signal_type="done", data={"n": 1})
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(SignalEffect(target="t", payload=payload)), "t": EchoTurn()},
         InMemoryStore(),
     )
@@ -152,7 +150,7 @@ async def test_signal_effect_to_an_unknown_workflow_raises_before_any_effect_run
         write("k"),
         SignalEffect(target="ghost", payload=SignalPayload(signal_type="x", data=None)),
     ]
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(*effects)}, store)
+    orchestrator = trusting({"a": ScriptTurn(*effects)}, store)
     with pytest.raises(WorkflowNotFound, match=r"agent 'a' .* signals workflow 'ghost'") as caught:
         await orchestrator.dispatch("a", user())
     assert caught.value.workflow == "ghost"
@@ -174,7 +172,7 @@ async def test_log_effect_goes_to_stdlib_logging_with_its_data(
 ) -> None:
     caplog.set_level(TRACE, logger=LOGGER_NAME)
     effect = log("100% done", level, {"step": 3})
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(effect)}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(effect)}, InMemoryStore())
     await orchestrator.dispatch("a", user(), workflow_id="w")
     (record,) = [r for r in caplog.records if r.name == LOGGER_NAME]
     assert record.levelno == stdlib
@@ -190,7 +188,7 @@ async def test_log_effect_below_the_logger_level_is_not_emitted(
 ) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER_NAME)
     effects = (log("hidden", LogLevel.TRACE), log("shown", LogLevel.INFO))
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(*effects)}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(*effects)}, InMemoryStore())
     await orchestrator.dispatch("a", user())
     assert [r.getMessage() for r in caplog.records if r.name == LOGGER_NAME] == ["shown"]
 
@@ -202,7 +200,7 @@ async def test_custom_effect_goes_to_the_handler_of_its_type() -> None:
         seen.append((effect, context))
 
     effect = custom("notify", {"to": "ops"})
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(effect, custom("other"))},
         InMemoryStore(),
         custom_handlers={"notify": notify, "other": notify},
@@ -219,7 +217,7 @@ async def test_unknown_custom_type_fails_naming_it_and_registered_ones_before_an
         raise AssertionError("must not run")
 
     store = InMemoryStore()
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(write("k"), custom("notify"), custom("page"))},
         store,
         custom_handlers={"notify": notify, "audit": notify},
@@ -233,7 +231,7 @@ async def test_unknown_custom_type_fails_naming_it_and_registered_ones_before_an
 
 
 async def test_unknown_custom_type_with_no_handlers_says_none() -> None:
-    orchestrator = LocalOrchestrator({"a": ScriptTurn(custom("page"))}, InMemoryStore())
+    orchestrator = trusting({"a": ScriptTurn(custom("page"))}, InMemoryStore())
     with pytest.raises(DispatchFailed, match=r"registered types: none"):
         await orchestrator.dispatch("a", user())
 
@@ -244,7 +242,7 @@ async def test_custom_handler_error_fails_the_dispatch_with_the_cause_chained() 
     async def notify(effect: CustomEffect, context: EffectContext) -> None:
         raise error
 
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"a": ScriptTurn(custom("notify"))}, InMemoryStore(), custom_handlers={"notify": notify}
     )
     with pytest.raises(
@@ -260,7 +258,7 @@ async def test_two_handoffs_in_one_turn_fail_before_anything_runs() -> None:
     turn = ScriptTurn(
         write("k"), HandoffEffect(agent="b", state=None), HandoffEffect(agent="c", state=None)
     )
-    orchestrator = LocalOrchestrator({"a": turn, "b": other, "c": other}, store)
+    orchestrator = trusting({"a": turn, "b": other, "c": other}, store)
     with pytest.raises(DispatchFailed, match=r"declared 2 handoffs \(to 'b', 'c'\)"):
         await orchestrator.dispatch("a", user())
     assert other.inputs == []

@@ -7,9 +7,9 @@ from pydantic import JsonValue
 
 from layer0 import DeleteMemoryEffect, DispatchFailed, Scope, SessionScope, WriteMemoryEffect
 from layer0.testing import InMemoryStore
-from neuron_orch_local import BatchStateStore, LocalOrchestrator
+from neuron_orch_local import BatchStateStore
 
-from ._doubles import BatchStore, FlakyStore, ScriptTurn, user
+from ._doubles import BatchStore, FlakyStore, ScriptTurn, trusting, user
 
 SCOPE = SessionScope(id="s")
 
@@ -21,7 +21,7 @@ def write(key: str, value: int) -> WriteMemoryEffect:
 async def test_a_store_failing_on_the_second_write_leaves_none_applied() -> None:
     store = FlakyStore(fail_on=3)  # the 1st write below is the test's own setup
     await store.write(SCOPE, "a", 0)
-    orchestrator = LocalOrchestrator(
+    orchestrator = trusting(
         {"agent": ScriptTurn(write("a", 1), write("b", 2), write("c", 3))}, store
     )
     with pytest.raises(DispatchFailed, match=r"were not applied \(none of 3\): OSError") as caught:
@@ -37,7 +37,7 @@ async def test_a_failed_batch_restores_deleted_keys_too() -> None:
     await store.write(SCOPE, "gone", "kept")
     await store.write(SCOPE, "a", 0)
     turn = ScriptTurn(DeleteMemoryEffect(scope=SCOPE, key="gone"), write("a", 1), write("b", 2))
-    orchestrator = LocalOrchestrator({"agent": turn}, store)
+    orchestrator = trusting({"agent": turn}, store)
     with pytest.raises(DispatchFailed):
         await orchestrator.dispatch("agent", user())
     assert await store.read(SCOPE, "gone") == "kept"
@@ -47,7 +47,7 @@ async def test_a_failed_batch_restores_deleted_keys_too() -> None:
 
 async def test_a_failed_restore_is_reported_with_the_keys_at_risk() -> None:
     store = FlakyStore(fail_on=2, keep_failing=True)
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
+    orchestrator = trusting({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
     with pytest.raises(
         DispatchFailed, match=r"restoring the keys already changed failed too .* 'a', 'b'"
     ) as caught:
@@ -61,7 +61,7 @@ async def test_a_read_failure_before_writing_applies_nothing() -> None:
             raise OSError("cannot read")
 
     store = Unreadable(fail_on=99)
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
+    orchestrator = trusting({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
     with pytest.raises(DispatchFailed, match=r"none of 2\): OSError: cannot read"):
         await orchestrator.dispatch("agent", user())
     assert store.events == []
@@ -69,7 +69,7 @@ async def test_a_read_failure_before_writing_applies_nothing() -> None:
 
 async def test_a_single_write_is_applied_directly() -> None:
     store = FlakyStore(fail_on=1)
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1))}, store)
+    orchestrator = trusting({"agent": ScriptTurn(write("a", 1))}, store)
     with pytest.raises(DispatchFailed, match=r"none of 1"):
         await orchestrator.dispatch("agent", user())
     assert await InMemoryStore.read(store, SCOPE, "a") is None
@@ -79,7 +79,7 @@ async def test_a_batch_store_gets_all_memory_effects_of_a_turn_in_one_apply() ->
     store = BatchStore()
     assert isinstance(store, BatchStateStore)
     effects = (write("a", 1), DeleteMemoryEffect(scope=SCOPE, key="x"), write("b", 2))
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(*effects)}, store)
+    orchestrator = trusting({"agent": ScriptTurn(*effects)}, store)
     await orchestrator.dispatch("agent", user())
     assert store.batches == [list(effects)]
     assert store.events == []  # no single writes or deletes
@@ -88,7 +88,7 @@ async def test_a_batch_store_gets_all_memory_effects_of_a_turn_in_one_apply() ->
 
 async def test_a_failing_batch_store_fails_the_dispatch_with_the_cause() -> None:
     store = BatchStore(fail=True)
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
+    orchestrator = trusting({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
     with pytest.raises(DispatchFailed, match=r"none of 2\): OSError: transaction rolled back"):
         await orchestrator.dispatch("agent", user())
     assert await store.read(SCOPE, "a") is None
@@ -114,7 +114,7 @@ async def test_cancellation_in_the_middle_restores_the_keys_already_written() ->
 
     store = StallingStore()
     await store.write(SCOPE, "a", 0)
-    orchestrator = LocalOrchestrator({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
+    orchestrator = trusting({"agent": ScriptTurn(write("a", 1), write("b", 2))}, store)
     running = asyncio.create_task(orchestrator.dispatch("agent", user(), workflow_id="w"))
     await store.stalled.wait()
     assert await store.read(SCOPE, "a") == 1

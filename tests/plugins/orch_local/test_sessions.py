@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from layer0 import SessionScope, TurnInput
+from layer0 import EffectPolicy, SessionScope, TurnInput
 from neuron_orch_local import BatchStateStore, LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     NeuronTurn,
+    NeuronTurnConfig,
     ProviderMessage,
     ProviderRequest,
     ProviderResponse,
@@ -104,12 +105,16 @@ async def test_a_neuron_turn_handoff_reaches_the_next_agent_with_the_history(
     )
     billing = answering()
     async with SqliteStore(tmp_path / "state.db") as store:
+        grant = EffectPolicy.of(["handoff:billing"])
         orchestrator = LocalOrchestrator(
             {
-                "triage": NeuronTurn(triage, state=store),
+                "triage": NeuronTurn(
+                    triage, state=store, config=NeuronTurnConfig(effect_policy=grant)
+                ),
                 "billing": NeuronTurn(billing, state=store),
             },
             store,
+            policies={"triage": grant},
         )
         result = await orchestrator.run("triage", ask("where is my invoice?"))
     assert result.route == ("triage", "billing")

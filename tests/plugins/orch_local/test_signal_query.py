@@ -14,7 +14,7 @@ from layer0 import (
 from layer0.testing import EchoTurn, InMemoryStore
 from neuron_orch_local import LocalOrchestrator, UnknownQueryError
 
-from ._doubles import FailingTurn, GatedTurn, user
+from ._doubles import FailingTurn, GatedTurn, trusting, user
 
 
 def ask(query_type: str) -> QueryPayload:
@@ -23,7 +23,7 @@ def ask(query_type: str) -> QueryPayload:
 
 @pytest.fixture
 def orchestrator() -> LocalOrchestrator:
-    return LocalOrchestrator({"echo": EchoTurn()}, InMemoryStore())
+    return trusting({"echo": EchoTurn()}, InMemoryStore())
 
 
 async def test_signal_to_an_unknown_workflow_raises_workflow_not_found(
@@ -65,7 +65,7 @@ async def test_status_of_a_completed_workflow(orchestrator: LocalOrchestrator) -
 
 
 async def test_status_of_a_failed_workflow_says_why() -> None:
-    orchestrator = LocalOrchestrator({"a": FailingTurn(ValueError("bad"))}, InMemoryStore())
+    orchestrator = trusting({"a": FailingTurn(ValueError("bad"))}, InMemoryStore())
     with pytest.raises(DispatchFailed):
         await orchestrator.dispatch("a", user(), workflow_id="w")
     status = await orchestrator.query("w", ask("status"))
@@ -84,7 +84,7 @@ async def test_output_query_returns_the_last_output_as_json(
 
 async def test_a_running_workflow_can_be_signalled_and_queried() -> None:
     gated = GatedTurn()
-    orchestrator = LocalOrchestrator({"g": gated}, InMemoryStore())
+    orchestrator = trusting({"g": gated}, InMemoryStore())
     running = asyncio.create_task(orchestrator.dispatch("g", user("one"), workflow_id="w"))
     await gated.entered.get()
     status = await orchestrator.query("w", ask("status"))

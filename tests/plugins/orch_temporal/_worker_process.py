@@ -22,7 +22,10 @@ from pathlib import Path
 from pydantic import JsonValue, TypeAdapter
 
 from layer0 import (
+    HISTORY_KEY,
     DeleteMemoryEffect,
+    EffectPolicy,
+    HistoryAppend,
     Scope,
     SearchResult,
     TurnInput,
@@ -64,13 +67,18 @@ class AuditedStore:
     async def delete(self, scope: Scope, key: str) -> None:
         await self.apply([DeleteMemoryEffect(scope=scope, key=key)])
 
-    async def apply(self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect]) -> None:
+    async def apply(
+        self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend]
+    ) -> None:
         effects = builtins.list(effects)
         await self.inner.apply(effects)
         with self.audit.open("a", encoding="utf-8") as audit:
             for effect in effects:
                 scope = _SCOPE.dump_python(effect.scope, mode="json")
-                line = {"type": effect.type, "scope": scope, "key": effect.key}
+                if isinstance(effect, HistoryAppend):
+                    line = {"type": "append_history", "scope": scope, "key": HISTORY_KEY}
+                else:
+                    line = {"type": effect.type, "scope": scope, "key": effect.key}
                 audit.write(json.dumps(line, sort_keys=True) + "\n")
 
 
@@ -115,7 +123,12 @@ async def main(address: str, task_queue: str, db: Path, audit: Path, marker: Pat
         # A dead worker's sticky queue is given up on after this, not the default 10 s.
         options = {"sticky_queue_schedule_to_start_timeout": timedelta(seconds=1)}
         worker = create_worker(
-            client, agents=agents, store=store, task_queue=task_queue, worker_options=options
+            client,
+            agents=agents,
+            store=store,
+            task_queue=task_queue,
+            worker_options=options,
+            default_policy=EffectPolicy.everything(),
         )
         async with worker:
             print("ready", flush=True)

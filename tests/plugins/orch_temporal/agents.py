@@ -14,6 +14,7 @@ from pydantic import JsonValue
 
 from layer0 import (
     CustomExit,
+    EffectPolicy,
     StateReader,
     Turn,
     TurnInput,
@@ -71,8 +72,9 @@ def two_step(
 def agent(
     respond: Callable[[ProviderRequest], ProviderResponse], *, state: StateReader | None = None
 ) -> NeuronTurn:
-    """A NeuronTurn over a function provider."""
-    return NeuronTurn(FunctionProvider(respond), state=state, config=NeuronTurnConfig(model="fn"))
+    """A NeuronTurn over a function provider, granted every effect."""
+    config = NeuronTurnConfig(model="fn", effect_policy=EffectPolicy.everything())
+    return NeuronTurn(FunctionProvider(respond), state=state, config=config)
 
 
 def planner_agents(state: StateReader | None) -> dict[str, Turn]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import StateStore, Turn
+from layer0 import EffectPolicy, StateStore, Turn
 from neuron_orch_temporal import TemporalOrchestrator, TurnPolicy, create_worker
 from neuron_orch_temporal.testing import start_dev_server, start_time_skipping
 
@@ -50,8 +50,12 @@ async def hosting(
     policy: TurnPolicy = FAST,
     **worker: Any,
 ) -> AsyncIterator[TemporalOrchestrator]:
-    """Run a worker for `agents` on a fresh task queue; yield an orchestrator dispatching to it."""
+    """Run a worker for `agents` on a fresh task queue; yield an orchestrator dispatching to it.
+
+    Its agents may declare every effect unless `default_policy` or `policies` says otherwise.
+    """
     task_queue = f"test-{uuid.uuid4()}"
+    worker.setdefault("default_policy", EffectPolicy.everything())
     async with create_worker(
         env.client, agents=agents, store=store, task_queue=task_queue, **worker
     ):

@@ -9,6 +9,11 @@ from pydantic import JsonValue
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import (
+    APPEND_HISTORY,
+    CustomEffect,
+    Effect,
+    EffectPolicy,
+    HistoryAppend,
     OrchError,
     Orchestrator,
     Scope,
@@ -50,13 +55,21 @@ async def caller(orchestrator: Orchestrator) -> list[TurnOutput | OrchError]:
 
 
 def comparable(result: TurnOutput | OrchError) -> object:
-    """An output without its wall-clock durations; an error as its class."""
+    """An output without its wall-clock durations and turn ids; an error as its class."""
     if not isinstance(result, TurnOutput):
         return type(result)
     metadata = result.metadata
     calls = [call.model_copy(update={"duration": 0}) for call in metadata.tools_called]
     timeless = metadata.model_copy(update={"duration": 0, "tools_called": calls})
-    return result.model_copy(update={"metadata": timeless})
+    effects = [_without_turn_id(effect) for effect in result.effects]
+    return result.model_copy(update={"metadata": timeless, "effects": effects})
+
+
+def _without_turn_id(effect: Effect) -> Effect:
+    if isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
+        append = HistoryAppend.from_effect(effect)
+        return append.model_copy(update={"turn_id": "-"}).effect()
+    return effect
 
 
 async def contents(store: StateStore) -> dict[str, dict[str, JsonValue]]:
@@ -70,7 +83,11 @@ async def test_the_same_caller_code_gets_the_same_outputs_and_store(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     async with SqliteStore(tmp_path / "local.db") as store:
-        local = LocalOrchestrator({**planner_agents(store), **handoff_agents(store)}, store)
+        local = LocalOrchestrator(
+            {**planner_agents(store), **handoff_agents(store)},
+            store,
+            default_policy=EffectPolicy.everything(),
+        )
         local_results = await caller(local)
         local_store = await contents(store)
 

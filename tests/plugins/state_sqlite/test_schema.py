@@ -30,7 +30,11 @@ async def test_a_file_from_a_newer_version_raises_a_clear_error(db_path: Path) -
             pass
     error = raised.value
     assert isinstance(error, StateError)
-    assert (error.path, error.found, error.supported) == (db_path, SCHEMA_VERSION + 1, 1)
+    assert (error.path, error.found, error.supported) == (
+        db_path,
+        SCHEMA_VERSION + 1,
+        SCHEMA_VERSION,
+    )
     message = str(error)
     assert str(db_path) in message
     assert f"schema version {SCHEMA_VERSION + 1}" in message

@@ -1,0 +1,102 @@
+"""`neuron-turn run --grant` and `--fail-if-changed`; concurrent runs on one session lose nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from layer0 import EffectPolicy
+from neuron_turn import cli
+from neuron_turn.cli import main
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+
+
+@pytest.fixture(autouse=True)
+def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    monkeypatch.delenv("NEURON_STRICT_PLUGINS", raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_by_default_the_model_is_offered_only_its_sessions_memory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "hi", "--model", "fixture:list-tools"]) == 0
+    assert capsys.readouterr().out == "tools: write_memory, delete_memory\n"
+    argv = ["run", "hi", "--model", "fixture:list-tools", "--grant", "delegate", "--grant", "*"]
+    assert main(argv) == 0
+    assert "delegate, handoff, signal" in capsys.readouterr().out
+
+
+def test_a_model_reaching_outside_the_grant_reads_a_refusal_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "secret", "--model", "fixture:reach", "--session", "s"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("the tool said: Refused: write_memory in scope 'global' is not granted")
+    assert main(["run", "shared", "--model", "fixture:reach", "--grant", "global"]) == 0
+    assert capsys.readouterr().out == "the tool said: Memory written.\n"
+
+
+def test_a_malformed_grant_is_a_usage_error_saying_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--grant", "workflow"])
+    assert exited.value.code == 2
+    assert "bad grant 'workflow': say which workflow" in capsys.readouterr().err
+
+
+def test_grants_and_fail_if_changed_go_into_the_calls_config() -> None:
+    argv = ["run", "x", "--grant", "global", "--grant", "delegate:b", "--fail-if-changed"]
+    config = cli._config(cli._parser().parse_args(argv))
+    assert config.effect_policy == EffectPolicy.of(["global", "delegate:b"])
+    assert config.session_conflict == "fail"
+    unset = cli._config(cli._parser().parse_args(["run", "x"]))
+    assert (unset.effect_policy, unset.session_conflict) == (None, None)
+
+
+def test_20_concurrent_processes_on_one_session_keep_every_exchange_contiguous(
+    tmp_path: Path,
+) -> None:
+    env = {
+        **os.environ,
+        "NEURON_LOAD_PLUGINS": PLUGINS,
+        "NEURON_STATE_PATH": str(tmp_path / "shared.db"),
+    }
+    base = [sys.executable, "-m", "neuron_turn"]
+    prompts = [f"run-{process}-{turn}" for process in range(4) for turn in range(5)]
+    running = [
+        subprocess.Popen(
+            [*base, "run", prompt, "--model", "fixture:echo", "--session", "s"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for prompt in prompts
+    ]
+    for process in running:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    shown = subprocess.run(
+        [*base, "history", "s", "--json"], capture_output=True, text=True, env=env, timeout=60
+    )
+    history = json.loads(shown.stdout)
+    assert len(history) == 40
+    pairs = [(history[i], history[i + 1]) for i in range(0, 40, 2)]
+    for user, assistant in pairs:
+        assert user["role"] == "user" and assistant["role"] == "assistant"
+        assert assistant["content"] == f"echo: {user['content']}"
+    assert sorted(user["content"] for user, _ in pairs) == sorted(prompts)

@@ -1,4 +1,4 @@
-"""`neuron-turn run --grant` and `--fail-if-changed`; concurrent runs on one session lose nothing."""
+"""`neuron-turn run --grant` and `--fail-if-changed`; concurrent runs on a session lose nothing."""
 
 from __future__ import annotations
 

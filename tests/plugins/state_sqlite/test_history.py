@@ -54,7 +54,7 @@ async def test_an_append_expecting_another_length_fails_and_changes_nothing(
 ) -> None:
     await store.append_history(exchange("a"))
     stale = exchange("b").model_copy(update={"expected_length": 0})
-    with pytest.raises(HistoryConflict, match="read 0 message.* now holds 2") as raised:
+    with pytest.raises(HistoryConflict, match=r"read 0 message.* now holds 2") as raised:
         await store.append_history(stale)
     assert (raised.value.expected, raised.value.found) == (0, 2)
     fresh = exchange("c").model_copy(update={"expected_length": 2})

@@ -83,8 +83,9 @@ async def test_the_child_reads_its_sessions_history_through_the_parent(tmp_path:
         call = await call_tool(
             ProcessEnvironment, "read_env", {"name": "X"}, session="s1", state=store
         )
-    # The new history (empty before) is declared as an effect, for the orchestrator to write.
-    assert [effect.type for effect in call.output.effects] == ["write_memory"]
+    # The turn's messages are declared as an effect, for the orchestrator to append.
+    assert [effect.type for effect in call.output.effects] == ["custom"]
+    assert call.output.effects[0].effect_type == "append_history"  # type: ignore[union-attr]
 
 
 async def test_a_detached_grandchild_does_not_outlive_a_cancelled_run() -> None:

@@ -59,6 +59,9 @@ _READ_APPENDED: Final = "SELECT items FROM appended WHERE scope = ? AND key = ? 
 _LAST_LENGTH: Final = (
     "SELECT length FROM appended WHERE scope = ? AND key = ? ORDER BY id DESC LIMIT 1"
 )
+_HAS_APPENDED_TABLE: Final = (
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'appended'"
+)
 _HAS_APPEND: Final = "SELECT 1 FROM appended WHERE scope = ? AND key = ? AND append_id = ?"
 _INSERT_APPENDED: Final = (
     "INSERT INTO appended (scope, key, append_id, items, length) VALUES (?, ?, ?, ?, ?)"
@@ -243,7 +246,14 @@ def list_length(connection: sqlite3.Connection, scope: str, key: str, *, path: P
 
 
 def _appended(connection: sqlite3.Connection, scope: str, key: str) -> list[str]:
-    with closing(connection.execute(_READ_APPENDED, (scope, key))) as cursor:
+    try:
+        cursor = connection.execute(_READ_APPENDED, (scope, key))
+    except sqlite3.OperationalError:
+        # A version-1 file opened read-only (never migrated) has no appends yet.
+        if connection.execute(_HAS_APPENDED_TABLE).fetchone() is None:
+            return []
+        raise
+    with closing(cursor):
         return [str(items) for (items,) in cursor]
 
 

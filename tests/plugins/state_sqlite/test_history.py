@@ -18,7 +18,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 from neuron_state_sqlite import SqliteStore
-from neuron_state_sqlite._schema import _V1
+from neuron_state_sqlite._schema import _V1, APPLICATION_ID
 
 from ._raw import raw
 
@@ -89,14 +89,26 @@ async def test_appending_to_a_value_that_is_not_a_list_fails_clearly(store: Sqli
     assert await store.read(SCOPE, HISTORY_KEY) == {"not": "a list"}
 
 
-async def test_a_version_1_file_keeps_its_history_and_appends_after_it(db_path: Path) -> None:
-    with raw(db_path) as connection:
+def version_1_file(path: Path) -> None:
+    """A file as version 1 wrote it, holding one session's history whole."""
+    with raw(path) as connection:
         connection.executescript(_V1)
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         connection.execute("PRAGMA user_version = 1")
         connection.execute(
             "INSERT INTO entries (scope, key, value, body) VALUES (?, ?, ?, '')",
             ('{"session":"s1"}', HISTORY_KEY, '[{"content":"old","role":"user"}]'),
         )
+
+
+async def test_a_version_1_file_opened_read_only_reads_its_history(db_path: Path) -> None:
+    version_1_file(db_path)
+    async with SqliteStore(db_path, read_only=True) as store:
+        assert await store.read(SCOPE, HISTORY_KEY) == [{"content": "old", "role": "user"}]
+
+
+async def test_a_version_1_file_keeps_its_history_and_appends_after_it(db_path: Path) -> None:
+    version_1_file(db_path)
     async with SqliteStore(db_path) as store:
         assert await store.read(SCOPE, HISTORY_KEY) == [{"content": "old", "role": "user"}]
         assert await store.append_history(exchange("a")) == 3

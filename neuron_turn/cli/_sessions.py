@@ -4,12 +4,18 @@ A turn's history lives in its session scope under `messages` (written by the
 orchestrator from the turn's effect). The command line also keeps a small
 index in the global scope, so `neuron-turn sessions` can list conversations
 on any StateStore, which has no way to enumerate scopes.
+
+Each run adds a key of its own under `RUNS_PREFIX` and the count is the
+number of those keys, so runs of one session in several processes at once
+are all counted (a read-then-write counter would lose some). The index
+entry's `runs` field holds only runs recorded before those keys existed.
 """
 
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pydantic import JsonValue
@@ -18,6 +24,9 @@ from layer0 import Content, SessionScope, StateReader, StateStore
 
 INDEX_PREFIX: Final = "neuron-turn/sessions/"
 """Keys of the session index, in the global scope."""
+
+RUNS_PREFIX: Final = "neuron-turn/runs/"
+"""Keys of the runs, one per run (`<prefix><session>/<time>-<id>`), in the global scope."""
 
 _TITLE_LENGTH: Final = 80
 
@@ -43,15 +52,18 @@ class SessionEntry:
 
 async def record_run(store: StateStore, session: str, prompt: str) -> None:
     """Add one run of `session` to the index (created on its first run)."""
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    title = " ".join(prompt.split())[:_TITLE_LENGTH]
+    run_key = f"{RUNS_PREFIX}{session}/{now}-{uuid.uuid4().hex[:12]}"
+    await store.write("global", run_key, {"title": title})
     key = INDEX_PREFIX + session
     previous = await store.read("global", key)
-    runs = previous.get("runs", 0) if isinstance(previous, dict) else 0
-    title = previous.get("title") if isinstance(previous, dict) else None
+    earlier = _entry(session, previous) if isinstance(previous, dict) else None
     entry = SessionEntry(
         session=session,
-        title=title if isinstance(title, str) else " ".join(prompt.split())[:_TITLE_LENGTH],
-        updated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        runs=(runs if isinstance(runs, int) else 0) + 1,
+        title=earlier.title if earlier is not None and earlier.title else title,
+        updated=now,
+        runs=earlier.runs if earlier is not None else 0,
     )
     await store.write("global", key, entry.as_json())
 
@@ -62,7 +74,9 @@ async def list_sessions(store: StateReader) -> list[SessionEntry]:
     for key in await store.list("global", INDEX_PREFIX):
         value = await store.read("global", key)
         if isinstance(value, dict):
-            entries.append(_entry(key.removeprefix(INDEX_PREFIX), value))
+            entry = _entry(key.removeprefix(INDEX_PREFIX), value)
+            runs = await store.list("global", f"{RUNS_PREFIX}{entry.session}/")
+            entries.append(replace(entry, runs=entry.runs + len(runs)))
     return sorted(entries, key=lambda entry: entry.updated, reverse=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -100,3 +101,31 @@ def test_20_concurrent_processes_on_one_session_keep_every_exchange_contiguous(
         assert user["role"] == "user" and assistant["role"] == "assistant"
         assert assistant["content"] == f"echo: {user['content']}"
     assert sorted(user["content"] for user, _ in pairs) == sorted(prompts)
+    listed = subprocess.run(
+        [*base, "sessions", "--json"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert [(e["session"], e["runs"]) for e in json.loads(listed.stdout)] == [("s", 20)]
+
+
+def test_runs_counted_before_per_run_keys_are_kept_in_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neuron_state_sqlite import SqliteStore
+
+    async def legacy() -> None:
+        async with SqliteStore(tmp_path / "state.db") as store:
+            entry = {"session": "old", "title": "t", "updated": "2026-01-01T00:00:00+00:00"}
+            await store.write("global", "neuron-turn/sessions/old", {**entry, "runs": 3})
+
+    asyncio.run(legacy())
+    assert main(["run", "again", "--model", "fixture:echo", "--session", "old"]) == 0
+    capsys.readouterr()
+    assert main(["sessions", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert (entry["runs"], entry["title"]) == (4, "t")
+
+
+def test_worker_grants_build_the_turns_and_the_workers_policy() -> None:
+    args = cli._parser().parse_args(["worker", "--grant", "global", "--grant", "signal"])
+    spec = cli._turn_spec(args)
+    assert spec.effect_policy() == EffectPolicy.of(["global", "signal"])

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from layer0 import DeleteMemoryEffect, Scope, SessionScope, WriteMemoryEffect
+from layer0 import (
+    HISTORY_KEY,
+    DeleteMemoryEffect,
+    HistoryAppend,
+    Scope,
+    SessionScope,
+    WriteMemoryEffect,
+)
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import APPLIED_SCOPE, BatchStateStore
 from neuron_orch_temporal.ledger import applied_key, apply_once
@@ -94,3 +101,29 @@ async def test_a_separate_ledger_keeps_the_keys_out_of_the_store() -> None:
     assert await store.list(APPLIED_SCOPE, "") == []
     assert await ledger.list(APPLIED_SCOPE, "") == ["wf/t0/d1-a/run-1/t0/e0"]
     assert await apply_once(store, request(WRITE_A), ledger=ledger) == 0
+
+
+APPEND = HistoryAppend(
+    session="s", turn_id="turn-1", messages=[{"role": "user", "content": "hi"}]
+).effect()
+
+
+@pytest.mark.parametrize("ledger", ["same store", "separate ledger"])
+async def test_a_history_append_retried_is_appended_once(tmp_path: Path, ledger: str) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        other = InMemoryStore() if ledger == "separate ledger" else None
+        append_request = MemoryRequest(
+            workflow_id="wf",
+            run_id="run-1",
+            turn=0,
+            agent="a",
+            effects=(
+                IndexedMemoryEffect(index=0, effect=WRITE_A),
+                IndexedMemoryEffect(index=1, effect=APPEND),
+            ),
+        )
+        assert await apply_once(store, append_request, ledger=other) == 2
+        if other is not None:
+            await other.delete(APPLIED_SCOPE, "wf/run-1/t0/e1")  # as if the record was lost
+        await apply_once(store, append_request, ledger=other)
+        assert await store.read(SESSION, HISTORY_KEY) == [{"role": "user", "content": "hi"}]

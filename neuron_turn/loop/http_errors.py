@@ -2,7 +2,8 @@
 
 A plugin keeps only what its API documents: the shape of its error bodies, its
 own rate-limit headers, the error codes that change the class a status gives.
-The rest is here: hiding keys (`redact`, `body_prefix`), the standard
+The rest is here: hiding keys (`redact`, `body_prefix`, and `redact_response`
+for an answer that echoes one), the standard
 `Retry-After` headers (`retry_after`), the status table
 (`error_class_for_status`) and httpx's exceptions (`transport_errors`)::
 
@@ -24,12 +25,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Final
 
 import httpx
+from pydantic import JsonValue
 
+from .provider import (
+    ContentPart,
+    ProviderResponse,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
 from .provider_errors import (
     InvalidRequestError,
     ModelNotFoundError,
@@ -48,6 +60,7 @@ __all__ = [
     "body_prefix",
     "error_class_for_status",
     "redact",
+    "redact_response",
     "retry_after",
     "seconds_until",
     "transport_errors",
@@ -83,6 +96,26 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     for secret in _secret_list(secrets):
         text = text.replace(secret, REDACTED)
     return text
+
+
+def redact_response(response: ProviderResponse, secrets: Iterable[str | None]) -> ProviderResponse:
+    """Return `response` with every secret in its text, arguments and data replaced by `REDACTED`.
+
+    An API (or a proxy before it) that echoes the caller's key in an answer
+    must not carry it into the turn's output or stored history. Every string
+    is covered, object keys included, whatever escapes the body used for it.
+    The same object comes back when no secret is in it.
+    """
+    hidden = _secret_list(secrets)
+    if not hidden:
+        return response
+    content = [_redact_part(part, hidden) for part in response.content]
+    model = redact(response.model, hidden)
+    if model == response.model and all(
+        a is b for a, b in zip(content, response.content, strict=True)
+    ):
+        return response
+    return replace(response, content=content, model=model)
 
 
 def body_prefix(body: bytes | str, *, secrets: Iterable[str | None] = (), limit: int = 200) -> str:
@@ -213,6 +246,70 @@ def _secret_list(secrets: Iterable[str | None]) -> list[str]:
     # A bare string is one key; iterating it would redact its characters one by one.
     given = (secrets,) if isinstance(secrets, str) else secrets
     return sorted({secret for secret in given if secret}, key=len, reverse=True)
+
+
+def _redact_part(part: ContentPart, secrets: list[str]) -> ContentPart:
+    """Return `part`, or a copy of it with `secrets` redacted from each of its strings."""
+    if isinstance(part, TextPart):
+        text = redact(part.text, secrets)
+        return part if text == part.text else replace(part, text=text)
+    if isinstance(part, ToolUsePart):
+        fields = (part.id, part.name, part.input)
+        cleaned = (
+            redact(part.id, secrets),
+            redact(part.name, secrets),
+            _redact_json(part.input, secrets),
+        )
+        if all(a is b or a == b for a, b in zip(fields, cleaned, strict=True)):
+            return part
+        return replace(part, id=cleaned[0], name=cleaned[1], input=cleaned[2])
+    if isinstance(part, ToolResultPart):
+        text = redact(part.content, secrets)
+        return part if text == part.content else replace(part, content=text)
+    if isinstance(part, ThinkingPart):
+        thinking = redact(part.thinking, secrets)
+        return part if thinking == part.thinking else replace(part, thinking=thinking)
+    if isinstance(part, RawPart):
+        data = _redact_json(part.data, secrets)
+        return part if data is part.data else replace(part, data=data)
+    return part
+
+
+def _redact_json(value: JsonValue, secrets: list[str]) -> JsonValue:
+    """Return `value`, or a copy with `secrets` redacted from every string; never recursing."""
+    if not _has_secret(value, secrets):
+        return value
+    holder: list[JsonValue] = [value]
+    pending: list[tuple[list[JsonValue] | dict[str, JsonValue], int | str]] = [(holder, 0)]
+    while pending:
+        container, slot = pending.pop()
+        item = container[slot]  # type: ignore[index]
+        if isinstance(item, str):
+            container[slot] = redact(item, secrets)  # type: ignore[index]
+        elif isinstance(item, dict):
+            copy = {redact(key, secrets): child for key, child in item.items()}
+            container[slot] = copy  # type: ignore[index]
+            pending.extend((copy, key) for key in copy)
+        elif isinstance(item, list):
+            items = list(item)
+            container[slot] = items  # type: ignore[index]
+            pending.extend((items, index) for index in range(len(items)))
+    return holder[0]
+
+
+def _has_secret(value: JsonValue, secrets: list[str]) -> bool:
+    pending: list[JsonValue] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if any(secret in item for secret in secrets):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 def _finite(raw: str | None) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -12,9 +13,17 @@ from neuron_turn.loop.http_errors import (
     body_prefix,
     error_class_for_status,
     redact,
+    redact_response,
     retry_after,
     seconds_until,
     transport_errors,
+)
+from neuron_turn.loop.provider import (
+    ProviderResponse,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -276,3 +285,35 @@ def test_other_exceptions_pass_through_untouched() -> None:
         raise original
 
     assert caught.value is original
+
+
+def test_redact_response_hides_a_key_in_every_string_of_the_answer() -> None:
+    key = "sk-live-0123456789"
+    deep: Any = key
+    for _ in range(5000):
+        deep = {"k": [deep]}
+    response = ProviderResponse(
+        content=[
+            TextPart(f"the key is {key}"),
+            ToolUsePart("c1", "look", {key: f"x{key}", "deep": deep}),
+            ThinkingPart(f"I saw {key}", signature="sig"),
+            RawPart("p", {"list": [key]}),
+        ],
+        stop_reason="tool_use",
+        model="m",
+    )
+    redacted = redact_response(response, [key])
+    assert key not in repr(redacted.content[:1] + redacted.content[2:])
+    tool_input = redacted.content[1].input  # type: ignore[union-attr]
+    assert list(tool_input) == [REDACTED, "deep"] and tool_input[REDACTED] == f"x{REDACTED}"
+    inner = tool_input["deep"]
+    while isinstance(inner, dict):
+        inner = inner["k"][0]
+    assert inner == REDACTED
+    assert redacted.content[2].signature == "sig"  # type: ignore[union-attr]
+
+
+def test_redact_response_returns_the_same_answer_when_no_key_is_in_it() -> None:
+    response = ProviderResponse(content=[TextPart("hello")], stop_reason="end_turn")
+    assert redact_response(response, ["sk-live-0123456789"]) is response
+    assert redact_response(response, [None, ""]) is response

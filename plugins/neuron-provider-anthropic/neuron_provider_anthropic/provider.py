@@ -11,7 +11,13 @@ from typing import Final, Self
 
 import httpx
 
-from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, transport_errors
+from neuron_turn.loop.http_errors import (
+    REDACTED,
+    body_prefix,
+    redact,
+    redact_response,
+    transport_errors,
+)
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -149,7 +155,7 @@ class AnthropicProvider:
             parsed.usage.input_tokens,
             parsed.usage.output_tokens,
         )
-        return ProviderResponse(
+        answer = ProviderResponse(
             content=parsed.content,
             stop_reason=parsed.stop_reason,
             usage=parsed.usage,
@@ -157,6 +163,8 @@ class AnthropicProvider:
             cost=cost,
             truncated=parsed.truncated,
         )
+        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
+        return redact_response(answer, (key,))
 
     def _key(self) -> str:
         key = self._api_key or os.environ.get(API_KEY_ENV)
@@ -189,8 +197,12 @@ class AnthropicProvider:
             )
 
     def _parse(self, response: httpx.Response, *, model: str, secret: str) -> ParsedMessage:
-        """Map a 2xx response, JSON or an event stream (whatever the API sent)."""
-        text = response.text
+        """Map a 2xx response, JSON or an event stream (whatever the API sent).
+
+        The key is scrubbed from the body first, so neither a quoted prefix nor a
+        chained decoding error (which keeps the whole text) can hold it.
+        """
+        text = redact(response.text, (secret,))
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 return parse_message(fold_event_stream(text))

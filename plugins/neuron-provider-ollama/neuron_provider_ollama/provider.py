@@ -12,7 +12,7 @@ from typing import Any, Final, Self
 
 import httpx
 
-from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact
+from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -126,7 +126,8 @@ class OllamaProvider:
             response.usage.output_tokens,
         )
         cost = cost_of(self._prices, response.usage, model=response.model, requested_model=model)
-        return replace(response, cost=cost)
+        # The body was scrubbed as text; this also catches a key written with JSON escapes.
+        return redact_response(replace(response, cost=cost), (self._api_key,))
 
     async def _post(self, body: bytes, model: str) -> Any:
         response = await self._client.post(

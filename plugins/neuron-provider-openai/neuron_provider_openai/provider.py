@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Final, Self
 import httpx
 from pydantic import JsonValue
 
-from neuron_turn.loop.http_errors import REDACTED
+from neuron_turn.loop.http_errors import REDACTED, redact_response
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -228,7 +228,8 @@ class OpenAIProvider:
             completion = await self._stream(payload, headers, context)
         else:
             completion = await self._post(payload, headers, context)
-        return self._response(completion, requested_model=model)
+        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
+        return redact_response(self._response(completion, requested_model=model), context.secrets)
 
     def _encode(self, body: dict[str, JsonValue]) -> bytes:
         # Encoded here, not by httpx, so a value JSON cannot hold (NaN, an object in
@@ -324,6 +325,9 @@ class OpenAIProvider:
         return self._parse_json(response.content, context)
 
     def _parse_json(self, content: bytes, context: ErrorContext) -> Completion:
+        # Scrubbed first: a chained decoding error keeps the whole text it was given.
+        for secret in filter(None, context.secrets):
+            content = content.replace(secret.encode(), REDACTED.encode())
         try:
             data = json.loads(content)
         except (ValueError, RecursionError):  # RecursionError: nested past what Python parses

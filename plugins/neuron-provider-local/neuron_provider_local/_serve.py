@@ -1,7 +1,10 @@
 """The embedded server's own process: `python -m neuron_provider_local._serve`.
 
 Protocol: the parent writes one JSON line of settings to this process's
-stdin. It starts xllamacpp's server on 127.0.0.1 (the OS picks a free port),
+stdin (never argv, which any local user can read). It starts xllamacpp's
+server on 127.0.0.1 (the OS picks a free port), requiring the settings'
+`api_key` on every request but the health and model listings, with no CORS
+(no origin is reflected, so no web page can call it) and no web UI. It
 answers one JSON line on stdout, `{"address": "http://127.0.0.1:PORT"}` or
 `{"error": "..."}`, and serves until its stdin closes: when the parent stops
 it, exits or dies. Nothing here is public.
@@ -45,6 +48,13 @@ def _start(settings: dict[str, Any]) -> Any:
     params.n_parallel = 1
     params.warmup = False  # saves half a second; the first request warms up instead
     params.verbosity = settings.get("verbosity", -1)
+    params.api_keys = [settings["api_key"]]
+    # llama-server reflects any Origin by default; an explicit empty list allows none.
+    params.cors_origins = ""
+    params.cors_origins_explicit = True
+    params.cors_credentials = False
+    params.ui = False
+    params.endpoint_slots = False
     threads = settings.get("threads")
     if threads:
         params.cpuparams.n_threads = threads

@@ -3,7 +3,7 @@
     NonRetryableProviderError      (neuron_turn)
     └── LocalModelError            root of this plugin's errors
         ├── ModelUnavailableError  the `model` extra (xllamacpp, the weight packages) is missing
-        ├── ModelFileError         the GGUF file asked for does not exist or is not a file
+        ├── ModelFileError         the GGUF file asked for is missing, unreadable or not GGUF
         ├── ModelChecksumError     the assembled default model is not the published file
         └── ServerStartError       the embedded server did not start (bad GGUF, memory, timeout)
 

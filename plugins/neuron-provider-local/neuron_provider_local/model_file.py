@@ -9,10 +9,12 @@ from typing import Final
 
 from .errors import ModelFileError
 
-__all__ = ["DEFAULT", "MODEL_ENV", "check_model_file", "requested_file"]
+__all__ = ["DEFAULT", "GGUF_MAGIC", "MODEL_ENV", "check_model_file", "requested_file"]
 
 DEFAULT: Final = "default"
 """The model string of the default model (`local:default`); an empty string means it too."""
+GGUF_MAGIC: Final = b"GGUF"
+"""The first four bytes of every GGUF file."""
 MODEL_ENV: Final = "NEURON_LOCAL_MODEL"
 """The environment variable naming a GGUF file that `local:default` runs instead."""
 
@@ -31,15 +33,27 @@ def requested_file(model: str, environ: Mapping[str, str] | None = None) -> Path
 
 
 def check_model_file(path: Path) -> Path:
-    """Return `path` made absolute when it is a readable file.
+    """Return `path` made absolute when it is a readable GGUF file.
+
+    Checked here, before llama.cpp's server is started, because the server
+    only says "Failed to init server, please check the input params".
 
     Raises:
-        ModelFileError: it is missing, not a file, or unreadable.
+        ModelFileError: it is missing, not a file, unreadable or not GGUF.
     """
     if not path.exists():
         raise ModelFileError(str(path), "no such file (give a path to a .gguf file)")
     if not path.is_file():
         raise ModelFileError(str(path), "not a file")
-    if not os.access(path, os.R_OK):
-        raise ModelFileError(str(path), "not readable")
+    try:
+        with path.open("rb") as file:
+            magic = file.read(len(GGUF_MAGIC))
+    except OSError as exc:
+        raise ModelFileError(str(path), f"not readable ({exc.strerror or exc})") from exc
+    if magic != GGUF_MAGIC:
+        raise ModelFileError(
+            str(path),
+            f"not a GGUF model file (it starts with {magic!r}, not {GGUF_MAGIC!r}); "
+            "give a .gguf file, e.g. one converted with llama.cpp's convert_hf_to_gguf.py",
+        )
     return path.resolve()

@@ -55,7 +55,7 @@ class _ChatAPI(Protocol):
 
 
 class _ServerAPI(OpenAIProvider):  # type: ignore[misc, unused-ignore]
-    """The OpenAI provider for the embedded server: errors name `local`, no key, no prices."""
+    """The OpenAI provider for the embedded server: errors name `local`, its key, no prices."""
 
     name: ClassVar[str] = PROVIDER
     api_key_env: ClassVar[str | None] = None
@@ -264,10 +264,14 @@ class LocalProvider:
                 await self._server.stop()
                 self._server, self._api = None, None
             if self._api is None:
-                base_url = self._base_url or (await self._start_server()).base_url
+                base_url, api_key = self._base_url, None
+                if base_url is None:
+                    server = await self._start_server()
+                    base_url, api_key = server.base_url, server.api_key
                 self._api = _ServerAPI(
                     self.served_model,
                     base_url=base_url,
+                    api_key=api_key,
                     client=self._client,
                     timeout=self._timeout,
                     max_tokens_field="max_tokens",

@@ -6,6 +6,10 @@ contention), so even from a thread it would freeze the event loop. In a
 child the load runs in parallel and the loop only awaits one line on a pipe
 (read in a thread, which releases the GIL). The child also cannot outlive
 us: it serves until its stdin closes, which the OS does when we exit or die.
+
+Loopback is not private: any local user (or a web page, through the
+browser) can reach the port. So each server gets a fresh secret API key,
+which only this process knows and sends, and serves no CORS and no web UI.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import atexit
 import json
 import logging
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -65,12 +70,16 @@ class EmbeddedServer:
     A server still running at interpreter exit is stopped by an `atexit` hook.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], address: str, log: IO[bytes]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], address: str, log: IO[bytes], *, api_key: str
+    ) -> None:
         """Wrap a started child; use `EmbeddedServer.start` instead."""
         self._process = process
         self._log = log
         self.address: Final = address
         """The server's root URL, `http://127.0.0.1:<port>`."""
+        self.api_key: Final = api_key
+        """The secret every request must carry (`Authorization: Bearer ...`); never shown."""
         atexit.register(self.stop_now)
 
     def __repr__(self) -> str:
@@ -87,6 +96,7 @@ class EmbeddedServer:
             ServerStartError: the model did not load (the message quotes the
                 server's log) or took longer than `timeout` seconds.
         """
+        api_key = secrets.token_urlsafe(32)
         log = tempfile.TemporaryFile()
         process = subprocess.Popen(
             [sys.executable, "-m", "neuron_provider_local._serve"],
@@ -98,13 +108,13 @@ class EmbeddedServer:
             start_new_session=True,
         )
         try:
-            address = await _ready_address(process, settings, log, timeout=timeout)
+            address = await _ready_address(process, settings, api_key, log, timeout=timeout)
         except BaseException:
             _kill(process)
             log.close()
             raise
         logger.info("embedded server for %s at %s (pid %d)", settings.alias, address, process.pid)
-        return cls(process, address, log)
+        return cls(process, address, log, api_key=api_key)
 
     @property
     def base_url(self) -> str:
@@ -141,10 +151,16 @@ class EmbeddedServer:
 
 
 async def _ready_address(
-    process: subprocess.Popen[bytes], settings: ServerSettings, log: IO[bytes], *, timeout: float
+    process: subprocess.Popen[bytes],
+    settings: ServerSettings,
+    api_key: str,
+    log: IO[bytes],
+    *,
+    timeout: float,
 ) -> str:
     assert process.stdin is not None and process.stdout is not None  # both are pipes
-    process.stdin.write(json.dumps(settings.as_json()).encode() + b"\n")
+    settings_line = settings.as_json() | {"api_key": api_key}
+    process.stdin.write(json.dumps(settings_line).encode() + b"\n")
     process.stdin.flush()
     try:
         # The child answers once the model is loaded; a blocking read in a thread

@@ -118,3 +118,18 @@ def test_without_the_weight_packages_the_default_model_is_unavailable(
     # Once joined into the cache, the packages are no longer needed.
     (tmp_path / DEFAULT_MODEL.file_name).write_bytes(b"GGUF")
     assert LocalProvider("default", cache_dir=tmp_path).served_model == DEFAULT_MODEL.file_name
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"GGU", b"this is not a GGUF file" * 100, b"PK\x03\x04zip"]
+)
+def test_a_file_that_is_not_gguf_is_refused_before_any_server_starts(
+    tmp_path: Path, content: bytes
+) -> None:
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(content)
+    with pytest.raises(ModelFileError, match="not a GGUF model file") as caught:
+        LocalProvider(str(bogus))
+    assert caught.value.path == str(bogus)
+    assert repr(content[:4]) in str(caught.value)
+    assert not caught.value.retryable

@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
+import urllib.parse
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import TYPE_CHECKING, Final, NoReturn, TextIO, cast
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -44,7 +46,7 @@ from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
 from ._closing import close_resource
-from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
+from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, classify, epilog
 from ._listing import listing_json, listing_text
 from ._sessions import (
     SessionEntry,
@@ -78,14 +80,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other error here."""
+
+    def error(self, message: str) -> NoReturn:
+        line = f"{self.prog}: error: {' '.join(message.split())} (usage: {self.prog} --help)"
+        self.exit(EXIT_USAGE, line + "\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Run agent turns with NeuronTurn, built from installed plugins.",
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    # Each subcommand's parser is a `_Parser` too (argparse uses the parent's class).
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(title="commands", required=True, metavar="COMMAND"),
+    )
     listing = commands.add_parser(
         "plugins",
         help="list installed plugins, what they registered, and the ones that failed",
@@ -173,6 +187,7 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "--mcp",
         action="append",
         default=[],
+        type=_mcp_command,
         metavar="'CMD ARGS'",
         help="add the tools of this MCP server, started over stdio (repeat)",
     )
@@ -180,6 +195,7 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "--mcp-url",
         action="append",
         default=[],
+        type=_mcp_url,
         metavar="URL",
         help="add the tools of this Streamable HTTP MCP server (repeat)",
     )
@@ -404,6 +420,27 @@ def _cost(text: str) -> Money:
     if cost.amount < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more; got {text}")
     return cost
+
+
+def _mcp_command(text: str) -> str:
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"cannot split {text!r} into words: {exc}") from None
+    if not words:
+        raise argparse.ArgumentTypeError(
+            "empty; give the server's command line, e.g. 'uvx mcp-server-time'"
+        )
+    return text
+
+
+def _mcp_url(text: str) -> str:
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"not an http(s) URL: {text!r} (e.g. http://127.0.0.1:8000/mcp)"
+        )
+    return text
 
 
 def _error(line: str, stream: TextIO | None = None) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -50,6 +51,8 @@ _CONFIGURED: Final = (
     ("OPENAI_API_KEY", "openai", "openai:gpt-4o-mini"),
 )
 _LOCAL: Final = "local:default"
+_CONNECT_TIMEOUT: Final = 30.0
+"""Seconds each MCP server may take to start and shake hands (neuron_tool.mcp's default)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,17 +136,21 @@ def choose_model(manager: PluginManager, environ: Mapping[str, str]) -> tuple[st
 
 
 async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
-    """Dispatch one turn through the chosen orchestrator and record its session."""
+    """Dispatch one turn through the chosen orchestrator and record its session.
+
+    `max_duration` covers starting the MCP servers too: each may take at most
+    that long to connect, and the turn gets what is left.
+    """
+    started = time.monotonic()
     session = request.session or uuid.uuid4().hex[:12]
-    turn_input = TurnInput(
-        message=request.prompt, trigger="user", session=session, config=request.config
-    )
     orchestration = request.orchestration
+    limit = request.config.max_duration
     async with AsyncExitStack() as stack:
         store = _state_store(manager, orchestration.state_path)
         stack.push_async_callback(close_resource, store)
         if orchestration.name == "local":
-            turn, model = await build_turn(stack, manager, request.turn, store)
+            within = None if limit is None else limit / 1000
+            turn, model = await build_turn(stack, manager, request.turn, store, connect=within)
             orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
         else:
             model = None
@@ -151,6 +158,10 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
             options = orchestration.orchestrator_options()
             orchestrator = manager.get_orchestrator(orchestration.name, **options)
             stack.push_async_callback(close_resource, orchestrator)
+        config = _left_after(request.config, started)
+        turn_input = TurnInput(
+            message=request.prompt, trigger="user", session=session, config=config
+        )
         output = await _dispatch(orchestrator, turn_input)
         await record_run(store, session, request.prompt)
     return RunResult(output, session, model)
@@ -178,11 +189,19 @@ async def serve_worker(
 
 
 async def build_turn(
-    stack: AsyncExitStack, manager: PluginManager, spec: TurnSpec, store: StateStore
+    stack: AsyncExitStack,
+    manager: PluginManager,
+    spec: TurnSpec,
+    store: StateStore,
+    *,
+    connect: float | None = None,
 ) -> tuple[NeuronTurn, str]:
-    """Build the turn from plugins; its provider and MCP servers close with `stack`."""
+    """Build the turn from plugins; its provider and MCP servers close with `stack`.
+
+    `connect` caps the seconds each MCP server may take to connect (default 30).
+    """
     model = spec.model or _announce(*choose_model(manager, os.environ))
-    mcp = await _mcp_tools(stack, spec)
+    mcp = await _mcp_tools(stack, spec, connect)
     turn = NeuronTurn.from_plugins(
         model=model,
         tools=[*spec.tools, *mcp],
@@ -209,13 +228,23 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
     return output
 
 
-async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec) -> list[ToolDyn]:
+async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | None) -> list[ToolDyn]:
     if not (spec.mcp_commands or spec.mcp_urls):
         return []
     from neuron_tool.mcp import mcp_tools  # the MCP SDK takes ~0.5 s to import
 
-    servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls)
+    seconds = _CONNECT_TIMEOUT if connect is None else min(connect, _CONNECT_TIMEOUT)
+    servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls, connect_timeout=seconds)
     return list(await stack.enter_async_context(servers))
+
+
+def _left_after(config: TurnConfig, started: float) -> TurnConfig:
+    """Return `config` with what is left of its `max_duration` since `started`."""
+    if config.max_duration is None:
+        return config
+    spent = int((time.monotonic() - started) * 1000)
+    # At least 1 ms: a deadline already passed ends the turn at once, as `timeout`.
+    return config.model_copy(update={"max_duration": max(1, config.max_duration - spent)})
 
 
 def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:

@@ -169,7 +169,7 @@ def test_help_documents_every_exit_code(
     assert exited.value.code == 0
     out = capsys.readouterr().out
     assert "exit codes:" in out
-    for code in ("0", "1", "2", "3", "4", "5", "6", "7", "8", "130"):
+    for code in ("0", "1", "2", "3", "4", "5", "6", "7", "8", "11", "130"):
         assert f"\n  {code:<4} " in out
     assert "missing or invalid API key" in out
     assert "unknown provider" in out

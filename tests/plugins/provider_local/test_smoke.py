@@ -111,7 +111,10 @@ async def test_the_server_renders_prompts_exactly_as_the_template_tests_expect()
     async with LocalProvider("default") as provider:
         await provider.start()
         assert provider.server is not None
-        async with httpx.AsyncClient(base_url=provider.server.address, timeout=120) as client:
+        key = {"Authorization": f"Bearer {provider.server.api_key}"}
+        async with httpx.AsyncClient(
+            base_url=provider.server.address, headers=key, timeout=120
+        ) as client:
             for messages, tools in CONVERSATIONS:
                 wired = [wire(name) for name in tools or ()]
                 body: dict[str, Any] = {"messages": messages}

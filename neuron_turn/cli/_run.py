@@ -51,8 +51,6 @@ _CONFIGURED: Final = (
     ("OPENAI_API_KEY", "openai", "openai:gpt-4o-mini"),
 )
 _LOCAL: Final = "local:default"
-_CONNECT_TIMEOUT: Final = 30.0
-"""Seconds each MCP server may take to start and shake hands (neuron_tool.mcp's default)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,7 +196,8 @@ async def build_turn(
 ) -> tuple[NeuronTurn, str]:
     """Build the turn from plugins; its provider and MCP servers close with `stack`.
 
-    `connect` caps the seconds each MCP server may take to connect (default 30).
+    `connect` caps the seconds each MCP server may take to connect (below the
+    MCP client's own `connect_timeout`).
     """
     model = spec.model or _announce(*choose_model(manager, os.environ))
     mcp = await _mcp_tools(stack, spec, connect)
@@ -231,9 +230,11 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
 async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | None) -> list[ToolDyn]:
     if not (spec.mcp_commands or spec.mcp_urls):
         return []
-    from neuron_tool.mcp import mcp_tools  # the MCP SDK takes ~0.5 s to import
+    # The MCP SDK takes ~0.5 s to import.
+    from neuron_tool.mcp import mcp_tools
+    from neuron_tool.mcp.client import DEFAULT_CONNECT_TIMEOUT
 
-    seconds = _CONNECT_TIMEOUT if connect is None else min(connect, _CONNECT_TIMEOUT)
+    seconds = DEFAULT_CONNECT_TIMEOUT if connect is None else min(connect, DEFAULT_CONNECT_TIMEOUT)
     servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls, connect_timeout=seconds)
     return list(await stack.enter_async_context(servers))
 

@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 from layer0 import HistoryConflict, StateError, WriteFailed
 
-from ._schema import check, migrate
+from ._schema import SCHEMA_VERSION, check, migrate, shadow_missing
 from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
 
 __all__ = [
@@ -184,9 +184,14 @@ def open_read_only(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
 
 
 def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
-    """Return `connection` once `check` accepts its file; close it otherwise."""
+    """Return `connection` once `check` accepts its file; close it otherwise.
+
+    An older file is read as it is, with what later versions add shadowed empty.
+    """
     with _opening(path), _closing_on_error(connection):
-        check(connection, path)
+        found = check(connection, path)
+        if found < SCHEMA_VERSION:
+            shadow_missing(connection, found)
     return connection
 
 

@@ -15,7 +15,7 @@ from typing import Final
 
 from .errors import NotAStateDatabaseError, SchemaVersionError
 
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "check", "migrate"]
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "check", "migrate", "shadow_missing"]
 
 # `entries` holds the values; `body` is the plain text of a value's strings,
 # which `entries_fts` indexes as an external-content FTS5 table (so the text
@@ -139,6 +139,29 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def shadow_missing(conn: sqlite3.Connection, found: int) -> None:
+    """Create what the migrations after version `found` add, empty, in the TEMP schema.
+
+    A read-only connection cannot migrate an older file; with these it reads
+    it as this version would (same names, found in TEMP), writing nothing to it.
+    """
+    for script in _MIGRATIONS[found:]:
+        for statement in _statements(script):
+            conn.execute(_in_temp(statement))
+
+
+def _in_temp(statement: str) -> str:
+    """Return `statement` creating its object in the TEMP schema (indexes follow their table)."""
+    for created, temporary in (
+        ("CREATE TABLE ", "CREATE TEMP TABLE "),
+        ("CREATE VIRTUAL TABLE ", "CREATE VIRTUAL TABLE temp."),
+        ("CREATE TRIGGER ", "CREATE TEMP TRIGGER "),
+    ):
+        if statement.startswith(created):
+            return temporary + statement.removeprefix(created)
+    return statement
 
 
 def _version(conn: sqlite3.Connection) -> int:

@@ -147,3 +147,19 @@ def test_the_error_classes_carry_the_file(tmp_path: Path) -> None:
     error = StateFileAccessError(tmp_path / "s.db", "is read-only", "make it writable")
     assert error.path == tmp_path / "s.db"
     assert str(error) == f"state database {str(tmp_path / 's.db')!r} is read-only; make it writable"
+
+
+async def test_a_read_only_store_reads_a_file_of_an_older_version_without_migrating_it(
+    db_path: Path,
+) -> None:
+    async with SqliteStore(db_path) as store:
+        await store.write("global", "k", ["kept"])
+    with raw(db_path) as connection:  # back to version 1: no `appended` table yet
+        connection.execute("DROP TABLE appended")
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute("PRAGMA journal_mode = DELETE")
+    before = _snapshot(db_path.parent)
+    async with SqliteStore(db_path, read_only=True) as store:
+        assert await store.read("global", "k") == ["kept"]
+        assert await store.list("global", "") == ["k"]
+    assert _snapshot(db_path.parent) == before

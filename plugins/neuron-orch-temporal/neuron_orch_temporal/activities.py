@@ -106,7 +106,11 @@ class AgentActivities:
             turn = self._turn(request.agent)
             output = await _heartbeating(turn.execute(request.input))
             owner = effect_owner(request.agent, request.workflow_id)
-            policy = request.granted or self._policies.get(request.agent, self._default_policy)
+            policy = (
+                request.granted
+                if request.granted is not None
+                else self._policies.get(request.agent, self._default_policy)
+            )
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,

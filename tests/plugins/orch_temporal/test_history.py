@@ -7,10 +7,20 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, SessionScope, TurnInput, TurnOutput
+from layer0 import (
+    HISTORY_KEY,
+    DispatchFailed,
+    HistoryAppend,
+    SessionScope,
+    TurnConfig,
+    TurnInput,
+    TurnOutput,
+)
 from neuron_orch_temporal import create_worker
 from neuron_orch_temporal.connect import connect
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import NeuronTurn, ProviderRequest, ProviderResponse
+from neuron_turn.testing import FunctionProvider, text_response
 
 from .agents import agent, two_step
 from .conftest import hosting
@@ -49,3 +59,29 @@ async def test_20_concurrent_dispatches_on_one_session_keep_every_exchange_conti
         assert user["role"] == "user" and assistant["role"] == "assistant"  # type: ignore[index,call-overload]
         assert assistant["content"] == f"echo: {user['content']}"  # type: ignore[index,call-overload]
     assert sorted(user["content"] for user, _ in pairs) == sorted(prompts)  # type: ignore[index,call-overload]
+
+
+async def test_a_dispatch_asking_to_fail_on_a_changed_session_fails_for_good(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        others = iter(range(100))
+
+        async def meanwhile(request: ProviderRequest) -> ProviderResponse:
+            # Another run finishes on the same session while this one thinks.
+            other = HistoryAppend(
+                session="s", turn_id=f"other-{next(others)}", messages=[{"role": "user"}]
+            )
+            await store.append_history(other)
+            return text_response("late")
+
+        turn = NeuronTurn(FunctionProvider(meanwhile), state=store)
+        config = TurnConfig(session_conflict="fail")
+        async with hosting(env, {"a": turn}, store) as orchestrator:
+            with pytest.raises(DispatchFailed, match="changed while this turn ran"):
+                await orchestrator.dispatch(
+                    "a", TurnInput(message="mine", trigger="user", session="s", config=config)
+                )
+        history = await store.read(SessionScope(id="s"), HISTORY_KEY)
+    # One attempt of the turn, its append refused: the other run's message only.
+    assert history == [{"role": "user"}]

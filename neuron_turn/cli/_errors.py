@@ -6,6 +6,7 @@ import textwrap
 from typing import Final, TypeVar
 
 from layer0 import (
+    HistoryConflict,
     Layer0Error,
     ModelError,
     NonRetryableError,
@@ -35,6 +36,7 @@ EXIT_MODEL: Final = 8
 EXIT_TOOL_SOURCE: Final = 9
 EXIT_ORCHESTRATOR: Final = 10
 EXIT_STATE: Final = 11
+EXIT_CONFLICT: Final = 12
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -64,6 +66,11 @@ _CODES: Final = (
         "the state file could not be used (corrupt, another program's, read-only, a "
         "directory, a newer version); the message names the file and what to do",
     ),
+    (
+        EXIT_CONFLICT,
+        "with --fail-if-changed: another run changed the session while this one ran; "
+        "nothing was recorded, run again",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -88,6 +95,9 @@ def classify(
     auth = _in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)
+    conflict = _in_chain(exc, HistoryConflict)
+    if conflict is not None:
+        return EXIT_CONFLICT, f"{conflict} (--fail-if-changed asked for this)"
     state = _in_chain(exc, StateError)
     if state is not None:
         # The store's message names the file and the fix; a retry would fail the same way.

@@ -129,3 +129,19 @@ def test_worker_grants_build_the_turns_and_the_workers_policy() -> None:
     args = cli._parser().parse_args(["worker", "--grant", "global", "--grant", "signal"])
     spec = cli._turn_spec(args)
     assert spec.effect_policy() == EffectPolicy.of(["global", "signal"])
+
+
+def test_a_changed_session_under_fail_if_changed_has_its_own_exit_code_and_line() -> None:
+    from layer0 import DispatchFailed, HistoryConflict
+    from neuron_turn.cli._errors import EXIT_CONFLICT, classify
+
+    conflict = HistoryConflict("s", expected=2, found=4)
+    failed = DispatchFailed("the memory effects of agent 'main' were not applied")
+    failed.__cause__ = conflict
+    for error in (conflict, failed):
+        code, line = classify(error, model=None)
+        assert code == EXIT_CONFLICT == 12
+        assert "session 's' changed while this turn ran" in line
+        assert "--fail-if-changed" in line
+    help_text = cli._parser().format_help()
+    assert "12   with --fail-if-changed" in help_text

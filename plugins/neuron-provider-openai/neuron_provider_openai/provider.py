@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Final, Self
 import httpx
 from pydantic import JsonValue
 
-from neuron_turn.loop.http_errors import REDACTED, redact_response
+from neuron_turn.loop.http_errors import REDACTED, redact, redact_response
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -380,7 +380,8 @@ class OpenAIProvider:
     ) -> None:
         try:
             async for line in response.aiter_lines():
-                accumulator.feed_line(line)
+                # Scrubbed first: a chained decoding error keeps the line it was given.
+                accumulator.feed_line(redact(line, context.secrets))
         except StreamError as exc:
             raise self._stream_error(exc, context) from None
         except MalformedStreamError as exc:

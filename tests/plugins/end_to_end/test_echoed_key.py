@@ -21,7 +21,15 @@ from neuron_provider_ollama import OllamaProvider
 from neuron_provider_openai import OpenAIProvider
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
-from neuron_turn import NeuronTurn, NeuronTurnConfig, Provider, ProviderError
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    Provider,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    TextPart,
+)
 
 KEY = "sk-proj-ECHOED-0123456789abcdefghijklmnopqrstuv"
 ESCAPED = "".join(f"\\u{ord(c):04x}" for c in KEY)
@@ -206,5 +214,47 @@ async def test_an_error_body_echoing_the_key_leaves_it_nowhere_in_the_error_chai
     turn = NeuronTurn(provider, config=NeuronTurnConfig(model="m"))
     with pytest.raises(Exception) as raised:
         await turn.execute(TurnInput(message="hi", trigger="user"))
+    for error in _chain(raised.value):
+        assert KEY not in _everything_in(error), type(error)
+
+
+STREAMED = {
+    "openai": (
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        '[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+        'data: {"broken": "' + KEY + "\n\ndata: [DONE]\n\n",
+        "text/event-stream",
+    ),
+    "ollama": (
+        '{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}\n'
+        '{"broken":"' + KEY + "\n",
+        "application/x-ndjson",
+    ),
+    "anthropic": (
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+        '"type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,'
+        '"usage":{"input_tokens":1,"output_tokens":1}}}\n\n'
+        'event: content_block_delta\ndata: {"broken":"' + KEY + "\n\n",
+        "text/event-stream",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+async def test_a_broken_stream_echoing_the_key_leaves_it_nowhere_in_the_error_chain(
+    name: str,
+) -> None:
+    make, _ = PROVIDERS[name]
+    body, content_type = STREAMED[name]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": content_type})
+
+    provider = make(httpx.AsyncClient(transport=httpx.MockTransport(answer)))
+    request = ProviderRequest(
+        model="m", messages=[ProviderMessage("user", [TextPart("hi")])], extra={"stream": True}
+    )
+    with pytest.raises(ProviderError) as raised:
+        await provider.complete(request)
     for error in _chain(raised.value):
         assert KEY not in _everything_in(error), type(error)

@@ -5,7 +5,9 @@ turn's output, all layer0 JSON, which pydantic validates only to about 250
 levels and the Rust reference reads only to 128. Arguments nested deeper
 than `MAX_INPUT_DEPTH` are therefore replaced, the moment the response
 arrives, by an empty object and an error the model reads as the call's
-result, so nothing a model sends can crash the turn further down.
+result, so nothing a model sends can crash the turn further down. A
+provider-specific block (`RawPart`) nested that deep has no call to answer:
+the answer cannot be used, a `ModelError` saying why.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from .provider import ContentPart, ToolUsePart
+from layer0 import ModelError
+
+from .provider import ContentPart, RawPart, ToolUsePart
 
 MAX_INPUT_DEPTH: Final = 64
 """Deepest nesting of objects and arrays a tool call's arguments may have."""
@@ -30,7 +34,17 @@ class RefusedCall(ToolUsePart):
 
 
 def guard_tool_inputs(content: Sequence[ContentPart]) -> list[ContentPart]:
-    """Return `content` with every tool call whose arguments nest too deep refused."""
+    """Return `content` with every tool call whose arguments nest too deep refused.
+
+    Raises:
+        ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
+    """
+    for part in content:
+        if isinstance(part, RawPart) and _deeper_than(part.data, MAX_INPUT_DEPTH):
+            raise ModelError(
+                f"the answer holds a {part.provider!r} block nested deeper than "
+                f"{MAX_INPUT_DEPTH} levels of objects and arrays"
+            )
     return [_guarded(part) if isinstance(part, ToolUsePart) else part for part in content]
 
 

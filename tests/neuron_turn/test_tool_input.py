@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from layer0 import Continue, HookAction, HookContext, HookPoint, TurnOutput
+from layer0 import Continue, HookAction, HookContext, HookPoint, ModelError, TurnOutput
 from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
-from neuron_turn import ToolResultPart
+from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart
 from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_inputs
 
 from .support import answer, ask, build, call, calls
@@ -77,3 +77,21 @@ def test_a_cycle_counts_as_too_deep_without_hanging() -> None:
     loop["self"] = loop
     [part] = guard_tool_inputs([call("c1", "echo", text=loop)])
     assert part.input == {}  # type: ignore[union-attr]
+
+
+async def test_a_provider_block_nested_too_deep_is_a_model_error_not_a_crash() -> None:
+    deep = ProviderResponse(
+        content=[RawPart("anthropic", nested(300)), TextPart("hi")], stop_reason="end_turn"
+    )
+    turn, _ = build([deep], state=InMemoryStore())
+    with pytest.raises(ModelError, match="'anthropic' block nested deeper than 64 levels"):
+        await turn.execute(ask(session="s1"))
+
+
+async def test_a_provider_block_within_the_limit_is_kept() -> None:
+    shallow = ProviderResponse(
+        content=[RawPart("anthropic", nested(10)), TextPart("hi")], stop_reason="end_turn"
+    )
+    turn, _ = build([shallow], state=InMemoryStore())
+    output = await turn.execute(ask(session="s1"))
+    assert output.exit_reason == "complete"

@@ -195,3 +195,13 @@ async def test_openai_arguments_nested_past_what_python_parses_are_a_tool_error(
     output = await turn.execute(TurnInput(message="go", trigger="user"))
     assert output.exit_reason == "complete"
     assert [record.success for record in output.metadata.tools_called] == [False]
+
+
+async def test_an_anthropic_block_of_another_type_nested_deep_is_a_model_error() -> None:
+    block = '{"type":"server_tool_use","id":"s1","input":' + nested_text(300) + "}"
+    body = anthropic_body("{}").replace(
+        '{"type":"tool_use","id":"toolu_1","name":"echo","input":{}}', block
+    )
+    turn = _turn(PROVIDERS["anthropic"][0], _replies(body))
+    with pytest.raises(ModelError, match="block nested deeper than 64 levels"):
+        await turn.execute(TurnInput(message="go", trigger="user", session="s1"))

@@ -1,5 +1,21 @@
 """neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`."""
 
+from .loop.approval import (
+    AWAITING_APPROVAL,
+    DECISIONS_KEY,
+    ApprovalError,
+    ApprovalPolicy,
+    AwaitingApprovalError,
+    Decision,
+    DuplicateDecisionError,
+    MalformedDecisionsError,
+    MissingDecisionError,
+    NotAwaitingApprovalError,
+    PendingCall,
+    UnknownDecisionError,
+    pending_approvals,
+    resume_input,
+)
 from .loop.config import NeuronTurnConfig
 from .loop.context import ContextStrategy
 from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
@@ -87,13 +103,22 @@ from .plugins.warnings import NeuronWarning, PluginLoadWarning
 from .plugins.worker import Worker
 
 __all__ = [
+    "AWAITING_APPROVAL",
+    "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "AwaitingApprovalError",
     "ContentPart",
     "ContextStrategy",
+    "Decision",
+    "DuplicateDecisionError",
     "DuplicatePluginError",
     "ImagePart",
     "InvalidModelError",
     "InvalidRequestError",
+    "MalformedDecisionsError",
+    "MissingDecisionError",
     "ModelNotFoundError",
     "NameConflictError",
     "NeuronTurn",
@@ -102,6 +127,8 @@ __all__ = [
     "NoCompaction",
     "NoProviderConfiguredError",
     "NonRetryableProviderError",
+    "NotAwaitingApprovalError",
+    "PendingCall",
     "PluginError",
     "PluginFactoryError",
     "PluginFailure",
@@ -144,6 +171,7 @@ __all__ = [
     "ToolResultPart",
     "ToolUsePart",
     "UnknownContextStrategyError",
+    "UnknownDecisionError",
     "UnknownEnvironmentError",
     "UnknownNameError",
     "UnknownOrchestratorError",
@@ -162,7 +190,9 @@ __all__ = [
     "get_worker",
     "hookimpl",
     "parse_scope",
+    "pending_approvals",
     "registered_hooks",
     "registered_tools",
+    "resume_input",
     "tools_by_name",
 ]

@@ -11,6 +11,8 @@ from pydantic import JsonValue
 
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
+from .approval import ApprovalPolicy
+
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
 
 _T = TypeVar("_T")
@@ -52,6 +54,9 @@ class NeuronTurnConfig:
     """`fail`: the history append fails (`HistoryConflict`) if another run changed the
     session while this turn ran; `append` appends after it. A call's
     `TurnConfig.session_conflict` replaces it."""
+    approval: ApprovalPolicy | None = None
+    """Which tool calls (effect tools included) wait for a person's decision; the turn
+    pauses with `{"custom": "awaiting_approval"}` (see `neuron_turn.loop.approval`)."""
     context_limit: int = 100_000
     """Token estimate above which the context strategy is asked to compact."""
     extra: Mapping[str, JsonValue] = field(default_factory=dict)

@@ -36,14 +36,33 @@ from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
 
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
 from ._run import HISTORY_KEY, RunState
-from ._tool_input import guard_tool_inputs
+from ._tool_input import RefusedCall, guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
+from .approval import (
+    AWAITING_APPROVAL,
+    AwaitingApprovalError,
+    Decision,
+    MalformedDecisionsError,
+    NotAwaitingApprovalError,
+    match_decisions,
+    merge_results,
+    pending_effect,
+    pending_in,
+    split_decisions,
+)
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
 from .limits import limit_reached
 from .plugin_source import PluginSource, default_plugin_source
-from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse, ToolUsePart
+from .provider import (
+    Provider,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    TextPart,
+    ToolUsePart,
+)
 from .provider_errors import InvalidRequestError, ProviderAuthenticationError, ProviderError
 
 __all__ = ["NeuronTurn"]
@@ -148,21 +167,27 @@ class NeuronTurn:
             NonRetryableError: the provider refused the request (credentials, invalid
                 request), or the state store raised a `StateError` reading the history.
             ModelError: the model's answer cannot be used (truncated, filtered, provider fault).
+            neuron_turn.loop.approval.ApprovalError: the session awaits approval and the
+                input carries no decisions, or its decisions do not fit the pending calls.
         """
         settings = self.config.resolve(input.config)
+        decisions, metadata = split_decisions(input.metadata)
+        if decisions is not None:
+            input = input.model_copy(update={"metadata": metadata})
         history = await self._read_history(input.session)
-        new_message = ProviderMessage("user", parts_from_content(input.message))
+        resumed = _resumed_calls(history, decisions, input)
+        opening = [] if resumed else [ProviderMessage("user", parts_from_content(input.message))]
         run = RunState(
             settings,
             input.session,
-            [*history, new_message],
+            [*history, *opening],
             history_length=len(history),
             new_from=len(history),
         )
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
-                reason = await self._loop(run, input)
+                reason = await self._loop(run, input, resumed)
         except TimeoutError:
             if not timeout.expired():
                 raise
@@ -191,11 +216,17 @@ class NeuronTurn:
                 f"does not parse, {exc}; refusing to run without the conversation so far"
             ) from exc
 
-    async def _loop(self, run: RunState, input: TurnInput) -> ExitReason:
+    async def _loop(
+        self, run: RunState, input: TurnInput, resumed: Sequence[ToolUsePart]
+    ) -> ExitReason:
         tools = self._tool_schemas(run.settings, run.session)
         config = self.config
         rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
         try:
+            if resumed:
+                # The decided calls of a paused turn: no model call before them.
+                await rounds.execute(resumed)
+                self._check_round(run)
             while True:
                 await self._iterate(run, input, tools, rounds)
         except _Exit as stop:
@@ -223,11 +254,34 @@ class NeuronTurn:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5
         calls = _tool_calls(response)  # 6
-        await rounds.execute(calls)  # 7
+        await self._run_or_hold(run, rounds, calls)  # 7
         self._check_round(run)
         self._check_limits(run)  # 8
         await self._hook(run, HookPoint.EXIT_CHECK)  # 9
         await self._compact(run)  # 10
+
+    async def _run_or_hold(
+        self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
+    ) -> None:
+        policy = self.config.approval
+        held = (
+            []
+            if policy is None
+            else [
+                c
+                for c in calls
+                if not isinstance(c, RefusedCall) and policy.requires(c.name, c.input)
+            ]
+        )
+        if not held:
+            await rounds.execute(calls)
+            return
+        # Declared first so that a hook halting a free call still reports what waits.
+        run.effects.append(pending_effect(held))
+        free = [c for c in calls if c not in held]
+        if free:
+            await rounds.execute(free)
+        raise _Exit(AWAITING_APPROVAL)
 
     def _tool_schemas(self, settings: ResolvedConfig, session: str | None) -> list[ToolSchema]:
         if not self.config.effect_tools:
@@ -246,7 +300,7 @@ class NeuronTurn:
             extra["metadata"] = input.metadata
         return ProviderRequest(
             model=run.settings.model,
-            messages=tuple(run.messages),
+            messages=tuple(merge_results(run.messages)),
             tools=tools,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
@@ -313,6 +367,42 @@ def _tool_calls(response: ProviderResponse) -> Sequence[ToolUsePart]:
     if not calls:
         raise ModelError("the model stopped for tool use but asked for no tool")
     return calls
+
+
+def _resumed_calls(
+    history: Sequence[ProviderMessage], decisions: Sequence[Decision] | None, input: TurnInput
+) -> list[ToolUsePart]:
+    """Return the decided calls a resume runs first (empty for an ordinary input).
+
+    Raises:
+        ApprovalError: decisions without a paused session or not fitting its pending
+            calls, a resume carrying a message, or an ordinary input on a paused session.
+    """
+    pending = pending_in(history)
+    session = input.session
+    if decisions is None:
+        if pending:
+            ids = ", ".join(c.id for c in pending)
+            raise AwaitingApprovalError(
+                f"session {session!r} is awaiting approval of call(s) {ids}; "
+                "resume it with decisions (neuron_turn.resume_input) before a new message"
+            )
+        return []
+    if session is None:
+        raise NotAwaitingApprovalError("decisions came for a turn without a session")
+    if any(not isinstance(p, TextPart) or p.text for p in parts_from_content(input.message)):
+        raise MalformedDecisionsError("a resume carries decisions, not a message; send it empty")
+    by_id = match_decisions(pending, decisions, session)
+    return [_decided(call, by_id[call.id]) for call in pending]
+
+
+def _decided(call: ToolUsePart, decision: Decision) -> ToolUsePart:
+    if decision.decision == "deny":
+        refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
+        return RefusedCall(call.id, call.name, call.input, refusal)
+    if decision.input is None:
+        return call
+    return ToolUsePart(call.id, call.name, decision.input)
 
 
 def _turn_error(exc: ProviderError) -> Exception:

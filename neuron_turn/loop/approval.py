@@ -1,0 +1,312 @@
+"""Tools that need a person's approval: a turn that pauses, and resumes with decisions.
+
+`ApprovalPolicy` (in `NeuronTurnConfig.approval`) says which calls need a
+"yes" first: by tool name, by fnmatch pattern, or by a predicate over the
+name and input; effect tools included. When a model response asks for such
+calls, the loop runs the free calls of that response, runs none of the held
+ones, and ends the turn:
+
+- exit reason `{"custom": "awaiting_approval"}` (`AWAITING_APPROVAL`), a form
+  the Rust reference carries;
+- a `log` effect (level info) whose data is
+  `{"awaiting_approval": [{"id": ..., "name": ..., "input": ...}, ...]}`, read
+  back with `pending_approvals(output)`. A `log` effect, not a custom one,
+  because every orchestrator dispatches logs while a custom effect type
+  needs a handler registered on each; and `TurnMetadata` has no room for it;
+- the history append records the assistant message with every tool_use and
+  a user message with the free calls' results, so the pause is in the
+  session's store, not in memory: the pending calls are the tool_use blocks
+  of the last assistant message that have no result yet.
+
+The next input on the session carries the decisions under
+`TurnInput.metadata["approval_decisions"]` (`DECISIONS_KEY`; `resume_input`
+builds one). That turn calls no model first: it runs the approved calls (with
+the edited input where one is given), answers each denied call with
+`Denied by a person: <reason>` as an error result, and then calls the model
+as usual. The key is removed from the metadata the provider sees.
+
+A resume must decide every pending call exactly once and nothing else;
+otherwise the turn fails before anything runs (`ApprovalError` subclasses,
+which are `NonRetryableError`: the same input fails again). An ordinary input
+on a paused session fails too (`AwaitingApprovalError`), since a model API
+rejects a tool_use left without its result.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from layer0 import (
+    Content,
+    CustomExit,
+    LogEffect,
+    LogLevel,
+    NonRetryableError,
+    SessionId,
+    TurnConfig,
+    TurnInput,
+    TurnOutput,
+)
+
+from .provider import ProviderMessage, ToolResultPart, ToolUsePart
+
+__all__ = [
+    "AWAITING_APPROVAL",
+    "DECISIONS_KEY",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "AwaitingApprovalError",
+    "Decision",
+    "DuplicateDecisionError",
+    "MalformedDecisionsError",
+    "MissingDecisionError",
+    "NotAwaitingApprovalError",
+    "PendingCall",
+    "UnknownDecisionError",
+    "pending_approvals",
+    "resume_input",
+]
+
+AWAITING_APPROVAL: Final = CustomExit(name="awaiting_approval")
+"""The exit reason of a turn paused for approvals: `{"custom": "awaiting_approval"}`."""
+
+DECISIONS_KEY: Final = "approval_decisions"
+"""The `TurnInput.metadata` key holding a resume's decisions (a list of `Decision`)."""
+
+_PENDING_KEY: Final = "awaiting_approval"
+
+
+class _Frozen(BaseModel):
+    # Unknown keys are an error: a misspelt "reason" must not pass as an empty one.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+ApprovalPredicate = Callable[[str, JsonValue], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalPolicy:
+    """Which tool calls need a person's approval before they run.
+
+    A call needs approval when its tool's name equals or fnmatch-matches one
+    of `tools`, or when `predicate(name, input)` returns true (for rules over
+    the input, e.g. a path outside the workspace).
+    """
+
+    tools: frozenset[str] = frozenset()
+    """Tool names or fnmatch patterns (`"shell"`, `"write_*"`, `"*"`)."""
+    predicate: ApprovalPredicate | None = field(default=None, compare=False)
+    """Called with the tool name and input; true means the call needs approval."""
+
+    @classmethod
+    def of(
+        cls, tools: Iterable[str] = (), predicate: ApprovalPredicate | None = None
+    ) -> ApprovalPolicy:
+        """Return a policy holding `tools` (names or patterns) and `predicate`."""
+        return cls(frozenset(tools), predicate)
+
+    def requires(self, name: str, input: JsonValue) -> bool:
+        """Return whether a call of `name` with `input` must wait for approval."""
+        if any(name == p or fnmatch.fnmatchcase(name, p) for p in self.tools):
+            return True
+        return self.predicate is not None and self.predicate(name, input)
+
+
+class PendingCall(_Frozen):
+    """A tool call waiting for a decision: its id, tool name and input, as the model sent them."""
+
+    id: str
+    name: str
+    input: JsonValue
+
+
+class Decision(_Frozen):
+    """A person's answer to one pending call: approve (maybe with edited input) or deny."""
+
+    id: str
+    """The id of the pending call decided."""
+    decision: Literal["approve", "deny"]
+    input: JsonValue = None
+    """Approve only: run with this input instead of the model's (null keeps the model's)."""
+    reason: str = ""
+    """Deny only: why, shown to the model in the call's result."""
+
+    @classmethod
+    def approve(cls, id: str, input: JsonValue = None) -> Decision:
+        """Approve call `id`, with `input` replacing the model's input when given."""
+        return cls(id=id, decision="approve", input=input)
+
+    @classmethod
+    def deny(cls, id: str, reason: str) -> Decision:
+        """Deny call `id`; the model sees `reason`."""
+        return cls(id=id, decision="deny", reason=reason)
+
+
+class ApprovalError(NonRetryableError):
+    """A resume's decisions do not fit the session's pending calls (base of the approval errors)."""
+
+
+class MalformedDecisionsError(ApprovalError):
+    """The decisions under `DECISIONS_KEY` are not a list of decisions."""
+
+
+class MissingDecisionError(ApprovalError):
+    """A pending call has no decision."""
+
+
+class UnknownDecisionError(ApprovalError):
+    """A decision names a call that is not pending."""
+
+
+class DuplicateDecisionError(ApprovalError):
+    """A call is decided more than once."""
+
+
+class NotAwaitingApprovalError(ApprovalError):
+    """Decisions came for a session (or a turn without one) that is not paused."""
+
+
+class AwaitingApprovalError(ApprovalError):
+    """An ordinary input came for a session paused on pending calls."""
+
+
+def resume_input(
+    session: SessionId,
+    decisions: Sequence[Decision],
+    *,
+    config: TurnConfig | None = None,
+) -> TurnInput:
+    """Return the input that resumes paused `session` with `decisions`.
+
+    Its message is empty: a resume adds the decided calls' results, not a new user message.
+    """
+    return TurnInput(
+        message=Content(""),
+        trigger="user",
+        session=session,
+        config=config,
+        metadata={DECISIONS_KEY: [d.model_dump(mode="json") for d in decisions]},
+    )
+
+
+def pending_approvals(output: TurnOutput) -> list[PendingCall]:
+    """Return the calls a paused turn's `output` waits on (empty if it did not pause)."""
+    for effect in output.effects:
+        if isinstance(effect, LogEffect) and isinstance(effect.data, dict):
+            pending = effect.data.get(_PENDING_KEY)
+            if isinstance(pending, list):
+                return [PendingCall.model_validate(p) for p in pending]
+    return []
+
+
+def pending_effect(calls: Sequence[ToolUsePart]) -> LogEffect:
+    """Return the `log` effect announcing the pause and carrying the pending `calls`."""
+    listed: list[JsonValue] = [{"id": c.id, "name": c.name, "input": c.input} for c in calls]
+    names = ", ".join(c.name for c in calls)
+    return LogEffect(
+        level=LogLevel.INFO,
+        message=f"awaiting approval of {len(calls)} tool call(s): {names}",
+        data={_PENDING_KEY: listed},
+    )
+
+
+def pending_in(history: Sequence[ProviderMessage]) -> list[ToolUsePart]:
+    """Return the tool calls of the last assistant message in `history` that have no result."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role == "assistant":
+            answered = {
+                part.tool_use_id
+                for message in history[index + 1 :]
+                for part in message.content
+                if isinstance(part, ToolResultPart)
+            }
+            uses = (p for p in history[index].content if isinstance(p, ToolUsePart))
+            return [use for use in uses if use.id not in answered]
+    return []
+
+
+def split_decisions(metadata: JsonValue) -> tuple[list[Decision] | None, JsonValue]:
+    """Return the decisions in `metadata` (None: not a resume) and the metadata without them.
+
+    Raises:
+        MalformedDecisionsError: the decisions are not a list of `Decision` objects.
+    """
+    if not isinstance(metadata, dict) or DECISIONS_KEY not in metadata:
+        return None, metadata
+    rest = {k: v for k, v in metadata.items() if k != DECISIONS_KEY}
+    raw = metadata[DECISIONS_KEY]
+    if not isinstance(raw, list):
+        raise MalformedDecisionsError(
+            f"metadata[{DECISIONS_KEY!r}] must be a list of decisions, not {type(raw).__name__}"
+        )
+    try:
+        decisions = [Decision.model_validate(item) for item in raw]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'decision'}: {e['msg']}" for e in exc.errors()
+        )
+        raise MalformedDecisionsError(f"a decision does not parse: {problems}") from None
+    return decisions, rest or None
+
+
+def match_decisions(
+    pending: Sequence[ToolUsePart], decisions: Sequence[Decision], session: str
+) -> Mapping[str, Decision]:
+    """Return each pending call's decision by id, checking that every one is decided once.
+
+    Raises:
+        NotAwaitingApprovalError: nothing is pending on `session`.
+        DuplicateDecisionError: a call is decided twice.
+        UnknownDecisionError: a decision names no pending call.
+        MissingDecisionError: a pending call has no decision.
+    """
+    if not pending:
+        raise NotAwaitingApprovalError(
+            f"session {session!r} is not awaiting approval; decisions have nothing to decide"
+        )
+    ids = [c.id for c in pending]
+    by_id: dict[str, Decision] = {}
+    for decision in decisions:
+        if decision.id in by_id:
+            raise DuplicateDecisionError(f"call {decision.id!r} is decided more than once")
+        if decision.id not in ids:
+            raise UnknownDecisionError(
+                f"call {decision.id!r} is not pending on session {session!r}; pending: "
+                + ", ".join(ids)
+            )
+        by_id[decision.id] = decision
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise MissingDecisionError(
+            f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
+        )
+    return by_id
+
+
+def merge_results(messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
+    """Return `messages` with adjacent user messages holding only tool results joined.
+
+    A paused turn stores the free calls' results and its resume the decided
+    ones, as two messages; model APIs want every result of one assistant
+    message in the one user message that follows it.
+    """
+    merged: list[ProviderMessage] = []
+    for message in messages:
+        if merged and _results_only(message) and _results_only(merged[-1]):
+            merged[-1] = ProviderMessage("user", [*merged[-1].content, *message.content])
+        else:
+            merged.append(message)
+    return merged
+
+
+def _results_only(message: ProviderMessage) -> bool:
+    return (
+        message.role == "user"
+        and bool(message.content)
+        and all(isinstance(p, ToolResultPart) for p in message.content)
+    )

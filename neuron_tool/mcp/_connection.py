@@ -16,7 +16,7 @@ from mcp.client import Transport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-from ._response_size import CappedTransport
+from ._response_size import body_cap
 from ._stdio import GRACE_SECONDS, stdio_transport
 from .endpoint import Endpoint, HttpEndpoint
 from .errors import MCPConnectionError, MCPConnectTimeoutError
@@ -170,7 +170,7 @@ class Connection:
             http_client = httpx2.AsyncClient(
                 headers=dict(endpoint.headers),
                 timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-                transport=CappedTransport(httpx2.AsyncHTTPTransport(), limit),
+                event_hooks={"response": [body_cap(limit)]},
             )
             await stack.enter_async_context(http_client)
             return streamable_http_client(

@@ -2,7 +2,7 @@
 
 A stdio message over the cap is never held in memory whole: its reader keeps
 its first and last bytes, finds the request it answers there, and answers that
-request with `too_large_error` in its stead. Over HTTP, `CappedTransport` stops
+request with `too_large_error` in its stead. Over HTTP, the `body_cap` hook stops
 a JSON body at the cap, and the SDK's SSE reader stops an event there.
 `too_large` recognises each of these when the request fails.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 import httpx2
@@ -86,26 +86,20 @@ class ResponseTooLargeError(httpx2.StreamError):
         super().__init__(f"{_BODY_LIMIT} ({limit} bytes)")
 
 
-class CappedTransport(httpx2.AsyncBaseTransport):
-    """Wraps an httpx2 transport so that no response body is read past `limit` bytes."""
+def body_cap(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
+    """An httpx2 response hook after which a body, unless an event stream, fails past `limit`.
 
-    def __init__(self, transport: httpx2.AsyncBaseTransport, limit: int) -> None:
-        """Cap the bodies of the responses `transport` returns at `limit` bytes."""
-        self._transport = transport
-        self._limit = limit
+    A hook rather than a transport, so the client keeps its own transport and
+    proxy settings.
+    """
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Send `request`; its response's body, unless an event stream, fails past the limit."""
-        response = await self._transport.handle_async_request(request)
+    async def cap(response: httpx2.Response) -> None:
         # An event stream may stay open for the whole session; the SDK caps each event.
         streamed = response.headers.get("content-type", "").startswith("text/event-stream")
         if not streamed and isinstance(response.stream, httpx2.AsyncByteStream):
-            response.stream = _CappedStream(response.stream, self._limit)
-        return response
+            response.stream = _CappedStream(response.stream, limit)
 
-    async def aclose(self) -> None:
-        """Close the wrapped transport."""
-        await self._transport.aclose()
+    return cap
 
 
 class _CappedStream(httpx2.AsyncByteStream):

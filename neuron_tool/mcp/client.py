@@ -37,7 +37,9 @@ _MAX_PAGES: Final = 1000
 DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 """Seconds starting a server and the MCP handshake may take unless told otherwise."""
 # How the SDK words the `CONNECTION_CLOSED` errors it makes up itself over HTTP.
-_HTTP_CLOSURES: Final = ("Connection closed", "SSE stream ")
+# A lost response stream ends that request only; the HTTP session goes on.
+_HTTP_STREAM_LOST: Final = "SSE stream "
+_HTTP_CLOSURES: Final = ("Connection closed", _HTTP_STREAM_LOST)
 
 
 class MCPClient:
@@ -366,7 +368,8 @@ class MCPClient:
                 size, limit = oversize
                 raise MCPResponseTooLargeError(self.name, what, size, limit) from exc
             if exc.code == CONNECTION_CLOSED and _ended(connection, exc):
-                await connection.settle()
+                if not exc.message.startswith(_HTTP_STREAM_LOST):
+                    await connection.settle()  # the session is ending: wait for its reason
                 message = f"{self._label} stopped during {what}: {connection.lost or exc.message}"
                 stderr = connection.stderr_tail()
                 raise MCPConnectionError(self.name, message, stderr=stderr) from exc

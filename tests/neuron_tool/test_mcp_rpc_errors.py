@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+import uvicorn
+from mcp.server.lowlevel import Server
 
 from neuron_tool import ToolError, ToolRegistry
 from neuron_tool.mcp import MCPClient, MCPRequestError
 
 from .mcp_servers.paths import script_client
+from .mcp_servers.rpc_errors import call_tool, list_tools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -21,8 +26,26 @@ SETTLE_SECONDS = 5.0
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def client() -> AsyncIterator[MCPClient]:
-    async with script_client("rpc_errors", name="rpc", timeout=30) as served:
+async def http_url() -> AsyncIterator[str]:
+    """The rpc_errors server's handlers served over Streamable HTTP on loopback."""
+    server = Server("rpc-errors", on_list_tools=list_tools, on_call_tool=call_tool)
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
+    # Connections wait in the listening socket's backlog until uvicorn takes them.
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        task = asyncio.create_task(uvicorn_server.serve(sockets=[sock]))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        uvicorn_server.should_exit = True
+        await asyncio.wait([task])
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["stdio", "http"])
+async def client(request: pytest.FixtureRequest, http_url: str) -> AsyncIterator[MCPClient]:
+    if request.param == "stdio":
+        served = script_client("rpc_errors", name="rpc", timeout=30)
+    else:
+        served = MCPClient.http(http_url, name="rpc", timeout=30)
+    async with served:
         yield served
 
 

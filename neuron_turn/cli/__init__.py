@@ -153,6 +153,12 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="SECONDS",
         help="with a remote orchestrator: how long to wait for a worker (default: 30)",
     )
+    run.add_argument(
+        "--environment",
+        metavar="NAME",
+        help="run the turn in this environment: process (a child process) or sandbox "
+        "(bubblewrap, no network), from plugin neuron-env-sandbox; default: this process",
+    )
     run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     run.set_defaults(handler=_run_command)
 
@@ -248,6 +254,13 @@ def _plugins_command(args: argparse.Namespace) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     from ._run import RunRequest, run_turn  # the loop, imported only when a turn runs
 
+    if args.environment is not None and (args.orchestrator != "local" or args.mcp or args.mcp_url):
+        _error(
+            "--environment works with the local orchestrator and plugin tools only "
+            "(MCP tools and remote workers live outside the environment)"
+        )
+        return EXIT_USAGE
+
     request = RunRequest(
         prompt=args.prompt,
         session=args.session,
@@ -296,6 +309,7 @@ def _orchestration(args: argparse.Namespace) -> Orchestration:
         task_queue=args.task_queue,
         state_path=args.state,
         pickup_timeout=getattr(args, "pickup_timeout", None),
+        environment=getattr(args, "environment", None),
     )
 
 

@@ -6,6 +6,7 @@ import textwrap
 from typing import Final, TypeVar
 
 from layer0 import (
+    EnvError,
     HistoryConflict,
     Layer0Error,
     ModelError,
@@ -37,6 +38,7 @@ EXIT_TOOL_SOURCE: Final = 9
 EXIT_ORCHESTRATOR: Final = 10
 EXIT_STATE: Final = 11
 EXIT_CONFLICT: Final = 12
+EXIT_ENVIRONMENT: Final = 13
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -70,6 +72,11 @@ _CODES: Final = (
         EXIT_CONFLICT,
         "with --fail-if-changed: another run changed the session while this one ran; "
         "nothing was recorded, run again",
+    ),
+    (
+        EXIT_ENVIRONMENT,
+        "the environment (--environment) could not run the turn: it cannot enforce what was "
+        "asked, its sandbox is missing, a limit was exceeded, or its process crashed",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
@@ -117,6 +124,9 @@ def classify(
             EXIT_REJECTED,
             f"the provider rejected the request ({exc}); check --model and the prompt",
         )
+    if isinstance(exc, EnvError):
+        # A crashed child's error carries its stderr below the first line; one line here.
+        return EXIT_ENVIRONMENT, str(exc).splitlines()[0]
     if isinstance(exc, OrchError):
         return EXIT_ORCHESTRATOR, str(exc)
     if isinstance(exc, ModelError):

@@ -5,7 +5,9 @@ turn from plugins and hands it to the `local` orchestrator, which carries out
 the turn's effects on the `sqlite` state store (the conversation history
 among them). With another orchestrator (`temporal`) the turn runs on a
 worker, which `neuron-turn worker` starts with the same turn options.
-`--session` continues a conversation.
+`--session` continues a conversation. `--environment` runs the turn in an
+environment a plugin registered (`process`, `sandbox`), built from the same
+turn options; its effects still run here, on the store.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from typing import Any, Final
 from layer0 import (
     DispatchFailed,
     EffectPolicy,
+    Environment,
+    EnvironmentSpec,
     Layer0Error,
     StateStore,
+    Turn,
     TurnConfig,
     TurnInput,
     TurnOutput,
@@ -85,6 +90,8 @@ class Orchestration:
     state_path: str | None = None
     pickup_timeout: float | None = None
     """How long a dispatch waits for a worker to pick it up (orchestrator only)."""
+    environment: str | None = None
+    """The environment the local orchestrator runs the turn in (None: this process)."""
 
     def options(self) -> dict[str, Any]:
         """Return the options the remote orchestrator's worker takes."""
@@ -148,7 +155,9 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
         stack.push_async_callback(close_resource, store)
         if orchestration.name == "local":
             within = None if limit is None else limit / 1000
-            turn, model = await build_turn(stack, manager, request.turn, store, connect=within)
+            turn, model = await _local_turn(
+                stack, manager, request.turn, store, orchestration, connect=within
+            )
             orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
         else:
             model = None
@@ -212,6 +221,43 @@ async def build_turn(
     if spec.progress:
         turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
     return turn, model
+
+
+class _InEnvironment:
+    """The command line's agent as a `layer0.Turn` that `environment` runs."""
+
+    def __init__(self, environment: Environment) -> None:
+        self.environment = environment
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return await self.environment.run(input, EnvironmentSpec())
+
+
+async def _local_turn(
+    stack: AsyncExitStack,
+    manager: PluginManager,
+    spec: TurnSpec,
+    store: StateStore,
+    orchestration: Orchestration,
+    *,
+    connect: float | None = None,
+) -> tuple[Turn, str]:
+    """The turn built here, or (with `--environment`) the environment that builds it."""
+    if orchestration.environment is None:
+        return await build_turn(stack, manager, spec, store, connect=connect)
+    model = spec.model or _announce(*choose_model(manager, os.environ))
+    recipe = {"model": model, "tools": list(spec.tools), "system": spec.system}
+    environment = manager.get_environment(
+        orchestration.environment, recipe, state=store, plugins=manager
+    )
+    stack.push_async_callback(close_resource, environment)
+    if spec.progress:
+        print(
+            f"neuron-turn: note: the turn runs in the {orchestration.environment} environment; "
+            "model and tool calls are not shown as they happen",
+            file=sys.stderr,
+        )
+    return _InEnvironment(environment), model
 
 
 async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from layer0 import (
     EnvironmentSpec,
@@ -57,7 +57,7 @@ class ChildEnvironment:
 
     def __init__(
         self,
-        recipe: TurnRecipe,
+        recipe: TurnRecipe | Mapping[str, Any],
         *,
         provider: Provider | None = None,
         state: StateReader | None = None,
@@ -71,7 +71,7 @@ class ChildEnvironment:
         """Run turns built from `recipe`; see the subclass for what it isolates.
 
         Args:
-            recipe: what the child builds its `NeuronTurn` from.
+            recipe: what the child builds its `NeuronTurn` from (or its JSON form).
             provider: the model provider, run in this process (default: the
                 recipe's model, from plugins); API keys never reach the child.
             state: where the child's turn reads its session history from
@@ -86,8 +86,11 @@ class ChildEnvironment:
             plugins: the manager the tools and provider are looked up in here
                 (default: the installed plugins and the recipe's modules).
         """
-        self.recipe = recipe
+        self.recipe = (
+            recipe if isinstance(recipe, TurnRecipe) else TurnRecipe.model_validate(recipe)
+        )
         self._provider = provider
+        self._built_provider: Provider | None = None
         self.state = state
         self.credentials = credentials if credentials is not None else EnvCredentials()
         self.limits = limits if limits is not None else self.default_limits
@@ -125,7 +128,7 @@ class ChildEnvironment:
         check_credentials(spec.credentials, environment=self.label, env_vars=True, files=True)
         limits = self.limits.with_spec(spec.resources, environment=self.label)
         self._check_tools()
-        provider = self._provider or self.plugins.get_provider(self.recipe.model)
+        provider = self._get_provider()
         with self._workspace() as workspace:
             prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
             await self._inject(prepared, spec)
@@ -137,6 +140,24 @@ class ChildEnvironment:
             return await supervise(
                 launch, start, provider=provider, state=self.state, session=input.session
             )
+
+    async def aclose(self) -> None:
+        """Close the provider this environment built (not one it was given)."""
+        provider, self._built_provider = self._built_provider, None
+        for name in ("aclose", "close"):
+            method = getattr(provider, name, None)
+            if callable(method):
+                result = method()
+                if hasattr(result, "__await__"):
+                    await result
+                return
+
+    def _get_provider(self) -> Provider:
+        if self._provider is not None:
+            return self._provider
+        if self._built_provider is None:
+            self._built_provider = self.plugins.get_provider(self.recipe.model)
+        return self._built_provider
 
     # --- what subclasses decide ----------------------------------------------
 

@@ -52,8 +52,11 @@ class LocalEnvironment:
             wall_clock_seconds: the turn is cancelled after this long.
 
         Raises:
+            TypeError: `turn` is not a `layer0.Turn` (a recipe needs a child environment).
             IsolationRequiredError: one of the turn's tools requires isolation.
         """
+        if not isinstance(turn, Turn):
+            raise TypeError(f"LocalEnvironment runs a layer0.Turn, not {type(turn).__name__}")
         for tool in _tools_of(turn):
             if requires_isolation(tool):
                 raise IsolationRequiredError(tool.name, _LABEL)

@@ -38,6 +38,7 @@ import json
 import os
 import random
 import shutil
+from collections.abc import Mapping
 from typing import Any
 
 from layer0 import EnvironmentSpec, TurnInput, TurnOutput
@@ -70,7 +71,7 @@ class SandboxEnvironment(ChildEnvironment):
 
     def __init__(
         self,
-        recipe: TurnRecipe,
+        recipe: TurnRecipe | Mapping[str, Any],
         *,
         bwrap: str = "bwrap",
         run_as: int | None = None,

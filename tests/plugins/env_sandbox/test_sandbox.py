@@ -140,9 +140,14 @@ async def test_a_container_boundary_is_refused() -> None:
 
 
 async def test_the_system_is_read_only_and_the_workspace_writable() -> None:
-    command = "touch /usr/x 2>&1; echo ok > note && cat note && id -u"
+    command = (
+        "touch /usr/x 2>&1; echo ok > note && cat note; grep NoNewPrivs /proc/self/status; "
+        "grep -vc nosuid /proc/self/mountinfo; id -u"
+    )
     call = await call_tool(SandboxEnvironment, "shell", {"command": command})
     out = call.value["stdout"]
+    assert "NoNewPrivs:\t1" in out  # no setuid program can give privileges back
+    assert out.split()[-2] == "0"  # every mount is nosuid
     assert "Read-only file system" in out or "Permission denied" in out
     assert "ok" in out
     if ROOT:

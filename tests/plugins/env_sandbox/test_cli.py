@@ -1,0 +1,58 @@
+"""`neuron-turn run --environment`: the turn runs in the child or the sandbox, its effects here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.cli._errors import EXIT_ENVIRONMENT
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local,env-sandbox,tools-basic"
+
+
+@pytest.fixture(autouse=True)
+def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_run_in_the_sandbox_answers_and_keeps_the_session(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "hello there", "--model", "fixture:echo", "--environment", "sandbox"]
+    assert main([*args, "--session", "s1"]) == 0
+    assert capsys.readouterr().out == "echo: hello there\n"
+    assert main(["history", "s1"]) == 0
+    assert "hello there" in capsys.readouterr().out
+
+
+def test_a_tool_that_must_be_isolated_is_refused_in_a_plain_child(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "hi", "--model", "fixture:echo", "--environment", "process", "--tool", "shell"]
+    assert main(args) == EXIT_ENVIRONMENT
+    assert "tool 'shell' must run isolated" in capsys.readouterr().err
+
+
+def test_an_unknown_environment_lists_the_installed_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "hi", "--model", "fixture:echo", "--environment", "docker"]) == 3
+    assert "unknown environment 'docker'; available: local, process, sandbox" in (
+        capsys.readouterr().err
+    )
+
+
+def test_an_environment_with_a_remote_orchestrator_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "hi", "--environment", "sandbox", "--orchestrator", "temporal"]
+    assert main(args) == 2
+    assert "--environment works with the local orchestrator" in capsys.readouterr().err

@@ -148,8 +148,10 @@ async def supervise(
             result = await server.serve(process.stdout, process.stdin)
     except TimeoutError:
         timed_out = True
-    except (ChannelError, ConnectionError) as exc:
+    except ChannelError as exc:
         problem = f"the child broke the channel: {exc}"
+    except ConnectionError:
+        pass  # The child closed its end; how it ended (below) says why.
     finally:
         await _end(process, launch.uid)
         stderr = _redact(await tail, launch.secrets)

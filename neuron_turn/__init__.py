@@ -19,6 +19,19 @@ from .loop.approval import (
 from .loop.config import NeuronTurnConfig
 from .loop.context import ContextStrategy
 from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
+from .loop.output import (
+    FINAL_ANSWER_TOOL,
+    OUTPUT_CONTENT_TYPE,
+    OutputError,
+    OutputMissingError,
+    OutputMode,
+    OutputSchema,
+    OutputSpec,
+    OutputTypeError,
+    OutputValidationError,
+    SupportsOutputModes,
+    output_value,
+)
 from .loop.provider import (
     ContentPart,
     ImagePart,
@@ -50,6 +63,7 @@ from .loop.provider_errors import (
     RetryableProviderError,
 )
 from .loop.sliding_window import NoCompaction, SlidingWindow
+from .loop.tool_choice import ToolChoice, ToolChoiceMode
 from .loop.turn import NeuronTurn
 from .plugins import (
     PluginFailure,
@@ -106,6 +120,8 @@ __all__ = [
     "AWAITING_APPROVAL",
     "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
+    "FINAL_ANSWER_TOOL",
+    "OUTPUT_CONTENT_TYPE",
     "ApprovalError",
     "ApprovalPolicy",
     "AwaitingApprovalError",
@@ -128,6 +144,13 @@ __all__ = [
     "NoProviderConfiguredError",
     "NonRetryableProviderError",
     "NotAwaitingApprovalError",
+    "OutputError",
+    "OutputMissingError",
+    "OutputMode",
+    "OutputSchema",
+    "OutputSpec",
+    "OutputTypeError",
+    "OutputValidationError",
     "PendingCall",
     "PluginError",
     "PluginFactoryError",
@@ -165,9 +188,12 @@ __all__ = [
     "Role",
     "SlidingWindow",
     "StopReason",
+    "SupportsOutputModes",
     "TextPart",
     "ThinkingPart",
     "TokenUsage",
+    "ToolChoice",
+    "ToolChoiceMode",
     "ToolResultPart",
     "ToolUsePart",
     "UnknownContextStrategyError",
@@ -189,6 +215,7 @@ __all__ = [
     "get_state_store",
     "get_worker",
     "hookimpl",
+    "output_value",
     "parse_scope",
     "pending_approvals",
     "registered_hooks",

@@ -12,6 +12,8 @@ from pydantic import JsonValue
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
 from .approval import ApprovalPolicy
+from .output import OutputMode
+from .tool_choice import ToolChoice
 
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
 
@@ -61,6 +63,32 @@ class NeuronTurnConfig:
     """Token estimate above which the context strategy is asked to compact."""
     extra: Mapping[str, JsonValue] = field(default_factory=dict)
     """Provider-specific request options (thinking, reasoning effort, …)."""
+    tool_choice: ToolChoice | str | None = None
+    """`"auto"`, `"none"`, `"required"` or a tool's name (None: the provider's default, auto)."""
+    reset_tool_choice: bool = True
+    """Once the model has called a tool, a forced choice (`required`, a named tool) reverts
+    to `auto`; without this a forced choice would make the model call tools forever."""
+    parallel_tool_calls: bool | None = None
+    """Let the model ask for several tool calls in one response (None: the provider's
+    default). Sent as OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`."""
+    output_mode: OutputMode | None = None
+    """How a typed answer is asked for: `native`, `tool` or `prompted` (None: the
+    provider's preferred mode; see `neuron_turn.OutputSpec`)."""
+    output_retries: int = 2
+    """Corrections a turn with an output type may ask for before it exits
+    `{"custom": "output_invalid"}`."""
+
+    def __post_init__(self) -> None:
+        if self.tool_choice is not None:
+            object.__setattr__(self, "tool_choice", ToolChoice.parse(self.tool_choice))
+        if self.output_retries < 0:
+            raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
+
+    @property
+    def parsed_tool_choice(self) -> ToolChoice | None:
+        """`tool_choice` as a `ToolChoice` (it is parsed when the config is made)."""
+        choice = self.tool_choice
+        return None if choice is None else ToolChoice.parse(choice)
 
     def resolve(self, overrides: TurnConfig | None) -> ResolvedConfig:
         """Return the settings for one call: `overrides` where set, these defaults elsewhere."""

@@ -17,6 +17,9 @@ from pydantic import JsonValue
 from layer0 import ImageSource
 from neuron_tool import ToolSchema
 
+from .output import OutputSchema
+from .tool_choice import ToolChoice
+
 __all__ = [
     "ContentPart",
     "ImagePart",
@@ -125,6 +128,13 @@ class ProviderRequest:
     extra: dict[str, JsonValue] = field(default_factory=dict)
     """Provider-specific options passed through to the request body, and the input's
     `metadata` under the key `"metadata"` (trace ids)."""
+    tool_choice: ToolChoice | None = None
+    """Whether the model may, must or must not call a tool (None: not sent, auto)."""
+    parallel_tool_calls: bool | None = None
+    """Whether the model may ask for several tool calls at once (None: not sent)."""
+    output: OutputSchema | None = None
+    """The JSON Schema the answer must match, for providers with native structured
+    output (set only in `native` output mode)."""
 
 
 @dataclass(frozen=True, slots=True)

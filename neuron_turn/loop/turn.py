@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, Generic, cast
+
+from pydantic import JsonValue
+from typing_extensions import TypeVar
 
 from layer0 import (
     Content,
@@ -35,6 +38,15 @@ from neuron_hooks import HookRegistry
 from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
 
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
+from ._output_round import (
+    CALL_OPTIONS_KEY,
+    Calls,
+    OutputRound,
+    read_call_options,
+)
+from ._output_round import (
+    merge_results as merge_pending,
+)
 from ._run import HISTORY_KEY, RunState
 from ._tool_input import RefusedCall, guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
@@ -54,6 +66,7 @@ from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
 from .limits import limit_reached
+from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
     Provider,
@@ -67,6 +80,9 @@ from .provider_errors import InvalidRequestError, ProviderAuthenticationError, P
 
 __all__ = ["NeuronTurn"]
 
+OutT = TypeVar("OutT", default=str)
+_T = TypeVar("_T", default=str)
+
 _HANDOFF: Final = CustomExit(name="handoff")
 _STUCK: Final = CustomExit(name="stuck_detected")
 
@@ -78,12 +94,13 @@ class _Exit(Exception):
         self.reason = reason
 
 
-class NeuronTurn:
+class NeuronTurn(Generic[OutT]):
     """The ReAct loop: call the model, run the tools it asks for, repeat.
 
     One instance holds only configuration and collaborators; every call of
     `execute` keeps its state to itself, so one instance can run many turns
-    concurrently.
+    concurrently. With `output_type` a turn ends only when the model's answer
+    validates against it; `output_value(output)` returns it typed (`OutT`).
     """
 
     def __init__(
@@ -95,14 +112,27 @@ class NeuronTurn:
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
+        output_type: type[OutT] | OutputSpec[OutT] | None = None,
     ) -> None:
-        """Create a turn over `provider`; everything else is optional."""
+        """Create a turn over `provider`; everything else is optional.
+
+        `output_type` is a pydantic model, dataclass, TypedDict, any type
+        pydantic validates, or an `OutputSpec` (`OutputSpec.json_schema(...)`
+        for a raw JSON Schema).
+
+        Raises:
+            OutputTypeError: pydantic has no JSON Schema for `output_type`.
+        """
         self.provider = provider
         self.tools = tools if tools is not None else ToolRegistry()
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.context = context
         self.state = state
         self.config = config if config is not None else NeuronTurnConfig()
+        self.output: OutputSpec[OutT] | None = (
+            None if output_type is None else output_spec(output_type)
+        )
+        """The output type's spec (None: the turn ends in free text)."""
 
     @classmethod
     def from_plugins(
@@ -118,7 +148,8 @@ class NeuronTurn:
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
-    ) -> NeuronTurn:
+        output_type: type[_T] | OutputSpec[_T] | None = None,
+    ) -> NeuronTurn[_T]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
         Tools named by string come from plugins' `register_tools`; ToolDyn
@@ -126,6 +157,7 @@ class NeuronTurn:
         plugins registered (plugins in load order, each in its own order),
         then `hooks`. `context` names a context strategy (None: never compact).
         `plugins` defaults to the process-wide manager (`get_plugin_manager()`).
+        `output_type` is as for the constructor.
 
         Raises:
             neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
@@ -146,17 +178,44 @@ class NeuronTurn:
         )
         base = config if config is not None else NeuronTurnConfig()
         resolved = replace(base, model=model.partition(":")[2], system=system or base.system)
-        return cls(
+        return NeuronTurn(
             provider,
             tools=registry,
             hooks=hook_registry,
             context=strategy,
             state=state,
             config=resolved,
+            output_type=output_type,
         )
 
     def __repr__(self) -> str:
-        return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r})"
+        output = "" if self.output is None else f", output={self.output.name!r}"
+        return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{output})"
+
+    def with_output(self, output_type: type[_T] | OutputSpec[_T]) -> NeuronTurn[_T]:
+        """Return this turn with another output type (same provider, tools, hooks, config).
+
+        Cheap: a turn holds only configuration, so one per output type is fine.
+        """
+        return NeuronTurn(
+            self.provider,
+            tools=self.tools,
+            hooks=self.hooks,
+            context=self.context,
+            state=self.state,
+            config=self.config,
+            output_type=output_type,
+        )
+
+    def output_value(self, output: TurnOutput) -> OutT:
+        """Return the validated result of `output`, typed; without an output type, its text.
+
+        Raises:
+            OutputMissingError: the turn did not end with a validated result.
+        """
+        if self.output is None:
+            return cast(OutT, output.message.as_text() or "")
+        return output_value(output, self.output)
 
     async def execute(self, input: TurnInput) -> TurnOutput:
         """Run one turn on `input` and return its output with every declared effect.
@@ -174,6 +233,7 @@ class NeuronTurn:
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
             input = input.model_copy(update={"metadata": metadata})
+        output = self._output_round(input)
         history = await self._read_history(input.session)
         resumed = _resumed_calls(history, decisions, input)
         opening = [] if resumed else [ProviderMessage("user", parts_from_content(input.message))]
@@ -187,12 +247,38 @@ class NeuronTurn:
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
-                reason = await self._loop(run, input, resumed)
+                reason = await self._loop(run, input, resumed, output)
         except TimeoutError:
             if not timeout.expired():
                 raise
             reason = "timeout"
-        return run.output(reason)
+        result = run.output(reason)
+        message = output.message()
+        return result if message is None else result.model_copy(update={"message": message})
+
+    def _output_round(self, input: TurnInput) -> OutputRound:
+        """The call's output type and tool choice: the input's metadata over the config."""
+        options = read_call_options(input.metadata)
+        config = self.config
+        spec = options.output if options.output is not None else self.output
+        choice = options.tool_choice or config.parsed_tool_choice
+        return OutputRound(
+            spec,
+            self._output_mode(spec),
+            retries=config.output_retries,
+            choice=choice,
+            reset_choice=config.reset_tool_choice,
+        )
+
+    def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:
+        if spec is not None and spec.mode is not None:
+            return spec.mode
+        if self.config.output_mode is not None:
+            return self.config.output_mode
+        provider = self.provider
+        if isinstance(provider, SupportsOutputModes) and provider.output_modes:
+            return provider.output_modes[0]
+        return "prompted"
 
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
         if session is None or self.state is None:
@@ -217,9 +303,14 @@ class NeuronTurn:
             ) from exc
 
     async def _loop(
-        self, run: RunState, input: TurnInput, resumed: Sequence[ToolUsePart]
+        self,
+        run: RunState,
+        input: TurnInput,
+        resumed: Sequence[ToolUsePart],
+        output: OutputRound,
     ) -> ExitReason:
         tools = self._tool_schemas(run.settings, run.session)
+        output.check_choice(tools)
         config = self.config
         rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
         try:
@@ -228,17 +319,22 @@ class NeuronTurn:
                 await rounds.execute(resumed)
                 self._check_round(run)
             while True:
-                await self._iterate(run, input, tools, rounds)
+                await self._iterate(run, input, tools, rounds, output)
         except _Exit as stop:
             return stop.reason
         except TurnHalted as halted:
             return ObserverHalt(reason=halted.reason)
 
     async def _iterate(
-        self, run: RunState, input: TurnInput, tools: list[ToolSchema], rounds: ToolRound
+        self,
+        run: RunState,
+        input: TurnInput,
+        tools: list[ToolSchema],
+        rounds: ToolRound,
+        output: OutputRound,
     ) -> None:
         await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
-        request = self._request(run, input, tools)  # 2
+        request = self._request(run, input, tools, output)  # 2
         response = await self._complete(request)  # 3
         response = replace(response, content=guard_tool_inputs(response.content))
         run.turns_used += 1
@@ -253,9 +349,16 @@ class NeuronTurn:
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5
-        calls = _tool_calls(response)  # 6
-        await self._run_or_hold(run, rounds, calls)  # 7
-        self._check_round(run)
+        step = output.judge(response, run.messages)  # 6
+        if not isinstance(step, Calls):
+            run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
+            raise _Exit(step.reason)
+        if step.calls:
+            await self._run_or_hold(run, rounds, step.calls)  # 7
+            output.ran_tools()
+        merge_pending(run.messages, step)
+        if step.calls:
+            self._check_round(run)
         self._check_limits(run)  # 8
         await self._hook(run, HookPoint.EXIT_CHECK)  # 9
         await self._compact(run)  # 10
@@ -294,18 +397,25 @@ class NeuronTurn:
         ]
         return own + effect
 
-    def _request(self, run: RunState, input: TurnInput, tools: list[ToolSchema]) -> ProviderRequest:
+    def _request(
+        self, run: RunState, input: TurnInput, tools: list[ToolSchema], output: OutputRound
+    ) -> ProviderRequest:
         extra = dict(self.config.extra)
-        if input.metadata is not None:
-            extra["metadata"] = input.metadata
+        metadata = _trace_metadata(input.metadata)
+        if metadata is not None:
+            extra["metadata"] = metadata
+        offered, choice = output.offer(tools)
         return ProviderRequest(
             model=run.settings.model,
             messages=tuple(merge_results(run.messages)),
-            tools=tools,
+            tools=offered,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
-            system=run.settings.system,
+            system=output.system(run.settings.system),
             extra=extra,
+            tool_choice=choice,
+            parallel_tool_calls=self.config.parallel_tool_calls if offered else None,
+            output=output.provider_output(),
         )
 
     async def _complete(self, request: ProviderRequest) -> ProviderResponse:
@@ -354,19 +464,12 @@ class NeuronTurn:
             run.replace_messages(await strategy.compact(run.messages))
 
 
-def _tool_calls(response: ProviderResponse) -> Sequence[ToolUsePart]:
-    """Step 6: end the turn on a final answer or an unusable one; else return the tool calls."""
-    stop = response.stop_reason
-    if stop == "end_turn":
-        raise _Exit("complete")
-    if stop == "max_tokens":
-        raise ModelError("output truncated (max_tokens)")
-    if stop == "content_filter":
-        raise ModelError("content filtered")
-    calls = [part for part in response.content if isinstance(part, ToolUsePart)]
-    if not calls:
-        raise ModelError("the model stopped for tool use but asked for no tool")
-    return calls
+def _trace_metadata(metadata: JsonValue) -> JsonValue:
+    """The input's metadata as providers get it: without the loop's own call options."""
+    if isinstance(metadata, dict) and CALL_OPTIONS_KEY in metadata:
+        rest = {key: value for key, value in metadata.items() if key != CALL_OPTIONS_KEY}
+        return rest or None
+    return metadata
 
 
 def _resumed_calls(

@@ -1,0 +1,340 @@
+"""How one turn ends: step 6 of the loop, with the output type and the tool choice.
+
+Without an output type a text answer ends the turn. With one, the answer
+must validate: a text answer (native and prompted modes) or a call of the
+final-answer tool (tool mode). A failed validation goes back to the model as
+a correction (a user message, or the final-answer call's error result) while
+the retry budget lasts; past it the turn exits `{"custom": "output_invalid"}`.
+
+It also decides, per model call, which tools are offered and the tool choice
+sent: a forced choice (`required`, a named tool) holds until the model has
+called a tool, then reverts to `auto` (else the model could never answer);
+tool mode makes the model call some tool (`required`), or `final_answer`
+itself when no other tool may be called; a native-mode correction is sent
+with `tool_choice: none`, which lets grammar-constrained providers (Ollama,
+the local server) apply the schema to it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+from pydantic import JsonValue
+
+from layer0 import Content, CustomExit, ExitReason, ModelError, NonRetryableError
+from neuron_tool import ToolSchema
+
+from .output import OutputMode, OutputSchema, OutputSpec, OutputValidationError, output_content
+from .provider import (
+    ProviderMessage,
+    ProviderResponse,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+from .tool_choice import ToolChoice
+
+CALL_OPTIONS_KEY: Final = "neuron_turn"
+"""The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
+`{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "..."}`."""
+
+OUTPUT_INVALID: Final = CustomExit(name="output_invalid")
+"""The exit of a turn whose answer never validated within the retry budget."""
+
+_OPTION_KEYS: Final = frozenset({"tool_choice", "output_schema", "output_name"})
+_ACCEPTED: Final = "Final answer received."
+_NOT_RUN: Final = "Not run: the turn ended with the final answer."
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """The options one call's input carries under `CALL_OPTIONS_KEY`."""
+
+    tool_choice: ToolChoice | None = None
+    output: OutputSpec[Any] | None = None
+
+
+def read_call_options(metadata: JsonValue) -> CallOptions:
+    """Read the loop's options from an input's metadata (absent: none).
+
+    Raises:
+        NonRetryableError: the options are malformed (what is wrong is named).
+    """
+    if not isinstance(metadata, dict) or metadata.get(CALL_OPTIONS_KEY) is None:
+        return CallOptions()
+    where = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]"
+    options = metadata[CALL_OPTIONS_KEY]
+    if not isinstance(options, dict):
+        raise NonRetryableError(f"{where} must be an object, not {options!r}")
+    unknown = sorted(set(options) - _OPTION_KEYS)
+    if unknown:
+        raise NonRetryableError(
+            f"{where} has unknown keys {unknown}; known: {sorted(_OPTION_KEYS)}"
+        )
+    try:
+        return CallOptions(_choice(options.get("tool_choice")), _output(options))
+    except (ValueError, TypeError) as exc:
+        raise NonRetryableError(f"{where}: {exc}") from exc
+
+
+def _choice(value: JsonValue) -> ToolChoice | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"tool_choice must be a string, not {value!r}")
+    return ToolChoice.parse(value)
+
+
+def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
+    schema = options.get("output_schema")
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise ValueError(f"output_schema must be a JSON Schema object, not {schema!r}")
+    name = options.get("output_name", "output")
+    if not isinstance(name, str):
+        raise ValueError(f"output_name must be a string, not {name!r}")
+    return OutputSpec.json_schema(schema, name=name)
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """Run these tool calls; add `pending` (final-answer errors) to the round's results."""
+
+    calls: Sequence[ToolUsePart]
+    pending: Sequence[ToolResultPart] = ()
+    order: Sequence[str] = ()
+    """Every call id of the response, in the model's order (to place `pending`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """End the turn; `closing` answers the response's tool calls, so history stays valid."""
+
+    reason: ExitReason
+    closing: Sequence[ToolResultPart] = ()
+
+
+Step: TypeAlias = Calls | Finish
+
+
+class OutputRound:
+    """One turn's output type, mode, tool choice and retry count."""
+
+    def __init__(
+        self,
+        spec: OutputSpec[Any] | None,
+        mode: OutputMode,
+        *,
+        retries: int,
+        choice: ToolChoice | None,
+        reset_choice: bool,
+    ) -> None:
+        self.spec = spec
+        self.mode = mode
+        self.retries = retries
+        self.choice = choice
+        self.reset_choice = reset_choice
+        self.failures = 0
+        self.tool_called = False
+        self.correcting = False
+        self.value: JsonValue = None
+        self.accepted = False
+
+    # --- the request --------------------------------------------------------
+
+    def check_choice(self, tools: Sequence[ToolSchema]) -> None:
+        """Refuse a named tool choice this turn does not offer.
+
+        Raises:
+            NonRetryableError: the named tool is not offered (unknown or not allowed).
+        """
+        choice = self.choice
+        if choice is None or choice.name is None:
+            return
+        names = [tool.name for tool in tools]
+        if choice.name not in names:
+            offered = ", ".join(names) or "none"
+            raise NonRetryableError(
+                f"tool_choice names {choice.name!r}, which this turn does not offer "
+                f"(offered: {offered})"
+            )
+
+    def offer(self, tools: list[ToolSchema]) -> tuple[list[ToolSchema], ToolChoice | None]:
+        """Return the tools and the tool choice for the next model call.
+
+        Raises:
+            NonRetryableError: in tool mode, a tool already has the final-answer tool's name.
+        """
+        choice = self._user_choice()
+        if not self._tool_mode():
+            if self.mode == "native" and self.correcting and tools:
+                return tools, ToolChoice.NONE
+            return tools, choice
+        assert self.spec is not None
+        final = self.spec.tool_schema()
+        if any(tool.name == final.name for tool in tools):
+            raise NonRetryableError(
+                f"a tool is named {final.name!r}, the final-answer tool's name; "
+                "rename it or give the output spec another tool_name"
+            )
+        if not tools or (choice is not None and choice.mode == "none"):
+            return [final], ToolChoice.tool(final.name)
+        if choice is not None and choice.forces_call:
+            return [*tools, final], choice
+        return [*tools, final], ToolChoice.REQUIRED
+
+    def system(self, base: str | None) -> str | None:
+        """Return the system prompt, with the schema added in prompted mode."""
+        if self.spec is None or self.mode != "prompted":
+            return base
+        schema = json.dumps(self.spec.schema, ensure_ascii=False, separators=(",", ":"))
+        instruction = (
+            "Give your final answer as only a JSON object matching this JSON Schema, "
+            f"with no other text and no code fence:\n{schema}"
+        )
+        return f"{base}\n{instruction}" if base else instruction
+
+    def provider_output(self) -> OutputSchema | None:
+        """Return the schema a native-mode request carries."""
+        if self.spec is None or self.mode != "native":
+            return None
+        return self.spec.provider_schema()
+
+    # --- the response -------------------------------------------------------
+
+    def judge(self, response: ProviderResponse, messages: list[ProviderMessage]) -> Step:
+        """Decide what the response means; a correction is appended to `messages`.
+
+        Raises:
+            ModelError: the answer was truncated or filtered, or a tool stop named no tool.
+        """
+        self.correcting = False
+        stop = response.stop_reason
+        calls = [part for part in response.content if isinstance(part, ToolUsePart)]
+        if stop == "end_turn":
+            if self._final_calls(calls):
+                # A forced final-answer call, whatever stop reason the API gave it.
+                return self._calls(calls)
+            if self.spec is None:
+                return Finish("complete")
+            return self._text_answer(_text(response), messages)
+        if stop == "max_tokens":
+            raise ModelError("output truncated (max_tokens)")
+        if stop == "content_filter":
+            raise ModelError("content filtered")
+        if not calls:
+            raise ModelError("the model stopped for tool use but asked for no tool")
+        return self._calls(calls)
+
+    def ran_tools(self) -> None:
+        """Note that the model called a tool (a forced tool choice is used up)."""
+        self.tool_called = True
+
+    def message(self) -> Content | None:
+        """Return the output message holding the validated value, once there is one."""
+        if not self.accepted or self.spec is None:
+            return None
+        return output_content(self.spec, self.value)
+
+    def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
+        if self.spec is None or self.mode != "tool":
+            return []
+        return [call for call in calls if call.name == self.spec.tool_name]
+
+    def _calls(self, calls: list[ToolUsePart]) -> Step:
+        finals = self._final_calls(calls)
+        if not finals:
+            return Calls(calls)
+        assert self.spec is not None
+        first = finals[0]
+        try:
+            value = self.spec.validate_json(first.input)
+        except OutputValidationError as exc:
+            return self._bad_final_call(first, calls, str(exc))
+        self._accept(value)
+        closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in calls]
+        return Finish("complete", closing)
+
+    def _bad_final_call(self, first: ToolUsePart, calls: list[ToolUsePart], errors: str) -> Step:
+        assert self.spec is not None
+        text = (
+            f"Error: invalid final answer, {errors}. "
+            f"Call {self.spec.tool_name} again with a corrected input."
+        )
+        error = ToolResultPart(first.id, text, is_error=True)
+        others = [c for c in calls if c.name != self.spec.tool_name]
+        extra = [
+            ToolResultPart(c.id, _NOT_RUN, is_error=True)
+            for c in calls
+            if c.name == self.spec.tool_name and c is not first
+        ]
+        if self._spend_retry():
+            return Calls(others, pending=[error, *extra], order=[c.id for c in calls])
+        closing = [error if c is first else ToolResultPart(c.id, _NOT_RUN, True) for c in calls]
+        return Finish(OUTPUT_INVALID, closing)
+
+    def _text_answer(self, text: str, messages: list[ProviderMessage]) -> Step:
+        assert self.spec is not None
+        try:
+            value = self.spec.validate_text(text)
+        except OutputValidationError as exc:
+            if not self._spend_retry():
+                return Finish(OUTPUT_INVALID)
+            messages.append(ProviderMessage("user", [TextPart(self._correction(str(exc)))]))
+            self.correcting = True
+            return Calls(())
+        self._accept(value)
+        return Finish("complete")
+
+    def _correction(self, errors: str) -> str:
+        assert self.spec is not None
+        if self._tool_mode():
+            return (
+                f"Your answer is not a valid final answer ({errors}). "
+                f"Give it by calling the {self.spec.tool_name} tool."
+            )
+        return (
+            f"Your answer does not match the required output: {errors}. "
+            "Reply with only the corrected JSON, nothing else."
+        )
+
+    def _accept(self, value: Any) -> None:
+        assert self.spec is not None
+        self.value = self.spec.dump(value)
+        self.accepted = True
+
+    def _spend_retry(self) -> bool:
+        """Count a failed answer; return whether the budget allows another try."""
+        self.failures += 1
+        return self.failures <= self.retries
+
+    def _tool_mode(self) -> bool:
+        return self.spec is not None and self.mode == "tool"
+
+    def _user_choice(self) -> ToolChoice | None:
+        choice = self.choice
+        if choice is not None and choice.forces_call and self.tool_called and self.reset_choice:
+            return ToolChoice.AUTO
+        return choice
+
+
+def merge_results(messages: list[ProviderMessage], step: Calls) -> None:
+    """Add a step's pending results to its round's result message, in the model's order."""
+    if not step.pending:
+        return
+    ran = list(messages.pop().content) if step.calls else []
+    position = {call_id: index for index, call_id in enumerate(step.order)}
+    last = len(position)
+
+    def rank(part: object) -> int:
+        return position.get(part.tool_use_id, last) if isinstance(part, ToolResultPart) else last
+
+    messages.append(ProviderMessage("user", sorted([*ran, *step.pending], key=rank)))
+
+
+def _text(response: ProviderResponse) -> str:
+    return "".join(part.text for part in response.content if isinstance(part, TextPart))

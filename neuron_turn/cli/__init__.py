@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import pathlib
 import shlex
 import sys
 import urllib.parse
@@ -46,7 +47,7 @@ from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
 from ._closing import close_resource
-from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, classify, epilog
+from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_MODEL, EXIT_OK, EXIT_USAGE, classify, epilog
 from ._listing import listing_json, listing_text
 from ._sessions import (
     SessionEntry,
@@ -159,6 +160,18 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="run the turn in this environment: process (a child process) or sandbox "
         "(bubblewrap, no network), from plugin neuron-env-sandbox; default: this process",
     )
+    run.add_argument(
+        "--output-schema",
+        type=_schema_file,
+        metavar="FILE",
+        help="a JSON Schema file the answer must match; prints the validated JSON",
+    )
+    run.add_argument(
+        "--tool-choice",
+        type=_tool_choice,
+        metavar="CHOICE",
+        help="auto, none, required, or a tool's name to force that tool (first call only)",
+    )
     run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     run.set_defaults(handler=_run_command)
 
@@ -267,15 +280,81 @@ def _run_command(args: argparse.Namespace) -> int:
         config=_config(args),
         turn=_turn_spec(args),
         orchestration=_orchestration(args),
+        metadata=_call_options(args),
     )
     result = asyncio.run(run_turn(get_plugin_manager(), request))
     if args.json:
         print(result.output.model_dump_json())
+    elif args.output_schema is not None:
+        return _print_typed(result.output, result.session)
     else:
         print(result.output.message.as_text() or "")
         print(summary(result.output), file=sys.stderr)
         print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
+
+
+def _print_typed(output: TurnOutput, session: str) -> int:
+    """Print the validated JSON; without one, say so and exit as for an unusable answer."""
+    from ..loop.output import OutputMissingError, output_value
+
+    try:
+        value = output_value(output)
+    except OutputMissingError:
+        print(summary(output), file=sys.stderr)
+        _error(
+            "the turn ended without an answer matching --output-schema "
+            f"(exit reason: {_reason_text(output.exit_reason)})"
+        )
+        return EXIT_MODEL
+    print(json.dumps(value, ensure_ascii=False))
+    print(summary(output), file=sys.stderr)
+    print(continue_hint(session), file=sys.stderr)
+    return EXIT_OK
+
+
+def _call_options(args: argparse.Namespace) -> JsonValue:
+    """The turn input's metadata: the options TurnConfig has no field for (see CALL_OPTIONS_KEY)."""
+    options: dict[str, JsonValue] = {}
+    if args.output_schema is not None:
+        path, schema = args.output_schema
+        options["output_schema"] = schema
+        options["output_name"] = path
+    if args.tool_choice is not None:
+        options["tool_choice"] = args.tool_choice
+    return {"neuron_turn": options} if options else None
+
+
+def _schema_file(path: str) -> tuple[str, dict[str, JsonValue]]:
+    from ..loop.output import OutputSpec, OutputTypeError
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            schema = json.load(file)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {path!r}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{path!r} is not JSON: {exc}") from None
+    if not isinstance(schema, dict):
+        raise argparse.ArgumentTypeError(f"{path!r} holds no JSON Schema object")
+    try:
+        spec = OutputSpec.json_schema(schema, name=_stem(path))
+    except OutputTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{path!r}: {exc}") from None
+    return spec.name, schema
+
+
+def _stem(path: str) -> str:
+    return pathlib.PurePath(path).name.split(".", 1)[0] or "output"
+
+
+def _tool_choice(text: str) -> str:
+    from ..loop.tool_choice import ToolChoice
+
+    try:
+        return str(ToolChoice.parse(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _worker_command(args: argparse.Namespace) -> int:

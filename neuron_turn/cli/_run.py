@@ -21,6 +21,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pydantic import JsonValue
+
 from layer0 import (
     DispatchFailed,
     EffectPolicy,
@@ -113,6 +115,8 @@ class RunRequest:
     config: TurnConfig = field(default_factory=TurnConfig)
     turn: TurnSpec = field(default_factory=TurnSpec)
     orchestration: Orchestration = field(default_factory=Orchestration)
+    metadata: JsonValue = None
+    """The turn input's metadata (the loop's per-call options: output schema, tool choice)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +171,11 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
             stack.push_async_callback(close_resource, orchestrator)
         config = _left_after(request.config, started)
         turn_input = TurnInput(
-            message=request.prompt, trigger="user", session=session, config=config
+            message=request.prompt,
+            trigger="user",
+            session=session,
+            config=config,
+            metadata=request.metadata,
         )
         output = await _dispatch(orchestrator, turn_input)
         await record_run(store, session, request.prompt)

@@ -207,3 +207,87 @@ def test_an_mcp_server_that_does_not_start_is_one_clear_error(
     assert main(argv) == 9
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "/nonexistent/mcp-server" in err
+
+
+# --- typed answers and tool choice ----------------------------------------------
+
+ANSWER_SCHEMA = (
+    '{"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}'
+)
+
+
+def schema_file(tmp_path: Path, text: str = ANSWER_SCHEMA) -> str:
+    path = tmp_path / "answer.schema.json"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_output_schema_prints_the_validated_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The echo model repeats the prompt; the answer is read out of its prose.
+    argv = ["run", '{"answer": 391}', "--model", "fixture:echo"]
+    assert main([*argv, "--output-schema", schema_file(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == '{"answer": 391}\n'
+    assert summary_of(err)["reason"] == "complete"
+
+
+def test_an_answer_that_never_validates_exits_as_an_unusable_answer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["run", "hello", "--model", "fixture:echo", "--output-schema", schema_file(tmp_path)]
+    assert main(argv) == 8
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert summary_of(err)["reason"] == "custom (output_invalid)"
+    assert summary_of(err)["turns"] == "3"  # the answer and two corrections
+    assert err.splitlines()[-1] == (
+        "neuron-turn: error: the turn ended without an answer matching --output-schema "
+        "(exit reason: custom (output_invalid))"
+    )
+
+
+def test_output_schema_json_mode_prints_the_turn_output_with_the_result(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from neuron_turn import output_value
+
+    argv = ["run", '{"answer": 7}', "--model", "fixture:echo", "--json"]
+    assert main([*argv, "--output-schema", schema_file(tmp_path)]) == 0
+    output = TurnOutput.model_validate_json(capsys.readouterr().out)
+    assert output_value(output) == {"answer": 7}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ("{not json", "is not JSON"),
+        ("[1, 2]", "holds no JSON Schema object"),
+        ('{"type": "integr"}', "not a valid JSON Schema"),
+    ],
+)
+def test_a_bad_output_schema_file_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | None, message: str
+) -> None:
+    path = str(tmp_path / "missing.json") if content is None else schema_file(tmp_path, content)
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "fixture:echo", "--output-schema", path])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("choice", ["none", "required", "fixture_add"])
+def test_tool_choice_reaches_the_provider(capsys: pytest.CaptureFixture[str], choice: str) -> None:
+    argv = ["run", "hi", "--model", "fixture:choice", "--tool", "fixture_add"]
+    assert main([*argv, "--tool-choice", choice]) == 0
+    assert capsys.readouterr().out == f"tool_choice: {choice}\n"
+
+
+def test_a_tool_choice_naming_no_offered_tool_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", "hi", "--model", "fixture:choice", "--tool-choice", "search"]
+    assert main(argv) == 7
+    assert "tool_choice names 'search', which this turn does not offer" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from neuron_turn.loop.tool_choice import ToolChoice
 
 PROVIDER: Final = "anthropic"
 """The provider name; also the `RawPart.provider` this plugin sends back."""
@@ -79,10 +80,19 @@ def build_body(
     requires `max_tokens`). `request.extra` is merged last, so it may override
     any key, except `"metadata"` (the caller's trace ids), which is never sent:
     Anthropic's own `metadata` accepts only `user_id` and rejects other keys.
+    The tool choice goes with the tools (see `tool_choice_json`).
 
     Raises:
-        InvalidRequestError: a message cannot be expressed in the Messages API.
+        InvalidRequestError: a message cannot be expressed in the Messages API, or
+            the request asks for native JSON-schema output (typed answers go through
+            a forced final-answer tool here: output mode `tool`).
     """
+    if request.output is not None:
+        raise InvalidRequestError(
+            "Anthropic: native JSON-schema output is not used with this provider; "
+            "use output mode 'tool' (the default) or 'prompted'",
+            provider=PROVIDER,
+        )
     system, messages = _messages_json(request.messages)
     if request.system:
         system.insert(0, request.system)
@@ -95,6 +105,9 @@ def build_body(
         body["system"] = "\n".join(system)
     if request.tools:
         body["tools"] = [tool_json(tool) for tool in request.tools]
+        choice = tool_choice_json(request.tool_choice, request.parallel_tool_calls)
+        if choice is not None:
+            body["tool_choice"] = choice
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if stream:
@@ -106,6 +119,24 @@ def build_body(
 def tool_json(tool: ToolSchema) -> JsonValue:
     """Return one entry of the body's `tools` list."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def tool_choice_json(choice: ToolChoice | None, parallel: bool | None) -> JsonValue | None:
+    """Return the body's `tool_choice`: `{"type": "auto"|"none"|"any"|"tool", ...}`.
+
+    `required` is the API's `any`. Forbidding parallel calls is the API's
+    `disable_parallel_tool_use`, which rides on the choice (`auto` when none is given);
+    `none` takes no such flag.
+    """
+    if choice is None and parallel is not False:
+        return None
+    mode = "auto" if choice is None else choice.mode
+    result: JsonObject = {"type": "any" if mode == "required" else mode}
+    if choice is not None and choice.name is not None:
+        result["name"] = choice.name
+    if parallel is False and mode != "none":
+        result["disable_parallel_tool_use"] = True
+    return result
 
 
 def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list[JsonValue]]:

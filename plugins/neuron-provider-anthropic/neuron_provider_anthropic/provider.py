@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 import httpx
 
@@ -18,6 +18,7 @@ from neuron_turn.loop.http_errors import (
     redact_response,
     transport_errors,
 )
+from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -60,6 +61,9 @@ class AnthropicProvider:
         async with AnthropicProvider("claude-haiku-4-5") as provider:
             response = await provider.complete(request)
     """
+
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("tool", "prompted")
+    """Typed answers come through a forced `final_answer` tool (`tool_choice: tool`)."""
 
     def __init__(
         self,

@@ -19,12 +19,14 @@ import httpx
 # the calls typed either way.
 from neuron_provider_openai import OpenAIProvider  # type: ignore[import-not-found, unused-ignore]
 from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import (
     ImagePart,
     ProviderRequest,
     ProviderResponse,
     TextPart,
     TokenUsage,
+    ToolResultPart,
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
@@ -76,6 +78,13 @@ class LocalProvider:
     shown no effect tools (`write_memory`, `handoff`, …) unless
     `effect_tools=True`, since every extra tool makes it worse.
 
+    A typed answer (a request's `output`) is decoded under the server's
+    JSON-schema grammar, which always yields JSON matching the schema. The
+    grammar leaves no room for a tool call, so it is used only on a call where
+    no tool can be called: no tools, `tool_choice: none`, or right after a
+    round of successful tool results (the template then asks for the answer);
+    such a call is sent without tools.
+
     An output the server cannot read as a call or an answer (an HTTP 500), or
     text that starts like a call but is not valid JSON, is retried once
     asking for the raw text, which is read leniently (`parse_output`); what
@@ -111,6 +120,8 @@ class LocalProvider:
 
     name: ClassVar[str] = PROVIDER
     """The registered provider name."""
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "prompted")
+    """Typed answers use the server's JSON-schema grammar (see `complete`)."""
 
     def __init__(
         self,
@@ -235,12 +246,19 @@ class LocalProvider:
                 provider=PROVIDER,
             )
         cap = self.max_tokens
+        tools = [t for t in request.tools if self._effect_tools or t.name not in EFFECT_TOOL_NAMES]
+        output = request.output
+        choice = request.tool_choice
+        if output is not None and _constrainable(request, has_tools=bool(tools)):
+            tools, choice = [], None
+        elif tools:
+            output = None
         return replace(
             request,
             model=self.served_model,
-            tools=[
-                t for t in request.tools if self._effect_tools or t.name not in EFFECT_TOOL_NAMES
-            ],
+            tools=tools,
+            tool_choice=choice,
+            output=output,
             max_tokens=cap if request.max_tokens is None else min(request.max_tokens, cap),
             temperature=self.temperature if request.temperature is None else request.temperature,
         )
@@ -310,6 +328,17 @@ class LocalProvider:
         if not (self._cache_dir / DEFAULT_MODEL.file_name).is_file():
             part_files()  # raises ModelUnavailableError, naming the missing package
         return None
+
+
+def _constrainable(request: ProviderRequest, *, has_tools: bool) -> bool:
+    """Whether this call may be decoded under the answer's grammar: no tool can be called."""
+    if not has_tools or (request.tool_choice is not None and request.tool_choice.mode == "none"):
+        return True
+    if request.tool_choice is not None and request.tool_choice.forces_call:
+        return False
+    last = request.messages[-1].content if request.messages else ()
+    results = [part for part in last if isinstance(part, ToolResultPart)]
+    return bool(results) and len(results) == len(last) and not any(r.is_error for r in results)
 
 
 def _has_calls(response: ProviderResponse) -> bool:

@@ -10,6 +10,13 @@ its content prefixed with `Error: ` when it failed. `max_tokens` and
 `extra["options"]` into `options`. `extra["metadata"]` (the caller's trace
 ids) is not sent: Ollama has no field for it.
 
+Tool choice: Ollama has no `tool_choice`. `none` sends no tools; a named tool
+sends only that tool; both forced choices (`required`, a named tool) add a
+line to the system prompt asking for the call, which the model may ignore.
+Native output goes as `format: <JSON Schema>`, only on a call that sends no
+tools: Ollama's schema grammar leaves the model no way to call a tool (the
+loop's correction of a free-text answer is sent with `tool_choice: none`).
+
 Response: `message.thinking` → ThinkingPart, `message.content` → TextPart,
 `message.tool_calls` → ToolUseParts (ids per `_tool_ids`), `done_reason` →
 stop reason, `prompt_eval_count` / `eval_count` → usage.
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -76,14 +83,34 @@ def build_chat_body(request: ProviderRequest, *, model: str, stream: bool) -> Js
             f"request.extra may not set {sorted(reserved)}: they come from the request itself",
             provider=PROVIDER,
         )
+    request = _apply_tool_choice(request)
     body: JsonObject = {"model": model, "messages": _messages(request), "stream": stream}
     if request.tools:
         body["tools"] = [_tool(tool) for tool in request.tools]
+    elif request.output is not None:
+        body["format"] = request.output.schema
     options = _options(request)
     if options:
         body["options"] = options
     body.update((k, v) for k, v in request.extra.items() if k not in _NOT_SENT_EXTRA)
     return body
+
+
+def _apply_tool_choice(request: ProviderRequest) -> ProviderRequest:
+    """Express the tool choice with what Ollama has: the tools sent and the prompt."""
+    choice = request.tool_choice
+    if choice is None or choice.mode == "auto" or not request.tools:
+        return request
+    if choice.mode == "none":
+        return replace(request, tools=[])
+    if choice.name is not None:
+        tools = [tool for tool in request.tools if tool.name == choice.name]
+        ask = f"Call the tool {choice.name} now."
+    else:
+        tools = list(request.tools)
+        ask = "Call one of the tools now."
+    system = f"{request.system}\n{ask}" if request.system else ask
+    return replace(request, tools=tools, system=system)
 
 
 def _options(request: ProviderRequest) -> JsonObject:

@@ -8,11 +8,12 @@ import logging
 import os
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 import httpx
 
 from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response
+from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -56,6 +57,9 @@ class OllamaProvider:
             read timeout then applies between lines, not to the whole answer.
             `request.extra["stream"]` overrides it per call.
     """
+
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
+    """Typed answers use `format: <JSON Schema>` on calls that offer no tools."""
 
     def __init__(
         self,

@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
     ImagePart,
@@ -32,6 +33,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.tool_choice import ToolChoice
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -99,7 +101,9 @@ def request_body(
     `extra["metadata"]` is the caller's trace metadata: it is sent as
     OpenAI's `metadata` field only when `send_metadata` is true.
     `reasoning_field` names the assistant-message field `ThinkingPart`s are
-    sent back in (None: they are dropped).
+    sent back in (None: they are dropped). The tool choice and
+    `parallel_tool_calls` go only with tools (the API refuses them alone);
+    native output goes as `response_format` (`response_format_json`).
     """
     body: Json = dict(defaults or {})
     body["model"] = model
@@ -108,6 +112,12 @@ def request_body(
     )
     if request.tools:
         body["tools"] = [tool_to_wire(tool) for tool in request.tools]
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.output is not None:
+        body["response_format"] = response_format_json(request.output)
     if request.max_tokens is not None:
         body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
@@ -116,6 +126,27 @@ def request_body(
         if key != "metadata" or send_metadata:
             body[key] = value
     return body
+
+
+def tool_choice_to_wire(choice: ToolChoice) -> JsonValue:
+    """`"auto"`, `"none"`, `"required"`, or `{"type": "function", "function": {"name": ...}}`."""
+    if choice.name is None:
+        return choice.mode
+    return {"type": "function", "function": {"name": choice.name}}
+
+
+def response_format_json(output: OutputSchema) -> Json:
+    """`{"type": "json_schema", "json_schema": {name, description?, schema, strict?}}`.
+
+    `description` and `strict` are sent only when set, as the API's optional fields.
+    """
+    spec: Json = {"name": output.name}
+    if output.description:
+        spec["description"] = output.description
+    spec["schema"] = output.schema
+    if output.strict:
+        spec["strict"] = True
+    return {"type": "json_schema", "json_schema": spec}
 
 
 def tool_to_wire(tool: ToolSchema) -> Json:

@@ -13,6 +13,7 @@ import httpx
 from pydantic import JsonValue
 
 from neuron_turn.loop.http_errors import REDACTED, redact, redact_response
+from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
@@ -113,6 +114,9 @@ class OpenAIProvider:
     """The environment variable holding the key (None: never read the environment)."""
     price_provider_id: ClassVar[str | None] = "openai"
     """genai-prices' provider id for `default_base_url`."""
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
+    """Typed answers use `response_format: json_schema` unless told otherwise (a compatible
+    server without it: pass `output_mode="tool"` or `"prompted"` in `NeuronTurnConfig`)."""
 
     def __init__(
         self,

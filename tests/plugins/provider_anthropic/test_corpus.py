@@ -33,6 +33,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ModelNotFoundError, ProviderError
+from neuron_turn.loop.tool_choice import ToolChoice
 from tests.cassettes import SHARED_CORPUS, replay
 
 from ._support import API_KEY, assistant, user
@@ -113,6 +114,7 @@ async def tool_loop(
         max_tokens=first.max_tokens,
         temperature=first.temperature,
         extra=first.extra,
+        tool_choice=first.tool_choice,
     )
     return [response, await provider.complete(second)]
 
@@ -128,7 +130,9 @@ async def parallel_tools(provider: AnthropicProvider) -> list[ProviderResponse]:
         messages=[user("Alice, Bob, Charlie and Daisy are a family. Who is the youngest?")],
         tools=[RETRIEVE],
         system=FAMILY_SYSTEM,
-        extra=no_stream(tool_choice={"type": "auto"}),
+        extra=no_stream(),
+        # The recorded body's `tool_choice: {type: auto}` is built from this.
+        tool_choice=ToolChoice.AUTO,
     )
     return await tool_loop(provider, first, fact)
 
@@ -143,9 +147,8 @@ async def tool_with_thinking(provider: AnthropicProvider) -> list[ProviderRespon
         model="claude-sonnet-4-0",
         messages=[user("What is the largest city in the user country?")],
         tools=[country],
-        extra=no_stream(
-            thinking={"budget_tokens": 3000, "type": "enabled"}, tool_choice={"type": "auto"}
-        ),
+        extra=no_stream(thinking={"budget_tokens": 3000, "type": "enabled"}),
+        tool_choice=ToolChoice.AUTO,
     )
     # Request 2 is matched by body: the signed thinking block must go back unchanged.
     return await tool_loop(provider, first, lambda call: "Mexico")

@@ -11,6 +11,7 @@ from neuron_provider_anthropic._wire import (
     parse_message,
 )
 from neuron_tool import ToolSchema
+from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
@@ -22,6 +23,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from neuron_turn.loop.tool_choice import ToolChoice
 
 from ._support import MODEL, assistant, message_json, request, usage_json, user
 
@@ -298,3 +300,75 @@ def test_unknown_stop_reason_with_tool_calls_is_tool_use() -> None:
 def test_malformed_messages_raise_wire_error(body: Any, complaint: str) -> None:
     with pytest.raises(WireError, match=complaint):
         parse_message(body)
+
+
+# --- tool choice and typed answers --------------------------------------------
+
+
+WEATHER = ToolSchema(
+    name="get_weather",
+    description="Weather for a city.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+)
+
+
+@pytest.mark.parametrize(
+    ("choice", "parallel", "expected"),
+    [
+        (ToolChoice.AUTO, None, {"type": "auto"}),
+        (ToolChoice.NONE, None, {"type": "none"}),
+        (ToolChoice.REQUIRED, None, {"type": "any"}),
+        (ToolChoice.tool("get_weather"), None, {"type": "tool", "name": "get_weather"}),
+        (
+            ToolChoice.tool("get_weather"),
+            False,
+            {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
+        ),
+        (None, False, {"type": "auto", "disable_parallel_tool_use": True}),
+        (ToolChoice.NONE, False, {"type": "none"}),
+    ],
+)
+def test_the_tool_choice_is_sent_in_the_messages_api_shape(
+    choice: ToolChoice | None, parallel: bool | None, expected: dict[str, Any]
+) -> None:
+    # Shapes from the Messages API reference (tool_choice: auto, any, tool, none).
+    body = body_of(request(tools=[WEATHER], tool_choice=choice, parallel_tool_calls=parallel))
+    assert body["tool_choice"] == expected
+
+
+def test_no_tool_choice_is_sent_without_tools_or_when_unset() -> None:
+    assert "tool_choice" not in body_of(request(tool_choice=ToolChoice.REQUIRED))
+    assert "tool_choice" not in body_of(request(tools=[WEATHER], parallel_tool_calls=True))
+
+
+def test_the_final_answer_tool_of_tool_mode_is_forced_by_name() -> None:
+    from neuron_turn import OutputSpec
+
+    final = OutputSpec.json_schema(
+        {"type": "object", "properties": {"answer": {"type": "integer"}}}
+    ).tool_schema()
+    body = body_of(request(tools=[WEATHER, final], tool_choice=ToolChoice.tool(final.name)))
+    assert body["tools"][-1] == {
+        "name": "final_answer",
+        "description": "Give the final answer (output); this ends the conversation.",
+        "input_schema": {"type": "object", "properties": {"answer": {"type": "integer"}}},
+    }
+    assert body["tool_choice"] == {"type": "tool", "name": "final_answer"}
+
+
+def test_a_request_for_native_output_is_refused_with_the_modes_that_work() -> None:
+    output = OutputSchema("Answer", {"type": "object"})
+    with pytest.raises(InvalidRequestError, match="output mode 'tool'"):
+        body_of(request(output=output))
+
+
+def test_a_forced_tool_reply_with_only_a_tool_use_block_parses_as_a_call() -> None:
+    # With tool_choice {type: tool} the API answers with the tool_use block alone.
+    parsed = parse_message(
+        message_json(
+            [{"type": "tool_use", "id": "toolu_1", "name": "final_answer", "input": {"a": 1}}],
+            stop_reason="tool_use",
+        )
+    )
+    assert parsed.content == (ToolUsePart("toolu_1", "final_answer", {"a": 1}),)
+    assert parsed.stop_reason == "tool_use"

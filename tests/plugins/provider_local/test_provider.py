@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ from layer0 import UrlSource
 from neuron_provider_local import DEFAULT_MAX_TOKENS, LocalProvider
 from neuron_tool import ToolSchema
 from neuron_turn.loop.effect_tools import effect_tool_schemas
+from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
@@ -21,9 +23,11 @@ from neuron_turn.loop.provider import (
     ProviderResponse,
     TextPart,
     TokenUsage,
+    ToolResultPart,
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
+from neuron_turn.loop.tool_choice import ToolChoice
 
 from ._support import (
     BASE_URL,
@@ -280,3 +284,72 @@ def test_repr_names_the_model_and_where_it_is_served() -> None:
 def test_tool_schemas_used_here_are_the_plugin_tools() -> None:
     assert isinstance(tool("calculator"), ToolSchema)
     assert json.dumps(tool("calculator").input_schema)
+
+
+# --- typed answers and tool choice --------------------------------------------
+
+ANSWER = OutputSchema(
+    "Answer",
+    {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    },
+    strict=True,
+)
+RESPONSE_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {"name": "Answer", "schema": ANSWER.schema, "strict": True},
+}
+
+
+async def test_a_typed_answer_without_tools_is_sent_with_the_schema_grammar() -> None:
+    client, bodies = scripted((200, completion('{"answer": 391}')))
+    await complete_with(client, calculator_request(tools=[], output=ANSWER))
+    assert bodies[0]["response_format"] == RESPONSE_FORMAT
+    assert "tools" not in bodies[0]
+
+
+async def test_while_a_tool_may_be_called_the_schema_is_held_back() -> None:
+    # The grammar would leave the model no way to write a call.
+    client, bodies = scripted((200, completion(CALL_TEXT)))
+    await complete_with(client, calculator_request(output=ANSWER))
+    assert "response_format" not in bodies[0]
+    assert [t["function"]["name"] for t in bodies[0]["tools"]] == ["calculator"]
+
+
+async def test_after_successful_tool_results_the_answer_is_constrained_without_tools() -> None:
+    messages = [
+        user("What is 17*23?"),
+        ProviderMessage("assistant", [ToolUsePart("c1", "calculator", {"expression": "17*23"})]),
+        ProviderMessage("user", [ToolResultPart("c1", "391")]),
+    ]
+    client, bodies = scripted((200, completion('{"answer": 391}')))
+    request = calculator_request(output=ANSWER, tool_choice=ToolChoice.AUTO)
+    await complete_with(client, replace(request, messages=messages))
+    assert bodies[0]["response_format"] == RESPONSE_FORMAT
+    assert "tools" not in bodies[0] and "tool_choice" not in bodies[0]
+
+
+async def test_after_a_failed_tool_call_the_model_may_call_again() -> None:
+    messages = [
+        user("What is 17*23?"),
+        ProviderMessage("assistant", [ToolUsePart("c1", "calculator", {"expression": "17*"})]),
+        ProviderMessage("user", [ToolResultPart("c1", "Error: bad", is_error=True)]),
+    ]
+    client, bodies = scripted((200, completion(CALL_TEXT)))
+    await complete_with(client, replace(calculator_request(output=ANSWER), messages=messages))
+    assert "response_format" not in bodies[0] and "tools" in bodies[0]
+
+
+async def test_tool_choice_none_lets_the_schema_apply() -> None:
+    client, bodies = scripted((200, completion('{"answer": 1}')))
+    await complete_with(client, calculator_request(output=ANSWER, tool_choice=ToolChoice.NONE))
+    assert bodies[0]["response_format"] == RESPONSE_FORMAT and "tools" not in bodies[0]
+
+
+async def test_a_forced_tool_choice_is_sent_as_the_openai_field() -> None:
+    client, bodies = scripted((200, completion(CALL_TEXT)))
+    await complete_with(client, calculator_request(tool_choice=ToolChoice.tool("calculator")))
+    assert bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "calculator"}}

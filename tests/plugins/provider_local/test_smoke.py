@@ -11,13 +11,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from layer0 import TurnInput
 from neuron_provider_local import LocalProvider
-from neuron_turn import NeuronTurn
+from neuron_turn import NeuronTurn, OutputSpec, output_value
 
 from ._support import render, wire
 
@@ -51,6 +52,45 @@ async def test_a_turn_calls_the_calculator_and_answers_391() -> None:
     assert "391" in answer
     assert not server.running and gone(server.pid)
     assert turn.provider.server is None
+
+
+async def test_a_typed_turn_answers_391_as_json_valid_by_the_schema_grammar() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+    }
+    turn = NeuronTurn.from_plugins(
+        model="local:default", tools=["calculator"], output_type=OutputSpec.json_schema(schema)
+    )
+    try:
+        output = await turn.execute(
+            TurnInput(message="What is 17*23? Use the calculator.", trigger="user")
+        )
+    finally:
+        await turn.provider.aclose()
+    assert output.exit_reason == "complete"
+    assert output_value(output) == {"answer": 391}
+    assert output.message.as_text() == '{"answer":391}'
+    # The call, then the answer under the grammar: no correction was needed.
+    assert [(c.name, c.success) for c in output.metadata.tools_called] == [("calculator", True)]
+    assert output.metadata.turns_used == 2
+
+
+def test_the_readme_command_prints_the_validated_json(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Typed results", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in block.splitlines() if line and not line.startswith("#")]
+    environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    environ["NEURON_STATE_PATH"] = str(tmp_path / "state.db")
+    environ["PATH"] = f"{Path(sys.executable).parent}:{environ.get('PATH', '')}"
+    for line in lines:
+        command = line.replace(".venv/bin/", "")
+        done = subprocess.run(
+            command, shell=True, cwd=tmp_path, env=environ, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"answer": 391}\n'
 
 
 CONVERSATIONS: list[tuple[list[dict[str, Any]], list[str] | None]] = [

@@ -10,6 +10,7 @@ from neuron_tool.schema import ToolSchema
 from neuron_turn import (
     ImagePart,
     InvalidRequestError,
+    OutputSchema,
     ProviderMessage,
     ProviderRequest,
     ProviderResponseError,
@@ -17,6 +18,7 @@ from neuron_turn import (
     TextPart,
     ThinkingPart,
     TokenUsage,
+    ToolChoice,
     ToolResultPart,
     ToolUsePart,
 )
@@ -333,3 +335,52 @@ def test_unexpected_body_shape_raises_response_error_quoting_it(data: object, pr
         parse_chat_response(data, requested_model="m", fallback_salt="n1")
     assert problem in str(info.value)
     assert len(str(info.value)) < 400
+
+
+# --- tool choice and native output (Ollama has no tool_choice) -----------------
+
+WEATHER = ToolSchema(
+    name="get_weather",
+    description="Weather for a city.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+)
+CLOCK = ToolSchema(name="clock", description="The time.", input_schema={"type": "object"})
+HELLO = ProviderMessage("user", [TextPart("Hello")])
+SCHEMA = OutputSchema("Answer", {"type": "object", "properties": {"answer": {"type": "integer"}}})
+
+
+def test_no_tool_choice_field_is_ever_sent() -> None:
+    for choice in (ToolChoice.AUTO, ToolChoice.REQUIRED, ToolChoice.tool("clock")):
+        sent = body_for(HELLO, tools=[WEATHER, CLOCK], tool_choice=choice)
+        assert "tool_choice" not in sent and "parallel_tool_calls" not in sent
+
+
+def test_tool_choice_none_sends_no_tools() -> None:
+    sent = body_for(HELLO, tools=[WEATHER, CLOCK], tool_choice=ToolChoice.NONE)
+    assert "tools" not in sent
+
+
+def test_a_named_tool_choice_sends_only_that_tool_and_asks_for_it() -> None:
+    sent = body_for(
+        HELLO, tools=[WEATHER, CLOCK], tool_choice=ToolChoice.tool("clock"), system="Hi."
+    )
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["clock"]
+    assert sent["messages"][0] == {"role": "system", "content": "Hi.\nCall the tool clock now."}
+
+
+def test_required_keeps_every_tool_and_asks_for_a_call() -> None:
+    sent = body_for(HELLO, tools=[WEATHER, CLOCK], tool_choice=ToolChoice.REQUIRED)
+    assert len(sent["tools"]) == 2
+    assert sent["messages"][0] == {"role": "system", "content": "Call one of the tools now."}
+
+
+def test_native_output_is_the_format_field_when_no_tool_is_sent() -> None:
+    # The /api/chat reference: `format` takes "json" or a JSON Schema.
+    assert body_for(HELLO, output=SCHEMA)["format"] == SCHEMA.schema
+    sent = body_for(HELLO, tools=[WEATHER], tool_choice=ToolChoice.NONE, output=SCHEMA)
+    assert sent["format"] == SCHEMA.schema and "tools" not in sent
+
+
+def test_native_output_is_left_out_while_tools_may_be_called() -> None:
+    # A schema grammar leaves the model no way to call a tool (ollama/ollama#8095).
+    assert "format" not in body_for(HELLO, tools=[WEATHER], output=SCHEMA)

@@ -22,6 +22,7 @@ import yaml
 
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
     ProviderMessage,
@@ -39,6 +40,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderError,
     RateLimitError,
 )
+from neuron_turn.loop.tool_choice import ToolChoice
 from tests.cassettes import SHARED_CORPUS, ParsedBodySerializer, replay
 
 from ._support import user
@@ -285,14 +287,19 @@ def case_parallel_tool_calls() -> Case:
         tool("delete_file", "", {"path": {"type": "string"}}, strict=True),
     ]
     question = user("Delete the file `.env` and create `test.txt`")
-    extra = {"tool_choice": "auto", **NOT_STREAMED}
+    extra = NOT_STREAMED
     system = "Just call tools without asking for confirmation."
+    auto = ToolChoice.AUTO  # the recorded `tool_choice: auto`
 
     def second(previous: list[Outcome]) -> ProviderRequest:
         history = [question, replying(previous), results("true", "Success")(previous)]
-        return ProviderRequest("gpt-4o", history, tools, system=system, extra=extra)
+        return ProviderRequest(
+            "gpt-4o", history, tools, system=system, extra=extra, tool_choice=auto
+        )
 
-    first = ProviderRequest("gpt-4o", [question], tools, system=system, extra=extra)
+    first = ProviderRequest(
+        "gpt-4o", [question], tools, system=system, extra=extra, tool_choice=auto
+    )
     return Case(
         "openai/pydantic-ai__test_dbos_agent_with_hitl_tool.yaml", [lambda _: first, second]
     )
@@ -350,13 +357,13 @@ def case_streamed_tool_call_llm() -> Case:
 def case_streamed_tool_loop_pydantic_ai() -> Case:
     tools = [tool("get_capital", "", {"country": {"type": "string"}}, strict=True)]
     question = user("What is the capital of the UK? Use the tool, then answer.")
-    extra = {"tool_choice": "auto"}
+    auto = ToolChoice.AUTO
 
     def second(previous: list[Outcome]) -> ProviderRequest:
         history = [question, replying(previous), results("London")(previous)]
-        return ProviderRequest("gpt-4o-mini", history, tools, extra=extra)
+        return ProviderRequest("gpt-4o-mini", history, tools, tool_choice=auto)
 
-    first = ProviderRequest("gpt-4o-mini", [question], tools, extra=extra)
+    first = ProviderRequest("gpt-4o-mini", [question], tools, tool_choice=auto)
     return Case(
         "openai/pydantic-ai__test_run_stream_sync_streams_real_model.yaml",
         [lambda _: first, second],
@@ -400,12 +407,13 @@ def case_ollama_local_json_schema() -> Case:
         "title": "CityLocation",
         "type": "object",
     }
-    response_format = {
-        "type": "json_schema",
-        "json_schema": {"name": "CityLocation", "schema": schema},
-    }
+    # The recorded `response_format: {type: json_schema, json_schema: {name, schema}}` is
+    # built from the request's native output schema (not strict: no `strict` key).
     req = ProviderRequest(
-        "qwen3:0.6b", [user(FRANCE)], extra={"response_format": response_format, **NOT_STREAMED}
+        "qwen3:0.6b",
+        [user(FRANCE)],
+        extra=NOT_STREAMED,
+        output=OutputSchema("CityLocation", schema),
     )
     return Case(
         "ollama/pydantic-ai__test_ollama_local_native_output_uses_json_schema.yaml",

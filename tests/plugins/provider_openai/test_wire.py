@@ -10,6 +10,7 @@ import pytest
 from layer0 import Base64Source, UrlSource
 from neuron_provider_openai import _wire
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ImagePart,
     ProviderMessage,
@@ -20,6 +21,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.tool_choice import ToolChoice
 
 from ._support import completion, request, tool_call, user
 
@@ -442,3 +444,75 @@ def test_cache_write_tokens_are_reported_as_cache_creation() -> None:
 def test_arguments_that_decode_to_a_string_stay_raw_text() -> None:
     (part,) = parse(completion(None, tool_calls=[tool_call("c", "f", '"Paris"')])).content
     assert part == ToolUsePart("c", "f", '"Paris"')
+
+
+# --- tool choice and native output --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        (ToolChoice.AUTO, "auto"),
+        (ToolChoice.NONE, "none"),
+        (ToolChoice.REQUIRED, "required"),
+        (
+            ToolChoice.tool("get_weather"),
+            {"type": "function", "function": {"name": "get_weather"}},
+        ),
+    ],
+)
+def test_the_tool_choice_is_sent_in_the_chat_completions_shape(
+    choice: ToolChoice, expected: object
+) -> None:
+    # Shapes from the Chat Completions reference (tool_choice: string or named function).
+    sent = body(request(tools=[WEATHER], tool_choice=choice, parallel_tool_calls=False))
+    assert sent["tool_choice"] == expected
+    assert sent["parallel_tool_calls"] is False
+
+
+def test_tool_choice_and_parallel_calls_are_not_sent_without_tools() -> None:
+    sent = body(request(tool_choice=ToolChoice.REQUIRED, parallel_tool_calls=True))
+    assert "tool_choice" not in sent and "parallel_tool_calls" not in sent
+
+
+def test_native_output_is_a_strict_json_schema_response_format() -> None:
+    from neuron_turn import OutputSpec
+
+    spec = OutputSpec.json_schema(
+        {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]},
+        name="Answer",
+        description="The answer.",
+    )
+    sent = body(request(output=spec.provider_schema()))
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "Answer",
+            "description": "The answer.",
+            "schema": {
+                "type": "object",
+                "properties": {"answer": {"type": "integer"}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    }
+
+
+def test_a_schema_strict_mode_cannot_take_is_sent_without_strict() -> None:
+    output = OutputSchema("Loose", {"type": "object", "properties": {"a": {"type": "string"}}})
+    sent = body(request(output=output))
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "Loose", "schema": output.schema},
+    }
+
+
+def test_a_forced_function_reply_with_stop_and_no_text_is_a_tool_call() -> None:
+    # With a named tool_choice the API says finish_reason "stop" and sends no content.
+    call = tool_call("call_1", "get_weather", '{"city":"Paris"}')
+    reply = completion(None, finish_reason="stop", tool_calls=[call])
+    done = _wire.parse_completion(reply, fallback_model="gpt-4o-mini")
+    assert done.stop_reason == "tool_use"
+    assert [type(p).__name__ for p in done.content] == ["ToolUsePart"]

@@ -1,8 +1,9 @@
 """The loop: `NeuronTurn` and everything one turn needs, and nothing about plugins or the CLI.
 
 Holds the ReAct loop (`turn`, its per-run state `_run` and tool rounds
-`_tool_round`), the conversion between layer0 content and provider messages
-(`_convert`), effect tools, the configuration and limits, the Provider and
+`_tool_round`, how a turn ends `_output_round`), typed results (`output`) and
+the tool choice (`tool_choice`), the conversion between layer0 content and
+provider messages (`_convert`), effect tools, the configuration and limits, the Provider and
 ContextStrategy contracts with their errors and the shared HTTP error
 mapping, and the built-in context strategies.
 

@@ -342,10 +342,10 @@ class NeuronTurn(Generic[OutT]):
         run.messages.append(ProviderMessage("assistant", response.content))
         try:
             # Built only for a hook that will read it: it costs a validation of every part.
-            output = None
+            model_output = None
             if self.hooks.has_hooks(HookPoint.POST_INFERENCE):
-                output = content_from_parts(response.content)
-            await self._hook(run, HookPoint.POST_INFERENCE, model_output=output)  # 4
+                model_output = content_from_parts(response.content)
+            await self._hook(run, HookPoint.POST_INFERENCE, model_output=model_output)  # 4
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5

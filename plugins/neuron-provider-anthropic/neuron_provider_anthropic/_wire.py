@@ -113,7 +113,23 @@ def build_body(
     if stream:
         body["stream"] = True
     body.update((key, value) for key, value in request.extra.items() if key != "metadata")
+    _relax_forced_choice(body)
     return body
+
+
+def _relax_forced_choice(body: JsonObject) -> None:
+    """With extended thinking on, send a forced tool choice (`any`, `tool`) as `auto`.
+
+    The API refuses a forced choice next to thinking; a typed turn still gets its
+    answer, since the loop validates a text answer and otherwise asks for the tool.
+    """
+    thinking, choice = body.get("thinking"), body.get("tool_choice")
+    thinking_on = isinstance(thinking, dict) and thinking.get("type") not in (None, "disabled")
+    if thinking_on and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        relaxed: JsonObject = {"type": "auto"}
+        if "disable_parallel_tool_use" in choice:
+            relaxed["disable_parallel_tool_use"] = choice["disable_parallel_tool_use"]
+        body["tool_choice"] = relaxed
 
 
 def tool_json(tool: ToolSchema) -> JsonValue:

@@ -372,3 +372,16 @@ def test_a_forced_tool_reply_with_only_a_tool_use_block_parses_as_a_call() -> No
     )
     assert parsed.content == (ToolUsePart("toolu_1", "final_answer", {"a": 1}),)
     assert parsed.stop_reason == "tool_use"
+
+
+@pytest.mark.parametrize(
+    "thinking", [{"type": "enabled", "budget_tokens": 1024}, {"type": "adaptive"}]
+)
+def test_with_thinking_on_a_forced_choice_is_sent_as_auto(thinking: dict[str, Any]) -> None:
+    # The API allows only auto and none next to extended thinking.
+    for choice in (ToolChoice.REQUIRED, ToolChoice.tool("get_weather")):
+        body = body_of(request(tools=[WEATHER], tool_choice=choice, extra={"thinking": thinking}))
+        assert body["tool_choice"] == {"type": "auto"}
+    off = {"thinking": {"type": "disabled"}}
+    body = body_of(request(tools=[WEATHER], tool_choice=ToolChoice.REQUIRED, extra=off))
+    assert body["tool_choice"] == {"type": "any"}

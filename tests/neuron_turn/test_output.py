@@ -71,6 +71,11 @@ def typed(
     return turn, provider
 
 
+def stored_messages(output: TurnOutput) -> Any:
+    """The messages the turn's history append declares."""
+    return output.effects[-1].model_dump(mode="json")["data"]["messages"]
+
+
 def last_user_text(request: ProviderRequest) -> str:
     message = request.messages[-1]
     assert message.role == "user"
@@ -183,7 +188,7 @@ async def test_tool_mode_offers_final_answer_and_requires_a_tool_call() -> None:
     assert first.tool_choice == ToolChoice.REQUIRED
     assert [r.name for r in output.metadata.tools_called] == ["add"]
     # The final call is answered, so the stored history never holds a call without a result.
-    history = output.effects[-1].model_dump(mode="json")["value"]
+    history = stored_messages(output)
     assert history[-1]["content"][0]["tool_use_id"] == "c2"
 
 
@@ -228,7 +233,7 @@ async def test_tool_mode_exhausted_budget_answers_the_dangling_calls() -> None:
     turn, _ = typed([calls(call("c1", "final_answer", wrong=1))], mode="tool", retries=0)
     output = await turn.execute(ask(session="s"))
     assert output.exit_reason == CustomExit(name="output_invalid")
-    history = output.effects[-1].model_dump(mode="json")["value"]
+    history = stored_messages(output)
     assert history[-1]["content"][0]["tool_use_id"] == "c1"
 
 

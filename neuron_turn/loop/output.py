@@ -403,6 +403,8 @@ def _strict_walk(node: JsonValue) -> JsonValue:
     walked = {key: _strict_walk(value) for key, value in node.items()}
     properties = node.get("properties")
     if isinstance(properties, dict) or node.get("type") == "object":
+        if not isinstance(properties, dict) and node.get("additionalProperties") is not False:
+            raise _NotStrict  # an open object ("any keys"): strict mode would make it {}
         names = set(properties) if isinstance(properties, dict) else set()
         required = node.get("required", [])
         extra = node.get("additionalProperties", False)

@@ -412,3 +412,26 @@ def test_the_correction_text_is_concise() -> None:
     with pytest.raises(OutputValidationError) as caught:
         spec.validate_text(json.dumps({"answer": "x" * 5000}))
     assert len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("schema", "strict"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, True),
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, False),
+        ({"type": "object"}, False),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, False),
+        ({"type": "object", "properties": {}, "additionalProperties": False}, True),
+    ],
+)
+def test_strict_mode_is_asked_for_only_when_the_schema_fits_it(
+    schema: dict[str, JsonValue], strict: bool
+) -> None:
+    spec = OutputSpec.json_schema(schema)
+    assert spec.strict is strict
+    assert spec.provider_schema().strict is strict
+
+
+def test_a_dict_output_is_an_open_object_and_not_strict() -> None:
+    assert OutputSpec(dict[str, int]).strict is False
+    assert OutputSpec(Answer).strict is True

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -75,22 +74,6 @@ async def test_a_typed_turn_answers_391_as_json_valid_by_the_schema_grammar() ->
     # The call, then the answer under the grammar: no correction was needed.
     assert [(c.name, c.success) for c in output.metadata.tools_called] == [("calculator", True)]
     assert output.metadata.turns_used == 2
-
-
-def test_the_readme_command_prints_the_validated_json(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Typed results", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [line for line in block.splitlines() if line and not line.startswith("#")]
-    environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    environ["NEURON_STATE_PATH"] = str(tmp_path / "state.db")
-    environ["PATH"] = f"{Path(sys.executable).parent}:{environ.get('PATH', '')}"
-    for line in lines:
-        command = line.replace(".venv/bin/", "")
-        done = subprocess.run(
-            command, shell=True, cwd=tmp_path, env=environ, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-    assert done.stdout == '{"answer": 391}\n'
 
 
 CONVERSATIONS: list[tuple[list[dict[str, Any]], list[str] | None]] = [

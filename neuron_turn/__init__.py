@@ -19,6 +19,24 @@ from .loop.approval import (
 from .loop.config import NeuronTurnConfig
 from .loop.context import ContextStrategy
 from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
+from .loop.events import (
+    EffectDeclared,
+    HookHalted,
+    LimitReached,
+    ModelCallDone,
+    ModelCallStart,
+    ProviderDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolResult,
+    ToolStart,
+    TurnDone,
+    TurnEvent,
+    event_from_json,
+    event_json,
+)
 from .loop.output import (
     FINAL_ANSWER_TOOL,
     OUTPUT_CONTENT_TYPE,
@@ -62,7 +80,9 @@ from .loop.provider_errors import (
     RateLimitError,
     RetryableProviderError,
 )
+from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
 from .loop.sliding_window import NoCompaction, SlidingWindow
+from .loop.stream import EventStream, TurnStream
 from .loop.tool_choice import ToolChoice, ToolChoiceMode
 from .loop.turn import NeuronTurn
 from .plugins import (
@@ -130,11 +150,17 @@ __all__ = [
     "Decision",
     "DuplicateDecisionError",
     "DuplicatePluginError",
+    "EffectDeclared",
+    "EventStream",
+    "HookHalted",
     "ImagePart",
     "InvalidModelError",
     "InvalidRequestError",
+    "LimitReached",
     "MalformedDecisionsError",
     "MissingDecisionError",
+    "ModelCallDone",
+    "ModelCallStart",
     "ModelNotFoundError",
     "NameConflictError",
     "NeuronTurn",
@@ -166,6 +192,7 @@ __all__ = [
     "ProviderAuthenticationError",
     "ProviderConflictError",
     "ProviderConnectionError",
+    "ProviderDelta",
     "ProviderError",
     "ProviderMessage",
     "ProviderOverloadedError",
@@ -173,6 +200,7 @@ __all__ = [
     "ProviderResponse",
     "ProviderResponseError",
     "ProviderServerError",
+    "ProviderStreamEvent",
     "ProviderTimeoutError",
     "RateLimitError",
     "RawPart",
@@ -188,14 +216,24 @@ __all__ = [
     "Role",
     "SlidingWindow",
     "StopReason",
+    "StreamingProvider",
     "SupportsOutputModes",
+    "TextDelta",
     "TextPart",
+    "ThinkingDelta",
     "ThinkingPart",
     "TokenUsage",
+    "ToolCallDelta",
+    "ToolCallStart",
     "ToolChoice",
     "ToolChoiceMode",
+    "ToolResult",
     "ToolResultPart",
+    "ToolStart",
     "ToolUsePart",
+    "TurnDone",
+    "TurnEvent",
+    "TurnStream",
     "UnknownContextStrategyError",
     "UnknownDecisionError",
     "UnknownEnvironmentError",
@@ -207,6 +245,9 @@ __all__ = [
     "UnknownWorkerError",
     "Worker",
     "build_hook_registry",
+    "deltas_of",
+    "event_from_json",
+    "event_json",
     "get_context_strategy",
     "get_environment",
     "get_orchestrator",
@@ -221,5 +262,6 @@ __all__ = [
     "registered_hooks",
     "registered_tools",
     "resume_input",
+    "streaming",
     "tools_by_name",
 ]

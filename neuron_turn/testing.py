@@ -2,13 +2,17 @@
 
 Use them in your own tests: `ScriptedProvider` plays back a fixed list of
 responses and records every request; `FunctionProvider` answers with a
-function of the request.
+function of the request. Both also stream (`NeuronTurn.stream` uses it):
+a response goes out as deltas of `chunk_size` characters, and a script
+item may be the exact list of events to stream, an exception among them
+cutting the stream off there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeAlias
 
 from moneyed import Money
@@ -24,7 +28,8 @@ from .loop.provider import (
     TokenUsage,
     ToolUsePart,
 )
-from .loop.provider_errors import ProviderError
+from .loop.provider_errors import ProviderError, ProviderResponseError
+from .loop.provider_stream import ProviderStreamEvent, deltas_of
 
 __all__ = [
     "FunctionProvider",
@@ -37,6 +42,9 @@ __all__ = [
 ResponseFunction: TypeAlias = Callable[
     [ProviderRequest], ProviderResponse | Awaitable[ProviderResponse]
 ]
+StreamScript: TypeAlias = Sequence[ProviderStreamEvent | BaseException]
+"""A scripted stream: the events to yield in order; an exception is raised where it stands."""
+ScriptItem: TypeAlias = ProviderResponse | BaseException | StreamScript
 
 
 class ScriptExhaustedError(ProviderError):
@@ -86,12 +94,18 @@ class ScriptedProvider:
     An exception in the script is raised instead of returned, to script
     provider failures. Running out raises `ScriptExhaustedError`, naming how
     many responses were scripted, rather than returning something made up.
+
+    `stream` yields a response's text, thinking and tool arguments in pieces of
+    `chunk_size` characters (None: each part whole), then the response; a
+    script item that is a list of events is streamed exactly as given
+    (`complete` returns its `ProviderResponse`, or raises its exception).
     """
 
-    def __init__(self, responses: Iterable[ProviderResponse | BaseException]) -> None:
+    def __init__(self, responses: Iterable[ScriptItem], *, chunk_size: int | None = None) -> None:
         """Create a provider that will answer with `responses`, one per call."""
         self._script = list(responses)
         self._next = 0
+        self.chunk_size = chunk_size
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -101,6 +115,26 @@ class ScriptedProvider:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Record `request` and return (or raise) the next scripted item."""
+        item = self._take(request)
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, ProviderResponse):
+            return item
+        return _final(item)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Record `request` and stream the next scripted item (see the class docs)."""
+        item = self._take(request)
+        if isinstance(item, BaseException):
+            raise item
+        events = _events(item, self.chunk_size) if isinstance(item, ProviderResponse) else item
+        for event in events:
+            await asyncio.sleep(0)  # let the consumer run between chunks, as a network would
+            if isinstance(event, BaseException):
+                raise event
+            yield event
+
+    def _take(self, request: ProviderRequest) -> ScriptItem:
         self.requests.append(request)
         if self._next >= len(self._script):
             raise ScriptExhaustedError(
@@ -110,17 +144,20 @@ class ScriptedProvider:
             )
         item = self._script[self._next]
         self._next += 1
-        if isinstance(item, BaseException):
-            raise item
         return item
 
 
 class FunctionProvider:
-    """Answers each request with `fn(request)`; `fn` may be sync or async."""
+    """Answers each request with `fn(request)`; `fn` may be sync or async.
 
-    def __init__(self, fn: ResponseFunction) -> None:
+    `stream` streams that answer in pieces of `chunk_size` characters, as
+    `ScriptedProvider` does.
+    """
+
+    def __init__(self, fn: ResponseFunction, *, chunk_size: int | None = None) -> None:
         """Create a provider that calls `fn` for every request."""
         self.fn = fn
+        self.chunk_size = chunk_size
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
@@ -130,3 +167,26 @@ class FunctionProvider:
         if inspect.isawaitable(result):
             return await result
         return result
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Record `request` and stream what `fn` makes of it."""
+        response = await self.complete(request)
+        for event in _events(response, self.chunk_size):
+            await asyncio.sleep(0)
+            yield event
+
+
+def _events(response: ProviderResponse, chunk_size: int | None) -> list[ProviderStreamEvent]:
+    return [*deltas_of(response, chunk_size=chunk_size), response]
+
+
+def _final(script: StreamScript) -> ProviderResponse:
+    """What `complete` answers for a scripted stream: its response, or its first exception."""
+    for event in script:
+        if isinstance(event, BaseException):
+            raise event
+        if isinstance(event, ProviderResponse):
+            return event
+    raise ProviderResponseError(
+        "the scripted stream holds no ProviderResponse", provider="scripted"
+    )

@@ -23,6 +23,7 @@ import sys
 import urllib.parse
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, NoReturn, TextIO, cast
 
 from moneyed import Money
@@ -119,9 +120,10 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run = commands.add_parser(
         "run",
         help="run one turn and print the answer",
-        description="Run one turn on PROMPT and print the answer on stdout and a one-line "
-        "summary on stderr. Model and tool calls are shown on stderr as they happen when "
-        "stderr is a terminal, or with --verbose.",
+        description="Run one turn on PROMPT and print the answer on stdout as it arrives, "
+        "and a one-line summary on stderr. Model and tool calls are shown on stderr as they "
+        "happen (each with its own tokens, cost and duration) when stderr is a terminal, or "
+        "with --verbose. --jsonl prints every event as a JSON line instead.",
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -172,7 +174,13 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="CHOICE",
         help="auto, none, required, or a tool's name to force that tool (first call only)",
     )
-    run.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
+    shape = run.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
+    shape.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print every event of the turn as a JSON line as it happens, the output last",
+    )
     run.set_defaults(handler=_run_command)
 
 
@@ -266,6 +274,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 def _run_command(args: argparse.Namespace) -> int:
     from ._run import RunRequest, run_turn  # the loop, imported only when a turn runs
+    from ._stream_output import JsonLinesPrinter, TextPrinter
 
     if args.environment is not None and (args.orchestrator != "local" or args.mcp or args.mcp_url):
         _error(
@@ -278,19 +287,30 @@ def _run_command(args: argparse.Namespace) -> int:
         prompt=args.prompt,
         session=args.session,
         config=_config(args),
-        turn=_turn_spec(args),
+        turn=replace(_turn_spec(args), progress=False),  # progress comes from the events
         orchestration=_orchestration(args),
         metadata=_call_options(args),
     )
-    result = asyncio.run(run_turn(get_plugin_manager(), request))
+    manager = get_plugin_manager()
     if args.json:
+        result = asyncio.run(run_turn(manager, request))
         print(result.output.model_dump_json())
-    elif args.output_schema is not None:
+        return EXIT_OK
+    if args.output_schema is not None:
+        # The validated JSON alone on stdout: nothing streams before it.
+        result = asyncio.run(run_turn(manager, request))
         return _print_typed(result.output, result.session)
-    else:
-        print(result.output.message.as_text() or "")
-        print(summary(result.output), file=sys.stderr)
-        print(continue_hint(result.session), file=sys.stderr)
+    if args.jsonl:
+        asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
+        return EXIT_OK
+    printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
+    try:
+        result = asyncio.run(run_turn(manager, request, printer))
+    finally:
+        printer.end_line()  # an error after some text starts on a line of its own
+    printer.finish(result.output)
+    print(summary(result.output), file=sys.stderr)
+    print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
 
 

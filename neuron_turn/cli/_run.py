@@ -16,7 +16,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -38,6 +38,7 @@ from layer0 import (
 from neuron_tool import ToolDyn, ToolError
 
 from ..loop.config import NeuronTurnConfig
+from ..loop.events import TurnEvent
 from ..loop.provider_errors import ProviderError
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
@@ -144,11 +145,17 @@ def choose_model(manager: PluginManager, environ: Mapping[str, str]) -> tuple[st
     raise NoProviderConfiguredError(providers)
 
 
-async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
+async def run_turn(
+    manager: PluginManager,
+    request: RunRequest,
+    on_event: Callable[[TurnEvent], None] | None = None,
+) -> RunResult:
     """Dispatch one turn through the chosen orchestrator and record its session.
 
     `max_duration` covers starting the MCP servers too: each may take at most
-    that long to connect, and the turn gets what is left.
+    that long to connect, and the turn gets what is left. With `on_event`, the
+    turn is streamed through an orchestrator that can: each event of it
+    reaches `on_event` as it happens.
     """
     started = time.monotonic()
     session = request.session or uuid.uuid4().hex[:12]
@@ -177,7 +184,7 @@ async def run_turn(manager: PluginManager, request: RunRequest) -> RunResult:
             config=config,
             metadata=request.metadata,
         )
-        output = await _dispatch(orchestrator, turn_input)
+        output = await _dispatch(orchestrator, turn_input, on_event)
         await record_run(store, session, request.prompt)
     return RunResult(output, session, model)
 
@@ -268,8 +275,12 @@ async def _local_turn(
     return _InEnvironment(environment), model
 
 
-async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
+async def _dispatch(
+    orchestrator: Any, turn_input: TurnInput, on_event: Callable[[TurnEvent], None] | None
+) -> TurnOutput:
     try:
+        if on_event is not None and callable(getattr(orchestrator, "stream", None)):
+            return await _streamed(orchestrator, turn_input, on_event)
         output: TurnOutput = await orchestrator.dispatch(AGENT, turn_input)
     except DispatchFailed as exc:
         # The turn's own error says what to do (set a key, retry); report that one
@@ -278,6 +289,16 @@ async def _dispatch(orchestrator: Any, turn_input: TurnInput) -> TurnOutput:
         if isinstance(exc.__cause__, REPORTED):
             raise exc.__cause__  # noqa: B904
         raise
+    return output
+
+
+async def _streamed(
+    orchestrator: Any, turn_input: TurnInput, on_event: Callable[[TurnEvent], None]
+) -> TurnOutput:
+    async with orchestrator.stream(AGENT, turn_input) as events:
+        async for item in events:
+            on_event(item.event)
+    output: TurnOutput = events.result.output
     return output
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from layer0 import (
 
 from ._convert import content_from_parts, history_to_json
 from .config import ResolvedConfig
+from .events import EffectDeclared, TurnEvent
 from .provider import ContentPart, ProviderMessage, ProviderResponse
 
 __all__ = ["HISTORY_KEY", "RunState"]
@@ -86,6 +87,31 @@ class RunState:
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
+    sink: Callable[[TurnEvent], None] | None = None
+    """Where a streamed turn's events go; None (`execute`) emits nothing and costs nothing."""
+    effects_emitted: int = 0
+
+    def emit(self, event: TurnEvent) -> None:
+        """Send `event` to the sink, after an `EffectDeclared` for each effect not yet sent.
+
+        Effects are appended in several places (effect tools, unpriced models);
+        flushing them here, before the next event, reports each one as soon as
+        anything else happens, in declaration order, without hooking every append.
+        Call only when `sink` is set.
+        """
+        sink = self.sink
+        assert sink is not None
+        self.flush_effects()
+        sink(event)
+
+    def flush_effects(self) -> None:
+        """Send an `EffectDeclared` for each effect declared since the last flush."""
+        sink = self.sink
+        if sink is None:
+            return
+        while self.effects_emitted < len(self.effects):
+            sink(EffectDeclared(self.effects[self.effects_emitted]))
+            self.effects_emitted += 1
 
     def elapsed_ms(self) -> int:
         """Milliseconds since the turn started."""

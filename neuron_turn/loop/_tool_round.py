@@ -33,6 +33,7 @@ from ._convert import json_text
 from ._run import RunState
 from ._tool_input import RefusedCall
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
+from .events import ToolResult, ToolStart
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
 _CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
@@ -86,7 +87,18 @@ class ToolRound:
             self._close_round(calls, done)
 
     async def _into(self, done: list[_Done | None], index: int, call: ToolUsePart) -> None:
-        done[index] = await self._call(call)
+        run = self.run
+        if run.sink is None:
+            done[index] = await self._call(call)
+            return
+        run.emit(ToolStart(call.id, call.name, call.input))
+        finished = done[index] = await self._call(call)
+        result = finished.result
+        run.emit(
+            ToolResult(
+                call.id, call.name, result.content, result.is_error, finished.record.duration
+            )
+        )
 
     def _close_round(self, calls: Sequence[ToolUsePart], done: Sequence[_Done | None]) -> None:
         results: list[ToolResultPart] = []

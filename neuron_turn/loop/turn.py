@@ -8,7 +8,7 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, Generic, cast
 
@@ -65,6 +65,15 @@ from .approval import (
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
+from .events import (
+    EffectDeclared,
+    HookHalted,
+    LimitReached,
+    ModelCallDone,
+    ModelCallStart,
+    TurnDone,
+    TurnEvent,
+)
 from .limits import limit_reached
 from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
 from .plugin_source import PluginSource, default_plugin_source
@@ -76,7 +85,14 @@ from .provider import (
     TextPart,
     ToolUsePart,
 )
-from .provider_errors import InvalidRequestError, ProviderAuthenticationError, ProviderError
+from .provider_errors import (
+    InvalidRequestError,
+    ProviderAuthenticationError,
+    ProviderError,
+    ProviderResponseError,
+)
+from .provider_stream import deltas_of, streaming
+from .stream import TurnStream
 
 __all__ = ["NeuronTurn"]
 
@@ -85,6 +101,13 @@ _T = TypeVar("_T", default=str)
 
 _HANDOFF: Final = CustomExit(name="handoff")
 _STUCK: Final = CustomExit(name="stuck_detected")
+_LIMITS: Final[tuple[ExitReason, ...]] = (
+    "max_turns",
+    "budget_exhausted",
+    "timeout",
+    "circuit_breaker",
+    _STUCK,
+)
 
 
 class _Exit(Exception):
@@ -229,6 +252,23 @@ class NeuronTurn(Generic[OutT]):
             neuron_turn.loop.approval.ApprovalError: the session awaits approval and the
                 input carries no decisions, or its decisions do not fit the pending calls.
         """
+        return await self._run(input, None)
+
+    def stream(self, input: TurnInput) -> TurnStream:
+        """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
+
+        The turn starts when iteration starts. Use it as `async for event in
+        turn.stream(input)`, or as `async with turn.stream(input) as events:`
+        to be sure it is cancelled on leaving the block. Breaking out,
+        `aclose()`, or cancelling the task that iterates cancels the turn:
+        the provider's stream is closed and running tools are cancelled. The
+        `TurnDone` output equals what `execute` returns for the same input;
+        errors are the ones `execute` raises, raised by the iteration after
+        the events that came before them.
+        """
+        return TurnStream(lambda sink: self._run(input, sink))
+
+    async def _run(self, input: TurnInput, sink: Callable[[TurnEvent], None] | None) -> TurnOutput:
         settings = self.config.resolve(input.config)
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
@@ -243,6 +283,7 @@ class NeuronTurn(Generic[OutT]):
             [*history, *opening],
             history_length=len(history),
             new_from=len(history),
+            sink=sink,
         )
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
@@ -252,9 +293,17 @@ class NeuronTurn(Generic[OutT]):
             if not timeout.expired():
                 raise
             reason = "timeout"
+            if sink is not None:
+                run.emit(LimitReached(reason))
         result = run.output(reason)
         message = output.message()
-        return result if message is None else result.model_copy(update={"message": message})
+        if message is not None:
+            result = result.model_copy(update={"message": message})
+        if sink is not None:
+            for effect in result.effects[run.effects_emitted :]:
+                sink(EffectDeclared(effect))
+            sink(TurnDone(result))
+        return result
 
     def _output_round(self, input: TurnInput) -> OutputRound:
         """The call's output type and tool choice: the input's metadata over the config."""
@@ -321,9 +370,15 @@ class NeuronTurn(Generic[OutT]):
             while True:
                 await self._iterate(run, input, tools, rounds, output)
         except _Exit as stop:
-            return stop.reason
+            reason = stop.reason
         except TurnHalted as halted:
-            return ObserverHalt(reason=halted.reason)
+            reason = ObserverHalt(reason=halted.reason)
+        if run.sink is not None:
+            if isinstance(reason, ObserverHalt):
+                run.emit(HookHalted(reason.reason))
+            elif reason in _LIMITS:
+                run.emit(LimitReached(reason))
+        return reason
 
     async def _iterate(
         self,
@@ -335,7 +390,9 @@ class NeuronTurn(Generic[OutT]):
     ) -> None:
         await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
         request = self._request(run, input, tools, output)  # 2
-        response = await self._complete(request)  # 3
+        if run.sink is not None:
+            run.emit(ModelCallStart(run.turns_used + 1))
+        response = await self._complete(request, run)  # 3
         response = replace(response, content=guard_tool_inputs(response.content))
         run.turns_used += 1
         run.last_content = response.content
@@ -349,6 +406,16 @@ class NeuronTurn(Generic[OutT]):
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5
+            if run.sink is not None:
+                run.emit(
+                    ModelCallDone(
+                        run.turns_used,
+                        response.model,
+                        response.stop_reason,
+                        response.usage,
+                        response.cost,
+                    )
+                )
         step = output.judge(response, run.messages)  # 6
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
@@ -418,13 +485,47 @@ class NeuronTurn(Generic[OutT]):
             output=output.provider_output(),
         )
 
-    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+    async def _complete(self, request: ProviderRequest, run: RunState) -> ProviderResponse:
         try:
-            return await self.provider.complete(request)
+            if run.sink is None:
+                return await self.provider.complete(request)
+            return await self._streamed(request, run.sink)
         except ProviderError as exc:
             raise _turn_error(exc) from exc
         except Exception as exc:
             raise ModelError(f"the provider failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _streamed(
+        self, request: ProviderRequest, sink: Callable[[TurnEvent], None]
+    ) -> ProviderResponse:
+        """Step 3 for a streamed turn: pass the provider's deltas on as they arrive."""
+        provider = streaming(self.provider)
+        if provider is None:
+            response = await self.provider.complete(request)
+            for delta in deltas_of(response):
+                sink(delta)
+            return response
+        final: ProviderResponse | None = None
+        events = provider.stream(request)
+        try:
+            async for event in events:
+                if isinstance(event, ProviderResponse):
+                    final = event
+                elif final is None:
+                    sink(event)
+                else:
+                    raise ProviderResponseError(
+                        "the provider's stream went on after its final response"
+                    )
+        finally:
+            # Closed now, not when collected: a cancelled turn must not leave the
+            # provider's connection open.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        if final is None:
+            raise ProviderResponseError("the provider's stream ended without a final response")
+        return final
 
     async def _hook(
         self, run: RunState, point: HookPoint, *, model_output: Content | None = None

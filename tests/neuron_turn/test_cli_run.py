@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from layer0 import TurnOutput
 from neuron_turn import cli
 from neuron_turn.cli import main
-from neuron_turn.cli.progress import ProgressHook
-from neuron_turn.loop.turn import NeuronTurn
 from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
@@ -75,42 +73,78 @@ def test_verbose_shows_each_model_and_tool_call(capsys: pytest.CaptureFixture[st
     out, err = capsys.readouterr()
     assert out == "the sum is 5\n"
     lines = err.splitlines()
-    assert [line.split(" ")[0] for line in lines[:-2]] == [
-        "[model]",
-        "[model]",
-        "[tool]",
-        "[tool]",
-        "[model]",
-        "[model]",
+    assert lines[:6] == [
+        "[model] call 1",
+        "[model] call 1: 10 tokens in / 5 out, $0.0006 (tool_use)",
+        '[tool] fixture_add({"a": 2, "b": 3})',
+        lines[3],
+        "[model] call 2",
+        "[model] call 2: 12 tokens in / 3 out, $0.0006 (end_turn)",
     ]
-    assert lines[0].startswith("[model] call 1 (")
-    assert lines[1].startswith("[model] answered: calls fixture_add (")
-    assert lines[2] == '[tool] fixture_add({"a": 2, "b": 3})'
-    assert lines[3].startswith("[tool] fixture_add -> 5 (")
-    assert lines[4].startswith("[model] call 2 (")
-    assert lines[5].startswith("[model] answered: the sum is 5 (")
+    # The tool's own duration, not the time since the turn started.
+    assert re.fullmatch(r"\[tool\] fixture_add -> 5 \(\d+\.\d\ds\)", lines[3]), lines[3]
     assert summary_of(err)["turns"] == "2"
 
 
-def test_progress_is_an_observer_hook_on_the_turn(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_answer_streams_to_stdout_and_errors_start_on_a_new_line(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    built: list[NeuronTurn] = []
-    original = NeuronTurn.from_plugins
+    assert main(["run", "hi", "--model", "fixture:truncated"]) == 8
+    out, err = capsys.readouterr()
+    # The text came before the model said it was cut short; the line is ended.
+    assert out == "echo: hi\n"
+    assert err.startswith("neuron-turn: error: the model's answer could not be used")
 
-    def spy(**kwargs: Any) -> NeuronTurn:
-        turn = original(**kwargs)
-        built.append(turn)
-        return turn
 
-    monkeypatch.setattr(NeuronTurn, "from_plugins", spy)
-    assert main(["run", "hi", "--model", "fixture:echo", "--verbose"]) == 0
-    (turn,) = built
-    (progress,) = [entry for entry in turn.hooks if isinstance(entry.hook, ProgressHook)]
-    assert progress.observer
-    assert progress.name == "neuron-turn.progress"
-    # The fixture plugin's own hook came from plugins, before it.
-    assert turn.hooks.names() == ("fixture-plugin.fixture_observer", "neuron-turn.progress")
+def test_jsonl_prints_each_event_as_a_json_line_and_the_output_last(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", "add", "--model", "fixture:tool", "--tool", "fixture_add", "--jsonl"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [event["type"] for event in events]
+    assert kinds[0] == "model_call_start"
+    assert kinds.count("model_call_done") == 2
+    tool = next(event for event in events if event["type"] == "tool_result")
+    assert (tool["name"], tool["content"], tool["is_error"]) == ("fixture_add", "5", False)
+    texts = "".join(event["text"] for event in events if event["type"] == "text_delta")
+    assert texts == "the sum is 5"
+    last = events[-1]
+    assert last["type"] == "turn_done"
+    output = TurnOutput.model_validate(last["output"])
+    assert output.message.as_text() == "the sum is 5"
+
+
+def test_json_and_jsonl_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "fixture:echo", "--json", "--jsonl"])
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_the_answer_reaches_stdout_word_by_word_before_the_turn_ends(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    env = {
+        **os.environ,
+        "NEURON_LOAD_PLUGINS": PLUGINS,
+        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
+        "FIXTURE_GATE": str(gate),
+    }
+    command = [sys.executable, "-m", "neuron_turn", "run", "go", "--model", "fixture:gated"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as process:
+        assert process.stdout is not None
+        # The provider is blocked on the gate: the first word can only be here if it
+        # was written and flushed as it arrived.
+        assert process.stdout.read(len(b"first ")) == b"first "
+        gate.write_text("open")
+        rest, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert rest == b"second\n"
 
 
 def test_run_passes_limits_to_the_turn(capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,7 +189,7 @@ def test_errors_end_with_one_line_and_their_own_exit_code(
 ) -> None:
     assert main(["run", "hi", "--model", model, *extra]) == code
     out, err = capsys.readouterr()
-    assert out == ""
+    assert out == ("echo: hi\n" if model == "fixture:truncated" else "")
     assert err.count("\n") == 1, err
     assert err.startswith("neuron-turn: error: ")
     assert expected in err

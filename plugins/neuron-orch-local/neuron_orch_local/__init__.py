@@ -27,6 +27,7 @@ from .orchestrator import LocalOrchestrator
 from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .result import DispatchResult
+from .streaming import AgentEvent
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "LOGGER_NAME",
     "QUERY_TYPES",
     "TRACE",
+    "AgentEvent",
     "BatchStateStore",
     "Chain",
     "CustomEffectHandler",

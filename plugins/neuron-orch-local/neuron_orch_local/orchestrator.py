@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue
 
@@ -27,6 +27,9 @@ from layer0 import (
     WorkflowId,
 )
 
+if TYPE_CHECKING:
+    from neuron_turn import EventStream
+
 from ._effects import EffectRunner
 from ._table import WorkflowTable
 from .chain import Chain
@@ -37,6 +40,7 @@ from .handoff import handoff_input
 from .placement import Placement
 from .query import answer_query
 from .result import DispatchResult
+from .streaming import SINK, AgentEvent, execute_streamed
 from .workflow import Delegation, WorkflowRecord
 
 __all__ = ["LocalOrchestrator"]
@@ -167,6 +171,40 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 granted=granted,
             )
 
+    def stream(
+        self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
+    ) -> EventStream[AgentEvent, DispatchResult]:
+        """Like `run`, yielding every turn's events as they happen; `result` holds the result.
+
+        Each event comes as an `AgentEvent` naming its workflow and agent:
+        the dispatched agent's turn, then its delegations' and handoffs'.
+        Effects are carried out exactly as by `run`, after each turn ends, so
+        a turn that fails mid-stream has nothing of its own written.
+        Breaking out, `aclose()` or cancelling the consumer cancels the
+        dispatch. Errors are those of `run`, raised by the iteration.
+
+        Example::
+
+            async with orchestrator.stream("main", input) as events:
+                async for item in events:
+                    if isinstance(item.event, TextDelta):
+                        print(item.event.text, end="")
+            output = events.result.output
+
+        Raises:
+            AgentNotFound: no agent `agent` (at once, before iterating).
+        """
+        from neuron_turn import EventStream  # the loop, only when a dispatch streams
+
+        require_agent(agent, self._agents)
+
+        async def runner(sink: Callable[[AgentEvent], None]) -> DispatchResult:
+            # Set in the stream's own task: only this dispatch's turns see it.
+            SINK.set(sink)
+            return await self.run(agent, input, workflow_id=workflow_id)
+
+        return EventStream(runner)
+
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the inbox of workflow `target`; raises `WorkflowNotFound`."""
         self._workflows.deliver(target, payload)
@@ -257,8 +295,12 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     async def _execute(
         self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain
     ) -> TurnOutput:
+        turn = self._agents[agent]
+        sink = SINK.get()
         try:
-            return await self._agents[agent].execute(input)
+            if sink is None:
+                return await turn.execute(input)
+            return await execute_streamed(turn, input, sink, workflow_id, agent)
         except Exception as exc:
             raise DispatchFailed(
                 f"agent {agent!r} failed in workflow {workflow_id} (route: {chain.route()}): "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pydantic import JsonValue
+
 from layer0 import AgentId, SignalPayload, TurnOutput, WorkflowId
 
 from .messages import Delegation
@@ -32,3 +34,5 @@ class WorkflowView:
     error: str | None = None
     inbox: list[SignalPayload] = field(default_factory=list)
     delegations: list[Delegation] = field(default_factory=list)
+    progress: list[JsonValue] = field(default_factory=list)
+    """The progress events the turns' activities signalled, in arrival order."""

@@ -37,6 +37,7 @@ from neuron_orch_local import (
 
 from ._failures import application_error
 from ._plan import check_effects
+from ._progress import execute_reporting
 from .ledger import apply_once
 from .messages import CustomRequest, MemoryRequest, TurnRequest
 from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
@@ -104,7 +105,11 @@ class AgentActivities:
         """
         try:
             turn = self._turn(request.agent)
-            output = await _heartbeating(turn.execute(request.input))
+            if request.progress:
+                running = execute_reporting(turn, request.input, request.workflow_id)
+            else:
+                running = turn.execute(request.input)
+            output = await _heartbeating(running)
             owner = effect_owner(request.agent, request.workflow_id)
             policy = (
                 request.granted

@@ -59,6 +59,8 @@ class WorkflowInput(_Message):
     """The dispatching caller's effect policy for the first turn (its
     `TurnConfig.effect_policy`); None in delegations and handoffs, whose turns
     get their agents' policies from the worker."""
+    progress: bool = False
+    """Report the turns' progress events to the workflow (`TemporalOrchestrator.stream`)."""
 
 
 class TurnRequest(_Message):
@@ -71,6 +73,8 @@ class TurnRequest(_Message):
     """The chain's route, `a -> b`, named in errors."""
     granted: EffectPolicy | None = None
     """The caller's effect policy for this turn, replacing the agent's (see `WorkflowInput`)."""
+    progress: bool = False
+    """Signal the turn's progress events to the workflow as they happen."""
 
 
 class IndexedMemoryEffect(_Message):

@@ -19,6 +19,8 @@ __all__ = [
     "DEFAULT_TASK_QUEUE",
     "EXECUTE_TURN",
     "INBOX_SIGNAL",
+    "PROGRESS_QUERY",
+    "PROGRESS_SIGNAL",
     "WORKFLOW_TYPE",
 ]
 
@@ -36,6 +38,12 @@ WORKFLOW_TYPE: Final = "neuron.AgentWorkflow"
 
 INBOX_SIGNAL: Final = "inbox"
 """The Temporal signal that carries a `layer0.SignalPayload` into a workflow's inbox."""
+
+PROGRESS_SIGNAL: Final = "progress"
+"""The Temporal signal by which a streaming turn's activity reports one progress event."""
+
+PROGRESS_QUERY: Final = "progress"
+"""The Temporal query answering a workflow's progress events from an index on (see `stream`)."""
 
 AWAIT_SIGNAL: Final = "await_signal"
 """The `CustomExit` name by which a turn asks to wait for a signal before its next turn.

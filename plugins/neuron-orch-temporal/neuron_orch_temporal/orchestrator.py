@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -29,7 +30,8 @@ from layer0 import (
     WorkflowId,
     WorkflowNotFound,
 )
-from neuron_orch_local import QUERY_TYPES, Chain, Dispatcher, UnknownQueryError
+from neuron_orch_local import QUERY_TYPES, AgentEvent, Chain, Dispatcher, UnknownQueryError
+from neuron_turn import EventStream, event_from_json
 
 from ._failures import orch_error
 from .connect import connect
@@ -40,6 +42,7 @@ from .names import (
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     INBOX_SIGNAL,
+    PROGRESS_QUERY,
     WORKFLOW_TYPE,
 )
 from .policy import TurnPolicy
@@ -50,6 +53,9 @@ __all__ = ["TemporalOrchestrator"]
 _UNTOUCHED_HISTORY: Final = 2
 _RESULT: Final = DispatchResult
 _EXIT_GRACE: Final = 0.5
+DEFAULT_POLL_INTERVAL: Final = 0.2
+"""Seconds between two polls of a streamed dispatch's progress."""
+_QUERY_TIMEOUT: Final = 2.0
 
 
 class TemporalOrchestrator(Dispatcher[DispatchResult]):
@@ -161,6 +167,83 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
         return await self._result(await self._start(agent, input, workflow_id))
 
+    def stream(
+        self,
+        agent: AgentId,
+        input: TurnInput,
+        *,
+        workflow_id: WorkflowId | None = None,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+    ) -> EventStream[AgentEvent, DispatchResult]:
+        """Like `run`, yielding the turn's progress events as the worker reports them.
+
+        The worker's activity signals one event per model call and tool call
+        of the dispatched agent's turns (`ModelCallStart`, `ModelCallDone`,
+        `ToolStart`, `ToolResult`, `HookHalted`, `LimitReached`; text deltas
+        are not sent through Temporal, whose history would keep each one);
+        this polls the workflow's `progress` query every `poll_interval`
+        seconds and yields the new ones in order, as neuron-orch-local's
+        `AgentEvent`s. `result` holds the `DispatchResult` once the stream is
+        read to its end; the output is the one `run` returns. Errors are
+        those of `run`.
+        """
+
+        async def runner(sink: Callable[[AgentEvent], None]) -> DispatchResult:
+            handle = await self._start(agent, input, workflow_id, progress=True)
+            waiting = asyncio.ensure_future(self._result(handle))
+            seen = 0
+            try:
+                while not waiting.done():
+                    await asyncio.wait({waiting}, timeout=poll_interval)
+                    seen += await self._pass_progress(handle.id, agent, seen, sink)
+                result = await waiting
+                await self._pass_progress(handle.id, agent, seen, sink)
+            finally:
+                waiting.cancel()
+            return result
+
+        return EventStream(runner)
+
+    async def progress(self, workflow_id: WorkflowId, *, after: int = 0) -> list[JsonValue]:
+        """Return the progress events workflow `workflow_id` holds, from index `after` on.
+
+        Only dispatches started by `stream` collect any.
+
+        Raises:
+            WorkflowNotFound: no workflow `workflow_id`.
+        """
+        client = await self.client()
+        try:
+            events: list[JsonValue] = await client.get_workflow_handle(workflow_id).query(
+                PROGRESS_QUERY, after
+            )
+        except RPCError as exc:
+            raise _rpc_error(exc, workflow_id) from exc
+        return events
+
+    async def _pass_progress(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        after: int,
+        sink: Callable[[AgentEvent], None],
+    ) -> int:
+        try:
+            # A query waits for a worker to answer it: bounded, so a dispatch no
+            # worker picks up still ends with the pickup timeout's error.
+            async with asyncio.timeout(_QUERY_TIMEOUT):
+                events = await self.progress(workflow_id, after=after)
+        except (OrchError, WorkflowQueryFailedError, TimeoutError):
+            return 0  # not started yet, or no worker to answer: the next poll may do better
+        for event in events:
+            try:
+                rebuilt = event_from_json(event) if isinstance(event, dict) else None
+            except ValueError:
+                rebuilt = None  # from a newer worker: skip what this caller cannot read
+            if rebuilt is not None:
+                sink(AgentEvent(workflow_id, agent, rebuilt))
+        return len(events)
+
     async def start(
         self, agent: AgentId, input: TurnInput, *, workflow_id: WorkflowId | None = None
     ) -> WorkflowId:
@@ -177,14 +260,24 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         return await self._result(client.get_workflow_handle(workflow_id, result_type=_RESULT))
 
     async def _start(
-        self, agent: AgentId, input: TurnInput, workflow_id: WorkflowId | None
+        self,
+        agent: AgentId,
+        input: TurnInput,
+        workflow_id: WorkflowId | None,
+        *,
+        progress: bool = False,
     ) -> WorkflowHandle[Any, DispatchResult]:
         client = await self.client()
         workflow_id = workflow_id if workflow_id is not None else f"{agent}-{uuid.uuid4()}"
         chain = Chain.root(agent, max_depth=self._policy.max_depth)
         granted = None if input.config is None else input.config.effect_policy
         params = WorkflowInput(
-            agent=agent, input=input, chain=chain, policy=self._policy, granted=granted
+            agent=agent,
+            input=input,
+            chain=chain,
+            policy=self._policy,
+            granted=granted,
+            progress=progress,
         )
         try:
             # The handle start_workflow returns, not a fresh one: the test

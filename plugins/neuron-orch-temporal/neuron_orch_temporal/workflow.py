@@ -79,6 +79,8 @@ with workflow.unsafe.imports_passed_through():
         CUSTOM_EFFECT,
         EXECUTE_TURN,
         INBOX_SIGNAL,
+        PROGRESS_QUERY,
+        PROGRESS_SIGNAL,
         WORKFLOW_TYPE,
     )
     from .policy import TurnPolicy
@@ -97,6 +99,7 @@ class AgentWorkflow:
         """Set up the view queries read, before the first turn starts."""
         self._policy = params.policy
         self._granted = params.granted
+        self._progress = params.progress
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
         )
@@ -130,6 +133,16 @@ class AgentWorkflow:
         """Keep `payload` in the inbox; pass it on to a running handoff."""
         self._view.inbox.append(payload)
         await self._forward()
+
+    @workflow.signal(name=PROGRESS_SIGNAL)
+    def progress(self, event: JsonValue) -> None:
+        """Keep one progress event a turn's activity reported."""
+        self._view.progress.append(event)
+
+    @workflow.query(name=PROGRESS_QUERY)
+    def progress_query(self, after: int = 0) -> list[JsonValue]:
+        """Return the progress events from index `after` on."""
+        return self._view.progress[after:]
 
     @workflow.query(name="status")
     def status(self, params: JsonValue = None) -> JsonValue:
@@ -179,6 +192,7 @@ class AgentWorkflow:
             input=turn_input,
             route=chain.route(),
             granted=granted,
+            progress=self._progress,
         )
         try:
             output: TurnOutput = await workflow.execute_activity(

@@ -1,22 +1,30 @@
-"""Folding a streamed (`text/event-stream`) Messages response into the message JSON.
+"""Reading a streamed (`text/event-stream`) Messages response, event by event.
 
-The provider is not streaming towards its caller: with `stream=True` it asks
-the API for server-sent events only to keep long generations alive, then
-rebuilds the same `type: "message"` object a non-streaming call returns, so
-one response mapping (`_wire.parse_message`) serves both.
+`MessageStream` applies the API's events in order: it hands each text,
+thinking and tool-argument fragment on as a delta (what `AnthropicProvider.stream`
+yields) while rebuilding the same `type: "message"` object a non-streaming
+call returns, so one response mapping (`_wire.parse_message`) serves every
+path, and `fold_event_stream` (a body read whole) is the same parser with
+its deltas dropped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Final, cast
+from typing import cast
 
 from pydantic import JsonValue
 
-from ._wire import JsonObject, WireError, as_object
+from neuron_turn.loop.events import (
+    ProviderDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from neuron_turn.loop.sse import iter_sse
 
-_APPENDED: Final = {"text_delta": "text", "thinking_delta": "thinking"}
+from ._wire import JsonObject, WireError, as_object
 
 
 class StreamedError(Exception):
@@ -28,26 +36,23 @@ class StreamedError(Exception):
         self.message = message
 
 
-def iter_events(text: str) -> Iterator[tuple[str, str]]:
-    """Yield `(event, data)` for each server-sent event in `text`."""
-    event = ""
-    data: list[str] = []
-    for line in text.splitlines():
-        if not line:
-            if data:
-                yield event or "message", "\n".join(data)
-            event, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if field == "event":
-            event = value
-        elif field == "data":
-            data.append(value)
-    if data:
-        yield event or "message", "\n".join(data)
+class StreamCutError(WireError):
+    """The stream ended before `message_stop`: the connection was cut, the answer is partial."""
+
+
+def event_json(data: str) -> JsonObject:
+    """Decode one event's data.
+
+    Raises:
+        WireError: it is not a JSON object.
+    """
+    try:
+        payload = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise WireError(f"an event's data is not JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise WireError("an event's data is not a JSON object")
+    return cast(JsonObject, payload)
 
 
 def fold_event_stream(text: str) -> JsonObject:
@@ -57,37 +62,44 @@ def fold_event_stream(text: str) -> JsonObject:
         StreamedError: the stream reported an error.
         WireError: the stream is malformed or ends before `message_stop`.
     """
-    folder = _Folder()
-    for _event, data in iter_events(text):
-        try:
-            payload = json.loads(data)
-        except ValueError as exc:
-            raise WireError(f"an event's data is not JSON: {exc}") from exc
-        if not isinstance(payload, dict):
-            raise WireError("an event's data is not a JSON object")
-        folder.feed(cast(JsonObject, payload))
-    return folder.result()
+    stream = MessageStream()
+    for _event, data in iter_sse(text.splitlines()):
+        stream.feed(event_json(data))
+    return stream.result()
 
 
-class _Folder:
-    """Applies events in order, as the API's streaming reference describes them."""
+class MessageStream:
+    """Applies events in order, as the API's streaming reference describes them.
+
+    `feed` returns the delta an event carries (None for the others); `result`
+    returns the whole message once `message_stop` has arrived.
+    """
+
+    __slots__ = ("blocks", "events", "message", "partial_json", "stopped")
 
     def __init__(self) -> None:
+        """Start before `message_start`."""
         self.message: JsonObject | None = None
         self.blocks: dict[int, JsonObject] = {}
         self.partial_json: dict[int, str] = {}
         self.stopped = False
+        self.events = 0
 
-    def feed(self, event: JsonObject) -> None:
+    def feed(self, event: JsonObject) -> ProviderDelta | None:
+        """Apply one event; return the delta it carries, if any.
+
+        Raises:
+            StreamedError: the event is an `error` event.
+            WireError: the event does not fit the stream so far.
+        """
+        self.events += 1
         kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(_index(event), as_object(event.get("delta"), "delta"))
+        if kind == "content_block_start":
+            return self._start_block(_index(event), event)
         if kind == "message_start":
             self.message = dict(as_object(event.get("message"), "message_start.message"))
-        elif kind == "content_block_start":
-            self.blocks[_index(event)] = dict(
-                as_object(event.get("content_block"), "content_block")
-            )
-        elif kind == "content_block_delta":
-            self._delta(_index(event), as_object(event.get("delta"), "delta"))
         elif kind == "content_block_stop":
             self._close_block(_index(event))
         elif kind == "message_delta":
@@ -98,23 +110,42 @@ class _Folder:
             error = as_object(event.get("error"), "error")
             raise StreamedError(str(error.get("type", "error")), str(error.get("message", "")))
         # ping and event types added later carry nothing the message needs.
+        return None
 
-    def _delta(self, index: int, delta: JsonObject) -> None:
+    def _start_block(self, index: int, event: JsonObject) -> ProviderDelta | None:
+        block = self.blocks[index] = dict(as_object(event.get("content_block"), "content_block"))
+        kind = block.get("type")
+        if kind == "tool_use":
+            return ToolCallStart(str(block.get("id", "")), str(block.get("name", "")))
+        text = block.get(str(kind))  # a text or thinking block may start with some text
+        if kind == "text" and isinstance(text, str) and text:
+            return TextDelta(text)
+        if kind == "thinking" and isinstance(text, str) and text:
+            return ThinkingDelta(text)
+        return None
+
+    def _delta(self, index: int, delta: JsonObject) -> ProviderDelta | None:
         block = self._block(index)
         kind = delta.get("type")
-        if kind in _APPENDED:
-            key = _APPENDED[str(kind)]
-            block[key] = str(block.get(key, "")) + str(delta.get(key, ""))
-        elif kind == "signature_delta":
+        if kind == "text_delta":
+            text = str(delta.get("text", ""))
+            block["text"] = str(block.get("text", "")) + text
+            return TextDelta(text) if text else None
+        if kind == "thinking_delta":
+            text = str(delta.get("thinking", ""))
+            block["thinking"] = str(block.get("thinking", "")) + text
+            return ThinkingDelta(text) if text else None
+        if kind == "input_json_delta":
+            partial = str(delta.get("partial_json", ""))
+            self.partial_json[index] = self.partial_json.get(index, "") + partial
+            return ToolCallDelta(str(block.get("id", "")), partial) if partial else None
+        if kind == "signature_delta":
             block["signature"] = delta.get("signature")
-        elif kind == "input_json_delta":
-            self.partial_json[index] = self.partial_json.get(index, "") + str(
-                delta.get("partial_json", "")
-            )
         elif kind == "citations_delta":
             citations = block.setdefault("citations", [])
             if isinstance(citations, list):
                 citations.append(delta.get("citation"))
+        return None
 
     def _close_block(self, index: int) -> None:
         block = self._block(index)
@@ -147,9 +178,16 @@ class _Folder:
         return self.message
 
     def result(self) -> JsonObject:
-        message = self._message()
+        """Return the message the events describe.
+
+        Raises:
+            StreamCutError: `message_stop` has not arrived.
+        """
         if not self.stopped:
-            raise WireError("the stream ended before message_stop")
+            raise StreamCutError(
+                f"the stream ended before message_stop, after {self.events} event(s)"
+            )
+        message = self._message()
         content: list[JsonValue] = [self.blocks[index] for index in sorted(self.blocks)]
         message["content"] = content
         return message

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 import httpx
 
+from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.http_errors import (
     REDACTED,
     body_prefix,
@@ -23,12 +24,16 @@ from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderAuthenticationError,
+    ProviderConnectionError,
+    ProviderError,
     ProviderResponseError,
 )
+from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
+from neuron_turn.loop.sse import SSEDecoder
 
 from ._errors import error_for_event, error_for_response
 from ._pricing import PriceTable, Pricing
-from ._stream import StreamedError, fold_event_stream
+from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
 from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_message
 
 __all__ = [
@@ -150,6 +155,83 @@ class AnthropicProvider:
             _log.debug("anthropic call failed: model=%s error=%s", requested, error)
             raise error
         parsed = self._parse(response, model=requested, secret=key)
+        return self._response(parsed, requested=requested, key=key)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one Messages API call as a stream: yield deltas as they arrive, then the response.
+
+        The final `ProviderResponse` is the one `complete` returns for the same
+        answer. Closing the iterator early closes the connection.
+
+        Raises:
+            ProviderError: as `complete`; also mid-stream: an `error` event by its
+                type, a stream cut off before `message_stop` as a retryable
+                `ProviderConnectionError`.
+        """
+        key = self._key()
+        body = build_body(request, model=self.model, max_tokens=self._max_tokens, stream=True)
+        body["stream"] = True  # even when `extra` says otherwise: the caller wants events
+        requested = str(body["model"])
+        what = f"the Anthropic API at {self.base_url}"
+        with transport_errors(provider=PROVIDER, secrets=(key,), what=what):
+            async with self._client.stream(
+                "POST", self._url, **self._request_arguments(body, key=key, stream=True)
+            ) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise error_for_response(response, model=requested, secret=key)
+                if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                    # A gateway that ignored `stream` and answered in one piece.
+                    await response.aread()
+                    parsed = self._parse(response, model=requested, secret=key)
+                    whole = self._response(parsed, requested=requested, key=key)
+                    for delta in deltas_of(whole):
+                        yield delta
+                    yield whole
+                    return
+                message = MessageStream()
+                async for delta in self._deltas(response, message, model=requested, secret=key):
+                    yield delta
+        parsed = self._parsed_stream(message, model=requested, secret=key)
+        yield self._response(parsed, requested=requested, key=key)
+
+    async def _deltas(
+        self, response: httpx.Response, message: MessageStream, *, model: str, secret: str
+    ) -> AsyncIterator[ProviderDelta]:
+        decoder = SSEDecoder()
+        try:
+            async for line in response.aiter_lines():
+                # Scrubbed first: neither a delta nor a chained decoding error may hold the key.
+                event = decoder.feed(redact(line, (secret,)))
+                if event is None:
+                    continue
+                delta = message.feed(event_json(event[1]))
+                if delta is not None:
+                    yield delta
+            last = decoder.flush()
+            if last is not None:
+                message.feed(event_json(last[1]))
+        except StreamedError as exc:
+            raise error_for_event(exc, model=model, secret=secret) from exc
+        except (ValueError, RecursionError) as exc:  # WireError, or JSON nested too deep
+            raise self._unexpected(exc, secret=secret, status=response.status_code) from exc
+
+    def _parsed_stream(self, message: MessageStream, *, model: str, secret: str) -> ParsedMessage:
+        try:
+            return parse_message(message.result())
+        except StreamCutError as exc:
+            raise _cut_off(exc, model=model) from exc
+        except (ValueError, RecursionError) as exc:
+            raise self._unexpected(exc, secret=secret, status=200) from exc
+
+    def _unexpected(self, exc: Exception, *, secret: str, status: int) -> ProviderError:
+        return ProviderResponseError(
+            f"unexpected stream from the Anthropic API ({redact(str(exc), (secret,))})",
+            provider=PROVIDER,
+            status_code=status,
+        )
+
+    def _response(self, parsed: ParsedMessage, *, requested: str, key: str) -> ProviderResponse:
         cost = self._pricing.cost(parsed.raw_usage, model=parsed.model, requested=requested)
         _log.debug(
             "anthropic call: model=%s answered_by=%s stop=%s input_tokens=%d output_tokens=%d",
@@ -179,9 +261,16 @@ class AnthropicProvider:
         return key
 
     async def _post(self, body: JsonObject, *, key: str) -> httpx.Response:
+        arguments = self._request_arguments(body, key=key, stream=self._stream)
+        with transport_errors(
+            provider=PROVIDER, secrets=(key,), what=f"the Anthropic API at {self.base_url}"
+        ):
+            return await self._client.post(self._url, **arguments)
+
+    def _request_arguments(self, body: JsonObject, *, key: str, stream: bool) -> dict[str, Any]:
         headers = {
             "anthropic-version": API_VERSION,
-            "accept": "text/event-stream" if self._stream else "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
             **self._headers,
             "content-type": "application/json",
             "x-api-key": key,
@@ -193,12 +282,7 @@ class AnthropicProvider:
                 f"the request holds a value that is not JSON ({exc})", provider=PROVIDER
             ) from exc
         timeout = httpx.USE_CLIENT_DEFAULT if self._timeout is None else self._timeout
-        with transport_errors(
-            provider=PROVIDER, secrets=(key,), what=f"the Anthropic API at {self.base_url}"
-        ):
-            return await self._client.post(
-                self._url, content=content, headers=headers, timeout=timeout
-            )
+        return {"content": content, "headers": headers, "timeout": timeout}
 
     def _parse(self, response: httpx.Response, *, model: str, secret: str) -> ParsedMessage:
         """Map a 2xx response, JSON or an event stream (whatever the API sent).
@@ -213,6 +297,8 @@ class AnthropicProvider:
             return parse_message(json.loads(text))
         except StreamedError as exc:
             raise error_for_event(exc, model=model, secret=secret) from exc
+        except StreamCutError as exc:
+            raise _cut_off(exc, model=model) from exc
         # WireError, a body that is not JSON at all, or one nested past what Python parses.
         except (ValueError, RecursionError) as exc:
             raise ProviderResponseError(
@@ -221,3 +307,12 @@ class AnthropicProvider:
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc
+
+
+def _cut_off(exc: StreamCutError, *, model: str) -> ProviderConnectionError:
+    """A stream that stopped before its end: retryable, and no partial answer is used."""
+    return ProviderConnectionError(
+        f"the Anthropic API stream for model {model!r} was cut off: {exc}; "
+        "the partial answer is discarded",
+        provider=PROVIDER,
+    )

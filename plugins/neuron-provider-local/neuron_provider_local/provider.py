@@ -7,7 +7,8 @@ import importlib.util
 import logging
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +20,7 @@ import httpx
 # the calls typed either way.
 from neuron_provider_openai import OpenAIProvider  # type: ignore[import-not-found, unused-ignore]
 from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.loop.events import ProviderDelta, TextDelta
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import (
     ImagePart,
@@ -30,6 +32,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
+from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
 from .errors import PROVIDER, ModelUnavailableError
@@ -52,6 +55,8 @@ class _ChatAPI(Protocol):
     """The part of `OpenAIProvider` this provider uses."""
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse: ...
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]: ...
 
     async def aclose(self) -> None: ...
 
@@ -229,6 +234,52 @@ class LocalProvider:
                 raise
             logger.info("the server could not read the model's output (%s); retrying", exc)
             return await self._raw_retry(api, prepared, spent=None)
+        return await self._settled(api, prepared, response)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one model call as a stream from the server (OpenAI-compatible events).
+
+        Without tools every delta passes straight on. With tools, text that
+        starts like a call written out (`{`, a code fence, a `<tool_call>` tag)
+        is held back until the answer is complete and read as `complete`
+        reads it; other text passes on as it arrives. The final response is
+        the one `complete` would return, retries included.
+
+        Raises:
+            As `complete`.
+        """
+        prepared = self._prepare(request)
+        api = await self._api_client()
+        gate = _TextGate(enabled=bool(prepared.tools))
+        response: ProviderResponse | None = None
+        streamed: ProviderResponse | None = None
+        try:
+            async with aclosing(api.stream(prepared)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    if isinstance(event, ProviderResponse):
+                        response = streamed = event
+                        continue
+                    for passed in gate.take(event):
+                        yield passed
+        except ProviderServerError as exc:
+            if not prepared.tools:
+                raise
+            logger.info("the server could not read the model's output (%s); retrying", exc)
+            response = await self._raw_retry(api, prepared, spent=None)
+            gate.discard()
+        if response is None:
+            raise ProviderServerError(
+                f"{PROVIDER}: the server's stream ended without an answer", provider=PROVIDER
+            )
+        final = await self._settled(api, prepared, response)
+        for passed in gate.rest(final, same=final is streamed):
+            yield passed
+        yield final
+
+    async def _settled(
+        self, api: _ChatAPI, prepared: ProviderRequest, response: ProviderResponse
+    ) -> ProviderResponse:
+        """Read a call written as text, or retry a broken one, as `complete` does."""
         if not prepared.tools or _has_calls(response):
             return response
         output = parse_output(_text(response), tools=_names(prepared))
@@ -382,3 +433,47 @@ def _sum(first: int | None, second: int | None) -> int | None:
     if first is None and second is None:
         return None
     return (first or 0) + (second or 0)
+
+
+_CALL_STARTS: Final = ("{", "`", "<")
+
+
+class _TextGate:
+    """Holds back streamed text that may be a tool call written out, until the answer is read."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.held: list[TextDelta] = []
+        self.passing = not enabled
+        self.streamed_text = False
+
+    def take(self, delta: ProviderDelta) -> list[ProviderDelta]:
+        if not isinstance(delta, TextDelta):
+            return [delta]
+        if self.passing:
+            self.streamed_text = True
+            return [delta]
+        self.held.append(delta)
+        text = "".join(d.text for d in self.held).lstrip()
+        if not text or text.startswith(_CALL_STARTS):
+            return []
+        self.passing, self.streamed_text = True, True
+        released, self.held = self.held, []
+        return list(released)
+
+    def discard(self) -> None:
+        """Forget held text: the answer is being asked for again."""
+        self.held = []
+        self.passing = False
+
+    def rest(self, final: ProviderResponse, *, same: bool) -> list[ProviderDelta]:
+        """The deltas still owed once `final` is known (`same`: it is the streamed answer)."""
+        if same:
+            return list(self.held)
+        # The answer was rewritten (a call read from text, or a retry): announce what it
+        # became, except text already passed on.
+        return [
+            delta
+            for delta in deltas_of(final)
+            if not (self.streamed_text and isinstance(delta, TextDelta))
+        ]

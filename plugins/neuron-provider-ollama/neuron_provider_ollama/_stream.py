@@ -1,8 +1,10 @@
-"""Folding Ollama's NDJSON stream (`"stream": true`) back into one `/api/chat` body.
+"""Reading Ollama's NDJSON stream (`"stream": true`), line by line.
 
 Each line is a JSON object carrying a fragment of `message.content` /
 `message.thinking` (and, on newer servers, whole `tool_calls`); the line with
-`"done": true` carries `done_reason` and the token counts. The folded body has
+`"done": true` carries `done_reason` and the token counts. `feed_line`
+returns the text and thinking deltas a line carries (what
+`OllamaProvider.stream` yields) and `body()` the folded body, which has
 exactly the non-streaming shape, so one parser serves both modes.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from neuron_turn.loop.events import ProviderDelta, TextDelta, ThinkingDelta
 from neuron_turn.loop.http_errors import body_prefix
 from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
@@ -34,8 +37,8 @@ class StreamAccumulator:
         self._tool_calls: list[Any] = []
         self._final: dict[str, Any] | None = None
 
-    def feed_line(self, line: str) -> None:
-        """Add one NDJSON line (blank lines are ignored).
+    def feed_line(self, line: str) -> list[ProviderDelta]:
+        """Add one NDJSON line (blank lines are ignored); return the deltas it carries.
 
         Raises:
             ProviderResponseError: the line is not a JSON object.
@@ -43,10 +46,10 @@ class StreamAccumulator:
         """
         line = line.strip()
         if not line:
-            return
+            return []
         try:
             chunk = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep
             chunk = None
         if not isinstance(chunk, dict):
             raise ProviderResponseError(
@@ -57,19 +60,26 @@ class StreamAccumulator:
             raise ProviderServerError(
                 f"Ollama failed mid-stream: {chunk['error']}", provider=PROVIDER
             )
-        self._add_message(chunk.get("message"))
+        deltas = self._add_message(chunk.get("message"))
         if chunk.get("done") is True:
             self._final = chunk
+        return deltas
 
-    def _add_message(self, message: object) -> None:
+    def _add_message(self, message: object) -> list[ProviderDelta]:
+        deltas: list[ProviderDelta] = []
         if not isinstance(message, dict):
-            return
-        if isinstance(content := message.get("content"), str):
-            self._content.append(content)
-        if isinstance(thinking := message.get("thinking"), str):
+            return deltas
+        if isinstance(thinking := message.get("thinking"), str) and thinking:
             self._thinking.append(thinking)
+            deltas.append(ThinkingDelta(thinking))
+        if isinstance(content := message.get("content"), str) and content:
+            self._content.append(content)
+            deltas.append(TextDelta(content))
+        # Tool calls arrive whole; their ids depend on the final line (see _tool_ids),
+        # so the provider announces them once the stream is done.
         if isinstance(tool_calls := message.get("tool_calls"), list):
             self._tool_calls.extend(tool_calls)
+        return deltas
 
     def body(self) -> dict[str, Any]:
         """Return the folded body, shaped like a non-streaming `/api/chat` answer.

@@ -6,12 +6,15 @@ import itertools
 import json
 import logging
 import os
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, ClassVar, Final, Self
 
 import httpx
 
+from neuron_turn.loop.events import TextDelta, ThinkingDelta
 from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
@@ -20,6 +23,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderError,
     ProviderResponseError,
 )
+from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 
 from ._errors import API_KEY_ENV, PROVIDER, error_from_response, map_transport_errors, redact_error
 from ._host import resolve_base_url
@@ -53,9 +57,10 @@ class OllamaProvider:
         prices: USD per million tokens by model, e.g.
             `{"llama3.2": {"input_mtok": "0.1", "output_mtok": "0.4"}}`; an
             unpriced model costs `Money("0", "USD")`.
-        stream: Ask for the NDJSON stream and fold it into one response: the
-            read timeout then applies between lines, not to the whole answer.
-            `request.extra["stream"]` overrides it per call.
+        stream: Have `complete` ask for the NDJSON stream and fold it into one
+            response: the read timeout then applies between lines, not to the
+            whole answer. `request.extra["stream"]` overrides it per call.
+            (`stream()` always streams.)
     """
 
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
@@ -75,7 +80,7 @@ class OllamaProvider:
     ) -> None:
         self.model = model
         self.base_url = resolve_base_url(base_url)
-        self.stream = stream
+        self.stream_by_default = stream
         self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._prices = parse_prices(prices)
@@ -91,7 +96,7 @@ class OllamaProvider:
         key = repr(REDACTED) if self._api_key else "None"
         return (
             f"OllamaProvider(model={self.model!r}, base_url={self.base_url!r}, "
-            f"api_key={key}, stream={self.stream!r})"
+            f"api_key={key}, stream={self.stream_by_default!r})"
         )
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
@@ -103,22 +108,79 @@ class OllamaProvider:
         try:
             return await self._complete(request)
         except ProviderError as exc:
-            if self._api_key and self._api_key in exc.message:
-                raise redact_error(exc, self._api_key) from None
-            raise
+            scrubbed = self._scrubbed_error(exc)
+            if scrubbed is exc:
+                raise
+            raise scrubbed from None
 
-    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one chat call as an NDJSON stream: deltas as lines arrive, then the response.
+
+        Text and thinking arrive as they are generated; tool calls, which
+        Ollama sends whole, are announced when the stream ends (their ids
+        depend on its final line). Closing the iterator early closes the
+        connection.
+
+        Raises:
+            ProviderError: as `complete`; a stream cut off before its `done`
+                line is a retryable `ProviderConnectionError`.
+        """
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    yield event
+        except ProviderError as exc:
+            scrubbed = self._scrubbed_error(exc)
+            if scrubbed is exc:
+                raise
+            raise scrubbed from None
+
+    def _scrubbed_error(self, exc: ProviderError) -> ProviderError:
+        if self._api_key and self._api_key in exc.message:
+            return redact_error(exc, self._api_key)
+        return exc
+
+    async def _stream(self, request: ProviderRequest) -> AsyncGenerator[ProviderStreamEvent, None]:
+        model = self._model(request)
+        body = json.dumps(build_chat_body(request, model=model, stream=True)).encode()
+        logger.debug("POST %s model=%s stream=True", self._chat_url, model)
+        accumulator = StreamAccumulator()
+        with map_transport_errors(base_url=self.base_url, secret=self._api_key):
+            response = await self._send_streaming(body)
+            try:
+                if not response.is_success:
+                    await response.aread()
+                    raise self._status_error(response, model)
+                async for line in response.aiter_lines():
+                    for delta in accumulator.feed_line(self._scrubbed(line)):
+                        yield delta
+            finally:
+                await response.aclose()
+        answer = self._answer(accumulator.body(), model)
+        for delta in deltas_of(answer):
+            if not isinstance(delta, TextDelta | ThinkingDelta):
+                yield delta
+        yield answer
+
+    def _model(self, request: ProviderRequest) -> str:
         model = request.model or self.model
         if not model:
             raise InvalidRequestError(
                 "no model: set ProviderRequest.model or give OllamaProvider a model",
                 provider=PROVIDER,
             )
-        stream = stream_requested(request, default=self.stream)
+        return model
+
+    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+        model = self._model(request)
+        stream = stream_requested(request, default=self.stream_by_default)
         body = json.dumps(build_chat_body(request, model=model, stream=stream)).encode()
         logger.debug("POST %s model=%s stream=%s", self._chat_url, model, stream)
         with map_transport_errors(base_url=self.base_url, secret=self._api_key):
             data = await (self._post_streaming(body, model) if stream else self._post(body, model))
+        return self._answer(data, model)
+
+    def _answer(self, data: Any, model: str) -> ProviderResponse:
         response = parse_chat_response(
             data, requested_model=model, fallback_salt=f"{id(self)}-{next(self._calls)}"
         )
@@ -150,11 +212,14 @@ class OllamaProvider:
                 status_code=response.status_code,
             ) from None
 
-    async def _post_streaming(self, body: bytes, model: str) -> Any:
+    async def _send_streaming(self, body: bytes) -> httpx.Response:
         request = self._client.build_request(
             "POST", self._chat_url, content=body, headers=self._headers, timeout=self._timeout
         )
-        response = await self._client.send(request, stream=True)
+        return await self._client.send(request, stream=True)
+
+    async def _post_streaming(self, body: bytes, model: str) -> Any:
+        response = await self._send_streaming(body)
         try:
             if not response.is_success:
                 await response.aread()

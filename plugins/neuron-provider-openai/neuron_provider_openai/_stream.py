@@ -1,19 +1,31 @@
-"""Assemble a streamed chat completion (server-sent events) into one completion body.
+"""Reading a streamed chat completion (server-sent events), chunk by chunk.
 
-Used by the `stream=True` option. The provider still returns one
-`ProviderResponse`; streaming only keeps a long generation from hitting a
-read timeout and lets servers that only stream be used. Chunks are folded
-into the shape of a non-streamed body and read by `_wire.parse_completion`,
-so both paths map content the same way.
+`StreamAccumulator` is the one parser of a stream: each line it is fed
+returns the deltas it carries (what `OpenAIProvider.stream` yields), and it
+folds the chunks into the shape of a non-streamed body, read by
+`_wire.parse_completion`, so every path maps content the same way.
+
+Tool calls are told apart by `index` alone: the `id` and name usually come
+with a call's first chunk and never again. A call whose server sends no id
+gets one here, so its deltas and its final `ToolUsePart` agree.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Final
 
 from pydantic import JsonValue
+
+from neuron_turn.loop.events import (
+    ProviderDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
 
 from ._errors import ApiError, api_error_from_json
 
@@ -37,11 +49,15 @@ class MalformedStreamError(ValueError):
         self.line = line
 
 
+_NONE: Final[tuple[ProviderDelta, ...]] = ()
+
+
 @dataclass(slots=True)
 class _ToolCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+    started: bool = False
 
 
 @dataclass(slots=True)
@@ -58,29 +74,36 @@ class StreamAccumulator:
     done: bool = False
     chunks: int = 0
 
-    def feed_line(self, line: str) -> None:
-        """Take one line of the event stream; comments, `event:` lines and blanks are skipped.
+    @property
+    def complete(self) -> bool:
+        """Whether the stream reached its end (`[DONE]`, or a choice's `finish_reason`)."""
+        return self.done or self.finish_reason is not None
+
+    def feed_line(self, line: str) -> tuple[ProviderDelta, ...] | list[ProviderDelta]:
+        """Take one line of the event stream; return the deltas it carries.
+
+        Comments, `event:` lines and blanks are skipped.
 
         Raises:
             StreamError: the event is an error object.
             MalformedStreamError: a `data:` line is not JSON.
         """
         if not line.startswith(_DATA):
-            return
+            return _NONE
         payload = line[len(_DATA) :].strip()
         if payload == _DONE:
             self.done = True
-            return
+            return _NONE
         try:
             chunk = json.loads(payload)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise MalformedStreamError(line) from exc
-        self.feed_chunk(chunk)
+        return self.feed_chunk(chunk)
 
-    def feed_chunk(self, chunk: object) -> None:
-        """Take one decoded chunk."""
+    def feed_chunk(self, chunk: object) -> tuple[ProviderDelta, ...] | list[ProviderDelta]:
+        """Take one decoded chunk; return the deltas it carries."""
         if not isinstance(chunk, dict):
-            return
+            return _NONE
         if "error" in chunk:
             raise StreamError(api_error_from_json(chunk) or ApiError("error in stream"))
         self.chunks += 1
@@ -91,34 +114,60 @@ class StreamAccumulator:
             self.usage = chunk["usage"]
         choices = chunk.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            self._feed_choice(choices[0])
+            return self._feed_choice(choices[0])
+        return _NONE
 
-    def _feed_choice(self, choice: dict[str, object]) -> None:
+    def _feed_choice(self, choice: dict[str, object]) -> list[ProviderDelta]:
         reason = choice.get("finish_reason")
         if isinstance(reason, str):
             self.finish_reason = reason
+        out: list[ProviderDelta] = []
         delta = choice.get("delta")
         if not isinstance(delta, dict):
-            return
-        self.content += _str(delta.get("content"))
-        self.reasoning += _str(delta.get("reasoning_content")) + _str(delta.get("reasoning"))
-        self.refusal += _str(delta.get("refusal"))
+            return out
+        reasoning = _str(delta.get("reasoning_content")) + _str(delta.get("reasoning"))
+        if reasoning:
+            self.reasoning += reasoning
+            out.append(ThinkingDelta(reasoning))
+        text = _str(delta.get("content"))
+        if text:
+            self.content += text
+            out.append(TextDelta(text))
+        refusal = _str(delta.get("refusal"))
+        if refusal:
+            self.refusal += refusal
+            out.append(TextDelta(refusal))
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
             for position, call in enumerate(calls):
                 if isinstance(call, dict):
-                    self._feed_tool_call(call, position)
+                    self._feed_tool_call(call, position, out)
+        return out
 
-    def _feed_tool_call(self, call: dict[str, object], position: int) -> None:
+    def _feed_tool_call(
+        self, call: dict[str, object], position: int, out: list[ProviderDelta]
+    ) -> None:
         index = call.get("index")
         slot = self.tool_calls.setdefault(
             index if isinstance(index, int) else position, _ToolCall()
         )
         slot.id = slot.id or _str(call.get("id"))
         function = call.get("function")
+        fragment = ""
         if isinstance(function, dict):
             slot.name = slot.name or _str(function.get("name"))
-            slot.arguments += _str(function.get("arguments"))
+            fragment = _str(function.get("arguments"))
+            slot.arguments += fragment
+        if slot.started:
+            if fragment:
+                out.append(ToolCallDelta(slot.id, fragment))
+        elif slot.name:
+            # Announced once its name is known; arguments sent before that go with it.
+            slot.started = True
+            slot.id = slot.id or f"call_{uuid.uuid4().hex[:24]}"
+            out.append(ToolCallStart(slot.id, slot.name))
+            if slot.arguments:
+                out.append(ToolCallDelta(slot.id, slot.arguments))
 
     def body(self) -> dict[str, JsonValue]:
         """The non-streamed completion body these chunks add up to."""
@@ -130,7 +179,7 @@ class StreamAccumulator:
         if self.tool_calls:
             message["tool_calls"] = [
                 {
-                    "id": call.id,
+                    "id": call.id or f"call_{uuid.uuid4().hex[:24]}",
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments},
                 }

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, ClassVar, Final, Self
 
 import httpx
 from pydantic import JsonValue
 
+from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.http_errors import REDACTED, redact, redact_response
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
@@ -22,6 +23,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderError,
     ProviderResponseError,
 )
+from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 
 from . import _wire
 from ._errors import (
@@ -211,19 +213,9 @@ class OpenAIProvider:
             ProviderError: a subclass saying whether a retry may help; httpx
                 exceptions never escape.
         """
-        model = request.model or self.model
-        if not model:
-            raise InvalidRequestError(f"{self.name}: no model given", provider=self.name)
-        body = self.request_body(request)
+        model, body = self._prepared(request)
         headers = self._request_headers()
         context = self._error_context(model)
-        logger.debug(
-            "POST %s model=%s messages=%d tools=%d",
-            self._url,
-            model,
-            len(request.messages),
-            len(request.tools),
-        )
         streaming = body.get("stream") is True
         if streaming:
             body.setdefault("stream_options", {"include_usage": True})
@@ -234,6 +226,64 @@ class OpenAIProvider:
             completion = await self._post(payload, headers, context)
         # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
         return redact_response(self._response(completion, requested_model=model), context.secrets)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one chat completion call as a stream: deltas as they arrive, then the response.
+
+        Always asks for server-sent events with `stream_options.include_usage`
+        (unless `request.extra` sets `stream_options` itself), so the last
+        chunk carries the call's usage. The final `ProviderResponse` is the
+        one `complete` returns for the same answer; closing the iterator
+        early closes the connection.
+
+        Raises:
+            ProviderError: as `complete`; also mid-stream: an error object in
+                the stream by its code, a stream cut off before its end as a
+                retryable `ProviderConnectionError`.
+        """
+        model, body = self._prepared(request)
+        body["stream"] = True
+        body.setdefault("stream_options", {"include_usage": True})
+        headers = self._request_headers()
+        context = self._error_context(model)
+        payload = self._encode(body)
+        client = self._http_client()
+        accumulator = StreamAccumulator()
+        with mapped_transport_errors(context):
+            async with client.stream(
+                "POST", self._url, content=payload, headers=headers, timeout=self._request_timeout()
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_from_response(response, context)
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    whole = self._parse_json(await response.aread(), context)
+                    answer = redact_response(
+                        self._response(whole, requested_model=model), context.secrets
+                    )
+                    for piece in deltas_of(answer):
+                        yield piece
+                    yield answer
+                    return
+                async for delta in self._deltas(response, accumulator, context):
+                    yield delta
+        completion = self._completion(accumulator, context)
+        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
+        yield redact_response(self._response(completion, requested_model=model), context.secrets)
+
+    def _prepared(self, request: ProviderRequest) -> tuple[str, dict[str, JsonValue]]:
+        model = request.model or self.model
+        if not model:
+            raise InvalidRequestError(f"{self.name}: no model given", provider=self.name)
+        body = self.request_body(request)
+        logger.debug(
+            "POST %s model=%s messages=%d tools=%d",
+            self._url,
+            model,
+            len(request.messages),
+            len(request.tools),
+        )
+        return model, body
 
     def _encode(self, body: dict[str, JsonValue]) -> bytes:
         # Encoded here, not by httpx, so a value JSON cannot hold (NaN, an object in
@@ -374,22 +424,34 @@ class OpenAIProvider:
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # The server ignored `stream` and answered in one piece.
                     return self._parse_json(await response.aread(), context)
-                await self._read_events(response, accumulator, context)
-        if accumulator.chunks == 0:
-            raise self._bad_body("a stream of chat completion chunks", b"", context)
-        return _wire.parse_completion(accumulator.body(), fallback_model=context.model)
+                async for _ in self._deltas(response, accumulator, context):
+                    pass
+        return self._completion(accumulator, context)
 
-    async def _read_events(
+    async def _deltas(
         self, response: httpx.Response, accumulator: StreamAccumulator, context: ErrorContext
-    ) -> None:
+    ) -> AsyncIterator[ProviderDelta]:
         try:
             async for line in response.aiter_lines():
                 # Scrubbed first: a chained decoding error keeps the line it was given.
-                accumulator.feed_line(redact(line, context.secrets))
+                for delta in accumulator.feed_line(redact(line, context.secrets)):
+                    yield delta
         except StreamError as exc:
             raise self._stream_error(exc, context) from None
         except MalformedStreamError as exc:
             raise self._bad_body("JSON event data", exc.line.encode(), context) from None
+
+    def _completion(self, accumulator: StreamAccumulator, context: ErrorContext) -> Completion:
+        if accumulator.chunks == 0:
+            raise self._bad_body("a stream of chat completion chunks", b"", context)
+        if not accumulator.complete:
+            raise ProviderConnectionError(
+                f"{self.name}: the stream for model {context.model!r} was cut off after "
+                f"{accumulator.chunks} chunk(s), before its finish_reason; "
+                "the partial answer is discarded",
+                provider=self.name,
+            )
+        return _wire.parse_completion(accumulator.body(), fallback_model=context.model)
 
     def _stream_error(self, exc: StreamError, context: ErrorContext) -> ProviderError:
         code = exc.api_error.code

@@ -54,7 +54,9 @@ def test_run_replays_a_two_step_tool_loop_and_reports_tokens_and_cost(
         assert main(argv) == 0
     assert cassette.play_count == 2
     out, err = capsys.readouterr()
-    assert out == "17 * 23 = 391.\n"
+    # Every model call's text reaches stdout as it arrives, each call's on its own line:
+    # the first call's words before its tool call, then the answer.
+    assert out == "I'll calculate that for you.\n17 * 23 = 391.\n"
     summary = next(m for m in map(SUMMARY.fullmatch, err.splitlines()) if m)
     assert (summary["tin"], summary["tout"]) == ("905", "82")
     assert summary["cost"] == "0.0013"

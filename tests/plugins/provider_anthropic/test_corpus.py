@@ -20,6 +20,13 @@ import yaml
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_tool import ToolSchema
+from neuron_turn.loop.events import (
+    ProviderDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
 from neuron_turn.loop.provider import (
     ContentPart,
     ProviderMessage,
@@ -372,6 +379,10 @@ async def test_corpus_cassette_replays_to_what_its_responses_say(name: str) -> N
                 return
             responses = await case.scenario(provider)
 
+    check_responses(responses, answers)
+
+
+def check_responses(responses: list[ProviderResponse], answers: list[Recorded]) -> None:
     assert len(responses) == len(answers)
     for response, answer in zip(responses, answers, strict=True):
         assert response.content == expected_content(answer.body["content"])
@@ -379,6 +390,57 @@ async def test_corpus_cassette_replays_to_what_its_responses_say(name: str) -> N
         assert response.usage == expected_usage(answer.body["usage"])
         assert response.model == answer.body["model"]
         assert response.cost is not None and response.cost.amount > 0
+
+
+class StreamedAnthropic(AnthropicProvider):
+    """Answers `complete` by reading `stream` to its end, keeping every delta it yielded."""
+
+    deltas: list[ProviderDelta]
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        final = None
+        async for event in self.stream(request):
+            if isinstance(event, ProviderResponse):
+                final = event
+            else:
+                self.deltas.append(event)
+        assert final is not None
+        return final
+
+
+STREAMED = sorted(name for name, case in CASES.items() if case.options == STREAM)
+
+
+@pytest.mark.parametrize("name", STREAMED)
+async def test_streamed_corpus_cassette_replays_through_the_stream_to_the_same_answer(
+    name: str,
+) -> None:
+    case = CASES[name]
+    path = CORPUS / name
+    answers = recorded(path)
+    match_on = WITH_BODY if case.match_body else WITHOUT_BODY
+
+    with replay(path, match_on=match_on):
+        async with StreamedAnthropic("unused-default", api_key=API_KEY) as provider:
+            provider.deltas = []
+            responses = await case.scenario(provider)
+
+    check_responses(responses, answers)
+    parts = [part for response in responses for part in response.content]
+    deltas = provider.deltas
+    texts = "".join(p.text for p in parts if isinstance(p, TextPart))
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == texts
+    thoughts = "".join(p.thinking for p in parts if isinstance(p, ThinkingPart))
+    assert "".join(d.text for d in deltas if isinstance(d, ThinkingDelta)) == thoughts
+    calls = [p for p in parts if isinstance(p, ToolUsePart)]
+    assert [(d.id, d.name) for d in deltas if isinstance(d, ToolCallStart)] == [
+        (c.id, c.name) for c in calls
+    ]
+    for tool_call in calls:
+        arguments = "".join(
+            d.arguments for d in deltas if isinstance(d, ToolCallDelta) and d.id == tool_call.id
+        )
+        assert (json.loads(arguments) if arguments else {}) == tool_call.input
 
 
 def check_error(error: ProviderError, answer: Recorded) -> None:

@@ -5,8 +5,9 @@ from typing import Any
 
 import pytest
 
-from neuron_provider_anthropic._stream import StreamedError, fold_event_stream, iter_events
+from neuron_provider_anthropic._stream import StreamedError, fold_event_stream
 from neuron_provider_anthropic._wire import WireError
+from neuron_turn.loop.sse import iter_sse
 
 START: dict[str, Any] = {
     "type": "message_start",
@@ -53,7 +54,7 @@ END = {"type": "message_stop"}
 def test_iter_events_reads_event_names_multiline_data_and_skips_comments() -> None:
     text = ': keep-alive\r\nevent: ping\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: tail'
 
-    assert list(iter_events(text)) == [("ping", '{"a":\n1}'), ("message", "tail")]
+    assert list(iter_sse(text.splitlines())) == [("ping", '{"a":\n1}'), ("message", "tail")]
 
 
 def test_text_deltas_fold_into_one_text_block() -> None:

@@ -17,7 +17,7 @@ import httpx
 
 from layer0 import TurnInput
 from neuron_provider_local import LocalProvider
-from neuron_turn import NeuronTurn, OutputSpec, output_value
+from neuron_turn import NeuronTurn, OutputSpec, TextDelta, output_value
 
 from ._support import render, wire
 
@@ -34,9 +34,11 @@ async def test_a_turn_calls_the_calculator_and_answers_391() -> None:
     turn = NeuronTurn.from_plugins(model="local:default", tools=["calculator"])
     assert isinstance(turn.provider, LocalProvider)
     try:
-        output = await turn.execute(
-            TurnInput(message="What is 17*23? Use the calculator.", trigger="user")
-        )
+        # Streamed, as `neuron-turn run` does: the answer arrives in pieces.
+        question = TurnInput(message="What is 17*23? Use the calculator.", trigger="user")
+        async with turn.stream(question) as events:
+            texts = [e.text async for e in events if isinstance(e, TextDelta)]
+        output = events.output
         server = turn.provider.server
         assert server is not None and server.running
     finally:
@@ -49,6 +51,7 @@ async def test_a_turn_calls_the_calculator_and_answers_391() -> None:
     assert meta.cost.amount == 0 and str(meta.cost.currency) == "USD"
     answer = output.message.as_text() or ""
     assert "391" in answer
+    assert len(texts) > 1 and "".join(texts).endswith(answer)
     assert not server.running and gone(server.pid)
     assert turn.provider.server is None
 

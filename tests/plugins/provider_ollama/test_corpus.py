@@ -25,6 +25,7 @@ from neuron_turn import (
     ProviderRequest,
     ProviderResponse,
     StopReason,
+    TextDelta,
     TextPart,
     ToolResultPart,
     ToolUsePart,
@@ -134,6 +135,25 @@ async def test_native_ndjson_stream_replays_folded_into_one_response() -> None:
             )
     assert len(lines) == 50
     assert_sent_what_was_recorded(capture.bodies[0], json.loads(interaction["request"]["body"]))
+    assert_ollama_response(response, final)
+
+
+async def test_native_ndjson_stream_replays_through_stream_line_by_line() -> None:
+    path = corpus_file("openllmetry__test_ollama_streaming_chat_legacy.yaml")
+    [interaction] = recorded(path)
+    lines = [
+        json.loads(line) for line in interaction["response"]["body"]["string"].splitlines() if line
+    ]
+    pieces = [line["message"]["content"] for line in lines if line["message"]["content"]]
+    final = {**lines[-1], "message": {"content": "".join(pieces)}}
+    request = ProviderRequest(model="llama3", messages=[user("Tell me a joke about OpenTelemetry")])
+    events = []
+    with replay(path, match_on=NO_BODY):
+        async with OllamaProvider(base_url=NATIVE_HOST, client=httpx.AsyncClient()) as provider:
+            events = [event async for event in provider.stream(request)]
+    *deltas, response = events
+    assert deltas == [TextDelta(piece) for piece in pieces]
+    assert isinstance(response, ProviderResponse)
     assert_ollama_response(response, final)
 
 

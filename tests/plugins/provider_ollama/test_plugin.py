@@ -33,7 +33,7 @@ def test_plugin_registers_ollama_with_a_factory_building_the_provider() -> None:
     assert list(registered) == ["ollama"]
     provider = registered["ollama"]("qwen2.5", base_url="gpu-box:9000", stream=True)
     assert isinstance(provider, OllamaProvider)
-    assert (provider.model, provider.base_url, provider.stream) == (
+    assert (provider.model, provider.base_url, provider.stream_by_default) == (
         "qwen2.5",
         "http://gpu-box:9000",
         True,

@@ -22,6 +22,7 @@ import yaml
 
 from neuron_provider_openai import OpenAIProvider
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.events import ProviderDelta, TextDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -488,3 +489,62 @@ def test_o1_mini_gets_its_prompt_as_a_user_message_by_default() -> None:
         {"role": "user", "content": "You are a helpful assistant."},
         {"role": "user", "content": "Hello"},
     ]
+
+
+STREAMED = [case for case in CASES if case.options.get("stream") is True]
+
+
+async def _streamed(
+    provider: OpenAIProvider, request: ProviderRequest, deltas: list[ProviderDelta]
+) -> ProviderResponse:
+    final = None
+    async for event in provider.stream(request):
+        if isinstance(event, ProviderResponse):
+            final = event
+        else:
+            deltas.append(event)
+    assert final is not None
+    return final
+
+
+@pytest.mark.parametrize("case", STREAMED, ids=lambda case: Path(case.path).stem)
+async def test_streamed_corpus_cassette_replays_through_the_stream_to_the_same_answer(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = corpus_or_skip() / case.path
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-corpus")
+    recorded = recorded_interactions(path)
+    sent: list[dict[str, Any]] = []
+
+    async def capture(request: httpx.Request) -> None:
+        sent.append(json.loads(request.content))
+
+    outcomes: list[Outcome] = []
+    deltas: list[ProviderDelta] = []
+    options = {key: value for key, value in case.options.items() if key != "stream"}
+    async with httpx.AsyncClient(event_hooks={"request": [capture]}) as client:
+        provider = OpenAIProvider(client=client, **options)
+        with replay(path, match_on=BY_URL):
+            for step in case.steps:
+                outcomes.append(await _streamed(provider, step(outcomes), deltas))
+
+    for mine, theirs, outcome in zip(sent, recorded, outcomes, strict=True):
+        assert comparable(mine) == comparable(theirs.request)
+        check_outcome(outcome, theirs)
+    parts = [
+        part
+        for outcome in outcomes
+        if isinstance(outcome, ProviderResponse)
+        for part in outcome.content
+    ]
+    texts = "".join(p.text for p in parts if isinstance(p, TextPart))
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == texts
+    calls = [p for p in parts if isinstance(p, ToolUsePart)]
+    assert [(d.id, d.name) for d in deltas if isinstance(d, ToolCallStart)] == [
+        (c.id, c.name) for c in calls
+    ]
+    for call in calls:
+        arguments = "".join(
+            d.arguments for d in deltas if isinstance(d, ToolCallDelta) and d.id == call.id
+        )
+        assert json.loads(arguments) == call.input

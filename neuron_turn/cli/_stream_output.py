@@ -1,0 +1,145 @@
+"""What `neuron-turn run` writes while a turn streams: text, activity lines, or JSON lines.
+
+`TextPrinter` writes the answer to stdout as it arrives and, when asked,
+one line per model and tool call to stderr, each with that call's own
+tokens, cost and duration (they come from the events, which carry them,
+not from running totals). `JsonLinesPrinter` writes every event as one
+JSON object per line, for programs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final, TextIO
+
+from layer0 import CustomExit, ObserverHalt, TurnOutput
+
+from ..loop.events import (
+    HookHalted,
+    LimitReached,
+    ModelCallDone,
+    ModelCallStart,
+    TextDelta,
+    ToolResult,
+    ToolStart,
+    TurnEvent,
+    event_json,
+)
+
+_WIDTH: Final = 80
+
+
+class TextPrinter:
+    """Streams a turn for people: the answer on `out`, activity on `err` when `progress`."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, progress: bool, width: int = _WIDTH) -> None:
+        """Write to `out` and `err`; activity lines only with `progress`."""
+        self.out = out
+        self.err = err
+        self.progress = progress
+        self.width = width
+        self.wrote_text = False
+        self.mid_line = False
+
+    def __call__(self, event: TurnEvent) -> None:
+        """Write what `event` shows."""
+        if isinstance(event, TextDelta):
+            self._text(event.text)
+            return
+        if isinstance(event, ModelCallStart):
+            self.end_line()  # each model call's text starts on a line of its own
+        if self.progress:
+            line = describe(event, width=self.width)
+            if line is not None:
+                self._activity(line)
+
+    def finish(self, output: TurnOutput) -> None:
+        """End the answer with a newline; print it whole if nothing was streamed."""
+        if not self.wrote_text:
+            self.out.write((output.message.as_text() or "") + "\n")
+            self.out.flush()
+            return
+        self.end_line()
+
+    def _text(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.wrote_text = True
+        self.mid_line = not text.endswith("\n")
+
+    def end_line(self) -> None:
+        """End the answer's current line, if text left it open."""
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False
+
+    def _activity(self, line: str) -> None:
+        if self.mid_line and _same_terminal(self.out, self.err):
+            self.end_line()  # else the line would land in the middle of the answer
+        self.err.write(line + "\n")
+        self.err.flush()
+
+
+class JsonLinesPrinter:
+    """Streams a turn for programs: each event as one JSON object on a line of `out`."""
+
+    def __init__(self, out: TextIO) -> None:
+        """Write to `out`."""
+        self.out = out
+
+    def __call__(self, event: TurnEvent) -> None:
+        """Write `event` as one line."""
+        self.out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+def describe(event: TurnEvent, *, width: int = _WIDTH) -> str | None:
+    """Return the activity line for `event`, or None for events that have none."""
+    if isinstance(event, ModelCallStart):
+        return f"[model] call {event.call}"
+    if isinstance(event, ModelCallDone):
+        usage = event.usage
+        cost = "price unknown" if event.cost is None else f"${event.cost.amount:.4f}"
+        return (
+            f"[model] call {event.call}: {usage.input_tokens} tokens in / "
+            f"{usage.output_tokens} out, {cost} ({event.stop_reason})"
+        )
+    if isinstance(event, ToolStart):
+        arguments = _shorten(json.dumps(event.input, ensure_ascii=False), width)
+        return f"[tool] {event.name}({arguments})"
+    if isinstance(event, ToolResult):
+        outcome = "failed: " if event.is_error else "-> "
+        return f"[tool] {event.name} {outcome}{_shorten(event.content, width)} ({_seconds(event)})"
+    if isinstance(event, HookHalted):
+        return f"[turn] halted by a hook: {event.reason}"
+    if isinstance(event, LimitReached):
+        return f"[turn] stopped: {_reason(event)}"
+    return None
+
+
+def _seconds(event: ToolResult) -> str:
+    return f"{event.duration / 1000:.2f}s"
+
+
+def _reason(event: LimitReached) -> str:
+    reason = event.reason
+    if isinstance(reason, CustomExit):
+        return reason.name
+    if isinstance(reason, ObserverHalt):
+        return reason.reason
+    return reason
+
+
+def _shorten(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _same_terminal(out: TextIO, err: TextIO) -> bool:
+    try:
+        return out.isatty() and err.isatty()
+    except ValueError:  # a closed stream
+        return False

@@ -1,0 +1,284 @@
+"""The events a streamed turn yields, and the deltas a streaming provider yields.
+
+`NeuronTurn.stream` yields them in the order things happen: a model call
+starts, its text, thinking and tool-call deltas arrive, the call ends with
+its usage and cost, the tools run (each with its own duration), effects are
+declared, a hook or a limit may stop the turn, and last `TurnDone` carries
+the `TurnOutput` that `execute` would have returned. A streaming provider
+yields the four delta types and ends with its `ProviderResponse`.
+
+They are frozen slotted dataclasses, built on the hot path of a stream; each
+has a `kind` tag, and `event_json` gives the JSON a program reads
+(`neuron-turn run --jsonl`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, TypeAlias
+
+from moneyed import Money
+from pydantic import JsonValue, TypeAdapter
+
+from layer0 import Effect, ExitReason, TurnOutput, usd
+
+from .provider import StopReason, TokenUsage
+
+__all__ = [
+    "EffectDeclared",
+    "HookHalted",
+    "LimitReached",
+    "ModelCallDone",
+    "ModelCallStart",
+    "ProviderDelta",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "ToolResult",
+    "ToolStart",
+    "TurnDone",
+    "TurnEvent",
+    "event_from_json",
+    "event_json",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's answer text, as it arrives."""
+
+    kind: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's visible reasoning, as it arrives."""
+
+    kind: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began writing a tool call; its arguments follow as `ToolCallDelta`s."""
+
+    kind: ClassVar[str] = "tool_call_start"
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call's arguments (JSON text), for the call with this `id`."""
+
+    kind: ClassVar[str] = "tool_call_delta"
+    id: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallStart:
+    """A model call is about to be made; `call` counts from 1 within the turn."""
+
+    kind: ClassVar[str] = "model_call_start"
+    call: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallDone:
+    """A model call finished: its own usage and cost (None: the model's price is unknown)."""
+
+    kind: ClassVar[str] = "model_call_done"
+    call: int
+    model: str
+    stop_reason: StopReason
+    usage: TokenUsage
+    cost: Money | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    """A tool call is about to run (or to be declared, for an effect tool)."""
+
+    kind: ClassVar[str] = "tool_start"
+    id: str
+    name: str
+    input: JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool call finished: its result text, whether it failed, and its own duration (ms)."""
+
+    kind: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    content: str
+    is_error: bool
+    duration: int
+
+
+@dataclass(frozen=True, slots=True)
+class EffectDeclared:
+    """The turn declared an effect (it is carried out by the orchestrator, later)."""
+
+    kind: ClassVar[str] = "effect"
+    effect: Effect
+
+
+@dataclass(frozen=True, slots=True)
+class HookHalted:
+    """A hook halted the turn; `TurnDone` follows with exit `observer_halt`."""
+
+    kind: ClassVar[str] = "hook_halted"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LimitReached:
+    """A limit ended the turn (max turns, budget, timeout, circuit breaker, stuck)."""
+
+    kind: ClassVar[str] = "limit_reached"
+    reason: ExitReason
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """The last event: the turn's output, equal to what `execute` returns."""
+
+    kind: ClassVar[str] = "turn_done"
+    output: TurnOutput
+
+
+ProviderDelta: TypeAlias = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta
+"""What a streaming provider yields before its final response."""
+
+TurnEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ModelCallStart
+    | ModelCallDone
+    | ToolStart
+    | ToolResult
+    | EffectDeclared
+    | HookHalted
+    | LimitReached
+    | TurnDone
+)
+"""Every event `NeuronTurn.stream` yields."""
+
+_EFFECT: Final = TypeAdapter[Effect](Effect)
+_EXIT: Final = TypeAdapter[ExitReason](ExitReason)
+_Json: TypeAlias = dict[str, JsonValue]
+
+
+def event_json(event: TurnEvent) -> dict[str, JsonValue]:
+    """Return the JSON object for `event`: `{"type": kind, ...its fields}`.
+
+    A cost is the USD amount as a string (exact, as layer0's wire writes
+    money); effects, exit reasons and the output are in the layer0 wire form.
+    """
+    data: _Json = {"type": event.kind}
+    data.update(_fields(event))
+    return data
+
+
+def _fields(event: TurnEvent) -> _Json:
+    if isinstance(event, TextDelta | ThinkingDelta):
+        return {"text": event.text}
+    if isinstance(event, ToolCallStart):
+        return {"id": event.id, "name": event.name}
+    if isinstance(event, ToolCallDelta):
+        return {"id": event.id, "arguments": event.arguments}
+    if isinstance(event, ModelCallStart):
+        return {"call": event.call}
+    if isinstance(event, ModelCallDone):
+        return _model_call(event)
+    if isinstance(event, ToolStart):
+        return {"id": event.id, "name": event.name, "input": event.input}
+    if isinstance(event, ToolResult):
+        return {
+            "id": event.id,
+            "name": event.name,
+            "content": event.content,
+            "is_error": event.is_error,
+            "duration": event.duration,
+        }
+    if isinstance(event, EffectDeclared):
+        return {"effect": _EFFECT.dump_python(event.effect, mode="json")}
+    if isinstance(event, HookHalted):
+        return {"reason": event.reason}
+    if isinstance(event, LimitReached):
+        return {"reason": _EXIT.dump_python(event.reason, mode="json")}
+    return {"output": event.output.model_dump(mode="json")}
+
+
+def event_from_json(data: dict[str, JsonValue]) -> TurnEvent:
+    """Rebuild the event `event_json` wrote (e.g. one that crossed a process boundary).
+
+    Raises:
+        ValueError: `data` is not the JSON of an event (pydantic's errors are ValueErrors).
+    """
+    kind = data.get("type")
+    builder = _BUILDERS.get(kind) if isinstance(kind, str) else None
+    if builder is None:
+        raise ValueError(f"not a turn event: type {kind!r}")
+    try:
+        return builder(data)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a {kind} event without a valid {exc}") from exc
+
+
+def _usage(data: JsonValue) -> TokenUsage:
+    assert isinstance(data, dict)
+    return TokenUsage(
+        int(data["input_tokens"]),  # type: ignore[arg-type]
+        int(data["output_tokens"]),  # type: ignore[arg-type]
+        data.get("cache_read_tokens"),  # type: ignore[arg-type]
+        data.get("cache_creation_tokens"),  # type: ignore[arg-type]
+    )
+
+
+_BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
+    "text_delta": lambda d: TextDelta(str(d["text"])),
+    "thinking_delta": lambda d: ThinkingDelta(str(d["text"])),
+    "tool_call_start": lambda d: ToolCallStart(str(d["id"]), str(d["name"])),
+    "tool_call_delta": lambda d: ToolCallDelta(str(d["id"]), str(d["arguments"])),
+    "model_call_start": lambda d: ModelCallStart(int(d["call"])),
+    "model_call_done": lambda d: ModelCallDone(
+        int(d["call"]),
+        str(d["model"]),
+        d["stop_reason"],
+        _usage(d["usage"]),
+        None if d["cost"] is None else usd(str(d["cost"])),
+    ),
+    "tool_start": lambda d: ToolStart(str(d["id"]), str(d["name"]), d["input"]),
+    "tool_result": lambda d: ToolResult(
+        str(d["id"]), str(d["name"]), str(d["content"]), bool(d["is_error"]), int(d["duration"])
+    ),
+    "effect": lambda d: EffectDeclared(_EFFECT.validate_python(d["effect"])),
+    "hook_halted": lambda d: HookHalted(str(d["reason"])),
+    "limit_reached": lambda d: LimitReached(_EXIT.validate_python(d["reason"])),
+    "turn_done": lambda d: TurnDone(TurnOutput.model_validate(d["output"])),
+}
+
+
+def _model_call(event: ModelCallDone) -> _Json:
+    usage = event.usage
+    return {
+        "call": event.call,
+        "model": event.model,
+        "stop_reason": event.stop_reason,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_creation_tokens": usage.cache_creation_tokens,
+        },
+        "cost": None if event.cost is None else str(event.cost.amount),
+    }

@@ -1,0 +1,171 @@
+"""`TurnStream`: what `NeuronTurn.stream` returns, the events of one turn as they happen.
+
+The turn runs in a task of its own that hands events to a queue, and the
+iterator reads the queue: the loop needs no knowledge of who listens (it
+calls one function per event), and a slow consumer never stalls a tool or a
+provider read. Closing the stream, or cancelling the task that iterates it,
+cancels that task and waits for it, so nothing of the turn outlives its
+consumer. `EventStream` is the same for any work that reports events
+through a sink (an orchestrator's streaming dispatch uses it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from types import TracebackType
+from typing import Final, Generic, Self, TypeAlias, TypeVar, cast
+
+from layer0 import TurnOutput
+
+from .events import TurnEvent
+
+__all__ = ["EventStream", "TurnStream"]
+
+E = TypeVar("E")
+R = TypeVar("R")
+Runner: TypeAlias = Callable[[Callable[[E], None]], Awaitable[R]]
+
+
+class _End:
+    """Queued after the last event: the turn's task has finished, one way or another."""
+
+
+_END: Final = _End()
+
+
+class _Run(Generic[E, R]):
+    """The work's task and queue, shared by the stream and its iterator (no cycle between them)."""
+
+    def __init__(self, runner: Runner[E, R]) -> None:
+        self.runner = runner
+        self.queue: asyncio.Queue[E | _End] = asyncio.Queue()
+        self.task: asyncio.Task[R] | None = None
+        self.result: R | None = None
+        self.finished = False
+        self.closed = False
+
+    def start(self) -> asyncio.Task[R]:
+        if self.task is not None or self.closed:
+            raise RuntimeError("a stream can be iterated once")
+        self.task = asyncio.create_task(self._drive())
+        return self.task
+
+    async def _drive(self) -> R:
+        try:
+            return await self.runner(self.queue.put_nowait)
+        finally:
+            self.queue.put_nowait(_END)
+
+    async def close(self) -> None:
+        """Cancel the turn if it still runs and wait until it has stopped."""
+        self.closed = True
+        task = self.task
+        if task is None:
+            return
+        if not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+        if not task.cancelled():
+            task.exception()  # retrieved: an error after the consumer left is not news
+
+
+async def _events(run: _Run[E, R]) -> AsyncGenerator[E, None]:
+    task = run.start()
+    try:
+        while True:
+            item = await run.queue.get()
+            if isinstance(item, _End):
+                break
+            yield item
+        if run.closed and task.cancelled():
+            return  # closed from elsewhere while this iterator waited: just end
+        run.result = await task
+        run.finished = True
+    finally:
+        await run.close()
+
+
+class EventStream(Generic[E, R]):
+    """The events of some work as it reports them, then its result; iterate it once.
+
+    Why: one implementation of "run it in a task, hand its events over a
+    queue, cancel it when the consumer leaves", for turns and orchestrators.
+    """
+
+    def __init__(self, runner: Runner[E, R]) -> None:
+        """Wrap `runner`, which does the work, sending each event to the sink it is given.
+
+        The work starts when iteration starts.
+        """
+        self._run: _Run[E, R] = _Run(runner)
+        self._iterator: weakref.ref[AsyncGenerator[E, None]] | None = None
+
+    def __repr__(self) -> str:
+        run = self._run
+        state = "done" if run.finished else "running" if run.task else "new"
+        return f"{type(self).__name__}({state})"
+
+    def __aiter__(self) -> AsyncIterator[E]:
+        # A fresh generator the `async for` alone holds: breaking out drops it,
+        # and asyncio's finalizer closes it, which cancels the turn.
+        iterator = _events(self._run)
+        self._iterator = weakref.ref(iterator)
+        return iterator
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the work if it still runs (cancelling e.g. a model call and tools) and wait."""
+        iterator = None if self._iterator is None else self._iterator()
+        if iterator is not None:
+            try:
+                await iterator.aclose()
+            except RuntimeError:
+                pass  # another task is iterating it; cancelling the turn below ends it
+        await self._run.close()
+
+    @property
+    def result(self) -> R:
+        """What the work returned, once the stream has been read to its end.
+
+        Raises:
+            RuntimeError: the stream was not read to its end.
+        """
+        if not self._run.finished:
+            raise RuntimeError("the work has not finished: read the stream to its end first")
+        return cast(R, self._run.result)
+
+
+class TurnStream(EventStream[TurnEvent, TurnOutput]):
+    """The events of one turn, in order, ending with `TurnDone`; iterate it once.
+
+    Example::
+
+        async with turn.stream(input) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    print(event.text, end="", flush=True)
+        output = events.output
+    """
+
+    @property
+    def output(self) -> TurnOutput:
+        """The turn's output, once the stream has been read to its end.
+
+        Raises:
+            RuntimeError: the stream was not read to its end.
+        """
+        if not self._run.finished:
+            raise RuntimeError("the turn has not finished: read the stream to its end first")
+        return self.result

@@ -1,0 +1,94 @@
+"""Reporting a streaming turn's progress from its activity to its workflow.
+
+When a dispatch asks for progress (`TemporalOrchestrator.stream`), the
+`execute_turn` activity streams the turn and signals the workflow one JSON
+event (`neuron_turn.event_json`) per model call and tool call as it happens:
+the workflow keeps them for the `progress` query the caller polls. Text
+deltas are not sent: each signal is an event in the workflow's history.
+Progress is best effort: a signal that fails is logged and the turn goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+from temporalio import activity
+
+from layer0 import Turn, TurnInput, TurnOutput, WorkflowId
+from neuron_turn import TurnDone, TurnEvent, event_json
+
+from .names import PROGRESS_SIGNAL
+
+__all__ = ["PROGRESS_KINDS", "execute_reporting"]
+
+PROGRESS_KINDS: Final = frozenset(
+    {
+        "model_call_start",
+        "model_call_done",
+        "tool_start",
+        "tool_result",
+        "hook_halted",
+        "limit_reached",
+    }
+)
+"""The event kinds a workflow is told about (every kind but the deltas, effects and the end)."""
+
+_log = logging.getLogger(__name__)
+_STOP: Final = object()
+
+
+async def execute_reporting(turn: Turn, input: TurnInput, workflow_id: WorkflowId) -> TurnOutput:
+    """Run `turn` on `input`, signalling its progress events to `workflow_id`.
+
+    A turn without a `stream` method is executed and reports nothing.
+    """
+    stream: Any = getattr(turn, "stream", None)
+    if not callable(stream):
+        return await turn.execute(input)
+    sender = _Sender(workflow_id)
+    output: TurnOutput | None = None
+    events = stream(input)
+    try:
+        async for event in events:
+            if isinstance(event, TurnDone):
+                output = event.output
+            elif event.kind in PROGRESS_KINDS:
+                sender.send(event)
+        await sender.drain()
+    finally:
+        sender.cancel()
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
+    if output is None:
+        raise RuntimeError("the turn's stream ended without its output")
+    return output
+
+
+class _Sender:
+    """Signals events in order from one task, so the turn never waits on the server."""
+
+    def __init__(self, workflow_id: WorkflowId) -> None:
+        self._handle = activity.client().get_workflow_handle(workflow_id)
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._task = asyncio.create_task(self._run())
+
+    def send(self, event: TurnEvent) -> None:
+        self._queue.put_nowait(event_json(event))
+
+    async def drain(self) -> None:
+        self._queue.put_nowait(_STOP)
+        await asyncio.shield(self._task)
+
+    def cancel(self) -> None:
+        self._task.cancel()
+
+    async def _run(self) -> None:
+        while (item := await self._queue.get()) is not _STOP:
+            try:
+                await self._handle.signal(PROGRESS_SIGNAL, item)
+            except Exception as exc:  # progress is best effort; the turn is what matters
+                _log.warning("progress of %s not reported: %s", self._handle.id, exc)
+                return

@@ -131,3 +131,18 @@ async def test_a_gateway_answering_json_to_a_stream_gives_one_delta_and_the_resp
 
     assert deltas == [TextDelta("Hello.")]
     assert final.content == (TextPart("Hello."),)
+
+
+async def test_a_streamed_answer_echoing_the_key_carries_it_nowhere() -> None:
+    chunks = [
+        sse(START),
+        sse(block_start(0, {"type": "text", "text": ""})),
+        sse(delta(0, type="text_delta", text=f"your key is {API_KEY}")),
+        sse(stop(0)),
+        sse(message_delta("end_turn", output_tokens=9)),
+        sse(END),
+    ]
+    async with provider(client_for(ChunkedBody(chunks))) as p:
+        deltas, final = await collect(p.stream(REQUEST))
+
+    assert API_KEY not in repr(deltas) + repr(final)

@@ -206,3 +206,11 @@ async def test_a_chunk_nested_past_what_python_parses_is_a_response_error() -> N
     async with provider(client_for(ChunkedBody([deep]))) as p:
         with pytest.raises(ProviderResponseError, match="JSON event data"):
             await collect(p.stream(REQUEST))
+
+
+async def test_a_streamed_answer_echoing_the_key_carries_it_nowhere() -> None:
+    chunks = [chunk({"content": "your key is sk-test"}), chunk({}, finish="stop"), DONE]
+    async with provider(client_for(ChunkedBody(chunks))) as p:
+        deltas, final = await collect(p.stream(REQUEST))
+
+    assert "sk-test" not in repr(deltas) + repr(final)

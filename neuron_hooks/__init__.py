@@ -2,12 +2,20 @@
 
 `HookRegistry` runs `layer0.Hook`s at the points of a turn (turn-loop.md,
 "Hook pipeline"); the stock hooks cover budgets, tool policy, secret
-redaction and structured logging.
+redaction and structured logging. Budget and compaction events reach
+observers through `on_lifecycle` (`neuron_hooks.lifecycle`).
 """
 
 from .budget import BudgetHook
 from .errors import DuplicateHookError, HookConfigError, HookRegistryError, InvalidHookError
 from .function_hook import FunctionHook, HookFunction, hook
+from .lifecycle import (
+    LIFECYCLE_KEY,
+    LifecycleEvent,
+    LifecycleObserver,
+    lifecycle_events,
+    lifecycle_log,
+)
 from .logging_observer import LoggingObserver
 from .redaction import (
     DEFAULT_REPLACEMENT,
@@ -24,6 +32,7 @@ __all__ = [
     "DEFAULT_REPLACEMENT",
     "DEFAULT_SECRET_KEYS",
     "DEFAULT_SECRET_PATTERNS",
+    "LIFECYCLE_KEY",
     "BudgetHook",
     "DuplicateHookError",
     "FunctionHook",
@@ -32,10 +41,14 @@ __all__ = [
     "HookRegistry",
     "HookRegistryError",
     "InvalidHookError",
+    "LifecycleEvent",
+    "LifecycleObserver",
     "LoggingObserver",
     "RedactionHook",
     "RegisteredHook",
     "ToolPolicyHook",
     "hook",
+    "lifecycle_events",
+    "lifecycle_log",
     "redact",
 ]

@@ -21,6 +21,7 @@ from layer0 import (
 
 from ._points import as_points
 from .errors import DuplicateHookError, InvalidHookError
+from .lifecycle import LifecycleEvent, LifecycleObserver
 
 __all__ = ["CONTINUE", "HookRegistry", "RegisteredHook"]
 
@@ -60,12 +61,15 @@ class HookRegistry:
         self._entries: list[RegisteredHook] = []
         # Rebuilt on every add, so dispatch does one dict lookup and no filtering.
         self._by_point: dict[HookPoint, tuple[RegisteredHook, ...]] = {}
+        self._lifecycle: list[tuple[str, LifecycleObserver]] = []
 
     def add(self, hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
         """Register `hook` after those already registered.
 
         `name` defaults to the hook's own `name` attribute if it is a string,
         else its class name. Observers always run and their actions are ignored.
+        A hook that also has an async `on_lifecycle` method gets lifecycle
+        events too (see `neuron_hooks.lifecycle`).
 
         Raises:
             DuplicateHookError: a hook with that name is already registered.
@@ -73,18 +77,65 @@ class HookRegistry:
                 declares no valid points.
         """
         name = name if name is not None else _default_name(hook)
-        if name in self.names():
+        if self._taken(name):
             raise DuplicateHookError(name)
         _check_shape(hook, name)
         entry = RegisteredHook(
             name=name, hook=hook, observer=observer, points=as_points(hook.points, owner=name)
         )
         self._entries.append(entry)
+        if isinstance(hook, LifecycleObserver) and _observes_lifecycle(hook):
+            self._lifecycle.append((name, hook))
         self._by_point = {
             point: tuple(e for e in self._entries if point in e.points)
             for point in HookPoint
             if any(point in e.points for e in self._entries)
         }
+
+    def add_lifecycle_observer(
+        self, observer: LifecycleObserver, /, *, name: str | None = None
+    ) -> None:
+        """Register `observer` for lifecycle events only (budget and compaction).
+
+        Lifecycle events are not hook points (`HookPoint` is wire, shared with
+        the Rust reference), so an observer of them needs no `points`.
+
+        Raises:
+            DuplicateHookError: a hook or observer with that name is already registered.
+            InvalidHookError: `observer` has no async `on_lifecycle` method.
+        """
+        name = name if name is not None else _default_name(observer)
+        if self._taken(name):
+            raise DuplicateHookError(name)
+        if not _observes_lifecycle(observer):
+            raise InvalidHookError(
+                f"lifecycle observer {name!r} is a {type(observer).__name__}, "
+                "which lacks an `async def on_lifecycle(event)` method"
+            )
+        self._lifecycle.append((name, observer))
+
+    def _taken(self, name: str) -> bool:
+        return name in self.names() or any(name == taken for taken, _ in self._lifecycle)
+
+    def has_lifecycle_observers(self) -> bool:
+        """Whether anything listens to lifecycle events."""
+        return bool(self._lifecycle)
+
+    async def notify(self, event: LifecycleEvent) -> None:
+        """Give `event` to every lifecycle observer, in registration order.
+
+        Never raises because of an observer: a failure is logged with its name.
+        """
+        for name, observer in tuple(self._lifecycle):
+            try:
+                await observer.on_lifecycle(event)
+            except Exception:
+                logger.exception(
+                    "lifecycle observer %r raised on %s; ignored",
+                    name,
+                    event.type,
+                    extra={"hook_name": name, "lifecycle_event": event.type},
+                )
 
     def has_hooks(self, point: HookPoint) -> bool:
         """Whether any hook listens at `point`; if not, the loop need not build a context."""
@@ -165,6 +216,10 @@ def _default_name(hook: object) -> str:
     """The hook's own `name` if it is a string (as on `FunctionHook`), else its class name."""
     own = getattr(hook, "name", None)
     return own if isinstance(own, str) and own else type(hook).__name__
+
+
+def _observes_lifecycle(hook: object) -> bool:
+    return isinstance(hook, LifecycleObserver) and inspect.iscoroutinefunction(hook.on_lifecycle)
 
 
 def _check_shape(hook: object, name: str) -> None:

@@ -237,6 +237,29 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "delegate[:<agent>], handoff[:<agent>], signal[:<workflow>], or * for everything "
         "(default: only this session's memory)",
     )
+    parser.add_argument(
+        "--context",
+        default="sliding_window",
+        metavar="NAME",
+        help="the context strategy: sliding_window (default), none, or one a plugin adds "
+        "(clear_tool_results, summarize, tiered; see `neuron-turn plugins`)",
+    )
+    parser.add_argument(
+        "--context-option",
+        action="append",
+        default=[],
+        type=_context_option,
+        metavar="KEY=VALUE",
+        help="an option of the strategy, e.g. keep=5 or model=claude-haiku-4-5 "
+        "(repeat; VALUE is read as JSON when it parses, else as text)",
+    )
+    parser.add_argument(
+        "--context-limit",
+        type=_positive(int),
+        metavar="TOKENS",
+        help="compact when a request would pass this many input tokens "
+        "(default: the model's context window less room for the answer)",
+    )
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
 
 
@@ -396,6 +419,9 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         mcp_urls=args.mcp_url,
         progress=args.verbose or sys.stderr.isatty(),
         grants=tuple(args.grant),
+        context=args.context,
+        context_options=dict(args.context_option),
+        context_limit=args.context_limit,
     )
 
 
@@ -410,6 +436,20 @@ def _orchestration(args: argparse.Namespace) -> Orchestration:
         pickup_timeout=getattr(args, "pickup_timeout", None),
         environment=getattr(args, "environment", None),
     )
+
+
+def _context_option(text: str) -> tuple[str, object]:
+    """Read `KEY=VALUE`: VALUE as JSON when it parses (5, 0.5, true), else as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE with KEY a Python name, e.g. keep=5; got {text!r}"
+        )
+    try:
+        value: object = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, value
 
 
 def _add_state_argument(parser: argparse.ArgumentParser) -> None:

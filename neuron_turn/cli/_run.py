@@ -71,6 +71,11 @@ class TurnSpec:
     mcp_commands: Sequence[str] = ()
     mcp_urls: Sequence[str] = ()
     progress: bool = False
+    context: str = "sliding_window"
+    """The context strategy's registered name."""
+    context_options: Mapping[str, Any] = field(default_factory=dict)
+    context_limit: int | None = None
+    """Tokens a request may take before compaction (None: the model's window)."""
     grants: Sequence[str] = ()
     """What the model may reach beyond its session's memory (`layer0.EffectPolicy` grants)."""
 
@@ -230,7 +235,11 @@ async def build_turn(
         tools=[*spec.tools, *mcp],
         system=spec.system,
         state=store,
-        config=NeuronTurnConfig(effect_policy=spec.effect_policy()),
+        context=spec.context,
+        context_options=spec.context_options,
+        config=NeuronTurnConfig(
+            effect_policy=spec.effect_policy(), context_limit=spec.context_limit
+        ),
     )
     stack.push_async_callback(close_resource, turn.provider)
     if spec.progress:
@@ -332,6 +341,9 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--tool", spec.tools),
             ("--mcp", spec.mcp_commands),
             ("--mcp-url", spec.mcp_urls),
+            ("--context", spec.context != "sliding_window"),
+            ("--context-option", spec.context_options),
+            ("--context-limit", spec.context_limit),
         )
         if value
     ]

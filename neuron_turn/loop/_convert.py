@@ -1,7 +1,8 @@
 """Conversion between layer0 content and the loop's internal message types.
 
 Session history is stored as a JSON list of `{"role", "content"}` objects
-whose content is layer0 Content, so any layer0 reader can show it. Thinking
+(plus `"pinned": true` on a pinned message) whose content is layer0
+Content, so any layer0 reader can show it. Thinking
 and provider-raw parts, which layer0 does not name, travel as custom blocks
 of content types this module owns, so they survive the round trip.
 """
@@ -50,6 +51,7 @@ class _StoredMessage(BaseModel):
     model_config = ConfigDict(frozen=True)
     role: Literal["user", "assistant"]
     content: Content
+    pinned: bool = False
 
 
 _HISTORY: Final = TypeAdapter(list[_StoredMessage])
@@ -75,16 +77,26 @@ def history_from_json(value: JsonValue) -> list[ProviderMessage]:
         stored = _HISTORY.validate_python(value)
     except ValidationError as exc:
         raise HistoryFormatError(_first_error(exc)) from exc
-    return [ProviderMessage(m.role, parts_from_content(m.content)) for m in stored]
+    return [ProviderMessage(m.role, parts_from_content(m.content), m.pinned) for m in stored]
 
 
 def history_to_json(messages: Sequence[ProviderMessage]) -> JsonValue:
-    """Write history as stored in the session's `messages` key (system messages excluded)."""
-    return [
-        {"role": m.role, "content": content_from_parts(m.content).model_dump(mode="json")}
-        for m in messages
-        if m.role != "system"
-    ]
+    """Write history as stored in the session's `messages` key (system messages excluded).
+
+    A pinned message carries `"pinned": true`; the key is left out otherwise,
+    so unpinned history reads the same as before pins existed.
+    """
+    return [_stored(m) for m in messages if m.role != "system"]
+
+
+def _stored(message: ProviderMessage) -> JsonValue:
+    stored: dict[str, JsonValue] = {
+        "role": message.role,
+        "content": content_from_parts(message.content).model_dump(mode="json"),
+    }
+    if message.pinned:
+        stored["pinned"] = True
+    return stored
 
 
 def _first_error(exc: ValidationError) -> str:

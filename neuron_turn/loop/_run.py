@@ -113,6 +113,9 @@ class RunState:
             sink(EffectDeclared(self.effects[self.effects_emitted]))
             self.effects_emitted += 1
 
+    keeper: object = None
+    """The run's `ContextKeeper` (context measure, compaction, lifecycle events)."""
+
     def elapsed_ms(self) -> int:
         """Milliseconds since the turn started."""
         return int((time.monotonic() - self.started) * 1000)

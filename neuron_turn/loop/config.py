@@ -59,8 +59,24 @@ class NeuronTurnConfig:
     approval: ApprovalPolicy | None = None
     """Which tool calls (effect tools included) wait for a person's decision; the turn
     pauses with `{"custom": "awaiting_approval"}` (see `neuron_turn.loop.approval`)."""
-    context_limit: int = 100_000
-    """Token estimate above which the context strategy is asked to compact."""
+    context_limit: int | None = None
+    """Input tokens above which the context strategy is asked to compact. None: the
+    model's context window as its provider reports it (`context_window(model)`), less
+    `max_tokens` for the answer; 100,000 when the provider does not say."""
+    compact_to: float = 0.75
+    """A compaction aims at this fraction of the context limit, so the next few calls
+    do not compact again at once."""
+    context_pressure_at: Sequence[float] = (0.5, 0.75, 0.9)
+    """Fill fractions of the context limit at which a `ContextPressure` event is emitted
+    (each once on the way up; again after a compaction brought the fill below it)."""
+    budget_warning_at: float = 0.8
+    """Fraction of `max_cost` at which a `BudgetWarning` event is emitted (once per turn)."""
+    record_costs: bool = False
+    """Also declare each model call's `CostIncurred` as a `log` effect (compaction and
+    budget events always are). Off by default: the output's metadata holds the total,
+    and observers and the stream get every `CostIncurred` either way."""
+    agent: str = "neuron_turn"
+    """The agent name lifecycle events carry (`CostIncurred.agent`, ...)."""
     extra: Mapping[str, JsonValue] = field(default_factory=dict)
     """Provider-specific request options (thinking, reasoning effort, …)."""
     tool_choice: ToolChoice | str | None = None
@@ -78,17 +94,35 @@ class NeuronTurnConfig:
     """Corrections a turn with an output type may ask for before it exits
     `{"custom": "output_invalid"}`."""
 
-    def __post_init__(self) -> None:
-        if self.tool_choice is not None:
-            object.__setattr__(self, "tool_choice", ToolChoice.parse(self.tool_choice))
-        if self.output_retries < 0:
-            raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
-
     @property
     def parsed_tool_choice(self) -> ToolChoice | None:
         """`tool_choice` as a `ToolChoice` (it is parsed when the config is made)."""
         choice = self.tool_choice
         return None if choice is None else ToolChoice.parse(choice)
+
+    def __post_init__(self) -> None:
+        """Parse `tool_choice`; refuse output, context and budget settings that cannot work.
+
+        Raises:
+            ValueError: naming the setting and the value.
+        """
+        if self.tool_choice is not None:
+            object.__setattr__(self, "tool_choice", ToolChoice.parse(self.tool_choice))
+        if self.output_retries < 0:
+            raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
+        if self.context_limit is not None and self.context_limit < 1:
+            raise ValueError(f"context_limit must be at least 1; got {self.context_limit}")
+        if not 0 < self.compact_to <= 1:
+            raise ValueError(f"compact_to must be above 0 and at most 1; got {self.compact_to}")
+        if not 0 < self.budget_warning_at <= 1:
+            raise ValueError(
+                f"budget_warning_at must be above 0 and at most 1; got {self.budget_warning_at}"
+            )
+        for fraction in self.context_pressure_at:
+            if not 0 < fraction <= 1:
+                raise ValueError(
+                    f"context_pressure_at values must be above 0 and at most 1; got {fraction}"
+                )
 
     def resolve(self, overrides: TurnConfig | None) -> ResolvedConfig:
         """Return the settings for one call: `overrides` where set, these defaults elsewhere."""

@@ -112,6 +112,9 @@ class ProviderMessage:
 
     role: Role
     content: Sequence[ContentPart]
+    pinned: bool = False
+    """Context strategies never drop, clear or summarise this message (nor the tool
+    exchange it belongs to). Not sent to the model; kept in the stored history."""
 
 
 @dataclass(frozen=True, slots=True)

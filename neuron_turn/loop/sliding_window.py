@@ -1,68 +1,34 @@
 """The built-in context strategies: `sliding_window` (keep the newest messages) and `none`.
 
-Both estimate tokens as characters / 4 over text and tool JSON, which is
-rough but needs no tokenizer, and is the same for every provider.
+Both estimate tokens as characters / 4 over text and tool JSON (see
+`neuron_turn.loop.tokens`); given the loop's `CompactionBudget`,
+`sliding_window` counts with its calibrated count and fits its limit.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
 
-from .provider import (
-    ImagePart,
-    ProviderMessage,
-    RawPart,
-    TextPart,
-    ThinkingPart,
-    ToolResultPart,
-    ToolUsePart,
-)
+from .context import CompactionBudget
+from .exchanges import exchanges, starts_with_user
+from .provider import ProviderMessage
+from .tokens import CHARS_PER_TOKEN, IMAGE_TOKENS, estimate_tokens
 
-__all__ = ["NoCompaction", "SlidingWindow", "estimate_tokens"]
-
-CHARS_PER_TOKEN: Final = 4
-"""The characters one token stands for in the estimate."""
-
-IMAGE_TOKENS: Final = 1_000
-"""What one image counts for in the estimate, whatever its size."""
-
-
-def estimate_tokens(messages: Sequence[ProviderMessage]) -> int:
-    """Return about how many tokens `messages` take: characters / 4, rounded up."""
-    chars = 0
-    images = 0
-    for message in messages:
-        for part in message.content:
-            if isinstance(part, ImagePart):
-                images += 1
-            else:
-                chars += _chars(part)
-    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS
-
-
-def _chars(part: TextPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart) -> int:
-    if isinstance(part, TextPart):
-        return len(part.text)
-    if isinstance(part, ToolUsePart):
-        return len(part.name) + len(json.dumps(part.input))
-    if isinstance(part, ToolResultPart):
-        return len(part.content)
-    if isinstance(part, ThinkingPart):
-        return len(part.thinking)
-    return len(json.dumps(part.data))
+__all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "NoCompaction", "SlidingWindow", "estimate_tokens"]
 
 
 class SlidingWindow:
-    """Keeps the system message(s) and the newest `max_messages` other messages.
+    """Keeps the system message(s), pinned messages and the newest messages that fit.
 
-    A tool call and its result are kept or dropped together: an assistant
-    message asking for tools and the user message answering them are never
-    split, since every model API rejects a tool result whose call is missing.
-    So the kept window never starts with a tool result; it may hold fewer
-    than `max_messages` for that reason, and one more only when the newest
-    message is itself a tool result and `max_messages` is 1.
+    At most `max_messages` other messages are kept and, when set, about
+    `max_tokens`; given a `CompactionBudget`, the kept messages also fit its
+    `limit`, so compaction brings the context under the limit that triggered
+    it. A tool call and its results are kept or dropped together (every model
+    API rejects a result whose call is missing), and the newest exchange is
+    always kept, even when it alone is larger. When the kept messages would
+    open with the assistant, a one-line note from the user goes first, since
+    Anthropic rejects a conversation that does not start with the user; the
+    note does not count toward `max_messages`.
     """
 
     def __init__(self, *, max_messages: int = 50, max_tokens: int | None = None) -> None:
@@ -85,34 +51,69 @@ class SlidingWindow:
         """Return about how many tokens `messages` take (characters / 4)."""
         return estimate_tokens(messages)
 
-    def should_compact(self, messages: Sequence[ProviderMessage], limit: int) -> bool:
-        """Whether the estimate exceeds `limit` (or `max_tokens`) or there are too many messages."""
+    def should_compact(
+        self, messages: Sequence[ProviderMessage], limit: int, *, used: int | None = None
+    ) -> bool:
+        """Whether there are too many messages, or the tokens exceed `limit` (or `max_tokens`).
+
+        `used` is the loop's measure of the whole request; without it, the estimate.
+        """
         if _count_others(messages) > self.max_messages:
             return True
         estimate = estimate_tokens(messages)
-        return estimate > limit or (self.max_tokens is not None and estimate > self.max_tokens)
+        if self.max_tokens is not None and estimate > self.max_tokens:
+            return True
+        return (estimate if used is None else used) > limit
 
-    async def compact(self, messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
-        """Return the system message(s) and the newest messages that fit, in their order."""
-        others = [i for i, message in enumerate(messages) if message.role != "system"]
-        start = max(0, len(others) - self.max_messages)
-        start = self._fit_tokens(messages, others, start)
-        cut = _clean_start(messages, others, start)
-        return [m for i, m in enumerate(messages) if m.role == "system" or i >= cut]
+    async def compact(
+        self, messages: Sequence[ProviderMessage], *, budget: CompactionBudget | None = None
+    ) -> list[ProviderMessage]:
+        """Return the system and pinned messages and the newest that fit, in their order."""
+        limit = self.max_tokens
+        count: Callable[[Sequence[ProviderMessage]], int] = estimate_tokens
+        if budget is not None:
+            limit = budget.limit if limit is None else min(limit, budget.limit)
+            count = budget.count
+        return slide(messages, max_messages=self.max_messages, limit=limit, count=count)
 
-    def _fit_tokens(
-        self, messages: Sequence[ProviderMessage], others: list[int], start: int
-    ) -> int:
-        """Move `start` forward until the kept messages fit `max_tokens` (keeping at least one)."""
-        if self.max_tokens is None:
-            return start
-        fixed = estimate_tokens([m for m in messages if m.role == "system"])
-        sizes = [estimate_tokens([messages[i]]) for i in others]
-        total = fixed + sum(sizes[start:])
-        while total > self.max_tokens and start < len(others) - 1:
-            total -= sizes[start]
-            start += 1
-        return start
+
+def slide(
+    messages: Sequence[ProviderMessage],
+    *,
+    max_messages: int | None,
+    limit: int | None,
+    count: Callable[[Sequence[ProviderMessage]], int],
+) -> list[ProviderMessage]:
+    """Keep system and pinned messages and the newest exchanges within both bounds.
+
+    The newest exchange is always kept. Returns the messages in their order,
+    behind a note when the kept ones would open with the assistant.
+    """
+    spans = exchanges(messages)
+    keep = [False] * len(spans)
+    for n, span in enumerate(spans):
+        keep[n] = any(messages[i].role == "system" or messages[i].pinned for i in span)
+    fixed = [messages[i] for n, span in enumerate(spans) if keep[n] for i in span]
+    tokens = count(fixed) if limit is not None else 0
+    others = sum(1 for m in fixed if m.role != "system")
+    last = len(spans) - 1
+    for n in range(last, -1, -1):
+        if keep[n]:
+            continue
+        chunk = [messages[i] for i in spans[n]]
+        size = count(chunk) if limit is not None else 0
+        over = (max_messages is not None and others + len(chunk) > max_messages) or (
+            limit is not None and tokens + size > limit
+        )
+        if over and n != last:
+            break
+        keep[n] = True
+        tokens += size
+        others += len(chunk)
+    kept = [messages[i] for n, span in enumerate(spans) if keep[n] for i in span]
+    if len(kept) == len(messages):
+        return kept
+    return starts_with_user(kept)
 
 
 class NoCompaction:
@@ -136,27 +137,3 @@ class NoCompaction:
 
 def _count_others(messages: Sequence[ProviderMessage]) -> int:
     return sum(1 for message in messages if message.role != "system")
-
-
-def _clean_start(messages: Sequence[ProviderMessage], others: list[int], start: int) -> int:
-    """Return the index in `messages` where the window starts, past any tool results.
-
-    A window starting at a tool result would orphan it, so the result goes
-    with its call; if that would drop everything, the call comes in instead.
-    """
-    if start >= len(others):
-        return len(messages)
-    clean = start
-    while clean < len(others) and _has_tool_result(messages[others[clean]]):
-        clean += 1
-    if clean < len(others):
-        return others[clean]
-    # Only tool results remain: take in the calls before them, so the newest
-    # exchange survives (the loop's next model call needs it).
-    while start > 0 and _has_tool_result(messages[others[start]]):
-        start -= 1
-    return others[start]
-
-
-def _has_tool_result(message: ProviderMessage) -> bool:
-    return any(isinstance(part, ToolResultPart) for part in message.content)

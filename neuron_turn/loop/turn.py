@@ -37,6 +37,7 @@ from layer0 import (
 from neuron_hooks import HookRegistry
 from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
 
+from ._compaction import ContextKeeper, context_limit
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
 from ._output_round import (
     CALL_OPTIONS_KEY,
@@ -93,6 +94,7 @@ from .provider_errors import (
 )
 from .provider_stream import deltas_of, streaming
 from .stream import TurnStream
+from .tokens import TokenMeter
 
 __all__ = ["NeuronTurn"]
 
@@ -156,6 +158,8 @@ class NeuronTurn(Generic[OutT]):
             None if output_type is None else output_spec(output_type)
         )
         """The output type's spec (None: the turn ends in free text)."""
+        self.meter = TokenMeter()
+        """Learns each model's tokens per estimated token from its calls; shared by runs."""
 
     @classmethod
     def from_plugins(
@@ -276,7 +280,15 @@ class NeuronTurn(Generic[OutT]):
         output = self._output_round(input)
         history = await self._read_history(input.session)
         resumed = _resumed_calls(history, decisions, input)
-        opening = [] if resumed else [ProviderMessage("user", parts_from_content(input.message))]
+        opening = (
+            []
+            if resumed
+            else [
+                ProviderMessage(
+                    "user", parts_from_content(input.message), pinned=_pinned(input.metadata)
+                )
+            ]
+        )
         run = RunState(
             settings,
             input.session,
@@ -362,7 +374,10 @@ class NeuronTurn(Generic[OutT]):
         output.check_choice(tools)
         config = self.config
         rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
+        keeper = self._keeper(run, tools)
         try:
+            # The stored history and the new message may already be over the limit.
+            await keeper.step()
             if resumed:
                 # The decided calls of a paused turn: no model call before them.
                 await rounds.execute(resumed)
@@ -416,6 +431,7 @@ class NeuronTurn(Generic[OutT]):
                         response.cost,
                     )
                 )
+            await _keeper(run).after_call(request, response)
         step = output.judge(response, run.messages)  # 6
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
@@ -557,12 +573,37 @@ class NeuronTurn(Generic[OutT]):
         if reason is not None:
             raise _Exit(reason)
 
+    def _keeper(self, run: RunState, tools: list[ToolSchema]) -> ContextKeeper:
+        keeper = ContextKeeper(
+            run=run,
+            strategy=self.context,
+            meter=self.meter,
+            hooks=self.hooks,
+            provider=self.provider,
+            config=self.config,
+            limit=context_limit(self.config, self.provider, run.settings.model),
+            system=run.settings.system,
+            tools=tools,
+        )
+        run.keeper = keeper
+        return keeper
+
     async def _compact(self, run: RunState) -> None:
-        strategy = self.context
-        if strategy is not None and strategy.should_compact(
-            run.messages, self.config.context_limit
-        ):
-            run.replace_messages(await strategy.compact(run.messages))
+        await _keeper(run).step()
+
+
+def _keeper(run: RunState) -> ContextKeeper:
+    keeper = run.keeper
+    assert isinstance(keeper, ContextKeeper)
+    return keeper
+
+
+def _pinned(metadata: JsonValue) -> bool:
+    """Whether the input asks to pin its message: `metadata["neuron_turn"]["pin"]` is true."""
+    if not isinstance(metadata, dict):
+        return False
+    options = metadata.get("neuron_turn")
+    return isinstance(options, dict) and options.get("pin") is True
 
 
 def _trace_metadata(metadata: JsonValue) -> JsonValue:

@@ -325,3 +325,42 @@ def test_a_tool_choice_naming_no_offered_tool_is_refused(
     argv = ["run", "hi", "--model", "fixture:choice", "--tool-choice", "search"]
     assert main(argv) == 7
     assert "tool_choice names 'search', which this turn does not offer" in capsys.readouterr().err
+
+
+def test_context_flags_pick_and_configure_a_plugin_strategy(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neuron_hooks import lifecycle_events
+
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS + ",context-strategies")
+    reset_plugin_manager()
+    flags = ["--context", "tiered", "--context-option", "keep=1", "--context-limit", "5"]
+    assert main(["run", "first", "--model", "fixture:echo", "--session", "ctx", *flags]) == 0
+    capsys.readouterr()
+    argv = ["run", "second", "--model", "fixture:echo", "--session", "ctx", "--json", *flags]
+    assert main(argv) == 0
+    output = TurnOutput.model_validate_json(capsys.readouterr().out)
+    kinds = [event.type for event in lifecycle_events(output.effects)]
+    assert "pre_compaction_flush" in kinds
+    (complete,) = [e for e in lifecycle_events(output.effects) if e.type == "compaction_complete"]
+    assert complete.strategy == "tiered"
+
+
+def test_an_unknown_context_strategy_names_the_ones_installed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["run", "hi", "--model", "fixture:echo", "--context", "nope"])
+    assert code == 3  # a plugin error
+    err = capsys.readouterr().err
+    assert "unknown context strategy 'nope'" in err
+    assert "sliding_window" in err
+
+
+@pytest.mark.parametrize("option", ["keep", "=5", "two words=1"])
+def test_a_context_option_without_key_equals_value_is_a_usage_error(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "fixture:echo", "--context-option", option])
+    assert exited.value.code == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

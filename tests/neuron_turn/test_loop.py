@@ -78,7 +78,10 @@ async def test_steps_of_an_iteration_run_in_the_documented_order() -> None:
     )
     output = await turn.execute(ask())
     assert output.exit_reason == "complete"
+    # The context step also runs once before the first call: a stored history
+    # may already be over the limit.
     assert events == [
+        "compact?",
         "pre_inference",
         "provider",
         "post_inference",

@@ -105,3 +105,17 @@ def _decimal(value: object, *, model: str, key: str) -> Decimal:
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"price {key} of {model!r} must be a finite, non-negative decimal")
     return amount
+
+
+def context_window(
+    model: str, *, provider_id: str | None, provider_api_url: str | None = None
+) -> int | None:
+    """Return `model`'s context window in tokens from genai-prices' data; None when unknown."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, info = get_snapshot().find_provider_model(model, None, provider_id, provider_api_url)
+    except LookupError:
+        return None
+    window = getattr(info, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None

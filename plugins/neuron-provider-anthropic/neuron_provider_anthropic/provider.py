@@ -32,7 +32,7 @@ from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 from neuron_turn.loop.sse import SSEDecoder
 
 from ._errors import error_for_event, error_for_response
-from ._pricing import PriceTable, Pricing
+from ._pricing import PriceTable, Pricing, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
 from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_message
 
@@ -137,6 +137,13 @@ class AnthropicProvider:
         """Close the httpx client, if this provider built it."""
         if self._owns_client:
             await self._client.aclose()
+
+    def context_window(self, model: str) -> int | None:
+        """Return `model`'s context window in tokens (genai-prices' data), None when unknown.
+
+        The loop compacts the conversation before it outgrows this window.
+        """
+        return context_window(model, provider_id=PROVIDER)
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Make one Messages API call.

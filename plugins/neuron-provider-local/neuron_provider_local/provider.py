@@ -217,6 +217,13 @@ class LocalProvider:
             if server is not None:
                 await server.stop()
 
+    def context_window(self, model: str) -> int | None:
+        """Return the served context size in tokens (`context_size`); the loop compacts below it.
+
+        For a server it did not start (`base_url`), None: that server's size is its own.
+        """
+        return None if self._file is None else self._context_size
+
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Make one model call (retrying once when the output cannot be read).
 

@@ -177,3 +177,17 @@ def flat_price(
     if not all(value is None or isinstance(value, Decimal) for value in (read_mtok, write_mtok)):
         return None
     return ModelPrice(input_mtok, output_mtok, read_mtok, write_mtok)
+
+
+def context_window(
+    model: str, *, provider_id: str | None, provider_api_url: str | None = None
+) -> int | None:
+    """Return `model`'s context window in tokens from genai-prices' data; None when unknown."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, info = get_snapshot().find_provider_model(model, None, provider_id, provider_api_url)
+    except LookupError:
+        return None
+    window = getattr(info, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None

@@ -34,7 +34,7 @@ from ._errors import (
     mapped_transport_errors,
     quote_prefix,
 )
-from ._pricing import Pricer, PriceTable, parse_prices
+from ._pricing import Pricer, PriceTable, context_window, parse_prices
 from ._stream import MalformedStreamError, StreamAccumulator, StreamError
 from ._wire import Completion, SystemRole
 
@@ -205,6 +205,19 @@ class OpenAIProvider:
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
+
+    def context_window(self, model: str) -> int | None:
+        """Return `model`'s context window in tokens (genai-prices' data), None when unknown.
+
+        The loop compacts the conversation before it outgrows this window. For a
+        compatible server, genai-prices is asked about that server's URL.
+        """
+        is_default = self.base_url == self.default_base_url.rstrip("/")
+        return context_window(
+            model,
+            provider_id=self.price_provider_id if is_default else None,
+            provider_api_url=None if is_default else self.base_url,
+        )
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Make one chat completion call.

@@ -133,3 +133,12 @@ def test_a_file_that_is_not_gguf_is_refused_before_any_server_starts(
     assert caught.value.path == str(bogus)
     assert repr(content[:4]) in str(caught.value)
     assert not caught.value.retryable
+
+
+def test_the_context_window_is_the_size_the_server_is_started_with(tmp_path: Path) -> None:
+    (tmp_path / "tiny.gguf").write_bytes(b"GGUF")
+    assert LocalProvider(str(tmp_path / "tiny.gguf")).context_window("x") == 8192
+    sized = LocalProvider(str(tmp_path / "tiny.gguf"), context_size=2048)
+    assert sized.context_window("tiny.gguf") == 2048
+    remote = LocalProvider("default", base_url="http://127.0.0.1:9")
+    assert remote.context_window("default") is None

@@ -1,0 +1,117 @@
+"""Token accounting: a character estimate, calibrated per model by what providers report.
+
+The estimate (characters / 4, images a fixed size) needs no tokenizer and
+is the same for every provider, but real tokenizers differ from it by a
+factor that depends on the model and the text. `TokenMeter` learns that
+factor per model from each call's reported input tokens, and the loop
+measures the context as the last reported figure plus a calibrated estimate
+of what was added since, so the count follows the provider's own over a
+long session instead of drifting from it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Final
+
+from neuron_tool import ToolSchema
+
+from .provider import (
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+
+__all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "TokenMeter", "estimate_overhead", "estimate_tokens"]
+
+CHARS_PER_TOKEN: Final = 4
+"""The characters one token stands for in the estimate."""
+
+IMAGE_TOKENS: Final = 1_000
+"""What one image counts for in the estimate, whatever its size."""
+
+_MIN_RATIO: Final = 0.25
+_MAX_RATIO: Final = 4.0
+_WEIGHT: Final = 0.5
+"""How much one new observation moves a model's ratio (the rest is its history)."""
+
+
+def estimate_tokens(messages: Sequence[ProviderMessage]) -> int:
+    """Return about how many tokens `messages` take: characters / 4, rounded up."""
+    chars = 0
+    images = 0
+    for message in messages:
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                images += 1
+            else:
+                chars += _chars(part)
+    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS
+
+
+def estimate_overhead(system: str | None, tools: Sequence[ToolSchema]) -> int:
+    """Return about how many tokens the system prompt and tool schemas of a request take."""
+    chars = len(system or "")
+    for tool in tools:
+        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def _chars(part: TextPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart) -> int:
+    if isinstance(part, TextPart):
+        return len(part.text)
+    if isinstance(part, ToolUsePart):
+        return len(part.name) + len(json.dumps(part.input))
+    if isinstance(part, ToolResultPart):
+        return len(part.content)
+    if isinstance(part, ThinkingPart):
+        return len(part.thinking)
+    return len(json.dumps(part.data))
+
+
+class TokenMeter:
+    """Converts character estimates to a model's tokens, learning the ratio from its reports.
+
+    One meter lives as long as its `NeuronTurn`, so what one turn learns
+    about a model serves the next. Until a model has reported, its ratio is 1
+    (the plain estimate). A ratio is kept within 0.25 and 4, so one odd
+    report (a provider counting cached tokens apart, say) cannot swing it.
+    """
+
+    def __init__(self) -> None:
+        """Start with no model calibrated."""
+        self._ratios: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        return f"TokenMeter(ratios={self._ratios!r})"
+
+    def ratio(self, model: str) -> float:
+        """Return the model's tokens per estimated token (1 until it has reported)."""
+        return self._ratios.get(model, 1.0)
+
+    def calibrate(self, model: str, *, estimated: int, reported: int) -> None:
+        """Learn from one call: `estimated` tokens by the estimate, `reported` by the provider.
+
+        A report of 0 (a provider that does not count) teaches nothing.
+        """
+        if estimated <= 0 or reported <= 0:
+            return
+        sample = min(max(reported / estimated, _MIN_RATIO), _MAX_RATIO)
+        previous = self._ratios.get(model)
+        self._ratios[model] = (
+            sample if previous is None else previous + _WEIGHT * (sample - previous)
+        )
+
+    def scale(self, model: str, estimated: int) -> int:
+        """Return `estimated` tokens in the model's tokens, rounded up."""
+        return math.ceil(estimated * self.ratio(model))
+
+    def count(self, model: str, messages: Sequence[ProviderMessage]) -> int:
+        """Return about how many of the model's tokens `messages` take."""
+        return self.scale(model, estimate_tokens(messages))

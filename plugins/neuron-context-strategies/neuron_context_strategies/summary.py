@@ -1,0 +1,247 @@
+"""`Summarize`: the older part of the conversation replaced by a summary a model writes.
+
+Kept as they are: system messages, the first user message (the task, in
+most agent sessions) and the latest one (what the agent is working on
+now), pinned messages with their exchanges, and the newest exchanges up to
+`keep_recent` of the budget. Everything between goes to the
+summarising model, through the same `Provider` contract as the turn (its
+calls count in the turn's tokens and cost), in chunks that fit, each folded
+into the summary so far. The summary comes back as one user message where
+the summarised part was; an earlier summary is summarised along with the
+rest, so summaries do not pile up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from neuron_turn import (
+    Provider,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponseError,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.loop.context import CompactionBudget
+from neuron_turn.loop.exchanges import exchanges, has_tool_result, starts_with_user
+
+from .errors import StrategyOptionError
+from .staged import Staged
+
+__all__ = ["SUMMARY_PREFIX", "SUMMARY_SYSTEM", "Summarize"]
+
+logger: Final = logging.getLogger("neuron_context_strategies")
+
+SUMMARY_PREFIX: Final = "[Summary of the earlier conversation]"
+"""The first line of a summary message."""
+
+SUMMARY_SYSTEM: Final = (
+    "You compress the history of a conversation between a user and an AI agent that "
+    "uses tools, so the agent can go on without it. Keep every fact, number, name, "
+    "identifier, decision, result and open task the agent may need later; drop "
+    "pleasantries and repetition. Write plain sentences, no preamble."
+)
+"""The system prompt of a summary call."""
+
+_RESULT_CHARS: Final = 2_000
+"""How much of one tool result the summariser sees."""
+
+
+class Summarize(Staged):
+    """Replaces the older part of the conversation with a summary written by a model.
+
+    Alone (`summarize`), it slides when even the summary does not fit (or
+    the summary call fails, which is logged); in `tiered`, it comes after
+    clearing tool results. `calls` counts the summary calls made.
+    """
+
+    name = "summarize"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        keep_recent: float = 0.5,
+        max_summary_tokens: int = 1_024,
+        provider_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Summarise with `model`, keeping the newest `keep_recent` of the budget verbatim.
+
+        Args:
+            model: the model that writes summaries. None: the turn's own. A bare
+                name (`claude-haiku-4-5`) asks the turn's provider for that model;
+                `provider:model` builds that provider from the installed plugins,
+                with `provider_options`.
+            keep_recent: the fraction of the budget the newest exchanges keep verbatim.
+            max_summary_tokens: the summary's output cap.
+            provider_options: options of the provider named in `model`.
+
+        Raises:
+            StrategyOptionError: `keep_recent` is not in (0, 1) or `max_summary_tokens` < 1.
+        """
+        if not 0 < keep_recent < 1:
+            raise StrategyOptionError(f"keep_recent must be between 0 and 1; got {keep_recent}")
+        if max_summary_tokens < 1:
+            raise StrategyOptionError(
+                f"max_summary_tokens must be at least 1; got {max_summary_tokens}"
+            )
+        self.model = model
+        self.keep_recent = keep_recent
+        self.max_summary_tokens = max_summary_tokens
+        self.provider_options = dict(provider_options or {})
+        self.calls = 0
+        """Summary calls made so far."""
+        self._own: Provider | None = None
+        super().__init__([self])
+
+    def __repr__(self) -> str:
+        return f"Summarize(model={self.model!r}, keep_recent={self.keep_recent})"
+
+    async def aclose(self) -> None:
+        """Close the provider built for a `provider:model` in `model`, if one was built."""
+        own, self._own = self._own, None
+        close = getattr(own, "aclose", None)
+        if close is not None:
+            await close()
+
+    async def reduce(
+        self, messages: Sequence[ProviderMessage], budget: CompactionBudget
+    ) -> list[ProviderMessage]:
+        """Return the conversation with its middle replaced by one summary message."""
+        spans = exchanges(messages)
+        keep = _kept_spans(messages, spans, budget, self.keep_recent)
+        middle = [messages[i] for n, span in enumerate(spans) if not keep[n] for i in span]
+        if not middle:
+            return list(messages)
+        try:
+            summary = await self._summarize(middle, budget)
+        except ProviderError as exc:
+            # An hour-long session should not fail on one summary call; the
+            # strategy slides instead, and says so.
+            logger.warning("summary call failed (%s); dropping the older messages instead", exc)
+            return list(messages)
+        note = ProviderMessage("user", [TextPart(f"{SUMMARY_PREFIX}\n{summary}")])
+        result: list[ProviderMessage] = []
+        placed = False
+        for n, span in enumerate(spans):
+            if keep[n]:
+                result.extend(messages[i] for i in span)
+            elif not placed:
+                result.append(note)
+                placed = True
+        return starts_with_user(result)
+
+    async def _summarize(self, middle: Sequence[ProviderMessage], budget: CompactionBudget) -> str:
+        provider, model = self._summarizer(budget)
+        chunk_tokens = max(1_000, budget.limit // 2)
+        summary = ""
+        for chunk in _chunks(_transcript(middle), chunk_tokens):
+            prompt = (
+                f"Summary so far:\n{summary}\n\nConversation to add:\n{chunk}"
+                if summary
+                else f"Conversation:\n{chunk}"
+            )
+            request = ProviderRequest(
+                model=model,
+                messages=[ProviderMessage("user", [TextPart(prompt)])],
+                max_tokens=self.max_summary_tokens,
+                temperature=0,
+                system=SUMMARY_SYSTEM,
+            )
+            self.calls += 1
+            response = await provider.complete(request)
+            text = "".join(p.text for p in response.content if isinstance(p, TextPart)).strip()
+            if text:
+                summary = text
+        if not summary:
+            raise ProviderResponseError("the summarising model wrote nothing")
+        return summary
+
+    def _summarizer(self, budget: CompactionBudget) -> tuple[Provider, str]:
+        if self.model is None:
+            return budget.provider, budget.model
+        if ":" not in self.model:
+            return budget.provider, self.model
+        if self._own is None:
+            from neuron_turn import get_provider
+
+            self._own = get_provider(self.model, **self.provider_options)
+        return budget.account(self._own), self.model.partition(":")[2]
+
+
+def _kept_spans(
+    messages: Sequence[ProviderMessage],
+    spans: Sequence[range],
+    budget: CompactionBudget,
+    keep_recent: float,
+) -> list[bool]:
+    """Which spans stay verbatim: system, pinned, first and latest user message, newest.
+
+    The first user message is the conversation's task, the latest the one
+    being worked on.
+    """
+    keep = [any(messages[i].role == "system" or messages[i].pinned for i in s) for s in spans]
+    asks = [
+        n
+        for n, span in enumerate(spans)
+        if messages[span[0]].role == "user" and not has_tool_result(messages[span[0]])
+    ]
+    for n in asks[:1] + asks[-1:]:
+        keep[n] = True
+    room = int(budget.limit * keep_recent)
+    used = 0
+    for n in range(len(spans) - 1, -1, -1):
+        if keep[n]:
+            continue
+        size = budget.count([messages[i] for i in spans[n]])
+        if used + size > room and n != len(spans) - 1:
+            break
+        keep[n] = True
+        used += size
+    return keep
+
+
+def _transcript(messages: Sequence[ProviderMessage]) -> list[str]:
+    """One line per part, as the summariser reads them; long results are cut."""
+    lines: list[str] = []
+    for message in messages:
+        for part in message.content:
+            if isinstance(part, TextPart):
+                lines.append(f"{message.role}: {part.text}")
+            elif isinstance(part, ToolUsePart):
+                arguments = json.dumps(part.input, ensure_ascii=False)
+                lines.append(f"assistant called {part.name}({arguments}) [id {part.id}]")
+            elif isinstance(part, ToolResultPart):
+                content = part.content
+                if len(content) > _RESULT_CHARS:
+                    content = content[:_RESULT_CHARS] + f" ... [{len(part.content)} characters]"
+                failed = " (error)" if part.is_error else ""
+                lines.append(f"tool result{failed} [id {part.tool_use_id}]: {content}")
+            elif isinstance(part, ThinkingPart):
+                continue
+    return lines
+
+
+def _chunks(lines: Sequence[str], tokens: int) -> list[str]:
+    """Join `lines` into chunks of about `tokens` tokens (4 characters each) at most."""
+    limit = tokens * 4
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        line = line[:limit]
+        if current and size + len(line) > limit:
+            chunks.append("\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        chunks.append("\n".join(current))
+    return chunks

@@ -1,5 +1,21 @@
 """neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`."""
 
+from .loop.approval import (
+    AWAITING_APPROVAL,
+    DECISIONS_KEY,
+    ApprovalError,
+    ApprovalPolicy,
+    AwaitingApprovalError,
+    Decision,
+    DuplicateDecisionError,
+    MalformedDecisionsError,
+    MissingDecisionError,
+    NotAwaitingApprovalError,
+    PendingCall,
+    UnknownDecisionError,
+    pending_approvals,
+    resume_input,
+)
 from .loop.config import NeuronTurnConfig
 from .loop.context import CompactionBudget, ContextStrategy
 from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
@@ -121,6 +137,8 @@ from .plugins.warnings import NeuronWarning, PluginLoadWarning
 from .plugins.worker import Worker
 
 __all__ = [
+    "AWAITING_APPROVAL",
+    "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
     "OUTPUT_CONTENT_TYPE",
@@ -130,6 +148,8 @@ __all__ = [
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
+    "Decision",
+    "DuplicateDecisionError",
     "DuplicatePluginError",
     "EffectDeclared",
     "EventStream",
@@ -216,6 +236,7 @@ __all__ = [
     "TurnEvent",
     "TurnStream",
     "UnknownContextStrategyError",
+    "UnknownDecisionError",
     "UnknownEnvironmentError",
     "UnknownNameError",
     "UnknownOrchestratorError",
@@ -238,6 +259,7 @@ __all__ = [
     "hookimpl",
     "output_value",
     "parse_scope",
+    "pending_approvals",
     "registered_hooks",
     "registered_tools",
     "resume_input",

@@ -18,7 +18,10 @@ import httpx
 
 # mypy does not see sibling plugins installed in editable mode; `_ChatAPI` below keeps
 # the calls typed either way.
-from neuron_provider_openai import OpenAIProvider  # type: ignore[import-not-found, unused-ignore]
+from neuron_provider_openai import (  # type: ignore[import-not-found, unused-ignore]
+    DEFAULT_TIMEOUT,
+    OpenAIProvider,
+)
 from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
 from neuron_turn.loop.events import ProviderDelta, TextDelta
 from neuron_turn.loop.output import OutputMode
@@ -67,6 +70,18 @@ class _ServerAPI(OpenAIProvider):  # type: ignore[misc, unused-ignore]
     name: ClassVar[str] = PROVIDER
     api_key_env: ClassVar[str | None] = None
     price_provider_id: ClassVar[str | None] = None
+
+    def _http_client(self) -> httpx.AsyncClient:
+        # No keep-alive: the embedded server may drop an idle connection between two
+        # calls (a tool runs in between), and a request sent on it fails with "server
+        # disconnected". A new loopback connection per call costs well under a
+        # millisecond next to a model call.
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout or DEFAULT_TIMEOUT,
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
+        return super()._http_client()
 
 
 class LocalProvider:

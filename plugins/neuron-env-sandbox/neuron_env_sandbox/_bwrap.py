@@ -65,11 +65,13 @@ def bwrap_argv(
     if not as_root:
         argv.append("--unshare-user")
     code = list(code)
+    # /tmp first: code that lives under /tmp (a checkout there) is bound on top of it.
+    argv += ["--perms", "1777", "--tmpfs", "/tmp"]
     argv += _parents([Path(p) for p in _ETC] + code)
     argv += _system_binds()
     for path in code:
         argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--bind", str(workspace), WORKSPACE, "--chdir", WORKSPACE]
     # Root keeps only what it needs to drop to the sandbox's own unprivileged user.
     argv += ["--cap-drop", "ALL"]
@@ -84,7 +86,7 @@ def _parents(paths: Iterable[Path]) -> list[str]:
     argv: list[str] = []
     for path in paths:
         for parent in reversed(path.parents):
-            if parent != Path("/") and parent not in made:
+            if parent not in (Path("/"), Path("/tmp")) and parent not in made:
                 made.add(parent)
                 argv += ["--perms", "0755", "--dir", str(parent)]
     return argv

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Final, Self
 
@@ -49,6 +51,14 @@ API_KEY_ENV: Final = "OPENAI_API_KEY"
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
 """Generous read timeout (long generations), short connect timeout (a down host fails fast)."""
 _SECRET_HEADER_WORDS: Final = ("key", "token", "secret", "auth", "cookie")
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    """The end of a streamed call: its completion, and whether it came in one piece."""
+
+    completion: Completion
+    whole: bool
 
 
 class OpenAIProvider:
@@ -257,32 +267,22 @@ class OpenAIProvider:
         model, body = self._prepared(request)
         body["stream"] = True
         body.setdefault("stream_options", {"include_usage": True})
-        headers = self._request_headers()
         context = self._error_context(model)
-        payload = self._encode(body)
-        client = self._http_client()
-        accumulator = StreamAccumulator()
-        with mapped_transport_errors(context):
-            async with client.stream(
-                "POST", self._url, content=payload, headers=headers, timeout=self._request_timeout()
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise error_from_response(response, context)
-                if response.headers.get("content-type", "").startswith("application/json"):
-                    whole = self._parse_json(await response.aread(), context)
-                    answer = redact_response(
-                        self._response(whole, requested_model=model), context.secrets
-                    )
+        streamed = self._streamed(self._encode(body), self._request_headers(), context)
+        # aclosing: a caller closing this stream early closes the connection now, not at GC.
+        async with aclosing(streamed) as items:
+            async for item in items:
+                if not isinstance(item, _Finished):
+                    yield item
+                    continue
+                # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
+                answer = redact_response(
+                    self._response(item.completion, requested_model=model), context.secrets
+                )
+                if item.whole:
                     for piece in deltas_of(answer):
                         yield piece
-                    yield answer
-                    return
-                async for delta in self._deltas(response, accumulator, context):
-                    yield delta
-        completion = self._completion(accumulator, context)
-        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
-        yield redact_response(self._response(completion, requested_model=model), context.secrets)
+                yield answer
 
     def _prepared(self, request: ProviderRequest) -> tuple[str, dict[str, JsonValue]]:
         model = request.model or self.model
@@ -425,6 +425,16 @@ class OpenAIProvider:
     async def _stream(
         self, payload: bytes, headers: dict[str, str], context: ErrorContext
     ) -> Completion:
+        async with aclosing(self._streamed(payload, headers, context)) as items:
+            async for item in items:
+                if isinstance(item, _Finished):
+                    return item.completion
+        raise AssertionError("_streamed always ends with _Finished")  # pragma: no cover
+
+    async def _streamed(
+        self, payload: bytes, headers: dict[str, str], context: ErrorContext
+    ) -> AsyncGenerator[ProviderDelta | _Finished]:
+        """Deltas as they arrive, then the completion (last, always)."""
         client = self._http_client()
         accumulator = StreamAccumulator()
         with mapped_transport_errors(context):
@@ -436,10 +446,12 @@ class OpenAIProvider:
                     raise error_from_response(response, context)
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # The server ignored `stream` and answered in one piece.
-                    return self._parse_json(await response.aread(), context)
-                async for _ in self._deltas(response, accumulator, context):
-                    pass
-        return self._completion(accumulator, context)
+                    whole = self._parse_json(await response.aread(), context)
+                    yield _Finished(whole, whole=True)
+                    return
+                async for delta in self._deltas(response, accumulator, context):
+                    yield delta
+        yield _Finished(self._completion(accumulator, context), whole=False)
 
     async def _deltas(
         self, response: httpx.Response, accumulator: StreamAccumulator, context: ErrorContext

@@ -11,7 +11,11 @@ Convention: the new agent gets a `TurnInput` with
   turn, its history write included);
 - `config`: none (per-call overrides were meant for the previous agent);
 - `metadata`: the original metadata object's keys, plus
-  `"handoff": {"from": <agent>, "state": <state>}` for code to read.
+  `"handoff": {"from": <agent>, "state": <state>}` for code to read;
+  like `config`, the per-call keys meant for the previous agent's turn
+  (`"neuron_turn"` call options, `"approval_decisions"`) are left out: the
+  new agent must not inherit a forced tool choice, an output type, or
+  decisions for calls it never made.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ __all__ = ["HANDOFF_KEY", "handoff_input"]
 
 HANDOFF_KEY: Final = "handoff"
 """The `TurnInput.metadata` key holding `{"from": agent, "state": state}` after a handoff."""
+# Spelled out, not imported: this package stays importable without neuron_turn (Temporal
+# workflow sandboxes import it); the handoff tests check these against neuron_turn's names.
+_PER_CALL_KEYS: Final = frozenset({"neuron_turn", "approval_decisions"})
 
 
 def handoff_input(original: TurnInput, *, source: AgentId, state: JsonValue) -> TurnInput:
@@ -39,7 +46,9 @@ def handoff_input(original: TurnInput, *, source: AgentId, state: JsonValue) -> 
     else:
         message = Content(intro)
     metadata: dict[str, JsonValue] = (
-        dict(original.metadata) if isinstance(original.metadata, dict) else {}
+        {k: v for k, v in original.metadata.items() if k not in _PER_CALL_KEYS}
+        if isinstance(original.metadata, dict)
+        else {}
     )
     metadata[HANDOFF_KEY] = {"from": source, "state": state}
     return TurnInput(message=message, trigger="task", session=original.session, metadata=metadata)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from layer0 import TextBlock, TurnConfig, TurnInput
 from neuron_orch_local import HANDOFF_KEY, handoff_input
+from neuron_turn import DECISIONS_KEY
 
 
 def test_handoff_input_with_a_session_is_a_text_naming_the_source_and_state() -> None:
@@ -39,3 +40,18 @@ def test_handoff_input_replaces_metadata_that_is_not_an_object() -> None:
     original = TurnInput(message="x", trigger="user", metadata=["not", "an", "object"])
     given = handoff_input(original, source="a", state=1)
     assert given.metadata == {HANDOFF_KEY: {"from": "a", "state": 1}}
+
+
+def test_handoff_input_leaves_out_the_previous_agents_per_call_options_and_decisions() -> None:
+    original = TurnInput(
+        message="x",
+        trigger="user",
+        session="s",
+        metadata={
+            "trace": "t",
+            "neuron_turn": {"tool_choice": "delete_everything"},
+            DECISIONS_KEY: [{"id": "c1", "approve": True}],
+        },
+    )
+    given = handoff_input(original, source="a", state=None)
+    assert given.metadata == {"trace": "t", HANDOFF_KEY: {"from": "a", "state": None}}

@@ -22,6 +22,7 @@ from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
 from .loop.events import (
     EffectDeclared,
     HookHalted,
+    Lifecycle,
     LimitReached,
     ModelCallDone,
     ModelCallStart,
@@ -157,6 +158,7 @@ __all__ = [
     "ImagePart",
     "InvalidModelError",
     "InvalidRequestError",
+    "Lifecycle",
     "LimitReached",
     "MalformedDecisionsError",
     "MissingDecisionError",

@@ -12,10 +12,20 @@ from __future__ import annotations
 import json
 from typing import Final, TextIO
 
-from layer0 import CustomExit, ObserverHalt, TurnOutput
+from layer0 import (
+    BudgetAction,
+    BudgetWarning,
+    CompactionComplete,
+    ContextPressure,
+    CustomExit,
+    ObserverHalt,
+    PreCompactionFlush,
+    TurnOutput,
+)
 
 from ..loop.events import (
     HookHalted,
+    Lifecycle,
     LimitReached,
     ModelCallDone,
     ModelCallStart,
@@ -117,6 +127,27 @@ def describe(event: TurnEvent, *, width: int = _WIDTH) -> str | None:
         return f"[turn] halted by a hook: {event.reason}"
     if isinstance(event, LimitReached):
         return f"[turn] stopped: {_reason(event)}"
+    if isinstance(event, Lifecycle):
+        return _lifecycle(event)
+    return None
+
+
+def _lifecycle(notice: Lifecycle) -> str | None:
+    # CostIncurred has no line: the model call's own line already shows its cost.
+    event = notice.event
+    if isinstance(event, ContextPressure):
+        return (
+            f"[context] {event.fill_percent:.0f}% full "
+            f"({event.tokens_used} tokens, {event.tokens_available} left)"
+        )
+    if isinstance(event, PreCompactionFlush):
+        return "[context] compacting"
+    if isinstance(event, CompactionComplete):
+        return f"[context] {event.strategy} freed {event.tokens_freed} tokens"
+    if isinstance(event, BudgetWarning):
+        return f"[budget] ${event.spent.amount:.4f} of ${event.limit.amount:.4f} spent"
+    if isinstance(event, BudgetAction):
+        return f"[budget] {event.action}"
     return None
 
 

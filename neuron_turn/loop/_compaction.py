@@ -9,7 +9,9 @@ every model call emits `CostIncurred` and, near `max_cost`, `BudgetWarning`.
 
 Each event is given to the hook registry's lifecycle observers and declared
 as a `log` effect, so orchestrators record it with the turn (`CostIncurred`
-only with `record_costs` on: the output's metadata already holds the total).
+only with `record_costs` on: the output's metadata already holds the total),
+and, in a streamed turn, sent as a `Lifecycle` event. A turn stopped by its
+cost budget ends with `BudgetAction(action="halt_workflow")`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from decimal import Decimal
 from typing import Final
 
 from layer0 import (
+    BudgetAction,
     BudgetWarning,
     CompactionComplete,
     ContextPressure,
@@ -39,6 +42,7 @@ from neuron_tool import ToolSchema
 from ._run import RunState
 from .config import NeuronTurnConfig
 from .context import CompactionBudget, ContextStrategy, accepts_keyword
+from .events import Lifecycle
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse
 from .tokens import TokenMeter, estimate_overhead, estimate_tokens
 
@@ -226,10 +230,17 @@ class ContextKeeper:
 
         A `CostIncurred` is declared only with `record_costs` on.
         """
+        run = self.run
         if self.config.record_costs or not isinstance(event, CostIncurred):
-            self.run.effects.append(lifecycle_log(event))
+            run.effects.append(lifecycle_log(event))
+        if run.sink is not None:
+            run.emit(Lifecycle(event))
         if self.hooks.has_lifecycle_observers():
             await self.hooks.notify(event)
+
+    async def budget_halted(self) -> None:
+        """Report that the cost budget stopped the turn (`BudgetAction` "halt_workflow")."""
+        await self.emit(BudgetAction(workflow=self._workflow(), action="halt_workflow"))
 
 
 class AccountedProvider:

@@ -22,12 +22,14 @@ from moneyed import Money
 from pydantic import JsonValue, TypeAdapter
 
 from layer0 import Effect, ExitReason, TurnOutput, usd
+from neuron_hooks import LifecycleEvent
 
 from .provider import StopReason, TokenUsage
 
 __all__ = [
     "EffectDeclared",
     "HookHalted",
+    "Lifecycle",
     "LimitReached",
     "ModelCallDone",
     "ModelCallStart",
@@ -146,6 +148,18 @@ class LimitReached:
 
 
 @dataclass(frozen=True, slots=True)
+class Lifecycle:
+    """A lifecycle event (context pressure, compaction, cost, budget) as the turn emits it.
+
+    The same event the lifecycle observers get; it is also declared as a `log`
+    effect (the record), so a stream shows both: the effect, then this.
+    """
+
+    kind: ClassVar[str] = "lifecycle"
+    event: LifecycleEvent
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDone:
     """The last event: the turn's output, equal to what `execute` returns."""
 
@@ -168,12 +182,14 @@ TurnEvent: TypeAlias = (
     | EffectDeclared
     | HookHalted
     | LimitReached
+    | Lifecycle
     | TurnDone
 )
 """Every event `NeuronTurn.stream` yields."""
 
 _EFFECT: Final = TypeAdapter[Effect](Effect)
 _EXIT: Final = TypeAdapter[ExitReason](ExitReason)
+_LIFECYCLE: Final = TypeAdapter[LifecycleEvent](LifecycleEvent)
 _Json: TypeAlias = dict[str, JsonValue]
 
 
@@ -215,6 +231,8 @@ def _fields(event: TurnEvent) -> _Json:
         return {"reason": event.reason}
     if isinstance(event, LimitReached):
         return {"reason": _EXIT.dump_python(event.reason, mode="json")}
+    if isinstance(event, Lifecycle):
+        return {"event": _LIFECYCLE.dump_python(event.event, mode="json")}
     return {"output": event.output.model_dump(mode="json")}
 
 
@@ -264,6 +282,7 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
     "effect": lambda d: EffectDeclared(_EFFECT.validate_python(d["effect"])),
     "hook_halted": lambda d: HookHalted(str(d["reason"])),
     "limit_reached": lambda d: LimitReached(_EXIT.validate_python(d["reason"])),
+    "lifecycle": lambda d: Lifecycle(_LIFECYCLE.validate_python(d["event"])),
     "turn_done": lambda d: TurnDone(TurnOutput.model_validate(d["output"])),
 }
 

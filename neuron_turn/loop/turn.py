@@ -388,6 +388,8 @@ class NeuronTurn(Generic[OutT]):
             reason = stop.reason
         except TurnHalted as halted:
             reason = ObserverHalt(reason=halted.reason)
+        if reason == "budget_exhausted":
+            await keeper.budget_halted()
         if run.sink is not None:
             if isinstance(reason, ObserverHalt):
                 run.emit(HookHalted(reason.reason))

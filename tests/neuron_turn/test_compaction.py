@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from layer0 import (
+    BudgetAction,
     BudgetWarning,
     CompactionComplete,
     ContextPressure,
@@ -22,6 +23,7 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import HookRegistry, LifecycleEvent, lifecycle_events
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
+    Lifecycle,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderMessage,
@@ -191,6 +193,45 @@ async def test_events_reach_an_observer_in_order_and_are_declared_as_log_effects
     assert warning.limit == usd("0.15")
     # The same events, in the same order, are recorded with the turn's output.
     assert lifecycle_events(output.effects) == events
+
+
+async def test_a_streamed_turn_yields_each_lifecycle_event_the_observers_see_in_order() -> None:
+    recorder = Recorder()
+    hooks = HookRegistry()
+    hooks.add_lifecycle_observer(recorder)
+    turn = NeuronTurn(
+        session_model(12, []),
+        tools=ToolRegistry([fetch]),
+        hooks=hooks,
+        context=SlidingWindow(max_messages=10_000),
+        config=NeuronTurnConfig(model="m", max_turns=100, context_limit=10_000),
+    )
+    streamed = [e.event async for e in turn.stream(ask("read")) if isinstance(e, Lifecycle)]
+    assert {e.type for e in streamed} >= {
+        "context_pressure",
+        "pre_compaction_flush",
+        "compaction_complete",
+        "cost_incurred",
+    }
+    assert streamed == recorder.events
+
+
+async def test_a_turn_its_cost_budget_stops_ends_with_a_halt_budget_action() -> None:
+    recorder = Recorder()
+    hooks = HookRegistry()
+    hooks.add_lifecycle_observer(recorder)
+    turn = NeuronTurn(
+        session_model(12, []),
+        tools=ToolRegistry([fetch]),
+        hooks=hooks,
+        config=NeuronTurnConfig(model="m", max_turns=100),
+    )
+    output = await turn.execute(ask("read", session="budget", config=TurnConfig(max_cost="0.03")))
+    assert output.exit_reason == "budget_exhausted"
+    halt = BudgetAction(workflow="budget", action="halt_workflow")
+    assert recorder.events[-1] == halt
+    assert [e.type for e in recorder.events].count("budget_action") == 1
+    assert lifecycle_events(output.effects)[-1] == halt
 
 
 async def test_cost_events_are_not_declared_unless_asked() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from layer0 import (
+    BudgetWarning,
     CustomEffect,
     Halt,
     HookContext,
@@ -27,6 +28,7 @@ from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     EffectDeclared,
     HookHalted,
+    Lifecycle,
     LimitReached,
     ModelCallDone,
     ModelCallStart,
@@ -100,6 +102,7 @@ async def test_events_come_in_the_order_the_turn_happens() -> None:
         "ToolCallDelta",
         "ToolCallDelta",
         "ModelCallDone",
+        "Lifecycle",  # CostIncurred
         "ToolStart",
         "ToolResult",
         "ModelCallStart",
@@ -108,13 +111,14 @@ async def test_events_come_in_the_order_the_turn_happens() -> None:
         "TextDelta",
         "TextDelta",
         "ModelCallDone",
+        "Lifecycle",
         "TurnDone",
     ]
     arguments = "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
     assert json.loads(arguments) == {"a": 17, "b": 23}
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "17 plus 23 is 40."
     assert events[1] == ToolCallStart("c1", "add")
-    assert events[6] == ToolStart("c1", "add", {"a": 17, "b": 23})
+    assert events[7] == ToolStart("c1", "add", {"a": 17, "b": 23})
 
 
 async def test_each_model_call_reports_its_own_usage_and_cost() -> None:
@@ -204,7 +208,14 @@ async def test_an_unpriced_model_warning_is_reported_before_its_call_is_done() -
     events = await _collect(_turn(ScriptedProvider([unpriced])))
 
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["ModelCallStart", "TextDelta", "EffectDeclared", "ModelCallDone", "TurnDone"]
+    assert kinds == [
+        "ModelCallStart",
+        "TextDelta",
+        "EffectDeclared",
+        "ModelCallDone",
+        "Lifecycle",
+        "TurnDone",
+    ]
     effect = events[2]
     assert isinstance(effect, EffectDeclared) and isinstance(effect.effect, LogEffect)
 
@@ -408,6 +419,7 @@ async def test_every_event_is_rebuilt_from_its_json() -> None:
     ]
     events = await _collect(_turn(ScriptedProvider(script, chunk_size=3)), session="s1")
     events += [HookHalted("no"), LimitReached("timeout"), ThinkingDelta("hm")]
+    events += [Lifecycle(BudgetWarning(workflow="w", spent=usd("0.8"), limit=usd("1")))]
 
     rebuilt = [event_from_json(json.loads(json.dumps(event_json(event)))) for event in events]
 

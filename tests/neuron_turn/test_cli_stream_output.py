@@ -1,0 +1,49 @@
+"""The activity lines `neuron-turn run --verbose` prints for lifecycle events."""
+
+from __future__ import annotations
+
+import pytest
+
+from layer0 import (
+    BudgetAction,
+    BudgetWarning,
+    CompactionComplete,
+    ContextPressure,
+    CostIncurred,
+    CustomScope,
+    PreCompactionFlush,
+    usd,
+)
+from neuron_hooks import LifecycleEvent
+from neuron_turn import Lifecycle
+from neuron_turn.cli._stream_output import describe
+
+
+@pytest.mark.parametrize(
+    ("event", "line"),
+    [
+        (
+            ContextPressure(agent="a", fill_percent=81.5, tokens_used=815, tokens_available=185),
+            "[context] 82% full (815 tokens, 185 left)",
+        ),
+        (PreCompactionFlush(agent="a", scope=CustomScope(name="turn")), "[context] compacting"),
+        (
+            CompactionComplete(agent="a", strategy="SlidingWindow", tokens_freed=400),
+            "[context] SlidingWindow freed 400 tokens",
+        ),
+        (
+            BudgetWarning(workflow="w", spent=usd("0.8"), limit=usd("1")),
+            "[budget] $0.8000 of $1.0000 spent",
+        ),
+        (BudgetAction(workflow="w", action="halt_workflow"), "[budget] halt_workflow"),
+    ],
+)
+def test_each_context_and_budget_event_has_its_own_activity_line(
+    event: LifecycleEvent, line: str
+) -> None:
+    assert describe(Lifecycle(event)) == line
+
+
+def test_a_cost_event_has_no_line_of_its_own_as_the_model_call_line_shows_the_cost() -> None:
+    event = CostIncurred(agent="a", cost=usd("0.01"), cumulative=usd("0.02"))
+    assert describe(Lifecycle(event)) is None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import pathlib
 import shlex
 import sys
@@ -227,6 +228,12 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="add the tools of this Streamable HTTP MCP server (repeat)",
     )
     parser.add_argument(
+        "--mcp-token-env",
+        metavar="VAR",
+        help="send the --mcp-url servers the bearer token in this environment variable "
+        "(as `serve_http` asks for; read from the environment so it is not in your shell history)",
+    )
+    parser.add_argument(
         "--grant",
         action="append",
         default=[],
@@ -304,6 +311,9 @@ def _run_command(args: argparse.Namespace) -> int:
             "--environment works with the local orchestrator and plugin tools only "
             "(MCP tools and remote workers live outside the environment)"
         )
+        return EXIT_USAGE
+    if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
+        _error(f"--mcp-token-env: the environment variable {args.mcp_token_env} is not set")
         return EXIT_USAGE
 
     request = RunRequest(
@@ -417,6 +427,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         tools=args.tool,
         mcp_commands=args.mcp,
         mcp_urls=args.mcp_url,
+        mcp_token_env=args.mcp_token_env,
         progress=args.verbose or sys.stderr.isatty(),
         grants=tuple(args.grant),
         context=args.context,

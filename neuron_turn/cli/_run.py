@@ -70,6 +70,8 @@ class TurnSpec:
     tools: Sequence[str] = ()
     mcp_commands: Sequence[str] = ()
     mcp_urls: Sequence[str] = ()
+    mcp_token_env: str | None = None
+    """The environment variable holding the bearer token for the `mcp_urls` servers."""
     progress: bool = False
     context: str = "sliding_window"
     """The context strategy's registered name."""
@@ -315,11 +317,16 @@ async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | Non
     if not (spec.mcp_commands or spec.mcp_urls):
         return []
     # The MCP SDK takes ~0.5 s to import.
-    from neuron_tool.mcp import mcp_tools
+    from neuron_tool.mcp import HttpEndpoint, mcp_tools
     from neuron_tool.mcp.client import DEFAULT_CONNECT_TIMEOUT
 
     seconds = DEFAULT_CONNECT_TIMEOUT if connect is None else min(connect, DEFAULT_CONNECT_TIMEOUT)
-    servers = mcp_tools(commands=spec.mcp_commands, urls=spec.mcp_urls, connect_timeout=seconds)
+    headers = {}
+    if spec.mcp_token_env is not None:
+        # Read here, not kept in the spec: the token stays out of every repr.
+        headers["Authorization"] = f"Bearer {os.environ[spec.mcp_token_env]}"
+    urls = [HttpEndpoint(url, headers) for url in spec.mcp_urls]
+    servers = mcp_tools(commands=spec.mcp_commands, urls=urls, connect_timeout=seconds)
     return list(await stack.enter_async_context(servers))
 
 

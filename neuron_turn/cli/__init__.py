@@ -50,6 +50,7 @@ from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
 from ._closing import close_resource
 from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_MODEL, EXIT_OK, EXIT_USAGE, classify, epilog
+from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
 from ._listing import listing_json, listing_text
 from ._sessions import (
     SessionEntry,
@@ -151,6 +152,7 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "another run changed the session while this one ran",
     )
     _add_orchestration_arguments(run, worker=False)
+    add_fallback_arguments(run)
     run.add_argument(
         "--pickup-timeout",
         type=_positive(float),
@@ -306,6 +308,10 @@ def _run_command(args: argparse.Namespace) -> int:
     from ._run import RunRequest, run_turn  # the loop, imported only when a turn runs
     from ._stream_output import JsonLinesPrinter, TextPrinter
 
+    problem = fallback_usage_error(args)
+    if problem is not None:
+        _error(problem)
+        return EXIT_USAGE
     if args.environment is not None and (args.orchestrator != "local" or args.mcp or args.mcp_url):
         _error(
             "--environment works with the local orchestrator and plugin tools only "
@@ -323,6 +329,8 @@ def _run_command(args: argparse.Namespace) -> int:
         turn=replace(_turn_spec(args), progress=False),  # progress comes from the events
         orchestration=_orchestration(args),
         metadata=_call_options(args),
+        fallbacks=tuple(args.fallback),
+        retry=retry_options(args.retries),
     )
     manager = get_plugin_manager()
     if args.json:

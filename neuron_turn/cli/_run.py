@@ -44,6 +44,7 @@ from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
 from ._closing import close_resource
+from ._fallback import local_agent
 from ._sessions import record_run
 from .progress import ProgressHook
 
@@ -125,6 +126,10 @@ class RunRequest:
     orchestration: Orchestration = field(default_factory=Orchestration)
     metadata: JsonValue = None
     """The turn input's metadata (the loop's per-call options: output schema, tool choice)."""
+    fallbacks: Sequence[str] = ()
+    """Models to fall back on, in order (local orchestrator; see `cli._fallback`)."""
+    retry: Mapping[str, Any] = field(default_factory=dict)
+    """The local orchestrator's retry options (`cli._fallback.retry_options`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +181,10 @@ async def run_turn(
             turn, model = await _local_turn(
                 stack, manager, request.turn, store, orchestration, connect=within
             )
-            orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
+            agent = local_agent(stack, manager, turn, model, request.fallbacks)
+            orchestrator = manager.get_orchestrator(
+                "local", agents={AGENT: agent}, store=store, **request.retry
+            )
         else:
             model = None
             _ignored_turn_options(request.turn, orchestration.name)

@@ -176,7 +176,12 @@ def test_config_converts_units() -> None:
     [
         ("fixture:auth-error", [], 5, "authentication failed for provider 'fixture'"),
         ("fixture:no-key", [], 5, "FIXTURE_API_KEY is not set"),
-        ("fixture:rate-limit", [], 6, "the provider failed (slow down); try again in 7s"),
+        (
+            "fixture:rate-limit",
+            ["--retries", "0"],
+            6,
+            "the provider failed (slow down); try again in 7s",
+        ),
         ("fixture:bad-request", [], 7, "the provider rejected the request"),
         ("fixture:truncated", [], 8, "the model's answer could not be used"),
         ("nope:model", [], 4, "unknown provider 'nope'; available: fixture"),

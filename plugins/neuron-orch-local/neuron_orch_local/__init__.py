@@ -13,6 +13,8 @@ before a turn's effects run (`check_effects`), the handoff input
 (`handoff_input`), the effect policy check (`check_policy`), history
 appends on any store (`append_history`), custom effect handlers, `log` records, query answers
 (`answer_query`), and `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
+`RetryPolicy` is the one retry policy type of every orchestrator;
+`FallbackTurn` gives one agent a chain of models to fall back on.
 """
 
 from ._memory import BatchStateStore, MemoryEffect, append_history
@@ -21,33 +23,41 @@ from .checks import check_effects, check_policy, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
+from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts
 from .handoff import HANDOFF_KEY, handoff_input
 from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
 from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .result import DispatchResult
+from .retry import Clock, RetryPolicy, SystemClock
 from .streaming import AgentEvent
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
 
 __all__ = [
+    "ATTEMPTS_LOG",
     "HANDOFF_KEY",
     "LOGGER_NAME",
     "QUERY_TYPES",
     "TRACE",
     "AgentEvent",
+    "Attempt",
     "BatchStateStore",
     "Chain",
+    "Clock",
     "CustomEffectHandler",
     "Delegation",
     "DelegationLike",
     "DispatchResult",
     "Dispatcher",
     "EffectContext",
+    "FallbackTurn",
     "LocalOrchestrator",
     "MemoryEffect",
     "Placement",
+    "RetryPolicy",
     "RunResult",
+    "SystemClock",
     "UnknownQueryError",
     "WorkflowLike",
     "WorkflowRecord",
@@ -60,4 +70,5 @@ __all__ = [
     "emit_log",
     "handoff_input",
     "require_agent",
+    "run_attempts",
 ]

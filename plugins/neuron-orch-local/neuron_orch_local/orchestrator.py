@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -36,10 +37,12 @@ from .chain import Chain
 from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .dispatcher import Dispatcher
+from .fallback import FallbackTurn, run_attempts
 from .handoff import handoff_input
 from .placement import Placement
 from .query import answer_query
 from .result import DispatchResult
+from .retry import Clock, RetryPolicy, SystemClock
 from .streaming import SINK, AgentEvent, execute_streamed
 from .workflow import Delegation, WorkflowRecord
 
@@ -78,7 +81,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
 
     def __init__(
         self,
-        agents: Mapping[AgentId, Turn],
+        agents: Mapping[AgentId, Turn | Mapping[str, Turn]],
         store: StateStore,
         *,
         max_depth: int = 8,
@@ -88,11 +91,16 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         environments: Mapping[AgentId, Placement] | None = None,
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
+        retry: RetryPolicy | Mapping[str, JsonValue] | None = None,
+        clock: Clock | None = None,
+        randomness: Callable[[], float] = random.random,
     ) -> None:
         """Orchestrate `agents` (by name) over `store`.
 
         Args:
-            agents: the turns that can be dispatched to, delegated to and handed off to.
+            agents: the turns that can be dispatched to, delegated to and handed off to;
+                an agent given as a mapping of model names to turns is a
+                `FallbackTurn` over them.
             store: where memory effects go; give the agents' turns the same store
                 to read from.
             max_depth: how many delegations and handoffs deep one dispatch may go.
@@ -106,10 +114,18 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             policies: the effect policy of each agent, by name.
             default_policy: the policy of agents not in `policies` (default:
                 their own session's memory only).
+            retry: how a turn raising `RetryableError` is retried (default:
+                `RetryPolicy()`, 3 attempts; `RetryPolicy(max_attempts=1)` never
+                retries; a mapping is read as a `RetryPolicy`'s JSON form). An
+                agent that is a `FallbackTurn` tries its next model once a model's
+                retries run out or it fails in a way no retry fixes.
+            clock: what retries wait on (default: the real one; tests give a fake).
+            randomness: numbers in [0, 1) for the retries' jitter.
         """
-        _check_arguments(agents, store, max_depth, max_workflows)
+        turns = {name: _chain(name, turn) for name, turn in agents.items()}
+        _check_arguments(turns, store, max_depth, max_workflows)
         super().__init__(max_concurrency=max_concurrency)
-        self._agents: dict[AgentId, Turn] = {**agents, **_placed(agents, environments or {})}
+        self._agents: dict[AgentId, Turn] = {**turns, **_placed(turns, environments or {})}
         unknown = sorted(set(policies) - set(self._agents))
         if unknown:
             raise ValueError(f"policies name agents that do not exist: {', '.join(unknown)}")
@@ -125,6 +141,11 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             agents=self._agents.keys(),
             handlers=dict(custom_handlers),
         )
+        self._retry = (
+            retry if isinstance(retry, RetryPolicy) else RetryPolicy.model_validate(retry or {})
+        )
+        self._clock = SystemClock() if clock is None else clock
+        self._randomness = randomness
         self._session_locks: weakref.WeakValueDictionary[SessionId, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
@@ -297,14 +318,27 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     ) -> TurnOutput:
         turn = self._agents[agent]
         sink = SINK.get()
-        try:
+
+        async def attempt(candidate: Turn, input: TurnInput) -> TurnOutput:
             if sink is None:
-                return await turn.execute(input)
-            return await execute_streamed(turn, input, sink, workflow_id, agent)
+                return await candidate.execute(input)
+            return await execute_streamed(candidate, input, sink, workflow_id, agent)
+
+        try:
+            return await run_attempts(
+                turn.models if isinstance(turn, FallbackTurn) else ((agent, turn),),
+                input,
+                policy=self._retry,
+                clock=self._clock,
+                randomness=self._randomness,
+                record=isinstance(turn, FallbackTurn),
+                run=attempt,
+            )
         except Exception as exc:
+            notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
             raise DispatchFailed(
                 f"agent {agent!r} failed in workflow {workflow_id} (route: {chain.route()}): "
-                f"{type(exc).__name__}: {exc}"
+                f"{type(exc).__name__}: {exc}{notes}"
             ) from exc
 
     async def _delegate(self, parent: WorkflowId, effect: DelegateEffect, chain: Chain) -> None:
@@ -327,6 +361,16 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             # Weak values: a session's lock lives only while a dispatch holds or awaits it.
             lock = self._session_locks[session] = asyncio.Lock()
         return lock
+
+
+def _chain(name: AgentId, turn: Turn | Mapping[str, Turn]) -> Turn:
+    """The agent's turn: a mapping of model names to turns is a `FallbackTurn`."""
+    if isinstance(turn, Mapping):
+        try:
+            return FallbackTurn(turn)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"agent {name!r}: {exc}") from None
+    return turn
 
 
 def _placed(

@@ -8,27 +8,30 @@ layer0 wire: nothing here is a float.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from neuron_orch_local import RetryPolicy
 
 __all__ = ["TurnPolicy"]
 
 _Ms = Annotated[int, Field(ge=1)]
 
 
-class TurnPolicy(BaseModel):
+class TurnPolicy(RetryPolicy):
     """How long a turn may take, how a dead worker is noticed, and how failures are retried.
 
-    `RetryableError` is retried up to `max_attempts` times in all, waiting
-    the provider's `retry_after` when it gave one, else `initial_interval`
-    growing by `backoff` up to `max_interval`. Any other `layer0` error
+    A `neuron_orch_local.RetryPolicy` (the retry policy type of every
+    orchestrator) with Temporal's timeouts added: `RetryableError` is retried
+    up to `max_attempts` times in all, waiting the provider's `retry_after`
+    when it gave one, else `initial_interval` growing by `backoff` up to
+    `max_interval`; `max_total` bounds all attempts of a turn together
+    (Temporal's schedule-to-close timeout). Temporal adds no `jitter` of its
+    own choosing, so that field is not used here. Any other `layer0` error
     (`NonRetryableError`, `ModelError`, ...) fails the dispatch at once; an
     exception from outside layer0 is taken for a worker fault and retried.
     """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
 
     start_to_close: _Ms = 10 * 60 * 1000
     """The longest one attempt of a turn may run (above your slowest model call)."""
@@ -36,12 +39,6 @@ class TurnPolicy(BaseModel):
     """A turn whose worker stops heartbeating for this long is retried elsewhere."""
     max_attempts: Annotated[int, Field(ge=1)] = 5
     """Attempts of a turn in all, the first included."""
-    initial_interval: _Ms = 1000
-    """The wait before the first retry, when the error gave no `retry_after`."""
-    backoff: Annotated[Decimal, Field(ge=1)] = Decimal(2)
-    """How much each wait grows over the previous one."""
-    max_interval: _Ms = 60 * 1000
-    """The longest wait between attempts."""
     effect_timeout: _Ms = 60 * 1000
     """The longest one attempt of a memory or custom effect activity may run."""
     signal_timeout: _Ms = 24 * 60 * 60 * 1000

@@ -200,6 +200,9 @@ class AgentWorkflow:
                 request,
                 result_type=TurnOutput,
                 start_to_close_timeout=_ms(policy.start_to_close),
+                schedule_to_close_timeout=(
+                    None if policy.max_total is None else _ms(policy.max_total)
+                ),
                 heartbeat_timeout=_ms(policy.heartbeat),
                 retry_policy=_retry(policy),
             )

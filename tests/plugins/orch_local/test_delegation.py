@@ -17,7 +17,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_local import HANDOFF_KEY, WorkflowStatus
+from neuron_orch_local import HANDOFF_KEY, RetryPolicy, WorkflowStatus
 
 from ._doubles import FailingTurn, FunctionTurn, ScriptTurn, output, trusting, user
 
@@ -133,7 +133,9 @@ async def test_delegating_back_to_an_agent_that_handed_off_is_no_cycle() -> None
 async def test_a_child_failure_fails_the_parent_keeping_a_retryable_cause() -> None:
     error = RetryableError("overloaded")
     orchestrator = trusting(
-        {"a": ScriptTurn(delegate("b")), "b": FailingTurn(error)}, InMemoryStore()
+        {"a": ScriptTurn(delegate("b")), "b": FailingTurn(error)},
+        InMemoryStore(),
+        retry=RetryPolicy(max_attempts=1),
     )
     with pytest.raises(DispatchFailed, match=r"agent 'b' failed .*route: a -> b") as caught:
         await orchestrator.dispatch("a", user(), workflow_id="w")

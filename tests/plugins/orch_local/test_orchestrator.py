@@ -16,7 +16,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_local import LocalOrchestrator, WorkflowStatus
+from neuron_orch_local import LocalOrchestrator, RetryPolicy, WorkflowStatus
 
 from ._doubles import FailingTurn, GatedTurn, ScriptTurn, user
 
@@ -61,7 +61,9 @@ async def test_unknown_agent_raises_agent_not_found_listing_the_agents() -> None
 
 async def test_turn_error_is_wrapped_as_dispatch_failed_with_the_cause_chained() -> None:
     error = RetryableError("rate limited", retry_after=3.0)
-    orchestrator = LocalOrchestrator({"a": FailingTurn(error)}, InMemoryStore())
+    orchestrator = LocalOrchestrator(
+        {"a": FailingTurn(error)}, InMemoryStore(), retry=RetryPolicy(max_attempts=1)
+    )
     with pytest.raises(
         DispatchFailed, match=r"agent 'a' failed .*RetryableError: rate limited"
     ) as caught:

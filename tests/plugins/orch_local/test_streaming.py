@@ -9,7 +9,7 @@ import pytest
 
 from layer0 import DispatchFailed, EffectPolicy, RetryableError, SessionScope, TurnInput
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_local import AgentEvent, LocalOrchestrator
+from neuron_orch_local import AgentEvent, LocalOrchestrator, RetryPolicy
 from neuron_tool import ToolRegistry
 from neuron_turn import (
     NeuronTurn,
@@ -55,7 +55,9 @@ async def test_a_streamed_dispatch_passes_on_the_turns_events_and_writes_its_his
 async def test_a_turn_cut_off_mid_stream_fails_the_dispatch_and_writes_nothing() -> None:
     store = InMemoryStore()
     cut = [TextDelta("Hel"), ProviderConnectionError("stream cut off", provider="x")]
-    orchestrator = LocalOrchestrator({"main": neuron(ScriptedProvider([cut]), store)}, store)
+    orchestrator = LocalOrchestrator(
+        {"main": neuron(ScriptedProvider([cut]), store)}, store, retry=RetryPolicy(max_attempts=1)
+    )
     seen = []
 
     with pytest.raises(DispatchFailed) as caught:

@@ -25,7 +25,8 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore, RecordingHook
 from neuron_hooks import HookRegistry
-from neuron_orch_temporal import APPLIED_SCOPE
+from neuron_orch_local import RetryPolicy
+from neuron_orch_temporal import APPLIED_SCOPE, TurnPolicy
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
@@ -198,3 +199,22 @@ async def test_a_retried_memory_activity_applies_each_effect_once(
     assert store.writes == [("a", 1), ("b", 2)], "each effect applied exactly once"
     keys = await store.list(APPLIED_SCOPE, "once-1/")
     assert len(keys) == 2 and keys[0].endswith("/t0/e0") and keys[1].endswith("/t0/e1")
+
+
+async def test_the_turn_policy_is_the_retry_policy_local_orchestrators_take() -> None:
+    policy = TurnPolicy(max_attempts=4, max_total=30_000)
+    assert isinstance(policy, RetryPolicy)
+    assert RetryPolicy.model_validate(policy.model_dump()).max_total == 30_000
+
+
+async def test_max_total_bounds_every_attempt_of_a_turn_together(
+    env: WorkflowEnvironment,
+) -> None:
+    attempts = Attempts(env)
+    turn = FailingTurn([RetryableError("busy", retry_after=10.0)] * 10, attempts)
+    policy = FAST.model_copy(update={"max_attempts": 10, "max_total": 25_000})
+    async with hosting(env, {"flaky": turn}, InMemoryStore(), policy=policy) as orchestrator:
+        with pytest.raises(DispatchFailed):
+            await orchestrator.dispatch("flaky", task("x"))
+    # Tries at 0 s, 10 s and 20 s; a fourth at 30 s would pass the 25 s deadline.
+    assert len(attempts.scheduled) == 3

@@ -1,0 +1,217 @@
+"""`FallbackTurn`: one agent, several models tried in order.
+
+Give `LocalOrchestrator` a `FallbackTurn` as an agent and each of its
+models is tried in turn: a model whose turn raises `RetryableError` is
+retried within the orchestrator's `RetryPolicy`; one that fails in a way a
+retry does not fix (`NonRetryableError`: a bad key, an unknown model;
+`ModelError`), or whose retries run out, gives way to the next. Any other
+error (a tool's, the history's) is the agent's, not the model's, and fails
+the dispatch at once.
+
+The output records who answered and what failed before, as a `log`
+effect placed first among the turn's effects (`ATTEMPTS_LOG` in its data);
+layer0's `TurnMetadata` has no field for it. Executed outside an
+orchestrator, a `FallbackTurn` tries each model once.
+
+A fallback re-runs the whole turn on the next model: tools the failed
+attempt called run again (effects do not: they are only carried out for
+the turn that completes).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import (
+    LogEffect,
+    LogLevel,
+    ModelError,
+    NonRetryableError,
+    RetryableError,
+    Turn,
+    TurnInput,
+    TurnOutput,
+)
+
+from .retry import Clock, RetryPolicy, SystemClock
+
+__all__ = ["ATTEMPTS_LOG", "Attempt", "FallbackTurn", "run_attempts"]
+
+ATTEMPTS_LOG: Final = "attempts"
+"""The key of the attempts record in the `log` effect's data: `{"attempts": {...}}`."""
+
+_MODEL_ERRORS: Final = (RetryableError, NonRetryableError, ModelError)
+"""Errors that are the model's (its provider's): the next model may do better."""
+
+RunOne = Callable[[Turn, TurnInput], Awaitable[TurnOutput]]
+"""Runs one attempt of one candidate turn (plainly, or streamed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One failed attempt: which model, which try, what it raised."""
+
+    model: str
+    attempt: int
+    """1 for a model's first try."""
+    error: str
+    """The layer0 error class's name."""
+    message: str
+    waited: float | None = None
+    """Seconds waited before the next try of the same model (None: none followed)."""
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The attempt as the attempts record lists it."""
+        return {
+            "model": self.model,
+            "attempt": self.attempt,
+            "error": self.error,
+            "message": self.message,
+            "waited": self.waited,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.model} try {self.attempt}: {self.error}: {self.message}"
+
+
+class FallbackTurn:
+    """A `layer0.Turn` over several models' turns, each tried when the one before fails."""
+
+    def __init__(self, models: Mapping[str, Turn]) -> None:
+        """Try `models` in order; each key names its model (`"openai:gpt-4o-mini"`) in records.
+
+        Raises:
+            ValueError: no model given.
+            TypeError: a value is not a `layer0.Turn`.
+        """
+        if not models:
+            raise ValueError("a FallbackTurn needs at least one model")
+        for name, turn in models.items():
+            if not isinstance(turn, Turn):
+                raise TypeError(f"model {name!r} is not a layer0.Turn (no async execute): {turn!r}")
+        self.models: tuple[tuple[str, Turn], ...] = tuple(models.items())
+        """The models' names and turns, in the order they are tried."""
+
+    def __repr__(self) -> str:
+        return f"FallbackTurn(models={[name for name, _ in self.models]!r})"
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Run the models in order, once each, until one completes; see the module doc."""
+        return await run_attempts(
+            self.models,
+            input,
+            policy=RetryPolicy(max_attempts=1),
+            clock=SystemClock(),
+            randomness=random.random,
+            record=True,
+        )
+
+
+async def run_attempts(
+    candidates: Sequence[tuple[str, Turn]],
+    input: TurnInput,
+    *,
+    policy: RetryPolicy,
+    clock: Clock,
+    randomness: Callable[[], float],
+    record: bool,
+    run: RunOne | None = None,
+) -> TurnOutput:
+    """Run `input` on the first candidate that completes, retrying each within `policy`.
+
+    `record` adds the attempts record to the output even when nothing
+    failed (a fallback chain says who answered); it is added whenever
+    something failed. `run` runs one attempt (default: `turn.execute`).
+
+    Raises:
+        The last candidate's error, when every candidate failed; its notes
+        list every failed attempt. An error that is not the model's, at once.
+    """
+    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now())
+    last: Exception | None = None
+    for name, turn in candidates:
+        try:
+            output = await attempts.retrying(name, turn, input)
+        except _MODEL_ERRORS as exc:
+            last = exc
+            continue
+        if record or attempts.failed:
+            output = _recorded(output, name, attempts.failed)
+        return output
+    assert last is not None
+    if len(attempts.failed) > 1:
+        last.add_note("attempts: " + "; ".join(str(a) for a in attempts.failed))
+    raise last
+
+
+async def _execute(turn: Turn, input: TurnInput) -> TurnOutput:
+    return await turn.execute(input)
+
+
+@dataclass(slots=True)
+class _Attempts:
+    """The tries of one dispatch's turn, across its candidates."""
+
+    policy: RetryPolicy
+    clock: Clock
+    randomness: Callable[[], float]
+    run: RunOne
+    started: float
+    failed: list[Attempt] = field(default_factory=list)
+
+    async def retrying(self, name: str, turn: Turn, input: TurnInput) -> TurnOutput:
+        """Run `turn` until it completes, fails for good, or the policy allows no more tries."""
+        number = 0
+        while True:
+            number += 1
+            try:
+                return await self.run(turn, input)
+            except RetryableError as exc:
+                wait = self._wait(number, exc)
+                self.failed.append(_attempt(name, number, exc, wait))
+                if wait is None:
+                    raise
+                await self.clock.sleep(wait)
+            except (NonRetryableError, ModelError) as exc:
+                self.failed.append(_attempt(name, number, exc, None))
+                raise
+
+    def _wait(self, number: int, error: RetryableError) -> float | None:
+        """Seconds to wait before the next try, or None when the policy allows no more."""
+        policy = self.policy
+        if number >= policy.max_attempts:
+            return None
+        wait = policy.wait(number, error.retry_after, self.randomness())
+        if wait is None:
+            return None
+        elapsed = self.clock.now() - self.started
+        if policy.max_total is not None and (elapsed + wait) * 1000 > policy.max_total:
+            return None
+        return wait
+
+
+def _attempt(name: str, number: int, exc: Exception, waited: float | None) -> Attempt:
+    return Attempt(
+        model=name, attempt=number, error=type(exc).__name__, message=str(exc), waited=waited
+    )
+
+
+def _recorded(output: TurnOutput, name: str, attempts: Sequence[Attempt]) -> TurnOutput:
+    """`output` with the attempts record as its first effect."""
+    if attempts:
+        message = f"answered by {name} after {len(attempts)} failed attempt(s): " + "; ".join(
+            str(a) for a in attempts
+        )
+    else:
+        message = f"answered by {name}"
+    data: dict[str, JsonValue] = {
+        ATTEMPTS_LOG: {"answered_by": name, "failures": [a.as_json() for a in attempts]}
+    }
+    level = LogLevel.WARN if attempts else LogLevel.INFO
+    record = LogEffect(level=level, message=message, data=data)
+    return output.model_copy(update={"effects": [record, *output.effects]})

@@ -1,0 +1,90 @@
+"""`RetryPolicy`: how an orchestrator retries a turn that raised `layer0.RetryableError`.
+
+One type for every orchestrator: `LocalOrchestrator` takes it as `retry`,
+and neuron-orch-temporal's `TurnPolicy` is one (a subclass adding its
+timeouts), so a policy written for one runs on the other. Durations are
+integer milliseconds and the factors decimals, as on the layer0 wire: the
+policy travels inside Temporal workflow inputs, where a float would not
+replay exactly.
+
+The waits: the provider's `retry_after` when it gave one (exactly; a
+provider asking for more than `max_interval` is not retried, since an
+earlier attempt would only be refused again), else `initial_interval`
+growing by `backoff` per retry up to `max_interval`, less a random part of
+up to `jitter` of it (so that callers refused together do not come back
+together). No wait may end past `max_total` from the first attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from decimal import Decimal
+from typing import Annotated, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Clock", "RetryPolicy", "SystemClock"]
+
+_Ms = Annotated[int, Field(ge=1)]
+
+
+class RetryPolicy(BaseModel):
+    """Attempts, waits and a total deadline for retrying `RetryableError`.
+
+    Only `RetryableError` is retried; other errors end the attempts at once
+    (and, with a fallback chain, move on to the next model).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    max_attempts: Annotated[int, Field(ge=1)] = 3
+    """Attempts in all, the first included (1: never retry)."""
+    initial_interval: _Ms = 1000
+    """The wait before the first retry, when the error gave no `retry_after`."""
+    backoff: Annotated[Decimal, Field(ge=1)] = Decimal(2)
+    """How much each wait grows over the previous one."""
+    max_interval: _Ms = 60 * 1000
+    """The longest wait between attempts; a `retry_after` above it is not waited for."""
+    max_total: _Ms | None = None
+    """No attempt starts later than this after the first one started (None: no deadline)."""
+    jitter: Annotated[Decimal, Field(ge=0, le=1)] = Decimal("0.2")
+    """The largest fraction taken off a computed wait at random (never off a `retry_after`)."""
+
+    def wait(self, retry: int, retry_after: float | None, randomness: float) -> float | None:
+        """Return the seconds to wait before retry number `retry` (1 for the first), or None.
+
+        `randomness` is a number in [0, 1) that picks the jitter. None means
+        the provider asked for a longer wait than `max_interval`: do not retry.
+        """
+        if retry_after is not None:
+            return max(retry_after, 0.0) if retry_after * 1000 <= self.max_interval else None
+        grown = Decimal(self.initial_interval) * self.backoff ** (retry - 1)
+        capped = min(grown, Decimal(self.max_interval))
+        jittered = capped * (1 - self.jitter * Decimal(str(randomness)))
+        return float(jittered) / 1000
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """The time source retries wait on; tests give a fake one, so nothing really sleeps."""
+
+    def now(self) -> float:
+        """Seconds on a monotonic scale."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait `seconds` without blocking the event loop."""
+        ...
+
+
+class SystemClock:
+    """The real clock: `time.monotonic` and `asyncio.sleep`."""
+
+    def now(self) -> float:
+        """Seconds on the monotonic clock."""
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        """`asyncio.sleep(seconds)`."""
+        await asyncio.sleep(seconds)

@@ -37,25 +37,28 @@ def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 @pytest.fixture(scope="module")
 def mcp_url() -> Iterator[str]:
-    """A token-protected Streamable HTTP server on loopback, on a loop of its own thread."""
+    """A token-protected Streamable HTTP server on loopback, on a loop of its own thread.
+
+    Its own thread: `main` runs its own event loop (`asyncio.run`), as on a command line.
+    """
     ready: Future[str] = Future()
     loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
 
     async def serve() -> None:
-        await serve_http(ToolRegistry([remote_add]), port=0, token=TOKEN, on_ready=ready.set_result)
+        server = asyncio.create_task(
+            serve_http(ToolRegistry([remote_add]), port=0, token=TOKEN, on_ready=ready.set_result)
+        )
+        await stop.wait()
+        server.cancel()
+        await asyncio.wait([server])
 
-    task: Future[asyncio.Task[None]] = Future()
-
-    def run() -> None:
-        task.set_result(loop.create_task(serve()))
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True)
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
     thread.start()
     yield ready.result(timeout=30)
-    loop.call_soon_threadsafe(task.result().cancel)
-    loop.call_soon_threadsafe(loop.stop)
+    loop.call_soon_threadsafe(stop.set)
     thread.join(timeout=30)
+    assert not thread.is_alive(), "the MCP server did not stop"
     loop.close()
 
 

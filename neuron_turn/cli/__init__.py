@@ -59,6 +59,7 @@ from ._sessions import (
     list_sessions,
     read_history,
 )
+from ._show import add_show_parser, turn_id_of
 
 if TYPE_CHECKING:
     from ._run import Orchestration, TurnSpec
@@ -115,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_run_parser(commands)
     _add_worker_parser(commands)
     _add_session_parsers(commands)
+    add_show_parser(commands)
     return parser
 
 
@@ -351,6 +353,9 @@ def _run_command(args: argparse.Namespace) -> int:
         printer.end_line()  # an error after some text starts on a line of its own
     printer.finish(result.output)
     print(summary(result.output), file=sys.stderr)
+    turn = turn_id_of(result.output)
+    if args.verbose and turn is not None:
+        print(f"turn {turn} (neuron-turn show {turn})", file=sys.stderr)
     print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
 

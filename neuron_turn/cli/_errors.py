@@ -39,6 +39,7 @@ EXIT_ORCHESTRATOR: Final = 10
 EXIT_STATE: Final = 11
 EXIT_CONFLICT: Final = 12
 EXIT_ENVIRONMENT: Final = 13
+EXIT_NOT_FOUND: Final = 14
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -78,6 +79,7 @@ _CODES: Final = (
         "the environment (--environment) could not run the turn: it cannot enforce what was "
         "asked, its sandbox is missing, a limit was exceeded, or its process crashed",
     ),
+    (EXIT_NOT_FOUND, "show: the turn, or the session's turns, are not in the state file"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 

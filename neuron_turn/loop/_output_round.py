@@ -44,8 +44,9 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 OUTPUT_INVALID: Final = CustomExit(name="output_invalid")
 """The exit of a turn whose answer never validated within the retry budget."""
 
-# `pin` is read by the context step (see `turn._pinned`); it is listed so it is not refused here.
-_OPTION_KEYS: Final = frozenset({"tool_choice", "output_schema", "output_name", "pin"})
+# `pin` is read by the context step (see `turn._pinned`) and `record` by `turn._run` (see
+# `layer0.turn_record`); they are listed so they are not refused here.
+_OPTION_KEYS: Final = frozenset({"tool_choice", "output_schema", "output_name", "pin", "record"})
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
 

@@ -88,7 +88,10 @@ class RunState:
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
     sink: Callable[[TurnEvent], None] | None = None
-    """Where a streamed turn's events go; None (`execute`) emits nothing and costs nothing."""
+    """Where the turn's events go (a stream, a timeline recorder); None emits nothing and
+    costs nothing."""
+    streamed: bool = False
+    """Whether a consumer streams the turn: only then is the provider streamed too."""
     effects_emitted: int = 0
 
     def emit(self, event: TurnEvent) -> None:

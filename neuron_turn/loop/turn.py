@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from typing_extensions import TypeVar
 
 from layer0 import (
+    RECORD_OPTION,
     Content,
     ContextAssemblyError,
     CustomExit,
@@ -48,6 +49,7 @@ from ._output_round import (
 from ._output_round import (
     merge_results as merge_pending,
 )
+from ._recorder import TimelineRecorder, both
 from ._run import HISTORY_KEY, RunState
 from ._tool_input import RefusedCall, guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
@@ -296,7 +298,9 @@ class NeuronTurn(Generic[OutT]):
             history_length=len(history),
             new_from=len(history),
             sink=sink,
+            streamed=sink is not None,
         )
+        recorder = _recorder(run, input.metadata)
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
@@ -305,15 +309,19 @@ class NeuronTurn(Generic[OutT]):
             if not timeout.expired():
                 raise
             reason = "timeout"
-            if sink is not None:
+            if run.sink is not None:
                 run.emit(LimitReached(reason))
         result = run.output(reason)
         message = output.message()
         if message is not None:
             result = result.model_copy(update={"message": message})
-        if sink is not None:
+        if run.sink is not None:
             for effect in result.effects[run.effects_emitted :]:
-                sink(EffectDeclared(effect))
+                run.sink(EffectDeclared(effect))
+        if recorder is not None:
+            timeline = recorder.timeline(run.turn_id).effect()
+            result = result.model_copy(update={"effects": [*result.effects, timeline]})
+        if sink is not None:
             sink(TurnDone(result))
         return result
 
@@ -505,7 +513,7 @@ class NeuronTurn(Generic[OutT]):
 
     async def _complete(self, request: ProviderRequest, run: RunState) -> ProviderResponse:
         try:
-            if run.sink is None:
+            if not run.streamed or run.sink is None:
                 return await self.provider.complete(request)
             return await self._streamed(request, run.sink)
         except ProviderError as exc:
@@ -598,6 +606,18 @@ def _keeper(run: RunState) -> ContextKeeper:
     keeper = run.keeper
     assert isinstance(keeper, ContextKeeper)
     return keeper
+
+
+def _recorder(run: RunState, metadata: JsonValue) -> TimelineRecorder | None:
+    """Add a timeline recorder to the run's sink when the input asks for its timeline."""
+    if not isinstance(metadata, dict):
+        return None
+    options = metadata.get(CALL_OPTIONS_KEY)
+    if not (isinstance(options, dict) and options.get(RECORD_OPTION) is True):
+        return None
+    recorder = TimelineRecorder(run.started)
+    run.sink = recorder if run.sink is None else both(run.sink, recorder)
+    return recorder
 
 
 def _pinned(metadata: JsonValue) -> bool:

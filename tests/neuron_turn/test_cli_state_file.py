@@ -123,6 +123,20 @@ def test_sessions_and_history_read_a_read_only_state_file(
     assert sorted(p.name for p in read_only_state.parent.iterdir()) == ["state.db"]
 
 
+def test_show_reads_the_turns_of_a_read_only_state_file(
+    read_only_state: Path, tmp_path: Path
+) -> None:
+    before = read_only_state.read_bytes()
+    listing = _cli("show", "--session", "chat", "--state", str(read_only_state), cwd=tmp_path)
+    assert (listing.returncode, listing.stderr) == (0, "")
+    turn = listing.stdout.split()[0]
+    shown = _cli("show", turn, "--state", str(read_only_state), cwd=tmp_path)
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout.startswith(f"turn {turn}\n") and "answer: echo: hello there" in shown.stdout
+    assert read_only_state.read_bytes() == before
+    assert sorted(p.name for p in read_only_state.parent.iterdir()) == ["state.db"]
+
+
 def test_run_on_a_read_only_state_file_says_so_with_the_state_code(
     read_only_state: Path, tmp_path: Path
 ) -> None:

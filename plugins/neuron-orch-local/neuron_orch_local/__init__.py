@@ -11,8 +11,9 @@ The conventions it follows are public here for other orchestrators to follow
 too (neuron-orch-temporal does): the dispatch chain (`Chain`), the checks
 before a turn's effects run (`check_effects`), the handoff input
 (`handoff_input`), the effect policy check (`check_policy`), history
-appends on any store (`append_history`), custom effect handlers, `log` records, query answers
-(`answer_query`), and `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
+appends on any store (`append_history`), turn records (`TurnRecording`),
+custom effect handlers, `log` records, query answers (`answer_query`), and
+`dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
 `RetryPolicy` is the one retry policy type of every orchestrator;
 `FallbackTurn` gives one agent a chain of models to fall back on.
 """
@@ -29,6 +30,7 @@ from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
 from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
+from .recording import TurnRecording
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
 from .streaming import AgentEvent
@@ -58,6 +60,7 @@ __all__ = [
     "RetryPolicy",
     "RunResult",
     "SystemClock",
+    "TurnRecording",
     "UnknownQueryError",
     "WorkflowLike",
     "WorkflowRecord",

@@ -18,6 +18,7 @@ from layer0 import (
     DelegateEffect,
     DispatchFailed,
     EffectPolicy,
+    EffectRefused,
     QueryPayload,
     SessionId,
     SignalPayload,
@@ -31,7 +32,7 @@ from layer0 import (
 if TYPE_CHECKING:
     from neuron_turn import EventStream
 
-from ._effects import EffectRunner
+from ._effects import EffectPlan, EffectRunner
 from ._table import WorkflowTable
 from .chain import Chain
 from .checks import require_agent
@@ -41,6 +42,7 @@ from .fallback import FallbackTurn, run_attempts
 from .handoff import handoff_input
 from .placement import Placement
 from .query import answer_query
+from .recording import TurnRecording
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
 from .streaming import SINK, AgentEvent, execute_streamed
@@ -291,10 +293,60 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     ) -> TurnOutput:
         """Run one agent's turn and its effects; follow its handoff, if any."""
         self._workflows.ran(workflow_id, agent)
-        output = await self._execute(workflow_id, agent, input, chain)
-        self._workflows.produced(workflow_id, output)
-        if not output.effects:
+        recording = TurnRecording.start(self._store, agent, workflow_id, input)
+        output, plan = await self._run_turn(workflow_id, agent, input, chain, granted, recording)
+        if plan is None or plan.handoff is None:
             return output
+        effect, next_chain = plan.handoff
+        next_input = handoff_input(input, source=agent, state=effect.state)
+        return await self._step(workflow_id, effect.agent, next_input, next_chain)
+
+    async def _run_turn(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+        recording: TurnRecording | None,
+    ) -> tuple[TurnOutput, EffectPlan | None]:
+        """Run the turn and its effects but the handoff; record it; return output and plan."""
+        turn_input = input if recording is None else recording.turn_input()
+        try:
+            output = await self._execute(workflow_id, agent, turn_input, chain)
+            if recording is not None:
+                output = recording.returned(output)
+        except DispatchFailed as exc:
+            if recording is not None:
+                await recording.store_failure("failed", exc)
+            raise
+        self._workflows.produced(workflow_id, output)
+        try:
+            plan = await self._effects_of(workflow_id, agent, input, output, chain, granted)
+        except EffectRefused as exc:
+            if recording is not None:
+                await recording.store_failure("refused", exc)
+            raise
+        except Exception as exc:
+            if recording is not None:
+                await recording.store_failure("failed", exc)
+            raise
+        if recording is not None:
+            await recording.store_as("executed")
+        return output, plan
+
+    async def _effects_of(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        output: TurnOutput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+    ) -> EffectPlan | None:
+        """Check and carry out the turn's effects but the handoff; return the plan (None: none)."""
+        if not output.effects:
+            return None
         context = EffectContext(workflow_id=workflow_id, agent=agent)
         # A caller's grant is for the agent it dispatched to; the turns that
         # delegations and handoffs start get their agents' own policies.
@@ -307,11 +359,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             await self._delegate(workflow_id, effect, child_chain)
 
         await self._effects.run(plan, context=context, delegate=delegate)
-        if plan.handoff is None:
-            return output
-        effect, next_chain = plan.handoff
-        next_input = handoff_input(input, source=agent, state=effect.state)
-        return await self._step(workflow_id, effect.agent, next_input, next_chain)
+        return plan
 
     async def _execute(
         self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain

@@ -20,6 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from layer0 import (
     AgentId,
     EffectPolicy,
+    EffectRefused,
     HistoryConflict,
     SerializationError,
     StateStore,
@@ -30,6 +31,7 @@ from layer0 import (
 from neuron_orch_local import (
     CustomEffectHandler,
     EffectContext,
+    TurnRecording,
     check_policy,
     effect_owner,
     require_agent,
@@ -103,13 +105,20 @@ class AgentActivities:
         fails the dispatch with `EffectRefused`, for good, and none of its
         effects run.
         """
+        # The worker's store keeps the turn's record (see neuron_orch_local.recording).
+        recording = TurnRecording.start(
+            self._store, request.agent, request.workflow_id, request.input
+        )
+        turn_input = request.input if recording is None else recording.turn_input()
         try:
             turn = self._turn(request.agent)
             if request.progress:
-                running = execute_reporting(turn, request.input, request.workflow_id)
+                running = execute_reporting(turn, turn_input, request.workflow_id)
             else:
-                running = turn.execute(request.input)
+                running = turn.execute(turn_input)
             output = await _heartbeating(running)
+            if recording is not None:
+                output = recording.returned(output)
             owner = effect_owner(request.agent, request.workflow_id)
             policy = (
                 request.granted
@@ -125,7 +134,12 @@ class AgentActivities:
                 target_state=_target_state,
             )
         except Exception as exc:
+            if recording is not None:
+                refused = isinstance(exc, EffectRefused)
+                await recording.store_failure("refused" if refused else "failed", exc)
             raise application_error(exc) from exc
+        if recording is not None:
+            await recording.store_as("accepted")
         return output
 
     @activity.defn(name=APPLY_MEMORY)

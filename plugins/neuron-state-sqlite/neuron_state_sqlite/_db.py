@@ -30,8 +30,12 @@ __all__ = [
     "open_read_only",
     "open_reader",
     "open_writer",
+    "put_turn",
     "read",
+    "read_turn",
     "search",
+    "turn_sessions",
+    "turn_summaries",
 ]
 
 Synchronous = Literal["full", "normal"]
@@ -77,6 +81,25 @@ FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid
 WHERE entries_fts MATCH ? AND e.scope = ?
 ORDER BY bm25(entries_fts), e.key
 LIMIT ?
+"""
+
+
+_PUT_TURN: Final = """
+INSERT INTO turns (turn_id, session, started, summary, record) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (turn_id) DO UPDATE SET session = excluded.session, started = excluded.started,
+    summary = excluded.summary, record = excluded.record
+"""
+_READ_TURN: Final = "SELECT record FROM turns WHERE turn_id = ?"
+_SUMMARIES: Final = "SELECT summary FROM turns ORDER BY started DESC, turn_id LIMIT ?"
+_SESSION_SUMMARIES: Final = (
+    "SELECT summary FROM turns WHERE session IS ? ORDER BY started DESC, turn_id LIMIT ?"
+)
+# The title is the first turn's; `IS` so that turns without a session form one group.
+_SESSIONS: Final = """
+SELECT t.session, COUNT(*), MIN(t.started), MAX(t.started),
+    (SELECT json_extract(f.summary, '$.title') FROM turns AS f
+     WHERE f.session IS t.session ORDER BY f.started LIMIT 1)
+FROM turns AS t GROUP BY t.session ORDER BY MAX(t.started) DESC LIMIT ?
 """
 
 
@@ -292,6 +315,56 @@ def _base_length(connection: sqlite3.Connection, op: Append) -> int:
 
 class _NotAList(sqlite3.Error):
     """An append to a key whose value is not a JSON list (reported as WriteFailed)."""
+
+
+def put_turn(
+    connection: sqlite3.Connection,
+    row: tuple[str, str | None, str, str, str],
+    *,
+    path: Path,
+) -> None:
+    """Store one turn record, `(turn_id, session, started, summary, record)`, replacing its id's.
+
+    Raises:
+        WriteFailed: nothing was changed.
+    """
+    with _failing_as(WriteFailed, f"write of turn record {row[0]!r}", path):
+        with _transaction(connection):
+            connection.execute(_PUT_TURN, row)
+
+
+def read_turn(connection: sqlite3.Connection, turn_id: str, *, path: Path) -> str | None:
+    """Return the JSON text of the record of `turn_id`, or None."""
+    with _failing_as(StateError, f"read of turn record {turn_id!r}", path):
+        row = connection.execute(_READ_TURN, (turn_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def turn_summaries(
+    connection: sqlite3.Connection, session: str | None, everything: bool, limit: int, *, path: Path
+) -> list[str]:
+    """Return the JSON texts of up to `limit` turn summaries, newest first.
+
+    Every turn's when `everything`, else those of `session` (None: turns without one).
+    """
+    with _failing_as(StateError, "list of turn records", path):
+        if everything:
+            rows = connection.execute(_SUMMARIES, (limit,)).fetchall()
+        else:
+            rows = connection.execute(_SESSION_SUMMARIES, (session, limit)).fetchall()
+    return [str(summary) for (summary,) in rows]
+
+
+def turn_sessions(
+    connection: sqlite3.Connection, limit: int, *, path: Path
+) -> list[tuple[str | None, int, str, str, str]]:
+    """Return `(session, turns, first start, last start, first title)`, most recent first."""
+    with _failing_as(StateError, "list of sessions with turn records", path):
+        rows = connection.execute(_SESSIONS, (limit,)).fetchall()
+    return [
+        (session, int(turns), str(first), str(last), str(title or ""))
+        for session, turns, first, last, title in rows
+    ]
 
 
 def list_keys(connection: sqlite3.Connection, scope: str, prefix: str, *, path: Path) -> list[str]:

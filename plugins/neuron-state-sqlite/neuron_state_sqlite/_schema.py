@@ -71,8 +71,23 @@ CREATE TABLE appended (
 CREATE INDEX appended_by_key ON appended (scope, key, id);
 """
 
+# `turns` holds one record per turn (`layer0.TurnRecord`) as JSON, with the
+# summary listings show beside it, so a listing never parses whole records.
+# Files of older versions gain the empty table; nothing of theirs changes.
+_V3: Final = """
+CREATE TABLE turns (
+    turn_id TEXT PRIMARY KEY,
+    session TEXT,
+    started TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX turns_by_session ON turns (session, started);
+CREATE INDEX turns_by_start ON turns (started);
+"""
+
 # Index i takes a file from version i to version i + 1.
-_MIGRATIONS: Final = (_V1, _V2)
+_MIGRATIONS: Final = (_V1, _V2, _V3)
 
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 """The schema version this package writes and reads."""

@@ -21,7 +21,10 @@ from layer0 import (
     Scope,
     SearchResult,
     SerializationError,
+    SessionTurns,
     StateError,
+    TurnRecord,
+    TurnSummary,
     WriteMemoryEffect,
 )
 
@@ -254,6 +257,62 @@ class SqliteStore:
         if ops:
             await self._run_write(ops)
 
+    async def record_turn(self, record: TurnRecord) -> None:
+        """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
+
+        Raises:
+            WriteFailed: the database refused; nothing was written.
+            StateFileError: the file cannot be written as it is; nothing was written.
+        """
+        row = (
+            record.turn_id,
+            record.session,
+            record.started,
+            record.summary().model_dump_json(),
+            record.model_dump_json(),
+        )
+        if self._read_only:
+            raise self._read_only_error()
+        await self._ensure_ready()
+        await self._run(self._writer, partial(_db.put_turn, row=row, path=self._path))
+
+    async def turn_record(self, turn_id: str) -> TurnRecord | None:
+        """Return the record of `turn_id`, or None when there is none.
+
+        Raises:
+            StateError: the stored record does not parse (the message names the turn).
+        """
+        text = await self._run_read(partial(_db.read_turn, turn_id=turn_id, path=self._path))
+        return None if text is None else _parsed(TurnRecord, text, repr(turn_id))
+
+    async def turn_summaries(
+        self, *, session: str | None = None, limit: int = 100
+    ) -> builtins.list[TurnSummary]:
+        """Return up to `limit` turns, newest first; only `session`'s when it is given."""
+        texts = await self._run_read(
+            partial(
+                _db.turn_summaries,
+                session=session,
+                everything=session is None,
+                limit=_limit(limit),
+                path=self._path,
+            )
+        )
+        return [_parsed(TurnSummary, text, "a listed turn") for text in texts]
+
+    async def turn_sessions(self, *, limit: int = 100) -> builtins.list[SessionTurns]:
+        """Return up to `limit` sessions with turn records, most recently used first.
+
+        Turns run without a session come as one entry whose `session` is None.
+        """
+        rows = await self._run_read(
+            partial(_db.turn_sessions, limit=_limit(limit), path=self._path)
+        )
+        return [
+            SessionTurns(session=session, turns=turns, started=first, updated=last, title=title)
+            for session, turns, first, last, title in rows
+        ]
+
     def _op(
         self, effect: WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
     ) -> _db.Put | _db.Remove | _db.Append:
@@ -295,11 +354,14 @@ class SqliteStore:
     async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove | _db.Append]) -> None:
         """Apply `ops` in one transaction on the writer thread."""
         if self._read_only:
-            raise StateFileAccessError(
-                self._path, "was opened read-only", "open it without read_only=True to write"
-            )
+            raise self._read_only_error()
         await self._ensure_ready()
         await self._run(self._writer, partial(_db.apply, ops=ops, path=self._path))
+
+    def _read_only_error(self) -> StateFileAccessError:
+        return StateFileAccessError(
+            self._path, "was opened read-only", "open it without read_only=True to write"
+        )
 
     async def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Return `fn(connection)` from a reader thread."""
@@ -334,6 +396,21 @@ def _items(value: JsonValue) -> builtins.list[JsonValue]:
     if not isinstance(value, builtins.list):
         raise SerializationError(f"appended items are not a JSON list: {value!r}")
     return value
+
+
+def _limit(limit: int) -> int:
+    return max(0, min(limit, _MAX_LIMIT))
+
+
+M = TypeVar("M", TurnRecord, TurnSummary)
+
+
+def _parsed(model: type[M], text: str, what: str) -> M:
+    """Read a stored record or summary; a stored one that does not parse is a StateError."""
+    try:
+        return model.model_validate_json(text)
+    except ValueError as exc:
+        raise StateError(f"the stored turn record of {what} does not parse: {exc}") from exc
 
 
 def _nothing(connection: sqlite3.Connection) -> None:

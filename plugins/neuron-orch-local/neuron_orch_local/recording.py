@@ -1,0 +1,119 @@
+"""Turn records: how the orchestrators keep a record of every turn they run.
+
+When the store is a `layer0.TurnRecordStore` (the SQLite store is), each
+turn is asked for its timeline (`layer0.request_timeline`); the timeline
+effect is taken out of its output before the other effects are checked and
+run, so callers, policies and handlers never see it; and once the orchestrator
+knows what became of the turn, one `layer0.TurnRecord` is stored: `executed`,
+`accepted` (a durable orchestrator hands the effects on), `refused` (outside
+the policy: none ran) or `failed` (the turn raised, or its effects failed).
+neuron-orch-temporal follows the same convention in its worker.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass
+
+from layer0 import (
+    APPEND_HISTORY,
+    AgentId,
+    CustomEffect,
+    DispatchFailed,
+    RecordStatus,
+    StateStore,
+    TurnInput,
+    TurnOutput,
+    TurnRecord,
+    TurnRecordStore,
+    TurnTimeline,
+    WorkflowId,
+    request_timeline,
+    take_timeline,
+)
+
+__all__ = ["TurnRecording"]
+
+
+@dataclass(slots=True)
+class TurnRecording:
+    """One turn being recorded: what it was given, and what came back so far.
+
+    Why: every orchestrator records turns the same way, whatever runs them.
+    """
+
+    store: TurnRecordStore
+    agent: AgentId
+    workflow_id: WorkflowId
+    input: TurnInput
+    """The input as the caller gave it (without the timeline request)."""
+    started: str
+    output: TurnOutput | None = None
+    timeline: TurnTimeline | None = None
+
+    @classmethod
+    def start(
+        cls, store: StateStore, agent: AgentId, workflow_id: WorkflowId, input: TurnInput
+    ) -> TurnRecording | None:
+        """Begin recording a turn, or return None when `store` keeps no turn records."""
+        if not isinstance(store, TurnRecordStore):
+            return None
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+        return cls(store, agent, workflow_id, input, now)
+
+    def turn_input(self) -> TurnInput:
+        """Return the input to run the turn on: the caller's, asking for the timeline."""
+        return request_timeline(self.input)
+
+    def returned(self, output: TurnOutput) -> TurnOutput:
+        """Take the timeline out of the turn's output; return the output without it.
+
+        Raises:
+            DispatchFailed: the turn's timeline effect is malformed.
+        """
+        try:
+            self.output, self.timeline = take_timeline(output)
+        except ValueError as exc:
+            raise DispatchFailed(
+                f"agent {self.agent!r} in workflow {self.workflow_id} returned a {exc}"
+            ) from None
+        return self.output
+
+    async def store_as(self, status: RecordStatus, error: BaseException | None = None) -> None:
+        """Store the record with `status` (and the error that ended the turn, if any)."""
+        record = TurnRecord(
+            turn_id=self._turn_id(),
+            session=self.input.session,
+            agent=self.agent,
+            workflow_id=self.workflow_id,
+            started=self.started,
+            input=self.input,
+            output=self.output,
+            timeline=[] if self.timeline is None else self.timeline.entries,
+            status=status,
+            error=None if error is None else f"{type(error).__name__}: {error}",
+        )
+        await self.store.record_turn(record)
+
+    async def store_failure(self, status: RecordStatus, error: BaseException) -> None:
+        """Store the record of a turn that ended in `error`; never hide `error` itself.
+
+        A record that cannot be stored is noted on `error` (which the caller
+        re-raises), so the first failure stays the one reported.
+        """
+        try:
+            await self.store_as(status, error)
+        except Exception as exc:
+            error.add_note(f"its turn record could not be stored: {type(exc).__name__}: {exc}")
+
+    def _turn_id(self) -> str:
+        """The turn's own id: its timeline's, its history append's, else a new one."""
+        if self.timeline is not None:
+            return self.timeline.turn_id
+        for effect in () if self.output is None else self.output.effects:
+            if isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
+                turn_id = effect.data.get("turn_id") if isinstance(effect.data, dict) else None
+                if isinstance(turn_id, str) and turn_id:
+                    return turn_id
+        return uuid.uuid4().hex

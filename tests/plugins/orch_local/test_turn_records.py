@@ -1,0 +1,151 @@
+"""LocalOrchestrator keeps a record of every turn it runs when its store keeps turn records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from layer0 import (
+    DelegateEffect,
+    DispatchFailed,
+    EffectPolicy,
+    EffectRefused,
+    ModelCallEntry,
+    ToolCallEntry,
+    TurnInput,
+    TurnRecord,
+    WriteMemoryEffect,
+    take_timeline,
+    usd,
+)
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import NeuronTurn, ProviderAuthenticationError, TokenUsage, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ._doubles import ScriptTurn, user
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def calculator_turn(store: SqliteStore) -> NeuronTurn:
+    provider = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("c1", "add", {"a": 17, "b": 25}),
+                usage=TokenUsage(30, 8),
+                cost=usd("0.0004"),
+            ),
+            text_response("17 + 25 = 42", usage=TokenUsage(40, 6), cost=usd("0.0005")),
+        ]
+    )
+    return NeuronTurn(provider, tools=ToolRegistry([add]), state=store)
+
+
+async def only_record(store: SqliteStore) -> TurnRecord:
+    summaries = await store.turn_summaries()
+    assert len(summaries) == 1
+    record = await store.turn_record(summaries[0].turn_id)
+    assert record is not None
+    return record
+
+
+async def test_a_dispatched_turn_is_recorded_with_its_timeline_and_the_caller_sees_none(
+    tmp_path: Path,
+) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": calculator_turn(store)}, store)
+        given = TurnInput(message="What is 17 + 25?", trigger="user", session="s")
+        result = await orchestrator.run("main", given)
+        record = await only_record(store)
+    assert take_timeline(result.output) == (result.output, None)
+    assert (record.status, record.session, record.agent, record.workflow_id) == (
+        "executed",
+        "s",
+        "main",
+        result.workflow_id,
+    )
+    assert record.input == given  # as the caller gave it, without the request
+    assert record.output == result.output
+    kinds = [(e.kind, getattr(e, "name", getattr(e, "model", None))) for e in record.timeline]
+    assert kinds == [("model_call", "scripted"), ("tool_call", "add"), ("model_call", "scripted")]
+    first = record.timeline[0]
+    assert isinstance(first, ModelCallEntry) and first.cost == usd("0.0004")
+    tool_call = record.timeline[1]
+    assert isinstance(tool_call, ToolCallEntry) and tool_call.output == "42"
+
+
+async def test_a_turn_with_an_effect_outside_its_policy_is_recorded_as_refused(
+    tmp_path: Path,
+) -> None:
+    grab = WriteMemoryEffect(scope="global", key="k", value=1)
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": ScriptTurn(grab)}, store)
+        with pytest.raises(EffectRefused):
+            await orchestrator.dispatch("main", user(session="s"))
+        record = await only_record(store)
+        assert await store.read("global", "k") is None
+    assert record.status == "refused"
+    assert record.error is not None and record.error.startswith("EffectRefused: ")
+    assert record.output is not None and record.output.effects == [grab]
+    assert record.timeline == []  # a Turn that keeps no timeline still gets its record
+
+
+async def test_a_turn_that_raises_is_recorded_as_failed_with_the_error(tmp_path: Path) -> None:
+    failing = ScriptedProvider(
+        [ProviderAuthenticationError("bad key", provider="scripted", status_code=401)]
+    )
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": NeuronTurn(failing, state=store)}, store)
+        with pytest.raises(DispatchFailed):
+            await orchestrator.dispatch("main", user("hello", session="s"))
+        record = await only_record(store)
+    assert (record.status, record.output, record.session) == ("failed", None, "s")
+    assert record.error is not None and "bad key" in record.error
+
+
+async def test_a_delegated_turn_gets_its_own_record_in_its_own_workflow(tmp_path: Path) -> None:
+    delegate = DelegateEffect(agent="helper", input=user("help"))
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator(
+            {"main": ScriptTurn(delegate), "helper": ScriptTurn(reply="helped")},
+            store,
+            default_policy=EffectPolicy.everything(),
+        )
+        result = await orchestrator.run("main", user())
+        summaries = await store.turn_summaries()
+        records = [await store.turn_record(s.turn_id) for s in summaries]
+    by_agent = {r.agent: r for r in records if r is not None}
+    assert set(by_agent) == {"main", "helper"}
+    assert by_agent["main"].workflow_id == result.workflow_id
+    assert by_agent["helper"].workflow_id == result.delegations[0].workflow_id
+    assert all(r.status == "executed" for r in by_agent.values())
+
+
+async def test_a_store_without_turn_records_gets_the_turns_output_unchanged() -> None:
+    turn = ScriptTurn(reply="plain")
+    orchestrator = LocalOrchestrator({"main": turn}, InMemoryStore())
+    output = await orchestrator.dispatch("main", user(metadata={"trace": "t"}))
+    assert output.message.as_text() == "plain"
+    assert turn.inputs[0].metadata == {"trace": "t"}  # no timeline asked for
+
+
+async def test_a_record_that_cannot_be_stored_after_a_failure_is_noted_on_the_first_error(
+    tmp_path: Path,
+) -> None:
+    grab = WriteMemoryEffect(scope="global", key="k", value=1)
+    store = SqliteStore(tmp_path / "state.db")
+    async with store:
+        await store.write("global", "seed", 1)
+    async with SqliteStore(tmp_path / "state.db", read_only=True) as reader:
+        orchestrator = LocalOrchestrator({"main": ScriptTurn(grab)}, reader)
+        with pytest.raises(EffectRefused) as caught:
+            await orchestrator.dispatch("main", user())
+    assert any("turn record could not be stored" in note for note in caught.value.__notes__)

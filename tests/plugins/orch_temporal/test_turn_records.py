@@ -1,0 +1,75 @@
+"""On Temporal the worker's store keeps each turn's record, written by the turn's activity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import (
+    EffectPolicy,
+    EffectRefused,
+    ToolCallEntry,
+    TurnInput,
+    WriteMemoryEffect,
+    take_timeline,
+)
+from neuron_state_sqlite import SqliteStore
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from .conftest import hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def test_a_turn_run_by_a_worker_is_recorded_in_its_store_with_its_timeline(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "add", {"a": 17, "b": 25})), text_response("42")]
+    )
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(provider, tools=ToolRegistry([add]), state=store)
+        async with hosting(env, {"a": turn}, store) as orchestrator:
+            output = await orchestrator.dispatch(
+                "a", TurnInput(message="17 + 25?", trigger="user", session="s")
+            )
+        [summary] = await store.turn_summaries(session="s")
+        record = await store.turn_record(summary.turn_id)
+    assert take_timeline(output) == (output, None)  # the timeline stays with the worker
+    assert record is not None and record.status == "accepted"
+    assert record.output is not None and record.output.message == output.message
+    assert [entry.kind for entry in record.timeline] == ["model_call", "tool_call", "model_call"]
+    tool_call = record.timeline[1]
+    assert isinstance(tool_call, ToolCallEntry) and tool_call.output == "42"
+
+
+async def test_a_refused_turn_is_recorded_as_refused_by_the_worker(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    grab = ToolUsePart("w", "write_memory", {"scope": "global", "key": "k", "value": 1})
+    provider = ScriptedProvider([tool_call_response(grab), text_response("done")])
+    async with SqliteStore(tmp_path / "state.db") as store:
+        # The turn may declare a global write; the worker's policy for it may not.
+        config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
+        turn = NeuronTurn(provider, state=store, config=config)
+        async with hosting(env, {"a": turn}, store, default_policy=EffectPolicy()) as orch:
+            with pytest.raises(EffectRefused) as caught:
+                await orch.dispatch("a", TurnInput(message="go", trigger="user", session="s"))
+        [summary] = await store.turn_summaries()
+        record = await store.turn_record(summary.turn_id)
+        assert await store.read("global", "k") is None
+    assert "outside its effect policy" in str(caught.value)
+    assert record is not None and record.status == "refused"
+    assert record.error is not None and record.error.startswith(EffectRefused.__name__)
+    assert record.output is not None
+    assert any(isinstance(e, WriteMemoryEffect) for e in record.output.effects)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
 
     from .activities import AgentActivities
+    from .approvals import TIMED_OUT_REASON, AwaitingApproval
     from .connect import DATA_CONVERTER, connect
     from .errors import NoWorkerError, ServerUnavailableError
     from .inputs import SIGNAL_KEY, signal_input
@@ -51,8 +52,10 @@ __all__ = [
     "HANDOFF_KEY",
     "QUERY_TYPES",
     "SIGNAL_KEY",
+    "TIMED_OUT_REASON",
     "AgentActivities",
     "AgentWorkflow",
+    "AwaitingApproval",
     "BatchStateStore",
     "Chain",
     "CustomEffectHandler",
@@ -84,8 +87,10 @@ _HOMES: Final = {
     "HANDOFF_KEY": _SHARED,
     "QUERY_TYPES": _SHARED,
     "SIGNAL_KEY": ".inputs",
+    "TIMED_OUT_REASON": ".approvals",
     "AgentActivities": ".activities",
     "AgentWorkflow": ".workflow",
+    "AwaitingApproval": ".approvals",
     "BatchStateStore": _SHARED,
     "Chain": _SHARED,
     "CustomEffectHandler": _SHARED,

@@ -12,8 +12,10 @@ from typing import Final
 
 __all__ = [
     "APPLY_MEMORY",
+    "APPROVALS_QUERY",
     "AWAIT_SIGNAL",
     "CUSTOM_EFFECT",
+    "DECIDE_UPDATE",
     "DEFAULT_ADDRESS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_TASK_QUEUE",
@@ -21,6 +23,7 @@ __all__ = [
     "INBOX_SIGNAL",
     "PROGRESS_QUERY",
     "PROGRESS_SIGNAL",
+    "SETTLED_UPDATE",
     "WORKFLOW_TYPE",
 ]
 
@@ -44,6 +47,15 @@ PROGRESS_SIGNAL: Final = "progress"
 
 PROGRESS_QUERY: Final = "progress"
 """The Temporal query answering a workflow's progress events from an index on (see `stream`)."""
+
+DECIDE_UPDATE: Final = "neuron.decide"
+"""The Temporal update carrying a person's decisions to a workflow paused for approval."""
+
+SETTLED_UPDATE: Final = "neuron.settled"
+"""The Temporal update that answers when a workflow's turn pauses for approval or it ends."""
+
+APPROVALS_QUERY: Final = "approvals"
+"""The Temporal query answering what a workflow waits on for approval (or null)."""
 
 AWAIT_SIGNAL: Final = "await_signal"
 """The `CustomExit` name by which a turn asks to wait for a signal before its next turn.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from asyncio import FIRST_COMPLETED
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -14,9 +15,11 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from layer0 import (
@@ -31,18 +34,22 @@ from layer0 import (
     WorkflowNotFound,
 )
 from neuron_orch_local import QUERY_TYPES, AgentEvent, Chain, Dispatcher, UnknownQueryError
-from neuron_turn import EventStream, event_from_json
+from neuron_turn import Decision, EventStream, NotAwaitingApprovalError, event_from_json
 
 from ._failures import orch_error
+from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
 from .errors import NoWorkerError
 from .messages import DispatchResult, WorkflowInput
 from .names import (
+    APPROVALS_QUERY,
+    DECIDE_UPDATE,
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     INBOX_SIGNAL,
     PROGRESS_QUERY,
+    SETTLED_UPDATE,
     WORKFLOW_TYPE,
 )
 from .policy import TurnPolicy
@@ -72,6 +79,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
     with the id of a running or completed workflow waits for that workflow's
     result instead of running anything again; the id of a failed one runs
     it anew.
+
+    A turn that pauses for approval (`neuron_turn.ApprovalPolicy`) returns
+    its paused output to the caller, as with `LocalOrchestrator`, while its
+    workflow waits durably for `decide` (see `neuron_orch_temporal.approvals`).
     """
 
     def __init__(
@@ -255,9 +266,13 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         return (await self._start(agent, input, workflow_id)).id
 
     async def result(self, workflow_id: WorkflowId) -> DispatchResult:
-        """Wait for the workflow `workflow_id` to finish and return its result (see `run`)."""
+        """Wait for the workflow `workflow_id` to finish and return its result (see `run`).
+
+        Unlike `run`, this waits through pauses for approval, to the end.
+        """
         client = await self.client()
-        return await self._result(client.get_workflow_handle(workflow_id, result_type=_RESULT))
+        handle = client.get_workflow_handle(workflow_id, result_type=_RESULT)
+        return await self._result(handle, after=None)
 
     async def _start(
         self,
@@ -299,15 +314,21 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             raise DispatchFailed(f"starting workflow {workflow_id!r} failed: {exc}") from exc
         return client.get_workflow_handle(workflow_id, result_type=_RESULT)
 
-    async def _result(self, handle: WorkflowHandle[Any, DispatchResult]) -> DispatchResult:
-        # One wait, never cancelled by the pickup check: cancelling a result
+    async def _result(
+        self, handle: WorkflowHandle[Any, DispatchResult], *, after: int | None = 0
+    ) -> DispatchResult:
+        """Wait for the workflow's end, or for a pause for approval after the `after`th.
+
+        `after=None` waits for the end only.
+        """
+        # One result wait, never cancelled by the pickup check: cancelling a result
         # wait leaves the test server's time skipping locked for good.
         waiting = asyncio.ensure_future(handle.result())
+        watching = asyncio.ensure_future(_watch(handle, after))
         try:
-            if self._pickup_timeout is not None:
-                done, _ = await asyncio.wait({waiting}, timeout=self._pickup_timeout)
-                if not done:
-                    await self._check_picked_up(handle, waiting)
+            pause = await self._first(handle, waiting, watching)
+            if pause is not None:
+                return pause
             return await waiting
         except WorkflowFailureError as exc:
             # Keep the cause `orch_error` chained (the rebuilt layer0 error).
@@ -316,7 +337,125 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         except RPCError as exc:
             raise _rpc_error(exc, handle.id) from exc
         finally:
-            waiting.cancel()  # a no-op unless this call itself was cancelled
+            watching.cancel()
+            waiting.cancel()  # a no-op once done, or when the dispatch's turn paused
+
+    async def _first(
+        self,
+        handle: WorkflowHandle[Any, DispatchResult],
+        waiting: asyncio.Future[DispatchResult],
+        watching: asyncio.Future[Settled | None],
+    ) -> DispatchResult | None:
+        """Return the paused dispatch if a pause comes before the end; None at the end."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self._pickup_timeout or 0.0)
+        checked = self._pickup_timeout is None
+        pending: set[asyncio.Future[Any]] = {waiting, watching}
+        while True:
+            left = None if checked else max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait(pending, timeout=left, return_when=FIRST_COMPLETED)
+            if not done:
+                await self._check_picked_up(handle, waiting)
+                checked = True
+                continue
+            if watching in done:
+                pending.discard(watching)
+                settled = watching.result()
+                if settled is not None and settled.pause is not None:
+                    return settled.pause.result
+            if waiting in done:
+                return None
+
+    async def decide(
+        self, workflow_id: WorkflowId, decisions: Sequence[Decision], *, pause: int | None = None
+    ) -> DispatchResult:
+        """Send a person's decisions to workflow `workflow_id`, paused for approval.
+
+        The workflow checks them before taking them: every pending call
+        decided once, nothing else. Then its turn resumes (once: a second
+        `decide` for the same pause is refused) and this returns as `run`
+        does: at the end, or at the next pause.
+
+        Args:
+            workflow_id: the paused workflow (`DispatchResult.workflow_id`, `approvals`).
+            decisions: one `Decision` per pending call.
+            pause: the pause these decide (`AwaitingApproval.pause`); when given,
+                decisions meant for an earlier pause are refused.
+
+        Raises:
+            MissingDecisionError: a pending call has no decision.
+            UnknownDecisionError: a decision names a call that is not pending.
+            DuplicateDecisionError: a call is decided twice.
+            NotAwaitingApprovalError: the workflow waits on no approval (or on
+                another pause than `pause`), or it has finished.
+            WorkflowNotFound: no workflow `workflow_id`.
+            DispatchFailed: the resumed turn failed (as in `run`).
+        """
+        client = await self.client()
+        handle = client.get_workflow_handle(workflow_id, result_type=_RESULT)
+        request = DecideRequest(decisions=tuple(decisions), pause=pause)
+        try:
+            decided = await handle.execute_update(DECIDE_UPDATE, request, result_type=int)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            refused = approval_error(cause) if isinstance(cause, ApplicationError) else None
+            if refused is not None:
+                raise refused from None
+            raise DispatchFailed(
+                f"workflow {workflow_id!r} did not take the decisions: {cause}"
+            ) from exc
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise _rpc_error(exc, workflow_id) from exc
+            await self._describe(client, workflow_id)
+            raise NotAwaitingApprovalError(
+                f"workflow {workflow_id!r} has finished; it awaits no approval"
+            ) from exc
+        return await self._result(handle, after=decided)
+
+    async def awaiting(self, workflow_id: WorkflowId) -> list[AwaitingApproval]:
+        """Return what workflow `workflow_id` waits on for approval (empty: nothing).
+
+        Raises:
+            WorkflowNotFound: no workflow `workflow_id`.
+        """
+        client = await self.client()
+        handle = client.get_workflow_handle(workflow_id)
+        try:
+            waiting: list[AwaitingApproval] = await handle.query(
+                APPROVALS_QUERY, result_type=list[AwaitingApproval]
+            )
+        except RPCError as exc:
+            raise _rpc_error(exc, workflow_id) from exc
+        except WorkflowQueryFailedError as exc:
+            raise DispatchFailed(f"query of {workflow_id!r}'s approvals failed: {exc}") from exc
+        return waiting
+
+    async def approvals(self, *, session: str | None = None) -> list[AwaitingApproval]:
+        """Return every workflow of this task queue waiting for approval (of `session`'s only).
+
+        Lists the running workflows through Temporal's visibility API (the
+        dev server and clusters have it; the time-skipping test server does
+        not) and asks each what it waits on; oldest first.
+
+        Raises:
+            DispatchFailed: the server cannot list workflows.
+        """
+        client = await self.client()
+        listing = (
+            f"WorkflowType = '{WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' "
+            f"AND TaskQueue = '{self._task_queue}'"
+        )
+        found: list[AwaitingApproval] = []
+        try:
+            async for execution in client.list_workflows(listing):
+                found.extend(await self.awaiting(execution.id))
+        except RPCError as exc:
+            raise DispatchFailed(
+                f"listing the workflows waiting for approval failed: {exc}"
+            ) from exc
+        mine = [w for w in found if session is None or w.session == session]
+        return sorted(mine, key=lambda w: w.deadline)
 
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the inbox of the running workflow `target`.
@@ -400,6 +539,22 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         if self._client is None:
             return self._address
         return self._client.service_client.config.target_host
+
+
+async def _watch(handle: WorkflowHandle[Any, DispatchResult], after: int | None) -> Settled | None:
+    """Wait for the workflow's next pause (see `AgentWorkflow.settled`); None if it cannot tell.
+
+    The result wait beside it reports the workflow's end and failures; this
+    one only ever adds a pause, so its own errors (a workflow that ended
+    first, a worker from before approvals) leave that wait to answer.
+    """
+    if after is None:
+        return None
+    try:
+        settled: Settled = await handle.execute_update(SETTLED_UPDATE, after, result_type=Settled)
+    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+        return None
+    return settled
 
 
 def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:

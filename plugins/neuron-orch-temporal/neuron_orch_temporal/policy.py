@@ -43,5 +43,7 @@ class TurnPolicy(RetryPolicy):
     """The longest one attempt of a memory or custom effect activity may run."""
     signal_timeout: _Ms = 24 * 60 * 60 * 1000
     """How long a turn that asked to `await_signal` waits for one before its workflow ends."""
+    approval_timeout: _Ms = 24 * 60 * 60 * 1000
+    """How long a turn paused for approval waits for decisions before its calls are denied."""
     max_depth: Annotated[int, Field(ge=0)] = 8
     """How many delegations and handoffs deep one dispatch may go."""

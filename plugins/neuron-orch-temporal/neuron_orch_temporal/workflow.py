@@ -18,7 +18,10 @@ effects the turn declared, in declaration order as neuron-orch-local does:
   output becomes this workflow's; signals to this workflow go on to it.
 
 A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
-open: the next signal starts another turn of the same agent.
+open: the next signal starts another turn of the same agent. A turn exiting
+`{"custom": "awaiting_approval"}` keeps it open too, until the `decide`
+update brings the decisions or `TurnPolicy.approval_timeout` denies the calls;
+then the resume turn runs (see `neuron_orch_temporal.approvals`).
 
 Workflow code must be deterministic: no clocks, randomness or I/O here,
 only `workflow.*` calls. Models, and neuron-orch-local's conventions (the
@@ -60,9 +63,24 @@ with workflow.unsafe.imports_passed_through():
         WriteMemoryEffect,
     )
     from neuron_orch_local import Chain, answer_query, emit_log, handoff_input
+    from neuron_turn import (
+        AWAITING_APPROVAL,
+        Decision,
+        PendingCall,
+        pending_approvals,
+        resume_input,
+    )
 
     from ._failures import workflow_failure
     from ._query import WorkflowView
+    from .approvals import (
+        AwaitingApproval,
+        DecideRequest,
+        Pause,
+        Settled,
+        check_decisions,
+        timed_out,
+    )
     from .inputs import signal_input
     from .messages import (
         CustomRequest,
@@ -75,12 +93,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from .names import (
         APPLY_MEMORY,
+        APPROVALS_QUERY,
         AWAIT_SIGNAL,
         CUSTOM_EFFECT,
+        DECIDE_UPDATE,
         EXECUTE_TURN,
         INBOX_SIGNAL,
         PROGRESS_QUERY,
         PROGRESS_SIGNAL,
+        SETTLED_UPDATE,
         WORKFLOW_TYPE,
     )
     from .policy import TurnPolicy
@@ -107,6 +128,12 @@ class AgentWorkflow:
         self._consumed = 0
         self._handoff: workflow.ChildWorkflowHandle[AgentWorkflow, DispatchResult] | None = None
         self._forwarding = asyncio.Lock()
+        # Approvals: how many pauses so far, the one waiting, its decisions once accepted.
+        self._pauses = 0
+        self._pause: Pause | None = None
+        self._waiting: AwaitingApproval | None = None
+        self._decided: DecideRequest | None = None
+        self._finished = False
 
     @workflow.run
     async def run(self, params: WorkflowInput) -> DispatchResult:
@@ -117,8 +144,12 @@ class AgentWorkflow:
         except (ActivityError, ChildWorkflowError, ApplicationError, Layer0Error) as exc:
             failure = workflow_failure(exc)
             view.status, view.error = "failed", f"{failure.type}: {failure.message}"
+            self._finished = True
             raise failure from None
         view.status = "completed"
+        self._finished = True
+        # A `settled` update waiting for this end answers before the workflow closes.
+        await workflow.wait_condition(workflow.all_handlers_finished)
         assert view.output is not None
         return DispatchResult(
             workflow_id=view.workflow_id,
@@ -133,6 +164,31 @@ class AgentWorkflow:
         """Keep `payload` in the inbox; pass it on to a running handoff."""
         self._view.inbox.append(payload)
         await self._forward()
+
+    @workflow.update(name=DECIDE_UPDATE)
+    def decide(self, request: DecideRequest) -> int:
+        """Take the decisions for the pause that waits (validated first); return its number."""
+        self._decided = request
+        return self._pauses
+
+    @decide.validator
+    def _check_decide(self, request: DecideRequest) -> None:
+        """Reject decisions that do not decide the waiting pause's calls exactly once."""
+        waiting = self._waiting if self._decided is None else None
+        check_decisions(waiting, request, workflow_id=self._view.workflow_id)
+
+    @workflow.update(
+        name=SETTLED_UPDATE, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON
+    )
+    async def settled(self, after: int) -> Settled:
+        """Wait for a pause later than the `after`th, or the end; answer with that pause."""
+        await workflow.wait_condition(lambda: self._pauses > after or self._finished)
+        return Settled(pause=self._pause if self._pauses > after else None)
+
+    @workflow.query(name=APPROVALS_QUERY)
+    def approvals(self) -> list[AwaitingApproval]:
+        """The pause waiting for decisions, if any (a list of at most one)."""
+        return [self._waiting] if self._waiting is not None and self._decided is None else []
 
     @workflow.signal(name=PROGRESS_SIGNAL)
     def progress(self, event: JsonValue) -> None:
@@ -175,12 +231,50 @@ class AgentWorkflow:
             if handoff is not None:
                 await self._follow(handoff, turn_input, agent=agent, turn=turn)
                 return
+            session = turn_input.session
+            calls = pending_approvals(output) if output.exit_reason == AWAITING_APPROVAL else []
+            if calls and session is not None:
+                decisions = await self._decisions(agent, session, calls)
+                turn_input = resume_input(session, decisions, config=turn_input.config)
+                turn += 1
+                continue
             if output.exit_reason != _AWAITING:
                 return
             payload = await self._next_signal()
             if payload is None:
                 return
             turn_input, turn = signal_input(turn_input, payload), turn + 1
+
+    async def _decisions(
+        self, agent: AgentId, session: str, calls: Sequence[PendingCall]
+    ) -> tuple[Decision, ...]:
+        """Wait for the decisions on `calls`; deny them all when the approval timeout passes."""
+        view, timeout = self._view, _ms(self._policy.approval_timeout)
+        self._pauses += 1
+        waiting = AwaitingApproval(
+            workflow_id=view.workflow_id,
+            agent=agent,
+            session=session,
+            pause=self._pauses,
+            calls=tuple(calls),
+            deadline=workflow.now() + timeout,
+        )
+        assert view.output is not None
+        snapshot = DispatchResult(
+            workflow_id=view.workflow_id,
+            agent=view.agent,
+            output=view.output,
+            route=tuple(view.route),
+            delegations=tuple(view.delegations),
+        )
+        self._waiting, self._decided = waiting, None
+        self._pause = Pause(waiting=waiting, result=snapshot)
+        try:
+            await workflow.wait_condition(lambda: self._decided is not None, timeout=timeout)
+        except TimeoutError:
+            pass  # a `decide` accepted in the same instant still counts
+        decided, self._waiting, self._decided = self._decided, None, None
+        return timed_out(waiting) if decided is None else decided.decisions
 
     async def _turn(
         self, agent: AgentId, turn_input: TurnInput, chain: Chain, granted: EffectPolicy | None

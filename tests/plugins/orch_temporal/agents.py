@@ -8,6 +8,7 @@ of the durability test.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
@@ -22,7 +23,9 @@ from layer0 import (
     TurnOutput,
     usd,
 )
+from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
+    ApprovalPolicy,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderRequest,
@@ -135,3 +138,44 @@ def sender_agent() -> NeuronTurn:
 
 def _output(text: str, reason: Any) -> TurnOutput:
     return TurnOutput(message=text, exit_reason=reason, metadata=TurnMetadata.zero())
+
+
+def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> NeuronTurn:
+    """Reads one file and deletes another in one response; deleting needs approval.
+
+    Each tool appends a line to `tool_log` when it runs, so a test counts the
+    runs. The final answer lists the results the model got back.
+    """
+
+    @tool
+    async def read_file(path: str) -> str:
+        """Read a file."""
+        with tool_log.open("a", encoding="utf-8") as log:
+            log.write(f"read {path}\n")
+        return f"contents of {path}"
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        with tool_log.open("a", encoding="utf-8") as log:
+            log.write(f"delete {path}\n")
+        return f"deleted {path}"
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        last = request.messages[-1].content
+        results = [p for m in request.messages for p in m.content if isinstance(p, ToolResultPart)]
+        if not any(isinstance(p, ToolResultPart) for p in last):
+            return tool_call_response(
+                ToolUsePart("c1", "read_file", {"path": "notes.txt"}),
+                ToolUsePart("c2", "delete_file", {"path": "old.log"}),
+                cost=COST,
+            )
+        return text_response("; ".join(r.content for r in results), cost=COST)
+
+    config = NeuronTurnConfig(
+        model="fn",
+        effect_policy=EffectPolicy.everything(),
+        approval=ApprovalPolicy.of(["delete_*"]),
+    )
+    tools = ToolRegistry([read_file, delete_file])
+    return NeuronTurn(FunctionProvider(respond), tools=tools, state=state, config=config)

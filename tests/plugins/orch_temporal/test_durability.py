@@ -1,4 +1,4 @@
-"""Durability on the real dev server: a worker process killed mid-turn loses nothing."""
+"""Durability on the real dev server: a worker process killed mid-turn or mid-wait loses nothing."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import contextlib
 import json
 import signal
 import sys
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,15 +15,17 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import TurnInput, WriteMemoryEffect
+from layer0 import HISTORY_KEY, SessionScope, TurnInput, WriteMemoryEffect
 from neuron_orch_temporal import APPLIED_SCOPE, TemporalOrchestrator, TurnPolicy
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import AWAITING_APPROVAL, Decision, NotAwaitingApprovalError
 
 from ._worker_process import SLOW_WRITES
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SCRIPT = Path(__file__).with_name("_worker_process.py")
+APPROVER = Path(__file__).with_name("_approval_worker.py")
 WAIT = 60.0
 """The bound on every wait of this test, in seconds."""
 
@@ -60,6 +63,16 @@ def workers() -> Iterator[list[WorkerProcess]]:
             worker.process.kill()
 
 
+async def start_worker(workers: list[WorkerProcess], *args: str) -> WorkerProcess:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    worker = WorkerProcess(process)
+    workers.append(worker)
+    await worker.expect("ready")
+    return worker
+
+
 @contextlib.asynccontextmanager
 async def killing(workers: list[WorkerProcess]) -> AsyncIterator[None]:
     try:
@@ -76,20 +89,11 @@ async def test_a_worker_killed_mid_turn_is_replaced_and_every_write_lands_once(
     db, audit, marker = tmp_path / "state.db", tmp_path / "audit.jsonl", tmp_path / "started"
     args = [str(SCRIPT), address, "durable", str(db), str(audit), str(marker)]
 
-    async def start_worker() -> WorkerProcess:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-        )
-        worker = WorkerProcess(process)
-        workers.append(worker)
-        await worker.expect("ready")
-        return worker
-
     orchestrator = TemporalOrchestrator(
         dev_env.client, task_queue="durable", policy=POLICY, pickup_timeout=WAIT
     )
     async with killing(workers):
-        first = await start_worker()
+        first = await start_worker(workers, *args)
         dispatch = asyncio.create_task(
             orchestrator.run(
                 "planner", TurnInput(message="moon", trigger="user"), workflow_id="d-1"
@@ -98,7 +102,7 @@ async def test_a_worker_killed_mid_turn_is_replaced_and_every_write_lands_once(
         await first.expect("turn-started")
         await first.kill()
         assert first.process.returncode == -signal.SIGKILL
-        await start_worker()
+        await start_worker(workers, *args)
         async with asyncio.timeout(WAIT):
             result = await dispatch
 
@@ -124,3 +128,44 @@ async def test_a_worker_killed_mid_turn_is_replaced_and_every_write_lands_once(
         ledger = await store.list(APPLIED_SCOPE, "")
     assert sum(applied.values()) == len(declared)
     assert len(ledger) == len(declared)
+
+
+async def test_a_worker_killed_while_a_turn_awaits_approval_is_replaced_and_it_resumes_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path, workers: list[WorkerProcess]
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"approve-{uuid.uuid4()}"
+    db, tools, audit = tmp_path / "state.db", tmp_path / "tools.log", tmp_path / "audit.jsonl"
+    args = [str(APPROVER), address, task_queue, str(db), str(tools), str(audit)]
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue=task_queue, policy=POLICY, pickup_timeout=WAIT
+    )
+    tidy = TurnInput(message="Tidy up", trigger="user", session="s-kill")
+    async with killing(workers):
+        first = await start_worker(workers, *args)
+        async with asyncio.timeout(WAIT):
+            paused = await orchestrator.run("cleaner", tidy, workflow_id="approve-kill")
+            [listed] = await orchestrator.approvals(session="s-kill")
+        await first.kill()
+        assert first.process.returncode == -signal.SIGKILL
+        await start_worker(workers, *args)
+        async with asyncio.timeout(WAIT):
+            done = await orchestrator.decide("approve-kill", [Decision.approve("c2")])
+            with pytest.raises(NotAwaitingApprovalError, match="has finished"):
+                await orchestrator.decide("approve-kill", [Decision.approve("c2")])
+
+    assert paused.output.exit_reason == AWAITING_APPROVAL
+    assert (listed.workflow_id, [c.id for c in listed.calls]) == ("approve-kill", ["c2"])
+    assert done.output.message.as_text() == "contents of notes.txt; deleted old.log"
+    assert tools.read_text().splitlines() == ["read notes.txt", "delete old.log"]
+    appends = [
+        line
+        for line in map(json.loads, audit.read_text().splitlines())
+        if line["type"] == "append_history"
+    ]
+    assert len(appends) == 2  # the paused turn's, then the resumed turn's: once each
+    async with SqliteStore(db) as store:
+        history = await store.read(SessionScope(id="s-kill"), HISTORY_KEY)
+    assert isinstance(history, list)
+    roles = [m["role"] for m in history if isinstance(m, dict)]
+    assert roles == ["user", "assistant", "user", "user", "assistant"]

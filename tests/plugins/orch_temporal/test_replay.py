@@ -23,9 +23,10 @@ from temporalio.workflow import NondeterminismError
 from layer0 import TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestrator
+from neuron_turn import Decision, MissingDecisionError
 
 from ._changed_workflow import ChangedWorkflow
-from .agents import WaiterTurn, handoff_agents, planner_agents, sender_agent
+from .agents import WaiterTurn, cleaner_agent, handoff_agents, planner_agents, sender_agent
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -53,7 +54,16 @@ async def waiter(orchestrator: TemporalOrchestrator) -> str:
     return (await orchestrator.result("rp-waiter")).workflow_id
 
 
+async def approval(orchestrator: TemporalOrchestrator) -> str:
+    await orchestrator.run("cleaner", task("tidy"), workflow_id="rp-approval")
+    # Refused (no history event), then taken: the update's validator and handler.
+    with pytest.raises(MissingDecisionError):
+        await orchestrator.decide("rp-approval", [])
+    return (await orchestrator.decide("rp-approval", [Decision.approve("c2")])).workflow_id
+
+
 SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
+    "approval": approval,
     "planner": planner,
     "handoff": handoff,
     "waiter": waiter,
@@ -67,6 +77,7 @@ async def history_of(env: WorkflowEnvironment, name: str) -> WorkflowHistory:
         **handoff_agents(store),
         "waiter": WaiterTurn(),
         "sender": sender_agent(),
+        "cleaner": cleaner_agent(Path(os.devnull), state=store),
     }
     async with hosting(env, agents, store) as orchestrator:
         with env.auto_time_skipping_disabled():

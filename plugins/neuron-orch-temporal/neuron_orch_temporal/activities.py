@@ -31,6 +31,7 @@ from layer0 import (
 from neuron_orch_local import (
     CustomEffectHandler,
     EffectContext,
+    Placement,
     TurnRecording,
     check_policy,
     effect_owner,
@@ -50,6 +51,7 @@ T = TypeVar("T")
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
+_NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
@@ -69,6 +71,7 @@ class AgentActivities:
         ledger: StateStore | None = None,
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
+        environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
     ) -> None:
         """Run turns of `agents` and apply memory effects to `store`.
 
@@ -81,11 +84,21 @@ class AgentActivities:
             policies: the effect policy of each agent, by name.
             default_policy: the policy of agents not in `policies` (default:
                 their own session's memory only).
+            environments: agents whose turns run in an environment (a child
+                process, a sandbox), by name: the activity runs the turn with
+                `placement.environment.run(input, placement.spec)` and the
+                workflow carries out its effects here, as for any agent.
+
+        Raises:
+            ValueError: an agent is in both `agents` and `environments`, or
+                `policies` names an agent that does not exist.
+            TypeError: a value of `environments` is not a `Placement`.
         """
-        unknown = sorted(set(policies) - set(agents))
+        placed = _placed(agents, environments)
+        unknown = sorted(set(policies) - set(agents) - set(placed))
         if unknown:
             raise ValueError(f"policies name agents that do not exist: {', '.join(unknown)}")
-        self._agents = dict(agents)
+        self._agents: dict[AgentId, Turn] = {**agents, **placed}
         self._store = store
         self._handlers = dict(custom_handlers)
         self._ledger = ledger
@@ -175,6 +188,25 @@ class AgentActivities:
     def _turn(self, agent: AgentId) -> Turn:
         require_agent(agent, self._agents)
         return self._agents[agent]
+
+
+def _placed(
+    agents: Mapping[AgentId, Turn], environments: Mapping[AgentId, Placement]
+) -> dict[AgentId, Turn]:
+    """The placed agents, as turns (a `Placement` runs its environment when executed)."""
+    given: Mapping[AgentId, object] = environments  # checked: callers pass anything
+    for name, placement in given.items():
+        if name in agents:
+            raise ValueError(f"agent {name!r} is in both `agents` and `environments`; keep one")
+        if not isinstance(placement, Placement):
+            hint = (
+                f"; an environment is named by building it: Placement(neuron_turn."
+                f"get_environment({placement!r}, recipe, state=store))"
+                if isinstance(placement, str)
+                else ""
+            )
+            raise TypeError(f"environments[{name!r}] is not a Placement: {placement!r}{hint}")
+    return dict(environments)
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:

@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from layer0 import AgentId, EffectPolicy, StateStore, Turn
-from neuron_orch_local import CustomEffectHandler
+from neuron_orch_local import CustomEffectHandler, Placement
 
 from .activities import AgentActivities
 from .connect import connect
@@ -28,6 +28,7 @@ __all__ = ["TemporalWorker", "create_worker", "run_worker"]
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 _NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
+_NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 # temporalio/sdk-python#300: a process exiting right after its client's
@@ -47,6 +48,7 @@ def create_worker(
     worker_options: Mapping[str, Any] = _NO_OPTIONS,
     policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
     default_policy: EffectPolicy = _OWN_SESSION_ONLY,
+    environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
 ) -> Worker:
     """Return a worker (not yet running) hosting `agents` over `store` on `task_queue`.
 
@@ -73,6 +75,14 @@ def create_worker(
             replaces it for the turn the dispatch starts with).
         default_policy: the policy of agents not in `policies` (default:
             their own session's memory only).
+        environments: agents whose turns run in an environment, by name
+            (`neuron_orch_local.Placement`, as with `LocalOrchestrator`): the
+            turn's activity runs it there, e.g. in a child process or a
+            sandbox, and its effects are carried out here, on `store`.
+
+    Raises:
+        ValueError: an agent is in both `agents` and `environments`.
+        TypeError: a value of `environments` is not a `Placement`.
     """
     activities = AgentActivities(
         agents,
@@ -81,6 +91,7 @@ def create_worker(
         ledger=ledger,
         policies=policies,
         default_policy=default_policy,
+        environments=environments,
     )
     return Worker(
         client,
@@ -102,6 +113,7 @@ async def run_worker(
     ready: asyncio.Event | None = None,
     policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
     default_policy: EffectPolicy = _OWN_SESSION_ONLY,
+    environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
 ) -> None:
     """Connect to `address` and host `agents` on `task_queue` until cancelled.
 
@@ -119,6 +131,7 @@ async def run_worker(
         ready: set once the worker polls, for callers that wait on it.
         policies: the effect policy of each agent (see `create_worker`).
         default_policy: the policy of agents not in `policies`.
+        environments: agents whose turns run in an environment (see `create_worker`).
 
     Raises:
         ServerUnavailableError: nothing answers at `address`.
@@ -132,6 +145,7 @@ async def run_worker(
         custom_handlers=custom_handlers,
         policies=policies,
         default_policy=default_policy,
+        environments=environments,
     )
     try:
         async with worker:
@@ -159,6 +173,7 @@ class TemporalWorker:
         custom_handlers: Mapping[str, CustomEffectHandler] = _NO_HANDLERS,
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
+        environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
     ) -> None:
         """Host on `task_queue` of the Temporal frontend at `address` (`HOST:PORT`).
 
@@ -169,8 +184,10 @@ class TemporalWorker:
             custom_handlers: the handler of each `custom` effect type.
             policies: the effect policy of each agent (see `create_worker`).
             default_policy: the policy of agents not in `policies`.
+            environments: agents whose turns run in an environment (see `create_worker`).
         """
         self.address = address
+        self.environments = environments
         self.policies = policies
         self.default_policy = default_policy
         self.task_queue = task_queue
@@ -198,4 +215,5 @@ class TemporalWorker:
             ready=self.ready,
             policies=self.policies,
             default_policy=self.default_policy,
+            environments=self.environments,
         )

@@ -8,6 +8,7 @@ from .loop.approval import (
     AwaitingApprovalError,
     Decision,
     DuplicateDecisionError,
+    InvalidEditedInputError,
     MalformedDecisionsError,
     MissingDecisionError,
     NotAwaitingApprovalError,
@@ -124,6 +125,7 @@ from .plugins.errors import (
     UnknownWorkerError,
 )
 from .plugins.hookspecs import (
+    RegisterApprovalPolicy,
     RegisterContextStrategy,
     RegisterEnvironment,
     RegisterHook,
@@ -156,6 +158,7 @@ __all__ = [
     "EventStream",
     "HookHalted",
     "ImagePart",
+    "InvalidEditedInputError",
     "InvalidModelError",
     "InvalidRequestError",
     "Lifecycle",
@@ -207,6 +210,7 @@ __all__ = [
     "ProviderTimeoutError",
     "RateLimitError",
     "RawPart",
+    "RegisterApprovalPolicy",
     "RegisterContextStrategy",
     "RegisterEnvironment",
     "RegisterHook",

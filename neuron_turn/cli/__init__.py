@@ -48,6 +48,13 @@ from ..loop.provider_errors import ProviderError
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
+from ._approve import (
+    Prompter,
+    add_approve_tool_argument,
+    add_resume_parser,
+    awaiting,
+    print_resume_hint,
+)
 from ._closing import close_resource
 from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_MODEL, EXIT_OK, EXIT_USAGE, classify, epilog
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
@@ -62,7 +69,8 @@ from ._sessions import (
 from ._show import add_show_parser, turn_id_of
 
 if TYPE_CHECKING:
-    from ._run import Orchestration, TurnSpec
+    from ._run import Orchestration, RunResult, TurnSpec
+    from ._stream_output import TextPrinter
 
 __all__ = ["main", "summary"]
 
@@ -135,6 +143,13 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.add_argument(
         "--session", metavar="ID", help="continue this conversation (default: a new one)"
     )
+    _add_run_options(run)
+    run.set_defaults(handler=_run_command)
+    add_resume_parser(commands, _add_run_options, _run_command, epilog())
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """The options of `run` after its prompt and session (`resume` takes them too)."""
     _add_turn_arguments(run)
     run.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
     run.add_argument("--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05")
@@ -186,7 +201,6 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         action="store_true",
         help="print every event of the turn as a JSON line as it happens, the output last",
     )
-    run.set_defaults(handler=_run_command)
 
 
 def _add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -271,6 +285,7 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="compact when a request would pass this many input tokens "
         "(default: the model's context window less room for the answer)",
     )
+    add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
 
 
@@ -323,7 +338,11 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
         _error(f"--mcp-token-env: the environment variable {args.mcp_token_env} is not set")
         return EXIT_USAGE
+    if args.environment is not None and args.approve_tool:
+        _error("--approve-tool does not work with --environment yet")
+        return EXIT_USAGE
 
+    printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
     request = RunRequest(
         prompt=args.prompt,
         session=args.session,
@@ -333,20 +352,21 @@ def _run_command(args: argparse.Namespace) -> int:
         metadata=_call_options(args),
         fallbacks=tuple(args.fallback),
         retry=retry_options(args.retries),
+        decisions=getattr(args, "decisions", None),  # only `resume` has them
+        decide=_prompter(args, printer),
     )
     manager = get_plugin_manager()
     if args.json:
         result = asyncio.run(run_turn(manager, request))
         print(result.output.model_dump_json())
-        return EXIT_OK
+        return _paused(args, result) or EXIT_OK
     if args.output_schema is not None:
         # The validated JSON alone on stdout: nothing streams before it.
         result = asyncio.run(run_turn(manager, request))
-        return _print_typed(result.output, result.session)
+        return _paused(args, result) or _print_typed(result.output, result.session)
     if args.jsonl:
-        asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
-        return EXIT_OK
-    printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
+        result = asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
+        return _paused(args, result) or EXIT_OK
     try:
         result = asyncio.run(run_turn(manager, request, printer))
     finally:
@@ -356,8 +376,28 @@ def _run_command(args: argparse.Namespace) -> int:
     turn = turn_id_of(result.output)
     if args.verbose and turn is not None:
         print(f"turn {turn} (neuron-turn show {turn})", file=sys.stderr)
+    paused = _paused(args, result)
+    if paused:
+        return paused
     print(continue_hint(result.session), file=sys.stderr)
     return EXIT_OK
+
+
+def _prompter(args: argparse.Namespace, printer: TextPrinter) -> Prompter | None:
+    """Who asks when the turn pauses: a person at the terminal, if there is one."""
+    if args.json or args.jsonl or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    return Prompter(sys.stdin, sys.stderr, before=printer.end_line)
+
+
+def _paused(args: argparse.Namespace, result: RunResult) -> int:
+    """0, or (for a turn paused for approval) the exit code, after saying how to resume."""
+    pending = awaiting(result.output)
+    if not pending:
+        return 0
+    return print_resume_hint(
+        args, _add_run_options, result.session, result.model, pending, sys.stderr
+    )
 
 
 def _print_typed(output: TurnOutput, session: str) -> int:
@@ -443,6 +483,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         mcp_token_env=args.mcp_token_env,
         progress=args.verbose or sys.stderr.isatty(),
         grants=tuple(args.grant),
+        approve_tools=tuple(args.approve_tool),
         context=args.context,
         context_options=dict(args.context_option),
         context_limit=args.context_limit,

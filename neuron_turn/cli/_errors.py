@@ -17,6 +17,7 @@ from layer0 import (
 )
 from neuron_tool import ToolError
 
+from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
 from ..plugins.errors import (
     InvalidModelError,
@@ -40,6 +41,8 @@ EXIT_STATE: Final = 11
 EXIT_CONFLICT: Final = 12
 EXIT_ENVIRONMENT: Final = 13
 EXIT_NOT_FOUND: Final = 14
+EXIT_AWAITING_APPROVAL: Final = 15
+EXIT_DECISIONS: Final = 16
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -80,6 +83,18 @@ _CODES: Final = (
         "asked, its sandbox is missing, a limit was exceeded, or its process crashed",
     ),
     (EXIT_NOT_FOUND, "show: the turn, or the session's turns, are not in the state file"),
+    (
+        EXIT_AWAITING_APPROVAL,
+        "the turn paused: a tool call waits for a person's approval (--approve-tool, or a "
+        "plugin's policy) and no terminal was there to ask; stderr lists the calls and the "
+        "`neuron-turn resume` command that continues the turn",
+    ),
+    (
+        EXIT_DECISIONS,
+        "`neuron-turn resume` decisions do not fit the paused session (a call without a "
+        "decision, an unknown or twice-decided call, an edited input the tool refuses, a "
+        "session not paused), or `run` gave a new message to a paused session; nothing ran",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -107,6 +122,9 @@ def classify(
     conflict = _in_chain(exc, HistoryConflict)
     if conflict is not None:
         return EXIT_CONFLICT, f"{conflict} (--fail-if-changed asked for this)"
+    approval = _in_chain(exc, ApprovalError)
+    if approval is not None:
+        return EXIT_DECISIONS, _approval_line(approval)
     state = _in_chain(exc, StateError)
     if state is not None:
         # The store's message names the file and the fix; a retry would fail the same way.
@@ -137,6 +155,14 @@ def classify(
             f"the model's answer could not be used ({exc}); try again or raise limits",
         )
     return EXIT_ERROR, f"the turn failed: {type(exc).__name__}: {exc}"
+
+
+def _approval_line(exc: ApprovalError) -> str:
+    if isinstance(exc, AwaitingApprovalError):
+        return f"{exc} (here: neuron-turn resume SESSION --approve ID or --deny ID)"
+    if isinstance(exc, NotAwaitingApprovalError):
+        return str(exc)
+    return f"{exc}; nothing ran: give one --approve or --deny per pending call"
 
 
 def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:

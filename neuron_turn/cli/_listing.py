@@ -15,6 +15,7 @@ _TITLES: Final = {
     "orchestrators": "orchestrators",
     "hooks": "hooks",
     "tools": "tools",
+    "approval_policies": "approval policies",
 }
 
 

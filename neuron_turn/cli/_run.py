@@ -37,12 +37,14 @@ from layer0 import (
 )
 from neuron_tool import ToolDyn, ToolError
 
+from ..loop.approval import ApprovalPolicy, Decision, resume_input
 from ..loop.config import NeuronTurnConfig
 from ..loop.events import TurnEvent
 from ..loop.provider_errors import ProviderError
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
+from ._approve import Decide, until_decided
 from ._closing import close_resource
 from ._fallback import local_agent
 from ._sessions import record_run
@@ -81,6 +83,8 @@ class TurnSpec:
     """Tokens a request may take before compaction (None: the model's window)."""
     grants: Sequence[str] = ()
     """What the model may reach beyond its session's memory (`layer0.EffectPolicy` grants)."""
+    approve_tools: Sequence[str] = ()
+    """Tool names or patterns whose calls wait for a person's approval."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -130,6 +134,10 @@ class RunRequest:
     """Models to fall back on, in order (local orchestrator; see `cli._fallback`)."""
     retry: Mapping[str, Any] = field(default_factory=dict)
     """The local orchestrator's retry options (`cli._fallback.retry_options`)."""
+    decisions: Sequence[Decision] | None = None
+    """A resume (`neuron-turn resume`): the decisions on the paused session's calls."""
+    decide: Decide | None = None
+    """Asks a person when the turn pauses for approval, then resumes (None: the pause ends it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +207,18 @@ async def run_turn(
             config=config,
             metadata=request.metadata,
         )
+        if request.decisions is not None:
+            turn_input = resume_input(session, request.decisions, config=config)
         output = await _dispatch(orchestrator, turn_input, on_event)
+        if request.decide is not None:
+            # A person's time deciding is not the turn's: each resume gets the full limits.
+            resume = request.config
+
+            async def resumed(decisions: list[Decision]) -> TurnOutput:
+                again = resume_input(session, decisions, config=resume)
+                return await _dispatch(orchestrator, again, on_event)
+
+            output = await until_decided(request.decide, session, output, resumed)
         await record_run(store, session, request.prompt)
     return RunResult(output, session, model)
 
@@ -248,7 +267,9 @@ async def build_turn(
         context=spec.context,
         context_options=spec.context_options,
         config=NeuronTurnConfig(
-            effect_policy=spec.effect_policy(), context_limit=spec.context_limit
+            effect_policy=spec.effect_policy(),
+            context_limit=spec.context_limit,
+            approval=ApprovalPolicy.of(spec.approve_tools) if spec.approve_tools else None,
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
@@ -359,6 +380,7 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--context", spec.context != "sliding_window"),
             ("--context-option", spec.context_options),
             ("--context-limit", spec.context_limit),
+            ("--approve-tool", spec.approve_tools),
         )
         if value
     ]

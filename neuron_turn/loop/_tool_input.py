@@ -40,7 +40,7 @@ def guard_tool_inputs(content: Sequence[ContentPart]) -> list[ContentPart]:
         ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
     """
     for part in content:
-        if isinstance(part, RawPart) and _deeper_than(part.data, MAX_INPUT_DEPTH):
+        if isinstance(part, RawPart) and deeper_than(part.data, MAX_INPUT_DEPTH):
             raise ModelError(
                 f"the answer holds a {part.provider!r} block nested deeper than "
                 f"{MAX_INPUT_DEPTH} levels of objects and arrays"
@@ -49,7 +49,7 @@ def guard_tool_inputs(content: Sequence[ContentPart]) -> list[ContentPart]:
 
 
 def _guarded(call: ToolUsePart) -> ToolUsePart:
-    if not _deeper_than(call.input, MAX_INPUT_DEPTH):
+    if not deeper_than(call.input, MAX_INPUT_DEPTH):
         return call
     refusal = (
         f"Error: the arguments of this call to {call.name!r} nest deeper than "
@@ -59,7 +59,7 @@ def _guarded(call: ToolUsePart) -> ToolUsePart:
     return RefusedCall(call.id, call.name, {}, refusal)
 
 
-def _deeper_than(value: JsonValue, limit: int) -> bool:
+def deeper_than(value: JsonValue, limit: int) -> bool:
     """Return whether `value` nests deeper than `limit`; iterative, and bounded on cycles."""
     pending: list[tuple[object, int]] = [(value, 0)]
     while pending:

@@ -52,7 +52,10 @@ from layer0 import (
     TurnInput,
     TurnOutput,
 )
+from neuron_tool import ToolError, ToolSchema
+from neuron_tool.schema import InputValidator
 
+from ._tool_input import MAX_INPUT_DEPTH, deeper_than
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "AwaitingApprovalError",
     "Decision",
     "DuplicateDecisionError",
+    "InvalidEditedInputError",
     "MalformedDecisionsError",
     "MissingDecisionError",
     "NotAwaitingApprovalError",
@@ -110,11 +114,39 @@ class ApprovalPolicy:
         """Return a policy holding `tools` (names or patterns) and `predicate`."""
         return cls(frozenset(tools), predicate)
 
+    @classmethod
+    def combine(cls, *policies: ApprovalPolicy | None) -> ApprovalPolicy | None:
+        """Return the policy holding a call when any of `policies` does (None: none given).
+
+        How the config's policy and the ones plugins register become the turn's one.
+        """
+        given = [p for p in policies if p is not None]
+        if len(given) <= 1:
+            return given[0] if given else None
+        predicates = [p.predicate for p in given if p.predicate is not None]
+
+        def any_predicate(name: str, input: JsonValue) -> bool:
+            return any(_holds(predicate, name, input) for predicate in predicates)
+
+        tools = frozenset().union(*(p.tools for p in given))
+        return cls(tools, any_predicate if predicates else None)
+
     def requires(self, name: str, input: JsonValue) -> bool:
-        """Return whether a call of `name` with `input` must wait for approval."""
+        """Return whether a call of `name` with `input` must wait for approval.
+
+        A predicate that raises holds the call: the input is the model's, and a
+        rule that cannot judge it must not let it run unasked.
+        """
         if any(name == p or fnmatch.fnmatchcase(name, p) for p in self.tools):
             return True
-        return self.predicate is not None and self.predicate(name, input)
+        return self.predicate is not None and _holds(self.predicate, name, input)
+
+
+def _holds(predicate: ApprovalPredicate, name: str, input: JsonValue) -> bool:
+    try:
+        return bool(predicate(name, input))
+    except Exception:  # fail closed: a person sees the call instead
+        return True
 
 
 class PendingCall(_Frozen):
@@ -165,6 +197,10 @@ class UnknownDecisionError(ApprovalError):
 
 class DuplicateDecisionError(ApprovalError):
     """A call is decided more than once."""
+
+
+class InvalidEditedInputError(ApprovalError):
+    """An approval's edited input fails the checks a model's input meets (schema, nesting)."""
 
 
 class NotAwaitingApprovalError(ApprovalError):
@@ -286,6 +322,31 @@ def match_decisions(
             f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
         )
     return by_id
+
+
+def check_edited(call: ToolUsePart, input: JsonValue, schema: ToolSchema | None) -> None:
+    """Check an approval's edited `input` for `call` as a model's input is checked.
+
+    A model's input nested too deep is refused on arrival and one not matching
+    the tool's schema fails as the call's result; an edited one fails the
+    resume instead, before anything runs, since the person is there to fix it.
+    `schema` is None for a tool the turn does not offer (the call then fails
+    as any call of an unknown tool does).
+
+    Raises:
+        InvalidEditedInputError: `input` nests too deep or does not match `schema`.
+    """
+    where = f"the edited input of call {call.id!r} ({call.name})"
+    if deeper_than(input, MAX_INPUT_DEPTH):
+        raise InvalidEditedInputError(
+            f"{where} nests deeper than {MAX_INPUT_DEPTH} levels of objects and arrays"
+        )
+    if schema is None:
+        return
+    try:
+        InputValidator(schema.input_schema).check(call.name, input)
+    except ToolError as exc:
+        raise InvalidEditedInputError(f"{where} does not match the tool's schema: {exc}") from None
 
 
 def merge_results(messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from neuron_hooks import HookRegistry
 from neuron_tool import ToolDyn
 
+from .approval import ApprovalPolicy
 from .context import ContextStrategy
 from .provider import Provider
 
@@ -37,6 +38,10 @@ class PluginSource(Protocol):
 
     def get_context_strategy(self, name: str, /, **options: Any) -> ContextStrategy:
         """Build the context strategy `name`."""
+        ...
+
+    def approval_policy(self) -> ApprovalPolicy | None:
+        """Return the approval policies plugins registered, combined (None: none)."""
         ...
 
 

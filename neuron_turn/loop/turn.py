@@ -55,10 +55,12 @@ from ._tool_input import RefusedCall, guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
 from .approval import (
     AWAITING_APPROVAL,
+    ApprovalPolicy,
     AwaitingApprovalError,
     Decision,
     MalformedDecisionsError,
     NotAwaitingApprovalError,
+    check_edited,
     match_decisions,
     merge_results,
     pending_effect,
@@ -182,10 +184,12 @@ class NeuronTurn(Generic[OutT]):
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
         Tools named by string come from plugins' `register_tools`; ToolDyn
-        objects are used as they are. Hooks run in this order: every hook
-        plugins registered (plugins in load order, each in its own order),
-        then `hooks`. `context` names a context strategy (None: never compact).
-        `plugins` defaults to the process-wide manager (`get_plugin_manager()`).
+        objects are used as they are. The approval policies plugins registered
+        join `config.approval`: a call waits when any of them holds it. Hooks
+        run in this order: every hook plugins registered (plugins in load
+        order, each in its own order), then `hooks`. `context` names a context
+        strategy (None: never compact). `plugins` defaults to the process-wide
+        manager (`get_plugin_manager()`).
         `output_type` is as for the constructor.
 
         Raises:
@@ -206,7 +210,12 @@ class NeuronTurn(Generic[OutT]):
             else manager.get_context_strategy(context, **(context_options or {}))
         )
         base = config if config is not None else NeuronTurnConfig()
-        resolved = replace(base, model=model.partition(":")[2], system=system or base.system)
+        resolved = replace(
+            base,
+            model=model.partition(":")[2],
+            system=system or base.system,
+            approval=ApprovalPolicy.combine(base.approval, manager.approval_policy()),
+        )
         return NeuronTurn(
             provider,
             tools=registry,
@@ -281,7 +290,9 @@ class NeuronTurn(Generic[OutT]):
             input = input.model_copy(update={"metadata": metadata})
         output = self._output_round(input)
         history = await self._read_history(input.session)
-        resumed = _resumed_calls(history, decisions, input)
+        resumed = _resumed_calls(
+            history, decisions, input, lambda: self._tool_schemas(settings, input.session)
+        )
         opening = (
             []
             if resumed
@@ -637,9 +648,14 @@ def _trace_metadata(metadata: JsonValue) -> JsonValue:
 
 
 def _resumed_calls(
-    history: Sequence[ProviderMessage], decisions: Sequence[Decision] | None, input: TurnInput
+    history: Sequence[ProviderMessage],
+    decisions: Sequence[Decision] | None,
+    input: TurnInput,
+    schemas: Callable[[], Sequence[ToolSchema]],
 ) -> list[ToolUsePart]:
     """Return the decided calls a resume runs first (empty for an ordinary input).
+
+    `schemas` returns the turn's tool schemas, which an edited input must match.
 
     Raises:
         ApprovalError: decisions without a paused session or not fitting its pending
@@ -660,15 +676,20 @@ def _resumed_calls(
     if any(not isinstance(p, TextPart) or p.text for p in parts_from_content(input.message)):
         raise MalformedDecisionsError("a resume carries decisions, not a message; send it empty")
     by_id = match_decisions(pending, decisions, session)
-    return [_decided(call, by_id[call.id]) for call in pending]
+    edited = any(d.decision == "approve" and d.input is not None for d in decisions)
+    offered = {schema.name: schema for schema in schemas()} if edited else {}
+    return [_decided(call, by_id[call.id], offered) for call in pending]
 
 
-def _decided(call: ToolUsePart, decision: Decision) -> ToolUsePart:
+def _decided(
+    call: ToolUsePart, decision: Decision, schemas: Mapping[str, ToolSchema]
+) -> ToolUsePart:
     if decision.decision == "deny":
         refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
         return RefusedCall(call.id, call.name, call.input, refusal)
     if decision.input is None:
         return call
+    check_edited(call, decision.input, schemas.get(call.name))
     return ToolUsePart(call.id, call.name, decision.input)
 
 

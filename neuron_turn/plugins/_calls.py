@@ -19,6 +19,7 @@ import pluggy
 from layer0 import Hook
 from neuron_tool.tool import ToolDyn
 
+from ..loop.approval import ApprovalPolicy
 from ._records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
 from .errors import PluginHookError
 from .hookspecs import HOOK_NAMES
@@ -73,11 +74,19 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
     def register_tool(tool: ToolDyn, /) -> None:
         found.tools.append(_plugin_tool(found, plugin, tool))
 
+    def register_approval_policy(policy: ApprovalPolicy, /) -> None:
+        if not isinstance(policy, ApprovalPolicy):
+            raise TypeError(
+                f"{policy!r} is not a neuron_turn.ApprovalPolicy (build one with ApprovalPolicy.of)"
+            )
+        found.approval_policies.append(policy)
+
     return {
         "register_providers": register_provider,
         "register_context_strategies": named("context_strategy"),
         "register_hooks": register_hook,
         "register_tools": register_tool,
+        "register_approval_policies": register_approval_policy,
         "register_state_stores": named("state_store"),
         "register_orchestrators": named("orchestrator"),
         "register_workers": named("worker"),

@@ -21,6 +21,7 @@ from layer0 import EnvError, Environment, Orchestrator, StateStore
 from neuron_hooks import HookRegistry
 from neuron_tool.tool import ToolDyn
 
+from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.provider import Provider
 from ..loop.provider_errors import ProviderError
@@ -280,6 +281,12 @@ class PluginManager:
     def registered_tools(self) -> list[PluginTool]:
         """Return every plugin tool: plugins in load order, then each plugin's own order."""
         return [tool for loaded in self._loaded.values() for tool in loaded.contributions.tools]
+
+    def approval_policy(self) -> ApprovalPolicy | None:
+        """Return the plugins' approval policies as one (None: no plugin registered one)."""
+        loaded = self._loaded.values()
+        policies = [p for plugin in loaded for p in plugin.contributions.approval_policies]
+        return ApprovalPolicy.combine(*policies)
 
     def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn]:
         """Return the plugin tools called `names`, in that order.

@@ -15,6 +15,7 @@ from pydantic import JsonValue
 from layer0 import Hook
 from neuron_tool.tool import ToolDyn
 
+from ..loop.approval import ApprovalPolicy
 from .hookspecs import PROJECT
 
 FactoryKind: TypeAlias = Literal[
@@ -157,6 +158,7 @@ class Contributions:
     factories: list[Registered] = field(default_factory=list)
     hooks: list[PluginHook] = field(default_factory=list)
     tools: list[PluginTool] = field(default_factory=list)
+    approval_policies: list[ApprovalPolicy] = field(default_factory=list)
 
     def names(self) -> dict[str, list[str]]:
         """Return the registered names by kind (plural keys), for the listing."""
@@ -165,7 +167,16 @@ class Contributions:
             listing[PLURALS[item.kind]].extend((item.name, *item.aliases))
         listing["hooks"] = [hook.name for hook in self.hooks]
         listing["tools"] = [tool.name for tool in self.tools]
+        listing["approval_policies"] = [describe_policy(p) for p in self.approval_policies]
         return listing
+
+
+def describe_policy(policy: ApprovalPolicy) -> str:
+    """Return what `policy` holds, for listings: its tool names or patterns, and a predicate."""
+    parts = sorted(policy.tools)
+    if policy.predicate is not None:
+        parts.append(f"predicate {getattr(policy.predicate, '__name__', 'callable')}")
+    return " | ".join(parts) or "nothing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +188,7 @@ class PluginInfo:
     """The hook specifications it implements, e.g. `register_providers`."""
     registered: Mapping[str, tuple[str, ...]]
     """Names it registered by kind: `providers`, `context_strategies`, `state_stores`,
-    `orchestrators`, `workers`, `environments`, `hooks`, `tools`."""
+    `orchestrators`, `workers`, `environments`, `hooks`, `tools`, `approval_policies`."""
 
     @property
     def name(self) -> str:

@@ -32,6 +32,7 @@ import pluggy
 from layer0 import Environment, Hook, Orchestrator, StateStore
 from neuron_tool.tool import ToolDyn
 
+from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.provider import Provider
 from .worker import Worker
@@ -39,6 +40,7 @@ from .worker import Worker
 __all__ = [
     "HOOK_NAMES",
     "PROJECT",
+    "RegisterApprovalPolicy",
     "RegisterContextStrategy",
     "RegisterEnvironment",
     "RegisterHook",
@@ -100,6 +102,14 @@ class RegisterTool(Protocol):
 
     def __call__(self, tool: ToolDyn, /) -> None:
         """Offer `tool` under its own name."""
+        ...
+
+
+class RegisterApprovalPolicy(Protocol):
+    """The `register` callback of `register_approval_policies`."""
+
+    def __call__(self, policy: ApprovalPolicy, /) -> None:
+        """Hold the calls `policy` selects for a person's approval, in every turn built here."""
         ...
 
 
@@ -304,6 +314,46 @@ def register_tools(register: RegisterTool) -> None:
         @hookimpl
         def register_tools(register: RegisterTool) -> None:
             register(add)
+    """
+
+
+@hookspec
+def register_approval_policies(register: RegisterApprovalPolicy) -> None:
+    """Offer approval policies: tool calls that wait for a person's "yes" before they run.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `NeuronTurn.from_plugins` combines every registered policy with the one in
+    its config (`NeuronTurnConfig.approval`, which `neuron-turn run
+    --approve-tool` sets): a call waits when any of them holds it, so a plugin
+    can add calls that need approval but never exempt one. A predicate that
+    raises holds the call.
+
+    Two plugins registering policies are both kept, in load order; policies
+    have no names, so they never conflict.
+
+    Args:
+        register: Call `register(policy)` once per `ApprovalPolicy`.
+
+    Example:
+        import posixpath
+
+        from pydantic import JsonValue
+
+        from neuron_turn import ApprovalPolicy, RegisterApprovalPolicy, hookimpl
+
+
+        def outside_workspace(name: str, input: JsonValue) -> bool:
+            "A write whose path leaves the workspace directory."
+            if name != "write_file" or not isinstance(input, dict):
+                return False
+            path = posixpath.normpath(str(input.get("path", "")))
+            return path.startswith(("/", "..")) or path == "."
+
+
+        @hookimpl
+        def register_approval_policies(register: RegisterApprovalPolicy) -> None:
+            register(ApprovalPolicy.of(["shell", "delete_*"]))
+            register(ApprovalPolicy.of(predicate=outside_workspace))
     """
 
 
@@ -515,6 +565,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_context_strategies",
     "register_hooks",
     "register_tools",
+    "register_approval_policies",
     "register_state_stores",
     "register_orchestrators",
     "register_workers",

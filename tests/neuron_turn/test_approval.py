@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,18 +29,23 @@ from neuron_turn import (
     AwaitingApprovalError,
     Decision,
     DuplicateDecisionError,
+    InvalidEditedInputError,
     MalformedDecisionsError,
     MissingDecisionError,
     NeuronTurn,
     NeuronTurnConfig,
     NotAwaitingApprovalError,
     PendingCall,
+    PluginManager,
     ProviderResponse,
+    RegisterApprovalPolicy,
     ToolResultPart,
     UnknownDecisionError,
+    hookimpl,
     pending_approvals,
     resume_input,
 )
+from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask, call, calls
@@ -227,3 +234,120 @@ async def test_effect_tools_can_need_approval() -> None:
     assert output.exit_reason == reason
     assert [p.name for p in pending_approvals(output)] == ["write_memory"]
     assert not any(getattr(e, "type", None) == "write_memory" for e in output.effects)
+
+
+def _nested(depth: int) -> JsonValue:
+    value: JsonValue = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("edited", "message"),
+    [
+        ({"command": _nested(MAX_INPUT_DEPTH + 1)}, "nests deeper than 64 levels"),
+        ({"command": ["ls"]}, "does not match the tool's schema"),
+        ({"cmd": "ls"}, "does not match the tool's schema"),
+    ],
+    ids=["too-deep", "wrong-type", "missing-field"],
+)
+async def test_an_edited_input_meets_the_checks_of_a_models_input_before_anything_runs(
+    tmp_path: Path, edited: JsonValue, message: str
+) -> None:
+    await _pause(tmp_path / "s.db")
+    with pytest.raises(DispatchFailed) as raised:
+        await _resume(tmp_path / "s.db", [Decision.approve("c2", edited)])
+    error = raised.value.__cause__
+    assert isinstance(error, InvalidEditedInputError)
+    assert "the edited input of call 'c2' (shell)" in str(error) and message in str(error)
+    assert RAN == [("read_file", "a.txt")]
+    # Nothing was recorded: the same pause takes a good decision.
+    output, _ = await _resume(tmp_path / "s.db", [Decision.approve("c2", {"command": "pwd"})])
+    assert output.exit_reason == "complete"
+    assert RAN[-1] == ("shell", "pwd")
+
+
+async def test_a_predicate_that_raises_holds_the_call() -> None:
+    def fragile(name: str, input: JsonValue) -> bool:
+        return str(input["path"]).startswith("/")  # type: ignore[index,call-overload]
+
+    policy = ApprovalPolicy.of(predicate=fragile)
+    assert policy.requires("read_file", {"path": "/etc"})
+    assert not policy.requires("read_file", {"path": "ws/a"})
+    assert policy.requires("read_file", {"no_path": 1})  # KeyError: held, not crashed
+
+
+def test_combined_policies_hold_what_any_of_them_holds() -> None:
+    by_name = ApprovalPolicy.of(["shell"])
+    by_input = ApprovalPolicy.of(predicate=lambda name, input: input == {"path": "/"})
+    other = ApprovalPolicy.of(["rm_*"], predicate=lambda name, input: name == "curl")
+    combined = ApprovalPolicy.combine(by_name, None, by_input, other)
+    assert combined is not None
+    assert combined.tools == frozenset({"shell", "rm_*"})
+    assert combined.requires("shell", {})
+    assert combined.requires("rm_rf", {})
+    assert combined.requires("read_file", {"path": "/"})
+    assert combined.requires("curl", {})
+    assert not combined.requires("read_file", {"path": "a"})
+    assert ApprovalPolicy.combine(None, None) is None
+    assert ApprovalPolicy.combine(by_name) is by_name
+
+
+async def test_from_plugins_joins_the_plugins_policies_to_the_configs() -> None:
+    class HoldsReadFile:
+        @hookimpl
+        def register_approval_policies(self, register: RegisterApprovalPolicy) -> None:
+            register(ApprovalPolicy.of(["read_file"]))
+
+    manager = PluginManager()
+    manager.register(HoldsReadFile(), name="holds")
+    turn = NeuronTurn.from_plugins(
+        model="scripted:m",
+        tools=[read_file, shell],
+        plugins=_WithScripted(manager, [TWO_CALLS]),
+        config=CONFIG,
+        context=None,
+    )
+    output = await turn.execute(ask("look", session="s"))
+    assert [p.id for p in pending_approvals(output)] == ["c1", "c2"]
+    assert RAN == []
+
+
+class _WithScripted:
+    """A plugin manager whose `scripted` provider answers by script."""
+
+    def __init__(self, manager: PluginManager, script: list[ProviderResponse]) -> None:
+        self.manager = manager
+        self.script = script
+
+    def get_provider(self, model: str, /, **options: object) -> ScriptedProvider:
+        return ScriptedProvider(self.script)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.manager, name)
+
+
+_FRESH_PROCESS = """
+import asyncio, sys
+from pathlib import Path
+from tests.neuron_turn.test_approval import RAN, _resume
+from neuron_turn import Decision
+
+output, provider = asyncio.run(_resume(Path(sys.argv[1]), [Decision.approve("c2")]))
+print(output.exit_reason, RAN, provider.requests[0].messages[-1].content[-1].content)
+"""
+
+
+async def test_a_new_process_resumes_from_the_sqlite_file(tmp_path: Path) -> None:
+    await _pause(tmp_path / "s.db")
+    root = Path(__file__).parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "complete [('shell', 'ls')] ran ls\n"

@@ -121,6 +121,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "environments": [],
             "hooks": [],
             "tools": [],
+            "approval_policies": [],
         },
     }
     (failure,) = listing["failures"]

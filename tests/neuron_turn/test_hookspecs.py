@@ -171,3 +171,30 @@ async def test_register_environments_example() -> None:
     assert output.message.as_text() == "done"
     with pytest.raises(ProvisionFailed, match="cannot isolate"):
         await environment.run(turn_input, EnvironmentSpec(isolation=[ProcessBoundary()]))
+
+
+def test_register_approval_policies_example() -> None:
+    manager = manager_with_example(hookspecs.register_approval_policies)
+    policy = manager.approval_policy()
+    assert policy is not None
+    assert policy.requires("shell", {"command": "ls"})
+    assert policy.requires("delete_file", {"path": "a"})
+    assert policy.requires("write_file", {"path": "../outside.txt"})
+    assert policy.requires("write_file", {"path": "/etc/passwd"})
+    assert not policy.requires("write_file", {"path": "notes/today.md"})
+    assert not policy.requires("read_file", {"path": "/etc/passwd"})
+    (info,) = [info for info in manager.plugins() if info.name == "example"]
+    assert info.registered["approval_policies"] == (
+        "delete_* | shell",
+        "predicate outside_workspace",
+    )
+
+
+def test_a_plugin_registering_something_else_as_a_policy_fails_to_load() -> None:
+    class Wrong:
+        @hookspecs.hookimpl
+        def register_approval_policies(self, register: Any) -> None:
+            register(["shell"])
+
+    with pytest.raises(neuron_turn.PluginError, match="is not a neuron_turn.ApprovalPolicy"):
+        PluginManager().register(Wrong(), name="wrong")

@@ -1,0 +1,349 @@
+"""Tool calls that wait for a person: `--approve-tool`, the `y/n/edit` prompt, `resume`.
+
+`neuron-turn run --approve-tool NAME_OR_GLOB` makes those tools' calls wait
+for approval (plugins' policies add theirs). When the turn pauses with a
+terminal on stdin and stderr, `Prompter` shows each pending call and asks;
+the turn then resumes in this process, and may pause again. Without a
+terminal (or with `--json`/`--jsonl`) the command exits with
+`EXIT_AWAITING_APPROVAL` and prints the pending calls and the exact
+`neuron-turn resume SESSION --approve ID ...` command on stderr; `resume`
+takes every option `run` takes, so the same turn is built again, from the
+state file, in a new process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, TextIO
+
+from moneyed import Money
+from pydantic import JsonValue
+
+from layer0 import TurnOutput
+
+from ..loop.approval import (
+    AWAITING_APPROVAL,
+    ApprovalError,
+    Decision,
+    PendingCall,
+    pending_approvals,
+)
+from ._errors import EXIT_AWAITING_APPROVAL
+
+PROG: Final = "neuron-turn"
+
+# Options of `run` that do not carry over to its `resume` command.
+_NOT_CARRIED: Final = frozenset(
+    {"prompt", "session", "json", "jsonl", "verbose", "model", "approve", "input", "deny", "reason"}
+)
+
+
+class Decide(Protocol):
+    """Asks a person about a paused turn's calls; None leaves the turn paused."""
+
+    def __call__(
+        self, session: str, pending: Sequence[PendingCall], problem: str | None
+    ) -> Awaitable[list[Decision] | None]:
+        """Return one decision per call of `pending`; `problem` says why the last ones failed."""
+        ...
+
+
+def add_approve_tool_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--approve-tool NAME_OR_GLOB` (repeatable) to a command that builds the turn."""
+    parser.add_argument(
+        "--approve-tool",
+        action="append",
+        default=[],
+        metavar="NAME_OR_GLOB",
+        help="calls of this tool (a name or a pattern such as 'write_*') wait for your "
+        "approval: asked on a terminal, else `run` exits 14 and prints how to resume (repeat)",
+    )
+
+
+def add_resume_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    add_run_options: Callable[[argparse.ArgumentParser], None],
+    handler: Callable[[argparse.Namespace], int],
+    epilog: str,
+) -> None:
+    """Add `resume SESSION --approve ID | --deny ID ...`, taking every option `run` takes."""
+    resume = commands.add_parser(
+        "resume",
+        help="continue a turn paused for approval, with a decision for each pending call",
+        description="Continue the turn that paused in SESSION waiting for approval: give one "
+        "--approve ID or --deny ID per pending call (`run` printed them), and the same turn "
+        "options `run` had (--model, --tool, --state, ...). The approved calls run, the model "
+        "reads each denial's reason, and the turn goes on as `run` would; it may pause again.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    resume.add_argument("session", metavar="SESSION", help="the paused session's id")
+    decisions = resume.add_argument_group("decisions (one per pending call, in any order)")
+    decisions.add_argument(
+        "--approve", action=_Approve, metavar="ID", help="run call ID as the model asked"
+    )
+    decisions.add_argument(
+        "--input",
+        action=_EditInput,
+        type=_json_value,
+        metavar="JSON",
+        help="after --approve ID: run that call with this input instead",
+    )
+    decisions.add_argument(
+        "--deny", action=_Deny, metavar="ID", help="do not run call ID; the model is told"
+    )
+    decisions.add_argument(
+        "--reason", action=_Reason, metavar="TEXT", help="after --deny ID: why (the model reads it)"
+    )
+    add_run_options(resume)
+    resume.set_defaults(handler=handler, prompt="", decisions=[])
+
+
+def awaiting(output: TurnOutput) -> list[PendingCall]:
+    """Return the calls `output` waits on (empty unless the turn paused for approval)."""
+    return pending_approvals(output) if output.exit_reason == AWAITING_APPROVAL else []
+
+
+def print_resume_hint(
+    args: argparse.Namespace,
+    add_run_options: Callable[[argparse.ArgumentParser], None],
+    session: str,
+    model: str | None,
+    pending: Sequence[PendingCall],
+    err: TextIO,
+) -> int:
+    """Print what waits and the `resume` commands that continue it; return its exit code."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    add_run_options(scratch)
+    options = resume_options(args, scratch, model)
+    base = [PROG, "resume", session]
+    approve = [arg for call in pending for arg in ("--approve", call.id)]
+    deny = [arg for call in pending for arg in ("--deny", call.id, "--reason", "...")]
+    first = pending[0]
+    lines = [
+        f"{PROG}: the turn is waiting for approval of {len(pending)} tool call(s) "
+        f"in session {session}:",
+        *(f"  {call.id}  {call.name}  {_json(call.input)}" for call in pending),
+        "continue it with one decision per call:",
+        f"  approve: {shlex.join([*base, *approve, *options])}",
+        f"  deny:    {shlex.join([*base, *deny, *options])}",
+        "  (run a call with other input: --approve ID --input JSON, e.g. "
+        f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
+    ]
+    err.write("\n".join(lines) + "\n")
+    err.flush()
+    return EXIT_AWAITING_APPROVAL
+
+
+def resume_options(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, model: str | None
+) -> list[str]:
+    """Return the command-line options that rebuild this run's turn for `resume`.
+
+    Read from the parsed options against `parser`'s (holding `run`'s options,
+    which `resume` takes too), so an option added to `run` later carries over.
+    """
+    words = [] if model is None and args.model is None else ["--model", model or args.model]
+    for action in parser._actions:
+        dest = action.dest
+        if not action.option_strings or dest in _NOT_CARRIED or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        if value is None or value is False or value == action.default:
+            continue
+        flag = action.option_strings[0]
+        if value is True:
+            words.append(flag)
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            words.extend([flag, _option_text(dest, item)])
+    return words
+
+
+def _option_text(dest: str, value: Any) -> str:
+    """A parsed option value back as the text that parses to it."""
+    if isinstance(value, Money):
+        return str(value.amount)
+    if dest == "output_schema":
+        return str(value[0])
+    if dest == "context_option":
+        key, item = value
+        return f"{key}={item if isinstance(item, str) else json.dumps(item)}"
+    return str(value)
+
+
+async def until_decided(
+    decide: Decide,
+    session: str,
+    output: TurnOutput,
+    resume: Callable[[list[Decision]], Awaitable[TurnOutput]],
+) -> TurnOutput:
+    """Ask about each pause and resume with the answers, until the turn ends or the person stops.
+
+    Decisions the turn refuses (an edited input its tool rejects) change
+    nothing, so the person is asked again, told why.
+    """
+    problem: str | None = None
+    while pending := awaiting(output):
+        decisions = await decide(session, pending, problem)
+        if decisions is None:
+            break
+        try:
+            output = await resume(decisions)
+        except ApprovalError as exc:
+            problem = str(exc)
+            continue
+        problem = None
+    return output
+
+
+class Prompter:
+    """Asks on a terminal: shows each pending call and reads `y`, `n` or `edit` from `stdin`."""
+
+    def __init__(
+        self,
+        stdin: TextIO,
+        err: TextIO,
+        *,
+        before: Callable[[], None] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """Read answers from `stdin`, write questions to `err`; call `before` first of all."""
+        self.stdin = stdin
+        self.err = err
+        self.before = before
+        self.environ = os.environ if environ is None else environ
+
+    async def __call__(
+        self, session: str, pending: Sequence[PendingCall], problem: str | None
+    ) -> list[Decision] | None:
+        """Return a decision for each call of `pending`, or None at the end of input."""
+        if self.before is not None:
+            self.before()
+        if problem is not None:
+            self._say(f"{PROG}: error: {problem}; decide again")
+        self._say(f"{PROG}: {len(pending)} tool call(s) wait for your approval:")
+        decisions = []
+        for call in pending:
+            decision = await self._decide(call)
+            if decision is None:
+                return None
+            decisions.append(decision)
+        return decisions
+
+    async def _decide(self, call: PendingCall) -> Decision | None:
+        self._say(f"  {call.id}: {call.name} {_json(call.input)}")
+        while True:
+            answer = await self._ask("  run it? [y]es / [n]o / [e]dit: ")
+            if answer is None:
+                return None
+            choice = answer.strip().lower()
+            if choice in ("y", "yes"):
+                return Decision.approve(call.id)
+            if choice in ("n", "no"):
+                reason = await self._ask("  why not? (the model reads this): ")
+                return None if reason is None else Decision.deny(call.id, reason.strip())
+            if choice in ("e", "edit"):
+                edited = await self._edit(call)
+                if edited is not None:
+                    return Decision.approve(call.id, edited[0])
+                continue
+            self._say("  answer y, n or edit")
+
+    async def _edit(self, call: PendingCall) -> tuple[JsonValue] | None:
+        """The edited input, or None (the person is asked again)."""
+        editor = self.environ.get("EDITOR", "").strip()
+        if editor:
+            text = await asyncio.to_thread(_run_editor, editor, call.input)
+            if text is None:
+                self._say(f"  the editor ({editor}) failed; the call is unchanged")
+                return None
+        else:
+            line = await self._ask("  input as JSON on one line: ")
+            if line is None:
+                return None
+            text = line
+        try:
+            value: JsonValue = json.loads(text)
+        except ValueError as exc:
+            self._say(f"  not JSON ({exc}); the call is unchanged")
+            return None
+        return (value,)
+
+    async def _ask(self, question: str) -> str | None:
+        self.err.write(question)
+        self.err.flush()
+        line = await asyncio.to_thread(self.stdin.readline)
+        return line if line else None
+
+    def _say(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
+
+
+def _run_editor(editor: str, input: JsonValue) -> str | None:
+    """Open `input` as JSON in `editor`; return the saved text, or None if the editor failed."""
+    with tempfile.TemporaryDirectory(prefix="neuron-turn-") as directory:
+        path = Path(directory) / "input.json"
+        path.write_text(json.dumps(input, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        try:
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except OSError:
+            return None
+        if done.returncode != 0:
+            return None
+        return path.read_text(encoding="utf-8")
+
+
+def _json(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_value(text: str) -> JsonValue:
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    return value
+
+
+class _Approve(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        ns.decisions = [*ns.decisions, Decision.approve(value)]
+
+
+class _Deny(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        ns.decisions = [*ns.decisions, Decision.deny(value, "")]
+
+
+class _EditInput(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        last = ns.decisions[-1] if ns.decisions else None
+        if last is None or last.decision != "approve" or last.input is not None:
+            parser.error("--input belongs right after the --approve ID whose input it replaces")
+        ns.decisions = [*ns.decisions[:-1], Decision.approve(last.id, value)]
+
+
+class _Reason(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        last = ns.decisions[-1] if ns.decisions else None
+        if last is None or last.decision != "deny" or last.reason:
+            parser.error("--reason belongs right after the --deny ID it explains")
+        ns.decisions = [*ns.decisions[:-1], Decision.deny(last.id, value)]

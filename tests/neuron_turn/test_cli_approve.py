@@ -266,8 +266,9 @@ def test_without_a_terminal_run_exits_with_its_code_and_the_printed_command_resu
         *("--deny", "call_1", "--reason", "..."),
         *options,
     ]
-    assert "--approve call_1 --input '{\"a\": 2, \"b\": 3}'" in paused.stderr
-    assert '"ran' not in history(env, session)
+    assert '--approve call_1 --input \'{"a": 2, "b": 3}\'' in paused.stderr
+    stored = history(env, session)
+    assert "call_1" in stored and "tool_result" not in stored  # the call waits, unrun
 
     # A new process, reading the pause from the SQLite file.
     done = neuron_turn(env, *approve)

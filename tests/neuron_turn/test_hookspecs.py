@@ -196,5 +196,5 @@ def test_a_plugin_registering_something_else_as_a_policy_fails_to_load() -> None
         def register_approval_policies(self, register: Any) -> None:
             register(["shell"])
 
-    with pytest.raises(neuron_turn.PluginError, match="is not a neuron_turn.ApprovalPolicy"):
+    with pytest.raises(neuron_turn.PluginError, match=r"is not a neuron_turn\.ApprovalPolicy"):
         PluginManager().register(Wrong(), name="wrong")

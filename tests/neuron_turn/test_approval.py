@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import JsonValue
@@ -351,3 +353,38 @@ async def test_a_new_process_resumes_from_the_sqlite_file(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "complete [('shell', 'ls')] ran ls\n"
+
+
+VECTORS = Path(__file__).resolve().parents[3] / "shared" / "layer0-vectors"
+
+
+def _reference(type_name: str, name: str) -> Any:
+    vectors = json.loads((VECTORS / f"{type_name}.json").read_text(encoding="utf-8"))
+    (vector,) = [v for v in vectors if v["name"] == name]
+    return vector["json"]
+
+
+def _shape(value: Any) -> Any:
+    """Keys kept in order, every scalar replaced by its type: the form, not the content."""
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return ["list"]
+    return type(value).__name__
+
+
+async def test_the_pause_and_the_resume_use_forms_of_the_rust_reference_vectors(
+    tmp_path: Path,
+) -> None:
+    wire: Any = (await _pause(tmp_path / "s.db")).model_dump(mode="json")
+    assert _shape(wire["exit_reason"]) == _shape(_reference("ExitReason", "custom"))
+    (log,) = [e for e in wire["effects"] if e["type"] == "log"]
+    reference_log = _reference("Effect", "log_with_data")
+    # Same keys in the same order, scalars of the same types; `data` is any JSON there.
+    assert _shape({**log, "data": None}) == _shape({**reference_log, "data": None})
+    assert log["level"] == _reference("LogLevel", "info")
+    resume: Any = resume_input("s", [Decision.approve("c2")]).model_dump(mode="json")
+    assert list(resume) == list(_reference("TurnInput", "metadata_object"))
+    assert resume["metadata"]["approval_decisions"] == [
+        {"id": "c2", "decision": "approve", "input": None, "reason": ""}
+    ]

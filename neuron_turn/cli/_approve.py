@@ -18,7 +18,6 @@ import asyncio
 import json
 import os
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,8 +30,8 @@ from layer0 import TurnOutput
 
 from ..loop.approval import (
     AWAITING_APPROVAL,
-    ApprovalError,
     Decision,
+    InvalidEditedInputError,
     PendingCall,
     pending_approvals,
 )
@@ -42,7 +41,19 @@ PROG: Final = "neuron-turn"
 
 # Options of `run` that do not carry over to its `resume` command.
 _NOT_CARRIED: Final = frozenset(
-    {"prompt", "session", "json", "jsonl", "verbose", "model", "approve", "input", "deny", "reason"}
+    {
+        "prompt",
+        "session",
+        "json",
+        "jsonl",
+        "verbose",
+        "model",
+        "approve",
+        "input",
+        "deny",
+        "reason",
+        "output_schema",  # parsed, the file's path is gone; the hint asks for it
+    }
 )
 
 
@@ -138,6 +149,8 @@ def print_resume_hint(
         "  (run a call with other input: --approve ID --input JSON, e.g. "
         f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
     ]
+    if getattr(args, "output_schema", None) is not None:
+        lines.append("  (add the --output-schema FILE this run had)")
     err.write("\n".join(lines) + "\n")
     err.flush()
     return EXIT_AWAITING_APPROVAL
@@ -172,8 +185,6 @@ def _option_text(dest: str, value: Any) -> str:
     """A parsed option value back as the text that parses to it."""
     if isinstance(value, Money):
         return str(value.amount)
-    if dest == "output_schema":
-        return str(value[0])
     if dest == "context_option":
         key, item = value
         return f"{key}={item if isinstance(item, str) else json.dumps(item)}"
@@ -188,8 +199,8 @@ async def until_decided(
 ) -> TurnOutput:
     """Ask about each pause and resume with the answers, until the turn ends or the person stops.
 
-    Decisions the turn refuses (an edited input its tool rejects) change
-    nothing, so the person is asked again, told why.
+    An edited input the turn refuses changes nothing, so the person is asked
+    again, told why; any other refusal (the session moved on) ends the command.
     """
     problem: str | None = None
     while pending := awaiting(output):
@@ -198,7 +209,7 @@ async def until_decided(
             break
         try:
             output = await resume(decisions)
-        except ApprovalError as exc:
+        except InvalidEditedInputError as exc:
             problem = str(exc)
             continue
         problem = None
@@ -221,6 +232,7 @@ class Prompter:
         self.err = err
         self.before = before
         self.environ = os.environ if environ is None else environ
+        self._unread = b""
 
     async def __call__(
         self, session: str, pending: Sequence[PendingCall], problem: str | None
@@ -262,7 +274,7 @@ class Prompter:
         """The edited input, or None (the person is asked again)."""
         editor = self.environ.get("EDITOR", "").strip()
         if editor:
-            text = await asyncio.to_thread(_run_editor, editor, call.input)
+            text = await _run_editor(editor, call.input)
             if text is None:
                 self._say(f"  the editor ({editor}) failed; the call is unchanged")
                 return None
@@ -281,24 +293,58 @@ class Prompter:
     async def _ask(self, question: str) -> str | None:
         self.err.write(question)
         self.err.flush()
-        line = await asyncio.to_thread(self.stdin.readline)
-        return line if line else None
+        return await self._line()
+
+    async def _line(self) -> str | None:
+        """The next line of `stdin`, or None at its end.
+
+        Read from the descriptor when the event loop says it is readable, not
+        in a thread: a thread blocked in `readline` would keep Ctrl-C from
+        ending the command until Enter is pressed.
+        """
+        while b"\n" not in self._unread:
+            chunk = await _read_when_ready(self.stdin.fileno())
+            if not chunk:
+                rest, self._unread = self._unread, b""
+                return rest.decode(errors="replace") if rest else None
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return line.decode(errors="replace")
 
     def _say(self, line: str) -> None:
         self.err.write(line + "\n")
         self.err.flush()
 
 
-def _run_editor(editor: str, input: JsonValue) -> str | None:
+async def _read_when_ready(fd: int) -> bytes:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # EIO: the terminal went away
+        return b""
+
+
+async def _run_editor(editor: str, input: JsonValue) -> str | None:
     """Open `input` as JSON in `editor`; return the saved text, or None if the editor failed."""
     with tempfile.TemporaryDirectory(prefix="neuron-turn-") as directory:
         path = Path(directory) / "input.json"
         path.write_text(json.dumps(input, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         try:
-            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+            child = await asyncio.create_subprocess_exec(*shlex.split(editor), str(path))
         except OSError:
             return None
-        if done.returncode != 0:
+        if await child.wait() != 0:
             return None
         return path.read_text(encoding="utf-8")
 

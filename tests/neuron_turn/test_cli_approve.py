@@ -12,6 +12,7 @@ import json
 import os
 import select
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -22,7 +23,12 @@ import pytest
 
 from layer0 import TurnOutput
 from neuron_turn import pending_approvals
-from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS, EXIT_USAGE
+from neuron_turn.cli._errors import (
+    EXIT_AWAITING_APPROVAL,
+    EXIT_DECISIONS,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+)
 
 SCRIPT = str(Path(sys.executable).with_name("neuron-turn"))
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
@@ -231,6 +237,21 @@ def test_end_of_input_at_the_prompt_leaves_the_turn_paused_and_says_how_to_resum
     assert "neuron-turn resume s1 --approve call_1" in rest
     done = neuron_turn(env, "resume", "s1", "--approve", "call_1", *TOOL)
     assert (done.returncode, done.stdout) == (0, "the sum is 5\n")
+
+
+def test_ctrl_c_at_the_prompt_ends_at_once_and_the_turn_stays_paused(
+    env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    terminal = open_terminal(
+        terminals, env, "run", "add", *TOOL, "--approve-tool", "fixture_add", "--session", "s1"
+    )
+    terminal.expect(PROMPT)
+    terminal.process.send_signal(signal.SIGINT)  # no Enter follows: nothing may wait for one
+    code, _, rest = terminal.end()
+    assert code == EXIT_INTERRUPTED
+    assert "neuron-turn: error: interrupted" in rest
+    done = neuron_turn(env, "resume", "s1", "--deny", "call_1", *TOOL)
+    assert (done.returncode, done.stdout) == (0, "the sum is Denied by a person: no reason given\n")
 
 
 # --- without a terminal -------------------------------------------------------------

@@ -75,7 +75,7 @@ def add_approve_tool_argument(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME_OR_GLOB",
         help="calls of this tool (a name or a pattern such as 'write_*') wait for your "
-        "approval: asked on a terminal, else `run` exits 14 and prints how to resume (repeat)",
+        "approval: asked on a terminal, else `run` exits 15 and prints how to resume (repeat)",
     )
 
 

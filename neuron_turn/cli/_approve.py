@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TextIO
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import TurnOutput
+from layer0 import TurnMetadata, TurnOutput, usd
 
 from ..loop.approval import (
     AWAITING_APPROVAL,
@@ -201,19 +201,37 @@ async def until_decided(
 
     An edited input the turn refuses changes nothing, so the person is asked
     again, told why; any other refusal (the session moved on) ends the command.
+    The output returned is the last one, its metadata (tokens, cost, model
+    calls, tool calls, time) covering every part, for the summary line.
     """
     problem: str | None = None
-    while pending := awaiting(output):
+    parts = [output]
+    while pending := awaiting(parts[-1]):
         decisions = await decide(session, pending, problem)
         if decisions is None:
             break
         try:
-            output = await resume(decisions)
+            parts.append(await resume(decisions))
         except InvalidEditedInputError as exc:
             problem = str(exc)
             continue
         problem = None
-    return output
+    return _summed(parts)
+
+
+def _summed(parts: Sequence[TurnOutput]) -> TurnOutput:
+    last = parts[-1]
+    if len(parts) == 1:
+        return last
+    metadata = TurnMetadata(
+        tokens_in=sum(p.metadata.tokens_in for p in parts),
+        tokens_out=sum(p.metadata.tokens_out for p in parts),
+        cost=sum((p.metadata.cost for p in parts), start=usd()),
+        turns_used=sum(p.metadata.turns_used for p in parts),
+        tools_called=[record for p in parts for record in p.metadata.tools_called],
+        duration=sum(p.metadata.duration for p in parts),
+    )
+    return last.model_copy(update={"metadata": metadata})
 
 
 class Prompter:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, model_validator
 
 from layer0 import (
     Content,
@@ -167,6 +167,15 @@ class Decision(_Frozen):
     """Approve only: run with this input instead of the model's (null keeps the model's)."""
     reason: str = ""
     """Deny only: why, shown to the model in the call's result."""
+
+    @model_validator(mode="after")
+    def _fits_the_decision(self) -> Decision:
+        # A reason on an approval or an input on a denial would be dropped unseen.
+        if self.decision == "approve" and self.reason:
+            raise ValueError("an approval takes no reason (a reason is for a denial)")
+        if self.decision == "deny" and self.input is not None:
+            raise ValueError("a denial takes no input (an edited input is for an approval)")
+        return self
 
     @classmethod
     def approve(cls, id: str, input: JsonValue = None) -> Decision:

@@ -388,3 +388,40 @@ async def test_the_pause_and_the_resume_use_forms_of_the_rust_reference_vectors(
     assert resume["metadata"]["approval_decisions"] == [
         {"id": "c2", "decision": "approve", "input": None, "reason": ""}
     ]
+
+
+async def test_an_approved_effect_tool_call_declares_its_effect_on_resume(tmp_path: Path) -> None:
+    config = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["write_memory"]))
+    script = [calls(call("m1", "write_memory", key="k", value="v"))]
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn = NeuronTurn(ScriptedProvider(script), state=store, config=config)
+        paused = await LocalOrchestrator({"a": turn}, store).dispatch("a", ask("keep", session="s"))
+        assert paused.exit_reason == AWAITING_APPROVAL
+        assert await store.read(SessionScope(id="s"), "k") is None
+        turn = NeuronTurn(ScriptedProvider([answer("kept")]), state=store, config=config)
+        done = await LocalOrchestrator({"a": turn}, store).dispatch(
+            "a", resume_input("s", [Decision.approve("m1")])
+        )
+        assert done.exit_reason == "complete"
+        assert await store.read(SessionScope(id="s"), "k") == "v"
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        ({"id": "c2", "decision": "approve", "reason": "fine"}, "an approval takes no reason"),
+        ({"id": "c2", "decision": "deny", "input": {"command": "ls"}}, "a denial takes no input"),
+        ({"id": "c2", "decision": "approve", "resaon": "typo"}, "resaon"),
+    ],
+)
+async def test_a_decision_with_a_field_it_would_drop_is_refused(
+    tmp_path: Path, decision: dict[str, JsonValue], message: str
+) -> None:
+    await _pause(tmp_path / "s.db")
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, _ = _turn([answer("x")], store)
+        metadata: JsonValue = {DECISIONS_KEY: [decision]}
+        bad = TurnInput(message="", trigger="user", session="s", metadata=metadata)
+        with pytest.raises(MalformedDecisionsError, match=message):
+            await turn.execute(bad)
+    assert RAN == [("read_file", "a.txt")]

@@ -145,7 +145,8 @@ def test_yes_on_the_terminal_runs_the_call_and_finishes_the_turn(
     code, out, rest = terminal.end()
     assert (code, out) == (0, "the sum is 5\n")
     assert "[tool] fixture_add -> 5" in rest  # stderr is a terminal: progress is shown
-    assert "complete, 1 turn" in rest  # the summary is the resumed turn's
+    # The summary covers both parts: the call that paused and the one after the approval.
+    assert "complete, 2 turns, 22 tokens in / 8 out, $0.0012" in rest
 
 
 def test_no_on_the_terminal_asks_why_and_the_model_reads_it(

@@ -2,20 +2,29 @@
 
 Run with `python bench/loop.py`. The provider answers instantly, so what is
 measured is the loop itself: request building, hooks, tool validation and
-execution, records and the output. A no-op hook listens at every point so
-hook dispatch is on, as in a real agent.
+execution, records and the output. `tools10`/`tools40` run with a no-op hook
+listening at every point (hook dispatch on, as in a real agent); the `_nohooks`
+variants with no hook registered. Every scenario is repeated `REPEATS` times,
+interleaved with the others, and the median is printed, so a burst of load from
+other processes moves one sample rather than one scenario. `bare` is a
+hand-written ReAct loop with pydantic argument validation doing the same ten
+steps: the floor the loop is compared with. `concurrent` runs in a fresh
+interpreter so its peak RSS is that of a process doing only this; `import` and
+`import_turn` time `import neuron_turn` and importing what a turn needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pydantic
 
 from layer0 import Continue, HookAction, HookContext, HookPoint, TurnInput, TurnOutput, usd
 from neuron_hooks import FunctionHook, HookRegistry
@@ -27,14 +36,14 @@ from neuron_turn import (
     ProviderResponse,
     TextPart,
     TokenUsage,
-    ToolResultPart,
     ToolUsePart,
 )
 from neuron_turn.testing import FunctionProvider
 
+REPEATS = 5
 USAGE = TokenUsage(10, 5)
 _PONG = TextPart("pong")
-_DONE = TextPart("done:55")
+_DONE = TextPart("done")
 
 
 @tool
@@ -57,30 +66,64 @@ def _single(request: ProviderRequest) -> ProviderResponse:
     return ProviderResponse(content=(_PONG,), stop_reason="end_turn", usage=USAGE, cost=usd())
 
 
-def _tools10(request: ProviderRequest) -> ProviderResponse:
-    n = sum(1 for m in request.messages for p in m.content if isinstance(p, ToolResultPart))
-    if n < 10:
-        part = ToolUsePart(f"call_{n}", "add", {"a": n, "b": 1})
-        return ProviderResponse(content=(part,), stop_reason="tool_use", usage=USAGE, cost=usd())
-    return ProviderResponse(content=(_DONE,), stop_reason="end_turn", usage=USAGE, cost=usd())
+def _steps(count: int) -> Callable[[ProviderRequest], ProviderResponse]:
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        # user message, then one (assistant tool call, user tool result) pair per step
+        n = (len(request.messages) - 1) // 2
+        if n < count:
+            part = ToolUsePart(f"call_{n}", "add", {"a": n, "b": 1})
+            return ProviderResponse(
+                content=(part,), stop_reason="tool_use", usage=USAGE, cost=usd()
+            )
+        return ProviderResponse(content=(_DONE,), stop_reason="end_turn", usage=USAGE, cost=usd())
+
+    return respond
 
 
-def _turn(respond: Callable[[ProviderRequest], ProviderResponse]) -> NeuronTurn:
-    # 11 model calls in S2: above the default limit of 10 turns.
-    config = NeuronTurnConfig(max_turns=20)
+def _turn(
+    respond: Callable[[ProviderRequest], ProviderResponse], *, hooks: bool = True
+) -> NeuronTurn:
+    config = NeuronTurnConfig(max_turns=50)
     return NeuronTurn(
-        FunctionProvider(respond), tools=ToolRegistry([add]), hooks=_hooks(), config=config
+        FunctionProvider(respond),
+        tools=ToolRegistry([add]),
+        hooks=_hooks() if hooks else None,
+        config=config,
     )
 
 
-def _check_tools10(output: TurnOutput) -> None:
+def _check(output: TurnOutput, steps: int) -> None:
     metadata = output.metadata
-    assert output.message.as_text() == "done:55", output.message
-    assert (metadata.tokens_in, metadata.tokens_out) == (110, 55), metadata
-    assert len(metadata.tools_called) == 10
+    assert output.message.as_text() == "done", output.message
+    calls = steps + 1
+    assert (metadata.tokens_in, metadata.tokens_out) == (10 * calls, 5 * calls), metadata
+    assert len(metadata.tools_called) == steps
 
 
-async def _timed(runs: int, once: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+class _AddArgs(pydantic.BaseModel):
+    a: int
+    b: int
+
+
+async def _bare_add(a: int, b: int) -> int:
+    return a + b
+
+
+async def _bare_loop(steps: int) -> str:
+    """A hand-written ReAct loop: messages list, argument model, tool call, JSON result."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "add"}]
+    while True:
+        n = (len(messages) - 1) // 2
+        if n >= steps:
+            return "done"
+        call = {"id": f"call_{n}", "name": "add", "input": {"a": n, "b": 1}}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+        args = _AddArgs.model_validate(call["input"])
+        result = await _bare_add(args.a, args.b)
+        messages.append({"role": "tool", "id": call["id"], "content": json.dumps(result)})
+
+
+async def _cpu_us(runs: int, once: Callable[[], Awaitable[object]]) -> tuple[float, float]:
     await once()  # warm caches (schemas, validators) before timing
     cpu, wall = time.process_time_ns(), time.perf_counter_ns()
     for _ in range(runs):
@@ -90,64 +133,117 @@ async def _timed(runs: int, once: Callable[[], Awaitable[object]]) -> tuple[floa
     ) / runs / 1000
 
 
-def _line(scenario: str, runs: int, cpu_us: float, wall_us: float, **extra: object) -> None:
-    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    row = {"scenario": scenario, "runs": runs, "cpu_us_per_run": round(cpu_us, 1)}
-    row |= {"wall_us_per_run": round(wall_us, 1), "peak_rss_mb": round(peak_rss_mb, 1), **extra}
+def _scenarios() -> dict[str, tuple[int, int, Callable[[], Awaitable[object]]]]:
+    """name -> (runs, model calls per run, one run)."""
+    single = _turn(_single)
+    made: dict[str, tuple[int, int, Callable[[], Awaitable[object]]]] = {}
+
+    async def run_single() -> None:
+        await single.execute(TurnInput(message="ping", trigger="user"))
+
+    made["single"] = (2000, 1, run_single)
+    for steps, runs in ((10, 300), (40, 75)):
+        for hooks in (True, False):
+            turn = _turn(_steps(steps), hooks=hooks)
+
+            async def once(turn: NeuronTurn = turn, steps: int = steps) -> None:
+                _check(await turn.execute(TurnInput(message="add", trigger="user")), steps)
+
+            name = f"tools{steps}" + ("" if hooks else "_nohooks")
+            made[name] = (runs, steps + 1, once)
+
+    async def bare() -> None:
+        assert await _bare_loop(10) == "done"
+
+    made["bare10"] = (3000, 11, bare)
+    return made
+
+
+async def _loop_scenarios() -> None:
+    scenarios = _scenarios()
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in scenarios}
+    for _ in range(REPEATS):
+        for name, (runs, _calls, once) in scenarios.items():
+            samples[name].append(await _cpu_us(runs, once))
+    for name, (runs, calls, _once) in scenarios.items():
+        cpu = statistics.median(sample[0] for sample in samples[name])
+        wall = statistics.median(sample[1] for sample in samples[name])
+        row = {"scenario": name, "runs": runs, "repeats": REPEATS}
+        row |= {"cpu_us_per_run": round(cpu, 1), "wall_us_per_run": round(wall, 1)}
+        if calls > 1:
+            row["cpu_us_per_iteration"] = round(cpu / calls, 1)
+        print(json.dumps(row), flush=True)
+
+
+def _peak_rss_mb() -> float:
+    # VmHWM, not ru_maxrss: a child started by fork keeps its parent's ru_maxrss.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+async def _concurrent() -> None:
+    turn = _turn(_steps(10))
+    baseline_mb = _peak_rss_mb()
+    cpu = time.process_time_ns()
+    outputs = await asyncio.gather(
+        *(turn.execute(TurnInput(message="add", trigger="user")) for _ in range(200))
+    )
+    cpu_ms = (time.process_time_ns() - cpu) / 1e6
+    for output in outputs:
+        _check(output, 10)
+    peak_mb = _peak_rss_mb()
+    row = {"scenario": "concurrent", "runs": 200, "cpu_ms": round(cpu_ms, 1)}
+    row |= {"rss_before_mb": round(baseline_mb, 1), "peak_rss_mb": round(peak_mb, 1)}
     print(json.dumps(row), flush=True)
 
 
-async def single() -> None:
-    turn = _turn(_single)
-    cpu, wall = await _timed(2000, lambda: turn.execute(TurnInput(message="ping", trigger="user")))
-    _line("single", 2000, cpu, wall)
+def concurrent() -> None:
+    """200 `tools10` runs at once with `asyncio.gather`, in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--concurrent"], capture_output=True, text=True, check=True
+    )
+    print(out.stdout, end="", flush=True)
 
 
-async def tools10() -> None:
-    turn = _turn(_tools10)
-
-    async def once() -> None:
-        _check_tools10(await turn.execute(TurnInput(message="add", trigger="user")))
-
-    cpu, wall = await _timed(300, once)
-    _line("tools10", 300, cpu, wall, cpu_us_per_iteration=round(cpu / 11, 1))
-
-
-async def concurrent() -> None:
-    turn = _turn(_tools10)
-
-    async def many() -> None:
-        outputs = await asyncio.gather(
-            *(turn.execute(TurnInput(message="add", trigger="user")) for _ in range(200))
-        )
-        for output in outputs:
-            _check_tools10(output)
-
-    cpu, wall = await _timed(1, many)
-    _line("concurrent", 200, cpu, wall)
-
-
-_IMPORT = "import time; t = time.perf_counter(); import neuron_turn; print(time.perf_counter() - t)"
+_IMPORTS = {
+    "import": "import neuron_turn",
+    "import_turn": "from neuron_turn import NeuronTurn, NeuronTurnConfig",
+}
+_TIMED = "import time; t = time.perf_counter(); c = time.process_time(); {}; " + (
+    "print(time.perf_counter() - t, time.process_time() - c)"
+)
 
 
 def import_time() -> None:
-    samples = []
+    """Median wall and CPU time of each import in a fresh interpreter, interleaved."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in _IMPORTS}
     for _ in range(7):
-        out = subprocess.run(
-            [sys.executable, "-c", _IMPORT], capture_output=True, text=True, check=True
-        )
-        samples.append(float(out.stdout) * 1_000_000)
-    median = statistics.median(samples)
-    print(
-        json.dumps({"scenario": "import", "runs": 7, "wall_us_median": round(median)}), flush=True
-    )
+        for name, statement in _IMPORTS.items():
+            out = subprocess.run(
+                [sys.executable, "-c", _TIMED.format(statement)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            wall, cpu = (float(value) * 1000 for value in out.stdout.split())
+            samples[name].append((wall, cpu))
+    for name, pairs in samples.items():
+        row = {"scenario": name, "statement": _IMPORTS[name], "runs": len(pairs)}
+        row["wall_ms_median"] = round(statistics.median(wall for wall, _ in pairs), 1)
+        row["cpu_ms_median"] = round(statistics.median(cpu for _, cpu in pairs), 1)
+        print(json.dumps(row), flush=True)
 
 
 def main() -> None:
     """Run every scenario and print one JSON line each."""
-    asyncio.run(single())
-    asyncio.run(tools10())
-    asyncio.run(concurrent())
+    if sys.argv[1:] == ["--concurrent"]:
+        asyncio.run(_concurrent())
+        return
+    asyncio.run(_loop_scenarios())
+    concurrent()
     import_time()
 
 

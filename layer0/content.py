@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag
 
@@ -98,21 +98,29 @@ def _content_kind(value: Any) -> str | None:
     return None
 
 
-class Content(
-    RootModel[
-        Annotated[
-            Annotated[str, Tag("text")] | Annotated[list[ContentBlock], Tag("blocks")],
-            Discriminator(
-                _content_kind,
-                custom_error_type="invalid_content",
-                custom_error_message="content is a string or an array of content blocks",
-            ),
-        ]
-    ]
-):
+_ContentRoot: TypeAlias = Annotated[
+    Annotated[str, Tag("text")] | Annotated[list[ContentBlock], Tag("blocks")],
+    Discriminator(
+        _content_kind,
+        custom_error_type="invalid_content",
+        custom_error_message="content is a string or an array of content blocks",
+    ),
+]
+
+if TYPE_CHECKING:
+    _ContentModel: TypeAlias = RootModel[_ContentRoot]
+else:
+    # Unparametrised at run time: `RootModel[...]` would build its validator at import,
+    # where `Content` defers it to first use like every other layer0 model.
+    _ContentModel = RootModel
+
+
+class Content(_ContentModel):
     """A message body: a JSON string (plain text) or a JSON array of blocks."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
+
+    root: _ContentRoot
 
     def as_text(self) -> str | None:
         """Return the text itself, or the first text block's text, or None."""

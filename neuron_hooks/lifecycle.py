@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Final, Protocol, TypeAlias, runtime_checkable
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from layer0 import (
     BudgetAction,
@@ -56,7 +56,8 @@ LifecycleEvent: TypeAlias = Annotated[
 LIFECYCLE_KEY: Final = "lifecycle"
 """The key, in a `log` effect's `data`, that holds the event's JSON."""
 
-_EVENT: Final = TypeAdapter[LifecycleEvent](LifecycleEvent)
+# Built on first use, so importing the registry does not build every event's validator.
+_EVENT: Final = TypeAdapter[LifecycleEvent](LifecycleEvent, config=ConfigDict(defer_build=True))
 
 
 @runtime_checkable

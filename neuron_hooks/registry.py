@@ -27,7 +27,8 @@ __all__ = ["CONTINUE", "HookRegistry", "RegisteredHook"]
 
 logger: Final = logging.getLogger("neuron_hooks")
 
-CONTINUE: Final = Continue()
+# model_construct: a literal needs no validation, and validating would build the model at import.
+CONTINUE: Final = Continue.model_construct()
 """The shared `Continue()`; actions are frozen, so one instance serves every call."""
 
 

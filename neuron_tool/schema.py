@@ -6,7 +6,7 @@ import itertools
 from typing import Any, Final, NoReturn
 
 import jsonschema_rs
-from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from ._json_path import json_path
@@ -16,14 +16,16 @@ from .errors import ToolInputError
 class ToolSchema(BaseModel):
     """What a provider request carries about one tool: its name, purpose and input schema."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
-    name: str
-    """The name the model calls the tool by."""
-    description: str
-    """What the tool does, for the model to decide when to call it."""
-    input_schema: dict[str, JsonValue]
-    """The JSON Schema (draft 2020-12) the tool's input must match."""
+    # Field descriptions, not attribute docstrings: see `ToolAnnotations`.
+    name: str = Field(description="The name the model calls the tool by.")
+    description: str = Field(
+        description="What the tool does, for the model to decide when to call it."
+    )
+    input_schema: dict[str, JsonValue] = Field(
+        description="The JSON Schema (draft 2020-12) the tool's input must match."
+    )
 
 
 class _ToolJsonSchema(GenerateJsonSchema):

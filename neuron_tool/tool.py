@@ -10,6 +10,7 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     JsonValue,
     PydanticUserError,
     TypeAdapter,
@@ -38,19 +39,30 @@ class ToolAnnotations(BaseModel):
         alias_generator=to_camel,
         validate_by_name=True,
         validate_by_alias=True,
-        use_attribute_docstrings=True,
+        defer_build=True,
     )
 
-    title: str | None = None
-    """A human-readable title for the tool."""
-    read_only_hint: bool | None = None
-    """True if the tool does not modify its environment."""
-    destructive_hint: bool | None = None
-    """True if the tool may perform destructive updates (meaningful when not read-only)."""
-    idempotent_hint: bool | None = None
-    """True if calling the tool again with the same input has no additional effect."""
-    open_world_hint: bool | None = None
-    """True if the tool interacts with an open world of external entities."""
+    # Field descriptions, not attribute docstrings: `use_attribute_docstrings` makes pydantic
+    # search the loaded modules for the class's source, ~20 ms of `import neuron_turn`.
+    title: str | None = Field(None, description="A human-readable title for the tool.")
+    read_only_hint: bool | None = Field(
+        None, description="True if the tool does not modify its environment."
+    )
+    destructive_hint: bool | None = Field(
+        None,
+        description=(
+            "True if the tool may perform destructive updates (meaningful when not read-only)."
+        ),
+    )
+    idempotent_hint: bool | None = Field(
+        None,
+        description=(
+            "True if calling the tool again with the same input has no additional effect."
+        ),
+    )
+    open_world_hint: bool | None = Field(
+        None, description="True if the tool interacts with an open world of external entities."
+    )
 
 
 @runtime_checkable

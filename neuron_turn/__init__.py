@@ -1,143 +1,322 @@
-"""neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`."""
+"""neuron_turn: NeuronTurn, the ReAct loop implementing `layer0.Turn`.
 
-from .loop.approval import (
-    AWAITING_APPROVAL,
-    DECISIONS_KEY,
-    ApprovalError,
-    ApprovalPolicy,
-    AwaitingApprovalError,
-    Decision,
-    DuplicateDecisionError,
-    InvalidEditedInputError,
-    MalformedDecisionsError,
-    MissingDecisionError,
-    NotAwaitingApprovalError,
-    PendingCall,
-    UnknownDecisionError,
-    pending_approvals,
-    resume_input,
-)
-from .loop.config import NeuronTurnConfig
-from .loop.context import CompactionBudget, ContextStrategy
-from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
-from .loop.events import (
-    EffectDeclared,
-    HookHalted,
-    Lifecycle,
-    LimitReached,
-    ModelCallDone,
-    ModelCallStart,
-    ProviderDelta,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-    ToolResult,
-    ToolStart,
-    TurnDone,
-    TurnEvent,
-    event_from_json,
-    event_json,
-)
-from .loop.output import (
-    FINAL_ANSWER_TOOL,
-    OUTPUT_CONTENT_TYPE,
-    OutputError,
-    OutputMissingError,
-    OutputMode,
-    OutputSchema,
-    OutputSpec,
-    OutputTypeError,
-    OutputValidationError,
-    SupportsOutputModes,
-    output_value,
-)
-from .loop.provider import (
-    ContentPart,
-    ImagePart,
-    Provider,
-    ProviderMessage,
-    ProviderRequest,
-    ProviderResponse,
-    RawPart,
-    Role,
-    StopReason,
-    TextPart,
-    ThinkingPart,
-    TokenUsage,
-    ToolResultPart,
-    ToolUsePart,
-)
-from .loop.provider_errors import (
-    InvalidRequestError,
-    ModelNotFoundError,
-    NonRetryableProviderError,
-    ProviderAuthenticationError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderOverloadedError,
-    ProviderResponseError,
-    ProviderServerError,
-    ProviderTimeoutError,
-    RateLimitError,
-    RetryableProviderError,
-)
-from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
-from .loop.sliding_window import NoCompaction, SlidingWindow
-from .loop.stream import EventStream, TurnStream
-from .loop.tool_choice import ToolChoice, ToolChoiceMode
-from .loop.turn import NeuronTurn
-from .plugins import (
-    PluginFailure,
-    PluginHook,
-    PluginInfo,
-    PluginManager,
-    PluginTool,
-    build_hook_registry,
-    get_context_strategy,
-    get_environment,
-    get_orchestrator,
-    get_plugin_manager,
-    get_provider,
-    get_state_store,
-    get_worker,
-    registered_hooks,
-    registered_tools,
-    tools_by_name,
-)
-from .plugins.errors import (
-    DuplicatePluginError,
-    InvalidModelError,
-    NameConflictError,
-    NoProviderConfiguredError,
-    PluginError,
-    PluginFactoryError,
-    PluginHookError,
-    PluginLoadError,
-    ProviderConflictError,
-    UnknownContextStrategyError,
-    UnknownEnvironmentError,
-    UnknownNameError,
-    UnknownOrchestratorError,
-    UnknownProviderError,
-    UnknownStateStoreError,
-    UnknownToolError,
-    UnknownWorkerError,
-)
-from .plugins.hookspecs import (
-    RegisterApprovalPolicy,
-    RegisterContextStrategy,
-    RegisterEnvironment,
-    RegisterHook,
-    RegisterOrchestrator,
-    RegisterProvider,
-    RegisterStateStore,
-    RegisterTool,
-    RegisterWorker,
-    hookimpl,
-)
-from .plugins.warnings import NeuronWarning, PluginLoadWarning
-from .plugins.worker import Worker
+Every public name is imported on first use (PEP 562 `__getattr__`), so
+`import neuron_turn` costs almost nothing and a program pays only for what it
+touches: a turn never loads the plugin system, the CLI or the streaming and
+approval machinery it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from .loop import plugin_source as _plugin_source
+
+if TYPE_CHECKING:
+    from .loop.approval import (
+        AWAITING_APPROVAL,
+        DECISIONS_KEY,
+        ApprovalError,
+        ApprovalPolicy,
+        AwaitingApprovalError,
+        Decision,
+        DuplicateDecisionError,
+        InvalidEditedInputError,
+        MalformedDecisionsError,
+        MissingDecisionError,
+        NotAwaitingApprovalError,
+        PendingCall,
+        UnknownDecisionError,
+        pending_approvals,
+        resume_input,
+    )
+    from .loop.config import NeuronTurnConfig
+    from .loop.context import CompactionBudget, ContextStrategy
+    from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
+    from .loop.events import (
+        EffectDeclared,
+        HookHalted,
+        Lifecycle,
+        LimitReached,
+        ModelCallDone,
+        ModelCallStart,
+        ProviderDelta,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallDelta,
+        ToolCallStart,
+        ToolResult,
+        ToolStart,
+        TurnDone,
+        TurnEvent,
+        event_from_json,
+        event_json,
+    )
+    from .loop.output import (
+        FINAL_ANSWER_TOOL,
+        OUTPUT_CONTENT_TYPE,
+        OutputError,
+        OutputMissingError,
+        OutputMode,
+        OutputSchema,
+        OutputSpec,
+        OutputTypeError,
+        OutputValidationError,
+        SupportsOutputModes,
+        output_value,
+    )
+    from .loop.provider import (
+        ContentPart,
+        ImagePart,
+        Provider,
+        ProviderMessage,
+        ProviderRequest,
+        ProviderResponse,
+        RawPart,
+        Role,
+        StopReason,
+        TextPart,
+        ThinkingPart,
+        TokenUsage,
+        ToolResultPart,
+        ToolUsePart,
+    )
+    from .loop.provider_errors import (
+        InvalidRequestError,
+        ModelNotFoundError,
+        NonRetryableProviderError,
+        ProviderAuthenticationError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderOverloadedError,
+        ProviderResponseError,
+        ProviderServerError,
+        ProviderTimeoutError,
+        RateLimitError,
+        RetryableProviderError,
+    )
+    from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
+    from .loop.sliding_window import NoCompaction, SlidingWindow
+    from .loop.stream import EventStream, TurnStream
+    from .loop.tool_choice import ToolChoice, ToolChoiceMode
+    from .loop.turn import NeuronTurn
+    from .plugins import (
+        PluginFailure,
+        PluginHook,
+        PluginInfo,
+        PluginManager,
+        PluginTool,
+        build_hook_registry,
+        get_context_strategy,
+        get_environment,
+        get_orchestrator,
+        get_plugin_manager,
+        get_provider,
+        get_state_store,
+        get_worker,
+        registered_hooks,
+        registered_tools,
+        tools_by_name,
+    )
+    from .plugins.errors import (
+        DuplicatePluginError,
+        InvalidModelError,
+        NameConflictError,
+        NoProviderConfiguredError,
+        PluginError,
+        PluginFactoryError,
+        PluginHookError,
+        PluginLoadError,
+        ProviderConflictError,
+        UnknownContextStrategyError,
+        UnknownEnvironmentError,
+        UnknownNameError,
+        UnknownOrchestratorError,
+        UnknownProviderError,
+        UnknownStateStoreError,
+        UnknownToolError,
+        UnknownWorkerError,
+    )
+    from .plugins.hookspecs import (
+        RegisterApprovalPolicy,
+        RegisterContextStrategy,
+        RegisterEnvironment,
+        RegisterHook,
+        RegisterOrchestrator,
+        RegisterProvider,
+        RegisterStateStore,
+        RegisterTool,
+        RegisterWorker,
+        hookimpl,
+    )
+    from .plugins.warnings import NeuronWarning, PluginLoadWarning
+    from .plugins.worker import Worker
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".loop.approval": (
+        "AWAITING_APPROVAL",
+        "DECISIONS_KEY",
+        "ApprovalError",
+        "ApprovalPolicy",
+        "AwaitingApprovalError",
+        "Decision",
+        "DuplicateDecisionError",
+        "InvalidEditedInputError",
+        "MalformedDecisionsError",
+        "MissingDecisionError",
+        "NotAwaitingApprovalError",
+        "PendingCall",
+        "UnknownDecisionError",
+        "pending_approvals",
+        "resume_input",
+    ),
+    ".loop.config": ("NeuronTurnConfig",),
+    ".loop.context": (
+        "CompactionBudget",
+        "ContextStrategy",
+    ),
+    ".loop.effect_tools": (
+        "EFFECT_TOOL_NAMES",
+        "parse_scope",
+    ),
+    ".loop.events": (
+        "EffectDeclared",
+        "HookHalted",
+        "Lifecycle",
+        "LimitReached",
+        "ModelCallDone",
+        "ModelCallStart",
+        "ProviderDelta",
+        "TextDelta",
+        "ThinkingDelta",
+        "ToolCallDelta",
+        "ToolCallStart",
+        "ToolResult",
+        "ToolStart",
+        "TurnDone",
+        "TurnEvent",
+        "event_from_json",
+        "event_json",
+    ),
+    ".loop.output": (
+        "FINAL_ANSWER_TOOL",
+        "OUTPUT_CONTENT_TYPE",
+        "OutputError",
+        "OutputMissingError",
+        "OutputMode",
+        "OutputSchema",
+        "OutputSpec",
+        "OutputTypeError",
+        "OutputValidationError",
+        "SupportsOutputModes",
+        "output_value",
+    ),
+    ".loop.provider": (
+        "ContentPart",
+        "ImagePart",
+        "Provider",
+        "ProviderMessage",
+        "ProviderRequest",
+        "ProviderResponse",
+        "RawPart",
+        "Role",
+        "StopReason",
+        "TextPart",
+        "ThinkingPart",
+        "TokenUsage",
+        "ToolResultPart",
+        "ToolUsePart",
+    ),
+    ".loop.provider_errors": (
+        "InvalidRequestError",
+        "ModelNotFoundError",
+        "NonRetryableProviderError",
+        "ProviderAuthenticationError",
+        "ProviderConnectionError",
+        "ProviderError",
+        "ProviderOverloadedError",
+        "ProviderResponseError",
+        "ProviderServerError",
+        "ProviderTimeoutError",
+        "RateLimitError",
+        "RetryableProviderError",
+    ),
+    ".loop.provider_stream": (
+        "ProviderStreamEvent",
+        "StreamingProvider",
+        "deltas_of",
+        "streaming",
+    ),
+    ".loop.sliding_window": (
+        "NoCompaction",
+        "SlidingWindow",
+    ),
+    ".loop.stream": (
+        "EventStream",
+        "TurnStream",
+    ),
+    ".loop.tool_choice": (
+        "ToolChoice",
+        "ToolChoiceMode",
+    ),
+    ".loop.turn": ("NeuronTurn",),
+    ".plugins": (
+        "PluginFailure",
+        "PluginHook",
+        "PluginInfo",
+        "PluginManager",
+        "PluginTool",
+        "build_hook_registry",
+        "get_context_strategy",
+        "get_environment",
+        "get_orchestrator",
+        "get_plugin_manager",
+        "get_provider",
+        "get_state_store",
+        "get_worker",
+        "registered_hooks",
+        "registered_tools",
+        "tools_by_name",
+    ),
+    ".plugins.errors": (
+        "DuplicatePluginError",
+        "InvalidModelError",
+        "NameConflictError",
+        "NoProviderConfiguredError",
+        "PluginError",
+        "PluginFactoryError",
+        "PluginHookError",
+        "PluginLoadError",
+        "ProviderConflictError",
+        "UnknownContextStrategyError",
+        "UnknownEnvironmentError",
+        "UnknownNameError",
+        "UnknownOrchestratorError",
+        "UnknownProviderError",
+        "UnknownStateStoreError",
+        "UnknownToolError",
+        "UnknownWorkerError",
+    ),
+    ".plugins.hookspecs": (
+        "RegisterApprovalPolicy",
+        "RegisterContextStrategy",
+        "RegisterEnvironment",
+        "RegisterHook",
+        "RegisterOrchestrator",
+        "RegisterProvider",
+        "RegisterStateStore",
+        "RegisterTool",
+        "RegisterWorker",
+        "hookimpl",
+    ),
+    ".plugins.warnings": (
+        "NeuronWarning",
+        "PluginLoadWarning",
+    ),
+    ".plugins.worker": ("Worker",),
+}
+_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "AWAITING_APPROVAL",
@@ -272,3 +451,26 @@ __all__ = [
     "streaming",
     "tools_by_name",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute read
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def _plugin_manager() -> _plugin_source.PluginSource:
+    # The plugin system loads only when a turn is first built from plugins.
+    from .plugins import get_plugin_manager
+
+    return get_plugin_manager()
+
+
+_plugin_source.install_default_plugin_source(_plugin_manager)

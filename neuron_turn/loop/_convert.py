@@ -48,13 +48,14 @@ class HistoryFormatError(ValueError):
 
 
 class _StoredMessage(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     role: Literal["user", "assistant"]
     content: Content
     pinned: bool = False
 
 
-_HISTORY: Final = TypeAdapter(list[_StoredMessage])
+# Built when a history is first read, not at import.
+_HISTORY: Final = TypeAdapter(list[_StoredMessage], config=ConfigDict(defer_build=True))
 
 
 def parts_from_content(content: Content) -> list[ContentPart]:

@@ -41,7 +41,8 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "..."}`."""
 
-OUTPUT_INVALID: Final = CustomExit(name="output_invalid")
+# model_construct: a literal needs no validation, and validating would build the model at import.
+OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
 """The exit of a turn whose answer never validated within the retry budget."""
 
 # `pin` is read by the context step (see `turn._pinned`) and `record` by `turn._run` (see

@@ -76,7 +76,8 @@ __all__ = [
     "resume_input",
 ]
 
-AWAITING_APPROVAL: Final = CustomExit(name="awaiting_approval")
+# model_construct: a literal needs no validation, and validating would build the model at import.
+AWAITING_APPROVAL: Final = CustomExit.model_construct(name="awaiting_approval")
 """The exit reason of a turn paused for approvals: `{"custom": "awaiting_approval"}`."""
 
 DECISIONS_KEY: Final = "approval_decisions"
@@ -87,7 +88,7 @@ _PENDING_KEY: Final = "awaiting_approval"
 
 class _Frozen(BaseModel):
     # Unknown keys are an error: a misspelt "reason" must not pass as an empty one.
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 ApprovalPredicate = Callable[[str, JsonValue], bool]

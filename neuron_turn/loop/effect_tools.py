@@ -102,7 +102,7 @@ _SCOPE_HELP: Final = (
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class _WriteMemory(_Args):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
 from moneyed import Money
-from pydantic import JsonValue, TypeAdapter
+from pydantic import ConfigDict, JsonValue, TypeAdapter
 
 from layer0 import Effect, ExitReason, TurnOutput, usd
 from neuron_hooks import LifecycleEvent
@@ -187,9 +187,11 @@ TurnEvent: TypeAlias = (
 )
 """Every event `NeuronTurn.stream` yields."""
 
-_EFFECT: Final = TypeAdapter[Effect](Effect)
-_EXIT: Final = TypeAdapter[ExitReason](ExitReason)
-_LIFECYCLE: Final = TypeAdapter[LifecycleEvent](LifecycleEvent)
+# Built on first use: the schemas of every effect and exit reason are a large part of import time.
+_DEFERRED: Final = ConfigDict(defer_build=True)
+_EFFECT: Final = TypeAdapter[Effect](Effect, config=_DEFERRED)
+_EXIT: Final = TypeAdapter[ExitReason](ExitReason, config=_DEFERRED)
+_LIFECYCLE: Final = TypeAdapter[LifecycleEvent](LifecycleEvent, config=_DEFERRED)
 _Json: TypeAlias = dict[str, JsonValue]
 
 

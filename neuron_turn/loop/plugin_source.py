@@ -1,22 +1,24 @@
 """What `NeuronTurn.from_plugins` needs of a plugin manager, and where the default one comes from.
 
-The loop sits below the plugin system and never imports it. The plugin
-system installs its process-wide manager here when it is imported (importing
-`neuron_turn` always imports it), so `NeuronTurn.from_plugins()` without a
-manager still finds every installed plugin.
+The loop sits below the plugin system and never imports it. The package
+`neuron_turn` installs a factory of the process-wide manager here when it is
+imported (the factory loads the plugin system on its first call), so
+`NeuronTurn.from_plugins()` without a manager still finds every installed plugin.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from neuron_hooks import HookRegistry
-from neuron_tool import ToolDyn
+if TYPE_CHECKING:
+    # Annotations only: importing this module must not load the loop.
+    from neuron_hooks import HookRegistry
+    from neuron_tool import ToolDyn
 
-from .approval import ApprovalPolicy
-from .context import ContextStrategy
-from .provider import Provider
+    from .approval import ApprovalPolicy
+    from .context import ContextStrategy
+    from .provider import Provider
 
 __all__ = ["PluginSource", "default_plugin_source", "install_default_plugin_source"]
 

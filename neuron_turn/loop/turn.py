@@ -105,8 +105,9 @@ __all__ = ["NeuronTurn"]
 OutT = TypeVar("OutT", default=str)
 _T = TypeVar("_T", default=str)
 
-_HANDOFF: Final = CustomExit(name="handoff")
-_STUCK: Final = CustomExit(name="stuck_detected")
+# model_construct: literals need no validation, and validating would build the model at import.
+_HANDOFF: Final = CustomExit.model_construct(name="handoff")
+_STUCK: Final = CustomExit.model_construct(name="stuck_detected")
 _LIMITS: Final[tuple[ExitReason, ...]] = (
     "max_turns",
     "budget_exhausted",

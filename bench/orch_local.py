@@ -6,17 +6,33 @@ the orchestrator's own code: the workflow record, the chain, the (empty)
 effect pass. Each figure is microseconds per call, as wall clock
 (`perf_counter_ns`) and process CPU (`process_time_ns`). `dispatch_many`
 runs batches of 100 tasks with the default `max_concurrency` of 8.
+
+`sqlite_history` is what a chat turn costs the orchestrator on a real store:
+the turn (`HistoryTurn`) declares an `append_history` effect of two messages,
+as `NeuronTurn` does, and the dispatch appends it to a `SqliteStore` file
+(default `synchronous="full"`, and `"normal"`) in one session; its overhead is
+over the same turn's bare `execute`. `sqlite_sessions` runs 200 sessions at
+once, each dispatching `SESSION_TURNS` turns in a row, and reports turns/s.
+`execute_and_store_apply_us` is the turn plus a direct `SqliteStore.apply` of its
+append (the store's commit and thread hand-off); `orchestrator_own_us` what the
+dispatch costs above that.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import itertools
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
 
 from _timing import Call, per_call_us, run, time_calls
 
-from layer0 import TurnInput
+from layer0 import HistoryAppend, TurnInput, TurnMetadata, TurnOutput
 from layer0.testing import EchoTurn, InMemoryStore
 from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
 
 DEFAULT_CALLS = 5_000
 WARMUP_CALLS = 500
@@ -25,8 +41,97 @@ INPUT = TurnInput(message="ping", trigger="user")
 SESSION_INPUT = TurnInput(message="ping", trigger="user", session="bench")
 
 
-async def _measure(call: Call, calls: int) -> dict[str, float]:
-    wall, cpu = await time_calls(call, calls, WARMUP_CALLS)
+SQLITE_CALLS = 1_000
+Synchronous: TypeAlias = Literal["full", "normal"]
+SESSIONS = 200
+SESSION_TURNS = 10
+_TURN_IDS = itertools.count()
+
+
+class HistoryTurn:
+    """Answers at once and declares its exchange as an `append_history` effect, as NeuronTurn."""
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Return "pong" with an append of the user message and the answer."""
+        assert input.session is not None
+        append = HistoryAppend(
+            session=input.session,
+            turn_id=f"t{next(_TURN_IDS)}",
+            messages=[
+                {"role": "user", "content": input.message.model_dump(mode="json")},
+                {"role": "assistant", "content": "pong"},
+            ],
+        )
+        return TurnOutput(
+            message="pong",
+            exit_reason="complete",
+            metadata=TurnMetadata.zero(),
+            effects=[append.effect()],
+        )
+
+
+async def _sqlite_history(directory: Path, synchronous: Synchronous, calls: int) -> dict[str, Any]:
+    turn = HistoryTurn()
+    async with SqliteStore(directory / f"{synchronous}.db", synchronous=synchronous) as store:
+        orchestrator = LocalOrchestrator({"chat": turn}, store)
+        execute = await _measure(lambda: turn.execute(SESSION_INPUT), calls, warmup=50)
+        dispatch = await _measure(
+            lambda: orchestrator.dispatch("chat", SESSION_INPUT), calls, warmup=50
+        )
+
+        async def apply() -> None:
+            output = await turn.execute(SESSION_INPUT)
+            await store.apply([HistoryAppend.from_effect(output.effects[0])])  # type: ignore[arg-type]
+
+        applied = await _measure(apply, calls, warmup=50)
+    return {
+        "synchronous": synchronous,
+        "execute_us": execute,
+        "dispatch_us": dispatch,
+        "dispatch_overhead_us": _minus(dispatch, execute),
+        "execute_and_store_apply_us": applied,
+        "orchestrator_own_us": _minus(dispatch, applied),
+    }
+
+
+async def _sqlite_sessions(directory: Path, synchronous: Synchronous) -> dict[str, Any]:
+    async with SqliteStore(directory / f"many-{synchronous}.db", synchronous=synchronous) as store:
+        orchestrator = LocalOrchestrator({"chat": HistoryTurn()}, store)
+
+        async def session(index: int) -> None:
+            one = TurnInput(message="ping", trigger="user", session=f"s{index}")
+            for _ in range(SESSION_TURNS):
+                await orchestrator.dispatch("chat", one)
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(session(index) for index in range(SESSIONS)))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        history = await store.read(
+            HistoryAppend(session="s0", turn_id="x", messages=[1]).scope, "messages"
+        )
+    assert isinstance(history, list) and len(history) == 2 * SESSION_TURNS, history
+    turns = SESSIONS * SESSION_TURNS
+    return {
+        "synchronous": synchronous,
+        "sessions": SESSIONS,
+        "turns": turns,
+        "turns_per_s": round(turns / wall),
+        "cpu_us_per_turn": round(cpu / turns * 1e6, 1),
+    }
+
+
+async def _sqlite(calls: int) -> dict[str, Any]:
+    calls = min(calls, SQLITE_CALLS)
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        modes: tuple[Synchronous, ...] = ("full", "normal")
+        history = [await _sqlite_history(directory, mode, calls) for mode in modes]
+        sessions = [await _sqlite_sessions(directory, mode) for mode in modes]
+    return {"bench": "orch_local_sqlite", "calls": calls, "history": history, "sessions": sessions}
+
+
+async def _measure(call: Call, calls: int, warmup: int = WARMUP_CALLS) -> dict[str, float]:
+    wall, cpu = await time_calls(call, calls, warmup)
     return {"wall": per_call_us(wall, calls), "cpu": per_call_us(cpu, calls)}
 
 
@@ -60,4 +165,4 @@ async def _run(calls: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run([_run], DEFAULT_CALLS)
+    run([_run, _sqlite], DEFAULT_CALLS)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from .loop.config import NeuronTurnConfig
     from .loop.context import CompactionBudget, ContextStrategy
+    from .loop.effect_answers import EffectAnswer, EffectAnswerer, answering
     from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
     from .loop.events import (
         EffectDeclared,
@@ -175,6 +176,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.context": (
         "CompactionBudget",
         "ContextStrategy",
+    ),
+    ".loop.effect_answers": (
+        "EffectAnswer",
+        "EffectAnswerer",
+        "answering",
     ),
     ".loop.effect_tools": (
         "EFFECT_TOOL_NAMES",
@@ -333,6 +339,8 @@ __all__ = [
     "Decision",
     "DuplicateDecisionError",
     "DuplicatePluginError",
+    "EffectAnswer",
+    "EffectAnswerer",
     "EffectDeclared",
     "EventStream",
     "HookHalted",
@@ -430,6 +438,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownWorkerError",
     "Worker",
+    "answering",
     "build_hook_registry",
     "deltas_of",
     "event_from_json",

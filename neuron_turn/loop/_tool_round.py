@@ -32,6 +32,7 @@ from neuron_tool import ModelRetry, ToolError, ToolRegistry
 from ._convert import json_text
 from ._run import RunState
 from ._tool_input import RefusedCall
+from .effect_answers import current_answerer
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
@@ -130,7 +131,7 @@ class ToolRound:
             if isinstance(action, ModifyToolInput):
                 tool_input = action.new_input
         if self._is_effect_tool(call.name):
-            text, ok = self._declare(call.name, tool_input)
+            text, ok = await self._declare(call.name, tool_input)
         else:
             text, ok = await self._execute(call.name, tool_input)
         if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
@@ -142,7 +143,7 @@ class ToolRound:
                 raise TurnHalted(action.reason)
         return _finish(call, tool_input, text, ok, started)
 
-    def _declare(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
+    async def _declare(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
         settings = self.run.settings
         if not settings.allows(name):
             return f"Error: the tool {name!r} is not allowed in this turn", False
@@ -152,8 +153,17 @@ class ToolRound:
             )
         except EffectToolError as exc:
             return str(exc), False
-        self.run.effects.append(effect)
-        return confirmation, True
+        answerer = current_answerer()
+        answer = None if answerer is None else await answerer(effect)
+        if answer is None:
+            self.run.effects.append(effect)
+            return confirmation, True
+        # The orchestrator carried the effect out while the turn waited (effect_answers).
+        self.run.effects.extend(answer.effects)
+        self.run.tokens_in += answer.tokens_in
+        self.run.tokens_out += answer.tokens_out
+        self.run.cost = self.run.cost + answer.cost
+        return answer.text, not answer.is_error
 
     async def _execute(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
         refusal = self._refusal(name)

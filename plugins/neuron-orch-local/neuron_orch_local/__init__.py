@@ -15,13 +15,16 @@ appends on any store (`append_history`), turn records (`TurnRecording`),
 custom effect handlers, `log` records, query answers (`answer_query`), and
 `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
 `RetryPolicy` is the one retry policy type of every orchestrator;
-`FallbackTurn` gives one agent a chain of models to fall back on.
+`FallbackTurn` gives one agent a chain of models to fall back on. A
+`NeuronTurn`'s `delegate` calls are answered with the child agent's output
+(`DelegationAnswerer`, see `neuron_orch_local.delegation`).
 """
 
 from ._memory import BatchStateStore, MemoryEffect, append_history
 from .chain import Chain
 from .checks import check_effects, check_policy, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
+from .delegation import DELEGATION_LOG, DelegationAnswerer, delegation_answer, delegation_record
 from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
 from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts
@@ -33,14 +36,19 @@ from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .recording import TurnRecording
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
+from .signals import AWAIT_SIGNAL, AWAITING_SIGNAL, SIGNAL_KEY, signal_input
 from .streaming import AgentEvent
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
 
 __all__ = [
     "ATTEMPTS_LOG",
+    "AWAITING_SIGNAL",
+    "AWAIT_SIGNAL",
+    "DELEGATION_LOG",
     "HANDOFF_KEY",
     "LOGGER_NAME",
     "QUERY_TYPES",
+    "SIGNAL_KEY",
     "TRACE",
     "AgentEvent",
     "Attempt",
@@ -49,6 +57,7 @@ __all__ = [
     "Clock",
     "CustomEffectHandler",
     "Delegation",
+    "DelegationAnswerer",
     "DelegationLike",
     "DispatchResult",
     "Dispatcher",
@@ -69,9 +78,12 @@ __all__ = [
     "append_history",
     "check_effects",
     "check_policy",
+    "delegation_answer",
+    "delegation_record",
     "effect_owner",
     "emit_log",
     "handoff_input",
     "require_agent",
     "run_attempts",
+    "signal_input",
 ]

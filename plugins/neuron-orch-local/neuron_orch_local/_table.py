@@ -1,12 +1,14 @@
 """`WorkflowTable`: the in-process records of workflows, bounded in size.
 
 Entries are mutable and private; callers get immutable `WorkflowRecord`
-snapshots. Every method is synchronous, so on one event loop no update can
-be lost to another (a signal arriving while a turn runs, say).
+snapshots. Every method but `next_signal` (which waits) is synchronous, so
+on one event loop no update can be lost to another (a signal arriving while
+a turn runs, say).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 
@@ -30,6 +32,10 @@ class _Entry:
     error: str | None = None
     inbox: list[SignalPayload] = field(default_factory=list)
     delegations: list[Delegation] = field(default_factory=list)
+    consumed: int = 0
+    """How many inbox signals, oldest first, turns have taken."""
+    arrived: asyncio.Event | None = None
+    """Set by a delivery while a turn of this workflow waits for a signal."""
 
     def snapshot(self) -> WorkflowRecord:
         return WorkflowRecord(
@@ -82,7 +88,7 @@ class WorkflowTable:
                     f"workflow {workflow_id!r} is still running (agent {previous.agent!r}); "
                     "a workflow runs one dispatch at a time"
                 )
-            entry.inbox = previous.inbox
+            entry.inbox, entry.consumed = previous.inbox, previous.consumed
             del self._entries[workflow_id]  # re-inserted last: it is the newest again
         self._entries[workflow_id] = entry
         return workflow_id
@@ -103,7 +109,30 @@ class WorkflowTable:
 
     def deliver(self, workflow_id: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the workflow's inbox; raises `WorkflowNotFound`."""
-        self._entry(workflow_id).inbox.append(payload)
+        entry = self._entry(workflow_id)
+        entry.inbox.append(payload)
+        if entry.arrived is not None:
+            entry.arrived.set()
+
+    async def next_signal(
+        self, workflow_id: WorkflowId, *, timeout: float | None
+    ) -> SignalPayload | None:
+        """Take the oldest signal no turn has taken, waiting up to `timeout` seconds for one.
+
+        Returns None when none came in time.
+        """
+        entry = self._entry(workflow_id)
+        if entry.consumed >= len(entry.inbox):
+            entry.arrived = asyncio.Event()
+            try:
+                async with asyncio.timeout(timeout):
+                    await entry.arrived.wait()
+            except TimeoutError:
+                return None
+            finally:
+                entry.arrived = None
+        entry.consumed += 1
+        return entry.inbox[entry.consumed - 1]
 
     def finish(self, workflow_id: WorkflowId, *, error: BaseException | None = None) -> None:
         """Mark the workflow completed, or failed with `error`; then drop the oldest if full."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import weakref
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from layer0 import (
     DispatchFailed,
     EffectPolicy,
     EffectRefused,
+    HandoffEffect,
     QueryPayload,
     SessionId,
     SignalPayload,
@@ -37,6 +39,7 @@ from ._table import WorkflowTable
 from .chain import Chain
 from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
+from .delegation import DelegationAnswerer
 from .dispatcher import Dispatcher
 from .fallback import FallbackTurn, run_attempts
 from .handoff import handoff_input
@@ -45,6 +48,7 @@ from .query import answer_query
 from .recording import TurnRecording
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
+from .signals import AWAITING_SIGNAL, signal_input
 from .streaming import SINK, AgentEvent, execute_streamed
 from .workflow import Delegation, WorkflowRecord
 
@@ -66,6 +70,15 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     workflow and in `run`'s `DispatchResult`), and last the handoff, whose
     agent's output becomes the dispatch's (see `neuron_orch_local.handoff`
     for the input it gets).
+
+    While a `NeuronTurn` runs, its `delegate` calls are answered: the other
+    agent runs in a child workflow and the model gets its answer as the
+    tool's result, its tokens and cost added to the turn's
+    (`neuron_orch_local.delegation`). A turn that fails with `RetryableError`
+    is retried within `retry`; an agent that is a `FallbackTurn` falls back
+    on its next model (`neuron_orch_local.fallback`). A turn exiting with
+    `{"custom": "await_signal"}` keeps its workflow open until the next
+    signal, which starts the agent's next turn (`neuron_orch_local.signals`).
 
     Before any effect runs, every effect is checked against the effect policy
     of the agent that declared it (`policies`, else `default_policy`; for the
@@ -96,6 +109,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         retry: RetryPolicy | Mapping[str, JsonValue] | None = None,
         clock: Clock | None = None,
         randomness: Callable[[], float] = random.random,
+        signal_timeout: float | None = 24 * 60 * 60,
+        answer_delegations: bool = True,
     ) -> None:
         """Orchestrate `agents` (by name) over `store`.
 
@@ -123,6 +138,13 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 retries run out or it fails in a way no retry fixes.
             clock: what retries wait on (default: the real one; tests give a fake).
             randomness: numbers in [0, 1) for the retries' jitter.
+            signal_timeout: seconds a workflow whose turn asked to `await_signal`
+                waits for a signal before it ends (None: for ever; see
+                `neuron_orch_local.signals`).
+            answer_delegations: a `NeuronTurn`'s `delegate` calls wait for the other
+                agent, whose answer is the tool's result (see
+                `neuron_orch_local.delegation`); False: they are only declared, and
+                run after the turn.
         """
         turns = {name: _chain(name, turn) for name, turn in agents.items()}
         _check_arguments(turns, store, max_depth, max_workflows)
@@ -148,6 +170,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         )
         self._clock = SystemClock() if clock is None else clock
         self._randomness = randomness
+        self._signal_timeout = signal_timeout
+        self._answer_delegations = answer_delegations
         self._session_locks: weakref.WeakValueDictionary[SessionId, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
@@ -291,15 +315,34 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         chain: Chain,
         granted: EffectPolicy | None = None,
     ) -> TurnOutput:
-        """Run one agent's turn and its effects; follow its handoff, if any."""
+        """Run the agent's turns in the workflow: follow handoffs, wake on signals."""
+        while True:
+            output, handoff = await self._turn(workflow_id, agent, input, chain, granted)
+            if handoff is not None:
+                effect, chain = handoff
+                input = handoff_input(input, source=agent, state=effect.state)
+                agent, granted = effect.agent, None
+                continue
+            if output.exit_reason != AWAITING_SIGNAL:
+                return output
+            payload = await self._workflows.next_signal(workflow_id, timeout=self._signal_timeout)
+            if payload is None:
+                return output
+            input = signal_input(input, payload)
+
+    async def _turn(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+    ) -> tuple[TurnOutput, tuple[HandoffEffect, Chain] | None]:
+        """Run one turn of `agent` and its effects; return its output and its handoff."""
         self._workflows.ran(workflow_id, agent)
         recording = TurnRecording.start(self._store, agent, workflow_id, input)
         output, plan = await self._run_turn(workflow_id, agent, input, chain, granted, recording)
-        if plan is None or plan.handoff is None:
-            return output
-        effect, next_chain = plan.handoff
-        next_input = handoff_input(input, source=agent, state=effect.state)
-        return await self._step(workflow_id, effect.agent, next_input, next_chain)
+        return output, None if plan is None else plan.handoff
 
     async def _run_turn(
         self,
@@ -312,8 +355,9 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     ) -> tuple[TurnOutput, EffectPlan | None]:
         """Run the turn and its effects but the handoff; record it; return output and plan."""
         turn_input = input if recording is None else recording.turn_input()
+        answerer = self._answerer(workflow_id, agent, input, chain, granted)
         try:
-            output = await self._execute(workflow_id, agent, turn_input, chain)
+            output = await self._execute(workflow_id, agent, turn_input, chain, answerer)
             if recording is not None:
                 output = recording.returned(output)
         except DispatchFailed as exc:
@@ -334,6 +378,25 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         if recording is not None:
             await recording.store_as("executed")
         return output, plan
+
+    def _answerer(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+    ) -> DelegationAnswerer | None:
+        """What answers the turn's delegations while it waits (None: they are only declared)."""
+        if not self._answer_delegations:
+            return None
+        return DelegationAnswerer(
+            run_child=functools.partial(self._answer_delegation, workflow_id),
+            chain=chain,
+            policy=granted if granted is not None else self.policy(agent),
+            session=input.session,
+            agents=self._agents.keys(),
+        )
 
     async def _effects_of(
         self,
@@ -362,15 +425,23 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         return plan
 
     async def _execute(
-        self, workflow_id: WorkflowId, agent: AgentId, input: TurnInput, chain: Chain
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        chain: Chain,
+        answerer: DelegationAnswerer | None,
     ) -> TurnOutput:
+        from neuron_turn import answering  # the loop, only when a turn runs here
+
         turn = self._agents[agent]
         sink = SINK.get()
 
         async def attempt(candidate: Turn, input: TurnInput) -> TurnOutput:
-            if sink is None:
-                return await candidate.execute(input)
-            return await execute_streamed(candidate, input, sink, workflow_id, agent)
+            with contextlib.nullcontext() if answerer is None else answering(answerer):
+                if sink is None:
+                    return await candidate.execute(input)
+                return await execute_streamed(candidate, input, sink, workflow_id, agent)
 
         try:
             return await run_attempts(
@@ -389,7 +460,16 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 f"{type(exc).__name__}: {exc}{notes}"
             ) from exc
 
-    async def _delegate(self, parent: WorkflowId, effect: DelegateEffect, chain: Chain) -> None:
+    async def _answer_delegation(
+        self, parent: WorkflowId, effect: DelegateEffect, chain: Chain
+    ) -> tuple[WorkflowId, TurnOutput]:
+        """Run a delegation a turn waits on (see `neuron_orch_local.delegation`)."""
+        delegation = await self._delegate(parent, effect, chain)
+        return delegation.workflow_id, delegation.output
+
+    async def _delegate(
+        self, parent: WorkflowId, effect: DelegateEffect, chain: Chain
+    ) -> Delegation:
         # A child's error propagates unchanged: it already names the route, and
         # re-wrapping it would bury a RetryableError below `__cause__`.
         child = await self._workflow(
@@ -399,6 +479,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             agent=effect.agent, workflow_id=child.workflow_id, output=child.output
         )
         self._workflows.delegated(parent, delegation)
+        return delegation
 
     def _one_at_a_time(self, session: SessionId | None) -> AbstractAsyncContextManager[object]:
         """Return the lock that serialises the callers' dispatches on `session`."""

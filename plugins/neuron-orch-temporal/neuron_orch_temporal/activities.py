@@ -8,7 +8,10 @@ behaviour follows their layer0 class (see `_failures`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 from collections.abc import Awaitable, Mapping
+from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import Final, TypeVar
 
@@ -30,6 +33,7 @@ from layer0 import (
 )
 from neuron_orch_local import (
     CustomEffectHandler,
+    DelegationAnswerer,
     EffectContext,
     Placement,
     TurnRecording,
@@ -37,7 +41,9 @@ from neuron_orch_local import (
     effect_owner,
     require_agent,
 )
+from neuron_turn import answering
 
+from ._answers import run_delegation
 from ._failures import application_error
 from ._plan import check_effects
 from ._progress import execute_reporting
@@ -125,19 +131,20 @@ class AgentActivities:
         turn_input = request.input if recording is None else recording.turn_input()
         try:
             turn = self._turn(request.agent)
-            if request.progress:
-                running = execute_reporting(turn, turn_input, request.workflow_id)
-            else:
-                running = turn.execute(turn_input)
-            output = await _heartbeating(running)
-            if recording is not None:
-                output = recording.returned(output)
             owner = effect_owner(request.agent, request.workflow_id)
             policy = (
                 request.granted
                 if request.granted is not None
                 else self._policies.get(request.agent, self._default_policy)
             )
+            with self._answering(request, policy):
+                if request.progress:
+                    running = execute_reporting(turn, turn_input, request.workflow_id)
+                else:
+                    running = turn.execute(turn_input)
+                output = await _heartbeating(running)
+            if recording is not None:
+                output = recording.returned(output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,
@@ -184,6 +191,23 @@ class AgentActivities:
                 f"{type(exc).__name__}: {exc}",
                 type="DispatchFailed",
             ) from exc
+
+    def _answering(
+        self, request: TurnRequest, policy: EffectPolicy
+    ) -> AbstractContextManager[None]:
+        """Answer the turn's delegations with their agents' outputs (see `_answers`)."""
+        if request.chain is None or request.policy is None:
+            return contextlib.nullcontext()  # a workflow from before answers existed
+        if not request.policy.answer_delegations:
+            return contextlib.nullcontext()
+        answerer = DelegationAnswerer(
+            run_child=functools.partial(run_delegation, request),
+            chain=request.chain,
+            policy=policy,
+            session=request.input.session,
+            agents=self._agents.keys(),
+        )
+        return answering(answerer)
 
     def _turn(self, agent: AgentId) -> Turn:
         require_agent(agent, self._agents)

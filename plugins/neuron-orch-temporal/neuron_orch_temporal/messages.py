@@ -75,6 +75,13 @@ class TurnRequest(_Message):
     """The caller's effect policy for this turn, replacing the agent's (see `WorkflowInput`)."""
     progress: bool = False
     """Signal the turn's progress events to the workflow as they happen."""
+    chain: Chain | None = None
+    """Where the turn sits, for the delegations it waits on (None: they are not answered,
+    as from a workflow started before this field existed)."""
+    policy: TurnPolicy | None = None
+    """The dispatch's policy, which those delegations' workflows get too."""
+    turn: int = 0
+    """The turn's number within its workflow, from 0 (part of its delegations' ids)."""
 
 
 class IndexedMemoryEffect(_Message):

@@ -47,3 +47,7 @@ class TurnPolicy(RetryPolicy):
     """How long a turn paused for approval waits for decisions before its calls are denied."""
     max_depth: Annotated[int, Field(ge=0)] = 8
     """How many delegations and handoffs deep one dispatch may go."""
+    answer_delegations: bool = True
+    """A `NeuronTurn`'s `delegate` calls wait for the other agent, whose answer is the
+    tool's result (see `neuron_orch_local.delegation`); False: they are only declared,
+    and run after the turn in child workflows."""

@@ -225,7 +225,7 @@ class AgentWorkflow:
         granted = self._granted
         while True:
             self._view.route.append(agent)
-            output = await self._turn(agent, turn_input, chain, granted)
+            output = await self._turn(agent, turn_input, chain, granted, turn)
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
             if handoff is not None:
@@ -277,7 +277,12 @@ class AgentWorkflow:
         return timed_out(waiting) if decided is None else decided.decisions
 
     async def _turn(
-        self, agent: AgentId, turn_input: TurnInput, chain: Chain, granted: EffectPolicy | None
+        self,
+        agent: AgentId,
+        turn_input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+        turn: int,
     ) -> TurnOutput:
         policy = self._policy
         request = TurnRequest(
@@ -287,6 +292,9 @@ class AgentWorkflow:
             route=chain.route(),
             granted=granted,
             progress=self._progress,
+            chain=chain,
+            policy=policy,
+            turn=turn,
         )
         try:
             output: TurnOutput = await workflow.execute_activity(

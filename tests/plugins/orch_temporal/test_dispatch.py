@@ -26,6 +26,9 @@ from neuron_orch_temporal import EffectContext, TurnPolicy, UnknownQueryError
 from .agents import COST, Calls, agent, handoff_agents, planner_agents, two_step
 from .conftest import FAST, hosting
 
+ONE_WAY = FAST.model_copy(update={"answer_delegations": False})
+"""Delegations declared by the turn and run after it, in child workflows of its workflow."""
+
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
@@ -54,7 +57,7 @@ async def test_planner_delegates_to_two_agents_concurrently_and_their_writes_lan
     env: WorkflowEnvironment,
 ) -> None:
     store = InMemoryStore()
-    async with hosting(env, planner_agents(store), store) as orchestrator:
+    async with hosting(env, planner_agents(store), store, policy=ONE_WAY) as orchestrator:
         result = await orchestrator.run("planner", task("the moon"), workflow_id="plan-1")
         history = await env.client.get_workflow_handle("plan-1").fetch_history()
     assert result.output.message.as_text() == "planned: the moon"
@@ -122,7 +125,7 @@ async def test_handoff_runs_as_a_child_whose_output_becomes_the_result(
 
 async def test_queries_answer_status_output_inbox_and_delegations(env: WorkflowEnvironment) -> None:
     store = InMemoryStore()
-    async with hosting(env, planner_agents(store), store) as orchestrator:
+    async with hosting(env, planner_agents(store), store, policy=ONE_WAY) as orchestrator:
         output = await orchestrator.dispatch("planner", task("q"), workflow_id="query-1")
 
         async def ask(kind: str) -> object:
@@ -179,7 +182,7 @@ async def test_unknown_agents_raise_agent_not_found(env: WorkflowEnvironment) ->
         ]
 
     agents = {"boss": agent(two_step(delegate_to_ghost, lambda t: "ok"))}
-    async with hosting(env, agents, store) as orchestrator:
+    async with hosting(env, agents, store, policy=ONE_WAY) as orchestrator:
         with pytest.raises(AgentNotFound, match="no agent named 'nobody'; available: boss"):
             await orchestrator.dispatch("nobody", task("x"))
         with pytest.raises(AgentNotFound, match="delegates to unknown agent 'ghost'") as caught:
@@ -211,11 +214,11 @@ async def test_depth_limit_and_cycles_fail_before_any_effect(env: WorkflowEnviro
         ]
 
     agents = {**planner_agents(store), "loop": agent(two_step(loop, lambda t: "ok"))}
-    shallow = TurnPolicy(**{**FAST.model_dump(), "max_depth": 0})
+    shallow = TurnPolicy(**{**ONE_WAY.model_dump(), "max_depth": 0})
     async with hosting(env, agents, store, policy=shallow) as orchestrator:
         with pytest.raises(DispatchFailed, match="dispatch chain too deep: 'researcher'"):
             await orchestrator.dispatch("planner", task("deep"))
-    async with hosting(env, agents, store) as orchestrator:
+    async with hosting(env, agents, store, policy=ONE_WAY) as orchestrator:
         with pytest.raises(DispatchFailed, match="delegation cycle: loop -> loop"):
             await orchestrator.dispatch("loop", task("x"))
     assert await store.read("global", "plan") is None

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, SessionScope, TurnInput, WriteMemoryEffect
+from layer0 import HISTORY_KEY, LogEffect, SessionScope, TurnInput, TurnOutput, WriteMemoryEffect
+from neuron_orch_local import DELEGATION_LOG
 from neuron_orch_temporal import APPLIED_SCOPE, TemporalOrchestrator, TurnPolicy
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import AWAITING_APPROVAL, Decision, NotAwaitingApprovalError
@@ -52,6 +53,16 @@ class WorkerProcess:
             self.process.send_signal(signal.SIGKILL)
         async with asyncio.timeout(WAIT):
             await self.process.wait()
+
+
+def delegated_workflows(output: TurnOutput) -> list[str]:
+    """The workflow ids in the delegation records of `output`."""
+    records = [
+        e.data[DELEGATION_LOG]
+        for e in output.effects
+        if isinstance(e, LogEffect) and isinstance(e.data, dict) and DELEGATION_LOG in e.data
+    ]
+    return [r["workflow_id"] for r in records if isinstance(r, dict)]  # type: ignore[misc]
 
 
 @pytest.fixture
@@ -105,9 +116,11 @@ async def test_a_worker_killed_mid_turn_is_replaced_and_every_write_lands_once(
         await start_worker(workers, *args)
         async with asyncio.timeout(WAIT):
             result = await dispatch
+            # The planner waited on its delegation: the record names the child's workflow.
+            [child_id] = delegated_workflows(result.output)
+            delegation = await orchestrator.result(child_id)
 
     assert result.output.message.as_text() == "planned: moon"
-    [delegation] = result.delegations
     assert delegation.output.message.as_text() == "slow done: work on moon"
     declared = [
         effect

@@ -14,6 +14,7 @@ from layer0 import (
     Effect,
     EffectPolicy,
     HistoryAppend,
+    LogEffect,
     OrchError,
     Orchestrator,
     Scope,
@@ -22,7 +23,7 @@ from layer0 import (
     TurnInput,
     TurnOutput,
 )
-from neuron_orch_local import LocalOrchestrator
+from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 
 from .agents import handoff_agents, planner_agents
@@ -69,6 +70,12 @@ def _without_turn_id(effect: Effect) -> Effect:
     if isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
         append = HistoryAppend.from_effect(effect)
         return append.model_copy(update={"turn_id": "-"}).effect()
+    if isinstance(effect, LogEffect) and isinstance(effect.data, dict):
+        record = effect.data.get(DELEGATION_LOG)
+        if isinstance(record, dict):
+            # Workflow ids are the orchestrators' own: random here, derived there.
+            data = {DELEGATION_LOG: {**record, "workflow_id": "-"}}
+            return effect.model_copy(update={"message": "-", "data": data})
     return effect
 
 

@@ -1,0 +1,152 @@
+"""Delegation that answers back: the child agent's output as the parent's `delegate` result.
+
+While a `NeuronTurn` runs under an orchestrator, its `delegate` tool does
+not just declare a delegation: the orchestrator runs the other agent (in
+a child workflow, with that agent's own limits) while the parent's turn
+waits, and the model gets the child's answer as the tool's result (see
+`neuron_turn.EffectAnswer`). What the child spent is added to the parent
+turn's tokens and cost, so the parent's output metadata holds the whole
+tree's totals and the parent's `max_cost` counts its children too. In
+place of the `delegate` effect, the parent's output declares a `log`
+record of the delegation (`DELEGATION_LOG` in its data: agent, child
+workflow, exit reason, tokens, cost).
+
+What cannot be delegated is told to the model as a tool error, and
+nothing runs: an agent outside the caller's grant, an unknown agent, a
+delegation cycle (A waits on B waits on A) or one past the depth limit. A
+child that fails is a tool error too, naming its error, so the parent can
+carry on without it. Hand-written turns declaring `delegate` effects in
+their outputs keep the one-way behaviour (the child runs after the turn,
+its output in `DispatchResult.delegations`).
+
+These conventions are shared by the orchestrators (neuron-orch-temporal's
+worker answers the same way); the loop is imported only when they are used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Final
+
+from pydantic import JsonValue
+
+from layer0 import (
+    AgentId,
+    DelegateEffect,
+    DispatchFailed,
+    Effect,
+    EffectPolicy,
+    LogEffect,
+    LogLevel,
+    OrchError,
+    SessionId,
+    TurnOutput,
+    WorkflowId,
+    effect_refusal,
+)
+
+from .chain import Chain
+
+if TYPE_CHECKING:
+    from neuron_turn import EffectAnswer
+
+__all__ = ["DELEGATION_LOG", "DelegationAnswerer", "delegation_answer", "delegation_record"]
+
+DELEGATION_LOG: Final = "delegation"
+"""The key of a delegation's record in the data of the `log` effect that stands for it."""
+
+RunChild = Callable[[DelegateEffect, Chain], Awaitable[tuple[WorkflowId, TurnOutput]]]
+"""Runs the delegated agent in a child workflow; returns its workflow id and final output."""
+
+
+def delegation_record(agent: AgentId, workflow_id: WorkflowId, output: TurnOutput) -> LogEffect:
+    """Return the `log` effect recording one answered delegation."""
+    metadata = output.metadata
+    data: dict[str, JsonValue] = {
+        DELEGATION_LOG: {
+            "agent": agent,
+            "workflow_id": workflow_id,
+            "exit_reason": _reason(output),
+            "tokens_in": metadata.tokens_in,
+            "tokens_out": metadata.tokens_out,
+            "cost": str(metadata.cost.amount),
+        }
+    }
+    return LogEffect(
+        level=LogLevel.INFO,
+        message=f"delegated to agent {agent!r} in workflow {workflow_id}: {_reason(output)}",
+        data=data,
+    )
+
+
+def delegation_answer(agent: AgentId, workflow_id: WorkflowId, output: TurnOutput) -> EffectAnswer:
+    """Return what the parent's model is told of the child's `output`, with its totals."""
+    from neuron_turn import EffectAnswer
+
+    text = output.message.as_text()
+    if text is None:
+        text = json.dumps(output.message.model_dump(mode="json"), ensure_ascii=False)
+    complete = output.exit_reason == "complete"
+    if not complete:
+        text = f"Agent {agent!r} stopped before finishing ({_reason(output)}): {text}"
+    metadata = output.metadata
+    return EffectAnswer(
+        text=text,
+        is_error=not complete,
+        effects=(delegation_record(agent, workflow_id, output),),
+        tokens_in=metadata.tokens_in,
+        tokens_out=metadata.tokens_out,
+        cost=metadata.cost,
+    )
+
+
+class DelegationAnswerer:
+    """Answers the `delegate` effects of one turn by running the child and waiting for it."""
+
+    def __init__(
+        self,
+        *,
+        run_child: RunChild,
+        chain: Chain,
+        policy: EffectPolicy,
+        session: SessionId | None,
+        agents: Collection[AgentId],
+    ) -> None:
+        """Answer for the turn at `chain`, within `policy`, delegating only to `agents`."""
+        self._run_child = run_child
+        self._chain = chain
+        self._policy = policy
+        self._session = session
+        self._agents = agents
+
+    async def __call__(self, effect: Effect) -> EffectAnswer | None:
+        """Run the delegation `effect` and answer with the child's output; None for others."""
+        if not isinstance(effect, DelegateEffect):
+            return None
+        refusal = effect_refusal(self._policy, effect, self._session)
+        if refusal is not None:
+            return _error(f"Refused: {refusal}; nothing was done")
+        if effect.agent not in self._agents:
+            known = ", ".join(sorted(self._agents))
+            return _error(f"Error: there is no agent {effect.agent!r}; available: {known}")
+        try:
+            chain = self._chain.delegate(effect.agent)
+        except DispatchFailed as exc:
+            return _error(f"Error: not delegated, {exc}")
+        try:
+            workflow_id, output = await self._run_child(effect, chain)
+        except OrchError as exc:
+            return _error(f"Error: agent {effect.agent!r} failed: {exc}")
+        return delegation_answer(effect.agent, workflow_id, output)
+
+
+def _error(text: str) -> EffectAnswer:
+    from neuron_turn import EffectAnswer
+
+    return EffectAnswer(text=text, is_error=True)
+
+
+def _reason(output: TurnOutput) -> str:
+    reason = output.model_dump(mode="json")["exit_reason"]
+    return reason if isinstance(reason, str) else json.dumps(reason, sort_keys=True)

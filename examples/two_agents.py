@@ -64,11 +64,14 @@ def scripted() -> dict[str, Turn]:
 
 def real(model: str) -> dict[str, Turn]:
     """Both agents over `model` (`"<provider>:<model>"`), built from the installed plugins."""
+    # The local provider hides effect tools from its small model unless asked to show them.
+    shown = {"effect_tools": True} if model.startswith("local:") else {}
     return {
         "researcher": NeuronTurn.from_plugins(
             model=model,
             system=RESEARCHER,
             config=NeuronTurnConfig(effect_policy=DELEGATES, tool_choice="required"),
+            provider_options=shown,
         ),
         "calculator": NeuronTurn.from_plugins(
             model=model,

@@ -25,7 +25,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import Halt, HookPoint, ModifyToolInput, SkipTool, ToolCallRecord
+from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SkipTool, ToolCallRecord
 from neuron_hooks import HookRegistry
 from neuron_tool import ModelRetry, ToolError, ToolRegistry
 
@@ -53,6 +53,8 @@ class _Done:
     result: ToolResultPart
     record: ToolCallRecord
     input: JsonValue
+    answered: Sequence[Effect] = ()
+    """Effects an answerer gave for the call (effect_answers), declared at the round's end."""
 
 
 @dataclass(slots=True)
@@ -108,6 +110,8 @@ class ToolRound:
                 results.append(ToolResultPart(call.id, _CANCELLED, is_error=True))
                 continue
             results.append(finished.result)
+            # In the model's order, not the order concurrent answers came back in.
+            self.run.effects.extend(finished.answered)
             self.run.records.append(finished.record)
             self.run.note_call(call.name, finished.input, success=finished.record.success)
         self.run.messages.append(ProviderMessage("user", results))
@@ -130,8 +134,9 @@ class ToolRound:
                 return _finish(call, tool_input, f"Skipped: {action.reason}", False, started)
             if isinstance(action, ModifyToolInput):
                 tool_input = action.new_input
+        answered: Sequence[Effect] = ()
         if self._is_effect_tool(call.name):
-            text, ok = await self._declare(call.name, tool_input)
+            text, ok, answered = await self._declare(call.name, tool_input)
         else:
             text, ok = await self._execute(call.name, tool_input)
         if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
@@ -141,29 +146,32 @@ class ToolRound:
             action = await self.hooks.dispatch(ctx)
             if isinstance(action, Halt):
                 raise TurnHalted(action.reason)
-        return _finish(call, tool_input, text, ok, started)
+        done = _finish(call, tool_input, text, ok, started)
+        done.answered = answered
+        return done
 
-    async def _declare(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
+    async def _declare(
+        self, name: str, tool_input: JsonValue
+    ) -> tuple[str, bool, Sequence[Effect]]:
         settings = self.run.settings
         if not settings.allows(name):
-            return f"Error: the tool {name!r} is not allowed in this turn", False
+            return f"Error: the tool {name!r} is not allowed in this turn", False, ()
         try:
             effect, confirmation = declare_effect(
                 name, tool_input, policy=settings.effect_policy, session=self.run.session
             )
         except EffectToolError as exc:
-            return str(exc), False
+            return str(exc), False, ()
         answerer = current_answerer()
         answer = None if answerer is None else await answerer(effect)
         if answer is None:
             self.run.effects.append(effect)
-            return confirmation, True
+            return confirmation, True, ()
         # The orchestrator carried the effect out while the turn waited (effect_answers).
-        self.run.effects.extend(answer.effects)
         self.run.tokens_in += answer.tokens_in
         self.run.tokens_out += answer.tokens_out
         self.run.cost = self.run.cost + answer.cost
-        return answer.text, not answer.is_error
+        return answer.text, not answer.is_error, tuple(answer.effects)
 
     async def _execute(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
         refusal = self._refusal(name)

@@ -9,8 +9,9 @@ then hands it each effect an effect tool declares, after the hooks and the
 grant checks; when it returns an `EffectAnswer`, the model sees the
 answer's text as the tool's result, the answer's tokens and cost are added
 to the turn's (so the turn's limits count them too), and its `effects` are
-declared instead of the one it carried out. It returns None for effects it
-leaves to the usual path.
+declared instead of the one it carried out, when the round of tool calls
+ends, in the model's order of the calls (answers to concurrent calls may come
+back in any order). It returns None for effects it leaves to the usual path.
 
 The answerer lives in a context variable, so `layer0.Turn.execute` keeps its
 one argument and a turn that is not a `NeuronTurn` is unaffected.

@@ -26,14 +26,16 @@ from typing import Any, Final, Protocol, TextIO
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import TurnMetadata, TurnOutput, usd
+from layer0 import TurnConfig, TurnInput, TurnMetadata, TurnOutput, usd
 
 from ..loop.approval import (
     AWAITING_APPROVAL,
     Decision,
     InvalidEditedInputError,
+    NotAwaitingApprovalError,
     PendingCall,
     pending_approvals,
+    resume_input,
 )
 from ._errors import EXIT_AWAITING_APPROVAL
 
@@ -232,6 +234,42 @@ def _summed(parts: Sequence[TurnOutput]) -> TurnOutput:
         duration=sum(p.metadata.duration for p in parts),
     )
     return last.model_copy(update={"metadata": metadata})
+
+
+async def resume_paused(
+    orchestrator: Any,
+    session: str,
+    decisions: Sequence[Decision],
+    dispatch: Callable[[TurnInput], Awaitable[TurnOutput]],
+    config: TurnConfig | None,
+) -> TurnOutput:
+    """Resume paused `session` with `decisions`, through the orchestrator that holds the pause.
+
+    An orchestrator whose workflow waits durably for decisions (Temporal:
+    `approvals` and `decide`) gets them there, so that workflow, and no
+    other, resumes the turn once. Any other orchestrator gets the resume
+    input as a new turn, which reads the pause from the session's history.
+
+    Raises:
+        NotAwaitingApprovalError: the orchestrator is durable and none of its
+            workflows waits for approval in `session`.
+    """
+    approvals = getattr(orchestrator, "approvals", None)
+    decide = getattr(orchestrator, "decide", None)
+    if not (callable(approvals) and callable(decide)):
+        return await dispatch(resume_input(session, decisions, config=config))
+    waiting = await approvals(session=session)
+    if not waiting:
+        raise NotAwaitingApprovalError(
+            f"no workflow waits for approval in session {session!r} (a pause recorded by "
+            "another orchestrator resumes there, e.g. with --orchestrator local)"
+        )
+    decided = {d.id for d in decisions}
+    fits = [w for w in waiting if {c.id for c in w.calls} == decided]
+    target = (fits or waiting)[0]
+    result = await decide(target.workflow_id, decisions, pause=target.pause)
+    output: TurnOutput = result.output
+    return output
 
 
 class Prompter:

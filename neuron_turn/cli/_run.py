@@ -37,14 +37,14 @@ from layer0 import (
 )
 from neuron_tool import ToolDyn, ToolError
 
-from ..loop.approval import ApprovalPolicy, Decision, resume_input
+from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
 from ..loop.events import TurnEvent
 from ..loop.provider_errors import ProviderError
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
-from ._approve import Decide, until_decided
+from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
 from ._fallback import local_agent
 from ._sessions import record_run
@@ -207,16 +207,21 @@ async def run_turn(
             config=config,
             metadata=request.metadata,
         )
-        if request.decisions is not None:
-            turn_input = resume_input(session, request.decisions, config=config)
-        output = await _dispatch(orchestrator, turn_input, on_event)
+
+        async def dispatch(turn_input: TurnInput) -> TurnOutput:
+            return await _dispatch(orchestrator, turn_input, on_event)
+
+        async def resume(decisions: Sequence[Decision], config: TurnConfig) -> TurnOutput:
+            return await resume_paused(orchestrator, session, decisions, dispatch, config)
+
+        if request.decisions is None:
+            output = await dispatch(turn_input)
+        else:
+            output = await resume(request.decisions, config)
         if request.decide is not None:
             # A person's time deciding is not the turn's: each resume gets the full limits.
-            resume = request.config
-
             async def resumed(decisions: list[Decision]) -> TurnOutput:
-                again = resume_input(session, decisions, config=resume)
-                return await _dispatch(orchestrator, again, on_event)
+                return await resume(decisions, request.config)
 
             output = await until_decided(request.decide, session, output, resumed)
         await record_run(store, session, request.prompt)

@@ -1,0 +1,89 @@
+"""`neuron-turn run --orchestrator temporal` pausing for approval, and `resume` deciding it.
+
+A real `neuron-turn worker` (whose turn holds `fixture_add` for approval) and
+real `run`/`resume` processes meet on the dev server: the paused workflow
+waits, and `resume` hands the decisions to that workflow (`decide`), which
+resumes the turn once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from neuron_orch_temporal import TemporalOrchestrator
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
+
+from .test_cli import COMMAND, WorkerProcess, _environment, neuron_turn
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@asynccontextmanager
+async def approving_worker(
+    address: str, task_queue: str, state: Path
+) -> AsyncIterator[WorkerProcess]:
+    """`neuron-turn worker` for the `tool` model, holding `fixture_add` for approval."""
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        "worker",
+        *("--orchestrator", "temporal", "--address", address, "--task-queue", task_queue),
+        *("--model", "fixture:tool", "--tool", "fixture_add", "--approve-tool", "fixture_add"),
+        *("--state", str(state)),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=_environment(),
+    )
+    try:
+        yield WorkerProcess(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_resume_decides_the_waiting_workflow_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"approve-{uuid.uuid4()}"
+    state = tmp_path / "state.db"
+    remote = ["--orchestrator", "temporal", "--temporal-address", address]
+    remote += ["--task-queue", task_queue, "--state", str(state)]
+    orchestrator = TemporalOrchestrator(dev_env.client, task_queue=task_queue)
+    async with approving_worker(address, task_queue, state) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+
+        code, out, err = await neuron_turn("run", "add", "--session", "s1", *remote)
+        assert code == EXIT_AWAITING_APPROVAL, err
+        assert '  call_1  fixture_add  {"a": 2, "b": 3}' in err
+        (waiting,) = await orchestrator.approvals(session="s1")
+        assert [c.id for c in waiting.calls] == ["call_1"]
+
+        # The printed command, as a user would paste it.
+        (line,) = [line for line in err.splitlines() if line.startswith("  approve:")]
+        words = shlex.split(line.split(":", 1)[1])
+        assert words[:5] == ["neuron-turn", "resume", "s1", "--approve", "call_1"]
+        assert "--task-queue" in words and task_queue in words
+
+        code, _, refused = await neuron_turn("resume", "s1", "--approve", "call_9", *remote)
+        assert code == EXIT_DECISIONS, refused
+        assert "call_9" in refused and "pending: call_1" in refused
+
+        code, out, err = await neuron_turn(*words[1:])
+        assert (code, out) == (0, "the sum is 5\n"), err
+        assert await orchestrator.approvals(session="s1") == []
+
+        # Decided once: the same decisions again find nothing paused.
+        code, _, again = await neuron_turn(*words[1:])
+        assert code == EXIT_DECISIONS, again
+        assert "no workflow waits for approval in session 's1'" in again
+
+        assert await hosting.interrupt() == 130

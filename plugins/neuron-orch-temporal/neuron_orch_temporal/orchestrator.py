@@ -8,7 +8,7 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -34,7 +34,15 @@ from layer0 import (
     WorkflowNotFound,
 )
 from neuron_orch_local import QUERY_TYPES, AgentEvent, Chain, Dispatcher, UnknownQueryError
-from neuron_turn import Decision, EventStream, NotAwaitingApprovalError, event_from_json
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    DECISIONS_KEY,
+    Decision,
+    EventStream,
+    MalformedDecisionsError,
+    NotAwaitingApprovalError,
+    event_from_json,
+)
 
 from ._failures import orch_error
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
@@ -83,6 +91,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
     A turn that pauses for approval (`neuron_turn.ApprovalPolicy`) returns
     its paused output to the caller, as with `LocalOrchestrator`, while its
     workflow waits durably for `decide` (see `neuron_orch_temporal.approvals`).
+    Dispatching `neuron_turn.resume_input(session, decisions)` to the agent
+    whose workflow waits on that session decides it too.
     """
 
     def __init__(
@@ -118,6 +128,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         self._policy = policy if policy is not None else TurnPolicy()
         self._pickup_timeout = pickup_timeout
         self._connecting = asyncio.Lock()
+        # The workflow each session's last pause seen here waits in (a shortcut past listing).
+        self._paused: dict[str, WorkflowId] = {}
 
     def __repr__(self) -> str:
         where = (
@@ -175,8 +187,53 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 names a workflow of another agent.
             NoWorkerError: no worker started the workflow within `pickup_timeout`.
             ServerUnavailableError: the Temporal server cannot be reached.
+
+        An `input` carrying decisions (`resume_input`) for a session on which
+        a workflow of `agent` waits for approval is sent to that workflow
+        (`decide`; its errors then) instead of starting one. That workflow is
+        found among the pauses this orchestrator returned, else by listing
+        (`approvals`); with none waiting, a new workflow resumes the session
+        from its history.
         """
-        return await self._result(await self._start(agent, input, workflow_id))
+        if workflow_id is None:
+            routed = await self._route_decisions(agent, input)
+            if routed is not None:
+                return routed
+        result = await self._result(await self._start(agent, input, workflow_id))
+        if result.output.exit_reason == AWAITING_APPROVAL and input.session is not None:
+            self._paused[input.session] = result.workflow_id
+        return result
+
+    async def _route_decisions(self, agent: AgentId, input: TurnInput) -> DispatchResult | None:
+        """Decide the workflow waiting on `input`'s session, if `input` resumes one."""
+        metadata, session = input.metadata, input.session
+        if session is None or not isinstance(metadata, dict) or DECISIONS_KEY not in metadata:
+            return None
+        decisions = _decisions(metadata[DECISIONS_KEY])
+        waiting = await self._waiting_on(session, agent)
+        if waiting is None:
+            return None
+        result = await self.decide(waiting.workflow_id, decisions, pause=waiting.pause)
+        if result.output.exit_reason == AWAITING_APPROVAL:
+            self._paused[session] = result.workflow_id
+        return result
+
+    async def _waiting_on(self, session: str, agent: AgentId) -> AwaitingApproval | None:
+        known = self._paused.pop(session, None)
+        try:
+            found = [] if known is None else await self.awaiting(known)
+        except WorkflowNotFound:
+            found = []  # gone past its retention: list instead
+        if not found:
+            found = await self.approvals(session=session)
+        mine = [w for w in found if w.session == session and w.agent == agent]
+        if len(mine) > 1:
+            ids = ", ".join(w.workflow_id for w in mine)
+            raise DispatchFailed(
+                f"several workflows of agent {agent!r} wait on session {session!r} ({ids}); "
+                "decide one with TemporalOrchestrator.decide"
+            )
+        return mine[0] if mine else None
 
     def stream(
         self,
@@ -200,6 +257,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
 
         async def runner(sink: Callable[[AgentEvent], None]) -> DispatchResult:
+            routed = None if workflow_id is not None else await self._route_decisions(agent, input)
+            if routed is not None:
+                return routed  # decided in a waiting workflow: no progress reported
             handle = await self._start(agent, input, workflow_id, progress=True)
             waiting = asyncio.ensure_future(self._result(handle))
             seen = 0
@@ -555,6 +615,18 @@ async def _watch(handle: WorkflowHandle[Any, DispatchResult], after: int | None)
     except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
         return None
     return settled
+
+
+def _decisions(raw: JsonValue) -> list[Decision]:
+    """Parse the decisions a resume input carries (`neuron_turn.resume_input`)."""
+    if not isinstance(raw, list):
+        raise MalformedDecisionsError(
+            f"metadata[{DECISIONS_KEY!r}] must be a list of decisions, not {type(raw).__name__}"
+        )
+    try:
+        return [Decision.model_validate(item) for item in raw]
+    except ValidationError as exc:
+        raise MalformedDecisionsError(f"a decision does not parse: {exc}") from None
 
 
 def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:

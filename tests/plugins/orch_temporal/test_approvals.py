@@ -12,12 +12,15 @@ from layer0 import HISTORY_KEY, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_turn import (
     AWAITING_APPROVAL,
+    DECISIONS_KEY,
     Decision,
     DuplicateDecisionError,
+    MalformedDecisionsError,
     MissingDecisionError,
     NotAwaitingApprovalError,
     UnknownDecisionError,
     pending_approvals,
+    resume_input,
 )
 
 from .agents import cleaner_agent
@@ -144,3 +147,23 @@ async def test_a_turn_without_a_session_ends_its_workflow_at_the_pause(
                 await orchestrator.decide("approve-5", [Decision.approve("c2")])
     assert paused.output.exit_reason == AWAITING_APPROVAL
     assert ended == paused
+
+
+async def test_dispatching_a_resume_input_decides_the_workflow_waiting_on_its_session(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    garbled = TurnInput(message="", trigger="user", session="s-9", metadata={DECISIONS_KEY: "y"})
+    async with hosting(env, {"cleaner": cleaner_agent(log, state=store)}, store) as orchestrator:
+        with env.auto_time_skipping_disabled():
+            await orchestrator.run("cleaner", TIDY, workflow_id="approve-6")
+            with pytest.raises(MalformedDecisionsError, match="must be a list of decisions"):
+                await orchestrator.dispatch("cleaner", garbled)
+            approve = resume_input("s-9", [Decision.approve("c2")])
+            done = await orchestrator.dispatch("cleaner", approve)
+            left = await orchestrator.awaiting("approve-6")
+            ended = await orchestrator.result("approve-6")
+    assert done == ended.output
+    assert done.message.as_text() == "contents of notes.txt; deleted old.log"
+    assert left == []
+    assert runs(log) == ["read notes.txt", "delete old.log"]

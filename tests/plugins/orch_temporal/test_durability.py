@@ -158,14 +158,17 @@ async def test_a_worker_killed_while_a_turn_awaits_approval_is_replaced_and_it_r
         first = await start_worker(workers, *args)
         async with asyncio.timeout(WAIT):
             paused = await orchestrator.run("cleaner", tidy, workflow_id="approve-kill")
-            [listed] = await orchestrator.approvals(session="s-kill")
         await first.kill()
         assert first.process.returncode == -signal.SIGKILL
         await start_worker(workers, *args)
+        # As another process would: find what waits on the session, then decide it.
+        elsewhere = TemporalOrchestrator(dev_env.client, task_queue=task_queue, policy=POLICY)
         async with asyncio.timeout(WAIT):
-            done = await orchestrator.decide("approve-kill", [Decision.approve("c2")])
+            [listed] = await elsewhere.approvals(session="s-kill")
+            decisions = [Decision.approve("c2")]
+            done = await elsewhere.decide(listed.workflow_id, decisions, pause=listed.pause)
             with pytest.raises(NotAwaitingApprovalError, match="has finished"):
-                await orchestrator.decide("approve-kill", [Decision.approve("c2")])
+                await orchestrator.decide("approve-kill", decisions)
 
     assert paused.output.exit_reason == AWAITING_APPROVAL
     assert (listed.workflow_id, [c.id for c in listed.calls]) == ("approve-kill", ["c2"])

@@ -11,6 +11,11 @@ place of the `delegate` effect, the parent's output declares a `log`
 record of the delegation (`DELEGATION_LOG` in its data: agent, child
 workflow, exit reason, tokens, cost).
 
+One answerer serves every attempt of a turn (retries, fallback models): a
+task it has answered (same agent, same input) is answered again from
+memory, so a re-run turn does not run and pay for the same child twice
+(neuron-orch-temporal gets the same from its deterministic child ids).
+
 What cannot be delegated is told to the model as a tool error, and
 nothing runs: an agent outside the caller's grant, an unknown agent, a
 delegation cycle (A waits on B waits on A) or one past the depth limit. A
@@ -119,6 +124,9 @@ class DelegationAnswerer:
         self._policy = policy
         self._session = session
         self._agents = agents
+        # A retried or fallen-back turn delegating the same task again takes the
+        # answer the first run got, rather than running (and paying for) the child again.
+        self._answered: dict[str, EffectAnswer] = {}
 
     async def __call__(self, effect: Effect) -> EffectAnswer | None:
         """Run the delegation `effect` and answer with the child's output; None for others."""
@@ -134,11 +142,15 @@ class DelegationAnswerer:
             chain = self._chain.delegate(effect.agent)
         except DispatchFailed as exc:
             return _error(f"Error: not delegated, {exc}")
+        task = effect.model_dump_json()
+        if task in self._answered:
+            return self._answered[task]
         try:
             workflow_id, output = await self._run_child(effect, chain)
         except OrchError as exc:
             return _error(f"Error: agent {effect.agent!r} failed: {exc}")
-        return delegation_answer(effect.agent, workflow_id, output)
+        answer = self._answered[task] = delegation_answer(effect.agent, workflow_id, output)
+        return answer
 
 
 def _error(text: str) -> EffectAnswer:

@@ -21,6 +21,7 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     ProviderResponse,
+    RateLimitError,
     TextDelta,
     TokenUsage,
     ToolResultPart,
@@ -240,3 +241,33 @@ async def test_a_streamed_dispatch_streams_the_childs_events_too() -> None:
 
     texts = [(i.agent, i.event.text) for i in items if isinstance(i.event, TextDelta)]
     assert texts == [("b", "from b"), ("a", "fine")]
+
+
+async def test_a_retried_turn_delegating_the_same_task_reuses_the_childs_answer() -> None:
+    a = ScriptedProvider(
+        [
+            tool_call_response(delegate_call("b", "x")),
+            RateLimitError("slow down", provider="scripted", retry_after=1.0),
+            tool_call_response(delegate_call("b", "x")),
+            text_response("done"),
+        ]
+    )
+    b = ScriptedProvider([priced(text_response("from b"), 5, 1, "0.01")])
+
+    class NoWait:
+        def now(self) -> float:
+            return 0.0
+
+        async def sleep(self, seconds: float) -> None:
+            self.slept = seconds
+
+    clock = NoWait()
+    orchestrator = orchestrate({"a": agent(a, "delegate"), "b": agent(b)}, clock=clock)
+
+    result = await orchestrator.run("a", user())
+
+    assert clock.slept == 1.0
+    assert len(b.requests) == 1  # the child ran once, for both attempts
+    assert results_sent(a, 4) == [ToolResultPart("c1", "from b")]
+    assert result.output.metadata.cost == Money("0.01", "USD")  # counted once
+    assert len(result.delegations) == 1

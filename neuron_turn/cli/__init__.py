@@ -56,9 +56,20 @@ from ._approve import (
     print_resume_hint,
 )
 from ._closing import close_resource
-from ._errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_MODEL, EXIT_OK, EXIT_USAGE, classify, epilog
+from ._errors import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    classify,
+    epilog,
+)
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
 from ._listing import listing_json, listing_text
+from ._outcome import json_result, stop_note
+from ._prompt import add_prompt_arguments, read_prompt
 from ._sessions import (
     SessionEntry,
     continue_hint,
@@ -67,6 +78,7 @@ from ._sessions import (
     read_history,
 )
 from ._show import add_show_parser, turn_id_of
+from ._turn_options import add_option_argument, check_allowed_tools
 
 if TYPE_CHECKING:
     from ._run import Orchestration, RunResult, TurnSpec
@@ -87,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             _error("interrupted")
             return EXIT_INTERRUPTED
+        except UsageError as exc:
+            _error(str(exc))
+            return EXIT_USAGE
         except (PluginError, ProviderError, Layer0Error, ToolError) as exc:
             code, line = classify(exc, model=getattr(args, "model", None))
             _error(line)
@@ -139,7 +154,7 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("prompt", metavar="PROMPT", help="the user message")
+    add_prompt_arguments(run)
     run.add_argument(
         "--session", metavar="ID", help="continue this conversation (default: a new one)"
     )
@@ -225,6 +240,7 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="e.g. anthropic:claude-haiku-4-5 (default: the first provider whose API key is "
         "set, else the embedded local model)",
     )
+    add_option_argument(parser)
     parser.add_argument("--system", default="", metavar="TEXT", help="the system prompt")
     parser.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="use this plugin tool"
@@ -329,10 +345,12 @@ def _run_command(args: argparse.Namespace) -> int:
     if problem is not None:
         _error(problem)
         return EXIT_USAGE
-    if args.environment is not None and (args.orchestrator != "local" or args.mcp or args.mcp_url):
+    if args.environment is not None and (
+        args.orchestrator != "local" or args.mcp or args.mcp_url or args.option
+    ):
         _error(
-            "--environment works with the local orchestrator and plugin tools only "
-            "(MCP tools and remote workers live outside the environment)"
+            "--environment works with the local orchestrator, plugin tools and the provider's "
+            "default options only (MCP tools and remote workers live outside the environment)"
         )
         return EXIT_USAGE
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
@@ -342,9 +360,10 @@ def _run_command(args: argparse.Namespace) -> int:
         _error("--approve-tool does not work with --environment yet")
         return EXIT_USAGE
 
+    check_allowed_tools(args.tool, args.allow_tool)
     printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
     request = RunRequest(
-        prompt=args.prompt,
+        prompt=read_prompt(args.prompt, args.prompt_file, sys.stdin),
         session=args.session,
         config=_config(args),
         turn=replace(_turn_spec(args), progress=False),  # progress comes from the events
@@ -358,7 +377,7 @@ def _run_command(args: argparse.Namespace) -> int:
     manager = get_plugin_manager()
     if args.json:
         result = asyncio.run(run_turn(manager, request))
-        print(result.output.model_dump_json())
+        print(json_result(result.output, result.session))
         return _paused(args, result) or EXIT_OK
     if args.output_schema is not None:
         # The validated JSON alone on stdout: nothing streams before it.
@@ -380,6 +399,9 @@ def _run_command(args: argparse.Namespace) -> int:
     if paused:
         return paused
     print(continue_hint(result.session), file=sys.stderr)
+    note = stop_note(result.output, result.session)
+    if note is not None:
+        print(f"{PROG}: {note}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -487,6 +509,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         context=args.context,
         context_options=dict(args.context_option),
         context_limit=args.context_limit,
+        provider_options=dict(args.option),
     )
 
 

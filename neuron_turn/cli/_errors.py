@@ -101,6 +101,14 @@ _CODES: Final = (
 E = TypeVar("E", bound=BaseException)
 
 
+class UsageError(ValueError):
+    """A command line that asks for something impossible; exits with `EXIT_USAGE`.
+
+    For the checks argparse cannot make alone: an empty prompt, a tool offered
+    and not allowed. The message names what was wrong and what to do instead.
+    """
+
+
 def epilog() -> str:
     """Return the exit-code table shown at the end of `--help`."""
     rows = (

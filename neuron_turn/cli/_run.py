@@ -85,6 +85,8 @@ class TurnSpec:
     """What the model may reach beyond its session's memory (`layer0.EffectPolicy` grants)."""
     approve_tools: Sequence[str] = ()
     """Tool names or patterns whose calls wait for a person's approval."""
+    provider_options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -271,6 +273,7 @@ async def build_turn(
         state=store,
         context=spec.context,
         context_options=spec.context_options,
+        provider_options=spec.provider_options,
         config=NeuronTurnConfig(
             effect_policy=spec.effect_policy(),
             context_limit=spec.context_limit,
@@ -386,6 +389,7 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--context-option", spec.context_options),
             ("--context-limit", spec.context_limit),
             ("--approve-tool", spec.approve_tools),
+            ("--option", spec.provider_options),
         )
         if value
     ]

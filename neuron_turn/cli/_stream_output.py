@@ -64,10 +64,16 @@ class TextPrinter:
                 self._activity(line)
 
     def finish(self, output: TurnOutput) -> None:
-        """End the answer with a newline; print it whole if nothing was streamed."""
+        """End the answer with a newline; print it whole if nothing was streamed.
+
+        An answer with no text (a turn stopped by a limit while calling tools)
+        prints nothing: an empty line would look like an empty answer.
+        """
         if not self.wrote_text:
-            self.out.write((output.message.as_text() or "") + "\n")
-            self.out.flush()
+            text = output.message.as_text()
+            if text:
+                self.out.write(text + "\n")
+                self.out.flush()
             return
         self.end_line()
 

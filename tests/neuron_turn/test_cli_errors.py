@@ -39,7 +39,7 @@ def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
         (["run", "hi", "--mcp-url", ""], "argument --mcp-url: not an http(s) URL"),
         (["run", "hi", "--mcp-url", "ftp://example.com/mcp"], "not an http(s) URL"),
         (["run", "hi", "--max-turns", "0"], "argument --max-turns"),
-        (["run"], "required: PROMPT"),
+        (["run", "hi", "--option", "base_url"], "argument --option: expected KEY=VALUE"),
         ([], "required: COMMAND"),
     ],
 )

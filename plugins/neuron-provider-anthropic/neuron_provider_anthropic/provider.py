@@ -39,6 +39,7 @@ from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_messag
 __all__ = [
     "API_KEY_ENV",
     "API_VERSION",
+    "BASE_URL_ENV",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT",
@@ -50,6 +51,8 @@ API_KEY_ENV: Final = "ANTHROPIC_API_KEY"
 API_VERSION: Final = "2023-06-01"
 """The `anthropic-version` header this mapping was written against."""
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+BASE_URL_ENV: Final = "ANTHROPIC_BASE_URL"
+"""The environment variable read when no `base_url` is given, as Anthropic's SDK reads it."""
 DEFAULT_MAX_TOKENS: Final = 4096
 """Sent when a request sets no `max_tokens` (the API requires one)."""
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
@@ -75,7 +78,7 @@ class AnthropicProvider:
         model: str,
         *,
         api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         timeout: httpx.Timeout | float | None = None,
         client: httpx.AsyncClient | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -89,7 +92,8 @@ class AnthropicProvider:
             model: The model asked for when a request names none.
             api_key: The API key; else `ANTHROPIC_API_KEY`, read at each call. A missing
                 key fails the first call, not construction.
-            base_url: The API root, for a proxy or gateway.
+            base_url: The API root, for a proxy or gateway; else `ANTHROPIC_BASE_URL`
+                (as Anthropic's SDK reads it) when set and not empty, else `DEFAULT_BASE_URL`.
             timeout: Seconds or an `httpx.Timeout`; default `DEFAULT_TIMEOUT` (for an
                 injected client, default: the client's own).
             client: An `httpx.AsyncClient` to use instead of building one; it is not
@@ -102,7 +106,8 @@ class AnthropicProvider:
             headers: Extra request headers, e.g. `{"anthropic-beta": "..."}`.
         """
         self.model: Final = model
-        self.base_url: Final = base_url.rstrip("/")
+        root = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        self.base_url: Final = root.rstrip("/")
         self._url: Final = f"{self.base_url}/v1/messages"
         self._api_key: Final = api_key
         self._timeout: Final = timeout

@@ -69,6 +69,7 @@ class _ServerAPI(OpenAIProvider):  # type: ignore[misc, unused-ignore]
 
     name: ClassVar[str] = PROVIDER
     api_key_env: ClassVar[str | None] = None
+    base_url_env: ClassVar[str | None] = None
     price_provider_id: ClassVar[str | None] = None
 
     def _http_client(self) -> httpx.AsyncClient:

@@ -10,9 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .provider import API_KEY_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, OpenAIProvider
+    from .provider import (
+        API_KEY_ENV,
+        BASE_URL_ENV,
+        DEFAULT_BASE_URL,
+        DEFAULT_TIMEOUT,
+        OpenAIProvider,
+    )
 
-__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
+__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
 
 
 def __getattr__(name: str) -> Any:

@@ -40,7 +40,7 @@ from ._pricing import Pricer, PriceTable, context_window, parse_prices
 from ._stream import MalformedStreamError, StreamAccumulator, StreamError
 from ._wire import Completion, SystemRole
 
-__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
+__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -48,6 +48,12 @@ DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 """OpenAI's own API."""
 API_KEY_ENV: Final = "OPENAI_API_KEY"
 """The environment variable the key is read from when `api_key=` is not given."""
+BASE_URL_ENV: Final = "OPENAI_BASE_URL"
+"""The environment variable the API root is read from when `base_url=` is not given.
+
+The one OpenAI's own SDK reads, so a proxy or a compatible server set up for
+it (vLLM, LM Studio, OpenRouter, a llama.cpp server) is used here too.
+"""
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
 """Generous read timeout (long generations), short connect timeout (a down host fails fast)."""
 _SECRET_HEADER_WORDS: Final = ("key", "token", "secret", "auth", "cookie")
@@ -79,6 +85,9 @@ class OpenAIProvider:
         api_key: The API key; default: the `api_key_env` environment variable,
             read at the first call.
         base_url: The API root, up to and excluding `/chat/completions`.
+            Default: the `base_url_env` environment variable (`OPENAI_BASE_URL`,
+            as OpenAI's SDK reads it) when set and not empty, else
+            `default_base_url`.
         require_api_key: Fail the first call when no key is found. Default:
             true only for `default_base_url` (local servers need no key).
         headers: Extra headers on every request (e.g. `OpenAI-Organization`,
@@ -124,6 +133,8 @@ class OpenAIProvider:
     """The API root when `base_url=` is not given."""
     api_key_env: ClassVar[str | None] = API_KEY_ENV
     """The environment variable holding the key (None: never read the environment)."""
+    base_url_env: ClassVar[str | None] = BASE_URL_ENV
+    """The environment variable holding the API root (None: never read the environment)."""
     price_provider_id: ClassVar[str | None] = "openai"
     """genai-prices' provider id for `default_base_url`."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
@@ -150,7 +161,8 @@ class OpenAIProvider:
         send_metadata: bool = False,
     ) -> None:
         self.model = model
-        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        from_env = os.environ.get(self.base_url_env) if self.base_url_env else None
+        self.base_url = (base_url or from_env or self.default_base_url).rstrip("/")
         is_default = self.base_url == self.default_base_url.rstrip("/")
         self._api_key = api_key
         self._require_api_key = is_default if require_api_key is None else require_api_key

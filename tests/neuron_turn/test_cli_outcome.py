@@ -1,0 +1,107 @@
+"""How `run` reports a turn's end: `--json`'s top-level facts, and turns that did not complete."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from layer0 import CustomExit, ExitReason, ObserverHalt, TurnMetadata, TurnOutput, usd
+from neuron_turn.cli import main
+from neuron_turn.cli._outcome import stop_note
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+TOOL_RUN = ["run", "add 2 and 3", "--model", "fixture:tool", "--tool", "fixture_add"]
+
+
+@pytest.fixture(autouse=True)
+def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_json_puts_the_session_and_turn_id_at_the_top(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hi", "--model", "fixture:echo", "--json", "--session", "s1"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert list(result)[:2] == ["session", "turn_id"]
+    assert result["session"] == "s1"
+    appended = result["effects"][-1]["data"]
+    assert result["turn_id"] == appended["turn_id"] and len(result["turn_id"]) >= 8
+    # Still a TurnOutput to anything that reads one.
+    assert TurnOutput.model_validate(result).message.as_text() == "echo: hi"
+
+
+def test_json_names_a_new_session_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hi", "--model", "fixture:echo", "--json"]) == 0
+    session = json.loads(capsys.readouterr().out)["session"]
+    assert main(["history", session, "--json"]) == 0
+    assert "echo: hi" in capsys.readouterr().out
+
+
+def test_max_turns_reached_says_what_stopped_and_prints_no_empty_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--max-turns", "1", "--session", "s2"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[-1] == (
+        "neuron-turn: the turn stopped at its limit of 1 model call (--max-turns) before it "
+        "completed; raise --max-turns, or continue with: neuron-turn run PROMPT --session s2"
+    )
+
+
+def test_a_cost_limit_reached_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*TOOL_RUN, "--max-cost", "0.0001", "--session", "s3"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("neuron-turn: the turn stopped at its cost limit (--max-cost; $0.0006")
+    assert last.endswith("raise --max-cost, or continue with: neuron-turn run PROMPT --session s3")
+
+
+def test_a_completed_turn_adds_no_note(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(TOOL_RUN) == 0
+    assert "stopped" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("timeout", "the turn stopped at its time limit (--max-duration); raise --max-duration"),
+        ("circuit_breaker", "the turn stopped after too many failed tool calls in a row"),
+        ("error", "the turn ended with an error; `neuron-turn history s` shows"),
+        (ObserverHalt(reason="policy"), "a hook halted the turn: policy; continue with"),
+        (CustomExit(name="stuck_detected"), "the turn stopped before it completed (stuck_"),
+    ],
+)
+def test_every_other_exit_reason_has_its_note(reason: ExitReason, expected: str) -> None:
+    metadata = TurnMetadata(
+        tokens_in=0, tokens_out=0, cost=usd("0"), turns_used=1, tools_called=[], duration=1
+    )
+    output = TurnOutput(message="", exit_reason=reason, metadata=metadata)
+    note = stop_note(output, "s")
+    assert note is not None and note.startswith(expected), note
+
+
+def test_a_tool_offered_and_not_allowed_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [*TOOL_RUN, "--allow-tool", "clock"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "neuron-turn: error: --tool fixture_add is offered but not allowed (--allow-tool clock); "
+        "add --allow-tool fixture_add, or drop --tool fixture_add\n"
+    )
+
+
+def test_allowed_tools_that_cover_every_offered_tool_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--allow-tool", "fixture_add", "--allow-tool", "write_memory"]) == 0
+    assert capsys.readouterr().out == "the sum is 5\n"

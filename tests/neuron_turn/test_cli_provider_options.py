@@ -1,0 +1,180 @@
+"""`--option KEY=VALUE` and the vendors' `*_BASE_URL` variables, against a loopback server.
+
+The server speaks each vendor's wire format (OpenAI Chat Completions,
+Anthropic Messages) well enough for one answer, and records what it was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "provider-openai,provider-anthropic,state-sqlite,orch-local"
+ANSWER = "hello from loopback"
+
+OPENAI_BODY = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "served-model",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": ANSWER},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+}
+ANTHROPIC_BODY = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
+    "content": [{"type": "text", "text": ANSWER}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 5, "output_tokens": 3},
+}
+
+
+@dataclass
+class Seen:
+    """One request the server got."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class Server:
+    """The loopback server's address and what it was sent."""
+
+    url: str
+    requests: list[Seen] = field(default_factory=list)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    seen: list[Seen] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["Content-Length"])
+            body = json.loads(self.rfile.read(length))
+            seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            known = {"/v1/chat/completions": OPENAI_BODY, "/v1/messages": ANTHROPIC_BODY}
+            answer = known.get(self.path)
+            data = json.dumps(answer or {"error": {"message": "no such path"}}).encode()
+            self.send_response(200 if answer else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", seen)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(autouse=True)
+def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_option_base_url_reaches_an_openai_compatible_server(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "hi", "--model", "openai:served-model"]
+    assert main([*argv, "--option", f"base_url={server.url}/v1", "--option", "timeout=30"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ANSWER + "\n", err
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.body["model"] == "served-model"
+    assert request.body["messages"][-1] == {"role": "user", "content": "hi"}
+    # A compatible server needs no key: none is sent, none was asked for.
+    assert "authorization" not in request.headers
+
+
+def test_openai_base_url_is_read_as_openais_sdk_reads_it(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    # No --model: the key chooses openai, the variable where it is.
+    assert main(["run", "hi"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ANSWER + "\n"
+    assert "using openai:gpt-4o-mini (OPENAI_API_KEY is set)" in err
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer sk-loopback"
+
+
+def test_anthropic_base_url_is_read_as_anthropics_sdk_reads_it(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    assert main(["run", "hi", "--model", "anthropic:claude-haiku-4-5"]) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    [request] = server.requests
+    assert request.path == "/v1/messages"
+    assert request.headers["x-api-key"] == "sk-ant-loopback"
+    text = {"type": "text", "text": "hi"}
+    assert request.body["messages"] == [{"role": "user", "content": [text]}]
+
+
+def test_option_wins_over_the_environment(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/nowhere")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    model = ["--model", "anthropic:claude-haiku-4-5"]
+    argv = ["run", "hi", *model, "--option", f"base_url={server.url}"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    assert [request.path for request in server.requests] == ["/v1/messages"]
+
+
+def test_an_option_that_is_not_key_value_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "openai:m", "--option", "base_url"])
+    assert exited.value.code == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_an_option_the_provider_does_not_take_names_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "hi", "--model", "openai:m", "--option", "colour=blue"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("neuron-turn: error: ") and "colour" in err

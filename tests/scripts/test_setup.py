@@ -56,7 +56,8 @@ def test_plain_setup_installs_no_test_only_plugin_and_removes_one_left_over() ->
     text = "\n".join(lines)
     assert "tests/fixtures" not in text
     assert "test-mcp-servers" not in text
-    assert any("remove test-only plugins if installed (neuron-fixture-plugin)" in line for line in lines)
+    removal = "remove test-only plugins if installed (neuron-fixture-plugin)"
+    assert any(removal in line for line in lines)
     [installs] = [line for line in lines if line.startswith("setup: pip installs: ")]
     assert "-e plugins/neuron-provider-local[test]" in installs
 
@@ -81,8 +82,9 @@ def test_setup_on_a_terminal_counts_each_step_to_done(tmp_path: Path) -> None:
     command = ["bash", str(SETUP), "--test"]
     with Terminal(command, env=bare_env(tmp_path), cwd=str(tmp_path), timeout=300) as terminal:
         # The first line is there at once, before pip has even started.
-        terminal.expect(r"setup: \[1/\d\] install 12 distributions into \.venv \(pip\) …")
-        terminal.expect(r"setup: \[1/\d\] install 12 distributions into \.venv \(pip\): done \(\d+s\)")
+        pip = r"setup: \[1/\d\] install 12 distributions into \.venv \(pip\)"
+        terminal.expect(pip + " …")
+        terminal.expect(pip + r": done \(\d+s\)")
         terminal.expect(r"step test-mcp-servers: done \(\d+s\)")
         terminal.expect(r"setup: done in \d+s")
         assert terminal.wait() == 0, terminal.output

@@ -4,7 +4,9 @@ The program is a session leader with the terminal as its controlling terminal,
 so `isatty()` is true on its stdin, stdout and stderr, and Ctrl-C typed on the
 terminal (`send(CTRL_C)`) reaches it as SIGINT through the line discipline,
 as it does for a user. `expect` waits on the terminal's output with `select`
-(no sleeps) until a pattern shows or a deadline passes.
+(no sleeps) until a pattern shows or a deadline passes. `output` is what a
+user would read: a line rewritten in place (carriage return, erase line) shows
+only as its last state, and other escape sequences are dropped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Final
 
 CTRL_C: Final = b"\x03"
 CTRL_D: Final = b"\x04"
+_ERASED: Final = re.compile(r"[^\n]*\r\x1b\[K")
 _ANSI: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
@@ -35,13 +38,15 @@ class Terminal:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float = 60.0,
+        stdout: int | None = None,
     ) -> None:
+        """Start `argv` on a new terminal; `stdout` (a file descriptor) sends stdout elsewhere."""
         self.timeout = timeout
         self.master, slave = os.openpty()
         self.process = subprocess.Popen(
             list(argv),
             stdin=slave,
-            stdout=slave,
+            stdout=slave if stdout is None else stdout,
             stderr=slave,
             env=None if env is None else dict(env),
             cwd=cwd,
@@ -49,10 +54,16 @@ class Terminal:
             preexec_fn=_take_terminal,  # the child must own the terminal
         )
         os.close(slave)
-        self.output = ""
-        """Everything the program wrote so far, escape sequences and carriage returns removed."""
+        self.raw = ""
+        """Everything the program wrote so far, as it wrote it."""
         self._seen = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    @property
+    def output(self) -> str:
+        """What the terminal shows: lines as last drawn, escape sequences removed."""
+        text = self.raw.replace("\r\n", "\n")
+        return _ANSI.sub("", _ERASED.sub("", text))
 
     def send(self, data: bytes) -> None:
         """Type `data` on the terminal."""
@@ -63,6 +74,7 @@ class Terminal:
         regex = re.compile(pattern)
         deadline = time.monotonic() + self.timeout
         while True:
+            self._seen = min(self._seen, len(self.output))  # an erased line may shorten it
             match = regex.search(self.output, self._seen)
             if match:
                 self._seen = match.end()
@@ -101,7 +113,7 @@ class Terminal:
             return False
         if not data:
             return False
-        self.output += _ANSI.sub("", self._decoder.decode(data))
+        self.raw += self._decoder.decode(data)
         return True
 
 

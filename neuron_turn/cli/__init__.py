@@ -7,7 +7,10 @@ in `--help`; anything else is a bug and keeps its traceback.
 This subpackage is the command line and nothing else: the parser and the
 commands here, running a turn (`_run`), error classes and exit codes
 (`_errors`), sessions and history (`_sessions`), the plugin listing
-(`_listing`) and the progress lines on stderr (`progress`). It sits on top:
+(`_listing`), the progress lines on stderr (`progress`, `_waiting`), where the
+prompt comes from (`_prompt`), provider options and tool checks
+(`_turn_options`), how a turn's end is reported (`_outcome`) and the
+interactive `chat`. It sits on top:
 it may import the plugin system (`neuron_turn.plugins`) and the loop
 (`neuron_turn.loop`); nothing in `neuron_turn` imports it.
 """
@@ -79,6 +82,7 @@ from ._sessions import (
 )
 from ._show import add_show_parser, turn_id_of
 from ._turn_options import add_option_argument, check_allowed_tools
+from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
     from ._run import Orchestration, RunResult, TurnSpec
@@ -138,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(handler=_plugins_command)
     _add_run_parser(commands)
     _add_worker_parser(commands)
+    _add_chat_parser(commands)
     _add_session_parsers(commands)
     add_show_parser(commands)
     return parser
@@ -231,6 +236,35 @@ def _add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     _add_turn_arguments(worker)
     _add_orchestration_arguments(worker, worker=True)
     worker.set_defaults(handler=_worker_command)
+
+
+def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chat = commands.add_parser(
+        "chat",
+        help="talk to the model: a conversation on one session, answer by answer",
+        description="Each line is one turn on the session (as `run --session` would run it), "
+        "its answer streamed. /help lists the commands (/tools, /cost, /exit); Ctrl-D leaves, "
+        "Ctrl-C cancels the answer on its way and keeps the conversation as it was.",
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    chat.add_argument("--session", metavar="ID", help="continue this conversation")
+    chat.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
+    _add_turn_arguments(chat)
+    _add_state_argument(chat)
+    chat.set_defaults(handler=_chat_command)
+
+
+def _chat_command(args: argparse.Namespace) -> int:
+    from .chat import chat
+
+    config = TurnConfig(
+        max_turns=args.max_turns,
+        effect_policy=EffectPolicy(grants=tuple(args.grant)) if args.grant else None,
+    )
+    spec = replace(_turn_spec(args), progress=False)  # progress comes from the events
+    session, path = args.session, args.state
+    return chat(get_plugin_manager(), spec, session=session, state_path=path, config=config)
 
 
 def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
@@ -386,8 +420,17 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.jsonl:
         result = asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
         return _paused(args, result) or EXIT_OK
+    same = on_terminal(sys.stdout) and on_terminal(sys.stderr)
+    waiting = WaitingLine(
+        sys.stderr,
+        terminal=on_terminal(sys.stderr),
+        may_draw=lambda: not (same and printer.mid_line),
+    )
     try:
-        result = asyncio.run(run_turn(manager, request, printer))
+        with waiting.owning_stderr():
+            result = asyncio.run(
+                watched(waiting, run_turn(manager, request, waiting.wrap(printer)))
+            )
     finally:
         printer.end_line()  # an error after some text starts on a line of its own
     printer.finish(result.output)

@@ -27,10 +27,13 @@ def json_result(output: TurnOutput, session: str) -> str:
     return json.dumps(facts | body, ensure_ascii=False)
 
 
-def stop_note(output: TurnOutput, session: str) -> str | None:
-    """Return what stopped a turn that did not complete and what to do; None if it completed."""
+def stop_note(output: TurnOutput, session: str, *, next_step: str | None = None) -> str | None:
+    """Return what stopped a turn that did not complete and what to do; None if it completed.
+
+    `next_step` says how to go on (default: `run` on the same session).
+    """
     reason = output.exit_reason
-    more = f"continue with: neuron-turn run PROMPT --session {session}"
+    more = next_step or f"continue with: neuron-turn run PROMPT --session {session}"
     if reason == "complete":
         return None
     if reason == "max_turns":

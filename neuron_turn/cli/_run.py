@@ -47,7 +47,7 @@ from ..plugins.errors import NoProviderConfiguredError, PluginError
 from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
 from ._fallback import local_agent
-from ._sessions import record_run
+from ._sessions import new_session_note, record_run
 from .progress import ProgressHook
 
 REPORTED: Final = (PluginError, ProviderError, Layer0Error, ToolError)
@@ -187,6 +187,8 @@ async def run_turn(
         store = _state_store(manager, orchestration.state_path)
         stack.push_async_callback(close_resource, store)
         if orchestration.name == "local":
+            if request.session is not None:
+                await _say_if_new(store, request.session)
             within = None if limit is None else limit / 1000
             turn, model = await _local_turn(
                 stack, manager, request.turn, store, orchestration, connect=within
@@ -403,6 +405,12 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
 
 def _state_store(manager: PluginManager, path: str | None) -> StateStore:
     return manager.get_state_store("sqlite", **({} if path is None else {"path": path}))
+
+
+async def _say_if_new(store: StateStore, session: str) -> None:
+    note = await new_session_note(store, session)
+    if note is not None:
+        print(f"neuron-turn: note: {note}", file=sys.stderr)
 
 
 def _announce(model: str, reason: str) -> str:

@@ -14,6 +14,7 @@ entry's `runs` field holds only runs recorded before those keys existed.
 from __future__ import annotations
 
 import datetime
+import difflib
 import uuid
 from dataclasses import dataclass, replace
 from typing import Final
@@ -132,4 +133,24 @@ def _entry(session: str, value: dict[str, JsonValue]) -> SessionEntry:
         title=title if isinstance(title, str) else "",
         updated=updated if isinstance(updated, str) else "",
         runs=runs if isinstance(runs, int) else 0,
+    )
+
+
+async def new_session_note(store: StateReader, session: str) -> str | None:
+    """Return a note when `session` holds nothing yet, naming the nearest kept id; else None.
+
+    `--session ID` both continues a conversation and names a new one, so a
+    mistyped id would silently start afresh: the note says so, as `git` offers
+    the command it thinks was meant.
+    """
+    if await store.read("global", INDEX_PREFIX + session) is not None:
+        return None
+    if await read_history(store, session) is not None:
+        return None
+    kept = [key.removeprefix(INDEX_PREFIX) for key in await store.list("global", INDEX_PREFIX)]
+    nearest = difflib.get_close_matches(session, kept, n=1, cutoff=0.6)
+    meant = f"did you mean --session {nearest[0]}? " if nearest else ""
+    return (
+        f"session {session} is new: it starts with no history "
+        f"({meant}`neuron-turn sessions` lists the kept ones)"
     )

@@ -1,0 +1,153 @@
+"""`neuron-turn chat` on a pseudo-terminal: history, streaming, commands, Ctrl-C and Ctrl-D."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.terminal import CTRL_C, CTRL_D, Terminal
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "NEURON_LOAD_PLUGINS": PLUGINS,
+        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
+        "FIXTURE_GATE": str(tmp_path / "gate"),
+    }
+
+
+def say(terminal: Terminal, keys: bytes) -> None:
+    """Type `keys` at the next prompt (keys typed before it may be flushed by readline)."""
+    terminal.expect("> ")
+    terminal.send(keys)
+
+
+def chat(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "neuron_turn", "chat", *argv]
+
+
+def history(env: dict[str, str], session: str) -> list[tuple[str, str]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "neuron_turn", "history", session, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return [(m["role"], _text(m["content"])) for m in json.loads(done.stdout)]
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    assert isinstance(content, list)
+    return "".join(block.get("text", "") for block in content)
+
+
+def test_a_chat_keeps_one_session_and_ctrl_d_leaves_cleanly(env: dict[str, str]) -> None:
+    with Terminal(chat("--model", "fixture:echo", "--session", "c1"), env=env) as terminal:
+        terminal.expect(
+            r"neuron-turn chat with fixture:echo \(session c1 is new: it starts with no history"
+        )
+        say(terminal, b"hello there\r")
+        terminal.expect("echo: hello there\n")
+        say(terminal, b"and again\r")
+        terminal.expect("echo: and again\n")
+        say(terminal, CTRL_D)
+        terminal.expect(r"session c1 \(continue with: neuron-turn chat --session c1\)")
+        assert terminal.wait() == 0
+        assert "Traceback" not in terminal.output
+    assert history(env, "c1") == [
+        ("user", "hello there"),
+        ("assistant", "echo: hello there"),
+        ("user", "and again"),
+        ("assistant", "echo: and again"),
+    ]
+    # The next chat on the session says what it holds.
+    with Terminal(chat("--model", "fixture:echo", "--session", "c1"), env=env) as terminal:
+        terminal.expect(r"\(session c1, 4 messages so far\)")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+
+
+def test_commands_list_tools_add_up_cost_and_exit(env: dict[str, str]) -> None:
+    argv = chat("--model", "fixture:tool", "--tool", "fixture_add")
+    with Terminal(argv, env=env) as terminal:
+        say(terminal, b"/tools\r")
+        terminal.expect(r"  fixture_add: Add two integers\.\n")
+        terminal.expect(r"  write_memory, delete_memory: this session's memory")
+        say(terminal, b"add them\r")
+        terminal.expect("the sum is 5\n")
+        say(terminal, b"/cost\r")
+        # Two model calls of the fixture: 10 + 12 tokens in, 5 + 3 out, $0.0006 each.
+        terminal.expect(r"1 answer, 22 tokens in / 8 out, \$0\.0012\n")
+        say(terminal, b"/nope\r")
+        terminal.expect(r"unknown command /nope; /help lists them")
+        say(terminal, b"/help\r")
+        terminal.expect(r"/exit +leave")
+        say(terminal, b"/exit\r")
+        terminal.expect(r"session \w+ \(continue with: neuron-turn chat --session \w+\)")
+        assert terminal.wait() == 0
+
+
+def test_ctrl_c_cancels_the_answer_and_keeps_the_conversation(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    with Terminal(chat("--model", "fixture:gated", "--session", "g1"), env=env) as terminal:
+        say(terminal, b"one\r")
+        terminal.expect("first ")
+        gate.write_text("open")  # the model may finish this answer
+        terminal.expect("second\n")
+        say(terminal, b"two\r")
+        terminal.expect("first ")  # streaming, blocked on the gate: now Ctrl-C
+        terminal.send(CTRL_C)
+        terminal.expect(r"\(answer cancelled; the conversation is as it was before it\)")
+        # The cancelled call's thread still waits on the gate; let it go.
+        gate.write_text("open")
+        say(terminal, b"three\r")
+        terminal.expect("first ")
+        gate.write_text("open")
+        terminal.expect("second\n")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+        assert "Traceback" not in terminal.output
+    assert history(env, "g1") == [
+        ("user", "one"),
+        ("assistant", "first second"),
+        ("user", "three"),
+        ("assistant", "first second"),
+    ]
+
+
+def test_a_chat_reads_piped_lines_without_a_prompt(env: dict[str, str]) -> None:
+    done = subprocess.run(
+        chat("--model", "fixture:echo"),
+        input="hi\n\n/cost\nbye\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "echo: hi\necho: bye\n"
+    assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr  # /cost came before bye
+
+
+def test_an_unknown_model_fails_before_the_chat_starts(env: dict[str, str]) -> None:
+    done = subprocess.run(
+        chat("--model", "nope:x"), input="", env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 4
+    assert done.stderr.startswith("neuron-turn: error: unknown provider 'nope'")

@@ -74,10 +74,13 @@ class Terminal:
         regex = re.compile(pattern)
         deadline = time.monotonic() + self.timeout
         while True:
-            self._seen = min(self._seen, len(self.output))  # an erased line may shorten it
-            match = regex.search(self.output, self._seen)
+            output = self.output
+            match = regex.search(output, self._seen)
             if match:
-                self._seen = match.end()
+                # A match on the last, unfinished line may be redrawn in place: the
+                # next search starts at that line, which stays where it is.
+                finished = "\n" in output[match.end() :]
+                self._seen = match.end() if finished else output.rfind("\n", 0, match.end()) + 1
                 return match
             left = deadline - time.monotonic()
             if left <= 0 or not self._read(left):

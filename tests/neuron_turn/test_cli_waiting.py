@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 from pathlib import Path
 
 from neuron_turn.cli._waiting import PIPED_EVERY, PIPED_FIRST, WaitingLine
@@ -74,6 +75,14 @@ def test_other_notes_on_stderr_erase_the_line_first() -> None:
     assert err.getvalue().endswith("(2s)\r\033[Kneuron-turn: using local:default\n")
 
 
+def open_gate(gate: Path, timeout: float = 60.0) -> None:
+    """Let the fixture's gated model go on; fail (not hang) if it never waits at the gate."""
+    opener = threading.Thread(target=gate.write_text, args=("open",), daemon=True)
+    opener.start()
+    opener.join(timeout)
+    assert not opener.is_alive(), "the model never reached its gate"
+
+
 def test_a_terminal_shows_what_the_turn_waits_for_and_erases_it(tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     os.mkfifo(gate)
@@ -88,7 +97,7 @@ def test_a_terminal_shows_what_the_turn_waits_for_and_erases_it(tmp_path: Path) 
     with answer.open("wb") as out, Terminal(argv, env=env, stdout=out.fileno()) as terminal:
         # stdout is a file, stderr the terminal: the model is stuck after its first word.
         terminal.expect(r"neuron-turn: waiting for the rest of the answer \(\d+s\)")
-        gate.write_text("open")
+        open_gate(gate)
         terminal.expect(r"complete, 1 turn, ")
         assert terminal.wait() == 0
         assert "waiting for" not in terminal.output  # erased once the answer went on

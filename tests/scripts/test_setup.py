@@ -75,7 +75,8 @@ def test_an_unknown_option_is_refused_before_anything_runs() -> None:
     done = subprocess.run(["bash", str(SETUP), "--tests"], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr == (
-        "scripts/setup: unknown option '--tests' (usage: scripts/setup [--test | --bench] [--dry-run])\n"
+        "scripts/setup: unknown option '--tests' "
+        "(usage: scripts/setup [--test | --bench] [--dry-run])\n"
     )
 
 

@@ -397,7 +397,7 @@ def _run_command(args: argparse.Namespace) -> int:
     check_allowed_tools(args.tool, args.allow_tool)
     printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
     request = RunRequest(
-        prompt=read_prompt(args.prompt, args.prompt_file, sys.stdin),
+        prompt=_prompt_of(args),
         session=args.session,
         config=_config(args),
         turn=replace(_turn_spec(args), progress=False),  # progress comes from the events
@@ -463,6 +463,12 @@ def _paused(args: argparse.Namespace, result: RunResult) -> int:
     return print_resume_hint(
         args, _add_run_options, result.session, result.model, pending, sys.stderr
     )
+
+
+def _prompt_of(args: argparse.Namespace) -> str:
+    if not hasattr(args, "prompt_file"):  # `resume`: the paused turn has its prompt already
+        return str(args.prompt)
+    return read_prompt(args.prompt, args.prompt_file, sys.stdin)
 
 
 def _print_typed(output: TurnOutput, session: str) -> int:

@@ -15,9 +15,17 @@ at a time:
 | `delegate`, `delegate:<agent>` | `delegate` effects to any agent, to that agent |
 | `handoff`, `handoff:<agent>` | `handoff` effects to any agent, to that agent |
 | `signal`, `signal:<workflow>` | `signal` effects to any workflow, to that workflow |
-| `*` | everything |
+| `read:<scope grant>` | reading memory in those scopes: `read:global`, `read:session:*`, ... |
+| `*` | everything, reading included |
 
-`session` alone names the turn's own session, which is always granted.
+`session` alone names the turn's own session, which is always granted, for
+reading and writing. Reading is what the memory tools of `neuron_turn`
+(`read_memory`, `list_memory`, `search_memory`) do; `read:*` reads any
+scope. Reading and writing are granted apart: `global` lets a turn write
+global memory, not read it (`read:global` does); a scope shared by several
+agents is often written by one and read by others, and reading another
+conversation's memory can leak what was said there.
+
 `log` effects are always allowed; `custom` effects are governed by the
 handlers the orchestrator was given, except `append_history` (see
 `layer0.history`), which counts as a write to its session's memory.
@@ -53,6 +61,7 @@ _SCOPE_KINDS: Final = frozenset({"session", "workflow", "agent", "custom"})
 _EFFECT_KINDS: Final[frozenset[str]] = frozenset({"delegate", "handoff", "signal"})
 _ANY: Final = "*"
 _OWN_SESSION: Final = "session"
+_READ: Final = "read:"
 
 
 def scope_text(scope: Scope) -> str:
@@ -113,6 +122,24 @@ class EffectPolicy(Frozen):
         kind, _, name = scope_text(scope).partition(":")
         return any(_matches(grant, kind, name) for grant in self.grants)
 
+    def allows_read(self, scope: Scope, session: SessionId | None) -> bool:
+        """Return whether memory in `scope` may be read by a turn of `session`."""
+        if isinstance(scope, SessionScope) and scope.id == session:
+            return True
+        kind, _, name = scope_text(scope).partition(":")
+        return any(_matches(grant, kind, name) for grant in self.read_grants())
+
+    def read_grants(self) -> tuple[str, ...]:
+        """Return the scope grants opening reads beyond the own session (`read:` removed).
+
+        `*` (everything) counts as `read:*`.
+        """
+        return tuple(
+            _ANY if grant == _ANY else grant.removeprefix(_READ)
+            for grant in self.grants
+            if grant == _ANY or grant.startswith(_READ)
+        )
+
     def allows(self, kind: EffectKind, target: str) -> bool:
         """Return whether a `kind` effect naming `target` (agent or workflow) is granted."""
         return any(_matches(grant, kind, target) for grant in self.grants)
@@ -160,8 +187,10 @@ def _grant_problem(grant: str) -> str | None:
     """Return what is wrong with `grant`, or None when it is well formed."""
     if grant in (_ANY, "global", _OWN_SESSION) or grant in _EFFECT_KINDS:
         return None
+    if grant.startswith(_READ):
+        return _read_problem(grant.removeprefix(_READ))
     kind, colon, name = grant.partition(":")
-    known = sorted(_SCOPE_KINDS | _EFFECT_KINDS | {"global", _ANY})
+    known = sorted(_SCOPE_KINDS | _EFFECT_KINDS | {"global", "read", _ANY})
     if kind not in _SCOPE_KINDS | _EFFECT_KINDS:
         return f"unknown kind {kind!r}; grants start with one of {', '.join(known)}"
     if not colon or not name:
@@ -171,3 +200,17 @@ def _grant_problem(grant: str) -> str | None:
         if not (slash and workflow and agent):
             return "an agent scope is 'agent:<workflow>/<agent>' or 'agent:*'"
     return None
+
+
+def _read_problem(scopes: str) -> str | None:
+    """Return what is wrong with the scope grant after `read:`, or None."""
+    if scopes in (_ANY, "global", _OWN_SESSION):
+        return None
+    kind = scopes.partition(":")[0]
+    if kind not in _SCOPE_KINDS:
+        return (
+            "a read grant names memory scopes: read:global, read:session:<id>|*, "
+            "read:workflow:<id>|*, read:agent:<workflow>/<agent>|*, read:custom:<name>|* "
+            "or read:*"
+        )
+    return _grant_problem(scopes)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         event_from_json,
         event_json,
     )
+    from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.output import (
         FINAL_ANSWER_TOOL,
         OUTPUT_CONTENT_TYPE,
@@ -205,6 +206,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "event_from_json",
         "event_json",
     ),
+    ".loop.memory_tools": (
+        "MEMORY_TOOL_NAMES",
+        "MemoryLimits",
+    ),
     ".loop.output": (
         "FINAL_ANSWER_TOOL",
         "OUTPUT_CONTENT_TYPE",
@@ -329,6 +334,7 @@ __all__ = [
     "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
+    "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
     "ApprovalError",
     "ApprovalPolicy",
@@ -351,6 +357,7 @@ __all__ = [
     "Lifecycle",
     "LimitReached",
     "MalformedDecisionsError",
+    "MemoryLimits",
     "MissingDecisionError",
     "ModelCallDone",
     "ModelCallStart",

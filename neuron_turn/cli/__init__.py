@@ -309,7 +309,8 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="GRANT",
         help="let the model reach beyond this session's memory (repeat): global, "
         "session:<id>|*, workflow:<id>|*, agent:<workflow>/<agent>|*, custom:<name>|*, "
-        "delegate[:<agent>], handoff[:<agent>], signal[:<workflow>], or * for everything "
+        "delegate[:<agent>], handoff[:<agent>], signal[:<workflow>], read:<scope> to read "
+        "memory there (read:global, read:session:*, ...), or * for everything "
         "(default: only this session's memory)",
     )
     parser.add_argument(

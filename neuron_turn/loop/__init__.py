@@ -3,7 +3,8 @@
 Holds the ReAct loop (`turn`, its per-run state `_run` and tool rounds
 `_tool_round`, how a turn ends `_output_round`), typed results (`output`) and
 the tool choice (`tool_choice`), the conversion between layer0 content and
-provider messages (`_convert`), effect tools, the configuration and limits, the Provider and
+provider messages (`_convert`), effect tools and memory read tools
+(`memory_tools`), the configuration and limits, the Provider and
 ContextStrategy contracts with their errors and the shared HTTP error
 mapping, and the built-in context strategies.
 

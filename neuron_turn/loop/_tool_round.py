@@ -35,6 +35,7 @@ from ._tool_input import RefusedCall
 from .effect_answers import current_answerer
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
+from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, MemoryToolError, memory_tool_schemas
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
 _CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
@@ -68,6 +69,8 @@ class ToolRound:
     effect_tools: bool
     """Whether effect-tool calls are intercepted (else they are unknown tools); what they
     may declare is the run's `effect_policy`."""
+    memory: MemoryReader | None = None
+    """Answers the memory read tools; None when the turn does not offer them."""
 
     async def execute(self, calls: Sequence[ToolUsePart]) -> None:
         """Run `calls`, append their results as one user message, update the records.
@@ -137,6 +140,8 @@ class ToolRound:
         answered: Sequence[Effect] = ()
         if self._is_effect_tool(call.name):
             text, ok, answered = await self._declare(call.name, tool_input)
+        elif self.memory is not None and call.name in MEMORY_TOOL_NAMES:
+            text, ok = await self._read_memory(self.memory, call.name, tool_input)
         else:
             text, ok = await self._execute(call.name, tool_input)
         if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
@@ -173,6 +178,16 @@ class ToolRound:
         self.run.cost = self.run.cost + answer.cost
         return answer.text, not answer.is_error, tuple(answer.effects)
 
+    async def _read_memory(
+        self, memory: MemoryReader, name: str, tool_input: JsonValue
+    ) -> tuple[str, bool]:
+        if not self.run.settings.allows(name):
+            return f"Error: the tool {name!r} is not allowed in this turn", False
+        try:
+            return await memory.answer(name, tool_input), True
+        except MemoryToolError as exc:
+            return str(exc), False
+
     async def _execute(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
         refusal = self._refusal(name)
         if refusal is not None:
@@ -191,12 +206,19 @@ class ToolRound:
     def _refusal(self, name: str) -> str | None:
         settings = self.run.settings
         if name not in self.tools and not self._is_effect_tool(name):
+            session = self.run.session
             effect_names = (
-                [s.name for s in effect_tool_schemas(settings.effect_policy, self.run.session)]
+                [s.name for s in effect_tool_schemas(settings.effect_policy, session)]
                 if self.effect_tools
                 else []
             )
-            names = (*self.tools.names(), *effect_names)
+            memory = self.memory
+            memory_names = (
+                []
+                if memory is None
+                else [s.name for s in memory_tool_schemas(memory.policy, session, memory.limits)]
+            )
+            names = (*self.tools.names(), *effect_names, *memory_names)
             offered = [n for n in names if settings.allows(n)]
             return f"Error: there is no tool named {name!r}; available: {', '.join(offered)}"
         if not settings.allows(name):

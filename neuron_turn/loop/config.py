@@ -12,6 +12,7 @@ from pydantic import JsonValue
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
 from .approval import ApprovalPolicy
+from .memory_tools import MemoryLimits
 from .output import OutputMode
 from .tool_choice import ToolChoice
 
@@ -52,6 +53,12 @@ class NeuronTurnConfig:
     effect_policy: EffectPolicy = field(default_factory=EffectPolicy)
     """What the model may do through effect tools (default: its own session's memory
     only); a call's `TurnConfig.effect_policy` replaces it."""
+    memory_tools: bool = True
+    """Offer the memory read tools (read_memory, list_memory, search_memory) when the
+    turn has a state reader, as far as `effect_policy` grants reading (default: its
+    own session's memory only; see `neuron_turn.loop.memory_tools`)."""
+    memory_limits: MemoryLimits = field(default_factory=MemoryLimits)
+    """How much one memory-tool result may hold (entries, bytes per value)."""
     session_conflict: SessionConflict = "append"
     """`fail`: the history append fails (`HistoryConflict`) if another run changed the
     session while this turn ran; `append` appends after it. A call's

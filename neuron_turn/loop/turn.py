@@ -80,6 +80,7 @@ from .events import (
     TurnEvent,
 )
 from .limits import limit_reached
+from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
@@ -292,7 +293,12 @@ class NeuronTurn(Generic[OutT]):
         output = self._output_round(input)
         history = await self._read_history(input.session)
         resumed = _resumed_calls(
-            history, decisions, input, lambda: self._tool_schemas(settings, input.session)
+            history,
+            decisions,
+            input,
+            lambda: self._tool_schemas(
+                settings, input.session, self._memory(settings, input.session)
+            ),
         )
         opening = (
             []
@@ -390,10 +396,13 @@ class NeuronTurn(Generic[OutT]):
         resumed: Sequence[ToolUsePart],
         output: OutputRound,
     ) -> ExitReason:
-        tools = self._tool_schemas(run.settings, run.session)
+        memory = self._memory(run.settings, run.session)
+        tools = self._tool_schemas(run.settings, run.session, memory)
         output.check_choice(tools)
         config = self.config
-        rounds = ToolRound(self.tools, self.hooks, run, config.parallel_tools, config.effect_tools)
+        rounds = ToolRound(
+            self.tools, self.hooks, run, config.parallel_tools, config.effect_tools, memory
+        )
         keeper = self._keeper(run, tools)
         try:
             # The stored history and the new message may already be over the limit.
@@ -491,16 +500,31 @@ class NeuronTurn(Generic[OutT]):
             await rounds.execute(free)
         raise _Exit(AWAITING_APPROVAL)
 
-    def _tool_schemas(self, settings: ResolvedConfig, session: str | None) -> list[ToolSchema]:
-        if not self.config.effect_tools:
-            return list(self.tools.schemas(settings.allowed_tools))
-        # Granted effect tools only; their names stay reserved even when not granted.
-        granted = effect_tool_schemas(settings.effect_policy, session)
-        effect = [s for s in granted if settings.allows(s.name)]
-        own = [
-            s for s in self.tools.schemas(settings.allowed_tools) if s.name not in EFFECT_TOOL_NAMES
+    def _memory(self, settings: ResolvedConfig, session: str | None) -> MemoryReader | None:
+        """The memory tools' reader, when the turn offers them (it has a state reader)."""
+        config = self.config
+        if not config.memory_tools or self.state is None:
+            return None
+        return MemoryReader(self.state, settings.effect_policy, session, config.memory_limits)
+
+    def _tool_schemas(
+        self, settings: ResolvedConfig, session: str | None, memory: MemoryReader | None
+    ) -> list[ToolSchema]:
+        own = self.tools.schemas(settings.allowed_tools)
+        if not self.config.effect_tools and memory is None:
+            return own
+        # Granted loop tools only; their names stay reserved even when not granted.
+        reserved: frozenset[str] = frozenset()
+        loop: list[ToolSchema] = []
+        if self.config.effect_tools:
+            reserved = EFFECT_TOOL_NAMES
+            loop.extend(effect_tool_schemas(settings.effect_policy, session))
+        if memory is not None:
+            reserved |= MEMORY_TOOL_NAMES
+            loop.extend(memory_tool_schemas(memory.policy, session, memory.limits))
+        return [s for s in own if s.name not in reserved] + [
+            s for s in loop if settings.allows(s.name)
         ]
-        return own + effect
 
     def _request(
         self, run: RunState, input: TurnInput, tools: list[ToolSchema], output: OutputRound

@@ -77,6 +77,30 @@ def test_grants_name_scopes_and_targets_exactly_or_by_wildcard() -> None:
     assert policy.targets("delegate") == ("researcher",) and policy.targets("signal") is None
 
 
+def test_reading_is_granted_apart_from_writing() -> None:
+    policy = EffectPolicy.of(["global", "read:session:*", "read:agent:wf/a"])
+    assert policy.allows_scope("global", "mine") and not policy.allows_read("global", "mine")
+    assert policy.allows_read(SessionScope(id="other"), "mine")
+    assert not policy.allows_scope(SessionScope(id="other"), "mine")
+    assert policy.allows_read(AgentScope(workflow="wf", agent="a"), None)
+    assert not policy.allows_read(AgentScope(workflow="wf", agent="b"), None)
+    assert policy.read_grants() == ("session:*", "agent:wf/a")
+    assert policy.memory_grants() == ("global",)
+
+
+def test_by_default_only_the_own_session_is_readable() -> None:
+    policy = EffectPolicy()
+    assert policy.allows_read(SessionScope(id="mine"), "mine")
+    for scope in (SessionScope(id="x"), "global", WorkflowScope(id="w"), CustomScope(name="c")):
+        assert not policy.allows_read(scope, "mine")
+    assert not policy.allows_read(SessionScope(id="mine"), None)
+    everything = EffectPolicy.everything()
+    assert everything.allows_read(CustomScope(name="c"), None) and everything.read_grants() == (
+        "*",
+    )
+    assert EffectPolicy.of(["read:*"]).allows_read("global", None)
+
+
 @pytest.mark.parametrize(
     ("grant", "problem"),
     [
@@ -85,6 +109,11 @@ def test_grants_name_scopes_and_targets_exactly_or_by_wildcard() -> None:
         ("agent:wf", "agent:<workflow>/<agent>"),
         ("admin", "unknown kind 'admin'"),
         ("Global", "unknown kind"),
+        ("read:", "a read grant names memory scopes"),
+        ("read:delegate", "a read grant names memory scopes"),
+        ("read:read:global", "a read grant names memory scopes"),
+        ("read:workflow", "workflow:<id>"),
+        ("read:agent:wf", "agent:<workflow>/<agent>"),
     ],
 )
 def test_a_malformed_grant_is_refused_saying_why(grant: str, problem: str) -> None:

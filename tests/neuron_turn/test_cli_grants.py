@@ -34,7 +34,8 @@ def test_by_default_the_model_is_offered_only_its_sessions_memory(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["run", "hi", "--model", "fixture:list-tools"]) == 0
-    assert capsys.readouterr().out == "tools: write_memory, delete_memory\n"
+    out = capsys.readouterr().out
+    assert out == "tools: write_memory, delete_memory, read_memory, list_memory, search_memory\n"
     argv = ["run", "hi", "--model", "fixture:list-tools", "--grant", "delegate", "--grant", "*"]
     assert main(argv) == 0
     assert "delegate, handoff, signal" in capsys.readouterr().out

@@ -55,6 +55,14 @@ if TYPE_CHECKING:
         event_json,
     )
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
+    from .loop.observers import (
+        TurnObserver,
+        TurnStart,
+        TurnWatch,
+        add_turn_observer,
+        remove_turn_observer,
+        turn_observers,
+    )
     from .loop.output import (
         FINAL_ANSWER_TOOL,
         OUTPUT_CONTENT_TYPE,
@@ -209,6 +217,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
         "MemoryLimits",
+    ),
+    ".loop.observers": (
+        "TurnObserver",
+        "TurnStart",
+        "TurnWatch",
+        "add_turn_observer",
+        "remove_turn_observer",
+        "turn_observers",
     ),
     ".loop.output": (
         "FINAL_ANSWER_TOOL",
@@ -434,7 +450,10 @@ __all__ = [
     "ToolUsePart",
     "TurnDone",
     "TurnEvent",
+    "TurnObserver",
+    "TurnStart",
     "TurnStream",
+    "TurnWatch",
     "UnknownContextStrategyError",
     "UnknownDecisionError",
     "UnknownEnvironmentError",
@@ -445,6 +464,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownWorkerError",
     "Worker",
+    "add_turn_observer",
     "answering",
     "build_hook_registry",
     "deltas_of",
@@ -463,9 +483,11 @@ __all__ = [
     "pending_approvals",
     "registered_hooks",
     "registered_tools",
+    "remove_turn_observer",
     "resume_input",
     "streaming",
     "tools_by_name",
+    "turn_observers",
 ]
 
 

@@ -214,6 +214,11 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         metavar="CHOICE",
         help="auto, none, required, or a tool's name to force that tool (first call only)",
     )
+    run.add_argument(
+        "--trace",
+        action="store_true",
+        help="record OpenTelemetry spans of the run (plugin neuron-tracing-otel; NEURON_OTEL=1)",
+    )
     shape = run.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     shape.add_argument(
@@ -375,6 +380,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     from ._run import RunRequest, run_turn  # the loop, imported only when a turn runs
     from ._stream_output import JsonLinesPrinter, TextPrinter
+    from ._trace import load_traced
 
     problem = fallback_usage_error(args)
     if problem is not None:
@@ -409,7 +415,7 @@ def _run_command(args: argparse.Namespace) -> int:
         decisions=getattr(args, "decisions", None),  # only `resume` has them
         decide=_prompter(args, printer),
     )
-    manager = get_plugin_manager()
+    manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()
     if args.json:
         result = asyncio.run(run_turn(manager, request))
         print(json_result(result.output, result.session))

@@ -15,7 +15,7 @@ has a `kind` tag, and `event_json` gives the JSON a program reads
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, TypeAlias
 
 from moneyed import Money
@@ -24,7 +24,7 @@ from pydantic import ConfigDict, JsonValue, TypeAdapter
 from layer0 import Effect, ExitReason, TurnOutput, usd
 from neuron_hooks import LifecycleEvent
 
-from .provider import StopReason, TokenUsage
+from .provider import ProviderRequest, ProviderResponse, StopReason, TokenUsage
 
 __all__ = [
     "EffectDeclared",
@@ -87,6 +87,8 @@ class ModelCallStart:
 
     kind: ClassVar[str] = "model_call_start"
     call: int
+    request: ProviderRequest | None = field(default=None, compare=False, repr=False)
+    """The request about to be sent (for observers; not in the event's JSON)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,8 @@ class ModelCallDone:
     stop_reason: StopReason
     usage: TokenUsage
     cost: Money | None
+    response: ProviderResponse | None = field(default=None, compare=False, repr=False)
+    """The response itself (for observers; not in the event's JSON)."""
 
 
 @dataclass(frozen=True, slots=True)

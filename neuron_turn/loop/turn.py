@@ -81,6 +81,7 @@ from .events import (
 )
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
+from .observers import TurnStart, start_watches
 from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
@@ -287,6 +288,29 @@ class NeuronTurn(Generic[OutT]):
 
     async def _run(self, input: TurnInput, sink: Callable[[TurnEvent], None] | None) -> TurnOutput:
         settings = self.config.resolve(input.config)
+        watches = start_watches(
+            lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
+        )
+        if watches is None:
+            return await self._run_turn(input, settings, sink, sink)
+        try:
+            result = await self._run_turn(
+                input, settings, sink, watches if sink is None else both(sink, watches)
+            )
+        except BaseException as exc:
+            watches.end(None, exc)
+            raise
+        watches.end(result, None)
+        return result
+
+    async def _run_turn(
+        self,
+        input: TurnInput,
+        settings: ResolvedConfig,
+        sink: Callable[[TurnEvent], None] | None,
+        events: Callable[[TurnEvent], None] | None,
+    ) -> TurnOutput:
+        """Run the turn; `sink` is a stream's consumer, `events` where every event goes."""
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
             input = input.model_copy(update={"metadata": metadata})
@@ -315,7 +339,7 @@ class NeuronTurn(Generic[OutT]):
             [*history, *opening],
             history_length=len(history),
             new_from=len(history),
-            sink=sink,
+            sink=events,
             streamed=sink is not None,
         )
         recorder = _recorder(run, input.metadata)
@@ -437,7 +461,7 @@ class NeuronTurn(Generic[OutT]):
         await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
         request = self._request(run, input, tools, output)  # 2
         if run.sink is not None:
-            run.emit(ModelCallStart(run.turns_used + 1))
+            run.emit(ModelCallStart(run.turns_used + 1, request))
         response = await self._complete(request, run)  # 3
         response = replace(response, content=guard_tool_inputs(response.content))
         run.turns_used += 1
@@ -460,6 +484,7 @@ class NeuronTurn(Generic[OutT]):
                         response.stop_reason,
                         response.usage,
                         response.cost,
+                        response,
                     )
                 )
             await _keeper(run).after_call(request, response)

@@ -1,0 +1,76 @@
+"""`neuron-turn run --trace`: the run's spans reach the OTLP endpoint; no plugin, a clear error."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from .receiver import otlp_receiver
+
+_PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+
+
+def _run(tmp_path: Path, *flags: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "NEURON_"))}
+    settings = {
+        "NEURON_LOAD_PLUGINS": f"{_PLUGINS},tracing-otel",
+        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
+        **environ,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_turn", "run", "hello there", "--model", "fixture:echo"]
+        + list(flags),
+        env={**clean, **settings},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_run_trace_sends_the_runs_spans_to_the_otlp_endpoint(tmp_path: Path) -> None:
+    token = secrets.token_urlsafe()
+    with otlp_receiver(token) as received:
+        done = _run(
+            tmp_path,
+            "--trace",
+            OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
+            OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
+        )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "echo: hello there\n"
+    names = sorted(s.name for s in received.spans)
+    assert names == ["chat echo", "invoke_agent neuron_turn"]
+    (chat,) = [s for s in received.spans if s.name == "chat echo"]
+    assert chat.attributes["gen_ai.provider.name"] == "fixture"
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 12
+    assert chat.service == "neuron-turn"
+
+
+def test_run_without_trace_sends_nothing(tmp_path: Path) -> None:
+    token = secrets.token_urlsafe()
+    with otlp_receiver(token) as received:
+        done = _run(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=received.url)
+
+    assert done.returncode == 0, done.stderr
+    assert (received.spans, received.refused) == ([], 0)
+
+
+def test_run_trace_without_the_plugin_fails_saying_what_to_install(tmp_path: Path) -> None:
+    done = _run(tmp_path, "--trace", NEURON_LOAD_PLUGINS=_PLUGINS)
+
+    assert done.returncode == 3
+    assert "--trace needs the plugin 'tracing-otel'" in done.stderr
+    assert "pip install ./plugins/neuron-tracing-otel" in done.stderr
+    assert done.stdout == ""
+
+
+def test_run_trace_with_a_bad_setting_fails_naming_it(tmp_path: Path) -> None:
+    done = _run(tmp_path, "--trace", OTEL_TRACES_EXPORTER="zipkin")
+
+    assert done.returncode == 3
+    assert "OTEL_TRACES_EXPORTER='zipkin' is not valid" in done.stderr

@@ -1,0 +1,118 @@
+"""Message content: never on the spans unless asked for, in the conventions' shapes when it is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from neuron_tracing_otel import instrument
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from .scripts import QUESTION, calculator, two_tool_calls
+
+_CONTENT = {
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+}
+
+
+async def test_no_content_is_recorded_by_default(
+    provider: TracerProvider, exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NEURON_OTEL_CAPTURE_CONTENT", raising=False)
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    instrument(tracer_provider=provider)
+
+    await calculator(two_tool_calls(), system="You are a calculator.").execute(QUESTION)
+
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 5
+    for span in spans:
+        assert not _CONTENT & set(span.attributes or {}), span.name
+        for value in (span.attributes or {}).values():
+            assert "17" not in str(value) and "calculator." not in str(value)
+
+
+async def test_the_environment_can_opt_in_to_content(
+    provider: TracerProvider, exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_OTEL_CAPTURE_CONTENT", "1")
+    instrument(tracer_provider=provider)
+
+    await calculator(two_tool_calls()).execute(QUESTION)
+
+    tool = next(s for s in exporter.get_finished_spans() if s.name == "execute_tool add")
+    assert json.loads(str((tool.attributes or {})["gen_ai.tool.call.arguments"])) == {
+        "a": 17,
+        "b": 23,
+    }
+
+
+async def test_captured_content_follows_the_conventions_shapes(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    instrument(tracer_provider=provider, capture_content=True)
+
+    await calculator(two_tool_calls(), system="You are a calculator.").execute(QUESTION)
+
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
+    agent, first, add, divide, second = spans
+    assert _json(agent, "gen_ai.input.messages") == [
+        {"role": "user", "parts": [{"type": "text", "content": "What are 17+23 and 8/0?"}]}
+    ]
+    assert _json(agent, "gen_ai.output.messages") == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "17 + 23 = 40 and 8 / 2 = 4."}],
+            "finish_reason": "stop",
+        }
+    ]
+    assert _json(first, "gen_ai.system_instructions") == [
+        {"type": "text", "content": "You are a calculator."}
+    ]
+    tools = [t["name"] for t in _json(first, "gen_ai.tool.definitions")]
+    assert tools == ["add", "divide", "write_memory", "delete_memory"]
+    assert _json(first, "gen_ai.output.messages") == [
+        {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": "call_1",
+                    "name": "add",
+                    "arguments": {"a": 17, "b": 23},
+                },
+                {
+                    "type": "tool_call",
+                    "id": "call_2",
+                    "name": "divide",
+                    "arguments": {"a": 8, "b": 2},
+                },
+            ],
+            "finish_reason": "tool_call",
+        }
+    ]
+    assert (add.attributes or {})["gen_ai.tool.call.result"] == "40"
+    assert (divide.attributes or {})["gen_ai.tool.call.result"] == "4.0"
+    history = _json(second, "gen_ai.input.messages")
+    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+    assert history[2]["parts"] == [
+        {"type": "tool_call_response", "id": "call_1", "response": "40"},
+        {"type": "tool_call_response", "id": "call_2", "response": "4.0"},
+    ]
+
+
+def _json(span: object, key: str) -> list[dict[str, object]]:
+    attributes = getattr(span, "attributes", None) or {}
+    value = json.loads(str(attributes[key]))
+    assert isinstance(value, list)
+    return value
+
+
+def _call(call_id: str, name: str, arguments: dict[str, int]) -> dict[str, object]:
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}

@@ -1,0 +1,76 @@
+"""Off until turned on: the plugin alone does nothing, and bad settings are named."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from neuron_tracing_otel import TracingSettingError, capture_content, tracing_enabled
+
+
+def _python(program: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "NEURON_OTEL"))}
+    return subprocess.run(
+        [sys.executable, "-c", program],
+        env={**clean, **environ},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_installed_but_not_turned_on_the_plugin_registers_nothing_and_imports_no_sdk() -> None:
+    program = (
+        "import sys\n"
+        "from neuron_turn import get_plugin_manager, turn_observers\n"
+        "(info,) = [p for p in get_plugin_manager().plugins() if p.name == 'tracing-otel']\n"
+        "print(len(turn_observers()), sum(map(len, info.registered.values())),"
+        " 'neuron_tracing_otel.instrumentation' in sys.modules)\n"
+    )
+    done = _python(program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "0", "False"]
+
+
+def test_neuron_otel_turns_it_on_when_plugins_load() -> None:
+    program = (
+        "from neuron_turn import get_plugin_manager, turn_observers\n"
+        "get_plugin_manager()\n"
+        "print([type(o).__name__ for o in turn_observers()])\n"
+    )
+    done = _python(program, NEURON_OTEL="1", OTEL_TRACES_EXPORTER="none")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['TracingObserver']"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("OTEL_TRACES_EXPORTER", "zipkin", "otlp, console or none"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "http/protobuf"),
+        ("NEURON_OTEL_CAPTURE_CONTENT", "maybe", "1 or 0"),
+    ],
+)
+def test_a_setting_tracing_cannot_use_fails_naming_it(
+    variable: str, value: str, expected: str
+) -> None:
+    program = "from neuron_tracing_otel import instrument\ninstrument()\n"
+    done = _python(program, **{variable: value})
+    assert done.returncode != 0
+    assert "TracingSettingError" in done.stderr
+    assert f"{variable}={value!r} is not valid" in done.stderr
+    assert expected in done.stderr
+
+
+def test_flags_read_yes_and_no_and_refuse_anything_else() -> None:
+    assert tracing_enabled({"NEURON_OTEL": "1"}) and tracing_enabled({"NEURON_OTEL": "True"})
+    assert not tracing_enabled({}) and not tracing_enabled({"NEURON_OTEL": "off"})
+    assert capture_content({"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+    assert not capture_content({"NEURON_OTEL_CAPTURE_CONTENT": "0"})
+    with pytest.raises(TracingSettingError) as raised:
+        tracing_enabled({"NEURON_OTEL": "sometimes"})
+    assert raised.value.variable == "NEURON_OTEL"
+    assert "NEURON_OTEL='sometimes' is not valid" in str(raised.value)

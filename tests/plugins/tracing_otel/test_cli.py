@@ -20,9 +20,9 @@ def _run(tmp_path: Path, *flags: str, **environ: str) -> subprocess.CompletedPro
         "NEURON_STATE_PATH": str(tmp_path / "state.db"),
         **environ,
     }
+    command = [sys.executable, "-m", "neuron_turn", "run", "hello there", "--model", "fixture:echo"]
     return subprocess.run(
-        [sys.executable, "-m", "neuron_turn", "run", "hello there", "--model", "fixture:echo"]
-        + list(flags),
+        [*command, *flags],
         env={**clean, **settings},
         capture_output=True,
         text=True,

@@ -40,6 +40,7 @@ from layer0 import CustomExit, ExitReason, ObserverHalt, TurnOutput
 from neuron_turn import (
     EffectDeclared,
     HookHalted,
+    Lifecycle,
     LimitReached,
     ModelCallDone,
     ModelCallStart,
@@ -149,6 +150,13 @@ class _TurnSpans:
             self._agent.add_event("neuron.hook_halted", {"neuron.reason": event.reason})
         elif isinstance(event, LimitReached):
             self._agent.add_event("neuron.limit_reached", {"neuron.reason": _exit(event.reason)})
+        elif isinstance(event, Lifecycle):
+            happened = event.event
+            details = {
+                "neuron.lifecycle.type": happened.type,
+                "neuron.lifecycle.data": happened.model_dump_json(),
+            }
+            self._agent.add_event("neuron.lifecycle", details)
         elif isinstance(event, EffectDeclared):
             self._agent.add_event(
                 "neuron.effect_declared", {"neuron.effect.type": event.effect.type}

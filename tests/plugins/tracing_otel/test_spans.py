@@ -169,3 +169,20 @@ def test_the_provider_name_is_the_plugins_name_or_the_class_name() -> None:
     assert provider_name(AnthropicProvider()) == "anthropic"
     assert provider_name(ScriptedProvider([])) == "scripted"
     assert provider_name(FunctionProvider(lambda request: None)) == "function"  # type: ignore[arg-type, return-value]
+
+
+async def test_lifecycle_events_are_events_on_the_agent_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    from dataclasses import replace
+
+    instrument(tracer_provider=provider, capture_content=False)
+    turn = calculator(two_tool_calls())
+    turn.config = replace(turn.config, record_costs=True)
+
+    await turn.execute(QUESTION)
+
+    agent = _by_name(exporter.get_finished_spans())["invoke_agent calculator"][0]
+    lifecycle = [dict(e.attributes or {}) for e in agent.events if e.name == "neuron.lifecycle"]
+    assert [e["neuron.lifecycle.type"] for e in lifecycle] == ["cost_incurred", "cost_incurred"]
+    assert '"cost":"0.0012"' in str(lifecycle[0]["neuron.lifecycle.data"]).replace(" ", "")

@@ -81,8 +81,17 @@ class WorkerProcess:
     async def interrupt(self) -> int:
         """Send SIGINT (Ctrl-C), wait for the exit and return its code."""
         self.process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(WAIT):
-            _, rest = await self.process.communicate()
+        try:
+            async with asyncio.timeout(WAIT):
+                _, rest = await self.process.communicate()
+        except TimeoutError:
+            # Which of the two it waits on did not come says where to look next time.
+            code = self.process.returncode
+            state = "still running" if code is None else f"exited {code}, stderr still open"
+            raise AssertionError(
+                f"the worker did not finish within {WAIT} s of SIGINT ({state}); "
+                f"stderr so far: {''.join(self.stderr)}"
+            ) from None
         self.stderr.append(rest.decode())
         assert self.process.returncode is not None
         return self.process.returncode

@@ -44,7 +44,7 @@ from .config import NeuronTurnConfig
 from .context import CompactionBudget, ContextStrategy, accepts_keyword
 from .events import Lifecycle
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse
-from .tokens import TokenMeter, estimate_overhead, estimate_tokens
+from .tokens import RunningEstimate, TokenMeter, estimate_overhead, estimate_tokens
 
 __all__ = ["DEFAULT_CONTEXT_LIMIT", "AccountedProvider", "ContextKeeper", "context_limit"]
 
@@ -103,6 +103,9 @@ class ContextKeeper:
     """How many of the sorted pressure thresholds the fill has passed."""
     _warned: bool = False
     _thresholds: tuple[float, ...] = field(default=())
+    _estimate: RunningEstimate = field(default_factory=RunningEstimate)
+    _own_overhead: int | None = None
+    _overhead_memo: tuple[str | None, tuple[ToolSchema, ...], int] | None = None
 
     def __post_init__(self) -> None:
         self._thresholds = tuple(sorted(set(self.config.context_pressure_at)))
@@ -117,24 +120,34 @@ class ContextKeeper:
         messages = self.run.messages
         if self._anchor is not None and self._anchor[0] <= len(messages):
             sent, reported = self._anchor
-            return reported + self.meter.count(self.model, messages[sent:])
-        return self._overhead() + self.meter.count(self.model, messages)
+            return reported + self.meter.scale(self.model, self._estimate.tokens(messages, sent))
+        return self._overhead() + self.meter.scale(self.model, self._estimate.tokens(messages))
 
     def _overhead(self) -> int:
-        return self.meter.scale(self.model, estimate_overhead(self.system, self.tools))
+        if self._own_overhead is None:
+            # The keeper's system prompt and tools never change: estimated once.
+            self._own_overhead = estimate_overhead(self.system, self.tools)
+        return self.meter.scale(self.model, self._own_overhead)
 
     async def after_call(self, request: ProviderRequest, response: ProviderResponse) -> None:
         """Learn from the call's reported input tokens; emit `CostIncurred`, `BudgetWarning`."""
         reported = response.usage.input_tokens
-        estimated = estimate_overhead(request.system, request.tools) + estimate_tokens(
-            request.messages
+        run = self.run
+        own = request.messages is run.sent and run.sent_from <= len(run.messages)
+        estimated = self._request_overhead(request) + (
+            self._estimate.tokens(run.messages, 0, run.sent_from)
+            if own
+            else estimate_tokens(request.messages)
         )
         self.meter.calibrate(self.model, estimated=estimated, reported=reported)
-        if reported > 0 and self._anchor_valid(request.messages):
+        if reported > 0 and (
+            self._own_request_valid(request) if own else self._anchor_valid(request.messages)
+        ):
             self._anchor = (len(request.messages), reported)
-        run = self.run
-        cost = response.cost if response.cost is not None else usd()
-        await self.emit(CostIncurred(agent=self.config.agent, cost=cost, cumulative=run.cost))
+        if self.config.record_costs or run.sink is not None or self.hooks.has_lifecycle_observers():
+            # Built only when recorded, streamed or observed: `emit` would otherwise drop it.
+            cost = response.cost if response.cost is not None else usd()
+            await self.emit(CostIncurred(agent=self.config.agent, cost=cost, cumulative=run.cost))
         limit = run.settings.max_cost
         if (
             limit is not None
@@ -143,6 +156,30 @@ class ContextKeeper:
         ):
             self._warned = True
             await self.emit(BudgetWarning(workflow=self._workflow(), spent=run.cost, limit=limit))
+
+    def _request_overhead(self, request: ProviderRequest) -> int:
+        """`estimate_overhead` of the request, remembered for the last system prompt and tools."""
+        memo = self._overhead_memo
+        tools = request.tools
+        if (
+            memo is not None
+            and memo[0] == request.system
+            and len(memo[1]) == len(tools)
+            and all(a is b for a, b in zip(memo[1], tools, strict=True))
+        ):
+            return memo[2]
+        value = estimate_overhead(request.system, tools)
+        self._overhead_memo = (request.system, tuple(tools), value)
+        return value
+
+    def _own_request_valid(self, request: ProviderRequest) -> bool:
+        """`_anchor_valid` for the loop's own last request, in constant time.
+
+        Its messages are `run.messages[:sent_from]` themselves unless results were
+        merged (then there are fewer of them); only the answer was appended since.
+        """
+        sent, run = request.messages, self.run
+        return len(sent) == run.sent_from and (not sent or run.messages[len(sent) - 1] is sent[-1])
 
     def _anchor_valid(self, sent: Sequence[ProviderMessage]) -> bool:
         messages = self.run.messages

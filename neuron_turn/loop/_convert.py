@@ -153,8 +153,12 @@ def _block_from_part(part: ContentPart) -> ContentBlock:
     return CustomBlock(content_type=RAW_TYPE, data={"provider": part.provider, "data": part.data})
 
 
+# `json.dumps` with keyword arguments builds a new encoder per call; this one is shared.
+_COMPACT_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_text(value: JsonValue) -> str:
     """Return a tool result as the text the model sees: strings as they are, else JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT_JSON.encode(value)

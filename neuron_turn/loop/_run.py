@@ -10,10 +10,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from moneyed import Money
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from layer0 import (
     HISTORY_KEY,
@@ -33,30 +33,48 @@ from layer0 import (
 )
 
 from ._convert import content_from_parts, history_to_json
+from .approval import merge_into
 from .config import ResolvedConfig
 from .events import EffectDeclared, TurnEvent
 from .provider import ContentPart, ProviderMessage, ProviderResponse
 
-__all__ = ["HISTORY_KEY", "RunState"]
+__all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
 
 _ZERO = usd()
 _FIELD_NAMES = frozenset(HookContext.model_fields)
+_RECORD_FIELDS = frozenset(ToolCallRecord.model_fields)
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _trusted(model: type[_M], fields: dict[str, Any], names: frozenset[str]) -> _M:
+    """Build a `model` from values the loop made valid, without re-validating.
+
+    A hook context is built at every hook point of every iteration and a record
+    for every tool call; pydantic's `model_construct` costs several times more
+    than this, which sets the same instance state (tests/neuron_turn/test_run.py
+    checks each equals a validated one).
+    """
+    assert fields.keys() == names
+    instance = model.__new__(model)
+    object.__setattr__(instance, "__dict__", fields)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(names))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
 
 
 def _trusted_context(fields: dict[str, Any]) -> HookContext:
-    """Build a HookContext from values the loop made valid, without re-validating.
+    """Build a HookContext from values the loop made valid, without re-validating."""
+    return _trusted(HookContext, fields, _FIELD_NAMES)
 
-    A hook context is built at every hook point of every iteration; pydantic's
-    `model_construct` costs several times more than this, which sets the same
-    instance state (tests/neuron_turn/test_run.py checks it equals a validated one).
-    """
-    assert fields.keys() == _FIELD_NAMES
-    context = HookContext.__new__(HookContext)
-    object.__setattr__(context, "__dict__", fields)
-    object.__setattr__(context, "__pydantic_fields_set__", set(_FIELD_NAMES))
-    object.__setattr__(context, "__pydantic_extra__", None)
-    object.__setattr__(context, "__pydantic_private__", None)
-    return context
+
+def tool_call_record(name: str, duration: int, success: bool) -> ToolCallRecord:
+    """Return the record of one tool call: `name` as called, milliseconds, success."""
+    if type(name) is not str or type(success) is not bool or not 0 <= duration < 2**64:
+        # Not what the loop makes: validation says what is wrong, as it always did.
+        return ToolCallRecord(name=name, duration=duration, success=success)
+    fields = {"name": name, "duration": duration, "success": success}
+    return _trusted(ToolCallRecord, fields, _RECORD_FIELDS)
 
 
 @dataclass(slots=True)
@@ -93,6 +111,37 @@ class RunState:
     streamed: bool = False
     """Whether a consumer streams the turn: only then is the provider streamed too."""
     effects_emitted: int = 0
+    sent: tuple[ProviderMessage, ...] = ()
+    """The messages of the last model request the loop built (`request_messages`)."""
+    sent_from: int = 0
+    """How many of `messages` that request was built from."""
+    _merged: list[ProviderMessage] = field(default_factory=list)
+    _merged_of: list[ProviderMessage] | None = None
+    _merged_last: ProviderMessage | None = None
+    _merged_count: int = 0
+
+    def request_messages(self) -> tuple[ProviderMessage, ...]:
+        """Return `merge_results(messages)` for a request, merging only the new messages.
+
+        A snapshot (a tuple), so a provider that keeps the request sees it unchanged.
+        `messages` only grows at its end, or loses and regains its last message,
+        or is replaced (compaction): another list or a changed last message starts over.
+        """
+        messages = self.messages
+        done = self._merged_count
+        if (
+            self._merged_of is not messages
+            or done > len(messages)
+            or (done and messages[done - 1] is not self._merged_last)
+        ):
+            self._merged, self._merged_of, done = [], messages, 0
+        merged = self._merged
+        for index in range(done, len(messages)):
+            merge_into(merged, messages[index])
+        self._merged_count = len(messages)
+        self._merged_last = messages[-1] if messages else None
+        self.sent, self.sent_from = tuple(merged), len(messages)
+        return self.sent
 
     def emit(self, event: TurnEvent) -> None:
         """Send `event` to the sink, after an `EffectDeclared` for each effect not yet sent.

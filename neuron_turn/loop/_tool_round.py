@@ -30,7 +30,7 @@ from neuron_hooks import HookRegistry
 from neuron_tool import ModelRetry, ToolError, ToolRegistry
 
 from ._convert import json_text
-from ._run import RunState
+from ._run import RunState, tool_call_record
 from ._tool_input import RefusedCall
 from .effect_answers import current_answerer
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
@@ -84,6 +84,10 @@ class ToolRound:
                 async with asyncio.TaskGroup() as group:
                     for index, call in enumerate(calls):
                         group.create_task(self._into(done, index, call))
+            elif self.run.sink is None:
+                # `_into` without its frame: nothing to emit around the call.
+                for index, call in enumerate(calls):
+                    done[index] = await self._call(call)
             else:
                 for index, call in enumerate(calls):
                     await self._into(done, index, call)
@@ -138,12 +142,21 @@ class ToolRound:
             if isinstance(action, ModifyToolInput):
                 tool_input = action.new_input
         answered: Sequence[Effect] = ()
-        if self._is_effect_tool(call.name):
-            text, ok, answered = await self._declare(call.name, tool_input)
-        elif self.memory is not None and call.name in MEMORY_TOOL_NAMES:
-            text, ok = await self._read_memory(self.memory, call.name, tool_input)
+        name = call.name
+        if self._is_effect_tool(name):
+            text, ok, answered = await self._declare(name, tool_input)
+        elif self.memory is not None and name in MEMORY_TOOL_NAMES:
+            text, ok = await self._read_memory(self.memory, name, tool_input)
+        elif (refusal := self._refusal(name)) is not None:
+            text, ok = refusal, False
         else:
-            text, ok = await self._execute(call.name, tool_input)
+            # The registry call inline, not in a helper: one coroutine frame less per call.
+            try:
+                text, ok = json_text(await self.tools.call(name, tool_input)), True
+            except ModelRetry as retry:
+                text, ok = retry.hint, False
+            except ToolError as exc:
+                text, ok = str(exc), False
         if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
             ctx = self.run.hook_context(
                 HookPoint.POST_TOOL_USE, tool_name=call.name, tool_result=text
@@ -188,18 +201,6 @@ class ToolRound:
         except MemoryToolError as exc:
             return str(exc), False
 
-    async def _execute(self, name: str, tool_input: JsonValue) -> tuple[str, bool]:
-        refusal = self._refusal(name)
-        if refusal is not None:
-            return refusal, False
-        try:
-            value = await self.tools.call(name, tool_input)
-        except ModelRetry as retry:
-            return retry.hint, False
-        except ToolError as exc:
-            return str(exc), False
-        return json_text(value), True
-
     def _is_effect_tool(self, name: str) -> bool:
         return self.effect_tools and name in EFFECT_TOOL_NAMES
 
@@ -228,5 +229,5 @@ class ToolRound:
 
 def _finish(call: ToolUsePart, used: JsonValue, text: str, ok: bool, started: float) -> _Done:
     duration = int((time.monotonic() - started) * 1000)
-    record = ToolCallRecord(name=call.name, duration=duration, success=ok)
+    record = tool_call_record(call.name, duration, ok)
     return _Done(ToolResultPart(call.id, text, is_error=not ok), record, used)

@@ -368,11 +368,16 @@ def merge_results(messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
     """
     merged: list[ProviderMessage] = []
     for message in messages:
-        if merged and _results_only(message) and _results_only(merged[-1]):
-            merged[-1] = ProviderMessage("user", [*merged[-1].content, *message.content])
-        else:
-            merged.append(message)
+        merge_into(merged, message)
     return merged
+
+
+def merge_into(merged: list[ProviderMessage], message: ProviderMessage) -> None:
+    """Add `message` to the end of `merged` as `merge_results` would (one step of it)."""
+    if merged and _results_only(message) and _results_only(merged[-1]):
+        merged[-1] = ProviderMessage("user", [*merged[-1].content, *message.content])
+    else:
+        merged.append(message)
 
 
 def _results_only(message: ProviderMessage) -> bool:

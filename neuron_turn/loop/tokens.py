@@ -28,7 +28,14 @@ from .provider import (
     ToolUsePart,
 )
 
-__all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "TokenMeter", "estimate_overhead", "estimate_tokens"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "IMAGE_TOKENS",
+    "RunningEstimate",
+    "TokenMeter",
+    "estimate_overhead",
+    "estimate_tokens",
+]
 
 CHARS_PER_TOKEN: Final = 4
 """The characters one token stands for in the estimate."""
@@ -47,12 +54,69 @@ def estimate_tokens(messages: Sequence[ProviderMessage]) -> int:
     chars = 0
     images = 0
     for message in messages:
-        for part in message.content:
-            if isinstance(part, ImagePart):
-                images += 1
-            else:
-                chars += _chars(part)
+        more, pictures = _size(message)
+        chars += more
+        images += pictures
+    return _tokens(chars, images)
+
+
+def _tokens(chars: int, images: int) -> int:
     return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS
+
+
+def _size(message: ProviderMessage) -> tuple[int, int]:
+    """The characters and images of one message."""
+    chars = 0
+    images = 0
+    for part in message.content:
+        if isinstance(part, ImagePart):
+            images += 1
+        else:
+            chars += _chars(part)
+    return chars, images
+
+
+class RunningEstimate:
+    """`estimate_tokens` of a message list that grows at its end, in time per new message.
+
+    The loop estimates its whole context after every model call; re-reading every
+    message each time would make a step's cost grow with the history. The sums of
+    the messages seen so far are kept per position, and checked against the list:
+    another list, or a changed last message (one taken off and replaced), starts over.
+    """
+
+    __slots__ = ("_chars", "_images", "_last", "_of")
+
+    def __init__(self) -> None:
+        """Start with nothing counted."""
+        self._of: list[ProviderMessage] | None = None
+        self._last: ProviderMessage | None = None
+        self._chars = [0]
+        self._images = [0]
+
+    def tokens(
+        self, messages: list[ProviderMessage], start: int = 0, end: int | None = None
+    ) -> int:
+        """Return `estimate_tokens(messages[start:end])`."""
+        self._catch_up(messages)
+        stop = len(messages) if end is None else end
+        chars = self._chars[stop] - self._chars[start]
+        return _tokens(chars, self._images[stop] - self._images[start])
+
+    def _catch_up(self, messages: list[ProviderMessage]) -> None:
+        done = len(self._chars) - 1
+        if (
+            self._of is not messages
+            or done > len(messages)
+            or (done and messages[done - 1] is not self._last)
+        ):
+            self._of, self._chars, self._images, done = messages, [0], [0], 0
+        chars, images = self._chars, self._images
+        for index in range(done, len(messages)):
+            more, pictures = _size(messages[index])
+            chars.append(chars[-1] + more)
+            images.append(images[-1] + pictures)
+        self._last = messages[-1] if messages else None
 
 
 def estimate_overhead(system: str | None, tools: Sequence[ToolSchema]) -> int:

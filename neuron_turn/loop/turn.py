@@ -62,7 +62,6 @@ from .approval import (
     NotAwaitingApprovalError,
     check_edited,
     match_decisions,
-    merge_results,
     pending_effect,
     pending_in,
     split_decisions,
@@ -463,7 +462,9 @@ class NeuronTurn(Generic[OutT]):
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
         response = await self._complete(request, run)  # 3
-        response = replace(response, content=guard_tool_inputs(response.content))
+        guarded = guard_tool_inputs(response.content)
+        if any(a is not b for a, b in zip(guarded, response.content, strict=True)):
+            response = replace(response, content=guarded)  # a refused call took a part's place
         run.turns_used += 1
         run.last_content = response.content
         run.messages.append(ProviderMessage("assistant", response.content))
@@ -561,7 +562,7 @@ class NeuronTurn(Generic[OutT]):
         offered, choice = output.offer(tools)
         return ProviderRequest(
             model=run.settings.model,
-            messages=tuple(merge_results(run.messages)),
+            messages=run.request_messages(),
             tools=offered,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,

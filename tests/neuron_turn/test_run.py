@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
+import pytest
+from pydantic import TypeAdapter, ValidationError
 
-from layer0 import Content, HookContext, HookPoint, TurnConfig
-from neuron_turn import NeuronTurnConfig
-from neuron_turn.loop._run import RunState
+from layer0 import Content, HookContext, HookPoint, ToolCallRecord, TurnConfig
+from neuron_turn import NeuronTurnConfig, ProviderMessage, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn.loop._run import RunState, tool_call_record
+from neuron_turn.loop.approval import merge_results
 
 from .support import dollars
 
@@ -33,3 +35,43 @@ def test_trusted_hook_context_equals_a_validated_one() -> None:
     adapter = TypeAdapter(HookContext)
     assert adapter.dump_json(fast) == adapter.dump_json(validated)
     assert adapter.validate_json(adapter.dump_json(fast)) == fast
+
+
+def test_trusted_tool_call_record_equals_a_validated_one() -> None:
+    fast = tool_call_record("add", 3, True)
+    validated = ToolCallRecord(name="add", duration=3, success=True)
+    assert fast == validated
+    assert fast.model_fields_set == validated.model_fields_set
+    adapter = TypeAdapter(ToolCallRecord)
+    assert adapter.dump_json(fast) == adapter.dump_json(validated)
+
+
+def test_tool_call_record_still_validates_what_the_loop_did_not_make() -> None:
+    with pytest.raises(ValidationError):
+        tool_call_record(7, 3, True)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        tool_call_record("add", -1, True)
+
+
+def _results(*ids: str) -> ProviderMessage:
+    return ProviderMessage("user", [ToolResultPart(i, f"r{i}") for i in ids])
+
+
+def test_request_messages_merge_only_new_messages_as_merge_results_does() -> None:
+    run = RunState(NeuronTurnConfig().resolve(TurnConfig()), "s", [])
+    run.messages.append(ProviderMessage("user", [TextPart("hi")]))
+    assert run.request_messages() == tuple(merge_results(run.messages))
+    run.messages.append(ProviderMessage("assistant", [ToolUsePart("a", "t", {})]))
+    run.messages.extend([_results("a"), _results("b")])  # a paused turn's two result messages
+    first = run.request_messages()
+    assert first == tuple(merge_results(run.messages))
+    assert len(first) == 3 and [p.tool_use_id for p in first[-1].content] == ["a", "b"]
+    run.messages.append(_results("c"))  # joins the merged message again
+    assert run.request_messages() == tuple(merge_results(run.messages))
+    assert len(first[-1].content) == 2  # the earlier request's snapshot is unchanged
+    run.messages.pop()
+    run.messages.append(ProviderMessage("assistant", [TextPart("done")]))  # last one replaced
+    assert run.request_messages() == tuple(merge_results(run.messages))
+    run.messages = [ProviderMessage("user", [TextPart("compacted")])]  # another list
+    assert run.request_messages() == tuple(merge_results(run.messages))
+    assert run.sent_from == 1

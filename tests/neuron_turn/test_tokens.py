@@ -1,0 +1,36 @@
+"""The running estimate gives what `estimate_tokens` gives, however the list changes."""
+
+from __future__ import annotations
+
+from neuron_turn import ProviderMessage, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn.loop.tokens import RunningEstimate, estimate_tokens
+
+
+def _message(index: int) -> ProviderMessage:
+    if index % 2:
+        return ProviderMessage("assistant", [ToolUsePart(f"c{index}", "add", {"a": index})])
+    return ProviderMessage("user", [TextPart("x" * index), ToolResultPart(f"c{index}", "42")])
+
+
+def test_running_estimate_matches_estimate_tokens_of_every_slice() -> None:
+    running = RunningEstimate()
+    messages: list[ProviderMessage] = []
+    for index in range(12):
+        messages.append(_message(index))
+        assert running.tokens(messages) == estimate_tokens(messages)
+        for start in range(len(messages)):
+            assert running.tokens(messages, start) == estimate_tokens(messages[start:])
+            assert running.tokens(messages, 0, start) == estimate_tokens(messages[:start])
+
+
+def test_running_estimate_starts_over_when_the_list_changes_other_than_growing() -> None:
+    running = RunningEstimate()
+    messages = [_message(index) for index in range(6)]
+    assert running.tokens(messages) == estimate_tokens(messages)
+    messages.pop()
+    messages.append(ProviderMessage("user", [TextPart("a much longer replacement " * 9)]))
+    assert running.tokens(messages) == estimate_tokens(messages)
+    del messages[2:]
+    assert running.tokens(messages) == estimate_tokens(messages)
+    other = [_message(index) for index in range(3, 9)]
+    assert running.tokens(other) == estimate_tokens(other)

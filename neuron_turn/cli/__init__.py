@@ -433,6 +433,7 @@ def _run_command(args: argparse.Namespace) -> int:
         terminal=on_terminal(sys.stderr),
         may_draw=lambda: not (same and printer.mid_line),
     )
+    waiting.show_now()
     try:
         with waiting.owning_stderr():
             result = asyncio.run(

@@ -91,6 +91,14 @@ class WaitingLine:
         self.clear()
         self.quiet_since = self.clock()
 
+    def show_now(self) -> None:
+        """On a terminal, draw the line at once: something shows before the turn is built."""
+        if self.terminal and self.may_draw():
+            text = f"{self.prog}: waiting for {self.waiting_for} (0s)"
+            self.err.write(_CLEAR + text)
+            self.err.flush()
+            self.drawn, self._drawn_text = True, text
+
     def tick(self) -> None:
         """Draw or write the waiting line if the silence has lasted long enough."""
         now = self.clock()

@@ -36,6 +36,18 @@ def test_on_a_terminal_the_line_shows_after_a_second_and_is_erased_before_output
     assert not line.drawn
 
 
+def test_on_a_terminal_the_line_can_show_at_once_and_stays_until_output() -> None:
+    err, clock = io.StringIO(), Clock()
+    line = WaitingLine(err, terminal=True, clock=clock)
+    line.show_now()
+    assert err.getvalue() == "\r\033[Kneuron-turn: waiting for the turn to start (0s)"
+    line.tick()  # nothing new to say yet
+    assert err.getvalue().count("waiting for") == 1
+    piped = io.StringIO()
+    WaitingLine(piped, terminal=False, clock=clock).show_now()
+    assert piped.getvalue() == ""
+
+
 def test_the_line_waits_while_the_answer_is_mid_line_on_the_same_terminal() -> None:
     err, clock = io.StringIO(), Clock()
     mid_line = True

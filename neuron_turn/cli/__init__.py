@@ -269,7 +269,10 @@ def _chat_command(args: argparse.Namespace) -> int:
     )
     spec = replace(_turn_spec(args), progress=False)  # progress comes from the events
     session, path = args.session, args.state
-    return chat(get_plugin_manager(), spec, session=session, state_path=path, config=config)
+    manager = get_plugin_manager()
+    return chat(
+        manager, spec, session=session, state_path=path, config=config, verbose=args.verbose
+    )
 
 
 def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:

@@ -99,7 +99,7 @@ _SCOPE_HELP: Final = (
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
     scope: str = Field(default=OWN_SESSION, max_length=_MAX_SCOPE, description=_SCOPE_HELP)
 

@@ -21,9 +21,10 @@ ALLOWED = {
     "neuron_tool": {"layer0"},
     "neuron_turn": {"layer0", "neuron_hooks", "neuron_tool"},
 }
-# Inside neuron_turn: the command line sits on the plugin system, which sits on the loop.
-# The package's own top-level modules (`__init__`, `__main__`, `testing`) may use any of them.
-TURN_LAYERS = ["loop", "plugins", "cli"]
+# Inside neuron_turn: the command line sits on the viewer, which sits on the plugin system,
+# which sits on the loop. The package's own top-level modules (`__init__`, `__main__`,
+# `testing`) may use any of them.
+TURN_LAYERS = ["loop", "plugins", "viewer", "cli"]
 PACKAGE_ROOTS = [ROOT, *sorted(p for p in (ROOT / "plugins").glob("*") if p.is_dir())]
 
 

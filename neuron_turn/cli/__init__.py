@@ -82,6 +82,7 @@ from ._sessions import (
 )
 from ._show import add_show_parser, turn_id_of
 from ._turn_options import add_option_argument, check_allowed_tools
+from ._ui import add_ui_parser
 from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_chat_parser(commands)
     _add_session_parsers(commands)
     add_show_parser(commands)
+    add_ui_parser(commands)
     return parser
 
 

@@ -1,0 +1,329 @@
+"""The viewer's pages, rendered on the server as HTML with a little inline CSS and no script.
+
+Everything that comes from a turn (prompts, model text, tool input and
+output, error messages, ids) is hostile: it passes through `html.escape`
+before it reaches a page, in text and in attributes alike, so a
+`<script>` a model wrote is shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Final
+from urllib.parse import quote
+
+from pydantic import JsonValue
+
+from layer0 import (
+    APPEND_HISTORY,
+    CustomEffect,
+    CustomExit,
+    Effect,
+    ExitReason,
+    LogEffect,
+    ObserverHalt,
+    SessionTurns,
+    TurnRecord,
+    TurnSummary,
+)
+
+from .waterfall import Bar, Marker, Waterfall, waterfall
+
+__all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
+
+_NOTHING_YET: Final = "No turns recorded yet: run one with <code>neuron-turn run</code>."
+_STYLE: Final = """
+body{font:14px/1.45 system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:0;color:#1f2328;
+background:#f6f8fa}
+header{background:#24292f;color:#fff;padding:10px 24px}header a{color:#fff;text-decoration:none}
+header .where{color:#9da7b1;margin-left:12px;font-size:12px}
+main{padding:16px 24px;max-width:1200px}
+h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:24px 0 8px}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid #d0d7de;vertical-align:top}
+th{background:#eaeef2;font-weight:600}td.num{text-align:right;white-space:nowrap}
+code,pre{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}
+pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #d0d7de;
+padding:8px;margin:4px 0}
+.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px}
+.fact{background:#fff;border:1px solid #d0d7de;padding:6px 10px}
+.fact b{display:block;font-size:11px;color:#59636e;font-weight:600}
+.status-executed,.status-accepted{color:#1a7f37}.status-refused,.status-failed{color:#cf222e}
+.error{background:#ffebe9;border:1px solid #ff8182;padding:8px}
+.wf{background:#fff;border:1px solid #d0d7de}
+.wf-row{display:grid;grid-template-columns:220px 1fr 320px;border-bottom:1px solid #eaeef2;
+align-items:center;min-height:26px}
+.wf-label{padding:2px 8px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.wf-track{position:relative;height:18px;background:repeating-linear-gradient(90deg,#fff 0,
+#fff 10%,#f0f3f6 10%,#f0f3f6 10.2%)}
+.wf-bar{position:absolute;top:2px;height:14px;border-radius:2px}
+.wf-model{background:#8250df}.wf-tool{background:#1f883d}.wf-tool-error{background:#cf222e}
+.wf-mark{position:absolute;top:0;width:2px;height:18px;background:#bf8700}
+.wf-mark-hook_halt,.wf-mark-limit{background:#cf222e}
+.wf-nums{padding:2px 8px;font-size:12px;color:#59636e}
+.wf-head{font-size:11px;color:#59636e}
+details{padding:0 8px 6px 228px}summary{cursor:pointer;color:#0969da;font-size:12px}
+.msg{background:#fff;border:1px solid #d0d7de;margin:6px 0;padding:6px 10px}
+.msg b{font-size:11px;color:#59636e;text-transform:uppercase}
+.legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+.legend .mark{width:3px;background:#bf8700}
+"""
+
+
+def sessions_page(sessions: Sequence[SessionTurns], *, where: str) -> str:
+    """The first page: every session with turn records, most recently used first."""
+    rows = [
+        _row(
+            _link(_session_href(s.session), s.session or "(no session)"),
+            escape(s.title),
+            f'<span class="num">{s.turns}</span>',
+            escape(s.updated[:19].replace("T", " ")),
+        )
+        for s in sessions
+    ]
+    body = (
+        "<h1>Sessions</h1>"
+        + _table(("session", "first prompt", "turns", "last turn (UTC)"), rows)
+        + (
+            ""
+            if rows
+            else "<p>No turns recorded yet: run one with <code>neuron-turn run</code>.</p>"
+        )
+        + f"<p>{_link('/turns', 'All turns, newest first')}</p>"
+    )
+    return _page("Sessions", body, where=where)
+
+
+def turns_page(summaries: Sequence[TurnSummary], *, session: str | None, where: str) -> str:
+    """A session's turns (or every session's, when `session` is None), newest first."""
+    title = "All turns" if session is None else f"Session {session}"
+    rows = [
+        _row(
+            _link(f"/turns/{quote(s.turn_id, safe='')}", s.turn_id[:12]),
+            escape(s.started[:19].replace("T", " ")),
+            escape(s.session or "-"),
+            escape(s.title),
+            _status(s.status, s.exit_reason),
+            f'<span class="num">{s.tokens_in} / {s.tokens_out}</span>',
+            f'<span class="num">{_money(s.cost)}</span>',
+            f'<span class="num">{s.duration / 1000:.2f}s</span>',
+        )
+        for s in summaries
+    ]
+    body = f"<h1>{escape(title)}</h1>" + _table(
+        ("turn", "started (UTC)", "session", "prompt", "outcome", "tokens", "cost", "time"), rows
+    )
+    return _page(title, body, where=where)
+
+
+def turn_page(record: TurnRecord, *, where: str) -> str:
+    """One turn: its facts, its waterfall, its messages and its effects."""
+    title = f"Turn {record.turn_id}"
+    parts = [f"<h1>{escape(title)}</h1>", _facts(record)]
+    if record.error:
+        parts.append(f'<p class="error">{escape(record.error)}</p>')
+    parts.append("<h2>Timeline</h2>")
+    parts.append(_waterfall(waterfall(record)) if record.timeline else _no_timeline(record))
+    parts.append("<h2>Messages</h2>")
+    parts.extend(_messages(record))
+    effects = [] if record.output is None else [e for e in record.output.effects if not _history(e)]
+    parts.append(f"<h2>Effects ({escape(record.status)})</h2>")
+    parts.append("".join(_effect(e) for e in effects) or "<p>None declared.</p>")
+    return _page(title, "".join(parts), where=where, session=record.session)
+
+
+def not_found_page(what: str, *, where: str) -> str:
+    """The page for a turn or session that is not recorded."""
+    return _page("Not found", f"<h1>Not found</h1><p>{escape(what)}</p>", where=where)
+
+
+def _page(title: str, body: str, *, where: str, session: str | None = None) -> str:
+    crumbs = [_link("/", "Sessions")]
+    if session is not None:
+        crumbs.append(_link(_session_href(session), f"session {session}"))
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)} · neuron-turn</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        f"<header><b>{_link('/', 'neuron-turn')}</b> · {' / '.join(crumbs)}"
+        f'<span class="where">{escape(where)}</span></header>'
+        f"<main>{body}</main></body></html>"
+    )
+
+
+def _facts(record: TurnRecord) -> str:
+    facts = [
+        ("status", _status(record.status, None)),
+        ("started (UTC)", escape(record.started[:23].replace("T", " "))),
+        ("session", escape(record.session or "-")),
+        ("agent", escape(record.agent)),
+        ("workflow", escape(record.workflow_id)),
+    ]
+    output = record.output
+    if output is not None:
+        meta = output.metadata
+        facts += [
+            ("exit", escape(_reason(output.exit_reason))),
+            ("model calls", str(meta.turns_used)),
+            ("tokens in / out", f"{meta.tokens_in} / {meta.tokens_out}"),
+            ("cost", _money(meta.cost)),
+            ("duration", f"{meta.duration / 1000:.3f}s"),
+            ("tool calls", str(len(meta.tools_called))),
+        ]
+    cells = "".join(f'<div class="fact"><b>{name}</b>{value}</div>' for name, value in facts)
+    return f'<div class="facts">{cells}</div>'
+
+
+def _waterfall(fall: Waterfall) -> str:
+    head = (
+        '<div class="wf-row wf-head"><div class="wf-label">call</div>'
+        f'<div class="wf-label">0 → {fall.span / 1000:.3f}s</div>'
+        '<div class="wf-nums">start · duration · tokens · cost</div></div>'
+    )
+    rows = [head, *(_bar_row(bar) for bar in fall.bars)]
+    rows.extend(_marker_row(marker) for marker in fall.markers)
+    legend = (
+        '<p class="legend"><i class="wf-model"></i>model call'
+        '<i class="wf-tool"></i>tool call<i class="wf-tool-error"></i>failed tool call'
+        '<i class="mark"></i>effect, halt or limit</p>'
+    )
+    return f'<div class="wf" id="waterfall">{"".join(rows)}</div>{legend}'
+
+
+def _bar_row(bar: Bar) -> str:
+    numbers = [f"+{bar.start / 1000:.3f}s", f"{bar.duration / 1000:.3f}s"]
+    if bar.kind == "model":
+        numbers += [bar.tokens, bar.cost, bar.detail]
+    else:
+        numbers.append(bar.detail)
+    row = (
+        f'<div class="wf-row" data-kind="{bar.kind}">'
+        f'<div class="wf-label" title="{escape(bar.label)}">{escape(bar.label)}</div>'
+        f'<div class="wf-track"><div class="wf-bar wf-{bar.kind}" '
+        f'style="left:{bar.left}%;width:{bar.width}%"></div></div>'
+        f'<div class="wf-nums">{escape(" · ".join(numbers))}</div></div>'
+    )
+    if bar.kind == "model":
+        return row
+    cut = " (cut; the history holds it whole)" if bar.truncated else ""
+    return (
+        row + f"<details><summary>input and output{cut}</summary>"
+        f"<pre>{escape(_json(bar.input))}</pre><pre>{escape(bar.output)}</pre></details>"
+    )
+
+
+def _marker_row(marker: Marker) -> str:
+    return (
+        f'<div class="wf-row" data-kind="{marker.kind}">'
+        f'<div class="wf-label" title="{escape(marker.label)}">{escape(marker.label)}</div>'
+        f'<div class="wf-track"><div class="wf-mark wf-mark-{marker.kind}" '
+        f'style="left:{marker.left}%"></div></div>'
+        f'<div class="wf-nums">+{marker.at / 1000:.3f}s</div></div>'
+    )
+
+
+def _no_timeline(record: TurnRecord) -> str:
+    if record.output is None:
+        return "<p>The turn failed before it returned anything.</p>"
+    return "<p>This turn kept no timeline (it is not a NeuronTurn).</p>"
+
+
+def _messages(record: TurnRecord) -> list[str]:
+    """The turn's messages from its history append, else its input and answer."""
+    output = record.output
+    appended = [] if output is None else [e for e in output.effects if _history(e)]
+    if appended:
+        data = appended[0].data if isinstance(appended[0], CustomEffect) else None
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if isinstance(messages, list):
+            return [_message(m) for m in messages]
+    shown = [_message({"role": "user", "content": record.input.message.model_dump(mode="json")})]
+    if output is not None:
+        answer = output.message.model_dump(mode="json")
+        shown.append(_message({"role": "assistant", "content": answer}))
+    return shown
+
+
+def _message(message: JsonValue) -> str:
+    if not isinstance(message, dict):
+        return f'<div class="msg"><pre>{escape(_json(message))}</pre></div>'
+    role = message.get("role")
+    content = message.get("content")
+    blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    body = "".join(_block(block) for block in blocks)
+    return f'<div class="msg"><b>{escape(str(role))}</b>{body}</div>'
+
+
+def _block(block: JsonValue) -> str:
+    if isinstance(block, str):
+        return f"<pre>{escape(block)}</pre>"
+    if not isinstance(block, dict):
+        return f"<pre>{escape(_json(block))}</pre>"
+    kind = block.get("type")
+    if kind == "text":
+        return f"<pre>{escape(str(block.get('text', '')))}</pre>"
+    if kind == "tool_use":
+        call = f"calls {block.get('name')}({_json(block.get('input'))})"
+        return f"<pre>{escape(call)}</pre>"
+    if kind == "tool_result":
+        marker = "error" if block.get("is_error") else "result"
+        content = block.get("content")
+        text = content if isinstance(content, str) else _json(content)
+        return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
+    return f"<pre>{escape(_json(block))}</pre>"
+
+
+def _effect(effect: Effect) -> str:
+    if isinstance(effect, LogEffect):
+        summary = f"log ({effect.level.value}): {effect.message}"
+    elif isinstance(effect, CustomEffect):
+        summary = f"custom: {effect.effect_type}"
+    else:
+        summary = effect.type
+    detail = escape(json.dumps(effect.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    return f'<div class="msg"><b>{escape(summary)}</b><pre>{detail}</pre></div>'
+
+
+def _history(effect: Effect) -> bool:
+    return isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY
+
+
+def _status(status: str, reason: ExitReason | None) -> str:
+    text = status if reason is None else f"{_reason(reason)} · {status}"
+    return f'<span class="status-{escape(status)}">{escape(text)}</span>'
+
+
+def _reason(reason: ExitReason) -> str:
+    if isinstance(reason, ObserverHalt):
+        return f"observer_halt ({reason.reason})"
+    if isinstance(reason, CustomExit):
+        return f"custom ({reason.name})"
+    return reason
+
+
+def _money(cost: object) -> str:
+    amount = getattr(cost, "amount", None)
+    return "-" if amount is None else f"${amount:.4f}"
+
+
+def _session_href(session: str | None) -> str:
+    return "/turns" if session is None else f"/sessions/{quote(session, safe='')}"
+
+
+def _link(href: str, text: str) -> str:
+    return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+
+def _row(*cells: str) -> str:
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def _table(headings: Iterable[str], rows: Sequence[str]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headings)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _json(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)

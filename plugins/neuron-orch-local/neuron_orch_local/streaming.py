@@ -14,12 +14,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from layer0 import AgentId, Turn, TurnInput, TurnOutput, WorkflowId
+from layer0 import AgentId, Turn, TurnInput, TurnOutput, WorkflowId, take_timeline
 
 if TYPE_CHECKING:
     # Imported where used: this package stays importable without the loop (its
     # conventions are used inside Temporal's workflow sandbox).
-    from neuron_turn import TurnEvent
+    from neuron_turn import TurnDone, TurnEvent
 
 __all__ = ["AgentEvent"]
 
@@ -54,9 +54,10 @@ async def execute_streamed(
     result: TurnOutput | None = None
     try:
         async for event in events:
-            sink(AgentEvent(workflow_id, agent, event))
             if isinstance(event, TurnDone):
                 result = event.output
+                event = _without_timeline(event)
+            sink(AgentEvent(workflow_id, agent, event))
     finally:
         close = getattr(events, "aclose", None)
         if close is not None:
@@ -64,3 +65,17 @@ async def execute_streamed(
     if result is None:
         raise RuntimeError(f"agent {agent!r}'s turn stream ended without its output")
     return result
+
+
+def _without_timeline(done: TurnDone) -> TurnDone:
+    """The turn's last event as listeners see it: its timeline is the orchestrator's record's.
+
+    A malformed timeline is left for the orchestrator to refuse (`TurnRecording.returned`).
+    """
+    from neuron_turn import TurnDone
+
+    try:
+        output, timeline = take_timeline(done.output)
+    except ValueError:
+        return done
+    return done if timeline is None else TurnDone(output)

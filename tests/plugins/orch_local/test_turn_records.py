@@ -23,7 +23,7 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
-from neuron_turn import NeuronTurn, ProviderAuthenticationError, TokenUsage, ToolUsePart
+from neuron_turn import NeuronTurn, ProviderAuthenticationError, TokenUsage, ToolUsePart, TurnDone
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._doubles import ScriptTurn, user
@@ -149,3 +149,19 @@ async def test_a_record_that_cannot_be_stored_after_a_failure_is_noted_on_the_fi
         with pytest.raises(EffectRefused) as caught:
             await orchestrator.dispatch("main", user())
     assert any("turn record could not be stored" in note for note in caught.value.__notes__)
+
+
+async def test_a_streamed_dispatch_is_recorded_and_its_listeners_see_no_timeline(
+    tmp_path: Path,
+) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": calculator_turn(store)}, store)
+        given = TurnInput(message="What is 17 + 25?", trigger="user", session="s")
+        async with orchestrator.stream("main", given) as events:
+            seen = [item.event async for item in events]
+        record = await only_record(store)
+    done = seen[-1]
+    assert isinstance(done, TurnDone)
+    assert take_timeline(done.output) == (done.output, None)
+    assert done.output == events.result.output == record.output
+    assert [e.kind for e in record.timeline] == ["model_call", "tool_call", "model_call"]

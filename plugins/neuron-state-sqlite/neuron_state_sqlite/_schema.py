@@ -107,7 +107,7 @@ def check(conn: sqlite3.Connection, path: Path) -> int:
         SchemaVersionError: the file was written by a newer version.
         NotAStateDatabaseError: the file is some other application's database.
     """
-    owner = _owner(conn)
+    owner, found, has_objects, has_entries = _header(conn)
     if owner not in (0, APPLICATION_ID):
         raise NotAStateDatabaseError(
             path,
@@ -115,10 +115,9 @@ def check(conn: sqlite3.Connection, path: Path) -> int:
             f"SQLite application_id {owner:#x})",
             _MOVE_ASIDE,
         )
-    found = _version(conn)
     if found > SCHEMA_VERSION:
         raise SchemaVersionError(path, found=found, supported=SCHEMA_VERSION)
-    foreign = _has_objects(conn) if found == 0 else owner == 0 and not _has_entries(conn)
+    foreign = has_objects if found == 0 else owner == 0 and not has_entries
     if foreign:
         raise NotAStateDatabaseError(
             path,
@@ -179,27 +178,27 @@ def _in_temp(statement: str) -> str:
     return statement
 
 
-def _version(conn: sqlite3.Connection) -> int:
-    """Return the file's schema version (0 for a new file)."""
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    return int(version)
+# One statement, so one snapshot: read one by one, a process opening a new file could
+# see version 0 from before another's migration and its tables from after, and take
+# the file for another program's.
+_HEADER: Final = """
+SELECT (SELECT application_id FROM pragma_application_id),
+    (SELECT user_version FROM pragma_user_version),
+    EXISTS (SELECT 1 FROM sqlite_master),
+    EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries')
+"""
+
+
+def _header(conn: sqlite3.Connection) -> tuple[int, int, bool, bool]:
+    """Return the owner, the schema version, whether any object and `entries` exist."""
+    owner, version, has_objects, has_entries = conn.execute(_HEADER).fetchone()
+    return int(owner), int(version), bool(has_objects), bool(has_entries)
 
 
 def _owner(conn: sqlite3.Connection) -> int:
     """Return the file's application id (0 for a new file or one from before it was set)."""
     (owner,) = conn.execute("PRAGMA application_id").fetchone()
     return int(owner)
-
-
-def _has_entries(conn: sqlite3.Connection) -> bool:
-    """Return whether the file has this package's `entries` table."""
-    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'"
-    return conn.execute(query).fetchone() is not None
-
-
-def _has_objects(conn: sqlite3.Connection) -> bool:
-    """Return whether the file already holds tables, indexes or views."""
-    return conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:

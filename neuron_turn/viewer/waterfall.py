@@ -18,6 +18,7 @@ from layer0 import (
     EffectEntry,
     HookHaltEntry,
     LimitEntry,
+    LogEffect,
     ModelCallEntry,
     TimelineEntry,
     ToolCallEntry,
@@ -137,6 +138,9 @@ def _marker(entry: EffectEntry | HookHaltEntry | LimitEntry, span: int) -> Marke
     left = _percent(entry.at, span)
     if isinstance(entry, EffectEntry):
         effect = entry.effect
+        if isinstance(effect, LogEffect):
+            # Lifecycle events (context pressure, compaction, cost) come as log effects.
+            return Marker("effect", f"log · {effect.message}", entry.at, left)
         name = effect.effect_type if isinstance(effect, CustomEffect) else effect.type
         return Marker("effect", f"effect · {name}", entry.at, left)
     if isinstance(entry, HookHaltEntry):

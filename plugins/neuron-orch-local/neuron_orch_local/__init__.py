@@ -33,7 +33,7 @@ from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
 from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
-from .recording import TurnRecording
+from .recording import RecordedBatchStore, TurnRecording
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
 from .signals import AWAIT_SIGNAL, AWAITING_SIGNAL, SIGNAL_KEY, signal_input
@@ -66,6 +66,7 @@ __all__ = [
     "LocalOrchestrator",
     "MemoryEffect",
     "Placement",
+    "RecordedBatchStore",
     "RetryPolicy",
     "RunResult",
     "SystemClock",

@@ -38,6 +38,7 @@ from layer0 import (
     SessionId,
     SignalEffect,
     StateStore,
+    TurnRecord,
     WriteMemoryEffect,
 )
 
@@ -119,13 +120,26 @@ class EffectRunner:
         memory = tuple(_memory(e) for e in effects if _is_memory(e))
         return EffectPlan(effects, memory, chains, handoff)
 
-    async def run(self, plan: EffectPlan, *, context: EffectContext, delegate: Delegate) -> None:
-        """Carry out the planned effects in order, except the handoff (see the module doc)."""
-        memory_applied = False
+    async def run(
+        self,
+        plan: EffectPlan,
+        *,
+        context: EffectContext,
+        delegate: Delegate,
+        record: TurnRecord | None = None,
+    ) -> bool:
+        """Carry out the planned effects in order, except the handoff (see the module doc).
+
+        `record` (the turn's, as if all goes well) is stored with the memory
+        effects when the store can do both in one transaction; returns whether it was.
+        """
+        memory_applied = recorded = False
         for index, effect in enumerate(plan.effects):
             if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or _is_memory(effect):
                 if not memory_applied:
-                    await apply_memory(self._store, plan.memory, owner=_owner(context))
+                    recorded = await apply_memory(
+                        self._store, plan.memory, owner=_owner(context), record=record
+                    )
                     memory_applied = True
             elif isinstance(effect, SignalEffect):
                 self._workflows.deliver(effect.target, effect.payload)
@@ -139,6 +153,7 @@ class EffectRunner:
                 await self._custom(effect, context)
             else:
                 assert_never(effect)
+        return recorded
 
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:
         try:

@@ -33,9 +33,12 @@ from layer0 import (
     HistoryStore,
     Scope,
     StateStore,
+    TurnRecord,
     WriteFailed,
     WriteMemoryEffect,
 )
+
+from .recording import RecordedBatchStore
 
 __all__ = ["BatchStateStore", "MemoryEffect", "append_history", "apply_memory"]
 
@@ -76,8 +79,17 @@ async def append_history(store: StateStore, append: HistoryAppend) -> int:
     return len(history) + len(append.messages)
 
 
-async def apply_memory(store: StateStore, effects: Sequence[MemoryEffect], *, owner: str) -> None:
+async def apply_memory(
+    store: StateStore,
+    effects: Sequence[MemoryEffect],
+    *,
+    owner: str,
+    record: TurnRecord | None = None,
+) -> bool:
     """Apply `effects` to `store` in order (history appends last), all or none.
+
+    With `record`, a store that can (`RecordedBatchStore`) stores it in the
+    same transaction; returns whether it did.
 
     Raises:
         DispatchFailed: nothing was applied (the store's error is the cause,
@@ -85,7 +97,7 @@ async def apply_memory(store: StateStore, effects: Sequence[MemoryEffect], *, ow
             which the message says.
     """
     if not effects:
-        return
+        return False
     ordered = [
         *(e for e in effects if not isinstance(e, HistoryAppend)),
         *(e for e in effects if isinstance(e, HistoryAppend)),
@@ -94,14 +106,18 @@ async def apply_memory(store: StateStore, effects: Sequence[MemoryEffect], *, ow
     batch = store if isinstance(store, BatchStateStore) else None
     if batch is None and len(ordered) > 1:
         await _apply_or_restore(store, ordered, owner=owner)
-        return
+        return False
     try:
+        if record is not None and isinstance(store, RecordedBatchStore):
+            await store.apply_recorded(ordered, record)
+            return True
         if batch is not None:
             await batch.apply(ordered)
         else:
             await _one(store, ordered[0])
     except Exception as exc:
         raise _not_applied(owner, ordered, exc) from exc
+    return False
 
 
 async def _apply_or_restore(

@@ -28,6 +28,7 @@ from layer0 import (
     Turn,
     TurnInput,
     TurnOutput,
+    TurnRecord,
     WorkflowId,
 )
 
@@ -365,8 +366,13 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 await recording.store_failure("failed", exc)
             raise
         self._workflows.produced(workflow_id, output)
+        # Built as if all goes well, so the store can keep it with the turn's memory
+        # effects in one transaction; a failure below replaces it.
+        executed = None if recording is None else recording.record("executed")
         try:
-            plan = await self._effects_of(workflow_id, agent, input, output, chain, granted)
+            plan, recorded = await self._effects_of(
+                workflow_id, agent, input, output, chain, granted, executed
+            )
         except EffectRefused as exc:
             if recording is not None:
                 await recording.store_failure("refused", exc)
@@ -375,8 +381,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             if recording is not None:
                 await recording.store_failure("failed", exc)
             raise
-        if recording is not None:
-            await recording.store_as("executed")
+        if recording is not None and executed is not None and not recorded:
+            await recording.store.record_turn(executed)
         return output, plan
 
     def _answerer(
@@ -406,10 +412,14 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         output: TurnOutput,
         chain: Chain,
         granted: EffectPolicy | None,
-    ) -> EffectPlan | None:
-        """Check and carry out the turn's effects but the handoff; return the plan (None: none)."""
+        record: TurnRecord | None,
+    ) -> tuple[EffectPlan | None, bool]:
+        """Check and carry out the turn's effects but the handoff.
+
+        Returns the plan (None: no effects) and whether `record` was stored with them.
+        """
         if not output.effects:
-            return None
+            return None, False
         context = EffectContext(workflow_id=workflow_id, agent=agent)
         # A caller's grant is for the agent it dispatched to; the turns that
         # delegations and handoffs start get their agents' own policies.
@@ -421,8 +431,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         async def delegate(effect: DelegateEffect, child_chain: Chain) -> None:
             await self._delegate(workflow_id, effect, child_chain)
 
-        await self._effects.run(plan, context=context, delegate=delegate)
-        return plan
+        recorded = await self._effects.run(plan, context=context, delegate=delegate, record=record)
+        return plan, recorded
 
     async def _execute(
         self,

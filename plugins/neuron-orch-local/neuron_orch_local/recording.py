@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from layer0 import (
     APPEND_HISTORY,
     AgentId,
     CustomEffect,
+    DeleteMemoryEffect,
     DispatchFailed,
+    HistoryAppend,
     RecordStatus,
     StateStore,
     TurnInput,
@@ -29,11 +33,28 @@ from layer0 import (
     TurnRecordStore,
     TurnTimeline,
     WorkflowId,
+    WriteMemoryEffect,
     request_timeline,
     take_timeline,
 )
 
-__all__ = ["TurnRecording"]
+__all__ = ["RecordedBatchStore", "TurnRecording"]
+
+
+@runtime_checkable
+class RecordedBatchStore(Protocol):
+    """A store that applies a turn's memory effects and stores its record in one transaction.
+
+    Why: recording a turn then costs no commit of its own (`SqliteStore` is one).
+    """
+
+    async def apply_recorded(
+        self,
+        effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend],
+        record: TurnRecord,
+    ) -> None:
+        """Apply `effects` in order and store `record`, all or none; raise when none were."""
+        ...
 
 
 @dataclass(slots=True)
@@ -51,6 +72,8 @@ class TurnRecording:
     started: str
     output: TurnOutput | None = None
     timeline: TurnTimeline | None = None
+    turn_id: str | None = None
+    """Set once the record is first built, so every write of it has one id."""
 
     @classmethod
     def start(
@@ -80,9 +103,9 @@ class TurnRecording:
             ) from None
         return self.output
 
-    async def store_as(self, status: RecordStatus, error: BaseException | None = None) -> None:
-        """Store the record with `status` (and the error that ended the turn, if any)."""
-        record = TurnRecord(
+    def record(self, status: RecordStatus, error: BaseException | None = None) -> TurnRecord:
+        """Return the record with `status` (and the error that ended the turn, if any)."""
+        return TurnRecord(
             turn_id=self._turn_id(),
             session=self.input.session,
             agent=self.agent,
@@ -94,7 +117,10 @@ class TurnRecording:
             status=status,
             error=None if error is None else f"{type(error).__name__}: {error}",
         )
-        await self.store.record_turn(record)
+
+    async def store_as(self, status: RecordStatus, error: BaseException | None = None) -> None:
+        """Store the record with `status` (and the error that ended the turn, if any)."""
+        await self.store.record_turn(self.record(status, error))
 
     async def store_failure(self, status: RecordStatus, error: BaseException) -> None:
         """Store the record of a turn that ended in `error`; never hide `error` itself.
@@ -108,7 +134,12 @@ class TurnRecording:
             error.add_note(f"its turn record could not be stored: {type(exc).__name__}: {exc}")
 
     def _turn_id(self) -> str:
-        """The turn's own id: its timeline's, its history append's, else a new one."""
+        """The turn's own id: its timeline's, its history append's, else a new one (kept)."""
+        if self.turn_id is None:
+            self.turn_id = self._found_id()
+        return self.turn_id
+
+    def _found_id(self) -> str:
         if self.timeline is not None:
             return self.timeline.turn_id
         for effect in () if self.output is None else self.output.effects:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, TypeAlias
 
 from layer0 import HistoryConflict, StateError, WriteFailed
 
@@ -21,7 +21,9 @@ from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
 
 __all__ = [
     "Append",
+    "Op",
     "Put",
+    "PutTurn",
     "Remove",
     "Synchronous",
     "apply",
@@ -30,7 +32,6 @@ __all__ = [
     "open_read_only",
     "open_reader",
     "open_writer",
-    "put_turn",
     "read",
     "read_turn",
     "search",
@@ -138,6 +139,21 @@ class Append:
     session: str
 
 
+@dataclass(frozen=True, slots=True)
+class PutTurn:
+    """Store a turn record (its JSON, and its summary's), replacing the one with its id."""
+
+    turn_id: str
+    session: str | None
+    started: str
+    summary: str
+    record: str
+
+
+Op: TypeAlias = Put | Remove | Append | PutTurn
+"""One operation of an `apply` batch."""
+
+
 def open_writer(path: Path, *, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
     """Open the connection that does all of this store's writing, creating the file.
 
@@ -218,9 +234,7 @@ def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     return connection
 
 
-def apply(
-    connection: sqlite3.Connection, ops: Sequence[Put | Remove | Append], *, path: Path
-) -> None:
+def apply(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> None:
     """Apply `ops` in order in one transaction: all of them or, on any error, none.
 
     Raises:
@@ -239,6 +253,9 @@ def apply(
                 elif isinstance(op, Remove):
                     connection.execute(_DELETE, (op.scope, op.key))
                     connection.execute(_DELETE_APPENDED, (op.scope, op.key))
+                elif isinstance(op, PutTurn):
+                    row = (op.turn_id, op.session, op.started, op.summary, op.record)
+                    connection.execute(_PUT_TURN, row)
                 else:
                     _append(connection, op)
             failed_at = None
@@ -315,22 +332,6 @@ def _base_length(connection: sqlite3.Connection, op: Append) -> int:
 
 class _NotAList(sqlite3.Error):
     """An append to a key whose value is not a JSON list (reported as WriteFailed)."""
-
-
-def put_turn(
-    connection: sqlite3.Connection,
-    row: tuple[str, str | None, str, str, str],
-    *,
-    path: Path,
-) -> None:
-    """Store one turn record, `(turn_id, session, started, summary, record)`, replacing its id's.
-
-    Raises:
-        WriteFailed: nothing was changed.
-    """
-    with _failing_as(WriteFailed, f"write of turn record {row[0]!r}", path):
-        with _transaction(connection):
-            connection.execute(_PUT_TURN, row)
 
 
 def read_turn(connection: sqlite3.Connection, turn_id: str, *, path: Path) -> str | None:
@@ -488,9 +489,7 @@ def _closing_on_error(connection: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _apply_failure(
-    ops: Sequence[Put | Remove | Append], failed_at: int | None, path: Path, exc: Exception
-) -> str:
+def _apply_failure(ops: Sequence[Op], failed_at: int | None, path: Path, exc: Exception) -> str:
     """Describe a failed `apply`: which operation failed, and that none was applied."""
     if len(ops) == 1:
         return f"{_describe(ops[0])} failed ({path}): {exc}"
@@ -498,7 +497,9 @@ def _apply_failure(
     return f"batch of {len(ops)} operations failed{where}; none was applied ({path}): {exc}"
 
 
-def _describe(op: Put | Remove | Append) -> str:
-    """Name one operation: its kind, key and scope."""
+def _describe(op: Op) -> str:
+    """Name one operation: its kind, key and scope (a turn record: its id)."""
+    if isinstance(op, PutTurn):
+        return f"write of turn record {op.turn_id!r}"
     verb = "write" if isinstance(op, Put) else "delete" if isinstance(op, Remove) else "append"
     return f"{verb} of key {op.key!r} in scope {op.scope}"

@@ -253,9 +253,27 @@ class SqliteStore:
             HistoryConflict: an append expected another history length; nothing was applied.
             WriteFailed: the database refused one of them; nothing was applied.
         """
-        ops = [self._op(effect) for effect in effects]
+        ops: builtins.list[_db.Op] = [self._op(effect) for effect in effects]
         if ops:
             await self._run_write(ops)
+
+    async def apply_recorded(
+        self,
+        effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend],
+        record: TurnRecord,
+    ) -> None:
+        """Apply a turn's memory effects and store its record in one transaction: all or none.
+
+        Why: an orchestrator keeps each turn's record beside its history at the
+        cost of one commit, not two.
+
+        Raises:
+            SerializationError: a value is not JSON; nothing was applied.
+            HistoryConflict: an append expected another history length; nothing was applied.
+            WriteFailed: the database refused one of them; nothing was applied.
+        """
+        ops = [self._op(effect) for effect in effects]
+        await self._run_write([*ops, _turn_op(record)])
 
     async def record_turn(self, record: TurnRecord) -> None:
         """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
@@ -264,17 +282,7 @@ class SqliteStore:
             WriteFailed: the database refused; nothing was written.
             StateFileError: the file cannot be written as it is; nothing was written.
         """
-        row = (
-            record.turn_id,
-            record.session,
-            record.started,
-            record.summary().model_dump_json(),
-            record.model_dump_json(),
-        )
-        if self._read_only:
-            raise self._read_only_error()
-        await self._ensure_ready()
-        await self._run(self._writer, partial(_db.put_turn, row=row, path=self._path))
+        await self._run_write([_turn_op(record)])
 
     async def turn_record(self, turn_id: str) -> TurnRecord | None:
         """Return the record of `turn_id`, or None when there is none.
@@ -351,7 +359,7 @@ class SqliteStore:
         text, body = encode_value(value, scope=scope_json, key=key)
         return _db.Put(scope_json, key, text, body)
 
-    async def _run_write(self, ops: builtins.list[_db.Put | _db.Remove | _db.Append]) -> None:
+    async def _run_write(self, ops: builtins.list[_db.Op]) -> None:
         """Apply `ops` in one transaction on the writer thread."""
         if self._read_only:
             raise self._read_only_error()
@@ -396,6 +404,17 @@ def _items(value: JsonValue) -> builtins.list[JsonValue]:
     if not isinstance(value, builtins.list):
         raise SerializationError(f"appended items are not a JSON list: {value!r}")
     return value
+
+
+def _turn_op(record: TurnRecord) -> _db.PutTurn:
+    """Serialize a turn record now, in the caller's thread (see `SqliteStore._put`)."""
+    return _db.PutTurn(
+        turn_id=record.turn_id,
+        session=record.session,
+        started=record.started,
+        summary=record.summary().model_dump_json(),
+        record=record.model_dump_json(),
+    )
 
 
 def _limit(limit: int) -> int:

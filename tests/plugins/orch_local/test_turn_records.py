@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from layer0 import (
+    HISTORY_KEY,
     DelegateEffect,
     DispatchFailed,
     EffectPolicy,
     EffectRefused,
+    HistoryAppend,
     ModelCallEntry,
+    SessionScope,
     ToolCallEntry,
+    TurnConfig,
     TurnInput,
     TurnRecord,
     WriteMemoryEffect,
@@ -23,8 +28,21 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
-from neuron_turn import NeuronTurn, ProviderAuthenticationError, TokenUsage, ToolUsePart, TurnDone
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from neuron_turn import (
+    NeuronTurn,
+    ProviderAuthenticationError,
+    ProviderRequest,
+    ProviderResponse,
+    TokenUsage,
+    ToolUsePart,
+    TurnDone,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from ._doubles import ScriptTurn, user
 
@@ -165,3 +183,53 @@ async def test_a_streamed_dispatch_is_recorded_and_its_listeners_see_no_timeline
     assert take_timeline(done.output) == (done.output, None)
     assert done.output == events.result.output == record.output
     assert [e.kind for e in record.timeline] == ["model_call", "tool_call", "model_call"]
+
+
+class CountingStore(SqliteStore):
+    """A SqliteStore that counts how turn records reach it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.alone = 0
+        self.with_effects = 0
+
+    async def record_turn(self, record: TurnRecord) -> None:
+        self.alone += 1
+        await super().record_turn(record)
+
+    async def apply_recorded(self, effects: Any, record: TurnRecord) -> None:
+        self.with_effects += 1
+        await super().apply_recorded(effects, record)
+
+
+async def test_a_turn_with_a_session_is_recorded_in_the_transaction_of_its_history(
+    tmp_path: Path,
+) -> None:
+    async with CountingStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": calculator_turn(store)}, store)
+        await orchestrator.dispatch("main", user("What is 17 + 25?", session="s"))
+        record = await only_record(store)
+        assert (store.with_effects, store.alone) == (1, 0)
+    assert record.status == "executed"
+
+
+async def test_a_history_append_that_fails_leaves_only_the_failure_recorded(
+    tmp_path: Path,
+) -> None:
+    other = {"role": "user", "content": "another run's"}
+    async with CountingStore(tmp_path / "state.db") as store:
+
+        async def meanwhile(request: ProviderRequest) -> ProviderResponse:
+            # Another run appends to the session while this turn thinks.
+            await store.append_history(HistoryAppend(session="s", turn_id="o", messages=[other]))
+            return text_response("late")
+
+        turn = NeuronTurn(FunctionProvider(meanwhile), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store)
+        config = TurnConfig(session_conflict="fail")
+        with pytest.raises(DispatchFailed):
+            await orchestrator.dispatch("main", user("mine", session="s", config=config))
+        record = await only_record(store)
+        history = await store.read(SessionScope(id="s"), HISTORY_KEY)
+    assert record.status == "failed" and "HistoryConflict" in (record.error or "")
+    assert history == [other]  # neither this turn's messages nor its "executed" record

@@ -56,9 +56,7 @@ def test_show_json_prints_the_record_and_json_runs_carry_the_turn_id(
 ) -> None:
     argv = ["run", "add 2 and 3", "--model", "fixture:tool", "--tool", "fixture_add", "--json"]
     assert main(argv) == 0
-    output = json.loads(capsys.readouterr().out)
-    (append,) = [e for e in output["effects"] if e.get("effect_type") == "append_history"]
-    turn = append["data"]["turn_id"]
+    turn = json.loads(capsys.readouterr().out)["turn_id"]
     assert main(["show", turn, "--json"]) == 0
     record = TurnRecord.model_validate_json(capsys.readouterr().out)
     assert record.turn_id == turn and record.status == "executed"

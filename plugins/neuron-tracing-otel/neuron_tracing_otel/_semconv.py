@@ -29,6 +29,7 @@ CACHE_CREATION_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 TOOL_NAME: Final = "gen_ai.tool.name"
 TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 ERROR_TYPE: Final = "error.type"
 
 # Opt-in: content (see `capture_content`).

@@ -10,7 +10,8 @@ database) nest under it.
 Attributes are the conventions' `gen_ai.*` names: operation, provider (as
 `gen_ai.provider.name` and, for older backends, `gen_ai.system`), agent name,
 conversation id (the session), requested and answering model, token usage
-(cache reads and writes too), finish reasons, tool name, call id and type.
+(cache reads and writes too), finish reasons, tool name, description, call id
+and type.
 Cost, which the conventions do not name, is `neuron.cost.usd` (a double, on
 the chat spans and the turn's total on the agent span), with the exit reason
 (`neuron.turn.exit_reason`) and the number of model calls
@@ -135,6 +136,8 @@ class _TurnSpans:
         self._agent_token = context.attach(self._context)
         self._chat: tuple[Span, Token[Context]] | None = None
         self._tools: dict[str, tuple[Span, Token[Context], asyncio.Task[object] | None]] = {}
+        # Tool events carry no description; the last request offered each tool with one.
+        self._descriptions: dict[str, str] = {}
 
     def on_event(self, event: TurnEvent) -> None:
         """Open or close the span `event` starts or ends; note halts, limits and effects."""
@@ -186,6 +189,7 @@ class _TurnSpans:
         attributes: dict[str, AttributeValue] = {sc.OPERATION: sc.CHAT, **self._common}
         model = ""
         if request is not None:
+            self._descriptions = {tool.name: tool.description for tool in request.tools}
             model = request.model
             if model:
                 attributes[sc.REQUEST_MODEL] = model
@@ -237,6 +241,9 @@ class _TurnSpans:
             sc.TOOL_TYPE: "function",
             **self._common,
         }
+        description = self._descriptions.get(event.name)
+        if description:
+            attributes[sc.TOOL_DESCRIPTION] = description
         if self._capture:
             attributes[sc.TOOL_ARGUMENTS] = messages.dumps(event.input)
         span = self._tracer.start_span(

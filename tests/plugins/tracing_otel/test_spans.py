@@ -115,6 +115,7 @@ async def test_each_tool_span_names_its_tool_and_call(
         "gen_ai.tool.name": "add",
         "gen_ai.tool.call.id": "call_1",
         "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Add two integers.",
         "gen_ai.provider.name": "scripted",
         "gen_ai.system": "scripted",
         "gen_ai.conversation.id": "s-42",

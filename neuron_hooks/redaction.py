@@ -55,7 +55,10 @@ DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     # The look-arounds, not a `\b`, bound the key word, so `DB_PASSWORD=` matches too.
     re.compile(
         rf"(?i:(?<![a-z0-9])(?:{_KEY_WORDS})(?![a-z0-9]))[\"']?\s*[:=]\s*"
-        r"""(?P<secret>"[^"]*"|'[^']*'|[^\s,;&"']+)"""
+        # Quoted and bare pieces run together, as a shell joins them: `PASSWORD='ab'cd`
+        # is the secret `abcd`, so the `cd` after the closing quote is part of it. A
+        # closing bracket right after a quote ends it: `{"password": "x"}` keeps its `}`.
+        r"""(?P<secret>(?:"[^"]*"|'[^']*'|[^\s,;&"']+)(?:"[^"]*"|'[^']*'|[^\s,;&"'}\])]+)*)"""
     ),
 )
 """The secrets `redact` looks for by default, in the order they are applied."""

@@ -263,3 +263,18 @@ def test_custom_secret_keys_pattern_is_matched_against_whole_keys() -> None:
     tool_input: JsonValue = {"pin": "1234", "pinned": "yes", "password": "kept"}
 
     assert redact(tool_input, secret_keys=r"pin") == {"pin": R, "pinned": "yes", "password": "kept"}
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("PASSWORD='ab'cd rest", "PASSWORD=[REDACTED] rest"),
+        ("PASSWORD=''0", "PASSWORD=[REDACTED]"),
+        ("api_key: \"a\"'b'c;", "api_key: [REDACTED];"),
+        ('{"password": "abc"}', '{"password": [REDACTED]}'),
+    ],
+)
+def test_a_quoted_secret_runs_on_into_what_follows_its_quote_as_a_shell_joins_it(
+    text: str, redacted: str
+) -> None:
+    assert redact(text) == redacted

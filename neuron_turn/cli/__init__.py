@@ -71,7 +71,7 @@ from ._errors import (
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
 from ._listing import listing_json, listing_text
-from ._outcome import json_result, stop_note
+from ._outcome import json_result, stop_note, turn_id_of
 from ._prompt import add_prompt_arguments, read_prompt
 from ._sessions import (
     SessionEntry,
@@ -80,7 +80,7 @@ from ._sessions import (
     list_sessions,
     read_history,
 )
-from ._show import add_show_parser, turn_id_of
+from ._show import add_show_parser
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
 from ._waiting import WaitingLine, on_terminal, watched

@@ -20,7 +20,7 @@ from layer0 import APPEND_HISTORY, CustomEffect, HistoryAppend, ObserverHalt, Tu
 def json_result(output: TurnOutput, session: str) -> str:
     """Return `output` as JSON with `session` and, when the turn declared one, `turn_id` first."""
     facts: dict[str, JsonValue] = {"session": session}
-    turn_id = _turn_id(output)
+    turn_id = turn_id_of(output)
     if turn_id is not None:
         facts["turn_id"] = turn_id
     body: dict[str, JsonValue] = json.loads(output.model_dump_json())
@@ -64,7 +64,8 @@ def stop_note(output: TurnOutput, session: str, *, next_step: str | None = None)
     return f"the turn stopped before it completed ({reason.name}); {more}"
 
 
-def _turn_id(output: TurnOutput) -> str | None:
+def turn_id_of(output: TurnOutput) -> str | None:
+    """Return the id of the turn that produced `output`, from its history append (if any)."""
     for effect in reversed(output.effects):
         if isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
             try:

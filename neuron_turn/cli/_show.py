@@ -24,14 +24,12 @@ from layer0 import (
     CustomExit,
     EffectEntry,
     ExitReason,
-    HistoryAppend,
     HookHaltEntry,
     LimitEntry,
     ModelCallEntry,
     ObserverHalt,
     TimelineEntry,
     ToolCallEntry,
-    TurnOutput,
     TurnRecord,
     TurnRecordReader,
     TurnSummary,
@@ -41,7 +39,7 @@ from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 
-__all__ = ["add_show_parser", "open_records", "turn_id_of"]
+__all__ = ["add_show_parser", "open_records"]
 
 _PROG: Final = "neuron-turn"
 _TEXT_LIMIT: Final = 200
@@ -108,14 +106,6 @@ def open_records(state: str | None) -> TurnRecordReader:
     if not isinstance(store, TurnRecordReader):
         raise StateError(f"the state store {store!r} keeps no turn records")
     return store
-
-
-def turn_id_of(output: TurnOutput) -> str | None:
-    """Return the id of the turn that produced `output`, from its history append (if any)."""
-    for effect in output.effects:
-        if isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
-            return HistoryAppend.from_effect(effect).turn_id
-    return None
 
 
 async def _record(state: str | None, turn_id: str) -> TurnRecord | None:

@@ -3,7 +3,8 @@
 `HookRegistry` runs `layer0.Hook`s at the points of a turn (turn-loop.md,
 "Hook pipeline"); the stock hooks cover budgets, tool policy, secret
 redaction and structured logging. Budget and compaction events reach
-observers through `on_lifecycle` (`neuron_hooks.lifecycle`).
+observers through `on_lifecycle` (`neuron_hooks.lifecycle`), tools' progress
+reports through `on_progress` (`neuron_hooks.progress`).
 """
 
 from .budget import BudgetHook
@@ -17,6 +18,7 @@ from .lifecycle import (
     lifecycle_log,
 )
 from .logging_observer import LoggingObserver
+from .progress import ProgressObserver, ToolProgress
 from .redaction import (
     DEFAULT_REPLACEMENT,
     DEFAULT_SECRET_KEYS,
@@ -44,9 +46,11 @@ __all__ = [
     "LifecycleEvent",
     "LifecycleObserver",
     "LoggingObserver",
+    "ProgressObserver",
     "RedactionHook",
     "RegisteredHook",
     "ToolPolicyHook",
+    "ToolProgress",
     "hook",
     "lifecycle_events",
     "lifecycle_log",

@@ -22,6 +22,7 @@ from layer0 import (
 from ._points import as_points
 from .errors import DuplicateHookError, InvalidHookError
 from .lifecycle import LifecycleEvent, LifecycleObserver
+from .progress import ProgressObserver, ToolProgress
 
 __all__ = ["CONTINUE", "HookRegistry", "RegisteredHook"]
 
@@ -63,6 +64,7 @@ class HookRegistry:
         # Rebuilt on every add, so dispatch does one dict lookup and no filtering.
         self._by_point: dict[HookPoint, tuple[RegisteredHook, ...]] = {}
         self._lifecycle: list[tuple[str, LifecycleObserver]] = []
+        self._progress: list[tuple[str, ProgressObserver]] = []
 
     def add(self, hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
         """Register `hook` after those already registered.
@@ -87,6 +89,8 @@ class HookRegistry:
         self._entries.append(entry)
         if isinstance(hook, LifecycleObserver) and _observes_lifecycle(hook):
             self._lifecycle.append((name, hook))
+        if _observes_progress(hook):
+            self._progress.append((name, hook))  # type: ignore[arg-type]
         self._by_point = {
             point: tuple(e for e in self._entries if point in e.points)
             for point in HookPoint
@@ -115,8 +119,51 @@ class HookRegistry:
             )
         self._lifecycle.append((name, observer))
 
+    def add_progress_observer(
+        self, observer: ProgressObserver, /, *, name: str | None = None
+    ) -> None:
+        """Register `observer` for tools' progress reports only (`neuron_hooks.progress`).
+
+        Raises:
+            DuplicateHookError: a hook or observer with that name is already registered.
+            InvalidHookError: `observer` has no async `on_progress` method.
+        """
+        name = name if name is not None else _default_name(observer)
+        if self._taken(name):
+            raise DuplicateHookError(name)
+        if not _observes_progress(observer):
+            raise InvalidHookError(
+                f"progress observer {name!r} is a {type(observer).__name__}, "
+                "which lacks an `async def on_progress(event)` method"
+            )
+        self._progress.append((name, observer))
+
+    def has_progress_observers(self) -> bool:
+        """Whether anything listens to tools' progress reports."""
+        return bool(self._progress)
+
+    async def notify_progress(self, event: ToolProgress) -> None:
+        """Give `event` to every progress observer, in registration order.
+
+        Never raises because of an observer: a failure is logged with its name.
+        """
+        for name, observer in tuple(self._progress):
+            try:
+                await observer.on_progress(event)
+            except Exception:
+                logger.exception(
+                    "progress observer %r raised on a report of tool %r; ignored",
+                    name,
+                    event.name,
+                    extra={"hook_name": name, "tool_name": event.name},
+                )
+
     def _taken(self, name: str) -> bool:
-        return name in self.names() or any(name == taken for taken, _ in self._lifecycle)
+        return (
+            name in self.names()
+            or any(name == taken for taken, _ in self._lifecycle)
+            or any(name == taken for taken, _ in self._progress)
+        )
 
     def has_lifecycle_observers(self) -> bool:
         """Whether anything listens to lifecycle events."""
@@ -221,6 +268,10 @@ def _default_name(hook: object) -> str:
 
 def _observes_lifecycle(hook: object) -> bool:
     return isinstance(hook, LifecycleObserver) and inspect.iscoroutinefunction(hook.on_lifecycle)
+
+
+def _observes_progress(hook: object) -> bool:
+    return isinstance(hook, ProgressObserver) and inspect.iscoroutinefunction(hook.on_progress)
 
 
 def _check_shape(hook: object, name: str) -> None:

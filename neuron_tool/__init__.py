@@ -1,9 +1,11 @@
 """Tools for the NeuronTurn loop: the `ToolDyn` contract, `@tool`, the registry and middleware."""
 
+from .context import ProgressReporter, RunContext
 from .decorator import tool
 from .errors import (
     MCPBridgeError,
     ToolCallError,
+    ToolContextError,
     ToolError,
     ToolInputError,
     ToolIsolationError,
@@ -19,10 +21,11 @@ from .registry import ToolRegistry
 from .retry import ModelRetry
 from .schema import ToolSchema
 from .timeout import timeout
-from .tool import FunctionTool, ToolAnnotations, ToolDyn
+from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
 from .truncation import truncate_output
 
 __all__ = [
+    "ContextTool",
     "FunctionTool",
     "MCPBridgeError",
     "Middleware",
@@ -30,9 +33,12 @@ __all__ = [
     "Next",
     "PermissionDecision",
     "PermissionPolicy",
+    "ProgressReporter",
+    "RunContext",
     "ToolAnnotations",
     "ToolCall",
     "ToolCallError",
+    "ToolContextError",
     "ToolDyn",
     "ToolError",
     "ToolInputError",

@@ -33,10 +33,19 @@ class Arguments:
     __slots__ = ("_keyword", "_model", "_positional", "schema")
 
     def __init__(
-        self, function: Callable[..., Any], *, tool: str, descriptions: Mapping[str, str]
+        self,
+        function: Callable[..., Any],
+        *,
+        tool: str,
+        descriptions: Mapping[str, str],
+        skip: int = 0,
     ) -> None:
-        """Build the model for `function`; raise `ToolRegistrationError` if it cannot be."""
-        parameters = list(inspect.signature(function).parameters.values())
+        """Build the model for `function` without its first `skip` parameters.
+
+        Raises:
+            ToolRegistrationError: a parameter cannot be described as JSON Schema.
+        """
+        parameters = list(inspect.signature(function).parameters.values())[skip:]
         hints = type_hints(function, tool=tool)
         fields: dict[str, Any] = {}
         for index, parameter in enumerate(parameters):

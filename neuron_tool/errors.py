@@ -9,6 +9,7 @@ ToolError(Exception)
 ├── ToolTimeoutError(ToolError, TimeoutError)     the `timeout` middleware expired
 ├── ToolPermissionError(ToolError)                the `permission` middleware denied
 ├── ToolIsolationError(ToolError)                 a tool that must run isolated is not
+├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -95,6 +96,20 @@ class ToolIsolationError(ToolError):
             "one; run the agent in a sandbox (neuron-env-sandbox's SandboxEnvironment)"
         )
         self.tool = tool
+
+
+class ToolContextError(ToolError):
+    """A tool asking for `RunContext[Deps]` was called with deps that are not a `Deps`."""
+
+    def __init__(self, tool: str, wanted: str, deps: object) -> None:
+        self.tool = tool
+        self.wanted = wanted
+        # The type only: the deps may hold credentials, which never go into a message.
+        super().__init__(
+            f"tool {tool!r} asks for RunContext[{wanted}], but the run's deps are "
+            f"{'None' if deps is None else 'a ' + type(deps).__name__}; pass deps= "
+            "to NeuronTurn or to its execute"
+        )
 
 
 class MCPBridgeError(ToolError):

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from pydantic import JsonValue
 
+from .context import RunContext
 from .tool import ToolDyn
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call of a tool as middleware sees it: the tool's name, its input and the tool."""
+    """One call of a tool as middleware sees it: its name, input, tool and run context."""
 
     name: str
     """The registered name of the tool being called."""
@@ -27,10 +28,12 @@ class ToolCall:
     _: KW_ONLY
     tool: ToolDyn
     """The tool that will run at the end of the chain."""
+    context: RunContext[Any] | None = None
+    """The run context, when the tool asks for one (None for every other tool)."""
 
     def with_input(self, input: JsonValue) -> ToolCall:
         """Return a copy of this call with `input` replaced."""
-        return ToolCall(self.name, input, tool=self.tool)
+        return ToolCall(self.name, input, tool=self.tool, context=self.context)
 
 
 Next: TypeAlias = Callable[[ToolCall], Awaitable[JsonValue]]

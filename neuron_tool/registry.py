@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pydantic import JsonValue, ValidationError
 
+from .context import RunContext
 from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
 from .middleware import Middleware, Next, ToolCall, compose
 from .retry import ModelRetry
 from .schema import InputValidator, InvalidSchemaError, ToolSchema
-from .tool import ToolDyn
+from .tool import ToolDyn, takes_context
 
 # The name rule the major providers share; checked here so a bad name fails
 # at registration rather than on the first request.
@@ -28,6 +29,8 @@ class _Entry:
     schema: ToolSchema
     validator: InputValidator
     middleware: tuple[Middleware, ...]
+    takes_context: bool
+    """Whether the tool asks for a `RunContext` (see `neuron_tool.context`)."""
     chain: Next | None = None
     """The composed middleware chain, or None when no middleware applies."""
 
@@ -45,6 +48,8 @@ class ToolRegistry:
         """Create a registry holding `tools`, with `middleware` around every call."""
         self._entries: dict[str, _Entry] = {}
         self._middleware: tuple[Middleware, ...] = tuple(middleware)
+        self.any_takes_context = False
+        """Whether some registered tool asks for a `RunContext` (kept up to date)."""
         for tool in tools:
             self.register(tool)
 
@@ -63,14 +68,16 @@ class ToolRegistry:
             validator = InputValidator(schema.input_schema)
         except InvalidSchemaError as exc:
             raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
-        entry = _Entry(tool, schema, validator, tuple(middleware))
+        entry = _Entry(tool, schema, validator, tuple(middleware), takes_context(tool))
         entry.chain = self._chain(entry)
         self._entries[name] = entry
+        self.any_takes_context = self.any_takes_context or entry.takes_context
 
     def unregister(self, name: str) -> None:
         """Remove the tool called `name`; raise `ToolNotFoundError` if there is none."""
         if self._entries.pop(name, None) is None:
             raise ToolNotFoundError(name, self._entries)
+        self.any_takes_context = any(e.takes_context for e in self._entries.values())
 
     def use(self, middleware: Middleware) -> Middleware:
         """Add `middleware` around every tool, inside the global middleware added before it.
@@ -89,6 +96,11 @@ class ToolRegistry:
             raise ToolNotFoundError(name, self._entries)
         return entry.tool
 
+    def takes_context(self, name: str) -> bool:
+        """Return whether the tool called `name` asks for a `RunContext` (False if unknown)."""
+        entry = self._entries.get(name)
+        return entry is not None and entry.takes_context
+
     def names(self) -> list[str]:
         """Return the registered names in registration order."""
         return list(self._entries)
@@ -105,7 +117,14 @@ class ToolRegistry:
         wanted = frozenset(allowed)
         return [entry.schema for name, entry in self._entries.items() if name in wanted]
 
-    async def call(self, name: str, input: JsonValue, *, validate: bool = True) -> JsonValue:
+    async def call(
+        self,
+        name: str,
+        input: JsonValue,
+        *,
+        validate: bool = True,
+        context: RunContext[Any] | None = None,
+    ) -> JsonValue:
         """Run the tool called `name` on `input` through its middleware chain.
 
         Only `ToolError`s and `ModelRetry` come out: anything else the tool or a
@@ -116,6 +135,8 @@ class ToolRegistry:
             name: The tool to call.
             input: Its input, as the model sent it.
             validate: Check `input` against the tool's input schema first.
+            context: The run context, for a tool that asks for one (others never
+                see it); such a tool called without one gets a context without deps.
 
         Raises:
             ToolNotFoundError: No tool is called `name`; the message lists those there are.
@@ -133,13 +154,15 @@ class ToolRegistry:
         # helper would add a coroutine frame to every call.
         if chain is None:
             try:
+                if entry.takes_context:
+                    return await _call_in_context(entry.tool, input, context)
                 return await entry.tool.call(input)
             except _PASS_THROUGH:
                 raise
             except Exception as exc:
                 raise _tool_failed(name, exc) from exc
         try:
-            return await chain(ToolCall(name, input, tool=entry.tool))
+            return await chain(ToolCall(name, input, tool=entry.tool, context=context))
         except _PASS_THROUGH:
             raise
         except Exception as exc:
@@ -166,11 +189,23 @@ class ToolRegistry:
 async def _call_tool(call: ToolCall) -> JsonValue:
     """The end of every middleware chain: run the tool, wrapping what it raises."""
     try:
+        if takes_context(call.tool):
+            return await _call_in_context(call.tool, call.input, call.context)
         return await call.tool.call(call.input)
     except _PASS_THROUGH:
         raise
     except Exception as exc:
         raise _tool_failed(call.name, exc) from exc
+
+
+async def _call_in_context(
+    tool: ToolDyn, input: JsonValue, context: RunContext[Any] | None
+) -> JsonValue:
+    call_in_context = tool.call_in_context  # type: ignore[attr-defined]
+    result: JsonValue = await call_in_context(
+        input, context if context is not None else RunContext(deps=None)
+    )
+    return result
 
 
 def _tool_failed(name: str, exc: Exception) -> ToolCallError:

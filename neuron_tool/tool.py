@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
-from typing import Any, Final, Protocol, cast, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, cast, get_args, get_origin, runtime_checkable
 
 from pydantic import (
     BaseModel,
@@ -22,7 +23,8 @@ from pydantic_core import to_jsonable_python
 from ._arguments import Arguments, type_hints
 from ._docstring import parse_docstring
 from ._json_path import json_path
-from .errors import ToolInputError, ToolRegistrationError
+from .context import RunContext
+from .errors import ToolContextError, ToolInputError, ToolRegistrationError
 from .isolation import check_isolated
 from .schema import json_schema_of
 
@@ -103,16 +105,55 @@ class ToolDyn(Protocol):
         ...
 
 
+@runtime_checkable
+class ContextTool(ToolDyn, Protocol):
+    """A `ToolDyn` that asks for the run context (`neuron_tool.RunContext`).
+
+    The registry calls `call_in_context` instead of `call` when
+    `takes_context` is True, and builds no context for any other tool.
+    """
+
+    @property
+    def takes_context(self) -> bool:
+        """Whether the tool wants a `RunContext` (only True counts)."""
+        ...
+
+    async def call_in_context(self, input: JsonValue, context: RunContext[Any]) -> JsonValue:
+        """Run the tool on `input` within `context` and return its JSON result."""
+        ...
+
+
+def takes_context(tool: object) -> bool:
+    """Return whether `tool` asks for a run context (`takes_context` and `call_in_context`)."""
+    return getattr(tool, "takes_context", False) is True and callable(
+        getattr(tool, "call_in_context", None)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ContextParameter:
+    """The parameter of a function tool that receives the `RunContext`."""
+
+    name: str
+    positional: bool
+    deps: type | None
+    """The class the deps must be an instance of (None: not checkable, e.g. a Protocol)."""
+    wanted: str
+
+
 class FunctionTool:
     """A `ToolDyn` backed by a typed Python function, sync or async; usually made by `@tool`.
 
     The input schema, the argument validation and the parameter descriptions all
     come from the function's signature and Google-style docstring, computed once
     here. Sync functions run in a worker thread so they never block the loop.
+    A first parameter annotated `RunContext[Deps]` receives the run context and
+    is left out of the input schema (see `neuron_tool.context`).
     """
 
     __slots__ = (
         "_arguments",
+        "_context",
         "_is_async",
         "annotations",
         "description",
@@ -121,6 +162,7 @@ class FunctionTool:
         "name",
         "output_schema",
         "requires_isolation",
+        "takes_context",
     )
 
     def __init__(
@@ -144,7 +186,15 @@ class FunctionTool:
             description if description is not None else docstring.description
         )
         self.annotations: Final = annotations
-        self._arguments: Final = Arguments(function, tool=self.name, descriptions=docstring.params)
+        self._context: Final = _context_parameter(function, tool=self.name)
+        self.takes_context: Final = self._context is not None
+        """Whether the function's first parameter asks for the `RunContext`."""
+        self._arguments: Final = Arguments(
+            function,
+            tool=self.name,
+            descriptions=docstring.params,
+            skip=0 if self._context is None else 1,
+        )
         self._is_async: Final = _is_async(function)
         self.input_schema: Final[dict[str, JsonValue]] = self._arguments.schema
         self.output_schema: Final = _output_schema(function, tool=self.name)
@@ -156,13 +206,43 @@ class FunctionTool:
     async def call(self, input: JsonValue) -> JsonValue:
         """Validate `input` with pydantic, run the function and JSON-encode what it returns.
 
+        A function asking for a `RunContext` gets one without deps or session.
+
         Raises:
             ToolInputError: `input` does not fit the signature (names the field).
             ToolIsolationError: the tool requires isolation and this process is not isolated.
+            ToolContextError: the function asks for deps of a type (it gets None here).
         """
+        if self._context is not None:
+            return await self.call_in_context(input, RunContext(deps=None))
         if self.requires_isolation:
             check_isolated(self.name)
         args, kwargs = self._bind(input)
+        return await self._run(args, kwargs)
+
+    async def call_in_context(self, input: JsonValue, context: RunContext[Any]) -> JsonValue:
+        """Like `call`, giving `context` to a function that asks for it (others ignore it).
+
+        Raises:
+            ToolInputError: `input` does not fit the signature (names the field).
+            ToolIsolationError: the tool requires isolation and this process is not isolated.
+            ToolContextError: `context.deps` is not of the type the annotation asks for.
+        """
+        parameter = self._context
+        if parameter is None:
+            return await self.call(input)
+        if self.requires_isolation:
+            check_isolated(self.name)
+        if parameter.deps is not None and not isinstance(context.deps, parameter.deps):
+            raise ToolContextError(self.name, parameter.wanted, context.deps)
+        args, kwargs = self._bind(input)
+        if parameter.positional:
+            args.insert(0, context)
+        else:
+            kwargs[parameter.name] = context
+        return await self._run(args, kwargs)
+
+    async def _run(self, args: list[Any], kwargs: dict[str, Any]) -> JsonValue:
         if self._is_async:
             result = await self.function(*args, **kwargs)
         else:
@@ -178,6 +258,47 @@ class FunctionTool:
             return self._arguments.bind(input)
         except ValidationError as exc:
             raise _input_error(self.name, exc) from exc
+
+
+def _context_parameter(function: Callable[..., Any], *, tool: str) -> _ContextParameter | None:
+    """Return the parameter asking for the `RunContext`, if any; it must come first."""
+    parameters = list(inspect.signature(function).parameters.values())
+    hints = type_hints(function, tool=tool)
+    asking = [i for i, p in enumerate(parameters) if _is_run_context(hints.get(p.name))]
+    if not asking:
+        return None
+    if asking != [0]:
+        reason = "only its first parameter may be a RunContext (and only one)"
+        raise ToolRegistrationError(tool, reason)
+    first = parameters[0]
+    if (
+        first.kind is inspect.Parameter.VAR_POSITIONAL
+        or first.kind is inspect.Parameter.VAR_KEYWORD
+    ):
+        raise ToolRegistrationError(tool, "a RunContext parameter cannot be *args or **kwargs")
+    deps, wanted = _deps_type(hints[first.name])
+    positional = first.kind is not inspect.Parameter.KEYWORD_ONLY
+    return _ContextParameter(first.name, positional, deps, wanted)
+
+
+def _is_run_context(hint: object) -> bool:
+    return hint is RunContext or get_origin(hint) is RunContext
+
+
+def _deps_type(hint: object) -> tuple[type | None, str]:
+    """The class deps are checked against, and how to name it in errors."""
+    args = get_args(hint)
+    if not args or args[0] is Any:
+        return None, "Any" if args else "None"
+    wanted = args[0]
+    if wanted is None or wanted is type(None):
+        return None, "None"
+    origin = get_origin(wanted) or wanted
+    name = getattr(wanted, "__name__", None) or repr(wanted)
+    if not isinstance(origin, type) or getattr(origin, "_is_protocol", False):
+        # A union, a Protocol without runtime checks...: the type checker's business.
+        return None, name
+    return origin, name
 
 
 def _function_name(function: Callable[..., Any]) -> str:

@@ -30,6 +30,7 @@ from ..loop.events import (
     ModelCallDone,
     ModelCallStart,
     TextDelta,
+    ToolProgress,
     ToolResult,
     ToolStart,
     TurnEvent,
@@ -129,6 +130,9 @@ def describe(event: TurnEvent, *, width: int = _WIDTH) -> str | None:
     if isinstance(event, ToolResult):
         outcome = "failed: " if event.is_error else "-> "
         return f"[tool] {event.name} {outcome}{_shorten(event.content, width)} ({_seconds(event)})"
+    if isinstance(event, ToolProgress):
+        done = "" if event.fraction is None else f" ({event.fraction:.0%})"
+        return f"[tool] {event.name}: {_shorten(event.message, width)}{done}"
     if isinstance(event, HookHalted):
         return f"[turn] halted by a hook: {event.reason}"
     if isinstance(event, LimitReached):

@@ -27,6 +27,7 @@ from layer0 import (
     LogLevel,
     SessionId,
     ToolCallRecord,
+    TurnInput,
     TurnMetadata,
     TurnOutput,
     usd,
@@ -110,6 +111,10 @@ class RunState:
     costs nothing."""
     streamed: bool = False
     """Whether a consumer streams the turn: only then is the provider streamed too."""
+    deps: object = None
+    """The caller's dependencies, for tools asking for a `RunContext` and for instructions."""
+    input: TurnInput | None = None
+    """The input the turn was started with."""
     effects_emitted: int = 0
     sent: tuple[ProviderMessage, ...] = ()
     """The messages of the last model request the loop built (`request_messages`)."""
@@ -167,6 +172,12 @@ class RunState:
 
     keeper: object = None
     """The run's `ContextKeeper` (context measure, compaction, lifecycle events)."""
+
+    @property
+    def deadline(self) -> float | None:
+        """When `max_duration` ends, on the `time.monotonic()` clock; None without a limit."""
+        limit = self.settings.max_duration
+        return None if limit is None else self.started + limit / 1000
 
     def elapsed_ms(self) -> int:
         """Milliseconds since the turn started."""

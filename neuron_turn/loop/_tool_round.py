@@ -18,16 +18,18 @@ caller's grant.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pydantic import JsonValue
+from pydantic_core import to_jsonable_python
 
 from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SkipTool, ToolCallRecord
-from neuron_hooks import HookRegistry
-from neuron_tool import ModelRetry, ToolError, ToolRegistry
+from neuron_hooks import HookRegistry, ToolProgress
+from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
 
 from ._convert import json_text
 from ._run import RunState, tool_call_record
@@ -151,8 +153,15 @@ class ToolRound:
             text, ok = refusal, False
         else:
             # The registry call inline, not in a helper: one coroutine frame less per call.
+            tools = self.tools
             try:
-                text, ok = json_text(await self.tools.call(name, tool_input)), True
+                if tools.any_takes_context and tools.takes_context(name):
+                    # A context is built only for a tool that asks for one.
+                    context = self._context(name, call.id)
+                    value = await tools.call(name, tool_input, context=context)
+                else:
+                    value = await tools.call(name, tool_input)
+                text, ok = json_text(value), True
             except ModelRetry as retry:
                 text, ok = retry.hint, False
             except ToolError as exc:
@@ -200,6 +209,30 @@ class ToolRound:
             return await memory.answer(name, tool_input), True
         except MemoryToolError as exc:
             return str(exc), False
+
+    def _context(self, name: str, call_id: str) -> RunContext[Any]:
+        run = self.run
+        listening = run.sink is not None or self.hooks.has_progress_observers()
+        return RunContext(
+            deps=run.deps,
+            session=run.session,
+            input=run.input,
+            deadline=run.deadline,
+            tool_name=name,
+            tool_call_id=call_id,
+            reporter=functools.partial(self._report, call_id, name) if listening else None,
+        )
+
+    async def _report(
+        self, call_id: str, name: str, message: str, fraction: float | None, data: JsonValue
+    ) -> None:
+        # JSON now: a stream may cross a process boundary (--jsonl, Temporal).
+        event = ToolProgress(call_id, name, message, fraction, to_jsonable_python(data))
+        run = self.run
+        if run.sink is not None:
+            run.emit(event)
+        if self.hooks.has_progress_observers():
+            await self.hooks.notify_progress(event)
 
     def _is_effect_tool(self, name: str) -> bool:
         return self.effect_tools and name in EFFECT_TOOL_NAMES

@@ -2,7 +2,8 @@
 
 `NeuronTurn.stream` yields them in the order things happen: a model call
 starts, its text, thinking and tool-call deltas arrive, the call ends with
-its usage and cost, the tools run (each with its own duration), effects are
+its usage and cost, the tools run (each with its own duration, and
+`ToolProgress` reports from tools that ask for a `RunContext`), effects are
 declared, a hook or a limit may stop the turn, and last `TurnDone` carries
 the `TurnOutput` that `execute` would have returned. A streaming provider
 yields the four delta types and ends with its `ProviderResponse`.
@@ -22,7 +23,7 @@ from moneyed import Money
 from pydantic import ConfigDict, JsonValue, TypeAdapter
 
 from layer0 import Effect, ExitReason, TurnOutput, usd
-from neuron_hooks import LifecycleEvent
+from neuron_hooks import LifecycleEvent, ToolProgress
 
 from .provider import ProviderRequest, ProviderResponse, StopReason, TokenUsage
 
@@ -38,6 +39,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolCallStart",
+    "ToolProgress",
     "ToolResult",
     "ToolStart",
     "TurnDone",
@@ -182,6 +184,7 @@ TurnEvent: TypeAlias = (
     | ModelCallStart
     | ModelCallDone
     | ToolStart
+    | ToolProgress
     | ToolResult
     | EffectDeclared
     | HookHalted
@@ -239,6 +242,14 @@ def _fields(event: TurnEvent) -> _Json:
         return {"reason": _EXIT.dump_python(event.reason, mode="json")}
     if isinstance(event, Lifecycle):
         return {"event": _LIFECYCLE.dump_python(event.event, mode="json")}
+    if isinstance(event, ToolProgress):
+        return {
+            "id": event.id,
+            "name": event.name,
+            "message": event.message,
+            "fraction": event.fraction,
+            "data": event.data,
+        }
     return {"output": event.output.model_dump(mode="json")}
 
 
@@ -282,6 +293,13 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
         None if d["cost"] is None else usd(str(d["cost"])),
     ),
     "tool_start": lambda d: ToolStart(str(d["id"]), str(d["name"]), d["input"]),
+    "tool_progress": lambda d: ToolProgress(
+        str(d["id"]),
+        str(d["name"]),
+        str(d["message"]),
+        None if d.get("fraction") is None else float(d["fraction"]),
+        d.get("data"),
+    ),
     "tool_result": lambda d: ToolResult(
         str(d["id"]), str(d["name"]), str(d["content"]), bool(d["is_error"]), int(d["duration"])
     ),

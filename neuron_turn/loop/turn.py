@@ -144,12 +144,15 @@ class NeuronTurn(Generic[OutT]):
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         output_type: type[OutT] | OutputSpec[OutT] | None = None,
+        deps: object = None,
     ) -> None:
         """Create a turn over `provider`; everything else is optional.
 
         `output_type` is a pydantic model, dataclass, TypedDict, any type
         pydantic validates, or an `OutputSpec` (`OutputSpec.json_schema(...)`
-        for a raw JSON Schema).
+        for a raw JSON Schema). `deps` is what tools asking for a
+        `neuron_tool.RunContext` get as `context.deps` (a database handle, an
+        HTTP client, the user), unless a call of `execute` passes its own.
 
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
@@ -166,6 +169,8 @@ class NeuronTurn(Generic[OutT]):
         """The output type's spec (None: the turn ends in free text)."""
         self.meter = TokenMeter()
         """Learns each model's tokens per estimated token from its calls; shared by runs."""
+        self.deps = deps
+        """The dependencies tools get in their `RunContext` when a call passes none."""
 
     @classmethod
     def from_plugins(
@@ -182,6 +187,7 @@ class NeuronTurn(Generic[OutT]):
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
         output_type: type[_T] | OutputSpec[_T] | None = None,
+        deps: object = None,
     ) -> NeuronTurn[_T]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
@@ -192,7 +198,7 @@ class NeuronTurn(Generic[OutT]):
         order, each in its own order), then `hooks`. `context` names a context
         strategy (None: never compact). `plugins` defaults to the process-wide
         manager (`get_plugin_manager()`).
-        `output_type` is as for the constructor.
+        `output_type` and `deps` are as for the constructor.
 
         Raises:
             neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
@@ -226,6 +232,7 @@ class NeuronTurn(Generic[OutT]):
             state=state,
             config=resolved,
             output_type=output_type,
+            deps=deps,
         )
 
     def __repr__(self) -> str:
@@ -245,6 +252,7 @@ class NeuronTurn(Generic[OutT]):
             state=self.state,
             config=self.config,
             output_type=output_type,
+            deps=self.deps,
         )
 
     def output_value(self, output: TurnOutput) -> OutT:
@@ -257,8 +265,10 @@ class NeuronTurn(Generic[OutT]):
             return cast(OutT, output.message.as_text() or "")
         return output_value(output, self.output)
 
-    async def execute(self, input: TurnInput) -> TurnOutput:
+    async def execute(self, input: TurnInput, *, deps: object = None) -> TurnOutput:
         """Run one turn on `input` and return its output with every declared effect.
+
+        `deps` replaces the turn's own `deps` for this call (None: keep them).
 
         Raises:
             ContextAssemblyError: the session's stored history does not parse.
@@ -269,9 +279,9 @@ class NeuronTurn(Generic[OutT]):
             neuron_turn.loop.approval.ApprovalError: the session awaits approval and the
                 input carries no decisions, or its decisions do not fit the pending calls.
         """
-        return await self._run(input, None)
+        return await self._run(input, None, deps)
 
-    def stream(self, input: TurnInput) -> TurnStream:
+    def stream(self, input: TurnInput, *, deps: object = None) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
         The turn starts when iteration starts. Use it as `async for event in
@@ -281,20 +291,22 @@ class NeuronTurn(Generic[OutT]):
         the provider's stream is closed and running tools are cancelled. The
         `TurnDone` output equals what `execute` returns for the same input;
         errors are the ones `execute` raises, raised by the iteration after
-        the events that came before them.
+        the events that came before them. `deps` is as for `execute`.
         """
-        return TurnStream(lambda sink: self._run(input, sink))
+        return TurnStream(lambda sink: self._run(input, sink, deps))
 
-    async def _run(self, input: TurnInput, sink: Callable[[TurnEvent], None] | None) -> TurnOutput:
+    async def _run(
+        self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object
+    ) -> TurnOutput:
         settings = self.config.resolve(input.config)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
         )
         if watches is None:
-            return await self._run_turn(input, settings, sink, sink)
+            return await self._run_turn(input, settings, sink, sink, deps)
         try:
             result = await self._run_turn(
-                input, settings, sink, watches if sink is None else both(sink, watches)
+                input, settings, sink, watches if sink is None else both(sink, watches), deps
             )
         except BaseException as exc:
             watches.end(None, exc)
@@ -308,6 +320,7 @@ class NeuronTurn(Generic[OutT]):
         settings: ResolvedConfig,
         sink: Callable[[TurnEvent], None] | None,
         events: Callable[[TurnEvent], None] | None,
+        deps: object,
     ) -> TurnOutput:
         """Run the turn; `sink` is a stream's consumer, `events` where every event goes."""
         decisions, metadata = split_decisions(input.metadata)
@@ -340,6 +353,8 @@ class NeuronTurn(Generic[OutT]):
             new_from=len(history),
             sink=events,
             streamed=sink is not None,
+            deps=self.deps if deps is None else deps,
+            input=input,
         )
         recorder = _recorder(run, input.metadata)
         deadline = None if settings.max_duration is None else settings.max_duration / 1000

@@ -1,0 +1,93 @@
+"""`RunContext`: what a tool that asks for it sees of the run calling it.
+
+A tool asks by annotation, as pydantic-ai's tools do: a `@tool` function
+whose first parameter is annotated `RunContext[Deps]` gets the context there,
+and that parameter is not part of the tool's input schema (the model never
+sees or fills it). Tools that do not ask see no change: `ToolDyn.call(input)`
+is all they get, and the loop builds no context for them.
+
+The context holds the caller's dependencies (`deps`: a database handle, an
+HTTP client, the user; typed by the annotation and checked when the tool is
+called), the session, the turn's input, its deadline and a `progress`
+callback whose reports reach the turn's progress observers and its event
+stream.
+
+A `ToolDyn` written by hand asks the same way by shape: a `takes_context`
+attribute that is True and an `async def call_in_context(input, context)`
+method (`neuron_tool.ContextTool`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Generic, TypeAlias
+
+from pydantic import JsonValue
+from typing_extensions import TypeVar
+
+from layer0 import SessionId, TurnInput
+
+__all__ = ["ProgressReporter", "RunContext"]
+
+DepsT = TypeVar("DepsT", default=None)
+
+ProgressReporter: TypeAlias = Callable[[str, float | None, JsonValue], Awaitable[None]]
+"""Takes one progress report of a tool: its message, fraction done (or None) and data."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext(Generic[DepsT]):
+    """The run a tool is called in: caller's dependencies, session, deadline, progress.
+
+    Why: a tool often needs what only the caller has (a connection, the user)
+    and what only the run knows (whose session, how long is left); passing
+    them here keeps them out of the model's arguments.
+    """
+
+    deps: DepsT
+    """What the caller passed as `deps` (to `NeuronTurn` or to `execute`)."""
+    session: SessionId | None = None
+    """The session the turn belongs to, if any."""
+    input: TurnInput | None = None
+    """The input the turn was started with."""
+    deadline: float | None = None
+    """When the turn's `max_duration` ends, on the `time.monotonic()` clock (None: no limit)."""
+    tool_name: str | None = None
+    """The tool being called (None outside a tool call, e.g. in dynamic instructions)."""
+    tool_call_id: str | None = None
+    """The model's id for this call."""
+    reporter: ProgressReporter | None = None
+    """Where `progress` reports go; None when nothing listens (reports are then dropped)."""
+
+    def remaining(self) -> float | None:
+        """Return the seconds left before the turn's deadline (never below 0); None without one."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    async def progress(
+        self, message: str, *, fraction: float | None = None, data: JsonValue = None
+    ) -> None:
+        """Report progress of the running tool to the turn's observers and event stream.
+
+        Cheap when nothing listens: the report is dropped.
+
+        Raises:
+            TypeError: `message` is not a string.
+            ValueError: `fraction` is not a number from 0 to 1.
+        """
+        if not isinstance(message, str):
+            raise TypeError(f"a progress message is a str; got {type(message).__name__}")
+        if fraction is not None and not (
+            isinstance(fraction, int | float) and math.isfinite(fraction) and 0 <= fraction <= 1
+        ):
+            raise ValueError(f"progress fraction must be from 0 to 1; got {fraction!r}")
+        if self.reporter is not None:
+            await self.reporter(message, fraction, data)
+
+    def for_call(self, tool_name: str, tool_call_id: str | None) -> RunContext[DepsT]:
+        """Return this context for one call of `tool_name`."""
+        return replace(self, tool_name=tool_name, tool_call_id=tool_call_id)

@@ -1,0 +1,163 @@
+"""Tools asking for a `RunContext` get the caller's deps, the session, the deadline, progress."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import pytest
+from pydantic import JsonValue
+
+from neuron_hooks import HookRegistry, ToolProgress
+from neuron_tool import RunContext, tool
+from neuron_turn import (
+    NeuronTurnConfig,
+    ToolResult,
+    ToolResultPart,
+    ToolStart,
+    TurnDone,
+    TurnEvent,
+    event_from_json,
+    event_json,
+)
+from neuron_turn.loop import _tool_round
+
+from .support import add, answer, ask, build, call, calls
+
+
+@dataclass
+class Shop:
+    """A caller's dependency: what a tool needs and the model must never see."""
+
+    owner: str
+    stock: dict[str, int]
+
+
+@tool
+async def in_stock(context: RunContext[Shop], item: str) -> dict[str, JsonValue]:
+    """How many of an item the shop has.
+
+    Args:
+        context: The run.
+        item: The item.
+    """
+    await context.progress("counting", fraction=0.5, data={"item": item})
+    remaining = context.remaining()
+    return {
+        "count": context.deps.stock.get(item, 0),
+        "owner": context.deps.owner,
+        "session": context.session,
+        "call": context.tool_call_id,
+        "message": None if context.input is None else context.input.message.as_text(),
+        "deadline_left": None if remaining is None else remaining > 0,
+    }
+
+
+def result(provider: object, request: int = 1) -> ToolResultPart:
+    requests = provider.requests  # type: ignore[attr-defined]
+    [part] = [p for p in requests[request].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert isinstance(part, ToolResultPart)
+    return part
+
+
+async def test_a_tool_receives_the_callers_dependency_and_the_session() -> None:
+    script = [calls(call("c1", "in_stock", item="pears")), answer("3 pears")]
+    turn, provider = build(script, tools=[in_stock])
+    turn.deps = Shop("Ann", {"pears": 3})
+    output = await turn.execute(ask("pears?", session="s-9"))
+    assert output.message.as_text() == "3 pears"
+    part = result(provider)
+    assert not part.is_error, part.content
+    assert part.content == (
+        '{"count":3,"owner":"Ann","session":"s-9","call":"c1","message":"pears?",'
+        '"deadline_left":null}'
+    )
+    # The model is offered `item` only: the context never appears in its schema.
+    [schema] = [t.input_schema for t in provider.requests[0].tools if t.name == "in_stock"]
+    assert list(schema["properties"]) == ["item"]  # type: ignore[call-overload]
+
+
+async def test_deps_given_to_execute_replace_the_turns_and_the_deadline_is_known() -> None:
+    script = [calls(call("c1", "in_stock", item="figs")), answer("ok")]
+    config = NeuronTurnConfig(model="m", max_duration=60_000)
+    turn, provider = build(script, tools=[in_stock], config=config)
+    turn.deps = Shop("Ann", {})
+    await turn.execute(ask("figs?"), deps=Shop("Bo", {"figs": 9}))
+    content = result(provider).content
+    assert '"count":9,"owner":"Bo"' in content and '"deadline_left":true' in content
+
+
+async def test_deps_of_the_wrong_type_are_a_tool_error_and_the_turn_goes_on() -> None:
+    script = [calls(call("c1", "in_stock", item="figs")), answer("sorry")]
+    turn, provider = build(script, tools=[in_stock])
+    output = await turn.execute(ask(), deps="not a shop")
+    assert output.message.as_text() == "sorry"
+    part = result(provider)
+    assert part.is_error and "asks for RunContext[Shop]" in part.content
+    assert "deps are a str" in part.content and "not a shop" not in part.content
+
+
+async def test_progress_events_appear_in_the_stream_between_start_and_result() -> None:
+    script = [calls(call("c1", "in_stock", item="pears")), answer("3")]
+    turn, _ = build(script, tools=[in_stock])
+    events: list[TurnEvent] = [e async for e in turn.stream(ask(), deps=Shop("Ann", {"pears": 3}))]
+    kinds = [
+        type(e).__name__ for e in events if isinstance(e, ToolStart | ToolProgress | ToolResult)
+    ]
+    assert kinds == ["ToolStart", "ToolProgress", "ToolResult"]
+    [progress] = [e for e in events if isinstance(e, ToolProgress)]
+    assert progress == ToolProgress("c1", "in_stock", "counting", 0.5, {"item": "pears"})
+    assert event_json(progress) == {
+        "type": "tool_progress",
+        "id": "c1",
+        "name": "in_stock",
+        "message": "counting",
+        "fraction": 0.5,
+        "data": {"item": "pears"},
+    }
+    assert event_from_json(event_json(progress)) == progress
+    assert isinstance(events[-1], TurnDone)
+
+
+class _Watcher:
+    """An observer of progress only."""
+
+    def __init__(self) -> None:
+        self.seen: list[ToolProgress] = []
+
+    async def on_progress(self, event: ToolProgress) -> None:
+        self.seen.append(event)
+
+
+class _Broken:
+    async def on_progress(self, event: ToolProgress) -> None:
+        raise RuntimeError("observer bug")
+
+
+async def test_progress_reaches_observers_and_a_broken_one_is_logged_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hooks = HookRegistry()
+    broken, watcher = _Broken(), _Watcher()
+    hooks.add_progress_observer(broken, name="broken")
+    hooks.add_progress_observer(watcher)
+    script = [calls(call("c1", "in_stock", item="pears")), answer("3")]
+    turn, _ = build(script, tools=[in_stock], hooks=hooks)
+    with caplog.at_level(logging.ERROR, logger="neuron_hooks"):
+        output = await turn.execute(ask(), deps=Shop("Ann", {"pears": 3}))
+    assert output.message.as_text() == "3"
+    assert watcher.seen == [ToolProgress("c1", "in_stock", "counting", 0.5, {"item": "pears"})]
+    assert "progress observer 'broken' raised" in caplog.text
+
+
+async def test_no_context_is_built_for_tools_that_do_not_ask(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(**_: object) -> None:
+        raise AssertionError("a RunContext was built for a tool that did not ask")
+
+    monkeypatch.setattr(_tool_round, "RunContext", refuse)
+    script = [calls(call("c1", "add", a=1, b=2)), answer("3")]
+    turn, provider = build(script, tools=[add, in_stock])
+    await turn.execute(ask())
+    assert result(provider).content == "3"

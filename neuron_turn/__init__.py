@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         event_from_json,
         event_json,
     )
+    from .loop.instructions import Instructions, InstructionsError
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.observers import (
         TurnObserver,
@@ -216,6 +217,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "event_from_json",
         "event_json",
     ),
+    ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
         "MemoryLimits",
@@ -369,6 +371,8 @@ __all__ = [
     "EventStream",
     "HookHalted",
     "ImagePart",
+    "Instructions",
+    "InstructionsError",
     "InvalidEditedInputError",
     "InvalidModelError",
     "InvalidRequestError",

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
 from .approval import ApprovalPolicy
+from .instructions import Instructions
 from .memory_tools import MemoryLimits
 from .output import OutputMode
 from .tool_choice import ToolChoice
@@ -29,6 +30,9 @@ class NeuronTurnConfig:
 
     system: str = ""
     """The base system prompt."""
+    instructions: Instructions | None = None
+    """Dynamic instructions: a function of the run context (sync or async) whose text
+    follows `system` in each run's system prompt (see `neuron_turn.loop.instructions`)."""
     model: str = ""
     """The model asked for when the call does not name one."""
     max_turns: int = _DEFAULT_MAX_TURNS

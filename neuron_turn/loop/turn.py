@@ -36,7 +36,7 @@ from layer0 import (
     TurnOutput,
 )
 from neuron_hooks import HookRegistry
-from neuron_tool import ToolDyn, ToolRegistry, ToolSchema
+from neuron_tool import RunContext, ToolDyn, ToolRegistry, ToolSchema
 
 from ._compaction import ContextKeeper, context_limit
 from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
@@ -78,6 +78,7 @@ from .events import (
     TurnDone,
     TurnEvent,
 )
+from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .observers import TurnStart, start_watches
@@ -181,6 +182,7 @@ class NeuronTurn(Generic[OutT]):
         context: str | None = "sliding_window",
         context_options: Mapping[str, Any] | None = None,
         system: str = "",
+        instructions: Instructions | None = None,
         hooks: Sequence[Hook] = (),
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
@@ -198,7 +200,8 @@ class NeuronTurn(Generic[OutT]):
         order, each in its own order), then `hooks`. `context` names a context
         strategy (None: never compact). `plugins` defaults to the process-wide
         manager (`get_plugin_manager()`).
-        `output_type` and `deps` are as for the constructor.
+        `output_type` and `deps` are as for the constructor; `instructions` goes
+        into the config (`NeuronTurnConfig.instructions`).
 
         Raises:
             neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
@@ -223,6 +226,7 @@ class NeuronTurn(Generic[OutT]):
             model=model.partition(":")[2],
             system=system or base.system,
             approval=ApprovalPolicy.combine(base.approval, manager.approval_policy()),
+            instructions=instructions or base.instructions,
         )
         return NeuronTurn(
             provider,
@@ -360,6 +364,8 @@ class NeuronTurn(Generic[OutT]):
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
+                if self.config.instructions is not None:
+                    await self._instruct(run, input)
                 reason = await self._loop(run, input, resumed, output)
         except TimeoutError:
             if not timeout.expired():
@@ -380,6 +386,16 @@ class NeuronTurn(Generic[OutT]):
         if sink is not None:
             sink(TurnDone(result))
         return result
+
+    async def _instruct(self, run: RunState, input: TurnInput) -> None:
+        """Put this run's dynamic instructions into its system prompt."""
+        instructions = self.config.instructions
+        assert instructions is not None
+        context = RunContext(deps=run.deps, session=run.session, input=input, deadline=run.deadline)
+        text = await render_instructions(instructions, context)
+        addendum = None if input.config is None else input.config.system_addendum
+        system = "\n".join(part for part in (self.config.system, text, addendum) if part)
+        run.settings = replace(run.settings, system=system or None)
 
     def _output_round(self, input: TurnInput) -> OutputRound:
         """The call's output type and tool choice: the input's metadata over the config."""

@@ -72,6 +72,15 @@ def test_config_is_kept_with_the_model_from_the_model_string() -> None:
     assert (turn.config.max_turns, turn.config.model, turn.config.system) == (3, "echo", "Base.")
 
 
+def test_instructions_and_deps_go_into_the_turn() -> None:
+    def instructions(context: object) -> str:
+        return "dynamic"
+
+    turn = NeuronTurn.from_plugins(model="fixture:echo", instructions=instructions, deps=[1])
+    assert turn.config.instructions is instructions and turn.deps == [1]
+    assert turn.with_output(int).deps == [1]
+
+
 def test_unknown_provider_error_lists_the_available_ones() -> None:
     from neuron_turn.plugins.errors import UnknownProviderError
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -48,6 +49,8 @@ __all__ = [
     "MemoryToolError",
     "memory_tool_schemas",
 ]
+
+_logger = logging.getLogger("neuron_turn.memory")
 
 MemoryToolName: TypeAlias = Literal["read_memory", "list_memory", "search_memory"]
 _MAX_SCOPE: Final = 512
@@ -232,7 +235,9 @@ class MemoryReader:
         except MemoryToolError:
             raise
         except Exception as exc:
-            # The store's own words (a locked or corrupt file...); the turn goes on.
+            # The store's own words (a locked or corrupt file...); the turn goes on, and
+            # the operator, not only the model, hears of it.
+            _logger.warning("memory read in scope %r failed", args.scope, exc_info=True)
             raise MemoryToolError(
                 f"Error: reading memory in scope {args.scope!r} failed: {type(exc).__name__}: {exc}"
             ) from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -277,3 +278,15 @@ async def test_a_custom_scope_granted_by_wildcard_is_read_as_written(store: Sqli
     await turn.execute(ask())
     assert result_json(results(provider, 1)[0])["value"] == "ship friday"
     assert "enum" not in scope_schema(provider, "list_memory")
+
+
+async def test_a_store_that_raises_is_logged_for_the_operator_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    script = [calls(call("r", "read_memory", key="k")), answer("ok")]
+    turn, _ = build(script, state=_BrokenStore())
+    with caplog.at_level(logging.WARNING, logger="neuron_turn.memory"):
+        await turn.execute(ask(session="s"))
+    (record,) = [r for r in caplog.records if r.name == "neuron_turn.memory"]
+    assert record.getMessage() == "memory read in scope 'session' failed"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], OSError)

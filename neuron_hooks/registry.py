@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -148,15 +148,12 @@ class HookRegistry:
         Never raises because of an observer: a failure is logged with its name.
         """
         for name, observer in tuple(self._progress):
-            try:
-                await observer.on_progress(event)
-            except Exception:
-                logger.exception(
-                    "progress observer %r raised on a report of tool %r; ignored",
-                    name,
-                    event.name,
-                    extra={"hook_name": name, "tool_name": event.name},
-                )
+            await _delivered(
+                name,
+                observer.on_progress(event),
+                ("progress observer %r raised on a report of tool %r; ignored", name, event.name),
+                {"tool_name": event.name},
+            )
 
     def _taken(self, name: str) -> bool:
         return (
@@ -175,15 +172,12 @@ class HookRegistry:
         Never raises because of an observer: a failure is logged with its name.
         """
         for name, observer in tuple(self._lifecycle):
-            try:
-                await observer.on_lifecycle(event)
-            except Exception:
-                logger.exception(
-                    "lifecycle observer %r raised on %s; ignored",
-                    name,
-                    event.type,
-                    extra={"hook_name": name, "lifecycle_event": event.type},
-                )
+            await _delivered(
+                name,
+                observer.on_lifecycle(event),
+                ("lifecycle observer %r raised on %s; ignored", name, event.type),
+                {"lifecycle_event": event.type},
+            )
 
     def has_hooks(self, point: HookPoint) -> bool:
         """Whether any hook listens at `point`; if not, the loop need not build a context."""
@@ -258,6 +252,19 @@ def _judge(entry: RegisteredHook, point: HookPoint, action: object) -> HookActio
         extra={"hook_name": entry.name, "hook_point": point.value},
     )
     return None
+
+
+async def _delivered(
+    name: str, delivery: Awaitable[None], failure: tuple[object, ...], extra: dict[str, str]
+) -> None:
+    """Await an observer's `delivery`; what it raises is logged, never passed on.
+
+    `failure` is the log message and its arguments, formatted only if it fails.
+    """
+    try:
+        await delivery
+    except Exception:
+        logger.exception(*failure, extra={"hook_name": name, **extra})
 
 
 def _default_name(hook: object) -> str:

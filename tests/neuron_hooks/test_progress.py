@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from layer0 import Continue, HookAction, HookContext, HookPoint
@@ -47,3 +49,25 @@ def test_a_progress_observer_needs_an_async_on_progress_and_a_free_name() -> Non
     registry.add(WatchingHook(), name="w")
     with pytest.raises(DuplicateHookError):
         registry.add_progress_observer(WatchingHook(), name="w")
+
+
+class BrokenWatcher:
+    async def on_progress(self, event: ToolProgress) -> None:
+        raise RuntimeError("watcher down")
+
+
+async def test_an_observer_that_raises_is_logged_and_the_others_still_get_the_report(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry = HookRegistry()
+    registry.add_progress_observer(BrokenWatcher(), name="broken")
+    after = WatchingHook()
+    registry.add_progress_observer(after, name="after")
+    with caplog.at_level(logging.ERROR, logger="neuron_hooks"):
+        await registry.notify_progress(REPORT)
+    assert after.seen == [REPORT]
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        "progress observer 'broken' raised on a report of tool 'fetch'; ignored"
+    )
+    assert (record.hook_name, record.tool_name) == ("broken", "fetch")  # type: ignore[attr-defined]

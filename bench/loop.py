@@ -85,7 +85,7 @@ def _turn(
 ) -> NeuronTurn:
     config = NeuronTurnConfig(max_turns=50)
     return NeuronTurn(
-        FunctionProvider(respond),
+        FunctionProvider(respond, record=False),
         tools=ToolRegistry([add]),
         hooks=_hooks() if hooks else None,
         config=config,

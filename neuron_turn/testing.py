@@ -151,18 +151,24 @@ class FunctionProvider:
     """Answers each request with `fn(request)`; `fn` may be sync or async.
 
     `stream` streams that answer in pieces of `chunk_size` characters, as
-    `ScriptedProvider` does.
+    `ScriptedProvider` does. Each request is kept in `requests` unless
+    `record=False`: a benchmark or a long-lived fake would otherwise hold every
+    request (and its history snapshot) for good, which no real provider does.
     """
 
-    def __init__(self, fn: ResponseFunction, *, chunk_size: int | None = None) -> None:
+    def __init__(
+        self, fn: ResponseFunction, *, chunk_size: int | None = None, record: bool = True
+    ) -> None:
         """Create a provider that calls `fn` for every request."""
         self.fn = fn
         self.chunk_size = chunk_size
+        self.record = record
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        """Record `request` and return what `fn` makes of it."""
-        self.requests.append(request)
+        """Record `request` (unless `record` is off) and return what `fn` makes of it."""
+        if self.record:
+            self.requests.append(request)
         result = self.fn(request)
         if inspect.isawaitable(result):
             return await result

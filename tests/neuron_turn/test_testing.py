@@ -52,6 +52,13 @@ async def test_function_provider_answers_with_a_sync_or_async_function() -> None
     assert async_provider.requests == [request]
 
 
+async def test_function_provider_keeps_no_requests_when_record_is_off() -> None:
+    provider = FunctionProvider(lambda r: text_response("x"), record=False)
+    request = ProviderRequest(model="m", messages=())
+    assert (await provider.complete(request)).content[0].text == "x"  # type: ignore[union-attr]
+    assert provider.requests == []
+
+
 def test_doubles_and_neuron_turn_satisfy_their_protocols() -> None:
     assert isinstance(ScriptedProvider([]), Provider)
     assert isinstance(FunctionProvider(lambda r: text_response("x")), Provider)

@@ -58,16 +58,20 @@ def fit(amount: Decimal) -> Decimal:
     Raises:
         PydanticCustomError: `amount` is not finite or is 2**96 or more in size.
     """
+    sign, digits, exponent = amount.as_tuple()
+    # A non-finite amount has a letter for its exponent, and fails the first test.
+    if (
+        type(exponent) is int
+        and -MAX_SCALE <= exponent <= 0
+        and len(digits) < MAX_DIGITS
+        and not (sign and amount.is_zero())
+    ):
+        return amount  # already what the reference holds: the common case
     if not amount.is_finite():
         raise PydanticCustomError(
             "cost_not_finite", "a cost must be a finite number; got {value}", {"value": str(amount)}
         )
-    exponent = amount.as_tuple().exponent
     assert isinstance(exponent, int)
-    digits = amount.as_tuple().digits
-    negative_zero = amount.is_zero() and amount.is_signed()
-    if -MAX_SCALE <= exponent <= 0 and len(digits) < MAX_DIGITS and not negative_zero:
-        return amount  # already what the reference holds: the common case
     scale = min(max(-exponent, 0), MAX_SCALE)
     if amount.is_zero():
         return _decimal(False, 0, scale)

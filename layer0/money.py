@@ -81,7 +81,11 @@ def usd(amount: Decimal | str | int = 0) -> Money:
     Raises:
         PydanticCustomError: `amount` is not a cost the wire can carry.
     """
-    return parse_cost(amount if not isinstance(amount, int) else Decimal(amount))
+    if isinstance(amount, int):
+        amount = Decimal(amount)
+    if isinstance(amount, Decimal):
+        return Money(fit(amount), USD)
+    return parse_cost(amount)
 
 
 def parse_cost(value: object) -> Money:

@@ -56,20 +56,17 @@ class Arguments:
             fields[f"p{index}"] = (annotation, _field(parameter, descriptions))
         self._model: Final = _create_model(tool, fields)
         positional_only = inspect.Parameter.POSITIONAL_ONLY
-        self._positional: Final = tuple(
-            f"p{i}" for i, p in enumerate(parameters) if p.kind is positional_only
-        )
-        self._keyword: Final = tuple(
-            (f"p{i}", p.name) for i, p in enumerate(parameters) if p.kind is not positional_only
-        )
+        # Positional-only parameters come first in any signature, and the model's
+        # fields keep the parameters' order: the first values are the positional ones.
+        self._positional: Final = sum(1 for p in parameters if p.kind is positional_only)
+        self._keyword: Final = tuple(p.name for p in parameters[self._positional :])
         self.schema: Final = _schema(self._model, tool=tool)
 
     def bind(self, input: dict[str, JsonValue]) -> tuple[list[Any], dict[str, Any]]:
         """Validate and coerce `input`; raise `pydantic.ValidationError` if it does not fit."""
-        values = self._model.model_validate(input).__dict__
-        args = [values[name] for name in self._positional]
-        kwargs = {parameter: values[name] for name, parameter in self._keyword}
-        return args, kwargs
+        values = list(self._model.model_validate(input).__dict__.values())
+        split = self._positional
+        return values[:split], dict(zip(self._keyword, values[split:], strict=True))
 
 
 def type_hints(function: Callable[..., Any], *, tool: str) -> dict[str, Any]:

@@ -17,6 +17,8 @@ cost budget ends with `BudgetAction(action="halt_workflow")`.
 from __future__ import annotations
 
 import functools
+import operator
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -102,13 +104,15 @@ class ContextKeeper:
     _pressure: int = 0
     """How many of the sorted pressure thresholds the fill has passed."""
     _warned: bool = False
-    _thresholds: tuple[float, ...] = field(default=())
+    _levels: tuple[float, ...] = field(default=())
+    """The pressure thresholds in tokens, ascending."""
     _estimate: RunningEstimate = field(default_factory=RunningEstimate)
     _own_overhead: int | None = None
     _overhead_memo: tuple[str | None, tuple[ToolSchema, ...], int] | None = None
 
     def __post_init__(self) -> None:
-        self._thresholds = tuple(sorted(set(self.config.context_pressure_at)))
+        thresholds = sorted(set(self.config.context_pressure_at))
+        self._levels = tuple(t * self.limit for t in thresholds)
 
     @property
     def model(self) -> str:
@@ -118,8 +122,9 @@ class ContextKeeper:
     def measure(self) -> int:
         """Return the context's size in the model's tokens, system prompt and tools included."""
         messages = self.run.messages
-        if self._anchor is not None and self._anchor[0] <= len(messages):
-            sent, reported = self._anchor
+        anchor = self._anchor
+        if anchor is not None and anchor[0] <= len(messages):
+            sent, reported = anchor
             return reported + self.meter.scale(self.model, self._estimate.tokens(messages, sent))
         return self._overhead() + self.meter.scale(self.model, self._estimate.tokens(messages))
 
@@ -165,7 +170,7 @@ class ContextKeeper:
             memo is not None
             and memo[0] == request.system
             and len(memo[1]) == len(tools)
-            and all(a is b for a, b in zip(memo[1], tools, strict=True))
+            and all(map(operator.is_, memo[1], tools))
         ):
             return memo[2]
         value = estimate_overhead(request.system, tools)
@@ -217,7 +222,7 @@ class ContextKeeper:
                 tokens_freed=max(0, used - after),
             )
         )
-        self._pressure = sum(1 for t in self._thresholds if after >= t * self.limit)
+        self._pressure = bisect_right(self._levels, after)
         if after > self.limit:
             self.run.effects.append(
                 LogEffect(
@@ -240,7 +245,7 @@ class ContextKeeper:
         return max(1, int(self.limit * self.config.compact_to) - self._overhead())
 
     async def _report_pressure(self, used: int) -> None:
-        passed = sum(1 for t in self._thresholds if used >= t * self.limit)
+        passed = bisect_right(self._levels, used)  # the levels at or below `used`
         if passed <= self._pressure:
             self._pressure = passed
             return

@@ -161,4 +161,6 @@ def json_text(value: JsonValue) -> str:
     """Return a tool result as the text the model sees: strings as they are, else JSON."""
     if isinstance(value, str):
         return value
+    if type(value) is int:
+        return str(value)  # what the encoder writes for an int (a bool is not one), faster
     return _COMPACT_JSON.encode(value)

@@ -12,11 +12,9 @@ the answer cannot be used, a `ModelError` saying why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
-
-from pydantic import JsonValue
 
 from layer0 import ModelError
 
@@ -33,19 +31,28 @@ class RefusedCall(ToolUsePart):
     refusal: str = ""
 
 
-def guard_tool_inputs(content: Sequence[ContentPart]) -> list[ContentPart]:
+def guard_tool_inputs(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
     """Return `content` with every tool call whose arguments nest too deep refused.
+
+    `content` itself when nothing was refused (the common case), so the loop
+    can tell by identity whether the response must be copied.
 
     Raises:
         ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
     """
-    for part in content:
-        if isinstance(part, RawPart) and deeper_than(part.data, MAX_INPUT_DEPTH):
+    guarded: list[ContentPart] | None = None
+    for index, part in enumerate(content):
+        if isinstance(part, ToolUsePart):
+            checked = _guarded(part)
+            if checked is not part:
+                guarded = list(content) if guarded is None else guarded
+                guarded[index] = checked
+        elif isinstance(part, RawPart) and deeper_than(part.data, MAX_INPUT_DEPTH):
             raise ModelError(
                 f"the answer holds a {part.provider!r} block nested deeper than "
                 f"{MAX_INPUT_DEPTH} levels of objects and arrays"
             )
-    return [_guarded(part) if isinstance(part, ToolUsePart) else part for part in content]
+    return content if guarded is None else guarded
 
 
 def _guarded(call: ToolUsePart) -> ToolUsePart:
@@ -59,19 +66,24 @@ def _guarded(call: ToolUsePart) -> ToolUsePart:
     return RefusedCall(call.id, call.name, {}, refusal)
 
 
-def deeper_than(value: JsonValue, limit: int) -> bool:
-    """Return whether `value` nests deeper than `limit`; iterative, and bounded on cycles."""
-    pending: list[tuple[object, int]] = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        children: list[object] | None = None
-        if isinstance(item, dict):
-            children = list(item.values())
-        elif isinstance(item, list | tuple):
-            children = list(item)
-        if children is None:
-            continue
-        if depth + 1 > limit:
+def deeper_than(value: object, limit: int) -> bool:
+    """Return whether `value` nests deeper than `limit` objects and arrays.
+
+    Depth-first and recursive only as deep as `limit`, so a cyclic value (a
+    provider's own Python objects, never parsed JSON) ends at the limit too.
+    """
+    if isinstance(value, dict):
+        children: Iterable[object] = value.values()
+    elif isinstance(value, list | tuple):
+        children = value
+    else:
+        return False
+    if limit < 1:
+        return True
+    for child in children:
+        if isinstance(child, _NESTED) and deeper_than(child, limit - 1):
             return True
-        pending.extend((child, depth + 1) for child in children)
     return False
+
+
+_NESTED: Final = (dict, list, tuple)

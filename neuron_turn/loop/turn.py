@@ -488,23 +488,24 @@ class NeuronTurn(Generic[OutT]):
         rounds: ToolRound,
         output: OutputRound,
     ) -> None:
-        await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
+        hooks = self.hooks
+        if hooks.has_hooks(HookPoint.PRE_INFERENCE):
+            await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
         request = self._request(run, input, tools, output)  # 2
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
         response = await self._complete(request, run)  # 3
         guarded = guard_tool_inputs(response.content)
-        if any(a is not b for a, b in zip(guarded, response.content, strict=True)):
+        if guarded is not response.content:
             response = replace(response, content=guarded)  # a refused call took a part's place
         run.turns_used += 1
         run.last_content = response.content
         run.messages.append(ProviderMessage("assistant", response.content))
         try:
-            # Built only for a hook that will read it: it costs a validation of every part.
-            model_output = None
-            if self.hooks.has_hooks(HookPoint.POST_INFERENCE):
+            if hooks.has_hooks(HookPoint.POST_INFERENCE):
+                # Built only for a hook that will read it: it costs a validation of every part.
                 model_output = content_from_parts(response.content)
-            await self._hook(run, HookPoint.POST_INFERENCE, model_output=model_output)  # 4
+                await self._hook(run, HookPoint.POST_INFERENCE, model_output=model_output)  # 4
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5
@@ -531,7 +532,8 @@ class NeuronTurn(Generic[OutT]):
         if step.calls:
             self._check_round(run)
         self._check_limits(run)  # 8
-        await self._hook(run, HookPoint.EXIT_CHECK)  # 9
+        if hooks.has_hooks(HookPoint.EXIT_CHECK):
+            await self._hook(run, HookPoint.EXIT_CHECK)  # 9
         await self._compact(run)  # 10
 
     async def _run_or_hold(
@@ -649,8 +651,7 @@ class NeuronTurn(Generic[OutT]):
     async def _hook(
         self, run: RunState, point: HookPoint, *, model_output: Content | None = None
     ) -> None:
-        if not self.hooks.has_hooks(point):
-            return
+        """Run the hooks at `point`; called only when some listen there (no coroutine else)."""
         action = await self.hooks.dispatch(run.hook_context(point, model_output=model_output))
         if isinstance(action, Halt):
             raise _Exit(ObserverHalt(reason=action.reason))

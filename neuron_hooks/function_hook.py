@@ -39,6 +39,11 @@ class FunctionHook:
         self._points = as_points(points, owner=self.name)
 
     @property
+    def function(self) -> HookFunction:
+        """The wrapped `async def` function."""
+        return self._fn
+
+    @property
     def points(self) -> Set[HookPoint]:
         """The points at which `fn` is called."""
         return self._points

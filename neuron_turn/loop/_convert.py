@@ -26,6 +26,7 @@ from layer0 import (
     ToolUseBlock,
 )
 
+from ._trusted import is_plain_json, trusted
 from .provider import (
     ContentPart,
     ImagePart,
@@ -67,9 +68,10 @@ def parts_from_content(content: Content) -> list[ContentPart]:
 
 def content_from_parts(parts: Sequence[ContentPart]) -> Content:
     """Return the parts as layer0 Content: a plain string when they are one text part."""
-    if len(parts) == 1 and isinstance(parts[0], TextPart):
-        return Content(parts[0].text)
-    return Content([_block_from_part(part) for part in parts])
+    if len(parts) == 1 and type(parts[0]) is TextPart and type(parts[0].text) is str:
+        return trusted(Content, {"root": parts[0].text}, _ROOT)
+    blocks = [_block_from_part(part) for part in parts]
+    return trusted(Content, {"root": blocks}, _ROOT)  # each block is valid: so is the list
 
 
 def history_from_json(value: JsonValue) -> list[ProviderMessage]:
@@ -118,6 +120,12 @@ def _part_from_block(block: ContentBlock) -> ContentPart:
     return _part_from_custom(block)
 
 
+def _plain_result(part: ToolResultPart) -> bool:
+    return (
+        type(part.tool_use_id) is str and type(part.content) is str and type(part.is_error) is bool
+    )
+
+
 def _part_from_custom(block: CustomBlock) -> ContentPart:
     data = block.data
     if block.content_type == THINKING_TYPE and isinstance(data, dict):
@@ -137,11 +145,23 @@ def _part_from_custom(block: CustomBlock) -> ContentPart:
 
 
 def _block_from_part(part: ContentPart) -> ContentBlock:
+    # Built trusted when every value has the type the block's field wants; a Python
+    # provider's own objects (a tuple in a tool's input, say) meet validation instead,
+    # which says what is wrong with them.
     if isinstance(part, TextPart):
+        if type(part.text) is str:
+            return trusted(TextBlock, {"type": "text", "text": part.text}, _TEXT_SET)
         return TextBlock(text=part.text)
     if isinstance(part, ToolUsePart):
+        if type(part.id) is str and type(part.name) is str and is_plain_json(part.input):
+            fields = {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
+            return trusted(ToolUseBlock, fields, _TOOL_USE_SET)
         return ToolUseBlock(id=part.id, name=part.name, input=part.input)
     if isinstance(part, ToolResultPart):
+        if _plain_result(part):
+            fields = {"type": "tool_result", "tool_use_id": part.tool_use_id}
+            fields |= {"content": part.content, "is_error": part.is_error}
+            return trusted(ToolResultBlock, fields, _TOOL_RESULT_SET)
         return ToolResultBlock(
             tool_use_id=part.tool_use_id, content=part.content, is_error=part.is_error
         )
@@ -152,6 +172,11 @@ def _block_from_part(part: ContentPart) -> ContentBlock:
         return CustomBlock(content_type=THINKING_TYPE, data=data)
     return CustomBlock(content_type=RAW_TYPE, data={"provider": part.provider, "data": part.data})
 
+
+_ROOT: Final = frozenset({"root"})
+_TEXT_SET: Final = frozenset({"text"})
+_TOOL_USE_SET: Final = frozenset({"id", "name", "input"})
+_TOOL_RESULT_SET: Final = frozenset({"tool_use_id", "content", "is_error"})
 
 # `json.dumps` with keyword arguments builds a new encoder per call; this one is shared.
 _COMPACT_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

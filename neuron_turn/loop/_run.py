@@ -6,14 +6,14 @@ One instance per call, never shared, which is what makes a single
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from moneyed import Money
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
 from layer0 import (
     HISTORY_KEY,
@@ -34,6 +34,7 @@ from layer0 import (
 )
 
 from ._convert import content_from_parts, history_to_json
+from ._trusted import trusted
 from .approval import merge_into
 from .config import ResolvedConfig
 from .events import EffectDeclared, TurnEvent
@@ -44,29 +45,11 @@ __all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
 _ZERO = usd()
 _FIELD_NAMES = frozenset(HookContext.model_fields)
 _RECORD_FIELDS = frozenset(ToolCallRecord.model_fields)
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def _trusted(model: type[_M], fields: dict[str, Any], names: frozenset[str]) -> _M:
-    """Build a `model` from values the loop made valid, without re-validating.
-
-    A hook context is built at every hook point of every iteration and a record
-    for every tool call; pydantic's `model_construct` costs several times more
-    than this, which sets the same instance state (tests/neuron_turn/test_run.py
-    checks each equals a validated one).
-    """
-    assert fields.keys() == names
-    instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", fields)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(names))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance
 
 
 def _trusted_context(fields: dict[str, Any]) -> HookContext:
     """Build a HookContext from values the loop made valid, without re-validating."""
-    return _trusted(HookContext, fields, _FIELD_NAMES)
+    return trusted(HookContext, fields, _FIELD_NAMES)
 
 
 def tool_call_record(name: str, duration: int, success: bool) -> ToolCallRecord:
@@ -75,7 +58,7 @@ def tool_call_record(name: str, duration: int, success: bool) -> ToolCallRecord:
         # Not what the loop makes: validation says what is wrong, as it always did.
         return ToolCallRecord(name=name, duration=duration, success=success)
     fields = {"name": name, "duration": duration, "success": success}
-    return _trusted(ToolCallRecord, fields, _RECORD_FIELDS)
+    return trusted(ToolCallRecord, fields, _RECORD_FIELDS)
 
 
 @dataclass(slots=True)
@@ -92,7 +75,7 @@ class RunState:
     """Where this turn's own messages start in `messages` (moves when compacting)."""
     flushed: list[ProviderMessage] = field(default_factory=list)
     """This turn's messages taken out of `messages` before a compaction."""
-    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    turn_id: str = field(default_factory=lambda: os.urandom(16).hex())
     """Unique per execution: makes the history append idempotent."""
     started: float = field(default_factory=time.monotonic)
     effects: list[Effect] = field(default_factory=list)
@@ -203,7 +186,7 @@ class RunState:
                 "tokens_used": self.tokens_in + self.tokens_out,
                 "cost": self.cost,
                 "turns_completed": self.turns_used,
-                "elapsed": self.elapsed_ms(),
+                "elapsed": int((time.monotonic() - self.started) * 1000),
             }
         )
 

@@ -17,13 +17,13 @@ from typing_extensions import TypeVar
 
 from layer0 import (
     RECORD_OPTION,
-    Content,
     ContextAssemblyError,
     CustomExit,
     ExitReason,
     Halt,
     HandoffEffect,
     Hook,
+    HookAction,
     HookPoint,
     ModelError,
     NonRetryableError,
@@ -490,7 +490,7 @@ class NeuronTurn(Generic[OutT]):
     ) -> None:
         hooks = self.hooks
         if hooks.has_hooks(HookPoint.PRE_INFERENCE):
-            await self._hook(run, HookPoint.PRE_INFERENCE)  # 1
+            _halt_on(await hooks.dispatch(run.hook_context(HookPoint.PRE_INFERENCE)))  # 1
         request = self._request(run, input, tools, output)  # 2
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
@@ -504,8 +504,9 @@ class NeuronTurn(Generic[OutT]):
         try:
             if hooks.has_hooks(HookPoint.POST_INFERENCE):
                 # Built only for a hook that will read it: it costs a validation of every part.
-                model_output = content_from_parts(response.content)
-                await self._hook(run, HookPoint.POST_INFERENCE, model_output=model_output)  # 4
+                output_content = content_from_parts(response.content)
+                context = run.hook_context(HookPoint.POST_INFERENCE, model_output=output_content)
+                _halt_on(await hooks.dispatch(context))  # 4
         finally:
             # The call was made and paid for: count it even when the hook halts.
             run.account(response)  # 5
@@ -533,7 +534,7 @@ class NeuronTurn(Generic[OutT]):
             self._check_round(run)
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):
-            await self._hook(run, HookPoint.EXIT_CHECK)  # 9
+            _halt_on(await hooks.dispatch(run.hook_context(HookPoint.EXIT_CHECK)))  # 9
         await self._compact(run)  # 10
 
     async def _run_or_hold(
@@ -648,14 +649,6 @@ class NeuronTurn(Generic[OutT]):
             raise ProviderResponseError("the provider's stream ended without a final response")
         return final
 
-    async def _hook(
-        self, run: RunState, point: HookPoint, *, model_output: Content | None = None
-    ) -> None:
-        """Run the hooks at `point`; called only when some listen there (no coroutine else)."""
-        action = await self.hooks.dispatch(run.hook_context(point, model_output=model_output))
-        if isinstance(action, Halt):
-            raise _Exit(ObserverHalt(reason=action.reason))
-
     def _check_round(self, run: RunState) -> None:
         if any(isinstance(effect, HandoffEffect) for effect in run.effects):
             raise _Exit(_HANDOFF)
@@ -694,6 +687,12 @@ class NeuronTurn(Generic[OutT]):
 
     async def _compact(self, run: RunState) -> None:
         await _keeper(run).step()
+
+
+def _halt_on(action: HookAction) -> None:
+    """End the turn if the hooks' `action` is a halt (steps 1, 4 and 9)."""
+    if isinstance(action, Halt):
+        raise _Exit(ObserverHalt(reason=action.reason))
 
 
 def _keeper(run: RunState) -> ContextKeeper:

@@ -5,9 +5,20 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from layer0 import Content, HookContext, HookPoint, ToolCallRecord, TurnConfig
+from layer0 import (
+    Content,
+    HookContext,
+    HookPoint,
+    TextBlock,
+    ToolCallRecord,
+    ToolResultBlock,
+    ToolUseBlock,
+    TurnConfig,
+)
 from neuron_turn import NeuronTurnConfig, ProviderMessage, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn.loop._convert import content_from_parts
 from neuron_turn.loop._run import RunState, tool_call_record
+from neuron_turn.loop._trusted import is_plain_json
 from neuron_turn.loop.approval import merge_results
 
 from .support import dollars
@@ -75,3 +86,68 @@ def test_request_messages_merge_only_new_messages_as_merge_results_does() -> Non
     run.messages = [ProviderMessage("user", [TextPart("compacted")])]  # another list
     assert run.request_messages() == tuple(merge_results(run.messages))
     assert run.sent_from == 1
+
+
+def _validated_content(parts: list[object]) -> Content:
+    return Content(
+        [
+            TextBlock(text=p.text)
+            if isinstance(p, TextPart)
+            else ToolUseBlock(id=p.id, name=p.name, input=p.input)
+            if isinstance(p, ToolUsePart)
+            else ToolResultBlock(tool_use_id=p.tool_use_id, content=p.content, is_error=p.is_error)
+            for p in parts
+            if isinstance(p, TextPart | ToolUsePart | ToolResultPart)
+        ]
+    )
+
+
+def test_trusted_content_equals_validated_content_block_for_block() -> None:
+    parts: list[object] = [
+        TextPart("hi"),
+        ToolUsePart("c1", "add", {"a": 1, "b": [2.5, None, True, {"k": "v"}]}),
+        ToolResultPart("c1", "3", is_error=True),
+    ]
+    fast = content_from_parts(parts)  # type: ignore[arg-type]
+    validated = _validated_content(parts)
+    assert fast == validated
+    assert fast.model_fields_set == validated.model_fields_set
+    for mine, theirs in zip(fast.root, validated.root, strict=True):  # type: ignore[arg-type]
+        assert type(mine) is type(theirs)
+        assert mine.model_fields_set == theirs.model_fields_set  # type: ignore[union-attr]
+        assert mine.__dict__ == theirs.__dict__
+    adapter = TypeAdapter(Content)
+    assert adapter.dump_json(fast) == adapter.dump_json(validated)
+    assert content_from_parts([TextPart("only")]) == Content("only")  # type: ignore[list-item]
+
+
+def test_content_of_a_call_whose_input_is_not_json_is_judged_by_validation() -> None:
+    for odd in (object(), (1, 2), {1, 2}):
+        with pytest.raises(ValidationError, match="input"):
+            content_from_parts([ToolUsePart("c1", "t", {"x": odd})])
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ({"a": [1, "x", None, 1.5, False]}, True),
+        ({1: "int key"}, False),
+        ({"t": (1,)}, False),
+        ({"s": {1}}, False),
+        ([[[[1]]]], True),
+    ],
+)
+def test_is_plain_json_accepts_only_json_types(value: object, plain: bool) -> None:
+    assert is_plain_json(value) is plain
+
+
+def test_is_plain_json_refuses_nesting_past_its_depth_and_cycles() -> None:
+    deep: list[object] = []
+    inner = deep
+    for _ in range(70):
+        inner.append([])
+        inner = inner[0]  # type: ignore[assignment]
+    assert not is_plain_json(deep)
+    loop: list[object] = []
+    loop.append(loop)
+    assert not is_plain_json(loop)

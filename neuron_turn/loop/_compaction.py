@@ -17,7 +17,6 @@ cost budget ends with `BudgetAction(action="halt_workflow")`.
 from __future__ import annotations
 
 import functools
-import operator
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from .config import NeuronTurnConfig
 from .context import CompactionBudget, ContextStrategy, accepts_keyword
 from .events import Lifecycle
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse
-from .tokens import RunningEstimate, TokenMeter, estimate_overhead, estimate_tokens
+from .tokens import RunningEstimate, TokenMeter, estimate_tokens
 
 __all__ = ["DEFAULT_CONTEXT_LIMIT", "AccountedProvider", "ContextKeeper", "context_limit"]
 
@@ -107,8 +106,6 @@ class ContextKeeper:
     _levels: tuple[float, ...] = field(default=())
     """The pressure thresholds in tokens, ascending."""
     _estimate: RunningEstimate = field(default_factory=RunningEstimate)
-    _own_overhead: int | None = None
-    _overhead_memo: tuple[str | None, tuple[ToolSchema, ...], int] | None = None
 
     def __post_init__(self) -> None:
         thresholds = sorted(set(self.config.context_pressure_at))
@@ -129,17 +126,14 @@ class ContextKeeper:
         return self._overhead() + self.meter.scale(self.model, self._estimate.tokens(messages))
 
     def _overhead(self) -> int:
-        if self._own_overhead is None:
-            # The keeper's system prompt and tools never change: estimated once.
-            self._own_overhead = estimate_overhead(self.system, self.tools)
-        return self.meter.scale(self.model, self._own_overhead)
+        return self.meter.scale(self.model, self.meter.overhead(self.system, self.tools))
 
     async def after_call(self, request: ProviderRequest, response: ProviderResponse) -> None:
         """Learn from the call's reported input tokens; emit `CostIncurred`, `BudgetWarning`."""
         reported = response.usage.input_tokens
         run = self.run
         own = request.messages is run.sent and run.sent_from <= len(run.messages)
-        estimated = self._request_overhead(request) + (
+        estimated = self.meter.overhead(request.system, request.tools) + (
             self._estimate.tokens(run.messages, 0, run.sent_from)
             if own
             else estimate_tokens(request.messages)
@@ -161,21 +155,6 @@ class ContextKeeper:
         ):
             self._warned = True
             await self.emit(BudgetWarning(workflow=self._workflow(), spent=run.cost, limit=limit))
-
-    def _request_overhead(self, request: ProviderRequest) -> int:
-        """`estimate_overhead` of the request, remembered for the last system prompt and tools."""
-        memo = self._overhead_memo
-        tools = request.tools
-        if (
-            memo is not None
-            and memo[0] == request.system
-            and len(memo[1]) == len(tools)
-            and all(map(operator.is_, memo[1], tools))
-        ):
-            return memo[2]
-        value = estimate_overhead(request.system, tools)
-        self._overhead_memo = (request.system, tuple(tools), value)
-        return value
 
     def _own_request_valid(self, request: ProviderRequest) -> bool:
         """`_anchor_valid` for the loop's own last request, in constant time.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Sequence
 from typing import Final
 
@@ -151,6 +152,7 @@ class TokenMeter:
     def __init__(self) -> None:
         """Start with no model calibrated."""
         self._ratios: dict[str, float] = {}
+        self._overhead: tuple[str | None, tuple[ToolSchema, ...], int] | None = None
 
     def __repr__(self) -> str:
         return f"TokenMeter(ratios={self._ratios!r})"
@@ -175,6 +177,26 @@ class TokenMeter:
     def scale(self, model: str, estimated: int) -> int:
         """Return `estimated` tokens in the model's tokens, rounded up."""
         return math.ceil(estimated * self.ratio(model))
+
+    def overhead(self, system: str | None, tools: Sequence[ToolSchema]) -> int:
+        """Return `estimate_overhead(system, tools)`, remembered for the last pair asked.
+
+        Every call of every run of a turn sends the same system prompt and the
+        same tool schema objects, and estimating them encodes every schema as
+        JSON; one remembered pair serves them all, and stays one pair however
+        many different ones come.
+        """
+        memo = self._overhead
+        if (
+            memo is not None
+            and memo[0] == system
+            and len(memo[1]) == len(tools)
+            and all(map(operator.is_, memo[1], tools))
+        ):
+            return memo[2]
+        value = estimate_overhead(system, tools)
+        self._overhead = (system, tuple(tools), value)
+        return value
 
     def count(self, model: str, messages: Sequence[ProviderMessage]) -> int:
         """Return about how many of the model's tokens `messages` take."""

@@ -412,7 +412,10 @@ class NeuronTurn(Generic[OutT]):
         )
 
     def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:
-        if spec is not None and spec.mode is not None:
+        if spec is None:
+            # Never read without an output type; asking the provider is a protocol check.
+            return "prompted"
+        if spec.mode is not None:
             return spec.mode
         if self.config.output_mode is not None:
             return self.config.output_mode

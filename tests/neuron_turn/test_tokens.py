@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from neuron_tool import ToolSchema
 from neuron_turn import ProviderMessage, TextPart, ToolResultPart, ToolUsePart
-from neuron_turn.loop.tokens import RunningEstimate, estimate_tokens
+from neuron_turn.loop.tokens import RunningEstimate, TokenMeter, estimate_overhead, estimate_tokens
 
 
 def _message(index: int) -> ProviderMessage:
@@ -34,3 +35,19 @@ def test_running_estimate_starts_over_when_the_list_changes_other_than_growing()
     assert running.tokens(messages) == estimate_tokens(messages)
     other = [_message(index) for index in range(3, 9)]
     assert running.tokens(other) == estimate_tokens(other)
+
+
+def test_meter_overhead_is_remembered_for_the_same_schemas_and_redone_for_others() -> None:
+    meter = TokenMeter()
+    add = ToolSchema(name="add", description="Add.", input_schema={"type": "object"})
+    tools = [add]
+    first = meter.overhead("be brief", tools)
+    assert first == estimate_overhead("be brief", tools)
+    # An equal but distinct schema object is measured anew, as is another prompt.
+    bigger = ToolSchema(name="add", description="Add.", input_schema={"type": "object", "x": 1})
+    assert meter.overhead("be brief", [bigger]) == estimate_overhead("be brief", [bigger]) > first
+    assert meter.overhead("be much briefer", [bigger]) == estimate_overhead(
+        "be much briefer", [bigger]
+    )
+    assert meter.overhead("be brief", [add, add]) == estimate_overhead("be brief", [add, add])
+    assert meter.overhead("be brief", tools) == first

@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import usd
 
+from ._flat_prices import model_prices, plan_for, usage_reader
 from ._wire import PROVIDER
 
 PriceTable: TypeAlias = Mapping[str, Mapping[str, Decimal | str | int]]
@@ -69,6 +70,9 @@ class Pricing:
         if price is None:
             price = self._overrides.get(requested)
         try:
+            flat = _flat_cost(usage, model, price)
+            if flat is not None:
+                return usd(flat)
             extracted = genai_prices.extract_usage({"usage": usage}, provider_id=PROVIDER).usage
             if price is not None:
                 return usd(price.calc_price(extracted)["total_price"])
@@ -80,6 +84,22 @@ class Pricing:
             # which the loop reports, beats failing a call that succeeded.
             _log.warning("cannot price a call answered by %s: %s", model, exc)
             return None
+
+
+def _flat_cost(
+    usage: Mapping[str, JsonValue], model: str, price: ModelPrice | None
+) -> Decimal | None:
+    """The cost by genai-prices' own arithmetic without its general path; None: use that path.
+
+    Raises:
+        LookupError: genai-prices does not know `model` (and no user price is given).
+    """
+    reader = usage_reader(PROVIDER)
+    counts = None if reader is None else reader.counts(usage)
+    if counts is None:
+        return None
+    plan = plan_for(price if price is not None else model_prices(model, provider_id=PROVIDER)[1])
+    return None if plan is None else plan.total(counts)
 
 
 def _model_price(model: str, *, prices: Mapping[str, Decimal | str | int]) -> ModelPrice:

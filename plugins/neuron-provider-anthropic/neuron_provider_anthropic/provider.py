@@ -108,7 +108,7 @@ class AnthropicProvider:
         self.model: Final = model
         root = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         self.base_url: Final = root.rstrip("/")
-        self._url: Final = f"{self.base_url}/v1/messages"
+        self._url: Final = _parsed_url(f"{self.base_url}/v1/messages")
         self._api_key: Final = api_key
         self._timeout: Final = timeout
         self._max_tokens: Final = max_tokens
@@ -328,3 +328,14 @@ def _cut_off(exc: StreamCutError, *, model: str) -> ProviderConnectionError:
         "the partial answer is discarded",
         provider=PROVIDER,
     )
+
+
+def _parsed_url(url: str) -> httpx.URL | str:
+    """`url` parsed once, instead of by httpx on every call (~10 µs each).
+
+    One httpx cannot parse stays text, so the first call fails on it as before.
+    """
+    try:
+        return httpx.URL(url)
+    except httpx.InvalidURL:
+        return url

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Final
 
 from pydantic import JsonValue
 
 __all__ = ["synthesise_tool_call_id"]
 
+# Built once: `json.dumps` with options builds a new encoder on every call.
+_ENCODER: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
 
 def synthesise_tool_call_id(*, salt: str, position: int, name: str, arguments: JsonValue) -> str:
     """Return the stable id of the call at `position` of a response salted with `salt`."""
-    material = json.dumps(
-        [salt, position, name, arguments], sort_keys=True, separators=(",", ":"), default=str
-    )
+    material = _ENCODER.encode([salt, position, name, arguments])
     digest = hashlib.sha256(material.encode()).hexdigest()[:16]
     return f"call_{position}_{digest}"

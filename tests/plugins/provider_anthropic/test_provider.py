@@ -275,3 +275,10 @@ async def test_extra_that_is_not_json_is_an_invalid_request_not_a_type_error() -
     with pytest.raises(InvalidRequestError, match="not JSON"):
         await api.provider().complete(request(extra={"when": object()}))  # type: ignore[dict-item]
     assert api.requests == []
+
+
+async def test_a_base_url_httpx_cannot_parse_fails_the_call_not_the_construction() -> None:
+    provider = AnthropicProvider(MODEL, api_key=API_KEY, base_url="http://\x00host")
+
+    with pytest.raises(InvalidRequestError, match="cannot be called at that URL"):
+        await provider.complete(request())

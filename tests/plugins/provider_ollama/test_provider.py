@@ -230,3 +230,10 @@ def test_float_prices_are_refused() -> None:
 def test_bad_prices_are_refused_naming_the_entry(entry: dict[str, str]) -> None:
     with pytest.raises(ValueError, match=r"prices\['m'\]"):
         OllamaProvider("m", prices={"m": entry})
+
+
+async def test_a_base_url_httpx_cannot_parse_fails_the_call_not_the_construction() -> None:
+    provider = OllamaProvider("llama3.2", base_url="http://\x00host")
+
+    with pytest.raises(InvalidRequestError, match="cannot be called at that URL"):
+        await provider.complete(user_request())

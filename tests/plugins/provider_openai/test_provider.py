@@ -364,3 +364,10 @@ async def test_secret_headers_are_hidden_in_error_messages(monkeypatch: pytest.M
         await provider.complete(request())
     assert recorder.requests[0].headers["api-key"] == azure_key
     assert azure_key not in str(info.value)
+
+
+async def test_a_base_url_httpx_cannot_parse_fails_the_call_not_the_construction() -> None:
+    provider = OpenAIProvider("gpt-4o-mini", api_key=KEY, base_url="http://\x00host/v1")
+
+    with pytest.raises(InvalidRequestError, match="cannot be called at that URL"):
+        await provider.complete(request(user("Hi")))

@@ -42,7 +42,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 
-from ._memory import MemoryEffect, apply_memory
+from ._memory import MemoryEffect, StoreAbilities, apply_memory
 from ._table import WorkflowTable
 from .chain import Chain
 from .checks import check_effects, check_policy, effect_owner
@@ -79,6 +79,7 @@ class EffectRunner:
     ) -> None:
         """Run effects on `store` and `workflows`, for turns of `agents`."""
         self._store = store
+        self._abilities = StoreAbilities.of(store)
         self._workflows = workflows
         self._agents = agents
         self._handlers = handlers
@@ -138,7 +139,11 @@ class EffectRunner:
             if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or _is_memory(effect):
                 if not memory_applied:
                     recorded = await apply_memory(
-                        self._store, plan.memory, owner=_owner(context), record=record
+                        self._store,
+                        plan.memory,
+                        owner=_owner(context),
+                        record=record,
+                        abilities=self._abilities,
                     )
                     memory_applied = True
             elif isinstance(effect, SignalEffect):

@@ -29,6 +29,7 @@ from layer0 import (
     TurnInput,
     TurnOutput,
     TurnRecord,
+    TurnRecordStore,
     WorkflowId,
 )
 
@@ -155,6 +156,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         if unknown:
             raise ValueError(f"policies name agents that do not exist: {', '.join(unknown)}")
         self._store = store
+        # Checked once: a runtime-checkable isinstance costs µs per turn.
+        self._keeps_records = isinstance(store, TurnRecordStore)
         self._policies = dict(policies)
         self._default_policy = default_policy
         # A chain is immutable: each agent's root chain is built once, not per dispatch.
@@ -341,7 +344,9 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     ) -> tuple[TurnOutput, tuple[HandoffEffect, Chain] | None]:
         """Run one turn of `agent` and its effects; return its output and its handoff."""
         self._workflows.ran(workflow_id, agent)
-        recording = TurnRecording.start(self._store, agent, workflow_id, input)
+        recording = TurnRecording.start(
+            self._store, agent, workflow_id, input, keeps_records=self._keeps_records
+        )
         output, plan = await self._run_turn(workflow_id, agent, input, chain, granted, recording)
         return output, None if plan is None else plan.handoff
 

@@ -16,7 +16,7 @@ import datetime
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from layer0 import (
     APPEND_HISTORY,
@@ -77,13 +77,24 @@ class TurnRecording:
 
     @classmethod
     def start(
-        cls, store: StateStore, agent: AgentId, workflow_id: WorkflowId, input: TurnInput
+        cls,
+        store: StateStore,
+        agent: AgentId,
+        workflow_id: WorkflowId,
+        input: TurnInput,
+        *,
+        keeps_records: bool | None = None,
     ) -> TurnRecording | None:
-        """Begin recording a turn, or return None when `store` keeps no turn records."""
-        if not isinstance(store, TurnRecordStore):
+        """Begin recording a turn, or return None when `store` keeps no turn records.
+
+        `keeps_records`: whether `store` is a `TurnRecordStore`, when the caller checked once.
+        """
+        if keeps_records is None:
+            keeps_records = isinstance(store, TurnRecordStore)
+        if not keeps_records:
             return None
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-        return cls(store, agent, workflow_id, input, now)
+        return cls(cast(TurnRecordStore, store), agent, workflow_id, input, now)
 
     def turn_input(self) -> TurnInput:
         """Return the input to run the turn on: the caller's, asking for the timeline."""

@@ -27,8 +27,8 @@ __all__ = [
     "Remove",
     "Synchronous",
     "apply",
+    "apply_group",
     "list_keys",
-    "list_length",
     "open_read_only",
     "open_reader",
     "open_writer",
@@ -234,36 +234,114 @@ def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     return connection
 
 
-def apply(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> None:
+def apply(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> list[int]:
     """Apply `ops` in order in one transaction: all of them or, on any error, none.
+
+    Returns the length of the list under each `Append`'s key after it, in order.
 
     Raises:
         WriteFailed: nothing was changed; the message names the failing operation.
         HistoryConflict: an `Append` found another length than it expected;
             nothing was changed.
     """
-    failed_at: int | None = None
     try:
         with _transaction(connection):
-            for index, op in enumerate(ops):
-                failed_at = index
-                if isinstance(op, Put):
-                    connection.execute(_UPSERT, (op.scope, op.key, op.value, op.body))
-                    connection.execute(_DELETE_APPENDED, (op.scope, op.key))
-                elif isinstance(op, Remove):
-                    connection.execute(_DELETE, (op.scope, op.key))
-                    connection.execute(_DELETE_APPENDED, (op.scope, op.key))
-                elif isinstance(op, PutTurn):
-                    row = (op.turn_id, op.session, op.started, op.summary, op.record)
-                    connection.execute(_PUT_TURN, row)
-                else:
-                    _append(connection, op)
-            failed_at = None
+            return _apply_ops(connection, ops, path=path)
     except _DB_ERRORS as exc:
-        file_error = _file_error(exc, path)
-        if file_error is not None:
-            raise file_error from exc
-        raise WriteFailed(_apply_failure(ops, failed_at, path, exc)) from exc
+        raise _failure(ops, None, path, exc) from exc
+
+
+def apply_group(
+    connection: sqlite3.Connection, writes: Sequence[Sequence[Op]], *, path: Path
+) -> list[list[int] | Exception]:
+    """Apply several callers' writes in one transaction; return each one's outcome, in order.
+
+    Why: one commit (and, with `synchronous=full`, one fsync) for every write
+    that queued while the previous commit ran. Each write is all or nothing on
+    its own, inside a savepoint: one that fails is rolled back alone, and its
+    outcome is its error (as `apply` would raise it); the others still commit,
+    each seeing the ones before it. If the transaction itself cannot be
+    completed (its commit fails, or the engine rolled it back), nothing of it
+    is kept and every write is applied again in a transaction of its own, so
+    each outcome is that write's own.
+    """
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except _DB_ERRORS as exc:
+        # Waiting for the lock failed once for all of them: none was applied.
+        return [_failure(ops, None, path, exc) for ops in writes]
+    try:
+        outcomes = [_in_savepoint(connection, ops, path=path) for ops in writes]
+        connection.execute("COMMIT")
+    except Exception:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        return [_alone(connection, ops, path=path) for ops in writes]
+    return outcomes
+
+
+def _in_savepoint(
+    connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path
+) -> list[int] | Exception:
+    """Apply one write of a group: its lengths, or its error with its changes undone."""
+    connection.execute("SAVEPOINT neuron_write")
+    try:
+        lengths = _apply_ops(connection, ops, path=path)
+    except StateError as exc:
+        if not connection.in_transaction:
+            # The engine rolled back the whole group (a full disk, say): start over.
+            raise
+        connection.execute("ROLLBACK TO neuron_write")
+        connection.execute("RELEASE neuron_write")
+        return exc
+    connection.execute("RELEASE neuron_write")
+    return lengths
+
+
+def _alone(
+    connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path
+) -> list[int] | Exception:
+    """Apply one write in a transaction of its own; return its lengths or its error.
+
+    Any error, not only the expected ones: it belongs to this write's caller alone.
+    """
+    try:
+        return apply(connection, ops, path=path)
+    except Exception as exc:
+        return exc
+
+
+def _apply_ops(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> list[int]:
+    """Apply `ops` inside the open transaction; return each `Append`'s resulting length.
+
+    Raises:
+        WriteFailed: the message names the failing operation.
+        HistoryConflict: an `Append` found another length than it expected.
+    """
+    lengths: list[int] = []
+    failed_at = 0
+    try:
+        for index, op in enumerate(ops):
+            failed_at = index
+            if isinstance(op, Append):
+                lengths.append(_append(connection, op))
+            elif isinstance(op, Put):
+                connection.execute(_UPSERT, (op.scope, op.key, op.value, op.body))
+                connection.execute(_DELETE_APPENDED, (op.scope, op.key))
+            elif isinstance(op, PutTurn):
+                row = (op.turn_id, op.session, op.started, op.summary, op.record)
+                connection.execute(_PUT_TURN, row)
+            else:
+                connection.execute(_DELETE, (op.scope, op.key))
+                connection.execute(_DELETE_APPENDED, (op.scope, op.key))
+    except _DB_ERRORS as exc:
+        raise _failure(ops, failed_at, path, exc) from exc
+    return lengths
+
+
+def _failure(ops: Sequence[Op], failed_at: int | None, path: Path, exc: Exception) -> StateError:
+    """The error a failed write raises: a fault of the file, else `WriteFailed` naming the op."""
+    return _file_error(exc, path) or WriteFailed(_apply_failure(ops, failed_at, path, exc))
 
 
 def read(
@@ -283,13 +361,6 @@ def read(
     return None if row is None else (str(row[0]), appended)
 
 
-def list_length(connection: sqlite3.Connection, scope: str, key: str, *, path: Path) -> int:
-    """Return the length of the list under `key` as its appends recorded it (0 if none)."""
-    with _failing_as(StateError, f"read of key {key!r} in scope {scope}", path):
-        row = connection.execute(_LAST_LENGTH, (scope, key)).fetchone()
-    return 0 if row is None else int(row[0])
-
-
 def _appended(connection: sqlite3.Connection, scope: str, key: str) -> list[str]:
     try:
         cursor = connection.execute(_READ_APPENDED, (scope, key))
@@ -302,17 +373,22 @@ def _appended(connection: sqlite3.Connection, scope: str, key: str) -> list[str]
         return [str(items) for (items,) in cursor]
 
 
-def _append(connection: sqlite3.Connection, op: Append) -> None:
-    """Append inside the open transaction: a few index lookups, whatever the list's length."""
-    if connection.execute(_HAS_APPEND, (op.scope, op.key, op.append_id)).fetchone():
-        return
+def _append(connection: sqlite3.Connection, op: Append) -> int:
+    """Append inside the open transaction: a few index lookups, whatever the list's length.
+
+    Returns the list's length afterwards (unchanged when `op` was appended before).
+    """
+    has_append = connection.execute(_HAS_APPEND, (op.scope, op.key, op.append_id)).fetchone()
     last = connection.execute(_LAST_LENGTH, (op.scope, op.key)).fetchone()
+    if has_append:
+        return int(last[0])
     length = int(last[0]) if last is not None else _base_length(connection, op)
     if op.expected_length is not None and op.expected_length != length:
         raise HistoryConflict(op.session, expected=op.expected_length, found=length)
     connection.execute(
         _INSERT_APPENDED, (op.scope, op.key, op.append_id, op.items, length + op.count)
     )
+    return length + op.count
 
 
 def _base_length(connection: sqlite3.Connection, op: Append) -> int:

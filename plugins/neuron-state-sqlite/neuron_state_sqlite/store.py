@@ -31,6 +31,7 @@ from layer0 import (
 from . import _db
 from ._codec import decode_value, encode_value, match_expression, scope_key
 from ._threads import ConnectionThreads, ThreadsClosed
+from ._writer import WriterThread
 from .errors import StateFileAccessError
 from .paths import default_path
 
@@ -49,8 +50,11 @@ class SqliteStore:
     loop: one writer thread (one connection, so writes queue instead of
     fighting over SQLite's lock) and up to `readers` reader threads, which WAL
     lets read while a write is in progress. Each write, delete or `apply`
-    batch is one `BEGIN IMMEDIATE` transaction. Other processes may use the
-    same file; they wait up to `busy_timeout` seconds for each other's locks.
+    batch is all or none, in a `BEGIN IMMEDIATE` transaction; writes that
+    queue while a commit runs share the next one (each in a savepoint, so one
+    that fails fails alone), and each call returns only once the commit
+    holding its write has. Other processes may use the same file; they wait
+    up to `busy_timeout` seconds for each other's locks.
 
     Values are stored as canonical JSON (sorted keys, UTF-8) and their strings
     are indexed with FTS5 for `search`. A session's history grows by
@@ -96,11 +100,11 @@ class SqliteStore:
             # Each connection would get a database of its own.
             raise ValueError(f"SqliteStore needs a file path, not {os.fspath(path)!r}")
         self._path = Path(path).expanduser() if path is not None else default_path()
-        self._writer = ConnectionThreads(
+        self._writer = WriterThread(
             partial(
                 _db.open_writer, self._path, busy_timeout=busy_timeout, synchronous=synchronous
             ),
-            threads=1,
+            path=self._path,
             name="neuron-state-sqlite-writer",
         )
         self._read_only = read_only
@@ -235,11 +239,8 @@ class SqliteStore:
             WriteFailed: the database refused, or the stored history is not a
                 list; nothing was appended.
         """
-        op = self._append(append)
-        await self._run_write([op])
-        return await self._run_read(
-            partial(_db.list_length, scope=op.scope, key=op.key, path=self._path)
-        )
+        (length,) = await self._run_write([self._append(append)])
+        return length
 
     async def apply(
         self, effects: Iterable[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend]
@@ -359,12 +360,21 @@ class SqliteStore:
         text, body = encode_value(value, scope=scope_json, key=key)
         return _db.Put(scope_json, key, text, body)
 
-    async def _run_write(self, ops: builtins.list[_db.Op]) -> None:
-        """Apply `ops` in one transaction on the writer thread."""
+    async def _run_write(self, ops: builtins.list[_db.Op]) -> builtins.list[int]:
+        """Apply `ops` all or none on the writer thread; return each append's new length.
+
+        Writes that queue while a commit runs are committed together
+        (`neuron_state_sqlite._writer`); each still succeeds or fails alone.
+        """
         if self._read_only:
             raise self._read_only_error()
         await self._ensure_ready()
-        await self._run(self._writer, partial(_db.apply, ops=ops, path=self._path))
+        if self._closed:
+            raise self._closed_error()
+        try:
+            return await self._writer.apply(ops)
+        except ThreadsClosed as exc:
+            raise self._closed_error() from exc
 
     def _read_only_error(self) -> StateFileAccessError:
         return StateFileAccessError(
@@ -385,14 +395,19 @@ class SqliteStore:
             await self._run(self._readers if self._read_only else self._writer, _nothing)
             self._ready = True
 
-    async def _run(self, threads: ConnectionThreads, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(
+        self, threads: ConnectionThreads | WriterThread, fn: Callable[[sqlite3.Connection], T]
+    ) -> T:
         """Run `fn` on `threads`, reporting a closed store as a StateError."""
         if self._closed:
-            raise StateError(f"the state store on {str(self._path)!r} is closed")
+            raise self._closed_error()
         try:
             return await threads.run(fn)
         except ThreadsClosed as exc:
-            raise StateError(f"the state store on {str(self._path)!r} is closed") from exc
+            raise self._closed_error() from exc
+
+    def _closed_error(self) -> StateError:
+        return StateError(f"the state store on {str(self._path)!r} is closed")
 
     def _close_threads(self) -> None:
         """Stop the readers, then the writer, closing their connections (blocking)."""

@@ -30,7 +30,7 @@ class Arguments:
     such as `json` or `model_config` cannot clash with `BaseModel` attributes.
     """
 
-    __slots__ = ("_keyword", "_model", "_positional", "schema")
+    __slots__ = ("_keyword", "_model", "_positional", "_validate", "schema")
 
     def __init__(
         self,
@@ -55,6 +55,13 @@ class Arguments:
             annotation = hints.get(parameter.name, Any)
             fields[f"p{index}"] = (annotation, _field(parameter, descriptions))
         self._model: Final = _create_model(tool, fields)
+        # The validator itself when the model is built: `model_validate` adds a
+        # Python call around it on every tool call.
+        self._validate: Final[Callable[[object], BaseModel]] = (
+            self._model.__pydantic_validator__.validate_python
+            if self._model.__pydantic_complete__
+            else self._model.model_validate
+        )
         positional_only = inspect.Parameter.POSITIONAL_ONLY
         # Positional-only parameters come first in any signature, and the model's
         # fields keep the parameters' order: the first values are the positional ones.
@@ -64,7 +71,7 @@ class Arguments:
 
     def bind(self, input: dict[str, JsonValue]) -> tuple[list[Any], dict[str, Any]]:
         """Validate and coerce `input`; raise `pydantic.ValidationError` if it does not fit."""
-        values = list(self._model.model_validate(input).__dict__.values())
+        values = list(self._validate(input).__dict__.values())
         split = self._positional
         return values[:split], dict(zip(self._keyword, values[split:], strict=True))
 

@@ -17,6 +17,8 @@ import operator
 from collections.abc import Sequence
 from typing import Final
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from neuron_tool import ToolSchema
 
 from .provider import (
@@ -124,7 +126,7 @@ def estimate_overhead(system: str | None, tools: Sequence[ToolSchema]) -> int:
     """Return about how many tokens the system prompt and tool schemas of a request take."""
     chars = len(system or "")
     for tool in tools:
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
+        chars += len(tool.name) + len(tool.description) + _json_size(tool.input_schema)
     return -(-chars // CHARS_PER_TOKEN)
 
 
@@ -132,12 +134,25 @@ def _chars(part: TextPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPar
     if isinstance(part, TextPart):
         return len(part.text)
     if isinstance(part, ToolUsePart):
-        return len(part.name) + len(json.dumps(part.input))
+        return len(part.name) + _json_size(part.input)
     if isinstance(part, ToolResultPart):
         return len(part.content)
     if isinstance(part, ThinkingPart):
         return len(part.thinking)
-    return len(json.dumps(part.data))
+    return _json_size(part.data)
+
+
+def _json_size(value: object) -> int:
+    """The length of `value` as compact JSON, in UTF-8 bytes.
+
+    An estimate's measure, so bytes serve as well as characters; one call into
+    pydantic-core costs an eighth of `json.dumps`, which runs for every tool call.
+    """
+    try:
+        return len(to_json(value))
+    except PydanticSerializationError:
+        # Text UTF-8 cannot hold (a lone surrogate a model sent): json.dumps escapes it.
+        return len(json.dumps(value))
 
 
 class TokenMeter:

@@ -51,3 +51,9 @@ def test_meter_overhead_is_remembered_for_the_same_schemas_and_redone_for_others
     )
     assert meter.overhead("be brief", [add, add]) == estimate_overhead("be brief", [add, add])
     assert meter.overhead("be brief", tools) == first
+
+
+def test_estimate_measures_tool_input_utf8_cannot_hold() -> None:
+    # A lone surrogate is valid in a Python str but not in UTF-8: still measured.
+    message = ProviderMessage("assistant", [ToolUsePart("c1", "t", {"q": "\ud800"})])
+    assert estimate_tokens([message]) > 0

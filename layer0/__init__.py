@@ -5,143 +5,330 @@ the Rust `layer0` crate, so a Python orchestrator can drive a Rust turn and
 the reverse.
 """
 
-from .config import SessionConflict, TurnConfig
-from .content import (
-    Base64Source,
-    Content,
-    ContentBlock,
-    CustomBlock,
-    ImageBlock,
-    ImageSource,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UrlSource,
-)
-from .duration import DurationMs
-from .effect import (
-    CustomEffect,
-    DelegateEffect,
-    DeleteMemoryEffect,
-    Effect,
-    HandoffEffect,
-    LogEffect,
-    SignalEffect,
-    WriteMemoryEffect,
-)
-from .effect_policy import EffectKind, EffectPolicy, scope_text
-from .environment import (
-    ContainerBoundary,
-    CredentialInjection,
-    CredentialRef,
-    CustomBoundary,
-    Environment,
-    EnvironmentSpec,
-    EnvVarInjection,
-    FileInjection,
-    GvisorBoundary,
-    IsolationBoundary,
-    MicroVmBoundary,
-    NetworkAction,
-    NetworkPolicy,
-    NetworkPolicyBoundary,
-    NetworkRule,
-    ProcessBoundary,
-    ResourceLimits,
-    WasmBoundary,
-)
-from .errors import (
-    AgentNotFound,
-    ContextAssemblyError,
-    CredentialFailed,
-    DispatchFailed,
-    EffectRefused,
-    EnvError,
-    HistoryConflict,
-    HookError,
-    IsolationViolation,
-    Layer0Error,
-    ModelError,
-    NonRetryableError,
-    NotFound,
-    OrchError,
-    ProvisionFailed,
-    ResourceExceeded,
-    RetryableError,
-    SerializationError,
-    SignalFailed,
-    StateError,
-    ToolExecutionError,
-    TurnError,
-    WorkflowNotFound,
-    WriteFailed,
-)
-from .exit_reason import CustomExit, ExitKind, ExitReason, ObserverHalt
-from .history import APPEND_HISTORY, HISTORY_KEY, HistoryAppend
-from .hook import (
-    Continue,
-    Halt,
-    Hook,
-    HookAction,
-    HookContext,
-    HookPoint,
-    ModifyToolInput,
-    SkipTool,
-)
-from .ids import AgentId, ScopeId, SessionId, WorkflowId
-from .json_value import Json
-from .lifecycle import (
-    BudgetAction,
-    BudgetDecision,
-    BudgetEvent,
-    BudgetWarning,
-    CompactionComplete,
-    CompactionEvent,
-    ContextPressure,
-    CostIncurred,
-    DowngradeModel,
-    EventSource,
-    ObservableEvent,
-    PreCompactionFlush,
-    ProviderManaged,
-    RequestIncrease,
-)
-from .log_level import LogLevel
-from .metadata import ToolCallRecord, TurnMetadata
-from .money import Cost, usd
-from .orchestrator import Orchestrator
-from .query import QueryPayload
-from .refusal import effect_refusal
-from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
-from .signal import SignalPayload
-from .state import HistoryStore, SearchResult, StateReader, StateStore
-from .trigger import CustomTrigger, TriggerKind, TriggerType
-from .turn import Turn
-from .turn_input import TurnInput
-from .turn_output import TurnOutput
-from .turn_record import (
-    RECORD_OPTION,
-    TURN_TIMELINE,
-    EffectEntry,
-    HookHaltEntry,
-    LimitEntry,
-    ModelCallEntry,
-    RecordStatus,
-    SessionTurns,
-    TimelineEntry,
-    ToolCallEntry,
-    TurnRecord,
-    TurnRecordReader,
-    TurnRecordStore,
-    TurnSummary,
-    TurnTimeline,
-    request_timeline,
-    take_timeline,
-)
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import SessionConflict, TurnConfig
+    from .content import (
+        Base64Source,
+        Content,
+        ContentBlock,
+        CustomBlock,
+        ImageBlock,
+        ImageSource,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UrlSource,
+    )
+    from .duration import DurationMs
+    from .effect import (
+        CustomEffect,
+        DelegateEffect,
+        DeleteMemoryEffect,
+        Effect,
+        HandoffEffect,
+        LogEffect,
+        SignalEffect,
+        WriteMemoryEffect,
+    )
+    from .effect_policy import EffectKind, EffectPolicy, scope_text
+    from .environment import (
+        ContainerBoundary,
+        CredentialInjection,
+        CredentialRef,
+        CustomBoundary,
+        Environment,
+        EnvironmentSpec,
+        EnvVarInjection,
+        FileInjection,
+        GvisorBoundary,
+        IsolationBoundary,
+        MicroVmBoundary,
+        NetworkAction,
+        NetworkPolicy,
+        NetworkPolicyBoundary,
+        NetworkRule,
+        ProcessBoundary,
+        ResourceLimits,
+        WasmBoundary,
+    )
+    from .errors import (
+        AgentNotFound,
+        ContextAssemblyError,
+        CredentialFailed,
+        DispatchFailed,
+        EffectRefused,
+        EnvError,
+        HistoryConflict,
+        HookError,
+        IsolationViolation,
+        Layer0Error,
+        ModelError,
+        NonRetryableError,
+        NotFound,
+        OrchError,
+        ProvisionFailed,
+        ResourceExceeded,
+        RetryableError,
+        SerializationError,
+        SignalFailed,
+        StateError,
+        ToolExecutionError,
+        TurnError,
+        WorkflowNotFound,
+        WriteFailed,
+    )
+    from .exit_reason import CustomExit, ExitKind, ExitReason, ObserverHalt
+    from .history import APPEND_HISTORY, HISTORY_KEY, HistoryAppend
+    from .hook import (
+        Continue,
+        Halt,
+        Hook,
+        HookAction,
+        HookContext,
+        HookPoint,
+        ModifyToolInput,
+        SkipTool,
+    )
+    from .ids import AgentId, ScopeId, SessionId, WorkflowId
+    from .json_value import Json
+    from .lifecycle import (
+        BudgetAction,
+        BudgetDecision,
+        BudgetEvent,
+        BudgetWarning,
+        CompactionComplete,
+        CompactionEvent,
+        ContextPressure,
+        CostIncurred,
+        DowngradeModel,
+        EventSource,
+        ObservableEvent,
+        PreCompactionFlush,
+        ProviderManaged,
+        RequestIncrease,
+    )
+    from .log_level import LogLevel
+    from .metadata import ToolCallRecord, TurnMetadata
+    from .money import Cost, usd
+    from .money import Cost as Decimal
+    from .orchestrator import Orchestrator
+    from .query import QueryPayload
+    from .refusal import effect_refusal
+    from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
+    from .signal import SignalPayload
+    from .state import HistoryStore, SearchResult, StateReader, StateStore
+    from .trigger import CustomTrigger, TriggerKind, TriggerType
+    from .turn import Turn
+    from .turn_input import TurnInput
+    from .turn_output import TurnOutput
+    from .turn_record import (
+        RECORD_OPTION,
+        TURN_TIMELINE,
+        EffectEntry,
+        HookHaltEntry,
+        LimitEntry,
+        ModelCallEntry,
+        RecordStatus,
+        SessionTurns,
+        TimelineEntry,
+        ToolCallEntry,
+        TurnRecord,
+        TurnRecordReader,
+        TurnRecordStore,
+        TurnSummary,
+        TurnTimeline,
+        request_timeline,
+        take_timeline,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".config": (
+        "SessionConflict",
+        "TurnConfig",
+    ),
+    ".content": (
+        "Base64Source",
+        "Content",
+        "ContentBlock",
+        "CustomBlock",
+        "ImageBlock",
+        "ImageSource",
+        "TextBlock",
+        "ToolResultBlock",
+        "ToolUseBlock",
+        "UrlSource",
+    ),
+    ".duration": ("DurationMs",),
+    ".effect": (
+        "CustomEffect",
+        "DelegateEffect",
+        "DeleteMemoryEffect",
+        "Effect",
+        "HandoffEffect",
+        "LogEffect",
+        "SignalEffect",
+        "WriteMemoryEffect",
+    ),
+    ".effect_policy": (
+        "EffectKind",
+        "EffectPolicy",
+        "scope_text",
+    ),
+    ".environment": (
+        "ContainerBoundary",
+        "CredentialInjection",
+        "CredentialRef",
+        "CustomBoundary",
+        "Environment",
+        "EnvironmentSpec",
+        "EnvVarInjection",
+        "FileInjection",
+        "GvisorBoundary",
+        "IsolationBoundary",
+        "MicroVmBoundary",
+        "NetworkAction",
+        "NetworkPolicy",
+        "NetworkPolicyBoundary",
+        "NetworkRule",
+        "ProcessBoundary",
+        "ResourceLimits",
+        "WasmBoundary",
+    ),
+    ".errors": (
+        "AgentNotFound",
+        "ContextAssemblyError",
+        "CredentialFailed",
+        "DispatchFailed",
+        "EffectRefused",
+        "EnvError",
+        "HistoryConflict",
+        "HookError",
+        "IsolationViolation",
+        "Layer0Error",
+        "ModelError",
+        "NonRetryableError",
+        "NotFound",
+        "OrchError",
+        "ProvisionFailed",
+        "ResourceExceeded",
+        "RetryableError",
+        "SerializationError",
+        "SignalFailed",
+        "StateError",
+        "ToolExecutionError",
+        "TurnError",
+        "WorkflowNotFound",
+        "WriteFailed",
+    ),
+    ".exit_reason": (
+        "CustomExit",
+        "ExitKind",
+        "ExitReason",
+        "ObserverHalt",
+    ),
+    ".history": (
+        "APPEND_HISTORY",
+        "HISTORY_KEY",
+        "HistoryAppend",
+    ),
+    ".hook": (
+        "Continue",
+        "Halt",
+        "Hook",
+        "HookAction",
+        "HookContext",
+        "HookPoint",
+        "ModifyToolInput",
+        "SkipTool",
+    ),
+    ".ids": (
+        "AgentId",
+        "ScopeId",
+        "SessionId",
+        "WorkflowId",
+    ),
+    ".json_value": ("Json",),
+    ".lifecycle": (
+        "BudgetAction",
+        "BudgetDecision",
+        "BudgetEvent",
+        "BudgetWarning",
+        "CompactionComplete",
+        "CompactionEvent",
+        "ContextPressure",
+        "CostIncurred",
+        "DowngradeModel",
+        "EventSource",
+        "ObservableEvent",
+        "PreCompactionFlush",
+        "ProviderManaged",
+        "RequestIncrease",
+    ),
+    ".log_level": ("LogLevel",),
+    ".metadata": (
+        "ToolCallRecord",
+        "TurnMetadata",
+    ),
+    ".money": (
+        "Cost",
+        "usd",
+    ),
+    ".orchestrator": ("Orchestrator",),
+    ".query": ("QueryPayload",),
+    ".refusal": ("effect_refusal",),
+    ".scope": (
+        "AgentScope",
+        "CustomScope",
+        "Scope",
+        "SessionScope",
+        "WorkflowScope",
+    ),
+    ".signal": ("SignalPayload",),
+    ".state": (
+        "HistoryStore",
+        "SearchResult",
+        "StateReader",
+        "StateStore",
+    ),
+    ".trigger": (
+        "CustomTrigger",
+        "TriggerKind",
+        "TriggerType",
+    ),
+    ".turn": ("Turn",),
+    ".turn_input": ("TurnInput",),
+    ".turn_output": ("TurnOutput",),
+    ".turn_record": (
+        "RECORD_OPTION",
+        "TURN_TIMELINE",
+        "EffectEntry",
+        "HookHaltEntry",
+        "LimitEntry",
+        "ModelCallEntry",
+        "RecordStatus",
+        "SessionTurns",
+        "TimelineEntry",
+        "ToolCallEntry",
+        "TurnRecord",
+        "TurnRecordReader",
+        "TurnRecordStore",
+        "TurnSummary",
+        "TurnTimeline",
+        "request_timeline",
+        "take_timeline",
+    ),
+}
+_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 # `Decimal` is the reference's name for its decimal type; a cost is the only
 # decimal layer0 has, so the vectors in Decimal.json are read as a Cost.
-Decimal = Cost
+_ALIASES = {"Decimal": "Cost"}
+_MODULE_OF["Decimal"] = ".money"
+
 
 __all__ = [
     "APPEND_HISTORY",
@@ -287,3 +474,16 @@ __all__ = [
     "take_timeline",
     "usd",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), _ALIASES.get(name, name))
+    globals()[name] = value  # the next lookup is a plain attribute read
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,28 +1,82 @@
 """Tools for the NeuronTurn loop: the `ToolDyn` contract, `@tool`, the registry and middleware."""
 
-from .context import ProgressReporter, RunContext
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Functions named like their modules are bound at import: importing the
+# submodule later would otherwise set the package attribute to the module.
 from .decorator import tool
-from .errors import (
-    MCPBridgeError,
-    ToolCallError,
-    ToolContextError,
-    ToolError,
-    ToolInputError,
-    ToolIsolationError,
-    ToolNotFoundError,
-    ToolPermissionError,
-    ToolRegistrationError,
-    ToolTimeoutError,
-)
-from .isolation import isolation, mark_isolated, requires_isolation
-from .middleware import Middleware, Next, ToolCall
-from .permission import PermissionDecision, PermissionPolicy, permission
-from .registry import ToolRegistry
-from .retry import ModelRetry
-from .schema import ToolSchema
+from .isolation import isolation
+from .permission import permission
 from .timeout import timeout
-from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
-from .truncation import truncate_output
+
+if TYPE_CHECKING:
+    from .context import ProgressReporter, RunContext
+    from .errors import (
+        MCPBridgeError,
+        ToolCallError,
+        ToolContextError,
+        ToolError,
+        ToolInputError,
+        ToolIsolationError,
+        ToolNotFoundError,
+        ToolPermissionError,
+        ToolRegistrationError,
+        ToolTimeoutError,
+    )
+    from .isolation import mark_isolated, requires_isolation
+    from .middleware import Middleware, Next, ToolCall
+    from .permission import PermissionDecision, PermissionPolicy
+    from .registry import ToolRegistry
+    from .retry import ModelRetry
+    from .schema import ToolSchema
+    from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
+    from .truncation import truncate_output
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".context": (
+        "ProgressReporter",
+        "RunContext",
+    ),
+    ".errors": (
+        "MCPBridgeError",
+        "ToolCallError",
+        "ToolContextError",
+        "ToolError",
+        "ToolInputError",
+        "ToolIsolationError",
+        "ToolNotFoundError",
+        "ToolPermissionError",
+        "ToolRegistrationError",
+        "ToolTimeoutError",
+    ),
+    ".isolation": (
+        "mark_isolated",
+        "requires_isolation",
+    ),
+    ".middleware": (
+        "Middleware",
+        "Next",
+        "ToolCall",
+    ),
+    ".permission": (
+        "PermissionDecision",
+        "PermissionPolicy",
+    ),
+    ".registry": ("ToolRegistry",),
+    ".retry": ("ModelRetry",),
+    ".schema": ("ToolSchema",),
+    ".tool": (
+        "ContextTool",
+        "FunctionTool",
+        "ToolAnnotations",
+        "ToolDyn",
+    ),
+    ".truncation": ("truncate_output",),
+}
+_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ContextTool",
@@ -57,3 +111,16 @@ __all__ = [
     "tool",
     "truncate_output",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute read
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,7 +19,6 @@ signal for the model, and `except ToolError` must never swallow it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -120,6 +119,9 @@ def _not_found_message(name: str, available: tuple[str, ...]) -> str:
     if not available:
         return f"unknown tool {name!r}; no tools are registered"
     # A near miss is usually a typo by the model; naming it helps it self-correct.
+    # difflib is imported here, on the error path: a turn that calls known tools never needs it.
+    import difflib
+
     close = difflib.get_close_matches(name, available, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown tool {name!r}{hint}; available: {', '.join(available)}"

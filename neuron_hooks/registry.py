@@ -6,7 +6,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from layer0 import (
     Continue,
@@ -110,15 +110,7 @@ class HookRegistry:
             DuplicateHookError: a hook or observer with that name is already registered.
             InvalidHookError: `observer` has no async `on_lifecycle` method.
         """
-        name = name if name is not None else _default_name(observer)
-        if self._taken(name):
-            raise DuplicateHookError(name)
-        if not _observes_lifecycle(observer):
-            raise InvalidHookError(
-                f"lifecycle observer {name!r} is a {type(observer).__name__}, "
-                "which lacks an `async def on_lifecycle(event)` method"
-            )
-        self._lifecycle.append((name, observer))
+        self._add_observer(observer, name, self._lifecycle, "lifecycle", "on_lifecycle")
 
     def add_progress_observer(
         self, observer: ProgressObserver, /, *, name: str | None = None
@@ -129,15 +121,26 @@ class HookRegistry:
             DuplicateHookError: a hook or observer with that name is already registered.
             InvalidHookError: `observer` has no async `on_progress` method.
         """
+        self._add_observer(observer, name, self._progress, "progress", "on_progress")
+
+    def _add_observer(
+        self,
+        observer: Any,
+        name: str | None,
+        into: list[tuple[str, Any]],
+        kind: str,
+        method: str,
+    ) -> None:
+        """Register `observer` in `into` if it has the async `method` its `kind` needs."""
         name = name if name is not None else _default_name(observer)
         if self._taken(name):
             raise DuplicateHookError(name)
-        if not _observes_progress(observer):
+        if not inspect.iscoroutinefunction(getattr(observer, method, None)):
             raise InvalidHookError(
-                f"progress observer {name!r} is a {type(observer).__name__}, "
-                "which lacks an `async def on_progress(event)` method"
+                f"{kind} observer {name!r} is a {type(observer).__name__}, "
+                f"which lacks an `async def {method}(event)` method"
             )
-        self._progress.append((name, observer))
+        into.append((name, observer))
 
     def has_progress_observers(self) -> bool:
         """Whether anything listens to tools' progress reports."""

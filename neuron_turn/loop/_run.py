@@ -194,8 +194,13 @@ class RunState:
         """Add a response's tokens and cost; declare one warning per model with no price."""
         self.tokens_in += response.usage.input_tokens
         self.tokens_out += response.usage.output_tokens
-        if response.cost is not None:
-            self.cost = self.cost + response.cost
+        cost = response.cost
+        if cost is not None:
+            total = self.cost
+            # Money's own addition checks the currencies and goes through `__eq__(0)`
+            # first; the common case (both USD, the same Currency) is a Decimal sum.
+            same = cost.currency is total.currency
+            self.cost = Money(total.amount + cost.amount, total.currency) if same else total + cost
         elif response.model not in self.unpriced_models:
             self.unpriced_models.add(response.model)
             self.effects.append(

@@ -116,12 +116,16 @@ class Pricer:
         return None if amount is None else Money(amount, "USD")
 
     def _price_data_cost(self, usage: TokenUsage, model: str) -> Decimal | None:
+        from genai_prices.data_snapshot import get_snapshot
+
+        # Keyed by the UTC day (genai-prices' start dates are UTC) and the data in use.
+        day, data = datetime.now(tz=UTC).date(), id(get_snapshot())
         try:
-            flat = flat_price(model, self.provider_id, self.provider_api_url, date.today())
+            flat = flat_price(model, self.provider_id, self.provider_api_url, day, data)
         except LookupError as exc:
             logger.debug("no price for model %r: %s", model, exc)
             return None
-        if flat is not None:
+        if flat is not None and _plain_counts(usage):
             return flat.cost(usage)
         return self._calc_price(usage, model)
 
@@ -147,7 +151,7 @@ class Pricer:
 
 @functools.lru_cache(maxsize=256)
 def flat_price(
-    model: str, provider_id: str | None, provider_api_url: str | None, day: date
+    model: str, provider_id: str | None, provider_api_url: str | None, day: date, data: int = 0
 ) -> ModelPrice | None:
     """genai-prices' token prices for `model` when they are flat, else None (use `calc_price`).
 
@@ -155,8 +159,10 @@ def flat_price(
     (~140 µs, half of `complete`'s CPU time). For a model whose input,
     output and cache prices are plain Decimals (no tiers), the same sum over
     our four token counts is done here from prices resolved once per model
-    and day (prices can change on a date). Tiered prices, or genai-prices
-    internals that moved, fall back to `calc_price`.
+    and day (prices can change on a date; `data` is the id of genai-prices'
+    snapshot, which an auto-update replaces). Tiered prices, prices that change
+    within a day (off-peak hours), any other priced unit (a per-request fee,
+    audio...), or genai-prices internals that moved, fall back to `calc_price`.
 
     Raises:
         LookupError: genai-prices does not know the model (not cached).
@@ -166,8 +172,13 @@ def flat_price(
     snapshot = get_snapshot()
     try:
         _, info = snapshot.find_provider_model(model, None, provider_id, provider_api_url)
+        if _changes_within_a_day(info.prices):
+            return None
         prices = info.get_prices(datetime.now(tz=UTC))
+        priced = {key for key, value in vars(prices).items() if value is not None and key[0] != "_"}
     except (AttributeError, TypeError):  # genai-prices internals changed
+        return None
+    if not priced <= set(_PRICE_KEYS):
         return None
     input_mtok, output_mtok, read_mtok, write_mtok = (
         getattr(prices, key, None) for key in _PRICE_KEYS
@@ -177,6 +188,28 @@ def flat_price(
     if not all(value is None or isinstance(value, Decimal) for value in (read_mtok, write_mtok)):
         return None
     return ModelPrice(input_mtok, output_mtok, read_mtok, write_mtok)
+
+
+def _changes_within_a_day(prices: object) -> bool:
+    """Whether a conditional price depends on more than the date (a time of day)."""
+    from genai_prices.types import StartDateConstraint
+
+    if not isinstance(prices, list):
+        return False
+    return any(
+        condition.constraint is not None
+        and not isinstance(condition.constraint, StartDateConstraint)
+        for condition in prices
+    )
+
+
+def _plain_counts(usage: TokenUsage) -> bool:
+    """Whether genai-prices accepts `usage`: cache reads and writes are part of the input."""
+    read = usage.cache_read_tokens or 0
+    written = usage.cache_creation_tokens or 0
+    return min(usage.input_tokens, usage.output_tokens, read, written) >= 0 and (
+        read + written <= usage.input_tokens
+    )
 
 
 def context_window(

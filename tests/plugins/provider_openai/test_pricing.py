@@ -110,3 +110,47 @@ def test_prices_accept_decimal_strings_decimals_and_ints() -> None:
 def test_prices_reject_floats_and_non_amounts(value: object) -> None:
     with pytest.raises(ValueError):
         parse_prices({"m": {"input_mtok": value, "output_mtok": "1"}})  # type: ignore[dict-item]
+
+
+def _genai_or_none(usage: TokenUsage, model: str, provider_id: str) -> Money | None:
+    tokens = Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_creation_tokens,
+    )
+    try:
+        return Money(calc_price(tokens, model, provider_id=provider_id).total_price, "USD")
+    except (LookupError, ValueError):
+        return None
+
+
+def test_every_provider_and_model_costs_what_genai_prices_says() -> None:
+    # OpenAI-compatible servers reach genai-prices' other providers by their URL: per-request
+    # fees (Perplexity), off-peak hours (DeepSeek) and reads above the input must match too.
+    usages = [*USAGES, TokenUsage(5, 3, 9), TokenUsage(10, 1, 6, 6)]
+    mismatches = []
+    for provider in get_snapshot().providers:
+        pricer = Pricer(overrides={}, lookup=True, provider_id=provider.id)
+        for model in provider.models:
+            for usage in usages:
+                ours = pricer.cost(usage, model=model.id, requested_model=model.id)
+                expected = _genai_or_none(usage, model.id, provider.id)
+                if ours != expected:
+                    mismatches.append((provider.id, model.id, usage, ours, expected))
+    assert mismatches == []
+
+
+def test_a_per_request_fee_is_not_a_flat_token_price() -> None:
+    assert flat_price("sonar", "perplexity", None, date.today()) is None
+
+
+def test_off_peak_prices_are_not_cached_for_the_day() -> None:
+    assert flat_price("deepseek-chat", "deepseek", None, date.today()) is None
+
+
+def test_cache_reads_beyond_the_input_are_left_to_genai_prices() -> None:
+    pricer = Pricer(overrides={}, lookup=True, provider_id="openai")
+    usage = TokenUsage(input_tokens=5, output_tokens=3, cache_read_tokens=9)
+
+    assert pricer.cost(usage, model="gpt-4o-mini", requested_model="gpt-4o-mini") is None

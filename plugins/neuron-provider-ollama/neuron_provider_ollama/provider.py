@@ -6,8 +6,7 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, ClassVar, Final, Self
@@ -125,42 +124,38 @@ class OllamaProvider:
             ProviderError: as `complete`; a stream cut off before its `done`
                 line is a retryable `ProviderConnectionError`.
         """
+        # One generator, not one wrapping another: each event passes one frame, not three.
         try:
-            async with aclosing(self._stream(request)) as events:
-                async for event in events:
-                    yield event
+            model = self._model(request)
+            body = json.dumps(build_chat_body(request, model=model, stream=True)).encode()
+            logger.debug("POST %s model=%s stream=True", self._chat_url, model)
+            accumulator = StreamAccumulator()
+            with map_transport_errors(base_url=self.base_url, secret=self._api_key):
+                response = await self._send_streaming(body)
+                try:
+                    if not response.is_success:
+                        await response.aread()
+                        raise self._status_error(response, model)
+                    async for line in response.aiter_lines():
+                        for delta in accumulator.feed_line(self._scrubbed(line)):
+                            yield delta
+                finally:
+                    await response.aclose()
+            answer = self._answer(accumulator.body(), model)
         except ProviderError as exc:
             scrubbed = self._scrubbed_error(exc)
             if scrubbed is exc:
                 raise
             raise scrubbed from None
+        for delta in deltas_of(answer):
+            if not isinstance(delta, TextDelta | ThinkingDelta):
+                yield delta
+        yield answer
 
     def _scrubbed_error(self, exc: ProviderError) -> ProviderError:
         if self._api_key and self._api_key in exc.message:
             return redact_error(exc, self._api_key)
         return exc
-
-    async def _stream(self, request: ProviderRequest) -> AsyncGenerator[ProviderStreamEvent, None]:
-        model = self._model(request)
-        body = json.dumps(build_chat_body(request, model=model, stream=True)).encode()
-        logger.debug("POST %s model=%s stream=True", self._chat_url, model)
-        accumulator = StreamAccumulator()
-        with map_transport_errors(base_url=self.base_url, secret=self._api_key):
-            response = await self._send_streaming(body)
-            try:
-                if not response.is_success:
-                    await response.aread()
-                    raise self._status_error(response, model)
-                async for line in response.aiter_lines():
-                    for delta in accumulator.feed_line(self._scrubbed(line)):
-                        yield delta
-            finally:
-                await response.aclose()
-        answer = self._answer(accumulator.body(), model)
-        for delta in deltas_of(answer):
-            if not isinstance(delta, TextDelta | ThinkingDelta):
-                yield delta
-        yield answer
 
     def _model(self, request: ProviderRequest) -> str:
         model = request.model or self.model

@@ -178,7 +178,7 @@ def flat_price(
         priced = {key for key, value in vars(prices).items() if value is not None and key[0] != "_"}
     except (AttributeError, TypeError):  # genai-prices internals changed
         return None
-    if not priced <= set(_PRICE_KEYS):
+    if not _only_tokens_we_count(priced):
         return None
     input_mtok, output_mtok, read_mtok, write_mtok = (
         getattr(prices, key, None) for key in _PRICE_KEYS
@@ -200,6 +200,29 @@ def _changes_within_a_day(prices: object) -> bool:
         condition.constraint is not None
         and not isinstance(condition.constraint, StartDateConstraint)
         for condition in prices
+    )
+
+
+def _only_tokens_we_count(price_keys: set[str]) -> bool:
+    """Whether the four token prices are all that apply to our usage, as genai-prices sums it.
+
+    Other priced units count nothing we report (web searches: 0, so 0 USD),
+    unless they are tokens too (audio, a cache duration: they split our
+    counts) or a fee per request (always 1). Prices genai-prices would refuse
+    to combine are left to it, so it says so itself.
+    """
+    from genai_prices.units import _get_registry
+    from genai_prices.validation import validate_priced_units
+
+    registry = _get_registry()
+    try:
+        units = [registry.unit_for_price_key(key) for key in price_keys]
+        validate_priced_units(units, registry)
+    except (KeyError, ValueError):
+        return False
+    return all(
+        unit.price_key in _PRICE_KEYS or unit.dimensions.get("family") not in {"tokens", "requests"}
+        for unit in units
     )
 
 

@@ -154,3 +154,12 @@ def test_cache_reads_beyond_the_input_are_left_to_genai_prices() -> None:
     usage = TokenUsage(input_tokens=5, output_tokens=3, cache_read_tokens=9)
 
     assert pricer.cost(usage, model="gpt-4o-mini", requested_model="gpt-4o-mini") is None
+
+
+def test_a_price_for_units_we_never_count_keeps_the_token_prices_flat() -> None:
+    # gpt-4o-mini also prices web and file searches, which chat usage never reports.
+    flat = flat_price("gpt-4o-mini", "openai", None, date.today())
+
+    assert flat is not None
+    usage = TokenUsage(1000, 100, 400)
+    assert flat.cost(usage) == genai_cost(usage, "gpt-4o-mini")

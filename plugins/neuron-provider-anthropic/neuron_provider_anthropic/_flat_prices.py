@@ -240,13 +240,13 @@ def _flat_price(key: str, value: object, registry: Any) -> bool:
     )
 
 
-def model_prices(model: str, *, provider_id: str) -> tuple[str, object]:
-    """genai-prices' provider id and the price object for `model` now (as `calc_price` picks it).
+def model_prices(model: str, *, provider_id: str) -> object:
+    """genai-prices' price object for `model` now, as `calc_price` picks it (no price context).
 
     Raises:
         LookupError: genai-prices does not know the model.
     """
     from genai_prices.data_snapshot import get_snapshot
 
-    provider, info = get_snapshot().find_provider_model(model, None, provider_id, None)
-    return provider.id, info.get_prices(datetime.now(tz=UTC))
+    _, info = get_snapshot().find_provider_model(model, None, provider_id, None)
+    return info.get_prices(datetime.now(tz=UTC))

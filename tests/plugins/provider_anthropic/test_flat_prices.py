@@ -212,7 +212,7 @@ def test_tiered_prices_are_left_to_genai_prices() -> None:
     ]
     assert tiered, "genai-prices has no tiered Anthropic price left to check"
     for model in tiered:
-        assert plan_for(model_prices(model, provider_id=PROVIDER)[1]) is None
+        assert plan_for(model_prices(model, provider_id=PROVIDER)) is None
 
 
 def test_prices_not_of_genai_prices_own_type_are_left_to_it() -> None:

@@ -86,6 +86,7 @@ from ._ui import add_ui_parser
 from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
+    from ..loop.approval import PendingCall
     from ._run import Orchestration, RunResult, TurnSpec
     from ._stream_output import TextPrinter
 
@@ -178,12 +179,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
     )
-    run.add_argument(
-        "--allow-tool",
-        action="append",
-        metavar="NAME",
-        help="allow only these tools (repeat; default: every tool the turn has)",
-    )
+    _add_allow_tool_argument(run)
     run.add_argument(
         "--fail-if-changed",
         action="store_true",
@@ -230,6 +226,15 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_allow_tool_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-tool",
+        action="append",
+        metavar="NAME",
+        help="allow only these tools (repeat; default: every tool the turn has)",
+    )
+
+
 def _add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser(
         "worker",
@@ -257,6 +262,7 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     chat.add_argument("--session", metavar="ID", help="continue this conversation")
     chat.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
+    _add_allow_tool_argument(chat)
     _add_turn_arguments(chat)
     _add_state_argument(chat)
     chat.set_defaults(handler=_chat_command)
@@ -265,15 +271,27 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 def _chat_command(args: argparse.Namespace) -> int:
     from .chat import chat
 
+    check_allowed_tools(args.tool, args.allow_tool)
     config = TurnConfig(
         max_turns=args.max_turns,
         effect_policy=EffectPolicy(grants=tuple(args.grant)) if args.grant else None,
+        allowed_tools=args.allow_tool,
     )
     spec = replace(_turn_spec(args), progress=False)  # progress comes from the events
     session, path = args.session, args.state
     manager = get_plugin_manager()
+
+    def paused(session: str, model: str, pending: Sequence[PendingCall]) -> int:
+        return print_resume_hint(args, _add_run_options, session, model, pending, sys.stderr)
+
     return chat(
-        manager, spec, session=session, state_path=path, config=config, verbose=args.verbose
+        manager,
+        spec,
+        session=session,
+        state_path=path,
+        config=config,
+        verbose=args.verbose,
+        paused=paused,
     )
 
 
@@ -408,6 +426,12 @@ def _run_command(args: argparse.Namespace) -> int:
 
     check_allowed_tools(args.tool, args.allow_tool)
     printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())
+    same = on_terminal(sys.stdout) and on_terminal(sys.stderr)
+    waiting = WaitingLine(
+        sys.stderr,
+        terminal=on_terminal(sys.stderr),
+        may_draw=lambda: not (same and printer.mid_line),
+    )
     request = RunRequest(
         prompt=_prompt_of(args),
         session=args.session,
@@ -418,7 +442,7 @@ def _run_command(args: argparse.Namespace) -> int:
         fallbacks=tuple(args.fallback),
         retry=retry_options(args.retries),
         decisions=getattr(args, "decisions", None),  # only `resume` has them
-        decide=_prompter(args, printer),
+        decide=_prompter(args, printer, waiting),
     )
     manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()
     if args.json:
@@ -432,12 +456,6 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.jsonl:
         result = asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
         return _paused(args, result) or EXIT_OK
-    same = on_terminal(sys.stdout) and on_terminal(sys.stderr)
-    waiting = WaitingLine(
-        sys.stderr,
-        terminal=on_terminal(sys.stderr),
-        may_draw=lambda: not (same and printer.mid_line),
-    )
     waiting.show_now()
     try:
         with waiting.owning_stderr():
@@ -461,11 +479,19 @@ def _run_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _prompter(args: argparse.Namespace, printer: TextPrinter) -> Prompter | None:
+def _prompter(
+    args: argparse.Namespace, printer: TextPrinter, waiting: WaitingLine
+) -> Prompter | None:
     """Who asks when the turn pauses: a person at the terminal, if there is one."""
     if args.json or args.jsonl or not (sys.stdin.isatty() and sys.stderr.isatty()):
         return None
-    return Prompter(sys.stdin, sys.stderr, before=printer.end_line)
+    return Prompter(sys.stdin, sys.stderr, before=lambda: _asking(printer, waiting))
+
+
+def _asking(printer: TextPrinter, waiting: WaitingLine) -> None:
+    """Make room for a question: the answer's line ends and the waiting line holds off."""
+    printer.end_line()
+    waiting.hold()
 
 
 def _paused(args: argparse.Namespace, result: RunResult) -> int:

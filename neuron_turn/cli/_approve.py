@@ -77,7 +77,8 @@ def add_approve_tool_argument(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME_OR_GLOB",
         help="calls of this tool (a name or a pattern such as 'write_*') wait for your "
-        "approval: asked on a terminal, else `run` exits 15 and prints how to resume (repeat)",
+        "approval: asked on a terminal (`chat`: on its input), else the command exits 15 "
+        "and prints how to resume (repeat)",
     )
 
 
@@ -282,12 +283,19 @@ class Prompter:
         *,
         before: Callable[[], None] | None = None,
         environ: Mapping[str, str] | None = None,
+        lines: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
-        """Read answers from `stdin`, write questions to `err`; call `before` first of all."""
+        """Read answers from `stdin`, write questions to `err`; call `before` first of all.
+
+        `lines` returns the next line of the answers (None at their end) for a
+        caller that reads `stdin` itself (the chat, when its input is piped);
+        by default the descriptor of `stdin` is read when it is ready.
+        """
         self.stdin = stdin
         self.err = err
         self.before = before
         self.environ = os.environ if environ is None else environ
+        self.lines = lines
         self._unread = b""
 
     async def __call__(
@@ -358,6 +366,8 @@ class Prompter:
         in a thread: a thread blocked in `readline` would keep Ctrl-C from
         ending the command until Enter is pressed.
         """
+        if self.lines is not None:
+            return await self.lines()
         while b"\n" not in self._unread:
             chunk = await _read_when_ready(self.stdin.fileno())
             if not chunk:

@@ -54,10 +54,13 @@ class WaitingLine:
         self.drawn = False
         self._drawn_text = ""
         self.next_line = PIPED_FIRST
+        self.held = False
+        """Whether a person is being asked something: nothing is drawn until the next event."""
 
     def note(self, event: TurnEvent) -> None:
         """Follow `event`: what shows next, and what the turn now waits for."""
         self.clear()
+        self.held = False
         now = self.clock()
         self.quiet_since = now
         self.next_line = PIPED_FIRST
@@ -86,6 +89,17 @@ class WaitingLine:
         with contextlib.redirect_stderr(_Erasing(self.err, self)):
             yield
 
+    def hold(self) -> None:
+        """Erase the line and draw nothing until the turn's next event.
+
+        A question to the person (approve this call?) waits on the same
+        terminal; the line drawn over it a second later would erase it. The
+        person's time is not the turn's: the next wait is timed afresh.
+        """
+        self.clear()
+        self.held = True
+        self.waiting_for = ""
+
     def shown(self) -> None:
         """Say that something else was just written: the silence starts again."""
         self.clear()
@@ -101,6 +115,8 @@ class WaitingLine:
 
     def tick(self) -> None:
         """Draw or write the waiting line if the silence has lasted long enough."""
+        if self.held:
+            return
         now = self.clock()
         quiet = now - self.quiet_since
         waited = int(now - self.since)

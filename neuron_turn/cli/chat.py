@@ -2,7 +2,9 @@
 
 Each line typed is one turn on the session, dispatched through the local
 orchestrator exactly as `run --session` does, so the history is the same one
-`run`, `history` and `sessions` see. Answers stream as they arrive. Lines
+`run`, `history` and `sessions` see. Answers stream as they arrive. A call
+that waits for approval (`--approve-tool`) is asked about as `run` asks
+(y/n/edit), and the answer goes on once it is decided. Lines
 starting with `/` are commands (`/help`, `/tools`, `/cost`, `/exit`). Ctrl-D
 (end of input) leaves; Ctrl-C while an answer streams cancels that answer
 (nothing of it is kept: the history is as it was before it), and Ctrl-C at
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
@@ -26,7 +29,9 @@ from moneyed import Money
 
 from layer0 import StateStore, TurnConfig, TurnInput, TurnOutput, usd
 
+from ..loop.approval import Decision, PendingCall, resume_input
 from ..plugins import PluginManager
+from ._approve import Decide, Prompter, awaiting, until_decided
 from ._closing import close_resource
 from ._errors import classify
 from ._outcome import stop_note
@@ -35,7 +40,7 @@ from ._sessions import new_session_note, read_history, record_run
 from ._stream_output import TextPrinter
 from ._waiting import WaitingLine, on_terminal, watched
 
-__all__ = ["COMMANDS", "Chat", "ChatTotals", "chat"]
+__all__ = ["COMMANDS", "Chat", "ChatTotals", "PausedHint", "chat"]
 
 COMMANDS: Final = {
     "/help": "list these commands",
@@ -46,6 +51,9 @@ COMMANDS: Final = {
 """The chat's own commands and what each does."""
 
 _PROG: Final = "neuron-turn"
+
+PausedHint = Callable[[str, str, Sequence[PendingCall]], int]
+"""Says how to resume a session left waiting for approval; returns the exit code."""
 
 
 @dataclass
@@ -86,23 +94,49 @@ class Chat:
         self.totals = ChatTotals()
 
     async def answer(
-        self, text: str, on_event: Any, config: TurnConfig | None = None
+        self,
+        text: str,
+        on_event: Any,
+        config: TurnConfig | None = None,
+        *,
+        decide: Decide | None = None,
     ) -> TurnOutput:
-        """Run one turn on `text`, streaming its events to `on_event`; record it in the index."""
+        """Run one turn on `text`, streaming its events to `on_event`; record it in the index.
+
+        A turn that pauses for approval is put to `decide` and resumed with its
+        decisions, streamed the same way, until it ends or `decide` gives up
+        (the output returned then still awaits approval).
+        """
         turn_input = TurnInput(message=text, trigger="user", session=self.session, config=config)
-        async with self.orchestrator.stream(AGENT, turn_input) as events:
-            async for item in events:
-                on_event(item.event)
-        output: TurnOutput = events.result.output
+        output = await self._streamed(turn_input, on_event)
+        if decide is not None and awaiting(output):
+
+            async def resume(decisions: list[Decision]) -> TurnOutput:
+                resumed = resume_input(self.session, decisions, config=config)
+                return await self._streamed(resumed, on_event)
+
+            output = await until_decided(decide, self.session, output, resume)
         self.totals.add(output)
         await record_run(self.store, self.session, text)
         return output
 
-    def tools_text(self) -> str:
-        """Return one line per tool the model may call."""
-        lines = [f"  {name}: {_first_line(description)}" for name, description in self.tools]
-        memory = "  write_memory, delete_memory: this session's memory (more with --grant)"
-        return "\n".join([*lines, memory])
+    async def _streamed(self, turn_input: TurnInput, on_event: Any) -> TurnOutput:
+        async with self.orchestrator.stream(AGENT, turn_input) as events:
+            async for item in events:
+                on_event(item.event)
+        output: TurnOutput = events.result.output
+        return output
+
+    def tools_text(self, allowed: Sequence[str] | None = None) -> str:
+        """Return one line per tool the model may call (of `allowed`, when given)."""
+        lines = [
+            f"  {name}: {_first_line(description)}"
+            for name, description in self.tools
+            if allowed is None or name in allowed
+        ]
+        if allowed is None or {"write_memory", "delete_memory"} & set(allowed):
+            lines.append("  write_memory, delete_memory: this session's memory (more with --grant)")
+        return "\n".join(lines) or "  (none)"
 
 
 async def open_chat(
@@ -144,11 +178,16 @@ def chat(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    paused: PausedHint | None = None,
 ) -> int:
-    """Run the chat until end of input or `/exit`; return the exit code (0).
+    """Run the chat until end of input or `/exit`; return the exit code.
 
     Errors of one answer (a provider failure) are reported and the chat goes
-    on; errors building the turn (an unknown model or tool) are raised.
+    on; errors building the turn (an unknown model or tool) are raised. A
+    call waiting for approval is asked about on the chat's own input; when
+    that input ends first, `paused(session, model, pending)` says how to
+    resume and gives the exit code (`EXIT_AWAITING_APPROVAL` from the
+    command line); it is 0 otherwise.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     reader = _Reader(stdin or sys.stdin, out)
@@ -161,9 +200,11 @@ def chat(
             )
             given = session is not None
             _greet(err, model, held if given else f"new session {session_id}")
-            _converse(runner, chat_, reader, out, err, config=config, verbose=verbose)
+            waiting = _converse(runner, chat_, reader, out, err, config=config, verbose=verbose)
         finally:
             runner.run(stack.aclose())
+    if waiting:
+        return 0 if paused is None else paused(session_id, model, waiting)
     print(
         f"session {session_id} (continue with: neuron-turn chat --session {session_id})", file=err
     )
@@ -179,7 +220,8 @@ def _converse(
     *,
     config: TurnConfig | None,
     verbose: bool,
-) -> None:
+) -> list[PendingCall]:
+    """Answer line after line; return the calls still waiting for approval when it ends."""
     while True:
         try:
             line = reader.read()
@@ -189,57 +231,80 @@ def _converse(
         if line is None:  # Ctrl-D
             if reader.terminal:
                 print(file=out)
-            return
+            return []
         text = line.strip()
         if not text:
             continue
         if text.startswith("/"):
-            if not _command(text, chat_, err):
-                return
+            if not _command(text, chat_, err, config):
+                return []
             continue
-        _one_answer(runner, chat_, text, out, err, config=config, verbose=verbose)
+        pending = _one_answer(runner, chat_, reader, text, out, err, config=config, verbose=verbose)
+        if pending:  # the input ended while a call waited: nothing more can be asked
+            return pending
 
 
 def _one_answer(
     runner: asyncio.Runner,
     chat_: Chat,
+    reader: _Reader,
     text: str,
     out: TextIO,
     err: TextIO,
     *,
     config: TurnConfig | None,
     verbose: bool,
-) -> None:
+) -> list[PendingCall]:
+    """Answer `text`; return the calls left waiting for approval (the input ended first)."""
     printer = TextPrinter(out, err, progress=verbose)
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
+    decide = _prompter(reader, err, printer, waiting)
     try:
         with waiting.owning_stderr():
-            output = runner.run(watched(waiting, chat_.answer(text, waiting.wrap(printer), config)))
+            answer = chat_.answer(text, waiting.wrap(printer), config, decide=decide)
+            output = runner.run(watched(waiting, answer))
     except KeyboardInterrupt:
         printer.end_line()
         print("(answer cancelled; the conversation is as it was before it)", file=err)
-        return
+        return []
     except REPORTED as exc:
         printer.end_line()
         # The turn's own error, when the orchestrator wrapped one the command line explains.
         cause = exc.__cause__ if isinstance(exc.__cause__, REPORTED) else exc
         _, message = classify(cause, model=None)
         print(f"{_PROG}: error: {' '.join(message.split())}", file=err)
-        return
+        return []
     printer.finish(output)
+    pending = awaiting(output)
+    if pending:
+        return pending
     note = stop_note(output, chat_.session, next_step="type the next message to go on")
     if note is not None:
         print(f"{_PROG}: {note}", file=err)
+    return []
 
 
-def _command(text: str, chat_: Chat, err: TextIO) -> bool:
+def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: WaitingLine) -> Prompter:
+    """Who decides a paused call: the person typing the chat, on the chat's own input."""
+
+    def asking() -> None:
+        printer.end_line()
+        waiting.hold()
+
+    if reader.terminal:
+        return Prompter(reader.stdin, err, before=asking)
+    # Piped: the chat reads its input through Python's buffer, so the answers must too.
+    return Prompter(reader.stdin, err, before=asking, lines=lambda: asyncio.to_thread(reader.line))
+
+
+def _command(text: str, chat_: Chat, err: TextIO, config: TurnConfig | None) -> bool:
     """Carry out a /command; return False to leave the chat."""
     name = text.split()[0]
     if name in ("/exit", "/quit"):
         return False
     if name == "/tools":
-        print(chat_.tools_text(), file=err)
+        print(chat_.tools_text(None if config is None else config.allowed_tools), file=err)
     elif name == "/cost":
         print(chat_.totals.text(), file=err)
     elif name == "/help":
@@ -268,6 +333,11 @@ class _Reader:
                 import readline  # noqa: F401  # line editing and history for input()
             except ImportError:
                 pass
+
+    def line(self) -> str | None:
+        """Return the next line without its newline, or None at end of input."""
+        line = self.read()
+        return None if line is None else line.rstrip("\n")
 
     def read(self) -> str | None:
         """Return the next line, or None at end of input."""

@@ -140,3 +140,100 @@ def test_an_unknown_model_fails_before_the_chat_starts(env: dict[str, str]) -> N
     )
     assert done.returncode == 4
     assert done.stderr.startswith("neuron-turn: error: unknown provider 'nope'")
+
+
+APPROVE = ("--model", "fixture:tool", "--tool", "fixture_add", "--approve-tool", "fixture_*")
+
+
+def test_a_call_waiting_for_approval_is_asked_on_the_terminal_and_the_answer_goes_on(
+    env: dict[str, str],
+) -> None:
+    with Terminal(chat(*APPROVE, "--session", "a1"), env=env) as terminal:
+        say(terminal, b"add them\r")
+        terminal.expect(r'call_1: fixture_add \{"a": 2, "b": 3\}\n')
+        terminal.expect(r"run it\? \[y\]es / \[n\]o / \[e\]dit: ")
+        terminal.send(b"y\r")
+        terminal.expect("the sum is 5\n")
+        say(terminal, b"/cost\r")
+        # The paused part and the resumed part are one answer.
+        terminal.expect(r"1 answer, 22 tokens in / 8 out, \$0\.0012\n")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+        assert "Traceback" not in terminal.output
+
+
+def test_piped_answers_decide_the_waiting_call_and_a_denial_reaches_the_model(
+    env: dict[str, str],
+) -> None:
+    done = subprocess.run(
+        chat(*APPROVE, "--session", "a2"),
+        input="add them\nn\nnot today\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 tool call(s) wait for your approval" in done.stderr
+    assert "why not? (the model reads this): " in done.stderr
+    stored = subprocess.run(
+        [sys.executable, "-m", "neuron_turn", "history", "a2", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "Denied by a person: not today" in stored
+
+
+def test_input_ending_at_the_question_leaves_the_call_waiting_and_says_how_to_resume(
+    env: dict[str, str],
+) -> None:
+    done = subprocess.run(
+        chat(*APPROVE, "--session", "a3"),
+        input="add them\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 15, done.stderr
+    assert "waiting for approval of 1 tool call(s) in session a3" in done.stderr
+    hint = next(line for line in done.stderr.splitlines() if line.startswith("  approve: "))
+    command = hint.removeprefix("  approve: ").split()
+    assert command[:5] == ["neuron-turn", "resume", "a3", "--approve", "call_1"]
+    assert "--approve-tool" in command and "--tool" in command
+    resumed = subprocess.run(
+        [sys.executable, "-m", "neuron_turn", *command[1:]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == "the sum is 5\n"
+
+
+def test_allow_tool_limits_what_the_chat_offers_and_lists(env: dict[str, str]) -> None:
+    done = subprocess.run(
+        chat("--model", "fixture:echo", "--tool", "fixture_add", "--allow-tool", "fixture_add"),
+        input="/tools\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "  fixture_add: Add two integers." in done.stderr
+    assert "write_memory" not in done.stderr
+    refused = subprocess.run(
+        chat("--model", "fixture:echo", "--tool", "fixture_add", "--allow-tool", "other"),
+        input="",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert "--tool fixture_add is offered but not allowed" in refused.stderr

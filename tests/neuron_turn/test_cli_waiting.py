@@ -115,3 +115,23 @@ def test_a_terminal_shows_what_the_turn_waits_for_and_erases_it(tmp_path: Path) 
         assert "waiting for" not in terminal.output  # erased once the answer went on
         assert terminal.output.startswith("[model] call 1\n")
     assert answer.read_text() == "first second\n"
+
+
+def test_held_for_a_question_the_line_draws_nothing_until_the_next_event() -> None:
+    err, clock = io.StringIO(), Clock()
+    line = WaitingLine(err, terminal=True, clock=clock)
+    line.note(ModelCallStart(call=1))
+    clock.now += 2
+    line.tick()
+    assert err.getvalue().endswith("(2s)")
+    line.hold()  # `run it? [y]es / [n]o / [e]dit:` is on the terminal now
+    assert err.getvalue().endswith("\r\033[K") and not line.drawn
+    drawn = err.getvalue()
+    clock.now += 30
+    line.tick()
+    assert err.getvalue() == drawn
+    # The answer came: the turn goes on, and its wait is timed from now, not the question.
+    line.note(ToolStart(id="c1", name="add", input={}))
+    clock.now += 1.5
+    line.tick()
+    assert err.getvalue().endswith("\r\033[Kneuron-turn: waiting for tool add (1s)")

@@ -8,12 +8,10 @@ resumes the turn once.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Final
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -21,32 +19,16 @@ from temporalio.testing import WorkflowEnvironment
 from neuron_orch_temporal import TemporalOrchestrator
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
 
-from .test_cli import COMMAND, WorkerProcess, _environment, neuron_turn
+from .test_cli import neuron_turn, worker
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-@asynccontextmanager
-async def approving_worker(
-    address: str, task_queue: str, state: Path
-) -> AsyncIterator[WorkerProcess]:
-    """`neuron-turn worker` for the `tool` model, holding `fixture_add` for approval."""
-    process = await asyncio.create_subprocess_exec(
-        *COMMAND,
-        "worker",
-        *("--orchestrator", "temporal", "--address", address, "--task-queue", task_queue),
-        *("--model", "fixture:tool", "--tool", "fixture_add", "--approve-tool", "fixture_add"),
-        *("--state", str(state)),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        env=_environment(),
-    )
-    try:
-        yield WorkerProcess(process)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+APPROVING_TURN: Final = (
+    *("--model", "fixture:tool", "--tool", "fixture_add"),
+    *("--approve-tool", "fixture_add"),
+)
+"""The worker's turn: the `tool` model, its `fixture_add` calls held for approval."""
 
 
 async def test_resume_decides_the_waiting_workflow_once(
@@ -58,7 +40,7 @@ async def test_resume_decides_the_waiting_workflow_once(
     remote = ["--orchestrator", "temporal", "--temporal-address", address]
     remote += ["--task-queue", task_queue, "--state", str(state)]
     orchestrator = TemporalOrchestrator(dev_env.client, task_queue=task_queue)
-    async with approving_worker(address, task_queue, state) as hosting:
+    async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
         await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
 
         code, out, err = await neuron_turn("run", "add", "--session", "s1", *remote)

@@ -15,7 +15,11 @@ over the same turn's bare `execute`. `sqlite_sessions` runs 200 sessions at
 once, each dispatching `SESSION_TURNS` turns in a row, and reports turns/s.
 `execute_and_store_apply_us` is the turn plus a direct `SqliteStore.apply` of its
 append (the store's commit and thread hand-off); `orchestrator_own_us` what the
-dispatch costs above that.
+dispatch costs above that. The dispatch also keeps the turn's record in the
+same transaction (`apply_recorded`): `execute_and_store_apply_recorded_us` is
+the turn plus that call with a record built beforehand, so
+`orchestrator_code_us` is the dispatch's own Python code and nothing of the
+store. Both stores' files are fresh per mode.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from _timing import Call, per_call_us, run, time_calls
 
 from layer0 import HistoryAppend, TurnInput, TurnMetadata, TurnOutput
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_local import LocalOrchestrator
+from neuron_orch_local import LocalOrchestrator, TurnRecording
 from neuron_state_sqlite import SqliteStore
 
 DEFAULT_CALLS = 5_000
@@ -84,6 +88,20 @@ async def _sqlite_history(directory: Path, synchronous: Synchronous, calls: int)
             await store.apply([HistoryAppend.from_effect(output.effects[0])])  # type: ignore[arg-type]
 
         applied = await _measure(apply, calls, warmup=50)
+        output = await turn.execute(SESSION_INPUT)
+        recording = TurnRecording.start(store, "chat", "bench", SESSION_INPUT)
+        assert recording is not None
+        recording.returned(output)
+        record = recording.record("executed")
+
+        async def apply_recorded() -> None:
+            output = await turn.execute(SESSION_INPUT)
+            append = HistoryAppend.from_effect(output.effects[0])  # type: ignore[arg-type]
+            await store.apply_recorded(
+                [append], record.model_copy(update={"turn_id": append.turn_id})
+            )
+
+        recorded = await _measure(apply_recorded, calls, warmup=50)
     return {
         "synchronous": synchronous,
         "execute_us": execute,
@@ -91,6 +109,8 @@ async def _sqlite_history(directory: Path, synchronous: Synchronous, calls: int)
         "dispatch_overhead_us": _minus(dispatch, execute),
         "execute_and_store_apply_us": applied,
         "orchestrator_own_us": _minus(dispatch, applied),
+        "execute_and_store_apply_recorded_us": recorded,
+        "orchestrator_code_us": _minus(dispatch, recorded),
     }
 
 

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Final
+from collections.abc import Hashable
+from typing import Final, cast
 
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from layer0 import Scope, SerializationError, StateError
 
-__all__ = ["decode_value", "encode_value", "match_expression", "scope_key"]
+__all__ = ["decode_value", "encode_items", "encode_value", "match_expression", "scope_key"]
 
 _SCOPE: Final[TypeAdapter[Scope]] = TypeAdapter(Scope)
+# One encoder for every value: `json.dumps` with options builds a new one per call.
+_ENCODER: Final = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 
 
 def scope_key(scope: Scope) -> str:
@@ -23,6 +29,20 @@ def scope_key(scope: Scope) -> str:
     Raises:
         StateError: `scope` is not a layer0 `Scope`.
     """
+    try:
+        # A turn's writes name the same few scopes over and over; the type is
+        # in the key so that equal objects of different types never share one.
+        return _cached_scope_key(cast(Hashable, type(scope)), scope)
+    except TypeError:  # unhashable: not a Scope model, but validation says so
+        return _scope_key(scope)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_scope_key(kind: Hashable, scope: Scope) -> str:
+    return _scope_key(scope)
+
+
+def _scope_key(scope: Scope) -> str:
     try:
         return _SCOPE.dump_json(_SCOPE.validate_python(scope)).decode()
     except ValidationError as exc:
@@ -39,18 +59,31 @@ def encode_value(value: JsonValue, *, scope: str, key: str) -> tuple[str, str]:
         SerializationError: `value` is not JSON; the message names scope and key.
     """
     strings: list[str] = []
+    return _encoded(value, strings, scope=scope, key=key), "\n".join(strings)
+
+
+def encode_items(value: JsonValue, *, scope: str, key: str) -> str:
+    """Return `value` as canonical JSON text, checked as `encode_value` checks it.
+
+    Why: appended items are not searched, so their text for the index is never built.
+
+    Raises:
+        SerializationError: `value` is not JSON; the message names scope and key.
+    """
+    return _encoded(value, None, scope=scope, key=key)
+
+
+def _encoded(value: JsonValue, strings: list[str] | None, *, scope: str, key: str) -> str:
     try:
         _collect_strings(value, strings)
-        text = json.dumps(
-            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        text = _ENCODER.encode(value)
         # Lone surrogates survive json.dumps but not SQLite's UTF-8.
         text.encode()
     except (TypeError, ValueError, RecursionError) as exc:
         raise SerializationError(
             f"cannot store the value of key {key!r} in scope {scope} as JSON: {exc}"
         ) from exc
-    return text, "\n".join(strings)
+    return text
 
 
 def decode_value(text: str, *, scope: str, key: str) -> JsonValue:
@@ -68,12 +101,13 @@ def decode_value(text: str, *, scope: str, key: str) -> JsonValue:
     return value
 
 
-def _collect_strings(value: object, out: list[str]) -> None:
-    """Append every string in `value` to `out`; raise TypeError on anything not JSON."""
+def _collect_strings(value: object, out: list[str] | None) -> None:
+    """Append every string in `value` to `out` (if given); raise TypeError on anything not JSON."""
     if value is None or isinstance(value, bool | int | float):
         return
     if isinstance(value, str):
-        out.append(value)
+        if out is not None:
+            out.append(value)
     elif isinstance(value, list):
         for item in value:
             _collect_strings(item, out)

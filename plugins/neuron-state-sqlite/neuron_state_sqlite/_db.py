@@ -61,13 +61,14 @@ _DELETE: Final = "DELETE FROM entries WHERE scope = ? AND key = ?"
 _DELETE_APPENDED: Final = "DELETE FROM appended WHERE scope = ? AND key = ?"
 _READ: Final = "SELECT value FROM entries WHERE scope = ? AND key = ?"
 _READ_APPENDED: Final = "SELECT items FROM appended WHERE scope = ? AND key = ? ORDER BY id"
-_LAST_LENGTH: Final = (
-    "SELECT length FROM appended WHERE scope = ? AND key = ? ORDER BY id DESC LIMIT 1"
-)
 _HAS_APPENDED_TABLE: Final = (
     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'appended'"
 )
-_HAS_APPEND: Final = "SELECT 1 FROM appended WHERE scope = ? AND key = ? AND append_id = ?"
+# The list's length and whether this turn id is in it, in one statement.
+_LAST_LENGTH_AND_HAS: Final = """
+SELECT length, EXISTS (SELECT 1 FROM appended WHERE scope = ?1 AND key = ?2 AND append_id = ?3)
+FROM appended WHERE scope = ?1 AND key = ?2 ORDER BY id DESC LIMIT 1
+"""
 _INSERT_APPENDED: Final = (
     "INSERT INTO appended (scope, key, append_id, items, length) VALUES (?, ?, ?, ?, ?)"
 )
@@ -378,11 +379,13 @@ def _append(connection: sqlite3.Connection, op: Append) -> int:
 
     Returns the list's length afterwards (unchanged when `op` was appended before).
     """
-    has_append = connection.execute(_HAS_APPEND, (op.scope, op.key, op.append_id)).fetchone()
-    last = connection.execute(_LAST_LENGTH, (op.scope, op.key)).fetchone()
-    if has_append:
+    last = connection.execute(_LAST_LENGTH_AND_HAS, (op.scope, op.key, op.append_id)).fetchone()
+    if last is None:
+        length = _base_length(connection, op)  # nothing appended yet, this turn included
+    elif last[1]:
         return int(last[0])
-    length = int(last[0]) if last is not None else _base_length(connection, op)
+    else:
+        length = int(last[0])
     if op.expected_length is not None and op.expected_length != length:
         raise HistoryConflict(op.session, expected=op.expected_length, found=length)
     connection.execute(

@@ -13,7 +13,6 @@ concurrent future per write.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import sqlite3
 import threading
 import weakref
@@ -23,7 +22,7 @@ from queue import Empty, SimpleQueue
 from typing import Any, Final, TypeAlias, TypeVar, cast
 
 from . import _db
-from ._threads import ThreadsClosed
+from ._threads import Job, Settled, ThreadsClosed, refuse_rest, settle, start
 
 __all__ = ["WriterThread"]
 
@@ -33,16 +32,6 @@ MAX_GROUP: Final = 64
 """The most writes one transaction takes, so that one group holds the file's lock briefly."""
 
 _Call: TypeAlias = Callable[[sqlite3.Connection], Any]
-# A job: the caller's loop and future, and either the ops of a write or a call.
-_Job: TypeAlias = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Sequence[_db.Op] | _Call]
-# A settled job: its future, and its error or else its value.
-_Settled: TypeAlias = tuple["asyncio.Future[Any]", BaseException | None, object]
-
-# The queues of the threads still running, so that at exit each finishes the
-# writes already submitted (a daemon thread would otherwise stop mid-commit).
-_RUNNING: Final[weakref.WeakKeyDictionary[threading.Thread, SimpleQueue[_Job | None]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 class WriterThread:
@@ -52,7 +41,7 @@ class WriterThread:
         self._connect = connect
         self._path = path
         self._name = name
-        self._jobs: SimpleQueue[_Job | None] = SimpleQueue()
+        self._jobs: SimpleQueue[Job | None] = SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -94,22 +83,14 @@ class WriterThread:
         return future
 
     def _start(self) -> None:
-        # The thread refers to the queue and the opener, never to `self`, so
-        # a store dropped without `close()` can still be collected.
-        thread = threading.Thread(
-            target=_serve,
-            args=(self._jobs, self._connect, self._path),
-            name=self._name,
-            daemon=True,
+        self._thread = start(
+            _serve, (self._jobs, self._connect, self._path), name=self._name, jobs=self._jobs
         )
-        _RUNNING[thread] = self._jobs
         weakref.finalize(self, self._jobs.put, None)
-        thread.start()
-        self._thread = thread
 
 
 def _serve(
-    jobs: SimpleQueue[_Job | None], connect: Callable[[], sqlite3.Connection], path: Path
+    jobs: SimpleQueue[Job | None], connect: Callable[[], sqlite3.Connection], path: Path
 ) -> None:
     """The thread's body: take what is waiting, run it, until told to stop."""
     connection: sqlite3.Connection | None = None
@@ -122,10 +103,10 @@ def _serve(
     finally:
         if connection is not None:
             connection.close()
-        _refuse_rest(jobs)
+        refuse_rest(jobs)
 
 
-def _take(jobs: SimpleQueue[_Job | None]) -> tuple[list[_Job], bool]:
+def _take(jobs: SimpleQueue[Job | None]) -> tuple[list[Job], bool]:
     """Wait for one job, then take those waiting behind it; and whether to stop after them."""
     first = jobs.get()
     if first is None:
@@ -143,7 +124,7 @@ def _take(jobs: SimpleQueue[_Job | None]) -> tuple[list[_Job], bool]:
 
 
 def _run(
-    batch: list[_Job],
+    batch: list[Job],
     connection: sqlite3.Connection | None,
     connect: Callable[[], sqlite3.Connection],
     path: Path,
@@ -157,7 +138,7 @@ def _run(
         try:
             connection = connect()
         except BaseException as exc:
-            _settle([(future, exc, None) for _, future, _ in live], live)
+            settle([(future, exc, None) for _, future, _ in live], live)
             return None
     start = 0
     while start < len(live):
@@ -170,19 +151,19 @@ def _run(
             while end < len(live) and not callable(live[end][2]):
                 end += 1
             settled = _write(live[start:end], connection, path)
-        _settle(settled, live[start:end])
+        settle(settled, live[start:end])
         start = end
     return connection
 
 
-def _call(future: asyncio.Future[Any], fn: _Call, connection: sqlite3.Connection) -> _Settled:
+def _call(future: asyncio.Future[Any], fn: _Call, connection: sqlite3.Connection) -> Settled:
     try:
         return future, None, fn(connection)
     except BaseException as exc:
         return future, exc, None
 
 
-def _write(group: list[_Job], connection: sqlite3.Connection, path: Path) -> list[_Settled]:
+def _write(group: list[Job], connection: sqlite3.Connection, path: Path) -> list[Settled]:
     """Apply a group of writes: alone in its transaction when it is the only one."""
     if len(group) == 1:
         _, future, ops = group[0]
@@ -197,45 +178,3 @@ def _write(group: list[_Job], connection: sqlite3.Connection, path: Path) -> lis
         (future, outcome, None) if isinstance(outcome, BaseException) else (future, None, outcome)
         for (_, future, _), outcome in zip(group, outcomes, strict=True)
     ]
-
-
-def _settle(settled: list[_Settled], jobs: list[_Job]) -> None:
-    """Hand the results back: one callback per event loop, however many jobs."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[_Settled]] = {}
-    for (loop, _, _), one in zip(jobs, settled, strict=True):
-        by_loop.setdefault(loop, []).append(one)
-    for loop, results in by_loop.items():
-        try:
-            loop.call_soon_threadsafe(_resolve, results)
-        except RuntimeError:
-            pass  # the loop is closed: nobody is waiting for these results any more
-
-
-def _resolve(results: list[_Settled]) -> None:
-    """Resolve the futures, in the loop's thread; a cancelled caller's result is dropped."""
-    for future, error, value in results:
-        if future.done():
-            continue
-        if error is None:
-            future.set_result(value)
-        else:
-            future.set_exception(error)
-
-
-def _refuse_rest(jobs: SimpleQueue[_Job | None]) -> None:
-    """Fail whatever was submitted after the stop (a race with `close`), rather than hang it."""
-    while True:
-        try:
-            job = jobs.get_nowait()
-        except Empty:
-            return
-        if job is not None:
-            _settle([(job[1], ThreadsClosed("closed"), None)], [job])
-
-
-@atexit.register
-def _finish_at_exit() -> None:
-    """Let every writer thread finish the writes already submitted before the process ends."""
-    for thread, jobs in list(_RUNNING.items()):
-        jobs.put(None)
-        thread.join()

@@ -29,7 +29,7 @@ from layer0 import (
 )
 
 from . import _db
-from ._codec import decode_value, encode_value, match_expression, scope_key
+from ._codec import decode_value, encode_items, encode_value, match_expression, scope_key
 from ._threads import ConnectionThreads, ThreadsClosed
 from ._writer import WriterThread
 from .errors import StateFileAccessError
@@ -338,7 +338,7 @@ class SqliteStore:
     def _append(append: HistoryAppend) -> _db.Append:
         """Serialize an append now, in the caller's thread (see `_put`)."""
         scope_json = scope_key(append.scope)
-        text, _ = encode_value(append.messages, scope=scope_json, key=HISTORY_KEY)
+        text = encode_items(append.messages, scope=scope_json, key=HISTORY_KEY)
         return _db.Append(
             scope=scope_json,
             key=HISTORY_KEY,

@@ -76,3 +76,34 @@ async def test_a_run_asking_to_fail_on_a_changed_session_fails_and_records_nothi
         await orchestrator.dispatch("a", ask("again"))
         history = await store.read(SESSION, HISTORY_KEY)
     assert [m["content"] for m in history] == ["x", "x", "again", "late"]  # type: ignore[index,union-attr]
+
+
+async def test_forty_sessions_dispatched_at_once_each_keep_their_exchanges_and_records(
+    tmp_path: Path,
+) -> None:
+    # Their writes queue behind each other's commits and share them; none may be lost.
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator(
+            {"a": NeuronTurn(FunctionProvider(echo), state=store)}, store
+        )
+
+        async def session(name: str) -> None:
+            for turn in range(3):
+                message = f"{name}-{turn}"
+                await orchestrator.dispatch(
+                    "a", TurnInput(message=message, trigger="user", session=name)
+                )
+
+        names = [f"s{number}" for number in range(40)]
+        await asyncio.gather(*(session(name) for name in names))
+        for name in names:
+            history = await store.read(SessionScope(id=name), HISTORY_KEY)
+            assert history == [
+                message
+                for turn in range(3)
+                for message in (
+                    {"role": "user", "content": f"{name}-{turn}"},
+                    {"role": "assistant", "content": f"echo: {name}-{turn}"},
+                )
+            ]
+            assert len(await store.turn_summaries(session=name)) == 3

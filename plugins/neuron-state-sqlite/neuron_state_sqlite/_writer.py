@@ -130,29 +130,28 @@ def _run(
     path: Path,
 ) -> sqlite3.Connection | None:
     """Run `batch` in order: each call alone, each run of writes as one group."""
-    # A job whose caller was cancelled before it started never runs.
-    live = [job for job in batch if not job[1].cancelled()]
-    if not live:
-        return connection
-    if connection is None:
-        try:
-            connection = connect()
-        except BaseException as exc:
-            settle([(future, exc, None) for _, future, _ in live], live)
-            return None
     start = 0
-    while start < len(live):
-        work = live[start][2]
-        if callable(work):
-            end = start + 1
-            settled = [_call(live[start][1], work, connection)]
-        else:
-            end = start + 1
-            while end < len(live) and not callable(live[end][2]):
+    while start < len(batch):
+        end = start + 1
+        if not callable(batch[start][2]):
+            while end < len(batch) and not callable(batch[end][2]):
                 end += 1
-            settled = _write(live[start:end], connection, path)
-        settle(settled, live[start:end])
+        # A job whose caller was cancelled before it started never runs.
+        jobs = [job for job in batch[start:end] if not job[1].cancelled()]
         start = end
+        if not jobs:
+            continue
+        if connection is None:
+            try:
+                connection = connect()
+            except BaseException as exc:
+                settle([(future, exc, None) for _, future, _ in jobs], jobs)
+                continue
+        work = jobs[0][2]
+        if callable(work):
+            settle([_call(jobs[0][1], work, connection)], jobs)
+        else:
+            settle(_write(jobs, connection, path), jobs)
     return connection
 
 

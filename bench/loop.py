@@ -38,7 +38,7 @@ from neuron_turn import (
     TokenUsage,
     ToolUsePart,
 )
-from neuron_turn.testing import FunctionProvider
+from neuron_turn.testing import FunctionProvider, ResponseFunction
 
 REPEATS = 5
 USAGE = TokenUsage(10, 5)
@@ -80,9 +80,7 @@ def _steps(count: int) -> Callable[[ProviderRequest], ProviderResponse]:
     return respond
 
 
-def _turn(
-    respond: Callable[[ProviderRequest], ProviderResponse], *, hooks: bool = True
-) -> NeuronTurn:
+def _turn(respond: ResponseFunction, *, hooks: bool = True) -> NeuronTurn:
     config = NeuronTurnConfig(max_turns=50)
     return NeuronTurn(
         FunctionProvider(respond, record=False),
@@ -184,8 +182,37 @@ def _peak_rss_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+class _Waiting:
+    """How many model calls are waiting at once, and the most there ever were."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+
+
+def _over_the_wire(
+    respond: Callable[[ProviderRequest], ProviderResponse], waiting: _Waiting
+) -> Callable[[ProviderRequest], Awaitable[ProviderResponse]]:
+    """`respond` behind one event-loop turn, as a real model call waits on its socket.
+
+    Without it the fake answers without ever suspending, so each of the "concurrent"
+    runs would finish before the next starts and the peak would hold 200 outputs,
+    never 200 turns in flight.
+    """
+
+    async def answer(request: ProviderRequest) -> ProviderResponse:
+        waiting.now += 1
+        waiting.most = max(waiting.most, waiting.now)
+        await asyncio.sleep(0)
+        waiting.now -= 1
+        return respond(request)
+
+    return answer
+
+
 async def _concurrent() -> None:
-    turn = _turn(_steps(10))
+    waiting = _Waiting()
+    turn = _turn(_over_the_wire(_steps(10), waiting))
     baseline_mb = _peak_rss_mb()
     cpu = time.process_time_ns()
     outputs = await asyncio.gather(
@@ -197,6 +224,7 @@ async def _concurrent() -> None:
     peak_mb = _peak_rss_mb()
     row = {"scenario": "concurrent", "runs": 200, "cpu_ms": round(cpu_ms, 1)}
     row |= {"rss_before_mb": round(baseline_mb, 1), "peak_rss_mb": round(peak_mb, 1)}
+    row["most_calls_waiting"] = waiting.most
     print(json.dumps(row), flush=True)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, Final, NoReturn
 
-import jsonschema_rs
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
@@ -80,6 +79,10 @@ class InputValidator:
         Raises:
             InvalidSchemaError: `schema` is not a valid JSON Schema.
         """
+        # Imported with the first schema, not with neuron_tool: a 15 MB extension that
+        # keeps ~5 MB resident, which a turn without tools never needs.
+        import jsonschema_rs
+
         try:
             # jsonschema-rs checks the schema against the metaschema as it compiles it,
             # and decides an input's validity in well under a microsecond.
@@ -111,6 +114,8 @@ class InputValidator:
         raise ToolInputError(tool, json_path(error.absolute_path), error.message)
 
     def _raise_fast_error(self, tool: str, input: JsonValue) -> NoReturn:
+        import jsonschema_rs  # loaded already: this validator was compiled with it
+
         try:
             self._fast.validate(input)
         except jsonschema_rs.ValidationError as exc:

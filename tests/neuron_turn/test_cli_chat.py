@@ -34,15 +34,17 @@ def chat(*argv: str) -> list[str]:
     return [sys.executable, "-m", "neuron_turn", "chat", *argv]
 
 
+def neuron_turn(
+    env: dict[str, str], *argv: str, input: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """Run `neuron-turn ARGV` with `input` piped in, to its end."""
+    command = [sys.executable, "-m", "neuron_turn", *argv]
+    return subprocess.run(command, input=input, env=env, capture_output=True, text=True, timeout=60)
+
+
 def history(env: dict[str, str], session: str) -> list[tuple[str, str]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "neuron_turn", "history", session, "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = neuron_turn(env, "history", session, "--json")
+    assert done.returncode == 0, done.stderr
     return [(m["role"], _text(m["content"])) for m in json.loads(done.stdout)]
 
 
@@ -121,23 +123,14 @@ def test_ctrl_c_cancels_the_answer_and_keeps_the_conversation(env: dict[str, str
 
 
 def test_a_chat_reads_piped_lines_without_a_prompt(env: dict[str, str]) -> None:
-    done = subprocess.run(
-        chat("--model", "fixture:echo"),
-        input="hi\n\n/cost\nbye\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = neuron_turn(env, "chat", "--model", "fixture:echo", input="hi\n\n/cost\nbye\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "echo: hi\necho: bye\n"
     assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr  # /cost came before bye
 
 
 def test_an_unknown_model_fails_before_the_chat_starts(env: dict[str, str]) -> None:
-    done = subprocess.run(
-        chat("--model", "nope:x"), input="", env=env, capture_output=True, text=True, timeout=60
-    )
+    done = neuron_turn(env, "chat", "--model", "nope:x", input="")
     assert done.returncode == 4
     assert done.stderr.startswith("neuron-turn: error: unknown provider 'nope'")
 
@@ -165,75 +158,54 @@ def test_a_call_waiting_for_approval_is_asked_on_the_terminal_and_the_answer_goe
 def test_piped_answers_decide_the_waiting_call_and_a_denial_reaches_the_model(
     env: dict[str, str],
 ) -> None:
-    done = subprocess.run(
-        chat(*APPROVE, "--session", "a2"),
-        input="add them\nn\nnot today\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = neuron_turn(env, "chat", *APPROVE, "--session", "a2", input="add them\nn\nnot today\n")
     assert done.returncode == 0, done.stderr
     assert "1 tool call(s) wait for your approval" in done.stderr
     assert "why not? (the model reads this): " in done.stderr
-    stored = subprocess.run(
-        [sys.executable, "-m", "neuron_turn", "history", "a2", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    stored = neuron_turn(env, "history", "a2", "--json").stdout
     assert "Denied by a person: not today" in stored
 
 
 def test_input_ending_at_the_question_leaves_the_call_waiting_and_says_how_to_resume(
     env: dict[str, str],
 ) -> None:
-    done = subprocess.run(
-        chat(*APPROVE, "--session", "a3"),
-        input="add them\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = neuron_turn(env, "chat", *APPROVE, "--session", "a3", input="add them\n")
     assert done.returncode == 15, done.stderr
     assert "waiting for approval of 1 tool call(s) in session a3" in done.stderr
     hint = next(line for line in done.stderr.splitlines() if line.startswith("  approve: "))
     command = hint.removeprefix("  approve: ").split()
     assert command[:5] == ["neuron-turn", "resume", "a3", "--approve", "call_1"]
     assert "--approve-tool" in command and "--tool" in command
-    resumed = subprocess.run(
-        [sys.executable, "-m", "neuron_turn", *command[1:]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    resumed = neuron_turn(env, *command[1:])
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout == "the sum is 5\n"
 
 
 def test_allow_tool_limits_what_the_chat_offers_and_lists(env: dict[str, str]) -> None:
-    done = subprocess.run(
-        chat("--model", "fixture:echo", "--tool", "fixture_add", "--allow-tool", "fixture_add"),
+    done = neuron_turn(
+        env,
+        "chat",
+        "--model",
+        "fixture:echo",
+        "--tool",
+        "fixture_add",
+        "--allow-tool",
+        "fixture_add",
         input="/tools\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "  fixture_add: Add two integers." in done.stderr
     assert "write_memory" not in done.stderr
-    refused = subprocess.run(
-        chat("--model", "fixture:echo", "--tool", "fixture_add", "--allow-tool", "other"),
+    refused = neuron_turn(
+        env,
+        "chat",
+        "--model",
+        "fixture:echo",
+        "--tool",
+        "fixture_add",
+        "--allow-tool",
+        "other",
         input="",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
     assert refused.returncode == 2
     assert "--tool fixture_add is offered but not allowed" in refused.stderr

@@ -212,17 +212,21 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         metavar="CHOICE",
         help="auto, none, required, or a tool's name to force that tool (first call only)",
     )
-    run.add_argument(
-        "--trace",
-        action="store_true",
-        help="record OpenTelemetry spans of the run (plugin neuron-tracing-otel; NEURON_OTEL=1)",
-    )
+    _add_trace_argument(run, "the run")
     shape = run.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     shape.add_argument(
         "--jsonl",
         action="store_true",
         help="print every event of the turn as a JSON line as it happens, the output last",
+    )
+
+
+def _add_trace_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help=f"record OpenTelemetry spans of {what} (plugin neuron-tracing-otel; NEURON_OTEL=1)",
     )
 
 
@@ -247,6 +251,8 @@ def _add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     _add_turn_arguments(worker)
     _add_orchestration_arguments(worker, worker=True)
+    # The turns run here, not in `run`'s process: their model and tool calls are traced here.
+    _add_trace_argument(worker, "the turns this worker runs")
     worker.set_defaults(handler=_worker_command)
 
 
@@ -575,8 +581,9 @@ def _tool_choice(text: str) -> str:
 
 def _worker_command(args: argparse.Namespace) -> int:
     from ._run import serve_worker  # the loop, imported only when a turn runs
+    from ._trace import load_traced
 
-    manager = get_plugin_manager()
+    manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()
     asyncio.run(serve_worker(manager, _turn_spec(args), _orchestration(args)))
     return EXIT_OK
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 import signal
 import sys
 import uuid
@@ -20,6 +21,8 @@ from typing import Final
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
+
+from tests.plugins.tracing_otel.receiver import otlp_receiver
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -36,11 +39,11 @@ WAITING: Final = "neuron-turn: waiting for "
 """The waiting line a piped run prints after a long silence (cli/_waiting.py)."""
 
 
-def _environment() -> dict[str, str]:
+def _environment(**extra: str) -> dict[str, str]:
     env = {**os.environ, "NEURON_LOAD_PLUGINS": PLUGINS}
     for variable in ("NEURON_DISABLE_PLUGINS", "NEURON_STRICT_PLUGINS", "NEURON_STATE_PATH"):
         env.pop(variable, None)
-    return env
+    return env | extra
 
 
 async def neuron_turn(*args: str, wait: float = WAIT) -> tuple[int, str, str]:
@@ -101,11 +104,11 @@ class WorkerProcess:
 
 @asynccontextmanager
 async def worker(
-    address: str, task_queue: str, state: Path, *turn: str
+    address: str, task_queue: str, state: Path, *turn: str, **environ: str
 ) -> AsyncIterator[WorkerProcess]:
     """Start `neuron-turn worker` building its turn from `turn` (default: the echo model).
 
-    It is killed on the way out if still running.
+    `environ` adds to its environment. It is killed on the way out if still running.
     """
     process = await asyncio.create_subprocess_exec(
         *COMMAND,
@@ -115,7 +118,7 @@ async def worker(
         *("--state", str(state)),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-        env=_environment(),
+        env=_environment(**environ),
     )
     try:
         yield WorkerProcess(process)
@@ -208,3 +211,31 @@ async def test_a_run_against_no_server_is_one_line_and_exit_10(tmp_path: Path) -
     assert note.startswith("neuron-turn: note: with --orchestrator temporal the worker builds")
     assert "--model apply to `neuron-turn worker`" in note
     assert line.startswith("neuron-turn: error: cannot reach a Temporal server at 127.0.0.1:1")
+
+
+async def test_a_worker_with_trace_sends_the_spans_of_the_turns_it_runs(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"traced-{uuid.uuid4()}"
+    state = tmp_path / "state.db"
+    remote = ["--orchestrator", "temporal", "--temporal-address", address]
+    remote += ["--task-queue", task_queue, "--state", str(state)]
+    token = secrets.token_urlsafe()
+    with otlp_receiver(token) as received:
+        tracing = {
+            "NEURON_LOAD_PLUGINS": f"{PLUGINS},tracing-otel",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": received.url,
+            "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{token}",
+        }
+        async with worker(
+            address, task_queue, state, "--model", "fixture:echo", "--trace", **tracing
+        ) as hosting:
+            await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+            code, out, err = await neuron_turn("run", "hello", *remote)
+            assert (code, out) == (0, "echo: hello\n"), err
+            # Spans leave in batches; the worker's orderly exit sends what is left.
+            assert await hosting.interrupt() == 130
+    # The turn ran in the worker: its spans come from there, `run` itself traced nothing.
+    assert sorted(s.name for s in received.spans) == ["chat echo", "invoke_agent neuron_turn"]
+    assert received.refused == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import DispatchFailed, SessionScope, TurnInput
+from layer0 import DispatchFailed, ModelCallEntry, SessionScope, ToolCallEntry, TurnInput
 from neuron_env_sandbox import ChildFailedError, SandboxEnvironment
 from neuron_orch_local import LocalOrchestrator, Placement
 from neuron_state_sqlite import SqliteStore
@@ -30,7 +30,32 @@ async def test_a_sandboxed_agents_history_is_written_by_the_orchestrator(tmp_pat
     assert "/workspace" in str(history)
 
 
-async def test_a_crash_in_the_sandbox_fails_the_dispatch_and_leaves_the_store_intact(
+async def test_a_sandboxed_turn_is_recorded_in_the_orchestrators_store_with_its_timeline(
+    tmp_path: Path,
+) -> None:
+    async with SqliteStore(tmp_path / "state.db") as store:
+        recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
+        provider = scripted("read_env", {"name": "HOME"})
+        sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
+        orchestrator = LocalOrchestrator({}, store, environments={"coder": Placement(sandbox)})
+        output = await orchestrator.dispatch(
+            "coder", TurnInput(message="where is home?", trigger="user", session="s1")
+        )
+        [summary] = await store.turn_summaries(session="s1")
+        record = await store.turn_record(summary.turn_id)
+    assert record is not None and record.status == "executed"
+    assert (record.agent, record.session) == ("coder", "s1")
+    assert record.output == output  # the caller's output: the timeline effect taken out
+    assert [entry.kind for entry in record.timeline] == ["model_call", "tool_call", "model_call"]
+    first, call, last = record.timeline
+    assert isinstance(first, ModelCallEntry) and first.stop_reason == "tool_use"
+    assert isinstance(call, ToolCallEntry) and call.name == "read_env" and not call.is_error
+    assert call.input == {"name": "HOME"} and "/workspace" in call.output  # run inside
+    assert isinstance(last, ModelCallEntry) and last.call == 2
+    assert summary.title == "where is home?"
+
+
+async def test_a_crash_in_the_sandbox_fails_the_dispatch_is_recorded_and_leaves_the_store_intact(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "state.db"
@@ -46,6 +71,12 @@ async def test_a_crash_in_the_sandbox_fails_the_dispatch_and_leaves_the_store_in
             )
         assert isinstance(caught.value.__cause__, ChildFailedError)
         assert await store.read(scope, "messages") == []
+        [summary] = await store.turn_summaries(session="s1")
+        record = await store.turn_record(summary.turn_id)
+    assert record is not None and record.status == "failed"
+    assert record.error is not None and record.error.startswith("DispatchFailed: ")
+    assert "ChildFailedError: SandboxEnvironment: the child was killed by SIGKILL" in record.error
+    assert record.output is None and record.timeline == []  # died with the child
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 

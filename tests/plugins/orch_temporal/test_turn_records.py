@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,11 +13,15 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     EffectPolicy,
     EffectRefused,
+    ModelCallEntry,
     ToolCallEntry,
     TurnInput,
+    TurnRecord,
     WriteMemoryEffect,
     take_timeline,
 )
+from neuron_env_sandbox import SandboxEnvironment, TurnRecipe
+from neuron_orch_local import Placement
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
@@ -73,3 +80,63 @@ async def test_a_refused_turn_is_recorded_as_refused_by_the_worker(
     assert record.error is not None and record.error.startswith(EffectRefused.__name__)
     assert record.output is not None
     assert any(isinstance(e, WriteMemoryEffect) for e in record.output.effects)
+
+
+SANDBOXED = TurnRecipe(
+    model="scripted:test",
+    tools=("read_env",),
+    plugins=("tests.plugins.env_sandbox.fixture_tools",),
+    effect_tools=False,
+)
+
+
+async def show(state: Path, *args: str) -> str:
+    """Run `neuron-turn show ARGS --state STATE` in its own process; return its stdout."""
+    env = {**os.environ, "NEURON_LOAD_PLUGINS": "state-sqlite"}
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "neuron_turn", "show", *args, "--state", str(state)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        async with asyncio.timeout(30):
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_a_sandboxed_turn_run_by_a_worker_is_recorded_and_neuron_turn_show_reads_it_back(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    call = ToolUsePart("c1", "read_env", {"name": "HOME"})
+    provider = ScriptedProvider([tool_call_response(call), text_response("home is /workspace")])
+    state = tmp_path / "state.db"
+    async with SqliteStore(state) as store:
+        sandbox = SandboxEnvironment(SANDBOXED, provider=provider, state=store)
+        placed = {"coder": Placement(sandbox)}
+        async with hosting(dev_env, {}, store, environments=placed) as orchestrator:
+            result = await orchestrator.run(
+                "coder", TurnInput(message="where is home?", trigger="user", session="s-box")
+            )
+        [summary] = await store.turn_summaries(session="s-box")
+        record = await store.turn_record(summary.turn_id)
+    shown = TurnRecord.model_validate_json(await show(state, summary.turn_id, "--json"))
+    text = await show(state, summary.turn_id)
+
+    assert record is not None and record.status == "accepted"
+    assert (record.agent, record.workflow_id) == ("coder", result.workflow_id)
+    assert record.output == result.output  # the caller's output: the timeline stayed behind
+    first, tool_call, last = record.timeline
+    assert isinstance(first, ModelCallEntry) and first.stop_reason == "tool_use"
+    assert isinstance(tool_call, ToolCallEntry) and tool_call.name == "read_env"
+    assert tool_call.output == "/workspace"  # the tool ran inside the sandbox
+    assert isinstance(last, ModelCallEntry) and last.call == 2
+    assert shown == record
+    assert text.startswith(f"turn {summary.turn_id}\n")
+    assert "session s-box  agent coder" in text
+    assert 'tool read_env({"name":"HOME"}) -> /workspace' in text

@@ -19,6 +19,7 @@ method (`neuron_tool.ContextTool`).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -61,6 +62,8 @@ class RunContext(Generic[DepsT]):
     """The model's id for this call."""
     reporter: ProgressReporter | None = None
     """Where `progress` reports go; None when nothing listens (reports are then dropped)."""
+    loop: asyncio.AbstractEventLoop | None = None
+    """The event loop `reporter` runs on, for `report` from a plain `def` tool's thread."""
 
     def remaining(self) -> float | None:
         """Return the seconds left before the turn's deadline (never below 0); None without one."""
@@ -79,15 +82,59 @@ class RunContext(Generic[DepsT]):
             TypeError: `message` is not a string.
             ValueError: `fraction` is not a number from 0 to 1.
         """
-        if not isinstance(message, str):
-            raise TypeError(f"a progress message is a str; got {type(message).__name__}")
-        if fraction is not None and not (
-            isinstance(fraction, int | float) and math.isfinite(fraction) and 0 <= fraction <= 1
-        ):
-            raise ValueError(f"progress fraction must be from 0 to 1; got {fraction!r}")
+        _check_report(message, fraction)
         if self.reporter is not None:
             await self.reporter(message, fraction, data)
+
+    def report(
+        self, message: str, *, fraction: float | None = None, data: JsonValue = None
+    ) -> None:
+        """`progress` for a plain `def` tool, which runs in a worker thread.
+
+        Returns once the report is delivered, so reports and the tool's result
+        reach the stream in the order they happened. Cheap when nothing listens.
+
+        Raises:
+            TypeError: `message` is not a string.
+            ValueError: `fraction` is not a number from 0 to 1.
+            RuntimeError: called on the event loop's own thread (an `async def`
+                tool awaits `progress` instead), or with a reporter but no `loop`.
+        """
+        _check_report(message, fraction)
+        reporter = self.reporter
+        if reporter is None:
+            return
+        loop = self.loop
+        if loop is None:
+            raise RuntimeError("this RunContext has a reporter but no loop to run it on")
+        if _running_loop() is loop:
+            # Waiting here for the loop to deliver the report would block that very loop.
+            raise RuntimeError(
+                "RunContext.report is for plain `def` tools; an `async def` tool uses "
+                "`await context.progress(...)`"
+            )
+
+        async def deliver() -> None:
+            await reporter(message, fraction, data)
+
+        asyncio.run_coroutine_threadsafe(deliver(), loop).result()
 
     def for_call(self, tool_name: str, tool_call_id: str | None) -> RunContext[DepsT]:
         """Return this context for one call of `tool_name`."""
         return replace(self, tool_name=tool_name, tool_call_id=tool_call_id)
+
+
+def _check_report(message: object, fraction: object) -> None:
+    if not isinstance(message, str):
+        raise TypeError(f"a progress message is a str; got {type(message).__name__}")
+    if fraction is not None and not (
+        isinstance(fraction, int | float) and math.isfinite(fraction) and 0 <= fraction <= 1
+    ):
+        raise ValueError(f"progress fraction must be from 0 to 1; got {fraction!r}")
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

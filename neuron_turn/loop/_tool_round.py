@@ -221,6 +221,7 @@ class ToolRound:
             tool_name=name,
             tool_call_id=call_id,
             reporter=functools.partial(self._report, call_id, name) if listening else None,
+            loop=asyncio.get_running_loop() if listening else None,
         )
 
     async def _report(

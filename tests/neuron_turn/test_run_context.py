@@ -161,3 +161,60 @@ async def test_no_context_is_built_for_tools_that_do_not_ask(
     turn, provider = build(script, tools=[add, in_stock])
     await turn.execute(ask())
     assert result(provider).content == "3"
+
+
+@tool
+def count_slowly(context: RunContext[Shop], item: str, steps: int) -> int:
+    """Count an item in several steps, reporting each (a plain `def`: it runs in a thread).
+
+    Args:
+        context: The run.
+        item: The item.
+        steps: How many steps.
+    """
+    for step in range(steps):
+        context.report(f"step {step + 1}", fraction=(step + 1) / steps, data={"item": item})
+    return context.deps.stock.get(item, 0)
+
+
+async def test_a_plain_def_tool_reports_progress_from_its_thread_in_order() -> None:
+    script = [calls(call("c1", "count_slowly", item="pears", steps=3)), answer("3")]
+    watcher = _Watcher()
+    hooks = HookRegistry()
+    hooks.add_progress_observer(watcher, name="watcher")
+    turn, _ = build(script, tools=[count_slowly], hooks=hooks)
+    events = [e async for e in turn.stream(ask(), deps=Shop("Ann", {"pears": 3}))]
+    shown = [
+        e.message if isinstance(e, ToolProgress) else type(e).__name__
+        for e in events
+        if isinstance(e, ToolStart | ToolProgress | ToolResult)
+    ]
+    assert shown == ["ToolStart", "step 1", "step 2", "step 3", "ToolResult"]
+    assert [(e.message, e.fraction) for e in watcher.seen][-1] == ("step 3", 1.0)
+    [done] = [e for e in events if isinstance(e, ToolResult)]
+    assert (done.content, done.is_error) == ("3", False)
+
+
+@tool
+async def reports_wrongly(context: RunContext[Shop]) -> str:
+    """An async tool calling the thread-side report."""
+    context.report("this blocks the loop")
+    return "unreachable"
+
+
+async def test_report_on_the_event_loops_thread_is_a_clear_tool_error() -> None:
+    script = [calls(call("c1", "reports_wrongly")), answer("ok")]
+    turn, provider = build(script, tools=[reports_wrongly])
+    events = [e async for e in turn.stream(ask(), deps=Shop("Ann", {}))]
+    assert isinstance(events[-1], TurnDone)
+    part = result(provider)
+    assert part.is_error
+    assert "an `async def` tool uses `await context.progress(...)`" in part.content
+
+
+async def test_report_without_a_listener_is_dropped_and_the_tool_runs() -> None:
+    script = [calls(call("c1", "count_slowly", item="figs", steps=2)), answer("0")]
+    turn, provider = build(script, tools=[count_slowly])
+    output = await turn.execute(ask(), deps=Shop("Ann", {}))
+    assert output.message.as_text() == "0"
+    assert (result(provider).content, result(provider).is_error) == ("0", False)

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from layer0 import DispatchFailed, ModelCallEntry, SessionScope, ToolCallEntry, TurnInput
+from layer0 import (
+    DispatchFailed,
+    EffectPolicy,
+    ModelCallEntry,
+    SessionScope,
+    ToolCallEntry,
+    TurnConfig,
+    TurnInput,
+)
 from neuron_env_sandbox import ChildFailedError, SandboxEnvironment
 from neuron_orch_local import LocalOrchestrator, Placement
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import ToolResultPart, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._helpers import RECIPE, scripted
 
@@ -53,6 +64,49 @@ async def test_a_sandboxed_turn_is_recorded_in_the_orchestrators_store_with_its_
     assert call.input == {"name": "HOME"} and "/workspace" in call.output  # run inside
     assert isinstance(last, ModelCallEntry) and last.call == 2
     assert summary.title == "where is home?"
+
+
+async def test_a_sandboxed_turn_reads_its_sessions_memory_and_no_other_scope_even_if_granted(
+    tmp_path: Path,
+) -> None:
+    def call(id: str, name: str, **arguments: str) -> ToolUsePart:
+        return ToolUsePart(id, name, dict(arguments))
+
+    provider = ScriptedProvider(
+        [
+            tool_call_response(call("w", "write_memory", key="plan", value="paint the fence")),
+            text_response("noted"),
+            tool_call_response(
+                call("r", "read_memory", key="plan"),
+                call("s", "search_memory", query="fence"),
+                call("g", "read_memory", scope="global", key="secret"),
+            ),
+            text_response("painting"),
+        ]
+    )
+    # The caller grants reading global memory; the sandbox serves its session only.
+    grant = TurnConfig(effect_policy=EffectPolicy.of(["read:global"]))
+    async with SqliteStore(tmp_path / "state.db") as store:
+        await store.write("global", "secret", "the vault code is 7741")
+        recipe = RECIPE.model_copy(update={"tools": (), "effect_tools": True})
+        sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
+        orchestrator = LocalOrchestrator({}, store, environments={"coder": Placement(sandbox)})
+        for message in ("remember the plan", "what was the plan?"):
+            output = await orchestrator.dispatch(
+                "coder", TurnInput(message=message, trigger="user", session="s1", config=grant)
+            )
+        written = await store.read(SessionScope(id="s1"), "plan")
+    assert written == "paint the fence"  # by the orchestrator, from the child's effect
+    assert output.message.as_text() == "painting"
+    read, found, refused = provider.requests[3].messages[-1].content
+    assert isinstance(read, ToolResultPart) and not read.is_error
+    assert json.loads(read.content)["value"] == "paint the fence"
+    assert isinstance(found, ToolResultPart) and not found.is_error
+    assert [hit["key"] for hit in json.loads(found.content)["results"]] == ["plan"]
+    assert isinstance(refused, ToolResultPart) and refused.is_error
+    assert refused.content.startswith("Error: reading memory in scope 'global' failed: ")
+    assert "the child may read only the state of its input's session" in refused.content
+    assert "7741" not in refused.content
 
 
 async def test_a_crash_in_the_sandbox_fails_the_dispatch_is_recorded_and_leaves_the_store_intact(

@@ -153,7 +153,8 @@ async def test_a_declared_delegate_with_a_session_waits_for_decide_and_its_paren
     async with hosting(dev_env, agents, store) as orchestrator:
         boss = await orchestrator.start("boss", TurnInput(message="go", trigger="user"))
         child = f"{boss}/t0/d0-cleaner"
-        await reached.wait()  # the child's workflow exists and its turn is pausing
+        async with asyncio.timeout(30):  # fail, not hang, if the child never gets there
+            await reached.wait()  # the child's workflow exists and its turn is pausing
         handle = dev_env.client.get_workflow_handle(child)
         settled = await handle.execute_update(SETTLED_UPDATE, 0, result_type=Settled)
         [waiting] = await orchestrator.awaiting(child)

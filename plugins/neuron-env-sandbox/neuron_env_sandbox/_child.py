@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue, TypeAdapter
 
-from layer0 import Scope, SearchResult, TurnInput
+from layer0 import Scope, SearchResult, SessionScope, StateError, TurnInput
 from neuron_tool import mark_isolated
 from neuron_turn import (
     NeuronTurn,
@@ -102,10 +102,15 @@ class _ParentProvider:
 
 
 class _ParentState:
-    """The parent's state, read-only (the parent serves only the input's session)."""
+    """The parent's state, read-only (the parent serves only the input's session).
 
-    def __init__(self, parent: _Parent) -> None:
+    A read of another scope is refused here first, in words the model can act
+    on; the parent refuses it too, whatever the child asks.
+    """
+
+    def __init__(self, parent: _Parent, session: str | None) -> None:
         self.parent = parent
+        self.session = session
 
     async def read(self, scope: Scope, key: str) -> JsonValue | None:
         return await self._call("read", scope, key=key)  # type: ignore[no-any-return]
@@ -118,6 +123,12 @@ class _ParentState:
         return _SEARCH.validate_python(found)
 
     async def _call(self, method: str, scope: Scope, **params: JsonValue) -> Any:
+        if self.session is None or scope != SessionScope(id=self.session):
+            own = "no session" if self.session is None else f"session {self.session!r}"
+            raise StateError(
+                f"this turn runs in a sandbox, which serves only the memory of its own "
+                f"session (here: {own}), whatever else the caller granted"
+            )
         return await self.parent.call(
             method, {"scope": _SCOPE.dump_python(scope, mode="json"), **params}
         )
@@ -181,7 +192,8 @@ def _build(start: dict[str, Any], parent: _Parent) -> tuple[NeuronTurn, TurnInpu
     manager = recipe.plugin_manager()
     manager.register(_ParentPlugin(parent), name=PARENT_PROVIDER)
     model = f"{PARENT_PROVIDER}:{recipe.model.partition(':')[2]}"
-    return recipe.build(manager=manager, state=_ParentState(parent), model=model), turn_input
+    state = _ParentState(parent, turn_input.session)
+    return recipe.build(manager=manager, state=state, model=model), turn_input
 
 
 async def _open_channel(

@@ -182,30 +182,11 @@ def test_input_ending_at_the_question_leaves_the_call_waiting_and_says_how_to_re
 
 
 def test_allow_tool_limits_what_the_chat_offers_and_lists(env: dict[str, str]) -> None:
-    done = neuron_turn(
-        env,
-        "chat",
-        "--model",
-        "fixture:echo",
-        "--tool",
-        "fixture_add",
-        "--allow-tool",
-        "fixture_add",
-        input="/tools\n",
-    )
+    echo_add = ("chat", "--model", "fixture:echo", "--tool", "fixture_add")
+    done = neuron_turn(env, *echo_add, "--allow-tool", "fixture_add", input="/tools\n")
     assert done.returncode == 0, done.stderr
     assert "  fixture_add: Add two integers." in done.stderr
     assert "write_memory" not in done.stderr
-    refused = neuron_turn(
-        env,
-        "chat",
-        "--model",
-        "fixture:echo",
-        "--tool",
-        "fixture_add",
-        "--allow-tool",
-        "other",
-        input="",
-    )
+    refused = neuron_turn(env, *echo_add, "--allow-tool", "other")
     assert refused.returncode == 2
     assert "--tool fixture_add is offered but not allowed" in refused.stderr

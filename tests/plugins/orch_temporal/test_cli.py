@@ -102,6 +102,18 @@ class WorkerProcess:
         return self.process.returncode
 
 
+def on_dev_server(
+    dev_env: WorkflowEnvironment, tmp_path: Path, label: str
+) -> tuple[str, str, Path, list[str]]:
+    """A fresh task queue on the dev server: its address, queue, state file and `run` options."""
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"{label}-{uuid.uuid4()}"
+    state = tmp_path / "state.db"
+    remote = ["--orchestrator", "temporal", "--temporal-address", address]
+    remote += ["--task-queue", task_queue, "--state", str(state)]
+    return address, task_queue, state, remote
+
+
 @asynccontextmanager
 async def worker(
     address: str, task_queue: str, state: Path, *turn: str, **environ: str
@@ -131,11 +143,7 @@ async def worker(
 async def test_a_worker_process_answers_runs_and_keeps_their_session(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    address = dev_env.client.service_client.config.target_host
-    task_queue = f"cli-{uuid.uuid4()}"
-    state = tmp_path / "state.db"
-    remote = ["--orchestrator", "temporal", "--temporal-address", address]
-    remote += ["--task-queue", task_queue, "--state", str(state)]
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "cli")
     async with worker(address, task_queue, state) as hosting:
         # Printed once the turn is built, before the worker polls: enough, since a
         # dispatch waits for a worker to pick it up (up to its 30 s pickup timeout).
@@ -216,11 +224,7 @@ async def test_a_run_against_no_server_is_one_line_and_exit_10(tmp_path: Path) -
 async def test_a_worker_with_trace_sends_the_spans_of_the_turns_it_runs(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    address = dev_env.client.service_client.config.target_host
-    task_queue = f"traced-{uuid.uuid4()}"
-    state = tmp_path / "state.db"
-    remote = ["--orchestrator", "temporal", "--temporal-address", address]
-    remote += ["--task-queue", task_queue, "--state", str(state)]
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "traced")
     token = secrets.token_urlsafe()
     with otlp_receiver(token) as received:
         tracing = {

@@ -9,7 +9,6 @@ resumes the turn once.
 from __future__ import annotations
 
 import shlex
-import uuid
 from pathlib import Path
 from typing import Final
 
@@ -19,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from neuron_orch_temporal import TemporalOrchestrator
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
 
-from .test_cli import neuron_turn, worker
+from .test_cli import neuron_turn, on_dev_server, worker
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -34,11 +33,7 @@ APPROVING_TURN: Final = (
 async def test_resume_decides_the_waiting_workflow_once(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    address = dev_env.client.service_client.config.target_host
-    task_queue = f"approve-{uuid.uuid4()}"
-    state = tmp_path / "state.db"
-    remote = ["--orchestrator", "temporal", "--temporal-address", address]
-    remote += ["--task-queue", task_queue, "--state", str(state)]
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "approve")
     orchestrator = TemporalOrchestrator(dev_env.client, task_queue=task_queue)
     async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
         await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")

@@ -1,13 +1,15 @@
-"""neuron_tracing_otel: OpenTelemetry spans for every turn, following the GenAI conventions.
+"""neuron_tracing_otel: OpenTelemetry spans and metrics for every turn, per the GenAI conventions.
 
 Off until turned on: `NEURON_OTEL=1` in the environment (for `neuron-turn`
 and anything that loads plugins), `neuron-turn run --trace`, or
 `instrument()` in Python. Each turn is an `invoke_agent {agent}` span with a
 `chat {model}` span per model call and an `execute_tool {tool}` span per
-tool call under it (see `neuron_tracing_otel.observer` for every attribute).
-Message content is recorded only when asked for (`capture_content=True`,
-`NEURON_OTEL_CAPTURE_CONTENT=1`). Spans go to the tracer provider given, the
-global one, or OTLP over HTTP set up from the standard `OTEL_EXPORTER_OTLP_*`
+tool call under it (see `neuron_tracing_otel.observer` for every attribute),
+and each model call records the `gen_ai.client.token.usage` and
+`gen_ai.client.operation.duration` histograms. Message content is recorded
+only when asked for (`capture_content=True`, `NEURON_OTEL_CAPTURE_CONTENT=1`),
+and only on spans. Spans and metrics go to the providers given, the global
+ones, or OTLP over HTTP set up from the standard `OTEL_EXPORTER_OTLP_*`
 variables (`neuron_tracing_otel.instrument`).
 """
 

@@ -1,9 +1,10 @@
-"""The attribute names and values of the OpenTelemetry GenAI semantic conventions we emit.
+"""The names and values of the OpenTelemetry GenAI semantic conventions we emit.
 
 Written out here rather than imported from `opentelemetry-semantic-conventions`,
 whose GenAI names are still "incubating" and move between releases; these
 follow the GenAI conventions as of semantic-conventions 1.41 (span names
-`invoke_agent {agent}`, `chat {model}`, `execute_tool {tool}`).
+`invoke_agent {agent}`, `chat {model}`, `execute_tool {tool}`; the client
+metrics `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 ERROR_TYPE: Final = "error.type"
+TOKEN_TYPE: Final = "gen_ai.token.type"
 
 # Opt-in: content (see `capture_content`).
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
@@ -56,3 +58,43 @@ FINISH_REASON: Final = {
     "content_filter": "content_filter",
 }
 """Our stop reasons as the conventions' finish reasons."""
+
+# Client metrics: names, units and the bucket boundaries the conventions advise.
+TOKEN_USAGE: Final = "gen_ai.client.token.usage"
+TOKEN_UNIT: Final = "{token}"
+TOKEN_BUCKETS: Final = (
+    1,
+    4,
+    16,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+    4194304,
+    16777216,
+    67108864,
+)
+OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
+DURATION_UNIT: Final = "s"
+DURATION_BUCKETS: Final = (
+    0.01,
+    0.02,
+    0.04,
+    0.08,
+    0.16,
+    0.32,
+    0.64,
+    1.28,
+    2.56,
+    5.12,
+    10.24,
+    20.48,
+    40.96,
+    81.92,
+)
+INPUT: Final = "input"
+OUTPUT: Final = "output"

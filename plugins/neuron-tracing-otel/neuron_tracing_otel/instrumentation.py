@@ -2,13 +2,14 @@
 
 Where spans go: to the tracer provider passed in; else to the global one if
 the application set one (`opentelemetry.trace.set_tracer_provider`); else
-this module sets one up, from the standard variables, and makes it global:
-`OTEL_TRACES_EXPORTER` `otlp` (the default; OTLP over HTTP/protobuf to
-`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`, default
-`http://localhost:4318`, with `OTEL_EXPORTER_OTLP_HEADERS` and the other
-`OTEL_EXPORTER_OTLP_*` settings), `console` (stdout) or `none`; the service is
-`OTEL_SERVICE_NAME`, else `neuron-turn`. Spans leave in batches from a
-background thread, never blocking the event loop, and the rest are flushed
+this module sets one up, from the standard variables, and makes it global.
+Metrics likewise: the meter provider passed in, else the application's
+global one (`opentelemetry.metrics.set_meter_provider`), else one set up from
+the same variables. `neuron_tracing_otel._setup` lists them: OTLP over
+HTTP/protobuf to `OTEL_EXPORTER_OTLP_ENDPOINT` (default
+`http://localhost:4318`) unless `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER`
+say `console` or `none`. Spans leave in batches and metrics periodically, from
+background threads, never blocking the event loop, and the rest are flushed
 when the process exits.
 """
 
@@ -16,44 +17,53 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Final
 
-from opentelemetry import trace
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from neuron_turn import add_turn_observer, remove_turn_observer
 
-from .errors import TracingSettingError
+from . import _setup
 from .observer import TracingObserver
 from .settings import capture_content as capture_from
 
 __all__ = ["instrument", "instrument_from_env", "instrumented", "uninstrument"]
 
-_DEFAULT_SERVICE: Final = "neuron-turn"
-_HTTP: Final = "http/protobuf"
-
 _installed: TracingObserver | None = None
 
 
 def instrument(
-    *, tracer_provider: TracerProvider | None = None, capture_content: bool | None = None
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | None = None,
 ) -> TracingObserver:
-    """Record every turn this process starts from now on as GenAI spans; return the observer.
+    """Record every turn this process starts from now on as GenAI spans and metrics.
 
-    Calling it again replaces the previous set-up. `capture_content` None
-    reads `NEURON_OTEL_CAPTURE_CONTENT` (see `neuron_tracing_otel.settings`).
+    Returns the observer. Calling it again replaces the previous set-up.
+    `capture_content` None reads `NEURON_OTEL_CAPTURE_CONTENT` (see
+    `neuron_tracing_otel.settings`); content goes on spans only, never on metrics.
 
     Raises:
         TracingSettingError: an `OTEL_*` or `NEURON_OTEL_*` variable has a value
-            this cannot use (an exporter or protocol it does not ship, a bad flag).
+            this cannot use (an exporter or protocol it does not ship, a bad flag,
+            a metric export interval that is not a number); nothing is set up then.
     """
     global _installed
-    capture = capture_from(os.environ) if capture_content is None else capture_content
-    provider = tracer_provider if tracer_provider is not None else _global_provider(os.environ)
-    observer = TracingObserver(provider, capture_content=capture)
+    environ = os.environ
+    capture = capture_from(environ) if capture_content is None else capture_content
+    tracer = (
+        tracer_provider if tracer_provider is not None else _setup.application_tracer_provider()
+    )
+    meter = meter_provider if meter_provider is not None else _setup.application_meter_provider()
+    # Every setting is read before anything is installed: a bad one changes nothing.
+    traces = _setup.traces_setup(environ) if tracer is None else None
+    metrics = _setup.metrics_setup(environ) if meter is None else None
+    observer = TracingObserver(
+        tracer if traces is None else traces.install(),
+        meter_provider=meter if metrics is None else metrics.install(),
+        capture_content=capture,
+    )
     uninstrument()
     add_turn_observer(observer)
     _installed = observer
@@ -87,38 +97,3 @@ def uninstrument() -> None:
 def instrumented() -> TracingObserver | None:
     """The observer `instrument` registered, or None when tracing is off."""
     return _installed
-
-
-def _global_provider(environ: Mapping[str, str]) -> TracerProvider:
-    current = trace.get_tracer_provider()
-    if not isinstance(current, trace.ProxyTracerProvider):
-        return current  # the application chose where spans go
-    exporter = _exporter(environ)
-    resource = Resource.create(
-        {} if environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: _DEFAULT_SERVICE}
-    )
-    provider = SdkTracerProvider(resource=resource)
-    if exporter is not None:
-        provider.add_span_processor(BatchSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    return trace.get_tracer_provider()
-
-
-def _exporter(environ: Mapping[str, str]) -> SpanExporter | None:
-    kind = environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
-    if kind == "none":
-        return None
-    if kind == "console":
-        return ConsoleSpanExporter()
-    if kind != "otlp":
-        raise TracingSettingError("OTEL_TRACES_EXPORTER", kind, "otlp, console or none")
-    for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
-        protocol = environ.get(variable)
-        if protocol is not None and protocol.strip() != _HTTP:
-            raise TracingSettingError(variable, protocol, f"{_HTTP} (the exporter installed)")
-        if protocol is not None:
-            break
-    # Imported here: only a process that exports over OTLP pays for it.
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-    return OTLPSpanExporter()

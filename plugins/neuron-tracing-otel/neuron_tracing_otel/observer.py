@@ -22,18 +22,26 @@ Errors set the span's status to ERROR with `error.type`: the exception's
 class name for a turn or model call that raised (`ModelError`,
 `RateLimitError`, ...), `tool_error` for a tool call that failed, `cancelled`
 for work the turn's end cut short.
+
+Each model call also records the GenAI client metrics from the same events
+(`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`; see
+`neuron_tracing_otel._metrics`), with the chat span's operation, provider,
+models and `error.type`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from contextvars import Token
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
 from opentelemetry import context, trace
 from opentelemetry.context import Context
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
@@ -56,6 +64,7 @@ from neuron_turn import (
 
 from . import _messages as messages
 from . import _semconv as sc
+from ._metrics import ClientMetrics
 
 __all__ = ["TracingObserver", "provider_name"]
 
@@ -68,19 +77,25 @@ class TracingObserver:
 
     Why an observer and not a hook: spans need the turn's start and end, each
     call's own usage and timing, and the tool call ids, which hook contexts do
-    not carry. `neuron_tracing_otel.instrument()` registers one.
+    not carry. It records the model calls' metrics too, from the same events.
+    `neuron_tracing_otel.instrument()` registers one.
     """
 
     def __init__(
-        self, tracer_provider: TracerProvider | None = None, *, capture_content: bool = False
+        self,
+        tracer_provider: TracerProvider | None = None,
+        *,
+        meter_provider: MeterProvider | None = None,
+        capture_content: bool = False,
     ) -> None:
-        """Make spans with `tracer_provider` (default: the global one).
+        """Make spans with `tracer_provider`, metrics with `meter_provider` (default: global).
 
         `capture_content` records messages, system instructions, tool
-        definitions, arguments and results on the spans; they may hold
-        personal data, so it is off unless asked for.
+        definitions, arguments and results on the spans (never on metrics);
+        they may hold personal data, so it is off unless asked for.
         """
         self.tracer: Tracer = trace.get_tracer(_SCOPE, tracer_provider=tracer_provider)
+        self.metrics = ClientMetrics(meter_provider)
         self.capture_content = capture_content
 
     def __repr__(self) -> str:
@@ -88,7 +103,7 @@ class TracingObserver:
 
     def watch(self, turn: TurnStart) -> _TurnSpans:
         """Open the turn's `invoke_agent` span; the returned watch records the rest."""
-        return _TurnSpans(self.tracer, turn, capture=self.capture_content)
+        return _TurnSpans(self.tracer, self.metrics, turn, capture=self.capture_content)
 
 
 def provider_name(provider: object) -> str:
@@ -106,11 +121,26 @@ def provider_name(provider: object) -> str:
     return (name.removesuffix("Provider") or name).lower()
 
 
-class _TurnSpans:
-    """The spans of one turn (a `neuron_turn.TurnWatch`)."""
+@dataclass(slots=True)
+class _Chat:
+    """The model call under way: its span, and what its metrics need when it ends."""
 
-    def __init__(self, tracer: Tracer, turn: TurnStart, *, capture: bool) -> None:
+    span: Span
+    token: Token[Context]
+    started: float
+    """`time.perf_counter()` when the call started."""
+    attributes: dict[str, AttributeValue]
+    """The metrics' attributes: operation, provider, requested model."""
+
+
+class _TurnSpans:
+    """The spans of one turn (a `neuron_turn.TurnWatch`), and its model calls' metrics."""
+
+    def __init__(
+        self, tracer: Tracer, metrics: ClientMetrics, turn: TurnStart, *, capture: bool
+    ) -> None:
         self._tracer = tracer
+        self._metrics = metrics
         self._capture = capture
         provider = provider_name(turn.provider)
         common: dict[str, AttributeValue] = {sc.PROVIDER: provider, sc.SYSTEM: provider}
@@ -134,7 +164,7 @@ class _TurnSpans:
         self._context = trace.set_span_in_context(self._agent)
         self._task = asyncio.current_task()
         self._agent_token = context.attach(self._context)
-        self._chat: tuple[Span, Token[Context]] | None = None
+        self._chat: _Chat | None = None
         self._tools: dict[str, tuple[Span, Token[Context], asyncio.Task[object] | None]] = {}
         # Tool events carry no description; the last request offered each tool with one.
         self._descriptions: dict[str, str] = {}
@@ -173,11 +203,14 @@ class _TurnSpans:
             span.end()
             self._detach(token, task)
         if self._chat is not None:
-            span, token = self._chat
+            chat = self._chat
             self._chat = None
-            _fail(span, None if error is None else (error.__cause__ or error), fallback=_CANCELLED)
-            span.end()
-            self._detach(token, self._task)
+            cause = None if error is None else (error.__cause__ or error)
+            _fail(chat.span, cause, fallback=_CANCELLED)
+            chat.span.end()
+            seconds = time.perf_counter() - chat.started
+            self._metrics.call_failed(chat.attributes, seconds, _error_type(cause))
+            self._detach(chat.token, self._task)
         if output is not None:
             self._agent.set_attributes(self._totals(output))
         _fail(self._agent, error, fallback=None)
@@ -187,12 +220,17 @@ class _TurnSpans:
     def _chat_started(self, event: ModelCallStart) -> None:
         request = event.request
         attributes: dict[str, AttributeValue] = {sc.OPERATION: sc.CHAT, **self._common}
+        measured: dict[str, AttributeValue] = {
+            sc.OPERATION: sc.CHAT,
+            sc.PROVIDER: self._common[sc.PROVIDER],
+        }
         model = ""
         if request is not None:
             self._descriptions = {tool.name: tool.description for tool in request.tools}
             model = request.model
             if model:
                 attributes[sc.REQUEST_MODEL] = model
+                measured[sc.REQUEST_MODEL] = model
             attributes[sc.OUTPUT_TYPE] = "text" if request.output is None else "json"
             if request.max_tokens is not None:
                 attributes[sc.REQUEST_MAX_TOKENS] = request.max_tokens
@@ -206,13 +244,16 @@ class _TurnSpans:
             kind=SpanKind.CLIENT,
             attributes=attributes,
         )
-        self._chat = (span, context.attach(trace.set_span_in_context(span, self._context)))
+        token = context.attach(trace.set_span_in_context(span, self._context))
+        self._chat = _Chat(span, token, time.perf_counter(), measured)
 
     def _chat_done(self, event: ModelCallDone) -> None:
         if self._chat is None:
             return
-        span, token = self._chat
+        chat = self._chat
         self._chat = None
+        seconds = time.perf_counter() - chat.started
+        span = chat.span
         usage = event.usage
         attributes: dict[str, AttributeValue] = {
             sc.RESPONSE_MODEL: event.model,
@@ -231,7 +272,11 @@ class _TurnSpans:
             attributes[sc.OUTPUT_MESSAGES] = messages.dumps(output)
         span.set_attributes(attributes)
         span.end()
-        self._detach(token, self._task)
+        measured = chat.attributes
+        if event.model:
+            measured = {**measured, sc.RESPONSE_MODEL: event.model}
+        self._metrics.call_done(measured, seconds, usage)
+        self._detach(chat.token, self._task)
 
     def _tool_started(self, event: ToolStart) -> None:
         attributes: dict[str, AttributeValue] = {
@@ -308,6 +353,13 @@ def _fail(span: Span, error: BaseException | None, *, fallback: str | None) -> N
     span.record_exception(error)
     span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
     span.set_attribute(sc.ERROR_TYPE, type(error).__name__)
+
+
+def _error_type(error: BaseException | None) -> str:
+    """The `error.type` `_fail` gives a span that `error` (None: the turn's end) cut short."""
+    if error is None or isinstance(error, asyncio.CancelledError):
+        return _CANCELLED
+    return type(error).__name__
 
 
 def _request_content(request: ProviderRequest) -> dict[str, AttributeValue]:

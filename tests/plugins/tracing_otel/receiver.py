@@ -1,4 +1,4 @@
-"""A tiny OTLP/HTTP trace receiver on 127.0.0.1: POST /v1/traces with a bearer token."""
+"""A tiny OTLP/HTTP receiver on 127.0.0.1: POST /v1/traces and /v1/metrics with a bearer token."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -28,6 +32,19 @@ class ReceivedSpan:
     service: str
 
 
+@dataclass(frozen=True)
+class ReceivedPoint:
+    """One histogram data point as it arrived, with its metric's name and unit."""
+
+    metric: str
+    unit: str
+    attributes: dict[str, object]
+    count: int
+    sum: float
+    explicit_bounds: tuple[float, ...]
+    service: str
+
+
 @dataclass
 class Received:
     """What the receiver took in, and what it refused."""
@@ -35,6 +52,8 @@ class Received:
     url: str
     token: str
     spans: list[ReceivedSpan] = field(default_factory=list)
+    points: list[ReceivedPoint] = field(default_factory=list)
+    """Histogram points, from every export (a cumulative metric repeats its totals)."""
     refused: int = 0
 
 
@@ -46,16 +65,23 @@ def otlp_receiver(token: str) -> Iterator[Received]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            if self.path != "/v1/traces" or self.headers.get("Authorization") != f"Bearer {token}":
+            known = self.path in {"/v1/traces", "/v1/metrics"}
+            if not known or self.headers.get("Authorization") != f"Bearer {token}":
                 with lock:
                     received.refused += 1
-                self.send_response(401 if self.path == "/v1/traces" else 404)
+                self.send_response(401 if known else 404)
                 self.end_headers()
                 return
-            request = ExportTraceServiceRequest.FromString(body)
-            with lock:
-                received.spans.extend(_spans(request))
-            reply = ExportTraceServiceResponse().SerializeToString()
+            if self.path == "/v1/traces":
+                spans = ExportTraceServiceRequest.FromString(body)
+                with lock:
+                    received.spans.extend(_spans(spans))
+                reply = ExportTraceServiceResponse().SerializeToString()
+            else:
+                metrics = ExportMetricsServiceRequest.FromString(body)
+                with lock:
+                    received.points.extend(_points(metrics))
+                reply = ExportMetricsServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(reply)))
@@ -91,6 +117,23 @@ def _spans(request: ExportTraceServiceRequest) -> Iterator[ReceivedSpan]:
                     status_code=span.status.code,
                     service=str(resource.get("service.name")),
                 )
+
+
+def _points(request: ExportMetricsServiceRequest) -> Iterator[ReceivedPoint]:
+    for resource_metrics in request.resource_metrics:
+        resource = {a.key: _value(a.value) for a in resource_metrics.resource.attributes}
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                for point in metric.histogram.data_points:
+                    yield ReceivedPoint(
+                        metric=metric.name,
+                        unit=metric.unit,
+                        attributes={a.key: _value(a.value) for a in point.attributes},
+                        count=point.count,
+                        sum=point.sum,
+                        explicit_bounds=tuple(point.explicit_bounds),
+                        service=str(resource.get("service.name")),
+                    )
 
 
 def _value(value: AnyValue) -> object:

@@ -1,4 +1,4 @@
-"""`neuron-turn run --trace`: the run's spans reach the OTLP endpoint; no plugin, a clear error."""
+"""`neuron-turn run --trace`: spans and metrics reach the OTLP endpoint; no plugin, an error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .receiver import otlp_receiver
+from .receiver import ReceivedPoint, otlp_receiver
 
 _PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
@@ -51,13 +51,69 @@ def test_run_trace_sends_the_runs_spans_to_the_otlp_endpoint(tmp_path: Path) -> 
     assert chat.service == "neuron-turn"
 
 
+def _latest(points: list[ReceivedPoint]) -> dict[tuple[str, object], ReceivedPoint]:
+    """Each metric's point per token type (None: duration) from the last export that had it."""
+    return {(p.metric, p.attributes.get("gen_ai.token.type")): p for p in points}
+
+
+def test_run_trace_sends_the_model_calls_metrics_to_the_otlp_endpoint(tmp_path: Path) -> None:
+    token = secrets.token_urlsafe()
+    with otlp_receiver(token) as received:
+        done = _run(
+            tmp_path,
+            "--trace",
+            OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
+            OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
+        )
+
+    assert done.returncode == 0, done.stderr
+    assert received.refused == 0
+    points = _latest(received.points)
+    assert sorted(points, key=str) == [
+        ("gen_ai.client.operation.duration", None),
+        ("gen_ai.client.token.usage", "input"),
+        ("gen_ai.client.token.usage", "output"),
+    ]
+    duration = points["gen_ai.client.operation.duration", None]
+    assert duration.unit == "s"
+    assert duration.count == 1
+    assert duration.sum > 0
+    assert duration.explicit_bounds[:3] == (0.01, 0.02, 0.04)
+    assert duration.attributes == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "fixture",
+        "gen_ai.request.model": "echo",
+        "gen_ai.response.model": "echo",
+    }
+    assert duration.service == "neuron-turn"
+    tokens_in = points["gen_ai.client.token.usage", "input"]
+    assert (tokens_in.unit, tokens_in.count, tokens_in.sum) == ("{token}", 1, 12)
+    assert tokens_in.explicit_bounds[:3] == (1, 4, 16)
+
+
+def test_run_trace_with_metrics_turned_off_sends_only_spans(tmp_path: Path) -> None:
+    token = secrets.token_urlsafe()
+    with otlp_receiver(token) as received:
+        done = _run(
+            tmp_path,
+            "--trace",
+            OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
+            OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
+            OTEL_METRICS_EXPORTER="none",
+        )
+
+    assert done.returncode == 0, done.stderr
+    assert len(received.spans) == 2
+    assert received.points == []
+
+
 def test_run_without_trace_sends_nothing(tmp_path: Path) -> None:
     token = secrets.token_urlsafe()
     with otlp_receiver(token) as received:
         done = _run(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=received.url)
 
     assert done.returncode == 0, done.stderr
-    assert (received.spans, received.refused) == ([], 0)
+    assert (received.spans, received.points, received.refused) == ([], [], 0)
 
 
 def test_run_trace_without_the_plugin_fails_saying_what_to_install(tmp_path: Path) -> None:
@@ -74,3 +130,12 @@ def test_run_trace_with_a_bad_setting_fails_naming_it(tmp_path: Path) -> None:
 
     assert done.returncode == 3
     assert "OTEL_TRACES_EXPORTER='zipkin' is not valid" in done.stderr
+
+
+def test_run_trace_with_a_bad_metrics_setting_fails_naming_it(tmp_path: Path) -> None:
+    done = _run(tmp_path, "--trace", OTEL_METRIC_EXPORT_INTERVAL="1m")
+
+    assert done.returncode == 3
+    assert "OTEL_METRIC_EXPORT_INTERVAL='1m' is not valid" in done.stderr
+    assert "a positive number of milliseconds" in done.stderr
+    assert done.stdout == ""

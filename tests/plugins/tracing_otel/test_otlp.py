@@ -1,4 +1,4 @@
-"""`NEURON_OTEL=1` in a real process: its spans reach an OTLP/HTTP receiver on loopback."""
+"""`NEURON_OTEL=1` in a real process: its spans and metrics reach an OTLP/HTTP receiver."""
 
 from __future__ import annotations
 
@@ -91,6 +91,10 @@ def test_spans_arrive_over_otlp_http_with_the_structure_of_the_turn() -> None:
     calls = sorted(str(s.attributes["gen_ai.tool.call.id"]) for s in children if "tool" in s.name)
     assert calls == ["c1", "c2"]
     assert not any("gen_ai.input.messages" in s.attributes for s in spans)
+    durations = [p for p in received.points if p.metric == "gen_ai.client.operation.duration"]
+    assert durations[-1].count == 2
+    assert durations[-1].service == "adder-service"
+    assert "gen_ai.conversation.id" not in durations[-1].attributes
 
 
 def test_a_receiver_refusing_the_token_gets_nothing_through() -> None:
@@ -98,8 +102,8 @@ def test_a_receiver_refusing_the_token_gets_nothing_through() -> None:
         done = _run(received, OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20wrong")
 
     assert done.returncode == 0, done.stderr
-    assert received.spans == []
-    assert received.refused >= 1
+    assert (received.spans, received.points) == ([], [])
+    assert received.refused >= 2  # spans and metrics alike
 
 
 def test_without_neuron_otel_nothing_is_sent() -> None:
@@ -107,4 +111,4 @@ def test_without_neuron_otel_nothing_is_sent() -> None:
         done = _run(received, NEURON_OTEL="0")
 
     assert done.returncode == 0, done.stderr
-    assert (received.spans, received.refused) == ([], 0)
+    assert (received.spans, received.points, received.refused) == ([], [], 0)

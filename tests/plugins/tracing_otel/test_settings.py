@@ -52,6 +52,11 @@ def test_neuron_otel_turns_it_on_when_plugins_load() -> None:
         ("OTEL_TRACES_EXPORTER", "zipkin", "otlp, console or none"),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "http/protobuf"),
         ("NEURON_OTEL_CAPTURE_CONTENT", "maybe", "1 or 0"),
+        ("OTEL_METRICS_EXPORTER", "prometheus", "otlp, console or none"),
+        ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc", "http/protobuf"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "soon", "a positive number of milliseconds"),
+        ("OTEL_METRIC_EXPORT_TIMEOUT", "-5", "a positive number of milliseconds"),
+        ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "sometimes", "cumulative, delta"),
     ],
 )
 def test_a_setting_tracing_cannot_use_fails_naming_it(
@@ -74,3 +79,46 @@ def test_flags_read_yes_and_no_and_refuse_anything_else() -> None:
         tracing_enabled({"NEURON_OTEL": "sometimes"})
     assert raised.value.variable == "NEURON_OTEL"
     assert "NEURON_OTEL='sometimes' is not valid" in str(raised.value)
+
+
+def test_a_bad_metrics_setting_sets_nothing_up_not_even_the_spans() -> None:
+    program = (
+        "from opentelemetry import trace\n"
+        "from neuron_tracing_otel import TracingSettingError, instrument\n"
+        "from neuron_turn import turn_observers\n"
+        "try:\n"
+        "    instrument()\n"
+        "except TracingSettingError as error:\n"
+        "    print(error.variable)\n"
+        "print(type(trace.get_tracer_provider()).__name__, len(turn_observers()))\n"
+    )
+    done = _python(program, OTEL_METRICS_EXPORTER="statsd")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["OTEL_METRICS_EXPORTER", "ProxyTracerProvider", "0"]
+
+
+def test_the_applications_global_meter_provider_gets_the_metrics() -> None:
+    program = (
+        "import asyncio\n"
+        "from opentelemetry import metrics\n"
+        "from opentelemetry.sdk.metrics import MeterProvider\n"
+        "from opentelemetry.sdk.metrics.export import InMemoryMetricReader\n"
+        "from layer0 import TurnInput\n"
+        "from neuron_tracing_otel import instrument\n"
+        "from neuron_turn import NeuronTurn\n"
+        "from neuron_turn.testing import ScriptedProvider, text_response\n"
+        "reader = InMemoryMetricReader()\n"
+        "metrics.set_meter_provider(MeterProvider([reader]))\n"
+        "instrument()\n"
+        "turn = NeuronTurn(ScriptedProvider([text_response('hi')]))\n"
+        "asyncio.run(turn.execute(TurnInput(message='hello', trigger='user')))\n"
+        "data = reader.get_metrics_data()\n"
+        "assert data is not None\n"
+        "for resource in data.resource_metrics:\n"
+        "    for scope in resource.scope_metrics:\n"
+        "        print(*sorted(m.name for m in scope.metrics))\n"
+    )
+    # Traces to nowhere: this test is about where the metrics go.
+    done = _python(program, OTEL_TRACES_EXPORTER="none")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["gen_ai.client.operation.duration", "gen_ai.client.token.usage"]

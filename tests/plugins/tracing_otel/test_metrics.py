@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 
@@ -12,9 +13,23 @@ from opentelemetry.sdk.metrics.export import Histogram as HistogramData
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader, Metric
 from opentelemetry.sdk.trace import TracerProvider
 
-from layer0 import NonRetryableError, RetryableError
-from neuron_turn import ProviderAuthenticationError, RateLimitError, TokenUsage, ToolUsePart
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from layer0 import NonRetryableError, RetryableError, TurnConfig, TurnInput
+from neuron_turn import (
+    NeuronTurn,
+    ProviderAuthenticationError,
+    ProviderRequest,
+    ProviderResponse,
+    RateLimitError,
+    TokenUsage,
+    ToolUsePart,
+    TurnDone,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from .scripts import QUESTION, calculator
 
@@ -31,17 +46,18 @@ CALL = {
 }
 
 
-def _one_tool_call() -> ScriptedProvider:
+def _one_tool_call(chunk_size: int | None = None) -> ScriptedProvider:
     """Two model calls around one tool call, each answered by a model of its own name."""
     return ScriptedProvider(
-        [
+        chunk_size=chunk_size,
+        responses=[
             tool_call_response(
                 ToolUsePart("call_1", "add", {"a": 17, "b": 25}),
                 usage=TokenUsage(120, 30),
                 model="test-model-0409",
             ),
             text_response("17 + 25 = 42", usage=TokenUsage(180, 12), model="test-model-0409"),
-        ]
+        ],
     )
 
 
@@ -142,6 +158,45 @@ async def test_a_refused_call_is_named_by_its_class_and_its_message_stays_out(
     assert _attributes(duration) == {**CALL, "error.type": "ProviderAuthenticationError"}
     assert TOKENS not in found
     assert "sk-ant-secret" not in repr(_attributes(duration))
+
+
+async def test_a_streamed_turn_records_the_same_metrics(
+    provider: TracerProvider, meters: MeterProvider, metric_reader: InMemoryMetricReader
+) -> None:
+    instrument(tracer_provider=provider, meter_provider=meters)
+    turn = calculator(_one_tool_call(chunk_size=3))
+
+    events = [event async for event in turn.stream(QUESTION)]
+
+    assert isinstance(events[-1], TurnDone)
+    found = _metrics(metric_reader)
+    tokens = _by(_points(found[TOKENS]), "gen_ai.token.type")
+    assert (tokens["input"].sum, tokens["output"].sum) == (300, 42)
+    assert [p.count for p in _points(found[DURATION])] == [2]
+
+
+async def test_a_model_call_the_deadline_cut_short_records_cancelled(
+    provider: TracerProvider, meters: MeterProvider, metric_reader: InMemoryMetricReader
+) -> None:
+    async def never(request: ProviderRequest) -> ProviderResponse:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable: the deadline cancels the call")
+
+    turn = NeuronTurn(FunctionProvider(never))
+    instrument(tracer_provider=provider, meter_provider=meters)
+
+    started = time.perf_counter()
+    output = await turn.execute(
+        TurnInput(message="wait", trigger="user", config=TurnConfig(max_duration=50))
+    )
+    elapsed = time.perf_counter() - started
+
+    assert output.exit_reason == "timeout"
+    found = _metrics(metric_reader)
+    (duration,) = _points(found[DURATION])
+    assert _attributes(duration)["error.type"] == "cancelled"
+    assert 0 < duration.sum <= elapsed
+    assert TOKENS not in found
 
 
 async def test_turns_after_uninstrument_record_no_metrics(

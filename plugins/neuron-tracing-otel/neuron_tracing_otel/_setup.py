@@ -52,6 +52,7 @@ __all__ = [
     "TracesSetup",
     "application_meter_provider",
     "application_tracer_provider",
+    "chosen_meter_provider",
     "metrics_setup",
     "traces_setup",
 ]
@@ -110,6 +111,19 @@ def application_meter_provider() -> MeterProvider | None:
     """The global meter provider if the application set one, else None."""
     current = metrics.get_meter_provider()
     return None if isinstance(current, _ProxyMeterProvider) else current
+
+
+def chosen_meter_provider(given: MeterProvider | None, setup: MetricsSetup | None) -> MeterProvider:
+    """The meter provider metrics go to: `given`, else `setup` installed, else the global one.
+
+    The global one, when the application has set none yet, is the API's proxy:
+    metrics recorded through it go nowhere until the application sets a provider.
+    """
+    if given is not None:
+        return given
+    if setup is not None:
+        return setup.install()
+    return metrics.get_meter_provider()
 
 
 def traces_setup(environ: Mapping[str, str]) -> TracesSetup:

@@ -58,16 +58,32 @@ def instrument(
     meter = meter_provider if meter_provider is not None else _setup.application_meter_provider()
     # Every setting is read before anything is installed: a bad one changes nothing.
     traces = _setup.traces_setup(environ) if tracer is None else None
-    metrics = _setup.metrics_setup(environ) if meter is None else None
+    metrics = (
+        _setup.metrics_setup(environ)
+        if meter is None and _exports_metrics(environ, sets_up_traces=traces is not None)
+        else None
+    )
     observer = TracingObserver(
         tracer if traces is None else traces.install(),
-        meter_provider=meter if metrics is None else metrics.install(),
+        meter_provider=_setup.chosen_meter_provider(meter, metrics),
         capture_content=capture,
     )
     uninstrument()
     add_turn_observer(observer)
     _installed = observer
     return observer
+
+
+def _exports_metrics(environ: Mapping[str, str], *, sets_up_traces: bool) -> bool:
+    """Whether this package sets up the metric export itself, given no meter provider.
+
+    It does when it sets up the span export too (the process has no telemetry of
+    its own: a command, a worker), or when `OTEL_METRICS_EXPORTER` asks. An
+    application that brought its tracer provider keeps charge of its telemetry:
+    metrics then go to the meter provider it sets, if it ever does, and nowhere
+    else (no exporter to a collector it may not run).
+    """
+    return sets_up_traces or "OTEL_METRICS_EXPORTER" in environ
 
 
 def instrument_from_env(environ: Mapping[str, str] | None = None) -> TracingObserver | None:

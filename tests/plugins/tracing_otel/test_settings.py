@@ -122,3 +122,37 @@ def test_the_applications_global_meter_provider_gets_the_metrics() -> None:
     done = _python(program, OTEL_TRACES_EXPORTER="none")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["gen_ai.client.operation.duration", "gen_ai.client.token.usage"]
+
+
+def test_an_application_with_its_own_tracer_provider_gets_no_metric_export_it_did_not_ask_for() -> (
+    None
+):
+    program = (
+        "import asyncio\n"
+        "from opentelemetry import metrics\n"
+        "from opentelemetry.sdk.metrics import MeterProvider\n"
+        "from opentelemetry.sdk.metrics.export import InMemoryMetricReader\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from layer0 import TurnInput\n"
+        "from neuron_tracing_otel import instrument\n"
+        "from neuron_turn import NeuronTurn\n"
+        "from neuron_turn.testing import ScriptedProvider, text_response\n"
+        "instrument(tracer_provider=TracerProvider())\n"
+        "print(type(metrics.get_meter_provider()).__name__)\n"
+        "turn = NeuronTurn(ScriptedProvider([text_response('hi'), text_response('again')]))\n"
+        "asyncio.run(turn.execute(TurnInput(message='hello', trigger='user')))\n"
+        # Set later, the application's provider still gets what comes next (the API's proxy).
+        "reader = InMemoryMetricReader()\n"
+        "metrics.set_meter_provider(MeterProvider([reader]))\n"
+        "asyncio.run(turn.execute(TurnInput(message='hello', trigger='user')))\n"
+        "data = reader.get_metrics_data()\n"
+        "print(sorted(m.name for r in data.resource_metrics for s in r.scope_metrics"
+        " for m in s.metrics))\n"
+    )
+    # Nothing listens on localhost:4318 here: an OTLP metric export would be tried at exit.
+    done = _python(program)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == "_ProxyMeterProvider"  # nothing installed, no export thread
+    assert second == "['gen_ai.client.operation.duration', 'gen_ai.client.token.usage']"
+    assert "Failed to export" not in done.stderr

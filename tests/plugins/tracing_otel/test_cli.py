@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .receiver import ReceivedPoint, otlp_receiver
+from .receiver import Received, ReceivedPoint, otlp_receiver
 
 _PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
@@ -31,7 +31,8 @@ def _run(tmp_path: Path, *flags: str, **environ: str) -> subprocess.CompletedPro
     )
 
 
-def test_run_trace_sends_the_runs_spans_to_the_otlp_endpoint(tmp_path: Path) -> None:
+def _traced(tmp_path: Path, **environ: str) -> tuple[subprocess.CompletedProcess[str], Received]:
+    """`run --trace` exporting to a loopback OTLP receiver (with its token); what it received."""
     token = secrets.token_urlsafe()
     with otlp_receiver(token) as received:
         done = _run(
@@ -39,7 +40,13 @@ def test_run_trace_sends_the_runs_spans_to_the_otlp_endpoint(tmp_path: Path) -> 
             "--trace",
             OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
             OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
+            **environ,
         )
+    return done, received
+
+
+def test_run_trace_sends_the_runs_spans_to_the_otlp_endpoint(tmp_path: Path) -> None:
+    done, received = _traced(tmp_path)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "echo: hello there\n"
@@ -57,14 +64,7 @@ def _latest(points: list[ReceivedPoint]) -> dict[tuple[str, object], ReceivedPoi
 
 
 def test_run_trace_sends_the_model_calls_metrics_to_the_otlp_endpoint(tmp_path: Path) -> None:
-    token = secrets.token_urlsafe()
-    with otlp_receiver(token) as received:
-        done = _run(
-            tmp_path,
-            "--trace",
-            OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
-            OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
-        )
+    done, received = _traced(tmp_path)
 
     assert done.returncode == 0, done.stderr
     assert received.refused == 0
@@ -92,15 +92,7 @@ def test_run_trace_sends_the_model_calls_metrics_to_the_otlp_endpoint(tmp_path: 
 
 
 def test_run_trace_with_metrics_turned_off_sends_only_spans(tmp_path: Path) -> None:
-    token = secrets.token_urlsafe()
-    with otlp_receiver(token) as received:
-        done = _run(
-            tmp_path,
-            "--trace",
-            OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
-            OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{token}",
-            OTEL_METRICS_EXPORTER="none",
-        )
+    done, received = _traced(tmp_path, OTEL_METRICS_EXPORTER="none")
 
     assert done.returncode == 0, done.stderr
     assert len(received.spans) == 2

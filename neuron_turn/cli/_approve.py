@@ -207,9 +207,33 @@ async def until_decided(
     The output returned is the last one, its metadata (tokens, cost, model
     calls, tool calls, time) covering every part, for the summary line.
     """
+    return _summed(await _settled(decide, session, awaiting(output), [output], resume))
+
+
+async def decide_waiting(
+    decide: Decide,
+    session: str,
+    pending: Sequence[PendingCall],
+    resume: Callable[[list[Decision]], Awaitable[TurnOutput]],
+) -> TurnOutput | None:
+    """`until_decided` for calls a session already waits on, from an earlier process.
+
+    Returns None when the person stopped before deciding them (end of input).
+    """
+    parts = await _settled(decide, session, pending, [], resume)
+    return _summed(parts) if parts else None
+
+
+async def _settled(
+    decide: Decide,
+    session: str,
+    pending: Sequence[PendingCall],
+    parts: list[TurnOutput],
+    resume: Callable[[list[Decision]], Awaitable[TurnOutput]],
+) -> list[TurnOutput]:
+    """Decide `pending` and every pause after it; return `parts` with each resumed output."""
     problem: str | None = None
-    parts = [output]
-    while pending := awaiting(parts[-1]):
+    while pending:
         decisions = await decide(session, pending, problem)
         if decisions is None:
             break
@@ -219,7 +243,8 @@ async def until_decided(
             problem = str(exc)
             continue
         problem = None
-    return _summed(parts)
+        pending = awaiting(parts[-1])
+    return parts
 
 
 def _summed(parts: Sequence[TurnOutput]) -> TurnOutput:

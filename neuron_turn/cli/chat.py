@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
@@ -29,9 +29,10 @@ from moneyed import Money
 
 from layer0 import StateStore, TurnConfig, TurnInput, TurnOutput, usd
 
-from ..loop.approval import Decision, PendingCall, resume_input
+from ..loop._convert import history_from_json
+from ..loop.approval import Decision, PendingCall, pending_in, resume_input
 from ..plugins import PluginManager
-from ._approve import Decide, Prompter, awaiting, until_decided
+from ._approve import Decide, Prompter, awaiting, decide_waiting, until_decided
 from ._closing import close_resource
 from ._errors import classify
 from ._outcome import stop_note
@@ -110,15 +111,52 @@ class Chat:
         turn_input = TurnInput(message=text, trigger="user", session=self.session, config=config)
         output = await self._streamed(turn_input, on_event)
         if decide is not None and awaiting(output):
-
-            async def resume(decisions: list[Decision]) -> TurnOutput:
-                resumed = resume_input(self.session, decisions, config=config)
-                return await self._streamed(resumed, on_event)
-
-            output = await until_decided(decide, self.session, output, resume)
+            output = await until_decided(
+                decide, self.session, output, self._resumer(on_event, config)
+            )
         self.totals.add(output)
         await record_run(self.store, self.session, text)
         return output
+
+    async def waiting(self) -> list[PendingCall]:
+        """The calls the session's last turn left waiting for approval (none, mostly).
+
+        Raises:
+            HistoryFormatError: the stored history does not parse.
+        """
+        stored = await read_history(self.store, self.session)
+        if stored is None:
+            return []
+        calls = pending_in(history_from_json(stored))
+        return [PendingCall(id=c.id, name=c.name, input=c.input) for c in calls]
+
+    async def settle(
+        self,
+        pending: Sequence[PendingCall],
+        on_event: Any,
+        config: TurnConfig | None = None,
+        *,
+        decide: Decide,
+    ) -> TurnOutput | None:
+        """Put calls the session already waits on to `decide` and resume the turn with them.
+
+        Returns the turn's output, or None if `decide` gave up before deciding.
+        """
+        output = await decide_waiting(
+            decide, self.session, pending, self._resumer(on_event, config)
+        )
+        if output is not None:
+            self.totals.add(output)
+        return output
+
+    def _resumer(
+        self, on_event: Any, config: TurnConfig | None
+    ) -> Callable[[list[Decision]], Awaitable[TurnOutput]]:
+        async def resume(decisions: list[Decision]) -> TurnOutput:
+            resumed = resume_input(self.session, decisions, config=config)
+            return await self._streamed(resumed, on_event)
+
+        return resume
 
     async def _streamed(self, turn_input: TurnInput, on_event: Any) -> TurnOutput:
         async with self.orchestrator.stream(AGENT, turn_input) as events:
@@ -200,7 +238,9 @@ def chat(
             )
             given = session is not None
             _greet(err, model, held if given else f"new session {session_id}")
-            waiting = _converse(runner, chat_, reader, out, err, config=config, verbose=verbose)
+            waiting = _settle_earlier(runner, chat_, reader, out, err, config, verbose)
+            if not waiting:
+                waiting = _converse(runner, chat_, reader, out, err, config=config, verbose=verbose)
         finally:
             runner.run(stack.aclose())
     if waiting:
@@ -239,31 +279,62 @@ def _converse(
             if not _command(text, chat_, err, config):
                 return []
             continue
-        pending = _one_answer(runner, chat_, reader, text, out, err, config=config, verbose=verbose)
+
+        def answer(on_event: Any, decide: Decide, text: str = text) -> Awaitable[TurnOutput]:
+            return chat_.answer(text, on_event, config, decide=decide)
+
+        pending = _one_answer(runner, chat_, reader, answer, out, err, verbose=verbose)
         if pending:  # the input ended while a call waited: nothing more can be asked
             return pending
+
+
+def _settle_earlier(
+    runner: asyncio.Runner,
+    chat_: Chat,
+    reader: _Reader,
+    out: TextIO,
+    err: TextIO,
+    config: TurnConfig | None,
+    verbose: bool,
+) -> list[PendingCall]:
+    """Decide the calls an earlier turn of the session left waiting, before any new message.
+
+    A new message on such a session is refused (`AwaitingApprovalError`), so
+    they are asked about first. Returns those still waiting when input ends.
+    """
+    pending = runner.run(chat_.waiting())
+    if not pending:
+        return []
+    print(f"{_PROG}: session {chat_.session} was left waiting for approval", file=err)
+
+    def settle(on_event: Any, decide: Decide) -> Awaitable[TurnOutput | None]:
+        return chat_.settle(pending, on_event, config, decide=decide)
+
+    return _one_answer(runner, chat_, reader, settle, out, err, verbose=verbose)
+
+
+Answering = Callable[[Any, Decide], Awaitable[TurnOutput | None]]
+"""Runs one answer: given where its events go and who decides its paused calls."""
 
 
 def _one_answer(
     runner: asyncio.Runner,
     chat_: Chat,
     reader: _Reader,
-    text: str,
+    answering: Answering,
     out: TextIO,
     err: TextIO,
     *,
-    config: TurnConfig | None,
     verbose: bool,
 ) -> list[PendingCall]:
-    """Answer `text`; return the calls left waiting for approval (the input ended first)."""
+    """Run `answering`; return the calls left waiting for approval (the input ended first)."""
     printer = TextPrinter(out, err, progress=verbose)
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
     decide = _prompter(reader, err, printer, waiting)
     try:
         with waiting.owning_stderr():
-            answer = chat_.answer(text, waiting.wrap(printer), config, decide=decide)
-            output = runner.run(watched(waiting, answer))
+            output = runner.run(watched(waiting, answering(waiting.wrap(printer), decide)))
     except KeyboardInterrupt:
         printer.end_line()
         print("(answer cancelled; the conversation is as it was before it)", file=err)
@@ -275,6 +346,8 @@ def _one_answer(
         _, message = classify(cause, model=None)
         print(f"{_PROG}: error: {' '.join(message.split())}", file=err)
         return []
+    if output is None:  # the input ended before the earlier calls were decided
+        return runner.run(chat_.waiting())
     printer.finish(output)
     pending = awaiting(output)
     if pending:
@@ -294,8 +367,17 @@ def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: Waiti
 
     if reader.terminal:
         return Prompter(reader.stdin, err, before=asking)
+
+    def answer() -> str | None:
+        # Echoed, as a terminal would show it, so the transcript reads question, answer.
+        line = reader.line()
+        if line is not None:
+            err.write(line + "\n")
+            err.flush()
+        return line
+
     # Piped: the chat reads its input through Python's buffer, so the answers must too.
-    return Prompter(reader.stdin, err, before=asking, lines=lambda: asyncio.to_thread(reader.line))
+    return Prompter(reader.stdin, err, before=asking, lines=lambda: asyncio.to_thread(answer))
 
 
 def _command(text: str, chat_: Chat, err: TextIO, config: TurnConfig | None) -> bool:

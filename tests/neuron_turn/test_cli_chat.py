@@ -190,3 +190,23 @@ def test_allow_tool_limits_what_the_chat_offers_and_lists(env: dict[str, str]) -
     refused = neuron_turn(env, *echo_add, "--allow-tool", "other")
     assert refused.returncode == 2
     assert "--tool fixture_add is offered but not allowed" in refused.stderr
+
+
+def test_a_chat_on_a_session_left_waiting_asks_about_its_calls_first(
+    env: dict[str, str],
+) -> None:
+    left = neuron_turn(env, "chat", *APPROVE, "--session", "a5", input="add them\n")
+    assert left.returncode == 15, left.stderr
+    # Input ends again before a decision: still waiting, and said so.
+    again = neuron_turn(env, "chat", *APPROVE, "--session", "a5")
+    assert again.returncode == 15, again.stderr
+    assert "session a5 was left waiting for approval" in again.stderr
+    assert "neuron-turn resume a5 --approve call_1" in again.stderr
+    # Decided: the earlier turn goes on, then the chat takes new messages.
+    done = neuron_turn(env, "chat", *APPROVE, "--session", "a5", input="y\n/cost\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the sum is 5\n"
+    assert 'call_1: fixture_add {"a": 2, "b": 3}' in done.stderr
+    assert "run it? [y]es / [n]o / [e]dit: y\n" in done.stderr  # the piped answer, echoed
+    assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr
+    assert history(env, "a5")[-1] == ("assistant", "the sum is 5")

@@ -15,9 +15,10 @@ import asyncio
 import builtins
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
 
@@ -112,19 +113,18 @@ def plan(text: str) -> Calls:
     ]
 
 
-async def main(address: str, task_queue: str, db: Path, audit: Path, marker: Path) -> None:
+async def host(
+    address: str, task_queue: str, db: Path, audit: Path, agents: Callable[[AuditedStore], Any]
+) -> None:
+    """Host `agents(store)` over an audited SqliteStore on `db`; print `ready`, run until killed."""
     client = await connect(address)
     async with SqliteStore(db, busy_timeout=30.0) as sqlite:
         store = AuditedStore(sqlite, audit)
-        agents = {
-            "planner": agent(two_step(plan, lambda t: f"planned: {t}"), state=store),
-            "slow": SlowTurn(marker),
-        }
         # A dead worker's sticky queue is given up on after this, not the default 10 s.
         options = {"sticky_queue_schedule_to_start_timeout": timedelta(seconds=1)}
         worker = create_worker(
             client,
-            agents=agents,
+            agents=agents(store),
             store=store,
             task_queue=task_queue,
             worker_options=options,
@@ -133,6 +133,14 @@ async def main(address: str, task_queue: str, db: Path, audit: Path, marker: Pat
         async with worker:
             print("ready", flush=True)
             await asyncio.Event().wait()
+
+
+async def main(address: str, task_queue: str, db: Path, audit: Path, marker: Path) -> None:
+    def agents(store: AuditedStore) -> dict[str, Any]:
+        planner = agent(two_step(plan, lambda t: f"planned: {t}"), state=store)
+        return {"planner": planner, "slow": SlowTurn(marker)}
+
+    await host(address, task_queue, db, audit, agents)
 
 
 if __name__ == "__main__":

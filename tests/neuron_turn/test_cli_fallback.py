@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from layer0 import LogEffect, TurnOutput
 from neuron_turn.cli import main
-from neuron_turn.plugins import reset_plugin_manager
 
-PLUGINS = "fixture-plugin,state-sqlite,orch-local"
-
-
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    monkeypatch.delenv("NEURON_STRICT_PLUGINS", raising=False)
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 def test_a_model_refused_for_its_key_falls_back_to_the_next(

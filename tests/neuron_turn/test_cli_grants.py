@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,19 +14,11 @@ import pytest
 from layer0 import EffectPolicy
 from neuron_turn import cli
 from neuron_turn.cli import main
-from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
 
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    monkeypatch.delenv("NEURON_STRICT_PLUGINS", raising=False)
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 def test_by_default_the_model_is_offered_only_its_sessions_memory(

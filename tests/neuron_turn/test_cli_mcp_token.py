@@ -7,7 +7,6 @@ import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,6 @@ from neuron_tool import ToolRegistry, tool
 from neuron_tool.mcp import serve_http
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_TOOL_SOURCE, EXIT_USAGE
-from neuron_turn.plugins import reset_plugin_manager
 
 TOKEN = "cli-mcp-token-0123456789abcdef"
 
@@ -26,13 +24,7 @@ async def remote_add(a: int, b: int) -> str:
     return f"{a + b} (from the MCP server)"
 
 
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", "fixture-plugin,state-sqlite,orch-local")
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 @pytest.fixture(scope="module")

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from layer0 import CustomExit, ExitReason, ObserverHalt, TurnMetadata, TurnOutput, usd
 from neuron_turn.cli import main
 from neuron_turn.cli._outcome import stop_note
-from neuron_turn.plugins import reset_plugin_manager
 
-PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 TOOL_RUN = ["run", "add 2 and 3", "--model", "fixture:tool", "--tool", "fixture_add"]
 
 
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 def test_json_puts_the_session_and_turn_id_at_the_top(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from layer0 import TurnOutput
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import UsageError
 from neuron_turn.cli._prompt import read_prompt
-from neuron_turn.plugins import reset_plugin_manager
 from tests.terminal import Terminal
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
@@ -31,13 +29,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 def run(

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from neuron_turn.cli import main
-from neuron_turn.plugins import reset_plugin_manager
 
-PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 ECHO = ["--model", "fixture:echo"]
 
 
-@pytest.fixture(autouse=True)
-def only_the_fixture_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
-    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
 
 def notes(err: str) -> list[str]:

@@ -24,13 +24,12 @@ The wire form is one the Rust reference already carries, a `custom` effect:
 
 from __future__ import annotations
 
-from typing import Final
+from typing import ClassVar, Final
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from ._payload import EffectPayload
 from ._scalars import U32
-from ._tagged import Frozen
-from .effect import CustomEffect
 from .ids import SessionId
 from .json_value import Json
 from .scope import SessionScope
@@ -44,8 +43,10 @@ APPEND_HISTORY: Final = "append_history"
 """The `effect_type` of the custom effect that appends to a session's history."""
 
 
-class HistoryAppend(Frozen):
+class HistoryAppend(EffectPayload):
     """The data of an `append_history` custom effect (see the module doc)."""
+
+    EFFECT_TYPE: ClassVar[str] = APPEND_HISTORY
 
     expected_length: U32 | None = None
     """Fail instead of appending unless the history holds exactly this many messages."""
@@ -60,24 +61,3 @@ class HistoryAppend(Frozen):
     def scope(self) -> SessionScope:
         """The scope holding the history."""
         return SessionScope(id=self.session)
-
-    def effect(self) -> CustomEffect:
-        """Return the custom effect that carries this append."""
-        return CustomEffect(effect_type=APPEND_HISTORY, data=self.model_dump(mode="json"))
-
-    @classmethod
-    def from_effect(cls, effect: CustomEffect) -> HistoryAppend:
-        """Read the append an `append_history` effect carries.
-
-        Raises:
-            ValueError: `effect` is another custom effect, or its data does not fit.
-        """
-        if effect.effect_type != APPEND_HISTORY:
-            raise ValueError(f"not an {APPEND_HISTORY} effect: {effect.effect_type!r}")
-        try:
-            return cls.model_validate(effect.data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'data'}: {e['msg']}" for e in exc.errors()
-            )
-            raise ValueError(f"malformed {APPEND_HISTORY} effect: {problems}") from None

@@ -25,10 +25,11 @@ Entry times (`start`, `at`) are milliseconds since the turn began.
 from __future__ import annotations
 
 import builtins
-from typing import Annotated, Final, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Annotated, ClassVar, Final, Literal, Protocol, TypeAlias, runtime_checkable
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue
 
+from ._payload import EffectPayload
 from ._scalars import U32, U64, StrictBool
 from ._tagged import Frozen
 from .duration import DurationMs
@@ -134,34 +135,15 @@ TimelineEntry: TypeAlias = Annotated[
 """One thing that happened in a turn; tagged by `"kind"`."""
 
 
-class TurnTimeline(Frozen):
+class TurnTimeline(EffectPayload):
     """The data of a `turn_timeline` custom effect: a turn's id and its timeline."""
+
+    EFFECT_TYPE: ClassVar[str] = TURN_TIMELINE
 
     turn_id: str = Field(min_length=1)
     """The turn's id (the `turn_id` of its history append, when it has a session)."""
     entries: list[TimelineEntry]
     """In the order things happened."""
-
-    def effect(self) -> CustomEffect:
-        """Return the custom effect that carries this timeline."""
-        return CustomEffect(effect_type=TURN_TIMELINE, data=self.model_dump(mode="json"))
-
-    @classmethod
-    def from_effect(cls, effect: CustomEffect) -> TurnTimeline:
-        """Read the timeline a `turn_timeline` effect carries.
-
-        Raises:
-            ValueError: `effect` is another custom effect, or its data does not fit.
-        """
-        if effect.effect_type != TURN_TIMELINE:
-            raise ValueError(f"not a {TURN_TIMELINE} effect: {effect.effect_type!r}")
-        try:
-            return cls.model_validate(effect.data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'data'}: {e['msg']}" for e in exc.errors()
-            )
-            raise ValueError(f"malformed {TURN_TIMELINE} effect: {problems}") from None
 
 
 RecordStatus: TypeAlias = Literal["executed", "accepted", "refused", "failed"]

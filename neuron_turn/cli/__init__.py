@@ -35,11 +35,8 @@ from pydantic import JsonValue
 from pydantic_core import PydanticCustomError
 
 from layer0 import (
-    CustomExit,
     EffectPolicy,
-    ExitReason,
     Layer0Error,
-    ObserverHalt,
     StateReader,
     TurnConfig,
     TurnOutput,
@@ -47,6 +44,7 @@ from layer0 import (
 from layer0.money import parse_cost
 from neuron_tool import ToolError
 
+from ..loop._exit_text import exit_reason_text
 from ..loop.provider_errors import ProviderError
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
@@ -526,7 +524,7 @@ def _print_typed(output: TurnOutput, session: str) -> int:
         print(summary(output), file=sys.stderr)
         _error(
             "the turn ended without an answer matching --output-schema "
-            f"(exit reason: {_reason_text(output.exit_reason)})"
+            f"(exit reason: {exit_reason_text(output.exit_reason)})"
         )
         return EXIT_MODEL
     print(json.dumps(value, ensure_ascii=False))
@@ -711,18 +709,10 @@ def _config(args: argparse.Namespace) -> TurnConfig:
 def summary(output: TurnOutput) -> str:
     """Return the one-line summary: exit reason, turns, tokens, cost and duration."""
     meta = output.metadata
-    reason = _reason_text(output.exit_reason)
+    reason = exit_reason_text(output.exit_reason)
     turns = f"{meta.turns_used} turn{'' if meta.turns_used == 1 else 's'}"
     tokens = f"{meta.tokens_in} tokens in / {meta.tokens_out} out"
     return f"{reason}, {turns}, {tokens}, ${meta.cost.amount:.4f}, {meta.duration / 1000:.1f}s"
-
-
-def _reason_text(reason: ExitReason) -> str:
-    if isinstance(reason, ObserverHalt):
-        return f"observer_halt ({reason.reason})"
-    if isinstance(reason, CustomExit):
-        return f"custom ({reason.name})"
-    return reason
 
 
 def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:

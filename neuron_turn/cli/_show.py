@@ -21,13 +21,10 @@ from pydantic import JsonValue
 from layer0 import (
     APPEND_HISTORY,
     CustomEffect,
-    CustomExit,
     EffectEntry,
-    ExitReason,
     HookHaltEntry,
     LimitEntry,
     ModelCallEntry,
-    ObserverHalt,
     TimelineEntry,
     ToolCallEntry,
     TurnRecord,
@@ -35,6 +32,7 @@ from layer0 import (
     TurnSummary,
 )
 
+from ..loop._exit_text import exit_reason_text
 from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
@@ -131,7 +129,7 @@ def listing_text(summaries: Sequence[TurnSummary]) -> str:
     lines = []
     for s in summaries:
         cost = "-" if s.cost is None else f"${s.cost.amount:.4f}"
-        outcome = s.status if s.exit_reason is None else reason_text(s.exit_reason)
+        outcome = s.status if s.exit_reason is None else exit_reason_text(s.exit_reason)
         lines.append(
             f"{s.turn_id}  {s.started[:19]}  {s.session or '-'}  {outcome}  "
             f"{s.tokens_in}/{s.tokens_out} tok  {cost}  {s.duration / 1000:.1f}s  {s.title}"
@@ -151,7 +149,7 @@ def record_text(record: TurnRecord) -> str:
     if output is not None:
         meta = output.metadata
         lines.append(
-            f"  {reason_text(output.exit_reason)}, {meta.turns_used} model call(s), "
+            f"  {exit_reason_text(output.exit_reason)}, {meta.turns_used} model call(s), "
             f"{meta.tokens_in} tokens in / {meta.tokens_out} out, ${meta.cost.amount:.4f}, "
             f"{meta.duration / 1000:.2f}s"
         )
@@ -168,15 +166,6 @@ def record_text(record: TurnRecord) -> str:
             lines.append("effects:")
             lines.extend(f"  {_short(e.model_dump_json())}" for e in kept)
     return "\n".join(lines)
-
-
-def reason_text(reason: ExitReason) -> str:
-    """Return an exit reason as one short word or phrase."""
-    if isinstance(reason, ObserverHalt):
-        return f"observer_halt ({reason.reason})"
-    if isinstance(reason, CustomExit):
-        return f"custom ({reason.name})"
-    return reason
 
 
 def _entry_text(entry: TimelineEntry) -> str:
@@ -197,7 +186,7 @@ def _entry_text(entry: TimelineEntry) -> str:
     if isinstance(entry, HookHaltEntry):
         return f"{_secs(entry.at)} {'':>7}  halted by a hook: {entry.reason}"
     assert isinstance(entry, LimitEntry)
-    return f"{_secs(entry.at)} {'':>7}  limit reached: {reason_text(entry.reason)}"
+    return f"{_secs(entry.at)} {'':>7}  limit reached: {exit_reason_text(entry.reason)}"
 
 
 def _is_history(effect: object) -> bool:

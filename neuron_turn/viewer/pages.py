@@ -19,16 +19,15 @@ from pydantic import JsonValue
 from layer0 import (
     APPEND_HISTORY,
     CustomEffect,
-    CustomExit,
     Effect,
     ExitReason,
     LogEffect,
-    ObserverHalt,
     SessionTurns,
     TurnRecord,
     TurnSummary,
 )
 
+from ..loop._exit_text import exit_reason_text
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
@@ -165,7 +164,7 @@ def _facts(record: TurnRecord) -> str:
     if output is not None:
         meta = output.metadata
         facts += [
-            ("exit", escape(_reason(output.exit_reason))),
+            ("exit", escape(exit_reason_text(output.exit_reason))),
             ("model calls", str(meta.turns_used)),
             ("tokens in / out", f"{meta.tokens_in} / {meta.tokens_out}"),
             ("cost", _money(meta.cost)),
@@ -291,16 +290,8 @@ def _history(effect: Effect) -> bool:
 
 
 def _status(status: str, reason: ExitReason | None) -> str:
-    text = status if reason is None else f"{_reason(reason)} · {status}"
+    text = status if reason is None else f"{exit_reason_text(reason)} · {status}"
     return f'<span class="status-{escape(status)}">{escape(text)}</span>'
-
-
-def _reason(reason: ExitReason) -> str:
-    if isinstance(reason, ObserverHalt):
-        return f"observer_halt ({reason.reason})"
-    if isinstance(reason, CustomExit):
-        return f"custom ({reason.name})"
-    return reason
 
 
 def _money(cost: object) -> str:

@@ -35,6 +35,7 @@ rejects a tool_use left without its result.
 from __future__ import annotations
 
 import fnmatch
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -57,6 +58,8 @@ from neuron_tool.schema import InputValidator
 
 from ._tool_input import MAX_INPUT_DEPTH, deeper_than
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
+
+_logger: Final = logging.getLogger("neuron_turn")
 
 __all__ = [
     "AWAITING_APPROVAL",
@@ -146,7 +149,9 @@ class ApprovalPolicy:
 def _holds(predicate: ApprovalPredicate, name: str, input: JsonValue) -> bool:
     try:
         return bool(predicate(name, input))
-    except Exception:  # fail closed: a person sees the call instead
+    except Exception:
+        # Fail closed: a person sees the call instead; the operator hears why.
+        _logger.exception("approval predicate raised on a call of %r; the call waits", name)
         return True
 
 

@@ -270,7 +270,7 @@ async def test_an_edited_input_meets_the_checks_of_a_models_input_before_anythin
     assert RAN[-1] == ("shell", "pwd")
 
 
-async def test_a_predicate_that_raises_holds_the_call() -> None:
+async def test_a_predicate_that_raises_holds_the_call(caplog: pytest.LogCaptureFixture) -> None:
     def fragile(name: str, input: JsonValue) -> bool:
         return str(input["path"]).startswith("/")  # type: ignore[index,call-overload]
 
@@ -278,6 +278,8 @@ async def test_a_predicate_that_raises_holds_the_call() -> None:
     assert policy.requires("read_file", {"path": "/etc"})
     assert not policy.requires("read_file", {"path": "ws/a"})
     assert policy.requires("read_file", {"no_path": 1})  # KeyError: held, not crashed
+    [record] = [r for r in caplog.records if "approval predicate raised" in r.getMessage()]
+    assert "'read_file'" in record.getMessage() and record.exc_info is not None
 
 
 def test_combined_policies_hold_what_any_of_them_holds() -> None:

@@ -63,7 +63,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Final, TypeAlias
 
-from moneyed import Money
+from moneyed import Money, get_currency
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
@@ -74,6 +74,10 @@ __all__ = ["USD", "Cost", "cost_to_wire", "parse_cost", "usd"]
 
 USD: Final = "USD"
 
+_USD_CURRENCY: Final = get_currency(USD)
+"""USD's Currency: Money given a code looks it up on every construction."""
+_ZERO: Final = Decimal(0)
+
 
 def usd(amount: Decimal | str | int = 0) -> Money:
     """Return `amount` as USD Money (a convenience for building costs).
@@ -82,9 +86,13 @@ def usd(amount: Decimal | str | int = 0) -> Money:
         PydanticCustomError: `amount` is not a cost the wire can carry.
     """
     if isinstance(amount, int):
+        if amount == 0:
+            # The zero cost (a free call, a total before the first) is asked for on
+            # every call; 0 needs no fitting.
+            return Money(_ZERO, _USD_CURRENCY)
         amount = Decimal(amount)
     if isinstance(amount, Decimal):
-        return Money(fit(amount), USD)
+        return Money(fit(amount), _USD_CURRENCY)
     return parse_cost(amount)
 
 
@@ -103,11 +111,11 @@ def parse_cost(value: object) -> Money:
                 "costs are in USD; got a Money in {currency}",
                 {"currency": currency},
             )
-        return Money(fit(value.amount), USD)
+        return Money(fit(value.amount), _USD_CURRENCY)
     if isinstance(value, Decimal):
-        return Money(fit(value), USD)
+        return Money(fit(value), _USD_CURRENCY)
     if isinstance(value, str):
-        return Money(read_text(value), USD)
+        return Money(read_text(value), _USD_CURRENCY)
     if isinstance(value, bool | int | float):
         raise PydanticCustomError(
             "cost_type",

@@ -174,7 +174,10 @@ class ContextKeeper:
     async def step(self) -> None:
         """Report pressure and compact when the strategy says so (turn-loop.md step 10)."""
         used = self.measure()
-        await self._report_pressure(used)
+        passed = bisect_right(self._levels, used)  # the levels at or below `used`
+        rising, self._pressure = passed > self._pressure, passed
+        if rising:
+            await self._report_pressure(used)
         strategy = self.strategy
         if strategy is None or not self._should_compact(strategy, used):
             return
@@ -224,11 +227,6 @@ class ContextKeeper:
         return max(1, int(self.limit * self.config.compact_to) - self._overhead())
 
     async def _report_pressure(self, used: int) -> None:
-        passed = bisect_right(self._levels, used)  # the levels at or below `used`
-        if passed <= self._pressure:
-            self._pressure = passed
-            return
-        self._pressure = passed
         await self.emit(
             ContextPressure(
                 agent=self.config.agent,

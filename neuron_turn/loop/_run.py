@@ -153,9 +153,6 @@ class RunState:
             sink(EffectDeclared(self.effects[self.effects_emitted]))
             self.effects_emitted += 1
 
-    keeper: object = None
-    """The run's `ContextKeeper` (context measure, compaction, lifecycle events)."""
-
     @property
     def deadline(self) -> float | None:
         """When `max_duration` ends, on the `time.monotonic()` clock; None without a limit."""

@@ -469,7 +469,7 @@ class NeuronTurn(Generic[OutT]):
                 await rounds.execute(resumed)
                 self._check_round(run)
             while True:
-                await self._iterate(run, input, tools, rounds, output)
+                await self._iterate(run, input, tools, rounds, output, keeper)
         except _Exit as stop:
             reason = stop.reason
         except TurnHalted as halted:
@@ -490,6 +490,7 @@ class NeuronTurn(Generic[OutT]):
         tools: list[ToolSchema],
         rounds: ToolRound,
         output: OutputRound,
+        keeper: ContextKeeper,
     ) -> None:
         hooks = self.hooks
         if hooks.has_hooks(HookPoint.PRE_INFERENCE):
@@ -524,7 +525,7 @@ class NeuronTurn(Generic[OutT]):
                         response,
                     )
                 )
-            await _keeper(run).after_call(request, response)
+            await keeper.after_call(request, response)
         step = output.judge(response, run.messages)  # 6
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
@@ -538,7 +539,7 @@ class NeuronTurn(Generic[OutT]):
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):
             _halt_on(await hooks.dispatch(run.hook_context(HookPoint.EXIT_CHECK)))  # 9
-        await self._compact(run)  # 10
+        await keeper.step()  # 10
 
     async def _run_or_hold(
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
@@ -685,23 +686,13 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
-        run.keeper = keeper
         return keeper
-
-    async def _compact(self, run: RunState) -> None:
-        await _keeper(run).step()
 
 
 def _halt_on(action: HookAction) -> None:
     """End the turn if the hooks' `action` is a halt (steps 1, 4 and 9)."""
     if isinstance(action, Halt):
         raise _Exit(ObserverHalt(reason=action.reason))
-
-
-def _keeper(run: RunState) -> ContextKeeper:
-    keeper = run.keeper
-    assert isinstance(keeper, ContextKeeper)
-    return keeper
 
 
 def _recorder(run: RunState, metadata: JsonValue) -> TimelineRecorder | None:

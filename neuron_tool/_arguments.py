@@ -71,9 +71,12 @@ class Arguments:
 
     def bind(self, input: dict[str, JsonValue]) -> tuple[list[Any], dict[str, Any]]:
         """Validate and coerce `input`; raise `pydantic.ValidationError` if it does not fit."""
-        values = list(self._validate(input).__dict__.values())
+        values = self._validate(input).__dict__.values()
         split = self._positional
-        return values[:split], dict(zip(self._keyword, values[split:], strict=True))
+        if not split:
+            return [], dict(zip(self._keyword, values, strict=True))
+        listed = list(values)
+        return listed[:split], dict(zip(self._keyword, listed[split:], strict=True))
 
 
 def type_hints(function: Callable[..., Any], *, tool: str) -> dict[str, Any]:

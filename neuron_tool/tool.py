@@ -259,8 +259,14 @@ class FunctionTool:
 
 
 def _jsonable(result: object) -> JsonValue:
-    # to_jsonable_python covers models, dataclasses, Decimal, datetime, UUID, Path, enums.
+    # to_jsonable_python covers models, dataclasses, Decimal, datetime, UUID, Path, enums;
+    # what it would return unchanged skips the call.
+    if type(result) in _AS_IS:
+        return cast(JsonValue, result)
     return cast(JsonValue, to_jsonable_python(result))
+
+
+_AS_IS: Final = frozenset({str, int, bool, type(None)})
 
 
 def _context_parameter(function: Callable[..., Any], *, tool: str) -> _ContextParameter | None:

@@ -10,7 +10,6 @@ instance), and falls back to validation for anything the loop did not make.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
@@ -20,15 +19,17 @@ __all__ = ["is_plain_json", "trusted"]
 _M = TypeVar("_M", bound=BaseModel)
 _SCALARS: Final = (str, int, float, bool, type(None))
 _MAX_DEPTH: Final = 64
+_set: Final = object.__setattr__
+"""Bypasses the models' validating `__setattr__`; bound once, not looked up per field."""
 
 
 def trusted(model: type[_M], fields: dict[str, Any], fields_set: frozenset[str]) -> _M:
     """Return a `model` holding `fields` (every field, valid), `fields_set` as if passed."""
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", fields)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(fields_set))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(fields_set))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
     return instance
 
 
@@ -39,15 +40,21 @@ def is_plain_json(value: object, depth: int = _MAX_DEPTH) -> bool:
     objects (tuples, sets, models) are not, and go through validation, which
     says what is wrong with them.
     """
-    items: Iterable[object]
+    # Loops, not `all()` over generators: this runs on every tool input a hook sees.
     if isinstance(value, dict):
-        if not all(type(key) is str for key in value):
+        if depth < 1:
             return False
-        items = value.values()
-    elif isinstance(value, list):
-        items = value
-    else:
-        return type(value) in _SCALARS
-    if depth < 1:
-        return False
-    return all(type(item) in _SCALARS or is_plain_json(item, depth - 1) for item in items)
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) not in _SCALARS and not is_plain_json(item, depth - 1):
+                return False
+        return True
+    if isinstance(value, list):
+        if depth < 1:
+            return False
+        for item in value:
+            if type(item) not in _SCALARS and not is_plain_json(item, depth - 1):
+                return False
+        return True
+    return type(value) in _SCALARS

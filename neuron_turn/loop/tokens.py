@@ -54,29 +54,32 @@ _WEIGHT: Final = 0.5
 
 def estimate_tokens(messages: Sequence[ProviderMessage]) -> int:
     """Return about how many tokens `messages` take: characters / 4, rounded up."""
-    chars = 0
-    images = 0
-    for message in messages:
-        more, pictures = _size(message)
-        chars += more
-        images += pictures
-    return _tokens(chars, images)
+    return _tokens(sum(map(_units, messages)))
 
 
-def _tokens(chars: int, images: int) -> int:
-    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS
+_IMAGE_UNITS: Final = IMAGE_TOKENS * CHARS_PER_TOKEN
+"""An image counted as characters: a whole number of tokens, so one running sum of
+characters and images rounds exactly as counting them apart would."""
 
 
-def _size(message: ProviderMessage) -> tuple[int, int]:
-    """The characters and images of one message."""
-    chars = 0
-    images = 0
+def _tokens(units: int) -> int:
+    return -(-units // CHARS_PER_TOKEN)
+
+
+def _units(message: ProviderMessage) -> int:
+    """The characters of one message, each image counted as `_IMAGE_UNITS`."""
+    units = 0
     for part in message.content:
-        if isinstance(part, ImagePart):
-            images += 1
+        # Exact types first: the loop sizes every message it adds, most of them these.
+        if type(part) is TextPart:
+            units += len(part.text)
+        elif type(part) is ToolResultPart:
+            units += len(part.content)
+        elif isinstance(part, ImagePart):
+            units += _IMAGE_UNITS
         else:
-            chars += _chars(part)
-    return chars, images
+            units += _chars(part)
+    return units
 
 
 class RunningEstimate:
@@ -88,38 +91,38 @@ class RunningEstimate:
     another list, or a changed last message (one taken off and replaced), starts over.
     """
 
-    __slots__ = ("_chars", "_images", "_last", "_of")
+    __slots__ = ("_last", "_of", "_sums")
 
     def __init__(self) -> None:
         """Start with nothing counted."""
         self._of: list[ProviderMessage] | None = None
         self._last: ProviderMessage | None = None
-        self._chars = [0]
-        self._images = [0]
+        self._sums = [0]
 
     def tokens(
         self, messages: list[ProviderMessage], start: int = 0, end: int | None = None
     ) -> int:
         """Return `estimate_tokens(messages[start:end])`."""
-        self._catch_up(messages)
-        stop = len(messages) if end is None else end
-        chars = self._chars[stop] - self._chars[start]
-        return _tokens(chars, self._images[stop] - self._images[start])
+        sums = self._caught_up(messages)
+        return _tokens(sums[len(messages) if end is None else end] - sums[start])
 
-    def _catch_up(self, messages: list[ProviderMessage]) -> None:
-        done = len(self._chars) - 1
+    def _caught_up(self, messages: list[ProviderMessage]) -> list[int]:
+        sums = self._sums
+        done = len(sums) - 1
         if (
             self._of is not messages
             or done > len(messages)
             or (done and messages[done - 1] is not self._last)
         ):
-            self._of, self._chars, self._images, done = messages, [0], [0], 0
-        chars, images = self._chars, self._images
-        for index in range(done, len(messages)):
-            more, pictures = _size(messages[index])
-            chars.append(chars[-1] + more)
-            images.append(images[-1] + pictures)
-        self._last = messages[-1] if messages else None
+            self._of, self._sums, done = messages, [0], 0
+            sums = self._sums
+        if done < len(messages):
+            total = sums[-1]
+            for index in range(done, len(messages)):
+                total += _units(messages[index])
+                sums.append(total)
+            self._last = messages[-1]
+        return sums
 
 
 def estimate_overhead(system: str | None, tools: Sequence[ToolSchema]) -> int:

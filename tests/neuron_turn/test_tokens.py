@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from layer0 import UrlSource
 from neuron_tool import ToolSchema
-from neuron_turn import ProviderMessage, TextPart, ToolResultPart, ToolUsePart
-from neuron_turn.loop.tokens import RunningEstimate, TokenMeter, estimate_overhead, estimate_tokens
+from neuron_turn import ImagePart, ProviderMessage, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn.loop.tokens import (
+    IMAGE_TOKENS,
+    RunningEstimate,
+    TokenMeter,
+    estimate_overhead,
+    estimate_tokens,
+)
 
 
 def _message(index: int) -> ProviderMessage:
@@ -22,6 +29,19 @@ def test_running_estimate_matches_estimate_tokens_of_every_slice() -> None:
         for start in range(len(messages)):
             assert running.tokens(messages, start) == estimate_tokens(messages[start:])
             assert running.tokens(messages, 0, start) == estimate_tokens(messages[:start])
+
+
+def test_images_count_whole_and_the_text_rounds_up_once_across_messages() -> None:
+    image = ImagePart(UrlSource(url="https://x/y.png"), "image/png")
+    for chars in range(9):
+        for images in range(3):
+            messages = [
+                ProviderMessage("user", [TextPart("x" * chars), *[image] * images]),
+                ProviderMessage("assistant", [TextPart("y")]),
+            ]
+            expected = -(-(chars + 1) // 4) + images * IMAGE_TOKENS
+            assert estimate_tokens(messages) == expected
+            assert RunningEstimate().tokens(messages) == expected
 
 
 def test_running_estimate_starts_over_when_the_list_changes_other_than_growing() -> None:

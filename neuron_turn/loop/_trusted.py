@@ -10,6 +10,7 @@ instance), and falls back to validation for anything the loop did not make.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
@@ -41,20 +42,19 @@ def is_plain_json(value: object, depth: int = _MAX_DEPTH) -> bool:
     says what is wrong with them.
     """
     # Loops, not `all()` over generators: this runs on every tool input a hook sees.
+    items: Iterable[object]
     if isinstance(value, dict):
-        if depth < 1:
-            return False
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            if type(item) not in _SCALARS and not is_plain_json(item, depth - 1):
-                return False
-        return True
-    if isinstance(value, list):
-        if depth < 1:
+        items = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return type(value) in _SCALARS
+    if depth < 1:
+        return False
+    for item in items:
+        if type(item) not in _SCALARS and not is_plain_json(item, depth - 1):
             return False
-        for item in value:
-            if type(item) not in _SCALARS and not is_plain_json(item, depth - 1):
-                return False
-        return True
-    return type(value) in _SCALARS
+    return True

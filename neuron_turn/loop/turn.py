@@ -675,7 +675,7 @@ class NeuronTurn(Generic[OutT]):
             raise _Exit(reason)
 
     def _keeper(self, run: RunState, tools: list[ToolSchema]) -> ContextKeeper:
-        keeper = ContextKeeper(
+        return ContextKeeper(
             run=run,
             strategy=self.context,
             meter=self.meter,
@@ -686,7 +686,6 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
-        return keeper
 
 
 def _halt_on(action: HookAction) -> None:

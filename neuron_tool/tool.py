@@ -245,7 +245,8 @@ class FunctionTool:
     def _started(self, args: list[Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
         # An awaitable, not a coroutine of our own: one frame less on every call.
         if self._is_async:
-            return cast(Awaitable[Any], self.function(*args, **kwargs))
+            # A string: `Awaitable[Any]` itself would build a generic alias on every call.
+            return cast("Awaitable[Any]", self.function(*args, **kwargs))
         return asyncio.to_thread(self.function, *args, **kwargs)
 
     def _bind(self, input: JsonValue) -> tuple[list[Any], dict[str, Any]]:

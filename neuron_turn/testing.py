@@ -170,6 +170,8 @@ class FunctionProvider:
         if self.record:
             self.requests.append(request)
         result = self.fn(request)
+        if type(result) is ProviderResponse:
+            return result  # the common answer, without `isawaitable`'s ABC check
         if inspect.isawaitable(result):
             return await result
         return result

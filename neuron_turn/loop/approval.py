@@ -379,7 +379,14 @@ def merge_results(messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
 
 def merge_into(merged: list[ProviderMessage], message: ProviderMessage) -> None:
     """Add `message` to the end of `merged` as `merge_results` would (one step of it)."""
-    if merged and _results_only(message) and _results_only(merged[-1]):
+    # Roles first: in a running turn an assistant message is on one side or the other.
+    if (
+        merged
+        and message.role == "user"
+        and merged[-1].role == "user"
+        and _results_only(message)
+        and _results_only(merged[-1])
+    ):
         merged[-1] = ProviderMessage("user", [*merged[-1].content, *message.content])
     else:
         merged.append(message)

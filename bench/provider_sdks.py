@@ -15,7 +15,8 @@ Every scenario runs `REPEATS` times interleaved with the others and the median
 CPU µs per call is printed, with `ours_over_sdk` (the target is at most 0.5).
 `transport_floor` is a bare POST and `json.loads` of the JSON answer through each
 mock client (`httpx` for ours and Ollama's SDK, `httpx2` for the OpenAI and
-Anthropic SDKs): the part of every figure no client code can remove. Each row
+Anthropic SDKs), to a URL parsed once as every provider's endpoint is: the part
+of every figure no client code can remove. Each row
 also has its own `floor_cpu_us`: that provider's answer POSTed through our
 `httpx` mock and decoded (`json.loads` of the body, or of each JSON line of the
 stream) with no client code at all; `floor_over_sdk` is then the lowest
@@ -29,7 +30,7 @@ import json
 import statistics
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 import anthropic
 import httpx
@@ -416,9 +417,14 @@ PROVIDERS: dict[str, tuple[Callable[[bool], Call], Callable[[bool], Call]]] = {
 }
 
 
-def _floor(client: Any, body: bytes) -> Call:
+_FLOOR_URL: Final = "http://localhost/v1"
+
+
+def _floor(client: Any, url: Any) -> Call:
+    """A POST of `{}` to `url` (parsed once, as every provider's endpoint is) and `json.loads`."""
+
     async def post() -> object:
-        response = await client.post("http://localhost/v1", content=b"{}")
+        response = await client.post(url, content=b"{}")
         return json.loads(response.content)
 
     return post
@@ -426,9 +432,10 @@ def _floor(client: Any, body: bytes) -> Call:
 
 def _stream_floor(client: httpx.AsyncClient) -> Call:
     """A streamed POST whose lines are read and each JSON line decoded: no client work at all."""
+    url = httpx.URL(_FLOOR_URL)
 
     async def post() -> object:
-        async with client.stream("POST", "http://localhost/v1", content=b"{}") as response:
+        async with client.stream("POST", url, content=b"{}") as response:
             return [
                 json.loads(line.removeprefix("data: "))
                 async for line in response.aiter_lines()
@@ -442,14 +449,18 @@ def _provider_floor(name: str, stream: bool) -> Call:
     """What any client on our `httpx` transport pays for this provider's answer: the row's floor."""
     body, kind = BODIES[name](stream)
     client = _client(body, kind)
-    return _stream_floor(client) if stream else _floor(client, body)
+    return _stream_floor(client) if stream else _floor(client, httpx.URL(_FLOOR_URL))
 
 
 async def _main(calls: int) -> None:
     body = json.dumps(OPENAI_BODY).encode()
     cases: dict[tuple[str, str, str], Call] = {
-        ("httpx", "floor", "ours"): _floor(_client(body, "application/json"), body),
-        ("httpx2", "floor", "sdk"): _floor(_client2(body, "application/json"), body),
+        ("httpx", "floor", "ours"): _floor(
+            _client(body, "application/json"), httpx.URL(_FLOOR_URL)
+        ),
+        ("httpx2", "floor", "sdk"): _floor(
+            _client2(body, "application/json"), httpx2.URL(_FLOOR_URL)
+        ),
     }
     for name, (ours, sdk) in PROVIDERS.items():
         for mode in ("complete", "stream"):

@@ -8,7 +8,12 @@ variants with no hook registered. Every scenario is repeated `REPEATS` times,
 interleaved with the others, and the median is printed, so a burst of load from
 other processes moves one sample rather than one scenario. `bare` is a
 hand-written ReAct loop with pydantic argument validation doing the same ten
-steps: the floor the loop is compared with. `concurrent` runs in a fresh
+steps: the floor the loop is compared with. `flat10` does a step's work with
+the loop's own types in one function (request, the fake provider's answer,
+accounting, the token estimate, the registry's call with its schema check and
+argument model, a record and the result message; no hooks, approvals, output
+types, effect tools, events or limits): what the types cost, against what the
+loop's structure adds. `concurrent` runs in a fresh
 interpreter so its peak RSS is that of a process doing only this; `import` and
 `import_turn` time `import neuron_turn` and importing what a turn needs.
 """
@@ -25,19 +30,32 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pydantic
+from moneyed import Money
 
-from layer0 import Continue, HookAction, HookContext, HookPoint, TurnInput, TurnOutput, usd
+from layer0 import (
+    Continue,
+    HookAction,
+    HookContext,
+    HookPoint,
+    ToolCallRecord,
+    TurnInput,
+    TurnOutput,
+    usd,
+)
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
+    ProviderMessage,
     ProviderRequest,
     ProviderResponse,
     TextPart,
     TokenUsage,
+    ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.tokens import RunningEstimate, TokenMeter
 from neuron_turn.testing import FunctionProvider, ResponseFunction
 
 REPEATS = 5
@@ -121,6 +139,39 @@ async def _bare_loop(steps: int) -> str:
         messages.append({"role": "tool", "id": call["id"], "content": json.dumps(result)})
 
 
+async def _flat_loop(
+    registry: ToolRegistry, respond: Callable[[ProviderRequest], ProviderResponse]
+) -> str:
+    """One `tools10` run as a single function over the loop's types (see the module doc)."""
+    messages = [ProviderMessage("user", [TextPart("add")])]
+    schemas = registry.schemas()
+    estimate, meter = RunningEstimate(), TokenMeter()
+    cost, tokens_in, tokens_out = usd(), 0, 0
+    records: list[ToolCallRecord] = []
+    while True:
+        request = ProviderRequest(model="m", messages=tuple(messages), tools=schemas)
+        response = respond(request)
+        messages.append(ProviderMessage("assistant", response.content))
+        tokens_in += response.usage.input_tokens
+        tokens_out += response.usage.output_tokens
+        assert response.cost is not None
+        cost = Money(cost.amount + response.cost.amount, cost.currency)
+        sent = estimate.tokens(messages, 0, len(messages) - 1)
+        meter.calibrate("m", estimated=sent, reported=response.usage.input_tokens)
+        if response.stop_reason == "end_turn":
+            return "done"
+        results: list[ToolResultPart] = []
+        for call in response.content:
+            assert isinstance(call, ToolUsePart)
+            started = time.monotonic()
+            value = await registry.call(call.name, call.input)
+            duration = int((time.monotonic() - started) * 1000)
+            records.append(ToolCallRecord(name=call.name, duration=duration, success=True))
+            results.append(ToolResultPart(call.id, json.dumps(value)))
+        messages.append(ProviderMessage("user", results))
+        estimate.tokens(messages, len(messages) - 2)
+
+
 async def _cpu_us(runs: int, once: Callable[[], Awaitable[object]]) -> tuple[float, float]:
     await once()  # warm caches (schemas, validators) before timing
     cpu, wall = time.process_time_ns(), time.perf_counter_ns()
@@ -154,6 +205,12 @@ def _scenarios() -> dict[str, tuple[int, int, Callable[[], Awaitable[object]]]]:
         assert await _bare_loop(10) == "done"
 
     made["bare10"] = (3000, 11, bare)
+    registry, respond = ToolRegistry([add]), _steps(10)
+
+    async def flat() -> None:
+        assert await _flat_loop(registry, respond) == "done"
+
+    made["flat10"] = (1000, 11, flat)
     return made
 
 

@@ -13,9 +13,9 @@ the loop's own types in one function (request, the fake provider's answer,
 accounting, the token estimate, the registry's call with its schema check and
 argument model, a record and the result message; no hooks, approvals, output
 types, effect tools, events or limits): what the types cost, against what the
-loop's structure adds. `concurrent` runs in a fresh
-interpreter so its peak RSS is that of a process doing only this; `import` and
-`import_turn` time `import neuron_turn` and importing what a turn needs.
+loop's structure adds. `concurrent` runs in a fresh interpreter so its peak RSS
+is that of a process doing only this; `import` and `import_turn` time `import
+neuron_turn` and importing what a turn needs.
 """
 
 from __future__ import annotations

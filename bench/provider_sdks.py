@@ -16,11 +16,11 @@ CPU µs per call is printed, with `ours_over_sdk` (the target is at most 0.5).
 `transport_floor` is a bare POST and `json.loads` of the JSON answer through each
 mock client (`httpx` for ours and Ollama's SDK, `httpx2` for the OpenAI and
 Anthropic SDKs), to a URL parsed once as every provider's endpoint is: the part
-of every figure no client code can remove. Each row
-also has its own `floor_cpu_us`: that provider's answer POSTed through our
-`httpx` mock and decoded (`json.loads` of the body, or of each JSON line of the
-stream) with no client code at all; `floor_over_sdk` is then the lowest
-`ours_over_sdk` any client on `httpx` could reach.
+of every figure no client code can remove. Each row also has its own
+`floor_cpu_us`: that provider's answer POSTed through our `httpx` mock and
+decoded (`json.loads` of the body, or of each JSON line of the stream) with no
+client code at all; `floor_over_sdk` is then the lowest `ours_over_sdk` any
+client on `httpx` could reach.
 """
 
 from __future__ import annotations

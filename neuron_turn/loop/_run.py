@@ -35,16 +35,33 @@ from layer0 import (
 
 from ._convert import content_from_parts, history_to_json
 from ._trusted import trusted
-from .approval import merge_into
+from .approval import merge_into, pending_in
 from .config import ResolvedConfig
 from .events import EffectDeclared, TurnEvent
-from .provider import ContentPart, ProviderMessage, ProviderResponse
+from .provider import (
+    ContentPart,
+    ProviderMessage,
+    ProviderResponse,
+    ToolResultPart,
+    ToolUsePart,
+)
 
 __all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
 
 _ZERO = usd()
+_NOT_RUN = "Not run: the turn ended before this call ran."
 _FIELD_NAMES = frozenset(HookContext.model_fields)
 _RECORD_FIELDS = frozenset(ToolCallRecord.model_fields)
+
+
+def _plain_answer(message: ProviderMessage) -> bool:
+    """Whether `message` is the model's and calls no tool."""
+    if message.role != "assistant":
+        return False
+    for part in message.content:
+        if isinstance(part, ToolUsePart):
+            return False
+    return True
 
 
 def _trusted_context(fields: dict[str, Any]) -> HookContext:
@@ -215,6 +232,23 @@ class RunState:
         call = (name, input)
         self.same_calls_in_a_row = self.same_calls_in_a_row + 1 if call == self.last_call else 1
         self.last_call = call
+
+    def close_unanswered(self) -> None:
+        """Give each call of this turn's last model answer that never ran an error result.
+
+        A turn can end with calls the loop did not run: an `end_turn` answer
+        that also asks for tools, a hook halting after the model's answer, the
+        deadline. Model APIs refuse a call without its result, and the next
+        turn on the session would take the calls for ones awaiting approval;
+        a turn that pauses for approval leaves its calls open on purpose.
+        """
+        messages = self.messages
+        if len(messages) <= self.new_from or _plain_answer(messages[-1]):
+            return  # the usual end: an answer that asks for no tool
+        unanswered = pending_in(messages[self.new_from :])
+        if unanswered:
+            results = [ToolResultPart(call.id, _NOT_RUN, is_error=True) for call in unanswered]
+            self.messages.append(ProviderMessage("user", results))
 
     def new_messages(self) -> list[ProviderMessage]:
         """This turn's messages, its user message first, whatever compaction did to `messages`."""

@@ -34,6 +34,7 @@ from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
 from ._convert import json_text
 from ._run import RunState, tool_call_record
 from ._tool_input import RefusedCall
+from ._well_formed import well_formed
 from .effect_answers import current_answerer
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
@@ -264,4 +265,5 @@ class ToolRound:
 def _finish(call: ToolUsePart, used: JsonValue, text: str, ok: bool, started: float) -> _Done:
     duration = int((time.monotonic() - started) * 1000)
     record = tool_call_record(call.name, duration, ok)
-    return _Done(ToolResultPart(call.id, text, is_error=not ok), record, used)
+    # A tool's text may hold lone surrogates (bytes decoded with surrogateescape).
+    return _Done(ToolResultPart(call.id, well_formed(text), is_error=not ok), record, used)

@@ -53,6 +53,7 @@ from ._recorder import TimelineRecorder, both
 from ._run import HISTORY_KEY, RunState
 from ._tool_input import RefusedCall, guard_tool_inputs
 from ._tool_round import ToolRound, TurnHalted
+from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
@@ -75,6 +76,8 @@ from .events import (
     LimitReached,
     ModelCallDone,
     ModelCallStart,
+    TextDelta,
+    ThinkingDelta,
     TurnDone,
     TurnEvent,
 )
@@ -373,6 +376,8 @@ class NeuronTurn(Generic[OutT]):
             reason = "timeout"
             if run.sink is not None:
                 run.emit(LimitReached(reason))
+        if reason != AWAITING_APPROVAL:
+            run.close_unanswered()
         result = run.output(reason)
         message = output.message()
         if message is not None:
@@ -499,9 +504,10 @@ class NeuronTurn(Generic[OutT]):
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
         response = await self._complete(request, run)  # 3
-        guarded = guard_tool_inputs(response.content)
+        guarded = well_formed_content(guard_tool_inputs(response.content))
         if guarded is not response.content:
-            response = replace(response, content=guarded)  # a refused call took a part's place
+            # A refused call or repaired text took a part's place.
+            response = replace(response, content=guarded)
         run.turns_used += 1
         run.last_content = response.content
         run.messages.append(ProviderMessage("assistant", response.content))
@@ -629,7 +635,7 @@ class NeuronTurn(Generic[OutT]):
         if provider is None:
             response = await self.provider.complete(request)
             for delta in deltas_of(response):
-                sink(delta)
+                sink(_well_formed_event(delta))
             return response
         final: ProviderResponse | None = None
         events = provider.stream(request)
@@ -638,7 +644,7 @@ class NeuronTurn(Generic[OutT]):
                 if isinstance(event, ProviderResponse):
                     final = event
                 elif final is None:
-                    sink(event)
+                    sink(_well_formed_event(event))
                 else:
                     raise ProviderResponseError(
                         "the provider's stream went on after its final response"
@@ -686,6 +692,13 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
+
+
+def _well_formed_event(event: TurnEvent) -> TurnEvent:
+    """A streamed event as the consumer gets it: its text without lone surrogates."""
+    if isinstance(event, TextDelta | ThinkingDelta):
+        return well_formed_delta(event)
+    return event
 
 
 def _halt_on(action: HookAction) -> None:

@@ -157,7 +157,8 @@ HOSTILE: list[tuple[str, JsonValue, str]] = [
     ("search_memory", {"query": "q" * 10_000}, "query"),
     ("read_memory", {"key": "messages"}, "conversation history"),
     ("list_memory", {"scope": "\x00session"}, r"Refused: reading scope 'custom:\x00session'"),
-    ("list_memory", {"scope": "\ud800"}, "scope: Input should be a valid string"),
+    # A lone surrogate arrives as U+FFFD (the wire cannot carry one): a scope not granted.
+    ("list_memory", {"scope": "\ud800"}, "Refused: reading scope 'custom:\ufffd'"),
 ]
 
 

@@ -1,0 +1,122 @@
+r"""Text the wire can carry: lone surrogates replaced the moment model or tool text arrives.
+
+A JSON escape such as `"\ud800"` gives Python a string holding half of a
+UTF-16 surrogate pair, and a tool that decodes bytes with `surrogateescape`
+(file names, subprocess output) returns such strings too. No UTF-8 encoder
+takes one: pydantic could not write the turn's output, a store could not
+save the history, and the Rust reference cannot hold one at all, so the turn
+would fail at its end and lose everything it did. Each lone surrogate is
+replaced by U+FFFD, as a UTF-8 decoder replaces bytes it cannot read, in the
+model's answer (text, thinking, tool-call ids, names and arguments, keys
+included), in streamed text and in tool results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, TypeVar, cast
+
+from pydantic_core import PydanticSerializationError, to_json
+
+from .events import TextDelta, ThinkingDelta
+from .provider import ContentPart, RawPart, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+
+__all__ = [
+    "well_formed",
+    "well_formed_content",
+    "well_formed_delta",
+    "well_formed_json",
+    "well_formed_part",
+]
+
+_T = TypeVar("_T")
+
+
+def well_formed(text: str) -> str:
+    """Return `text` with each lone surrogate replaced by U+FFFD; `text` itself when it has none.
+
+    A surrogate pair held as two code points becomes the character it encodes.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def well_formed_json(value: _T) -> _T:
+    """Return `value` with every string in it well formed, keys too; `value` itself if all are.
+
+    Recursive: give it values no deeper than `MAX_INPUT_DEPTH` (the loop refuses deeper ones first).
+    """
+    if isinstance(value, str):
+        return cast(_T, well_formed(value))
+    if isinstance(value, dict):
+        pairs = [(_key(key), well_formed_json(item)) for key, item in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return cast(_T, dict(pairs))
+    if isinstance(value, list | tuple):
+        items = [well_formed_json(item) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return cast(_T, items if isinstance(value, list) else tuple(items))
+    return value
+
+
+def _key(key: Any) -> Any:
+    return well_formed(key) if isinstance(key, str) else key
+
+
+def _fits_utf8(value: object) -> bool:
+    """Whether `value` encodes as JSON: the common case, found by one native call."""
+    try:
+        to_json(value)
+    except PydanticSerializationError:
+        return False  # a lone surrogate, or an object the walk leaves to validation
+    return True
+
+
+def well_formed_part(part: ContentPart) -> ContentPart:
+    """Return `part` with its text well formed; `part` itself when it already is."""
+    if isinstance(part, TextPart):
+        text = well_formed(part.text)
+        return part if text is part.text else replace(part, text=text)
+    if isinstance(part, ToolUsePart):
+        call_id, name = well_formed(part.id), well_formed(part.name)
+        arguments = part.input if _fits_utf8(part.input) else well_formed_json(part.input)
+        if call_id is part.id and name is part.name and arguments is part.input:
+            return part
+        return replace(part, id=call_id, name=name, input=arguments)
+    if isinstance(part, ToolResultPart):
+        content = well_formed(part.content)
+        return part if content is part.content else replace(part, content=content)
+    if isinstance(part, ThinkingPart):
+        thinking = well_formed(part.thinking)
+        return part if thinking is part.thinking else replace(part, thinking=thinking)
+    if isinstance(part, RawPart) and not _fits_utf8(part.data):
+        return replace(part, data=well_formed_json(part.data))
+    return part
+
+
+def well_formed_content(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
+    """Return `content` with every part's text well formed; `content` itself when it is.
+
+    The identity tells the loop whether the response must be copied.
+    """
+    repaired: list[ContentPart] | None = None
+    for index, part in enumerate(content):
+        fixed = well_formed_part(part)
+        if fixed is not part:
+            repaired = list(content) if repaired is None else repaired
+            repaired[index] = fixed
+    return content if repaired is None else repaired
+
+
+def well_formed_delta(delta: TextDelta | ThinkingDelta) -> TextDelta | ThinkingDelta:
+    """Return a streamed piece of text or thinking with its text well formed."""
+    text = well_formed(delta.text)
+    return delta if text is delta.text else type(delta)(text)

@@ -1,0 +1,209 @@
+"""Whatever a model sends, a turn ends cleanly, stays inside its grant and keeps every message.
+
+Hypothesis writes the model's side of a conversation: text with lone
+surrogates, tool calls to real, unknown and effect tools with arguments of
+any JSON shape (huge integers, NaN, deep nesting, wrong types), effect
+scopes outside the grant, any stop reason. Each conversation runs through
+`LocalOrchestrator` on a store, then a second turn on the same session reads
+the history back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import JsonValue
+
+from layer0 import (
+    Continue,
+    DispatchFailed,
+    EffectPolicy,
+    HookAction,
+    HookContext,
+    HookPoint,
+    StateStore,
+    TurnError,
+    TurnOutput,
+    effect_refusal,
+)
+from layer0.testing import InMemoryStore
+from neuron_hooks import FunctionHook, HookRegistry
+from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
+from neuron_tool import ToolRegistry
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    TextPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.loop._convert import history_from_json
+from neuron_turn.loop._well_formed import well_formed, well_formed_json
+from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.testing import FunctionProvider, text_response
+
+from .support import add, appended, ask, echo
+
+POLICY = EffectPolicy.of(["global", "delegate:helper"])
+SESSION = "s1"
+
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=12)
+_SCALAR = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXT
+)
+_JSON = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+_DEEP = st.integers(min_value=60, max_value=400).map(lambda depth: _nested(depth))
+_SCOPES = st.sampled_from(
+    ["global", "session:s1", "session:s2", "session:*", "workflow:w", "agent:w/a", "", "session:"]
+)
+_NAMES = st.sampled_from(["add", "echo", "nope", "", *sorted(EFFECT_TOOL_NAMES)]) | _TEXT
+
+
+def _nested(depth: int) -> JsonValue:
+    value: JsonValue = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@st.composite
+def _arguments(draw: st.DrawFn) -> JsonValue:
+    """Mostly the shape a tool wants, with hostile values; sometimes anything at all."""
+    shaped = {
+        "a": draw(_SCALAR | _JSON),
+        "b": draw(_SCALAR),
+        "text": draw(_SCALAR),
+        "scope": draw(_SCOPES | _TEXT),
+        "key": draw(_TEXT),
+        "value": draw(_JSON | _DEEP),
+        "agent": draw(st.sampled_from(["helper", "other", ""]) | _TEXT),
+        "message": draw(_TEXT),
+        "target": draw(_TEXT),
+        "signal_type": draw(_TEXT),
+        "state": draw(_JSON),
+    }
+    chosen = draw(st.lists(st.sampled_from(sorted(shaped)), max_size=5, unique=True))
+    whole: JsonValue = {key: shaped[key] for key in chosen}
+    return draw(st.just(whole) | _JSON | _DEEP)
+
+
+@st.composite
+def _response(draw: st.DrawFn) -> ProviderResponse:
+    parts: list[TextPart | ToolUsePart] = []
+    for _ in range(draw(st.integers(min_value=0, max_value=3))):
+        if draw(st.booleans()):
+            parts.append(TextPart(draw(_TEXT)))
+        else:
+            call_id = draw(st.sampled_from(["c1", "c2", ""]) | _TEXT)
+            parts.append(ToolUsePart(call_id, draw(_NAMES), draw(_arguments())))
+    stop = draw(st.sampled_from(["end_turn", "tool_use", "tool_use", "max_tokens"]))
+    return ProviderResponse(content=tuple(parts), stop_reason=stop, usage=TokenUsage(10, 5))
+
+
+async def _noop(ctx: HookContext) -> HookAction:
+    return Continue()
+
+
+def _provider(answers: list[ProviderResponse]) -> FunctionProvider:
+    """Answers with `answers` in turn, then with "done" once they are used up."""
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        return answers.pop(0) if answers else text_response("done")
+
+    return FunctionProvider(respond)
+
+
+def _allowed(output: TurnOutput) -> None:
+    for effect in output.effects:
+        assert effect_refusal(POLICY, effect, SESSION) is None, effect
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values, NaN equal to NaN."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    return bool(a == b) and type(a) is type(b)
+
+
+async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
+    answers = list(script)
+    hooks = HookRegistry()
+    hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
+    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5)
+    turn = NeuronTurn(
+        _provider(answers), tools=ToolRegistry([add, echo]), hooks=hooks, state=store, config=config
+    )
+    helper = NeuronTurn(FunctionProvider(lambda request: text_response("helped")))
+    orchestrator = LocalOrchestrator({"a": turn, "helper": helper}, store, default_policy=POLICY)
+    try:
+        output = await orchestrator.dispatch("a", ask("hi", session=SESSION))
+    except DispatchFailed as exc:
+        # The model's answer refused as a turn error (truncated, a tool stop
+        # without a call), never anything else; it says what was wrong.
+        assert isinstance(exc.__cause__, TurnError), exc
+        return
+    _allowed(output)
+    sent = appended(output).messages
+    wire = output.model_dump_json()
+    assert TurnOutput.model_validate_json(wire).model_dump_json() == wire
+    history = history_from_json(sent)
+    stored = [p for m in history for p in m.content if isinstance(p, ToolUsePart)]
+    made = [p for r in script for p in r.content if isinstance(p, ToolUsePart)]
+    # Every call the model made is kept, in order, as it sent it (bar repaired text
+    # and arguments refused for nesting too deep), and every one has its result.
+    assert len(stored) <= len(made)
+    for kept, original in zip(stored, made, strict=False):
+        assert kept.id == well_formed(original.id)
+        assert _same_json(kept.input, well_formed_json(original.input)) or kept.input == {}
+    results = {p.tool_use_id for m in history for p in m.content if isinstance(p, ToolResultPart)}
+    assert {call.id for call in stored} <= results
+    # The next turn, answered plainly, reads the history back.
+    answers.clear()
+    follow = await orchestrator.dispatch("a", ask("again", session=SESSION))
+    assert follow.exit_reason == "complete"
+
+
+_SETTINGS = settings(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+
+
+@settings(_SETTINGS, max_examples=200)
+@given(st.lists(_response(), min_size=1, max_size=4))
+def test_any_model_answer_ends_the_turn_cleanly_within_the_grant(
+    script: list[ProviderResponse],
+) -> None:
+    asyncio.run(_converse(script, InMemoryStore()))
+
+
+@settings(_SETTINGS, max_examples=40)
+@given(st.lists(_response(), min_size=1, max_size=3))
+def test_any_model_answer_is_kept_in_a_real_database_file(script: list[ProviderResponse]) -> None:
+    async def run() -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            async with SqliteStore(Path(directory) / "state.db") as store:
+                await _converse(script, store)
+
+    asyncio.run(run())

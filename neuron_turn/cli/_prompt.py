@@ -47,7 +47,7 @@ def read_prompt(given: str | None, prompt_file: str | None, stdin: TextIO | None
             "no prompt: give PROMPT, - to read it from standard input, or --prompt-file PATH"
         )
     else:
-        text, source = given, "PROMPT"
+        text, source = utf8_text(given, "PROMPT"), "PROMPT"
     if not text.strip():
         raise UsageError(f"the prompt ({source}) is empty or blank; nothing was sent to the model")
     # A file or a pipe ends with a newline the user did not mean as part of the message.
@@ -74,6 +74,28 @@ def _read_stdin(stdin: TextIO | None) -> str:
     except OSError as exc:
         raise UsageError(f"cannot read the prompt from standard input: {exc}") from None
     return _decoded(data, "standard input")
+
+
+def utf8_text(text: str, source: str) -> str:
+    """Return `text` if it came from valid UTF-8; name the first undecodable byte if not.
+
+    Python decodes command-line arguments (and, in some locales, standard
+    input) with `surrogateescape`, so bytes that are not UTF-8 arrive as lone
+    surrogates, which no model API or store can carry.
+
+    Raises:
+        UsageError: `text` holds a lone surrogate; the message gives its byte offset.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            where = f"U+{ord(text[exc.start]):04X} at character {exc.start}"
+            raise UsageError(f"{source} is not valid Unicode text ({where})") from None
+        return _decoded(raw, source)
+    return text
 
 
 def _decoded(data: bytes, source: str) -> str:

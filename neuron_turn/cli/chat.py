@@ -34,8 +34,9 @@ from ..loop.approval import Decision, PendingCall, pending_in, resume_input
 from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, until_decided
 from ._closing import close_resource
-from ._errors import classify
+from ._errors import UsageError, classify
 from ._outcome import stop_note
+from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn
 from ._sessions import new_session_note, read_history, record_run
 from ._stream_output import TextPrinter
@@ -272,7 +273,11 @@ def _converse(
             if reader.terminal:
                 print(file=out)
             return []
-        text = line.strip()
+        try:
+            text = utf8_text(line.strip(), "that line")
+        except UsageError as exc:
+            print(f"{_PROG}: {exc}; nothing was sent", file=err)
+            continue
         if not text:
             continue
         if text.startswith("/"):
@@ -428,8 +433,15 @@ class _Reader:
                 return input("> ")
             except EOFError:
                 return None
-        line = self.stdin.readline()
-        return line if line else None
+        buffer = getattr(self.stdin, "buffer", None)
+        if buffer is None:  # a text stream without bytes underneath (io.StringIO)
+            line = self.stdin.readline()
+            return line if line else None
+        data: bytes = buffer.readline()
+        # Decoded here rather than by the stream, whose error handler depends on the
+        # locale: bytes that are not UTF-8 reach the chat as lone surrogates, and the
+        # line holding them is refused by name instead of ending the chat.
+        return data.decode("utf-8", "surrogateescape") if data else None
 
 
 def _first_line(text: str) -> str:

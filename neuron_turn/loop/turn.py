@@ -88,6 +88,7 @@ from .observers import TurnStart, start_watches
 from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
+    ContentPart,
     Provider,
     ProviderMessage,
     ProviderRequest,
@@ -348,7 +349,9 @@ class NeuronTurn(Generic[OutT]):
             if resumed
             else [
                 ProviderMessage(
-                    "user", parts_from_content(input.message), pinned=_pinned(input.metadata)
+                    "user",
+                    _carried(parts_from_content(input.message)),
+                    pinned=_pinned(input.metadata),
                 )
             ]
         )
@@ -692,6 +695,21 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
+
+
+def _carried(parts: Sequence[ContentPart]) -> Sequence[ContentPart]:
+    """The caller's message, refused when it holds text no model API or store can carry.
+
+    Raises:
+        NonRetryableError: a lone UTF-16 surrogate in the message.
+    """
+    if well_formed_content(parts) is parts:
+        return parts
+    raise NonRetryableError(
+        "the input message holds a lone UTF-16 surrogate, which no model API or store can "
+        "carry (bytes that are not UTF-8, decoded with surrogateescape, become these); "
+        "decode the text strictly, or replace what does not decode"
+    )
 
 
 def _well_formed_event(event: TurnEvent) -> TurnEvent:

@@ -129,6 +129,18 @@ def test_a_chat_reads_piped_lines_without_a_prompt(env: dict[str, str]) -> None:
     assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr  # /cost came before bye
 
 
+def test_a_piped_line_that_is_not_utf8_is_refused_and_the_chat_goes_on(
+    env: dict[str, str],
+) -> None:
+    command = [sys.executable, "-m", "neuron_turn", "chat", "--model", "fixture:echo"]
+    done = subprocess.run(
+        command, input=b"hi \xff\nbye\n", env=env, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"echo: bye\n"
+    assert b"that line is not UTF-8 text (byte 3); nothing was sent" in done.stderr
+
+
 def test_an_unknown_model_fails_before_the_chat_starts(env: dict[str, str]) -> None:
     done = neuron_turn(env, "chat", "--model", "nope:x", input="")
     assert done.returncode == 4

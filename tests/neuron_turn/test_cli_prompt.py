@@ -113,6 +113,16 @@ def test_prompt_sources_that_cannot_be_used_say_why(tmp_path: Path) -> None:
         assert str(raised.value).startswith(message)
 
 
+def test_a_prompt_argument_that_is_not_utf8_is_a_usage_error_naming_the_byte(
+    env: dict[str, str],
+) -> None:
+    # The OS hands the bytes over as they are; Python makes a lone surrogate of 0xff.
+    done = run(env, os.fsdecode(b"hi \xff there"))
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"PROMPT is not UTF-8 text (byte 3)" in done.stderr
+
+
 def test_a_prompt_argument_is_sent_as_given() -> None:
     assert read_prompt("  spaced \n", None, io.StringIO("ignored")) == "  spaced \n"
 

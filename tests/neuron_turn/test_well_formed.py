@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import Continue, Halt, HookAction, HookContext, HookPoint, TurnOutput
+from layer0 import (
+    Continue,
+    Halt,
+    HookAction,
+    HookContext,
+    HookPoint,
+    NonRetryableError,
+    TurnOutput,
+)
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
@@ -91,6 +99,13 @@ async def test_a_tool_result_holding_surrogate_escapes_is_replaced() -> None:
     output = await turn.execute(ask("list"))
     assert output.model_dump_json()
     assert provider.requests[1].messages[-1].content == [ToolResultPart("c1", "report-\ufffd.txt")]
+
+
+async def test_an_input_message_holding_a_lone_surrogate_is_refused_before_any_call() -> None:
+    turn, provider = build([_end_turn_with(TextPart("never"))])
+    with pytest.raises(NonRetryableError, match="lone UTF-16 surrogate"):
+        await turn.execute(ask(os.fsdecode(b"hi \xff")))
+    assert provider.requests == []
 
 
 async def test_streamed_text_reaches_the_consumer_without_lone_surrogates() -> None:

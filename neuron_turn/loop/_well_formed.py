@@ -8,21 +8,22 @@ save the history, and the Rust reference cannot hold one at all, so the turn
 would fail at its end and lose everything it did. Each lone surrogate is
 replaced by U+FFFD, as a UTF-8 decoder replaces bytes it cannot read, in the
 model's answer (text, thinking, tool-call ids, names and arguments, keys
-included), in streamed text and in tool results.
+included), in what is streamed of it and in tool results.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from .events import TextDelta, ThinkingDelta
+from .events import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
 from .provider import ContentPart, RawPart, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 
 __all__ = [
+    "StreamDelta",
     "well_formed",
     "well_formed_content",
     "well_formed_delta",
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+StreamDelta: TypeAlias = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta
+"""A piece of the model's answer as a provider streams it."""
 
 
 def well_formed(text: str) -> str:
@@ -116,7 +120,18 @@ def well_formed_content(content: Sequence[ContentPart]) -> Sequence[ContentPart]
     return content if repaired is None else repaired
 
 
-def well_formed_delta(delta: TextDelta | ThinkingDelta) -> TextDelta | ThinkingDelta:
-    """Return a streamed piece of text or thinking with its text well formed."""
-    text = well_formed(delta.text)
-    return delta if text is delta.text else type(delta)(text)
+def well_formed_delta(delta: StreamDelta) -> StreamDelta:
+    """Return a streamed piece of the answer with its text well formed; itself when it is."""
+    if isinstance(delta, TextDelta | ThinkingDelta):
+        text = well_formed(delta.text)
+        return delta if text is delta.text else replace(delta, text=text)
+    call_id = well_formed(delta.id)
+    if isinstance(delta, ToolCallStart):
+        name = well_formed(delta.name)
+        if call_id is delta.id and name is delta.name:
+            return delta
+        return replace(delta, id=call_id, name=name)
+    arguments = well_formed(delta.arguments)
+    if call_id is delta.id and arguments is delta.arguments:
+        return delta
+    return replace(delta, id=call_id, arguments=arguments)

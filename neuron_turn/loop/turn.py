@@ -78,6 +78,8 @@ from .events import (
     ModelCallStart,
     TextDelta,
     ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
     TurnDone,
     TurnEvent,
 )
@@ -714,7 +716,7 @@ def _carried(parts: Sequence[ContentPart]) -> Sequence[ContentPart]:
 
 def _well_formed_event(event: TurnEvent) -> TurnEvent:
     """A streamed event as the consumer gets it: its text without lone surrogates."""
-    if isinstance(event, TextDelta | ThinkingDelta):
+    if isinstance(event, TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta):
         return well_formed_delta(event)
     return event
 

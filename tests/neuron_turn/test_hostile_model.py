@@ -11,6 +11,7 @@ the history back.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -50,6 +51,7 @@ from neuron_turn import (
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._well_formed import well_formed, well_formed_json
 from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
+from neuron_turn.loop.events import event_from_json, event_json
 from neuron_turn.testing import FunctionProvider, text_response
 
 from .support import add, appended, ask, echo
@@ -57,7 +59,10 @@ from .support import add, appended, ask, echo
 POLICY = EffectPolicy.of(["global", "delegate:helper"])
 SESSION = "s1"
 
-_TEXT = st.text(st.characters(exclude_categories=()), max_size=12)
+# Any text, lone surrogates included, and often one of the awkward cases outright.
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=12) | st.sampled_from(
+    ["\ud800", "a\udcffb", "\ud83d\ude00", "\x00", "\u2028", "é"]
+)
 _SCALAR = (
     st.none()
     | st.booleans()
@@ -196,6 +201,27 @@ def test_any_model_answer_ends_the_turn_cleanly_within_the_grant(
     script: list[ProviderResponse],
 ) -> None:
     asyncio.run(_converse(script, InMemoryStore()))
+
+
+async def _streamed(script: list[ProviderResponse]) -> None:
+    """The same conversation streamed: every event goes out as a UTF-8 JSON line."""
+    hooks = HookRegistry()
+    hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
+    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5)
+    provider = _provider(list(script))
+    turn = NeuronTurn(provider, tools=ToolRegistry([add, echo]), hooks=hooks, config=config)
+    try:
+        async for event in turn.stream(ask("hi", session=SESSION)):
+            line = json.dumps(event_json(event), ensure_ascii=False).encode("utf-8")
+            assert event_from_json(json.loads(line)).kind == event.kind
+    except TurnError as exc:  # the model's answer refused, saying why
+        assert str(exc)
+
+
+@settings(_SETTINGS, max_examples=100)
+@given(st.lists(_response(), min_size=1, max_size=4))
+def test_any_model_answer_streams_as_json_lines(script: list[ProviderResponse]) -> None:
+    asyncio.run(_streamed(script))
 
 
 @settings(_SETTINGS, max_examples=40)

@@ -152,14 +152,18 @@ def _same_json(a: Any, b: Any) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
-async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
-    answers = list(script)
+def _turn(answers: list[ProviderResponse], store: StateStore | None = None) -> NeuronTurn:
+    """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere."""
     hooks = HookRegistry()
     hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
     config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5)
-    turn = NeuronTurn(
-        _provider(answers), tools=ToolRegistry([add, echo]), hooks=hooks, state=store, config=config
-    )
+    tools = ToolRegistry([add, echo])
+    return NeuronTurn(_provider(answers), tools=tools, hooks=hooks, state=store, config=config)
+
+
+async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
+    answers = list(script)
+    turn = _turn(answers, store)
     helper = NeuronTurn(FunctionProvider(lambda request: text_response("helped")))
     orchestrator = LocalOrchestrator({"a": turn, "helper": helper}, store, default_policy=POLICY)
     try:
@@ -205,11 +209,7 @@ def test_any_model_answer_ends_the_turn_cleanly_within_the_grant(
 
 async def _streamed(script: list[ProviderResponse]) -> None:
     """The same conversation streamed: every event goes out as a UTF-8 JSON line."""
-    hooks = HookRegistry()
-    hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
-    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5)
-    provider = _provider(list(script))
-    turn = NeuronTurn(provider, tools=ToolRegistry([add, echo]), hooks=hooks, config=config)
+    turn = _turn(list(script))
     try:
         async for event in turn.stream(ask("hi", session=SESSION)):
             line = json.dumps(event_json(event), ensure_ascii=False).encode("utf-8")

@@ -242,7 +242,7 @@ def parse_message(data: object) -> ParsedMessage:
     return ParsedMessage(
         content=content,
         stop_reason=stop_reason(raw_stop, content),
-        truncated=raw_stop in _TRUNCATING,
+        truncated=isinstance(raw_stop, str) and raw_stop in _TRUNCATING,
         usage=parse_usage(raw_usage),
         raw_usage=raw_usage,
         model=_str(message, "model"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Final, TextIO
 
+from pydantic_core import to_json
+
 from layer0 import (
     BudgetAction,
     BudgetWarning,
@@ -109,7 +111,9 @@ class JsonLinesPrinter:
 
     def __call__(self, event: TurnEvent) -> None:
         """Write `event` as one line."""
-        self.out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+        # As the layer0 wire writes JSON: a model's NaN or infinity goes out as null,
+        # which every JSON reader takes (json.dumps would write a bare NaN).
+        self.out.write(to_json(event_json(event), inf_nan_mode="null").decode() + "\n")
         self.out.flush()
 
 

@@ -1,6 +1,10 @@
-"""The activity lines `neuron-turn run --verbose` prints for lifecycle events."""
+"""What `neuron-turn run` prints of a turn's events: activity lines and JSON lines."""
 
 from __future__ import annotations
+
+import io
+import json
+import math
 
 import pytest
 
@@ -15,8 +19,8 @@ from layer0 import (
     usd,
 )
 from neuron_hooks import LifecycleEvent
-from neuron_turn import Lifecycle
-from neuron_turn.cli._stream_output import describe
+from neuron_turn import Lifecycle, ToolStart
+from neuron_turn.cli._stream_output import JsonLinesPrinter, describe
 
 
 @pytest.mark.parametrize(
@@ -47,3 +51,19 @@ def test_each_context_and_budget_event_has_its_own_activity_line(
 def test_a_cost_event_has_no_line_of_its_own_as_the_model_call_line_shows_the_cost() -> None:
     event = CostIncurred(agent="a", cost=usd("0.01"), cumulative=usd("0.02"))
     assert describe(Lifecycle(event)) is None
+
+
+def test_a_json_line_writes_a_models_nan_and_infinity_as_null_like_the_wire() -> None:
+    out = io.StringIO()
+    JsonLinesPrinter(out)(ToolStart("c1", "add", {"a": math.nan, "b": [math.inf], "c": "é"}))
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    line = json.loads(out.getvalue(), parse_constant=refuse)
+    assert line == {
+        "type": "tool_start",
+        "id": "c1",
+        "name": "add",
+        "input": {"a": None, "b": [None], "c": "é"},
+    }

@@ -80,6 +80,9 @@ def parse_output(text: str, *, tools: Collection[str] | None = None) -> ModelOut
     return ToolCalls(calls)
 
 
+_TOO_DEEP = "JSON nested deeper than Python's parser reads"
+
+
 def _unwrapped(text: str) -> str:
     for pattern in (_FENCE, _TAGGED):
         match = pattern.match(text)
@@ -97,6 +100,8 @@ def _json_objects(body: str) -> list[JsonValue]:
             value, position = _DECODER.raw_decode(body, position)
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError(_TOO_DEEP) from None
         values.append(value)
         position = _skip_space(body, position)
     return values
@@ -129,4 +134,6 @@ def _decoded_arguments(text: str) -> JsonValue:
         decoded: JsonValue = json.loads(text)
     except ValueError:
         raise ValueError("the arguments are a string that is not JSON") from None
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
     return decoded

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from neuron_provider_local import MalformedCall, PlainText, TextCall, ToolCalls, parse_output
 
@@ -74,6 +76,25 @@ def test_text_meant_as_a_call_that_is_not_one_is_malformed(text: str, reason: st
     assert isinstance(output, MalformedCall)
     assert output.text == text
     assert reason in output.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "add", "arguments": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+        '{"name": "add", "arguments": "' + "[" * 100_000 + '"}',
+    ],
+    ids=["arguments", "arguments as a string"],
+)
+def test_a_call_nested_past_what_python_parses_is_malformed_not_a_crash(text: str) -> None:
+    output = parse_output(text)
+    assert isinstance(output, MalformedCall)
+    assert "nested deeper" in output.reason
+
+
+@given(st.text(st.characters(exclude_categories=()), max_size=60).map(lambda t: "{" + t))
+def test_any_text_meant_as_a_call_is_read_without_raising(text: str) -> None:
+    assert isinstance(parse_output(text), ToolCalls | PlainText | MalformedCall)
 
 
 def test_a_call_to_a_tool_not_offered_is_malformed() -> None:

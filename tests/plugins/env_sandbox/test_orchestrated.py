@@ -16,6 +16,7 @@ from layer0 import (
     ToolCallEntry,
     TurnConfig,
     TurnInput,
+    TurnOutput,
 )
 from neuron_env_sandbox import ChildFailedError, SandboxEnvironment
 from neuron_orch_local import LocalOrchestrator, Placement
@@ -26,15 +27,20 @@ from neuron_turn.testing import ScriptedProvider, text_response, tool_call_respo
 from ._helpers import RECIPE, scripted
 
 
+async def _where_is_home(store: SqliteStore) -> TurnOutput:
+    """Dispatch the placed agent `coder`, which reads $HOME in the sandbox, on session s1."""
+    recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
+    provider = scripted("read_env", {"name": "HOME"})
+    sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
+    orchestrator = LocalOrchestrator({}, store, environments={"coder": Placement(sandbox)})
+    return await orchestrator.dispatch(
+        "coder", TurnInput(message="where is home?", trigger="user", session="s1")
+    )
+
+
 async def test_a_sandboxed_agents_history_is_written_by_the_orchestrator(tmp_path: Path) -> None:
     async with SqliteStore(tmp_path / "state.db") as store:
-        recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
-        provider = scripted("read_env", {"name": "HOME"})
-        sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
-        orchestrator = LocalOrchestrator({}, store, environments={"coder": Placement(sandbox)})
-        output = await orchestrator.dispatch(
-            "coder", TurnInput(message="where is home?", trigger="user", session="s1")
-        )
+        output = await _where_is_home(store)
         assert output.message.as_text() == "done"
         history = await store.read(SessionScope(id="s1"), "messages")
     assert isinstance(history, list) and len(history) == 4  # user, tool call, result, answer
@@ -45,13 +51,7 @@ async def test_a_sandboxed_turn_is_recorded_in_the_orchestrators_store_with_its_
     tmp_path: Path,
 ) -> None:
     async with SqliteStore(tmp_path / "state.db") as store:
-        recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
-        provider = scripted("read_env", {"name": "HOME"})
-        sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
-        orchestrator = LocalOrchestrator({}, store, environments={"coder": Placement(sandbox)})
-        output = await orchestrator.dispatch(
-            "coder", TurnInput(message="where is home?", trigger="user", session="s1")
-        )
+        output = await _where_is_home(store)
         [summary] = await store.turn_summaries(session="s1")
         record = await store.turn_record(summary.turn_id)
     assert record is not None and record.status == "executed"

@@ -140,11 +140,10 @@ def _output(text: str, reason: Any) -> TurnOutput:
     return TurnOutput(message=text, exit_reason=reason, metadata=TurnMetadata.zero())
 
 
-def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> NeuronTurn:
-    """Reads one file and deletes another in one response; deleting needs approval.
+def file_tools(tool_log: Path, *, on_read: Callable[[], None] | None = None) -> ToolRegistry:
+    """`read_file` and `delete_file`, each appending a line to `tool_log` when it runs.
 
-    Each tool appends a line to `tool_log` when it runs, so a test counts the
-    runs. The final answer lists the results the model got back.
+    `on_read` is called when `read_file` runs: a test can wait for that moment.
     """
 
     @tool
@@ -152,6 +151,8 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
         """Read a file."""
         with tool_log.open("a", encoding="utf-8") as log:
             log.write(f"read {path}\n")
+        if on_read is not None:
+            on_read()
         return f"contents of {path}"
 
     @tool
@@ -160,6 +161,16 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
         with tool_log.open("a", encoding="utf-8") as log:
             log.write(f"delete {path}\n")
         return f"deleted {path}"
+
+    return ToolRegistry([read_file, delete_file])
+
+
+def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> NeuronTurn:
+    """Reads one file and deletes another in one response; deleting needs approval.
+
+    Each tool appends a line to `tool_log` when it runs, so a test counts the
+    runs. The final answer lists the results the model got back.
+    """
 
     def respond(request: ProviderRequest) -> ProviderResponse:
         last = request.messages[-1].content
@@ -177,5 +188,6 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
         effect_policy=EffectPolicy.everything(),
         approval=ApprovalPolicy.of(["delete_*"]),
     )
-    tools = ToolRegistry([read_file, delete_file])
-    return NeuronTurn(FunctionProvider(respond), tools=tools, state=state, config=config)
+    return NeuronTurn(
+        FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
+    )

@@ -28,7 +28,6 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import DELEGATION_LOG
 from neuron_orch_temporal.approvals import Settled
 from neuron_orch_temporal.names import SETTLED_UPDATE
-from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
@@ -41,7 +40,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
-from .agents import cleaner_agent
+from .agents import cleaner_agent, file_tools
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -112,21 +111,6 @@ class DeclaringParent:
 def gated_cleaner(tool_log: Path, reached: asyncio.Event, state: InMemoryStore) -> NeuronTurn:
     """The cleaner of `agents.cleaner_agent`, setting `reached` when its free call runs."""
 
-    @tool
-    async def read_file(path: str) -> str:
-        """Read a file."""
-        with tool_log.open("a", encoding="utf-8") as log:
-            log.write(f"read {path}\n")
-        reached.set()
-        return f"contents of {path}"
-
-    @tool
-    async def delete_file(path: str) -> str:
-        """Delete a file."""
-        with tool_log.open("a", encoding="utf-8") as log:
-            log.write(f"delete {path}\n")
-        return f"deleted {path}"
-
     provider = ScriptedProvider(
         [
             tool_call_response(
@@ -141,7 +125,7 @@ def gated_cleaner(tool_log: Path, reached: asyncio.Event, state: InMemoryStore) 
         effect_policy=EffectPolicy.everything(),
         approval=ApprovalPolicy.of(["delete_*"]),
     )
-    tools = ToolRegistry([read_file, delete_file])
+    tools = file_tools(tool_log, on_read=reached.set)
     return NeuronTurn(provider, tools=tools, state=state, config=config)
 
 

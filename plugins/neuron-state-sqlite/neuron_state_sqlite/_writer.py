@@ -167,11 +167,11 @@ def _write(group: list[Job], connection: sqlite3.Connection, path: Path) -> list
     if len(group) == 1:
         _, future, ops = group[0]
         try:
-            return [(future, None, _db.apply(connection, cast(Sequence[_db.Op], ops), path=path))]
+            return [(future, None, _db.apply(connection, cast("Sequence[_db.Op]", ops), path=path))]
         except BaseException as exc:
             return [(future, exc, None)]
     outcomes = _db.apply_group(
-        connection, [cast(Sequence[_db.Op], ops) for _, _, ops in group], path=path
+        connection, [cast("Sequence[_db.Op]", ops) for _, _, ops in group], path=path
     )
     return [
         (future, outcome, None) if isinstance(outcome, BaseException) else (future, None, outcome)

@@ -1,4 +1,4 @@
-r"""Text the wire can carry: lone surrogates replaced the moment model or tool text arrives.
+r"""Values the wire can carry: lone surrogates and non-finite numbers replaced as they arrive.
 
 A JSON escape such as `"\ud800"` gives Python a string holding half of a
 UTF-16 surrogate pair, and a tool that decodes bytes with `surrogateescape`
@@ -9,10 +9,16 @@ would fail at its end and lose everything it did. Each lone surrogate is
 replaced by U+FFFD, as a UTF-8 decoder replaces bytes it cannot read, in the
 model's answer (text, thinking, tool-call ids, names and arguments, keys
 included), in what is streamed of it and in tool results.
+
+JSON has no NaN or infinity either, though Python's parser reads `NaN` and
+`Infinity` in a model's arguments: pydantic writes them as null and a strict
+store (SQLite's) refuses them, which lost the turn's whole history. In
+arguments they become null, as the layer0 wire writes them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, TypeAlias, TypeVar, cast
@@ -52,12 +58,16 @@ def well_formed(text: str) -> str:
 
 
 def well_formed_json(value: _T) -> _T:
-    """Return `value` with every string in it well formed, keys too; `value` itself if all are.
+    """Return `value` with its strings (keys too) well formed and NaN or infinity as None.
+
+    `value` itself when nothing needed replacing.
 
     Recursive: give it values no deeper than `MAX_INPUT_DEPTH` (the loop refuses deeper ones first).
     """
     if isinstance(value, str):
         return cast(_T, well_formed(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        return cast(_T, None)
     if isinstance(value, dict):
         pairs = [(_key(key), well_formed_json(item)) for key, item in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
@@ -75,13 +85,15 @@ def _key(key: Any) -> Any:
     return well_formed(key) if isinstance(key, str) else key
 
 
-def _fits_utf8(value: object) -> bool:
-    """Whether `value` encodes as JSON: the common case, found by one native call."""
+def _carried_as_is(value: object) -> bool:
+    """Whether `value` is JSON the wire carries unchanged: the common case, by one native call."""
     try:
-        to_json(value)
+        raw = to_json(value)
     except PydanticSerializationError:
         return False  # a lone surrogate, or an object the walk leaves to validation
-    return True
+    # A non-finite number comes out as a bare NaN or Infinity. Text holding those
+    # words matches too, and only costs the walk, which then changes nothing.
+    return b"NaN" not in raw and b"Infinity" not in raw
 
 
 def well_formed_part(part: ContentPart) -> ContentPart:
@@ -91,7 +103,7 @@ def well_formed_part(part: ContentPart) -> ContentPart:
         return part if text is part.text else replace(part, text=text)
     if isinstance(part, ToolUsePart):
         call_id, name = well_formed(part.id), well_formed(part.name)
-        arguments = part.input if _fits_utf8(part.input) else well_formed_json(part.input)
+        arguments = part.input if _carried_as_is(part.input) else well_formed_json(part.input)
         if call_id is part.id and name is part.name and arguments is part.input:
             return part
         return replace(part, id=call_id, name=name, input=arguments)
@@ -101,7 +113,7 @@ def well_formed_part(part: ContentPart) -> ContentPart:
     if isinstance(part, ThinkingPart):
         thinking = well_formed(part.thinking)
         return part if thinking is part.thinking else replace(part, thinking=thinking)
-    if isinstance(part, RawPart) and not _fits_utf8(part.data):
+    if isinstance(part, RawPart) and not _carried_as_is(part.data):
         return replace(part, data=well_formed_json(part.data))
     return part
 

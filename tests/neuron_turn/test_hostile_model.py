@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
@@ -225,6 +225,15 @@ def test_any_model_answer_streams_as_json_lines(script: list[ProviderResponse]) 
 
 
 @settings(_SETTINGS, max_examples=40)
+@example(  # an infinity the store refused, and the turn's history with it
+    [
+        ProviderResponse(
+            content=(ToolUsePart("c1", "add", math.inf),),
+            stop_reason="end_turn",
+            usage=TokenUsage(10, 5),
+        )
+    ]
+)
 @given(st.lists(_response(), min_size=1, max_size=3))
 def test_any_model_answer_is_kept_in_a_real_database_file(script: list[ProviderResponse]) -> None:
     async def run() -> None:

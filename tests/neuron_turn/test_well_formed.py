@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -53,6 +54,31 @@ def test_well_formed_json_repairs_keys_and_values_and_keeps_clean_values_itself(
     }
     clean = {"a": [1, "x", None], "b": {"c": 2.5}}
     assert well_formed_json(clean) is clean
+
+
+def test_well_formed_json_writes_nan_and_infinity_as_null_like_the_wire() -> None:
+    assert well_formed_json({"x": math.nan, "y": [math.inf, -math.inf, 1.5]}) == {
+        "x": None,
+        "y": [None, None, 1.5],
+    }
+    assert well_formed_json(math.inf) is None
+
+
+async def test_nan_and_infinity_in_a_models_arguments_are_kept_as_null_in_the_history(
+    tmp_path: Path,
+) -> None:
+    # Python's JSON parser reads NaN and Infinity; the SQLite store refused them and
+    # with them the whole turn's history.
+    first, second = await _two_turns(
+        tmp_path,
+        calls(ToolUsePart("c1", "echo", {"text": "x", "n": math.nan})),
+        calls(ToolUsePart("c2", "echo", math.inf)),
+        _end_turn_with(TextPart("done")),
+    )
+    history = history_from_json(appended(first).messages)
+    inputs = [p.input for m in history for p in m.content if isinstance(p, ToolUsePart)]
+    assert inputs == [{"text": "x", "n": None}, None]
+    assert second.message.as_text() == "again"
 
 
 def _end_turn_with(*parts: ToolUsePart | TextPart) -> ProviderResponse:

@@ -106,15 +106,17 @@ class ContextKeeper:
     _levels: tuple[float, ...] = field(default=())
     """The pressure thresholds in tokens, ascending."""
     _estimate: RunningEstimate = field(default_factory=RunningEstimate)
+    model: str = field(init=False)
+    """The model the turn asks for; the meter calibrates under this name."""
+    _used: int = 0
+    """The context's size at the last `settle`."""
+    _rising: bool = False
+    """Whether the last `settle` passed a pressure level the one before had not."""
 
     def __post_init__(self) -> None:
         thresholds = sorted(set(self.config.context_pressure_at))
         self._levels = tuple(t * self.limit for t in thresholds)
-
-    @property
-    def model(self) -> str:
-        """The model the turn asks for; the meter calibrates under this name."""
-        return self.run.settings.model
+        self.model = self.run.settings.model
 
     def measure(self) -> int:
         """Return the context's size in the model's tokens, system prompt and tools included."""
@@ -128,8 +130,11 @@ class ContextKeeper:
     def _overhead(self) -> int:
         return self.meter.scale(self.model, self.meter.overhead(self.system, self.tools))
 
-    async def after_call(self, request: ProviderRequest, response: ProviderResponse) -> None:
-        """Learn from the call's reported input tokens; emit `CostIncurred`, `BudgetWarning`."""
+    def after_call(self, request: ProviderRequest, response: ProviderResponse) -> bool:
+        """Learn from the call's reported input tokens; return whether `report_call` has work.
+
+        Split from `report_call` so that a call with no event to emit makes no coroutine.
+        """
         reported = response.usage.input_tokens
         run = self.run
         own = request.messages is run.sent and run.sent_from <= len(run.messages)
@@ -143,6 +148,16 @@ class ContextKeeper:
             self._own_request_valid(request) if own else self._anchor_valid(request.messages)
         ):
             self._anchor = (len(request.messages), reported)
+        return (
+            self.config.record_costs
+            or run.sink is not None
+            or self.hooks.has_lifecycle_observers()
+            or (run.settings.max_cost is not None and not self._warned)
+        )
+
+    async def report_call(self, response: ProviderResponse) -> None:
+        """Emit the call's `CostIncurred` and, near `max_cost`, `BudgetWarning`."""
+        run = self.run
         if self.config.record_costs or run.sink is not None or self.hooks.has_lifecycle_observers():
             # Built only when recorded, streamed or observed: `emit` would otherwise drop it.
             cost = response.cost if response.cost is not None else usd()
@@ -173,10 +188,23 @@ class ContextKeeper:
 
     async def step(self) -> None:
         """Report pressure and compact when the strategy says so (turn-loop.md step 10)."""
-        used = self.measure()
+        if self.settle():
+            await self.act()
+
+    def settle(self) -> bool:
+        """Measure the context and note the pressure; return whether `act` has work.
+
+        The first half of `step`: a step with nothing to report or compact makes no coroutine.
+        """
+        used = self._used = self.measure()
         passed = bisect_right(self._levels, used)  # the levels at or below `used`
-        rising, self._pressure = passed > self._pressure, passed
-        if rising:
+        self._rising, self._pressure = passed > self._pressure, passed
+        return self._rising or self.strategy is not None
+
+    async def act(self) -> None:
+        """The second half of `step`: report the pressure `settle` saw rise, compact if due."""
+        used = self._used
+        if self._rising:
             await self._report_pressure(used)
         strategy = self.strategy
         if strategy is None or not self._should_compact(strategy, used):

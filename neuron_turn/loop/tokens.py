@@ -75,6 +75,8 @@ def _units(message: ProviderMessage) -> int:
             units += len(part.text)
         elif type(part) is ToolResultPart:
             units += len(part.content)
+        elif type(part) is ToolUsePart:
+            units += len(part.name) + _json_size(part.input)
         elif isinstance(part, ImagePart):
             units += _IMAGE_UNITS
         else:

@@ -536,7 +536,8 @@ class NeuronTurn(Generic[OutT]):
                         response,
                     )
                 )
-            await keeper.after_call(request, response)
+            if keeper.after_call(request, response):
+                await keeper.report_call(response)
         step = output.judge(response, run.messages)  # 6
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
@@ -550,7 +551,8 @@ class NeuronTurn(Generic[OutT]):
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):
             _halt_on(await hooks.dispatch(run.hook_context(HookPoint.EXIT_CHECK)))  # 9
-        await keeper.step()  # 10
+        if keeper.settle():  # 10
+            await keeper.act()
 
     async def _run_or_hold(
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]

@@ -28,7 +28,7 @@ from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
 from neuron_orch_local import Chain
 
 from ._failures import orch_error
-from .messages import DispatchResult, TurnRequest, WorkflowInput
+from .messages import Delegation, DispatchResult, TurnRequest, WorkflowInput
 from .names import WORKFLOW_TYPE
 
 __all__ = ["child_workflow_id", "run_delegation"]
@@ -41,9 +41,9 @@ def child_workflow_id(request: TurnRequest, effect: DelegateEffect) -> WorkflowI
 
 
 async def run_delegation(
-    request: TurnRequest, effect: DelegateEffect, chain: Chain
+    request: TurnRequest, answered: list[Delegation], effect: DelegateEffect, chain: Chain
 ) -> tuple[WorkflowId, TurnOutput]:
-    """Run `effect`'s agent in its own workflow and wait for its output.
+    """Run `effect`'s agent in its own workflow, wait for its output, add it to `answered`.
 
     Raises:
         OrchError: the child workflow failed (as `TemporalOrchestrator.run` raises it).
@@ -58,6 +58,7 @@ async def run_delegation(
         raise error from error.__cause__
     except RPCError as exc:
         raise DispatchFailed(f"waiting for workflow {child_id!r} failed: {exc}") from exc
+    answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=result.output))
     return child_id, result.output
 
 

@@ -48,7 +48,7 @@ from ._failures import application_error
 from ._plan import check_effects
 from ._progress import execute_reporting
 from .ledger import apply_once
-from .messages import CustomRequest, MemoryRequest, TurnRequest
+from .messages import CustomRequest, Delegation, MemoryRequest, TurnRequest, TurnResult
 from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
 
 __all__ = ["AgentActivities"]
@@ -116,13 +116,14 @@ class AgentActivities:
         return [self.execute_turn, self.apply_memory, self.custom_effect]
 
     @activity.defn(name=EXECUTE_TURN)
-    async def execute_turn(self, request: TurnRequest) -> TurnOutput:
+    async def execute_turn(self, request: TurnRequest) -> TurnOutput | TurnResult:
         """Run the agent's turn, heartbeating, then check that its effects can all run.
 
         Every effect must be inside the agent's effect policy (the caller's
         grant, for the turn a dispatch starts with): a turn with one outside
         fails the dispatch with `EffectRefused`, for good, and none of its
-        effects run.
+        effects run. Returns the output, or with `request.answered` a
+        `TurnResult` that also names the delegations the turn waited on.
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
@@ -137,7 +138,8 @@ class AgentActivities:
                 if request.granted is not None
                 else self._policies.get(request.agent, self._default_policy)
             )
-            with self._answering(request, policy):
+            answered: list[Delegation] = []
+            with self._answering(request, policy, answered):
                 if request.progress:
                     running = execute_reporting(turn, turn_input, request.workflow_id)
                 else:
@@ -160,6 +162,8 @@ class AgentActivities:
             raise application_error(exc) from exc
         if recording is not None:
             await recording.store_as("accepted")
+        if request.answered:
+            return TurnResult(output=output, delegations=tuple(answered))
         return output
 
     @activity.defn(name=APPLY_MEMORY)
@@ -193,15 +197,18 @@ class AgentActivities:
             ) from exc
 
     def _answering(
-        self, request: TurnRequest, policy: EffectPolicy
+        self, request: TurnRequest, policy: EffectPolicy, answered: list[Delegation]
     ) -> AbstractContextManager[None]:
-        """Answer the turn's delegations with their agents' outputs (see `_answers`)."""
+        """Answer the turn's delegations with their agents' outputs (see `_answers`).
+
+        Each delegation answered is added to `answered`.
+        """
         if request.chain is None or request.policy is None:
             return contextlib.nullcontext()  # a workflow from before answers existed
         if not request.policy.answer_delegations:
             return contextlib.nullcontext()
         answerer = DelegationAnswerer(
-            run_child=functools.partial(run_delegation, request),
+            run_child=functools.partial(run_delegation, request, answered),
             chain=request.chain,
             policy=policy,
             session=request.input.session,

@@ -33,6 +33,7 @@ __all__ = [
     "MemoryEffect",
     "MemoryRequest",
     "TurnRequest",
+    "TurnResult",
     "WorkflowInput",
 ]
 
@@ -82,6 +83,9 @@ class TurnRequest(_Message):
     """The dispatch's policy, which those delegations' workflows get too."""
     turn: int = 0
     """The turn's number within its workflow, from 0 (part of its delegations' ids)."""
+    answered: bool = False
+    """Return a `TurnResult` naming the delegations the turn waited on (False: the output
+    alone, as a workflow started before this field existed expects)."""
 
 
 class IndexedMemoryEffect(_Message):
@@ -116,6 +120,15 @@ class Delegation(_Message):
     agent: AgentId
     workflow_id: WorkflowId
     output: TurnOutput
+
+
+class TurnResult(_Message):
+    """What the turn activity returns when asked (`TurnRequest.answered`)."""
+
+    output: TurnOutput
+    delegations: tuple[Delegation, ...] = ()
+    """The delegations the turn waited on (its `delegate` calls answered with their
+    agents' outputs), in the order they finished."""
 
 
 class DispatchResult(_Message):

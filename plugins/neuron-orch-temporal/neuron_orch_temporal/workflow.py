@@ -9,7 +9,10 @@ effects the turn declared, in declaration order as neuron-orch-local does:
   (see `neuron_orch_temporal.ledger`);
 - `delegate`: a child workflow with a deterministic id,
   `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
-  concurrently, and their outputs are recorded in effect order;
+  concurrently, and their outputs are recorded in effect order (a
+  delegation the turn waited on, its `delegate` call answered, is a workflow
+  the turn's activity started; the activity returns it with the output, and
+  it is recorded before the turn's declared ones, as neuron-orch-local does);
 - `signal`: a Temporal signal to the target workflow's inbox;
 - `log`: the workflow logger (silent during replay), records as
   neuron-orch-local's `emit_log` makes them;
@@ -89,6 +92,7 @@ with workflow.unsafe.imports_passed_through():
         IndexedMemoryEffect,
         MemoryRequest,
         TurnRequest,
+        TurnResult,
         WorkflowInput,
     )
     from .names import (
@@ -109,6 +113,8 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["AgentWorkflow"]
 
 _AWAITING: Final = CustomExit(name=AWAIT_SIGNAL)
+_LISTS_ANSWERED: Final = "lists-answered-delegations"
+"""The patch after which a turn's answered delegations are listed with the declared ones."""
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -285,6 +291,8 @@ class AgentWorkflow:
         turn: int,
     ) -> TurnOutput:
         policy = self._policy
+        # Workflows started before answered delegations were listed replay as they ran.
+        answered = workflow.patched(_LISTS_ANSWERED)
         request = TurnRequest(
             workflow_id=self._view.workflow_id,
             agent=agent,
@@ -295,12 +303,13 @@ class AgentWorkflow:
             chain=chain,
             policy=policy,
             turn=turn,
+            answered=answered,
         )
         try:
-            output: TurnOutput = await workflow.execute_activity(
+            result: TurnOutput | TurnResult = await workflow.execute_activity(
                 EXECUTE_TURN,
                 request,
-                result_type=TurnOutput,
+                result_type=TurnResult if answered else TurnOutput,
                 start_to_close_timeout=_ms(policy.start_to_close),
                 schedule_to_close_timeout=(
                     None if policy.max_total is None else _ms(policy.max_total)
@@ -311,7 +320,10 @@ class AgentWorkflow:
         except ActivityError as exc:
             where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
             raise workflow_failure(exc, context=f"{where} (route: {chain.route()})") from None
-        return output
+        if isinstance(result, TurnOutput):
+            return result
+        self._view.delegations.extend(result.delegations)
+        return result.output
 
     async def _effects(
         self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain

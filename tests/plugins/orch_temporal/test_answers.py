@@ -72,6 +72,9 @@ async def test_the_childs_answer_reaches_the_parents_model_with_costs_rolled_up(
         child_id = delegation["workflow_id"]
         assert isinstance(child_id, str)
         status = await orchestrator.query(child_id, QueryPayload(query_type="status", params=None))
+        listed = await orchestrator.query(
+            result.workflow_id, QueryPayload(query_type="delegations", params=None)
+        )
 
     assert results_sent(researcher, 2) == [ToolResultPart("c1", "391", is_error=False)]
     assert result.output.message.as_text() == "17 * 23 = 391"
@@ -84,6 +87,12 @@ async def test_the_childs_answer_reaches_the_parents_model_with_costs_rolled_up(
     assert isinstance(status, dict)
     assert status["parent"] == result.workflow_id
     assert status["status"] == "completed"
+    # Listed with the parent's delegations, as LocalOrchestrator lists them.
+    [answered] = result.delegations
+    assert (answered.agent, answered.workflow_id) == ("calculator", child_id)
+    assert answered.output.message.as_text() == "391"
+    assert isinstance(listed, list)
+    assert [(d["agent"], d["workflow_id"]) for d in listed] == [("calculator", child_id)]
 
 
 async def test_a_delegation_cycle_is_a_tool_error_for_the_model(

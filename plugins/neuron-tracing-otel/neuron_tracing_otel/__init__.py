@@ -23,7 +23,7 @@ from .settings import CAPTURE_VARIABLES, ENABLE_VARIABLE, capture_content, traci
 
 if TYPE_CHECKING:
     from .instrumentation import instrument, instrument_from_env, instrumented, uninstrument
-    from .observer import TracingObserver, provider_name
+    from .observer import TracingObserver, provider_name, server_attributes
 
 # Loaded on first use: the plugin imports this package every time plugins load,
 # and with tracing off it must not pay for importing the OpenTelemetry SDK.
@@ -33,6 +33,7 @@ _LAZY: Final = {
     "instrument_from_env": "instrumentation",
     "instrumented": "instrumentation",
     "provider_name": "observer",
+    "server_attributes": "observer",
     "uninstrument": "instrumentation",
 }
 
@@ -57,6 +58,7 @@ __all__ = [
     "instrument_from_env",
     "instrumented",
     "provider_name",
+    "server_attributes",
     "tracing_enabled",
     "uninstrument",
 ]

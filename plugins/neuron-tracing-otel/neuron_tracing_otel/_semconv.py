@@ -32,6 +32,8 @@ TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 ERROR_TYPE: Final = "error.type"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
 TOKEN_TYPE: Final = "gen_ai.token.type"
 
 # Opt-in: content (see `capture_content`).

@@ -11,7 +11,10 @@ Attributes are the conventions' `gen_ai.*` names: operation, provider (as
 `gen_ai.provider.name` and, for older backends, `gen_ai.system`), agent name,
 conversation id (the session), requested and answering model, token usage
 (cache reads and writes too), finish reasons, tool name, description, call id
-and type.
+and type. A provider that calls a URL (a `base_url` attribute, as the
+Anthropic, OpenAI and Ollama plugins have) gives its host and port as
+`server.address` and `server.port` on the chat spans and the metrics: what
+tells one OpenAI-compatible server from another.
 Cost, which the conventions do not name, is `neuron.cost.usd` (a double, on
 the chat spans and the turn's total on the agent span), with the exit reason
 (`neuron.turn.exit_reason`) and the number of model calls
@@ -26,13 +29,14 @@ for work the turn's end cut short.
 Each model call also records the GenAI client metrics from the same events
 (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`; see
 `neuron_tracing_otel._metrics`), with the chat span's operation, provider,
-models and `error.type`.
+models, server and `error.type`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from collections.abc import Mapping
 from contextvars import Token
 from dataclasses import dataclass
@@ -66,7 +70,7 @@ from . import _messages as messages
 from . import _semconv as sc
 from ._metrics import ClientMetrics
 
-__all__ = ["TracingObserver", "provider_name"]
+__all__ = ["TracingObserver", "provider_name", "server_attributes"]
 
 _SCOPE: Final = "neuron_tracing_otel"
 _CANCELLED: Final = "cancelled"
@@ -121,6 +125,35 @@ def provider_name(provider: object) -> str:
     return (name.removesuffix("Provider") or name).lower()
 
 
+_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+
+
+def server_attributes(provider: object) -> dict[str, AttributeValue]:
+    """`server.address` and `server.port` of the server `provider` calls, from its `base_url`.
+
+    Empty for a provider without a `base_url` string or with one that names no
+    host. Only the host and port are taken: credentials a URL may carry
+    (`https://user:key@host`) never reach a span.
+    """
+    url = getattr(provider, "base_url", None)
+    if not isinstance(url, str):
+        return {}
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:  # a port that is not a number, or out of range
+        return {}
+    host = parts.hostname
+    if not host:
+        return {}
+    port = _DEFAULT_PORTS.get(parts.scheme) if port is None else port
+    return (
+        {sc.SERVER_ADDRESS: host}
+        if port is None
+        else {sc.SERVER_ADDRESS: host, sc.SERVER_PORT: port}
+    )
+
+
 @dataclass(slots=True)
 class _Chat:
     """The model call under way: its span, and what its metrics need when it ends."""
@@ -147,6 +180,7 @@ class _TurnSpans:
         if turn.input.session is not None:
             common[sc.CONVERSATION] = turn.input.session
         self._common = common
+        self._server = server_attributes(turn.provider)
         self._agent = tracer.start_span(
             f"{sc.INVOKE_AGENT} {turn.agent}",
             kind=SpanKind.INTERNAL,
@@ -219,10 +253,15 @@ class _TurnSpans:
 
     def _chat_started(self, event: ModelCallStart) -> None:
         request = event.request
-        attributes: dict[str, AttributeValue] = {sc.OPERATION: sc.CHAT, **self._common}
+        attributes: dict[str, AttributeValue] = {
+            sc.OPERATION: sc.CHAT,
+            **self._common,
+            **self._server,
+        }
         measured: dict[str, AttributeValue] = {
             sc.OPERATION: sc.CHAT,
             sc.PROVIDER: self._common[sc.PROVIDER],
+            **self._server,
         }
         model = ""
         if request is not None:

@@ -1,4 +1,4 @@
-"""Tool-call arguments the loop will not carry: refused on arrival, answered as a tool error.
+"""Tool calls the loop will not carry as sent: fixed or refused on arrival.
 
 A model's arguments end up in hook contexts, the stored history and the
 turn's output, all layer0 JSON, which pydantic validates only to about 250
@@ -8,16 +8,25 @@ arrives, by an empty object and an error the model reads as the call's
 result, so nothing a model sends can crash the turn further down. A
 provider-specific block (`RawPart`) nested that deep has no call to answer:
 the answer cannot be used, a `ModelError` saying why.
+
+Every call of one answer gets an id of its own. Results, approvals and the
+model APIs find a call by its id; two calls sharing one (a hostile model, or
+a compatible server that numbers every call `call_0`), or an empty id, would
+let one call's result or decision stand for another's and leave a history
+no API accepts. A repeated or empty id is replaced, in the history as in the
+result, by the id with a suffix no other call of the answer has (`c1_1`;
+`call_1` for an empty one); a stream has already shown the id as sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from layer0 import ModelError
 
+from ._well_formed import well_formed
 from .provider import ContentPart, RawPart, ToolUsePart
 
 MAX_INPUT_DEPTH: Final = 64
@@ -31,19 +40,21 @@ class RefusedCall(ToolUsePart):
     refusal: str = ""
 
 
-def guard_tool_inputs(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
-    """Return `content` with every tool call whose arguments nest too deep refused.
+def guard_tool_calls(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
+    """Return `content` with each tool call's id its own and calls nesting too deep refused.
 
-    `content` itself when nothing was refused (the common case), so the loop
+    `content` itself when nothing changed (the common case), so the loop
     can tell by identity whether the response must be copied.
 
     Raises:
         ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
     """
     guarded: list[ContentPart] | None = None
+    ids: set[str] = set()
     for index, part in enumerate(content):
         if isinstance(part, ToolUsePart):
-            checked = _guarded(part)
+            checked = _guarded(_own_id(part, ids))
+            ids.add(checked.id)
             if checked is not part:
                 guarded = list(content) if guarded is None else guarded
                 guarded[index] = checked
@@ -53,6 +64,22 @@ def guard_tool_inputs(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
                 f"{MAX_INPUT_DEPTH} levels of objects and arrays"
             )
     return content if guarded is None else guarded
+
+
+def _own_id(call: ToolUsePart, taken: set[str]) -> ToolUsePart:
+    """`call` with an id no call in `taken` has: its own unless empty or taken.
+
+    Compared well formed, as it is kept: two ids differing only in lone surrogates
+    become the same text.
+    """
+    own = well_formed(call.id)
+    if own and own not in taken:
+        return call if own is call.id else replace(call, id=own)
+    base = own or "call"
+    suffix = 1
+    while f"{base}_{suffix}" in taken:
+        suffix += 1
+    return replace(call, id=f"{base}_{suffix}")
 
 
 def _guarded(call: ToolUsePart) -> ToolUsePart:

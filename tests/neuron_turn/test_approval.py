@@ -427,3 +427,26 @@ async def test_a_decision_with_a_field_it_would_drop_is_refused(
         with pytest.raises(MalformedDecisionsError, match=message):
             await turn.execute(bad)
     assert RAN == [("read_file", "a.txt")]
+
+
+async def test_two_calls_sharing_an_id_are_held_and_decided_apart(tmp_path: Path) -> None:
+    # A hostile model (or a server numbering every call alike) gives a held call the id
+    # of a free one: the free call's result must not answer it, nor a decision both.
+    shared = calls(call("c1", "read_file", path="a.txt"), call("c1", "shell", command="rm -r /"))
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, _ = _turn([shared], store)
+        paused = await LocalOrchestrator({"a": turn}, store).dispatch("a", ask("look", session="s"))
+    assert pending_approvals(paused) == [
+        PendingCall(id="c1_1", name="shell", input={"command": "rm -r /"})
+    ]
+    assert RAN == [("read_file", "a.txt")]
+
+    output, provider = await _resume(tmp_path / "s.db", [Decision.deny("c1_1", "no")])
+    assert output.exit_reason == "complete"
+    assert RAN == [("read_file", "a.txt")]
+    sent = provider.requests[0].messages
+    assert [p.id for p in sent[-2].content] == ["c1", "c1_1"]  # type: ignore[union-attr]
+    assert [(r.tool_use_id, r.is_error) for r in _results(provider)] == [
+        ("c1", False),
+        ("c1_1", True),
+    ]

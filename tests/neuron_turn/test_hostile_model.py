@@ -180,11 +180,16 @@ async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
     history = history_from_json(sent)
     stored = [p for m in history for p in m.content if isinstance(p, ToolUsePart)]
     made = [p for r in script for p in r.content if isinstance(p, ToolUsePart)]
-    # Every call the model made is kept, in order, as it sent it (bar repaired text
-    # and arguments refused for nesting too deep), and every one has its result.
+    # Every call the model made is kept, in order, as it sent it (bar repaired text,
+    # arguments refused for nesting too deep and an id another call of its answer
+    # had, which gets a suffix), and every one has its result.
     assert len(stored) <= len(made)
+    for message in history:
+        ids = [p.id for p in message.content if isinstance(p, ToolUsePart)]
+        assert len(set(ids)) == len(ids) and all(ids), ids
     for kept, original in zip(stored, made, strict=False):
-        assert kept.id == well_formed(original.id)
+        own = well_formed(original.id)
+        assert kept.id == own or kept.id.startswith(f"{own or 'call'}_")
         assert _same_json(kept.input, well_formed_json(original.input)) or kept.input == {}
     results = {p.tool_use_id for m in history for p in m.content if isinstance(p, ToolResultPart)}
     assert {call.id for call in stored} <= results

@@ -11,7 +11,7 @@ from layer0 import Continue, HookAction, HookContext, HookPoint, ModelError, Tur
 from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart
-from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_inputs
+from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_calls
 
 from .support import answer, ask, build, call, calls
 
@@ -75,7 +75,7 @@ async def test_a_refused_call_reaches_no_tool_hook_and_post_inference_sees_it_em
 def test_a_cycle_counts_as_too_deep_without_hanging() -> None:
     loop: dict[str, Any] = {}
     loop["self"] = loop
-    [part] = guard_tool_inputs([call("c1", "echo", text=loop)])
+    [part] = guard_tool_calls([call("c1", "echo", text=loop)])
     assert part.input == {}  # type: ignore[union-attr]
 
 
@@ -95,3 +95,40 @@ async def test_a_provider_block_within_the_limit_is_kept() -> None:
     turn, _ = build([shallow], state=InMemoryStore())
     output = await turn.execute(ask(session="s1"))
     assert output.exit_reason == "complete"
+
+
+def test_each_call_of_an_answer_gets_an_id_of_its_own() -> None:
+    sent = [
+        call("c1", "echo", text="a"),
+        call("c1", "echo", text="b"),
+        call("c1_1", "echo", text="c"),
+        call("", "echo", text="d"),
+        TextPart("and"),
+        call("", "echo", text="e"),
+    ]
+    guarded = guard_tool_calls(sent)
+    assert [getattr(p, "id", None) for p in guarded] == [
+        "c1",
+        "c1_1",
+        "c1_1_1",
+        "call_1",
+        None,
+        "call_2",
+    ]
+    assert [getattr(p, "input", None) for p in guarded] == [getattr(p, "input", None) for p in sent]
+    # Ids that differ only in lone surrogates are the same text once repaired.
+    repaired = guard_tool_calls(
+        [call("\ud800", "echo", text="a"), call("\udbff", "echo", text="b")]
+    )
+    assert [getattr(p, "id", None) for p in repaired] == ["\ufffd", "\ufffd_1"]
+    unique = [call("c1", "echo", text="a"), call("c2", "echo", text="b")]
+    assert guard_tool_calls(unique) is unique  # nothing to change: no copy
+
+
+async def test_a_shared_id_is_answered_once_per_call_in_the_history() -> None:
+    shared = calls(call("x", "echo", text="one"), call("x", "echo", text="two"))
+    turn, provider = build([shared, answer("done")])
+    output = await turn.execute(ask("go"))
+    assert output.exit_reason == "complete"
+    results = provider.requests[1].messages[-1].content
+    assert [(r.tool_use_id, r.content) for r in results] == [("x", "one"), ("x_1", "two")]  # type: ignore[union-attr]

@@ -120,6 +120,8 @@ class RunState:
     """The messages of the last model request the loop built (`request_messages`)."""
     sent_from: int = 0
     """How many of `messages` that request was built from."""
+    call_ids: set[str] = field(default_factory=set)
+    """The ids of the conversation's tool calls: the stored history's and this turn's."""
     _merged: list[ProviderMessage] = field(default_factory=list)
     _merged_of: list[ProviderMessage] | None = None
     _merged_last: ProviderMessage | None = None

@@ -9,13 +9,14 @@ result, so nothing a model sends can crash the turn further down. A
 provider-specific block (`RawPart`) nested that deep has no call to answer:
 the answer cannot be used, a `ModelError` saying why.
 
-Every call of one answer gets an id of its own. Results, approvals and the
-model APIs find a call by its id; two calls sharing one (a hostile model, or
-a compatible server that numbers every call `call_0`), or an empty id, would
-let one call's result or decision stand for another's and leave a history
-no API accepts. A repeated or empty id is replaced, in the history as in the
-result, by the id with a suffix no other call of the answer has (`c1_1`;
-`call_1` for an empty one); a stream has already shown the id as sent.
+Every call gets an id no other call of the conversation has. Results,
+approvals and the model APIs find a call by its id; two calls sharing one (a
+hostile model, or a compatible server that numbers the calls of every answer
+from `call_0`), or an empty id, would let one call's result or decision stand
+for another's, and Anthropic refuses a conversation whose `tool_use` ids
+repeat. A repeated or empty id is replaced, in the history as in the result,
+by the id with a suffix no call has (`c1_1`; `call_1` for an empty one); a
+stream has already shown the id as sent.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Final
 from layer0 import ModelError
 
 from ._well_formed import well_formed
-from .provider import ContentPart, RawPart, ToolUsePart
+from .provider import ContentPart, ProviderMessage, RawPart, ToolUsePart
 
 MAX_INPUT_DEPTH: Final = 64
 """Deepest nesting of objects and arrays a tool call's arguments may have."""
@@ -40,17 +41,17 @@ class RefusedCall(ToolUsePart):
     refusal: str = ""
 
 
-def guard_tool_calls(content: Sequence[ContentPart]) -> Sequence[ContentPart]:
-    """Return `content` with each tool call's id its own and calls nesting too deep refused.
+def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[ContentPart]:
+    """Return `content` with each tool call's id not in `ids` and calls nesting too deep refused.
 
-    `content` itself when nothing changed (the common case), so the loop
-    can tell by identity whether the response must be copied.
+    `ids` holds the ids of the conversation's calls so far; the calls' ids are
+    added to it. `content` itself when nothing changed (the common case), so
+    the loop can tell by identity whether the response must be copied.
 
     Raises:
         ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
     """
     guarded: list[ContentPart] | None = None
-    ids: set[str] = set()
     for index, part in enumerate(content):
         if isinstance(part, ToolUsePart):
             checked = _guarded(_own_id(part, ids))
@@ -80,6 +81,13 @@ def _own_id(call: ToolUsePart, taken: set[str]) -> ToolUsePart:
     while f"{base}_{suffix}" in taken:
         suffix += 1
     return replace(call, id=f"{base}_{suffix}")
+
+
+def call_ids(messages: Iterable[ProviderMessage]) -> set[str]:
+    """Return the ids of the tool calls in `messages`."""
+    return {
+        part.id for message in messages for part in message.content if isinstance(part, ToolUsePart)
+    }
 
 
 def _guarded(call: ToolUsePart) -> ToolUsePart:

@@ -51,7 +51,7 @@ from ._output_round import (
 )
 from ._recorder import TimelineRecorder, both
 from ._run import HISTORY_KEY, RunState
-from ._tool_input import RefusedCall, guard_tool_calls
+from ._tool_input import RefusedCall, call_ids, guard_tool_calls
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
@@ -367,6 +367,7 @@ class NeuronTurn(Generic[OutT]):
             streamed=sink is not None,
             deps=self.deps if deps is None else deps,
             input=input,
+            call_ids=call_ids(history),
         )
         recorder = _recorder(run, input.metadata)
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
@@ -509,7 +510,7 @@ class NeuronTurn(Generic[OutT]):
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
         response = await self._complete(request, run)  # 3
-        guarded = well_formed_content(guard_tool_calls(response.content))
+        guarded = well_formed_content(guard_tool_calls(response.content, run.call_ids))
         if guarded is not response.content:
             # A refused call or repaired text took a part's place.
             response = replace(response, content=guarded)

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import JsonValue
 
-from layer0 import Continue, HookAction, HookContext, HookPoint, ModelError, TurnOutput
+from layer0 import (
+    HISTORY_KEY,
+    Continue,
+    HookAction,
+    HookContext,
+    HookPoint,
+    ModelError,
+    SessionScope,
+    TurnOutput,
+)
 from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
-from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart
+from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
+from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_calls
 
 from .support import answer, ask, build, call, calls
@@ -75,7 +88,7 @@ async def test_a_refused_call_reaches_no_tool_hook_and_post_inference_sees_it_em
 def test_a_cycle_counts_as_too_deep_without_hanging() -> None:
     loop: dict[str, Any] = {}
     loop["self"] = loop
-    [part] = guard_tool_calls([call("c1", "echo", text=loop)])
+    [part] = guard_tool_calls([call("c1", "echo", text=loop)], set())
     assert part.input == {}  # type: ignore[union-attr]
 
 
@@ -106,7 +119,7 @@ def test_each_call_of_an_answer_gets_an_id_of_its_own() -> None:
         TextPart("and"),
         call("", "echo", text="e"),
     ]
-    guarded = guard_tool_calls(sent)
+    guarded = guard_tool_calls(sent, set())
     assert [getattr(p, "id", None) for p in guarded] == [
         "c1",
         "c1_1",
@@ -118,11 +131,16 @@ def test_each_call_of_an_answer_gets_an_id_of_its_own() -> None:
     assert [getattr(p, "input", None) for p in guarded] == [getattr(p, "input", None) for p in sent]
     # Ids that differ only in lone surrogates are the same text once repaired.
     repaired = guard_tool_calls(
-        [call("\ud800", "echo", text="a"), call("\udbff", "echo", text="b")]
+        [call("\ud800", "echo", text="a"), call("\udbff", "echo", text="b")], set()
     )
     assert [getattr(p, "id", None) for p in repaired] == ["\ufffd", "\ufffd_1"]
     unique = [call("c1", "echo", text="a"), call("c2", "echo", text="b")]
-    assert guard_tool_calls(unique) is unique  # nothing to change: no copy
+    taken: set[str] = set()
+    assert guard_tool_calls(unique, taken) is unique  # nothing to change: no copy
+    assert taken == {"c1", "c2"}
+    # An id an earlier answer of the conversation used is taken too.
+    [again] = guard_tool_calls([call("c2", "echo", text="c")], taken)
+    assert getattr(again, "id", None) == "c2_1" and taken == {"c1", "c2", "c2_1"}
 
 
 async def test_a_shared_id_is_answered_once_per_call_in_the_history() -> None:
@@ -132,3 +150,21 @@ async def test_a_shared_id_is_answered_once_per_call_in_the_history() -> None:
     assert output.exit_reason == "complete"
     results = provider.requests[1].messages[-1].content
     assert [(r.tool_use_id, r.content) for r in results] == [("x", "one"), ("x_1", "two")]  # type: ignore[union-attr]
+
+
+async def test_ids_an_earlier_answer_or_turn_used_are_not_used_again(tmp_path: Path) -> None:
+    # A compatible server numbering the calls of every answer from call_0: Anthropic
+    # refuses a conversation whose tool_use ids repeat, so the history must not.
+    first = calls(call("call_0", "echo", text="one"))
+    second = calls(call("call_0", "echo", text="two"))
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, provider = build([first, second, answer("done"), first, answer("done")], state=store)
+        orchestrator = LocalOrchestrator({"a": turn}, store)
+        await orchestrator.dispatch("a", ask("go", session="s"))
+        await orchestrator.dispatch("a", ask("again", session="s"))
+        history = history_from_json(await store.read(SessionScope(id="s"), HISTORY_KEY))
+    ids = [p.id for m in history for p in m.content if isinstance(p, ToolUsePart)]
+    assert ids == ["call_0", "call_0_1", "call_0_2"]
+    results = [p.tool_use_id for m in history for p in m.content if isinstance(p, ToolResultPart)]
+    assert results == ids
+    assert provider.requests[-1].messages[-2].content[0].id == "call_0_2"  # type: ignore[union-attr]

@@ -8,6 +8,8 @@ server tool blocks) become `RawPart`s so they go back to the API unchanged.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, TypeAlias, assert_never, cast
@@ -188,6 +190,25 @@ def _system_text(message: ProviderMessage) -> str:
     return "\n".join(texts)
 
 
+_CALL_ID: Final = re.compile(r"[A-Za-z0-9_-]+")
+_NOT_IN_CALL_ID: Final = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def api_call_id(call_id: str) -> str:
+    """Return `call_id` as the API takes a `tool_use` id (`^[a-zA-Z0-9_-]+$`); itself if it fits.
+
+    A conversation begun with another provider holds its ids, which may not fit
+    (`functions.edit:0`); the API would refuse the whole request. Such an id is
+    sent as its fitting characters, the rest replaced by `_`, and a digest of
+    the whole id: the same for a call and its result, and different for two ids
+    that differ only in what was replaced.
+    """
+    if _CALL_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{_NOT_IN_CALL_ID.sub('_', call_id)}_{digest}"
+
+
 def block_json(part: ContentPart) -> JsonValue | None:
     """Return the content block for `part`, or None for a part this API cannot take.
 
@@ -200,11 +221,11 @@ def block_json(part: ContentPart) -> JsonValue | None:
         case ImagePart(source=source, media_type=media_type):
             return {"type": "image", "source": _image_source(source, media_type)}
         case ToolUsePart(id=id_, name=name, input=input_):
-            return {"type": "tool_use", "id": id_, "name": name, "input": input_}
+            return {"type": "tool_use", "id": api_call_id(id_), "name": name, "input": input_}
         case ToolResultPart(tool_use_id=tool_use_id, content=content, is_error=is_error):
             return {
                 "type": "tool_result",
-                "tool_use_id": tool_use_id,
+                "tool_use_id": api_call_id(tool_use_id),
                 "content": content,
                 "is_error": is_error,
             }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -115,6 +116,22 @@ def test_tool_use_and_tool_results_with_is_error_map_to_their_blocks() -> None:
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "found", "is_error": False},
         {"type": "tool_result", "tool_use_id": "toolu_2", "content": "boom", "is_error": True},
     ]
+
+
+def test_call_ids_another_provider_made_are_sent_in_the_form_the_api_takes() -> None:
+    # Kimi through OpenRouter names calls `functions.edit:0`; the API takes only
+    # [a-zA-Z0-9_-], and refuses the whole conversation otherwise.
+    ids = ["functions.edit:0", "functions:edit.0", "\ufffd", "toolu_01-ok"]
+    calls = [ToolUsePart(id=i, name="edit", input={}) for i in ids]
+    results = [ToolResultPart(tool_use_id=i, content="done") for i in ids]
+
+    messages = body_of(request(user("go"), assistant(*calls), user(*results)))["messages"]
+
+    sent = [block["id"] for block in messages[1]["content"]]
+    assert sent == [block["tool_use_id"] for block in messages[2]["content"]]
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]+", i) for i in sent)
+    assert len(set(sent)) == len(ids)  # ids differing only in what was replaced stay apart
+    assert sent[0].startswith("functions_edit_0_") and sent[3] == "toolu_01-ok"
 
 
 def test_consecutive_messages_of_one_role_are_merged_into_one_message() -> None:

@@ -168,6 +168,11 @@ def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list
         blocks: list[JsonValue] = [
             block for part in message.content if (block := block_json(part)) is not None
         ]
+        if message.role == "assistant" or len(blocks) > 1:
+            # The API refuses an empty text block, and a model's answer may hold one
+            # (an empty stream, a compatible server): sent, it would fail every later
+            # request of the session. A caller's own empty message is left to the API.
+            blocks = [block for block in blocks if block != _EMPTY_TEXT]
         if not blocks:
             continue
         if turns and turns[-1][0] == message.role:
@@ -175,6 +180,9 @@ def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list
         else:
             turns.append((message.role, blocks))
     return system, [{"role": role, "content": blocks} for role, blocks in turns]
+
+
+_EMPTY_TEXT: Final = {"type": "text", "text": ""}
 
 
 def _system_text(message: ProviderMessage) -> str:

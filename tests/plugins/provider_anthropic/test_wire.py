@@ -134,6 +134,40 @@ def test_call_ids_another_provider_made_are_sent_in_the_form_the_api_takes() -> 
     assert sent[0].startswith("functions_edit_0_") and sent[3] == "toolu_01-ok"
 
 
+def test_empty_text_a_model_answered_is_not_sent_back() -> None:
+    call = ToolUsePart(id="toolu_1", name="lookup", input={})
+    result = ToolResultPart(tool_use_id="toolu_1", content="found")
+    conversation = request(
+        user("go"), assistant("", call), user(result), assistant(""), user("", "and now?")
+    )
+
+    messages = body_of(conversation)["messages"]
+
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": "found",
+                    "is_error": False,
+                },
+                {"type": "text", "text": "and now?"},
+            ],
+        },
+    ]
+    # A caller's own empty message is sent as it is: the API's refusal names it.
+    assert body_of(request(user("")))["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": ""}]}
+    ]
+
+
 def test_consecutive_messages_of_one_role_are_merged_into_one_message() -> None:
     results = [
         ProviderMessage("user", [ToolResultPart(tool_use_id="a", content="1")]),

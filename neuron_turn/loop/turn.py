@@ -512,7 +512,7 @@ class NeuronTurn(Generic[OutT]):
         response = await self._complete(request, run)  # 3
         guarded = well_formed_content(guard_tool_calls(response.content, run.call_ids))
         if guarded is not response.content:
-            # A refused call or repaired text took a part's place.
+            # A refused call, a call given an id of its own or repaired text took a part's place.
             response = replace(response, content=guarded)
         run.turns_used += 1
         run.last_content = response.content

@@ -7,9 +7,9 @@ nothing becomes a float on the way.
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from layer0 import (
     AgentId,
@@ -129,6 +129,15 @@ class TurnResult(_Message):
     delegations: tuple[Delegation, ...] = ()
     """The delegations the turn waited on (its `delegate` calls answered with their
     agents' outputs), in the order they finished."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_output(cls, data: Any) -> Any:
+        # During a rolling upgrade a worker from before `answered` may run the turn
+        # and return the output alone; the workflow must still read it.
+        if isinstance(data, dict) and "output" not in data and "exit_reason" in data:
+            return {"output": data}
+        return data
 
 
 class DispatchResult(_Message):

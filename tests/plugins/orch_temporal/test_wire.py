@@ -16,7 +16,7 @@ from layer0 import (
     usd,
 )
 from neuron_orch_temporal import DATA_CONVERTER, Chain, DispatchResult, TurnPolicy
-from neuron_orch_temporal.messages import Delegation, WorkflowInput
+from neuron_orch_temporal.messages import Delegation, TurnResult, WorkflowInput
 
 OUTPUT = TurnOutput(
     message="done",
@@ -55,6 +55,17 @@ def test_a_dispatch_result_round_trips_with_its_cost_as_a_decimal_string() -> No
     assert back == result
     assert wire["output"]["metadata"]["cost"] == "0.00030"  # type: ignore[index]
     assert wire["output"]["effects"][0]["scope"] == {"session": "s"}  # type: ignore[index]
+
+
+def test_a_turn_result_round_trips_and_reads_an_output_an_older_worker_returned() -> None:
+    result = TurnResult(
+        output=OUTPUT, delegations=(Delegation(agent="b", workflow_id="w/t0/a-b-1", output=OUTPUT),)
+    )
+    back, _ = round_trip(result, TurnResult)
+    assert back == result
+    # A worker from before `TurnRequest.answered` ignores it and returns the output alone.
+    older, _ = round_trip(OUTPUT, TurnResult)
+    assert older == TurnResult(output=OUTPUT, delegations=())
 
 
 def test_a_workflow_input_and_its_policy_hold_no_float() -> None:

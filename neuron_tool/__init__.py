@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .isolation import mark_isolated, requires_isolation
     from .middleware import Middleware, Next, ToolCall
     from .permission import PermissionDecision, PermissionPolicy
-    from .registry import ToolRegistry
+    from .registry import ToolRegistry, is_tool_name
     from .retry import ModelRetry
     from .schema import ToolSchema
     from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
@@ -65,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PermissionDecision",
         "PermissionPolicy",
     ),
-    ".registry": ("ToolRegistry",),
+    ".registry": ("ToolRegistry", "is_tool_name"),
     ".retry": ("ModelRetry",),
     ".schema": ("ToolSchema",),
     ".tool": (
@@ -103,6 +103,7 @@ __all__ = [
     "ToolRegistry",
     "ToolSchema",
     "ToolTimeoutError",
+    "is_tool_name",
     "isolation",
     "mark_isolated",
     "permission",

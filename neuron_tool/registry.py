@@ -217,11 +217,20 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def is_tool_name(name: object) -> bool:
+    """Return whether `name` is a name a tool may have: 1-64 of A-Z, a-z, 0-9, `_` and `-`.
+
+    Every model API takes these names, in a request's tools and in its history;
+    no registered tool has another.
+    """
+    return isinstance(name, str) and _NAME.match(name) is not None
+
+
 def _checked_name(tool: object) -> str:
     if not isinstance(tool, ToolDyn):
         raise ToolRegistrationError(repr(tool), "not a ToolDyn (see neuron_tool.ToolDyn)")
     name = tool.name
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not is_tool_name(name):
         reason = "names must be 1-64 characters from A-Z, a-z, 0-9, '_' and '-'"
         raise ToolRegistrationError(str(name), reason)
     return name

@@ -17,15 +17,22 @@ for another's, and Anthropic refuses a conversation whose `tool_use` ids
 repeat. A repeated or empty id is replaced, in the history as in the result,
 by the id with a suffix no call has (`c1_1`; `call_1` for an empty one); a
 stream has already shown the id as sent.
+
+A call naming a tool by a name no tool can have (`functions.search`, `web
+search`) is refused like any unknown tool, under a name every model API
+takes: the name as sent would make OpenAI refuse the rest of the session.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from layer0 import ModelError
+from neuron_tool import is_tool_name
 
 from ._well_formed import well_formed
 from .provider import ContentPart, ProviderMessage, RawPart, ToolUsePart
@@ -91,6 +98,8 @@ def call_ids(messages: Iterable[ProviderMessage]) -> set[str]:
 
 
 def _guarded(call: ToolUsePart) -> ToolUsePart:
+    if not is_tool_name(call.name):
+        return _misnamed(call)
     if not deeper_than(call.input, MAX_INPUT_DEPTH):
         return call
     refusal = (
@@ -99,6 +108,28 @@ def _guarded(call: ToolUsePart) -> ToolUsePart:
         "call it again with flatter arguments"
     )
     return RefusedCall(call.id, call.name, {}, refusal)
+
+
+def _misnamed(call: ToolUsePart) -> RefusedCall:
+    """`call` refused for a name no tool has, under a name the model APIs take.
+
+    A registered tool's name is always one (`neuron_tool.is_tool_name`), so the call
+    names no tool; kept as sent, the name would make the APIs that check names in the
+    history (OpenAI does) refuse every later request of the session. The name kept
+    is the one sent with `_` for what does not fit, cut to leave room for a digest
+    of the whole name, so it names no tool either; the error quotes it as sent.
+    """
+    name = call.name if isinstance(call.name, str) else repr(call.name)
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    kept = f"{_NOT_IN_NAME.sub('_', name)[:51]}_{digest}"
+    refusal = (
+        f"Error: there is no tool named {well_formed(name)!r}: a tool's name is 1 to 64 "
+        "letters, digits, '_' or '-'; call one of the tools offered"
+    )
+    return RefusedCall(call.id, kept, {}, refusal)
+
+
+_NOT_IN_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def deeper_than(value: object, limit: int) -> bool:

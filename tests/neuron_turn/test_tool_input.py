@@ -22,9 +22,11 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
+from neuron_tool import is_tool_name
 from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart, ToolUsePart
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_calls
+from neuron_turn.loop._well_formed import well_formed
 
 from .support import answer, ask, build, call, calls
 
@@ -168,3 +170,22 @@ async def test_ids_an_earlier_answer_or_turn_used_are_not_used_again(tmp_path: P
     results = [p.tool_use_id for m in history for p in m.content if isinstance(p, ToolResultPart)]
     assert results == ids
     assert provider.requests[-1].messages[-2].content[0].id == "call_0_2"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", ["functions.search:0", "web search", "", "x" * 65, "\ud800"])
+async def test_a_name_no_tool_can_have_is_refused_under_one_every_api_takes(name: str) -> None:
+    # OpenAI checks the names in a conversation's history too: kept as sent, such a
+    # name would make it refuse every later request of the session.
+    turn, provider = build([calls(call("c1", name, text="x")), answer("done")])
+    output = await turn.execute(ask("go"))
+    assert output.exit_reason == "complete"
+    [sent] = provider.requests[1].messages[-2].content
+    [result] = provider.requests[1].messages[-1].content
+    assert isinstance(sent, ToolUsePart) and isinstance(result, ToolResultPart)
+    assert is_tool_name(sent.name) and sent.input == {}
+    assert result.is_error and result.content.startswith("Error: there is no tool named")
+    assert repr(well_formed(name)) in result.content
+    assert [r.name for r in output.metadata.tools_called] == [sent.name]
+    # Two names differing only in what does not fit stay apart; neither is a tool's.
+    first, second = guard_tool_calls([call("a", "x.y"), call("b", "x:y")], set())
+    assert getattr(first, "name", None) != getattr(second, "name", None)

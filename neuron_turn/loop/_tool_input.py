@@ -49,7 +49,7 @@ class RefusedCall(ToolUsePart):
 
 
 def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[ContentPart]:
-    """Return `content` with each tool call's id not in `ids` and calls nesting too deep refused.
+    """Return `content` with each call's id not in `ids`, misnamed or too deep calls refused.
 
     `ids` holds the ids of the conversation's calls so far; the calls' ids are
     added to it. `content` itself when nothing changed (the common case), so
@@ -61,7 +61,10 @@ def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[
     guarded: list[ContentPart] | None = None
     for index, part in enumerate(content):
         if isinstance(part, ToolUsePart):
-            checked = _guarded(_own_id(part, ids))
+            call_id = part.id
+            # The common id (new, ASCII) without a call: this runs for every tool call.
+            fresh = call_id and call_id.isascii() and call_id not in ids
+            checked = _guarded(part if fresh else _own_id(part, ids))
             ids.add(checked.id)
             if checked is not part:
                 guarded = list(content) if guarded is None else guarded

@@ -18,6 +18,10 @@ repeat. A repeated or empty id is replaced, in the history as in the result,
 by the id with a suffix no call has (`c1_1`; `call_1` for an empty one); a
 stream has already shown the id as sent.
 
+Arguments that are not a JSON object (text that did not parse, a list) are
+refused the same way, kept as `{}`: every tool takes an object, and Anthropic
+refuses a `tool_use` whose input is not one.
+
 A call naming a tool by a name no tool can have (`functions.search`, `web
 search`) is refused like any unknown tool, under a name every model API
 takes: the name as sent would make OpenAI refuse the rest of the session.
@@ -26,6 +30,7 @@ takes: the name as sent would make OpenAI refuse the rest of the session.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -103,14 +108,43 @@ def call_ids(messages: Iterable[ProviderMessage]) -> set[str]:
 def _guarded(call: ToolUsePart) -> ToolUsePart:
     if not is_tool_name(call.name):
         return _misnamed(call)
-    if not deeper_than(call.input, MAX_INPUT_DEPTH):
-        return call
+    if deeper_than(call.input, MAX_INPUT_DEPTH):
+        refusal = (
+            f"Error: the arguments of this call to {call.name!r} nest deeper than "
+            f"{MAX_INPUT_DEPTH} levels of objects and arrays, so the tool was not run; "
+            "call it again with flatter arguments"
+        )
+        return RefusedCall(call.id, call.name, {}, refusal)
+    if not isinstance(call.input, dict):
+        return _not_an_object(call)
+    return call
+
+
+def _not_an_object(call: ToolUsePart) -> RefusedCall:
+    """`call` refused for arguments that are not an object, kept with `{}` for them.
+
+    Every tool takes an object (the APIs accept no other input schema), and
+    Anthropic refuses a `tool_use` whose input is not one: kept as sent, the
+    arguments would fail every later request of a session that moves there.
+    The error quotes them, so the model sees what it sent.
+    """
+    sent = call.input
+    if isinstance(sent, str):
+        # A provider keeps arguments that do not parse as their raw text.
+        what, shown = "are not valid JSON", sent
+    else:
+        what, shown = "are not a JSON object", json.dumps(sent, ensure_ascii=False, default=repr)
+    if len(shown) > _SHOWN:
+        shown = f"{shown[:_SHOWN]}..."
     refusal = (
-        f"Error: the arguments of this call to {call.name!r} nest deeper than "
-        f"{MAX_INPUT_DEPTH} levels of objects and arrays, so the tool was not run; "
-        "call it again with flatter arguments"
+        f"Error: the arguments of this call to {call.name!r} {what}, so the tool was not "
+        f"run: {shown}; call it again with an object of its arguments"
     )
     return RefusedCall(call.id, call.name, {}, refusal)
+
+
+_SHOWN: Final = 200
+"""How much of arguments that are not an object an error quotes."""
 
 
 def _misnamed(call: ToolUsePart) -> RefusedCall:

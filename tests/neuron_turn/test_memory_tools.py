@@ -145,7 +145,7 @@ HOSTILE: list[tuple[str, JsonValue, str]] = [
     ("read_memory", {"key": ""}, "key"),
     ("read_memory", {"key": "k", "scope": ["global"]}, "scope"),
     ("read_memory", {"key": "k", "scope": "x" * 100_000}, "scope"),
-    ("read_memory", ["not", "an", "object"], "invalid arguments"),
+    ("read_memory", ["not", "an", "object"], "are not a JSON object"),
     ("read_memory", {"key": "k", "rm": "-rf"}, "rm: Extra inputs"),
     ("list_memory", {"limit": 10**12}, "limit must be at most 20"),
     ("list_memory", {"limit": 0}, "limit"),

@@ -189,3 +189,27 @@ async def test_a_name_no_tool_can_have_is_refused_under_one_every_api_takes(name
     # Two names differing only in what does not fit stay apart; neither is a tool's.
     first, second = guard_tool_calls([call("a", "x.y"), call("b", "x:y")], set())
     assert getattr(first, "name", None) != getattr(second, "name", None)
+
+
+@pytest.mark.parametrize(
+    ("sent", "said"),
+    [
+        ('{"text": "Par', 'are not valid JSON, so the tool was not run: {"text": "Par;'),
+        (["a", 1], 'are not a JSON object, so the tool was not run: ["a", 1];'),
+        ("x" * 300, f"are not valid JSON, so the tool was not run: {'x' * 200}...;"),
+    ],
+)
+async def test_arguments_that_are_not_an_object_are_an_error_and_kept_as_an_empty_object(
+    sent: JsonValue, said: str
+) -> None:
+    # Anthropic refuses a tool_use whose input is not an object: kept as sent, such
+    # arguments from another provider would fail the rest of the session there.
+    turn, provider = build([calls(ToolUsePart("c1", "echo", sent)), answer("done")])
+    output = await turn.execute(ask("go"))
+    assert output.exit_reason == "complete"
+    [kept] = provider.requests[1].messages[-2].content
+    [result] = provider.requests[1].messages[-1].content
+    assert isinstance(kept, ToolUsePart) and kept.input == {}
+    assert isinstance(result, ToolResultPart) and result.is_error
+    assert result.content.startswith("Error: the arguments of this call to 'echo' ")
+    assert said in result.content

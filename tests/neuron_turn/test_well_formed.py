@@ -72,12 +72,12 @@ async def test_nan_and_infinity_in_a_models_arguments_are_kept_as_null_in_the_hi
     first, second = await _two_turns(
         tmp_path,
         calls(ToolUsePart("c1", "echo", {"text": "x", "n": math.nan})),
-        calls(ToolUsePart("c2", "echo", math.inf)),
+        calls(ToolUsePart("c2", "echo", {"text": "y", "values": [math.inf, -math.inf]})),
         _end_turn_with(TextPart("done")),
     )
     history = history_from_json(appended(first).messages)
     inputs = [p.input for m in history for p in m.content if isinstance(p, ToolUsePart)]
-    assert inputs == [{"text": "x", "n": None}, None]
+    assert inputs == [{"text": "x", "n": None}, {"text": "y", "values": [None, None]}]
     assert second.message.as_text() == "again"
 
 

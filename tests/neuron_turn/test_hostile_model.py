@@ -37,7 +37,7 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import ToolRegistry
+from neuron_tool import ToolRegistry, is_tool_name
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
@@ -184,9 +184,10 @@ async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
     # arguments refused for nesting too deep and an id another call of its answer
     # had, which gets a suffix), and every one has its result.
     assert len(stored) <= len(made)
-    for message in history:
-        ids = [p.id for p in message.content if isinstance(p, ToolUsePart)]
-        assert len(set(ids)) == len(ids) and all(ids), ids
+    ids = [call.id for call in stored]
+    assert len(set(ids)) == len(ids) and all(ids), ids
+    # In a form every model API takes, whichever provider the session moves to.
+    assert all(is_tool_name(call.name) and isinstance(call.input, dict) for call in stored)
     for kept, original in zip(stored, made, strict=False):
         own = well_formed(original.id)
         assert kept.id == own or kept.id.startswith(f"{own or 'call'}_")

@@ -81,6 +81,7 @@ from ._sessions import (
 from ._show import add_show_parser
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
+from ._visible import shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
@@ -683,7 +684,10 @@ def _history_command(args: argparse.Namespace) -> int:
     if history is None:
         _error(f"no session {args.session!r}; `neuron-turn sessions` lists them")
         return EXIT_ERROR
-    print(json.dumps(history, indent=2, ensure_ascii=False) if args.json else history_text(history))
+    if args.json:
+        print(json.dumps(history, indent=2, ensure_ascii=False))
+    else:
+        print(shown_on(sys.stdout)(history_text(history)))
     return EXIT_OK
 
 
@@ -770,7 +774,9 @@ def _mcp_url(text: str) -> str:
 
 
 def _error(line: str, stream: TextIO | None = None) -> None:
-    print(f"{PROG}: error: {' '.join(line.split())}", file=stream or sys.stderr)
+    stream = stream or sys.stderr
+    # An error may quote a model's or a server's words: on a terminal, shown inert.
+    print(shown_on(stream)(f"{PROG}: error: {' '.join(line.split())}"), file=stream)
 
 
 def _show_warning(

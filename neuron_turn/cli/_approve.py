@@ -38,6 +38,7 @@ from ..loop.approval import (
     resume_input,
 )
 from ._errors import EXIT_AWAITING_APPROVAL
+from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
 
@@ -154,7 +155,7 @@ def print_resume_hint(
     ]
     if getattr(args, "output_schema", None) is not None:
         lines.append("  (add the --output-schema FILE this run had)")
-    err.write("\n".join(lines) + "\n")
+    err.write(shown_on(err)("\n".join(lines)) + "\n")
     err.flush()
     return EXIT_AWAITING_APPROVAL
 
@@ -403,7 +404,8 @@ class Prompter:
         return line.decode(errors="replace")
 
     def _say(self, line: str) -> None:
-        self.err.write(line + "\n")
+        # A call's id and input are the model's: on a terminal, shown inert.
+        self.err.write(shown_on(self.err)(line) + "\n")
         self.err.flush()
 
 

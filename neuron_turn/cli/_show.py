@@ -36,6 +36,7 @@ from ..loop._exit_text import exit_reason_text
 from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
+from ._visible import shown_on
 
 __all__ = ["add_show_parser", "open_records"]
 
@@ -86,7 +87,10 @@ def show_command(args: argparse.Namespace) -> int:
     if record is None:
         _error(f"no turn {args.turn!r} is recorded; `neuron-turn show` lists the turns")
         return EXIT_NOT_FOUND
-    print(record.model_dump_json(indent=2) if args.json else record_text(record))
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        print(shown_on(sys.stdout)(record_text(record)))
     return EXIT_OK
 
 

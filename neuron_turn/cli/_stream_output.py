@@ -38,6 +38,7 @@ from ..loop.events import (
     TurnEvent,
     event_json,
 )
+from ._visible import shown_on
 
 _WIDTH: Final = 80
 
@@ -53,6 +54,9 @@ class TextPrinter:
         self.width = width
         self.wrote_text = False
         self.mid_line = False
+        # The answer and tool results are untrusted text: on a terminal, shown inert.
+        self._shown_out = shown_on(out)
+        self._shown_err = shown_on(err)
 
     def __call__(self, event: TurnEvent) -> None:
         """Write what `event` shows."""
@@ -75,7 +79,7 @@ class TextPrinter:
         if not self.wrote_text:
             text = output.message.as_text()
             if text:
-                self.out.write(text + "\n")
+                self.out.write(self._shown_out(text) + "\n")
                 self.out.flush()
             return
         self.end_line()
@@ -83,7 +87,7 @@ class TextPrinter:
     def _text(self, text: str) -> None:
         if not text:
             return
-        self.out.write(text)
+        self.out.write(self._shown_out(text))
         self.out.flush()
         self.wrote_text = True
         self.mid_line = not text.endswith("\n")
@@ -98,7 +102,7 @@ class TextPrinter:
     def _activity(self, line: str) -> None:
         if self.mid_line and _same_terminal(self.out, self.err):
             self.end_line()  # else the line would land in the middle of the answer
-        self.err.write(line + "\n")
+        self.err.write(self._shown_err(line) + "\n")
         self.err.flush()
 
 

@@ -40,6 +40,7 @@ from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn
 from ._sessions import new_session_note, read_history, record_run
 from ._stream_output import TextPrinter
+from ._visible import shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
 __all__ = ["COMMANDS", "Chat", "ChatTotals", "PausedHint", "chat"]
@@ -349,7 +350,7 @@ def _one_answer(
         # The turn's own error, when the orchestrator wrapped one the command line explains.
         cause = exc.__cause__ if isinstance(exc.__cause__, REPORTED) else exc
         _, message = classify(cause, model=None)
-        print(f"{_PROG}: error: {' '.join(message.split())}", file=err)
+        print(shown_on(err)(f"{_PROG}: error: {' '.join(message.split())}"), file=err)
         return []
     if output is None:  # the input ended before the earlier calls were decided
         return runner.run(chat_.waiting())

@@ -148,18 +148,20 @@ class ContextKeeper:
             self._own_request_valid(request) if own else self._anchor_valid(request.messages)
         ):
             self._anchor = (len(request.messages), reported)
+        return self._reports_cost() or (run.settings.max_cost is not None and not self._warned)
+
+    def _reports_cost(self) -> bool:
+        """Whether a `CostIncurred` is recorded, streamed or observed (else `emit` drops it)."""
         return (
             self.config.record_costs
-            or run.sink is not None
+            or self.run.sink is not None
             or self.hooks.has_lifecycle_observers()
-            or (run.settings.max_cost is not None and not self._warned)
         )
 
     async def report_call(self, response: ProviderResponse) -> None:
         """Emit the call's `CostIncurred` and, near `max_cost`, `BudgetWarning`."""
         run = self.run
-        if self.config.record_costs or run.sink is not None or self.hooks.has_lifecycle_observers():
-            # Built only when recorded, streamed or observed: `emit` would otherwise drop it.
+        if self._reports_cost():
             cost = response.cost if response.cost is not None else usd()
             await self.emit(CostIncurred(agent=self.config.agent, cost=cost, cumulative=run.cost))
         limit = run.settings.max_cost

@@ -117,6 +117,7 @@ if TYPE_CHECKING:
     from .money import Cost, usd
     from .money import Cost as Decimal
     from .orchestrator import Orchestrator
+    from .partial_turn import PartialTurn
     from .query import QueryPayload
     from .refusal import effect_refusal
     from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
@@ -279,6 +280,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "usd",
     ),
     ".orchestrator": ("Orchestrator",),
+    ".partial_turn": ("PartialTurn",),
     ".query": ("QueryPayload",),
     ".refusal": ("effect_refusal",),
     ".scope": (
@@ -416,6 +418,7 @@ __all__ = [
     "ObserverHalt",
     "OrchError",
     "Orchestrator",
+    "PartialTurn",
     "PreCompactionFlush",
     "ProcessBoundary",
     "ProviderManaged",

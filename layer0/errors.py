@@ -26,7 +26,9 @@
     └── HookError                a hook failed
 
 An orchestrator decides its retry policy from the class alone:
-`RetryableError` means "the same input may succeed later".
+`RetryableError` means "the same input may succeed later". A `TurnError`
+may also say what the turn did before it failed (`partial`), so that the
+retry continues from there instead of running those tools again.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .partial_turn import PartialTurn
     from .scope import Scope
 
 __all__ = [
@@ -69,7 +72,10 @@ class Layer0Error(Exception):
 
 
 class TurnError(Layer0Error):
-    """A turn failed."""
+    """A turn failed; `partial` is what it did first, when a retry should not do it again."""
+
+    partial: PartialTurn | None = None
+    """Set by a turn whose tools ran before it failed (see `layer0.PartialTurn`)."""
 
 
 class ModelError(TurnError):

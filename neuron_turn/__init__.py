@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from .loop.config import NeuronTurnConfig
     from .loop.context import CompactionBudget, ContextStrategy
+    from .loop.continuation import INTERRUPTED, ContinuationError, continuation_input
     from .loop.effect_answers import EffectAnswer, EffectAnswerer, answering
     from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
     from .loop.events import (
@@ -187,6 +188,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.context": (
         "CompactionBudget",
         "ContextStrategy",
+    ),
+    ".loop.continuation": (
+        "INTERRUPTED",
+        "ContinuationError",
+        "continuation_input",
     ),
     ".loop.effect_answers": (
         "EffectAnswer",
@@ -354,6 +360,7 @@ __all__ = [
     "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
+    "INTERRUPTED",
     "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
     "ApprovalError",
@@ -362,6 +369,7 @@ __all__ = [
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
+    "ContinuationError",
     "Decision",
     "DuplicateDecisionError",
     "DuplicatePluginError",
@@ -474,6 +482,7 @@ __all__ = [
     "add_turn_observer",
     "answering",
     "build_hook_registry",
+    "continuation_input",
     "deltas_of",
     "event_from_json",
     "event_json",

@@ -45,9 +45,12 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
 """The exit of a turn whose answer never validated within the retry budget."""
 
-# `pin` is read by the context step (see `turn._pinned`) and `record` by `turn._run` (see
-# `layer0.turn_record`); they are listed so they are not refused here.
-_OPTION_KEYS: Final = frozenset({"tool_choice", "output_schema", "output_name", "pin", "record"})
+# `pin` is read by the context step (see `turn._pinned`), `record` by `turn._run` (see
+# `layer0.turn_record`) and `continue` by `continuation.continues`; they are listed so they
+# are not refused here.
+_OPTION_KEYS: Final = frozenset(
+    {"tool_choice", "output_schema", "output_name", "pin", "record", "continue"}
+)
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
 

@@ -28,12 +28,16 @@ from layer0 import (
     ModelError,
     NonRetryableError,
     ObserverHalt,
+    PartialTurn,
     RetryableError,
     SessionScope,
     StateError,
     StateReader,
+    TurnConfig,
+    TurnError,
     TurnInput,
     TurnOutput,
+    usd,
 )
 from neuron_hooks import HookRegistry
 from neuron_tool import RunContext, ToolDyn, ToolRegistry, ToolSchema
@@ -69,6 +73,7 @@ from .approval import (
 )
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
+from .continuation import INTERRUPTED, check_continuation, continuation_input, continues
 from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
 from .events import (
     EffectDeclared,
@@ -336,8 +341,13 @@ class NeuronTurn(Generic[OutT]):
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
             input = input.model_copy(update={"metadata": metadata})
+        continuing = continues(input.metadata)
         output = self._output_round(input)
         history = await self._read_history(input.session)
+        if continuing:
+            check_continuation(
+                input, history, has_state=self.state is not None, resuming=decisions is not None
+            )
         resumed = _resumed_calls(
             history,
             decisions,
@@ -348,7 +358,7 @@ class NeuronTurn(Generic[OutT]):
         )
         opening = (
             []
-            if resumed
+            if resumed or continuing
             else [
                 ProviderMessage(
                     "user",
@@ -375,13 +385,18 @@ class NeuronTurn(Generic[OutT]):
             async with asyncio.timeout(deadline) as timeout:
                 if self.config.instructions is not None:
                     await self._instruct(run, input)
-                reason = await self._loop(run, input, resumed, output)
+                reason = await self._loop(run, input, resumed, output, continuing)
         except TimeoutError:
             if not timeout.expired():
                 raise
             reason = "timeout"
             if run.sink is not None:
                 run.emit(LimitReached(reason))
+        except TurnError as exc:
+            # Set even over a partial already there: a delegated turn's error that
+            # reaches this turn is this turn's failure now, and its partial is not ours.
+            exc.partial = self._partial(run, input, recorder)
+            raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
         result = run.output(reason)
@@ -391,12 +406,31 @@ class NeuronTurn(Generic[OutT]):
         if run.sink is not None:
             for effect in result.effects[run.effects_emitted :]:
                 run.sink(EffectDeclared(effect))
-        if recorder is not None:
-            timeline = recorder.timeline(run.turn_id).effect()
-            result = result.model_copy(update={"effects": [*result.effects, timeline]})
+        result = _with_timeline(result, recorder, run.turn_id)
         if sink is not None:
             sink(TurnDone(result))
         return result
+
+    def _partial(
+        self, run: RunState, input: TurnInput, recorder: TimelineRecorder | None
+    ) -> PartialTurn | None:
+        """What the failed run did, for a retry to continue from (see `continuation`).
+
+        None when a retry of the whole input repeats no tool, or when no continuation
+        could read what the partial output appends.
+        """
+        if not run.records or run.session is None or self.state is None:
+            return None
+        if input.metadata is not None and not isinstance(input.metadata, dict):
+            return None  # no room for the continuation's mark beside the caller's data
+        run.close_unanswered()
+        output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
+        continuation = continuation_input(input)
+        config = continuation.config or TurnConfig()
+        limits = _remaining_limits(run)
+        return PartialTurn(
+            output, continuation.model_copy(update={"config": config.model_copy(update=limits)})
+        )
 
     async def _instruct(self, run: RunState, input: TurnInput) -> None:
         """Put this run's dynamic instructions into its system prompt."""
@@ -463,6 +497,7 @@ class NeuronTurn(Generic[OutT]):
         input: TurnInput,
         resumed: Sequence[ToolUsePart],
         output: OutputRound,
+        continuing: bool,
     ) -> ExitReason:
         memory = self._memory(run.settings, run.session)
         tools = self._tool_schemas(run.settings, run.session, memory)
@@ -479,6 +514,9 @@ class NeuronTurn(Generic[OutT]):
                 # The decided calls of a paused turn: no model call before them.
                 await rounds.execute(resumed)
                 self._check_round(run)
+            if continuing:
+                # Its limits are what the part before it left, which may be nothing.
+                self._check_limits(run)
             while True:
                 await self._iterate(run, input, tools, rounds, output, keeper)
         except _Exit as stop:
@@ -728,6 +766,28 @@ def _halt_on(action: HookAction) -> None:
     """End the turn if the hooks' `action` is a halt (steps 1, 4 and 9)."""
     if isinstance(action, Halt):
         raise _Exit(ObserverHalt(reason=action.reason))
+
+
+def _with_timeline(
+    output: TurnOutput, recorder: TimelineRecorder | None, turn_id: str
+) -> TurnOutput:
+    """`output` with the recorded timeline as its last effect, when the input asked for it."""
+    if recorder is None:
+        return output
+    timeline = recorder.timeline(turn_id).effect()
+    return output.model_copy(update={"effects": [*output.effects, timeline]})
+
+
+def _remaining_limits(run: RunState) -> dict[str, object]:
+    """The limits a continuation of `run` has: what the failed part left of each."""
+    settings = run.settings
+    limits: dict[str, object] = {"max_turns": max(settings.max_turns - run.turns_used, 0)}
+    if settings.max_cost is not None:
+        left = settings.max_cost - run.cost
+        limits["max_cost"] = left if left.amount > 0 else usd()
+    if settings.max_duration is not None:
+        limits["max_duration"] = max(settings.max_duration - run.elapsed_ms(), 0)
+    return limits
 
 
 def _recorder(run: RunState, metadata: JsonValue) -> TimelineRecorder | None:

@@ -1,0 +1,30 @@
+"""`PartialTurn`: what a turn that failed part-way did, and the input that continues it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .turn_input import TurnInput
+from .turn_output import TurnOutput
+
+__all__ = ["PartialTurn"]
+
+
+@dataclass(frozen=True, slots=True)
+class PartialTurn:
+    """What a failed turn did before it failed, so that a retry does not do it again.
+
+    A turn whose tools ran before it failed (say, a provider's 429 on its
+    third model call) sets one as its `TurnError`'s `partial`. An
+    orchestrator that tries again carries out `output` as a turn that ended
+    there (its history append and its effects), then runs `continuation`
+    instead of the input it was given: the next attempt starts after the
+    tools that ran, which do not run twice. An orchestrator that ignores it
+    retries the whole turn, as it would without it. Python only: errors are
+    not wire types, but both halves are.
+    """
+
+    output: TurnOutput
+    """The turn as far as it got, ended there (NeuronTurn: exit `{"custom": "interrupted"}`)."""
+    continuation: TurnInput
+    """The input that continues the turn once `output` is carried out."""

@@ -1,0 +1,139 @@
+"""Continuing a turn that failed part-way, instead of running its tools again.
+
+When a turn fails after some of its tools ran (a provider's 429 on its
+third model call, a dropped connection), the loop sets the error's
+`partial` (`layer0.PartialTurn`): `output` is the turn as far as it got,
+ended with exit `INTERRUPTED` (its history append holds the user message,
+the model's calls and their results; its effects are the ones declared so
+far; its metadata what the calls cost), and `continuation` is the input
+that picks up from there. An orchestrator that carries out `output` and
+then runs `continuation` gets the turn in two parts: the model is called
+on the stored history with no new user message, and the tools that ran do
+not run again. `LocalOrchestrator` does this whenever it retries or falls
+back to the next model.
+
+A partial is offered only when a continuation can read what `output`
+appends (the turn has a session and a state reader) and once a tool ran:
+before that, running the input again repeats nothing but a model call.
+
+A continuation is an input with an empty message and the metadata
+`{"neuron_turn": {"continue": true}}` (`continuation_input` builds one).
+It fails before anything runs, with `ContinuationError` (a
+`NonRetryableError`: the same input fails again), when it carries a
+message or approval decisions, has no session, the turn has no state
+reader, or the session's history does not end with a user message (the
+results the model is to continue from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import Content, CustomExit, NonRetryableError, TurnInput
+
+from ._convert import parts_from_content
+from ._output_round import CALL_OPTIONS_KEY
+from .provider import ProviderMessage, TextPart
+
+__all__ = [
+    "CONTINUE_OPTION",
+    "INTERRUPTED",
+    "ContinuationError",
+    "check_continuation",
+    "continuation_input",
+    "continues",
+]
+
+# model_construct: a literal needs no validation, and validating would build the model at import.
+INTERRUPTED: Final = CustomExit.model_construct(name="interrupted")
+"""The exit of a partial turn's output: it failed there, and its continuation goes on."""
+
+CONTINUE_OPTION: Final = "continue"
+"""The key under `TurnInput.metadata["neuron_turn"]` that makes an input a continuation."""
+
+_WHERE: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}][{CONTINUE_OPTION!r}]"
+
+
+class ContinuationError(NonRetryableError):
+    """A continuation that cannot continue anything; what is wrong is named."""
+
+
+def continuation_input(input: TurnInput) -> TurnInput:
+    """Return the input that continues the turn `input` started, once its partial is kept.
+
+    The session, trigger, config and metadata are `input`'s; the message is
+    empty, since the kept history already holds it.
+
+    Raises:
+        ContinuationError: `input` has no session, or metadata that is not an
+            object (the option has nowhere to go without dropping the caller's data).
+    """
+    if input.session is None:
+        raise ContinuationError("a turn without a session has no history to continue")
+    metadata = input.metadata
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise ContinuationError(
+            f"TurnInput.metadata must be an object to mark a continuation, not {metadata!r}"
+        )
+    options = metadata.get(CALL_OPTIONS_KEY)
+    marked: dict[str, JsonValue] = {**options} if isinstance(options, dict) else {}
+    marked[CONTINUE_OPTION] = True
+    return input.model_copy(
+        update={"message": Content(""), "metadata": {**metadata, CALL_OPTIONS_KEY: marked}}
+    )
+
+
+def continues(metadata: JsonValue) -> bool:
+    """Whether an input's metadata marks it as a continuation.
+
+    Raises:
+        ContinuationError: the mark is there but is not a boolean.
+    """
+    if not isinstance(metadata, dict):
+        return False
+    options = metadata.get(CALL_OPTIONS_KEY)
+    if not isinstance(options, dict):
+        return False
+    mark = options.get(CONTINUE_OPTION, False)
+    if mark is None or isinstance(mark, bool):
+        return mark is True
+    raise ContinuationError(f"{_WHERE} must be true or false, not {mark!r}")
+
+
+def check_continuation(
+    input: TurnInput,
+    history: Sequence[ProviderMessage],
+    *,
+    has_state: bool,
+    resuming: bool,
+) -> None:
+    """Refuse a continuation that has nothing to continue, before anything runs.
+
+    Raises:
+        ContinuationError: naming the first thing that is wrong.
+    """
+    session = input.session
+    if resuming:
+        raise ContinuationError("an input carries approval decisions or continues a turn, not both")
+    if session is None:
+        raise ContinuationError("a continuation needs the session whose turn it continues")
+    if not has_state:
+        raise ContinuationError(
+            f"a continuation of session {session!r} reads its history, and this turn has no "
+            "state reader"
+        )
+    if any(not isinstance(p, TextPart) or p.text for p in parts_from_content(input.message)):
+        raise ContinuationError(
+            "a continuation carries no message (the history holds it); send it empty"
+        )
+    if not history or history[-1].role != "user":
+        last = "no history" if not history else f"a last message from {history[-1].role!r}"
+        raise ContinuationError(
+            f"session {session!r} has {last}: a continuation goes on from the results of "
+            "the calls a kept partial turn made, which end with the user's side"
+        )

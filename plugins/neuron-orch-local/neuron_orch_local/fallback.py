@@ -13,16 +13,21 @@ effect placed first among the turn's effects (`ATTEMPTS_LOG` in its data);
 layer0's `TurnMetadata` has no field for it. Executed outside an
 orchestrator, a `FallbackTurn` tries each model once.
 
-A fallback re-runs the whole turn on the next model: tools the failed
-attempt called run again (effects do not: they are only carried out for
-the turn that completes).
+A failed attempt whose tools ran says so (`layer0.TurnError.partial`, which
+NeuronTurn sets): before the next try of the same model or the next
+model, the orchestrator carries out what it did as a turn that ended there
+(`keep`), and the next attempt continues from it, so those tools do not
+run again. An attempt that offers no partial (no tool ran, no session to
+keep it in, another Turn) is run again whole: its tools, if any, run again,
+while its effects never took place (they are carried out only for a turn
+that completes or is kept).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from pydantic import JsonValue
@@ -34,13 +39,14 @@ from layer0 import (
     NonRetryableError,
     RetryableError,
     Turn,
+    TurnError,
     TurnInput,
     TurnOutput,
 )
 
 from .retry import Clock, RetryPolicy, SystemClock
 
-__all__ = ["ATTEMPTS_LOG", "Attempt", "FallbackTurn", "run_attempts"]
+__all__ = ["ATTEMPTS_LOG", "Attempt", "FallbackTurn", "Keep", "run_attempts"]
 
 ATTEMPTS_LOG: Final = "attempts"
 """The key of the attempts record in the `log` effect's data: `{"attempts": {...}}`."""
@@ -50,6 +56,9 @@ _MODEL_ERRORS: Final = (RetryableError, NonRetryableError, ModelError)
 
 RunOne = Callable[[Turn, TurnInput], Awaitable[TurnOutput]]
 """Runs one attempt of one candidate turn (plainly, or streamed)."""
+
+Keep = Callable[[TurnOutput, TurnError], Awaitable[None]]
+"""Carries out a failed attempt's partial output (with the error that ended it) as a turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +73,8 @@ class Attempt:
     message: str
     waited: float | None = None
     """Seconds waited before the next try of the same model (None: none followed)."""
+    kept: bool = False
+    """Whether what it did was kept and the next attempt continued from it."""
 
     def as_json(self) -> dict[str, JsonValue]:
         """The attempt as the attempts record lists it."""
@@ -73,10 +84,12 @@ class Attempt:
             "error": self.error,
             "message": self.message,
             "waited": self.waited,
+            "kept": self.kept,
         }
 
     def __str__(self) -> str:
-        return f"{self.model} try {self.attempt}: {self.error}: {self.message}"
+        kept = " (kept; the next attempt continued from it)" if self.kept else ""
+        return f"{self.model} try {self.attempt}: {self.error}: {self.message}{kept}"
 
 
 class FallbackTurn:
@@ -121,24 +134,31 @@ async def run_attempts(
     randomness: Callable[[], float],
     record: bool,
     run: RunOne | None = None,
+    keep: Keep | None = None,
 ) -> TurnOutput:
     """Run `input` on the first candidate that completes, retrying each within `policy`.
 
     `record` adds the attempts record to the output even when nothing
     failed (a fallback chain says who answered); it is added whenever
     something failed. `run` runs one attempt (default: `turn.execute`).
+    `keep` carries out a failed attempt's partial turn before another
+    attempt follows, which then runs the partial's continuation instead of
+    `input` (None: every attempt runs `input` whole).
 
     Raises:
         The last candidate's error, when every candidate failed; its notes
-        list every failed attempt. An error that is not the model's, at once.
+        list every failed attempt. An error that is not the model's, at once,
+        and so is an error of `keep`.
     """
-    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now())
+    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now(), input, keep)
     last: Exception | None = None
-    for name, turn in candidates:
+    for index, (name, turn) in enumerate(candidates):
         try:
-            output = await attempts.retrying(name, turn, input)
+            output = await attempts.retrying(name, turn)
         except _MODEL_ERRORS as exc:
             last = exc
+            if index + 1 < len(candidates):
+                await attempts.continue_after(exc)
             continue
         if record or attempts.failed:
             output = _recorded(output, name, attempts.failed)
@@ -162,24 +182,40 @@ class _Attempts:
     randomness: Callable[[], float]
     run: RunOne
     started: float
+    input: TurnInput
+    """What the next attempt runs: the dispatch's input, or the last kept partial's continuation."""
+    keep: Keep | None
     failed: list[Attempt] = field(default_factory=list)
 
-    async def retrying(self, name: str, turn: Turn, input: TurnInput) -> TurnOutput:
+    async def retrying(self, name: str, turn: Turn) -> TurnOutput:
         """Run `turn` until it completes, fails for good, or the policy allows no more tries."""
         number = 0
         while True:
             number += 1
             try:
-                return await self.run(turn, input)
+                return await self.run(turn, self.input)
             except RetryableError as exc:
                 wait = self._wait(number, exc)
                 self.failed.append(_attempt(name, number, exc, wait))
                 if wait is None:
                     raise
+                await self.continue_after(exc)
                 await self.clock.sleep(wait)
             except (NonRetryableError, ModelError) as exc:
                 self.failed.append(_attempt(name, number, exc, None))
                 raise
+
+    async def continue_after(self, error: TurnError) -> None:
+        """Before another attempt: keep what the failed one did, and continue from there.
+
+        Nothing to do when the error offers no partial turn or there is no `keep`.
+        """
+        partial = error.partial
+        if partial is None or self.keep is None:
+            return
+        await self.keep(partial.output, error)
+        self.input = partial.continuation
+        self.failed[-1] = replace(self.failed[-1], kept=True)
 
     def _wait(self, number: int, error: RetryableError) -> float | None:
         """Seconds to wait before the next try, or None when the policy allows no more."""

@@ -26,6 +26,7 @@ from layer0 import (
     SignalPayload,
     StateStore,
     Turn,
+    TurnError,
     TurnInput,
     TurnOutput,
     TurnRecord,
@@ -43,7 +44,7 @@ from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .delegation import DelegationAnswerer
 from .dispatcher import Dispatcher
-from .fallback import FallbackTurn, run_attempts
+from .fallback import FallbackTurn, Keep, run_attempts
 from .handoff import handoff_input
 from .placement import Placement
 from .query import answer_query
@@ -362,18 +363,72 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """Run the turn and its effects but the handoff; record it; return output and plan."""
         turn_input = input if recording is None else recording.turn_input()
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
+
+        async def keep(partial: TurnOutput, error: TurnError) -> None:
+            part = None if recording is None else recording.for_part()
+            await self._keep_partial(
+                workflow_id, agent, input, partial, error, chain, granted, part
+            )
+
         try:
-            output = await self._execute(workflow_id, agent, turn_input, chain, answerer)
+            output = await self._execute(workflow_id, agent, turn_input, chain, answerer, keep)
             if recording is not None:
                 output = recording.returned(output)
         except DispatchFailed as exc:
             if recording is not None:
                 await recording.store_failure("failed", exc)
             raise
+        plan = await self._carry_out(workflow_id, agent, input, output, chain, granted, recording)
+        return output, plan
+
+    async def _keep_partial(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        output: TurnOutput,
+        error: TurnError,
+        chain: Chain,
+        granted: EffectPolicy | None,
+        recording: TurnRecording | None,
+    ) -> None:
+        """Carry out what a failed attempt did, as a turn that ended there (`layer0.PartialTurn`).
+
+        `recording` is the whole turn's; the partial turn gets a record of its own.
+
+        Raises:
+            DispatchFailed: the partial turn declares a handoff, which only a turn that
+                finished may (nothing of it is carried out).
+        """
+        if any(isinstance(effect, HandoffEffect) for effect in output.effects):
+            raise DispatchFailed(
+                f"agent {agent!r} in workflow {workflow_id} failed part-way ({error}) and its "
+                "partial turn declares a handoff, which only a finished turn may"
+            ) from error
+        part = None if recording is None else recording.for_part()
+        if part is not None:
+            output = part.returned(output)
+        await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)
+
+    async def _carry_out(
+        self,
+        workflow_id: WorkflowId,
+        agent: AgentId,
+        input: TurnInput,
+        output: TurnOutput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+        recording: TurnRecording | None,
+        error: TurnError | None = None,
+    ) -> EffectPlan | None:
+        """Carry out a turn's effects but the handoff and store its record; return the plan.
+
+        `error` is what ended a partial turn, kept in its record.
+        """
         self._workflows.produced(workflow_id, output)
         # Built as if all goes well, so the store can keep it with the turn's memory
         # effects in one transaction; a failure below replaces it.
-        executed = None if recording is None else recording.record("executed")
+        executed = None if recording is None else recording.record("executed", error)
         try:
             plan, recorded = await self._effects_of(
                 workflow_id, agent, input, output, chain, granted, executed
@@ -388,7 +443,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             raise
         if recording is not None and executed is not None and not recorded:
             await recording.store.record_turn(executed)
-        return output, plan
+        return plan
 
     def _answerer(
         self,
@@ -446,6 +501,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         input: TurnInput,
         chain: Chain,
         answerer: DelegationAnswerer | None,
+        keep: Keep,
     ) -> TurnOutput:
         from neuron_turn import answering  # the loop, only when a turn runs here
 
@@ -467,6 +523,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 randomness=self._randomness,
                 record=isinstance(turn, FallbackTurn),
                 run=attempt,
+                keep=keep,
             )
         except Exception as exc:
             notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))

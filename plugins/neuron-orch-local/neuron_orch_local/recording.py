@@ -100,6 +100,14 @@ class TurnRecording:
         """Return the input to run the turn on: the caller's, asking for the timeline."""
         return request_timeline(self.input)
 
+    def for_part(self) -> TurnRecording:
+        """Return a recording of one part of this turn: the same input and start, nothing else.
+
+        Why: a turn that failed part-way and was kept (`layer0.PartialTurn`) has a record
+        of its own, beside the record of the part that continues it.
+        """
+        return TurnRecording(self.store, self.agent, self.workflow_id, self.input, self.started)
+
     def returned(self, output: TurnOutput) -> TurnOutput:
         """Take the timeline out of the turn's output; return the output without it.
 

@@ -269,9 +269,11 @@ class RunState:
         so turns running at once on one session never overwrite each other.
         """
         effects = list(self.effects)
-        if self.session is not None:
+        new = self.new_messages()
+        # A continuation that a limit ends before its first model call has nothing to append.
+        if self.session is not None and new:
             fail = self.settings.session_conflict == "fail"
-            messages = history_to_json(self.new_messages())
+            messages = history_to_json(new)
             assert isinstance(messages, list)
             append = HistoryAppend(
                 session=self.session,

@@ -393,8 +393,7 @@ class NeuronTurn(Generic[OutT]):
             if run.sink is not None:
                 run.emit(LimitReached(reason))
         except TurnError as exc:
-            # Set even over a partial already there: a delegated turn's error that
-            # reaches this turn is this turn's failure now, and its partial is not ours.
+            # Set even over a partial already there, which another turn's error carried.
             exc.partial = self._partial(run, input, recorder)
             raise
         if reason != AWAITING_APPROVAL:

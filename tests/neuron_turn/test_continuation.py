@@ -1,0 +1,233 @@
+"""A turn that fails after its tools ran offers what it did, and a continuation goes on from it."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import JsonValue
+
+from layer0 import (
+    Content,
+    NonRetryableError,
+    PartialTurn,
+    RetryableError,
+    SessionScope,
+    TurnConfig,
+    TurnError,
+    TurnInput,
+    usd,
+)
+from layer0.testing import InMemoryStore
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import (
+    INTERRUPTED,
+    ContinuationError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    RateLimitError,
+    continuation_input,
+    resume_input,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, appended, ask, call, calls
+
+SESSION = SessionScope(id="s1")
+
+
+class Counter:
+    """A tool with a side effect: it counts how often it ran."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def registry(self) -> ToolRegistry:
+        @tool
+        async def send(text: str) -> str:
+            """Send `text` somewhere, once."""
+            self.runs += 1
+            return f"sent {text}"
+
+        return ToolRegistry([send])
+
+
+def rate_limited() -> RateLimitError:
+    return RateLimitError("429 too many requests", provider="scripted", retry_after=2.0)
+
+
+async def failed(turn: NeuronTurn, input: TurnInput) -> TurnError:
+    with pytest.raises(TurnError) as raised:
+        await turn.execute(input)
+    return raised.value
+
+
+def sender(
+    script: list[object], store: InMemoryStore | None, config: NeuronTurnConfig | None = None
+) -> tuple[NeuronTurn, ScriptedProvider, Counter]:
+    counter = Counter()
+    provider = ScriptedProvider(script)  # type: ignore[arg-type]
+    turn = NeuronTurn(
+        provider,
+        tools=counter.registry(),
+        state=store,
+        config=config or NeuronTurnConfig(model="test-model"),
+    )
+    return turn, provider, counter
+
+
+async def keep(store: InMemoryStore, partial: PartialTurn) -> None:
+    """What an orchestrator does with the partial's history: append it."""
+    await store.append_history(appended(partial.output))
+
+
+async def test_failure_after_a_tool_ran_offers_the_turn_so_far_and_its_continuation() -> None:
+    store = InMemoryStore()
+    script = [calls(call("c1", "send", text="hello"), cost="0.25"), rate_limited()]
+    turn, _, counter = sender(script, store)
+    error = await failed(turn, ask("send hello", session="s1", trace="t-1"))
+
+    assert isinstance(error, RetryableError) and error.retry_after == 2.0
+    partial = error.partial
+    assert partial is not None and counter.runs == 1
+    output = partial.output
+    assert output.exit_reason == INTERRUPTED
+    assert output.metadata.turns_used == 1 and output.metadata.cost == usd("0.25")
+    assert [r.name for r in output.metadata.tools_called] == ["send"]
+    messages = appended(output).messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert "sent hello" in str(messages[2])
+    continuation = partial.continuation
+    assert continuation.session == "s1" and continuation.message.as_text() == ""
+    assert continuation.metadata == {"trace": "t-1", "neuron_turn": {"continue": True}}
+
+
+async def test_continuation_calls_the_model_on_the_kept_history_and_runs_no_tool_again() -> None:
+    store = InMemoryStore()
+    script = [calls(call("c1", "send", text="hello")), rate_limited(), answer("sent it")]
+    turn, provider, counter = sender(script, store)
+    error = await failed(turn, ask("send hello", session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+
+    output = await turn.execute(error.partial.continuation)
+
+    assert output.message.as_text() == "sent it" and output.exit_reason == "complete"
+    assert counter.runs == 1
+    sent = provider.requests[-1].messages
+    assert [(m.role, type(m.content[0]).__name__) for m in sent] == [
+        ("user", "TextPart"),
+        ("assistant", "ToolUsePart"),
+        ("user", "ToolResultPart"),
+    ]
+    # The continuation appends only what it added: the answer.
+    assert [m["role"] for m in appended(output).messages] == ["assistant"]  # type: ignore[index,call-overload]
+    await store.append_history(appended(output))
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
+async def test_failure_before_any_tool_ran_offers_no_partial() -> None:
+    turn, _, _ = sender([rate_limited()], InMemoryStore())
+    error = await failed(turn, ask(session="s1"))
+    assert isinstance(error, RetryableError) and error.partial is None
+
+
+async def test_no_partial_without_a_session_or_a_state_reader_to_continue_from() -> None:
+    script = [calls(call("c1", "send", text="x")), rate_limited()]
+    no_session, _, _ = sender(list(script), InMemoryStore())
+    assert (await failed(no_session, ask())).partial is None
+    no_state, _, _ = sender(list(script), None)
+    assert (await failed(no_state, ask(session="s1"))).partial is None
+
+
+async def test_a_partial_leaves_the_continuation_only_what_the_limits_have_left() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", max_turns=3, max_cost=usd("1.00"))
+    script = [calls(call("c1", "send", text="x"), cost="0.40"), rate_limited()]
+    turn, _, _ = sender(script, store, config)
+    error = await failed(turn, ask(session="s1", config=TurnConfig(max_duration=60_000)))
+    assert error.partial is not None
+    limits = error.partial.continuation.config
+    assert limits is not None
+    assert limits.max_turns == 2 and limits.max_cost == usd("0.60")
+    assert limits.max_duration is not None and 0 < limits.max_duration <= 60_000
+
+
+async def test_a_continuation_with_no_model_call_left_ends_at_max_turns_without_one() -> None:
+    store = InMemoryStore()
+    script = [calls(call("c1", "send", text="x")), rate_limited()]
+    turn, provider, _ = sender(script, store)
+    error = await failed(turn, ask(session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+    spent = error.partial.continuation.model_copy(update={"config": TurnConfig(max_turns=0)})
+
+    output = await turn.execute(spent)
+
+    assert output.exit_reason == "max_turns" and len(provider.requests) == 2
+    assert output.effects == []  # nothing happened, so nothing to append
+
+
+def continuing(**input: object) -> TurnInput:
+    return continuation_input(ask(session="s1")).model_copy(update=input)
+
+
+@pytest.mark.parametrize(
+    ("history", "input", "has_state", "wrong"),
+    [
+        ([], continuing(), True, "has no history"),
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            continuing(),
+            True,
+            "a last message from 'assistant'",
+        ),
+        (
+            [{"role": "user", "content": "hi"}],
+            continuing(message=Content("again")),
+            True,
+            "carries no message",
+        ),
+        ([{"role": "user", "content": "hi"}], continuing(session=None), True, "needs the session"),
+        ([{"role": "user", "content": "hi"}], continuing(), False, "no state reader"),
+    ],
+)
+async def test_a_continuation_with_nothing_to_continue_is_refused_before_any_model_call(
+    history: list[JsonValue], input: TurnInput, has_state: bool, wrong: str
+) -> None:
+    store = InMemoryStore()
+    await store.write(SESSION, "messages", history)
+    turn, provider, _ = sender([answer("never")], store if has_state else None)
+    with pytest.raises(ContinuationError, match=wrong) as raised:
+        await turn.execute(input)
+    assert isinstance(raised.value, NonRetryableError) and provider.requests == []
+
+
+async def test_a_continuation_mark_that_is_not_a_boolean_is_refused() -> None:
+    turn, provider, _ = sender([answer("never")], InMemoryStore())
+    with pytest.raises(ContinuationError, match=r"\['continue'\] must be true or false, not 'yes'"):
+        await turn.execute(ask(session="s1", neuron_turn={"continue": "yes"}))
+    assert provider.requests == []
+
+
+async def test_approval_decisions_and_a_continuation_in_one_input_are_refused() -> None:
+    store = InMemoryStore()
+    await store.write(SESSION, "messages", [{"role": "user", "content": "hi"}])
+    turn, provider, _ = sender([answer("never")], store)
+    resume = resume_input("s1", [])
+    both = resume.model_copy(
+        update={"metadata": {**resume.metadata, "neuron_turn": {"continue": True}}}  # type: ignore[dict-item]
+    )
+    with pytest.raises(ContinuationError, match="not both"):
+        await turn.execute(both)
+    assert provider.requests == []
+
+
+def test_continuation_input_keeps_the_callers_metadata_and_refuses_what_cannot_carry_it() -> None:
+    marked = continuation_input(ask(session="s1", neuron_turn={"pin": True}, trace="t"))
+    assert marked.metadata == {"neuron_turn": {"pin": True, "continue": True}, "trace": "t"}
+    with pytest.raises(ContinuationError, match="without a session"):
+        continuation_input(ask())
+    listed = TurnInput(message="hi", trigger="user", session="s1", metadata=["caller", "data"])
+    with pytest.raises(ContinuationError, match=r"must be an object.*\['caller', 'data'\]"):
+        continuation_input(listed)

@@ -1,0 +1,167 @@
+"""A retry or fallback after tools ran continues the turn: those tools do not run again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from layer0 import DispatchFailed, SessionScope, TurnRecord
+from layer0.testing import InMemoryStore
+from neuron_orch_local import FallbackTurn, LocalOrchestrator, RetryPolicy
+from neuron_state_sqlite import SqliteStore
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import (
+    INTERRUPTED,
+    NeuronTurn,
+    ProviderAuthenticationError,
+    RateLimitError,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ..provider_anthropic._support import FakeApi, error_body, message_json, reply
+from ._doubles import user
+from .test_retries import FakeClock, attempts_record
+
+SESSION = SessionScope(id="s1")
+
+
+class Outbox:
+    """A tool with a side effect that must happen once: it counts the messages it sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def tools(self) -> ToolRegistry:
+        @tool
+        async def send(text: str) -> str:
+            """Send `text`."""
+            self.sent.append(text)
+            return f"sent {text!r}"
+
+        return ToolRegistry([send])
+
+
+def asks_to_send(text: str) -> object:
+    return reply(
+        message_json(
+            [{"type": "tool_use", "id": "toolu_01", "name": "send", "input": {"text": text}}],
+            stop_reason="tool_use",
+        )
+    )
+
+
+def rate_limited(seconds: str) -> object:
+    body = error_body("rate_limit_error", "Number of requests has exceeded your rate limit")
+    return reply(body, status=429, headers={"retry-after": seconds})
+
+
+async def records(store: SqliteStore) -> list[TurnRecord]:
+    found = []
+    for summary in reversed(await store.turn_summaries()):
+        record = await store.turn_record(summary.turn_id)
+        assert record is not None
+        found.append(record)
+    return found
+
+
+async def test_a_429_after_a_tool_ran_is_retried_from_there_and_the_tool_runs_once(
+    tmp_path: Path,
+) -> None:
+    api = FakeApi(asks_to_send("hello"), rate_limited("5"), reply())
+    outbox, clock = Outbox(), FakeClock()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(api.provider(), tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store, clock=clock)
+
+        result = await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+        assert result.message.as_text() == "Hello." and outbox.sent == ["hello"]
+        assert clock.sleeps == [5.0]
+        # The retry asked the model to go on from the tool's result, with the message once.
+        assert [
+            (m["role"], [b.get("type") for b in m["content"]]) for m in api.bodies[2]["messages"]
+        ] == [("user", ["text"]), ("assistant", ["tool_use"]), ("user", ["tool_result"])]
+        failure = attempts_record(result)["failures"][0]  # type: ignore[index]
+        assert failure["error"] == "RetryableError" and failure["kept"] is True
+        history = await store.read(SESSION, "messages")
+        assert isinstance(history, list)
+        assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+        kept, finished = await records(store)
+    assert kept.output is not None and kept.output.exit_reason == INTERRUPTED
+    assert kept.status == "executed" and kept.error is not None
+    assert kept.error.startswith("RetryableError: ") and "429" in kept.error
+    assert [t.name for t in kept.output.metadata.tools_called] == ["send"]
+    assert finished.output is not None and finished.output.exit_reason == "complete"
+    assert finished.output.metadata.tools_called == [] and finished.error is None
+
+
+async def test_a_fallback_model_continues_from_the_tools_the_failed_model_ran() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    first = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            ProviderAuthenticationError("invalid x-api-key", provider="first"),
+        ]
+    )
+    second = ScriptedProvider([text_response("Sent.")])
+    agent = FallbackTurn(
+        {
+            "first:model": NeuronTurn(first, tools=outbox.tools(), state=store),
+            "second:model": NeuronTurn(second, tools=outbox.tools(), state=store),
+        }
+    )
+    orchestrator = LocalOrchestrator({"main": agent}, store)
+
+    result = await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+    assert result.message.as_text() == "Sent." and outbox.sent == ["hello"]
+    (request,) = second.requests
+    assert [m.role for m in request.messages] == ["user", "assistant", "user"]
+    assert isinstance(request.messages[2].content[0], ToolResultPart)
+    record = attempts_record(result)
+    assert record["answered_by"] == "second:model"
+    assert [f["kept"] for f in record["failures"]] == [True]  # type: ignore[index,union-attr]
+
+
+async def test_when_retries_run_out_the_dispatch_fails_with_what_was_kept_before() -> None:
+    outbox, store, clock = Outbox(), InMemoryStore(), FakeClock()
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            RateLimitError("429", provider="scripted"),
+            RateLimitError("429", provider="scripted"),
+        ]
+    )
+    turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
+    policy = RetryPolicy(max_attempts=2, initial_interval=100)
+    orchestrator = LocalOrchestrator({"main": turn}, store, retry=policy, clock=clock)
+
+    with pytest.raises(DispatchFailed, match="RetryableError"):
+        await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+    assert outbox.sent == ["hello"] and len(provider.requests) == 3
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+
+
+async def test_a_turn_without_a_session_has_nowhere_to_keep_its_part_and_is_retried_whole() -> None:
+    outbox = Outbox()
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            RateLimitError("429", provider="scripted"),
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            text_response("Sent."),
+        ]
+    )
+    turn = NeuronTurn(provider, tools=outbox.tools(), state=InMemoryStore())
+    orchestrator = LocalOrchestrator({"main": turn}, InMemoryStore(), clock=FakeClock())
+
+    result = await orchestrator.dispatch("main", user("send hello"))
+
+    assert result.message.as_text() == "Sent." and outbox.sent == ["hello", "hello"]
+    assert attempts_record(result)["failures"][0]["kept"] is False  # type: ignore[index]

@@ -24,10 +24,13 @@ from layer0 import (
     AgentId,
     EffectPolicy,
     EffectRefused,
+    HandoffEffect,
     HistoryConflict,
+    RetryableError,
     SerializationError,
     StateStore,
     Turn,
+    TurnError,
     TurnOutput,
     WorkflowId,
 )
@@ -48,7 +51,14 @@ from ._failures import application_error
 from ._plan import check_effects
 from ._progress import execute_reporting
 from .ledger import apply_once
-from .messages import CustomRequest, Delegation, MemoryRequest, TurnRequest, TurnResult
+from .messages import (
+    CustomRequest,
+    Delegation,
+    Interruption,
+    MemoryRequest,
+    TurnRequest,
+    TurnResult,
+)
 from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
 
 __all__ = ["AgentActivities"]
@@ -123,7 +133,10 @@ class AgentActivities:
         grant, for the turn a dispatch starts with): a turn with one outside
         fails the dispatch with `EffectRefused`, for good, and none of its
         effects run. Returns the output, or with `request.answered` a
-        `TurnResult` that also names the delegations the turn waited on.
+        `TurnResult` that also names the delegations the turn waited on. With
+        `request.continues`, a turn that fails part-way with a `RetryableError`
+        that Temporal would retry returns its partial output instead, with an
+        `Interruption` saying how it goes on (see `layer0.PartialTurn`).
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
@@ -139,12 +152,19 @@ class AgentActivities:
                 else self._policies.get(request.agent, self._default_policy)
             )
             answered: list[Delegation] = []
+            interrupted: tuple[Interruption, TurnError] | None = None
             with self._answering(request, policy, answered):
                 if request.progress:
                     running = execute_reporting(turn, turn_input, request.workflow_id)
                 else:
                     running = turn.execute(turn_input)
-                output = await _heartbeating(running)
+                try:
+                    output = await _heartbeating(running)
+                except TurnError as exc:
+                    interruption = _interruption(exc, request)
+                    if interruption is None or exc.partial is None:
+                        raise
+                    output, interrupted = exc.partial.output, (interruption, exc)
             if recording is not None:
                 output = recording.returned(output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
@@ -161,9 +181,13 @@ class AgentActivities:
                 await recording.store_failure("refused" if refused else "failed", exc)
             raise application_error(exc) from exc
         if recording is not None:
-            await recording.store_as("accepted")
+            await recording.store_as("accepted", None if interrupted is None else interrupted[1])
         if request.answered:
-            return TurnResult(output=output, delegations=tuple(answered))
+            return TurnResult(
+                output=output,
+                delegations=tuple(answered),
+                interrupted=None if interrupted is None else interrupted[0],
+            )
         return output
 
     @activity.defn(name=APPLY_MEMORY)
@@ -238,6 +262,34 @@ def _placed(
             )
             raise TypeError(f"environments[{name!r}] is not a Placement: {placement!r}{hint}")
     return dict(environments)
+
+
+def _interruption(exc: TurnError, request: TurnRequest) -> Interruption | None:
+    """What the workflow gets instead of a failure: a partial turn that a retry would follow.
+
+    None (fail as before, and the turn is retried whole or not at all) when the
+    workflow cannot take one, the error offers none, is not retried, or was the
+    last attempt, or when the partial turn declares a handoff (only a finished one may).
+    """
+    partial = exc.partial
+    if not (request.continues and request.answered) or partial is None:
+        return None
+    if not isinstance(exc, RetryableError):
+        return None
+    if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
+        return None
+    info = activity.info()
+    limit = 0 if info.retry_policy is None else info.retry_policy.maximum_attempts
+    if limit and info.attempt >= limit:
+        return None
+    retry_after = None if exc.retry_after is None else round(exc.retry_after * 1000)
+    return Interruption(
+        continuation=partial.continuation,
+        error=type(exc).__name__,
+        message=str(exc),
+        retry_after_ms=retry_after,
+        attempts=info.attempt,
+    )
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:

@@ -30,6 +30,7 @@ __all__ = [
     "Delegation",
     "DispatchResult",
     "IndexedMemoryEffect",
+    "Interruption",
     "MemoryEffect",
     "MemoryRequest",
     "TurnRequest",
@@ -86,6 +87,11 @@ class TurnRequest(_Message):
     answered: bool = False
     """Return a `TurnResult` naming the delegations the turn waited on (False: the output
     alone, as a workflow started before this field existed expects)."""
+    continues: bool = False
+    """Return a turn that failed part-way and would be retried as its partial output with an
+    `Interruption`, for the workflow to carry out and continue (False: fail the activity,
+    and Temporal runs the turn again whole, as a workflow started before this field
+    existed expects). Only with `answered`."""
 
 
 class IndexedMemoryEffect(_Message):
@@ -122,6 +128,21 @@ class Delegation(_Message):
     output: TurnOutput
 
 
+class Interruption(_Message):
+    """Why a turn's output is partial, and how it goes on (see `layer0.PartialTurn`)."""
+
+    continuation: TurnInput
+    """The input that continues the turn once the partial output's effects are carried out."""
+    error: str
+    """The class name of the layer0 error that ended this part (`RetryableError`)."""
+    message: str
+    """Its message."""
+    retry_after_ms: int | None = None
+    """The wait the provider asked for, if it did."""
+    attempts: int
+    """The activity's attempts for this part, the failed one included."""
+
+
 class TurnResult(_Message):
     """What the turn activity returns when asked (`TurnRequest.answered`)."""
 
@@ -129,6 +150,8 @@ class TurnResult(_Message):
     delegations: tuple[Delegation, ...] = ()
     """The delegations the turn waited on (its `delegate` calls answered with their
     agents' outputs), in the order they finished."""
+    interrupted: Interruption | None = None
+    """Set when `output` is a partial turn to carry out and continue (`TurnRequest.continues`)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -20,6 +20,11 @@ effects the turn declared, in declaration order as neuron-orch-local does:
 - `handoff`: last, a child workflow (`<workflow>/t<turn>/h-<agent>`) whose
   output becomes this workflow's; signals to this workflow go on to it.
 
+A turn that fails after some of its tools ran, with an error Temporal would
+retry, comes back as its partial output (`layer0.PartialTurn`): its effects
+are carried out as above, and after the retry's wait its continuation runs
+as the next turn, so the tools that ran do not run again.
+
 A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
 open: the next signal starts another turn of the same agent. A turn exiting
 `{"custom": "awaiting_approval"}` keeps it open too, until the `decide`
@@ -36,7 +41,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Final
 
 from temporalio import workflow
@@ -74,7 +80,7 @@ with workflow.unsafe.imports_passed_through():
         resume_input,
     )
 
-    from ._failures import workflow_failure
+    from ._failures import FailureInfo, workflow_failure
     from ._query import WorkflowView
     from .approvals import (
         AwaitingApproval,
@@ -90,6 +96,7 @@ with workflow.unsafe.imports_passed_through():
         Delegation,
         DispatchResult,
         IndexedMemoryEffect,
+        Interruption,
         MemoryRequest,
         TurnRequest,
         TurnResult,
@@ -115,6 +122,8 @@ __all__ = ["AgentWorkflow"]
 _AWAITING: Final = CustomExit(name=AWAIT_SIGNAL)
 _LISTS_ANSWERED: Final = "lists-answered-delegations"
 """The patch after which a turn's answered delegations are listed with the declared ones."""
+_CONTINUES: Final = "continues-interrupted-turns"
+"""The patch after which a turn that failed part-way is carried out and continued."""
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -231,9 +240,9 @@ class AgentWorkflow:
         granted = self._granted
         while True:
             self._view.route.append(agent)
-            output = await self._turn(agent, turn_input, chain, granted, turn)
-            self._view.output = output
-            handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            output, turn, handoff = await self._carried_turn(
+                agent, turn_input, chain, granted, turn
+            )
             if handoff is not None:
                 await self._follow(handoff, turn_input, agent=agent, turn=turn)
                 return
@@ -282,6 +291,35 @@ class AgentWorkflow:
         decided, self._waiting, self._decided = self._decided, None, None
         return timed_out(waiting) if decided is None else decided.decisions
 
+    async def _carried_turn(
+        self,
+        agent: AgentId,
+        turn_input: TurnInput,
+        chain: Chain,
+        granted: EffectPolicy | None,
+        turn: int,
+    ) -> tuple[TurnOutput, int, tuple[HandoffEffect, Chain] | None]:
+        """Run a turn and carry out its effects; while it fails part-way, continue it.
+
+        Each part that failed after its tools ran is carried out like a finished turn
+        (its history, its effects), then its continuation runs as the next turn
+        number after the wait a retry would have had, within the attempts and total
+        time the policy gives the turn. Returns the last part's output and number,
+        and its handoff.
+        """
+        tries = _Tries(self._policy, workflow.now())
+        while True:
+            result = await self._turn(agent, turn_input, chain, granted, turn, tries)
+            output = result.output
+            self._view.output = output
+            handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            interruption = result.interrupted
+            if interruption is None:
+                return output, turn, handoff
+            where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
+            await workflow.sleep(tries.wait(interruption, f"{where} (route: {chain.route()})"))
+            turn_input, turn = interruption.continuation, turn + 1
+
     async def _turn(
         self,
         agent: AgentId,
@@ -289,10 +327,13 @@ class AgentWorkflow:
         chain: Chain,
         granted: EffectPolicy | None,
         turn: int,
-    ) -> TurnOutput:
+        tries: _Tries,
+    ) -> TurnResult:
         policy = self._policy
         # Workflows started before answered delegations were listed replay as they ran.
         answered = workflow.patched(_LISTS_ANSWERED)
+        # And those started before interrupted turns were continued run them again whole.
+        continues = answered and workflow.patched(_CONTINUES)
         request = TurnRequest(
             workflow_id=self._view.workflow_id,
             agent=agent,
@@ -304,6 +345,7 @@ class AgentWorkflow:
             policy=policy,
             turn=turn,
             answered=answered,
+            continues=continues,
         )
         try:
             result: TurnOutput | TurnResult = await workflow.execute_activity(
@@ -311,19 +353,17 @@ class AgentWorkflow:
                 request,
                 result_type=TurnResult if answered else TurnOutput,
                 start_to_close_timeout=_ms(policy.start_to_close),
-                schedule_to_close_timeout=(
-                    None if policy.max_total is None else _ms(policy.max_total)
-                ),
+                schedule_to_close_timeout=tries.time_left(),
                 heartbeat_timeout=_ms(policy.heartbeat),
-                retry_policy=_retry(policy),
+                retry_policy=_retry(policy, tries.attempts_left()),
             )
         except ActivityError as exc:
             where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
             raise workflow_failure(exc, context=f"{where} (route: {chain.route()})") from None
         if isinstance(result, TurnOutput):
-            return result
+            return TurnResult(output=result)
         self._view.delegations.extend(result.delegations)
-        return result.output
+        return result
 
     async def _effects(
         self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain
@@ -492,10 +532,54 @@ def _ms(value: int) -> timedelta:
     return timedelta(milliseconds=value)
 
 
-def _retry(policy: TurnPolicy) -> RetryPolicy:
+def _retry(policy: TurnPolicy, attempts: int | None = None) -> RetryPolicy:
     return RetryPolicy(
         initial_interval=_ms(policy.initial_interval),
         backoff_coefficient=float(policy.backoff),
         maximum_interval=_ms(policy.max_interval),
-        maximum_attempts=policy.max_attempts,
+        maximum_attempts=policy.max_attempts if attempts is None else attempts,
     )
+
+
+@dataclass(slots=True)
+class _Tries:
+    """The attempts and the total time a turn's parts share (`TurnPolicy`), on workflow time."""
+
+    policy: TurnPolicy
+    started: datetime
+    used: int = 0
+    """Attempts the parts carried out so far took."""
+
+    def attempts_left(self) -> int:
+        """The next part's attempts: what the earlier parts left of `max_attempts`."""
+        return self.policy.max_attempts - self.used
+
+    def time_left(self) -> timedelta | None:
+        """The next part's schedule-to-close timeout: what is left of `max_total`."""
+        total = self.policy.max_total
+        return None if total is None else _ms(total) - (workflow.now() - self.started)
+
+    def wait(self, interruption: Interruption, context: str) -> timedelta:
+        """Count the interrupted part's attempts; return the wait before its continuation.
+
+        The wait is the provider's `retry_after` if it gave one, else the policy's
+        backoff, as Temporal's own retry would wait.
+
+        Raises:
+            ApplicationError: the wait would end past `max_total`: the turn fails with
+                the part's error, as a retry Temporal could not start would.
+        """
+        self.used += interruption.attempts
+        if interruption.retry_after_ms is not None:
+            wait = _ms(interruption.retry_after_ms)
+        else:
+            seconds = self.policy.wait(self.used, None, 0.0)
+            assert seconds is not None  # only a retry_after can be refused
+            wait = timedelta(seconds=seconds)
+        left = self.time_left()
+        if left is not None and wait >= left:
+            info = FailureInfo(context=context, retry_after_ms=interruption.retry_after_ms)
+            raise ApplicationError(
+                interruption.message, info, type=interruption.error, non_retryable=True
+            )
+        return wait

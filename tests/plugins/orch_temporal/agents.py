@@ -30,6 +30,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     ProviderRequest,
     ProviderResponse,
+    RateLimitError,
     TextPart,
     TokenUsage,
     ToolResultPart,
@@ -188,6 +189,29 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
         effect_policy=EffectPolicy.everything(),
         approval=ApprovalPolicy.of(["delete_*"]),
     )
+    return NeuronTurn(
+        FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
+    )
+
+
+def rate_limited_agent(
+    tool_log: Path, *, state: StateReader | None, fail: int = 1, retry_after: float = 0.05
+) -> NeuronTurn:
+    """Reads a file, then is rate limited `fail` times, then answers with what it read.
+
+    The tool appends a line to `tool_log` when it runs, so a test counts the runs.
+    """
+    failures = [fail]
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        if not any(isinstance(p, ToolResultPart) for m in request.messages for p in m.content):
+            return tool_call_response(ToolUsePart("c1", "read_file", {"path": "notes.txt"}))
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise RateLimitError("429 rate limited", provider="fn", retry_after=retry_after)
+        return text_response(f"read it; {len(request.messages)} messages", cost=COST)
+
+    config = NeuronTurnConfig(model="fn")
     return NeuronTurn(
         FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
     )

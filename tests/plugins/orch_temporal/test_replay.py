@@ -26,7 +26,14 @@ from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestr
 from neuron_turn import Decision, MissingDecisionError
 
 from ._changed_workflow import ChangedWorkflow
-from .agents import WaiterTurn, cleaner_agent, handoff_agents, planner_agents, sender_agent
+from .agents import (
+    WaiterTurn,
+    cleaner_agent,
+    handoff_agents,
+    planner_agents,
+    rate_limited_agent,
+    sender_agent,
+)
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -62,8 +69,15 @@ async def approval(orchestrator: TemporalOrchestrator) -> str:
     return (await orchestrator.decide("rp-approval", [Decision.approve("c2")])).workflow_id
 
 
+async def continued(orchestrator: TemporalOrchestrator) -> str:
+    # Rate limited once after its tool ran: the turn's first part is kept, then continued.
+    result = await orchestrator.run("reader", task("read"), workflow_id="rp-continued")
+    return result.workflow_id
+
+
 SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
     "approval": approval,
+    "continued": continued,
     "planner": planner,
     "handoff": handoff,
     "waiter": waiter,
@@ -78,6 +92,7 @@ async def history_of(env: WorkflowEnvironment, name: str) -> WorkflowHistory:
         "waiter": WaiterTurn(),
         "sender": sender_agent(),
         "cleaner": cleaner_agent(Path(os.devnull), state=store),
+        "reader": rate_limited_agent(Path(os.devnull), state=store),
     }
     async with hosting(env, agents, store) as orchestrator:
         with env.auto_time_skipping_disabled():

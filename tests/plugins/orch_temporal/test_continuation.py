@@ -1,0 +1,58 @@
+"""A turn that fails after its tools ran is continued by the workflow: its tools run once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import DispatchFailed, RetryableError, SessionScope, TurnInput
+from layer0.testing import InMemoryStore
+
+from .agents import rate_limited_agent
+from .conftest import FAST, hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SESSION = SessionScope(id="s1")
+
+
+def task(text: str) -> TurnInput:
+    return TurnInput(message=text, trigger="user", session="s1")
+
+
+async def test_a_429_after_a_tool_ran_is_continued_and_the_tool_runs_once(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = rate_limited_agent(tool_log, state=store, retry_after=30.0)
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        started = await env.get_current_time()
+        result = await orchestrator.run("reader", task("read notes"), workflow_id="cont-1")
+        waited = await env.get_current_time() - started
+
+    # The model was called on the kept history: the user's message once, the call, its result.
+    assert result.output.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    assert waited.total_seconds() >= 30  # the provider's retry-after, on the server's clock
+    assert result.route == ("reader",)
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
+async def test_when_attempts_run_out_the_continued_turn_fails_keeping_its_first_part(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = rate_limited_agent(tool_log, state=store, fail=FAST.max_attempts)
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        with pytest.raises(DispatchFailed, match="429 rate limited") as raised:
+            await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-2")
+
+    assert isinstance(raised.value.__cause__, RetryableError)
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]

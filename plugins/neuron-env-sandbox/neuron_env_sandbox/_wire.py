@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any, Final, cast
 
 from moneyed import Money
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 import layer0.errors
 import neuron_turn
@@ -121,14 +121,25 @@ def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
 
 
 def encode_error(error: BaseException) -> dict[str, JsonValue]:
-    """Return `error`'s class name, message and `retry_after` (the message only, no traceback)."""
+    """Return `error`'s class name, message and `retry_after` (the message only, no traceback).
+
+    A turn's error that says what the turn did first (`layer0.TurnError.partial`)
+    carries it too, so the parent's orchestrator can keep it and continue.
+    """
     retry_after = getattr(error, "retry_after", None)
     message = error.message if isinstance(error, ProviderError) else str(error)
-    return {
+    encoded: dict[str, JsonValue] = {
         "type": type(error).__name__,
         "message": message,
         "retry_after": retry_after if isinstance(retry_after, int | float) else None,
     }
+    partial = error.partial if isinstance(error, layer0.TurnError) else None
+    if partial is not None:
+        encoded["partial"] = {
+            "output": partial.output.model_dump(mode="json"),
+            "continuation": partial.continuation.model_dump(mode="json"),
+        }
+    return encoded
 
 
 def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Exception:
@@ -140,15 +151,34 @@ def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Excep
     if name in _PROVIDER_ERRORS:
         return _PROVIDER_ERRORS[name](message, retry_after=retry_after)
     if name == "RetryableError":
-        return layer0.RetryableError(message, retry_after=retry_after)
+        return _with_partial(layer0.RetryableError(message, retry_after=retry_after), data)
     layer0_cls = getattr(layer0.errors, name, None)
     if (
         isinstance(layer0_cls, type)
         and issubclass(layer0_cls, layer0.TurnError)
         and layer0_cls is not layer0.ToolExecutionError
     ):
-        return layer0_cls(message)
+        return _with_partial(layer0_cls(message), data)
     return fallback(f"{name}: {message}" if name else message)
+
+
+def _with_partial(error: layer0.TurnError, data: Mapping[str, Any]) -> layer0.TurnError:
+    """Return `error` with the partial turn `encode_error` sent, if any.
+
+    One that does not read is noted on the error and left out: the orchestrator
+    then runs the turn again whole.
+    """
+    partial = data.get("partial")
+    if partial is None:
+        return error
+    try:
+        error.partial = layer0.PartialTurn(
+            layer0.TurnOutput.model_validate(partial["output"]),
+            layer0.TurnInput.model_validate(partial["continuation"]),
+        )
+    except (KeyError, TypeError, ValidationError) as exc:
+        error.add_note(f"the partial turn the child sent does not read: {exc}")
+    return error
 
 
 def _message(message: ProviderMessage) -> dict[str, JsonValue]:

@@ -15,6 +15,7 @@ from layer0 import (
     EnvVarInjection,
     NetworkAction,
     NetworkPolicy,
+    RetryableError,
     SessionScope,
     TurnInput,
 )
@@ -29,6 +30,8 @@ from neuron_env_sandbox import (
     UnsupportedSpecError,
 )
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import INTERRUPTED, RateLimitError, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, tool_call_response
 
 from ._helpers import RECIPE, call_tool, running, scripted
 
@@ -86,6 +89,28 @@ async def test_the_child_reads_its_sessions_history_through_the_parent(tmp_path:
     # The turn's messages are declared as an effect, for the orchestrator to append.
     assert [effect.type for effect in call.output.effects] == ["custom"]
     assert call.output.effects[0].effect_type == "append_history"  # type: ignore[union-attr]
+
+
+async def test_a_turn_failing_after_its_tool_ran_in_the_child_hands_back_what_it_did(
+    tmp_path: Path,
+) -> None:
+    call = ToolUsePart(id="call-1", name="read_env", input={"name": "MODE"})
+    limited = RateLimitError("429 slow down", provider="scripted", retry_after=3.0)
+    provider = ScriptedProvider([tool_call_response(call), limited])
+    recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
+    async with SqliteStore(tmp_path / "state.db") as store:
+        environment = ProcessEnvironment(recipe, provider=provider, state=store)
+        turn_input = TurnInput(message="go", trigger="user", session="s1")
+        with pytest.raises(RetryableError) as caught:
+            await environment.run(turn_input, EnvironmentSpec())
+
+    # The orchestrator in the parent can keep the part the child did and continue it.
+    assert caught.value.retry_after == 3.0
+    partial = caught.value.partial
+    assert partial is not None and partial.output.exit_reason == INTERRUPTED
+    assert [t.name for t in partial.output.metadata.tools_called] == ["read_env"]
+    assert partial.continuation.session == "s1"
+    assert partial.continuation.metadata == {"neuron_turn": {"continue": True}}
 
 
 async def test_a_detached_grandchild_does_not_outlive_a_cancelled_run() -> None:

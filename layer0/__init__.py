@@ -117,7 +117,7 @@ if TYPE_CHECKING:
     from .money import Cost, usd
     from .money import Cost as Decimal
     from .orchestrator import Orchestrator
-    from .partial_turn import PartialTurn
+    from .partial_turn import PartialTurn, continues_partial_turns
     from .query import QueryPayload
     from .refusal import effect_refusal
     from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
@@ -280,7 +280,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "usd",
     ),
     ".orchestrator": ("Orchestrator",),
-    ".partial_turn": ("PartialTurn",),
+    ".partial_turn": ("PartialTurn", "continues_partial_turns"),
     ".query": ("QueryPayload",),
     ".refusal": ("effect_refusal",),
     ".scope": (
@@ -471,6 +471,7 @@ __all__ = [
     "WorkflowScope",
     "WriteFailed",
     "WriteMemoryEffect",
+    "continues_partial_turns",
     "effect_refusal",
     "request_timeline",
     "scope_text",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .turn_input import TurnInput
 from .turn_output import TurnOutput
 
-__all__ = ["PartialTurn"]
+__all__ = ["PartialTurn", "continues_partial_turns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +22,23 @@ class PartialTurn:
     tools that ran, which do not run twice. An orchestrator that ignores it
     retries the whole turn, as it would without it. Python only: errors are
     not wire types, but both halves are.
+
+    Only a turn that says it reads continuations (`continues_partial_turns`)
+    is given one: another model's turn in a fallback chain that does not
+    gets the original input.
     """
 
     output: TurnOutput
     """The turn as far as it got, ended there (NeuronTurn: exit `{"custom": "interrupted"}`)."""
     continuation: TurnInput
     """The input that continues the turn once `output` is carried out."""
+
+
+def continues_partial_turns(turn: object) -> bool:
+    """Whether `turn` runs the continuations partial turns hand on.
+
+    A `Turn` says so with the class attribute `continues_partial_turns = True`
+    (NeuronTurn does); one that does not would take a continuation, whose
+    message is empty, for an empty question.
+    """
+    return getattr(turn, "continues_partial_turns", False) is True

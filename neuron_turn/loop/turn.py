@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final, Generic, cast
+from typing import Any, ClassVar, Final, Generic, cast
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
@@ -145,6 +145,9 @@ class NeuronTurn(Generic[OutT]):
     concurrently. With `output_type` a turn ends only when the model's answer
     validates against it; `output_value(output)` returns it typed (`OutT`).
     """
+
+    continues_partial_turns: ClassVar[bool] = True
+    """It runs the continuations of the partial turns it hands on (`layer0.PartialTurn`)."""
 
     def __init__(
         self,

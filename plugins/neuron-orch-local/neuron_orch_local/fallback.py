@@ -20,7 +20,9 @@ model, the orchestrator carries out what it did as a turn that ended there
 run again. An attempt that offers no partial (no tool ran, no session to
 keep it in, another Turn) is run again whole: its tools, if any, run again,
 while its effects never took place (they are carried out only for a turn
-that completes or is kept).
+that completes or is kept). A model's turn that does not read
+continuations (`layer0.continues_partial_turns`) is given the dispatch's
+input.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from layer0 import (
     TurnError,
     TurnInput,
     TurnOutput,
+    continues_partial_turns,
 )
 
 from .retry import Clock, RetryPolicy, SystemClock
@@ -182,10 +185,15 @@ class _Attempts:
     randomness: Callable[[], float]
     run: RunOne
     started: float
-    input: TurnInput
-    """What the next attempt runs: the dispatch's input, or the last kept partial's continuation."""
+    original: TurnInput
+    """The dispatch's input."""
     keep: Keep | None
+    input: TurnInput = field(init=False)
+    """What the next attempt runs: `original`, or the last kept partial's continuation."""
     failed: list[Attempt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.input = self.original
 
     async def retrying(self, name: str, turn: Turn) -> TurnOutput:
         """Run `turn` until it completes, fails for good, or the policy allows no more tries."""
@@ -193,7 +201,7 @@ class _Attempts:
         while True:
             number += 1
             try:
-                return await self.run(turn, self.input)
+                return await self.run(turn, self._input_for(turn))
             except RetryableError as exc:
                 wait = self._wait(number, exc)
                 self.failed.append(_attempt(name, number, exc, wait))
@@ -216,6 +224,10 @@ class _Attempts:
         await self.keep(partial.output, error)
         self.input = partial.continuation
         self.failed[-1] = replace(self.failed[-1], kept=True)
+
+    def _input_for(self, turn: Turn) -> TurnInput:
+        """The continuation, for a turn that reads one; the dispatch's input otherwise."""
+        return self.input if continues_partial_turns(turn) else self.original
 
     def _wait(self, number: int, error: RetryableError) -> float | None:
         """Seconds to wait before the next try, or None when the policy allows no more."""

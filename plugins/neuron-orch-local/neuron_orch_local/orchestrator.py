@@ -365,9 +365,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
 
         async def keep(partial: TurnOutput, error: TurnError) -> None:
-            part = None if recording is None else recording.for_part()
             await self._keep_partial(
-                workflow_id, agent, input, partial, error, chain, granted, part
+                workflow_id, agent, input, partial, error, chain, granted, recording
             )
 
         try:
@@ -405,7 +404,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 f"agent {agent!r} in workflow {workflow_id} failed part-way ({error}) and its "
                 "partial turn declares a handoff, which only a finished turn may"
             ) from error
-        part = None if recording is None else recording.for_part()
+        part = None if recording is None else recording.split()
         if part is not None:
             output = part.returned(output)
         await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)

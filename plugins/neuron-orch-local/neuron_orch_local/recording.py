@@ -93,20 +93,21 @@ class TurnRecording:
             keeps_records = isinstance(store, TurnRecordStore)
         if not keeps_records:
             return None
-        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-        return cls(cast(TurnRecordStore, store), agent, workflow_id, input, now)
+        return cls(cast(TurnRecordStore, store), agent, workflow_id, input, _now())
 
     def turn_input(self) -> TurnInput:
         """Return the input to run the turn on: the caller's, asking for the timeline."""
         return request_timeline(self.input)
 
-    def for_part(self) -> TurnRecording:
-        """Return a recording of one part of this turn: the same input and start, nothing else.
+    def split(self) -> TurnRecording:
+        """Return a recording of the turn's part so far (from this one's start); restart this one.
 
         Why: a turn that failed part-way and was kept (`layer0.PartialTurn`) has a record
-        of its own, beside the record of the part that continues it.
+        of its own, and the part that continues it a record starting when it starts.
         """
-        return TurnRecording(self.store, self.agent, self.workflow_id, self.input, self.started)
+        part = TurnRecording(self.store, self.agent, self.workflow_id, self.input, self.started)
+        self.started = _now()
+        return part
 
     def returned(self, output: TurnOutput) -> TurnOutput:
         """Take the timeline out of the turn's output; return the output without it.
@@ -167,3 +168,8 @@ class TurnRecording:
                 if isinstance(turn_id, str) and turn_id:
                     return turn_id
         return uuid.uuid4().hex
+
+
+def _now() -> str:
+    """The time now as a record's `started` holds it."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")

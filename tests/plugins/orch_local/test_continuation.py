@@ -22,7 +22,7 @@ from neuron_turn import (
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ..provider_anthropic._support import FakeApi, error_body, message_json, reply
-from ._doubles import user
+from ._doubles import ScriptTurn, user
 from .test_retries import FakeClock, attempts_record
 
 SESSION = SessionScope(id="s1")
@@ -59,12 +59,13 @@ def rate_limited(seconds: str) -> object:
 
 
 async def records(store: SqliteStore) -> list[TurnRecord]:
+    """The turns recorded, the kept part first (both may start in the same millisecond)."""
     found = []
-    for summary in reversed(await store.turn_summaries()):
+    for summary in await store.turn_summaries():
         record = await store.turn_record(summary.turn_id)
-        assert record is not None
+        assert record is not None and record.output is not None
         found.append(record)
-    return found
+    return sorted(found, key=lambda r: r.output.exit_reason != INTERRUPTED)  # type: ignore[union-attr]
 
 
 async def test_a_429_after_a_tool_ran_is_retried_from_there_and_the_tool_runs_once(
@@ -96,6 +97,7 @@ async def test_a_429_after_a_tool_ran_is_retried_from_there_and_the_tool_runs_on
     assert [t.name for t in kept.output.metadata.tools_called] == ["send"]
     assert finished.output is not None and finished.output.exit_reason == "complete"
     assert finished.output.metadata.tools_called == [] and finished.error is None
+    assert kept.started <= finished.started
 
 
 async def test_a_fallback_model_continues_from_the_tools_the_failed_model_ran() -> None:
@@ -165,3 +167,24 @@ async def test_a_turn_without_a_session_has_nowhere_to_keep_its_part_and_is_retr
 
     assert result.message.as_text() == "Sent." and outbox.sent == ["hello", "hello"]
     assert attempts_record(result)["failures"][0]["kept"] is False  # type: ignore[index]
+
+
+async def test_a_fallback_turn_that_reads_no_continuation_gets_the_dispatchs_input() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    first = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            ProviderAuthenticationError("invalid x-api-key", provider="first"),
+        ]
+    )
+    other = ScriptTurn(reply="answered by a turn of another kind")
+    agent = FallbackTurn(
+        {"first:model": NeuronTurn(first, tools=outbox.tools(), state=store), "other": other}
+    )
+    orchestrator = LocalOrchestrator({"main": agent}, store)
+
+    result = await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+    assert result.message.as_text() == "answered by a turn of another kind"
+    (given,) = other.inputs
+    assert given.message.as_text() == "send hello" and given.metadata is None

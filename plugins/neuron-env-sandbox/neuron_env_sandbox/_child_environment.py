@@ -54,6 +54,8 @@ class ChildEnvironment:
     label: str = "ChildEnvironment"
     isolation: str | None = None
     default_limits: ProcessLimits = ProcessLimits()
+    continues_partial_turns: Final = True
+    """The child's turn is a NeuronTurn, which reads continuations (`layer0.PartialTurn`)."""
 
     def __init__(
         self,

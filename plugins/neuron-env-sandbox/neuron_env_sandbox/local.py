@@ -18,7 +18,14 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from layer0 import EnvironmentSpec, FileInjection, Turn, TurnInput, TurnOutput
+from layer0 import (
+    EnvironmentSpec,
+    FileInjection,
+    Turn,
+    TurnInput,
+    TurnOutput,
+    continues_partial_turns,
+)
 from neuron_tool import ToolDyn, ToolRegistry, requires_isolation
 
 from ._spec import check_boundaries, check_credentials, network_allowed, relative_path
@@ -64,6 +71,11 @@ class LocalEnvironment:
         self.credentials = credentials if credentials is not None else EnvCredentials()
         self.credentials_dir = Path(credentials_dir) if credentials_dir is not None else Path.cwd()
         self.wall_clock_seconds = wall_clock_seconds
+
+    @property
+    def continues_partial_turns(self) -> bool:
+        """Whether its turn reads continuations (`layer0.continues_partial_turns`)."""
+        return continues_partial_turns(self.turn)
 
     def __repr__(self) -> str:
         return f"LocalEnvironment(turn={self.turn!r})"

@@ -112,6 +112,8 @@ class FallbackTurn:
                 raise TypeError(f"model {name!r} is not a layer0.Turn (no async execute): {turn!r}")
         self.models: tuple[tuple[str, Turn], ...] = tuple(models.items())
         """The models' names and turns, in the order they are tried."""
+        self.continues_partial_turns = all(continues_partial_turns(turn) for _, turn in self.models)
+        """Whether every model's turn reads continuations, as then the chain does."""
 
     def __repr__(self) -> str:
         return f"FallbackTurn(models={[name for name, _ in self.models]!r})"
@@ -161,7 +163,7 @@ async def run_attempts(
         except _MODEL_ERRORS as exc:
             last = exc
             if index + 1 < len(candidates):
-                await attempts.continue_after(exc)
+                await attempts.continue_after(exc, candidates[index + 1][1])
             continue
         if record or attempts.failed:
             output = _recorded(output, name, attempts.failed)
@@ -207,19 +209,20 @@ class _Attempts:
                 self.failed.append(_attempt(name, number, exc, wait))
                 if wait is None:
                     raise
-                await self.continue_after(exc)
+                await self.continue_after(exc, turn)
                 await self.clock.sleep(wait)
             except (NonRetryableError, ModelError) as exc:
                 self.failed.append(_attempt(name, number, exc, None))
                 raise
 
-    async def continue_after(self, error: TurnError) -> None:
-        """Before another attempt: keep what the failed one did, and continue from there.
+    async def continue_after(self, error: TurnError, following: Turn) -> None:
+        """Before `following` tries: keep what the failed attempt did, and continue from there.
 
-        Nothing to do when the error offers no partial turn or there is no `keep`.
+        Nothing to do when the error offers no partial turn, there is no `keep`, or
+        `following` does not read continuations (it runs the dispatch's input whole).
         """
         partial = error.partial
-        if partial is None or self.keep is None:
+        if partial is None or self.keep is None or not continues_partial_turns(following):
             return
         await self.keep(partial.output, error)
         self.input = partial.continuation

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from layer0 import Environment, EnvironmentSpec, TurnInput, TurnOutput
+from layer0 import (
+    Environment,
+    EnvironmentSpec,
+    TurnInput,
+    TurnOutput,
+    continues_partial_turns,
+)
 
 __all__ = ["Placement"]
 
@@ -19,6 +25,11 @@ class Placement:
 
     environment: Environment
     spec: EnvironmentSpec = field(default_factory=EnvironmentSpec)
+
+    @property
+    def continues_partial_turns(self) -> bool:
+        """Whether the environment's turns read continuations (`layer0.PartialTurn`)."""
+        return continues_partial_turns(self.environment)
 
     async def execute(self, input: TurnInput) -> TurnOutput:
         """Run one turn in the environment (so a placement is itself a `layer0.Turn`)."""

@@ -33,6 +33,7 @@ from layer0 import (
     TurnError,
     TurnOutput,
     WorkflowId,
+    continues_partial_turns,
 )
 from neuron_orch_local import (
     CustomEffectHandler,
@@ -161,7 +162,7 @@ class AgentActivities:
                 try:
                     output = await _heartbeating(running)
                 except TurnError as exc:
-                    interruption = _interruption(exc, request)
+                    interruption = _interruption(exc, request, turn)
                     if interruption is None or exc.partial is None:
                         raise
                     output, interrupted = exc.partial.output, (interruption, exc)
@@ -264,15 +265,18 @@ def _placed(
     return dict(environments)
 
 
-def _interruption(exc: TurnError, request: TurnRequest) -> Interruption | None:
+def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interruption | None:
     """What the workflow gets instead of a failure: a partial turn that a retry would follow.
 
     None (fail as before, and the turn is retried whole or not at all) when the
     workflow cannot take one, the error offers none, is not retried, or was the
-    last attempt, or when the partial turn declares a handoff (only a finished one may).
+    last attempt, when the agent's turn does not read continuations, or when the
+    partial turn declares a handoff (only a finished one may).
     """
     partial = exc.partial
     if not (request.continues and request.answered) or partial is None:
+        return None
+    if not continues_partial_turns(turn):
         return None
     if not isinstance(exc, RetryableError):
         return None

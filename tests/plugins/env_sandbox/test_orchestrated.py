@@ -21,9 +21,10 @@ from layer0 import (
 from neuron_env_sandbox import ChildFailedError, SandboxEnvironment
 from neuron_orch_local import LocalOrchestrator, Placement
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import ToolResultPart, ToolUsePart
+from neuron_turn import INTERRUPTED, RateLimitError, ToolResultPart, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
+from ..orch_local.test_retries import FakeClock
 from ._helpers import RECIPE, scripted
 
 
@@ -146,3 +147,30 @@ def test_an_agent_cannot_be_both_in_process_and_placed() -> None:
         LocalOrchestrator(
             {"coder": EchoTurn()}, InMemoryStore(), environments={"coder": Placement(sandbox)}
         )
+
+
+async def test_a_sandboxed_turn_rate_limited_after_its_tool_ran_goes_on_without_running_it_again(
+    tmp_path: Path,
+) -> None:
+    call = ToolUsePart("call-1", "read_env", {"name": "HOME"})
+    limited = RateLimitError("429 slow down", provider="scripted", retry_after=2.0)
+    provider = ScriptedProvider([tool_call_response(call), limited, text_response("done")])
+    recipe = RECIPE.model_copy(update={"tools": ("read_env",)})
+    clock = FakeClock()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        sandbox = SandboxEnvironment(recipe, provider=provider, state=store)
+        environments = {"coder": Placement(sandbox)}
+        orchestrator = LocalOrchestrator({}, store, environments=environments, clock=clock)
+        output = await orchestrator.dispatch(
+            "coder", TurnInput(message="where is home?", trigger="user", session="s1")
+        )
+        history = await store.read(SessionScope(id="s1"), "messages")
+        summaries = await store.turn_summaries(session="s1")
+    assert output.message.as_text() == "done" and clock.sleeps == [2.0]
+    # The third model call went on from the sandbox's tool result, asked once.
+    continued = provider.requests[2].messages
+    assert [m.role for m in continued] == ["user", "assistant", "user"]
+    assert isinstance(continued[2].content[0], ToolResultPart)
+    assert isinstance(history, list) and len(history) == 4  # user, tool call, result, answer
+    reasons = [s.exit_reason for s in summaries]
+    assert len(reasons) == 2 and "complete" in reasons and INTERRUPTED in reasons

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DispatchFailed, RetryableError, SessionScope, TurnInput
+from layer0 import DispatchFailed, RetryableError, SessionScope, Turn, TurnInput, TurnOutput
 from layer0.testing import InMemoryStore
 
 from .agents import rate_limited_agent
@@ -56,3 +56,25 @@ async def test_when_attempts_run_out_the_continued_turn_fails_keeping_its_first_
     history = await store.read(SESSION, "messages")
     assert isinstance(history, list)
     assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+
+
+class Wrapper:
+    """A turn around another that does not say it reads continuations."""
+
+    def __init__(self, inner: Turn) -> None:
+        self.inner = inner
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return await self.inner.execute(input)
+
+
+async def test_a_turn_that_reads_no_continuation_is_retried_whole(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = Wrapper(rate_limited_agent(tool_log, state=store))
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-3")
+
+    assert output.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n" * 2

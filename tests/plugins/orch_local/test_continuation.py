@@ -15,9 +15,12 @@ from neuron_turn import (
     INTERRUPTED,
     NeuronTurn,
     ProviderAuthenticationError,
+    ProviderConnectionError,
     RateLimitError,
+    TextDelta,
     ToolResultPart,
     ToolUsePart,
+    TurnDone,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -188,3 +191,27 @@ async def test_a_fallback_turn_that_reads_no_continuation_gets_the_dispatchs_inp
     assert result.message.as_text() == "answered by a turn of another kind"
     (given,) = other.inputs
     assert given.message.as_text() == "send hello" and given.metadata is None
+
+
+async def test_a_streamed_turn_cut_off_after_its_tool_ran_streams_on_from_there() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    cut = [TextDelta("Sen"), ProviderConnectionError("stream cut off", provider="x")]
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            cut,
+            text_response("Sent."),
+        ]
+    )
+    turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
+    orchestrator = LocalOrchestrator({"main": turn}, store, clock=FakeClock())
+
+    async with orchestrator.stream("main", user("send hello", session="s1")) as events:
+        seen = [item.event async for item in events]
+
+    assert outbox.sent == ["hello"]
+    assert [type(e).__name__ for e in seen].count("ToolResult") == 1
+    done = [e for e in seen if isinstance(e, TurnDone)]
+    assert len(done) == 1 and seen[-1] is done[0]
+    assert done[0].output.message.as_text() == "Sent."
+    assert events.result.output.message.as_text() == "Sent."

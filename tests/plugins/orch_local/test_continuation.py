@@ -6,9 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import DispatchFailed, SessionScope, TurnRecord
+from layer0 import (
+    Content,
+    CustomEffect,
+    DispatchFailed,
+    EffectPolicy,
+    PartialTurn,
+    RetryableError,
+    SessionScope,
+    TurnInput,
+    TurnMetadata,
+    TurnOutput,
+    TurnRecord,
+)
 from layer0.testing import InMemoryStore
-from neuron_orch_local import FallbackTurn, LocalOrchestrator, RetryPolicy
+from neuron_orch_local import EffectContext, FallbackTurn, LocalOrchestrator, RetryPolicy
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
@@ -215,3 +227,45 @@ async def test_a_streamed_turn_cut_off_after_its_tool_ran_streams_on_from_there(
     assert len(done) == 1 and seen[-1] is done[0]
     assert done[0].output.message.as_text() == "Sent."
     assert events.result.output.message.as_text() == "Sent."
+
+
+class FailsPartWay:
+    """Fails once, offering a part that declares a `custom` effect; then answers."""
+
+    continues_partial_turns = True
+
+    def __init__(self) -> None:
+        self.inputs: list[TurnInput] = []
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        self.inputs.append(input)
+        if len(self.inputs) > 1:
+            return TurnOutput(message="done", exit_reason="complete", metadata=TurnMetadata.zero())
+        error = RetryableError("429")
+        part = TurnOutput(
+            message="",
+            exit_reason=INTERRUPTED,
+            metadata=TurnMetadata.zero(),
+            effects=[CustomEffect(effect_type="notify", data={"to": "ops"})],
+        )
+        error.partial = PartialTurn(part, input.model_copy(update={"message": Content("")}))
+        raise error
+
+
+async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the_model() -> None:
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        raise RetryableError("the notification service is overloaded")
+
+    agent = FailsPartWay()
+    orchestrator = LocalOrchestrator(
+        {"main": agent},
+        InMemoryStore(),
+        custom_handlers={"notify": notify},
+        policies={"main": EffectPolicy.everything()},
+        clock=FakeClock(),
+    )
+
+    with pytest.raises(DispatchFailed, match="the handler of custom effect 'notify'"):
+        await orchestrator.dispatch("main", user("go", session="s1"))
+
+    assert len(agent.inputs) == 1  # the handler's error was not taken for the model's

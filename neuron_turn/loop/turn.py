@@ -346,6 +346,9 @@ class NeuronTurn(Generic[OutT]):
             input = input.model_copy(update={"metadata": metadata})
         continuing = continues(input.metadata)
         output = self._output_round(input)
+        if continuing:
+            # Its first part called a tool, so a tool choice that forces one call is spent.
+            output.tool_called = True
         history = await self._read_history(input.session)
         if continuing:
             check_continuation(

@@ -24,6 +24,7 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     RateLimitError,
+    ToolChoice,
     continuation_input,
     resume_input,
 )
@@ -166,6 +167,23 @@ async def test_a_continuation_with_no_model_call_left_ends_at_max_turns_without_
 
     assert output.exit_reason == "max_turns" and len(provider.requests) == 2
     assert output.effects == []  # nothing happened, so nothing to append
+
+
+async def test_a_forced_tool_choice_spent_by_the_first_part_is_not_forced_again() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", tool_choice="required")
+    script = [calls(call("c1", "send", text="x")), rate_limited(), answer("done")]
+    turn, provider, counter = sender(script, store, config)
+    error = await failed(turn, ask(session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+
+    output = await turn.execute(error.partial.continuation)
+
+    assert output.message.as_text() == "done" and counter.runs == 1
+    first, _, continued = provider.requests
+    assert first.tool_choice == ToolChoice.REQUIRED
+    assert continued.tool_choice == ToolChoice.AUTO
 
 
 def continuing(**input: object) -> TurnInput:

@@ -12,6 +12,11 @@ on the stored history with no new user message, and the tools that ran do
 not run again. `LocalOrchestrator` does this whenever it retries or falls
 back to the next model.
 
+The continuation's config holds what the first part left of the limits
+(`max_turns`, `max_cost`, `max_duration`), and a tool choice that forces a
+call counts as spent, as it would be within one turn. The circuit breaker,
+the stuck-call count and the output retries count afresh.
+
 A partial is offered only when a continuation can read what `output`
 appends (the turn has a session and a state reader) and once a tool ran:
 before that, running the input again repeats nothing but a model call.

@@ -9,8 +9,9 @@ far; its metadata what the calls cost), and `continuation` is the input
 that picks up from there. An orchestrator that carries out `output` and
 then runs `continuation` gets the turn in two parts: the model is called
 on the stored history with no new user message, and the tools that ran do
-not run again. `LocalOrchestrator` does this whenever it retries or falls
-back to the next model.
+not run again. `LocalOrchestrator` and `TemporalOrchestrator` do this
+whenever they retry or fall back to the next model, and keep the partial
+output of a last attempt too, so the session says which tools ran.
 
 The continuation's config holds what the first part left of the limits
 (`max_turns`, `max_cost`, `max_duration`), and a tool choice that forces a

@@ -77,7 +77,7 @@ class Attempt:
     waited: float | None = None
     """Seconds waited before the next try of the same model (None: none followed)."""
     kept: bool = False
-    """Whether what it did was kept and the next attempt continued from it."""
+    """Whether what it did (its tools' calls and results) was kept in the session."""
 
     def as_json(self) -> dict[str, JsonValue]:
         """The attempt as the attempts record lists it."""
@@ -91,7 +91,7 @@ class Attempt:
         }
 
     def __str__(self) -> str:
-        kept = " (kept; the next attempt continued from it)" if self.kept else ""
+        kept = " (what it did was kept)" if self.kept else ""
         return f"{self.model} try {self.attempt}: {self.error}: {self.message}{kept}"
 
 
@@ -148,15 +148,16 @@ async def run_attempts(
     something failed. `run` runs one attempt (default: `turn.execute`).
     `keep` carries out a failed attempt's partial turn before another
     attempt follows, which then runs the partial's continuation instead of
-    `input` (None: every attempt runs `input` whole).
+    `input` (None: every attempt runs `input` whole); and the partial of the
+    attempt whose error ends the run, so the session holds what its tools did.
 
     Raises:
         The last candidate's error, when every candidate failed; its notes
         list every failed attempt. An error that is not the model's, at once,
-        and so is an error of `keep`.
+        and so is an error of `keep` before another attempt.
     """
     attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now(), input, keep)
-    last: Exception | None = None
+    last: TurnError | None = None
     for index, (name, turn) in enumerate(candidates):
         try:
             output = await attempts.retrying(name, turn)
@@ -165,10 +166,14 @@ async def run_attempts(
             if index + 1 < len(candidates):
                 await attempts.continue_after(exc, candidates[index + 1][1])
             continue
+        except TurnError as exc:
+            await attempts.keep_last(exc, listed=False)
+            raise
         if record or attempts.failed:
             output = _recorded(output, name, attempts.failed)
         return output
     assert last is not None
+    await attempts.keep_last(last, listed=True)
     if len(attempts.failed) > 1:
         last.add_note("attempts: " + "; ".join(str(a) for a in attempts.failed))
     raise last
@@ -227,6 +232,25 @@ class _Attempts:
         await self.keep(partial.output, error)
         self.input = partial.continuation
         self.failed[-1] = replace(self.failed[-1], kept=True)
+
+    async def keep_last(self, error: TurnError, *, listed: bool) -> None:
+        """Keep what the attempt whose `error` ends the run did, if it says (and `keep` is set).
+
+        The tools it ran did run: the session records them, and a later dispatch of
+        `error.partial.continuation` goes on from there. A failure to keep it is noted
+        on `error`, which stays the one raised. `listed`: the attempt is the last of
+        `failed` (a model's error; any other is raised at once, unlisted).
+        """
+        partial = error.partial
+        if partial is None or self.keep is None:
+            return
+        try:
+            await self.keep(partial.output, error)
+        except Exception as exc:
+            error.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
+            return
+        if listed:
+            self.failed[-1] = replace(self.failed[-1], kept=True)
 
     def _input_for(self, turn: Turn) -> TurnInput:
         """The continuation, for a turn that reads one; the dispatch's input otherwise."""

@@ -165,6 +165,32 @@ async def test_when_retries_run_out_the_dispatch_fails_with_what_was_kept_before
     assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
 
 
+async def test_a_dispatch_failing_after_a_tool_ran_keeps_it_and_a_later_one_goes_on() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            RateLimitError("429", provider="scripted", retry_after=3600.0),
+            text_response("Sent."),
+        ]
+    )
+    turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
+    policy = RetryPolicy(max_attempts=1)
+    orchestrator = LocalOrchestrator({"main": turn}, store, retry=policy, clock=FakeClock())
+
+    with pytest.raises(DispatchFailed) as raised:
+        await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+    # The tool did run: the session says so, and the model will know it sent the message.
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    cause = raised.value.__cause__
+    assert isinstance(cause, RetryableError) and cause.partial is not None
+    later = await orchestrator.dispatch("main", cause.partial.continuation)
+    assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]
+
+
 async def test_a_turn_without_a_session_has_nowhere_to_keep_its_part_and_is_retried_whole() -> None:
     outbox = Outbox()
     provider = ScriptedProvider(

@@ -135,9 +135,9 @@ class AgentActivities:
         fails the dispatch with `EffectRefused`, for good, and none of its
         effects run. Returns the output, or with `request.answered` a
         `TurnResult` that also names the delegations the turn waited on. With
-        `request.continues`, a turn that fails part-way with a `RetryableError`
-        that Temporal would retry returns its partial output instead, with an
-        `Interruption` saying how it goes on (see `layer0.PartialTurn`).
+        `request.continues`, a turn that fails part-way returns its partial
+        output instead, with an `Interruption` saying whether a retry goes on
+        from it (see `layer0.PartialTurn`).
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
@@ -266,33 +266,29 @@ def _placed(
 
 
 def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interruption | None:
-    """What the workflow gets instead of a failure: a partial turn that a retry would follow.
+    """What the workflow gets instead of a failure: a partial turn to carry out.
 
-    None (fail as before, and the turn is retried whole or not at all) when the
-    workflow cannot take one, the error offers none, is not retried, or was the
-    last attempt, when the agent's turn does not read continuations, or when the
-    partial turn declares a handoff (only a finished one may).
+    Marked `last` when the error is not one a retry may fix; whether the
+    attempts allow another is the workflow's to count. None (fail as before:
+    the turn is retried whole, or not at all) when the workflow cannot take
+    one, the error offers none, the agent's turn does not read continuations,
+    or the partial turn declares a handoff (only a finished one may).
     """
     partial = exc.partial
     if not (request.continues and request.answered) or partial is None:
         return None
     if not continues_partial_turns(turn):
         return None
-    if not isinstance(exc, RetryableError):
-        return None
     if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
         return None
-    info = activity.info()
-    limit = 0 if info.retry_policy is None else info.retry_policy.maximum_attempts
-    if limit and info.attempt >= limit:
-        return None
-    retry_after = None if exc.retry_after is None else round(exc.retry_after * 1000)
+    after = getattr(exc, "retry_after", None)
     return Interruption(
         continuation=partial.continuation,
         error=type(exc).__name__,
         message=str(exc),
-        retry_after_ms=retry_after,
-        attempts=info.attempt,
+        retry_after_ms=None if after is None else round(after * 1000),
+        attempts=activity.info().attempt,
+        last=not isinstance(exc, RetryableError),
     )
 
 

@@ -88,10 +88,10 @@ class TurnRequest(_Message):
     """Return a `TurnResult` naming the delegations the turn waited on (False: the output
     alone, as a workflow started before this field existed expects)."""
     continues: bool = False
-    """Return a turn that failed part-way and would be retried as its partial output with an
-    `Interruption`, for the workflow to carry out and continue (False: fail the activity,
-    and Temporal runs the turn again whole, as a workflow started before this field
-    existed expects). Only with `answered`."""
+    """Return a turn that failed part-way as its partial output with an `Interruption`, for
+    the workflow to carry out and then continue or fail (False: fail the activity, and
+    Temporal runs the turn again whole, as a workflow started before this field existed
+    expects). Only with `answered`."""
 
 
 class IndexedMemoryEffect(_Message):
@@ -141,6 +141,9 @@ class Interruption(_Message):
     """The wait the provider asked for, if it did."""
     attempts: int
     """The activity's attempts for this part, the failed one included."""
+    last: bool = False
+    """The error is not one a retry may fix: the workflow carries out the part, so the
+    session says which tools ran, then fails (as it does when the attempts are spent)."""
 
 
 class TurnResult(_Message):

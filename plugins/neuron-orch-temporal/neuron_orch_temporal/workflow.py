@@ -304,7 +304,8 @@ class AgentWorkflow:
         Each part that failed after its tools ran is carried out like a finished turn
         (its history, its effects), then its continuation runs as the next turn
         number after the wait a retry would have had, within the attempts and total
-        time the policy gives the turn. Returns the last part's output and number,
+        time the policy gives the turn; a part no retry follows is carried out, then
+        the turn fails with its error. Returns the last part's output and number,
         and its handoff.
         """
         tries = _Tries(self._policy, workflow.now())
@@ -317,7 +318,10 @@ class AgentWorkflow:
             if interruption is None:
                 return output, turn, handoff
             where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
-            await workflow.sleep(tries.wait(interruption, f"{where} (route: {chain.route()})"))
+            context = f"{where} (route: {chain.route()})"
+            if interruption.last:
+                raise _failure(interruption, context)
+            await workflow.sleep(tries.wait(interruption, context))
             turn_input, turn = interruption.continuation, turn + 1
 
     async def _turn(
@@ -566,10 +570,13 @@ class _Tries:
         backoff, as Temporal's own retry would wait.
 
         Raises:
-            ApplicationError: the wait would end past `max_total`: the turn fails with
-                the part's error, as a retry Temporal could not start would.
+            ApplicationError: the attempts are spent, or the wait would end past
+                `max_total`: the turn fails with the part's error, as it would
+                where Temporal starts no other attempt.
         """
         self.used += interruption.attempts
+        if self.used >= self.policy.max_attempts:
+            raise _failure(interruption, context)
         if interruption.retry_after_ms is not None:
             wait = _ms(interruption.retry_after_ms)
         else:
@@ -578,8 +585,11 @@ class _Tries:
             wait = timedelta(seconds=seconds)
         left = self.time_left()
         if left is not None and wait >= left:
-            info = FailureInfo(context=context, retry_after_ms=interruption.retry_after_ms)
-            raise ApplicationError(
-                interruption.message, info, type=interruption.error, non_retryable=True
-            )
+            raise _failure(interruption, context)
         return wait
+
+
+def _failure(interruption: Interruption, context: str) -> ApplicationError:
+    """The failure of a turn whose interrupted part no continuation follows: the part's error."""
+    info = FailureInfo(context=context, retry_after_ms=interruption.retry_after_ms)
+    return ApplicationError(interruption.message, info, type=interruption.error, non_retryable=True)

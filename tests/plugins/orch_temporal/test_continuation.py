@@ -78,3 +78,21 @@ async def test_a_turn_that_reads_no_continuation_is_retried_whole(
 
     assert output.message.as_text() == "read it; 3 messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n" * 2
+
+
+async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = rate_limited_agent(tool_log, state=store)
+    once = FAST.model_copy(update={"max_attempts": 1})
+    async with hosting(env, {"reader": agent}, store, policy=once) as orchestrator:
+        with pytest.raises(DispatchFailed, match="RetryableError: 429 rate limited") as raised:
+            await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-4")
+
+    assert isinstance(raised.value.__cause__, RetryableError)
+    # The tool ran, so the session says so: the next turn's model knows it read the file.
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"

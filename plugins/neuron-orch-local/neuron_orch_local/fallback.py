@@ -60,8 +60,9 @@ _MODEL_ERRORS: Final = (RetryableError, NonRetryableError, ModelError)
 RunOne = Callable[[Turn, TurnInput], Awaitable[TurnOutput]]
 """Runs one attempt of one candidate turn (plainly, or streamed)."""
 
-Keep = Callable[[TurnOutput, TurnError], Awaitable[None]]
-"""Carries out a failed attempt's partial output (with the error that ended it) as a turn."""
+Keep = Callable[[TurnOutput, TurnError], Awaitable[bool]]
+"""Carries out a failed attempt's partial output (with the error that ended it) as a turn;
+returns whether it did (False: the partial is not one to keep, the turn runs again whole)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,9 +230,9 @@ class _Attempts:
         partial = error.partial
         if partial is None or self.keep is None or not continues_partial_turns(following):
             return
-        await self.keep(partial.output, error)
-        self.input = partial.continuation
-        self.failed[-1] = replace(self.failed[-1], kept=True)
+        if await self.keep(partial.output, error):
+            self.input = partial.continuation
+            self.failed[-1] = replace(self.failed[-1], kept=True)
 
     async def keep_last(self, error: TurnError, *, listed: bool) -> None:
         """Keep what the attempt whose `error` ends the run did, if it says (and `keep` is set).
@@ -245,11 +246,11 @@ class _Attempts:
         if partial is None or self.keep is None:
             return
         try:
-            await self.keep(partial.output, error)
+            kept = await self.keep(partial.output, error)
         except Exception as exc:
             error.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
             return
-        if listed:
+        if kept and listed:
             self.failed[-1] = replace(self.failed[-1], kept=True)
 
     def _input_for(self, turn: Turn) -> TurnInput:

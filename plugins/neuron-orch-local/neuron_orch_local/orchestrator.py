@@ -364,8 +364,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         turn_input = input if recording is None else recording.turn_input()
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
 
-        async def keep(partial: TurnOutput, error: TurnError) -> None:
-            await self._keep_partial(
+        async def keep(partial: TurnOutput, error: TurnError) -> bool:
+            return await self._keep_partial(
                 workflow_id, agent, input, partial, error, chain, granted, recording
             )
 
@@ -390,24 +390,20 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         chain: Chain,
         granted: EffectPolicy | None,
         recording: TurnRecording | None,
-    ) -> None:
+    ) -> bool:
         """Carry out what a failed attempt did, as a turn that ended there (`layer0.PartialTurn`).
 
         `recording` is the whole turn's; the partial turn gets a record of its own.
-
-        Raises:
-            DispatchFailed: the partial turn declares a handoff, which only a turn that
-                finished may (nothing of it is carried out).
+        Returns False, carrying out nothing, for a partial turn that declares a
+        handoff, which only a finished turn may: that turn is run again whole.
         """
         if any(isinstance(effect, HandoffEffect) for effect in output.effects):
-            raise DispatchFailed(
-                f"agent {agent!r} in workflow {workflow_id} failed part-way ({error}) and its "
-                "partial turn declares a handoff, which only a finished turn may"
-            ) from error
+            return False
         part = None if recording is None else recording.split()
         if part is not None:
             output = part.returned(output)
         await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)
+        return True
 
     async def _carry_out(
         self,

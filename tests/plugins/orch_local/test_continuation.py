@@ -10,7 +10,9 @@ from layer0 import (
     Content,
     CustomEffect,
     DispatchFailed,
+    Effect,
     EffectPolicy,
+    HandoffEffect,
     PartialTurn,
     RetryableError,
     SessionScope,
@@ -256,11 +258,12 @@ async def test_a_streamed_turn_cut_off_after_its_tool_ran_streams_on_from_there(
 
 
 class FailsPartWay:
-    """Fails once, offering a part that declares a `custom` effect; then answers."""
+    """Fails once, offering a part that declares `effect`; then answers."""
 
     continues_partial_turns = True
 
-    def __init__(self) -> None:
+    def __init__(self, effect: Effect) -> None:
+        self.effect = effect
         self.inputs: list[TurnInput] = []
 
     async def execute(self, input: TurnInput) -> TurnOutput:
@@ -272,17 +275,29 @@ class FailsPartWay:
             message="",
             exit_reason=INTERRUPTED,
             metadata=TurnMetadata.zero(),
-            effects=[CustomEffect(effect_type="notify", data={"to": "ops"})],
+            effects=[self.effect],
         )
         error.partial = PartialTurn(part, input.model_copy(update={"message": Content("")}))
         raise error
+
+
+async def test_a_part_declaring_a_handoff_is_not_kept_and_the_turn_runs_again_whole() -> None:
+    agent = FailsPartWay(HandoffEffect(agent="other", state=None))
+    orchestrator = LocalOrchestrator({"main": agent}, InMemoryStore(), clock=FakeClock())
+
+    output = await orchestrator.dispatch("main", user("go", session="s1"))
+
+    assert output.message.as_text() == "done"
+    first, second = agent.inputs
+    assert second == first  # the dispatch's input again, not the part's continuation
+    assert attempts_record(output)["failures"][0]["kept"] is False  # type: ignore[index]
 
 
 async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the_model() -> None:
     async def notify(effect: CustomEffect, context: EffectContext) -> None:
         raise RetryableError("the notification service is overloaded")
 
-    agent = FailsPartWay()
+    agent = FailsPartWay(CustomEffect(effect_type="notify", data={"to": "ops"}))
     orchestrator = LocalOrchestrator(
         {"main": agent},
         InMemoryStore(),

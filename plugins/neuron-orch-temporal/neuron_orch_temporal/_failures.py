@@ -21,8 +21,12 @@ from layer0 import (
     DispatchFailed,
     Layer0Error,
     OrchError,
+    PartialTurn,
     RetryableError,
     ToolExecutionError,
+    TurnError,
+    TurnInput,
+    TurnOutput,
     WorkflowNotFound,
 )
 
@@ -47,6 +51,11 @@ class FailureInfo(BaseModel):
     tool_message: str | None = None
     agent: str | None = None
     workflow: str | None = None
+    kept: TurnOutput | None = None
+    """The partial output of a turn that failed after its tools ran, carried out before the
+    workflow failed (the caller's error gets it back as `partial`)."""
+    continuation: TurnInput | None = None
+    """The input that continues that turn, when dispatched later."""
 
 
 def application_error(exc: BaseException) -> ApplicationError:
@@ -124,6 +133,8 @@ def orch_error(exc: BaseException) -> OrchError:
     error = _rebuild(kind, inner.message, info)
     if isinstance(error, OrchError):
         return error
+    if isinstance(error, TurnError) and info.kept is not None and info.continuation is not None:
+        error.partial = PartialTurn(info.kept, info.continuation)
     text = f"{kind}: {inner.message}"
     failed = DispatchFailed(f"{info.context}: {text}" if info.context else text)
     # An error from outside layer0 cannot be rebuilt; Temporal's own record of it is the cause.

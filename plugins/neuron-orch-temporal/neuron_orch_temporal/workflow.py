@@ -317,11 +317,11 @@ class AgentWorkflow:
             interruption = result.interrupted
             if interruption is None:
                 return output, turn, handoff
-            where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
-            context = f"{where} (route: {chain.route()})"
-            if interruption.last:
-                raise _failure(interruption, context)
-            await workflow.sleep(tries.wait(interruption, context))
+            wait = tries.next_wait(interruption)
+            if wait is None:
+                where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
+                raise _failure(interruption, output, f"{where} (route: {chain.route()})")
+            await workflow.sleep(wait)
             turn_input, turn = interruption.continuation, turn + 1
 
     async def _turn(
@@ -563,20 +563,17 @@ class _Tries:
         total = self.policy.max_total
         return None if total is None else _ms(total) - (workflow.now() - self.started)
 
-    def wait(self, interruption: Interruption, context: str) -> timedelta:
+    def next_wait(self, interruption: Interruption) -> timedelta | None:
         """Count the interrupted part's attempts; return the wait before its continuation.
 
         The wait is the provider's `retry_after` if it gave one, else the policy's
-        backoff, as Temporal's own retry would wait.
-
-        Raises:
-            ApplicationError: the attempts are spent, or the wait would end past
-                `max_total`: the turn fails with the part's error, as it would
-                where Temporal starts no other attempt.
+        backoff, as Temporal's own retry would wait. None where Temporal would start
+        no other attempt: the error is not retried, the attempts are spent, or the
+        wait would end past `max_total`.
         """
         self.used += interruption.attempts
-        if self.used >= self.policy.max_attempts:
-            raise _failure(interruption, context)
+        if interruption.last or self.used >= self.policy.max_attempts:
+            return None
         if interruption.retry_after_ms is not None:
             wait = _ms(interruption.retry_after_ms)
         else:
@@ -584,12 +581,18 @@ class _Tries:
             assert seconds is not None  # only a retry_after can be refused
             wait = timedelta(seconds=seconds)
         left = self.time_left()
-        if left is not None and wait >= left:
-            raise _failure(interruption, context)
-        return wait
+        return None if left is not None and wait >= left else wait
 
 
-def _failure(interruption: Interruption, context: str) -> ApplicationError:
-    """The failure of a turn whose interrupted part no continuation follows: the part's error."""
-    info = FailureInfo(context=context, retry_after_ms=interruption.retry_after_ms)
+def _failure(interruption: Interruption, kept: TurnOutput, context: str) -> ApplicationError:
+    """The failure of a turn whose kept part no continuation follows: the part's error.
+
+    It carries the part and its continuation, for the caller to dispatch later.
+    """
+    info = FailureInfo(
+        context=context,
+        retry_after_ms=interruption.retry_after_ms,
+        kept=kept,
+        continuation=interruption.continuation,
+    )
     return ApplicationError(interruption.message, info, type=interruption.error, non_retryable=True)

@@ -89,10 +89,13 @@ async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(
     async with hosting(env, {"reader": agent}, store, policy=once) as orchestrator:
         with pytest.raises(DispatchFailed, match="RetryableError: 429 rate limited") as raised:
             await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-4")
+        # The tool ran, so the session says so: the next turn's model knows it read the file.
+        history = await store.read(SESSION, "messages")
+        assert isinstance(history, list)
+        assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+        cause = raised.value.__cause__
+        assert isinstance(cause, RetryableError) and cause.partial is not None
+        later = await orchestrator.dispatch("reader", cause.partial.continuation)
 
-    assert isinstance(raised.value.__cause__, RetryableError)
-    # The tool ran, so the session says so: the next turn's model knows it read the file.
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert later.message.as_text() == "read it; 3 messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"

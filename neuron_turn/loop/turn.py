@@ -399,8 +399,12 @@ class NeuronTurn(Generic[OutT]):
             if run.sink is not None:
                 run.emit(LimitReached(reason))
         except TurnError as exc:
-            # Set even over a partial already there, which another turn's error carried.
-            exc.partial = self._partial(run, input, recorder)
+            try:
+                # Set even over a partial already there, which another turn's error carried.
+                exc.partial = self._partial(run, input, recorder)
+            except Exception as unbuilt:  # never hide the turn's own error behind this one
+                exc.partial = None
+                exc.add_note(f"no partial turn: {type(unbuilt).__name__}: {unbuilt}")
             raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()

@@ -141,6 +141,19 @@ async def test_no_partial_without_a_session_or_a_state_reader_to_continue_from()
     assert (await failed(no_state, ask(session="s1"))).partial is None
 
 
+async def test_a_partial_that_cannot_be_built_is_noted_and_the_turns_own_error_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(run: object) -> dict[str, object]:
+        raise ValueError("a limit that does not subtract")
+
+    monkeypatch.setattr("neuron_turn.loop.turn._remaining_limits", broken)
+    turn, _, _ = sender([calls(call("c1", "send", text="x")), rate_limited()], InMemoryStore())
+    error = await failed(turn, ask(session="s1"))
+    assert isinstance(error, RetryableError) and error.partial is None
+    assert error.__notes__ == ["no partial turn: ValueError: a limit that does not subtract"]
+
+
 async def test_a_partial_leaves_the_continuation_only_what_the_limits_have_left() -> None:
     store = InMemoryStore()
     config = NeuronTurnConfig(model="test-model", max_turns=3, max_cost=usd("1.00"))

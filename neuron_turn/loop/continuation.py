@@ -112,20 +112,16 @@ def continues(metadata: JsonValue) -> bool:
 
 
 def check_continuation(
-    input: TurnInput,
-    history: Sequence[ProviderMessage],
-    *,
-    has_state: bool,
-    resuming: bool,
+    input: TurnInput, history: Sequence[ProviderMessage], *, has_state: bool
 ) -> None:
     """Refuse a continuation that has nothing to continue, before anything runs.
+
+    A session awaiting approval is refused before this (`AwaitingApprovalError`).
 
     Raises:
         ContinuationError: naming the first thing that is wrong.
     """
     session = input.session
-    if resuming:
-        raise ContinuationError("an input carries approval decisions or continues a turn, not both")
     if session is None:
         raise ContinuationError("a continuation needs the session whose turn it continues")
     if not has_state:

@@ -73,7 +73,13 @@ from .approval import (
 )
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
-from .continuation import INTERRUPTED, check_continuation, continuation_input, continues
+from .continuation import (
+    INTERRUPTED,
+    ContinuationError,
+    check_continuation,
+    continuation_input,
+    continues,
+)
 from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
 from .events import (
     EffectDeclared,
@@ -350,9 +356,9 @@ class NeuronTurn(Generic[OutT]):
             # Its first part called a tool, so a tool choice that forces one call is spent.
             output.tool_called = True
         history = await self._read_history(input.session)
-        if continuing:
-            check_continuation(
-                input, history, has_state=self.state is not None, resuming=decisions is not None
+        if continuing and decisions is not None:
+            raise ContinuationError(
+                "an input carries approval decisions or continues a turn, not both"
             )
         resumed = _resumed_calls(
             history,
@@ -362,6 +368,8 @@ class NeuronTurn(Generic[OutT]):
                 settings, input.session, self._memory(settings, input.session)
             ),
         )
+        if continuing:
+            check_continuation(input, history, has_state=self.state is not None)
         opening = (
             []
             if resumed or continuing

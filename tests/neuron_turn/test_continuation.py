@@ -20,6 +20,7 @@ from layer0.testing import InMemoryStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     INTERRUPTED,
+    AwaitingApprovalError,
     ContinuationError,
     NeuronTurn,
     NeuronTurnConfig,
@@ -232,6 +233,22 @@ async def test_a_continuation_with_nothing_to_continue_is_refused_before_any_mod
     with pytest.raises(ContinuationError, match=wrong) as raised:
         await turn.execute(input)
     assert isinstance(raised.value, NonRetryableError) and provider.requests == []
+
+
+async def test_a_continuation_of_a_session_awaiting_approval_is_sent_to_its_decisions() -> None:
+    store = InMemoryStore()
+    paused = [
+        {"role": "user", "content": "send it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": "send", "input": {"text": "x"}}],
+        },
+    ]
+    await store.write(SESSION, "messages", paused)  # type: ignore[arg-type]
+    turn, provider, _ = sender([answer("never")], store)
+    with pytest.raises(AwaitingApprovalError, match="resume it with decisions"):
+        await turn.execute(continuing())
+    assert provider.requests == []
 
 
 async def test_a_continuation_mark_that_is_not_a_boolean_is_refused() -> None:

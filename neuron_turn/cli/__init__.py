@@ -54,6 +54,7 @@ from ._approve import (
     add_approve_tool_argument,
     add_resume_parser,
     awaiting,
+    kept_part_hint,
     print_resume_hint,
 )
 from ._closing import close_resource
@@ -109,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         except (PluginError, ProviderError, Layer0Error, ToolError) as exc:
             code, line = classify(exc, model=getattr(args, "model", None))
+            if args.handler is _run_command:
+                line += kept_part_hint(args, _add_run_options, exc)
             _error(line)
         return code
 

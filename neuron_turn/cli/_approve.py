@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TextIO
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import TurnConfig, TurnInput, TurnMetadata, TurnOutput, usd
+from layer0 import PartialTurn, TurnConfig, TurnError, TurnInput, TurnMetadata, TurnOutput, usd
 
 from ..loop.approval import (
     AWAITING_APPROVAL,
@@ -92,11 +92,14 @@ def add_resume_parser(
     """Add `resume SESSION --approve ID | --deny ID ...`, taking every option `run` takes."""
     resume = commands.add_parser(
         "resume",
-        help="continue a turn paused for approval, with a decision for each pending call",
+        help="continue a turn paused for approval, or one that failed after its tools ran",
         description="Continue the turn that paused in SESSION waiting for approval: give one "
         "--approve ID or --deny ID per pending call (`run` printed them), and the same turn "
         "options `run` had (--model, --tool, --state, ...). The approved calls run, the model "
-        "reads each denial's reason, and the turn goes on as `run` would; it may pause again.",
+        "reads each denial's reason, and the turn goes on as `run` would; it may pause again. "
+        "With no decision, continue the turn that failed in SESSION after its tools ran "
+        "(`run` printed the command): the model goes on from their results, which are kept "
+        "in the session, and no tool runs again.",
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -158,6 +161,41 @@ def print_resume_hint(
     err.write(shown_on(err)("\n".join(lines)) + "\n")
     err.flush()
     return EXIT_AWAITING_APPROVAL
+
+
+def kept_part_hint(
+    args: argparse.Namespace,
+    add_run_options: Callable[[argparse.ArgumentParser], None],
+    exc: BaseException,
+) -> str:
+    """Return what to add to the error line of a turn whose failed part was kept ("" if none).
+
+    The session holds that part's tool calls and results, so running the same
+    prompt again would ask the model twice; `resume SESSION` goes on instead.
+    """
+    partial = _kept_partial(exc)
+    session = None if partial is None else partial.continuation.session
+    if session is None:
+        return ""
+    scratch = argparse.ArgumentParser(add_help=False)
+    add_run_options(scratch)
+    command = shlex.join([PROG, "resume", session, *resume_options(args, scratch, None)])
+    return (
+        f"; its tools' results are kept in session {session}, so continue it with "
+        f"`{command}` rather than running it again"
+    )
+
+
+def _kept_partial(exc: BaseException) -> PartialTurn | None:
+    """The partial turn a turn's error in `exc`'s chain carries, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, TurnError) and current.partial is not None:
+            return current.partial
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def resume_options(

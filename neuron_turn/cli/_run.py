@@ -39,6 +39,7 @@ from neuron_tool import ToolDyn, ToolError
 
 from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
+from ..loop.continuation import continuation_input
 from ..loop.events import TurnEvent
 from ..loop.provider_errors import ProviderError
 from ..loop.turn import NeuronTurn
@@ -220,8 +221,11 @@ async def run_turn(
 
         if request.decisions is None:
             output = await dispatch(turn_input)
-        else:
+        elif request.decisions:
             output = await resume(request.decisions, config)
+        else:
+            # `resume SESSION` with no decision: go on from what a failed turn kept.
+            output = await dispatch(continuation_input(turn_input))
         if request.decide is not None:
             # A person's time deciding is not the turn's: each resume gets the full limits.
             async def resumed(decisions: list[Decision]) -> TurnOutput:

@@ -28,7 +28,8 @@ It fails before anything runs, with `ContinuationError` (a
 `NonRetryableError`: the same input fails again), when it carries a
 message or approval decisions, has no session, the turn has no state
 reader, or the session's history does not end with a user message (the
-results the model is to continue from).
+results the model is to continue from); on a session awaiting approval,
+with `MissingDecisionError` naming the calls that wait.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from layer0 import Content, CustomExit, NonRetryableError, TurnInput
 
 from ._convert import parts_from_content
 from ._output_round import CALL_OPTIONS_KEY
+from .approval import match_decisions, pending_in
 from .provider import ProviderMessage, TextPart
 
 __all__ = [
@@ -116,14 +118,17 @@ def check_continuation(
 ) -> None:
     """Refuse a continuation that has nothing to continue, before anything runs.
 
-    A session awaiting approval is refused before this (`AwaitingApprovalError`).
-
     Raises:
         ContinuationError: naming the first thing that is wrong.
+        MissingDecisionError: the session awaits approval; its pending calls need
+            decisions, not a continuation.
     """
     session = input.session
     if session is None:
         raise ContinuationError("a continuation needs the session whose turn it continues")
+    pending = pending_in(history)
+    if pending:
+        match_decisions(pending, (), session)  # names the calls waiting for a decision
     if not has_state:
         raise ContinuationError(
             f"a continuation of session {session!r} reads its history, and this turn has no "

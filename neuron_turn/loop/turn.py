@@ -360,6 +360,8 @@ class NeuronTurn(Generic[OutT]):
             raise ContinuationError(
                 "an input carries approval decisions or continues a turn, not both"
             )
+        if continuing:
+            check_continuation(input, history, has_state=self.state is not None)
         resumed = _resumed_calls(
             history,
             decisions,
@@ -368,8 +370,6 @@ class NeuronTurn(Generic[OutT]):
                 settings, input.session, self._memory(settings, input.session)
             ),
         )
-        if continuing:
-            check_continuation(input, history, has_state=self.state is not None)
         opening = (
             []
             if resumed or continuing

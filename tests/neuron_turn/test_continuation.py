@@ -20,8 +20,8 @@ from layer0.testing import InMemoryStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     INTERRUPTED,
-    AwaitingApprovalError,
     ContinuationError,
+    MissingDecisionError,
     NeuronTurn,
     NeuronTurnConfig,
     RateLimitError,
@@ -246,7 +246,7 @@ async def test_a_continuation_of_a_session_awaiting_approval_is_sent_to_its_deci
     ]
     await store.write(SESSION, "messages", paused)  # type: ignore[arg-type]
     turn, provider, _ = sender([answer("never")], store)
-    with pytest.raises(AwaitingApprovalError, match="resume it with decisions"):
+    with pytest.raises(MissingDecisionError, match=r"pending call\(s\) without a decision: c1"):
         await turn.execute(continuing())
     assert provider.requests == []
 

@@ -1,0 +1,57 @@
+"""A turn that fails after its tools ran: `run` retries from there, or says how to `resume` it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.cli._errors import EXIT_OK, EXIT_RETRYABLE
+
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
+
+TURN = ["--model", "fixture:tool-limit", "--tool", "fixture_add"]
+
+
+def events_of(out: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_a_retry_after_the_tool_ran_goes_on_from_its_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "add, retried", *TURN, "--session", "s1", "--jsonl"]) == EXIT_OK
+    events = events_of(capsys.readouterr().out)
+    assert [e["type"] for e in events].count("tool_result") == 1
+    last = events[-1]
+    assert last["type"] == "turn_done"
+    assert "the sum is 5" in json.dumps(last)
+
+
+def test_a_run_failing_after_the_tool_ran_says_how_to_resume_and_resume_goes_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "add, resumed", *TURN, "--session", "s2", "--retries", "0"]) == (
+        EXIT_RETRYABLE
+    )
+    error = capsys.readouterr().err.splitlines()[-1]  # one line, after the new-session note
+    assert error.startswith("neuron-turn: error: the provider failed (")
+    assert error.endswith(
+        "; its tools' results are kept in session s2, so continue it with "
+        "`neuron-turn resume s2 --model fixture:tool-limit --tool fixture_add "
+        "--retries 0` rather than running it again"
+    )
+
+    assert main(["resume", "s2", *TURN, "--jsonl"]) == EXIT_OK
+    events = events_of(capsys.readouterr().out)
+    assert "tool_result" not in [e["type"] for e in events]  # the tool does not run again
+    assert "the sum is 5" in json.dumps(events[-1])
+
+
+def test_resume_with_nothing_to_continue_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "hello", "--model", "fixture:echo", "--session", "s3"]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["resume", "s3", "--model", "fixture:echo"]) != EXIT_OK
+    err = capsys.readouterr().err
+    assert "session 's3' has a last message from 'assistant'" in err

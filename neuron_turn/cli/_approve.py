@@ -37,7 +37,7 @@ from ..loop.approval import (
     pending_approvals,
     resume_input,
 )
-from ._errors import EXIT_AWAITING_APPROVAL
+from ._errors import EXIT_AWAITING_APPROVAL, in_chain
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
@@ -187,15 +187,9 @@ def kept_part_hint(
 
 
 def _kept_partial(exc: BaseException) -> PartialTurn | None:
-    """The partial turn a turn's error in `exc`'s chain carries, if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, TurnError) and current.partial is not None:
-            return current.partial
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
+    """The partial turn the turn's error in `exc`'s chain carries, if any."""
+    error = in_chain(exc, TurnError)
+    return None if error is None else error.partial
 
 
 def resume_options(

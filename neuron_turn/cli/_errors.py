@@ -124,16 +124,16 @@ def classify(
     """Return the exit code for `exc` and one line naming the cause and what to do."""
     if isinstance(exc, ToolError):
         return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url"
-    auth = _in_chain(exc, ProviderAuthenticationError)
+    auth = in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)
-    conflict = _in_chain(exc, HistoryConflict)
+    conflict = in_chain(exc, HistoryConflict)
     if conflict is not None:
         return EXIT_CONFLICT, f"{conflict} (--fail-if-changed asked for this)"
-    approval = _in_chain(exc, ApprovalError)
+    approval = in_chain(exc, ApprovalError)
     if approval is not None:
         return EXIT_DECISIONS, _approval_line(approval)
-    state = _in_chain(exc, StateError)
+    state = in_chain(exc, StateError)
     if state is not None:
         # The store's message names the file and the fix; a retry would fail the same way.
         return EXIT_STATE, f"{state} (the state file is set by --state or $NEURON_STATE_PATH)"
@@ -182,7 +182,7 @@ def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:
     )
 
 
-def _in_chain(exc: BaseException, kind: type[E]) -> E | None:
+def in_chain(exc: BaseException, kind: type[E]) -> E | None:
     """Return the first exception of `kind` in `exc`'s cause/context chain, if any."""
     seen: set[int] = set()
     current: BaseException | None = exc

@@ -66,6 +66,11 @@ def parts_from_content(content: Content) -> list[ContentPart]:
     return [_part_from_block(block) for block in content.root]
 
 
+def is_empty(content: Content) -> bool:
+    """Whether a message body holds nothing: no part, or only empty text."""
+    return all(isinstance(p, TextPart) and not p.text for p in parts_from_content(content))
+
+
 def content_from_parts(parts: Sequence[ContentPart]) -> Content:
     """Return the parts as layer0 Content: a plain string when they are one text part."""
     if len(parts) == 1 and type(parts[0]) is TextPart and type(parts[0].text) is str:

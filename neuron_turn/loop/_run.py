@@ -269,9 +269,10 @@ class RunState:
         so turns running at once on one session never overwrite each other.
         """
         effects = list(self.effects)
-        new = self.new_messages()
+        session = self.session
+        new = [] if session is None else self.new_messages()
         # A continuation that a limit ends before its first model call has nothing to append.
-        if self.session is not None and new:
+        if session is not None and new:
             fail = self.settings.session_conflict == "fail"
             messages = history_to_json(new)
             assert isinstance(messages, list)

@@ -41,10 +41,10 @@ from pydantic import JsonValue
 
 from layer0 import Content, CustomExit, NonRetryableError, TurnInput
 
-from ._convert import parts_from_content
+from ._convert import is_empty
 from ._output_round import CALL_OPTIONS_KEY
 from .approval import match_decisions, pending_in
-from .provider import ProviderMessage, TextPart
+from .provider import ProviderMessage
 
 __all__ = [
     "CONTINUE_OPTION",
@@ -134,7 +134,7 @@ def check_continuation(
             f"a continuation of session {session!r} reads its history, and this turn has no "
             "state reader"
         )
-    if any(not isinstance(p, TextPart) or p.text for p in parts_from_content(input.message)):
+    if not is_empty(input.message):
         raise ContinuationError(
             "a continuation carries no message (the history holds it); send it empty"
         )

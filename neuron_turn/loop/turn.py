@@ -43,7 +43,13 @@ from neuron_hooks import HookRegistry
 from neuron_tool import RunContext, ToolDyn, ToolRegistry, ToolSchema
 
 from ._compaction import ContextKeeper, context_limit
-from ._convert import HistoryFormatError, content_from_parts, history_from_json, parts_from_content
+from ._convert import (
+    HistoryFormatError,
+    content_from_parts,
+    history_from_json,
+    is_empty,
+    parts_from_content,
+)
 from ._output_round import (
     CALL_OPTIONS_KEY,
     Calls,
@@ -106,7 +112,6 @@ from .provider import (
     ProviderMessage,
     ProviderRequest,
     ProviderResponse,
-    TextPart,
     ToolUsePart,
 )
 from .provider_errors import (
@@ -351,17 +356,16 @@ class NeuronTurn(Generic[OutT]):
         if decisions is not None:
             input = input.model_copy(update={"metadata": metadata})
         continuing = continues(input.metadata)
-        output = self._output_round(input)
-        if continuing:
-            # Its first part called a tool, so a tool choice that forces one call is spent.
-            output.tool_called = True
-        history = await self._read_history(input.session)
         if continuing and decisions is not None:
             raise ContinuationError(
                 "an input carries approval decisions or continues a turn, not both"
             )
+        output = self._output_round(input)
+        history = await self._read_history(input.session)
         if continuing:
             check_continuation(input, history, has_state=self.state is not None)
+            # Its first part called a tool, so a tool choice that forces one call is spent.
+            output.tool_called = True
         resumed = _resumed_calls(
             history,
             decisions,
@@ -435,14 +439,16 @@ class NeuronTurn(Generic[OutT]):
 
         None when a retry of the whole input repeats no tool, or when no continuation
         could read what the partial output appends.
+
+        Raises:
+            ContinuationError: the input's metadata is not an object, so no continuation
+                can be marked (the caller notes why on the turn's error).
         """
         if not run.records or run.session is None or self.state is None:
             return None
-        if input.metadata is not None and not isinstance(input.metadata, dict):
-            return None  # no room for the continuation's mark beside the caller's data
+        continuation = continuation_input(input)
         run.close_unanswered()
         output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
-        continuation = continuation_input(input)
         config = continuation.config or TurnConfig()
         limits = _remaining_limits(run)
         return PartialTurn(
@@ -861,7 +867,7 @@ def _resumed_calls(
         return []
     if session is None:
         raise NotAwaitingApprovalError("decisions came for a turn without a session")
-    if any(not isinstance(p, TextPart) or p.text for p in parts_from_content(input.message)):
+    if not is_empty(input.message):
         raise MalformedDecisionsError("a resume carries decisions, not a message; send it empty")
     by_id = match_decisions(pending, decisions, session)
     edited = any(d.decision == "approve" and d.input is not None for d in decisions)

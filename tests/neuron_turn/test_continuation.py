@@ -142,6 +142,19 @@ async def test_no_partial_without_a_session_or_a_state_reader_to_continue_from()
     assert (await failed(no_state, ask(session="s1"))).partial is None
 
 
+async def test_metadata_that_is_not_an_object_leaves_no_room_for_a_continuation_and_says_so() -> (
+    None
+):
+    turn, _, _ = sender([calls(call("c1", "send", text="x")), rate_limited()], InMemoryStore())
+    listed = TurnInput(message="go", trigger="user", session="s1", metadata=["caller", "data"])
+    error = await failed(turn, listed)
+    assert isinstance(error, RetryableError) and error.partial is None
+    assert error.__notes__ == [
+        "no partial turn: ContinuationError: TurnInput.metadata must be an object to mark a "
+        "continuation, not ['caller', 'data']"
+    ]
+
+
 async def test_a_partial_that_cannot_be_built_is_noted_and_the_turns_own_error_raised(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -365,9 +365,17 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
 
         async def keep(partial: TurnOutput, error: TurnError) -> bool:
-            return await self._keep_partial(
-                workflow_id, agent, input, partial, error, chain, granted, recording
-            )
+            """Carry out a failed attempt's part as a turn that ended there (`layer0.PartialTurn`).
+
+            Not one that declares a handoff, which only a finished turn may: that turn
+            runs again whole. The part gets a record of its own.
+            """
+            if any(isinstance(effect, HandoffEffect) for effect in partial.effects):
+                return False
+            part = None if recording is None else recording.split()
+            output = partial if part is None else part.returned(partial)
+            await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)
+            return True
 
         try:
             output = await self._execute(workflow_id, agent, turn_input, chain, answerer, keep)
@@ -379,31 +387,6 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             raise
         plan = await self._carry_out(workflow_id, agent, input, output, chain, granted, recording)
         return output, plan
-
-    async def _keep_partial(
-        self,
-        workflow_id: WorkflowId,
-        agent: AgentId,
-        input: TurnInput,
-        output: TurnOutput,
-        error: TurnError,
-        chain: Chain,
-        granted: EffectPolicy | None,
-        recording: TurnRecording | None,
-    ) -> bool:
-        """Carry out what a failed attempt did, as a turn that ended there (`layer0.PartialTurn`).
-
-        `recording` is the whole turn's; the partial turn gets a record of its own.
-        Returns False, carrying out nothing, for a partial turn that declares a
-        handoff, which only a finished turn may: that turn is run again whole.
-        """
-        if any(isinstance(effect, HandoffEffect) for effect in output.effects):
-            return False
-        part = None if recording is None else recording.split()
-        if part is not None:
-            output = part.returned(output)
-        await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)
-        return True
 
     async def _carry_out(
         self,

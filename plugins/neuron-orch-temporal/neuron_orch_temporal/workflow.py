@@ -319,8 +319,7 @@ class AgentWorkflow:
                 return output, turn, handoff
             wait = tries.next_wait(interruption)
             if wait is None:
-                where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
-                raise _failure(interruption, output, f"{where} (route: {chain.route()})")
+                raise _failure(interruption, output, self._failed_in(agent, chain))
             await workflow.sleep(wait)
             turn_input, turn = interruption.continuation, turn + 1
 
@@ -362,12 +361,17 @@ class AgentWorkflow:
                 retry_policy=_retry(policy, tries.attempts_left()),
             )
         except ActivityError as exc:
-            where = f"agent {agent!r} failed in workflow {self._view.workflow_id}"
-            raise workflow_failure(exc, context=f"{where} (route: {chain.route()})") from None
+            raise workflow_failure(exc, context=self._failed_in(agent, chain)) from None
         if isinstance(result, TurnOutput):
             return TurnResult(output=result)
         self._view.delegations.extend(result.delegations)
         return result
+
+    def _failed_in(self, agent: AgentId, chain: Chain) -> str:
+        """Where a turn of `agent` failed, as the dispatch's error names it."""
+        return (
+            f"agent {agent!r} failed in workflow {self._view.workflow_id} (route: {chain.route()})"
+        )
 
     async def _effects(
         self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain

@@ -310,3 +310,27 @@ async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the
         await orchestrator.dispatch("main", user("go", session="s1"))
 
     assert len(agent.inputs) == 1  # the handler's error was not taken for the model's
+
+
+async def test_a_last_part_that_cannot_be_kept_is_noted_on_the_error_that_ends_the_dispatch() -> (
+    None
+):
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        raise RuntimeError("the notification service is down")
+
+    agent = FailsPartWay(CustomEffect(effect_type="notify", data={"to": "ops"}))
+    orchestrator = LocalOrchestrator(
+        {"main": agent},
+        InMemoryStore(),
+        custom_handlers={"notify": notify},
+        policies={"main": EffectPolicy.everything()},
+        retry=RetryPolicy(max_attempts=1),
+    )
+
+    with pytest.raises(DispatchFailed) as raised:
+        await orchestrator.dispatch("main", user("go", session="s1"))
+
+    cause = raised.value.__cause__
+    assert isinstance(cause, RetryableError) and str(cause) == "429"  # the turn's own error
+    assert [note.split(":")[0] for note in cause.__notes__] == ["what it did could not be kept"]
+    assert "the notification service is down" in cause.__notes__[0]

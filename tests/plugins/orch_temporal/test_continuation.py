@@ -99,3 +99,20 @@ async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(
 
     assert later.message.as_text() == "read it; 3 messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+
+
+async def test_a_wait_past_max_total_ends_the_turn_with_what_it_did_kept(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = rate_limited_agent(tool_log, state=store, retry_after=120.0)
+    bounded = FAST.model_copy(update={"max_total": 60_000})
+    async with hosting(env, {"reader": agent}, store, policy=bounded) as orchestrator:
+        with pytest.raises(DispatchFailed, match="RetryableError: 429 rate limited") as raised:
+            await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-5")
+
+    cause = raised.value.__cause__
+    assert isinstance(cause, RetryableError) and cause.retry_after == 120.0
+    assert cause.partial is not None
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list) and len(history) == 3

@@ -17,6 +17,7 @@ from layer0 import (
     EnvVarInjection,
     FileInjection,
     StateReader,
+    TurnError,
     TurnInput,
     TurnOutput,
 )
@@ -24,6 +25,7 @@ from neuron_tool import requires_isolation
 from neuron_turn import PluginManager, Provider
 
 from ._code import import_root
+from ._partial import vet_partial
 from ._procfs import processes_of
 from ._spec import check_credentials, relative_path
 from ._supervisor import Launch, supervise
@@ -139,9 +141,13 @@ class ChildEnvironment:
                 "recipe": self.recipe.model_dump(mode="json"),
                 "input": input.model_dump(mode="json"),
             }
-            return await supervise(
-                launch, start, provider=provider, state=self.state, session=input.session
-            )
+            try:
+                return await supervise(
+                    launch, start, provider=provider, state=self.state, session=input.session
+                )
+            except TurnError as exc:
+                vet_partial(exc, input, max_turns=self.recipe.max_turns)
+                raise
 
     async def aclose(self) -> None:
         """Close the provider this environment built (not one it was given)."""

@@ -293,9 +293,11 @@ async def test_a_part_declaring_a_handoff_is_not_kept_and_the_turn_runs_again_wh
     assert attempts_record(output)["failures"][0]["kept"] is False  # type: ignore[index]
 
 
-async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the_model() -> None:
+def notifying(failure: Exception, retry: RetryPolicy) -> tuple[FailsPartWay, LocalOrchestrator]:
+    """An agent whose failed part declares a `notify` effect, whose handler raises `failure`."""
+
     async def notify(effect: CustomEffect, context: EffectContext) -> None:
-        raise RetryableError("the notification service is overloaded")
+        raise failure
 
     agent = FailsPartWay(CustomEffect(effect_type="notify", data={"to": "ops"}))
     orchestrator = LocalOrchestrator(
@@ -303,8 +305,15 @@ async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the
         InMemoryStore(),
         custom_handlers={"notify": notify},
         policies={"main": EffectPolicy.everything()},
+        retry=retry,
         clock=FakeClock(),
     )
+    return agent, orchestrator
+
+
+async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the_model() -> None:
+    overloaded = RetryableError("the notification service is overloaded")
+    agent, orchestrator = notifying(overloaded, RetryPolicy())
 
     with pytest.raises(DispatchFailed, match="the handler of custom effect 'notify'"):
         await orchestrator.dispatch("main", user("go", session="s1"))
@@ -315,17 +324,8 @@ async def test_a_kept_part_whose_effect_fails_fails_the_dispatch_rather_than_the
 async def test_a_last_part_that_cannot_be_kept_is_noted_on_the_error_that_ends_the_dispatch() -> (
     None
 ):
-    async def notify(effect: CustomEffect, context: EffectContext) -> None:
-        raise RuntimeError("the notification service is down")
-
-    agent = FailsPartWay(CustomEffect(effect_type="notify", data={"to": "ops"}))
-    orchestrator = LocalOrchestrator(
-        {"main": agent},
-        InMemoryStore(),
-        custom_handlers={"notify": notify},
-        policies={"main": EffectPolicy.everything()},
-        retry=RetryPolicy(max_attempts=1),
-    )
+    down = RuntimeError("the notification service is down")
+    _, orchestrator = notifying(down, RetryPolicy(max_attempts=1))
 
     with pytest.raises(DispatchFailed) as raised:
         await orchestrator.dispatch("main", user("go", session="s1"))

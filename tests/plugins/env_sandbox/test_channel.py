@@ -21,6 +21,7 @@ from layer0.testing import InMemoryStore
 from neuron_env_sandbox import ProcessEnvironment, StaticCredentials
 from neuron_env_sandbox._supervisor import _Server
 from neuron_env_sandbox._wire import (
+    decode_error,
     decode_request,
     decode_response,
     encode_request,
@@ -116,3 +117,11 @@ async def test_a_credential_in_an_error_from_the_child_is_blanked() -> None:
     with pytest.raises(NonRetryableError, match=r"rejected token \[REDACTED\]") as caught:
         await environment.run(TurnInput(message="go", trigger="user"), spec)
     assert "s3cr3t" not in str(caught.value)
+
+
+def test_a_partial_turn_that_does_not_read_is_left_out_and_noted() -> None:
+    body = {"type": "RetryableError", "message": "429", "retry_after": 1.0}
+    error = decode_error({**body, "partial": {"output": {"message": 7}}}, fallback=RuntimeError)
+    assert isinstance(error, RetryableError) and error.partial is None
+    (note,) = error.__notes__
+    assert note.startswith("the partial turn the child sent does not read: ")

@@ -22,7 +22,15 @@ keep it in, another Turn) is run again whole: its tools, if any, run again,
 while its effects never took place (they are carried out only for a turn
 that completes or is kept). A model's turn that does not read
 continuations (`layer0.continues_partial_turns`) is given the dispatch's
-input.
+input: retried, it is run again whole and nothing of its failed attempt is
+kept; given way to, the failed model's part is kept first, as that turn
+would not know those tools ran.
+
+Executed on its own (no orchestrator to keep a part), a chain whose every
+model reads continuations stops at an attempt whose tools ran and raises
+its error, partial and all, for the caller to keep and continue; trying
+the next model there would run those tools again and lose them from the
+history.
 """
 
 from __future__ import annotations
@@ -155,17 +163,27 @@ async def run_attempts(
     Raises:
         The last candidate's error, when every candidate failed; its notes
         list every failed attempt. An error that is not the model's, at once,
-        and so is an error of `keep` before another attempt.
+        and so is an error of `keep` before another attempt. Without `keep`,
+        the error of an attempt whose tools ran, when every candidate reads
+        continuations: the caller keeps its partial and continues it.
     """
-    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now(), input, keep)
+    continuable = all(continues_partial_turns(turn) for _, turn in candidates)
+    attempts = _Attempts(
+        policy, clock, randomness, run or _execute, clock.now(), input, keep, continuable
+    )
     last: TurnError | None = None
     for index, (name, turn) in enumerate(candidates):
         try:
             output = await attempts.retrying(name, turn)
         except _MODEL_ERRORS as exc:
             last = exc
-            if index + 1 < len(candidates):
-                await attempts.continue_after(exc, candidates[index + 1][1])
+            following = candidates[index + 1 :]
+            if not following:
+                break
+            if attempts.stops_at(exc):
+                exc.add_note(_not_tried(following))
+                break
+            await attempts.continue_after(exc, following[0][1], fallback=True)
             continue
         except TurnError as exc:
             await attempts.keep_last(exc, listed=False)
@@ -196,6 +214,8 @@ class _Attempts:
     original: TurnInput
     """The dispatch's input."""
     keep: Keep | None
+    continuable: bool
+    """Whether every candidate reads continuations, so a caller could continue a partial."""
     input: TurnInput = field(init=False)
     """What the next attempt runs: `original`, or the last kept partial's continuation."""
     failed: list[Attempt] = field(default_factory=list)
@@ -211,24 +231,37 @@ class _Attempts:
             try:
                 return await self.run(turn, self._input_for(turn))
             except RetryableError as exc:
-                wait = self._wait(number, exc)
+                wait = None if self.stops_at(exc) else self._wait(number, exc)
                 self.failed.append(_attempt(name, number, exc, wait))
                 if wait is None:
                     raise
-                await self.continue_after(exc, turn)
+                await self.continue_after(exc, turn, fallback=False)
                 await self.clock.sleep(wait)
             except (NonRetryableError, ModelError) as exc:
                 self.failed.append(_attempt(name, number, exc, None))
                 raise
 
-    async def continue_after(self, error: TurnError, following: Turn) -> None:
+    def stops_at(self, error: TurnError) -> bool:
+        """Whether `error` ends the run here: its tools ran, and only the caller can keep them.
+
+        So without `keep`, when the caller could continue the partial (every
+        candidate reads continuations); another attempt would run those tools again.
+        """
+        return error.partial is not None and self.keep is None and self.continuable
+
+    async def continue_after(self, error: TurnError, following: Turn, *, fallback: bool) -> None:
         """Before `following` tries: keep what the failed attempt did, and continue from there.
 
-        Nothing to do when the error offers no partial turn, there is no `keep`, or
-        `following` does not read continuations (it runs the dispatch's input whole).
+        Nothing to do when the error offers no partial turn or there is no `keep`.
+        `following` gets the continuation if it reads continuations. One that does
+        not runs the dispatch's input whole: as a retry (not `fallback`), it
+        records its tools again, so its failed part is not kept; as the next
+        model, it is, as that turn would not know those tools ran.
         """
         partial = error.partial
-        if partial is None or self.keep is None or not continues_partial_turns(following):
+        if partial is None or self.keep is None:
+            return
+        if not (fallback or continues_partial_turns(following)):
             return
         if await self.keep(partial.output, error):
             self.input = partial.continuation
@@ -269,6 +302,14 @@ class _Attempts:
         if policy.max_total is not None and (elapsed + wait) * 1000 > policy.max_total:
             return None
         return wait
+
+
+def _not_tried(candidates: Sequence[tuple[str, Turn]]) -> str:
+    names = ", ".join(name for name, _ in candidates)
+    return (
+        f"not tried: {names}: the failed attempt's tools ran, and another model run here would"
+        " run them again; keep its partial (`partial.output`) and run `partial.continuation`"
+    )
 
 
 def _attempt(name: str, number: int, exc: Exception, waited: float | None) -> Attempt:

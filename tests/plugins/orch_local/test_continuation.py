@@ -13,9 +13,11 @@ from layer0 import (
     Effect,
     EffectPolicy,
     HandoffEffect,
+    NonRetryableError,
     PartialTurn,
     RetryableError,
     SessionScope,
+    Turn,
     TurnInput,
     TurnMetadata,
     TurnOutput,
@@ -212,18 +214,22 @@ async def test_a_turn_without_a_session_has_nowhere_to_keep_its_part_and_is_retr
     assert attempts_record(result)["failures"][0]["kept"] is False  # type: ignore[index]
 
 
-async def test_a_fallback_turn_that_reads_no_continuation_gets_the_dispatchs_input() -> None:
-    outbox, store = Outbox(), InMemoryStore()
-    first = ScriptedProvider(
+def sends_then_fails(outbox: Outbox, store: InMemoryStore) -> tuple[ScriptedProvider, NeuronTurn]:
+    """A model's turn that sends "hello", then fails for good (a bad key) on its next call."""
+    provider = ScriptedProvider(
         [
             tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
             ProviderAuthenticationError("invalid x-api-key", provider="first"),
         ]
     )
+    return provider, NeuronTurn(provider, tools=outbox.tools(), state=store)
+
+
+async def test_a_fallback_of_another_kind_gets_the_dispatchs_input_after_the_part_is_kept() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    _, first = sends_then_fails(outbox, store)
     other = ScriptTurn(reply="answered by a turn of another kind")
-    agent = FallbackTurn(
-        {"first:model": NeuronTurn(first, tools=outbox.tools(), state=store), "other": other}
-    )
+    agent = FallbackTurn({"first:model": first, "other": other})
     orchestrator = LocalOrchestrator({"main": agent}, store)
 
     result = await orchestrator.dispatch("main", user("send hello", session="s1"))
@@ -231,6 +237,76 @@ async def test_a_fallback_turn_that_reads_no_continuation_gets_the_dispatchs_inp
     assert result.message.as_text() == "answered by a turn of another kind"
     (given,) = other.inputs
     assert given.message.as_text() == "send hello" and given.metadata is None
+    # The message was sent: the session says so, though the turn that answered cannot.
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert attempts_record(result)["failures"][0]["kept"] is True  # type: ignore[index]
+
+
+class Wrapper:
+    """A turn around another that does not say it reads continuations."""
+
+    def __init__(self, inner: Turn) -> None:
+        self.inner = inner
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return await self.inner.execute(input)
+
+
+async def test_a_turn_reading_no_continuation_is_retried_whole_and_its_part_not_kept() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            RateLimitError("429", provider="scripted"),
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            text_response("Sent."),
+        ]
+    )
+    agent = Wrapper(NeuronTurn(provider, tools=outbox.tools(), state=store))
+    orchestrator = LocalOrchestrator({"main": agent}, store, clock=FakeClock())
+
+    result = await orchestrator.dispatch("main", user("send hello", session="s1"))
+
+    # Run again whole, it ran its tool again and recorded it again: its first part is not kept.
+    assert result.message.as_text() == "Sent." and outbox.sent == ["hello", "hello"]
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
+async def test_a_fallback_turn_run_alone_stops_where_tools_ran_for_its_caller_to_continue() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    _, first = sends_then_fails(outbox, store)
+    second = ScriptedProvider([text_response("Sent.")])
+    agent = FallbackTurn(
+        {
+            "first:model": first,
+            "second:model": NeuronTurn(second, tools=outbox.tools(), state=store),
+        }
+    )
+
+    with pytest.raises(NonRetryableError) as raised:
+        await agent.execute(user("send hello", session="s1"))
+
+    assert outbox.sent == ["hello"] and second.requests == []
+    partial = raised.value.partial
+    assert partial is not None and partial.output.exit_reason == INTERRUPTED
+    assert [t.name for t in partial.output.metadata.tools_called] == ["send"]
+    assert any(note.startswith("not tried: second:model: ") for note in raised.value.__notes__)
+
+
+async def test_a_fallback_turn_run_alone_falls_back_whole_to_a_model_of_another_kind() -> None:
+    outbox, store = Outbox(), InMemoryStore()
+    _, first = sends_then_fails(outbox, store)
+    other = ScriptTurn(reply="answered by a turn of another kind")
+    agent = FallbackTurn({"first:model": first, "other": other})
+
+    result = await agent.execute(user("send hello", session="s1"))
+
+    assert result.message.as_text() == "answered by a turn of another kind"
+    assert outbox.sent == ["hello"] and len(other.inputs) == 1
 
 
 async def test_a_streamed_turn_cut_off_after_its_tool_ran_streams_on_from_there() -> None:

@@ -9,6 +9,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from layer0 import DispatchFailed, RetryableError, SessionScope, Turn, TurnInput, TurnOutput
 from layer0.testing import InMemoryStore
+from neuron_orch_local import FallbackTurn
 
 from .agents import rate_limited_agent
 from .conftest import FAST, hosting
@@ -116,3 +117,23 @@ async def test_a_wait_past_max_total_ends_the_turn_with_what_it_did_kept(
     assert cause.partial is not None
     history = await store.read(SESSION, "messages")
     assert isinstance(history, list) and len(history) == 3
+
+
+async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one_whole(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = FallbackTurn(
+        {
+            "first:model": rate_limited_agent(tool_log, state=store),
+            "second:model": rate_limited_agent(tool_log, state=store, fail=0),
+        }
+    )
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-6")
+
+    assert output.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]

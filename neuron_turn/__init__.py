@@ -33,7 +33,13 @@ if TYPE_CHECKING:
     )
     from .loop.config import NeuronTurnConfig
     from .loop.context import CompactionBudget, ContextStrategy
-    from .loop.continuation import INTERRUPTED, ContinuationError, continuation_input
+    from .loop.continuation import (
+        INTERRUPTED,
+        CarriedCounts,
+        ContinuationError,
+        carried_counts,
+        continuation_input,
+    )
     from .loop.effect_answers import EffectAnswer, EffectAnswerer, answering
     from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
     from .loop.events import (
@@ -191,7 +197,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.continuation": (
         "INTERRUPTED",
+        "CarriedCounts",
         "ContinuationError",
+        "carried_counts",
         "continuation_input",
     ),
     ".loop.effect_answers": (
@@ -366,6 +374,7 @@ __all__ = [
     "ApprovalError",
     "ApprovalPolicy",
     "AwaitingApprovalError",
+    "CarriedCounts",
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
@@ -482,6 +491,7 @@ __all__ = [
     "add_turn_observer",
     "answering",
     "build_hook_registry",
+    "carried_counts",
     "continuation_input",
     "deltas_of",
     "event_from_json",

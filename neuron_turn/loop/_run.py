@@ -37,6 +37,7 @@ from ._convert import content_from_parts, history_to_json
 from ._trusted import trusted
 from .approval import merge_into, pending_in
 from .config import ResolvedConfig
+from .continuation import CarriedCounts
 from .events import EffectDeclared, TurnEvent
 from .provider import (
     ContentPart,
@@ -234,6 +235,18 @@ class RunState:
         call = (name, input)
         self.same_calls_in_a_row = self.same_calls_in_a_row + 1 if call == self.last_call else 1
         self.last_call = call
+
+    def counts(self, output_failures: int) -> CarriedCounts:
+        """The counts a continuation of this run carries over (see `continuation`)."""
+        return CarriedCounts(
+            self.failures_in_a_row, self.same_calls_in_a_row, self.last_call, output_failures
+        )
+
+    def carry(self, counts: CarriedCounts) -> None:
+        """Go on counting from where the part this run continues left off."""
+        self.failures_in_a_row = counts.failures_in_a_row
+        self.same_calls_in_a_row = counts.identical_calls
+        self.last_call = counts.last_call
 
     def close_unanswered(self) -> None:
         """Give each call of this turn's last model answer that never ran an error result.

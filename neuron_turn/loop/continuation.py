@@ -15,16 +15,21 @@ output of a last attempt too, so the session says which tools ran.
 
 The continuation's config holds what the first part left of the limits
 (`max_turns`, `max_cost`, `max_duration`), and a tool choice that forces a
-call counts as spent, as it would be within one turn. The circuit breaker,
-the stuck-call count and the output retries count afresh.
+call counts as spent, as it would be within one turn. So do the counts the
+loop keeps across model calls (`CarriedCounts`): the failed calls in a row
+(the circuit breaker), the identical calls in a row and the last call (the
+stuck check), and the answers that failed the output type (the output
+retries). A turn in two parts stops where it would have stopped in one.
 
 A partial is offered only when a continuation can read what `output`
 appends (the turn has a session and a state reader) and once a tool ran:
 before that, running the input again repeats nothing but a model call.
 
 A continuation is an input with an empty message and the metadata
-`{"neuron_turn": {"continue": true}}` (`continuation_input` builds one).
-It fails before anything runs, with `ContinuationError` (a
+`{"neuron_turn": {"continue": true}}`, or, from a partial turn, the counts
+in place of `true`: `{"failures_in_a_row": 0, "identical_calls": 1,
+"last_call": {"name": "send", "input": {...}}, "output_failures": 0}`
+(`continuation_input` builds either). It fails before anything runs, with `ContinuationError` (a
 `NonRetryableError`: the same input fails again), when it carries a
 message or approval decisions, has no session, the turn has no state
 reader, or the session's history does not end with a user message (the
@@ -35,6 +40,7 @@ with `MissingDecisionError` naming the calls that wait.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from pydantic import JsonValue
@@ -49,7 +55,9 @@ from .provider import ProviderMessage
 __all__ = [
     "CONTINUE_OPTION",
     "INTERRUPTED",
+    "CarriedCounts",
     "ContinuationError",
+    "carried_counts",
     "check_continuation",
     "continuation_input",
     "continues",
@@ -65,15 +73,46 @@ CONTINUE_OPTION: Final = "continue"
 _WHERE: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}][{CONTINUE_OPTION!r}]"
 
 
+_COUNTS: Final = ("failures_in_a_row", "identical_calls", "output_failures")
+
+
 class ContinuationError(NonRetryableError):
     """A continuation that cannot continue anything; what is wrong is named."""
 
 
-def continuation_input(input: TurnInput) -> TurnInput:
+@dataclass(frozen=True, slots=True)
+class CarriedCounts:
+    """The counts a turn keeps across its model calls, carried into its continuation.
+
+    Without them a retry would reset the circuit breaker, the stuck check and
+    the output retries, and a model failing the same call could go on as
+    many times again per retry.
+    """
+
+    failures_in_a_row: int = 0
+    """Tool calls that failed in a row at the end of the part (the circuit breaker's count)."""
+    identical_calls: int = 0
+    """How many times in a row `last_call` was made (the stuck check's count)."""
+    last_call: tuple[str, JsonValue] | None = None
+    """The part's last tool call: its name and input."""
+    output_failures: int = 0
+    """Answers that failed the output type (the output retries spent)."""
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The counts as the continuation's mark holds them."""
+        counts: dict[str, JsonValue] = {name: getattr(self, name) for name in _COUNTS}
+        if self.last_call is not None:
+            name, input = self.last_call
+            counts["last_call"] = {"name": name, "input": input}
+        return counts
+
+
+def continuation_input(input: TurnInput, counts: CarriedCounts | None = None) -> TurnInput:
     """Return the input that continues the turn `input` started, once its partial is kept.
 
     The session, trigger, config and metadata are `input`'s; the message is
-    empty, since the kept history already holds it.
+    empty, since the kept history already holds it. `counts` are the first
+    part's (None: the continuation counts afresh).
 
     Raises:
         ContinuationError: `input` has no session, or metadata that is not an
@@ -90,7 +129,7 @@ def continuation_input(input: TurnInput) -> TurnInput:
         )
     options = metadata.get(CALL_OPTIONS_KEY)
     marked: dict[str, JsonValue] = {**options} if isinstance(options, dict) else {}
-    marked[CONTINUE_OPTION] = True
+    marked[CONTINUE_OPTION] = True if counts is None else counts.as_json()
     return input.model_copy(
         update={"message": Content(""), "metadata": {**metadata, CALL_OPTIONS_KEY: marked}}
     )
@@ -110,7 +149,46 @@ def continues(metadata: JsonValue) -> bool:
     mark = options.get(CONTINUE_OPTION, False)
     if mark is None or isinstance(mark, bool):
         return mark is True
-    raise ContinuationError(f"{_WHERE} must be true or false, not {mark!r}")
+    if isinstance(mark, dict):
+        return True
+    raise ContinuationError(f"{_WHERE} must be true, false or the counts carried, not {mark!r}")
+
+
+def carried_counts(metadata: JsonValue) -> CarriedCounts | None:
+    """The counts a continuation's mark carries (None for a mark of `true`: count afresh).
+
+    Raises:
+        ContinuationError: naming the count that is not one (an unknown key, a
+            negative or non-integer count, a last call without a name).
+    """
+    options = metadata.get(CALL_OPTIONS_KEY) if isinstance(metadata, dict) else None
+    mark = options.get(CONTINUE_OPTION) if isinstance(options, dict) else None
+    if not isinstance(mark, dict):
+        return None
+    unknown = sorted(set(mark) - {*_COUNTS, "last_call"})
+    if unknown:
+        raise ContinuationError(f"{_WHERE} has unknown counts: {', '.join(unknown)}")
+    values: dict[str, int] = {}
+    for name in _COUNTS:
+        value = mark.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ContinuationError(
+                f"{_WHERE}[{name!r}] must be a count (0 or more), not {value!r}"
+            )
+        values[name] = value
+    return CarriedCounts(**values, last_call=_last_call(mark.get("last_call")))
+
+
+def _last_call(value: JsonValue) -> tuple[str, JsonValue] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict) and set(value) == {"name", "input"}:
+        name = value["name"]
+        if isinstance(name, str):
+            return name, value["input"]
+    raise ContinuationError(
+        f"{_WHERE}['last_call'] must be an object with a name and an input, not {value!r}"
+    )
 
 
 def check_continuation(

@@ -82,6 +82,7 @@ from .context import ContextStrategy
 from .continuation import (
     INTERRUPTED,
     ContinuationError,
+    carried_counts,
     check_continuation,
     continuation_input,
     continues,
@@ -360,6 +361,7 @@ class NeuronTurn(Generic[OutT]):
             raise ContinuationError(
                 "an input carries approval decisions or continues a turn, not both"
             )
+        counts = carried_counts(input.metadata)
         output = self._output_round(input)
         history = await self._read_history(input.session)
         if continuing:
@@ -397,6 +399,9 @@ class NeuronTurn(Generic[OutT]):
             input=input,
             call_ids=call_ids(history),
         )
+        if counts is not None:
+            run.carry(counts)
+            output.failures = counts.output_failures
         recorder = _recorder(run, input.metadata)
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
@@ -413,7 +418,7 @@ class NeuronTurn(Generic[OutT]):
         except TurnError as exc:
             try:
                 # Set even over a partial already there, which another turn's error carried.
-                exc.partial = self._partial(run, input, recorder)
+                exc.partial = self._partial(run, input, output, recorder)
             except Exception as unbuilt:  # never hide the turn's own error behind this one
                 exc.partial = None
                 exc.add_note(f"no partial turn: {type(unbuilt).__name__}: {unbuilt}")
@@ -433,7 +438,11 @@ class NeuronTurn(Generic[OutT]):
         return result
 
     def _partial(
-        self, run: RunState, input: TurnInput, recorder: TimelineRecorder | None
+        self,
+        run: RunState,
+        input: TurnInput,
+        answers: OutputRound,
+        recorder: TimelineRecorder | None,
     ) -> PartialTurn | None:
         """What the failed run did, for a retry to continue from (see `continuation`).
 
@@ -446,7 +455,7 @@ class NeuronTurn(Generic[OutT]):
         """
         if not run.records or run.session is None or self.state is None:
             return None
-        continuation = continuation_input(input)
+        continuation = continuation_input(input, run.counts(answers.failures))
         run.close_unanswered()
         output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
         config = continuation.config or TurnConfig()

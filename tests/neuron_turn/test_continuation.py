@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from layer0 import (
     Content,
+    CustomExit,
     NonRetryableError,
     PartialTurn,
     RetryableError,
@@ -14,6 +15,7 @@ from layer0 import (
     TurnConfig,
     TurnError,
     TurnInput,
+    TurnOutput,
     usd,
 )
 from layer0.testing import InMemoryStore
@@ -99,7 +101,14 @@ async def test_failure_after_a_tool_ran_offers_the_turn_so_far_and_its_continuat
     assert "sent hello" in str(messages[2])
     continuation = partial.continuation
     assert continuation.session == "s1" and continuation.message.as_text() == ""
-    assert continuation.metadata == {"trace": "t-1", "neuron_turn": {"continue": True}}
+    # The counts its loop kept go on: the circuit breaker's, the stuck check's, the output's.
+    counts = {
+        "failures_in_a_row": 0,
+        "identical_calls": 1,
+        "last_call": {"name": "send", "input": {"text": "hello"}},
+        "output_failures": 0,
+    }
+    assert continuation.metadata == {"trace": "t-1", "neuron_turn": {"continue": counts}}
 
 
 async def test_continuation_calls_the_model_on_the_kept_history_and_runs_no_tool_again() -> None:
@@ -264,11 +273,95 @@ async def test_a_continuation_of_a_session_awaiting_approval_is_sent_to_its_deci
     assert provider.requests == []
 
 
-async def test_a_continuation_mark_that_is_not_a_boolean_is_refused() -> None:
+async def test_a_continuation_mark_that_is_neither_a_boolean_nor_counts_is_refused() -> None:
     turn, provider, _ = sender([answer("never")], InMemoryStore())
-    with pytest.raises(ContinuationError, match=r"\['continue'\] must be true or false, not 'yes'"):
+    with pytest.raises(
+        ContinuationError, match=r"must be true, false or the counts carried, not 'yes'"
+    ):
         await turn.execute(ask(session="s1", neuron_turn={"continue": "yes"}))
     assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("counts", "why"),
+    [
+        ({"failures_in_a_row": -1}, "['failures_in_a_row'] must be a count (0 or more), not -1"),
+        ({"identical_calls": "2"}, "['identical_calls'] must be a count (0 or more), not '2'"),
+        ({"output_failures": True}, "['output_failures'] must be a count (0 or more), not True"),
+        ({"retries": 1}, "has unknown counts: retries"),
+        ({"last_call": {"name": 3, "input": {}}}, "['last_call'] must be an object with a name"),
+        ({"last_call": "send"}, "['last_call'] must be an object with a name and an input"),
+    ],
+    ids=["negative", "string", "boolean", "unknown", "nameless", "not-an-object"],
+)
+async def test_counts_that_are_not_counts_are_refused_naming_which(
+    counts: dict[str, JsonValue], why: str
+) -> None:
+    turn, provider, _ = sender([answer("never")], InMemoryStore())
+    with pytest.raises(ContinuationError) as raised:
+        await turn.execute(ask(session="s1", neuron_turn={"continue": counts}))
+    assert why in str(raised.value)
+    assert provider.requests == []
+
+
+async def continued(turn: NeuronTurn, store: InMemoryStore, input: TurnInput) -> TurnOutput:
+    """Run `input`, which fails after a tool ran; keep its part and run its continuation."""
+    error = await failed(turn, input)
+    assert error.partial is not None
+    await keep(store, error.partial)
+    return await turn.execute(error.partial.continuation)
+
+
+async def test_a_continuation_counts_on_from_the_failed_calls_the_first_part_made() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", max_consecutive_failures=2)
+    script = [calls(call("c1", "nope")), rate_limited(), calls(call("c2", "nope")), answer("no")]
+    turn, provider, _ = sender(script, store, config)
+
+    output = await continued(turn, store, ask("go", session="s1"))
+
+    assert output.exit_reason == "circuit_breaker"  # two failures in a row, across the parts
+    assert len(provider.requests) == 3
+
+
+async def test_a_continuation_counts_on_from_the_identical_calls_the_first_part_made() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", max_identical_calls=1)
+    same = call("c1", "send", text="x")
+    again = call("c2", "send", text="x")
+    script = [calls(same), rate_limited(), calls(again), answer("no")]
+    turn, provider, counter = sender(script, store, config)
+
+    output = await continued(turn, store, ask("go", session="s1"))
+
+    assert output.exit_reason == CustomExit(name="stuck_detected")
+    assert len(provider.requests) == 3 and counter.runs == 2
+
+
+class Answer(BaseModel):
+    answer: int
+
+
+async def test_a_continuation_counts_on_from_the_output_retries_the_first_part_spent() -> None:
+    store, counter = InMemoryStore(), Counter()
+    script = [
+        answer("391, I think"),
+        calls(call("c1", "send", text="x")),
+        rate_limited(),
+        answer("still not JSON"),
+        answer('{"answer": 391}'),
+    ]
+    provider = ScriptedProvider(script)  # type: ignore[arg-type]
+    config = NeuronTurnConfig(model="test-model", output_mode="prompted", output_retries=1)
+    turn = NeuronTurn(
+        provider, tools=counter.registry(), state=store, config=config, output_type=Answer
+    )
+
+    output = await continued(turn, store, ask("What is 17*23?", session="s1"))
+
+    # One retry in all: the first part spent it, so the continuation's bad answer ends the turn.
+    assert output.exit_reason == CustomExit(name="output_invalid")
+    assert len(provider.requests) == 4
 
 
 async def test_approval_decisions_and_a_continuation_in_one_input_are_refused() -> None:

@@ -6,7 +6,9 @@ untrusted side: code a tool ran there could write to the channel. Its
 output is checked against the agent's effect policy by the orchestrator, as
 any output of the child is; its continuation is checked here, against the
 input the parent sent, before anything runs it: the same session, message
-rule, metadata and config, with limits that may only shrink. A
+rule, metadata and config, with limits that may only shrink. The counts it
+carries (`neuron_turn.CarriedCounts`) must parse; whatever their values, the
+limits bound what the continuation may do. A
 continuation that asks for more (another session, a larger budget, a wider
 effect policy) is dropped, with why noted on the error, and the
 orchestrator runs the turn again whole.
@@ -19,7 +21,7 @@ from typing import Final
 from moneyed import Money
 
 from layer0 import TurnConfig, TurnError, TurnInput
-from neuron_turn import ContinuationError, continuation_input
+from neuron_turn import ContinuationError, carried_counts, continuation_input
 
 __all__ = ["vet_partial"]
 
@@ -44,7 +46,11 @@ def vet_partial(error: TurnError, input: TurnInput, *, max_turns: int) -> None:
 def _problem(given: TurnInput, input: TurnInput, max_turns: int) -> str | None:
     """What `given` asks beyond the continuation of `input`, or None."""
     try:
-        expected = continuation_input(input)
+        counts = carried_counts(given.metadata)
+    except ContinuationError as exc:
+        return f"carries counts that are not counts ({exc})"
+    try:
+        expected = continuation_input(input, counts)
     except ContinuationError as exc:
         return f"continues an input that cannot be continued ({exc})"
     if given.model_copy(update={"config": None}) != expected.model_copy(update={"config": None}):

@@ -30,7 +30,7 @@ from neuron_env_sandbox import (
     UnsupportedSpecError,
 )
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import INTERRUPTED, RateLimitError, ToolUsePart
+from neuron_turn import INTERRUPTED, RateLimitError, ToolUsePart, carried_counts
 from neuron_turn.testing import ScriptedProvider, tool_call_response
 
 from ._helpers import RECIPE, call_tool, running, scripted
@@ -110,7 +110,8 @@ async def test_a_turn_failing_after_its_tool_ran_in_the_child_hands_back_what_it
     assert partial is not None and partial.output.exit_reason == INTERRUPTED
     assert [t.name for t in partial.output.metadata.tools_called] == ["read_env"]
     assert partial.continuation.session == "s1"
-    assert partial.continuation.metadata == {"neuron_turn": {"continue": True}}
+    counts = carried_counts(partial.continuation.metadata)
+    assert counts is not None and counts.last_call == ("read_env", {"name": "MODE"})
 
 
 async def test_a_detached_grandchild_does_not_outlive_a_cancelled_run() -> None:

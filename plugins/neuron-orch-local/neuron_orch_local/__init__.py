@@ -27,7 +27,7 @@ from .custom import CustomEffectHandler, EffectContext
 from .delegation import DELEGATION_LOG, DelegationAnswerer, delegation_answer, delegation_record
 from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
-from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts
+from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts, untried_models
 from .handoff import HANDOFF_KEY, handoff_input
 from .log import LOGGER_NAME, TRACE, emit_log
 from .orchestrator import LocalOrchestrator
@@ -87,4 +87,5 @@ __all__ = [
     "require_agent",
     "run_attempts",
     "signal_input",
+    "untried_models",
 ]

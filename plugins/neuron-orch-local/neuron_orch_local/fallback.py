@@ -30,7 +30,9 @@ Executed on its own (no orchestrator to keep a part), a chain whose every
 model reads continuations stops at an attempt whose tools ran and raises
 its error, partial and all, for the caller to keep and continue; trying
 the next model there would run those tools again and lose them from the
-history.
+history. `untried_models(error)` names the models it did not try, so a
+caller knows that a continuation may go on down the chain even when that
+model's error is not one a retry fixes.
 """
 
 from __future__ import annotations
@@ -57,13 +59,16 @@ from layer0 import (
 
 from .retry import Clock, RetryPolicy, SystemClock
 
-__all__ = ["ATTEMPTS_LOG", "Attempt", "FallbackTurn", "Keep", "run_attempts"]
+__all__ = ["ATTEMPTS_LOG", "Attempt", "FallbackTurn", "Keep", "run_attempts", "untried_models"]
 
 ATTEMPTS_LOG: Final = "attempts"
 """The key of the attempts record in the `log` effect's data: `{"attempts": {...}}`."""
 
 _MODEL_ERRORS: Final = (RetryableError, NonRetryableError, ModelError)
 """Errors that are the model's (its provider's): the next model may do better."""
+
+_UNTRIED: Final = "_neuron_untried_models"
+"""The attribute on a chain's error that names the models it did not try."""
 
 RunOne = Callable[[Turn, TurnInput], Awaitable[TurnOutput]]
 """Runs one attempt of one candidate turn (plainly, or streamed)."""
@@ -181,7 +186,9 @@ async def run_attempts(
             if not following:
                 break
             if attempts.stops_at(exc):
-                exc.add_note(_not_tried(following))
+                names = tuple(name for name, _ in following)
+                setattr(exc, _UNTRIED, names)
+                exc.add_note(_not_tried(names))
                 break
             await attempts.continue_after(exc, following[0][1], fallback=True)
             continue
@@ -196,6 +203,16 @@ async def run_attempts(
     if len(attempts.failed) > 1:
         last.add_note("attempts: " + "; ".join(str(a) for a in attempts.failed))
     raise last
+
+
+def untried_models(error: BaseException) -> tuple[str, ...]:
+    """The models a chain run on its own did not try, having stopped at `error`.
+
+    Empty unless the chain stopped at a model whose tools ran (see the module
+    doc): the continuation of `error.partial`, run on the chain, goes on down it.
+    """
+    names = getattr(error, _UNTRIED, ())
+    return names if isinstance(names, tuple) else ()
 
 
 async def _execute(turn: Turn, input: TurnInput) -> TurnOutput:
@@ -304,11 +321,11 @@ class _Attempts:
         return wait
 
 
-def _not_tried(candidates: Sequence[tuple[str, Turn]]) -> str:
-    names = ", ".join(name for name, _ in candidates)
+def _not_tried(names: Sequence[str]) -> str:
     return (
-        f"not tried: {names}: the failed attempt's tools ran, and another model run here would"
-        " run them again; keep its partial (`partial.output`) and run `partial.continuation`"
+        f"not tried: {', '.join(names)}: the failed attempt's tools ran, and another model"
+        " run here would run them again; keep its partial (`partial.output`) and run"
+        " `partial.continuation`"
     )
 
 

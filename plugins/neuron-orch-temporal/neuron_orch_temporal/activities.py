@@ -44,6 +44,7 @@ from neuron_orch_local import (
     check_policy,
     effect_owner,
     require_agent,
+    untried_models,
 )
 from neuron_turn import answering
 
@@ -268,8 +269,9 @@ def _placed(
 def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interruption | None:
     """What the workflow gets instead of a failure: a partial turn to carry out.
 
-    Marked `last` when the error is not one a retry may fix; whether the
-    attempts allow another is the workflow's to count. None (fail as before:
+    Marked `last` when the error is not one a retry may fix and the turn is
+    not a fallback chain with models left to try (`untried_models`); whether
+    the attempts allow another is the workflow's to count. None (fail as before:
     the turn is retried whole, or not at all) when the workflow cannot take
     one, the error offers none, the agent's turn does not read continuations,
     or the partial turn declares a handoff (only a finished one may).
@@ -288,7 +290,7 @@ def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interrupt
         message=str(exc),
         retry_after_ms=None if after is None else round(after * 1000),
         attempts=activity.info().attempt,
-        last=not isinstance(exc, RetryableError),
+        last=not (isinstance(exc, RetryableError) or untried_models(exc)),
     )
 
 

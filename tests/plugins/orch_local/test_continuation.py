@@ -24,7 +24,13 @@ from layer0 import (
     TurnRecord,
 )
 from layer0.testing import InMemoryStore
-from neuron_orch_local import EffectContext, FallbackTurn, LocalOrchestrator, RetryPolicy
+from neuron_orch_local import (
+    EffectContext,
+    FallbackTurn,
+    LocalOrchestrator,
+    RetryPolicy,
+    untried_models,
+)
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
@@ -295,6 +301,7 @@ async def test_a_fallback_turn_run_alone_stops_where_tools_ran_for_its_caller_to
     assert partial is not None and partial.output.exit_reason == INTERRUPTED
     assert [t.name for t in partial.output.metadata.tools_called] == ["send"]
     assert any(note.startswith("not tried: second:model: ") for note in raised.value.__notes__)
+    assert untried_models(raised.value) == ("second:model",)
 
 
 async def test_a_fallback_turn_run_alone_falls_back_whole_to_a_model_of_another_kind() -> None:

@@ -195,9 +195,16 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
 
 
 def rate_limited_agent(
-    tool_log: Path, *, state: StateReader | None, fail: int = 1, retry_after: float = 0.05
+    tool_log: Path,
+    *,
+    state: StateReader | None,
+    fail: int = 1,
+    retry_after: float = 0.05,
+    error: Exception | None = None,
 ) -> NeuronTurn:
-    """Reads a file, then is rate limited `fail` times, then answers with what it read.
+    """Reads a file, then is rate limited (or fails with `error`) `fail` times, then answers.
+
+    Its answer says what it read.
 
     The tool appends a line to `tool_log` when it runs, so a test counts the runs.
     """
@@ -208,6 +215,8 @@ def rate_limited_agent(
             return tool_call_response(ToolUsePart("c1", "read_file", {"path": "notes.txt"}))
         if failures[0] > 0:
             failures[0] -= 1
+            if error is not None:
+                raise error
             raise RateLimitError("429 rate limited", provider="fn", retry_after=retry_after)
         return text_response(f"read it; {len(request.messages)} messages", cost=COST)
 

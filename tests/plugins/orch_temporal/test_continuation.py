@@ -10,6 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import DispatchFailed, RetryableError, SessionScope, Turn, TurnInput, TurnOutput
 from layer0.testing import InMemoryStore
 from neuron_orch_local import FallbackTurn
+from neuron_turn import InvalidRequestError
 
 from .agents import rate_limited_agent
 from .conftest import FAST, hosting
@@ -132,6 +133,28 @@ async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one
     async with hosting(env, {"reader": agent}, store) as orchestrator:
         output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-6")
 
+    assert output.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
+async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next_from_there(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    too_long = InvalidRequestError("prompt is too long: 210000 tokens > 200000", provider="fn")
+    agent = FallbackTurn(
+        {
+            "small:model": rate_limited_agent(tool_log, state=store, fail=9, error=too_long),
+            "large:model": rate_limited_agent(tool_log, state=store, fail=0),
+        }
+    )
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-7")
+
+    # The part was kept, and its continuation fell back to the larger model: no tool again.
     assert output.message.as_text() == "read it; 3 messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
     history = await store.read(SESSION, "messages")

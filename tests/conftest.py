@@ -1,6 +1,8 @@
-"""Suite-wide collection: the `reliability` marker goes to the tests the README names."""
+"""Suite-wide setup: Ctrl-C for the commands the tests start, and the `reliability` marker."""
 
 from __future__ import annotations
+
+import signal
 
 import pytest
 
@@ -13,3 +15,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.split("[", 1)[0] in named:
             item.add_marker(pytest.mark.reliability)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the commands the tests start take Ctrl-C (SIGINT) as they would from a terminal.
+
+    A suite started in the background by a shell without job control (`cmd &` in a
+    script, `nohup`) runs with SIGINT ignored, and an ignored signal stays ignored
+    across exec: the tests that press Ctrl-C on a command would wait for it forever.
+    A signal the suite handles is reset to its default in each command it starts.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -24,8 +24,8 @@ class PartialTurn:
     not wire types, but both halves are.
 
     Only a turn that says it reads continuations (`continues_partial_turns`)
-    is given one: another model's turn in a fallback chain that does not
-    gets the original input.
+    is given one; one that does not gets its input again, after `output`
+    is carried out all the same, so the session it reads says which tools ran.
     """
 
     output: TurnOutput

@@ -22,9 +22,8 @@ keep it in, another Turn) is run again whole: its tools, if any, run again,
 while its effects never took place (they are carried out only for a turn
 that completes or is kept). A model's turn that does not read
 continuations (`layer0.continues_partial_turns`) is given the dispatch's
-input: retried, it is run again whole and nothing of its failed attempt is
-kept; given way to, the failed model's part is kept first, as that turn
-would not know those tools ran.
+input again, after the part is kept all the same: it reads the session,
+and would not otherwise know those tools ran.
 
 Executed on its own (no orchestrator to keep a part), a chain whose every
 model reads continuations stops at an attempt whose tools ran and raises
@@ -190,7 +189,7 @@ async def run_attempts(
                 setattr(exc, _UNTRIED, names)
                 exc.add_note(_not_tried(names))
                 break
-            await attempts.continue_after(exc, following[0][1], fallback=True)
+            await attempts.continue_after(exc)
             continue
         except TurnError as exc:
             await attempts.keep_last(exc, listed=False)
@@ -252,7 +251,7 @@ class _Attempts:
                 self.failed.append(_attempt(name, number, exc, wait))
                 if wait is None:
                     raise
-                await self.continue_after(exc, turn, fallback=False)
+                await self.continue_after(exc)
                 await self.clock.sleep(wait)
             except (NonRetryableError, ModelError) as exc:
                 self.failed.append(_attempt(name, number, exc, None))
@@ -266,19 +265,15 @@ class _Attempts:
         """
         return error.partial is not None and self.keep is None and self.continuable
 
-    async def continue_after(self, error: TurnError, following: Turn, *, fallback: bool) -> None:
-        """Before `following` tries: keep what the failed attempt did, and continue from there.
+    async def continue_after(self, error: TurnError) -> None:
+        """Before another attempt: keep what the failed one did, and continue from there.
 
         Nothing to do when the error offers no partial turn or there is no `keep`.
-        `following` gets the continuation if it reads continuations. One that does
-        not runs the dispatch's input whole: as a retry (not `fallback`), it
-        records its tools again, so its failed part is not kept; as the next
-        model, it is, as that turn would not know those tools ran.
+        The next attempt gets the continuation if its turn reads continuations,
+        the dispatch's input otherwise (`_input_for`).
         """
         partial = error.partial
         if partial is None or self.keep is None:
-            return
-        if not (fallback or continues_partial_turns(following)):
             return
         if await self.keep(partial.output, error):
             self.input = partial.continuation

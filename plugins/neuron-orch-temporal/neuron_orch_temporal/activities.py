@@ -271,21 +271,22 @@ def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interrupt
 
     Marked `last` when the error is not one a retry may fix and the turn is
     not a fallback chain with models left to try (`untried_models`); whether
-    the attempts allow another is the workflow's to count. None (fail as before:
-    the turn is retried whole, or not at all) when the workflow cannot take
-    one, the error offers none, the agent's turn does not read continuations,
-    or the partial turn declares a handoff (only a finished one may).
+    the attempts allow another is the workflow's to count. What runs next is
+    the partial's continuation, or, for a turn that does not read
+    continuations, its input again (the part is kept all the same: the turn
+    reads the session, and would not otherwise know those tools ran). None
+    (fail as before: the turn is retried whole, or not at all) when the
+    workflow cannot take one, the error offers none, or the partial turn
+    declares a handoff (only a finished one may).
     """
     partial = exc.partial
     if not (request.continues and request.answered) or partial is None:
-        return None
-    if not continues_partial_turns(turn):
         return None
     if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
         return None
     after = getattr(exc, "retry_after", None)
     return Interruption(
-        continuation=partial.continuation,
+        continuation=partial.continuation if continues_partial_turns(turn) else request.input,
         error=type(exc).__name__,
         message=str(exc),
         retry_after_ms=None if after is None else round(after * 1000),

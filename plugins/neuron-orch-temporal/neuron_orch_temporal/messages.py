@@ -132,7 +132,8 @@ class Interruption(_Message):
     """Why a turn's output is partial, and how it goes on (see `layer0.PartialTurn`)."""
 
     continuation: TurnInput
-    """The input that continues the turn once the partial output's effects are carried out."""
+    """The input that continues the turn once the partial output's effects are carried out
+    (for a turn that reads no continuation, its input again)."""
     error: str
     """The class name of the layer0 error that ended this part (`RetryableError`)."""
     message: str

@@ -70,7 +70,7 @@ class Wrapper:
         return await self.inner.execute(input)
 
 
-async def test_a_turn_that_reads_no_continuation_is_retried_whole(
+async def test_a_turn_that_reads_no_continuation_runs_its_input_again_after_its_part_is_kept(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     tool_log, store = tmp_path / "tools.log", InMemoryStore()
@@ -78,8 +78,13 @@ async def test_a_turn_that_reads_no_continuation_is_retried_whole(
     async with hosting(env, {"reader": agent}, store) as orchestrator:
         output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-3")
 
-    assert output.message.as_text() == "read it; 3 messages"
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n" * 2
+    # Given its message again, the model found the file's contents in the session.
+    assert output.message.as_text() == "read it; 4 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
+    assert roles == ["user", "assistant", "user", "user", "assistant"]
 
 
 async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(

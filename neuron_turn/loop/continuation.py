@@ -29,12 +29,13 @@ A continuation is an input with an empty message and the metadata
 `{"neuron_turn": {"continue": true}}`, or, from a partial turn, the counts
 in place of `true`: `{"failures_in_a_row": 0, "identical_calls": 1,
 "last_call": {"name": "send", "input": {...}}, "output_failures": 0}`
-(`continuation_input` builds either). It fails before anything runs, with `ContinuationError` (a
-`NonRetryableError`: the same input fails again), when it carries a
-message or approval decisions, has no session, the turn has no state
-reader, or the session's history does not end with a user message (the
-results the model is to continue from); on a session awaiting approval,
-with `MissingDecisionError` naming the calls that wait.
+(`continuation_input` builds either). It fails before anything runs, with
+`ContinuationError` (a `NonRetryableError`: the same input fails again),
+when it carries a message or approval decisions, has no session, the turn
+has no state reader, carries counts that are not counts, or the session's
+history does not end with a user message (the results the model is to
+continue from); on a session awaiting approval, with `MissingDecisionError`
+naming the calls that wait.
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ if TYPE_CHECKING:
     from .money import Cost, usd
     from .money import Cost as Decimal
     from .orchestrator import Orchestrator
-    from .partial_turn import PartialTurn, continues_partial_turns
+    from .partial_turn import PartialTurn, continues_partial_turns, partial_of
     from .query import QueryPayload
     from .refusal import effect_refusal
     from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
@@ -280,7 +280,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "usd",
     ),
     ".orchestrator": ("Orchestrator",),
-    ".partial_turn": ("PartialTurn", "continues_partial_turns"),
+    ".partial_turn": ("PartialTurn", "continues_partial_turns", "partial_of"),
     ".query": ("QueryPayload",),
     ".refusal": ("effect_refusal",),
     ".scope": (
@@ -473,6 +473,7 @@ __all__ = [
     "WriteMemoryEffect",
     "continues_partial_turns",
     "effect_refusal",
+    "partial_of",
     "request_timeline",
     "scope_text",
     "take_timeline",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .turn_input import TurnInput
 from .turn_output import TurnOutput
 
-__all__ = ["PartialTurn", "continues_partial_turns"]
+__all__ = ["PartialTurn", "continues_partial_turns", "partial_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +42,14 @@ def continues_partial_turns(turn: object) -> bool:
     message is empty, for an empty question.
     """
     return getattr(turn, "continues_partial_turns", False) is True
+
+
+def partial_of(error: BaseException) -> PartialTurn | None:
+    """The partial turn `error` carries, if any.
+
+    A `TurnError`'s `partial`, or that of the `asyncio.CancelledError` a turn
+    cancelled after its tools ran raises (NeuronTurn sets it there too: a
+    turn stopped by its caller did what its tools did all the same).
+    """
+    partial = getattr(error, "partial", None)
+    return partial if isinstance(partial, PartialTurn) else None

@@ -7,8 +7,9 @@ that waits for approval (`--approve-tool`) is asked about as `run` asks
 (y/n/edit), and the answer goes on once it is decided. Lines
 starting with `/` are commands (`/help`, `/tools`, `/cost`, `/exit`). Ctrl-D
 (end of input) leaves; Ctrl-C while an answer streams cancels that answer
-(nothing of it is kept: the history is as it was before it), and Ctrl-C at
-the prompt clears the line, as in Python's own REPL.
+(the history is as it was before it, but for what tools the answer ran:
+that is kept, as they did run), and Ctrl-C at the prompt clears the line,
+as in Python's own REPL.
 
 The event loop runs only while an answer is on its way: between answers the
 program waits for the next line in `input()`, so readline's line editing and
@@ -119,6 +120,11 @@ class Chat:
         self.totals.add(output)
         await record_run(self.store, self.session, text)
         return output
+
+    async def length(self) -> int:
+        """How many messages the session's stored history holds."""
+        stored = await read_history(self.store, self.session)
+        return len(stored) if isinstance(stored, list) else 0
 
     async def waiting(self) -> list[PendingCall]:
         """The calls the session's last turn left waiting for approval (none, mostly).
@@ -319,6 +325,12 @@ def _settle_earlier(
     return _one_answer(runner, chat_, reader, settle, out, err, verbose=verbose)
 
 
+_CANCELLED: Final = "(answer cancelled; the conversation is as it was before it)"
+_CANCELLED_KEPT: Final = (
+    "(answer cancelled; the tools it ran did run: the conversation keeps them, and the"
+    " next answer goes on knowing it)"
+)
+
 Answering = Callable[[Any, Decide], Awaitable[TurnOutput | None]]
 """Runs one answer: given where its events go and who decides its paused calls."""
 
@@ -338,12 +350,14 @@ def _one_answer(
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
     decide = _prompter(reader, err, printer, waiting)
+    before = runner.run(chat_.length())
     try:
         with waiting.owning_stderr():
             output = runner.run(watched(waiting, answering(waiting.wrap(printer), decide)))
     except KeyboardInterrupt:
         printer.end_line()
-        print("(answer cancelled; the conversation is as it was before it)", file=err)
+        kept = runner.run(chat_.length()) > before
+        print(_CANCELLED_KEPT if kept else _CANCELLED, file=err)
         return []
     except REPORTED as exc:
         printer.end_line()

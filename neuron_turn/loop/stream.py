@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Final, Generic, Self, TypeAlias, TypeVar, cast
 
-from layer0 import TurnOutput
+from layer0 import PartialTurn, TurnOutput, partial_of
 
 from .events import TurnEvent
 
@@ -45,6 +45,8 @@ class _Run(Generic[E, R]):
         self.result: R | None = None
         self.finished = False
         self.closed = False
+        self.cancelled_with: asyncio.CancelledError | None = None
+        """What the work raised when it was cancelled (it may say what it had done)."""
 
     def start(self) -> asyncio.Task[R]:
         if self.task is not None or self.closed:
@@ -55,6 +57,9 @@ class _Run(Generic[E, R]):
     async def _drive(self) -> R:
         try:
             return await self.runner(self.queue.put_nowait)
+        except asyncio.CancelledError as exc:
+            self.cancelled_with = exc
+            raise
         finally:
             self.queue.put_nowait(_END)
 
@@ -169,3 +174,13 @@ class TurnStream(EventStream[TurnEvent, TurnOutput]):
         if not self._run.finished:
             raise RuntimeError("the turn has not finished: read the stream to its end first")
         return self.result
+
+    @property
+    def partial(self) -> PartialTurn | None:
+        """What the turn had done when it was cancelled (closed, or its reader cancelled).
+
+        None unless its tools had run (see `layer0.partial_of`): an orchestrator
+        keeps it, so the session says which tools ran.
+        """
+        cancelled = self._run.cancelled_with
+        return None if cancelled is None else partial_of(cancelled)

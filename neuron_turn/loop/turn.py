@@ -416,12 +416,11 @@ class NeuronTurn(Generic[OutT]):
             if run.sink is not None:
                 run.emit(LimitReached(reason))
         except TurnError as exc:
-            try:
-                # Set even over a partial already there, which another turn's error carried.
-                exc.partial = self._partial(run, input, output, recorder)
-            except Exception as unbuilt:  # never hide the turn's own error behind this one
-                exc.partial = None
-                exc.add_note(f"no partial turn: {type(unbuilt).__name__}: {unbuilt}")
+            exc.partial = self._offered(exc, run, input, output, recorder)
+            raise
+        except asyncio.CancelledError as exc:
+            # Stopped by its caller: what its tools did happened all the same.
+            exc.partial = self._offered(exc, run, input, output, recorder)  # type: ignore[attr-defined]
             raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
@@ -436,6 +435,24 @@ class NeuronTurn(Generic[OutT]):
         if sink is not None:
             sink(TurnDone(result))
         return result
+
+    def _offered(
+        self,
+        exc: BaseException,
+        run: RunState,
+        input: TurnInput,
+        answers: OutputRound,
+        recorder: TimelineRecorder | None,
+    ) -> PartialTurn | None:
+        """The partial turn `exc` offers (even over one another turn's error carried).
+
+        One that cannot be built never hides `exc`: why is noted on it.
+        """
+        try:
+            return self._partial(run, input, answers, recorder)
+        except Exception as unbuilt:
+            exc.add_note(f"no partial turn: {type(unbuilt).__name__}: {unbuilt}")
+            return None
 
     def _partial(
         self,

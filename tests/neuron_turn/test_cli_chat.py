@@ -122,6 +122,22 @@ def test_ctrl_c_cancels_the_answer_and_keeps_the_conversation(env: dict[str, str
     ]
 
 
+def test_ctrl_c_after_a_tool_ran_cancels_the_answer_and_keeps_what_the_tool_did(
+    env: dict[str, str],
+) -> None:
+    argv = chat("--model", "fixture:tool-stall", "--tool", "fixture_add", "--session", "g3")
+    with Terminal(argv, env=env) as terminal:
+        say(terminal, b"add them\r")
+        terminal.expect("stalled ")  # the tool ran, and the answer after it waits: Ctrl-C
+        terminal.send(CTRL_C)
+        terminal.expect(r"\(answer cancelled; the tools it ran did run: the conversation keeps")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+        assert "Traceback" not in terminal.output
+    # The call and its result are in the session: the next answer knows the sum was made.
+    assert history(env, "g3") == [("user", "add them"), ("assistant", ""), ("user", "")]
+
+
 def test_a_chat_reads_piped_lines_without_a_prompt(env: dict[str, str]) -> None:
     done = neuron_turn(env, "chat", "--model", "fixture:echo", input="hi\n\n/cost\nbye\n")
     assert done.returncode == 0, done.stderr

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+
 import pytest
 from pydantic import BaseModel, JsonValue
 
@@ -16,6 +19,7 @@ from layer0 import (
     TurnError,
     TurnInput,
     TurnOutput,
+    partial_of,
     usd,
 )
 from layer0.testing import InMemoryStore
@@ -26,12 +30,15 @@ from neuron_turn import (
     MissingDecisionError,
     NeuronTurn,
     NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
     RateLimitError,
     ToolChoice,
     continuation_input,
     resume_input,
 )
-from neuron_turn.testing import ScriptedProvider
+from neuron_turn.loop.continuation import continues
+from neuron_turn.testing import FunctionProvider, ScriptedProvider
 
 from .support import answer, appended, ask, call, calls
 
@@ -385,3 +392,84 @@ def test_continuation_input_keeps_the_callers_metadata_and_refuses_what_cannot_c
     listed = TurnInput(message="hi", trigger="user", session="s1", metadata=["caller", "data"])
     with pytest.raises(ContinuationError, match=r"must be an object.*\['caller', 'data'\]"):
         continuation_input(listed)
+
+
+def stalling(counter: Counter, store: InMemoryStore) -> tuple[NeuronTurn, asyncio.Event]:
+    """A turn whose model asks to send, then stalls on its next call (set: it stalls)."""
+    stalled = asyncio.Event()
+
+    async def respond(request: ProviderRequest) -> ProviderResponse:
+        if len(request.messages) == 1:
+            return calls(call("c1", "send", text="hello"))
+        stalled.set()
+        await asyncio.Event().wait()  # until cancelled
+        raise AssertionError("never answered")
+
+    config = NeuronTurnConfig(model="test-model")
+    turn = NeuronTurn(
+        FunctionProvider(respond), tools=counter.registry(), state=store, config=config
+    )
+    return turn, stalled
+
+
+async def cancelled(stalled: asyncio.Event, work: Awaitable[object]) -> asyncio.CancelledError:
+    """Run `work` in a task, cancel it once the model stalls; return the cancellation it raised."""
+    raised: list[asyncio.CancelledError] = []
+
+    async def run() -> None:
+        try:
+            await work
+        except asyncio.CancelledError as exc:
+            raised.append(exc)
+            raise
+
+    task = asyncio.create_task(run())
+    await stalled.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return raised[0]
+
+
+async def test_a_turn_cancelled_after_its_tool_ran_says_what_it_did_on_the_cancellation() -> None:
+    counter = Counter()
+    turn, stalled = stalling(counter, InMemoryStore())
+
+    cancellation = await cancelled(stalled, turn.execute(ask("send hello", session="s1")))
+
+    partial = partial_of(cancellation)
+    assert partial is not None and counter.runs == 1
+    assert partial.output.exit_reason == INTERRUPTED
+    assert [t.name for t in partial.output.metadata.tools_called] == ["send"]
+    assert [m["role"] for m in appended(partial.output).messages] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert continues(partial.continuation.metadata)
+
+
+async def test_a_turn_stream_closed_by_its_cancelled_reader_says_what_the_turn_did() -> None:
+    counter = Counter()
+    turn, stalled = stalling(counter, InMemoryStore())
+    stream = turn.stream(ask("send hello", session="s1"))
+
+    async def read() -> None:
+        async for _ in stream:
+            pass
+
+    await cancelled(stalled, read())
+
+    assert stream.partial is not None and counter.runs == 1
+    assert [t.name for t in stream.partial.output.metadata.tools_called] == ["send"]
+
+
+async def test_a_turn_cancelled_before_any_tool_ran_offers_nothing() -> None:
+    stalled = asyncio.Event()
+
+    async def respond(request: ProviderRequest) -> ProviderResponse:
+        stalled.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+    turn = NeuronTurn(FunctionProvider(respond), state=InMemoryStore())
+
+    cancellation = await cancelled(stalled, turn.execute(ask("hi", session="s1")))
+
+    assert partial_of(cancellation) is None

@@ -36,6 +36,7 @@ model's error is not one a retry fixes.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,6 +55,7 @@ from layer0 import (
     TurnInput,
     TurnOutput,
     continues_partial_turns,
+    partial_of,
 )
 
 from .retry import Clock, RetryPolicy, SystemClock
@@ -72,9 +74,10 @@ _UNTRIED: Final = "_neuron_untried_models"
 RunOne = Callable[[Turn, TurnInput], Awaitable[TurnOutput]]
 """Runs one attempt of one candidate turn (plainly, or streamed)."""
 
-Keep = Callable[[TurnOutput, TurnError], Awaitable[bool]]
-"""Carries out a failed attempt's partial output (with the error that ended it) as a turn;
-returns whether it did (False: the partial is not one to keep, the turn runs again whole)."""
+Keep = Callable[[TurnOutput, BaseException], Awaitable[bool]]
+"""Carries out a failed or cancelled attempt's partial output (with the error or the
+cancellation that ended it) as a turn; returns whether it did (False: the partial is not
+one to keep, the turn runs again whole)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,9 @@ async def run_attempts(
         except TurnError as exc:
             await attempts.keep_last(exc, listed=False)
             raise
+        except asyncio.CancelledError as cancelled:
+            await attempts.keep_cancelled(cancelled)
+            raise
         if record or attempts.failed:
             output = _recorded(output, name, attempts.failed)
         return output
@@ -297,6 +303,21 @@ class _Attempts:
             return
         if kept and listed:
             self.failed[-1] = replace(self.failed[-1], kept=True)
+
+    async def keep_cancelled(self, cancelled: asyncio.CancelledError) -> None:
+        """Keep what a cancelled attempt did, if it says (`layer0.partial_of`).
+
+        Its tools did run: the session records them, as for a failed attempt.
+        Kept shielded from the cancellation under way; a failure to keep it is
+        noted on `cancelled`, which goes on.
+        """
+        partial = partial_of(cancelled)
+        if partial is None or self.keep is None:
+            return
+        try:
+            await asyncio.shield(self.keep(partial.output, cancelled))
+        except Exception as exc:
+            cancelled.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
 
     def _input_for(self, turn: Turn) -> TurnInput:
         """The continuation, for a turn that reads one; the dispatch's input otherwise."""

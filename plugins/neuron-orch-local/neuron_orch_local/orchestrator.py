@@ -26,7 +26,6 @@ from layer0 import (
     SignalPayload,
     StateStore,
     Turn,
-    TurnError,
     TurnInput,
     TurnOutput,
     TurnRecord,
@@ -364,8 +363,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         turn_input = input if recording is None else recording.turn_input()
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
 
-        async def keep(partial: TurnOutput, error: TurnError) -> bool:
-            """Carry out a failed attempt's part as a turn that ended there (`layer0.PartialTurn`).
+        async def keep(partial: TurnOutput, error: BaseException) -> bool:
+            """Carry out a failed or cancelled attempt's part as a turn that ended there.
 
             Not one that declares a handoff, which only a finished turn may: that turn
             runs again whole. The part gets a record of its own.
@@ -397,11 +396,11 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         chain: Chain,
         granted: EffectPolicy | None,
         recording: TurnRecording | None,
-        error: TurnError | None = None,
+        error: BaseException | None = None,
     ) -> EffectPlan | None:
         """Carry out a turn's effects but the handoff and store its record; return the plan.
 
-        `error` is what ended a partial turn, kept in its record.
+        `error` is what ended a partial turn (`layer0.PartialTurn`), kept in its record.
         """
         self._workflows.produced(workflow_id, output)
         # Built as if all goes well, so the store can keep it with the turn's memory

@@ -135,7 +135,7 @@ class TurnRecording:
             output=self.output,
             timeline=[] if self.timeline is None else self.timeline.entries,
             status=status,
-            error=None if error is None else f"{type(error).__name__}: {error}",
+            error=None if error is None else _described(error),
         )
 
     async def store_as(self, status: RecordStatus, error: BaseException | None = None) -> None:
@@ -173,3 +173,9 @@ class TurnRecording:
 def _now() -> str:
     """The time now as a record's `started` holds it."""
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def _described(error: BaseException) -> str:
+    """The error as a record keeps it: its class, and its message when it has one."""
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__

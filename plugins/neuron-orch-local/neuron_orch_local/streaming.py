@@ -4,17 +4,29 @@
 each turn it executes (the dispatched agent's, its handoffs' and its
 delegations'), tagged with the workflow and agent it belongs to. A turn
 with a `stream` method (`NeuronTurn`) is streamed; any other `layer0.Turn`
-is executed and reported by its `TurnDone` alone.
+is executed and reported by its `TurnDone` alone. A streamed turn cancelled
+with the dispatch hands what it had done (its stream's `partial`) on with the
+cancellation, for the orchestrator to keep.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from layer0 import AgentId, Turn, TurnInput, TurnOutput, WorkflowId, take_timeline
+from layer0 import (
+    AgentId,
+    PartialTurn,
+    Turn,
+    TurnInput,
+    TurnOutput,
+    WorkflowId,
+    partial_of,
+    take_timeline,
+)
 
 if TYPE_CHECKING:
     # Imported where used: this package stays importable without the loop (its
@@ -58,13 +70,23 @@ async def execute_streamed(
                 result = event.output
                 event = _without_timeline(event)
             sink(AgentEvent(workflow_id, agent, event))
+    except asyncio.CancelledError as cancelled:
+        await _close(events)  # the turn stops, and says what it had done
+        partial = getattr(events, "partial", None)
+        if isinstance(partial, PartialTurn) and partial_of(cancelled) is None:
+            cancelled.partial = partial  # type: ignore[attr-defined]
+        raise
     finally:
-        close = getattr(events, "aclose", None)
-        if close is not None:
-            await close()
+        await _close(events)
     if result is None:
         raise RuntimeError(f"agent {agent!r}'s turn stream ended without its output")
     return result
+
+
+async def _close(events: object) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def _without_timeline(done: TurnDone) -> TurnDone:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from layer0 import (
     TurnMetadata,
     TurnOutput,
     TurnRecord,
+    partial_of,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import (
@@ -38,13 +41,20 @@ from neuron_turn import (
     NeuronTurn,
     ProviderAuthenticationError,
     ProviderConnectionError,
+    ProviderRequest,
+    ProviderResponse,
     RateLimitError,
     TextDelta,
     ToolResultPart,
     ToolUsePart,
     TurnDone,
 )
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from ..provider_anthropic._support import FakeApi, error_body, message_json, reply
 from ._doubles import ScriptTurn, user
@@ -417,3 +427,81 @@ async def test_a_last_part_that_cannot_be_kept_is_noted_on_the_error_that_ends_t
     assert isinstance(cause, RetryableError) and str(cause) == "429"  # the turn's own error
     assert [note.split(":")[0] for note in cause.__notes__] == ["what it did could not be kept"]
     assert "the notification service is down" in cause.__notes__[0]
+
+
+class SendsThenStalls:
+    """A model that asks to send "hello", takes forever on its next call, then answers."""
+
+    def __init__(self) -> None:
+        self.stalled = asyncio.Event()
+
+    async def respond(self, request: ProviderRequest) -> ProviderResponse:
+        if len(request.messages) == 1:
+            return tool_call_response(ToolUsePart("c1", "send", {"text": "hello"}))
+        if not self.stalled.is_set():
+            self.stalled.set()
+            await asyncio.Event().wait()  # until cancelled
+        return text_response("Sent.")
+
+
+async def cancel_when_stalled(model: SendsThenStalls, work: Awaitable[object]) -> None:
+    """Run `work` in a task and cancel it once the model stalls, its tool having run."""
+    task = asyncio.ensure_future(work)
+    await model.stalled.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def kept_once(store: SqliteStore, outbox: Outbox) -> None:
+    """The message was sent once, and the session says so, with a record of the part."""
+    assert outbox.sent == ["hello"]
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    (kept,) = await records(store)
+    assert kept.output is not None and kept.output.exit_reason == INTERRUPTED
+    assert kept.status == "executed" and kept.error == "CancelledError"
+
+
+async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path: Path) -> None:
+    outbox, model = Outbox(), SendsThenStalls()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store)
+        raised: list[BaseException] = []
+
+        async def dispatch() -> None:
+            try:
+                await orchestrator.dispatch("main", user("send hello", session="s1"))
+            except asyncio.CancelledError as exc:
+                raised.append(exc)
+                raise
+
+        await cancel_when_stalled(model, dispatch())
+
+        await kept_once(store, outbox)
+        # The caller may go on from there: the cancellation carries the continuation.
+        (cancelled,) = raised
+        partial = partial_of(cancelled)
+        assert partial is not None
+        later = await orchestrator.dispatch("main", partial.continuation)
+        assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]
+
+
+async def test_a_streamed_dispatch_whose_reader_is_cancelled_keeps_what_the_turn_did(
+    tmp_path: Path,
+) -> None:
+    outbox, model = Outbox(), SendsThenStalls()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store)
+
+        async def read() -> None:
+            async with orchestrator.stream("main", user("send hello", session="s1")) as events:
+                async for _ in events:
+                    pass
+
+        await cancel_when_stalled(model, read())
+
+        await kept_once(store, outbox)

@@ -125,6 +125,20 @@ async def test_a_wait_past_max_total_ends_the_turn_with_what_it_did_kept(
     assert isinstance(history, list) and len(history) == 3
 
 
+async def answers_with_the_tool_run_once(
+    env: WorkflowEnvironment, agent: Turn, store: InMemoryStore, tool_log: Path, workflow_id: str
+) -> None:
+    """Dispatch `agent`: it answers from one run of its tool, the exchange kept once."""
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id=workflow_id)
+
+    assert output.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
 async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one_whole(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
@@ -135,14 +149,7 @@ async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one
             "second:model": rate_limited_agent(tool_log, state=store, fail=0),
         }
     )
-    async with hosting(env, {"reader": agent}, store) as orchestrator:
-        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-6")
-
-    assert output.message.as_text() == "read it; 3 messages"
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+    await answers_with_the_tool_run_once(env, agent, store, tool_log, "cont-6")
 
 
 async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next_from_there(
@@ -156,12 +163,5 @@ async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next
             "large:model": rate_limited_agent(tool_log, state=store, fail=0),
         }
     )
-    async with hosting(env, {"reader": agent}, store) as orchestrator:
-        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-7")
-
-    # The part was kept, and its continuation fell back to the larger model: no tool again.
-    assert output.message.as_text() == "read it; 3 messages"
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+    # The part is kept, and its continuation falls back to the larger model: no tool again.
+    await answers_with_the_tool_run_once(env, agent, store, tool_log, "cont-7")

@@ -350,13 +350,14 @@ def _one_answer(
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
     decide = _prompter(reader, err, printer, waiting)
-    before = runner.run(chat_.length())
+    before: int | None = None
     try:
+        before = runner.run(chat_.length())  # to tell whether a cancelled answer left a part
         with waiting.owning_stderr():
             output = runner.run(watched(waiting, answering(waiting.wrap(printer), decide)))
     except KeyboardInterrupt:
         printer.end_line()
-        kept = runner.run(chat_.length()) > before
+        kept = before is not None and runner.run(chat_.length()) > before
         print(_CANCELLED_KEPT if kept else _CANCELLED, file=err)
         return []
     except REPORTED as exc:

@@ -117,7 +117,7 @@ if TYPE_CHECKING:
     )
     from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
     from .loop.sliding_window import NoCompaction, SlidingWindow
-    from .loop.stream import EventStream, TurnStream
+    from .loop.stream import EventStream, TurnStream, close_cancelled
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.turn import NeuronTurn
     from .plugins import (
@@ -300,6 +300,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.stream": (
         "EventStream",
         "TurnStream",
+        "close_cancelled",
     ),
     ".loop.tool_choice": (
         "ToolChoice",
@@ -492,6 +493,7 @@ __all__ = [
     "answering",
     "build_hook_registry",
     "carried_counts",
+    "close_cancelled",
     "continuation_input",
     "deltas_of",
     "event_from_json",

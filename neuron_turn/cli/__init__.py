@@ -102,8 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning
         try:
             code: int = args.handler(args)
-        except KeyboardInterrupt:
-            _error("interrupted")
+        except KeyboardInterrupt as exc:
+            line = "interrupted"
+            if args.handler is _run_command and args.orchestrator == "local":
+                # It kept what the turn's tools did (only the local orchestrator does).
+                line += kept_part_hint(args, _add_run_options, exc)
+            _error(line)
             return EXIT_INTERRUPTED
         except UsageError as exc:
             _error(str(exc))

@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TextIO
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import PartialTurn, TurnConfig, TurnError, TurnInput, TurnMetadata, TurnOutput, usd
+from layer0 import PartialTurn, TurnConfig, TurnInput, TurnMetadata, TurnOutput, partial_of, usd
 
 from ..loop.approval import (
     AWAITING_APPROVAL,
@@ -37,7 +37,7 @@ from ..loop.approval import (
     pending_approvals,
     resume_input,
 )
-from ._errors import EXIT_AWAITING_APPROVAL, in_chain
+from ._errors import EXIT_AWAITING_APPROVAL, chain_of
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
@@ -187,9 +187,8 @@ def kept_part_hint(
 
 
 def _kept_partial(exc: BaseException) -> PartialTurn | None:
-    """The partial turn the turn's error in `exc`'s chain carries, if any."""
-    error = in_chain(exc, TurnError)
-    return None if error is None else error.partial
+    """The partial turn an error or cancellation in `exc`'s chain carries, if any."""
+    return next(filter(None, map(partial_of, chain_of(exc))), None)
 
 
 def resume_options(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from typing import Final, TypeVar
 
 from layer0 import (
@@ -184,11 +185,14 @@ def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:
 
 def in_chain(exc: BaseException, kind: type[E]) -> E | None:
     """Return the first exception of `kind` in `exc`'s cause/context chain, if any."""
+    return next((e for e in chain_of(exc) if isinstance(e, kind)), None)
+
+
+def chain_of(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then its cause (or else its context), and theirs, each once."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, kind):
-            return current
+        yield current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return None

@@ -12,6 +12,7 @@ turn options; its effects still run here, on the store.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
@@ -42,6 +43,7 @@ from ..loop.config import NeuronTurnConfig
 from ..loop.continuation import continuation_input
 from ..loop.events import TurnEvent
 from ..loop.provider_errors import ProviderError
+from ..loop.stream import close_cancelled
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
@@ -350,8 +352,14 @@ async def _streamed(
     orchestrator: Any, turn_input: TurnInput, on_event: Callable[[TurnEvent], None]
 ) -> TurnOutput:
     async with orchestrator.stream(AGENT, turn_input) as events:
-        async for item in events:
-            on_event(item.event)
+        try:
+            async for item in events:
+                on_event(item.event)
+        except asyncio.CancelledError as cancelled:
+            # Ctrl-C: the dispatch stops, keeping what its turn's tools did; the
+            # error line then says how to go on from it.
+            await close_cancelled(events, cancelled)
+            raise
     output: TurnOutput = events.result.output
     return output
 

@@ -21,7 +21,7 @@ from layer0 import PartialTurn, TurnOutput, partial_of
 
 from .events import TurnEvent
 
-__all__ = ["EventStream", "TurnStream"]
+__all__ = ["EventStream", "TurnStream", "close_cancelled"]
 
 E = TypeVar("E")
 R = TypeVar("R")
@@ -151,6 +151,17 @@ class EventStream(Generic[E, R]):
             raise RuntimeError("the work has not finished: read the stream to its end first")
         return cast(R, self._run.result)
 
+    @property
+    def partial(self) -> PartialTurn | None:
+        """What the work had done when it was cancelled (closed, or its reader cancelled).
+
+        None unless it says (`layer0.partial_of`): a turn whose tools had run, or
+        a dispatch whose turn's had. An orchestrator keeps it, so the session
+        says which tools ran.
+        """
+        cancelled = self._run.cancelled_with
+        return None if cancelled is None else partial_of(cancelled)
+
 
 class TurnStream(EventStream[TurnEvent, TurnOutput]):
     """The events of one turn, in order, ending with `TurnDone`; iterate it once.
@@ -175,12 +186,19 @@ class TurnStream(EventStream[TurnEvent, TurnOutput]):
             raise RuntimeError("the turn has not finished: read the stream to its end first")
         return self.result
 
-    @property
-    def partial(self) -> PartialTurn | None:
-        """What the turn had done when it was cancelled (closed, or its reader cancelled).
 
-        None unless its tools had run (see `layer0.partial_of`): an orchestrator
-        keeps it, so the session says which tools ran.
-        """
-        cancelled = self._run.cancelled_with
-        return None if cancelled is None else partial_of(cancelled)
+async def close_cancelled(events: object, cancelled: asyncio.CancelledError) -> None:
+    """Close `events`, whose reader is being cancelled, handing on what their work had done.
+
+    The work (a turn, a dispatch) stops; what it had done (the stream's
+    `partial`: its tools ran) goes on `cancelled`, where `layer0.partial_of`
+    finds it once the cancellation leaves the reader's task, so whoever
+    cancelled can keep it or go on from it. `events` is any stream with
+    `aclose` (and, if it says, `partial`).
+    """
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
+    partial = getattr(events, "partial", None)
+    if isinstance(partial, PartialTurn) and partial_of(cancelled) is None:
+        cancelled.partial = partial  # type: ignore[attr-defined]

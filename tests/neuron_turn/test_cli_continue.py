@@ -1,13 +1,18 @@
-"""A turn that fails after its tools ran: `run` retries from there, or says how to `resume` it."""
+"""A turn that fails or is stopped after its tools ran: `run` retries from there, or says how to
+`resume` it."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from neuron_turn.cli import main
-from neuron_turn.cli._errors import EXIT_OK, EXIT_RETRYABLE
+from neuron_turn.cli._errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RETRYABLE
+from tests.terminal import CTRL_C, Terminal
 
 pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
@@ -55,3 +60,27 @@ def test_resume_with_nothing_to_continue_says_so(capsys: pytest.CaptureFixture[s
     assert main(["resume", "s3", "--model", "fixture:echo"]) != EXIT_OK
     err = capsys.readouterr().err
     assert "session 's3' has a last message from 'assistant'" in err
+
+
+def test_ctrl_c_after_the_tool_ran_keeps_it_and_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = str(tmp_path / "state.db")
+    env = {**os.environ, "NEURON_LOAD_PLUGINS": "fixture-plugin,state-sqlite,orch-local"}
+    turn = ["--model", "fixture:tool-stall", "--tool", "fixture_add", "--state", state]
+    argv = [sys.executable, "-m", "neuron_turn", "run", "add", *turn, "--session", "s4"]
+    with Terminal(argv, env=env) as terminal:
+        terminal.expect("stalled ")  # the tool ran, and the answer after it waits: Ctrl-C
+        terminal.send(CTRL_C)
+        terminal.expect(
+            r"neuron-turn: error: interrupted; its tools' results are kept in session s4"
+        )
+        assert terminal.wait() == EXIT_INTERRUPTED
+        assert "`neuron-turn resume s4 --model fixture:tool-stall --tool fixture_add" in (
+            terminal.output
+        )
+
+    monkeypatch.setenv("NEURON_STATE_PATH", state)
+    assert main(["history", "s4", "--json"]) == EXIT_OK
+    history = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]

@@ -230,9 +230,11 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         Each event comes as an `AgentEvent` naming its workflow and agent:
         the dispatched agent's turn, then its delegations' and handoffs'.
         Effects are carried out exactly as by `run`, after each turn ends, so
-        a turn that fails mid-stream has nothing of its own written.
-        Breaking out, `aclose()` or cancelling the consumer cancels the
-        dispatch. Errors are those of `run`, raised by the iteration.
+        a turn that fails mid-stream has nothing of its own written but what
+        its tools did (its partial turn, kept). Breaking out, `aclose()` or
+        cancelling the consumer cancels the dispatch, keeping the same (the
+        stream's `partial` is what the turn had done). Errors are those of `run`,
+        raised by the iteration.
 
         Example::
 

@@ -17,16 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from layer0 import (
-    AgentId,
-    PartialTurn,
-    Turn,
-    TurnInput,
-    TurnOutput,
-    WorkflowId,
-    partial_of,
-    take_timeline,
-)
+from layer0 import AgentId, Turn, TurnInput, TurnOutput, WorkflowId, take_timeline
 
 if TYPE_CHECKING:
     # Imported where used: this package stays importable without the loop (its
@@ -71,10 +62,9 @@ async def execute_streamed(
                 event = _without_timeline(event)
             sink(AgentEvent(workflow_id, agent, event))
     except asyncio.CancelledError as cancelled:
-        await _close(events)  # the turn stops, and says what it had done
-        partial = getattr(events, "partial", None)
-        if isinstance(partial, PartialTurn) and partial_of(cancelled) is None:
-            cancelled.partial = partial  # type: ignore[attr-defined]
+        from neuron_turn import close_cancelled
+
+        await close_cancelled(events, cancelled)  # the turn stops, saying what it had done
         raise
     finally:
         await _close(events)

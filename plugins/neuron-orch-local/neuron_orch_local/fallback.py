@@ -25,13 +25,14 @@ continuations (`layer0.continues_partial_turns`) is given the dispatch's
 input again, after the part is kept all the same: it reads the session,
 and would not otherwise know those tools ran.
 
-Executed on its own (no orchestrator to keep a part), a chain whose every
-model reads continuations stops at an attempt whose tools ran and raises
-its error, partial and all, for the caller to keep and continue; trying
-the next model there would run those tools again and lose them from the
-history. `untried_models(error)` names the models it did not try, so a
-caller knows that a continuation may go on down the chain even when that
-model's error is not one a retry fixes.
+Executed on its own (no orchestrator to keep a part), a chain stops at an
+attempt whose tools ran and raises its error, partial and all, for the
+caller to keep and then run the partial's continuation (or, when a model
+of the chain reads none, the input again); trying the next model there
+would run those tools again and lose them from the history.
+`untried_models(error)` names the models it did not try, so a caller
+knows that the chain may go on even when that model's error is not one a
+retry fixes.
 """
 
 from __future__ import annotations
@@ -171,13 +172,10 @@ async def run_attempts(
         The last candidate's error, when every candidate failed; its notes
         list every failed attempt. An error that is not the model's, at once,
         and so is an error of `keep` before another attempt. Without `keep`,
-        the error of an attempt whose tools ran, when every candidate reads
-        continuations: the caller keeps its partial and continues it.
+        the error of an attempt whose tools ran: the caller keeps its partial
+        and goes on from it.
     """
-    continuable = all(continues_partial_turns(turn) for _, turn in candidates)
-    attempts = _Attempts(
-        policy, clock, randomness, run or _execute, clock.now(), input, keep, continuable
-    )
+    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now(), input, keep)
     last: TurnError | None = None
     for index, (name, turn) in enumerate(candidates):
         try:
@@ -190,7 +188,7 @@ async def run_attempts(
             if attempts.stops_at(exc):
                 names = tuple(name for name, _ in following)
                 setattr(exc, _UNTRIED, names)
-                exc.add_note(_not_tried(names))
+                exc.add_note(_not_tried(names, candidates))
                 break
             await attempts.continue_after(exc)
             continue
@@ -236,8 +234,6 @@ class _Attempts:
     original: TurnInput
     """The dispatch's input."""
     keep: Keep | None
-    continuable: bool
-    """Whether every candidate reads continuations, so a caller could continue a partial."""
     input: TurnInput = field(init=False)
     """What the next attempt runs: `original`, or the last kept partial's continuation."""
     failed: list[Attempt] = field(default_factory=list)
@@ -266,10 +262,9 @@ class _Attempts:
     def stops_at(self, error: TurnError) -> bool:
         """Whether `error` ends the run here: its tools ran, and only the caller can keep them.
 
-        So without `keep`, when the caller could continue the partial (every
-        candidate reads continuations); another attempt would run those tools again.
+        So without `keep`: another attempt would run those tools again.
         """
-        return error.partial is not None and self.keep is None and self.continuable
+        return error.partial is not None and self.keep is None
 
     async def continue_after(self, error: TurnError) -> None:
         """Before another attempt: keep what the failed one did, and continue from there.
@@ -337,11 +332,12 @@ class _Attempts:
         return wait
 
 
-def _not_tried(names: Sequence[str]) -> str:
+def _not_tried(names: Sequence[str], candidates: Sequence[tuple[str, Turn]]) -> str:
+    reads = all(continues_partial_turns(turn) for _, turn in candidates)
+    then = "`partial.continuation`" if reads else "the input again (a model reads no continuation)"
     return (
         f"not tried: {', '.join(names)}: the failed attempt's tools ran, and another model"
-        " run here would run them again; keep its partial (`partial.output`) and run"
-        " `partial.continuation`"
+        f" run here would run them again; keep its partial (`partial.output`), then run {then}"
     )
 
 

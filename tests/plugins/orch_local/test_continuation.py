@@ -314,16 +314,20 @@ async def test_a_fallback_turn_run_alone_stops_where_tools_ran_for_its_caller_to
     assert untried_models(raised.value) == ("second:model",)
 
 
-async def test_a_fallback_turn_run_alone_falls_back_whole_to_a_model_of_another_kind() -> None:
+async def test_a_fallback_turn_run_alone_with_a_model_of_another_kind_stops_there_too() -> None:
     outbox, store = Outbox(), InMemoryStore()
     _, first = sends_then_fails(outbox, store)
     other = ScriptTurn(reply="answered by a turn of another kind")
     agent = FallbackTurn({"first:model": first, "other": other})
 
-    result = await agent.execute(user("send hello", session="s1"))
+    with pytest.raises(NonRetryableError) as raised:
+        await agent.execute(user("send hello", session="s1"))
 
-    assert result.message.as_text() == "answered by a turn of another kind"
-    assert outbox.sent == ["hello"] and len(other.inputs) == 1
+    assert outbox.sent == ["hello"] and other.inputs == []
+    assert partial_of(raised.value) is not None
+    assert untried_models(raised.value) == ("other",)
+    (note,) = [n for n in raised.value.__notes__ if n.startswith("not tried: other: ")]
+    assert note.endswith("then run the input again (a model reads no continuation)")
 
 
 async def test_a_streamed_turn_cut_off_after_its_tool_ran_streams_on_from_there() -> None:

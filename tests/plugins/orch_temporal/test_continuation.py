@@ -165,3 +165,25 @@ async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next
     )
     # The part is kept, and its continuation falls back to the larger model: no tool again.
     await answers_with_the_tool_run_once(env, agent, store, tool_log, "cont-7")
+
+
+async def test_a_chain_with_a_model_of_another_kind_keeps_the_part_and_runs_its_input_again(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    agent = FallbackTurn(
+        {
+            "first:model": rate_limited_agent(tool_log, state=store),
+            "other": Wrapper(rate_limited_agent(tool_log, state=store, fail=0)),
+        }
+    )
+    async with hosting(env, {"reader": agent}, store) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-8")
+
+    # The chain stopped where the tool ran; run again on its input, it read the kept result.
+    assert output.message.as_text() == "read it; 4 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
+    assert roles == ["user", "assistant", "user", "user", "assistant"]

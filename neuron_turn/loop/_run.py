@@ -98,6 +98,8 @@ class RunState:
     started: float = field(default_factory=time.monotonic)
     effects: list[Effect] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
+    cut_off: int = 0
+    """Tool calls a cancelled round left unfinished (each given a result saying so)."""
     tokens_in: int = 0
     tokens_out: int = 0
     cost: Money = _ZERO

@@ -118,6 +118,7 @@ class ToolRound:
         for call, finished in zip(calls, done, strict=True):
             if finished is None:
                 results.append(ToolResultPart(call.id, _CANCELLED, is_error=True))
+                self.run.cut_off += 1
                 continue
             results.append(finished.result)
             # In the model's order, not the order concurrent answers came back in.

@@ -22,8 +22,10 @@ stuck check), and the answers that failed the output type (the output
 retries). A turn in two parts stops where it would have stopped in one.
 
 A partial is offered only when a continuation can read what `output`
-appends (the turn has a session and a state reader) and once a tool ran:
-before that, running the input again repeats nothing but a model call.
+appends (the turn has a session and a state reader) and once a tool ran,
+or was cut off by a cancellation (its result says so, as it may have had
+an effect): before that, running the input again repeats nothing but a
+model call.
 
 A continuation is an input with an empty message and the metadata
 `{"neuron_turn": {"continue": true}}`, or, from a partial turn, the counts

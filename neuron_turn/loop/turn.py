@@ -470,7 +470,7 @@ class NeuronTurn(Generic[OutT]):
             ContinuationError: the input's metadata is not an object, so no continuation
                 can be marked (the caller notes why on the turn's error).
         """
-        if not run.records or run.session is None or self.state is None:
+        if not (run.records or run.cut_off) or run.session is None or self.state is None:
             return None
         continuation = continuation_input(input, run.counts(answers.failures))
         run.close_unanswered()

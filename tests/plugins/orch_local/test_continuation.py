@@ -509,3 +509,32 @@ async def test_a_streamed_dispatch_whose_reader_is_cancelled_keeps_what_the_turn
         await cancel_when_stalled(model, read())
 
         await kept_once(store, outbox)
+
+
+async def test_a_dispatch_cancelled_while_its_tool_runs_keeps_the_call_saying_it_was_cut_off() -> (
+    None
+):
+    store, started = InMemoryStore(), asyncio.Event()
+
+    @tool
+    async def transfer(amount: int) -> str:
+        """Transfer `amount` (slow: the bank answers late)."""
+        started.set()
+        await asyncio.Event().wait()  # until cancelled
+        return "done"
+
+    provider = ScriptedProvider([tool_call_response(ToolUsePart("c1", "transfer", {"amount": 5}))])
+    turn = NeuronTurn(provider, tools=ToolRegistry([transfer]), state=store)
+    orchestrator = LocalOrchestrator({"main": turn}, store)
+    task = asyncio.create_task(orchestrator.dispatch("main", user("pay", session="s1")))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    (result,) = history[2]["content"]  # type: ignore[index,call-overload]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "Cancelled: the turn ended before this tool call finished." in str(result["content"])

@@ -126,30 +126,39 @@ async def test_a_wait_past_max_total_ends_the_turn_with_what_it_did_kept(
 
 
 async def answers_with_the_tool_run_once(
-    env: WorkflowEnvironment, agent: Turn, store: InMemoryStore, tool_log: Path, workflow_id: str
+    env: WorkflowEnvironment,
+    first: Turn,
+    second: Turn,
+    store: InMemoryStore,
+    tool_log: Path,
+    workflow_id: str,
+    *,
+    asked_twice: bool = False,
 ) -> None:
-    """Dispatch `agent`: it answers from one run of its tool, the exchange kept once."""
+    """Dispatch a chain of `first` then `second`: it answers from one run of its tool.
+
+    The session holds the exchange once, with the user's message twice when
+    `asked_twice` (the chain ran on its input again after its part was kept).
+    """
+    agent = FallbackTurn({"first:model": first, "second:model": second})
     async with hosting(env, {"reader": agent}, store) as orchestrator:
         output = await orchestrator.dispatch("reader", task("read notes"), workflow_id=workflow_id)
 
-    assert output.message.as_text() == "read it; 3 messages"
+    roles = ["user", "assistant", "user", *(["user"] if asked_twice else []), "assistant"]
+    assert output.message.as_text() == f"read it; {len(roles) - 1} messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
     history = await store.read(SESSION, "messages")
     assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+    assert [m["role"] for m in history] == roles  # type: ignore[index,call-overload]
 
 
 async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one_whole(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     tool_log, store = tmp_path / "tools.log", InMemoryStore()
-    agent = FallbackTurn(
-        {
-            "first:model": rate_limited_agent(tool_log, state=store),
-            "second:model": rate_limited_agent(tool_log, state=store, fail=0),
-        }
-    )
-    await answers_with_the_tool_run_once(env, agent, store, tool_log, "cont-6")
+    first = rate_limited_agent(tool_log, state=store)
+    second = rate_limited_agent(tool_log, state=store, fail=0)
+    await answers_with_the_tool_run_once(env, first, second, store, tool_log, "cont-6")
 
 
 async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next_from_there(
@@ -157,33 +166,19 @@ async def test_a_model_failing_for_good_after_its_tool_ran_gives_way_to_the_next
 ) -> None:
     tool_log, store = tmp_path / "tools.log", InMemoryStore()
     too_long = InvalidRequestError("prompt is too long: 210000 tokens > 200000", provider="fn")
-    agent = FallbackTurn(
-        {
-            "small:model": rate_limited_agent(tool_log, state=store, fail=9, error=too_long),
-            "large:model": rate_limited_agent(tool_log, state=store, fail=0),
-        }
-    )
+    small = rate_limited_agent(tool_log, state=store, fail=9, error=too_long)
+    large = rate_limited_agent(tool_log, state=store, fail=0)
     # The part is kept, and its continuation falls back to the larger model: no tool again.
-    await answers_with_the_tool_run_once(env, agent, store, tool_log, "cont-7")
+    await answers_with_the_tool_run_once(env, small, large, store, tool_log, "cont-7")
 
 
 async def test_a_chain_with_a_model_of_another_kind_keeps_the_part_and_runs_its_input_again(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     tool_log, store = tmp_path / "tools.log", InMemoryStore()
-    agent = FallbackTurn(
-        {
-            "first:model": rate_limited_agent(tool_log, state=store),
-            "other": Wrapper(rate_limited_agent(tool_log, state=store, fail=0)),
-        }
+    first = rate_limited_agent(tool_log, state=store)
+    other = Wrapper(rate_limited_agent(tool_log, state=store, fail=0))
+    # The chain stops where the tool ran; run again on its input, it reads the kept result.
+    await answers_with_the_tool_run_once(
+        env, first, other, store, tool_log, "cont-8", asked_twice=True
     )
-    async with hosting(env, {"reader": agent}, store) as orchestrator:
-        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-8")
-
-    # The chain stopped where the tool ran; run again on its input, it read the kept result.
-    assert output.message.as_text() == "read it; 4 messages"
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
-    assert roles == ["user", "assistant", "user", "user", "assistant"]

@@ -69,6 +69,11 @@ ATTEMPTS_LOG: Final = "attempts"
 _MODEL_ERRORS: Final = (RetryableError, NonRetryableError, ModelError)
 """Errors that are the model's (its provider's): the next model may do better."""
 
+_NOT_KEPT: Final = (
+    "what it did was not kept (a part that declares a handoff, which only a finished turn"
+    " may, is not), so nothing goes on from it: its tools' calls are not in the session"
+)
+
 _UNTRIED: Final = "_neuron_untried_models"
 """The attribute on a chain's error that names the models it did not try."""
 
@@ -212,7 +217,8 @@ def untried_models(error: BaseException) -> tuple[str, ...]:
     """The models a chain run on its own did not try, having stopped at `error`.
 
     Empty unless the chain stopped at a model whose tools ran (see the module
-    doc): the continuation of `error.partial`, run on the chain, goes on down it.
+    doc): once its part is kept, what runs next on the chain (the partial's
+    continuation, or the input again) may go on down it.
     """
     names = getattr(error, _UNTRIED, ())
     return names if isinstance(names, tuple) else ()
@@ -285,7 +291,8 @@ class _Attempts:
 
         The tools it ran did run: the session records them, and a later dispatch of
         `error.partial.continuation` goes on from there. A failure to keep it is noted
-        on `error`, which stays the one raised. `listed`: the attempt is the last of
+        on `error`, which stays the one raised; a part `keep` refuses is dropped from
+        it, as nothing could go on from it. `listed`: the attempt is the last of
         `failed` (a model's error; any other is raised at once, unlisted).
         """
         partial = error.partial
@@ -296,7 +303,10 @@ class _Attempts:
         except Exception as exc:
             error.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
             return
-        if kept and listed:
+        if not kept:
+            error.partial = None
+            error.add_note(_NOT_KEPT)
+        elif listed:
             self.failed[-1] = replace(self.failed[-1], kept=True)
 
     async def keep_cancelled(self, cancelled: asyncio.CancelledError) -> None:
@@ -304,15 +314,19 @@ class _Attempts:
 
         Its tools did run: the session records them, as for a failed attempt.
         Kept shielded from the cancellation under way; a failure to keep it is
-        noted on `cancelled`, which goes on.
+        noted on `cancelled`, which goes on, and a part `keep` refuses is dropped.
         """
         partial = partial_of(cancelled)
         if partial is None or self.keep is None:
             return
         try:
-            await asyncio.shield(self.keep(partial.output, cancelled))
+            kept = await asyncio.shield(self.keep(partial.output, cancelled))
         except Exception as exc:
             cancelled.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
+            return
+        if not kept:
+            cancelled.partial = None  # type: ignore[attr-defined]
+            cancelled.add_note(_NOT_KEPT)
 
     def _input_for(self, turn: Turn) -> TurnInput:
         """The continuation, for a turn that reads one; the dispatch's input otherwise."""

@@ -390,6 +390,20 @@ async def test_a_part_declaring_a_handoff_is_not_kept_and_the_turn_runs_again_wh
     assert attempts_record(output)["failures"][0]["kept"] is False  # type: ignore[index]
 
 
+async def test_a_last_part_declaring_a_handoff_is_dropped_from_the_error_saying_why() -> None:
+    agent = FailsPartWay(HandoffEffect(agent="other", state=None))
+    policy = RetryPolicy(max_attempts=1)
+    orchestrator = LocalOrchestrator({"main": agent}, InMemoryStore(), retry=policy)
+
+    with pytest.raises(DispatchFailed) as raised:
+        await orchestrator.dispatch("main", user("go", session="s1"))
+
+    # Nothing of it is in the session, so no continuation could go on from it.
+    cause = raised.value.__cause__
+    assert isinstance(cause, RetryableError) and cause.partial is None
+    assert any(note.startswith("what it did was not kept (") for note in cause.__notes__)
+
+
 def notifying(failure: Exception, retry: RetryPolicy) -> tuple[FailsPartWay, LocalOrchestrator]:
     """An agent whose failed part declares a `notify` effect, whose handler raises `failure`."""
 

@@ -50,6 +50,7 @@ from layer0 import (
     LogLevel,
     ModelError,
     NonRetryableError,
+    PartialTurn,
     RetryableError,
     Turn,
     TurnError,
@@ -180,7 +181,10 @@ async def run_attempts(
         the error of an attempt whose tools ran: the caller keeps its partial
         and goes on from it.
     """
-    attempts = _Attempts(policy, clock, randomness, run or _execute, clock.now(), input, keep)
+    reads = all(continues_partial_turns(turn) for _, turn in candidates)
+    attempts = _Attempts(
+        policy, clock, randomness, run or _execute, clock.now(), input, keep, reads
+    )
     last: TurnError | None = None
     for index, (name, turn) in enumerate(candidates):
         try:
@@ -240,6 +244,8 @@ class _Attempts:
     original: TurnInput
     """The dispatch's input."""
     keep: Keep | None
+    reads: bool
+    """Whether every candidate reads continuations (else the agent runs its input again)."""
     input: TurnInput = field(init=False)
     """What the next attempt runs: `original`, or the last kept partial's continuation."""
     failed: list[Attempt] = field(default_factory=list)
@@ -306,7 +312,9 @@ class _Attempts:
         if not kept:
             error.partial = None
             error.add_note(_NOT_KEPT)
-        elif listed:
+            return
+        error.partial = self._going_on(partial)
+        if listed:
             self.failed[-1] = replace(self.failed[-1], kept=True)
 
     async def keep_cancelled(self, cancelled: asyncio.CancelledError) -> None:
@@ -325,8 +333,16 @@ class _Attempts:
             cancelled.add_note(f"what it did could not be kept: {type(exc).__name__}: {exc}")
             return
         if not kept:
-            cancelled.partial = None  # type: ignore[attr-defined]
             cancelled.add_note(_NOT_KEPT)
+        cancelled.partial = self._going_on(partial) if kept else None  # type: ignore[attr-defined]
+
+    def _going_on(self, partial: PartialTurn) -> PartialTurn:
+        """`partial` as the run hands it on, kept: with what a later dispatch runs next.
+
+        Its continuation for an agent whose every candidate reads continuations;
+        else the dispatch's input again, which each candidate can take.
+        """
+        return partial if self.reads else replace(partial, continuation=self.original)
 
     def _input_for(self, turn: Turn) -> TurnInput:
         """The continuation, for a turn that reads one; the dispatch's input otherwise."""

@@ -58,7 +58,7 @@ from neuron_turn.testing import (
 
 from ..provider_anthropic._support import FakeApi, error_body, message_json, reply
 from ._doubles import ScriptTurn, user
-from .test_retries import FakeClock, attempts_record
+from .test_retries import FakeClock, FlakyTurn, attempts_record
 
 SESSION = SessionScope(id="s1")
 
@@ -290,6 +290,27 @@ async def test_a_turn_reading_no_continuation_is_run_again_after_its_part_is_kep
     assert [m.role for m in retried.messages] == ["user", "assistant", "user", "user"]
     assert isinstance(retried.messages[2].content[0], ToolResultPart)
     assert attempts_record(result)["failures"][0]["kept"] is True  # type: ignore[index]
+
+
+async def test_a_chain_of_mixed_kinds_failing_after_a_tool_ran_hands_on_its_input_to_go_on() -> (
+    None
+):
+    outbox, store = Outbox(), InMemoryStore()
+    other = FlakyTurn(NonRetryableError("no such model"), reply="answered by the other kind")
+    _, sender = sends_then_fails(outbox, store)
+    agent = FallbackTurn({"other": other, "first:model": sender})
+    orchestrator = LocalOrchestrator({"main": agent}, store)
+    asked = user("send hello", session="s1")
+
+    with pytest.raises(DispatchFailed) as raised:
+        await orchestrator.dispatch("main", asked)
+
+    # The part is kept; what goes on is the input again, which every model can take.
+    cause = raised.value.__cause__
+    assert isinstance(cause, NonRetryableError) and cause.partial is not None
+    assert cause.partial.continuation == asked
+    later = await orchestrator.dispatch("main", cause.partial.continuation)
+    assert later.message.as_text() == "answered by the other kind" and outbox.sent == ["hello"]
 
 
 async def test_a_fallback_turn_run_alone_stops_where_tools_ran_for_its_caller_to_continue() -> None:

@@ -176,3 +176,46 @@ def test_the_mcp_servers_step_keeps_npms_global_config(
     assert "E404" in done.stderr or "404" in done.stderr, done.stderr
     assert not (checkout / ".cache" / "npm" / "etc").exists()
     assert os.listdir(checkout / ".cache" / "npm") == ["package.json"]
+
+
+def test_the_mcp_servers_step_installs_node_and_npm_through_apt_on_a_machine_without(
+    tmp_path: Path,
+) -> None:
+    # A PATH with none of Node.js: only the few programs the step itself calls.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for program in ("bash", "dirname", "mkdir", "grep", "chmod"):
+        found = shutil.which(program)
+        assert found is not None
+        (tools / program).symlink_to(found)
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts" / "setup.d").mkdir(parents=True)
+    step = checkout / "scripts" / "setup.d" / "test-mcp-servers"
+    shutil.copy2(ROOT / "scripts" / "setup.d" / "test-mcp-servers", step)
+    (checkout / ".venv").symlink_to(ROOT / ".venv")
+    # apt, as the step calls it: it records what it was asked for, and Debian's nodejs
+    # brings no npm, so npm comes from a second install (which records each install).
+    asked = tmp_path / "apt.log"
+    fake_apt = checkout / "scripts" / "apt-install"
+    fake_apt.write_text(
+        "#!/usr/bin/env bash\n"
+        f'echo "$*" >>{asked}\n'
+        'if [ "${@: -1}" = npm ]; then\n'
+        f"  printf '#!/usr/bin/env bash\\necho \"npm $*\" >>{asked}\\n' >{tools}/npm\n"
+        f"  chmod +x {tools}/npm\n"
+        "fi\n"
+    )
+    fake_apt.chmod(0o755)
+    env = {"HOME": str(tmp_path), "PATH": str(tools)}
+
+    done = subprocess.run(
+        [str(tools / "bash"), str(step)], env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = asked.read_text().splitlines()
+    assert lines[:2] == [
+        "Node.js (for the MCP test servers) nodejs",
+        "npm (for the MCP test servers) npm",
+    ]
+    assert lines[2].startswith("npm install ") and "server-everything@" in lines[2]

@@ -267,6 +267,17 @@ class RunState:
             results = [ToolResultPart(call.id, _NOT_RUN, is_error=True) for call in unanswered]
             self.messages.append(ProviderMessage("user", results))
 
+    def drop_refused_answer(self) -> None:
+        """Take out this turn's last message when it is the model's answer the turn refused.
+
+        A turn failing on the model's answer (truncated, filtered, a tool stop
+        asking for no tool) has it last: a partial turn keeps what came before,
+        so its continuation asks the model again from there.
+        """
+        messages = self.messages
+        if len(messages) > self.new_from and messages[-1].role == "assistant":
+            messages.pop()
+
     def new_messages(self) -> list[ProviderMessage]:
         """This turn's messages, its user message first, whatever compaction did to `messages`."""
         return [*self.flushed, *self.messages[self.new_from :]]

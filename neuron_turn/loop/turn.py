@@ -461,7 +461,9 @@ class NeuronTurn(Generic[OutT]):
         answers: OutputRound,
         recorder: TimelineRecorder | None,
     ) -> PartialTurn | None:
-        """What the failed run did, for a retry to continue from (see `continuation`).
+        """What the failed or cancelled run did, for a retry to continue from.
+
+        See `continuation`.
 
         None when a retry of the whole input repeats no tool, or when no continuation
         could read what the partial output appends.
@@ -474,6 +476,7 @@ class NeuronTurn(Generic[OutT]):
             return None
         continuation = continuation_input(input, run.counts(answers.failures))
         run.close_unanswered()
+        run.drop_refused_answer()
         output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
         config = continuation.config or TurnConfig()
         limits = _remaining_limits(run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from dataclasses import replace
 
 import pytest
 from pydantic import BaseModel, JsonValue
@@ -11,6 +12,7 @@ from pydantic import BaseModel, JsonValue
 from layer0 import (
     Content,
     CustomExit,
+    ModelError,
     NonRetryableError,
     PartialTurn,
     RetryableError,
@@ -116,6 +118,24 @@ async def test_failure_after_a_tool_ran_offers_the_turn_so_far_and_its_continuat
         "output_failures": 0,
     }
     assert continuation.metadata == {"trace": "t-1", "neuron_turn": {"continue": counts}}
+
+
+async def test_an_answer_refused_after_a_tool_ran_is_left_out_so_the_continuation_asks_again() -> (
+    None
+):
+    store = InMemoryStore()
+    truncated = replace(answer("Sent, and then the"), stop_reason="max_tokens")
+    script = [calls(call("c1", "send", text="x")), truncated, answer("sent it")]
+    turn, _, counter = sender(script, store)
+    error = await failed(turn, ask("send x", session="s1"))
+
+    assert isinstance(error, ModelError) and error.partial is not None
+    # The refused answer is not kept: the history ends with the tool's result.
+    roles = [m["role"] for m in appended(error.partial.output).messages]  # type: ignore[index,call-overload]
+    assert roles == ["user", "assistant", "user"]
+    await keep(store, error.partial)
+    output = await turn.execute(error.partial.continuation)
+    assert output.message.as_text() == "sent it" and counter.runs == 1
 
 
 async def test_continuation_calls_the_model_on_the_kept_history_and_runs_no_tool_again() -> None:

@@ -30,6 +30,7 @@ from layer0 import (
     HookPoint,
     StateStore,
     TurnError,
+    TurnInput,
     TurnOutput,
     effect_refusal,
 )
@@ -39,14 +40,17 @@ from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, is_tool_name
 from neuron_turn import (
+    ContinuationError,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderRequest,
     ProviderResponse,
+    RateLimitError,
     TextPart,
     TokenUsage,
     ToolResultPart,
     ToolUsePart,
+    carried_counts,
 )
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._well_formed import well_formed, well_formed_json
@@ -252,3 +256,55 @@ def test_any_model_answer_is_kept_in_a_real_database_file(script: list[ProviderR
                 await _converse(script, store)
 
     asyncio.run(run())
+
+
+async def _cut_off(script: list[ProviderResponse]) -> None:
+    """The conversation rate limited after its answers; its part kept, its continuation run."""
+    store = InMemoryStore()
+    answers: list[ProviderResponse | RateLimitError] = [
+        *script,
+        RateLimitError("429", provider="p", retry_after=0.0),
+    ]
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        answer = answers.pop(0) if answers else text_response("done")
+        if isinstance(answer, RateLimitError):
+            raise answer
+        return answer
+
+    turn = _turn([], store)
+    turn.provider = FunctionProvider(respond)
+    try:
+        await turn.execute(ask("hi", session=SESSION))
+        return  # the model's own answer ended the turn before the 429
+    except TurnError as exc:
+        partial = exc.partial
+        if partial is None:
+            assert str(exc)  # no tool ran (or the answer was refused), saying why
+            return
+    _allowed(partial.output)
+    # The continuation crosses a wire (a process, Temporal, the store's records) as JSON:
+    # what the model sent, carried in its counts, must survive it.
+    wire = partial.continuation.model_dump_json()
+    continuation = TurnInput.model_validate_json(wire)
+    assert continuation.model_dump_json() == wire
+    assert carried_counts(continuation.metadata) is not None
+    await store.append_history(appended(partial.output))
+    # It goes on from there: it may fail on what the model answers next, never because
+    # the kept part cannot be continued.
+    try:
+        output = await turn.execute(continuation)
+    except ContinuationError:
+        raise
+    except TurnError as exc:
+        assert str(exc)
+        return
+    _allowed(output)
+
+
+@settings(_SETTINGS, max_examples=100)
+@given(st.lists(_response(), min_size=1, max_size=3))
+def test_any_model_answer_cut_off_by_a_rate_limit_is_kept_and_continued_across_a_wire(
+    script: list[ProviderResponse],
+) -> None:
+    asyncio.run(_cut_off(script))

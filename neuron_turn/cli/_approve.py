@@ -173,7 +173,7 @@ def kept_part_hint(
     The session holds that part's tool calls and results, so running the same
     prompt again would ask the model twice; `resume SESSION` goes on instead.
     """
-    partial = _kept_partial(exc)
+    partial = kept_partial(exc)
     session = None if partial is None else partial.continuation.session
     if session is None:
         return ""
@@ -186,8 +186,11 @@ def kept_part_hint(
     )
 
 
-def _kept_partial(exc: BaseException) -> PartialTurn | None:
-    """The partial turn an error or cancellation in `exc`'s chain carries, if any."""
+def kept_partial(exc: BaseException) -> PartialTurn | None:
+    """The partial turn an error or cancellation in `exc`'s chain carries, if any.
+
+    The orchestrator kept it: one it does not keep is taken off the error.
+    """
     return next(filter(None, map(partial_of, chain_of(exc))), None)
 
 

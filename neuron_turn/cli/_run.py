@@ -336,7 +336,7 @@ async def _dispatch(
 ) -> TurnOutput:
     try:
         if on_event is not None and callable(getattr(orchestrator, "stream", None)):
-            return await _streamed(orchestrator, turn_input, on_event)
+            return await streamed(orchestrator, turn_input, on_event)
         output: TurnOutput = await orchestrator.dispatch(AGENT, turn_input)
     except DispatchFailed as exc:
         # The turn's own error says what to do (set a key, retry); report that one
@@ -348,16 +348,19 @@ async def _dispatch(
     return output
 
 
-async def _streamed(
+async def streamed(
     orchestrator: Any, turn_input: TurnInput, on_event: Callable[[TurnEvent], None]
 ) -> TurnOutput:
+    """Dispatch `turn_input` to the agent, each event of its turns to `on_event`.
+
+    Cancelled (Ctrl-C), the dispatch stops keeping what its turn's tools did,
+    and the cancellation says so (`kept_partial`).
+    """
     async with orchestrator.stream(AGENT, turn_input) as events:
         try:
             async for item in events:
                 on_event(item.event)
         except asyncio.CancelledError as cancelled:
-            # Ctrl-C: the dispatch stops, keeping what its turn's tools did; the
-            # error line then says how to go on from it.
             await close_cancelled(events, cancelled)
             raise
     output: TurnOutput = events.result.output

@@ -33,12 +33,12 @@ from layer0 import StateStore, TurnConfig, TurnInput, TurnOutput, usd
 from ..loop._convert import history_from_json
 from ..loop.approval import Decision, PendingCall, pending_in, resume_input
 from ..plugins import PluginManager
-from ._approve import Decide, Prompter, awaiting, decide_waiting, until_decided
+from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
 from ._closing import close_resource
 from ._errors import UsageError, classify
 from ._outcome import stop_note
 from ._prompt import utf8_text
-from ._run import AGENT, REPORTED, TurnSpec, build_turn
+from ._run import AGENT, REPORTED, TurnSpec, build_turn, streamed
 from ._sessions import new_session_note, read_history, record_run
 from ._stream_output import TextPrinter
 from ._visible import shown_on
@@ -112,7 +112,7 @@ class Chat:
         (the output returned then still awaits approval).
         """
         turn_input = TurnInput(message=text, trigger="user", session=self.session, config=config)
-        output = await self._streamed(turn_input, on_event)
+        output = await streamed(self.orchestrator, turn_input, on_event)
         if decide is not None and awaiting(output):
             output = await until_decided(
                 decide, self.session, output, self._resumer(on_event, config)
@@ -120,11 +120,6 @@ class Chat:
         self.totals.add(output)
         await record_run(self.store, self.session, text)
         return output
-
-    async def length(self) -> int:
-        """How many messages the session's stored history holds."""
-        stored = await read_history(self.store, self.session)
-        return len(stored) if isinstance(stored, list) else 0
 
     async def waiting(self) -> list[PendingCall]:
         """The calls the session's last turn left waiting for approval (none, mostly).
@@ -162,16 +157,9 @@ class Chat:
     ) -> Callable[[list[Decision]], Awaitable[TurnOutput]]:
         async def resume(decisions: list[Decision]) -> TurnOutput:
             resumed = resume_input(self.session, decisions, config=config)
-            return await self._streamed(resumed, on_event)
+            return await streamed(self.orchestrator, resumed, on_event)
 
         return resume
-
-    async def _streamed(self, turn_input: TurnInput, on_event: Any) -> TurnOutput:
-        async with self.orchestrator.stream(AGENT, turn_input) as events:
-            async for item in events:
-                on_event(item.event)
-        output: TurnOutput = events.result.output
-        return output
 
     def tools_text(self, allowed: Sequence[str] | None = None) -> str:
         """Return one line per tool the model may call (of `allowed`, when given)."""
@@ -350,15 +338,12 @@ def _one_answer(
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
     decide = _prompter(reader, err, printer, waiting)
-    before: int | None = None
     try:
-        before = runner.run(chat_.length())  # to tell whether a cancelled answer left a part
         with waiting.owning_stderr():
             output = runner.run(watched(waiting, answering(waiting.wrap(printer), decide)))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         printer.end_line()
-        kept = before is not None and runner.run(chat_.length()) > before
-        print(_CANCELLED_KEPT if kept else _CANCELLED, file=err)
+        print(_CANCELLED if kept_partial(exc) is None else _CANCELLED_KEPT, file=err)
         return []
     except REPORTED as exc:
         printer.end_line()

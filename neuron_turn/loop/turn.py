@@ -361,7 +361,7 @@ class NeuronTurn(Generic[OutT]):
             raise ContinuationError(
                 "an input carries approval decisions or continues a turn, not both"
             )
-        counts = carried_counts(input.metadata)
+        counts = carried_counts(input.metadata) if continuing else None
         output = self._output_round(input)
         history = await self._read_history(input.session)
         if continuing:

@@ -17,7 +17,7 @@ from typing import Any, Final
 from temporalio import activity
 
 from layer0 import Turn, TurnInput, TurnOutput, WorkflowId
-from neuron_turn import TurnDone, TurnEvent, event_json
+from neuron_turn import TurnDone, TurnEvent, close_cancelled, event_json
 
 from .names import PROGRESS_SIGNAL
 
@@ -57,6 +57,9 @@ async def execute_reporting(turn: Turn, input: TurnInput, workflow_id: WorkflowI
             elif event.kind in PROGRESS_KINDS:
                 sender.send(event)
         await sender.drain()
+    except asyncio.CancelledError as cancelled:
+        await close_cancelled(events, cancelled)  # the turn stops, saying what it had done
+        raise
     finally:
         sender.cancel()
         close = getattr(events, "aclose", None)

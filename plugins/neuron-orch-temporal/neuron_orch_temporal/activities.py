@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final, TypeVar
 
 from temporalio import activity
+from temporalio.activity import ActivityCancellationDetails
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -34,6 +35,7 @@ from layer0 import (
     TurnOutput,
     WorkflowId,
     continues_partial_turns,
+    partial_of,
 )
 from neuron_orch_local import (
     CustomEffectHandler,
@@ -138,7 +140,9 @@ class AgentActivities:
         `TurnResult` that also names the delegations the turn waited on. With
         `request.continues`, a turn that fails part-way returns its partial
         output instead, with an `Interruption` saying whether a retry goes on
-        from it (see `layer0.PartialTurn`).
+        from it (see `layer0.PartialTurn`); so does a turn cancelled because
+        its workflow was (it ends there) or its worker shuts down (another
+        worker goes on from it).
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
@@ -154,7 +158,7 @@ class AgentActivities:
                 else self._policies.get(request.agent, self._default_policy)
             )
             answered: list[Delegation] = []
-            interrupted: tuple[Interruption, TurnError] | None = None
+            interrupted: tuple[Interruption, BaseException] | None = None
             with self._answering(request, policy, answered):
                 if request.progress:
                     running = execute_reporting(turn, turn_input, request.workflow_id)
@@ -162,11 +166,12 @@ class AgentActivities:
                     running = turn.execute(turn_input)
                 try:
                     output = await _heartbeating(running)
-                except TurnError as exc:
+                except (TurnError, asyncio.CancelledError) as exc:
                     interruption = _interruption(exc, request, turn)
-                    if interruption is None or exc.partial is None:
+                    partial = partial_of(exc)
+                    if interruption is None or partial is None:
                         raise
-                    output, interrupted = exc.partial.output, (interruption, exc)
+                    output, interrupted = partial.output, (interruption, exc)
             if recording is not None:
                 output = recording.returned(output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
@@ -266,33 +271,55 @@ def _placed(
     return dict(environments)
 
 
-def _interruption(exc: TurnError, request: TurnRequest, turn: Turn) -> Interruption | None:
+def _interruption(
+    exc: TurnError | asyncio.CancelledError, request: TurnRequest, turn: Turn
+) -> Interruption | None:
     """What the workflow gets instead of a failure: a partial turn to carry out.
 
     Marked `last` when the error is not one a retry may fix and the turn is
-    not a fallback chain with models left to try (`untried_models`); whether
-    the attempts allow another is the workflow's to count. What runs next is
-    the partial's continuation, or, for a turn that does not read
-    continuations, its input again (the part is kept all the same: the turn
-    reads the session, and would not otherwise know those tools ran). None
-    (fail as before: the turn is retried whole, or not at all) when the
-    workflow cannot take one, the error offers none, or the partial turn
-    declares a handoff (only a finished one may).
+    not a fallback chain with models left to try (`untried_models`), or the
+    workflow cancelled the turn; whether the attempts allow another is the
+    workflow's to count. What runs next is the partial's continuation, or,
+    for a turn that does not read continuations, its input again (the part
+    is kept all the same: the turn reads the session, and would not
+    otherwise know those tools ran). None (fail as before: the turn is
+    retried whole, or not at all) when the workflow cannot take one, the
+    error offers none, the partial turn declares a handoff (only a finished
+    one may), or Temporal cancelled the activity for a reason it will not
+    take a result after (a timeout, a reset).
     """
-    partial = exc.partial
+    partial = partial_of(exc)
     if not (request.continues and request.answered) or partial is None:
         return None
     if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
         return None
+    if isinstance(exc, asyncio.CancelledError):
+        message, last = _cancelled_by(activity.cancellation_details())
+        if message is None:
+            return None
+    else:
+        message, last = str(exc), not (isinstance(exc, RetryableError) or untried_models(exc))
     after = getattr(exc, "retry_after", None)
     return Interruption(
         continuation=partial.continuation if continues_partial_turns(turn) else request.input,
         error=type(exc).__name__,
-        message=str(exc),
+        message=message,
         retry_after_ms=None if after is None else round(after * 1000),
         attempts=activity.info().attempt,
-        last=not (isinstance(exc, RetryableError) or untried_models(exc)),
+        last=last,
     )
+
+
+def _cancelled_by(details: ActivityCancellationDetails | None) -> tuple[str | None, bool]:
+    """Why Temporal cancelled the turn's activity, and whether its turn ends there.
+
+    (None, ...) for a cancellation whose activity's result Temporal no longer takes.
+    """
+    if details is not None and details.cancel_requested:
+        return "its workflow was cancelled", True
+    if details is not None and details.worker_shutdown:
+        return "its worker shut down", False
+    return None, True
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:
@@ -300,20 +327,35 @@ async def _heartbeating(work: Awaitable[T]) -> T:
 
     A worker that dies stops heartbeating, so Temporal retries the turn
     elsewhere after the heartbeat timeout rather than the start-to-close one;
-    heartbeats also carry cancellation to the activity.
+    heartbeats also carry cancellation to the activity, which stops `work`
+    and waits for it (see `_stopped`).
     """
     timeout = activity.info().heartbeat_timeout
+    every = timeout.total_seconds() / 3 if timeout else None
     task = asyncio.ensure_future(work)
-    if not timeout:
-        return await task
     try:
         while True:
-            done, _ = await asyncio.wait({task}, timeout=timeout.total_seconds() / 3)
+            done, _ = await asyncio.wait({task}, timeout=every)
             if done:
                 return task.result()
             activity.heartbeat()
+    except asyncio.CancelledError:
+        return await _stopped(task)
     finally:
         task.cancel()
+
+
+async def _stopped(work: asyncio.Future[T]) -> T:
+    """Stop `work` as Temporal cancels the activity; return its result if it ends all the same.
+
+    Otherwise its own cancellation is raised: a turn's says what it had done
+    (`layer0.partial_of`), for the activity to hand to its workflow.
+    """
+    work.cancel()
+    current = asyncio.current_task()
+    if current is not None:
+        current.uncancel()  # the activity goes on to report what the turn did
+    return await work
 
 
 async def _target_state(workflow_id: WorkflowId) -> bool | None:

@@ -135,16 +135,23 @@ class Interruption(_Message):
     """The input that continues the turn once the partial output's effects are carried out
     (for a turn that reads no continuation, its input again)."""
     error: str
-    """The class name of the layer0 error that ended this part (`RetryableError`)."""
+    """The class name of the layer0 error that ended this part (`RetryableError`), or
+    `CancelledError` for a turn Temporal cancelled."""
     message: str
-    """Its message."""
+    """Its message (for a cancelled turn, why: its workflow was cancelled, its worker shut down)."""
     retry_after_ms: int | None = None
     """The wait the provider asked for, if it did."""
     attempts: int
     """The activity's attempts for this part, the failed one included."""
     last: bool = False
     """The error is not one a retry may fix: the workflow carries out the part, so the
-    session says which tools ran, then fails (as it does when the attempts are spent)."""
+    session says which tools ran, then fails (as it does when the attempts are spent);
+    or the workflow was cancelled, and it ends cancelled once the part is carried out."""
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether Temporal cancelled this part's turn (rather than the turn failing)."""
+        return self.error == "CancelledError"
 
 
 class TurnResult(_Message):

@@ -19,7 +19,11 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.exceptions import (
+    ApplicationError,
+    WorkflowAlreadyStartedError,
+    is_cancelled_exception,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from layer0 import (
@@ -391,6 +395,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 return pause
             return await waiting
         except WorkflowFailureError as exc:
+            if is_cancelled_exception(exc.cause):
+                # Its turn's part, if the turn got that far, is carried out (see `workflow`).
+                raise DispatchFailed(f"workflow {handle.id} was cancelled") from exc
             # Keep the cause `orch_error` chained (the rebuilt layer0 error).
             error = orch_error(exc.cause)
             raise error from error.__cause__

@@ -23,7 +23,11 @@ effects the turn declared, in declaration order as neuron-orch-local does:
 A turn that fails after some of its tools ran, with an error Temporal would
 retry, comes back as its partial output (`layer0.PartialTurn`): its effects
 are carried out as above, and after the retry's wait its continuation runs
-as the next turn, so the tools that ran do not run again.
+as the next turn, so the tools that ran do not run again. A turn stopped
+because its worker shut down goes on the same way on another worker; one
+stopped because the workflow was cancelled (through Temporal: `temporal
+workflow cancel`, `WorkflowHandle.cancel`) has its part carried out, then
+the workflow ends cancelled.
 
 A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
 open: the next signal starts another turn of the same agent. A turn exiting
@@ -47,7 +51,13 @@ from typing import Final
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    FailureError,
+    is_cancelled_exception,
+)
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
@@ -124,6 +134,8 @@ _LISTS_ANSWERED: Final = "lists-answered-delegations"
 """The patch after which a turn's answered delegations are listed with the declared ones."""
 _CONTINUES: Final = "continues-interrupted-turns"
 """The patch after which a turn that failed part-way is carried out and continued."""
+_KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
+"""The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -156,7 +168,13 @@ class AgentWorkflow:
         view = self._view
         try:
             await self._drive(params.agent, params.input, params.chain)
+        except asyncio.CancelledError:
+            self._end_cancelled()
+            raise
         except (ActivityError, ChildWorkflowError, ApplicationError, Layer0Error) as exc:
+            if _cancelled(exc):
+                self._end_cancelled()
+                raise
             failure = workflow_failure(exc)
             view.status, view.error = "failed", f"{failure.type}: {failure.message}"
             self._finished = True
@@ -173,6 +191,12 @@ class AgentWorkflow:
             route=tuple(view.route),
             delegations=tuple(view.delegations),
         )
+
+    def _end_cancelled(self) -> None:
+        """Mark the workflow ended by its cancellation, as neuron-orch-local marks a dispatch."""
+        view = self._view
+        view.status, view.error = "failed", f"CancelledError: {workflow.cancellation_reason()}"
+        self._finished = True
 
     @workflow.signal(name=INBOX_SIGNAL)
     async def inbox(self, payload: SignalPayload) -> None:
@@ -305,8 +329,9 @@ class AgentWorkflow:
         (its history, its effects), then its continuation runs as the next turn
         number after the wait a retry would have had, within the attempts and total
         time the policy gives the turn; a part no retry follows is carried out, then
-        the turn fails with its error. Returns the last part's output and number,
-        and its handoff.
+        the turn fails with its error. So is the part of a turn stopped by the
+        workflow's cancellation, which then goes on. Returns the last part's output
+        and number, and its handoff.
         """
         tries = _Tries(self._policy, workflow.now())
         while True:
@@ -317,6 +342,8 @@ class AgentWorkflow:
             interruption = result.interrupted
             if interruption is None:
                 return output, turn, handoff
+            if interruption.cancelled and interruption.last:
+                raise asyncio.CancelledError(interruption.message)
             wait = tries.next_wait(interruption)
             if wait is None:
                 raise _failure(interruption, output, self._failed_in(agent, chain))
@@ -337,6 +364,13 @@ class AgentWorkflow:
         answered = workflow.patched(_LISTS_ANSWERED)
         # And those started before interrupted turns were continued run them again whole.
         continues = answered and workflow.patched(_CONTINUES)
+        # A cancelled turn's activity returns its part, when it has one, for the
+        # workflow to carry out before it ends (those started before: nothing kept).
+        cancellation = (
+            workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+            if continues and workflow.patched(_KEEPS_CANCELLED)
+            else workflow.ActivityCancellationType.TRY_CANCEL
+        )
         request = TurnRequest(
             workflow_id=self._view.workflow_id,
             agent=agent,
@@ -359,8 +393,11 @@ class AgentWorkflow:
                 schedule_to_close_timeout=tries.time_left(),
                 heartbeat_timeout=_ms(policy.heartbeat),
                 retry_policy=_retry(policy, tries.attempts_left()),
+                cancellation_type=cancellation,
             )
         except ActivityError as exc:
+            if _cancelled(exc):
+                raise
             raise workflow_failure(exc, context=self._failed_in(agent, chain)) from None
         if isinstance(result, TurnOutput):
             return TurnResult(output=result)
@@ -528,6 +565,18 @@ class AgentWorkflow:
             return None
         self._consumed += 1
         return view.inbox[self._consumed - 1]
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """Whether `exc` is this workflow's cancellation reaching it through an activity or child.
+
+    Workflows started before cancelled turns were kept fail with it, as they did.
+    """
+    return (
+        is_cancelled_exception(exc)
+        and workflow.cancellation_reason() is not None
+        and workflow.patched(_KEEPS_CANCELLED)
+    )
 
 
 def _is_memory(effect: Effect) -> bool:

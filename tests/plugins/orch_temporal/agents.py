@@ -7,6 +7,7 @@ of the durability test.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,35 @@ def rate_limited_agent(
     return NeuronTurn(
         FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
     )
+
+
+def stalling_agent(
+    tool_log: Path, *, state: StateReader | None, stalled: asyncio.Event
+) -> NeuronTurn:
+    """Reads a file, then calls `wait_for_reply`, which sets `stalled` and never returns.
+
+    Given that call's result (a continuation of the cancelled turn), it answers
+    with the results it got back.
+    """
+
+    @tool
+    async def wait_for_reply() -> str:
+        """Wait for a reply."""
+        with tool_log.open("a", encoding="utf-8") as log:
+            log.write("wait\n")
+        stalled.set()
+        await asyncio.Event().wait()  # until cancelled
+        raise AssertionError("unreachable")
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        results = [p for m in request.messages for p in m.content if isinstance(p, ToolResultPart)]
+        if not results:
+            return tool_call_response(ToolUsePart("c1", "read_file", {"path": "notes.txt"}))
+        if len(results) == 1:
+            return tool_call_response(ToolUsePart("c2", "wait_for_reply", {}))
+        return text_response("; ".join(r.content for r in results), cost=COST)
+
+    tools = file_tools(tool_log)
+    tools.register(wait_for_reply)
+    config = NeuronTurnConfig(model="fn")
+    return NeuronTurn(FunctionProvider(respond), tools=tools, state=state, config=config)

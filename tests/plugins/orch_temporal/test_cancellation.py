@@ -1,0 +1,101 @@
+"""A workflow cancelled through Temporal, or its worker shut down, mid-turn: what ran is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import DispatchFailed, SessionScope, TurnInput
+from neuron_orch_temporal import TemporalOrchestrator, create_worker
+from neuron_state_sqlite import SqliteStore
+
+from .agents import stalling_agent
+from .conftest import FAST, hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SESSION = SessionScope(id="s1")
+TASK = TurnInput(message="read notes", trigger="user", session="s1")
+
+
+async def dispatching(orchestrator: TemporalOrchestrator, workflow_id: str) -> object:
+    return await orchestrator.dispatch("reader", TASK, workflow_id=workflow_id)
+
+
+async def streaming(orchestrator: TemporalOrchestrator, workflow_id: str) -> object:
+    async with orchestrator.stream("reader", TASK, workflow_id=workflow_id) as events:
+        return [item async for item in events]
+
+
+@pytest.mark.parametrize("run", [dispatching, streaming])
+async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_cancelled(
+    dev_env: WorkflowEnvironment,
+    tmp_path: Path,
+    run: Callable[[TemporalOrchestrator, str], Awaitable[object]],
+) -> None:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    workflow_id = f"cancel-{run.__name__}"
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = stalling_agent(tool_log, state=store, stalled=stalled)
+        async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
+            running = asyncio.ensure_future(run(orchestrator, workflow_id))
+            await stalled.wait()
+            handle = dev_env.client.get_workflow_handle(workflow_id)
+            await handle.cancel()
+            with pytest.raises(DispatchFailed, match=f"{workflow_id} was cancelled"):
+                await running
+            description = await handle.describe()
+        history = await store.read(SESSION, "messages")
+        [summary] = await store.turn_summaries(session="s1")
+        record = await store.turn_record(summary.turn_id)
+
+    assert description.status == WorkflowExecutionStatus.CANCELED
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+    # The session says both tools ran: the read with its result, the wait cut off.
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant", "user"]  # type: ignore[index,call-overload]
+    [read_result] = history[2]["content"]  # type: ignore[index,call-overload]
+    assert read_result["content"] == "contents of notes.txt"  # type: ignore[index]
+    [wait_result] = history[4]["content"]  # type: ignore[index,call-overload]
+    assert wait_result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]
+    assert record is not None and record.status == "accepted"
+    assert record.error is not None and record.error.startswith("CancelledError")
+
+
+async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_goes_on(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    # The dev server: the time-skipping one keeps the workflow's next task for the worker
+    # that stopped (its sticky queue), where no worker takes it.
+    env = dev_env
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    task_queue = f"test-{uuid.uuid4()}"
+    orchestrator = TemporalOrchestrator(env.client, task_queue=task_queue, policy=FAST)
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = stalling_agent(tool_log, state=store, stalled=stalled)
+        agents = {"reader": agent}
+        async with create_worker(env.client, agents=agents, store=store, task_queue=task_queue):
+            dispatch = asyncio.ensure_future(
+                orchestrator.dispatch("reader", TASK, workflow_id="shutdown-1")
+            )
+            await stalled.wait()
+        # The first worker has stopped; a second takes the turn up from its kept part.
+        async with create_worker(env.client, agents=agents, store=store, task_queue=task_queue):
+            async with asyncio.timeout(60):  # were the turn run again whole, it would stall again
+                output = await dispatch
+        history = await store.read(SESSION, "messages")
+
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+    # The second worker's model got the read's result and the wait's, cut off.
+    assert output.message.as_text() == (
+        "contents of notes.txt; Cancelled: the turn ended before this tool call finished."
+    )
+    assert isinstance(history, list)
+    roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]

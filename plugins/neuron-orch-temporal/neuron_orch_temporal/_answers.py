@@ -11,17 +11,19 @@ its result while heartbeating, and the model gets the child's answer
 The child's id is deterministic, `<workflow>/t<turn>/a-<agent>-<digest of
 its input>`: when the activity is retried, the same delegation finds the
 workflow an earlier attempt started (running or finished) and takes its
-result instead of running the agent again.
+result instead of running the agent again. When the turn's workflow is
+cancelled, the delegations its turn waits on are cancelled with it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from temporalio import activity
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import WorkflowAlreadyStartedError, is_cancelled_exception
 from temporalio.service import RPCError
 
 from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
@@ -53,6 +55,9 @@ async def run_delegation(
     handle = await _start(request, effect, chain, child_id)
     try:
         result = await handle.result()
+    except asyncio.CancelledError as cancelled:
+        await _cancel_with_turn(handle, cancelled)
+        raise
     except WorkflowFailureError as exc:
         error = orch_error(exc.cause)
         raise error from error.__cause__
@@ -60,6 +65,31 @@ async def run_delegation(
         raise DispatchFailed(f"waiting for workflow {child_id!r} failed: {exc}") from exc
     answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=result.output))
     return child_id, result.output
+
+
+async def _cancel_with_turn(
+    handle: WorkflowHandle[object, DispatchResult], cancelled: asyncio.CancelledError
+) -> None:
+    """Cancel the delegation's workflow, when the turn's was cancelled; wait for it to end.
+
+    As Temporal cancels a child workflow with its parent: the delegation stops
+    too, its own turn's part kept (see `workflow`), rather than running on for
+    nobody. A turn stopped because its worker shuts down leaves its delegation
+    running. A cancel that fails is noted on `cancelled`, which goes on.
+    """
+    details = activity.cancellation_details()
+    if details is None or not details.cancel_requested:
+        return
+    try:
+        await handle.cancel()
+        await handle.result()
+    except WorkflowFailureError as exc:
+        if not is_cancelled_exception(exc.cause):
+            cancelled.add_note(f"delegation {handle.id} ended: {orch_error(exc.cause)}")
+    except RPCError as exc:
+        cancelled.add_note(f"delegation {handle.id} could not be cancelled: {exc}")
+    else:
+        cancelled.add_note(f"delegation {handle.id} finished before it could be cancelled")
 
 
 async def _start(

@@ -11,9 +11,11 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DispatchFailed, SessionScope, TurnInput
+from layer0 import DispatchFailed, EffectPolicy, SessionScope, TurnInput
 from neuron_orch_temporal import TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from .agents import stalling_agent
 from .conftest import FAST, hosting
@@ -99,3 +101,37 @@ async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_
     assert isinstance(history, list)
     roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
+
+
+async def test_cancelling_a_workflow_cancels_the_delegation_its_turn_waits_on(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    asks = ToolUsePart("c1", "delegate", {"agent": "reader", "message": "read notes"})
+    config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
+    async with SqliteStore(tmp_path / "state.db") as store:
+        provider = ScriptedProvider([tool_call_response(asks), text_response("never asked")])
+        lead = NeuronTurn(provider, state=store, config=config)
+        reader = stalling_agent(tool_log, state=store, stalled=stalled)
+        async with hosting(dev_env, {"lead": lead, "reader": reader}, store) as orchestrator:
+            running = asyncio.ensure_future(
+                orchestrator.dispatch("lead", TASK, workflow_id="cancel-lead")
+            )
+            await stalled.wait()
+            await dev_env.client.get_workflow_handle("cancel-lead").cancel()
+            with pytest.raises(DispatchFailed, match="cancel-lead was cancelled"):
+                await running
+            listed = dev_env.client.list_workflows("WorkflowId STARTS_WITH 'cancel-lead/'")
+            [listing] = [workflow async for workflow in listed]
+            child = await dev_env.client.get_workflow_handle(listing.id).describe()
+        history = await store.read(SESSION, "messages")
+
+    # The delegation stopped with its parent rather than running on for nobody.
+    assert child.status == WorkflowExecutionStatus.CANCELED
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+    assert len(provider.requests) == 1
+    # The parent's session keeps its delegate call, cut off.
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    [result] = history[2]["content"]  # type: ignore[index,call-overload]
+    assert result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]

@@ -169,7 +169,8 @@ class AgentWorkflow:
         try:
             await self._drive(params.agent, params.input, params.chain)
         except asyncio.CancelledError:
-            self._end_cancelled()
+            if workflow.patched(_KEEPS_CANCELLED):
+                self._end_cancelled()
             raise
         except (ActivityError, ChildWorkflowError, ApplicationError, Layer0Error) as exc:
             if _cancelled(exc):
@@ -194,9 +195,10 @@ class AgentWorkflow:
 
     def _end_cancelled(self) -> None:
         """Mark the workflow ended by its cancellation, as neuron-orch-local marks a dispatch."""
-        view = self._view
-        view.status, view.error = "failed", f"CancelledError: {workflow.cancellation_reason()}"
-        self._finished = True
+        reason = workflow.cancellation_reason()
+        self._view.status = "failed"
+        self._view.error = f"CancelledError: {reason}" if reason else "CancelledError"
+        self._finished = True  # a `settled` update waiting for the end answers
 
     @workflow.signal(name=INBOX_SIGNAL)
     async def inbox(self, payload: SignalPayload) -> None:

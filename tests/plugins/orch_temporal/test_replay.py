@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
-from layer0 import TurnInput
+from layer0 import DispatchFailed, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestrator
 from neuron_turn import Decision, MissingDecisionError
@@ -33,6 +33,7 @@ from .agents import (
     planner_agents,
     rate_limited_agent,
     sender_agent,
+    stalling_agent,
 )
 from .conftest import hosting
 
@@ -75,8 +76,25 @@ async def continued(orchestrator: TemporalOrchestrator) -> str:
     return result.workflow_id
 
 
+STALLED = asyncio.Event()
+
+
+async def cancelled(orchestrator: TemporalOrchestrator) -> str:
+    # Cancelled through Temporal while its second tool runs: its part is kept, then it ends.
+    STALLED.clear()
+    running = asyncio.ensure_future(
+        orchestrator.dispatch("staller", task("read"), workflow_id="rp-cancelled")
+    )
+    await STALLED.wait()
+    await (await orchestrator.client()).get_workflow_handle("rp-cancelled").cancel()
+    with pytest.raises(DispatchFailed, match="rp-cancelled was cancelled"):
+        await running
+    return "rp-cancelled"
+
+
 SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
     "approval": approval,
+    "cancelled": cancelled,
     "continued": continued,
     "planner": planner,
     "handoff": handoff,
@@ -93,11 +111,17 @@ async def history_of(env: WorkflowEnvironment, name: str) -> WorkflowHistory:
         "sender": sender_agent(),
         "cleaner": cleaner_agent(Path(os.devnull), state=store),
         "reader": rate_limited_agent(Path(os.devnull), state=store),
+        "staller": stalling_agent(Path(os.devnull), state=store, stalled=STALLED),
     }
     async with hosting(env, agents, store) as orchestrator:
         with env.auto_time_skipping_disabled():
             workflow_id = await SCENARIOS[name](orchestrator)
     return await env.client.get_workflow_handle(workflow_id).fetch_history()
+
+
+STORED = sorted([*SCENARIOS, "cancelled-before-patch"])
+"""The stored histories: each scenario's, and ones recorded by earlier code
+(`cancelled-before-patch`: a workflow cancelled mid-turn, which failed then)."""
 
 
 def stored(name: str) -> WorkflowHistory:
@@ -116,7 +140,7 @@ async def test_a_fresh_history_replays_deterministically(
     await replayer.replay_workflow(history)
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", STORED)
 async def test_a_stored_history_replays_on_todays_code(name: str) -> None:
     replayer = Replayer(workflows=[AgentWorkflow], data_converter=DATA_CONVERTER)
     result = await replayer.replay_workflow(stored(name))
@@ -131,7 +155,7 @@ async def test_a_change_of_effect_handling_is_caught_by_replay() -> None:
 
 async def test_stored_histories_replay_in_a_fresh_process() -> None:
     """A restarted worker's first use of each layer0 model is inside the workflow sandbox."""
-    names = sorted(SCENARIOS)
+    names = STORED
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(FRESH_REPLAY),

@@ -119,9 +119,14 @@ class Orchestration:
         return {key: value for key, value in given.items() if value is not None}
 
     def orchestrator_options(self) -> dict[str, Any]:
-        """Return the options for the remote orchestrator itself."""
+        """Return the options for the remote orchestrator itself.
+
+        Its dispatch stops with the command (Ctrl-C), keeping what the turn's
+        tools did: a turn left running on a worker would go on writing to the
+        session after the command said it was interrupted.
+        """
         extra = {} if self.pickup_timeout is None else {"pickup_timeout": self.pickup_timeout}
-        return self.options() | extra
+        return self.options() | extra | {"stop_with_caller": True}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
@@ -109,6 +110,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         policy: TurnPolicy | None = None,
         max_concurrency: int = 100,
         pickup_timeout: float | None = 30.0,
+        stop_with_caller: bool = False,
     ) -> None:
         """Dispatch on `client`, or connect to `address` on first use.
 
@@ -121,6 +123,11 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             max_concurrency: how many dispatches of one `dispatch_many` call run at once.
             pickup_timeout: seconds to wait for a worker to start a dispatch
                 before failing with `NoWorkerError`; None waits forever.
+            stop_with_caller: a dispatch whose caller is cancelled (its task
+                cancelled, Ctrl-C) cancels its workflow and waits for it to end,
+                so its turn stops with what its tools did kept, as with
+                `LocalOrchestrator`. By default the workflow runs on, durable,
+                and `result(workflow_id)` finds it.
         """
         super().__init__(max_concurrency=max_concurrency)
         if pickup_timeout is not None and pickup_timeout <= 0:
@@ -131,6 +138,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         self._task_queue = task_queue
         self._policy = policy if policy is not None else TurnPolicy()
         self._pickup_timeout = pickup_timeout
+        self._stop_with_caller = stop_with_caller
         self._connecting = asyncio.Lock()
         # The workflow each session's last pause seen here waits in (a shortcut past listing).
         self._paused: dict[str, WorkflowId] = {}
@@ -275,6 +283,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 await self._pass_progress(handle.id, agent, seen, sink)
             finally:
                 waiting.cancel()
+                # The result wait stops the workflow first, if it was asked to (`_stop`).
+                await asyncio.gather(waiting, return_exceptions=True)
             return result
 
         return EventStream(runner)
@@ -394,6 +404,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             if pause is not None:
                 return pause
             return await waiting
+        except asyncio.CancelledError as cancelled:
+            await self._stop(handle, cancelled)
+            raise
         except WorkflowFailureError as exc:
             if is_cancelled_exception(exc.cause):
                 # Its turn's part, if the turn got that far, is carried out (see `workflow`).
@@ -408,6 +421,27 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             # Returning at a pause stops the result wait; on the time-skipping test
             # server that is safe only with auto time skipping disabled (see above).
             waiting.cancel()
+
+    async def _stop(
+        self, handle: WorkflowHandle[Any, DispatchResult], cancelled: asyncio.CancelledError
+    ) -> None:
+        """With `stop_with_caller`, cancel the workflow whose caller is cancelled; wait for its end.
+
+        Shielded from the cancellation under way, so the turn's part is kept
+        before the caller goes on; a cancel that fails is noted on `cancelled`.
+        """
+        if not self._stop_with_caller:
+            return
+
+        async def stop() -> None:
+            await handle.cancel()
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+
+        try:
+            await asyncio.shield(stop())
+        except RPCError as exc:
+            cancelled.add_note(f"workflow {handle.id} could not be cancelled: {exc}")
 
     async def _first(
         self,

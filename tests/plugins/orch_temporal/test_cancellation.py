@@ -70,6 +70,35 @@ async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_c
     assert record.error is not None and record.error.startswith("CancelledError")
 
 
+@pytest.mark.parametrize("run", [dispatching, streaming])
+async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tools_that_ran(
+    dev_env: WorkflowEnvironment,
+    tmp_path: Path,
+    run: Callable[[TemporalOrchestrator, str], Awaitable[object]],
+) -> None:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    workflow_id = f"caller-{run.__name__}"
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = stalling_agent(tool_log, state=store, stalled=stalled)
+        async with hosting(dev_env, {"reader": agent}, store) as hosted:
+            orchestrator = TemporalOrchestrator(
+                dev_env.client, task_queue=hosted.task_queue, policy=FAST, stop_with_caller=True
+            )
+            running = asyncio.ensure_future(run(orchestrator, workflow_id))
+            await stalled.wait()
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+            # Ended before the cancellation reached the caller: no wait for it here.
+            description = await dev_env.client.get_workflow_handle(workflow_id).describe()
+        history = await store.read(SESSION, "messages")
+
+    assert description.status == WorkflowExecutionStatus.CANCELED
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant", "user"]  # type: ignore[index,call-overload]
+
+
 async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_goes_on(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ client waits on a result).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import secrets
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.plugins.tracing_otel.receiver import otlp_receiver
@@ -66,8 +68,8 @@ async def neuron_turn(*args: str, wait: float = WAIT) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
-class WorkerProcess:
-    """A running `neuron-turn worker`, its stderr read as the test goes."""
+class CommandProcess:
+    """A running `neuron-turn` command (a worker, a run), its stderr read as the test goes."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
@@ -81,7 +83,7 @@ class WorkerProcess:
                 self.stderr.append(line.decode())
                 if text in self.stderr[-1]:
                     return
-        raise AssertionError(f"the worker ended without {text!r}: {''.join(self.stderr)}")
+        raise AssertionError(f"the command ended without {text!r}: {''.join(self.stderr)}")
 
     async def interrupt(self) -> int:
         """Send SIGINT (Ctrl-C), wait for the exit and return its code."""
@@ -94,7 +96,7 @@ class WorkerProcess:
             code = self.process.returncode
             state = "still running" if code is None else f"exited {code}, stderr still open"
             raise AssertionError(
-                f"the worker did not finish within {WAIT} s of SIGINT ({state}); "
+                f"the command did not finish within {WAIT} s of SIGINT ({state}); "
                 f"stderr so far: {''.join(self.stderr)}"
             ) from None
         self.stderr.append(rest.decode())
@@ -117,7 +119,7 @@ def on_dev_server(
 @asynccontextmanager
 async def worker(
     address: str, task_queue: str, state: Path, *turn: str, **environ: str
-) -> AsyncIterator[WorkerProcess]:
+) -> AsyncIterator[CommandProcess]:
     """Start `neuron-turn worker` building its turn from `turn` (default: the echo model).
 
     `environ` adds to its environment. It is killed on the way out if still running.
@@ -133,7 +135,7 @@ async def worker(
         env=_environment(**environ),
     )
     try:
-        yield WorkerProcess(process)
+        yield CommandProcess(process)
     finally:
         if process.returncode is None:
             process.kill()
@@ -243,3 +245,35 @@ async def test_a_worker_with_trace_sends_the_spans_of_the_turns_it_runs(
     # The turn ran in the worker: its spans come from there, `run` itself traced nothing.
     assert sorted(s.name for s in received.spans) == ["chat echo", "invoke_agent neuron_turn"]
     assert received.refused == 0
+
+
+async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "ctrl-c")
+    stalling = ("--model", "fixture:tool-stall", "--tool", "fixture_add")
+    async with worker(address, task_queue, state, *stalling) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+        process = await asyncio.create_subprocess_exec(
+            *(*COMMAND, "run", "add", "--session", "s5", "--verbose", *remote),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env=_environment(),
+        )
+        run = CommandProcess(process)
+        try:
+            await run.expect("[tool] fixture_add -> 5")  # the tool ran; the answer after waits
+            assert await run.interrupt() == 130
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        code, out, err = await neuron_turn("history", "s5", "--json", "--state", str(state))
+        assert code == 0, err
+        listed = dev_env.client.list_workflows(f"TaskQueue = '{task_queue}'")
+        statuses = [workflow.status async for workflow in listed]
+
+    assert run.stderr[-1].splitlines()[-1] == "neuron-turn: error: interrupted", run.stderr
+    # The workflow stopped with the command, its tool's call and result kept.
+    assert statuses == [WorkflowExecutionStatus.CANCELED]
+    assert [message["role"] for message in json.loads(out)] == ["user", "assistant", "user"]

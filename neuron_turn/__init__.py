@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         pending_approvals,
         resume_input,
     )
+    from .loop.checkpoint import Checkpoint, checkpointing
     from .loop.config import NeuronTurnConfig
     from .loop.context import CompactionBudget, ContextStrategy
     from .loop.continuation import (
@@ -189,6 +190,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UnknownDecisionError",
         "pending_approvals",
         "resume_input",
+    ),
+    ".loop.checkpoint": (
+        "Checkpoint",
+        "checkpointing",
     ),
     ".loop.config": ("NeuronTurnConfig",),
     ".loop.context": (
@@ -376,6 +381,7 @@ __all__ = [
     "ApprovalPolicy",
     "AwaitingApprovalError",
     "CarriedCounts",
+    "Checkpoint",
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
@@ -493,6 +499,7 @@ __all__ = [
     "answering",
     "build_hook_registry",
     "carried_counts",
+    "checkpointing",
     "close_cancelled",
     "continuation_input",
     "deltas_of",

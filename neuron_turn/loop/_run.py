@@ -125,6 +125,9 @@ class RunState:
     """How many of `messages` that request was built from."""
     call_ids: set[str] = field(default_factory=set)
     """The ids of the conversation's tool calls: the stored history's and this turn's."""
+    checkpoint: Callable[[], None] | None = None
+    """Hands the turn so far to a runner that asked (`neuron_turn.checkpointing`), after
+    each round of tool calls; None when none asked."""
     _merged: list[ProviderMessage] = field(default_factory=list)
     _merged_of: list[ProviderMessage] | None = None
     _merged_last: ProviderMessage | None = None

@@ -77,6 +77,7 @@ from .approval import (
     pending_in,
     split_decisions,
 )
+from .checkpoint import Checkpoint, current_checkpoint
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .continuation import (
@@ -403,6 +404,9 @@ class NeuronTurn(Generic[OutT]):
             run.carry(counts)
             output.failures = counts.output_failures
         recorder = _recorder(run, input.metadata)
+        take = current_checkpoint()
+        if take is not None:
+            run.checkpoint = self._checkpointer(take, run, input, output, recorder)
         deadline = None if settings.max_duration is None else settings.max_duration / 1000
         try:
             async with asyncio.timeout(deadline) as timeout:
@@ -435,6 +439,28 @@ class NeuronTurn(Generic[OutT]):
         if sink is not None:
             sink(TurnDone(result))
         return result
+
+    def _checkpointer(
+        self,
+        take: Checkpoint,
+        run: RunState,
+        input: TurnInput,
+        answers: OutputRound,
+        recorder: TimelineRecorder | None,
+    ) -> Callable[[], None]:
+        """What hands `take` the run's partial turn after a round of tool calls (`checkpoint`)."""
+
+        def checkpoint() -> None:
+            try:
+                partial = self._partial(run, input, answers, recorder)
+            except ContinuationError:
+                # Metadata that is not an object takes no continuation mark: nothing to
+                # go on from, so a lost run is run again whole, as with no checkpoints.
+                return
+            if partial is not None:
+                take(partial)
+
+        return checkpoint
 
     def _offered(
         self,
@@ -565,6 +591,8 @@ class NeuronTurn(Generic[OutT]):
             if resumed:
                 # The decided calls of a paused turn: no model call before them.
                 await rounds.execute(resumed)
+                if run.checkpoint is not None:
+                    run.checkpoint()
                 self._check_round(run)
             if continuing:
                 # Its limits are what the part before it left, which may be nothing.
@@ -638,6 +666,8 @@ class NeuronTurn(Generic[OutT]):
             output.ran_tools()
         merge_pending(run.messages, step)
         if step.calls:
+            if run.checkpoint is not None:
+                run.checkpoint()  # what a runner that loses this run goes on from
             self._check_round(run)
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):

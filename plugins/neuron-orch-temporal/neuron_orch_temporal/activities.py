@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import Final, TypeVar
 
+from pydantic import ValidationError
 from temporalio import activity
 from temporalio.activity import ActivityCancellationDetails
 from temporalio.client import WorkflowExecutionStatus
@@ -27,11 +28,13 @@ from layer0 import (
     EffectRefused,
     HandoffEffect,
     HistoryConflict,
+    PartialTurn,
     RetryableError,
     SerializationError,
     StateStore,
     Turn,
     TurnError,
+    TurnInput,
     TurnOutput,
     WorkflowId,
     continues_partial_turns,
@@ -48,7 +51,7 @@ from neuron_orch_local import (
     require_agent,
     untried_models,
 )
-from neuron_turn import answering
+from neuron_turn import answering, checkpointing
 
 from ._answers import run_delegation
 from ._failures import application_error
@@ -60,6 +63,7 @@ from .messages import (
     Delegation,
     Interruption,
     MemoryRequest,
+    TurnCheckpoint,
     TurnRequest,
     TurnResult,
 )
@@ -68,6 +72,15 @@ from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
 __all__ = ["AgentActivities"]
 
 T = TypeVar("T")
+
+Interrupted = tuple[Interruption, BaseException | None]
+"""Why a turn's output is partial, for the workflow, and the error that ended it (if any)."""
+
+_LOST: Final = "AttemptLost"
+"""An `Interruption`'s error for a part an attempt lost with no result left."""
+_MAX_CHECKPOINT: Final = 256 * 1024
+"""The largest checkpoint a heartbeat carries, in characters of JSON: Temporal warns on
+payloads past 512 KiB and refuses them past 2 MiB."""
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
@@ -142,7 +155,8 @@ class AgentActivities:
         output instead, with an `Interruption` saying whether a retry goes on
         from it (see `layer0.PartialTurn`); so does a turn cancelled because
         its workflow was (it ends there) or its worker shuts down (another
-        worker goes on from it).
+        worker goes on from it), and an attempt taking up the part a lost one
+        left (see `_lost_part`).
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
@@ -158,20 +172,7 @@ class AgentActivities:
                 else self._policies.get(request.agent, self._default_policy)
             )
             answered: list[Delegation] = []
-            interrupted: tuple[Interruption, BaseException] | None = None
-            with self._answering(request, policy, answered):
-                if request.progress:
-                    running = execute_reporting(turn, turn_input, request.workflow_id)
-                else:
-                    running = turn.execute(turn_input)
-                try:
-                    output = await _heartbeating(running)
-                except (TurnError, asyncio.CancelledError) as exc:
-                    interruption = _interruption(exc, request, turn)
-                    partial = partial_of(exc)
-                    if interruption is None or partial is None:
-                        raise
-                    output, interrupted = partial.output, (interruption, exc)
+            output, interrupted = await self._outcome(request, turn, turn_input, policy, answered)
             if recording is not None:
                 output = recording.returned(output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
@@ -227,6 +228,36 @@ class AgentActivities:
                 type="DispatchFailed",
             ) from exc
 
+    async def _outcome(
+        self,
+        request: TurnRequest,
+        turn: Turn,
+        turn_input: TurnInput,
+        policy: EffectPolicy,
+        answered: list[Delegation],
+    ) -> tuple[TurnOutput, Interrupted | None]:
+        """Run the turn, or take up what a lost attempt of it left; return its output.
+
+        With the output, for a partial one, why it is partial (see `_interruption`).
+        """
+        lost = _lost_part(request)
+        if lost is not None:
+            return lost
+        checkpoints = _Checkpoints(request, turn)
+        with self._answering(request, policy, answered), checkpoints.taking():
+            if request.progress:
+                running = execute_reporting(turn, turn_input, request.workflow_id)
+            else:
+                running = turn.execute(turn_input)
+            try:
+                return await _heartbeating(running, checkpoints), None
+            except (TurnError, asyncio.CancelledError) as exc:
+                interruption = _interruption(exc, request, turn)
+                partial = partial_of(exc)
+                if interruption is None or partial is None:
+                    raise
+                return partial.output, (interruption, exc)
+
     def _answering(
         self, request: TurnRequest, policy: EffectPolicy, answered: list[Delegation]
     ) -> AbstractContextManager[None]:
@@ -271,6 +302,74 @@ def _placed(
     return dict(environments)
 
 
+def _takes_parts(request: TurnRequest) -> bool:
+    """Whether the workflow carries out a partial turn and goes on (`Interruption`)."""
+    return request.continues and request.answered
+
+
+def _lost_part(request: TurnRequest) -> tuple[TurnOutput, Interrupted] | None:
+    """The part an earlier attempt of this turn left in its heartbeats, when it was lost.
+
+    An attempt lost with no result (its worker killed, its time out) heartbeat
+    the turn so far after each round of tool calls (`_Checkpoints`). Rather
+    than run those tools again, this attempt hands the latest to the workflow
+    as a partial turn, which carries it out and runs its continuation next.
+    None when there is none: the turn runs (again) whole. A checkpoint this
+    worker cannot read (written by another version) is logged, and the turn
+    runs again whole.
+    """
+    info = activity.info()
+    if info.attempt == 1 or not info.heartbeat_details or not _takes_parts(request):
+        return None
+    try:
+        checkpoint = TurnCheckpoint.model_validate_json(info.heartbeat_details[0])
+    except (ValidationError, TypeError) as exc:
+        activity.logger.warning("the turn runs again whole: its checkpoint is unreadable: %s", exc)
+        return None
+    interruption = Interruption(
+        continuation=checkpoint.continuation,
+        error=_LOST,
+        message=f"attempt {info.attempt - 1} of the turn was lost after this part",
+        retry_after_ms=0,  # Temporal waited before this attempt already
+        attempts=info.attempt,
+    )
+    return checkpoint.output, (interruption, None)
+
+
+class _Checkpoints:
+    """The latest checkpoint of the turn an attempt runs, carried by its heartbeats.
+
+    See `neuron_turn.checkpointing`: after each round of tool calls the turn
+    hands over its partial turn, kept here as the heartbeat details a later
+    attempt reads (`_lost_part`). One too large for a heartbeat is not taken,
+    so the last one that fits stays; so does one declaring a handoff, which
+    only a finished turn may.
+    """
+
+    def __init__(self, request: TurnRequest, turn: Turn) -> None:
+        self._request = request
+        self._reads = continues_partial_turns(turn)
+        self.details: tuple[str, ...] = ()
+        """The latest checkpoint, as JSON, for every heartbeat to carry (or none)."""
+
+    def taking(self) -> AbstractContextManager[None]:
+        """Take the turn's checkpoints inside this block, when its workflow takes parts."""
+        if not _takes_parts(self._request):
+            return contextlib.nullcontext()
+        return checkpointing(self.take)
+
+    def take(self, partial: PartialTurn) -> None:
+        """Keep `partial` as the latest checkpoint and heartbeat it."""
+        if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
+            return
+        continuation = partial.continuation if self._reads else self._request.input
+        text = TurnCheckpoint(output=partial.output, continuation=continuation).model_dump_json()
+        if len(text) > _MAX_CHECKPOINT:
+            return
+        self.details = (text,)
+        activity.heartbeat(*self.details)
+
+
 def _interruption(
     exc: TurnError | asyncio.CancelledError, request: TurnRequest, turn: Turn
 ) -> Interruption | None:
@@ -289,7 +388,7 @@ def _interruption(
     take a result after (a timeout, a reset).
     """
     partial = partial_of(exc)
-    if not (request.continues and request.answered) or partial is None:
+    if not _takes_parts(request) or partial is None:
         return None
     if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
         return None
@@ -322,13 +421,14 @@ def _cancelled_by(details: ActivityCancellationDetails | None) -> tuple[str | No
     return None, True
 
 
-async def _heartbeating(work: Awaitable[T]) -> T:
+async def _heartbeating(work: Awaitable[T], checkpoints: _Checkpoints) -> T:
     """Await `work`, heartbeating three times per heartbeat timeout.
 
     A worker that dies stops heartbeating, so Temporal retries the turn
     elsewhere after the heartbeat timeout rather than the start-to-close one;
-    heartbeats also carry cancellation to the activity, which stops `work`
-    and waits for it (see `_stopped`).
+    each heartbeat carries the latest checkpoint, which Temporal keeps for the
+    next attempt. Heartbeats also carry cancellation to the activity, which
+    stops `work` and waits for it (see `_stopped`).
     """
     timeout = activity.info().heartbeat_timeout
     every = timeout.total_seconds() / 3 if timeout else None
@@ -338,7 +438,7 @@ async def _heartbeating(work: Awaitable[T]) -> T:
             done, _ = await asyncio.wait({task}, timeout=every)
             if done:
                 return task.result()
-            activity.heartbeat()
+            activity.heartbeat(*checkpoints.details)
     except asyncio.CancelledError:
         return await _stopped(task)
     finally:

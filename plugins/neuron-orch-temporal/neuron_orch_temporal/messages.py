@@ -33,6 +33,7 @@ __all__ = [
     "Interruption",
     "MemoryEffect",
     "MemoryRequest",
+    "TurnCheckpoint",
     "TurnRequest",
     "TurnResult",
     "WorkflowInput",
@@ -152,6 +153,19 @@ class Interruption(_Message):
     def cancelled(self) -> bool:
         """Whether Temporal cancelled this part's turn (rather than the turn failing)."""
         return self.error == "CancelledError"
+
+
+class TurnCheckpoint(_Message):
+    """The turn so far, as an attempt's heartbeats carry it: what a later attempt goes on from.
+
+    Taken after each round of tool calls (`neuron_turn.checkpointing`); an attempt
+    lost with no result (its worker killed, its time out) leaves the latest.
+    """
+
+    output: TurnOutput
+    """The partial output: what the turn did up to the end of that round."""
+    continuation: TurnInput
+    """The input that goes on from it (for a turn that reads no continuation, its input again)."""
 
 
 class TurnResult(_Message):

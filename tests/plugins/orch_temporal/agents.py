@@ -257,3 +257,26 @@ def stalling_agent(
     tools.register(wait_for_reply)
     config = NeuronTurnConfig(model="fn")
     return NeuronTurn(FunctionProvider(respond), tools=tools, state=state, config=config)
+
+
+def lost_attempt_agent(
+    tool_log: Path, *, state: StateReader | None, stalled: asyncio.Event
+) -> NeuronTurn:
+    """Reads a file; its next model call, the first time, sets `stalled` and never returns.
+
+    So its attempt is lost after the tool ran (it times out); given the read's
+    result again, it answers with how many messages it saw.
+    """
+
+    async def respond(request: ProviderRequest) -> ProviderResponse:
+        if not any(isinstance(p, ToolResultPart) for m in request.messages for p in m.content):
+            return tool_call_response(ToolUsePart("c1", "read_file", {"path": "notes.txt"}))
+        if not stalled.is_set():
+            stalled.set()
+            await asyncio.Event().wait()  # until the attempt is given up
+        return text_response(f"read it; {len(request.messages)} messages", cost=COST)
+
+    config = NeuronTurnConfig(model="fn")
+    return NeuronTurn(
+        FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import FallbackTurn
 from neuron_turn import InvalidRequestError
 
-from .agents import rate_limited_agent
+from .agents import lost_attempt_agent, rate_limited_agent
 from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -182,3 +183,22 @@ async def test_a_chain_with_a_model_of_another_kind_keeps_the_part_and_runs_its_
     await answers_with_the_tool_run_once(
         env, first, other, store, tool_log, "cont-8", asked_twice=True
     )
+
+
+async def test_an_attempt_lost_after_its_tool_ran_is_taken_up_from_its_checkpoint(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store, stalled = tmp_path / "tools.log", InMemoryStore(), asyncio.Event()
+    agent = lost_attempt_agent(tool_log, state=store, stalled=stalled)
+    # Its first attempt hangs after the tool ran, until its start-to-close timeout gives it up.
+    hung = FAST.model_copy(update={"start_to_close": 2_000, "initial_interval": 100})
+    async with hosting(dev_env, {"reader": agent}, store, policy=hung) as orchestrator:
+        output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="lost-1")
+
+    assert stalled.is_set()
+    # The second attempt went on from the heartbeat's checkpoint: the tool ran once.
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    assert output.message.as_text() == "read it; 3 messages"
+    history = await store.read(SESSION, "messages")
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]

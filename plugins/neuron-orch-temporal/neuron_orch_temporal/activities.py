@@ -240,10 +240,10 @@ class AgentActivities:
 
         With the output, for a partial one, why it is partial (see `_interruption`).
         """
-        lost = _lost_part(request)
+        lost = _lost_part(request, answered)
         if lost is not None:
             return lost
-        checkpoints = _Checkpoints(request, turn)
+        checkpoints = _Checkpoints(request, turn, answered)
         with self._answering(request, policy, answered), checkpoints.taking():
             if request.progress:
                 running = execute_reporting(turn, turn_input, request.workflow_id)
@@ -307,14 +307,17 @@ def _takes_parts(request: TurnRequest) -> bool:
     return request.continues and request.answered
 
 
-def _lost_part(request: TurnRequest) -> tuple[TurnOutput, Interrupted] | None:
+def _lost_part(
+    request: TurnRequest, answered: list[Delegation]
+) -> tuple[TurnOutput, Interrupted] | None:
     """The part an earlier attempt of this turn left in its heartbeats, when it was lost.
 
     An attempt lost with no result (its worker killed, its time out) heartbeat
     the turn so far after each round of tool calls (`_Checkpoints`). Rather
     than run those tools again, this attempt hands the latest to the workflow
-    as a partial turn, which carries it out and runs its continuation next.
-    None when there is none: the turn runs (again) whole. A checkpoint this
+    as a partial turn, which carries it out and runs its continuation next;
+    the delegations it had waited on are added to `answered`. None when
+    there is none: the turn runs (again) whole. A checkpoint this
     worker cannot read (written by another version) is logged, and the turn
     runs again whole.
     """
@@ -326,6 +329,7 @@ def _lost_part(request: TurnRequest) -> tuple[TurnOutput, Interrupted] | None:
     except (ValidationError, TypeError) as exc:
         activity.logger.warning("the turn runs again whole: its checkpoint is unreadable: %s", exc)
         return None
+    answered.extend(checkpoint.delegations)
     interruption = Interruption(
         continuation=checkpoint.continuation,
         error=_LOST,
@@ -346,9 +350,10 @@ class _Checkpoints:
     only a finished turn may.
     """
 
-    def __init__(self, request: TurnRequest, turn: Turn) -> None:
+    def __init__(self, request: TurnRequest, turn: Turn, answered: list[Delegation]) -> None:
         self._request = request
         self._reads = continues_partial_turns(turn)
+        self._answered = answered
         self.details: tuple[str, ...] = ()
         """The latest checkpoint, as JSON, for every heartbeat to carry (or none)."""
 
@@ -363,7 +368,10 @@ class _Checkpoints:
         if any(isinstance(effect, HandoffEffect) for effect in partial.output.effects):
             return
         continuation = partial.continuation if self._reads else self._request.input
-        text = TurnCheckpoint(output=partial.output, continuation=continuation).model_dump_json()
+        checkpoint = TurnCheckpoint(
+            output=partial.output, continuation=continuation, delegations=tuple(self._answered)
+        )
+        text = checkpoint.model_dump_json()
         if len(text) > _MAX_CHECKPOINT:
             return
         self.details = (text,)

@@ -166,6 +166,8 @@ class TurnCheckpoint(_Message):
     """The partial output: what the turn did up to the end of that round."""
     continuation: TurnInput
     """The input that goes on from it (for a turn that reads no continuation, its input again)."""
+    delegations: tuple[Delegation, ...] = ()
+    """The delegations the turn had waited on by then (`TurnResult.delegations`)."""
 
 
 class TurnResult(_Message):

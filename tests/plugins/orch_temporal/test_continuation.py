@@ -8,12 +8,29 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DispatchFailed, RetryableError, SessionScope, Turn, TurnInput, TurnOutput
+from layer0 import (
+    DispatchFailed,
+    EffectPolicy,
+    RetryableError,
+    SessionScope,
+    Turn,
+    TurnInput,
+    TurnOutput,
+)
 from layer0.testing import InMemoryStore
 from neuron_orch_local import FallbackTurn
-from neuron_turn import InvalidRequestError
+from neuron_turn import (
+    InvalidRequestError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
 
-from .agents import lost_attempt_agent, rate_limited_agent
+from .agents import agent, lost_attempt_agent, rate_limited_agent, two_step
 from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -202,3 +219,33 @@ async def test_an_attempt_lost_after_its_tool_ran_is_taken_up_from_its_checkpoin
     history = await store.read(SESSION, "messages")
     assert isinstance(history, list)
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+
+
+async def test_an_attempt_lost_after_a_delegation_keeps_the_delegation_in_the_dispatch(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    store, stalled = InMemoryStore(), asyncio.Event()
+
+    async def lead(request: ProviderRequest) -> ProviderResponse:
+        results = [p for m in request.messages for p in m.content if isinstance(p, ToolResultPart)]
+        if not results:
+            asked = {"agent": "helper", "message": "add 2 and 3"}
+            return tool_call_response(ToolUsePart("c1", "delegate", asked))
+        if not stalled.is_set():
+            stalled.set()
+            await asyncio.Event().wait()  # until the attempt is given up
+        return text_response(f"the helper said {results[0].content}")
+
+    config = NeuronTurnConfig(model="fn", effect_policy=EffectPolicy.everything())
+    agents: dict[str, Turn] = {
+        "lead": NeuronTurn(FunctionProvider(lead), state=store, config=config),
+        "helper": agent(two_step(lambda text: [], lambda text: "5")),
+    }
+    hung = FAST.model_copy(update={"start_to_close": 2_000, "initial_interval": 100})
+    async with hosting(dev_env, agents, store, policy=hung) as orchestrator:
+        result = await orchestrator.run("lead", task("ask the helper"), workflow_id="lost-2")
+
+    assert stalled.is_set()
+    assert result.output.message.as_text() == "the helper said 5"
+    # The lost attempt had waited on the helper: the dispatch still lists that delegation.
+    assert [(d.agent, d.output.message.as_text()) for d in result.delegations] == [("helper", "5")]

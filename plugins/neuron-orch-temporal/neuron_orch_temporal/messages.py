@@ -136,8 +136,9 @@ class Interruption(_Message):
     """The input that continues the turn once the partial output's effects are carried out
     (for a turn that reads no continuation, its input again)."""
     error: str
-    """The class name of the layer0 error that ended this part (`RetryableError`), or
-    `CancelledError` for a turn Temporal cancelled."""
+    """The class name of the layer0 error that ended this part (`RetryableError`),
+    `CancelledError` for a turn Temporal cancelled, or `AttemptLost` for the part an
+    attempt lost with no result left (`TurnCheckpoint`)."""
     message: str
     """Its message (for a cancelled turn, why: its workflow was cancelled, its worker shut down)."""
     retry_after_ms: int | None = None
@@ -148,11 +149,6 @@ class Interruption(_Message):
     """The error is not one a retry may fix: the workflow carries out the part, so the
     session says which tools ran, then fails (as it does when the attempts are spent);
     or the workflow was cancelled, and it ends cancelled once the part is carried out."""
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether Temporal cancelled this part's turn (rather than the turn failing)."""
-        return self.error == "CancelledError"
 
 
 class TurnCheckpoint(_Message):

@@ -341,11 +341,12 @@ class AgentWorkflow:
             output = result.output
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            if _cancel_requested():
+                # Taken from the activity's end (its part, or its output if it finished).
+                raise asyncio.CancelledError("the workflow was cancelled")
             interruption = result.interrupted
             if interruption is None:
                 return output, turn, handoff
-            if interruption.cancelled and interruption.last:
-                raise asyncio.CancelledError(interruption.message)
             wait = tries.next_wait(interruption)
             if wait is None:
                 raise _failure(interruption, output, self._failed_in(agent, chain))
@@ -574,11 +575,17 @@ def _cancelled(exc: BaseException) -> bool:
 
     Workflows started before cancelled turns were kept fail with it, as they did.
     """
-    return (
-        is_cancelled_exception(exc)
-        and workflow.cancellation_reason() is not None
-        and workflow.patched(_KEEPS_CANCELLED)
-    )
+    return is_cancelled_exception(exc) and _cancel_requested()
+
+
+def _cancel_requested() -> bool:
+    """Whether this workflow was cancelled (one started before cancelled turns were kept: no).
+
+    A turn's activity waited for its cancellation to end (handing back its part),
+    so the workflow goes on from there: it checks after the turn, rather than being
+    interrupted in it.
+    """
+    return workflow.cancellation_reason() is not None and workflow.patched(_KEEPS_CANCELLED)
 
 
 def _is_memory(effect: Effect) -> bool:

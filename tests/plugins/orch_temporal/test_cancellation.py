@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
@@ -35,6 +36,17 @@ async def streaming(orchestrator: TemporalOrchestrator, workflow_id: str) -> obj
         return [item async for item in events]
 
 
+def kept_both_tools(tool_log: Path, history: JsonValue) -> None:
+    """Each tool ran once, and the session says so: the read with its result, the wait cut off."""
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+    assert isinstance(history, list)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant", "user"]  # type: ignore[index,call-overload]
+    [read_result] = history[2]["content"]  # type: ignore[index,call-overload]
+    assert read_result["content"] == "contents of notes.txt"  # type: ignore[index]
+    [wait_result] = history[4]["content"]  # type: ignore[index,call-overload]
+    assert wait_result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]
+
+
 @pytest.mark.parametrize("run", [dispatching, streaming])
 async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_cancelled(
     dev_env: WorkflowEnvironment,
@@ -58,14 +70,7 @@ async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_c
         record = await store.turn_record(summary.turn_id)
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
-    # The session says both tools ran: the read with its result, the wait cut off.
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant", "user"]  # type: ignore[index,call-overload]
-    [read_result] = history[2]["content"]  # type: ignore[index,call-overload]
-    assert read_result["content"] == "contents of notes.txt"  # type: ignore[index]
-    [wait_result] = history[4]["content"]  # type: ignore[index,call-overload]
-    assert wait_result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]
+    kept_both_tools(tool_log, history)
     assert record is not None and record.status == "accepted"
     assert record.error is not None and record.error.startswith("CancelledError")
 
@@ -94,9 +99,7 @@ async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tool
         history = await store.read(SESSION, "messages")
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant", "user"]  # type: ignore[index,call-overload]
+    kept_both_tools(tool_log, history)
 
 
 async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_goes_on(

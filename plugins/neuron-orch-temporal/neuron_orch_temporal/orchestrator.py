@@ -441,7 +441,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         try:
             await asyncio.shield(stop())
         except RPCError as exc:
-            cancelled.add_note(f"workflow {handle.id} could not be cancelled: {exc}")
+            cancelled.add_note(f"workflow {handle.id} was not seen to stop: {exc}")
 
     async def _first(
         self,

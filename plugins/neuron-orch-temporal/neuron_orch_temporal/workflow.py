@@ -331,9 +331,10 @@ class AgentWorkflow:
         (its history, its effects), then its continuation runs as the next turn
         number after the wait a retry would have had, within the attempts and total
         time the policy gives the turn; a part no retry follows is carried out, then
-        the turn fails with its error. So is the part of a turn stopped by the
-        workflow's cancellation, which then goes on. Returns the last part's output
-        and number, and its handoff.
+        the turn fails with its error. What a turn stopped by the workflow's
+        cancellation hands back (its part, or its output if it finished all the
+        same) is carried out too, then the cancellation goes on. Returns the last
+        part's output and number, and its handoff.
         """
         tries = _Tries(self._policy, workflow.now())
         while True:
@@ -342,7 +343,7 @@ class AgentWorkflow:
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
             if _cancel_requested():
-                # Taken from the activity's end (its part, or its output if it finished).
+                # The activity waited out its cancellation; what it handed back is kept.
                 raise asyncio.CancelledError("the workflow was cancelled")
             interruption = result.interrupted
             if interruption is None:

@@ -13,6 +13,7 @@ from pydantic import JsonValue, ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
@@ -432,15 +433,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
         if not self._stop_with_caller:
             return
-
-        async def stop() -> None:
-            await handle.cancel()
-            with contextlib.suppress(WorkflowFailureError):
-                await handle.result()
-
         try:
-            await asyncio.shield(stop())
-        except RPCError as exc:
+            await asyncio.shield(self.cancel(handle.id))
+        except OrchError as exc:
             cancelled.add_note(f"workflow {handle.id} was not seen to stop: {exc}")
 
     async def _first(
@@ -559,6 +554,36 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             ) from exc
         mine = [w for w in found if session is None or w.session == session]
         return sorted(mine, key=lambda w: w.deadline)
+
+    async def cancel(self, workflow_id: WorkflowId) -> bool:
+        """Cancel the running workflow `workflow_id`, wait for its end; say whether it ran.
+
+        Its turn stops where it is (the worker hears of it at the turn's next
+        heartbeat): what its tools did is kept in the session, the delegations
+        it waits on are cancelled with it, and its dispatch raises
+        `DispatchFailed` saying it was cancelled. A workflow that has already
+        ended is left as it is, and False returned.
+
+        Raises:
+            WorkflowNotFound: no workflow `workflow_id`.
+            DispatchFailed: Temporal refused the cancellation.
+        """
+        client = await self.client()
+        description = await self._describe(client, workflow_id)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            return False
+        handle = client.get_workflow_handle(workflow_id)
+        try:
+            await handle.cancel()
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                # It ended since it was described (or never was: that raises here).
+                await self._describe(client, workflow_id)
+                return False
+            raise _rpc_error(exc, workflow_id) from exc
+        with contextlib.suppress(WorkflowFailureError):
+            await handle.result()
+        return True
 
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:
         """Put `payload` in the inbox of the running workflow `target`.

@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DispatchFailed, EffectPolicy, SessionScope, TurnInput
+from layer0 import DispatchFailed, EffectPolicy, SessionScope, TurnInput, WorkflowNotFound
 from neuron_orch_temporal import TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
@@ -167,3 +167,24 @@ async def test_cancelling_a_workflow_cancels_the_delegation_its_turn_waits_on(
     assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
     [result] = history[2]["content"]  # type: ignore[index,call-overload]
     assert result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]
+
+
+async def test_cancel_stops_a_running_dispatch_keeping_what_ran_and_leaves_an_ended_one(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = stalling_agent(tool_log, state=store, stalled=stalled)
+        async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
+            running = asyncio.ensure_future(dispatching(orchestrator, "cancel-api"))
+            await stalled.wait()
+            # Returns once the workflow has ended: its part is in the session by then.
+            assert await orchestrator.cancel("cancel-api") is True
+            history = await store.read(SESSION, "messages")
+            with pytest.raises(DispatchFailed, match="cancel-api was cancelled"):
+                await running
+            assert await orchestrator.cancel("cancel-api") is False  # ended: left as it is
+            with pytest.raises(WorkflowNotFound):
+                await orchestrator.cancel("no-such-workflow")
+
+    kept_both_tools(tool_log, history)

@@ -36,6 +36,12 @@ class _Entry:
     """How many inbox signals, oldest first, turns have taken."""
     arrived: asyncio.Event | None = None
     """Set by a delivery while a turn of this workflow waits for a signal."""
+    task: asyncio.Task[object] | None = None
+    """The task running a dispatch's own workflow (None for a delegation's or handoff's)."""
+    cancelled: bool = False
+    """Whether `cancel` stopped it."""
+    ended: asyncio.Event | None = None
+    """Set when it finishes, while `cancel` waits for that."""
 
     def snapshot(self) -> WorkflowRecord:
         return WorkflowRecord(
@@ -81,6 +87,8 @@ class WorkflowTable:
             # Random, not a counter: ids may name state scopes that outlive the process.
             workflow_id = str(uuid.uuid4())
         entry = _Entry(workflow_id=workflow_id, agent=agent, parent=parent)
+        if parent is None:
+            entry.task = asyncio.current_task()
         previous = self._entries.get(workflow_id)
         if previous is not None:
             if previous.status is WorkflowStatus.RUNNING:
@@ -142,8 +150,41 @@ class WorkflowTable:
         else:
             entry.status = WorkflowStatus.FAILED
             entry.error = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        entry.task = None
+        if entry.ended is not None:
+            entry.ended.set()
         if len(self._entries) > self._max:
             self._evict(len(self._entries) - self._max)
+
+    async def cancel(self, workflow_id: WorkflowId) -> bool:
+        """Cancel the task of the running workflow `workflow_id`, wait for its end.
+
+        Returns False, changing nothing, when it has ended.
+
+        Raises:
+            WorkflowNotFound: no workflow `workflow_id`.
+            DispatchFailed: it is a delegation's or a handoff's, which runs in the
+                task of the workflow that started it, or it is the caller's own.
+        """
+        entry = self._entry(workflow_id)
+        if entry.status is not WorkflowStatus.RUNNING:
+            return False
+        if entry.task is None:
+            raise DispatchFailed(
+                f"workflow {workflow_id!r} was started by workflow {entry.parent!r}, in its "
+                "task; cancel the workflow its dispatch started"
+            )
+        if entry.task is asyncio.current_task():
+            raise DispatchFailed(f"workflow {workflow_id!r} cannot cancel itself")
+        entry.cancelled = True
+        entry.ended = entry.ended or asyncio.Event()
+        entry.task.cancel()
+        await entry.ended.wait()
+        return True
+
+    def cancelled(self, workflow_id: WorkflowId) -> bool:
+        """Whether `cancel` stopped the workflow `workflow_id`."""
+        return self._entry(workflow_id).cancelled
 
     def _entry(self, workflow_id: WorkflowId) -> _Entry:
         try:

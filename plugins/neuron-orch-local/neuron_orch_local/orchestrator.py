@@ -278,6 +278,22 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """Return the effect policy of `agent` (see `__init__`)."""
         return self._policies.get(agent, self._default_policy)
 
+    async def cancel(self, workflow_id: WorkflowId) -> bool:
+        """Cancel the running workflow `workflow_id`, wait for its end; say whether it ran.
+
+        Its turn stops where it is: what its tools did is kept in the session
+        (the turn's cancellation, which carries it, is the `__cause__`), the
+        delegations it waits on stop with it, and its dispatch raises
+        `DispatchFailed` saying it was cancelled, while the caller's task goes
+        on. A workflow that has ended is left as it is, and False returned.
+
+        Raises:
+            WorkflowNotFound: no workflow `workflow_id`.
+            DispatchFailed: it is a delegation's or a handoff's (cancel the
+                workflow its dispatch started), or the caller's own.
+        """
+        return await self._workflows.cancel(workflow_id)
+
     def workflow(self, workflow_id: WorkflowId) -> WorkflowRecord:
         """Return the record of `workflow_id`; raises `WorkflowNotFound`."""
         return self._workflows.get(workflow_id)
@@ -299,6 +315,17 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         workflow_id = self._workflows.open(workflow_id, agent, parent=parent)
         try:
             output = await self._step(workflow_id, agent, input, chain, granted)
+        except asyncio.CancelledError as exc:
+            if not self._workflows.cancelled(workflow_id):
+                self._workflows.finish(workflow_id, error=exc)
+                raise
+            # Stopped by `cancel`, not by its caller: the caller's task goes on.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            failed = DispatchFailed(f"workflow {workflow_id} was cancelled")
+            self._workflows.finish(workflow_id, error=failed)
+            raise failed from exc  # the cancellation, with what its turn kept (`partial_of`)
         except BaseException as exc:
             self._workflows.finish(workflow_id, error=exc)
             raise

@@ -24,6 +24,7 @@ from layer0 import (
     TurnMetadata,
     TurnOutput,
     TurnRecord,
+    WorkflowNotFound,
     partial_of,
 )
 from layer0.testing import InMemoryStore
@@ -523,6 +524,39 @@ async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path:
         # The caller may go on from there: the cancellation carries the continuation.
         (cancelled,) = raised
         partial = partial_of(cancelled)
+        assert partial is not None
+        later = await orchestrator.dispatch("main", partial.continuation)
+        assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]
+
+
+async def test_cancel_stops_a_running_dispatch_keeping_what_it_did_and_the_caller_goes_on(
+    tmp_path: Path,
+) -> None:
+    outbox, model = Outbox(), SendsThenStalls()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store)
+
+        async def caller() -> tuple[DispatchFailed, int]:
+            with pytest.raises(DispatchFailed, match="workflow w1 was cancelled") as raised:
+                await orchestrator.run("main", user("send hello", session="s1"), workflow_id="w1")
+            task = asyncio.current_task()
+            assert task is not None
+            return raised.value, task.cancelling()
+
+        calling = asyncio.ensure_future(caller())
+        await model.stalled.wait()
+        assert await orchestrator.cancel("w1") is True
+        failed, cancelling = await calling
+
+        assert cancelling == 0  # the caller's own task was not left cancelled
+        await kept_once(store, outbox)
+        assert orchestrator.workflow("w1").error == "DispatchFailed: workflow w1 was cancelled"
+        assert await orchestrator.cancel("w1") is False  # ended: left as it is
+        with pytest.raises(WorkflowNotFound):
+            await orchestrator.cancel("no-such-workflow")
+        # Its cancellation, the cause, carries the continuation.
+        partial = partial_of(failed.__cause__) if failed.__cause__ is not None else None
         assert partial is not None
         later = await orchestrator.dispatch("main", partial.continuation)
         assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]

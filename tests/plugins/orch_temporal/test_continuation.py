@@ -202,14 +202,17 @@ async def test_a_chain_with_a_model_of_another_kind_keeps_the_part_and_runs_its_
     )
 
 
+HUNG = FAST.model_copy(update={"start_to_close": 4_000, "initial_interval": 100, "max_attempts": 5})
+"""Gives up an attempt hung after its tools ran in 4 s (room for them on a loaded machine)."""
+
+
 async def test_an_attempt_lost_after_its_tool_ran_is_taken_up_from_its_checkpoint(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     tool_log, store, stalled = tmp_path / "tools.log", InMemoryStore(), asyncio.Event()
     agent = lost_attempt_agent(tool_log, state=store, stalled=stalled)
     # Its first attempt hangs after the tool ran, until its start-to-close timeout gives it up.
-    hung = FAST.model_copy(update={"start_to_close": 2_000, "initial_interval": 100})
-    async with hosting(dev_env, {"reader": agent}, store, policy=hung) as orchestrator:
+    async with hosting(dev_env, {"reader": agent}, store, policy=HUNG) as orchestrator:
         output = await orchestrator.dispatch("reader", task("read notes"), workflow_id="lost-1")
 
     assert stalled.is_set()
@@ -241,8 +244,7 @@ async def test_an_attempt_lost_after_a_delegation_keeps_the_delegation_in_the_di
         "lead": NeuronTurn(FunctionProvider(lead), state=store, config=config),
         "helper": agent(two_step(lambda text: [], lambda text: "5")),
     }
-    hung = FAST.model_copy(update={"start_to_close": 2_000, "initial_interval": 100})
-    async with hosting(dev_env, agents, store, policy=hung) as orchestrator:
+    async with hosting(dev_env, agents, store, policy=HUNG) as orchestrator:
         result = await orchestrator.run("lead", task("ask the helper"), workflow_id="lost-2")
 
     assert stalled.is_set()

@@ -607,3 +607,26 @@ async def test_a_dispatch_cancelled_while_its_tool_runs_keeps_the_call_saying_it
     (result,) = history[2]["content"]  # type: ignore[index,call-overload]
     assert result["type"] == "tool_result" and result["is_error"] is True
     assert "Cancelled: the turn ended before this tool call finished." in str(result["content"])
+
+
+async def test_cancel_stops_a_streamed_dispatch_whose_reader_gets_the_failure(
+    tmp_path: Path,
+) -> None:
+    outbox, model = Outbox(), SendsThenStalls()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store)
+
+        async def read() -> None:
+            message = user("send hello", session="s1")
+            async with orchestrator.stream("main", message, workflow_id="w2") as events:
+                with pytest.raises(DispatchFailed, match="workflow w2 was cancelled"):
+                    async for _ in events:
+                        pass
+
+        reading = asyncio.ensure_future(read())
+        await model.stalled.wait()
+        assert await orchestrator.cancel("w2") is True
+        await reading
+
+        await kept_once(store, outbox)

@@ -12,7 +12,16 @@ from pydantic import JsonValue
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DispatchFailed, EffectPolicy, SessionScope, TurnInput, WorkflowNotFound
+from layer0 import (
+    DispatchFailed,
+    EffectPolicy,
+    SessionScope,
+    TurnInput,
+    TurnMetadata,
+    TurnOutput,
+    WorkflowNotFound,
+)
+from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
@@ -188,3 +197,35 @@ async def test_cancel_stops_a_running_dispatch_keeping_what_ran_and_leaves_an_en
                 await orchestrator.cancel("no-such-workflow")
 
     kept_both_tools(tool_log, history)
+
+
+class FinishesAnyway:
+    """A turn of another kind: cancelled while it waits, it answers all the same."""
+
+    def __init__(self) -> None:
+        self.waiting = asyncio.Event()
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        self.waiting.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass  # it finishes what it was doing
+        return TurnOutput(
+            message="done anyway", exit_reason="complete", metadata=TurnMetadata.zero()
+        )
+
+
+async def test_a_workflow_cancelled_while_a_turn_finishes_anyway_still_ends_cancelled(
+    dev_env: WorkflowEnvironment,
+) -> None:
+    turn = FinishesAnyway()
+    async with hosting(dev_env, {"main": turn}, InMemoryStore()) as orchestrator:
+        running = asyncio.ensure_future(orchestrator.run("main", TASK, workflow_id="anyway-1"))
+        await turn.waiting.wait()
+        assert await orchestrator.cancel("anyway-1") is True
+        with pytest.raises(DispatchFailed, match="anyway-1 was cancelled"):
+            await running
+        description = await dev_env.client.get_workflow_handle("anyway-1").describe()
+
+    assert description.status == WorkflowExecutionStatus.CANCELED

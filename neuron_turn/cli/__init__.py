@@ -455,6 +455,7 @@ def _run_command(args: argparse.Namespace) -> int:
         retry=retry_options(args.retries),
         decisions=getattr(args, "decisions", None),  # only `resume` has them
         decide=_prompter(args, printer, waiting),
+        stopping=lambda: waiting.expect("the worker to stop the turn"),
     )
     manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()
     if args.json:

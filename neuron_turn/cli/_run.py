@@ -17,7 +17,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -148,6 +148,8 @@ class RunRequest:
     """A resume (`neuron-turn resume`): the decisions on the paused session's calls."""
     decide: Decide | None = None
     """Asks a person when the turn pauses for approval, then resumes (None: the pause ends it)."""
+    stopping: Callable[[], None] | None = None
+    """Told when a dispatch to a worker is cancelled (Ctrl-C), as the worker is asked to stop."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +223,10 @@ async def run_turn(
         )
 
         async def dispatch(turn_input: TurnInput) -> TurnOutput:
-            return await _dispatch(orchestrator, turn_input, on_event)
+            if orchestration.name == "local":
+                return await _dispatch(orchestrator, turn_input, on_event)
+            dispatching = _dispatch(orchestrator, turn_input, on_event)
+            return await _saying_it_stops(dispatching, request.stopping)
 
         async def resume(decisions: Sequence[Decision], config: TurnConfig) -> TurnOutput:
             return await resume_paused(orchestrator, session, decisions, dispatch, config)
@@ -334,6 +339,30 @@ async def _local_turn(
             file=sys.stderr,
         )
     return _InEnvironment(environment), model
+
+
+async def _saying_it_stops(
+    dispatching: Awaitable[TurnOutput], stopping: Callable[[], None] | None
+) -> TurnOutput:
+    """Await a remote dispatch; cancelled (Ctrl-C), say so at once, then wait for its stop.
+
+    The orchestrator stops the turn on its worker (`stop_with_caller`), which
+    hears of it only at the turn's next heartbeat: seconds without a word
+    otherwise. `stopping` is told as well (the waiting line then says so).
+    """
+    work = asyncio.ensure_future(dispatching)
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        if work.done():
+            raise
+        sys.stderr.write("neuron-turn: stopping the turn on its worker (at its next heartbeat)\n")
+        sys.stderr.flush()
+        if stopping is not None:
+            stopping()
+        work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
+        raise
 
 
 async def _dispatch(

@@ -73,6 +73,15 @@ class WaitingLine:
         elif isinstance(event, TextDelta):
             self._wait("the rest of the answer", now)
 
+    def expect(self, what: str) -> None:
+        """Say the turn now waits for `what`, which no event of its own announces."""
+        self.clear()
+        self.held = False
+        now = self.clock()
+        self.quiet_since = now
+        self.next_line = PIPED_FIRST
+        self._wait(what, now)
+
     def wrap(self, on_event: Callable[[TurnEvent], None]) -> Callable[[TurnEvent], None]:
         """Return `on_event` with the line erased before it writes, and the event followed."""
 

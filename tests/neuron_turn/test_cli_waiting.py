@@ -135,3 +135,20 @@ def test_held_for_a_question_the_line_draws_nothing_until_the_next_event() -> No
     clock.now += 1.5
     line.tick()
     assert err.getvalue().endswith("\r\033[Kneuron-turn: waiting for tool add (1s)")
+
+
+def test_a_wait_the_command_announces_is_timed_afresh_and_named() -> None:
+    err, clock = io.StringIO(), Clock()
+    line = WaitingLine(err, terminal=False, clock=clock)
+    line.note(ModelCallStart(call=2))
+    clock.now += 4
+    line.expect("the worker to stop the turn")  # Ctrl-C: no event of the turn says so
+    clock.now += PIPED_FIRST - 1
+    line.tick()
+    assert err.getvalue() == ""  # the silence starts again at the announcement
+    clock.now += 1
+    line.tick()
+    assert (
+        err.getvalue()
+        == f"neuron-turn: waiting for the worker to stop the turn ({PIPED_FIRST:.0f}s)\n"
+    )

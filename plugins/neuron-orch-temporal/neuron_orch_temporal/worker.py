@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -35,6 +36,9 @@ _OWN_SESSION_ONLY: Final = EffectPolicy()
 # threads stop aborts about half the time (exit code 134); a short pause
 # after shutdown avoids it.
 _EXIT_GRACE: Final = 0.5
+_HEARTBEAT_THROTTLE: Final = timedelta(seconds=5)
+"""The longest a heartbeat waits to be sent: a turn's cancellation and its checkpoint
+travel with them."""
 
 
 def create_worker(
@@ -68,7 +72,11 @@ def create_worker(
             names the workflow and agent to key it by).
         ledger: where applied memory effects are recorded (default `store`).
         worker_options: more keyword arguments for `temporalio.worker.Worker`
-            (concurrency limits, identity, ...).
+            (concurrency limits, identity, ...). Its heartbeats are sent at most
+            every 5 s (`max_heartbeat_throttle_interval`; Temporal's default
+            waits up to 0.8 times the heartbeat timeout, 24 s of a 30 s one), so a
+            cancellation reaches a turn, and its checkpoint reaches Temporal,
+            within a heartbeat or two.
         policies: the effect policy of each agent, by name: a turn whose
             output holds an effect outside it fails with `EffectRefused` and
             none of its effects run (a dispatch's `TurnConfig.effect_policy`
@@ -93,12 +101,13 @@ def create_worker(
         default_policy=default_policy,
         environments=environments,
     )
+    options = {"max_heartbeat_throttle_interval": _HEARTBEAT_THROTTLE, **worker_options}
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[AgentWorkflow],
         activities=activities.all(),  # type: ignore[arg-type]
-        **worker_options,
+        **options,
     )
 
 

@@ -273,7 +273,13 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
         listed = dev_env.client.list_workflows(f"TaskQueue = '{task_queue}'")
         statuses = [workflow.status async for workflow in listed]
 
-    assert run.stderr[-1].splitlines()[-1] == "neuron-turn: error: interrupted", run.stderr
+    # Said at once, while the worker has yet to hear of it; then the usual last line.
+    said = "".join(run.stderr).splitlines()
+    stopping = said.index("neuron-turn: stopping the turn on its worker (at its next heartbeat)")
+    assert said[-1] == "neuron-turn: error: interrupted", said
+    # A wait for the worker past 10 s is said to be one, not a wait for the model.
+    waits = said[stopping + 1 : -1]
+    assert all(line.startswith(f"{WAITING}the worker to stop the turn (") for line in waits), said
     # The workflow stopped with the command, its tool's call and result kept.
     assert statuses == [WorkflowExecutionStatus.CANCELED]
     assert [message["role"] for message in json.loads(out)] == ["user", "assistant", "user"]

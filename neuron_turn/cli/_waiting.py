@@ -59,28 +59,20 @@ class WaitingLine:
 
     def note(self, event: TurnEvent) -> None:
         """Follow `event`: what shows next, and what the turn now waits for."""
-        self.clear()
-        self.held = False
-        now = self.clock()
-        self.quiet_since = now
-        self.next_line = PIPED_FIRST
-        if isinstance(event, ModelCallStart):
-            self._wait(f"the model (call {event.call})", now)
-        elif isinstance(event, ToolStart):
-            self._wait(f"tool {event.name}", now)
-        elif isinstance(event, ToolResult | ModelCallDone):
-            self._wait("the next step", now)
-        elif isinstance(event, TextDelta):
-            self._wait("the rest of the answer", now)
+        self.expect(_what_follows(event))
 
-    def expect(self, what: str) -> None:
-        """Say the turn now waits for `what`, which no event of its own announces."""
+    def expect(self, what: str | None) -> None:
+        """Start the silence again; the turn now waits for `what` (None: as it did).
+
+        The command calls it for a wait no event of the turn announces.
+        """
         self.clear()
         self.held = False
         now = self.clock()
         self.quiet_since = now
         self.next_line = PIPED_FIRST
-        self._wait(what, now)
+        if what is not None:
+            self._wait(what, now)
 
     def wrap(self, on_event: Callable[[TurnEvent], None]) -> Callable[[TurnEvent], None]:
         """Return `on_event` with the line erased before it writes, and the event followed."""
@@ -161,6 +153,19 @@ class WaitingLine:
         if what != self.waiting_for:
             self.waiting_for = what
             self.since = now
+
+
+def _what_follows(event: TurnEvent) -> str | None:
+    """What the turn waits for after `event` (None: what it waited for before)."""
+    if isinstance(event, ModelCallStart):
+        return f"the model (call {event.call})"
+    if isinstance(event, ToolStart):
+        return f"tool {event.name}"
+    if isinstance(event, ToolResult | ModelCallDone):
+        return "the next step"
+    if isinstance(event, TextDelta):
+        return "the rest of the answer"
+    return None
 
 
 async def watched(waiting: WaitingLine | None, work: Awaitable[T]) -> T:

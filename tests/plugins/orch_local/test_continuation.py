@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -484,6 +485,17 @@ class SendsThenStalls:
         return text_response("Sent.")
 
 
+@asynccontextmanager
+async def stalling_sender(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[LocalOrchestrator, SqliteStore, Outbox, SendsThenStalls]]:
+    """An orchestrator whose agent sends "hello", then stalls: a dispatch to cancel."""
+    outbox, model = Outbox(), SendsThenStalls()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
+        yield LocalOrchestrator({"main": turn}, store), store, outbox, model
+
+
 async def cancel_when_stalled(model: SendsThenStalls, work: Awaitable[object]) -> None:
     """Run `work` in a task and cancel it once the model stalls, its tool having run."""
     task = asyncio.ensure_future(work)
@@ -505,10 +517,7 @@ async def kept_once(store: SqliteStore, outbox: Outbox) -> None:
 
 
 async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path: Path) -> None:
-    outbox, model = Outbox(), SendsThenStalls()
-    async with SqliteStore(tmp_path / "state.db") as store:
-        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
-        orchestrator = LocalOrchestrator({"main": turn}, store)
+    async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
         raised: list[BaseException] = []
 
         async def dispatch() -> None:
@@ -532,10 +541,7 @@ async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path:
 async def test_cancel_stops_a_running_dispatch_keeping_what_it_did_and_the_caller_goes_on(
     tmp_path: Path,
 ) -> None:
-    outbox, model = Outbox(), SendsThenStalls()
-    async with SqliteStore(tmp_path / "state.db") as store:
-        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
-        orchestrator = LocalOrchestrator({"main": turn}, store)
+    async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
 
         async def caller() -> tuple[DispatchFailed, int]:
             with pytest.raises(DispatchFailed, match="workflow w1 was cancelled") as raised:
@@ -565,10 +571,7 @@ async def test_cancel_stops_a_running_dispatch_keeping_what_it_did_and_the_calle
 async def test_a_streamed_dispatch_whose_reader_is_cancelled_keeps_what_the_turn_did(
     tmp_path: Path,
 ) -> None:
-    outbox, model = Outbox(), SendsThenStalls()
-    async with SqliteStore(tmp_path / "state.db") as store:
-        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
-        orchestrator = LocalOrchestrator({"main": turn}, store)
+    async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
 
         async def read() -> None:
             async with orchestrator.stream("main", user("send hello", session="s1")) as events:
@@ -612,10 +615,7 @@ async def test_a_dispatch_cancelled_while_its_tool_runs_keeps_the_call_saying_it
 async def test_cancel_stops_a_streamed_dispatch_whose_reader_gets_the_failure(
     tmp_path: Path,
 ) -> None:
-    outbox, model = Outbox(), SendsThenStalls()
-    async with SqliteStore(tmp_path / "state.db") as store:
-        turn = NeuronTurn(FunctionProvider(model.respond), tools=outbox.tools(), state=store)
-        orchestrator = LocalOrchestrator({"main": turn}, store)
+    async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
 
         async def read() -> None:
             message = user("send hello", session="s1")

@@ -31,6 +31,7 @@ from layer0 import (
     TurnRecord,
     TurnRecordStore,
     WorkflowId,
+    partial_of,
 )
 
 if TYPE_CHECKING:
@@ -412,6 +413,11 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         except DispatchFailed as exc:
             if recording is not None:
                 await recording.store_failure("failed", exc)
+            raise
+        except asyncio.CancelledError as exc:
+            # A part it kept has its record (`keep`); a turn stopped before that has this one.
+            if recording is not None and partial_of(exc) is None:
+                await asyncio.shield(recording.store_failure("failed", exc))
             raise
         plan = await self._carry_out(workflow_id, agent, input, output, chain, granted, recording)
         return output, plan

@@ -6,7 +6,8 @@ effect is taken out of its output before the other effects are checked and
 run, so callers, policies and handlers never see it; and once the orchestrator
 knows what became of the turn, one `layer0.TurnRecord` is stored: `executed`,
 `accepted` (a durable orchestrator hands the effects on), `refused` (outside
-the policy: none ran) or `failed` (the turn raised, or its effects failed).
+the policy: none ran) or `failed` (the turn raised or was cancelled before a
+part of it was kept, or its effects failed).
 neuron-orch-temporal follows the same convention in its worker.
 """
 

@@ -183,6 +183,11 @@ class AgentActivities:
                 custom_types=self._handlers.keys(),
                 target_state=_target_state,
             )
+        except asyncio.CancelledError as exc:
+            # Stopped with nothing to hand back (see `_interruption`): its record says so.
+            if recording is not None:
+                await asyncio.shield(recording.store_failure("failed", exc))
+            raise
         except Exception as exc:
             if recording is not None:
                 refused = isinstance(exc, EffectRefused)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,28 @@ async def test_a_history_append_that_fails_leaves_only_the_failure_recorded(
         history = await store.read(SessionScope(id="s"), HISTORY_KEY)
     assert record.status == "failed" and "HistoryConflict" in (record.error or "")
     assert history == [other]  # neither this turn's messages nor its "executed" record
+
+
+async def test_a_dispatch_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
+    tmp_path: Path,
+) -> None:
+    asked = asyncio.Event()
+
+    async def stalls(request: ProviderRequest) -> ProviderResponse:
+        asked.set()
+        await asyncio.Event().wait()  # until cancelled
+        raise AssertionError("unreachable")
+
+    async with SqliteStore(tmp_path / "state.db") as store:
+        orchestrator = LocalOrchestrator({"main": NeuronTurn(FunctionProvider(stalls))}, store)
+        dispatch = asyncio.ensure_future(
+            orchestrator.dispatch("main", TurnInput(message="hi", trigger="user", session="s"))
+        )
+        await asked.wait()
+        dispatch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await dispatch
+        record = await only_record(store)
+
+    assert (record.status, record.error, record.output) == ("failed", "CancelledError", None)
+    assert record.session == "s" and record.input.message.as_text() == "hi"

@@ -24,8 +24,19 @@ from layer0 import (
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    ToolUsePart,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from .agents import stalling_agent
 from .conftest import FAST, hosting
@@ -229,3 +240,30 @@ async def test_a_workflow_cancelled_while_a_turn_finishes_anyway_still_ends_canc
         description = await dev_env.client.get_workflow_handle("anyway-1").describe()
 
     assert description.status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_a_turn_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    asked = asyncio.Event()
+
+    async def stalls(request: ProviderRequest) -> ProviderResponse:
+        asked.set()
+        await asyncio.Event().wait()  # until cancelled
+        raise AssertionError("unreachable")
+
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = NeuronTurn(FunctionProvider(stalls), state=store)
+        async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
+            running = asyncio.ensure_future(dispatching(orchestrator, "cancel-early"))
+            await asked.wait()
+            assert await orchestrator.cancel("cancel-early") is True
+            with pytest.raises(DispatchFailed, match="cancel-early was cancelled"):
+                await running
+        [summary] = await store.turn_summaries(session="s1")
+        record = await store.turn_record(summary.turn_id)
+        history = await store.read(SESSION, "messages")
+
+    assert record is not None
+    assert (record.status, record.error, record.output) == ("failed", "CancelledError", None)
+    assert history is None  # nothing ran that the session must hold

@@ -289,7 +289,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         on. A workflow that has ended is left as it is, and False returned.
 
         Raises:
-            WorkflowNotFound: no workflow `workflow_id`.
+            WorkflowNotFound: no workflow `workflow_id` (a dispatch still waiting
+                for its session, on which another runs, has none yet).
             DispatchFailed: it is a delegation's or a handoff's (cancel the
                 workflow its dispatch started), or the caller's own.
         """

@@ -451,14 +451,15 @@ class NeuronTurn(Generic[OutT]):
         """What hands `take` the run's partial turn after a round of tool calls (`checkpoint`)."""
 
         def checkpoint() -> None:
+            if not self._continuable(run):
+                return
             try:
-                partial = self._partial(run, input, answers, recorder)
+                partial = self._part_so_far(run, input, answers, recorder)
             except ContinuationError:
                 # Metadata that is not an object takes no continuation mark: nothing to
                 # go on from, so a lost run is run again whole, as with no checkpoints.
                 return
-            if partial is not None:
-                take(partial)
+            take(partial)
 
         return checkpoint
 
@@ -498,11 +499,34 @@ class NeuronTurn(Generic[OutT]):
             ContinuationError: the input's metadata is not an object, so no continuation
                 can be marked (the caller notes why on the turn's error).
         """
-        if not (run.records or run.cut_off) or run.session is None or self.state is None:
+        if not self._continuable(run):
             return None
-        continuation = continuation_input(input, run.counts(answers.failures))
         run.close_unanswered()
         run.drop_refused_answer()
+        return self._part_so_far(run, input, answers, recorder)
+
+    def _continuable(self, run: RunState) -> bool:
+        """Whether a continuation could go on from `run`: its tools ran, a session keeps them."""
+        return (
+            bool(run.records or run.cut_off) and run.session is not None and self.state is not None
+        )
+
+    def _part_so_far(
+        self,
+        run: RunState,
+        input: TurnInput,
+        answers: OutputRound,
+        recorder: TimelineRecorder | None,
+    ) -> PartialTurn:
+        """`run` as it stands, as a partial turn and the continuation that goes on from it.
+
+        Its messages must end on the user's side, every call answered (`_partial`
+        sees to that; a round of tool calls just ended leaves them so).
+
+        Raises:
+            ContinuationError: the input's metadata is not an object.
+        """
+        continuation = continuation_input(input, run.counts(answers.failures))
         output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
         config = continuation.config or TurnConfig()
         limits = _remaining_limits(run)

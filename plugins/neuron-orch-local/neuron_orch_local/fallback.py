@@ -197,7 +197,7 @@ async def run_attempts(
             if attempts.stops_at(exc):
                 names = tuple(name for name, _ in following)
                 setattr(exc, _UNTRIED, names)
-                exc.add_note(_not_tried(names, candidates))
+                exc.add_note(_not_tried(names, reads=reads))
                 break
             await attempts.continue_after(exc)
             continue
@@ -362,8 +362,8 @@ class _Attempts:
         return wait
 
 
-def _not_tried(names: Sequence[str], candidates: Sequence[tuple[str, Turn]]) -> str:
-    reads = all(continues_partial_turns(turn) for _, turn in candidates)
+def _not_tried(names: Sequence[str], *, reads: bool) -> str:
+    """The note on a chain's error naming the models not tried, and what to run next."""
     then = "`partial.continuation`" if reads else "the input again (a model reads no continuation)"
     return (
         f"not tried: {', '.join(names)}: the failed attempt's tools ran, and another model"

@@ -37,7 +37,7 @@ class _Entry:
     arrived: asyncio.Event | None = None
     """Set by a delivery while a turn of this workflow waits for a signal."""
     task: asyncio.Task[object] | None = None
-    """The task running a dispatch's own workflow (None for a delegation's or handoff's)."""
+    """The task running a dispatch's own workflow (None for a delegation's)."""
     cancelled: bool = False
     """Whether `cancel` stopped it."""
     ended: asyncio.Event | None = None
@@ -163,8 +163,8 @@ class WorkflowTable:
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.
-            DispatchFailed: it is a delegation's or a handoff's, which runs in the
-                task of the workflow that started it, or it is the caller's own.
+            DispatchFailed: it is a delegation's, which runs in the task of the
+                workflow that started it, or it is the caller's own.
         """
         entry = self._entry(workflow_id)
         if entry.status is not WorkflowStatus.RUNNING:

@@ -291,8 +291,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         Raises:
             WorkflowNotFound: no workflow `workflow_id` (a dispatch still waiting
                 for its session, on which another runs, has none yet).
-            DispatchFailed: it is a delegation's or a handoff's (cancel the
-                workflow its dispatch started), or the caller's own.
+            DispatchFailed: it is a delegation's, which runs in the task of the
+                workflow that started it (cancel that one), or the caller's own.
         """
         return await self._workflows.cancel(workflow_id)
 

@@ -24,6 +24,7 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
+from neuron_turn import ProviderRequest, ProviderResponse
 
 
 def trusting(agents: Mapping[str, Turn], store: StateStore, **options: Any) -> LocalOrchestrator:
@@ -178,3 +179,18 @@ class BatchStore(RecordingStore):
                 await InMemoryStore.write(self, effect.scope, effect.key, effect.value)
             else:
                 await InMemoryStore.delete(self, effect.scope, effect.key)
+
+
+class NeverAnswers:
+    """A model that never answers: `asked` is set at its first call, which waits until cancelled.
+
+    For a turn stopped before any tool ran.
+    """
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def respond(self, request: ProviderRequest) -> ProviderResponse:
+        self.asked.set()
+        await asyncio.Event().wait()  # until cancelled
+        raise AssertionError("unreachable")

@@ -45,7 +45,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ._doubles import ScriptTurn, user
+from ._doubles import NeverAnswers, ScriptTurn, user
 
 
 @tool
@@ -239,19 +239,14 @@ async def test_a_history_append_that_fails_leaves_only_the_failure_recorded(
 async def test_a_dispatch_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
     tmp_path: Path,
 ) -> None:
-    asked = asyncio.Event()
-
-    async def stalls(request: ProviderRequest) -> ProviderResponse:
-        asked.set()
-        await asyncio.Event().wait()  # until cancelled
-        raise AssertionError("unreachable")
-
+    model = NeverAnswers()
     async with SqliteStore(tmp_path / "state.db") as store:
-        orchestrator = LocalOrchestrator({"main": NeuronTurn(FunctionProvider(stalls))}, store)
+        turn = NeuronTurn(FunctionProvider(model.respond))
+        orchestrator = LocalOrchestrator({"main": turn}, store)
         dispatch = asyncio.ensure_future(
             orchestrator.dispatch("main", TurnInput(message="hi", trigger="user", session="s"))
         )
-        await asked.wait()
+        await model.asked.wait()
         dispatch.cancel()
         with pytest.raises(asyncio.CancelledError):
             await dispatch

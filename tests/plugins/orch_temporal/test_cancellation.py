@@ -27,8 +27,6 @@ from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
-    ProviderRequest,
-    ProviderResponse,
     ToolUsePart,
 )
 from neuron_turn.testing import (
@@ -38,6 +36,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
+from ..orch_local._doubles import NeverAnswers
 from .agents import stalling_agent
 from .conftest import FAST, hosting
 
@@ -245,18 +244,12 @@ async def test_a_workflow_cancelled_while_a_turn_finishes_anyway_still_ends_canc
 async def test_a_turn_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    asked = asyncio.Event()
-
-    async def stalls(request: ProviderRequest) -> ProviderResponse:
-        asked.set()
-        await asyncio.Event().wait()  # until cancelled
-        raise AssertionError("unreachable")
-
+    model = NeverAnswers()
     async with SqliteStore(tmp_path / "state.db") as store:
-        agent = NeuronTurn(FunctionProvider(stalls), state=store)
+        agent = NeuronTurn(FunctionProvider(model.respond), state=store)
         async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
             running = asyncio.ensure_future(dispatching(orchestrator, "cancel-early"))
-            await asked.wait()
+            await model.asked.wait()
             assert await orchestrator.cancel("cancel-early") is True
             with pytest.raises(DispatchFailed, match="cancel-early was cancelled"):
                 await running

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -66,30 +68,47 @@ def kept_both_tools(tool_log: Path, history: JsonValue) -> None:
     assert wait_result["content"].startswith("Cancelled: ")  # type: ignore[index,union-attr]
 
 
+@dataclass
+class Staller:
+    """A worker hosting `stalling_agent` as "reader" on a SQLite store, and its orchestrator."""
+
+    orchestrator: TemporalOrchestrator
+    store: SqliteStore
+    stalled: asyncio.Event
+    """Set once the reader's first tool ran and its second waits for good."""
+    tool_log: Path
+
+
+@asynccontextmanager
+async def hosting_a_staller(env: WorkflowEnvironment, tmp_path: Path) -> AsyncIterator[Staller]:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agent = stalling_agent(tool_log, state=store, stalled=stalled)
+        async with hosting(env, {"reader": agent}, store) as orchestrator:
+            yield Staller(orchestrator, store, stalled, tool_log)
+
+
 @pytest.mark.parametrize("run", [dispatching, streaming])
 async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_cancelled(
     dev_env: WorkflowEnvironment,
     tmp_path: Path,
     run: Callable[[TemporalOrchestrator, str], Awaitable[object]],
 ) -> None:
-    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
     workflow_id = f"cancel-{run.__name__}"
-    async with SqliteStore(tmp_path / "state.db") as store:
-        agent = stalling_agent(tool_log, state=store, stalled=stalled)
-        async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
-            running = asyncio.ensure_future(run(orchestrator, workflow_id))
-            await stalled.wait()
-            handle = dev_env.client.get_workflow_handle(workflow_id)
-            await handle.cancel()
-            with pytest.raises(DispatchFailed, match=f"{workflow_id} was cancelled"):
-                await running
-            description = await handle.describe()
-        history = await store.read(SESSION, "messages")
-        [summary] = await store.turn_summaries(session="s1")
-        record = await store.turn_record(summary.turn_id)
+    async with hosting_a_staller(dev_env, tmp_path) as staller:
+        running = asyncio.ensure_future(run(staller.orchestrator, workflow_id))
+        await staller.stalled.wait()
+        handle = dev_env.client.get_workflow_handle(workflow_id)
+        await handle.cancel()
+        with pytest.raises(DispatchFailed, match=f"{workflow_id} was cancelled"):
+            await running
+        description = await handle.describe()
+        history = await staller.store.read(SESSION, "messages")
+        [summary] = await staller.store.turn_summaries(session="s1")
+        record = await staller.store.turn_record(summary.turn_id)
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    kept_both_tools(tool_log, history)
+    kept_both_tools(staller.tool_log, history)
     assert record is not None and record.status == "accepted"
     assert record.error is not None and record.error.startswith("CancelledError")
 
@@ -100,25 +119,23 @@ async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tool
     tmp_path: Path,
     run: Callable[[TemporalOrchestrator, str], Awaitable[object]],
 ) -> None:
-    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
     workflow_id = f"caller-{run.__name__}"
-    async with SqliteStore(tmp_path / "state.db") as store:
-        agent = stalling_agent(tool_log, state=store, stalled=stalled)
-        async with hosting(dev_env, {"reader": agent}, store) as hosted:
-            orchestrator = TemporalOrchestrator(
-                dev_env.client, task_queue=hosted.task_queue, policy=FAST, stop_with_caller=True
-            )
-            running = asyncio.ensure_future(run(orchestrator, workflow_id))
-            await stalled.wait()
-            running.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await running
-            # Ended before the cancellation reached the caller: no wait for it here.
-            description = await dev_env.client.get_workflow_handle(workflow_id).describe()
-        history = await store.read(SESSION, "messages")
+    async with hosting_a_staller(dev_env, tmp_path) as staller:
+        task_queue = staller.orchestrator.task_queue
+        orchestrator = TemporalOrchestrator(
+            dev_env.client, task_queue=task_queue, policy=FAST, stop_with_caller=True
+        )
+        running = asyncio.ensure_future(run(orchestrator, workflow_id))
+        await staller.stalled.wait()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        # Ended before the cancellation reached the caller: no wait for it here.
+        description = await dev_env.client.get_workflow_handle(workflow_id).describe()
+        history = await staller.store.read(SESSION, "messages")
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    kept_both_tools(tool_log, history)
+    kept_both_tools(staller.tool_log, history)
 
 
 async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_goes_on(
@@ -191,22 +208,20 @@ async def test_cancelling_a_workflow_cancels_the_delegation_its_turn_waits_on(
 async def test_cancel_stops_a_running_dispatch_keeping_what_ran_and_leaves_an_ended_one(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
-    async with SqliteStore(tmp_path / "state.db") as store:
-        agent = stalling_agent(tool_log, state=store, stalled=stalled)
-        async with hosting(dev_env, {"reader": agent}, store) as orchestrator:
-            running = asyncio.ensure_future(dispatching(orchestrator, "cancel-api"))
-            await stalled.wait()
-            # Returns once the workflow has ended: its part is in the session by then.
-            assert await orchestrator.cancel("cancel-api") is True
-            history = await store.read(SESSION, "messages")
-            with pytest.raises(DispatchFailed, match="cancel-api was cancelled"):
-                await running
-            assert await orchestrator.cancel("cancel-api") is False  # ended: left as it is
-            with pytest.raises(WorkflowNotFound):
-                await orchestrator.cancel("no-such-workflow")
+    async with hosting_a_staller(dev_env, tmp_path) as staller:
+        orchestrator = staller.orchestrator
+        running = asyncio.ensure_future(dispatching(orchestrator, "cancel-api"))
+        await staller.stalled.wait()
+        # Returns once the workflow has ended: its part is in the session by then.
+        assert await orchestrator.cancel("cancel-api") is True
+        history = await staller.store.read(SESSION, "messages")
+        with pytest.raises(DispatchFailed, match="cancel-api was cancelled"):
+            await running
+        assert await orchestrator.cancel("cancel-api") is False  # ended: left as it is
+        with pytest.raises(WorkflowNotFound):
+            await orchestrator.cancel("no-such-workflow")
 
-    kept_both_tools(tool_log, history)
+    kept_both_tools(staller.tool_log, history)
 
 
 class FinishesAnyway:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from temporalio.testing import ActivityEnvironment
 
 from layer0 import HandoffEffect, PartialTurn, TurnInput, TurnMetadata, TurnOutput
-from neuron_orch_temporal.activities import _Checkpoints
-from neuron_orch_temporal.messages import TurnCheckpoint, TurnRequest
+from neuron_orch_temporal.activities import _Checkpoints, _lost_part
+from neuron_orch_temporal.messages import Delegation, TurnCheckpoint, TurnRequest
 
 TASK = TurnInput(message="read notes", trigger="user", session="s1")
 REQUEST = TurnRequest(
@@ -54,3 +57,37 @@ def test_a_part_declaring_a_handoff_is_not_a_checkpoint() -> None:
     )
 
     assert sent == [] and checkpoints.details == ()
+
+
+def second_attempt(*details: str) -> ActivityEnvironment:
+    environment = ActivityEnvironment()
+    environment.info = dataclasses.replace(
+        environment.info, attempt=2, heartbeat_details=list(details)
+    )
+    return environment
+
+
+def test_a_second_attempt_hands_on_the_part_its_lost_predecessor_checkpointed() -> None:
+    checkpoint = TurnCheckpoint(output=part("read it").output, continuation=TASK)
+    answered: list[Delegation] = []
+
+    lost = second_attempt(checkpoint.model_dump_json()).run(_lost_part, REQUEST, answered)
+
+    assert lost is not None
+    output, (interruption, error) = lost
+    assert output.message.as_text() == "read it" and error is None
+    assert (interruption.error, interruption.attempts, interruption.last) == (
+        "AttemptLost",
+        2,
+        False,
+    )
+    assert interruption.message == "attempt 1 of the turn was lost after this part"
+
+
+def test_an_unreadable_checkpoint_is_logged_and_the_turn_runs_again_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lost = second_attempt('{"not": "a checkpoint"}').run(_lost_part, REQUEST, [])
+
+    assert lost is None
+    assert "the turn runs again whole: its checkpoint is unreadable" in caplog.text

@@ -361,8 +361,8 @@ async def _saying_it_stops(
         if stopping is not None:
             stopping()
         work.cancel()
-        await asyncio.gather(work, return_exceptions=True)
-        raise
+        await work  # its own end: the cancellation (with what it noted), or its error
+        raise  # it finished all the same
 
 
 async def _dispatch(

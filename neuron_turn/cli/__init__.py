@@ -104,8 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.handler(args)
         except KeyboardInterrupt as exc:
             line = "interrupted"
-            if args.handler is _run_command and args.orchestrator == "local":
-                # It kept what the turn's tools did (only the local orchestrator does).
+            if args.handler is _run_command:
                 line += kept_part_hint(args, _add_run_options, exc)
             _error(line)
             return EXIT_INTERRUPTED

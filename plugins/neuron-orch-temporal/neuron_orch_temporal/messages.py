@@ -31,6 +31,7 @@ __all__ = [
     "DispatchResult",
     "IndexedMemoryEffect",
     "Interruption",
+    "KeptPart",
     "MemoryEffect",
     "MemoryRequest",
     "TurnCheckpoint",
@@ -149,6 +150,19 @@ class Interruption(_Message):
     """The error is not one a retry may fix: the workflow carries out the part, so the
     session says which tools ran, then fails (as it does when the attempts are spent);
     or the workflow was cancelled, and it ends cancelled once the part is carried out."""
+
+
+class KeptPart(_Message):
+    """The part of its turn a cancelled workflow carried out, and the input that goes on from it.
+
+    What the `kept` query answers, so that a dispatch stopped by its
+    cancellation hands it on as `layer0.PartialTurn` (`layer0.partial_of`).
+    """
+
+    output: TurnOutput
+    """The part as carried out (NeuronTurn: exit `{"custom": "interrupted"}`)."""
+    continuation: TurnInput
+    """The input that continues the turn (for one that reads no continuation, its input again)."""
 
 
 class TurnCheckpoint(_Message):

@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_TASK_QUEUE",
     "EXECUTE_TURN",
     "INBOX_SIGNAL",
+    "KEPT_QUERY",
     "PROGRESS_QUERY",
     "PROGRESS_SIGNAL",
     "SETTLED_UPDATE",
@@ -56,6 +57,9 @@ SETTLED_UPDATE: Final = "neuron.settled"
 
 APPROVALS_QUERY: Final = "approvals"
 """The Temporal query answering what a workflow waits on for approval (or null)."""
+
+KEPT_QUERY: Final = "neuron.kept"
+"""The Temporal query answering what a cancelled workflow's turn kept (a `KeptPart`, or null)."""
 
 AWAIT_SIGNAL: Final = "await_signal"
 """The `CustomExit` name by which a turn asks to wait for a signal before its next turn.

@@ -7,6 +7,7 @@ import contextlib
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any, Final
 
 from pydantic import JsonValue, ValidationError
@@ -32,6 +33,7 @@ from layer0 import (
     AgentId,
     DispatchFailed,
     OrchError,
+    PartialTurn,
     QueryPayload,
     SignalFailed,
     SignalPayload,
@@ -54,7 +56,7 @@ from ._failures import orch_error
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
 from .errors import NoWorkerError
-from .messages import DispatchResult, WorkflowInput
+from .messages import DispatchResult, KeptPart, WorkflowInput
 from .names import (
     APPROVALS_QUERY,
     DECIDE_UPDATE,
@@ -62,6 +64,7 @@ from .names import (
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     INBOX_SIGNAL,
+    KEPT_QUERY,
     PROGRESS_QUERY,
     SETTLED_UPDATE,
     WORKFLOW_TYPE,
@@ -77,6 +80,8 @@ _EXIT_GRACE: Final = 0.5
 DEFAULT_POLL_INTERVAL: Final = 0.2
 """Seconds between two polls of a streamed dispatch's progress."""
 _QUERY_TIMEOUT: Final = 2.0
+# A worker replays an ended workflow to answer a query about it.
+_KEPT_QUERY_TIMEOUT: Final = timedelta(seconds=10)
 
 
 class TemporalOrchestrator(Dispatcher[DispatchResult]):
@@ -127,8 +132,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             stop_with_caller: a dispatch whose caller is cancelled (its task
                 cancelled, Ctrl-C) cancels its workflow and waits for it to end,
                 so its turn stops with what its tools did kept, as with
-                `LocalOrchestrator`. By default the workflow runs on, durable,
-                and `result(workflow_id)` finds it.
+                `LocalOrchestrator`; the caller's cancellation then carries
+                that part and its continuation (`layer0.partial_of`). By
+                default the workflow runs on, durable, and `result(workflow_id)`
+                finds it.
         """
         super().__init__(max_concurrency=max_concurrency)
         if pickup_timeout is not None and pickup_timeout <= 0:
@@ -274,7 +281,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             if routed is not None:
                 return routed  # decided in a waiting workflow: no progress reported
             handle = await self._start(agent, input, workflow_id, progress=True)
-            waiting = asyncio.ensure_future(self._result(handle))
+            waiting = asyncio.ensure_future(self._result(handle, stops=False))
             seen = 0
             try:
                 while not waiting.done():
@@ -282,9 +289,12 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                     seen += await self._pass_progress(handle.id, agent, seen, sink)
                 result = await waiting
                 await self._pass_progress(handle.id, agent, seen, sink)
+            except asyncio.CancelledError as cancelled:
+                # On the runner's own cancellation, which the stream hands on (`partial`).
+                await self._stop(handle, cancelled)
+                raise
             finally:
                 waiting.cancel()
-                # The result wait stops the workflow first, if it was asked to (`_stop`).
                 await asyncio.gather(waiting, return_exceptions=True)
             return result
 
@@ -390,11 +400,16 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         return client.get_workflow_handle(workflow_id, result_type=_RESULT)
 
     async def _result(
-        self, handle: WorkflowHandle[Any, DispatchResult], *, after: int | None = 0
+        self,
+        handle: WorkflowHandle[Any, DispatchResult],
+        *,
+        after: int | None = 0,
+        stops: bool = True,
     ) -> DispatchResult:
         """Wait for the workflow's end, or for a pause for approval after the `after`th.
 
-        `after=None` waits for the end only.
+        `after=None` waits for the end only. `stops`: cancelled, it stops the
+        workflow first, if asked to (`_stop`); False when its caller does that.
         """
         # One result wait, never cancelled by the pickup check: cancelling a result
         # wait leaves the test server's time skipping locked for good.
@@ -406,12 +421,17 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 return pause
             return await waiting
         except asyncio.CancelledError as cancelled:
-            await self._stop(handle, cancelled)
+            if stops:
+                await self._stop(handle, cancelled)
             raise
         except WorkflowFailureError as exc:
             if is_cancelled_exception(exc.cause):
                 # Its turn's part, if the turn got that far, is carried out (see `workflow`).
-                raise DispatchFailed(f"workflow {handle.id} was cancelled") from exc
+                cancellation = asyncio.CancelledError(f"workflow {handle.id} was cancelled")
+                cancellation.__cause__ = exc
+                await self._hand_on_kept_part(handle, cancellation)
+                # As neuron-orch-local's: the cancellation, carrying the part, is the cause.
+                raise DispatchFailed(f"workflow {handle.id} was cancelled") from cancellation
             # Keep the cause `orch_error` chained (the rebuilt layer0 error).
             error = orch_error(exc.cause)
             raise error from error.__cause__
@@ -429,14 +449,38 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """With `stop_with_caller`, cancel the workflow whose caller is cancelled; wait for its end.
 
         Shielded from the cancellation under way, so the turn's part is kept
-        before the caller goes on; a cancel that fails is noted on `cancelled`.
+        before the caller goes on, and handed on `cancelled`
+        (`layer0.partial_of`); a cancel that fails is noted on `cancelled`.
         """
         if not self._stop_with_caller:
             return
         try:
-            await asyncio.shield(self.cancel(handle.id))
+            stopped = await asyncio.shield(self.cancel(handle.id))
         except OrchError as exc:
             cancelled.add_note(f"workflow {handle.id} was not seen to stop: {exc}")
+            return
+        if stopped:
+            await asyncio.shield(self._hand_on_kept_part(handle, cancelled))
+
+    async def _hand_on_kept_part(
+        self, handle: WorkflowHandle[Any, DispatchResult], cancelled: asyncio.CancelledError
+    ) -> None:
+        """Set on `cancelled` what the cancelled workflow's turn kept (`layer0.partial_of`).
+
+        So its caller can go on from there, as with `LocalOrchestrator`. The
+        workflow has ended, so a worker replays it to answer; one that cannot
+        (none answers in time, or an older worker without the query) is noted
+        on `cancelled` and nothing is handed on.
+        """
+        try:
+            kept: KeptPart | None = await handle.query(
+                KEPT_QUERY, result_type=KeptPart, rpc_timeout=_KEPT_QUERY_TIMEOUT
+            )
+        except (RPCError, WorkflowQueryFailedError) as exc:
+            cancelled.add_note(f"what workflow {handle.id}'s turn kept is unknown: {exc}")
+            return
+        if kept is not None:
+            cancelled.partial = PartialTurn(kept.output, kept.continuation)  # type: ignore[attr-defined]
 
     async def _first(
         self,
@@ -561,8 +605,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         Its turn stops where it is (the worker hears of it at the turn's next
         heartbeat): what its tools did is kept in the session, the delegations
         it waits on are cancelled with it, and its dispatch raises
-        `DispatchFailed` saying it was cancelled. A workflow that has already
-        ended is left as it is, and False returned.
+        `DispatchFailed` saying it was cancelled, the cancellation its cause,
+        carrying that part and its continuation (`layer0.partial_of`), as
+        with `LocalOrchestrator`. A workflow that has already ended is left
+        as it is, and False returned.
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.

@@ -27,7 +27,8 @@ as the next turn, so the tools that ran do not run again. A turn stopped
 because its worker shut down goes on the same way on another worker; one
 stopped because the workflow was cancelled (through Temporal: `temporal
 workflow cancel`, `WorkflowHandle.cancel`) has its part carried out, then
-the workflow ends cancelled.
+the workflow ends cancelled; its `neuron.kept` query then answers that part
+and its continuation, for the dispatch to hand on.
 
 A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
 open: the next signal starts another turn of the same agent. A turn exiting
@@ -107,6 +108,7 @@ with workflow.unsafe.imports_passed_through():
         DispatchResult,
         IndexedMemoryEffect,
         Interruption,
+        KeptPart,
         MemoryRequest,
         TurnRequest,
         TurnResult,
@@ -120,6 +122,7 @@ with workflow.unsafe.imports_passed_through():
         DECIDE_UPDATE,
         EXECUTE_TURN,
         INBOX_SIGNAL,
+        KEPT_QUERY,
         PROGRESS_QUERY,
         PROGRESS_SIGNAL,
         SETTLED_UPDATE,
@@ -161,6 +164,8 @@ class AgentWorkflow:
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
         self._finished = False
+        # What a turn stopped by this workflow's cancellation kept, and what goes on from it.
+        self._kept: KeptPart | None = None
 
     @workflow.run
     async def run(self, params: WorkflowInput) -> DispatchResult:
@@ -230,6 +235,11 @@ class AgentWorkflow:
     def approvals(self) -> list[AwaitingApproval]:
         """The pause waiting for decisions, if any (a list of at most one)."""
         return [self._waiting] if self._waiting is not None and self._decided is None else []
+
+    @workflow.query(name=KEPT_QUERY)
+    def kept(self) -> KeptPart | None:
+        """What the turn this workflow's cancellation stopped kept (None: nothing to go on from)."""
+        return self._kept
 
     @workflow.signal(name=PROGRESS_SIGNAL)
     def progress(self, event: JsonValue) -> None:
@@ -342,10 +352,12 @@ class AgentWorkflow:
             output = result.output
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            interruption = result.interrupted
             if _cancel_requested():
                 # The activity waited out its cancellation; what it handed back is kept.
+                if interruption is not None:
+                    self._kept = KeptPart(output=output, continuation=interruption.continuation)
                 raise asyncio.CancelledError("the workflow was cancelled")
-            interruption = result.interrupted
             if interruption is None:
                 return output, turn, handoff
             wait = tries.next_wait(interruption)

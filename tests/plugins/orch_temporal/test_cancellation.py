@@ -11,22 +11,25 @@ from pathlib import Path
 
 import pytest
 from pydantic import JsonValue
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import (
     DispatchFailed,
     EffectPolicy,
+    PartialTurn,
     SessionScope,
     TurnInput,
     TurnMetadata,
     TurnOutput,
     WorkflowNotFound,
+    partial_of,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
+    INTERRUPTED,
     NeuronTurn,
     NeuronTurnConfig,
     ToolUsePart,
@@ -55,6 +58,47 @@ async def dispatching(orchestrator: TemporalOrchestrator, workflow_id: str) -> o
 async def streaming(orchestrator: TemporalOrchestrator, workflow_id: str) -> object:
     async with orchestrator.stream("reader", TASK, workflow_id=workflow_id) as events:
         return [item async for item in events]
+
+
+async def dispatching_until_cancelled(
+    orchestrator: TemporalOrchestrator, workflow_id: str, kept: list[PartialTurn | None]
+) -> object:
+    """`dispatching`, keeping what its cancellation carries (`partial_of`) in `kept`."""
+    try:
+        return await dispatching(orchestrator, workflow_id)
+    except asyncio.CancelledError as cancelled:
+        kept.append(partial_of(cancelled))
+        raise
+
+
+async def streaming_until_cancelled(
+    orchestrator: TemporalOrchestrator, workflow_id: str, kept: list[PartialTurn | None]
+) -> object:
+    """`streaming`, keeping what the stream says its cancelled dispatch did in `kept`."""
+    events = orchestrator.stream("reader", TASK, workflow_id=workflow_id)
+    try:
+        async with events:
+            return [item async for item in events]
+    except asyncio.CancelledError:
+        kept.append(events.partial)
+        raise
+
+
+async def goes_on_from(
+    orchestrator: TemporalOrchestrator, partial: PartialTurn | None, tool_log: Path
+) -> None:
+    """`partial` is the kept part, and dispatching its continuation answers without a tool again."""
+    assert partial is not None and partial.output.exit_reason == INTERRUPTED
+    later = await orchestrator.dispatch("reader", partial.continuation)
+    assert later.message.as_text().startswith("contents of notes.txt; Cancelled: ")
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\nwait\n"
+
+
+def cancelled_part(failed: DispatchFailed) -> PartialTurn | None:
+    """What the cancellation that `failed` says ended its workflow carries, as its cause."""
+    cause = failed.__cause__
+    assert isinstance(cause, asyncio.CancelledError)
+    return partial_of(cause)
 
 
 def kept_both_tools(tool_log: Path, history: JsonValue) -> None:
@@ -100,24 +144,26 @@ async def test_a_workflow_cancelled_mid_turn_keeps_the_tools_that_ran_and_ends_c
         await staller.stalled.wait()
         handle = dev_env.client.get_workflow_handle(workflow_id)
         await handle.cancel()
-        with pytest.raises(DispatchFailed, match=f"{workflow_id} was cancelled"):
+        with pytest.raises(DispatchFailed, match=f"{workflow_id} was cancelled") as raised:
             await running
         description = await handle.describe()
         history = await staller.store.read(SESSION, "messages")
         [summary] = await staller.store.turn_summaries(session="s1")
         record = await staller.store.turn_record(summary.turn_id)
+        kept_both_tools(staller.tool_log, history)
+        # Its cancellation, the cause, carries the part and its continuation.
+        await goes_on_from(staller.orchestrator, cancelled_part(raised.value), staller.tool_log)
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    kept_both_tools(staller.tool_log, history)
     assert record is not None and record.status == "accepted"
     assert record.error is not None and record.error.startswith("CancelledError")
 
 
-@pytest.mark.parametrize("run", [dispatching, streaming])
-async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tools_that_ran(
+@pytest.mark.parametrize("run", [dispatching_until_cancelled, streaming_until_cancelled])
+async def test_a_caller_cancelled_stops_the_workflow_when_asked_handing_on_what_ran(
     dev_env: WorkflowEnvironment,
     tmp_path: Path,
-    run: Callable[[TemporalOrchestrator, str], Awaitable[object]],
+    run: Callable[[TemporalOrchestrator, str, list[PartialTurn | None]], Awaitable[object]],
 ) -> None:
     workflow_id = f"caller-{run.__name__}"
     async with hosting_a_staller(dev_env, tmp_path) as staller:
@@ -125,7 +171,8 @@ async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tool
         orchestrator = TemporalOrchestrator(
             dev_env.client, task_queue=task_queue, policy=FAST, stop_with_caller=True
         )
-        running = asyncio.ensure_future(run(orchestrator, workflow_id))
+        kept: list[PartialTurn | None] = []
+        running = asyncio.ensure_future(run(orchestrator, workflow_id, kept))
         await staller.stalled.wait()
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -133,9 +180,12 @@ async def test_a_caller_cancelled_stops_the_workflow_when_asked_keeping_the_tool
         # Ended before the cancellation reached the caller: no wait for it here.
         description = await dev_env.client.get_workflow_handle(workflow_id).describe()
         history = await staller.store.read(SESSION, "messages")
+        kept_both_tools(staller.tool_log, history)
+        # The cancellation carries the part and its continuation, as LocalOrchestrator's does.
+        [partial] = kept
+        await goes_on_from(orchestrator, partial, staller.tool_log)
 
     assert description.status == WorkflowExecutionStatus.CANCELED
-    kept_both_tools(staller.tool_log, history)
 
 
 async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_goes_on(
@@ -215,13 +265,13 @@ async def test_cancel_stops_a_running_dispatch_keeping_what_ran_and_leaves_an_en
         # Returns once the workflow has ended: its part is in the session by then.
         assert await orchestrator.cancel("cancel-api") is True
         history = await staller.store.read(SESSION, "messages")
-        with pytest.raises(DispatchFailed, match="cancel-api was cancelled"):
+        with pytest.raises(DispatchFailed, match="cancel-api was cancelled") as raised:
             await running
         assert await orchestrator.cancel("cancel-api") is False  # ended: left as it is
         with pytest.raises(WorkflowNotFound):
             await orchestrator.cancel("no-such-workflow")
-
-    kept_both_tools(staller.tool_log, history)
+        kept_both_tools(staller.tool_log, history)
+        await goes_on_from(orchestrator, cancelled_part(raised.value), staller.tool_log)
 
 
 class FinishesAnyway:
@@ -249,11 +299,12 @@ async def test_a_workflow_cancelled_while_a_turn_finishes_anyway_still_ends_canc
         running = asyncio.ensure_future(orchestrator.run("main", TASK, workflow_id="anyway-1"))
         await turn.waiting.wait()
         assert await orchestrator.cancel("anyway-1") is True
-        with pytest.raises(DispatchFailed, match="anyway-1 was cancelled"):
+        with pytest.raises(DispatchFailed, match="anyway-1 was cancelled") as raised:
             await running
         description = await dev_env.client.get_workflow_handle("anyway-1").describe()
 
     assert description.status == WorkflowExecutionStatus.CANCELED
+    assert cancelled_part(raised.value) is None  # it finished: nothing to go on from
 
 
 async def test_a_turn_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
@@ -266,7 +317,7 @@ async def test_a_turn_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
             running = asyncio.ensure_future(dispatching(orchestrator, "cancel-early"))
             await model.asked.wait()
             assert await orchestrator.cancel("cancel-early") is True
-            with pytest.raises(DispatchFailed, match="cancel-early was cancelled"):
+            with pytest.raises(DispatchFailed, match="cancel-early was cancelled") as raised:
                 await running
         [summary] = await store.turn_summaries(session="s1")
         record = await store.turn_record(summary.turn_id)
@@ -275,3 +326,24 @@ async def test_a_turn_cancelled_before_any_tool_ran_leaves_a_record_saying_so(
     assert record is not None
     assert (record.status, record.error, record.output) == ("failed", "CancelledError", None)
     assert history is None  # nothing ran that the session must hold
+    assert cancelled_part(raised.value) is None
+
+
+class OlderWorkflow:
+    """A handle on a cancelled workflow whose worker predates the `neuron.kept` query."""
+
+    id = "w-old"
+
+    async def query(self, query: str, **options: object) -> object:
+        raise WorkflowQueryFailedError(f"unknown queryType {query}")
+
+
+async def test_a_cancellation_whose_kept_part_cannot_be_learned_says_so_and_carries_none() -> None:
+    cancelled = asyncio.CancelledError()
+    orchestrator = TemporalOrchestrator(address="127.0.0.1:1")
+    await orchestrator._hand_on_kept_part(OlderWorkflow(), cancelled)  # type: ignore[arg-type]
+
+    assert partial_of(cancelled) is None
+    assert cancelled.__notes__ == [
+        "what workflow w-old's turn kept is unknown: unknown queryType neuron.kept"
+    ]

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import signal
 import sys
 import uuid
@@ -276,7 +277,12 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     # Said at once, while the worker has yet to hear of it; then the usual last line.
     said = "".join(run.stderr).splitlines()
     stopping = said.index("neuron-turn: stopping the turn on its worker (at its next heartbeat)")
-    assert said[-1] == "neuron-turn: error: interrupted", said
+    # It ends saying how to go on from the tool's result kept in the session.
+    resume = shlex.join(["neuron-turn", "resume", "s5", *remote])
+    assert said[-1] == (
+        "neuron-turn: error: interrupted; its tools' results are kept in session s5, "
+        f"so continue it with `{resume}` rather than running it again"
+    ), said
     # A wait for the worker past 10 s is said to be one, not a wait for the model.
     waits = said[stopping + 1 : -1]
     assert all(line.startswith(f"{WAITING}the worker to stop the turn (") for line in waits), said

@@ -7,8 +7,9 @@ the reverse.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ._exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from .config import SessionConflict, TurnConfig
@@ -325,11 +326,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "take_timeline",
     ),
 }
-_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
-# `Decimal` is the reference's name for its decimal type; a cost is the only
-# decimal layer0 has, so the vectors in Decimal.json are read as a Cost.
-_ALIASES = {"Decimal": "Cost"}
-_MODULE_OF["Decimal"] = ".money"
 
 
 __all__ = [
@@ -481,14 +477,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), _ALIASES.get(name, name))
-    globals()[name] = value  # the next lookup is a plain attribute read
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# `Decimal` is the reference's name for its decimal type; a cost is the only
+# decimal layer0 has, so the vectors in Decimal.json are read as a Cost.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    globals(),
+    {**_EXPORTS, ".money": (*_EXPORTS[".money"], "Decimal")},
+    renamed={"Decimal": "Cost"},
+)

@@ -9,8 +9,9 @@ reports through `on_progress` (`neuron_hooks.progress`).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from layer0._exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from .budget import BudgetHook
@@ -74,7 +75,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".tool_policy": ("ToolPolicyHook",),
 }
-_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "CONTINUE",
@@ -105,14 +105,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute read
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from layer0._exports import lazy_exports as _lazy_exports
 
 # Functions named like their modules are bound at import: importing the
 # submodule later would otherwise set the package attribute to the module.
@@ -76,7 +77,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".truncation": ("truncate_output",),
 }
-_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ContextTool",
@@ -114,14 +114,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute read
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)

@@ -8,8 +8,9 @@ approval machinery it does not use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from layer0._exports import lazy_exports as _lazy_exports
 
 from .loop import plugin_source as _plugin_source
 
@@ -367,7 +368,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".plugins.worker": ("Worker",),
 }
-_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "AWAITING_APPROVAL",
@@ -526,17 +526,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute read
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 def _plugin_manager() -> _plugin_source.PluginSource:

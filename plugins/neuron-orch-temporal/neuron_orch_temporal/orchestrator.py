@@ -290,7 +290,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 result = await waiting
                 await self._pass_progress(handle.id, agent, seen, sink)
             except asyncio.CancelledError as cancelled:
-                # On the runner's own cancellation, which the stream hands on (`partial`).
+                # Stopped here, on the runner's own cancellation, which the stream hands
+                # on (`partial`); the result wait would only ask for the kept part again.
+                waiting.cancel()
                 await self._stop(handle, cancelled)
                 raise
             finally:

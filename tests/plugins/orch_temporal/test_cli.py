@@ -289,3 +289,15 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     # The workflow stopped with the command, its tool's call and result kept.
     assert statuses == [WorkflowExecutionStatus.CANCELED]
     assert [message["role"] for message in json.loads(out)] == ["user", "assistant", "user"]
+
+    # The command it names goes on from there (on a worker whose model answers now).
+    answering = ("--model", "fixture:tool", "--tool", "fixture_add")
+    async with worker(address, task_queue, state, *answering) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+        code, answer, err = await neuron_turn(*shlex.split(resume)[1:])
+        assert code == 0, err
+        code, out, err = await neuron_turn("history", "s5", "--json", "--state", str(state))
+        assert code == 0, err
+    assert answer.strip() == "the sum is 5"
+    roles = [message["role"] for message in json.loads(out)]
+    assert roles == ["user", "assistant", "user", "assistant"]  # the tool did not run again

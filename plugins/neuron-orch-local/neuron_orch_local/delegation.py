@@ -34,7 +34,7 @@ import json
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Final
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from layer0 import (
     AgentId,
@@ -89,12 +89,14 @@ def delegation_answer(agent: AgentId, workflow_id: WorkflowId, output: TurnOutpu
     """Return what the parent's model is told of the child's `output`, with its totals."""
     from neuron_turn import EffectAnswer
 
-    text = output.message.as_text()
-    if text is None:
-        text = json.dumps(output.message.model_dump(mode="json"), ensure_ascii=False)
     complete = output.exit_reason == "complete"
-    if not complete:
-        text = f"Agent {agent!r} stopped before finishing ({_reason(output)}): {text}"
+    text = _paused(agent, output) if not complete else None
+    if text is None:
+        text = output.message.as_text()
+        if text is None:
+            text = json.dumps(output.message.model_dump(mode="json"), ensure_ascii=False)
+        if not complete:
+            text = f"Agent {agent!r} stopped before finishing ({_reason(output)}): {text}"
     metadata = output.metadata
     return EffectAnswer(
         text=text,
@@ -151,6 +153,29 @@ class DelegationAnswerer:
             return _error(f"Error: agent {effect.agent!r} failed: {exc}")
         answer = self._answered[task] = delegation_answer(effect.agent, workflow_id, output)
         return answer
+
+
+def _paused(agent: AgentId, output: TurnOutput) -> str | None:
+    """What the parent's model is told of a child paused for approval (None: it did not pause).
+
+    A delegated task has no session to resume, so the held calls will not run;
+    the model is told which they were, to say so or to go another way.
+    """
+    from neuron_turn import AWAITING_APPROVAL, pending_approvals
+
+    if output.exit_reason != AWAITING_APPROVAL:
+        return None
+    try:
+        held = pending_approvals(output)
+    except ValidationError:
+        return None  # a hand-written turn's malformed pause: its output is quoted instead
+    if not held:
+        return None
+    calls = ", ".join(f"{c.name}({json.dumps(c.input, ensure_ascii=False)})" for c in held)
+    return (
+        f"Agent {agent!r} stopped before finishing: its calls {calls} need a person's "
+        "approval, which a delegated task cannot wait for, so they did not run"
+    )
 
 
 def _error(text: str) -> EffectAnswer:

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from moneyed import Money
 
 from layer0 import (
     DelegateEffect,
+    Effect,
     EffectPolicy,
     LogEffect,
+    LogLevel,
     NonRetryableError,
     TurnConfig,
     TurnInput,
+    TurnMetadata,
+    TurnOutput,
     usd,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator, RetryPolicy
 from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalPolicy,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderResponse,
@@ -197,6 +204,61 @@ async def test_a_child_that_stops_early_is_reported_as_such() -> None:
     [partial] = results_sent(a, 2)
     assert partial.is_error
     assert partial.content.startswith("Agent 'b' stopped before finishing (max_turns): ")
+
+
+async def test_a_child_that_pauses_for_approval_is_reported_with_the_calls_that_did_not_run() -> (
+    None
+):
+    a = ScriptedProvider([tool_call_response(delegate_call("b", "tidy")), text_response("ok")])
+    b = ScriptedProvider(
+        [tool_call_response(ToolUsePart("t1", "delete_file", {"path": "old.log"}))]
+    )
+    held = ApprovalPolicy.of(["delete_*"])
+    orchestrator = orchestrate({"a": agent(a, "delegate"), "b": agent(b, approval=held)})
+
+    result = await orchestrator.run("a", user())
+
+    [paused] = results_sent(a, 2)
+    assert paused.is_error
+    assert paused.content == (
+        'Agent \'b\' stopped before finishing: its calls delete_file({"path": "old.log"}) '
+        "need a person's approval, which a delegated task cannot wait for, so they did not run"
+    )
+    assert result.output.message.as_text() == "ok"
+
+
+class PausesWithoutCalls:
+    """A hand-written turn that says it waits for approval but names no call it can read."""
+
+    def __init__(self, effects: list[Effect]) -> None:
+        self.effects = effects
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return TurnOutput(
+            message="waiting",
+            exit_reason=AWAITING_APPROVAL,
+            metadata=TurnMetadata.zero(),
+            effects=self.effects,
+        )
+
+
+@pytest.mark.parametrize(
+    "effects",
+    [[], [LogEffect(level=LogLevel.INFO, message="?", data={"awaiting_approval": [{"id": 1}]})]],
+    ids=["none", "malformed"],
+)
+async def test_a_child_pausing_without_naming_calls_is_reported_with_its_answer(
+    effects: list[Effect],
+) -> None:
+    a = ScriptedProvider([tool_call_response(delegate_call("b", "tidy")), text_response("ok")])
+    policies = {"a": EffectPolicy.everything()}
+    turns = {"a": agent(a, "delegate"), "b": PausesWithoutCalls(effects)}
+    await LocalOrchestrator(turns, InMemoryStore(), policies=policies).run("a", user())
+
+    [paused] = results_sent(a, 2)
+    assert paused.content == (
+        'Agent \'b\' stopped before finishing ({"custom": "awaiting_approval"}): waiting'
+    )
 
 
 async def test_the_childs_cost_counts_against_the_parents_budget() -> None:

@@ -82,9 +82,11 @@ async def test_an_answered_delegate_that_pauses_ends_at_the_pause_and_the_parent
     assert len(parent.requests) == 2
     [answer] = [p for p in parent.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
     assert answer.tool_use_id == "d1" and answer.is_error
-    paused = json.dumps({"custom": "awaiting_approval"})
-    assert answer.content.startswith(f"Agent 'cleaner' stopped before finishing ({paused}): ")
-    assert '"name": "delete_file"' in answer.content
+    assert answer.content == (
+        "Agent 'cleaner' stopped before finishing: its calls "
+        'delete_file({"path": "old.log"}) need a person\'s approval, which a delegated task '
+        "cannot wait for, so they did not run"
+    )
     assert result.output.message.as_text() == "the cleaner needs a person"
     assert record.data[DELEGATION_LOG]["exit_reason"] == json.dumps({"custom": "awaiting_approval"})
     # The child's task had no session, so its workflow ended at the pause with

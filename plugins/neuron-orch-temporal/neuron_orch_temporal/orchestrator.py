@@ -8,7 +8,7 @@ import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import JsonValue, ValidationError
 from temporalio.client import (
@@ -24,6 +24,7 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ApplicationError,
+    TerminatedError,
     WorkflowAlreadyStartedError,
     is_cancelled_exception,
 )
@@ -75,6 +76,12 @@ __all__ = ["TemporalOrchestrator"]
 
 # A workflow no worker has touched holds two events: started, task scheduled.
 _UNTOUCHED_HISTORY: Final = 2
+_CANCELLED_UNSTARTED: Final = "cancelled before any worker picked it up"
+"""The reason a workflow cancelled before any worker started it is terminated with."""
+
+_Cancelled = Literal["ended", "cancelled", "unstarted"]
+"""What `cancel` found: a workflow that had ended, one it cancelled and waited for,
+or one no worker had started (terminated: nothing of it ran)."""
 _RESULT: Final = DispatchResult
 _EXIT_GRACE: Final = 0.5
 DEFAULT_POLL_INTERVAL: Final = 0.2
@@ -427,6 +434,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 await self._stop(handle, cancelled)
             raise
         except WorkflowFailureError as exc:
+            if isinstance(exc.cause, TerminatedError) and exc.cause.message == _CANCELLED_UNSTARTED:
+                raise DispatchFailed(f"workflow {handle.id} was {_CANCELLED_UNSTARTED}") from exc
             if is_cancelled_exception(exc.cause):
                 # Its turn's part, if the turn got that far, is carried out (see `workflow`).
                 cancellation = asyncio.CancelledError(f"workflow {handle.id} was cancelled")
@@ -457,11 +466,11 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         if not self._stop_with_caller:
             return
         try:
-            stopped = await asyncio.shield(self.cancel(handle.id))
+            stopped = await asyncio.shield(self._cancel(handle.id))
         except OrchError as exc:
             cancelled.add_note(f"workflow {handle.id} was not seen to stop: {exc}")
             return
-        if stopped:
+        if stopped == "cancelled":
             await asyncio.shield(self._hand_on_kept_part(handle, cancelled))
 
     async def _hand_on_kept_part(
@@ -609,17 +618,24 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         it waits on are cancelled with it, and its dispatch raises
         `DispatchFailed` saying it was cancelled, the cancellation its cause,
         carrying that part and its continuation (`layer0.partial_of`), as
-        with `LocalOrchestrator`. A workflow that has already ended is left
-        as it is, and False returned.
+        with `LocalOrchestrator`. One no worker has started yet is terminated
+        at once (nothing of it ran; waiting for it would wait for a worker),
+        and its dispatch raises `DispatchFailed` saying it was cancelled before
+        any worker picked it up. A workflow that has already ended is left as
+        it is, and False returned.
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.
             DispatchFailed: Temporal refused the cancellation.
         """
+        return await self._cancel(workflow_id) != "ended"
+
+    async def _cancel(self, workflow_id: WorkflowId) -> _Cancelled:
+        """Cancel the running workflow `workflow_id` (see `cancel`); say what became of it."""
         client = await self.client()
         description = await self._describe(client, workflow_id)
         if description.status != WorkflowExecutionStatus.RUNNING:
-            return False
+            return "ended"
         handle = client.get_workflow_handle(workflow_id)
         try:
             await handle.cancel()
@@ -627,10 +643,31 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             if exc.status == RPCStatusCode.NOT_FOUND:
                 # It ended since it was described (or never was: that raises here).
                 await self._describe(client, workflow_id)
-                return False
+                return "ended"
             raise _rpc_error(exc, workflow_id) from exc
+        if await self._terminated_unstarted(client, handle):
+            return "unstarted"
         with contextlib.suppress(WorkflowFailureError):
             await handle.result()
+        return "cancelled"
+
+    async def _terminated_unstarted(self, client: Client, handle: WorkflowHandle[Any, Any]) -> bool:
+        """Terminate the cancelled workflow `handle` if no worker has started it; say if so.
+
+        Its cancellation would wait for a worker to see it, forever if none
+        comes; nothing of it ran, so nothing is lost. A worker that starts it
+        meanwhile sees the cancellation first and runs nothing of it.
+        """
+        description = await self._describe(client, handle.id)
+        # Untouched, and the cancellation request its one event more.
+        if description.history_length > _UNTOUCHED_HISTORY + 1 or description.close_time:
+            return False
+        try:
+            await handle.terminate(reason=_CANCELLED_UNSTARTED)
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return False  # it ended meanwhile, on a worker that saw the cancellation
+            raise _rpc_error(exc, handle.id) from exc
         return True
 
     async def signal(self, target: WorkflowId, payload: SignalPayload) -> None:

@@ -8,10 +8,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import JsonValue
-from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import (
@@ -347,3 +348,54 @@ async def test_a_cancellation_whose_kept_part_cannot_be_learned_says_so_and_carr
     assert cancelled.__notes__ == [
         "what workflow w-old's turn kept is unknown: unknown queryType neuron.kept"
     ]
+
+
+def noting_result_waits(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """An event set once a dispatch waits for its workflow's end (`WorkflowHandle.result`)."""
+    waiting = asyncio.Event()
+    result = WorkflowHandle.result
+
+    async def result_noted(self: WorkflowHandle[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        waiting.set()
+        return await result(self, *args, **kwargs)
+
+    monkeypatch.setattr(WorkflowHandle, "result", result_noted)
+    return waiting
+
+
+async def test_a_caller_cancelled_before_any_worker_picked_it_up_stops_at_once(
+    dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = noting_result_waits(monkeypatch)
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", stop_with_caller=True
+    )
+    running = asyncio.ensure_future(dispatching(orchestrator, "unpicked-caller"))
+    await waiting.wait()
+    running.cancel()
+    # Bounded so that a wait for a worker that never comes fails here rather than hangs.
+    async with asyncio.timeout(30):
+        with pytest.raises(asyncio.CancelledError):
+            await running
+    description = await dev_env.client.get_workflow_handle("unpicked-caller").describe()
+
+    # Nothing of it ran; it does not linger, nor run when a worker comes.
+    assert description.status == WorkflowExecutionStatus.TERMINATED
+
+
+async def test_cancel_of_a_workflow_no_worker_picked_up_ends_it_and_its_dispatch_at_once(
+    dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = noting_result_waits(monkeypatch)
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", pickup_timeout=None
+    )
+    running = asyncio.ensure_future(dispatching(orchestrator, "unpicked"))
+    await waiting.wait()
+    async with asyncio.timeout(30):
+        assert await orchestrator.cancel("unpicked") is True
+        with pytest.raises(DispatchFailed, match=r"^workflow unpicked was cancelled before any"):
+            await running
+    description = await dev_env.client.get_workflow_handle("unpicked").describe()
+
+    assert description.status == WorkflowExecutionStatus.TERMINATED

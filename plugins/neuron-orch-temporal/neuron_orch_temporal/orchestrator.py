@@ -557,6 +557,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             raise DispatchFailed(
                 f"workflow {workflow_id!r} did not take the decisions: {cause}"
             ) from exc
+        except WorkflowUpdateRPCTimeoutOrCancelledError as exc:
+            raise _unconfirmed(workflow_id) from exc
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise _rpc_error(exc, workflow_id) from exc
@@ -780,6 +782,28 @@ def _decisions(raw: JsonValue) -> list[Decision]:
         return [Decision.model_validate(item) for item in raw]
     except ValidationError as exc:
         raise MalformedDecisionsError(f"a decision does not parse: {exc}") from None
+
+
+def _unconfirmed(workflow_id: WorkflowId) -> BaseException:
+    """What a caller gets when the wait for a workflow to take its decisions ends early.
+
+    The Temporal SDK reports a cancelled wait as an error of its own; a caller
+    whose task is cancelled (Ctrl-C) gets its cancellation back, anything else
+    a `DispatchFailed`. Either says that the decisions may still be applied:
+    the server keeps the update it was sent for the workflow's next worker.
+    """
+    pending = (
+        f"the decisions may have reached workflow {workflow_id!r}, and a worker taking "
+        "them resumes its turn"
+    )
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        cancelled = asyncio.CancelledError()
+        cancelled.add_note(pending)
+        return cancelled
+    return DispatchFailed(
+        f"waiting for workflow {workflow_id!r} to take the decisions failed; {pending}"
+    )
 
 
 def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import HISTORY_KEY, SessionScope, TurnInput
@@ -167,3 +170,35 @@ async def test_dispatching_a_resume_input_decides_the_workflow_waiting_on_its_se
     assert done.message.as_text() == "contents of notes.txt; deleted old.log"
     assert left == []
     assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_caller_cancelled_while_its_decisions_wait_for_a_worker_is_cancelled(
+    dev_env: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    async with hosting(
+        dev_env, {"cleaner": cleaner_agent(log, state=store)}, store
+    ) as orchestrator:
+        await orchestrator.run("cleaner", TIDY, workflow_id="decide-unconfirmed")
+    # Its worker is gone: the decisions wait for the next one.
+    sent = asyncio.Event()
+    execute_update = WorkflowHandle.execute_update
+
+    async def execute_noted(self: WorkflowHandle[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        sent.set()
+        return await execute_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(WorkflowHandle, "execute_update", execute_noted)
+    deciding = asyncio.ensure_future(
+        orchestrator.decide("decide-unconfirmed", [Decision.approve("c2")])
+    )
+    await sent.wait()
+    deciding.cancel()
+
+    # Its cancellation, not the SDK's error, saying the decisions may still be applied.
+    with pytest.raises(asyncio.CancelledError) as raised:
+        await deciding
+    assert raised.value.__notes__ == [
+        "the decisions may have reached workflow 'decide-unconfirmed', and a worker taking "
+        "them resumes its turn"
+    ]

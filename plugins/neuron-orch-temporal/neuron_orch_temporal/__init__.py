@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .activities import AgentActivities
     from .approvals import TIMED_OUT_REASON, AwaitingApproval
     from .connect import DATA_CONVERTER, connect
-    from .errors import NoWorkerError, ServerUnavailableError
+    from .errors import CancellationPendingError, NoWorkerError, ServerUnavailableError
     from .inputs import SIGNAL_KEY, signal_input
     from .ledger import APPLIED_SCOPE
     from .messages import Delegation, DispatchResult
@@ -57,6 +57,7 @@ __all__ = [
     "AgentWorkflow",
     "AwaitingApproval",
     "BatchStateStore",
+    "CancellationPendingError",
     "Chain",
     "CustomEffectHandler",
     "Delegation",
@@ -98,6 +99,7 @@ _HOMES: Final = {
     "DispatchResult": ".messages",
     "EffectContext": _SHARED,
     "NoWorkerError": ".errors",
+    "CancellationPendingError": ".errors",
     "ServerUnavailableError": ".errors",
     "TemporalOrchestrator": ".orchestrator",
     "TemporalWorker": ".worker",

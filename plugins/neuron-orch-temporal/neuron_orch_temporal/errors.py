@@ -2,8 +2,9 @@
 
 layer0.OrchError
 └── layer0.DispatchFailed
-    ├── NoWorkerError          no worker picked the dispatch up in time
-    └── ServerUnavailableError the Temporal server cannot be reached
+    ├── NoWorkerError              no worker picked the dispatch up in time
+    ├── CancellationPendingError   no worker took a workflow's cancellation in time
+    └── ServerUnavailableError     the Temporal server cannot be reached
 
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
 does not answer, as `LocalOrchestrator` does.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from layer0 import DispatchFailed
 
-__all__ = ["NoWorkerError", "ServerUnavailableError"]
+__all__ = ["CancellationPendingError", "NoWorkerError", "ServerUnavailableError"]
 
 
 class NoWorkerError(DispatchFailed):
@@ -26,6 +27,24 @@ class NoWorkerError(DispatchFailed):
             f"no worker picked up workflow {workflow_id!r} on task queue {task_queue!r} "
             f"within {waited:g} s; start one with `neuron-turn worker --address {address} "
             f"--task-queue {task_queue}` (the workflow was terminated, so it will not run later)"
+        )
+
+
+class CancellationPendingError(DispatchFailed):
+    """A workflow is cancelled, but no worker took the cancellation in time to end it.
+
+    It ends when a worker starts, keeping what its turn did; the message says
+    how to start one.
+    """
+
+    def __init__(self, *, workflow_id: str, task_queue: str, address: str, waited: float) -> None:
+        self.workflow_id = workflow_id
+        self.task_queue = task_queue
+        super().__init__(
+            f"workflow {workflow_id!r} is cancelled, but no worker took the cancellation "
+            f"within {waited:g} s; it ends, keeping what its turn did, once a worker polls "
+            f"task queue {task_queue!r}: start one with `neuron-turn worker --address "
+            f"{address} --task-queue {task_queue}`"
         )
 
 

@@ -7,10 +7,11 @@ import contextlib
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
 from pydantic import JsonValue, ValidationError
+from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -56,7 +57,7 @@ from neuron_turn import (
 from ._failures import orch_error
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
-from .errors import NoWorkerError
+from .errors import CancellationPendingError, NoWorkerError
 from .messages import DispatchResult, KeptPart, WorkflowInput
 from .names import (
     APPROVALS_QUERY,
@@ -628,6 +629,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.
+            CancellationPendingError: no worker took the cancellation within
+                `pickup_timeout` (its worker died, say): the workflow stays
+                cancelled and ends, keeping its turn's part, once one starts.
             DispatchFailed: Temporal refused the cancellation.
         """
         return await self._cancel(workflow_id) != "ended"
@@ -649,9 +653,54 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             raise _rpc_error(exc, workflow_id) from exc
         if await self._terminated_unstarted(client, handle):
             return "unstarted"
-        with contextlib.suppress(WorkflowFailureError):
-            await handle.result()
+        await self._ended_cancelled(client, handle)
         return "cancelled"
+
+    async def _ended_cancelled(self, client: Client, handle: WorkflowHandle[Any, Any]) -> None:
+        """Wait for the cancelled workflow `handle` to end, while a worker is there to end it.
+
+        Raises:
+            CancellationPendingError: no worker took the cancellation within
+                `pickup_timeout` (its worker died, say); it stays cancelled.
+        """
+        waiting = asyncio.ensure_future(handle.result())
+        try:
+            while True:
+                done, _ = await asyncio.wait({waiting}, timeout=self._pickup_timeout)
+                if done:
+                    with contextlib.suppress(WorkflowFailureError):  # it ended cancelled
+                        waiting.result()
+                    return
+                waited = self._pickup_timeout or 0.0
+                queue = await self._untaken_task_queue(client, handle.id, waited)
+                if queue is not None:
+                    raise CancellationPendingError(
+                        workflow_id=handle.id,
+                        task_queue=queue,
+                        address=self._where(),
+                        waited=waited,
+                    )
+        except RPCError as exc:
+            raise _rpc_error(exc, handle.id) from exc
+        finally:
+            # Only when given up on: a result wait cancelled before its end leaves
+            # the test server's time skipping locked.
+            if not waiting.done():
+                waiting.cancel()
+                await asyncio.gather(waiting, return_exceptions=True)
+
+    async def _untaken_task_queue(
+        self, client: Client, workflow_id: WorkflowId, waited: float
+    ) -> str | None:
+        """The task queue of `workflow_id` if its next task has waited `waited` s for a worker."""
+        description = await self._describe(client, workflow_id)
+        pending = description.raw_description.pending_workflow_task
+        if pending.state != PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED:
+            return None
+        scheduled = pending.scheduled_time.ToDatetime(tzinfo=UTC)
+        if datetime.now(UTC) - scheduled < timedelta(seconds=waited):
+            return None
+        return description.task_queue
 
     async def _terminated_unstarted(self, client: Client, handle: WorkflowHandle[Any, Any]) -> bool:
         """Terminate the cancelled workflow `handle` if no worker has started it; say if so.

@@ -28,7 +28,9 @@ because its worker shut down goes on the same way on another worker; one
 stopped because the workflow was cancelled (through Temporal: `temporal
 workflow cancel`, `WorkflowHandle.cancel`) has its part carried out, then
 the workflow ends cancelled; its `neuron.kept` query then answers that part
-and its continuation, for the dispatch to hand on.
+and its continuation, for the dispatch to hand on. A part that reaches the
+workflow together with its cancellation (its worker stopped after the turn's
+activity returned it, and the next worker brings both) is kept the same way.
 
 A turn exiting with `CustomExit(name="await_signal")` keeps the workflow
 open: the next signal starts another turn of the same agent. A turn exiting
@@ -139,6 +141,8 @@ _CONTINUES: Final = "continues-interrupted-turns"
 """The patch after which a turn that failed part-way is carried out and continued."""
 _KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
 """The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
+_KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
+"""The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -400,17 +404,18 @@ class AgentWorkflow:
             answered=answered,
             continues=continues,
         )
+        running: workflow.ActivityHandle[TurnOutput | TurnResult] = workflow.start_activity(
+            EXECUTE_TURN,
+            request,
+            result_type=TurnResult if answered else TurnOutput,
+            start_to_close_timeout=_ms(policy.start_to_close),
+            schedule_to_close_timeout=tries.time_left(),
+            heartbeat_timeout=_ms(policy.heartbeat),
+            retry_policy=_retry(policy, tries.attempts_left()),
+            cancellation_type=cancellation,
+        )
         try:
-            result: TurnOutput | TurnResult = await workflow.execute_activity(
-                EXECUTE_TURN,
-                request,
-                result_type=TurnResult if answered else TurnOutput,
-                start_to_close_timeout=_ms(policy.start_to_close),
-                schedule_to_close_timeout=tries.time_left(),
-                heartbeat_timeout=_ms(policy.heartbeat),
-                retry_policy=_retry(policy, tries.attempts_left()),
-                cancellation_type=cancellation,
-            )
+            result = await _through_cancellation(running, cancellation)
         except ActivityError as exc:
             if _cancelled(exc):
                 raise
@@ -581,6 +586,34 @@ class AgentWorkflow:
             return None
         self._consumed += 1
         return view.inbox[self._consumed - 1]
+
+
+async def _through_cancellation(
+    running: workflow.ActivityHandle[TurnOutput | TurnResult],
+    cancellation: workflow.ActivityCancellationType,
+) -> TurnOutput | TurnResult:
+    """The turn activity's result, which the workflow's cancellation does not drop.
+
+    Awaited plainly, a result that reaches the workflow in the same task as its
+    cancellation (its worker stopped after the activity returned the turn's
+    part, and the next worker brings both) is dropped by the SDK in favour of
+    the cancellation, and the tools that ran with it. Shielded, the result is
+    taken; an activity still running is cancelled as before, and hands back
+    its part (`WAIT_CANCELLATION_COMPLETED`). Workflows from before the patch,
+    and those whose activities are not waited for, replay as they ran.
+    """
+    waits = cancellation == workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+    if not waits or not workflow.patched(_KEEPS_RACED):
+        return await running
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()  # as the SDK does: the workflow goes on to carry out the part
+        if not running.done():
+            running.cancel()
+        return await running
 
 
 def _cancelled(exc: BaseException) -> bool:

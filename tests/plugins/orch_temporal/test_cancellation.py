@@ -27,7 +27,7 @@ from layer0 import (
     partial_of,
 )
 from layer0.testing import InMemoryStore
-from neuron_orch_temporal import TemporalOrchestrator, create_worker
+from neuron_orch_temporal import CancellationPendingError, TemporalOrchestrator, create_worker
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     INTERRUPTED,
@@ -220,6 +220,36 @@ async def test_a_worker_shut_down_mid_turn_keeps_the_tools_that_ran_and_another_
     assert isinstance(history, list)
     roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
+
+
+async def test_a_cancel_no_worker_takes_says_so_and_the_next_worker_ends_it_keeping_the_part(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, stalled = tmp_path / "tools.log", asyncio.Event()
+    task_queue = f"test-{uuid.uuid4()}"
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue=task_queue, policy=FAST, pickup_timeout=1
+    )
+    async with SqliteStore(tmp_path / "state.db") as store:
+        agents = {"reader": stalling_agent(tool_log, state=store, stalled=stalled)}
+        async with create_worker(dev_env.client, agents=agents, store=store, task_queue=task_queue):
+            dispatch = asyncio.ensure_future(dispatching(orchestrator, "orphaned"))
+            await stalled.wait()
+        # Its worker stopped, handing back the part; no worker is left to take the cancel.
+        with pytest.raises(
+            CancellationPendingError, match="'orphaned' is cancelled, but no worker"
+        ):
+            await orchestrator.cancel("orphaned")
+        async with create_worker(dev_env.client, agents=agents, store=store, task_queue=task_queue):
+            async with asyncio.timeout(60):
+                with pytest.raises(DispatchFailed, match="orphaned was cancelled"):
+                    await dispatch
+        history = await store.read(SESSION, "messages")
+        description = await dev_env.client.get_workflow_handle("orphaned").describe()
+
+    # The next worker took the cancellation: the part kept, nothing run again.
+    assert description.status == WorkflowExecutionStatus.CANCELED
+    kept_both_tools(tool_log, history)
 
 
 async def test_cancelling_a_workflow_cancels_the_delegation_its_turn_waits_on(

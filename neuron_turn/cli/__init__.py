@@ -67,6 +67,7 @@ from ._errors import (
     UsageError,
     classify,
     epilog,
+    stop_notes,
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
 from ._listing import listing_json, listing_text
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             line = "interrupted"
             if args.handler is _run_command:
                 line += kept_part_hint(args, _add_run_options, exc)
-            _error(line)
+            _error(line + stop_notes(exc))
             return EXIT_INTERRUPTED
         except UsageError as exc:
             _error(str(exc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from collections.abc import Iterator
 from typing import Final, TypeVar
@@ -181,6 +182,21 @@ def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:
         f"authentication failed for provider {provider!r} ({exc}); "
         f"set its API key (e.g. {variable}) and try again"
     )
+
+
+def stop_notes(exc: BaseException) -> str:
+    """What to add to the line of a command stopped by Ctrl-C: its cancellation's notes.
+
+    The orchestrator notes there what the stop left undone (a workflow no
+    worker has taken the cancellation of, a part that could not be kept).
+    """
+    notes = [
+        note
+        for error in chain_of(exc)
+        if isinstance(error, asyncio.CancelledError)
+        for note in getattr(error, "__notes__", ())
+    ]
+    return "".join(f"; {note}" for note in notes)
 
 
 def in_chain(exc: BaseException, kind: type[E]) -> E | None:

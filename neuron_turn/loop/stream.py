@@ -162,6 +162,15 @@ class EventStream(Generic[E, R]):
         cancelled = self._run.cancelled_with
         return None if cancelled is None else partial_of(cancelled)
 
+    @property
+    def stop_notes(self) -> tuple[str, ...]:
+        """What the work noted as it was cancelled (what its stop left undone, if anything).
+
+        E.g. a part that could not be kept, or a remote stop not seen through.
+        """
+        cancelled = self._run.cancelled_with
+        return () if cancelled is None else tuple(getattr(cancelled, "__notes__", ()))
+
 
 class TurnStream(EventStream[TurnEvent, TurnOutput]):
     """The events of one turn, in order, ending with `TurnDone`; iterate it once.
@@ -193,8 +202,9 @@ async def close_cancelled(events: object, cancelled: asyncio.CancelledError) -> 
     The work (a turn, a dispatch) stops; what it had done (the stream's
     `partial`: its tools ran) goes on `cancelled`, where `layer0.partial_of`
     finds it once the cancellation leaves the reader's task, so whoever
-    cancelled can keep it or go on from it. `events` is any stream with
-    `aclose` (and, if it says, `partial`).
+    cancelled can keep it or go on from it, and so do the notes its stop
+    left (`stop_notes`). `events` is any stream with `aclose` (and, if it
+    says, `partial` and `stop_notes`).
     """
     close = getattr(events, "aclose", None)
     if close is not None:
@@ -202,3 +212,7 @@ async def close_cancelled(events: object, cancelled: asyncio.CancelledError) -> 
     partial = getattr(events, "partial", None)
     if isinstance(partial, PartialTurn) and partial_of(cancelled) is None:
         cancelled.partial = partial  # type: ignore[attr-defined]
+    noted = getattr(cancelled, "__notes__", ())
+    for note in getattr(events, "stop_notes", ()):
+        if note not in noted:
+            cancelled.add_note(note)

@@ -27,6 +27,7 @@ from neuron_hooks import FunctionHook, HookRegistry
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     EffectDeclared,
+    EventStream,
     HookHalted,
     Lifecycle,
     LimitReached,
@@ -48,6 +49,7 @@ from neuron_turn import (
     ToolStart,
     TurnDone,
     TurnEvent,
+    close_cancelled,
     event_from_json,
     event_json,
 )
@@ -431,3 +433,34 @@ def test_json_that_is_no_event_is_refused() -> None:
         event_from_json({"type": "nope"})
     with pytest.raises(ValueError, match="model_call_start event without"):
         event_from_json({"type": "model_call_start"})
+
+
+async def test_a_cancelled_reader_is_handed_the_notes_its_works_stop_left() -> None:
+    started = asyncio.Event()
+
+    async def work(sink: Any) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError as cancelled:
+            cancelled.add_note("the remote stop was not seen through")
+            raise
+
+    events: EventStream[Any, None] = EventStream(work)
+
+    async def read() -> None:
+        try:
+            async for _ in events:
+                pass
+        except asyncio.CancelledError as cancelled:
+            await close_cancelled(events, cancelled)
+            raise
+
+    reading = asyncio.ensure_future(read())
+    await started.wait()
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError) as raised:
+        await reading
+
+    assert events.stop_notes == ("the remote stop was not seen through",)
+    assert raised.value.__notes__ == ["the remote stop was not seen through"]

@@ -301,3 +301,43 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     assert answer.strip() == "the sum is 5"
     roles = [message["role"] for message in json.loads(out)]
     assert roles == ["user", "assistant", "user", "assistant"]  # the tool did not run again
+
+
+async def test_ctrl_c_on_a_run_whose_worker_was_killed_says_the_workflow_waits_for_another(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "killed")
+    stalling = ("--model", "fixture:tool-stall", "--tool", "fixture_add")
+    async with worker(address, task_queue, state, *stalling) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+        process = await asyncio.create_subprocess_exec(
+            *(*COMMAND, "run", "add", "--session", "s6", "--verbose", *remote),
+            *("--pickup-timeout", "1"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env=_environment(),
+        )
+        run = CommandProcess(process)
+        try:
+            await run.expect("[tool] fixture_add -> 5")
+            hosting.process.kill()  # SIGKILL: the worker hands nothing back
+            await hosting.process.wait()
+            assert await run.interrupt() == 130
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        listed = dev_env.client.list_workflows(f"TaskQueue = '{task_queue}'")
+        [workflow_id] = [workflow.id async for workflow in listed]
+        description = await dev_env.client.get_workflow_handle(workflow_id).describe()
+
+    # The cancel waits in Temporal for a worker to take it, and the line says so.
+    said = "".join(run.stderr).splitlines()
+    assert said[-1] == (
+        f"neuron-turn: error: interrupted; workflow {workflow_id} was not seen to stop: "
+        f"workflow {workflow_id!r} is cancelled, but no worker took the cancellation within "
+        f"1 s; it ends, keeping what its turn did, once a worker polls task queue "
+        f"{task_queue!r}: start one with `neuron-turn worker --address {address} "
+        f"--task-queue {task_queue}`"
+    ), said
+    assert description.status == WorkflowExecutionStatus.RUNNING

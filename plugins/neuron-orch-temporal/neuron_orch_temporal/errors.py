@@ -3,7 +3,7 @@
 layer0.OrchError
 └── layer0.DispatchFailed
     ├── NoWorkerError              no worker picked the dispatch up in time
-    ├── CancellationPendingError   no worker took a workflow's cancellation in time
+    │   └── CancellationPendingError   nor a workflow's cancellation
     └── ServerUnavailableError     the Temporal server cannot be reached
 
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
@@ -23,28 +23,29 @@ class NoWorkerError(DispatchFailed):
     def __init__(self, *, workflow_id: str, task_queue: str, address: str, waited: float) -> None:
         self.workflow_id = workflow_id
         self.task_queue = task_queue
-        super().__init__(
-            f"no worker picked up workflow {workflow_id!r} on task queue {task_queue!r} "
-            f"within {waited:g} s; start one with `neuron-turn worker --address {address} "
-            f"--task-queue {task_queue}` (the workflow was terminated, so it will not run later)"
+        start = f"start one with `neuron-turn worker --address {address} --task-queue {task_queue}`"
+        super().__init__(self._message(waited, start))
+
+    def _message(self, waited: float, start: str) -> str:
+        return (
+            f"no worker picked up workflow {self.workflow_id!r} on task queue "
+            f"{self.task_queue!r} within {waited:g} s; {start} (the workflow was "
+            "terminated, so it will not run later)"
         )
 
 
-class CancellationPendingError(DispatchFailed):
+class CancellationPendingError(NoWorkerError):
     """A workflow is cancelled, but no worker took the cancellation in time to end it.
 
     It ends when a worker starts, keeping what its turn did; the message says
     how to start one.
     """
 
-    def __init__(self, *, workflow_id: str, task_queue: str, address: str, waited: float) -> None:
-        self.workflow_id = workflow_id
-        self.task_queue = task_queue
-        super().__init__(
-            f"workflow {workflow_id!r} is cancelled, but no worker took the cancellation "
+    def _message(self, waited: float, start: str) -> str:
+        return (
+            f"workflow {self.workflow_id!r} is cancelled, but no worker took the cancellation "
             f"within {waited:g} s; it ends, keeping what its turn did, once a worker polls "
-            f"task queue {task_queue!r}: start one with `neuron-turn worker --address "
-            f"{address} --task-queue {task_queue}`"
+            f"task queue {self.task_queue!r}: {start}"
         )
 
 

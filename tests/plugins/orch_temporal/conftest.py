@@ -6,7 +6,9 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import pytest_asyncio
+from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import EffectPolicy, StateStore, Turn
@@ -62,3 +64,19 @@ async def hosting(
         yield TemporalOrchestrator(
             env.client, task_queue=task_queue, policy=policy, pickup_timeout=20.0
         )
+
+
+def noting_calls(monkeypatch: pytest.MonkeyPatch, method: str) -> asyncio.Event:
+    """An event set once any `WorkflowHandle.<method>` is called: the caller waits on Temporal.
+
+    So a test acts (cancels the caller, say) once the orchestrator waits there.
+    """
+    called = asyncio.Event()
+    original = getattr(WorkflowHandle, method)
+
+    async def noted(self: WorkflowHandle[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        called.set()
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(WorkflowHandle, method, noted)
+    return called

@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import HISTORY_KEY, SessionScope, TurnInput
@@ -27,7 +25,7 @@ from neuron_turn import (
 )
 
 from .agents import cleaner_agent
-from .conftest import FAST, hosting
+from .conftest import FAST, hosting, noting_calls
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -181,14 +179,7 @@ async def test_a_caller_cancelled_while_its_decisions_wait_for_a_worker_is_cance
     ) as orchestrator:
         await orchestrator.run("cleaner", TIDY, workflow_id="decide-unconfirmed")
     # Its worker is gone: the decisions wait for the next one.
-    sent = asyncio.Event()
-    execute_update = WorkflowHandle.execute_update
-
-    async def execute_noted(self: WorkflowHandle[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        sent.set()
-        return await execute_update(self, *args, **kwargs)
-
-    monkeypatch.setattr(WorkflowHandle, "execute_update", execute_noted)
+    sent = noting_calls(monkeypatch, "execute_update")
     deciding = asyncio.ensure_future(
         orchestrator.decide("decide-unconfirmed", [Decision.approve("c2")])
     )

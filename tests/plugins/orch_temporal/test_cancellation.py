@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pydantic import JsonValue
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import (
@@ -44,7 +43,7 @@ from neuron_turn.testing import (
 
 from ..orch_local._doubles import NeverAnswers
 from .agents import stalling_agent
-from .conftest import FAST, hosting
+from .conftest import FAST, hosting, noting_calls
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -380,23 +379,10 @@ async def test_a_cancellation_whose_kept_part_cannot_be_learned_says_so_and_carr
     ]
 
 
-def noting_result_waits(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
-    """An event set once a dispatch waits for its workflow's end (`WorkflowHandle.result`)."""
-    waiting = asyncio.Event()
-    result = WorkflowHandle.result
-
-    async def result_noted(self: WorkflowHandle[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        waiting.set()
-        return await result(self, *args, **kwargs)
-
-    monkeypatch.setattr(WorkflowHandle, "result", result_noted)
-    return waiting
-
-
 async def test_a_caller_cancelled_before_any_worker_picked_it_up_stops_at_once(
     dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    waiting = noting_result_waits(monkeypatch)
+    waiting = noting_calls(monkeypatch, "result")
     orchestrator = TemporalOrchestrator(
         dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", stop_with_caller=True
     )
@@ -416,7 +402,7 @@ async def test_a_caller_cancelled_before_any_worker_picked_it_up_stops_at_once(
 async def test_cancel_of_a_workflow_no_worker_picked_up_ends_it_and_its_dispatch_at_once(
     dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    waiting = noting_result_waits(monkeypatch)
+    waiting = noting_calls(monkeypatch, "result")
     orchestrator = TemporalOrchestrator(
         dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", pickup_timeout=None
     )

@@ -105,6 +105,10 @@ class CommandProcess:
         return self.process.returncode
 
 
+STALLING: Final = ("--model", "fixture:tool-stall", "--tool", "fixture_add")
+"""A worker's turn whose answer after its tool's result waits until cancelled."""
+
+
 def on_dev_server(
     dev_env: WorkflowEnvironment, tmp_path: Path, label: str
 ) -> tuple[str, str, Path, list[str]]:
@@ -125,12 +129,25 @@ async def worker(
 
     `environ` adds to its environment. It is killed on the way out if still running.
     """
-    process = await asyncio.create_subprocess_exec(
-        *COMMAND,
+    async with command(
         "worker",
         *("--orchestrator", "temporal", "--address", address, "--task-queue", task_queue),
         *(turn or ("--model", "fixture:echo")),
         *("--state", str(state)),
+        **environ,
+    ) as process:
+        yield process
+
+
+@asynccontextmanager
+async def command(*args: str, **environ: str) -> AsyncIterator[CommandProcess]:
+    """Start `neuron-turn ARGS`, its stderr read as the test goes; killed on the way out.
+
+    `environ` adds to its environment.
+    """
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        *args,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=_environment(**environ),
@@ -252,23 +269,11 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "ctrl-c")
-    stalling = ("--model", "fixture:tool-stall", "--tool", "fixture_add")
-    async with worker(address, task_queue, state, *stalling) as hosting:
+    async with worker(address, task_queue, state, *STALLING) as hosting:
         await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
-        process = await asyncio.create_subprocess_exec(
-            *(*COMMAND, "run", "add", "--session", "s5", "--verbose", *remote),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            env=_environment(),
-        )
-        run = CommandProcess(process)
-        try:
+        async with command("run", "add", "--session", "s5", "--verbose", *remote) as run:
             await run.expect("[tool] fixture_add -> 5")  # the tool ran; the answer after waits
             assert await run.interrupt() == 130
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
         code, out, err = await neuron_turn("history", "s5", "--json", "--state", str(state))
         assert code == 0, err
         listed = dev_env.client.list_workflows(f"TaskQueue = '{task_queue}'")
@@ -307,26 +312,14 @@ async def test_ctrl_c_on_a_run_whose_worker_was_killed_says_the_workflow_waits_f
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "killed")
-    stalling = ("--model", "fixture:tool-stall", "--tool", "fixture_add")
-    async with worker(address, task_queue, state, *stalling) as hosting:
+    async with worker(address, task_queue, state, *STALLING) as hosting:
         await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
-        process = await asyncio.create_subprocess_exec(
-            *(*COMMAND, "run", "add", "--session", "s6", "--verbose", *remote),
-            *("--pickup-timeout", "1"),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            env=_environment(),
-        )
-        run = CommandProcess(process)
-        try:
+        running = ("run", "add", "--session", "s6", "--verbose", *remote, "--pickup-timeout", "1")
+        async with command(*running) as run:
             await run.expect("[tool] fixture_add -> 5")
             hosting.process.kill()  # SIGKILL: the worker hands nothing back
             await hosting.process.wait()
             assert await run.interrupt() == 130
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
         listed = dev_env.client.list_workflows(f"TaskQueue = '{task_queue}'")
         [workflow_id] = [workflow.id async for workflow in listed]
         description = await dev_env.client.get_workflow_handle(workflow_id).describe()

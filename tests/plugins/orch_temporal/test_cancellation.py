@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import JsonValue
@@ -379,15 +380,26 @@ async def test_a_cancellation_whose_kept_part_cannot_be_learned_says_so_and_carr
     ]
 
 
+async def waiting_for_a_worker(
+    orchestrator: TemporalOrchestrator, workflow_id: str, monkeypatch: pytest.MonkeyPatch
+) -> asyncio.Future[object]:
+    """A dispatch to a task queue no worker polls, once it waits for its workflow's end."""
+    waiting = noting_calls(monkeypatch, "result")
+    running = asyncio.ensure_future(dispatching(orchestrator, workflow_id))
+    await waiting.wait()
+    return running
+
+
+def nobody(dev_env: WorkflowEnvironment, **options: Any) -> TemporalOrchestrator:
+    """An orchestrator dispatching to a task queue no worker polls."""
+    return TemporalOrchestrator(dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", **options)
+
+
 async def test_a_caller_cancelled_before_any_worker_picked_it_up_stops_at_once(
     dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    waiting = noting_calls(monkeypatch, "result")
-    orchestrator = TemporalOrchestrator(
-        dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", stop_with_caller=True
-    )
-    running = asyncio.ensure_future(dispatching(orchestrator, "unpicked-caller"))
-    await waiting.wait()
+    orchestrator = nobody(dev_env, stop_with_caller=True)
+    running = await waiting_for_a_worker(orchestrator, "unpicked-caller", monkeypatch)
     running.cancel()
     # Bounded so that a wait for a worker that never comes fails here rather than hangs.
     async with asyncio.timeout(30):
@@ -402,12 +414,8 @@ async def test_a_caller_cancelled_before_any_worker_picked_it_up_stops_at_once(
 async def test_cancel_of_a_workflow_no_worker_picked_up_ends_it_and_its_dispatch_at_once(
     dev_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    waiting = noting_calls(monkeypatch, "result")
-    orchestrator = TemporalOrchestrator(
-        dev_env.client, task_queue=f"nobody-{uuid.uuid4()}", pickup_timeout=None
-    )
-    running = asyncio.ensure_future(dispatching(orchestrator, "unpicked"))
-    await waiting.wait()
+    orchestrator = nobody(dev_env, pickup_timeout=None)
+    running = await waiting_for_a_worker(orchestrator, "unpicked", monkeypatch)
     async with asyncio.timeout(30):
         assert await orchestrator.cancel("unpicked") is True
         with pytest.raises(DispatchFailed, match=r"^workflow unpicked was cancelled before any"):

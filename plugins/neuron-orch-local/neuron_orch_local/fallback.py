@@ -248,6 +248,8 @@ class _Attempts:
     """Whether every candidate reads continuations (else the agent runs its input again)."""
     input: TurnInput = field(init=False)
     """What the next attempt runs: `original`, or the last kept partial's continuation."""
+    kept: PartialTurn | None = None
+    """The part an earlier attempt left that was kept last, if any."""
     failed: list[Attempt] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -289,7 +291,7 @@ class _Attempts:
         if partial is None or self.keep is None:
             return
         if await self.keep(partial.output, error):
-            self.input = partial.continuation
+            self.input, self.kept = partial.continuation, partial
             self.failed[-1] = replace(self.failed[-1], kept=True)
 
     async def keep_last(self, error: TurnError, *, listed: bool) -> None:
@@ -298,10 +300,15 @@ class _Attempts:
         The tools it ran did run: the session records them, and a later dispatch of
         `error.partial.continuation` goes on from there. A failure to keep it is noted
         on `error`, which stays the one raised; a part `keep` refuses is dropped from
-        it, as nothing could go on from it. `listed`: the attempt is the last of
-        `failed` (a model's error; any other is raised at once, unlisted).
+        it, as nothing could go on from it. An attempt that ran no tool after an
+        earlier one's part was kept hands on that part, which is where a later
+        dispatch goes on. `listed`: the attempt is the last of `failed` (a model's
+        error; any other is raised at once, unlisted).
         """
         partial = error.partial
+        if partial is None and self.kept is not None:
+            error.partial = self._going_on(self.kept)
+            return
         if partial is None or self.keep is None:
             return
         try:

@@ -172,19 +172,25 @@ async def test_when_retries_run_out_the_dispatch_fails_with_what_was_kept_before
             tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
             RateLimitError("429", provider="scripted"),
             RateLimitError("429", provider="scripted"),
+            text_response("Sent."),
         ]
     )
     turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
     policy = RetryPolicy(max_attempts=2, initial_interval=100)
     orchestrator = LocalOrchestrator({"main": turn}, store, retry=policy, clock=clock)
 
-    with pytest.raises(DispatchFailed, match="RetryableError"):
+    with pytest.raises(DispatchFailed, match="RetryableError") as raised:
         await orchestrator.dispatch("main", user("send hello", session="s1"))
 
     assert outbox.sent == ["hello"] and len(provider.requests) == 3
     history = await store.read(SESSION, "messages")
     assert isinstance(history, list)
     assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    # The last attempt ran no tool; the error hands on the part the first one kept.
+    cause = raised.value.__cause__
+    assert isinstance(cause, RetryableError) and cause.partial is not None
+    later = await orchestrator.dispatch("main", cause.partial.continuation)
+    assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]
 
 
 async def test_a_dispatch_failing_after_a_tool_ran_keeps_it_and_a_later_one_goes_on() -> None:

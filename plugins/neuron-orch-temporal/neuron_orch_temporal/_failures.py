@@ -100,11 +100,18 @@ def first_application_error(exc: BaseException) -> ApplicationError | None:
     return None
 
 
-def workflow_failure(exc: BaseException, *, context: str | None = None) -> ApplicationError:
+def workflow_failure(
+    exc: BaseException,
+    *,
+    context: str | None = None,
+    kept: tuple[TurnOutput, TurnInput] | None = None,
+) -> ApplicationError:
     """Return the `ApplicationError` a workflow fails with for `exc`, never retried.
 
     An error that already carries a context (a child's) keeps it, so it
-    propagates unchanged; otherwise `context` is added.
+    propagates unchanged; otherwise `context` is added. `kept`: the part of
+    the turn carried out before this one failed, and its continuation, for
+    the caller's error to hand on as its `partial` (unless `exc` has its own).
     """
     if isinstance(exc, Layer0Error):
         exc = application_error(exc)
@@ -116,6 +123,8 @@ def workflow_failure(exc: BaseException, *, context: str | None = None) -> Appli
         kind, message, info = inner.type or "Exception", inner.message, _info(inner)
     if info.context is None and context is not None:
         info = info.model_copy(update={"context": context})
+    if info.kept is None and kept is not None:
+        info = info.model_copy(update={"kept": kept[0], "continuation": kept[1]})
     return ApplicationError(message, info, type=kind, non_retryable=True)
 
 

@@ -168,7 +168,8 @@ class AgentWorkflow:
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
         self._finished = False
-        # What a turn stopped by this workflow's cancellation kept, and what goes on from it.
+        # The part of the running turn carried out last, and what goes on from it: where
+        # a later dispatch goes on should this workflow end before the turn does.
         self._kept: KeptPart | None = None
 
     @workflow.run
@@ -242,7 +243,10 @@ class AgentWorkflow:
 
     @workflow.query(name=KEPT_QUERY)
     def kept(self) -> KeptPart | None:
-        """What the turn this workflow's cancellation stopped kept (None: nothing to go on from)."""
+        """The part of its turn this workflow kept last (None: nothing to go on from).
+
+        Asked once it ended cancelled: what its stopped turn kept.
+        """
         return self._kept
 
     @workflow.signal(name=PROGRESS_SIGNAL)
@@ -357,10 +361,13 @@ class AgentWorkflow:
             self._view.output = output
             handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
             interruption = result.interrupted
+            self._kept = (
+                None
+                if interruption is None
+                else KeptPart(output=output, continuation=interruption.continuation)
+            )
             if _cancel_requested():
                 # The activity waited out its cancellation; what it handed back is kept.
-                if interruption is not None:
-                    self._kept = KeptPart(output=output, continuation=interruption.continuation)
                 raise asyncio.CancelledError("the workflow was cancelled")
             if interruption is None:
                 return output, turn, handoff
@@ -419,7 +426,13 @@ class AgentWorkflow:
         except ActivityError as exc:
             if _cancelled(exc):
                 raise
-            raise workflow_failure(exc, context=self._failed_in(agent, chain)) from None
+            # A continuation failing for good hands on the part kept before it.
+            kept = self._kept
+            raise workflow_failure(
+                exc,
+                context=self._failed_in(agent, chain),
+                kept=None if kept is None else (kept.output, kept.continuation),
+            ) from None
         if isinstance(result, TurnOutput):
             return TurnResult(output=result)
         self._view.delegations.extend(result.delegations)

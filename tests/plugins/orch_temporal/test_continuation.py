@@ -70,12 +70,16 @@ async def test_when_attempts_run_out_the_continued_turn_fails_keeping_its_first_
     async with hosting(env, {"reader": agent}, store) as orchestrator:
         with pytest.raises(DispatchFailed, match="429 rate limited") as raised:
             await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-2")
+        history = await store.read(SESSION, "messages")
+        # The continuation's attempts ran no tool; the error hands on the first part, kept.
+        cause = raised.value.__cause__
+        assert isinstance(cause, RetryableError) and cause.partial is not None
+        later = await orchestrator.dispatch("reader", cause.partial.continuation)
 
-    assert isinstance(raised.value.__cause__, RetryableError)
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
     assert isinstance(history, list)
     assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert later.message.as_text() == "read it; 3 messages"
 
 
 class Wrapper:

@@ -330,8 +330,13 @@ class _Attempts:
         Its tools did run: the session records them, as for a failed attempt.
         Kept shielded from the cancellation under way; a failure to keep it is
         noted on `cancelled`, which goes on, and a part `keep` refuses is dropped.
+        Cancelled with nothing of its own (waiting to retry, or before a tool
+        ran) after an earlier attempt's part was kept, it hands on that part.
         """
         partial = partial_of(cancelled)
+        if partial is None and self.kept is not None:
+            cancelled.partial = self._going_on(self.kept)  # type: ignore[attr-defined]
+            return
         if partial is None or self.keep is None:
             return
         try:

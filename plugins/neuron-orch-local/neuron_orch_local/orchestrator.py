@@ -31,7 +31,6 @@ from layer0 import (
     TurnRecord,
     TurnRecordStore,
     WorkflowId,
-    partial_of,
 )
 
 if TYPE_CHECKING:
@@ -393,6 +392,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """Run the turn and its effects but the handoff; record it; return output and plan."""
         turn_input = input if recording is None else recording.turn_input()
         answerer = self._answerer(workflow_id, agent, input, chain, granted)
+        kept_as_cancelled = False
 
         async def keep(partial: TurnOutput, error: BaseException) -> bool:
             """Carry out a failed or cancelled attempt's part as a turn that ended there.
@@ -400,11 +400,13 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             Not one that declares a handoff, which only a finished turn may: that turn
             runs again whole. The part gets a record of its own.
             """
+            nonlocal kept_as_cancelled
             if any(isinstance(effect, HandoffEffect) for effect in partial.effects):
                 return False
             part = None if recording is None else recording.split()
             output = partial if part is None else part.returned(partial)
             await self._carry_out(workflow_id, agent, input, output, chain, granted, part, error)
+            kept_as_cancelled = isinstance(error, asyncio.CancelledError)
             return True
 
         try:
@@ -416,8 +418,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 await recording.store_failure("failed", exc)
             raise
         except asyncio.CancelledError as exc:
-            # A part it kept has its record (`keep`); a turn stopped before that has this one.
-            if recording is not None and partial_of(exc) is None:
+            # A part kept as it was cancelled has its record (`keep`); else the stop has this.
+            if recording is not None and not kept_as_cancelled:
                 await asyncio.shield(recording.store_failure("failed", exc))
             raise
         plan = await self._carry_out(workflow_id, agent, input, output, chain, granted, recording)

@@ -522,6 +522,58 @@ async def kept_once(store: SqliteStore, outbox: Outbox) -> None:
     assert kept.status == "executed" and kept.error == "CancelledError"
 
 
+class WaitingClock(FakeClock):
+    """A clock whose sleeps last until cancelled: a retry that waits for good."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sleeping = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeping.set()
+        await asyncio.Event().wait()
+
+
+async def test_a_dispatch_cancelled_while_it_waits_to_retry_hands_on_the_part_it_kept(
+    tmp_path: Path,
+) -> None:
+    outbox, clock = Outbox(), WaitingClock()
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "send", {"text": "hello"})),
+            RateLimitError("429", provider="scripted", retry_after=5.0),
+            text_response("Sent."),
+        ]
+    )
+    async with SqliteStore(tmp_path / "state.db") as store:
+        turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
+        orchestrator = LocalOrchestrator({"main": turn}, store, clock=clock)
+        raised: list[asyncio.CancelledError] = []
+
+        async def dispatch() -> None:
+            try:
+                await orchestrator.dispatch("main", user("send hello", session="s1"))
+            except asyncio.CancelledError as exc:
+                raised.append(exc)
+                raise
+
+        task = asyncio.ensure_future(dispatch())
+        await clock.sleeping.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        recorded = [await store.turn_record(s.turn_id) for s in await store.turn_summaries()]
+        statuses = sorted((r.status, r.error) for r in recorded if r is not None)
+        (cancelled,) = raised
+        partial = partial_of(cancelled)
+        assert partial is not None
+        later = await orchestrator.dispatch("main", partial.continuation)
+
+    assert later.message.as_text() == "Sent." and outbox.sent == ["hello"]
+    # The part kept has its record; the stop that came while waiting to retry has its own.
+    assert statuses == [("executed", "RetryableError: 429"), ("failed", "CancelledError")]
+
+
 async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path: Path) -> None:
     async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
         raised: list[BaseException] = []

@@ -522,6 +522,15 @@ async def kept_once(store: SqliteStore, outbox: Outbox) -> None:
     assert kept.status == "executed" and kept.error == "CancelledError"
 
 
+async def sending_hello(orchestrator: LocalOrchestrator, raised: list[BaseException]) -> None:
+    """Dispatch "send hello" on session s1; the cancellation that stops it goes in `raised`."""
+    try:
+        await orchestrator.dispatch("main", user("send hello", session="s1"))
+    except asyncio.CancelledError as exc:
+        raised.append(exc)
+        raise
+
+
 class WaitingClock(FakeClock):
     """A clock whose sleeps last until cancelled: a retry that waits for good."""
 
@@ -548,16 +557,8 @@ async def test_a_dispatch_cancelled_while_it_waits_to_retry_hands_on_the_part_it
     async with SqliteStore(tmp_path / "state.db") as store:
         turn = NeuronTurn(provider, tools=outbox.tools(), state=store)
         orchestrator = LocalOrchestrator({"main": turn}, store, clock=clock)
-        raised: list[asyncio.CancelledError] = []
-
-        async def dispatch() -> None:
-            try:
-                await orchestrator.dispatch("main", user("send hello", session="s1"))
-            except asyncio.CancelledError as exc:
-                raised.append(exc)
-                raise
-
-        task = asyncio.ensure_future(dispatch())
+        raised: list[BaseException] = []
+        task = asyncio.ensure_future(sending_hello(orchestrator, raised))
         await clock.sleeping.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -577,15 +578,7 @@ async def test_a_dispatch_cancelled_while_it_waits_to_retry_hands_on_the_part_it
 async def test_a_dispatch_cancelled_after_a_tool_ran_keeps_what_it_did(tmp_path: Path) -> None:
     async with stalling_sender(tmp_path) as (orchestrator, store, outbox, model):
         raised: list[BaseException] = []
-
-        async def dispatch() -> None:
-            try:
-                await orchestrator.dispatch("main", user("send hello", session="s1"))
-            except asyncio.CancelledError as exc:
-                raised.append(exc)
-                raise
-
-        await cancel_when_stalled(model, dispatch())
+        await cancel_when_stalled(model, sending_hello(orchestrator, raised))
 
         await kept_once(store, outbox)
         # The caller may go on from there: the cancellation carries the continuation.

@@ -10,11 +10,14 @@ from typing import Any
 from pydantic import JsonValue
 
 from layer0 import (
+    HISTORY_KEY,
     Content,
     DeleteMemoryEffect,
     Effect,
     EffectPolicy,
     Scope,
+    SessionScope,
+    StateReader,
     StateStore,
     Turn,
     TurnInput,
@@ -194,3 +197,10 @@ class NeverAnswers:
         self.asked.set()
         await asyncio.Event().wait()  # until cancelled
         raise AssertionError("unreachable")
+
+
+async def session_roles(store: StateReader, session: str = "s1") -> list[str]:
+    """The roles of the messages in the session's stored history, oldest first."""
+    history = await store.read(SessionScope(id=session), HISTORY_KEY)
+    assert isinstance(history, list)
+    return [message["role"] for message in history]  # type: ignore[index,call-overload,misc]

@@ -59,7 +59,7 @@ from neuron_turn.testing import (
 )
 
 from ..provider_anthropic._support import FakeApi, error_body, message_json, reply
-from ._doubles import ScriptTurn, user
+from ._doubles import ScriptTurn, session_roles, user
 from .test_retries import FakeClock, FlakyTurn, attempts_record
 
 SESSION = SessionScope(id="s1")
@@ -124,9 +124,7 @@ async def test_a_429_after_a_tool_ran_is_retried_from_there_and_the_tool_runs_on
         ] == [("user", ["text"]), ("assistant", ["tool_use"]), ("user", ["tool_result"])]
         failure = attempts_record(result)["failures"][0]  # type: ignore[index]
         assert failure["error"] == "RetryableError" and failure["kept"] is True
-        history = await store.read(SESSION, "messages")
-        assert isinstance(history, list)
-        assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+        assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
         kept, finished = await records(store)
     assert kept.output is not None and kept.output.exit_reason == INTERRUPTED
     assert kept.status == "executed" and kept.error is not None
@@ -183,9 +181,7 @@ async def test_when_retries_run_out_the_dispatch_fails_with_what_was_kept_before
         await orchestrator.dispatch("main", user("send hello", session="s1"))
 
     assert outbox.sent == ["hello"] and len(provider.requests) == 3
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user"]
     # The last attempt ran no tool; the error hands on the part the first one kept.
     cause = raised.value.__cause__
     assert isinstance(cause, RetryableError) and cause.partial is not None
@@ -210,9 +206,7 @@ async def test_a_dispatch_failing_after_a_tool_ran_keeps_it_and_a_later_one_goes
         await orchestrator.dispatch("main", user("send hello", session="s1"))
 
     # The tool did run: the session says so, and the model will know it sent the message.
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user"]
     cause = raised.value.__cause__
     assert isinstance(cause, RetryableError) and cause.partial is not None
     later = await orchestrator.dispatch("main", cause.partial.continuation)
@@ -262,9 +256,7 @@ async def test_a_fallback_of_another_kind_gets_the_dispatchs_input_after_the_par
     (given,) = other.inputs
     assert given.message.as_text() == "send hello" and given.metadata is None
     # The message was sent: the session says so, though the turn that answered cannot.
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user"]
     assert attempts_record(result)["failures"][0]["kept"] is True  # type: ignore[index]
 
 
@@ -514,9 +506,7 @@ async def cancel_when_stalled(model: SendsThenStalls, work: Awaitable[object]) -
 async def kept_once(store: SqliteStore, outbox: Outbox) -> None:
     """The message was sent once, and the session says so, with a record of the part."""
     assert outbox.sent == ["hello"]
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user"]
     (kept,) = await records(store)
     assert kept.output is not None and kept.output.exit_reason == INTERRUPTED
     assert kept.status == "executed" and kept.error == "CancelledError"

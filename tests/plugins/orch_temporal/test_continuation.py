@@ -30,6 +30,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
 
+from ..orch_local._doubles import session_roles
 from .agents import agent, lost_attempt_agent, rate_limited_agent, two_step
 from .conftest import FAST, hosting
 
@@ -57,9 +58,7 @@ async def test_a_429_after_a_tool_ran_is_continued_and_the_tool_runs_once(
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
     assert waited.total_seconds() >= 30  # the provider's retry-after, on the server's clock
     assert result.route == ("reader",)
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
 
 
 async def test_when_attempts_run_out_the_continued_turn_fails_keeping_its_first_part(
@@ -70,15 +69,14 @@ async def test_when_attempts_run_out_the_continued_turn_fails_keeping_its_first_
     async with hosting(env, {"reader": agent}, store) as orchestrator:
         with pytest.raises(DispatchFailed, match="429 rate limited") as raised:
             await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-2")
-        history = await store.read(SESSION, "messages")
+        roles = await session_roles(store)
         # The continuation's attempts ran no tool; the error hands on the first part, kept.
         cause = raised.value.__cause__
         assert isinstance(cause, RetryableError) and cause.partial is not None
         later = await orchestrator.dispatch("reader", cause.partial.continuation)
 
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    assert roles == ["user", "assistant", "user"]
     assert later.message.as_text() == "read it; 3 messages"
 
 
@@ -103,10 +101,7 @@ async def test_a_turn_that_reads_no_continuation_runs_its_input_again_after_its_
     # Given its message again, the model found the file's contents in the session.
     assert output.message.as_text() == "read it; 4 messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    roles = [m["role"] for m in history]  # type: ignore[index,call-overload]
-    assert roles == ["user", "assistant", "user", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "user", "assistant"]
 
 
 async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(
@@ -119,9 +114,7 @@ async def test_a_last_attempt_failing_after_its_tool_ran_keeps_what_it_did(
         with pytest.raises(DispatchFailed, match="RetryableError: 429 rate limited") as raised:
             await orchestrator.dispatch("reader", task("read notes"), workflow_id="cont-4")
         # The tool ran, so the session says so: the next turn's model knows it read the file.
-        history = await store.read(SESSION, "messages")
-        assert isinstance(history, list)
-        assert [m["role"] for m in history] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+        assert await session_roles(store) == ["user", "assistant", "user"]
         cause = raised.value.__cause__
         assert isinstance(cause, RetryableError) and cause.partial is not None
         later = await orchestrator.dispatch("reader", cause.partial.continuation)
@@ -169,9 +162,7 @@ async def answers_with_the_tool_run_once(
     roles = ["user", "assistant", "user", *(["user"] if asked_twice else []), "assistant"]
     assert output.message.as_text() == f"read it; {len(roles) - 1} messages"
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == roles  # type: ignore[index,call-overload]
+    assert await session_roles(store) == roles
 
 
 async def test_a_fallback_chain_continues_its_model_rather_than_run_the_next_one_whole(
@@ -223,9 +214,7 @@ async def test_an_attempt_lost_after_its_tool_ran_is_taken_up_from_its_checkpoin
     # The second attempt went on from the heartbeat's checkpoint: the tool ran once.
     assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
     assert output.message.as_text() == "read it; 3 messages"
-    history = await store.read(SESSION, "messages")
-    assert isinstance(history, list)
-    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]  # type: ignore[index,call-overload]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
 
 
 async def test_an_attempt_lost_after_a_delegation_keeps_the_delegation_in_the_dispatch(

@@ -18,12 +18,14 @@ quick and must not raise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Final
 
 from layer0 import PartialTurn
+
+from ._context_value import set_within
 
 __all__ = ["Checkpoint", "checkpointing", "current_checkpoint"]
 
@@ -35,14 +37,9 @@ _CHECKPOINT: Final[ContextVar[Checkpoint | None]] = ContextVar(
 )
 
 
-@contextmanager
-def checkpointing(checkpoint: Checkpoint) -> Iterator[None]:
+def checkpointing(checkpoint: Checkpoint) -> AbstractContextManager[None]:
     """Hand `checkpoint` the partial turn after each tool round of the turns executed inside."""
-    token = _CHECKPOINT.set(checkpoint)
-    try:
-        yield
-    finally:
-        _CHECKPOINT.reset(token)
+    return set_within(_CHECKPOINT, checkpoint)
 
 
 def current_checkpoint() -> Checkpoint | None:

@@ -19,8 +19,8 @@ one argument and a turn that is not a `NeuronTurn` is unaffected.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
@@ -28,6 +28,8 @@ from typing import Final
 from moneyed import Money
 
 from layer0 import Effect, usd
+
+from ._context_value import set_within
 
 __all__ = ["EffectAnswer", "EffectAnswerer", "answering", "current_answerer"]
 
@@ -56,14 +58,9 @@ _ANSWERER: Final[ContextVar[EffectAnswerer | None]] = ContextVar(
 )
 
 
-@contextmanager
-def answering(answerer: EffectAnswerer) -> Iterator[None]:
+def answering(answerer: EffectAnswerer) -> AbstractContextManager[None]:
     """Let `answerer` answer the effects of the turns executed inside this block."""
-    token = _ANSWERER.set(answerer)
-    try:
-        yield
-    finally:
-        _ANSWERER.reset(token)
+    return set_within(_ANSWERER, answerer)
 
 
 def current_answerer() -> EffectAnswerer | None:

@@ -33,7 +33,13 @@ if TYPE_CHECKING:
     from .activities import AgentActivities
     from .approvals import TIMED_OUT_REASON, AwaitingApproval
     from .connect import DATA_CONVERTER, connect
-    from .errors import CancellationPendingError, NoWorkerError, ServerUnavailableError
+    from .errors import (
+        CancellationPendingError,
+        DecisionsPendingError,
+        NoWorkerError,
+        QueryUnansweredError,
+        ServerUnavailableError,
+    )
     from .inputs import SIGNAL_KEY, signal_input
     from .ledger import APPLIED_SCOPE
     from .messages import Delegation, DispatchResult
@@ -60,10 +66,12 @@ __all__ = [
     "CancellationPendingError",
     "Chain",
     "CustomEffectHandler",
+    "DecisionsPendingError",
     "Delegation",
     "DispatchResult",
     "EffectContext",
     "NoWorkerError",
+    "QueryUnansweredError",
     "ServerUnavailableError",
     "TemporalOrchestrator",
     "TemporalWorker",
@@ -100,6 +108,8 @@ _HOMES: Final = {
     "EffectContext": _SHARED,
     "NoWorkerError": ".errors",
     "CancellationPendingError": ".errors",
+    "DecisionsPendingError": ".errors",
+    "QueryUnansweredError": ".errors",
     "ServerUnavailableError": ".errors",
     "TemporalOrchestrator": ".orchestrator",
     "TemporalWorker": ".worker",

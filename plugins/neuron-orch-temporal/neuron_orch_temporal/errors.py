@@ -3,7 +3,9 @@
 layer0.OrchError
 └── layer0.DispatchFailed
     ├── NoWorkerError              no worker picked the dispatch up in time
-    │   └── CancellationPendingError   nor a workflow's cancellation
+    │   ├── CancellationPendingError   nor a workflow's cancellation
+    │   ├── DecisionsPendingError      nor the decisions sent to a paused workflow
+    │   └── QueryUnansweredError       no worker answered a query about a workflow
     └── ServerUnavailableError     the Temporal server cannot be reached
 
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
@@ -14,7 +16,13 @@ from __future__ import annotations
 
 from layer0 import DispatchFailed
 
-__all__ = ["CancellationPendingError", "NoWorkerError", "ServerUnavailableError"]
+__all__ = [
+    "CancellationPendingError",
+    "DecisionsPendingError",
+    "NoWorkerError",
+    "QueryUnansweredError",
+    "ServerUnavailableError",
+]
 
 
 class NoWorkerError(DispatchFailed):
@@ -46,6 +54,44 @@ class CancellationPendingError(NoWorkerError):
             f"workflow {self.workflow_id!r} is cancelled, but no worker took the cancellation "
             f"within {waited:g} s; it ends, keeping what its turn did, once a worker polls "
             f"task queue {self.task_queue!r}: {start}"
+        )
+
+
+class DecisionsPendingError(NoWorkerError):
+    """A paused workflow was sent decisions, but no worker took them in time to resume it.
+
+    Temporal keeps them for the workflow's next worker, which resumes the
+    turn with them; the message says how to start one, and
+    `TemporalOrchestrator.result` waits for the end.
+    """
+
+    def _message(self, waited: float, start: str) -> str:
+        return (
+            f"workflow {self.workflow_id!r} was sent the decisions, but no worker took them "
+            f"within {waited:g} s; the next worker to poll task queue {self.task_queue!r} "
+            f"takes them and resumes the turn, so do not send them again: {start}"
+        )
+
+
+class QueryUnansweredError(NoWorkerError):
+    """No worker answered a query about a workflow: only a worker answers one.
+
+    The message names the query, and says how to start a worker.
+    """
+
+    def __init__(
+        self, *, query: str, workflow_id: str, task_queue: str, address: str, waited: float
+    ) -> None:
+        self.query = query
+        super().__init__(
+            workflow_id=workflow_id, task_queue=task_queue, address=address, waited=waited
+        )
+
+    def _message(self, waited: float, start: str) -> str:
+        return (
+            f"no worker answered query {self.query!r} about workflow {self.workflow_id!r} "
+            f"within {waited:g} s: a worker polling task queue {self.task_queue!r} answers "
+            f"it, and none is, or it is busy; {start}"
         )
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import JsonValue, ValidationError
 from temporalio.api.enums.v1 import PendingWorkflowTaskState
@@ -57,7 +56,12 @@ from neuron_turn import (
 from ._failures import orch_error
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
-from .errors import CancellationPendingError, NoWorkerError
+from .errors import (
+    CancellationPendingError,
+    DecisionsPendingError,
+    NoWorkerError,
+    QueryUnansweredError,
+)
 from .messages import DispatchResult, KeptPart, WorkflowInput
 from .names import (
     APPROVALS_QUERY,
@@ -74,6 +78,8 @@ from .names import (
 from .policy import TurnPolicy
 
 __all__ = ["TemporalOrchestrator"]
+
+_T = TypeVar("_T")
 
 # A workflow no worker has touched holds two events: started, task scheduled.
 _UNTOUCHED_HISTORY: Final = 2
@@ -317,14 +323,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.
+            QueryUnansweredError: no worker answered within `pickup_timeout`.
         """
-        client = await self.client()
-        try:
-            events: list[JsonValue] = await client.get_workflow_handle(workflow_id).query(
-                PROGRESS_QUERY, after
-            )
-        except RPCError as exc:
-            raise _rpc_error(exc, workflow_id) from exc
+        handle = (await self.client()).get_workflow_handle(workflow_id)
+        events: list[JsonValue] = await self._query(handle, PROGRESS_QUERY, after)
         return events
 
     async def _pass_progress(
@@ -485,10 +487,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         on `cancelled` and nothing is handed on.
         """
         try:
-            kept: KeptPart | None = await handle.query(
-                KEPT_QUERY, result_type=KeptPart, rpc_timeout=_KEPT_QUERY_TIMEOUT
+            kept: KeptPart | None = await self._query(
+                handle, KEPT_QUERY, result_type=KeptPart, timeout=_KEPT_QUERY_TIMEOUT
             )
-        except (RPCError, WorkflowQueryFailedError) as exc:
+        except OrchError as exc:
             cancelled.add_note(f"what workflow {handle.id}'s turn kept is unknown: {exc}")
             return
         if kept is not None:
@@ -543,13 +545,22 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             NotAwaitingApprovalError: the workflow waits on no approval (or on
                 another pause than `pause`), or it has finished.
             WorkflowNotFound: no workflow `workflow_id`.
+            DecisionsPendingError: no worker took the decisions within
+                `pickup_timeout` (its worker died, say); the next one takes them
+                and resumes the turn (`result` waits for its end).
             DispatchFailed: the resumed turn failed (as in `run`).
         """
         client = await self.client()
         handle = client.get_workflow_handle(workflow_id, result_type=_RESULT)
         request = DecideRequest(decisions=tuple(decisions), pause=pause)
+        updating = asyncio.ensure_future(
+            handle.execute_update(DECIDE_UPDATE, request, result_type=int)
+        )
         try:
-            decided = await handle.execute_update(DECIDE_UPDATE, request, result_type=int)
+            decided = await self._taken(client, workflow_id, updating, DecisionsPendingError)
+        except asyncio.CancelledError as cancelled:
+            cancelled.add_note(_may_be_applied(workflow_id))
+            raise
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             refused = approval_error(cause) if isinstance(cause, ApplicationError) else None
@@ -574,17 +585,12 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
 
         Raises:
             WorkflowNotFound: no workflow `workflow_id`.
+            QueryUnansweredError: no worker answered within `pickup_timeout`.
         """
-        client = await self.client()
-        handle = client.get_workflow_handle(workflow_id)
-        try:
-            waiting: list[AwaitingApproval] = await handle.query(
-                APPROVALS_QUERY, result_type=list[AwaitingApproval]
-            )
-        except RPCError as exc:
-            raise _rpc_error(exc, workflow_id) from exc
-        except WorkflowQueryFailedError as exc:
-            raise DispatchFailed(f"query of {workflow_id!r}'s approvals failed: {exc}") from exc
+        handle = (await self.client()).get_workflow_handle(workflow_id)
+        waiting: list[AwaitingApproval] = await self._query(
+            handle, APPROVALS_QUERY, result_type=list[AwaitingApproval]
+        )
         return waiting
 
     async def approvals(self, *, session: str | None = None) -> list[AwaitingApproval]:
@@ -665,23 +671,42 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
         waiting = asyncio.ensure_future(handle.result())
         try:
+            await self._taken(client, handle.id, waiting, CancellationPendingError)
+        except WorkflowFailureError:
+            return  # it ended cancelled
+        except RPCError as exc:
+            raise _rpc_error(exc, handle.id) from exc
+
+    async def _taken(
+        self,
+        client: Client,
+        workflow_id: WorkflowId,
+        waiting: asyncio.Future[_T],
+        untaken: type[NoWorkerError],
+    ) -> _T:
+        """Return what `waiting` gives, which takes a worker; raise `untaken` if none comes.
+
+        Checked each `pickup_timeout`: the workflow's next task waiting that long
+        for a worker means none is there to end the wait. `waiting` is
+        cancelled when given up on.
+
+        Raises:
+            NoWorkerError: `untaken`, naming the task queue and how to start a worker.
+        """
+        try:
             while True:
                 done, _ = await asyncio.wait({waiting}, timeout=self._pickup_timeout)
                 if done:
-                    with contextlib.suppress(WorkflowFailureError):  # it ended cancelled
-                        waiting.result()
-                    return
+                    return waiting.result()
                 waited = self._pickup_timeout or 0.0
-                queue = await self._untaken_task_queue(client, handle.id, waited)
+                queue = await self._untaken_task_queue(client, workflow_id, waited)
                 if queue is not None:
-                    raise CancellationPendingError(
-                        workflow_id=handle.id,
+                    raise untaken(
+                        workflow_id=workflow_id,
                         task_queue=queue,
                         address=self._where(),
                         waited=waited,
                     )
-        except RPCError as exc:
-            raise _rpc_error(exc, handle.id) from exc
         finally:
             # Only when given up on: a result wait cancelled before its end leaves
             # the test server's time skipping locked.
@@ -749,22 +774,66 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         Raises:
             WorkflowNotFound: no workflow `target`.
             UnknownQueryError: an unknown query type; the message lists the known ones.
+            QueryUnansweredError: no worker answered within `pickup_timeout`.
         """
         client = await self.client()
         if payload.query_type not in QUERY_TYPES:
             await self._describe(client, target)
             raise UnknownQueryError(payload.query_type, QUERY_TYPES)
-        args = [] if payload.params is None else [payload.params]
+        args = () if payload.params is None else (payload.params,)
         handle = client.get_workflow_handle(target)
-        try:
-            answer: JsonValue = await handle.query(payload.query_type, args=args)
-        except RPCError as exc:
-            raise _rpc_error(exc, target) from exc
-        except WorkflowQueryFailedError as exc:
-            raise DispatchFailed(
-                f"query {payload.query_type!r} of {target!r} failed: {exc}"
-            ) from exc
+        answer: JsonValue = await self._query(handle, payload.query_type, *args)
         return answer
+
+    async def _query(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        name: str,
+        *args: Any,
+        result_type: type | None = None,
+        timeout: timedelta | None = None,
+    ) -> Any:
+        """Ask the workflow of `handle` query `name`, waiting `timeout` (default: `pickup_timeout`).
+
+        Raises:
+            WorkflowNotFound: no such workflow.
+            QueryUnansweredError: no worker answered in time.
+            DispatchFailed: the query failed in the workflow, or Temporal refused it.
+        """
+        workflow_id = handle.id
+        if timeout is None and self._pickup_timeout is not None:
+            timeout = timedelta(seconds=self._pickup_timeout)
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        try:
+            return await handle.query(name, *args, result_type=result_type, rpc_timeout=timeout)
+        except RPCError as exc:
+            if not _unanswered(exc):
+                raise _rpc_error(exc, workflow_id) from exc
+            raise await self._no_answer(handle, name, round(loop.time() - asked, 1)) from exc
+        except WorkflowQueryFailedError as exc:
+            failed = f"query {name!r} of workflow {workflow_id!r} failed: {exc}"
+            raise DispatchFailed(failed) from exc
+
+    async def _no_answer(
+        self, handle: WorkflowHandle[Any, Any], name: str, waited: float
+    ) -> QueryUnansweredError:
+        """The error of query `name` that no worker answered within `waited` s.
+
+        Raises:
+            WorkflowNotFound: there is no such workflow (its task queue names none).
+        """
+        try:
+            description = await handle.describe()
+        except RPCError as exc:
+            raise _rpc_error(exc, handle.id) from exc
+        return QueryUnansweredError(
+            query=name,
+            workflow_id=handle.id,
+            task_queue=description.task_queue,
+            address=self._where(),
+            waited=waited,
+        )
 
     async def _check_agent(self, client: Client, workflow_id: WorkflowId, agent: AgentId) -> None:
         description = await self._describe(client, workflow_id)
@@ -833,18 +902,26 @@ def _decisions(raw: JsonValue) -> list[Decision]:
         raise MalformedDecisionsError(f"a decision does not parse: {exc}") from None
 
 
-def _unconfirmed(workflow_id: WorkflowId) -> BaseException:
-    """What a caller gets when the wait for a workflow to take its decisions ends early.
+def _may_be_applied(workflow_id: WorkflowId) -> str:
+    """What a wait for a workflow to take decisions, ended early, says of them.
 
-    The Temporal SDK reports a cancelled wait as an error of its own; a caller
-    whose task is cancelled (Ctrl-C) gets its cancellation back, anything else
-    a `DispatchFailed`. Either says that the decisions may still be applied:
-    the server keeps the update it was sent for the workflow's next worker.
+    They may still be applied: the server keeps the update it was sent for
+    the workflow's next worker.
     """
-    pending = (
+    return (
         f"the decisions may have reached workflow {workflow_id!r}, and a worker taking "
         "them resumes its turn"
     )
+
+
+def _unconfirmed(workflow_id: WorkflowId) -> BaseException:
+    """What a caller gets when the SDK ends the wait for a workflow to take its decisions.
+
+    The Temporal SDK reports a cancelled wait as an error of its own; a caller
+    whose task is cancelled (Ctrl-C) gets its cancellation back, anything else
+    a `DispatchFailed`; either says that the decisions may still be applied.
+    """
+    pending = _may_be_applied(workflow_id)
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         cancelled = asyncio.CancelledError()
@@ -853,6 +930,17 @@ def _unconfirmed(workflow_id: WorkflowId) -> BaseException:
     return DispatchFailed(
         f"waiting for workflow {workflow_id!r} to take the decisions failed; {pending}"
     )
+
+
+def _unanswered(exc: RPCError) -> bool:
+    """Whether a query failed for want of a worker to answer it.
+
+    The server says so once it has seen no worker poll the task queue for a
+    while; before that, the query waits for one until its timeout.
+    """
+    if exc.status == RPCStatusCode.FAILED_PRECONDITION:
+        return "poller" in exc.message
+    return exc.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
 
 
 def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:

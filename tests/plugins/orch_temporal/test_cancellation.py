@@ -376,7 +376,8 @@ async def test_a_cancellation_whose_kept_part_cannot_be_learned_says_so_and_carr
 
     assert partial_of(cancelled) is None
     assert cancelled.__notes__ == [
-        "what workflow w-old's turn kept is unknown: unknown queryType neuron.kept"
+        "what workflow w-old's turn kept is unknown: query 'neuron.kept' of workflow "
+        "'w-old' failed: unknown queryType neuron.kept"
     ]
 
 

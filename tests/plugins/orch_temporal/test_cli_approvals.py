@@ -16,7 +16,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from neuron_orch_temporal import TemporalOrchestrator
-from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS, EXIT_ORCHESTRATOR
 
 from .test_cli import neuron_turn, on_dev_server, worker
 
@@ -64,3 +64,26 @@ async def test_resume_decides_the_waiting_workflow_once(
         assert "no workflow waits for approval in session 's1'" in again
 
         assert await hosting.interrupt() == 130
+
+
+async def test_resume_with_no_worker_says_how_to_start_one_and_a_worker_then_resumes_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "unhosted")
+    async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+        code, _, err = await neuron_turn("run", "add", "--session", "s1", *remote)
+        assert code == EXIT_AWAITING_APPROVAL, err
+    # Its worker is gone: nothing answers which workflow waits on the session.
+    approve = ("resume", "s1", "--approve", "call_1", *remote)
+    code, _, unhosted = await neuron_turn(*approve, "--pickup-timeout", "1")
+
+    async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
+        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+        code_after, out, err = await neuron_turn(*approve)
+
+    assert code == EXIT_ORCHESTRATOR, unhosted
+    assert "no worker answered query 'approvals' about workflow " in unhosted
+    start = f"start one with `neuron-turn worker --address {address} --task-queue {task_queue}`"
+    assert start in unhosted
+    assert (code_after, out) == (0, "the sum is 5\n"), err

@@ -42,7 +42,13 @@ if TYPE_CHECKING:
         carried_counts,
         continuation_input,
     )
-    from .loop.effect_answers import EffectAnswer, EffectAnswerer, answering
+    from .loop.effect_answers import (
+        ChecksDecisions,
+        EffectAnswer,
+        EffectAnswerer,
+        answering,
+        delegation_session,
+    )
     from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
     from .loop.events import (
         EffectDeclared,
@@ -209,9 +215,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "continuation_input",
     ),
     ".loop.effect_answers": (
+        "ChecksDecisions",
         "EffectAnswer",
         "EffectAnswerer",
         "answering",
+        "delegation_session",
     ),
     ".loop.effect_tools": (
         "EFFECT_TOOL_NAMES",
@@ -382,6 +390,7 @@ __all__ = [
     "AwaitingApprovalError",
     "CarriedCounts",
     "Checkpoint",
+    "ChecksDecisions",
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
@@ -502,6 +511,7 @@ __all__ = [
     "checkpointing",
     "close_cancelled",
     "continuation_input",
+    "delegation_session",
     "deltas_of",
     "event_from_json",
     "event_json",

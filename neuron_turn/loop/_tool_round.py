@@ -21,7 +21,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -35,7 +35,8 @@ from ._convert import json_text
 from ._run import RunState, tool_call_record
 from ._tool_input import RefusedCall
 from ._well_formed import well_formed
-from .effect_answers import current_answerer
+from .approval import PendingCall
+from .effect_answers import answered_form, current_answerer
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, MemoryToolError, memory_tool_schemas
@@ -59,6 +60,8 @@ class _Done:
     input: JsonValue
     answered: Sequence[Effect] = ()
     """Effects an answerer gave for the call (effect_answers), declared at the round's end."""
+    held: Sequence[PendingCall] = ()
+    """The calls the call's delegated agent waits on (named for this turn): no result yet."""
 
 
 @dataclass(slots=True)
@@ -74,6 +77,16 @@ class ToolRound:
     may declare is the run's `effect_policy`."""
     memory: MemoryReader | None = None
     """Answers the memory read tools; None when the turn does not offer them."""
+    held: list[PendingCall] = field(default_factory=list)
+    """The calls delegated agents wait on, in the model's order (see `take_held`)."""
+
+    def take_held(self) -> list[PendingCall]:
+        """Return the calls delegated agents wait on since the last call, and forget them.
+
+        Their `delegate` calls have no result: the turn pauses on them.
+        """
+        held, self.held = self.held, []
+        return held
 
     async def execute(self, calls: Sequence[ToolUsePart]) -> None:
         """Run `calls`, append their results as one user message, update the records.
@@ -106,6 +119,8 @@ class ToolRound:
             return
         run.emit(ToolStart(call.id, call.name, call.input))
         finished = done[index] = await self._call(call)
+        if finished.held:
+            return  # not finished: its agent waits for a person
         result = finished.result
         run.emit(
             ToolResult(
@@ -120,12 +135,17 @@ class ToolRound:
                 results.append(ToolResultPart(call.id, _CANCELLED, is_error=True))
                 self.run.cut_off += 1
                 continue
-            results.append(finished.result)
             # In the model's order, not the order concurrent answers came back in.
             self.run.effects.extend(finished.answered)
+            if finished.held:
+                # Left without a result: the pause this turn ends in waits on it.
+                self.held.extend(finished.held)
+                continue
+            results.append(finished.result)
             self.run.records.append(finished.record)
             self.run.note_call(call.name, finished.input, success=finished.record.success)
-        self.run.messages.append(ProviderMessage("user", results))
+        if results:
+            self.run.messages.append(ProviderMessage("user", results))
 
     async def _call(self, call: ToolUsePart) -> _Done:
         # Every call meets the pre_tool_use hooks first, effect tools included:
@@ -148,7 +168,11 @@ class ToolRound:
         answered: Sequence[Effect] = ()
         name = call.name
         if self._is_effect_tool(name):
-            text, ok, answered = await self._declare(name, tool_input)
+            text, ok, answered, held = await self._declare(call, tool_input)
+            if held:
+                done = _finish(call, tool_input, text, ok, started)
+                done.answered, done.held = answered, held
+                return done
         elif self.memory is not None and name in MEMORY_TOOL_NAMES:
             text, ok = await self._read_memory(self.memory, name, tool_input)
         elif (refusal := self._refusal(name)) is not None:
@@ -180,27 +204,35 @@ class ToolRound:
         return done
 
     async def _declare(
-        self, name: str, tool_input: JsonValue
-    ) -> tuple[str, bool, Sequence[Effect]]:
+        self, call: ToolUsePart, tool_input: JsonValue
+    ) -> tuple[str, bool, Sequence[Effect], Sequence[PendingCall]]:
+        """Declare the effect of effect-tool `call`, or have the answerer carry it out.
+
+        Returns the result's text, whether it is no error, the effects to declare
+        in place of the one carried out, and the calls its agent waits on.
+        """
+        name = call.name
         settings = self.run.settings
         if not settings.allows(name):
-            return f"Error: the tool {name!r} is not allowed in this turn", False, ()
+            return f"Error: the tool {name!r} is not allowed in this turn", False, (), ()
+        session = self.run.session
         try:
             effect, confirmation = declare_effect(
-                name, tool_input, policy=settings.effect_policy, session=self.run.session
+                name, tool_input, policy=settings.effect_policy, session=session
             )
         except EffectToolError as exc:
-            return str(exc), False, ()
+            return str(exc), False, (), ()
         answerer = current_answerer()
-        answer = None if answerer is None else await answerer(effect)
+        answer = None if answerer is None else await answerer(answered_form(effect, call, session))
         if answer is None:
             self.run.effects.append(effect)
-            return confirmation, True, ()
+            return confirmation, True, (), ()
         # The orchestrator carried the effect out while the turn waited (effect_answers).
         self.run.tokens_in += answer.tokens_in
         self.run.tokens_out += answer.tokens_out
         self.run.cost = self.run.cost + answer.cost
-        return answer.text, not answer.is_error, tuple(answer.effects)
+        held = [held.model_copy(update={"id": f"{call.id}/{held.id}"}) for held in answer.held]
+        return answer.text, not answer.is_error, tuple(answer.effects), held
 
     async def _read_memory(
         self, memory: MemoryReader, name: str, tool_input: JsonValue

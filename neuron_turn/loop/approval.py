@@ -74,6 +74,7 @@ __all__ = [
     "MissingDecisionError",
     "NotAwaitingApprovalError",
     "PendingCall",
+    "ResumedDelegation",
     "UnknownDecisionError",
     "pending_approvals",
     "resume_input",
@@ -161,6 +162,12 @@ class PendingCall(_Frozen):
     id: str
     name: str
     input: JsonValue
+    agent: str | None = None
+    """The delegated agent whose call this is (None: the paused turn's own).
+
+    Its id is then `<delegate call id>/<the agent's call id>`: the paused turn
+    waits on its `delegate` call, whose agent waits on this call.
+    """
 
 
 class Decision(_Frozen):
@@ -255,15 +262,33 @@ def pending_approvals(output: TurnOutput) -> list[PendingCall]:
     return []
 
 
-def pending_effect(calls: Sequence[ToolUsePart]) -> LogEffect:
-    """Return the `log` effect announcing the pause and carrying the pending `calls`."""
+def pending_effect(
+    calls: Sequence[ToolUsePart], delegated: Sequence[PendingCall] = ()
+) -> LogEffect:
+    """Return the `log` effect announcing the pause and carrying the pending calls.
+
+    `calls` are the turn's own; `delegated` the calls its delegated agents wait on.
+    """
     listed: list[JsonValue] = [{"id": c.id, "name": c.name, "input": c.input} for c in calls]
-    names = ", ".join(c.name for c in calls)
+    listed.extend(
+        {"id": c.id, "name": c.name, "input": c.input, "agent": c.agent} for c in delegated
+    )
+    names = ", ".join([*(c.name for c in calls), *(c.name for c in delegated)])
     return LogEffect(
         level=LogLevel.INFO,
-        message=f"awaiting approval of {len(calls)} tool call(s): {names}",
+        message=f"awaiting approval of {len(listed)} tool call(s): {names}",
         data={_PENDING_KEY: listed},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ResumedDelegation(ToolUsePart):
+    """A `delegate` call whose agent waits on calls of its own: a resume hands it `decisions`.
+
+    Their ids are the agent's (the `<call id>/` prefix removed).
+    """
+
+    decisions: tuple[Decision, ...] = ()
 
 
 def pending_in(history: Sequence[ProviderMessage]) -> list[ToolUsePart]:
@@ -306,9 +331,19 @@ def split_decisions(metadata: JsonValue) -> tuple[list[Decision] | None, JsonVal
 
 
 def match_decisions(
-    pending: Sequence[ToolUsePart], decisions: Sequence[Decision], session: str
-) -> Mapping[str, Decision]:
+    pending: Sequence[ToolUsePart],
+    decisions: Sequence[Decision],
+    session: str,
+    delegated: Mapping[str, Sequence[str]] | None = None,
+) -> Mapping[str, Decision | tuple[Decision, ...]]:
     """Return each pending call's decision by id, checking that every one is decided once.
+
+    `delegated` maps each pending `delegate` call whose agent waits on calls of
+    its own to those calls' ids, as the agent names them. Such a call is
+    decided by the decisions of those calls, named `<call id>/<their id>`; it
+    maps to them, named as the agent names them. An agent's call that waits on
+    an agent of its own is decided the same way, one level down (`<id>/<id>/...`),
+    which that agent checks.
 
     Raises:
         NotAwaitingApprovalError: nothing is pending on `session`.
@@ -320,23 +355,53 @@ def match_decisions(
         raise NotAwaitingApprovalError(
             f"session {session!r} is not awaiting approval; decisions have nothing to decide"
         )
-    ids = [c.id for c in pending]
+    delegated = delegated or {}
+    own = [c.id for c in pending if c.id not in delegated]
+    ids: list[str] = []
+    for call in pending:
+        if call.id in delegated:
+            ids.extend(f"{call.id}/{theirs}" for theirs in delegated[call.id])
+        else:
+            ids.append(call.id)
+    seen: set[str] = set()
     by_id: dict[str, Decision] = {}
+    passed: dict[str, list[Decision]] = {}
     for decision in decisions:
-        if decision.id in by_id:
+        if decision.id in seen:
             raise DuplicateDecisionError(f"call {decision.id!r} is decided more than once")
-        if decision.id not in ids:
+        seen.add(decision.id)
+        if decision.id in own:
+            by_id[decision.id] = decision
+            continue
+        waiting = _delegated_to(decision.id, delegated)
+        if waiting is None:
             raise UnknownDecisionError(
                 f"call {decision.id!r} is not pending on session {session!r}; pending: "
                 + ", ".join(ids)
             )
-        by_id[decision.id] = decision
-    missing = [i for i in ids if i not in by_id]
+        theirs = decision.model_copy(update={"id": decision.id[len(waiting) + 1 :]})
+        passed.setdefault(waiting, []).append(theirs)
+    missing = [i for i in ids if not _decided(i, seen)]
     if missing:
         raise MissingDecisionError(
             f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
         )
-    return by_id
+    return {**by_id, **{call: tuple(theirs) for call, theirs in passed.items()}}
+
+
+def _delegated_to(decided: str, delegated: Mapping[str, Sequence[str]]) -> str | None:
+    """The pending call whose agent waits on call `decided` (None: no agent does)."""
+    for call, theirs in delegated.items():
+        for their in theirs:
+            waits = f"{call}/{their}"
+            if decided == waits or decided.startswith(f"{waits}/"):
+                return call
+    return None
+
+
+def _decided(pending: str, decided: set[str]) -> bool:
+    """Whether pending call `pending` has a decision, or its agent's calls have some."""
+    return pending in decided or any(d.startswith(f"{pending}/") for d in decided)
 
 
 def check_edited(call: ToolUsePart, input: JsonValue, schema: ToolSchema | None) -> None:

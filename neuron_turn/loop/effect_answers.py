@@ -13,25 +13,45 @@ declared instead of the one it carried out, when the round of tool calls
 ends, in the model's order of the calls (answers to concurrent calls may come
 back in any order). It returns None for effects it leaves to the usual path.
 
+A delegation answered for a turn with a session gets a session of its own,
+`delegation_session(session, call id)`, so that an agent pausing for approval
+there can be resumed: an answer whose `held` lists the calls the agent waits
+on pauses the turn too, on those calls (named `<call id>/<their id>`). The
+turn's resume hands their decisions back to the answerer as a delegation
+whose input resumes the agent's session (`resume_input`), after checking
+them with the answerer's `check_decisions` when it has one
+(`ChecksDecisions`), before anything runs.
+
 The answerer lives in a context variable, so `layer0.Turn.execute` keeps its
 one argument and a turn that is not a `NeuronTurn` is unaffected.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 from moneyed import Money
 
-from layer0 import Effect, usd
+from layer0 import DelegateEffect, Effect, SessionId, usd
 
 from ._context_value import set_within
+from .approval import PendingCall, ResumedDelegation, resume_input
+from .provider import ToolUsePart
 
-__all__ = ["EffectAnswer", "EffectAnswerer", "answering", "current_answerer"]
+__all__ = [
+    "ChecksDecisions",
+    "EffectAnswer",
+    "EffectAnswerer",
+    "answered_form",
+    "answering",
+    "current_answerer",
+    "delegation_session",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +68,12 @@ class EffectAnswer:
     tokens_out: int = 0
     cost: Money = field(default_factory=usd)
     """Rolled up into the turn's totals, and counted against its `max_cost`."""
+    held: Sequence[PendingCall] = ()
+    """The calls the agent carrying the effect out waits on for approval (with `agent` set).
+
+    Not empty: the effect is not done, so the turn pauses on them; `text` is
+    then not shown.
+    """
 
 
 EffectAnswerer = Callable[[Effect], Awaitable[EffectAnswer | None]]
@@ -66,3 +92,42 @@ def answering(answerer: EffectAnswerer) -> AbstractContextManager[None]:
 def current_answerer() -> EffectAnswerer | None:
     """Return the answerer set by the innermost `answering` block, if any."""
     return _ANSWERER.get()
+
+
+@runtime_checkable
+class ChecksDecisions(Protocol):
+    """An answerer that can check a resumed delegation's decisions without running anything."""
+
+    async def check_decisions(self, effect: DelegateEffect) -> None:
+        """Check the decisions `effect`'s input carries against its agent's pause.
+
+        Raises:
+            neuron_turn.ApprovalError: they do not fit, as that agent's resume would fail.
+        """
+        ...
+
+
+def delegation_session(session: SessionId, call_id: str) -> SessionId:
+    """The session of the agent that the `delegate` call `call_id` of `session` runs.
+
+    Derived, so that a resume finds it again; a digest, as the call's id is the model's text.
+    """
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{session}/delegate-{digest}"
+
+
+def answered_form(effect: Effect, call: ToolUsePart, session: SessionId | None) -> Effect:
+    """The effect an answerer is given for `call`: a delegation runs in a session of its own.
+
+    In the session `delegation_session` names, when the turn has one: its
+    first run gets the task there, and a resumed one (`ResumedDelegation`)
+    the decisions.
+    """
+    if not isinstance(effect, DelegateEffect) or session is None:
+        return effect
+    own = delegation_session(session, call.id)
+    if isinstance(call, ResumedDelegation):
+        task = resume_input(own, call.decisions)
+    else:
+        task = effect.input.model_copy(update={"session": own})
+    return effect.model_copy(update={"input": task})

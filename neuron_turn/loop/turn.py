@@ -19,6 +19,7 @@ from layer0 import (
     RECORD_OPTION,
     ContextAssemblyError,
     CustomExit,
+    DelegateEffect,
     ExitReason,
     Halt,
     HandoffEffect,
@@ -66,11 +67,14 @@ from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
     AWAITING_APPROVAL,
+    DECISIONS_KEY,
+    ApprovalError,
     ApprovalPolicy,
     AwaitingApprovalError,
     Decision,
     MalformedDecisionsError,
     NotAwaitingApprovalError,
+    ResumedDelegation,
     check_edited,
     match_decisions,
     pending_effect,
@@ -88,7 +92,13 @@ from .continuation import (
     continuation_input,
     continues,
 )
-from .effect_tools import EFFECT_TOOL_NAMES, effect_tool_schemas
+from .effect_answers import (
+    ChecksDecisions,
+    answered_form,
+    current_answerer,
+    delegation_session,
+)
+from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import (
     EffectDeclared,
     HookHalted,
@@ -369,14 +379,7 @@ class NeuronTurn(Generic[OutT]):
             check_continuation(input, history, has_state=self.state is not None)
             # Its first part called a tool, so a tool choice that forces one call is spent.
             output.tool_called = True
-        resumed = _resumed_calls(
-            history,
-            decisions,
-            input,
-            lambda: self._tool_schemas(
-                settings, input.session, self._memory(settings, input.session)
-            ),
-        )
+        resumed = await self._resumed_calls(history, decisions, input, settings)
         opening = (
             []
             if resumed or continuing
@@ -571,6 +574,73 @@ class NeuronTurn(Generic[OutT]):
             return provider.output_modes[0]
         return "prompted"
 
+    async def check_resume(self, input: TurnInput) -> None:
+        """Check that resume `input` (`resume_input`) fits its session's pause; run nothing.
+
+        So a caller (an orchestrator resuming a delegated agent, a form
+        collecting decisions) learns before anything runs whether the resume
+        would be refused.
+
+        Raises:
+            neuron_turn.loop.approval.ApprovalError: as `execute` would raise it for
+                `input`; `MalformedDecisionsError` when it carries no decisions.
+        """
+        decisions, metadata = split_decisions(input.metadata)
+        if decisions is None:
+            raise MalformedDecisionsError(
+                f"the input carries no decisions (metadata[{DECISIONS_KEY!r}]); it resumes nothing"
+            )
+        input = input.model_copy(update={"metadata": metadata})
+        settings = self.config.resolve(input.config)
+        history = await self._read_history(input.session)
+        await self._resumed_calls(history, decisions, input, settings)
+
+    async def _resumed_calls(
+        self,
+        history: Sequence[ProviderMessage],
+        decisions: Sequence[Decision] | None,
+        input: TurnInput,
+        settings: ResolvedConfig,
+    ) -> list[ToolUsePart]:
+        """Return the decided calls a resume runs first, checked (see `_resumed`).
+
+        The decisions a delegated agent's calls get are checked by the answerer
+        that will resume it, when it can (`ChecksDecisions`).
+        """
+        pending = pending_in(history)
+        session = input.session
+        delegated = {} if decisions is None else await self._delegated(pending, session)
+        memory = self._memory(settings, session)
+        resumed = _resumed(
+            pending,
+            decisions,
+            input,
+            delegated,
+            lambda: self._tool_schemas(settings, session, memory),
+        )
+        # An answerer is a callable; one that checks decisions also has the method.
+        answerer: object = current_answerer()
+        if isinstance(answerer, ChecksDecisions) and session is not None:
+            for call in resumed:
+                if isinstance(call, ResumedDelegation):
+                    await _check_delegated(answerer, call, settings, session)
+        return resumed
+
+    async def _delegated(
+        self, pending: Sequence[ToolUsePart], session: str | None
+    ) -> dict[str, list[str]]:
+        """The pending `delegate` calls whose agents wait on calls, and those calls' ids."""
+        if session is None or not self.config.effect_tools:
+            return {}
+        waiting: dict[str, list[str]] = {}
+        for call in pending:
+            if call.name != "delegate":
+                continue
+            theirs = pending_in(await self._read_history(delegation_session(session, call.id)))
+            if theirs:
+                waiting[call.id] = [c.id for c in theirs]
+        return waiting
+
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
         if session is None or self.state is None:
             return []
@@ -615,6 +685,7 @@ class NeuronTurn(Generic[OutT]):
             if resumed:
                 # The decided calls of a paused turn: no model call before them.
                 await rounds.execute(resumed)
+                _pause_on_delegated(run, rounds, ())
                 if run.checkpoint is not None:
                     run.checkpoint()
                 self._check_round(run)
@@ -714,12 +785,17 @@ class NeuronTurn(Generic[OutT]):
         )
         if not held:
             await rounds.execute(calls)
+            _pause_on_delegated(run, rounds, ())
             return
         # Declared first so that a hook halting a free call still reports what waits.
+        announced = len(run.effects)
         run.effects.append(pending_effect(held))
         free = [c for c in calls if c not in held]
         if free:
             await rounds.execute(free)
+        delegated = rounds.take_held()
+        if delegated:
+            run.effects[announced] = pending_effect(held, delegated)
         raise _Exit(AWAITING_APPROVAL)
 
     def _memory(self, settings: ResolvedConfig, session: str | None) -> MemoryReader | None:
@@ -924,21 +1000,64 @@ def _trace_metadata(metadata: JsonValue) -> JsonValue:
     return metadata
 
 
-def _resumed_calls(
-    history: Sequence[ProviderMessage],
+def _pause_on_delegated(run: RunState, rounds: ToolRound, held: Sequence[ToolUsePart]) -> None:
+    """End the turn paused if a delegated agent of the round waits on calls (and `held`).
+
+    Raises:
+        _Exit: with `AWAITING_APPROVAL`, the pending calls declared.
+    """
+    delegated = rounds.take_held()
+    if delegated:
+        run.effects.append(pending_effect(held, delegated))
+        raise _Exit(AWAITING_APPROVAL)
+
+
+async def _check_delegated(
+    answerer: ChecksDecisions, call: ResumedDelegation, settings: ResolvedConfig, session: str
+) -> None:
+    """Have `answerer` check the decisions resumed delegation `call` hands its agent.
+
+    One whose input no longer declares a delegation is left to fail as the call's result.
+
+    Raises:
+        neuron_turn.loop.approval.ApprovalError: they do not fit the agent's pause.
+    """
+    try:
+        effect, _ = declare_effect(
+            call.name, call.input, policy=settings.effect_policy, session=session
+        )
+    except EffectToolError:
+        return
+    resumed = answered_form(effect, call, session)
+    if not isinstance(resumed, DelegateEffect):
+        return
+    try:
+        await answerer.check_decisions(resumed)
+    except ApprovalError as exc:
+        # Its agent names its calls without the prefix they carry here.
+        raise type(exc)(
+            f"agent {resumed.agent!r}, which call {call.id!r} waits on, refused the decisions "
+            f"for its calls (named {call.id}/ID here): {exc}"
+        ) from exc
+
+
+def _resumed(
+    pending: Sequence[ToolUsePart],
     decisions: Sequence[Decision] | None,
     input: TurnInput,
+    delegated: Mapping[str, Sequence[str]],
     schemas: Callable[[], Sequence[ToolSchema]],
 ) -> list[ToolUsePart]:
     """Return the decided calls a resume runs first (empty for an ordinary input).
 
-    `schemas` returns the turn's tool schemas, which an edited input must match.
+    `delegated` maps each pending `delegate` call whose agent waits on calls to
+    their ids; `schemas` returns the turn's tool schemas, which an edited input
+    must match.
 
     Raises:
         ApprovalError: decisions without a paused session or not fitting its pending
             calls, a resume carrying a message, or an ordinary input on a paused session.
     """
-    pending = pending_in(history)
     session = input.session
     if decisions is None:
         if pending:
@@ -952,15 +1071,17 @@ def _resumed_calls(
         raise NotAwaitingApprovalError("decisions came for a turn without a session")
     if not is_empty(input.message):
         raise MalformedDecisionsError("a resume carries decisions, not a message; send it empty")
-    by_id = match_decisions(pending, decisions, session)
+    by_id = match_decisions(pending, decisions, session, delegated)
     edited = any(d.decision == "approve" and d.input is not None for d in decisions)
     offered = {schema.name: schema for schema in schemas()} if edited else {}
     return [_decided(call, by_id[call.id], offered) for call in pending]
 
 
 def _decided(
-    call: ToolUsePart, decision: Decision, schemas: Mapping[str, ToolSchema]
+    call: ToolUsePart, decision: Decision | tuple[Decision, ...], schemas: Mapping[str, ToolSchema]
 ) -> ToolUsePart:
+    if isinstance(decision, tuple):
+        return ResumedDelegation(call.id, call.name, call.input, decision)
     if decision.decision == "deny":
         refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
         return RefusedCall(call.id, call.name, call.input, refusal)

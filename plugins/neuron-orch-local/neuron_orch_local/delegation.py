@@ -16,6 +16,14 @@ task it has answered (same agent, same input) is answered again from
 memory, so a re-run turn does not run and pay for the same child twice
 (neuron-orch-temporal gets the same from its deterministic child ids).
 
+A child that pauses for approval pauses its parent too, when the
+orchestrator can resume it (`resumable`, as `LocalOrchestrator`'s is) and the
+parent's turn has a session: the child then runs in a session of its own
+(`neuron_turn.delegation_session`), the parent's pause lists the child's held
+calls, and the parent's resume resumes the child with their decisions, checked
+first (`check_decisions`). Otherwise the child runs without a session and its
+pause ends it: the parent's model is told which calls did not run.
+
 What cannot be delegated is told to the model as a tool error, and
 nothing runs: an agent outside the caller's grant, an unknown agent, a
 delegation cycle (A waits on B waits on A) or one past the depth limit. A
@@ -54,15 +62,25 @@ from layer0 import (
 from .chain import Chain
 
 if TYPE_CHECKING:
-    from neuron_turn import EffectAnswer
+    from neuron_turn import EffectAnswer, PendingCall
 
-__all__ = ["DELEGATION_LOG", "DelegationAnswerer", "delegation_answer", "delegation_record"]
+__all__ = [
+    "DELEGATION_LOG",
+    "CheckChild",
+    "DelegationAnswerer",
+    "RunChild",
+    "delegation_answer",
+    "delegation_record",
+]
 
 DELEGATION_LOG: Final = "delegation"
 """The key of a delegation's record in the data of the `log` effect that stands for it."""
 
 RunChild = Callable[[DelegateEffect, Chain], Awaitable[tuple[WorkflowId, TurnOutput]]]
 """Runs the delegated agent in a child workflow; returns its workflow id and final output."""
+
+CheckChild = Callable[[DelegateEffect, Chain], Awaitable[None]]
+"""Checks the decisions a resumed delegation carries against its agent's pause, running nothing."""
 
 
 def delegation_record(agent: AgentId, workflow_id: WorkflowId, output: TurnOutput) -> LogEffect:
@@ -85,10 +103,18 @@ def delegation_record(agent: AgentId, workflow_id: WorkflowId, output: TurnOutpu
     )
 
 
-def delegation_answer(agent: AgentId, workflow_id: WorkflowId, output: TurnOutput) -> EffectAnswer:
-    """Return what the parent's model is told of the child's `output`, with its totals."""
+def delegation_answer(
+    agent: AgentId, workflow_id: WorkflowId, output: TurnOutput, *, resumable: bool = False
+) -> EffectAnswer:
+    """Return what the parent's model is told of the child's `output`, with its totals.
+
+    `resumable`: the child ran in a session its parent's resume can resume, so a
+    pause for approval holds the parent's call (`EffectAnswer.held`) rather than
+    answering it.
+    """
     from neuron_turn import EffectAnswer
 
+    held = _held(agent, output) if resumable else ()
     complete = output.exit_reason == "complete"
     text = _paused(agent, output) if not complete else None
     if text is None:
@@ -105,6 +131,7 @@ def delegation_answer(agent: AgentId, workflow_id: WorkflowId, output: TurnOutpu
         tokens_in=metadata.tokens_in,
         tokens_out=metadata.tokens_out,
         cost=metadata.cost,
+        held=held,
     )
 
 
@@ -119,9 +146,17 @@ class DelegationAnswerer:
         policy: EffectPolicy,
         session: SessionId | None,
         agents: Collection[AgentId],
+        check_child: CheckChild | None = None,
     ) -> None:
-        """Answer for the turn at `chain`, within `policy`, delegating only to `agents`."""
+        """Answer for the turn at `chain`, within `policy`, delegating only to `agents`.
+
+        `check_child` given, a child pausing for approval pauses the turn, and
+        resumes with it (see the module): `run_child` must then run a task in the
+        session it names, and `check_child` check a resume's decisions. Without
+        it, the child runs without a session, and its pause ends it.
+        """
         self._run_child = run_child
+        self._check_child = check_child
         self._chain = chain
         self._policy = policy
         self._session = session
@@ -134,6 +169,12 @@ class DelegationAnswerer:
         """Run the delegation `effect` and answer with the child's output; None for others."""
         if not isinstance(effect, DelegateEffect):
             return None
+        resumable = self._check_child is not None and effect.input.session is not None
+        if not resumable and effect.input.session is not None:
+            # A child its parent cannot resume would wait for decisions nobody can send.
+            effect = effect.model_copy(
+                update={"input": effect.input.model_copy(update={"session": None})}
+            )
         refusal = effect_refusal(self._policy, effect, self._session)
         if refusal is not None:
             return _error(f"Refused: {refusal}; nothing was done")
@@ -151,8 +192,38 @@ class DelegationAnswerer:
             workflow_id, output = await self._run_child(effect, chain)
         except OrchError as exc:
             return _error(f"Error: agent {effect.agent!r} failed: {exc}")
-        answer = self._answered[task] = delegation_answer(effect.agent, workflow_id, output)
+        answer = delegation_answer(effect.agent, workflow_id, output, resumable=resumable)
+        self._answered[task] = answer
         return answer
+
+    async def check_decisions(self, effect: DelegateEffect) -> None:
+        """Check the decisions resumed delegation `effect` hands its agent, running nothing.
+
+        One that cannot be delegated is not checked: it fails as the call's result.
+
+        Raises:
+            neuron_turn.ApprovalError: they do not fit the agent's pause.
+        """
+        if self._check_child is None or effect.agent not in self._agents:
+            return
+        try:
+            chain = self._chain.delegate(effect.agent)
+        except DispatchFailed:
+            return
+        await self._check_child(effect, chain)
+
+
+def _held(agent: AgentId, output: TurnOutput) -> tuple[PendingCall, ...]:
+    """The calls a child paused for approval waits on, each naming its agent (empty: none)."""
+    from neuron_turn import AWAITING_APPROVAL, pending_approvals
+
+    if output.exit_reason != AWAITING_APPROVAL:
+        return ()
+    try:
+        held = pending_approvals(output)
+    except ValidationError:
+        return ()  # a hand-written turn's malformed pause: its output is quoted instead
+    return tuple(c if c.agent is not None else c.model_copy(update={"agent": agent}) for c in held)
 
 
 def _paused(agent: AgentId, output: TurnOutput) -> str | None:

@@ -477,6 +477,7 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             policy=granted if granted is not None else self.policy(agent),
             session=input.session,
             agents=self._agents.keys(),
+            check_child=functools.partial(self._check_delegation, workflow_id),
         )
 
     async def _effects_of(
@@ -553,6 +554,24 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """Run a delegation a turn waits on (see `neuron_orch_local.delegation`)."""
         delegation = await self._delegate(parent, effect, chain)
         return delegation.workflow_id, delegation.output
+
+    async def _check_delegation(
+        self, parent: WorkflowId, effect: DelegateEffect, chain: Chain
+    ) -> None:
+        """Check the decisions a resumed delegation hands its agent, running nothing.
+
+        As that agent's turn checks its resume (`NeuronTurn.check_resume`), with
+        the answerer its own delegations get, so theirs are checked too. Other
+        turns check their decisions when they run.
+        """
+        from neuron_turn import NeuronTurn, answering  # the loop, only when a turn runs here
+
+        turn = self._agents.get(effect.agent)
+        if not isinstance(turn, NeuronTurn):
+            return
+        answerer = self._answerer(parent, effect.agent, effect.input, chain, None)
+        with contextlib.nullcontext() if answerer is None else answering(answerer):
+            await turn.check_resume(effect.input)
 
     async def _delegate(
         self, parent: WorkflowId, effect: DelegateEffect, chain: Chain

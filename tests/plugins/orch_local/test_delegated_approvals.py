@@ -1,0 +1,237 @@
+"""A delegated agent that pauses for approval pauses its parent; the parent's resume resumes it.
+
+The parent (`lead`) delegates to `cleaner`, whose `delete_file` waits for a
+person. Under `LocalOrchestrator` the cleaner runs in a session of its own
+(`delegation_session`), the lead's pause lists the cleaner's held call as
+`c1/c2`, and the lead's resume hands its decision to the cleaner, which goes
+on from its pause; its answer is the lead's `delegate` result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from layer0 import (
+    HISTORY_KEY,
+    DispatchFailed,
+    EffectPolicy,
+    LogEffect,
+    SessionScope,
+    StateStore,
+    TurnInput,
+)
+from layer0.testing import InMemoryStore
+from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalError,
+    Decision,
+    InvalidEditedInputError,
+    MissingDecisionError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ToolResultPart,
+    UnknownDecisionError,
+    delegation_session,
+    pending_approvals,
+    resume_input,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ..orch_temporal.agents import cleaner_agent
+from .test_answers import delegate_call, results_sent
+
+TIDY = TurnInput(message="Tidy up", trigger="user", session="s1")
+CLEANERS_SESSION = SessionScope(id=delegation_session("s1", "c1"))
+
+
+def runs(tool_log: Path) -> list[str]:
+    return tool_log.read_text().splitlines() if tool_log.exists() else []
+
+
+def lead_agent(model: ScriptedProvider, store: StateStore) -> NeuronTurn:
+    config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
+    return NeuronTurn(model, state=store, config=config)
+
+
+def lead_model(*after: str) -> ScriptedProvider:
+    """Delegates the tidying to `cleaner` (call `c1`), then answers each of `after`."""
+    return ScriptedProvider(
+        [
+            tool_call_response(delegate_call("cleaner", "tidy the folder")),
+            *(text_response(text) for text in after),
+        ]
+    )
+
+
+def orchestrate(lead: ScriptedProvider, tool_log: Path, store: StateStore) -> LocalOrchestrator:
+    agents = {
+        "lead": lead_agent(lead, store),
+        "cleaner": cleaner_agent(tool_log, state=store),
+    }
+    policies = {"lead": EffectPolicy.everything()}
+    return LocalOrchestrator(agents, store, policies=policies)
+
+
+async def roles(store: StateStore, scope: SessionScope) -> list[str]:
+    history = await store.read(scope, HISTORY_KEY)
+    assert isinstance(history, list)
+    return [str(message["role"]) for message in history if isinstance(message, dict)]
+
+
+async def test_a_delegated_agent_pausing_pauses_its_parent_whose_resume_resumes_it_once(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    orchestrator = orchestrate(lead, log, store)
+
+    paused = await orchestrator.run("lead", TIDY)
+    ran_while_paused = runs(log)
+    asked_while_paused = len(lead.requests)
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
+
+    assert paused.output.exit_reason == AWAITING_APPROVAL
+    [held] = pending_approvals(paused.output)
+    assert (held.id, held.name, held.input, held.agent) == (
+        "c1/c2",
+        "delete_file",
+        {"path": "old.log"},
+        "cleaner",
+    )
+    # The cleaner's free call ran; the lead's model waited with the call unanswered.
+    assert ran_while_paused == ["read notes.txt"]
+    assert asked_while_paused == 1
+    assert done.output.exit_reason == "complete"
+    assert done.output.message.as_text() == "Tidied."
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    assert results_sent(lead, 2) == [
+        ToolResultPart("c1", "contents of notes.txt; deleted old.log", is_error=False)
+    ]
+    assert await roles(store, SessionScope(id="s1")) == ["user", "assistant", "user", "assistant"]
+    assert await roles(store, CLEANERS_SESSION) == [
+        "user",
+        "assistant",
+        "user",
+        "user",
+        "assistant",
+    ]
+    # Each run records the cleaner's part: paused, then complete.
+    records = [
+        effect.data[DELEGATION_LOG]
+        for output in (paused.output, done.output)
+        for effect in output.effects
+        if isinstance(effect, LogEffect) and isinstance(effect.data, dict)
+        if DELEGATION_LOG in effect.data
+    ]
+    assert [r["exit_reason"] for r in records if isinstance(r, dict)] == [
+        '{"custom": "awaiting_approval"}',
+        "complete",
+    ]
+
+
+async def test_a_denied_call_of_a_delegated_agent_does_not_run_and_its_model_reads_why(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Left it.")
+    orchestrator = orchestrate(lead, log, store)
+
+    await orchestrator.run("lead", TIDY)
+    deny = resume_input("s1", [Decision.deny("c1/c2", "keep the logs")])
+    done = await orchestrator.run("lead", deny)
+
+    assert runs(log) == ["read notes.txt"]
+    assert results_sent(lead, 2) == [
+        ToolResultPart(
+            "c1", "contents of notes.txt; Denied by a person: keep the logs", is_error=False
+        )
+    ]
+    assert done.output.message.as_text() == "Left it."
+
+
+@pytest.mark.parametrize(
+    ("decisions", "error", "message"),
+    [
+        ([], MissingDecisionError, "without a decision: c1/c2"),
+        ([Decision.approve("c1")], UnknownDecisionError, "'c1' is not pending on session 's1'"),
+        ([Decision.approve("c1/c9")], UnknownDecisionError, "pending: c1/c2"),
+        (
+            [Decision.approve("c1/c2", {"path": 5})],
+            InvalidEditedInputError,
+            "agent 'cleaner', which call 'c1' waits on, refused the decisions for its calls "
+            "(named c1/ID here): the edited input of call 'c2' (delete_file) does not match",
+        ),
+    ],
+    ids=["missing", "the-delegation-itself", "unknown", "edited-input-its-tool-refuses"],
+)
+async def test_decisions_that_do_not_fit_a_delegated_agents_pause_are_refused_and_nothing_runs(
+    tmp_path: Path, decisions: list[Decision], error: type[ApprovalError], message: str
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    orchestrator = orchestrate(lead, log, store)
+    await orchestrator.run("lead", TIDY)
+
+    with pytest.raises(DispatchFailed) as refused:
+        await orchestrator.run("lead", resume_input("s1", decisions))
+    ran_after_refusal = runs(log)
+    # Nothing changed: the right decisions still resume both.
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
+
+    assert isinstance(refused.value.__cause__, error)
+    assert message in str(refused.value.__cause__)
+    assert ran_after_refusal == ["read notes.txt"]
+    assert done.output.message.as_text() == "Tidied."
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_delegated_agent_of_a_delegated_agent_pausing_pauses_both_and_resumes_both(
+    tmp_path: Path,
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    lead = ScriptedProvider(
+        [
+            tool_call_response(delegate_call("manager", "get it tidied")),
+            text_response("Tidied."),
+        ]
+    )
+    manager = ScriptedProvider(
+        [
+            tool_call_response(delegate_call("cleaner", "tidy the folder", "m1")),
+            text_response("the cleaner tidied"),
+        ]
+    )
+    everything = {name: EffectPolicy.everything() for name in ("lead", "manager")}
+    agents = {
+        "lead": lead_agent(lead, store),
+        "manager": lead_agent(manager, store),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies=everything)
+
+    paused = await orchestrator.run("lead", TIDY)
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/m1/c2")]))
+
+    [held] = pending_approvals(paused.output)
+    assert (held.id, held.agent) == ("c1/m1/c2", "cleaner")
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    assert results_sent(manager, 2) == [
+        ToolResultPart("m1", "contents of notes.txt; deleted old.log", is_error=False)
+    ]
+    assert results_sent(lead, 2) == [ToolResultPart("c1", "the cleaner tidied", is_error=False)]
+    assert done.output.message.as_text() == "Tidied."
+
+
+async def test_a_parent_without_a_session_is_told_its_delegated_agent_could_not_wait(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Could not.")
+    orchestrator = orchestrate(lead, log, store)
+
+    done = await orchestrator.run("lead", TIDY.model_copy(update={"session": None}))
+
+    assert done.output.exit_reason == "complete"
+    [told] = results_sent(lead, 2)
+    assert told.is_error
+    assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")
+    assert runs(log) == ["read notes.txt"]

@@ -25,6 +25,12 @@ the edited input where one is given), answers each denied call with
 `Denied by a person: <reason>` as an error result, and then calls the model
 as usual. The key is removed from the metadata the provider sees.
 
+A delegated agent that pauses (an answered `delegate` call, see
+`effect_answers`) pauses the turn with its `delegate` call unanswered: the
+pending calls are then the agent's, named `<call id>/<their id>`
+(`PendingCall.agent` naming it), and the resume hands their decisions to it
+(`ResumedDelegation`).
+
 A resume must decide every pending call exactly once and nothing else;
 otherwise the turn fails before anything runs (`ApprovalError` subclasses,
 which are `NonRetryableError`: the same input fails again). An ordinary input

@@ -32,7 +32,11 @@ from neuron_turn import (
     MissingDecisionError,
     NeuronTurn,
     NeuronTurnConfig,
+    ToolResult,
     ToolResultPart,
+    ToolStart,
+    TurnDone,
+    TurnEvent,
     UnknownDecisionError,
     delegation_session,
     pending_approvals,
@@ -235,3 +239,63 @@ async def test_a_parent_without_a_session_is_told_its_delegated_agent_could_not_
     assert told.is_error
     assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")
     assert runs(log) == ["read notes.txt"]
+
+
+async def test_a_delegation_answered_beside_a_paused_one_is_kept_and_not_run_again(
+    tmp_path: Path,
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    lead = ScriptedProvider(
+        [
+            tool_call_response(
+                delegate_call("cleaner", "tidy the folder", "c1"),
+                delegate_call("reader", "read the notes", "c2"),
+            ),
+            text_response("Both done."),
+        ]
+    )
+    reader = ScriptedProvider([text_response("the notes say hi")])
+    agents = {
+        "lead": lead_agent(lead, store),
+        "cleaner": cleaner_agent(log, state=store),
+        "reader": lead_agent(reader, store),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    paused = await orchestrator.run("lead", TIDY)
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
+
+    assert [c.id for c in pending_approvals(paused.output)] == ["c1/c2"]
+    assert len(reader.requests) == 1
+    # The reader's answer, kept at the pause, and the cleaner's, after it: one message.
+    assert results_sent(lead, 2) == [
+        ToolResultPart("c2", "the notes say hi", is_error=False),
+        ToolResultPart("c1", "contents of notes.txt; deleted old.log", is_error=False),
+    ]
+    assert done.output.message.as_text() == "Both done."
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_streamed_pause_of_a_delegated_agent_ends_its_call_unanswered_and_resumes(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    orchestrator = orchestrate(lead, log, store)
+
+    async with orchestrator.stream("lead", TIDY) as events:
+        paused = [(item.agent, item.event) async for item in events]
+    approve = resume_input("s1", [Decision.approve("c1/c2")])
+    async with orchestrator.stream("lead", approve) as events:
+        resumed = [(item.agent, item.event) async for item in events]
+
+    def calls(
+        items: list[tuple[str, TurnEvent]], kind: type[ToolStart | ToolResult]
+    ) -> list[tuple[str, str]]:
+        return [(agent, e.id) for agent, e in items if isinstance(e, kind)]
+
+    assert calls(paused, ToolStart) == [("lead", "c1"), ("cleaner", "c1")]
+    assert calls(paused, ToolResult) == [("cleaner", "c1")]  # the lead's call waits
+    assert calls(resumed, ToolStart) == [("lead", "c1"), ("cleaner", "c2")]
+    assert calls(resumed, ToolResult) == [("cleaner", "c2"), ("lead", "c1")]
+    [(_, last)] = [(a, e) for a, e in resumed if isinstance(e, TurnDone) and a == "lead"]
+    assert last.output.message.as_text() == "Tidied."

@@ -24,10 +24,13 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator
+from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalError,
+    ApprovalPolicy,
     Decision,
+    DuplicateDecisionError,
     InvalidEditedInputError,
     MissingDecisionError,
     NeuronTurn,
@@ -35,6 +38,7 @@ from neuron_turn import (
     ToolResult,
     ToolResultPart,
     ToolStart,
+    ToolUsePart,
     TurnDone,
     TurnEvent,
     UnknownDecisionError,
@@ -161,13 +165,24 @@ async def test_a_denied_call_of_a_delegated_agent_does_not_run_and_its_model_rea
         ([Decision.approve("c1")], UnknownDecisionError, "'c1' is not pending on session 's1'"),
         ([Decision.approve("c1/c9")], UnknownDecisionError, "pending: c1/c2"),
         (
+            [Decision.approve("c1/c2"), Decision.deny("c1/c2", "no")],
+            DuplicateDecisionError,
+            "call 'c1/c2' is decided more than once",
+        ),
+        (
             [Decision.approve("c1/c2", {"path": 5})],
             InvalidEditedInputError,
             "agent 'cleaner', which call 'c1' waits on, refused the decisions for its calls "
             "(named c1/ID here): the edited input of call 'c2' (delete_file) does not match",
         ),
     ],
-    ids=["missing", "the-delegation-itself", "unknown", "edited-input-its-tool-refuses"],
+    ids=[
+        "missing",
+        "the-delegation-itself",
+        "unknown",
+        "twice",
+        "edited-input-its-tool-refuses",
+    ],
 )
 async def test_decisions_that_do_not_fit_a_delegated_agents_pause_are_refused_and_nothing_runs(
     tmp_path: Path, decisions: list[Decision], error: type[ApprovalError], message: str
@@ -214,10 +229,17 @@ async def test_a_delegated_agent_of_a_delegated_agent_pausing_pauses_both_and_re
     orchestrator = LocalOrchestrator(agents, store, policies=everything)
 
     paused = await orchestrator.run("lead", TIDY)
+    with pytest.raises(DispatchFailed) as refused:
+        await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/m1/c9")]))
+    ran_after_refusal = runs(log)
     done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/m1/c2")]))
 
     [held] = pending_approvals(paused.output)
     assert (held.id, held.agent) == ("c1/m1/c2", "cleaner")
+    # Checked two levels down, by the manager, before anything ran.
+    assert isinstance(refused.value.__cause__, UnknownDecisionError)
+    assert "call 'm1/c9' is not pending" in str(refused.value.__cause__)
+    assert ran_after_refusal == ["read notes.txt"]
     assert runs(log) == ["read notes.txt", "delete old.log"]
     assert results_sent(manager, 2) == [
         ToolResultPart("m1", "contents of notes.txt; deleted old.log", is_error=False)
@@ -299,3 +321,50 @@ async def test_a_streamed_pause_of_a_delegated_agent_ends_its_call_unanswered_an
     assert calls(resumed, ToolResult) == [("cleaner", "c2"), ("lead", "c1")]
     [(_, last)] = [(a, e) for a, e in resumed if isinstance(e, TurnDone) and a == "lead"]
     assert last.output.message.as_text() == "Tidied."
+
+
+async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_together(
+    tmp_path: Path,
+) -> None:
+    log, store, published = tmp_path / "tools.log", InMemoryStore(), []
+
+    @tool
+    async def publish(text: str) -> str:
+        """Publish `text`."""
+        published.append(text)
+        return "published"
+
+    lead = ScriptedProvider(
+        [
+            tool_call_response(
+                delegate_call("cleaner", "tidy the folder"),
+                ToolUsePart("p1", "publish", {"text": "tidied"}),
+            ),
+            text_response("Tidied, not published."),
+        ]
+    )
+    config = NeuronTurnConfig(
+        model="scripted",
+        effect_policy=EffectPolicy.everything(),
+        approval=ApprovalPolicy.of(["publish"]),
+    )
+    agents = {
+        "lead": NeuronTurn(lead, tools=ToolRegistry([publish]), state=store, config=config),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    paused = await orchestrator.run("lead", TIDY)
+    decisions = [Decision.deny("p1", "not yet"), Decision.approve("c1/c2")]
+    done = await orchestrator.run("lead", resume_input("s1", decisions))
+
+    assert [(c.id, c.agent) for c in pending_approvals(paused.output)] == [
+        ("p1", None),
+        ("c1/c2", "cleaner"),
+    ]
+    assert published == []
+    assert sorted(results_sent(lead, 2), key=lambda r: r.tool_use_id) == [
+        ToolResultPart("c1", "contents of notes.txt; deleted old.log", is_error=False),
+        ToolResultPart("p1", "Denied by a person: not yet", is_error=True),
+    ]
+    assert done.output.message.as_text() == "Tidied, not published."

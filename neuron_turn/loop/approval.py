@@ -363,12 +363,7 @@ def match_decisions(
         )
     delegated = delegated or {}
     own = [c.id for c in pending if c.id not in delegated]
-    ids: list[str] = []
-    for call in pending:
-        if call.id in delegated:
-            ids.extend(f"{call.id}/{theirs}" for theirs in delegated[call.id])
-        else:
-            ids.append(call.id)
+    ids = pending_ids(pending, delegated)
     seen: set[str] = set()
     by_id: dict[str, Decision] = {}
     passed: dict[str, list[Decision]] = {}
@@ -393,6 +388,22 @@ def match_decisions(
             f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
         )
     return {**by_id, **{call: tuple(theirs) for call, theirs in passed.items()}}
+
+
+def pending_ids(
+    pending: Sequence[ToolUsePart], delegated: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The ids a resume decides: a pending call's, or for one whose agent waits, its agent's.
+
+    `delegated` is as for `match_decisions`; those are named `<call id>/<their id>`.
+    """
+    ids: list[str] = []
+    for call in pending:
+        if call.id in delegated:
+            ids.extend(f"{call.id}/{theirs}" for theirs in delegated[call.id])
+        else:
+            ids.append(call.id)
+    return ids
 
 
 def _delegated_to(decided: str, delegated: Mapping[str, Sequence[str]]) -> str | None:

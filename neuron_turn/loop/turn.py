@@ -78,6 +78,7 @@ from .approval import (
     check_edited,
     match_decisions,
     pending_effect,
+    pending_ids,
     pending_in,
     split_decisions,
 )
@@ -609,7 +610,7 @@ class NeuronTurn(Generic[OutT]):
         """
         pending = pending_in(history)
         session = input.session
-        delegated = {} if decisions is None else await self._delegated(pending, session)
+        delegated = await self._delegated(pending, session) if pending else {}
         memory = self._memory(settings, session)
         resumed = _resumed(
             pending,
@@ -685,7 +686,7 @@ class NeuronTurn(Generic[OutT]):
             if resumed:
                 # The decided calls of a paused turn: no model call before them.
                 await rounds.execute(resumed)
-                _pause_on_delegated(run, rounds, ())
+                _pause_on_delegated(run, rounds)
                 if run.checkpoint is not None:
                     run.checkpoint()
                 self._check_round(run)
@@ -785,7 +786,7 @@ class NeuronTurn(Generic[OutT]):
         )
         if not held:
             await rounds.execute(calls)
-            _pause_on_delegated(run, rounds, ())
+            _pause_on_delegated(run, rounds)
             return
         # Declared first so that a hook halting a free call still reports what waits.
         announced = len(run.effects)
@@ -1000,15 +1001,15 @@ def _trace_metadata(metadata: JsonValue) -> JsonValue:
     return metadata
 
 
-def _pause_on_delegated(run: RunState, rounds: ToolRound, held: Sequence[ToolUsePart]) -> None:
-    """End the turn paused if a delegated agent of the round waits on calls (and `held`).
+def _pause_on_delegated(run: RunState, rounds: ToolRound) -> None:
+    """End the turn paused if a delegated agent of the round waits on calls.
 
     Raises:
         _Exit: with `AWAITING_APPROVAL`, the pending calls declared.
     """
     delegated = rounds.take_held()
     if delegated:
-        run.effects.append(pending_effect(held, delegated))
+        run.effects.append(pending_effect((), delegated))
         raise _Exit(AWAITING_APPROVAL)
 
 
@@ -1061,7 +1062,7 @@ def _resumed(
     session = input.session
     if decisions is None:
         if pending:
-            ids = ", ".join(c.id for c in pending)
+            ids = ", ".join(pending_ids(pending, delegated))
             raise AwaitingApprovalError(
                 f"session {session!r} is awaiting approval of call(s) {ids}; "
                 "resume it with decisions (neuron_turn.resume_input) before a new message"

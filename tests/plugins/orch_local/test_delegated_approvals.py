@@ -29,6 +29,7 @@ from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalError,
     ApprovalPolicy,
+    AwaitingApprovalError,
     Decision,
     DuplicateDecisionError,
     InvalidEditedInputError,
@@ -368,3 +369,18 @@ async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_
         ToolResultPart("p1", "Denied by a person: not yet", is_error=True),
     ]
     assert done.output.message.as_text() == "Tidied, not published."
+
+
+async def test_a_new_message_for_a_parent_paused_on_its_agent_names_the_agents_calls(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    orchestrator = orchestrate(lead, log, store)
+    await orchestrator.run("lead", TIDY)
+
+    with pytest.raises(DispatchFailed) as refused:
+        await orchestrator.run("lead", TIDY)
+
+    assert isinstance(refused.value.__cause__, AwaitingApprovalError)
+    assert "is awaiting approval of call(s) c1/c2;" in str(refused.value.__cause__)
+    assert runs(log) == ["read notes.txt"]

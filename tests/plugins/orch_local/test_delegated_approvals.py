@@ -49,7 +49,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
-from ..orch_temporal.agents import cleaner_agent
+from ..orch_temporal.agents import cleaner_agent, file_tools
 from .test_answers import delegate_call, results_sent
 
 TIDY = TurnInput(message="Tidy up", trigger="user", session="s1")
@@ -384,3 +384,33 @@ async def test_a_new_message_for_a_parent_paused_on_its_agent_names_the_agents_c
     assert isinstance(refused.value.__cause__, AwaitingApprovalError)
     assert "is awaiting approval of call(s) c1/c2;" in str(refused.value.__cause__)
     assert runs(log) == ["read notes.txt"]
+
+
+async def test_a_delegated_agent_pausing_again_pauses_its_parent_again(tmp_path: Path) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("All gone.")
+    cleaner = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("x1", "delete_file", {"path": "a.log"})),
+            tool_call_response(ToolUsePart("x2", "delete_file", {"path": "b.log"})),
+            text_response("deleted both"),
+        ]
+    )
+    config = NeuronTurnConfig(model="scripted", approval=ApprovalPolicy.of(["delete_*"]))
+    agents = {
+        "lead": lead_agent(lead, store),
+        "cleaner": NeuronTurn(cleaner, tools=file_tools(log), state=store, config=config),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    first = await orchestrator.run("lead", TIDY)
+    second = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/x1")]))
+    ran_at_second_pause = runs(log)
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/x2")]))
+
+    assert [c.id for c in pending_approvals(first.output)] == ["c1/x1"]
+    assert [c.id for c in pending_approvals(second.output)] == ["c1/x2"]
+    assert ran_at_second_pause == ["delete a.log"]
+    assert len(lead.requests) == 2  # asked again only once the cleaner had answered
+    assert results_sent(lead, 2) == [ToolResultPart("c1", "deleted both", is_error=False)]
+    assert done.output.message.as_text() == "All gone."
+    assert runs(log) == ["delete a.log", "delete b.log"]

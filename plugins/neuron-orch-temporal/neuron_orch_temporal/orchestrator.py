@@ -810,7 +810,11 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         except RPCError as exc:
             if not _unanswered(exc):
                 raise _rpc_error(exc, workflow_id) from exc
-            raise await self._no_answer(handle, name, round(loop.time() - asked, 1)) from exc
+            # The wait asked for, when it ran out: a loaded machine takes longer to say so.
+            waited = round(loop.time() - asked, 1)
+            if exc.status != RPCStatusCode.FAILED_PRECONDITION and timeout is not None:
+                waited = timeout.total_seconds()
+            raise await self._no_answer(handle, name, waited) from exc
         except WorkflowQueryFailedError as exc:
             failed = f"query {name!r} of workflow {workflow_id!r} failed: {exc}"
             raise DispatchFailed(failed) from exc

@@ -77,6 +77,9 @@ class ToolRound:
     may declare is the run's `effect_policy`."""
     memory: MemoryReader | None = None
     """Answers the memory read tools; None when the turn does not offer them."""
+    resumable: bool = False
+    """Whether the turn reads its session's history, so that its resume finds a call held
+    for a delegated agent: only then does a delegation get a session it can pause in."""
     held: list[PendingCall] = field(default_factory=list)
     """The calls delegated agents wait on, in the model's order (see `take_held`)."""
 
@@ -223,7 +226,11 @@ class ToolRound:
         except EffectToolError as exc:
             return str(exc), False, (), ()
         answerer = current_answerer()
-        answer = None if answerer is None else await answerer(answered_form(effect, call, session))
+        if answerer is None:
+            answer = None
+        else:
+            resumes_in = session if self.resumable else None
+            answer = await answerer(answered_form(effect, call, resumes_in))
         if answer is None:
             self.run.effects.append(effect)
             return confirmation, True, (), ()

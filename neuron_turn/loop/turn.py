@@ -677,7 +677,13 @@ class NeuronTurn(Generic[OutT]):
         output.check_choice(tools)
         config = self.config
         rounds = ToolRound(
-            self.tools, self.hooks, run, config.parallel_tools, config.effect_tools, memory
+            self.tools,
+            self.hooks,
+            run,
+            config.parallel_tools,
+            config.effect_tools,
+            memory,
+            resumable=self.state is not None,
         )
         keeper = self._keeper(run, tools)
         try:

@@ -414,3 +414,23 @@ async def test_a_delegated_agent_pausing_again_pauses_its_parent_again(tmp_path:
     assert results_sent(lead, 2) == [ToolResultPart("c1", "deleted both", is_error=False)]
     assert done.output.message.as_text() == "All gone."
     assert runs(log) == ["delete a.log", "delete b.log"]
+
+
+async def test_a_parent_that_reads_no_history_is_told_its_delegated_agent_could_not_wait(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Could not.")
+    config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
+    agents = {
+        # No state reader: its resume would not find a held call, so it is not held.
+        "lead": NeuronTurn(lead, config=config),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    done = await orchestrator.run("lead", TIDY)
+
+    assert done.output.exit_reason == "complete"
+    [told] = results_sent(lead, 2)
+    assert told.is_error
+    assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         UnknownDecisionError,
         pending_approvals,
         resume_input,
+        split_decisions,
     )
     from .loop.checkpoint import Checkpoint, checkpointing
     from .loop.config import NeuronTurnConfig
@@ -197,6 +198,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UnknownDecisionError",
         "pending_approvals",
         "resume_input",
+        "split_decisions",
     ),
     ".loop.checkpoint": (
         "Checkpoint",
@@ -530,6 +532,7 @@ __all__ = [
     "registered_tools",
     "remove_turn_observer",
     "resume_input",
+    "split_decisions",
     "streaming",
     "tools_by_name",
     "turn_observers",

@@ -84,6 +84,7 @@ __all__ = [
     "UnknownDecisionError",
     "pending_approvals",
     "resume_input",
+    "split_decisions",
 ]
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
@@ -344,12 +345,14 @@ def match_decisions(
 ) -> Mapping[str, Decision | tuple[Decision, ...]]:
     """Return each pending call's decision by id, checking that every one is decided once.
 
-    `delegated` maps each pending `delegate` call whose agent waits on calls of
-    its own to those calls' ids, as the agent names them. Such a call is
+    `delegated` maps each pending `delegate` call held for its agent to the ids
+    of the calls that agent waits on, as the agent names them. Such a call is
     decided by the decisions of those calls, named `<call id>/<their id>`; it
     maps to them, named as the agent names them. An agent's call that waits on
     an agent of its own is decided the same way, one level down (`<id>/<id>/...`),
-    which that agent checks.
+    which that agent checks. An agent that waits on nothing any more (it went on
+    without this turn) takes whatever decisions name it, none included: its end
+    answers the call.
 
     Raises:
         NotAwaitingApprovalError: nothing is pending on `session`.
@@ -387,7 +390,7 @@ def match_decisions(
         raise MissingDecisionError(
             f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
         )
-    return {**by_id, **{call: tuple(theirs) for call, theirs in passed.items()}}
+    return {**by_id, **{call: tuple(passed.get(call, ())) for call in delegated}}
 
 
 def pending_ids(
@@ -407,8 +410,13 @@ def pending_ids(
 
 
 def _delegated_to(decided: str, delegated: Mapping[str, Sequence[str]]) -> str | None:
-    """The pending call whose agent waits on call `decided` (None: no agent does)."""
+    """The pending call whose agent waits on call `decided` (None: no agent does).
+
+    An agent that went on waits on nothing, and takes any decision named for it.
+    """
     for call, theirs in delegated.items():
+        if not theirs and decided.startswith(f"{call}/"):
+            return call
         for their in theirs:
             waits = f"{call}/{their}"
             if decided == waits or decided.startswith(f"{waits}/"):

@@ -623,23 +623,29 @@ class NeuronTurn(Generic[OutT]):
         answerer: object = current_answerer()
         if isinstance(answerer, ChecksDecisions) and session is not None:
             for call in resumed:
-                if isinstance(call, ResumedDelegation):
+                if isinstance(call, ResumedDelegation) and delegated[call.id]:
                     await _check_delegated(answerer, call, settings, session)
         return resumed
 
     async def _delegated(
         self, pending: Sequence[ToolUsePart], session: str | None
     ) -> dict[str, list[str]]:
-        """The pending `delegate` calls whose agents wait on calls, and those calls' ids."""
+        """The pending `delegate` calls held for their agents, and the ids those wait on.
+
+        A call whose agent has a history ran and was held for it (a call held by
+        this turn's own policy has not run). Its agent may since have gone on
+        without this turn (decided on its own, or its wait timed out): it waits
+        on no call then, and its end answers the resumed call.
+        """
         if session is None or not self.config.effect_tools:
             return {}
         waiting: dict[str, list[str]] = {}
         for call in pending:
             if call.name != "delegate":
                 continue
-            theirs = pending_in(await self._read_history(delegation_session(session, call.id)))
+            theirs = await self._read_history(delegation_session(session, call.id))
             if theirs:
-                waiting[call.id] = [c.id for c in theirs]
+                waiting[call.id] = [c.id for c in pending_in(theirs)]
         return waiting
 
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:

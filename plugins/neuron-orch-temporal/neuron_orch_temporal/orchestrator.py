@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, TypeVar
 
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
 from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import (
     Client,
@@ -45,15 +45,15 @@ from layer0 import (
 from neuron_orch_local import QUERY_TYPES, AgentEvent, Chain, Dispatcher, UnknownQueryError
 from neuron_turn import (
     AWAITING_APPROVAL,
-    DECISIONS_KEY,
     Decision,
     EventStream,
-    MalformedDecisionsError,
     NotAwaitingApprovalError,
     event_from_json,
+    split_decisions,
 )
 
 from ._failures import orch_error
+from ._settled import next_pause
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
 from .errors import (
@@ -72,7 +72,6 @@ from .names import (
     INBOX_SIGNAL,
     KEPT_QUERY,
     PROGRESS_QUERY,
-    SETTLED_UPDATE,
     WORKFLOW_TYPE,
 )
 from .policy import TurnPolicy
@@ -240,10 +239,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
 
     async def _route_decisions(self, agent: AgentId, input: TurnInput) -> DispatchResult | None:
         """Decide the workflow waiting on `input`'s session, if `input` resumes one."""
-        metadata, session = input.metadata, input.session
-        if session is None or not isinstance(metadata, dict) or DECISIONS_KEY not in metadata:
+        session = input.session
+        decisions, _ = split_decisions(input.metadata)
+        if session is None or decisions is None:
             return None
-        decisions = _decisions(metadata[DECISIONS_KEY])
         waiting = await self._waiting_on(session, agent)
         if waiting is None:
             return None
@@ -426,7 +425,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         # One result wait, never cancelled by the pickup check: cancelling a result
         # wait leaves the test server's time skipping locked for good.
         waiting = asyncio.ensure_future(handle.result())
-        watching = asyncio.ensure_future(_watch(handle, after))
+        watching = asyncio.ensure_future(next_pause(handle, after))
         try:
             pause = await self._first(handle, waiting, watching)
             if pause is not None:
@@ -876,34 +875,6 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         if self._client is None:
             return self._address
         return self._client.service_client.config.target_host
-
-
-async def _watch(handle: WorkflowHandle[Any, DispatchResult], after: int | None) -> Settled | None:
-    """Wait for the workflow's next pause (see `AgentWorkflow.settled`); None if it cannot tell.
-
-    The result wait beside it reports the workflow's end and failures; this
-    one only ever adds a pause, so its own errors (a workflow that ended
-    first, a worker from before approvals) leave that wait to answer.
-    """
-    if after is None:
-        return None
-    try:
-        settled: Settled = await handle.execute_update(SETTLED_UPDATE, after, result_type=Settled)
-    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
-        return None
-    return settled
-
-
-def _decisions(raw: JsonValue) -> list[Decision]:
-    """Parse the decisions a resume input carries (`neuron_turn.resume_input`)."""
-    if not isinstance(raw, list):
-        raise MalformedDecisionsError(
-            f"metadata[{DECISIONS_KEY!r}] must be a list of decisions, not {type(raw).__name__}"
-        )
-    try:
-        return [Decision.model_validate(item) for item in raw]
-    except ValidationError as exc:
-        raise MalformedDecisionsError(f"a decision does not parse: {exc}") from None
 
 
 def _may_be_applied(workflow_id: WorkflowId) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio.client import (
@@ -28,6 +29,12 @@ async def next_pause(handle: WorkflowHandle[Any, Any], after: int | None) -> Set
         return None
     try:
         settled: Settled = await handle.execute_update(SETTLED_UPDATE, after, result_type=Settled)
-    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # The SDK puts its error in place of the caller's cancellation: give it back.
+            raise asyncio.CancelledError from None
+        return None
+    except (WorkflowUpdateFailedError, RPCError):
         return None
     return settled

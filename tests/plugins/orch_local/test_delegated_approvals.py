@@ -249,21 +249,6 @@ async def test_a_delegated_agent_of_a_delegated_agent_pausing_pauses_both_and_re
     assert done.output.message.as_text() == "Tidied."
 
 
-async def test_a_parent_without_a_session_is_told_its_delegated_agent_could_not_wait(
-    tmp_path: Path,
-) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Could not.")
-    orchestrator = orchestrate(lead, log, store)
-
-    done = await orchestrator.run("lead", TIDY.model_copy(update={"session": None}))
-
-    assert done.output.exit_reason == "complete"
-    [told] = results_sent(lead, 2)
-    assert told.is_error
-    assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")
-    assert runs(log) == ["read notes.txt"]
-
-
 async def test_a_delegation_answered_beside_a_paused_one_is_kept_and_not_run_again(
     tmp_path: Path,
 ) -> None:
@@ -416,21 +401,24 @@ async def test_a_delegated_agent_pausing_again_pauses_its_parent_again(tmp_path:
     assert runs(log) == ["delete a.log", "delete b.log"]
 
 
-async def test_a_parent_that_reads_no_history_is_told_its_delegated_agent_could_not_wait(
-    tmp_path: Path,
+@pytest.mark.parametrize("reads_history", [True, False], ids=["no-session", "no-state-reader"])
+async def test_a_parent_that_could_not_resume_is_told_its_delegated_agent_could_not_wait(
+    tmp_path: Path, reads_history: bool
 ) -> None:
     log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Could not.")
     config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
     agents = {
-        # No state reader: its resume would not find a held call, so it is not held.
-        "lead": NeuronTurn(lead, config=config),
+        # Its resume would not find a held call, so none is held.
+        "lead": NeuronTurn(lead, state=store if reads_history else None, config=config),
         "cleaner": cleaner_agent(log, state=store),
     }
     orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+    task = TIDY.model_copy(update={"session": None}) if reads_history else TIDY
 
-    done = await orchestrator.run("lead", TIDY)
+    done = await orchestrator.run("lead", task)
 
     assert done.output.exit_reason == "complete"
     [told] = results_sent(lead, 2)
     assert told.is_error
     assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")
+    assert runs(log) == ["read notes.txt"]

@@ -23,6 +23,7 @@ from layer0 import (
     DelegateEffect,
     EffectPolicy,
     LogEffect,
+    Turn,
     TurnInput,
     TurnMetadata,
     TurnOutput,
@@ -56,19 +57,32 @@ def runs(tool_log: Path) -> list[str]:
     return tool_log.read_text().splitlines() if tool_log.exists() else []
 
 
-async def test_an_answered_delegate_that_pauses_ends_at_the_pause_and_the_parents_model_reads_why(
-    dev_env: WorkflowEnvironment, tmp_path: Path
-) -> None:
-    log, store = tmp_path / "tools.log", InMemoryStore()
-    parent = ScriptedProvider(
+def boss_and_cleaner(
+    tool_log: Path, store: InMemoryStore, answer: str, *, reads_history: bool = True
+) -> tuple[ScriptedProvider, dict[str, Turn]]:
+    """The boss's model, delegating "Tidy up" to the cleaner (call `d1`), then answering
+    `answer`; and the two agents, each reading its history from `store` if `reads_history`."""
+    boss = ScriptedProvider(
         [
             tool_call_response(
                 ToolUsePart("d1", "delegate", {"agent": "cleaner", "message": "Tidy up"})
             ),
-            text_response("the cleaner needs a person"),
+            text_response(answer),
         ]
     )
-    agents = {"boss": NeuronTurn(parent, config=EVERYTHING), "cleaner": cleaner_agent(log)}
+    state = store if reads_history else None
+    agents: dict[str, Turn] = {
+        "boss": NeuronTurn(boss, state=state, config=EVERYTHING),
+        "cleaner": cleaner_agent(tool_log, state=state),
+    }
+    return boss, agents
+
+
+async def test_an_answered_delegate_that_pauses_ends_at_the_pause_and_the_parents_model_reads_why(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    parent, agents = boss_and_cleaner(log, store, "the cleaner needs a person", reads_history=False)
     async with hosting(dev_env, agents, store) as orchestrator:
         result = await orchestrator.run(
             "boss", TurnInput(message="go", trigger="user", session="p1")
@@ -172,18 +186,7 @@ async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     log, store = tmp_path / "tools.log", InMemoryStore()
-    parent = ScriptedProvider(
-        [
-            tool_call_response(
-                ToolUsePart("d1", "delegate", {"agent": "cleaner", "message": "Tidy up"})
-            ),
-            text_response("tidied"),
-        ]
-    )
-    agents = {
-        "boss": NeuronTurn(parent, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    parent, agents = boss_and_cleaner(log, store, "tidied")
     go = TurnInput(message="go", trigger="user", session="p1")
     async with hosting(dev_env, agents, store) as orchestrator:
         paused = await orchestrator.run("boss", go, workflow_id="boss-1")
@@ -214,18 +217,7 @@ async def test_a_delegated_agent_decided_on_its_own_answers_its_parents_resume_w
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     log, store = tmp_path / "tools.log", InMemoryStore()
-    parent = ScriptedProvider(
-        [
-            tool_call_response(
-                ToolUsePart("d1", "delegate", {"agent": "cleaner", "message": "Tidy up"})
-            ),
-            text_response("tidied"),
-        ]
-    )
-    agents = {
-        "boss": NeuronTurn(parent, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    parent, agents = boss_and_cleaner(log, store, "tidied")
     go = TurnInput(message="go", trigger="user", session="p2")
     async with hosting(dev_env, agents, store) as orchestrator:
         paused = await orchestrator.run("boss", go, workflow_id="boss-2")

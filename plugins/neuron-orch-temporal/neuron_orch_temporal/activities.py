@@ -24,7 +24,6 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from layer0 import (
     AgentId,
-    DelegateEffect,
     EffectPolicy,
     EffectRefused,
     HandoffEffect,
@@ -32,7 +31,6 @@ from layer0 import (
     PartialTurn,
     RetryableError,
     SerializationError,
-    SessionId,
     StateStore,
     Turn,
     TurnError,
@@ -43,7 +41,6 @@ from layer0 import (
     partial_of,
 )
 from neuron_orch_local import (
-    Chain,
     CustomEffectHandler,
     DelegationAnswerer,
     EffectContext,
@@ -54,7 +51,7 @@ from neuron_orch_local import (
     require_agent,
     untried_models,
 )
-from neuron_turn import NeuronTurn, answering, checkpointing
+from neuron_turn import answering, checkpointing
 
 from ._answers import run_delegation
 from ._failures import application_error
@@ -277,41 +274,14 @@ class AgentActivities:
             return contextlib.nullcontext()  # a workflow from before answers existed
         if not request.policy.answer_delegations:
             return contextlib.nullcontext()
-        return answering(self._answerer(request, policy, answered, request.chain))
-
-    def _answerer(
-        self,
-        request: TurnRequest,
-        policy: EffectPolicy,
-        answered: list[Delegation],
-        chain: Chain,
-        session: SessionId | None = None,
-    ) -> DelegationAnswerer:
-        """What answers the delegations of the turn at `chain` (of `request`'s, by default)."""
-        return DelegationAnswerer(
+        answerer = DelegationAnswerer(
             run_child=functools.partial(run_delegation, request, answered),
-            chain=chain,
+            chain=request.chain,
             policy=policy,
-            session=request.input.session if session is None else session,
+            session=request.input.session,
             agents=self._agents.keys(),
-            check_child=functools.partial(self._check_delegation, request, policy),
         )
-
-    async def _check_delegation(
-        self, request: TurnRequest, policy: EffectPolicy, effect: DelegateEffect, chain: Chain
-    ) -> None:
-        """Check the decisions a resumed delegation hands its agent, running nothing.
-
-        As that agent's turn checks its resume (`NeuronTurn.check_resume`), on
-        this worker's store, with an answerer for its own delegations, so
-        theirs are checked too. Other turns check their decisions when they run.
-        """
-        turn = self._agents.get(effect.agent)
-        if not isinstance(turn, NeuronTurn):
-            return
-        checker = self._answerer(request, policy, [], chain, effect.input.session)
-        with answering(checker):
-            await turn.check_resume(effect.input)
+        return answering(answerer)
 
     def _turn(self, agent: AgentId) -> Turn:
         require_agent(agent, self._agents)

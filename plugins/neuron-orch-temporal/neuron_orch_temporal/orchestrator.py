@@ -53,7 +53,6 @@ from neuron_turn import (
 )
 
 from ._failures import orch_error
-from ._settled import next_pause
 from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
 from .connect import connect
 from .errors import (
@@ -72,6 +71,7 @@ from .names import (
     INBOX_SIGNAL,
     KEPT_QUERY,
     PROGRESS_QUERY,
+    SETTLED_UPDATE,
     WORKFLOW_TYPE,
 )
 from .policy import TurnPolicy
@@ -425,7 +425,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         # One result wait, never cancelled by the pickup check: cancelling a result
         # wait leaves the test server's time skipping locked for good.
         waiting = asyncio.ensure_future(handle.result())
-        watching = asyncio.ensure_future(next_pause(handle, after))
+        watching = asyncio.ensure_future(_watch(handle, after))
         try:
             pause = await self._first(handle, waiting, watching)
             if pause is not None:
@@ -875,6 +875,22 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         if self._client is None:
             return self._address
         return self._client.service_client.config.target_host
+
+
+async def _watch(handle: WorkflowHandle[Any, DispatchResult], after: int | None) -> Settled | None:
+    """Wait for the workflow's next pause (see `AgentWorkflow.settled`); None if it cannot tell.
+
+    The result wait beside it reports the workflow's end and failures; this
+    one only ever adds a pause, so its own errors (a workflow that ended
+    first, a worker from before approvals) leave that wait to answer.
+    """
+    if after is None:
+        return None
+    try:
+        settled: Settled = await handle.execute_update(SETTLED_UPDATE, after, result_type=Settled)
+    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+        return None
+    return settled
 
 
 def _may_be_applied(workflow_id: WorkflowId) -> str:

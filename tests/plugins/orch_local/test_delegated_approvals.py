@@ -422,3 +422,23 @@ async def test_a_parent_that_could_not_resume_is_told_its_delegated_agent_could_
     assert told.is_error
     assert told.content.startswith("Agent 'cleaner' stopped before finishing: its calls ")
     assert runs(log) == ["read notes.txt"]
+
+
+async def test_a_delegated_agent_resumed_on_its_own_leaves_its_parents_resume_an_error_result(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Went on.")
+    orchestrator = orchestrate(lead, log, store)
+    await orchestrator.run("lead", TIDY)
+    alone = resume_input(CLEANERS_SESSION.id, [Decision.approve("c2")])
+    await orchestrator.run("cleaner", alone)
+
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
+
+    # Not stuck on calls nobody waits on any more: the lead goes on, told so.
+    [told] = results_sent(lead, 2)
+    assert told.is_error
+    assert told.content.startswith("Error: agent 'cleaner' failed: ")
+    assert told.content.endswith("is not awaiting approval; decisions have nothing to decide")
+    assert done.output.message.as_text() == "Went on."
+    assert runs(log) == ["read notes.txt", "delete old.log"]

@@ -84,6 +84,15 @@ def orchestrate(lead: ScriptedProvider, tool_log: Path, store: StateStore) -> Lo
     return LocalOrchestrator(agents, store, policies=policies)
 
 
+def tidying(
+    tmp_path: Path, answer: str
+) -> tuple[Path, InMemoryStore, ScriptedProvider, LocalOrchestrator]:
+    """The lead and the cleaner on one store: its tool log, the store, the lead's model
+    (answering `answer` once the cleaner has) and the orchestrator."""
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model(answer)
+    return log, store, lead, orchestrate(lead, log, store)
+
+
 async def roles(store: StateStore, scope: SessionScope) -> list[str]:
     history = await store.read(scope, HISTORY_KEY)
     assert isinstance(history, list)
@@ -93,8 +102,7 @@ async def roles(store: StateStore, scope: SessionScope) -> list[str]:
 async def test_a_delegated_agent_pausing_pauses_its_parent_whose_resume_resumes_it_once(
     tmp_path: Path,
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
-    orchestrator = orchestrate(lead, log, store)
+    log, store, lead, orchestrator = tidying(tmp_path, "Tidied.")
 
     paused = await orchestrator.run("lead", TIDY)
     ran_while_paused = runs(log)
@@ -143,8 +151,7 @@ async def test_a_delegated_agent_pausing_pauses_its_parent_whose_resume_resumes_
 async def test_a_denied_call_of_a_delegated_agent_does_not_run_and_its_model_reads_why(
     tmp_path: Path,
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Left it.")
-    orchestrator = orchestrate(lead, log, store)
+    log, _store, lead, orchestrator = tidying(tmp_path, "Left it.")
 
     await orchestrator.run("lead", TIDY)
     deny = resume_input("s1", [Decision.deny("c1/c2", "keep the logs")])
@@ -188,8 +195,7 @@ async def test_a_denied_call_of_a_delegated_agent_does_not_run_and_its_model_rea
 async def test_decisions_that_do_not_fit_a_delegated_agents_pause_are_refused_and_nothing_runs(
     tmp_path: Path, decisions: list[Decision], error: type[ApprovalError], message: str
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
-    orchestrator = orchestrate(lead, log, store)
+    log, _store, _lead, orchestrator = tidying(tmp_path, "Tidied.")
     await orchestrator.run("lead", TIDY)
 
     with pytest.raises(DispatchFailed) as refused:
@@ -287,8 +293,7 @@ async def test_a_delegation_answered_beside_a_paused_one_is_kept_and_not_run_aga
 async def test_a_streamed_pause_of_a_delegated_agent_ends_its_call_unanswered_and_resumes(
     tmp_path: Path,
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
-    orchestrator = orchestrate(lead, log, store)
+    _log, _store, _lead, orchestrator = tidying(tmp_path, "Tidied.")
 
     async with orchestrator.stream("lead", TIDY) as events:
         paused = [(item.agent, item.event) async for item in events]
@@ -359,8 +364,7 @@ async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_
 async def test_a_new_message_for_a_parent_paused_on_its_agent_names_the_agents_calls(
     tmp_path: Path,
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
-    orchestrator = orchestrate(lead, log, store)
+    log, _store, _lead, orchestrator = tidying(tmp_path, "Tidied.")
     await orchestrator.run("lead", TIDY)
 
     with pytest.raises(DispatchFailed) as refused:
@@ -427,8 +431,7 @@ async def test_a_parent_that_could_not_resume_is_told_its_delegated_agent_could_
 async def test_a_delegated_agent_resumed_on_its_own_leaves_its_parents_resume_an_error_result(
     tmp_path: Path,
 ) -> None:
-    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Went on.")
-    orchestrator = orchestrate(lead, log, store)
+    log, _store, lead, orchestrator = tidying(tmp_path, "Went on.")
     await orchestrator.run("lead", TIDY)
     alone = resume_input(CLEANERS_SESSION.id, [Decision.approve("c2")])
     await orchestrator.run("cleaner", alone)

@@ -13,10 +13,11 @@ declared instead of the one it carried out, when the round of tool calls
 ends, in the model's order of the calls (answers to concurrent calls may come
 back in any order). It returns None for effects it leaves to the usual path.
 
-A delegation answered for a turn with a session gets a session of its own,
-`delegation_session(session, call id)`, so that an agent pausing for approval
-there can be resumed: an answer whose `held` lists the calls the agent waits
-on pauses the turn too, on those calls (named `<call id>/<their id>`). The
+A delegation answered for a turn that has a session and reads its history
+(a `state` reader) gets a session of its own, `delegation_session(session,
+call id)`, so that an agent pausing for approval there can be resumed: an
+answer whose `held` lists the calls the agent waits on pauses the turn too,
+on those calls (named `<call id>/<their id>`). The
 turn's resume hands their decisions back to the answerer as a delegation
 whose input resumes the agent's session (`resume_input`), after checking
 them with the answerer's `check_decisions` when it has one

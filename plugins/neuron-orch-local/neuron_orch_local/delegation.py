@@ -17,12 +17,14 @@ memory, so a re-run turn does not run and pay for the same child twice
 (neuron-orch-temporal gets the same from its deterministic child ids).
 
 A child that pauses for approval pauses its parent too, when the
-orchestrator can resume it (`resumable`, as `LocalOrchestrator`'s is) and the
-parent's turn has a session: the child then runs in a session of its own
-(`neuron_turn.delegation_session`), the parent's pause lists the child's held
-calls, and the parent's resume resumes the child with their decisions, checked
-first (`check_decisions`). Otherwise the child runs without a session and its
-pause ends it: the parent's model is told which calls did not run.
+orchestrator can resume it (it gives the answerer a `check_child`, as
+`LocalOrchestrator` does) and the parent's turn can find the held call again
+(it has a session and reads its history): the child then runs in a session of
+its own (`neuron_turn.delegation_session`), the parent's pause lists the
+child's held calls, and the parent's resume resumes the child with their
+decisions, checked first (`check_decisions`). Otherwise the child runs
+without a session and its pause ends it: the parent's model is told which
+calls did not run.
 
 What cannot be delegated is told to the model as a tool error, and
 nothing runs: an agent outside the caller's grant, an unknown agent, a

@@ -561,12 +561,15 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         """Check the decisions a resumed delegation hands its agent, running nothing.
 
         As that agent's turn checks its resume (`NeuronTurn.check_resume`), with
-        the answerer its own delegations get, so theirs are checked too. Other
-        turns check their decisions when they run.
+        the answerer its own delegations get, so theirs are checked too; a
+        fallback chain's first model, which the resume goes to. Other turns
+        check their decisions when they run.
         """
         from neuron_turn import NeuronTurn, answering  # the loop, only when a turn runs here
 
         turn = self._agents.get(effect.agent)
+        if isinstance(turn, FallbackTurn):
+            turn = turn.models[0][1]
         if not isinstance(turn, NeuronTurn):
             return
         answerer = self._answerer(parent, effect.agent, effect.input, chain, None)

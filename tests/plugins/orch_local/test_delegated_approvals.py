@@ -22,8 +22,8 @@ from layer0 import (
     StateStore,
     TurnInput,
 )
-from layer0.testing import InMemoryStore
-from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator
+from layer0.testing import EchoTurn, InMemoryStore
+from neuron_orch_local import DELEGATION_LOG, FallbackTurn, LocalOrchestrator
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -445,3 +445,21 @@ async def test_a_delegated_agent_resumed_on_its_own_leaves_its_parents_resume_an
     assert told.content.endswith("is not awaiting approval; decisions have nothing to decide")
     assert done.output.message.as_text() == "Went on."
     assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_an_edited_input_a_fallback_chains_agent_refuses_fails_the_resume_before_it_runs(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    chain = FallbackTurn({"first": cleaner_agent(log, state=store), "second": EchoTurn()})
+    agents = {"lead": lead_agent(lead, store), "cleaner": chain}
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+    await orchestrator.run("lead", TIDY)
+
+    edited = [Decision.approve("c1/c2", {"path": 5})]
+    with pytest.raises(DispatchFailed) as refused:
+        await orchestrator.run("lead", resume_input("s1", edited))
+
+    # Checked with the chain's first model, which the resume goes to.
+    assert isinstance(refused.value.__cause__, InvalidEditedInputError)
+    assert runs(log) == ["read notes.txt"]

@@ -53,6 +53,20 @@ class RefusedCall(ToolUsePart):
     refusal: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class AnsweredCall(ToolUsePart):
+    """A tool call answered already; the tool round answers `answer` unrun.
+
+    A resumed `delegate` call whose agent went on without the turn: its answer.
+    """
+
+    answer: str = ""
+
+
+UNRUN: Final = (RefusedCall, AnsweredCall)
+"""The calls a tool round answers without running anything."""
+
+
 def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[ContentPart]:
     """Return `content` with each call's id not in `ids`, misnamed or too deep calls refused.
 

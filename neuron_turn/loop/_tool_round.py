@@ -33,7 +33,7 @@ from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
 
 from ._convert import json_text
 from ._run import RunState, tool_call_record
-from ._tool_input import RefusedCall
+from ._tool_input import UNRUN, AnsweredCall
 from ._well_formed import well_formed
 from .approval import PendingCall
 from .effect_answers import answered_form, current_answerer
@@ -154,7 +154,9 @@ class ToolRound:
         # Every call meets the pre_tool_use hooks first, effect tools included:
         # a policy hook must be able to stop an effect before it is declared.
         started = time.monotonic()
-        if isinstance(call, RefusedCall):
+        if isinstance(call, UNRUN):
+            if isinstance(call, AnsweredCall):
+                return _finish(call, call.input, call.answer, True, started)
             return _finish(call, call.input, call.refusal, False, started)
         tool_input = call.input
         if self.hooks.has_hooks(HookPoint.PRE_TOOL_USE):

@@ -62,7 +62,7 @@ from ._output_round import (
 )
 from ._recorder import TimelineRecorder, both
 from ._run import HISTORY_KEY, RunState
-from ._tool_input import RefusedCall, call_ids, guard_tool_calls
+from ._tool_input import AnsweredCall, RefusedCall, call_ids, guard_tool_calls
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
@@ -125,6 +125,7 @@ from .provider import (
     ProviderMessage,
     ProviderRequest,
     ProviderResponse,
+    TextPart,
     ToolUsePart,
 )
 from .provider_errors import (
@@ -610,7 +611,7 @@ class NeuronTurn(Generic[OutT]):
         """
         pending = pending_in(history)
         session = input.session
-        delegated = await self._delegated(pending, session) if pending else {}
+        delegated, answers = await self._delegated(pending, session) if pending else ({}, {})
         memory = self._memory(settings, session)
         resumed = _resumed(
             pending,
@@ -619,6 +620,10 @@ class NeuronTurn(Generic[OutT]):
             delegated,
             lambda: self._tool_schemas(settings, session, memory),
         )
+        resumed = [
+            AnsweredCall(c.id, c.name, c.input, answers[c.id]) if c.id in answers else c
+            for c in resumed
+        ]
         # An answerer is a callable; one that checks decisions also has the method.
         answerer: object = current_answerer()
         if isinstance(answerer, ChecksDecisions) and session is not None:
@@ -629,24 +634,28 @@ class NeuronTurn(Generic[OutT]):
 
     async def _delegated(
         self, pending: Sequence[ToolUsePart], session: str | None
-    ) -> dict[str, list[str]]:
-        """The pending `delegate` calls held for their agents, and the ids those wait on.
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """The pending `delegate` calls held for their agents: the ids those wait on.
 
-        A call whose agent has a history ran and was held for it (a call held by
-        this turn's own policy has not run). Its agent may since have gone on
-        without this turn (decided on its own, or its wait timed out): it waits
-        on no call then, and its end answers the resumed call.
+        And the answers of those that went on without this turn. A call whose
+        agent has a history ran and was held for it (a call held by this turn's
+        own policy has not run). Its agent may since have gone on without this
+        turn (its session resumed on its own): it waits on no call then, and its
+        last answer answers the call.
         """
-        if session is None or not self.config.effect_tools:
-            return {}
         waiting: dict[str, list[str]] = {}
+        answers: dict[str, str] = {}
+        if session is None or not self.config.effect_tools:
+            return waiting, answers
         for call in pending:
             if call.name != "delegate":
                 continue
             theirs = await self._read_history(delegation_session(session, call.id))
             if theirs:
                 waiting[call.id] = [c.id for c in pending_in(theirs)]
-        return waiting
+                if not waiting[call.id]:
+                    answers[call.id] = _last_answer(theirs)
+        return waiting, answers
 
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
         if session is None or self.state is None:
@@ -1011,6 +1020,16 @@ def _trace_metadata(metadata: JsonValue) -> JsonValue:
         rest = {key: value for key, value in metadata.items() if key != CALL_OPTIONS_KEY}
         return rest or None
     return metadata
+
+
+def _last_answer(history: Sequence[ProviderMessage]) -> str:
+    """The text of the last answer in `history` (an agent's, once it went on)."""
+    for message in reversed(history):
+        if message.role == "assistant":
+            text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+            if text:
+                return text
+    return ""
 
 
 def _pause_on_delegated(run: RunState, rounds: ToolRound) -> None:

@@ -428,7 +428,7 @@ async def test_a_parent_that_could_not_resume_is_told_its_delegated_agent_could_
     assert runs(log) == ["read notes.txt"]
 
 
-async def test_a_delegated_agent_resumed_on_its_own_leaves_its_parents_resume_an_error_result(
+async def test_a_delegated_agent_resumed_on_its_own_answers_its_parents_resume_with_its_answer(
     tmp_path: Path,
 ) -> None:
     log, _store, lead, orchestrator = tidying(tmp_path, "Went on.")
@@ -438,11 +438,10 @@ async def test_a_delegated_agent_resumed_on_its_own_leaves_its_parents_resume_an
 
     done = await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
 
-    # Not stuck on calls nobody waits on any more: the lead goes on, told so.
-    [told] = results_sent(lead, 2)
-    assert told.is_error
-    assert told.content.startswith("Error: agent 'cleaner' failed: ")
-    assert told.content.endswith("is not awaiting approval; decisions have nothing to decide")
+    # Not stuck on calls nobody waits on any more, nor run again: the cleaner's answer.
+    assert results_sent(lead, 2) == [
+        ToolResultPart("c1", "contents of notes.txt; deleted old.log", is_error=False)
+    ]
     assert done.output.message.as_text() == "Went on."
     assert runs(log) == ["read notes.txt", "delete old.log"]
 

@@ -654,7 +654,7 @@ class NeuronTurn(Generic[OutT]):
             if theirs:
                 waiting[call.id] = [c.id for c in pending_in(theirs)]
                 if not waiting[call.id]:
-                    answers[call.id] = _last_answer(theirs)
+                    answers[call.id] = _last_answer(theirs) or _NO_ANSWER
         return waiting, answers
 
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
@@ -1022,6 +1022,9 @@ def _trace_metadata(metadata: JsonValue) -> JsonValue:
     return metadata
 
 
+_NO_ANSWER: Final = "The agent went on without this turn and answered with no text."
+
+
 def _last_answer(history: Sequence[ProviderMessage]) -> str:
     """The text of the last answer in `history` (an agent's, once it went on)."""
     for message in reversed(history):
@@ -1093,7 +1096,8 @@ def _resumed(
     session = input.session
     if decisions is None:
         if pending:
-            ids = ", ".join(pending_ids(pending, delegated))
+            # An agent that went on waits on no call of its own: its delegate call, then.
+            ids = ", ".join(pending_ids(pending, delegated) or [c.id for c in pending])
             raise AwaitingApprovalError(
                 f"session {session!r} is awaiting approval of call(s) {ids}; "
                 "resume it with decisions (neuron_turn.resume_input) before a new message"

@@ -381,7 +381,12 @@ class NeuronTurn(Generic[OutT]):
             check_continuation(input, history, has_state=self.state is not None)
             # Its first part called a tool, so a tool choice that forces one call is spent.
             output.tool_called = True
-        resumed = await self._resumed_calls(history, decisions, input, settings)
+        pending = pending_in(history)
+        resumed = (
+            await self._resumed_calls(pending, decisions, input, settings)
+            if pending or decisions is not None
+            else []  # the usual turn: a new message on a session that waits on nothing
+        )
         opening = (
             []
             if resumed or continuing
@@ -595,41 +600,41 @@ class NeuronTurn(Generic[OutT]):
         input = input.model_copy(update={"metadata": metadata})
         settings = self.config.resolve(input.config)
         history = await self._read_history(input.session)
-        await self._resumed_calls(history, decisions, input, settings)
+        await self._resumed_calls(pending_in(history), decisions, input, settings)
 
     async def _resumed_calls(
         self,
-        history: Sequence[ProviderMessage],
+        pending: Sequence[ToolUsePart],
         decisions: Sequence[Decision] | None,
         input: TurnInput,
         settings: ResolvedConfig,
     ) -> list[ToolUsePart]:
         """Return the decided calls a resume runs first, checked (see `_resumed`).
 
+        `pending` are the calls the session's history leaves without a result.
         The decisions a delegated agent's calls get are checked by the answerer
         that will resume it, when it can (`ChecksDecisions`).
         """
-        pending = pending_in(history)
         session = input.session
-        delegated, answers = await self._delegated(pending, session) if pending else ({}, {})
-        memory = self._memory(settings, session)
+        delegated, answers = await self._delegated(pending, session)
         resumed = _resumed(
             pending,
             decisions,
             input,
             delegated,
-            lambda: self._tool_schemas(settings, session, memory),
+            lambda: self._tool_schemas(settings, session, self._memory(settings, session)),
         )
-        resumed = [
-            AnsweredCall(c.id, c.name, c.input, answers[c.id]) if c.id in answers else c
-            for c in resumed
-        ]
+        if answers:
+            resumed = [
+                AnsweredCall(c.id, c.name, c.input, answers[c.id]) if c.id in answers else c
+                for c in resumed
+            ]
+        waiting = [c for c in resumed if isinstance(c, ResumedDelegation) and delegated[c.id]]
         # An answerer is a callable; one that checks decisions also has the method.
-        answerer: object = current_answerer()
+        answerer: object = current_answerer() if waiting else None
         if isinstance(answerer, ChecksDecisions) and session is not None:
-            for call in resumed:
-                if isinstance(call, ResumedDelegation) and delegated[call.id]:
-                    await _check_delegated(answerer, call, settings, session)
+            for call in waiting:
+                await _check_delegated(answerer, call, settings, session)
         return resumed
 
     async def _delegated(

@@ -462,3 +462,37 @@ async def test_an_edited_input_a_fallback_chains_agent_refuses_fails_the_resume_
     # Checked with the chain's first model, which the resume goes to.
     assert isinstance(refused.value.__cause__, InvalidEditedInputError)
     assert runs(log) == ["read notes.txt"]
+
+
+async def test_a_hostile_delegate_call_id_names_no_other_session_and_still_resumes(
+    tmp_path: Path,
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    hostile = "../s2/c1"  # a path, and the id of a call in another session
+    lead = ScriptedProvider(
+        [
+            tool_call_response(delegate_call("cleaner", "tidy the folder", hostile)),
+            text_response("Tidied."),
+        ]
+    )
+    agents = {"lead": lead_agent(lead, store), "cleaner": cleaner_agent(log, state=store)}
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    paused = await orchestrator.run("lead", TIDY)
+    held = f"{hostile}/c2"
+    done = await orchestrator.run("lead", resume_input("s1", [Decision.approve(held)]))
+
+    assert [c.id for c in pending_approvals(paused.output)] == [held]
+    # The cleaner's session is a digest under the lead's: the model's text names none.
+    child = delegation_session("s1", hostile)
+    assert child.startswith("s1/delegate-") and hostile not in child
+    assert await roles(store, SessionScope(id=child)) == [
+        "user",
+        "assistant",
+        "user",
+        "user",
+        "assistant",
+    ]
+    assert await store.read(SessionScope(id="s2"), HISTORY_KEY) is None
+    assert done.output.message.as_text() == "Tidied."
+    assert runs(log) == ["read notes.txt", "delete old.log"]

@@ -127,7 +127,10 @@ async def worker(
 ) -> AsyncIterator[CommandProcess]:
     """Start `neuron-turn worker` building its turn from `turn` (default: the echo model).
 
-    `environ` adds to its environment. It is killed on the way out if still running.
+    Yields once it says it hosts agent `main`: printed once the turn is built,
+    before the worker polls, which is enough, since a dispatch waits for a worker
+    to pick it up (up to its 30 s pickup timeout). `environ` adds to its
+    environment. It is killed on the way out if still running.
     """
     async with command(
         "worker",
@@ -136,6 +139,7 @@ async def worker(
         *("--state", str(state)),
         **environ,
     ) as process:
+        await process.expect("neuron-turn: worker for temporal hosting agent 'main'")
         yield process
 
 
@@ -165,10 +169,6 @@ async def test_a_worker_process_answers_runs_and_keeps_their_session(
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "cli")
     async with worker(address, task_queue, state) as hosting:
-        # Printed once the turn is built, before the worker polls: enough, since a
-        # dispatch waits for a worker to pick it up (up to its 30 s pickup timeout).
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
-
         code, out, err = await neuron_turn("run", "hello", *remote)
         assert (code, out) == (0, "echo: hello\n"), err
         # A slow machine may also say what the run waits for (after 10 s of silence).
@@ -255,7 +255,6 @@ async def test_a_worker_with_trace_sends_the_spans_of_the_turns_it_runs(
         async with worker(
             address, task_queue, state, "--model", "fixture:echo", "--trace", **tracing
         ) as hosting:
-            await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
             code, out, err = await neuron_turn("run", "hello", *remote)
             assert (code, out) == (0, "echo: hello\n"), err
             # Spans leave in batches; the worker's orderly exit sends what is left.
@@ -269,8 +268,7 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "ctrl-c")
-    async with worker(address, task_queue, state, *STALLING) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+    async with worker(address, task_queue, state, *STALLING):
         async with command("run", "add", "--session", "s5", "--verbose", *remote) as run:
             await run.expect("[tool] fixture_add -> 5")  # the tool ran; the answer after waits
             assert await run.interrupt() == 130
@@ -297,8 +295,7 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
 
     # The command it names goes on from there (on a worker whose model answers now).
     answering = ("--model", "fixture:tool", "--tool", "fixture_add")
-    async with worker(address, task_queue, state, *answering) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+    async with worker(address, task_queue, state, *answering):
         code, answer, err = await neuron_turn(*shlex.split(resume)[1:])
         assert code == 0, err
         code, out, err = await neuron_turn("history", "s5", "--json", "--state", str(state))
@@ -313,7 +310,6 @@ async def test_ctrl_c_on_a_run_whose_worker_was_killed_says_the_workflow_waits_f
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "killed")
     async with worker(address, task_queue, state, *STALLING) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
         running = ("run", "add", "--session", "s6", "--verbose", *remote, "--pickup-timeout", "1")
         async with command(*running) as run:
             await run.expect("[tool] fixture_add -> 5")

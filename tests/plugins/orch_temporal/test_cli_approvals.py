@@ -36,8 +36,6 @@ async def test_resume_decides_the_waiting_workflow_once(
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "approve")
     orchestrator = TemporalOrchestrator(dev_env.client, task_queue=task_queue)
     async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
-
         code, out, err = await neuron_turn("run", "add", "--session", "s1", *remote)
         assert code == EXIT_AWAITING_APPROVAL, err
         assert '  call_1  fixture_add  {"a": 2, "b": 3}' in err
@@ -70,16 +68,14 @@ async def test_resume_with_no_worker_says_how_to_start_one_and_a_worker_then_res
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "unhosted")
-    async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+    async with worker(address, task_queue, state, *APPROVING_TURN):
         code, _, err = await neuron_turn("run", "add", "--session", "s1", *remote)
         assert code == EXIT_AWAITING_APPROVAL, err
     # Its worker is gone: nothing answers which workflow waits on the session.
     approve = ("resume", "s1", "--approve", "call_1", *remote)
     code, _, unhosted = await neuron_turn(*approve, "--pickup-timeout", "1")
 
-    async with worker(address, task_queue, state, *APPROVING_TURN) as hosting:
-        await hosting.expect("neuron-turn: worker for temporal hosting agent 'main'")
+    async with worker(address, task_queue, state, *APPROVING_TURN):
         code_after, out, err = await neuron_turn(*approve)
 
     assert code == EXIT_ORCHESTRATOR, unhosted

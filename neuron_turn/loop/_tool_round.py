@@ -171,13 +171,10 @@ class ToolRound:
             if isinstance(action, ModifyToolInput):
                 tool_input = action.new_input
         answered: Sequence[Effect] = ()
+        held: Sequence[PendingCall] = ()
         name = call.name
         if self._is_effect_tool(name):
             text, ok, answered, held = await self._declare(call, tool_input)
-            if held:
-                done = _finish(call, tool_input, text, ok, started)
-                done.answered, done.held = answered, held
-                return done
         elif self.memory is not None and name in MEMORY_TOOL_NAMES:
             text, ok = await self._read_memory(self.memory, name, tool_input)
         elif (refusal := self._refusal(name)) is not None:
@@ -197,7 +194,8 @@ class ToolRound:
                 text, ok = retry.hint, False
             except ToolError as exc:
                 text, ok = str(exc), False
-        if self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
+        # A call held for its delegated agent has no result yet for the hooks to see.
+        if not held and self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
             ctx = self.run.hook_context(
                 HookPoint.POST_TOOL_USE, tool_name=call.name, tool_result=text
             )
@@ -205,7 +203,7 @@ class ToolRound:
             if isinstance(action, Halt):
                 raise TurnHalted(action.reason)
         done = _finish(call, tool_input, text, ok, started)
-        done.answered = answered
+        done.answered, done.held = answered, held
         return done
 
     async def _declare(

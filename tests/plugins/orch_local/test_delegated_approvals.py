@@ -15,14 +15,19 @@ import pytest
 
 from layer0 import (
     HISTORY_KEY,
+    Continue,
     DispatchFailed,
     EffectPolicy,
+    HookAction,
+    HookContext,
+    HookPoint,
     LogEffect,
     SessionScope,
     StateStore,
     TurnInput,
 )
 from layer0.testing import EchoTurn, InMemoryStore
+from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import DELEGATION_LOG, FallbackTurn, LocalOrchestrator
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
@@ -496,3 +501,31 @@ async def test_a_hostile_delegate_call_id_names_no_other_session_and_still_resum
     assert await store.read(SessionScope(id="s2"), HISTORY_KEY) is None
     assert done.output.message.as_text() == "Tidied."
     assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_post_tool_use_hook_sees_a_held_delegate_call_once_with_its_answer(
+    tmp_path: Path,
+) -> None:
+    log, store, lead = tmp_path / "tools.log", InMemoryStore(), lead_model("Tidied.")
+    seen: list[tuple[str | None, str | None]] = []
+
+    async def note(ctx: HookContext) -> HookAction:
+        seen.append((ctx.tool_name, ctx.tool_result))
+        return Continue()
+
+    hooks = HookRegistry()
+    hooks.add(FunctionHook(note, points=[HookPoint.POST_TOOL_USE]))
+    config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
+    agents = {
+        "lead": NeuronTurn(lead, hooks=hooks, state=store, config=config),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+
+    await orchestrator.run("lead", TIDY)
+    seen_at_the_pause = list(seen)
+    await orchestrator.run("lead", resume_input("s1", [Decision.approve("c1/c2")]))
+
+    # Held, the call has no result for the hook; resumed, it has its agent's answer.
+    assert seen_at_the_pause == []
+    assert seen == [("delegate", "contents of notes.txt; deleted old.log")]

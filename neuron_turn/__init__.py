@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         EffectAnswerer,
         answering,
         delegation_session,
+        delegation_sessions,
     )
     from .loop.effect_tools import EFFECT_TOOL_NAMES, parse_scope
     from .loop.events import (
@@ -222,6 +223,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "EffectAnswerer",
         "answering",
         "delegation_session",
+        "delegation_sessions",
     ),
     ".loop.effect_tools": (
         "EFFECT_TOOL_NAMES",
@@ -514,6 +516,7 @@ __all__ = [
     "close_cancelled",
     "continuation_input",
     "delegation_session",
+    "delegation_sessions",
     "deltas_of",
     "event_from_json",
     "event_json",

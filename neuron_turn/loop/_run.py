@@ -281,6 +281,13 @@ class RunState:
         if len(messages) > self.new_from and messages[-1].role == "assistant":
             messages.pop()
 
+    def stored_position(self, index: int) -> int:
+        """Where `messages[index]`, one of this turn's, stands in the session's stored history.
+
+        Once the turn's messages are appended to what it read, compacted or not.
+        """
+        return self.history_length + len(self.flushed) + index - self.new_from
+
     def new_messages(self) -> list[ProviderMessage]:
         """This turn's messages, its user message first, whatever compaction did to `messages`."""
         return [*self.flushed, *self.messages[self.new_from :]]

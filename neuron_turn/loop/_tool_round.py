@@ -20,14 +20,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SkipTool, ToolCallRecord
+from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SessionId, SkipTool, ToolCallRecord
 from neuron_hooks import HookRegistry, ToolProgress
 from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
 
@@ -36,7 +36,7 @@ from ._run import RunState, tool_call_record
 from ._tool_input import UNRUN, AnsweredCall
 from ._well_formed import well_formed
 from .approval import PendingCall
-from .effect_answers import answered_form, current_answerer
+from .effect_answers import answered_form, current_answerer, delegation_sessions
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, MemoryToolError, memory_tool_schemas
@@ -82,6 +82,9 @@ class ToolRound:
     for a delegated agent: only then does a delegation get a session it can pause in."""
     held: list[PendingCall] = field(default_factory=list)
     """The calls delegated agents wait on, in the model's order (see `take_held`)."""
+    sessions: Mapping[str, SessionId] | None = None
+    """The sessions the round's delegations run in, by call id (`delegation_sessions`);
+    None: worked out from the model's message, the last so far, when first needed."""
 
     def take_held(self) -> list[PendingCall]:
         """Return the calls delegated agents wait on since the last call, and forget them.
@@ -91,12 +94,18 @@ class ToolRound:
         held, self.held = self.held, []
         return held
 
-    async def execute(self, calls: Sequence[ToolUsePart]) -> None:
+    async def execute(
+        self, calls: Sequence[ToolUsePart], sessions: Mapping[str, SessionId] | None = None
+    ) -> None:
         """Run `calls`, append their results as one user message, update the records.
+
+        `sessions`: where their delegations run, when the calls are not those of
+        the last message (a resume's, from the stored history).
 
         Raises:
             TurnHalted: a `pre_tool_use` or `post_tool_use` hook halted the turn.
         """
+        self.sessions = sessions
         done: list[_Done | None] = [None] * len(calls)
         try:
             if self.parallel and len(calls) > 1:
@@ -229,8 +238,8 @@ class ToolRound:
         if answerer is None:
             answer = None
         else:
-            resumes_in = session if self.resumable else None
-            answer = await answerer(answered_form(effect, call, resumes_in))
+            own = self._session_of(call) if self.resumable and session is not None else None
+            answer = await answerer(answered_form(effect, call, own))
         if answer is None:
             self.run.effects.append(effect)
             return confirmation, True, (), ()
@@ -240,6 +249,20 @@ class ToolRound:
         self.run.cost = self.run.cost + answer.cost
         held = [held.model_copy(update={"id": f"{call.id}/{held.id}"}) for held in answer.held]
         return answer.text, not answer.is_error, tuple(answer.effects), held
+
+    def _session_of(self, call: ToolUsePart) -> SessionId | None:
+        """The session the delegation of `call` runs in (None: `call` delegates nothing)."""
+        if call.name != "delegate":
+            return None
+        sessions = self.sessions
+        if sessions is None:
+            run = self.run
+            assert run.session is not None
+            last = len(run.messages) - 1
+            sessions = self.sessions = delegation_sessions(
+                run.session, run.stored_position(last), run.messages[last].content
+            )
+        return sessions.get(call.id)
 
     async def _read_memory(
         self, memory: MemoryReader, name: str, tool_input: JsonValue

@@ -14,8 +14,8 @@ ends, in the model's order of the calls (answers to concurrent calls may come
 back in any order). It returns None for effects it leaves to the usual path.
 
 A delegation answered for a turn that has a session and reads its history
-(a `state` reader) gets a session of its own, `delegation_session(session,
-call id)`, so that an agent pausing for approval there can be resumed: an
+(a `state` reader) gets a session of its own (`delegation_session`), so
+that an agent pausing for approval there can be resumed: an
 answer whose `held` lists the calls the agent waits on pauses the turn too,
 on those calls (named `<call id>/<their id>`). The
 turn's resume hands their decisions back to the answerer as a delegation
@@ -30,6 +30,8 @@ one argument and a turn that is not a `NeuronTurn` is unaffected.
 from __future__ import annotations
 
 import hashlib
+import json
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
@@ -37,12 +39,13 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol, runtime_checkable
 
 from moneyed import Money
+from pydantic import JsonValue
 
 from layer0 import DelegateEffect, Effect, SessionId, usd
 
 from ._context_value import set_within
 from .approval import PendingCall, ResumedDelegation, resume_input
-from .provider import ToolUsePart
+from .provider import ContentPart, ToolUsePart
 
 __all__ = [
     "ChecksDecisions",
@@ -52,6 +55,7 @@ __all__ = [
     "answering",
     "current_answerer",
     "delegation_session",
+    "delegation_sessions",
 ]
 
 
@@ -108,25 +112,47 @@ class ChecksDecisions(Protocol):
         ...
 
 
-def delegation_session(session: SessionId, call_id: str) -> SessionId:
-    """The session of the agent that the `delegate` call `call_id` of `session` runs.
+def delegation_session(
+    session: SessionId, position: int, task: JsonValue, nth: int = 0
+) -> SessionId:
+    """The session of the agent a `delegate` call of `session` runs.
 
-    Derived, so that a resume finds it again; a digest, as the call's id is the model's text.
+    Named by where the call stands rather than by its id: the assistant message
+    at `position` of the session's stored history (0 for the first message), the
+    call's input `task`, and `nth` for the same task asked again in that message
+    (0 for the first). A turn run again after its first attempt was lost (its
+    worker killed) asks its model again, which names its calls anew but at the
+    same place: the delegation finds the agent the first attempt started. A
+    digest, as the task is the model's text.
     """
-    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{session}/delegate-{digest}"
+    text = json.dumps(task, sort_keys=True, ensure_ascii=False)
+    key = f"{position}\n{nth}\n{text}".encode("utf-8", "surrogatepass")
+    return f"{session}/delegate-{hashlib.sha256(key).hexdigest()[:16]}"
 
 
-def answered_form(effect: Effect, call: ToolUsePart, session: SessionId | None) -> Effect:
-    """The effect an answerer is given for `call`: a delegation runs in a session of its own.
+def delegation_sessions(
+    session: SessionId, position: int, message: Sequence[ContentPart]
+) -> dict[str, SessionId]:
+    """The session of each `delegate` call of the assistant `message` at `position`, by call id."""
+    asked: Counter[str] = Counter()
+    sessions: dict[str, SessionId] = {}
+    for part in message:
+        if isinstance(part, ToolUsePart) and part.name == "delegate":
+            text = json.dumps(part.input, sort_keys=True, ensure_ascii=False)
+            sessions[part.id] = delegation_session(session, position, part.input, asked[text])
+            asked[text] += 1
+    return sessions
 
-    In the session `delegation_session` names, when the turn has one: its
-    first run gets the task there, and a resumed one (`ResumedDelegation`)
-    the decisions.
+
+def answered_form(effect: Effect, call: ToolUsePart, own: SessionId | None) -> Effect:
+    """The effect an answerer is given for `call`: a delegation runs in session `own`.
+
+    `own` (None: the delegation gets no session) is the one `delegation_session`
+    names: the first run gets the task there, and a resumed one
+    (`ResumedDelegation`) the decisions.
     """
-    if not isinstance(effect, DelegateEffect) or session is None:
+    if not isinstance(effect, DelegateEffect) or own is None:
         return effect
-    own = delegation_session(session, call.id)
     if isinstance(call, ResumedDelegation):
         task = resume_input(own, call.decisions)
     else:

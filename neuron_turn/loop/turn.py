@@ -31,6 +31,7 @@ from layer0 import (
     ObserverHalt,
     PartialTurn,
     RetryableError,
+    SessionId,
     SessionScope,
     StateError,
     StateReader,
@@ -97,7 +98,7 @@ from .effect_answers import (
     ChecksDecisions,
     answered_form,
     current_answerer,
-    delegation_session,
+    delegation_sessions,
 )
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import (
@@ -382,10 +383,10 @@ class NeuronTurn(Generic[OutT]):
             # Its first part called a tool, so a tool choice that forces one call is spent.
             output.tool_called = True
         pending = pending_in(history)
-        resumed = (
-            await self._resumed_calls(pending, decisions, input, settings)
+        resumed, sessions = (
+            await self._resumed_calls(history, decisions, input, settings)
             if pending or decisions is not None
-            else []  # the usual turn: a new message on a session that waits on nothing
+            else ([], {})  # the usual turn: a new message on a session that waits on nothing
         )
         opening = (
             []
@@ -422,7 +423,7 @@ class NeuronTurn(Generic[OutT]):
             async with asyncio.timeout(deadline) as timeout:
                 if self.config.instructions is not None:
                     await self._instruct(run, input)
-                reason = await self._loop(run, input, resumed, output, continuing)
+                reason = await self._loop(run, input, (resumed, sessions), output, continuing)
         except TimeoutError:
             if not timeout.expired():
                 raise
@@ -600,23 +601,26 @@ class NeuronTurn(Generic[OutT]):
         input = input.model_copy(update={"metadata": metadata})
         settings = self.config.resolve(input.config)
         history = await self._read_history(input.session)
-        await self._resumed_calls(pending_in(history), decisions, input, settings)
+        await self._resumed_calls(history, decisions, input, settings)
 
     async def _resumed_calls(
         self,
-        pending: Sequence[ToolUsePart],
+        history: Sequence[ProviderMessage],
         decisions: Sequence[Decision] | None,
         input: TurnInput,
         settings: ResolvedConfig,
-    ) -> list[ToolUsePart]:
+    ) -> tuple[list[ToolUsePart], dict[str, SessionId]]:
         """Return the decided calls a resume runs first, checked (see `_resumed`).
 
-        `pending` are the calls the session's history leaves without a result.
-        The decisions a delegated agent's calls get are checked by the answerer
-        that will resume it, when it can (`ChecksDecisions`).
+        The calls are those the session's `history` leaves without a result;
+        with them, the sessions their `delegate` calls run in. The decisions a
+        delegated agent's calls get are checked by the answerer that will
+        resume it, when it can (`ChecksDecisions`).
         """
         session = input.session
-        delegated, answers = await self._delegated(pending, session)
+        pending = pending_in(history)
+        sessions = _held_sessions(session, history) if self.config.effect_tools else {}
+        delegated, answers = await self._delegated(pending, sessions)
         resumed = _resumed(
             pending,
             decisions,
@@ -634,28 +638,26 @@ class NeuronTurn(Generic[OutT]):
         answerer: object = current_answerer() if waiting else None
         if isinstance(answerer, ChecksDecisions) and session is not None:
             for call in waiting:
-                await _check_delegated(answerer, call, settings, session)
-        return resumed
+                await _check_delegated(answerer, call, settings, session, sessions[call.id])
+        return resumed, sessions
 
     async def _delegated(
-        self, pending: Sequence[ToolUsePart], session: str | None
+        self, pending: Sequence[ToolUsePart], sessions: Mapping[str, SessionId]
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
         """The pending `delegate` calls held for their agents: the ids those wait on.
 
         And the answers of those that went on without this turn. A call whose
-        agent has a history ran and was held for it (a call held by this turn's
-        own policy has not run). Its agent may since have gone on without this
-        turn (its session resumed on its own): it waits on no call then, and its
-        last answer answers the call.
+        agent has a history (in its session of `sessions`) ran and was held for
+        it (a call held by this turn's own policy has not run). Its agent may
+        since have gone on without this turn (its session resumed on its own):
+        it waits on no call then, and its last answer answers the call.
         """
         waiting: dict[str, list[str]] = {}
         answers: dict[str, str] = {}
-        if session is None or not self.config.effect_tools:
-            return waiting, answers
         for call in pending:
-            if call.name != "delegate":
+            if call.id not in sessions:
                 continue
-            theirs = await self._read_history(delegation_session(session, call.id))
+            theirs = await self._read_history(sessions[call.id])
             if theirs:
                 waiting[call.id] = [c.id for c in pending_in(theirs)]
                 if not waiting[call.id]:
@@ -688,7 +690,7 @@ class NeuronTurn(Generic[OutT]):
         self,
         run: RunState,
         input: TurnInput,
-        resumed: Sequence[ToolUsePart],
+        resume: tuple[Sequence[ToolUsePart], Mapping[str, SessionId]],
         output: OutputRound,
         continuing: bool,
     ) -> ExitReason:
@@ -709,9 +711,10 @@ class NeuronTurn(Generic[OutT]):
         try:
             # The stored history and the new message may already be over the limit.
             await keeper.step()
+            resumed, sessions = resume
             if resumed:
                 # The decided calls of a paused turn: no model call before them.
-                await rounds.execute(resumed)
+                await rounds.execute(resumed, sessions)
                 _pause_on_delegated(run, rounds)
                 if run.checkpoint is not None:
                     run.checkpoint()
@@ -1053,7 +1056,11 @@ def _pause_on_delegated(run: RunState, rounds: ToolRound) -> None:
 
 
 async def _check_delegated(
-    answerer: ChecksDecisions, call: ResumedDelegation, settings: ResolvedConfig, session: str
+    answerer: ChecksDecisions,
+    call: ResumedDelegation,
+    settings: ResolvedConfig,
+    session: SessionId,
+    own: SessionId,
 ) -> None:
     """Have `answerer` check the decisions resumed delegation `call` hands its agent.
 
@@ -1068,7 +1075,7 @@ async def _check_delegated(
         )
     except EffectToolError:
         return
-    resumed = answered_form(effect, call, session)
+    resumed = answered_form(effect, call, own)
     if not isinstance(resumed, DelegateEffect):
         return
     try:
@@ -1079,6 +1086,18 @@ async def _check_delegated(
             f"agent {resumed.agent!r}, which call {call.id!r} waits on, refused the decisions "
             f"for its calls (named {call.id}/ID here): {exc}"
         ) from exc
+
+
+def _held_sessions(
+    session: SessionId | None, history: Sequence[ProviderMessage]
+) -> dict[str, SessionId]:
+    """The sessions of the `delegate` calls of `history`'s last assistant message, by call id."""
+    if session is None:
+        return {}
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role == "assistant":
+            return delegation_sessions(session, index, history[index].content)
+    return {}
 
 
 def _resumed(
@@ -1119,7 +1138,9 @@ def _resumed(
 
 
 def _decided(
-    call: ToolUsePart, decision: Decision | tuple[Decision, ...], schemas: Mapping[str, ToolSchema]
+    call: ToolUsePart,
+    decision: Decision | tuple[Decision, ...],
+    schemas: Mapping[str, ToolSchema],
 ) -> ToolUsePart:
     if isinstance(decision, tuple):
         return ResumedDelegation(call.id, call.name, call.input, decision)

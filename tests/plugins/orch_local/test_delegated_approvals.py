@@ -58,7 +58,9 @@ from ..orch_temporal.agents import cleaner_agent, file_tools
 from .test_answers import delegate_call, results_sent
 
 TIDY = TurnInput(message="Tidy up", trigger="user", session="s1")
-CLEANERS_SESSION = SessionScope(id=delegation_session("s1", "c1"))
+TIDY_TASK = {"agent": "cleaner", "message": "tidy the folder"}
+# The lead's first message asks for it: the second of the session's history.
+CLEANERS_SESSION = SessionScope(id=delegation_session("s1", 1, TIDY_TASK))
 
 
 def runs(tool_log: Path) -> list[str]:
@@ -469,14 +471,14 @@ async def test_an_edited_input_a_fallback_chains_agent_refuses_fails_the_resume_
     assert runs(log) == ["read notes.txt"]
 
 
-async def test_a_hostile_delegate_call_id_names_no_other_session_and_still_resumes(
+async def test_a_hostile_delegate_call_names_no_other_session_and_still_resumes(
     tmp_path: Path,
 ) -> None:
     log, store = tmp_path / "tools.log", InMemoryStore()
     hostile = "../s2/c1"  # a path, and the id of a call in another session
     lead = ScriptedProvider(
         [
-            tool_call_response(delegate_call("cleaner", "tidy the folder", hostile)),
+            tool_call_response(delegate_call("cleaner", hostile, hostile)),
             text_response("Tidied."),
         ]
     )
@@ -489,7 +491,7 @@ async def test_a_hostile_delegate_call_id_names_no_other_session_and_still_resum
 
     assert [c.id for c in pending_approvals(paused.output)] == [held]
     # The cleaner's session is a digest under the lead's: the model's text names none.
-    child = delegation_session("s1", hostile)
+    child = delegation_session("s1", 1, {"agent": "cleaner", "message": hostile})
     assert child.startswith("s1/delegate-") and hostile not in child
     assert await roles(store, SessionScope(id=child)) == [
         "user",

@@ -147,7 +147,7 @@ async def test_a_delegation_runs_in_a_session_named_by_its_place_and_task_not_it
         given.append(delegation_sessions_given(answerer))
 
     six, six_again, two = (
-        delegation_session("s1", 1, p.input, n) for p, n in zip(first, (0, 1, 0))
+        delegation_session("s1", 1, p.input, n) for p, n in zip(first, (0, 1, 0), strict=True)
     )
     assert given[0] == [six, six_again, two]
     assert given[1] == [two, six, six_again]

@@ -24,7 +24,13 @@ from ._memory import BatchStateStore, MemoryEffect, append_history
 from .chain import Chain
 from .checks import check_effects, check_policy, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
-from .delegation import DELEGATION_LOG, DelegationAnswerer, delegation_answer, delegation_record
+from .delegation import (
+    DELEGATION_LOG,
+    DelegationAnswerer,
+    check_delegated_resume,
+    delegation_answer,
+    delegation_record,
+)
 from .dispatcher import Dispatcher, RunResult
 from .errors import UnknownQueryError
 from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts, untried_models
@@ -77,6 +83,7 @@ __all__ = [
     "WorkflowStatus",
     "answer_query",
     "append_history",
+    "check_delegated_resume",
     "check_effects",
     "check_policy",
     "delegation_answer",

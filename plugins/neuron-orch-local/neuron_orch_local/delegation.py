@@ -18,13 +18,13 @@ memory, so a re-run turn does not run and pay for the same child twice
 
 A child that pauses for approval pauses its parent too, when the
 orchestrator can resume it (it gives the answerer a `check_child`, as
-`LocalOrchestrator` does) and the parent's turn can find the held call again
-(it has a session and reads its history): the child then runs in a session of
-its own (`neuron_turn.delegation_session`), the parent's pause lists the
-child's held calls, and the parent's resume resumes the child with their
-decisions, checked first (`check_decisions`). Otherwise the child runs
-without a session and its pause ends it: the parent's model is told which
-calls did not run.
+`LocalOrchestrator` and neuron-orch-temporal's worker do) and the parent's
+turn can find the held call again (it has a session and reads its history):
+the child then runs in a session of its own (`neuron_turn.delegation_session`),
+the parent's pause lists the child's held calls, and the parent's resume
+resumes the child with their decisions, checked first (`check_decisions`).
+Otherwise the child runs without a session and its pause ends it: the
+parent's model is told which calls did not run.
 
 What cannot be delegated is told to the model as a tool error, and
 nothing runs: an agent outside the caller's grant, an unknown agent, a
@@ -40,6 +40,7 @@ worker answers the same way); the loop is imported only when they are used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Final
@@ -56,21 +57,25 @@ from layer0 import (
     LogLevel,
     OrchError,
     SessionId,
+    Turn,
+    TurnInput,
     TurnOutput,
     WorkflowId,
     effect_refusal,
 )
 
 from .chain import Chain
+from .fallback import FallbackTurn
 
 if TYPE_CHECKING:
-    from neuron_turn import EffectAnswer, PendingCall
+    from neuron_turn import EffectAnswer, EffectAnswerer, PendingCall
 
 __all__ = [
     "DELEGATION_LOG",
     "CheckChild",
     "DelegationAnswerer",
     "RunChild",
+    "check_delegated_resume",
     "delegation_answer",
     "delegation_record",
 ]
@@ -213,6 +218,29 @@ class DelegationAnswerer:
         except DispatchFailed:
             return
         await self._check_child(effect, chain)
+
+
+async def check_delegated_resume(
+    turn: Turn | None, input: TurnInput, answerer: EffectAnswerer | None
+) -> None:
+    """Check resume `input` of a delegated agent's `turn` against its pause, running nothing.
+
+    As that agent's turn checks its resume (`NeuronTurn.check_resume`), under
+    `answerer` (what its own delegations get), so theirs are checked too; a
+    fallback chain with its first model, which the resume goes to. Other turns
+    check their decisions when they run. An orchestrator's `check_child`.
+
+    Raises:
+        neuron_turn.ApprovalError: the decisions do not fit the agent's pause.
+    """
+    from neuron_turn import NeuronTurn, answering  # the loop, only when a turn runs here
+
+    if isinstance(turn, FallbackTurn):
+        turn = turn.models[0][1]
+    if not isinstance(turn, NeuronTurn):
+        return
+    with contextlib.nullcontext() if answerer is None else answering(answerer):
+        await turn.check_resume(input)
 
 
 def _held(agent: AgentId, output: TurnOutput) -> tuple[PendingCall, ...]:

@@ -41,7 +41,7 @@ from ._table import WorkflowTable
 from .chain import Chain
 from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
-from .delegation import DelegationAnswerer
+from .delegation import DelegationAnswerer, check_delegated_resume
 from .dispatcher import Dispatcher
 from .fallback import FallbackTurn, Keep, run_attempts
 from .handoff import handoff_input
@@ -558,23 +558,9 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
     async def _check_delegation(
         self, parent: WorkflowId, effect: DelegateEffect, chain: Chain
     ) -> None:
-        """Check the decisions a resumed delegation hands its agent, running nothing.
-
-        As that agent's turn checks its resume (`NeuronTurn.check_resume`), with
-        the answerer its own delegations get, so theirs are checked too; a
-        fallback chain's first model, which the resume goes to. Other turns
-        check their decisions when they run.
-        """
-        from neuron_turn import NeuronTurn, answering  # the loop, only when a turn runs here
-
-        turn = self._agents.get(effect.agent)
-        if isinstance(turn, FallbackTurn):
-            turn = turn.models[0][1]
-        if not isinstance(turn, NeuronTurn):
-            return
+        """Check the decisions a resumed delegation hands its agent, running nothing."""
         answerer = self._answerer(parent, effect.agent, effect.input, chain, None)
-        with contextlib.nullcontext() if answerer is None else answering(answerer):
-            await turn.check_resume(effect.input)
+        await check_delegated_resume(self._agents.get(effect.agent), effect.input, answerer)
 
     async def _delegate(
         self, parent: WorkflowId, effect: DelegateEffect, chain: Chain

@@ -13,31 +13,55 @@ its input>`: when the activity is retried, the same delegation finds the
 workflow an earlier attempt started (running or finished) and takes its
 result instead of running the agent again. When the turn's workflow is
 cancelled, the delegations its turn waits on are cancelled with it.
+
+A delegation given a session (the turn has one, and reads its history: see
+`neuron_turn.delegation_session`) can pause for approval: its workflow,
+`<workflow>/a-<agent>-<digest of its session>`, waits for decisions, and
+the delegation is answered at its pause, which holds the turn's call. The
+resume of the turn (a later turn of the same workflow, hence the id without
+the turn) hands the child its decisions with the `decide` update, keyed by
+the resuming turn so that a retried attempt does not decide twice, and
+waits for its next pause or its end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Sequence
+from typing import TypeVar
 
 from temporalio import activity
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError, is_cancelled_exception
 from temporalio.service import RPCError
 
 from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
 from neuron_orch_local import Chain
+from neuron_turn import Decision, split_decisions
 
 from ._failures import orch_error
+from .approvals import DecideRequest, Settled
 from .messages import Delegation, DispatchResult, TurnRequest, WorkflowInput
-from .names import WORKFLOW_TYPE
+from .names import DECIDE_UPDATE, SETTLED_UPDATE, WORKFLOW_TYPE
 
 __all__ = ["child_workflow_id", "run_delegation"]
+
+R = TypeVar("R")
 
 
 def child_workflow_id(request: TurnRequest, effect: DelegateEffect) -> WorkflowId:
     """Return the id of the workflow that answers `effect` for the turn of `request`."""
+    session = effect.input.session
+    if session is not None:
+        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"{request.workflow_id}/a-{effect.agent}-{digest}"
     digest = hashlib.sha256(effect.input.model_dump_json().encode()).hexdigest()[:16]
     return f"{request.workflow_id}/t{request.turn}/a-{effect.agent}-{digest}"
 
@@ -52,9 +76,17 @@ async def run_delegation(
     """
     assert request.policy is not None  # answered only when the workflow sent one
     child_id = child_workflow_id(request, effect)
-    handle = await _start(request, effect, chain, child_id)
+    decisions, _ = split_decisions(effect.input.metadata)
+    if decisions is None:
+        handle = await _start(request, effect, chain, child_id)
+        after = 0
+    else:
+        handle = activity.client().get_workflow_handle(child_id, result_type=DispatchResult)
+        after = await _decide(handle, request, decisions)
     try:
-        result = await handle.result()
+        output = await _settled(handle, after) if effect.input.session is not None else None
+        if output is None:
+            output = (await handle.result()).output
     except asyncio.CancelledError as cancelled:
         await _cancel_with_turn(handle, cancelled)
         raise
@@ -63,8 +95,59 @@ async def run_delegation(
         raise error from error.__cause__
     except RPCError as exc:
         raise DispatchFailed(f"waiting for workflow {child_id!r} failed: {exc}") from exc
-    answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=result.output))
-    return child_id, result.output
+    answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=output))
+    return child_id, output
+
+
+async def _decide(
+    handle: WorkflowHandle[object, DispatchResult],
+    request: TurnRequest,
+    decisions: Sequence[Decision],
+) -> int:
+    """Hand the paused child its decisions; return the number of the pause they decided.
+
+    Keyed by the resuming turn: a retried attempt of it gets the pause an
+    earlier one decided, rather than deciding the next.
+
+    Raises:
+        OrchError: the child did not take them (it waits on no pause, or on other calls).
+    """
+    key = f"{request.workflow_id}/t{request.turn}"
+    decide = DecideRequest(decisions=tuple(decisions), key=key)
+    try:
+        pause = await _update(handle, DECIDE_UPDATE, decide, int)
+    except WorkflowUpdateFailedError as exc:
+        raise DispatchFailed(
+            f"workflow {handle.id!r} did not take the decisions: {exc.cause}"
+        ) from exc
+    except RPCError as exc:
+        raise DispatchFailed(f"deciding workflow {handle.id!r} failed: {exc}") from exc
+    return pause
+
+
+async def _settled(handle: WorkflowHandle[object, DispatchResult], after: int) -> TurnOutput | None:
+    """The output of the child's first pause after the `after`th; None once it ended."""
+    try:
+        settled = await _update(handle, SETTLED_UPDATE, after, Settled)
+    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+        return None  # ended before it could answer, say: its result says how
+    return None if settled.pause is None else settled.pause.result.output
+
+
+async def _update(
+    handle: WorkflowHandle[object, DispatchResult], name: str, arg: object, result: type[R]
+) -> R:
+    """Run update `name` of the child; cancelled, the wait raises `CancelledError`.
+
+    Awaited plainly, the client turns a cancellation into an update error,
+    and the turn's cancellation would not reach `_cancel_with_turn`.
+    """
+    updating = asyncio.ensure_future(handle.execute_update(name, arg, result_type=result))
+    try:
+        return await asyncio.shield(updating)
+    except asyncio.CancelledError:
+        updating.cancel()
+        raise
 
 
 async def _cancel_with_turn(

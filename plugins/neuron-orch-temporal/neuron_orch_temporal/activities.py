@@ -24,6 +24,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from layer0 import (
     AgentId,
+    DelegateEffect,
     EffectPolicy,
     EffectRefused,
     HandoffEffect,
@@ -31,6 +32,7 @@ from layer0 import (
     PartialTurn,
     RetryableError,
     SerializationError,
+    SessionId,
     StateStore,
     Turn,
     TurnError,
@@ -41,11 +43,13 @@ from layer0 import (
     partial_of,
 )
 from neuron_orch_local import (
+    Chain,
     CustomEffectHandler,
     DelegationAnswerer,
     EffectContext,
     Placement,
     TurnRecording,
+    check_delegated_resume,
     check_policy,
     effect_owner,
     require_agent,
@@ -274,14 +278,37 @@ class AgentActivities:
             return contextlib.nullcontext()  # a workflow from before answers existed
         if not request.policy.answer_delegations:
             return contextlib.nullcontext()
-        answerer = DelegationAnswerer(
-            run_child=functools.partial(run_delegation, request, answered),
-            chain=request.chain,
-            policy=policy,
-            session=request.input.session,
-            agents=self._agents.keys(),
-        )
+        answerer = self._answerer(request, answered, request.chain, policy, request.input.session)
         return answering(answerer)
+
+    def _answerer(
+        self,
+        request: TurnRequest,
+        answered: list[Delegation],
+        chain: Chain,
+        policy: EffectPolicy,
+        session: SessionId | None,
+    ) -> DelegationAnswerer:
+        """What answers the delegations of a turn at `chain` within `policy` (see `_answers`)."""
+        return DelegationAnswerer(
+            run_child=functools.partial(run_delegation, request, answered),
+            chain=chain,
+            policy=policy,
+            session=session,
+            agents=self._agents.keys(),
+            check_child=functools.partial(self._check_delegation, request),
+        )
+
+    async def _check_delegation(
+        self, request: TurnRequest, effect: DelegateEffect, chain: Chain
+    ) -> None:
+        """Check the decisions a resumed delegation hands its agent, running nothing.
+
+        With the answerer its own delegations get (it only checks: it runs nothing).
+        """
+        policy = self._policies.get(effect.agent, self._default_policy)
+        answerer = self._answerer(request, [], chain, policy, effect.input.session)
+        await check_delegated_resume(self._agents.get(effect.agent), effect.input, answerer)
 
     def _turn(self, agent: AgentId) -> Turn:
         require_agent(agent, self._agents)

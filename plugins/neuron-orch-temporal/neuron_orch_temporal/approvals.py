@@ -89,6 +89,9 @@ class DecideRequest(_Message):
     decisions: tuple[Decision, ...]
     pause: int | None = None
     """The pause these decide (None: whichever waits); a stale number is rejected."""
+    key: str | None = None
+    """Names the sender's one attempt at deciding (a resuming turn's, for a delegated
+    agent): the same key again is answered with the pause it decided, and changes nothing."""
 
 
 class Pause(_Message):

@@ -141,6 +141,8 @@ _CONTINUES: Final = "continues-interrupted-turns"
 """The patch after which a turn that failed part-way is carried out and continued."""
 _KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
 """The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
+_NO_TIME: Final = timedelta(milliseconds=1)
+"""The shortest wait for decisions: a pause whose time ran out during its turn."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 
@@ -167,7 +169,11 @@ class AgentWorkflow:
         self._pause: Pause | None = None
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
+        # The pause each keyed `decide` decided (`DecideRequest.key`).
+        self._keys: dict[str, int] = {}
         self._finished = False
+        # When the last turn's activity was scheduled (workflow time).
+        self._turn_started = workflow.now()
         # The part of the running turn carried out last, and what goes on from it: where
         # a later dispatch goes on should this workflow end before the turn does.
         self._kept: KeptPart | None = None
@@ -218,13 +224,23 @@ class AgentWorkflow:
 
     @workflow.update(name=DECIDE_UPDATE)
     def decide(self, request: DecideRequest) -> int:
-        """Take the decisions for the pause that waits (validated first); return its number."""
+        """Take the decisions for the pause that waits (validated first); return its number.
+
+        A key taken before is answered with the pause it decided; nothing changes.
+        """
+        key = request.key
+        if key is not None:
+            if key in self._keys:
+                return self._keys[key]
+            self._keys[key] = self._pauses
         self._decided = request
         return self._pauses
 
     @decide.validator
     def _check_decide(self, request: DecideRequest) -> None:
         """Reject decisions that do not decide the waiting pause's calls exactly once."""
+        if request.key is not None and request.key in self._keys:
+            return
         waiting = self._waiting if self._decided is None else None
         check_decisions(waiting, request, workflow_id=self._view.workflow_id)
 
@@ -307,8 +323,18 @@ class AgentWorkflow:
     async def _decisions(
         self, agent: AgentId, session: str, calls: Sequence[PendingCall]
     ) -> tuple[Decision, ...]:
-        """Wait for the decisions on `calls`; deny them all when the approval timeout passes."""
+        """Wait for the decisions on `calls`; deny them all when the approval timeout passes.
+
+        Calls a delegated agent waits on (`PendingCall.agent`) are held by its own
+        pause, which began during the turn and ends at its own timeout: this pause
+        ends by then, timed from the turn's start, so that its decisions reach the
+        agent before it denies them itself.
+        """
         view, timeout = self._view, _ms(self._policy.approval_timeout)
+        now = workflow.now()
+        deadline = now + timeout
+        if any(call.agent is not None for call in calls):
+            deadline = self._turn_started + timeout
         self._pauses += 1
         waiting = AwaitingApproval(
             workflow_id=view.workflow_id,
@@ -316,7 +342,7 @@ class AgentWorkflow:
             session=session,
             pause=self._pauses,
             calls=tuple(calls),
-            deadline=workflow.now() + timeout,
+            deadline=deadline,
         )
         assert view.output is not None
         snapshot = DispatchResult(
@@ -329,7 +355,9 @@ class AgentWorkflow:
         self._waiting, self._decided = waiting, None
         self._pause = Pause(waiting=waiting, result=snapshot)
         try:
-            await workflow.wait_condition(lambda: self._decided is not None, timeout=timeout)
+            await workflow.wait_condition(
+                lambda: self._decided is not None, timeout=max(deadline - now, _NO_TIME)
+            )
         except TimeoutError:
             pass  # a `decide` accepted in the same instant still counts
         decided, self._waiting, self._decided = self._decided, None, None
@@ -398,6 +426,7 @@ class AgentWorkflow:
             if continues and workflow.patched(_KEEPS_CANCELLED)
             else workflow.ActivityCancellationType.TRY_CANCEL
         )
+        self._turn_started = workflow.now()
         request = TurnRequest(
             workflow_id=self._view.workflow_id,
             agent=agent,

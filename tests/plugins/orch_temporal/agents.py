@@ -142,10 +142,17 @@ def _output(text: str, reason: Any) -> TurnOutput:
     return TurnOutput(message=text, exit_reason=reason, metadata=TurnMetadata.zero())
 
 
-def file_tools(tool_log: Path, *, on_read: Callable[[], None] | None = None) -> ToolRegistry:
+def file_tools(
+    tool_log: Path,
+    *,
+    on_read: Callable[[], None] | None = None,
+    delete_after: asyncio.Event | None = None,
+) -> ToolRegistry:
     """`read_file` and `delete_file`, each appending a line to `tool_log` when it runs.
 
     `on_read` is called when `read_file` runs: a test can wait for that moment.
+    `delete_after`: `delete_file` waits for it before it runs, so a test can act
+    while the turn is held there.
     """
 
     @tool
@@ -160,6 +167,8 @@ def file_tools(tool_log: Path, *, on_read: Callable[[], None] | None = None) -> 
     @tool
     async def delete_file(path: str) -> str:
         """Delete a file."""
+        if delete_after is not None:
+            await delete_after.wait()
         with tool_log.open("a", encoding="utf-8") as log:
             log.write(f"delete {path}\n")
         return f"deleted {path}"
@@ -167,11 +176,14 @@ def file_tools(tool_log: Path, *, on_read: Callable[[], None] | None = None) -> 
     return ToolRegistry([read_file, delete_file])
 
 
-def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> NeuronTurn:
+def cleaner_agent(
+    tool_log: Path, *, state: StateReader | None = None, delete_after: asyncio.Event | None = None
+) -> NeuronTurn:
     """Reads one file and deletes another in one response; deleting needs approval.
 
     Each tool appends a line to `tool_log` when it runs, so a test counts the
-    runs. The final answer lists the results the model got back.
+    runs (see `file_tools` for `delete_after`). The final answer lists the
+    results the model got back.
     """
 
     def respond(request: ProviderRequest) -> ProviderResponse:
@@ -191,7 +203,10 @@ def cleaner_agent(tool_log: Path, *, state: StateReader | None = None) -> Neuron
         approval=ApprovalPolicy.of(["delete_*"]),
     )
     return NeuronTurn(
-        FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
+        FunctionProvider(respond),
+        tools=file_tools(tool_log, delete_after=delete_after),
+        state=state,
+        config=config,
     )
 
 

@@ -1,12 +1,15 @@
 """A delegated agent that pauses for approval, on Temporal's dev server.
 
-An answered delegation (a `NeuronTurn`'s `delegate` call) gives the child a
-task without a session here (the worker's answerer cannot resume a child, so
-it leaves out the session the loop gives it), and a pause without a session
-cannot be resumed: the child's workflow ends at the pause, and the parent's
-model reads why. A
-delegation declared with a session (a hand-written turn's `delegate` effect)
-waits in its own child workflow, which `decide` resumes.
+An answered delegation (a `NeuronTurn`'s `delegate` call) of a turn that has
+a session and reads its history runs in a session of its own
+(`neuron_turn.delegation_session`): the child's workflow waits for
+decisions, and the parent pauses too, listing the child's held calls as
+`<delegate call id>/<their id>`. The parent's `decide` resumes the parent,
+whose resume hands the child its decisions. A parent that cannot find the
+held call again (no state reader) gives the child no session: the child's
+workflow ends at the pause, and the parent's model reads why. A delegation
+declared with a session (a hand-written turn's `delegate` effect) waits in
+its own child workflow, which `decide` resumes.
 """
 
 from __future__ import annotations
@@ -16,20 +19,26 @@ import json
 from pathlib import Path
 
 import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import (
+    HISTORY_KEY,
     DelegateEffect,
     EffectPolicy,
     LogEffect,
+    OrchError,
+    RetryableError,
+    SessionScope,
     TurnInput,
     TurnMetadata,
     TurnOutput,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import DELEGATION_LOG
-from neuron_orch_temporal.approvals import Settled
-from neuron_orch_temporal.names import SETTLED_UPDATE
+from neuron_orch_temporal.approvals import DecideRequest, Settled
+from neuron_orch_temporal.names import DECIDE_UPDATE, SETTLED_UPDATE
 from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
@@ -39,6 +48,9 @@ from neuron_turn import (
     NotAwaitingApprovalError,
     ToolResultPart,
     ToolUsePart,
+    UnknownDecisionError,
+    delegation_session,
+    pending_approvals,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -66,13 +78,13 @@ async def test_an_answered_delegate_that_pauses_ends_at_the_pause_and_the_parent
             text_response("the cleaner needs a person"),
         ]
     )
-    # The boss reads its history, so its delegation gets a session the worker leaves out.
+    # The boss does not read its history, so its resume could not find the held call.
     agents = {
-        "boss": NeuronTurn(parent, state=store, config=EVERYTHING),
+        "boss": NeuronTurn(parent, config=EVERYTHING),
         "cleaner": cleaner_agent(log, state=store),
     }
     async with hosting(dev_env, agents, store) as orchestrator:
-        # Bounded: a child given the session would wait for decisions, and the boss with it.
+        # Bounded: a child given a session would wait for decisions.
         async with asyncio.timeout(60):
             result = await orchestrator.run(
                 "boss", TurnInput(message="go", trigger="user", session="p1")
@@ -169,4 +181,157 @@ async def test_a_declared_delegate_with_a_session_waits_for_decide_and_its_paren
     [delegation] = parent.delegations
     assert (delegation.agent, delegation.workflow_id) == ("cleaner", child)
     assert delegation.output == done.output
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+TIDY_UP = {"agent": "cleaner", "message": "Tidy up"}
+GO = TurnInput(message="go", trigger="user", session="p1")
+
+
+class LosesItsFirstAttempt:
+    """Runs the boss's turn; the first time, then fails as an attempt whose worker died would.
+
+    Nothing of that attempt was kept (its delegation came in its first round of
+    tools), so the next attempt runs the turn again whole.
+    """
+
+    def __init__(self, turn: NeuronTurn) -> None:
+        self.turn, self.lost = turn, False
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        output = await self.turn.execute(input)
+        if not self.lost:
+            self.lost = True
+            raise RetryableError("the worker running this attempt was lost")
+        return output
+
+
+def held_ids(output: TurnOutput) -> list[tuple[str, str | None]]:
+    return [(c.id, c.agent) for c in pending_approvals(output)]
+
+
+async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_both_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider(
+        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
+    )
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        [waiting] = await orchestrator.awaiting(paused.workflow_id)
+        [child] = paused.delegations
+        [childs] = await orchestrator.awaiting(child.workflow_id)
+        ran_while_paused, asked_while_paused = runs(log), len(boss.requests)
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
+
+    assert paused.output.exit_reason == AWAITING_APPROVAL
+    assert held_ids(paused.output) == [("d1/c2", "cleaner")]
+    assert [(c.id, c.name, c.input) for c in waiting.calls] == [
+        ("d1/c2", "delete_file", {"path": "old.log"})
+    ]
+    # The cleaner's free call ran; the boss's model waited with its call unanswered.
+    assert ran_while_paused == ["read notes.txt"]
+    assert asked_while_paused == 1
+    # The cleaner waits in its own workflow; the boss's pause ends first, so a
+    # decision sent by its deadline reaches the cleaner before it times out.
+    assert [c.id for c in childs.calls] == ["c2"]
+    assert childs.deadline >= waiting.deadline
+    assert done.output.message.as_text() == "Tidied."
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    # One workflow of the cleaner, in the session named for the call's place and task.
+    assert {d.workflow_id for d in done.delegations} == {child.workflow_id}
+    cleaners = await store.read(SessionScope(id=delegation_session("p1", 1, TIDY_UP)), HISTORY_KEY)
+    assert isinstance(cleaners, list) and len(cleaners) == 5
+
+
+async def test_a_lost_attempt_whose_delegate_paused_is_run_again_and_finds_the_same_agent(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    # The attempt run again asks the model again, which names its call anew.
+    boss = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)),
+            tool_call_response(ToolUsePart("d9", "delegate", TIDY_UP)),
+            text_response("Tidied."),
+        ]
+    )
+    agents = {
+        "boss": LosesItsFirstAttempt(NeuronTurn(boss, state=store, config=EVERYTHING)),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        ran_while_paused = runs(log)
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d9/c2")])
+
+    assert held_ids(paused.output) == [("d9/c2", "cleaner")]
+    # The second attempt's delegation found the cleaner the first had started: it
+    # ran once, and its pause is the one the boss's resume decided.
+    assert ran_while_paused == ["read notes.txt"]
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    assert done.output.message.as_text() == "Tidied."
+    assert len({d.workflow_id for d in done.delegations}) == 1
+
+
+async def test_decisions_a_delegated_agent_refuses_fail_the_resume_and_run_none_of_its_calls(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider(
+        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
+    )
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        with pytest.raises(UnknownDecisionError, match="d1/c9"):
+            await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c9")])
+        edited = [Decision.approve("d1/c2", input={"path": 5})]
+        with pytest.raises(OrchError, match="refused the decisions") as refused:
+            await orchestrator.decide(paused.workflow_id, edited)
+
+    assert "InvalidEditedInputError" in str(refused.value)
+    assert runs(log) == ["read notes.txt"]
+    assert len(boss.requests) == 1
+
+
+async def test_decisions_sent_again_under_the_same_key_are_answered_with_the_pause_they_decided(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store, release = tmp_path / "tools.log", InMemoryStore(), asyncio.Event()
+    cleaner = cleaner_agent(log, state=store, delete_after=release)
+    decisions = (Decision.approve("c2"),)
+    async with hosting(dev_env, {"cleaner": cleaner}, store) as orchestrator:
+        async with asyncio.timeout(60):
+            paused = await orchestrator.run(
+                "cleaner", TurnInput(message="Tidy up", trigger="task", session="c-1")
+            )
+            handle = dev_env.client.get_workflow_handle(paused.workflow_id)
+            first, again = [
+                await handle.execute_update(
+                    DECIDE_UPDATE, DecideRequest(decisions=decisions, key="p/t1"), result_type=int
+                )
+                for _ in range(2)
+            ]
+            with pytest.raises(WorkflowUpdateFailedError) as other:
+                await handle.execute_update(
+                    DECIDE_UPDATE, DecideRequest(decisions=decisions, key="p/t2"), result_type=int
+                )
+            release.set()
+            done = await orchestrator.result(paused.workflow_id)
+
+    assert (first, again) == (1, 1)
+    assert isinstance(other.value.cause, ApplicationError)
+    assert other.value.cause.type == "NotAwaitingApprovalError"
+    assert done.output.exit_reason == "complete"
     assert runs(log) == ["read notes.txt", "delete old.log"]

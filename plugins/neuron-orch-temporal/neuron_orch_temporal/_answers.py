@@ -44,7 +44,7 @@ from temporalio.service import RPCError
 
 from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
 from neuron_orch_local import Chain
-from neuron_turn import Decision, split_decisions
+from neuron_turn import AWAITING_APPROVAL, Decision, split_decisions
 
 from ._failures import orch_error
 from .approvals import DecideRequest, Settled
@@ -95,7 +95,8 @@ async def run_delegation(
         raise error from error.__cause__
     except RPCError as exc:
         raise DispatchFailed(f"waiting for workflow {child_id!r} failed: {exc}") from exc
-    answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=output))
+    held = effect.input.session is not None and output.exit_reason == AWAITING_APPROVAL
+    answered.append(Delegation(agent=effect.agent, workflow_id=child_id, output=output, held=held))
     return child_id, output
 
 

@@ -128,6 +128,9 @@ class Delegation(_Message):
     agent: AgentId
     workflow_id: WorkflowId
     output: TurnOutput
+    held: bool = False
+    """The agent paused for approval, holding the call of the turn that waited on it: its
+    workflow waits for the decisions that turn's resume hands it."""
 
 
 class Interruption(_Message):

@@ -172,8 +172,10 @@ class AgentWorkflow:
         # The pause each keyed `decide` decided (`DecideRequest.key`).
         self._keys: dict[str, int] = {}
         self._finished = False
-        # When the last turn's activity was scheduled (workflow time).
+        # When the last turn's activity was scheduled (workflow time), and the
+        # delegated agents its pause holds (`Delegation.held`).
         self._turn_started = workflow.now()
+        self._held: tuple[str, ...] = ()
         # The part of the running turn carried out last, and what goes on from it: where
         # a later dispatch goes on should this workflow end before the turn does.
         self._kept: KeptPart | None = None
@@ -187,6 +189,7 @@ class AgentWorkflow:
         except asyncio.CancelledError:
             if workflow.patched(_KEEPS_CANCELLED):
                 self._end_cancelled()
+            await self._cancel_held()
             raise
         except (ActivityError, ChildWorkflowError, ApplicationError, Layer0Error) as exc:
             if _cancelled(exc):
@@ -215,6 +218,18 @@ class AgentWorkflow:
         self._view.status = "failed"
         self._view.error = f"CancelledError: {reason}" if reason else "CancelledError"
         self._finished = True  # a `settled` update waiting for the end answers
+
+    async def _cancel_held(self) -> None:
+        """Cancel the delegated agents the last turn's pause holds, as its delegations are.
+
+        Their workflows wait for decisions only this one's resume would send. One
+        that ended meanwhile (decided directly, timed out) is left as it is.
+        """
+        for child in self._held:
+            try:
+                await workflow.get_external_workflow_handle(child).cancel()
+            except FailureError as exc:
+                workflow.logger.info("held delegation %s not cancelled: %s", child, exc.message)
 
     @workflow.signal(name=INBOX_SIGNAL)
     async def inbox(self, payload: SignalPayload) -> None:
@@ -426,7 +441,7 @@ class AgentWorkflow:
             if continues and workflow.patched(_KEEPS_CANCELLED)
             else workflow.ActivityCancellationType.TRY_CANCEL
         )
-        self._turn_started = workflow.now()
+        self._turn_started, self._held = workflow.now(), ()
         request = TurnRequest(
             workflow_id=self._view.workflow_id,
             agent=agent,
@@ -465,6 +480,7 @@ class AgentWorkflow:
         if isinstance(result, TurnOutput):
             return TurnResult(output=result)
         self._view.delegations.extend(result.delegations)
+        self._held = tuple(d.workflow_id for d in result.delegations if d.held)
         return result
 
     def _failed_in(self, agent: AgentId, chain: Chain) -> str:

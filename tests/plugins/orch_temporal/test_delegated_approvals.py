@@ -19,7 +19,11 @@ import json
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
@@ -335,3 +339,67 @@ async def test_decisions_sent_again_under_the_same_key_are_answered_with_the_pau
     assert other.value.cause.type == "NotAwaitingApprovalError"
     assert done.output.exit_reason == "complete"
     assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_delegated_agent_of_a_delegated_agent_pausing_pauses_all_three_and_resumes_them(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("d1", "delegate", {"agent": "manager", "message": "Get it tidied"})
+            ),
+            text_response("Tidied."),
+        ]
+    )
+    manager = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("m1", "delegate", TIDY_UP)),
+            text_response("the cleaner tidied"),
+        ]
+    )
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "manager": NeuronTurn(manager, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        with pytest.raises(UnknownDecisionError, match="d1/m1/c9"):
+            await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/m1/c9")])
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/m1/c2")])
+
+    assert held_ids(paused.output) == [("d1/m1/c2", "cleaner")]
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    [answer] = [
+        p for p in manager.requests[1].messages[-1].content if isinstance(p, ToolResultPart)
+    ]
+    assert answer == ToolResultPart("m1", "contents of notes.txt; deleted old.log")
+    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert answer == ToolResultPart("d1", "the cleaner tidied")
+    assert done.output.message.as_text() == "Tidied."
+
+
+async def test_cancelling_a_paused_parent_cancels_the_delegated_agent_its_pause_holds(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider([tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP))])
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        [child] = paused.delegations
+        cancelled = await orchestrator.cancel(paused.workflow_id)
+        with pytest.raises(WorkflowFailureError):
+            await dev_env.client.get_workflow_handle(child.workflow_id).result()
+        described = await dev_env.client.get_workflow_handle(child.workflow_id).describe()
+
+    assert cancelled is True
+    assert child.held
+    # Nobody could decide its calls any more: it stopped with its parent.
+    assert described.status == WorkflowExecutionStatus.CANCELED
+    assert runs(log) == ["read notes.txt"]

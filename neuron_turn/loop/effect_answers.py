@@ -125,9 +125,7 @@ def delegation_session(
     same place: the delegation finds the agent the first attempt started. A
     digest, as the task is the model's text.
     """
-    text = json.dumps(task, sort_keys=True, ensure_ascii=False)
-    key = f"{position}\n{nth}\n{text}".encode("utf-8", "surrogatepass")
-    return f"{session}/delegate-{hashlib.sha256(key).hexdigest()[:16]}"
+    return _session_named(session, position, _canonical(task), nth)
 
 
 def delegation_sessions(
@@ -138,10 +136,19 @@ def delegation_sessions(
     sessions: dict[str, SessionId] = {}
     for part in message:
         if isinstance(part, ToolUsePart) and part.name == "delegate":
-            text = json.dumps(part.input, sort_keys=True, ensure_ascii=False)
-            sessions[part.id] = delegation_session(session, position, part.input, asked[text])
-            asked[text] += 1
+            task = _canonical(part.input)
+            sessions[part.id] = _session_named(session, position, task, asked[task])
+            asked[task] += 1
     return sessions
+
+
+def _canonical(task: JsonValue) -> str:
+    return json.dumps(task, sort_keys=True, ensure_ascii=False)
+
+
+def _session_named(session: SessionId, position: int, task: str, nth: int) -> SessionId:
+    key = f"{position}\n{nth}\n{task}".encode("utf-8", "surrogatepass")
+    return f"{session}/delegate-{hashlib.sha256(key).hexdigest()[:16]}"
 
 
 def answered_form(effect: Effect, call: ToolUsePart, own: SessionId | None) -> Effect:

@@ -403,3 +403,30 @@ async def test_cancelling_a_paused_parent_cancels_the_delegated_agent_its_pause_
     # Nobody could decide its calls any more: it stopped with its parent.
     assert described.status == WorkflowExecutionStatus.CANCELED
     assert runs(log) == ["read notes.txt"]
+
+
+async def test_a_delegated_agent_decided_on_its_own_answers_its_parents_call_when_it_resumes(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider(
+        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
+    )
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        [child] = paused.delegations
+        [own] = await orchestrator.awaiting(child.workflow_id)
+        alone = await orchestrator.decide(child.workflow_id, [Decision.approve("c2")])
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
+
+    assert [c.id for c in own.calls] == ["c2"]
+    assert alone.output.message.as_text() == "contents of notes.txt; deleted old.log"
+    # The boss's resume ran nothing of the cleaner's again: its call got the last answer.
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    assert done.output.message.as_text() == "Tidied."

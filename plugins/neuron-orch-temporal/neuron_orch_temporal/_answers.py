@@ -21,7 +21,10 @@ the delegation is answered at its pause, which holds the turn's call. The
 resume of the turn (a later turn of the same workflow, hence the id without
 the turn) hands the child its decisions with the `decide` update, keyed by
 the resuming turn so that a retried attempt does not decide twice, and
-waits for its next pause or its end.
+waits for its next pause or its end. A parent resumed in another workflow
+(its own ended while it waited: cancelled, say) finds no child under its
+id: it starts one, whose first turn resumes the agent's session with the
+decisions.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError, is_cancelled_exception
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
 from neuron_orch_local import Chain
@@ -77,14 +80,18 @@ async def run_delegation(
     assert request.policy is not None  # answered only when the workflow sent one
     child_id = child_workflow_id(request, effect)
     decisions, _ = split_decisions(effect.input.metadata)
-    if decisions is None:
-        handle = await _start(request, effect, chain, child_id)
-        after = 0
+    handle = activity.client().get_workflow_handle(child_id, result_type=DispatchResult)
+    after: int | None = None
+    if decisions is not None:
+        key = f"{request.workflow_id}/t{request.turn}"
+        after = await _decide(handle, key, decisions)
+        if after is None:  # no workflow holds the agent: one resumes its session
+            handle = await _start(request, effect, chain, child_id, decided_by=key)
     else:
-        handle = activity.client().get_workflow_handle(child_id, result_type=DispatchResult)
-        after = await _decide(handle, request, decisions)
+        handle = await _start(request, effect, chain, child_id)
     try:
-        output = await _settled(handle, after) if effect.input.session is not None else None
+        resumable = effect.input.session is not None
+        output = await _settled(handle, after or 0) if resumable else None
         if output is None:
             output = (await handle.result()).output
     except asyncio.CancelledError as cancelled:
@@ -101,29 +108,28 @@ async def run_delegation(
 
 
 async def _decide(
-    handle: WorkflowHandle[object, DispatchResult],
-    request: TurnRequest,
-    decisions: Sequence[Decision],
-) -> int:
+    handle: WorkflowHandle[object, DispatchResult], key: str, decisions: Sequence[Decision]
+) -> int | None:
     """Hand the paused child its decisions; return the number of the pause they decided.
 
-    Keyed by the resuming turn: a retried attempt of it gets the pause an
-    earlier one decided, rather than deciding the next.
+    `key` names the resuming turn: a retried attempt of it gets the pause an
+    earlier one decided, rather than deciding the next. None: there is no such
+    workflow (the parent paused in another one).
 
     Raises:
         OrchError: the child did not take them (it waits on no pause, or on other calls).
     """
-    key = f"{request.workflow_id}/t{request.turn}"
     decide = DecideRequest(decisions=tuple(decisions), key=key)
     try:
-        pause = await _update(handle, DECIDE_UPDATE, decide, int)
+        return await _update(handle, DECIDE_UPDATE, decide, int)
     except WorkflowUpdateFailedError as exc:
         raise DispatchFailed(
             f"workflow {handle.id!r} did not take the decisions: {exc.cause}"
         ) from exc
     except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return None
         raise DispatchFailed(f"deciding workflow {handle.id!r} failed: {exc}") from exc
-    return pause
 
 
 async def _settled(handle: WorkflowHandle[object, DispatchResult], after: int) -> TurnOutput | None:
@@ -177,7 +183,11 @@ async def _cancel_with_turn(
 
 
 async def _start(
-    request: TurnRequest, effect: DelegateEffect, chain: Chain, child_id: WorkflowId
+    request: TurnRequest,
+    effect: DelegateEffect,
+    chain: Chain,
+    child_id: WorkflowId,
+    decided_by: str | None = None,
 ) -> WorkflowHandle[object, DispatchResult]:
     assert request.policy is not None
     client = activity.client()
@@ -187,6 +197,7 @@ async def _start(
         chain=chain,
         policy=request.policy,
         parent=request.workflow_id,
+        decided_by=decided_by,
     )
     try:
         return await client.start_workflow(

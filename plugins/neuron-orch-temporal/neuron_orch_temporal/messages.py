@@ -65,6 +65,9 @@ class WorkflowInput(_Message):
     get their agents' policies from the worker."""
     progress: bool = False
     """Report the turns' progress events to the workflow (`TemporalOrchestrator.stream`)."""
+    decided_by: str | None = None
+    """The key of the decisions `input` carries (`DecideRequest.key`), when a delegating
+    turn's resume started this workflow to resume its agent: that key decided pause 0."""
 
 
 class TurnRequest(_Message):

@@ -170,7 +170,7 @@ class AgentWorkflow:
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
         # The pause each keyed `decide` decided (`DecideRequest.key`).
-        self._keys: dict[str, int] = {}
+        self._keys = {} if params.decided_by is None else {params.decided_by: 0}
         self._finished = False
         # When the last turn's activity was scheduled (workflow time), and the
         # delegated agents its pause holds (`Delegation.held`).
@@ -269,8 +269,12 @@ class AgentWorkflow:
 
     @workflow.query(name=APPROVALS_QUERY)
     def approvals(self) -> list[AwaitingApproval]:
-        """The pause waiting for decisions, if any (a list of at most one)."""
-        return [self._waiting] if self._waiting is not None and self._decided is None else []
+        """The pause waiting for decisions, if any (a list of at most one).
+
+        None once the workflow ended: one cancelled as it waited waits no more.
+        """
+        waiting = self._waiting
+        return [] if waiting is None or self._decided is not None or self._finished else [waiting]
 
     @workflow.query(name=KEPT_QUERY)
     def kept(self) -> KeptPart | None:

@@ -55,6 +55,7 @@ from neuron_turn import (
     UnknownDecisionError,
     delegation_session,
     pending_approvals,
+    resume_input,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -426,6 +427,32 @@ async def test_a_delegated_agent_decided_on_its_own_answers_its_parents_call_whe
     assert [c.id for c in own.calls] == ["c2"]
     assert alone.output.message.as_text() == "contents of notes.txt; deleted old.log"
     # The boss's resume ran nothing of the cleaner's again: its call got the last answer.
+    assert runs(log) == ["read notes.txt", "delete old.log"]
+    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    assert done.output.message.as_text() == "Tidied."
+
+
+async def test_a_parent_resumed_in_another_workflow_resumes_its_delegated_agent_there(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider(
+        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
+    )
+    agents = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": cleaner_agent(log, state=store),
+    }
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        # Its workflow ends as it waits (the cleaner's with it); the sessions stay paused.
+        await orchestrator.cancel(paused.workflow_id)
+        waiting = await orchestrator.awaiting(paused.workflow_id)
+        done = await orchestrator.run("boss", resume_input("p1", [Decision.approve("d1/c2")]))
+
+    assert waiting == []
+    assert done.workflow_id != paused.workflow_id
     assert runs(log) == ["read notes.txt", "delete old.log"]
     [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
     assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
@@ -35,6 +36,7 @@ from layer0 import (
     OrchError,
     RetryableError,
     SessionScope,
+    Turn,
     TurnInput,
     TurnMetadata,
     TurnOutput,
@@ -59,6 +61,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
+from ..orch_local.test_answers import results_sent
 from .agents import cleaner_agent, file_tools
 from .conftest import hosting
 
@@ -189,7 +192,7 @@ async def test_a_declared_delegate_with_a_session_waits_for_decide_and_its_paren
     assert runs(log) == ["read notes.txt", "delete old.log"]
 
 
-TIDY_UP = {"agent": "cleaner", "message": "Tidy up"}
+TIDY_UP: dict[str, JsonValue] = {"agent": "cleaner", "message": "Tidy up"}
 GO = TurnInput(message="go", trigger="user", session="p1")
 
 
@@ -215,17 +218,29 @@ def held_ids(output: TurnOutput) -> list[tuple[str, str | None]]:
     return [(c.id, c.agent) for c in pending_approvals(output)]
 
 
-async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_both_once(
-    dev_env: WorkflowEnvironment, tmp_path: Path
-) -> None:
+def boss_and_cleaner(
+    tmp_path: Path, *answers: str
+) -> tuple[Path, InMemoryStore, ScriptedProvider, dict[str, Turn]]:
+    """The boss, delegating "Tidy up" to the cleaner (call `d1`), then answering each of
+    `answers`, and the cleaner: their tool log, their store, the boss's model, the agents."""
     log, store = tmp_path / "tools.log", InMemoryStore()
     boss = ScriptedProvider(
-        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
+        [
+            tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)),
+            *(text_response(answer) for answer in answers),
+        ]
     )
-    agents = {
+    agents: dict[str, Turn] = {
         "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
         "cleaner": cleaner_agent(log, state=store),
     }
+    return log, store, boss, agents
+
+
+async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_both_once(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store, boss, agents = boss_and_cleaner(tmp_path, "Tidied.")
     async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
         paused = await orchestrator.run("boss", GO)
         [waiting] = await orchestrator.awaiting(paused.workflow_id)
@@ -248,8 +263,7 @@ async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_
     assert childs.deadline >= waiting.deadline
     assert done.output.message.as_text() == "Tidied."
     assert runs(log) == ["read notes.txt", "delete old.log"]
-    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
-    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    assert results_sent(boss, 2) == [ToolResultPart("d1", "contents of notes.txt; deleted old.log")]
     # One workflow of the cleaner, in the session named for the call's place and task.
     assert {d.workflow_id for d in done.delegations} == {child.workflow_id}
     cleaners = await store.read(SessionScope(id=delegation_session("p1", 1, TIDY_UP)), HISTORY_KEY)
@@ -289,14 +303,7 @@ async def test_a_lost_attempt_whose_delegate_paused_is_run_again_and_finds_the_s
 async def test_decisions_a_delegated_agent_refuses_fail_the_resume_and_run_none_of_its_calls(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    log, store = tmp_path / "tools.log", InMemoryStore()
-    boss = ScriptedProvider(
-        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
-    )
-    agents = {
-        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    log, store, boss, agents = boss_and_cleaner(tmp_path, "Tidied.")
     async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
         paused = await orchestrator.run("boss", GO)
         with pytest.raises(UnknownDecisionError, match="d1/c9"):
@@ -373,24 +380,17 @@ async def test_a_delegated_agent_of_a_delegated_agent_pausing_pauses_all_three_a
 
     assert held_ids(paused.output) == [("d1/m1/c2", "cleaner")]
     assert runs(log) == ["read notes.txt", "delete old.log"]
-    [answer] = [
-        p for p in manager.requests[1].messages[-1].content if isinstance(p, ToolResultPart)
+    assert results_sent(manager, 2) == [
+        ToolResultPart("m1", "contents of notes.txt; deleted old.log")
     ]
-    assert answer == ToolResultPart("m1", "contents of notes.txt; deleted old.log")
-    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
-    assert answer == ToolResultPart("d1", "the cleaner tidied")
+    assert results_sent(boss, 2) == [ToolResultPart("d1", "the cleaner tidied")]
     assert done.output.message.as_text() == "Tidied."
 
 
 async def test_cancelling_a_paused_parent_cancels_the_delegated_agent_its_pause_holds(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    log, store = tmp_path / "tools.log", InMemoryStore()
-    boss = ScriptedProvider([tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP))])
-    agents = {
-        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    log, store, _, agents = boss_and_cleaner(tmp_path)
     async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
         paused = await orchestrator.run("boss", GO)
         [child] = paused.delegations
@@ -409,14 +409,7 @@ async def test_cancelling_a_paused_parent_cancels_the_delegated_agent_its_pause_
 async def test_a_delegated_agent_decided_on_its_own_answers_its_parents_call_when_it_resumes(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    log, store = tmp_path / "tools.log", InMemoryStore()
-    boss = ScriptedProvider(
-        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
-    )
-    agents = {
-        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    log, store, boss, agents = boss_and_cleaner(tmp_path, "Tidied.")
     async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
         paused = await orchestrator.run("boss", GO)
         [child] = paused.delegations
@@ -428,22 +421,14 @@ async def test_a_delegated_agent_decided_on_its_own_answers_its_parents_call_whe
     assert alone.output.message.as_text() == "contents of notes.txt; deleted old.log"
     # The boss's resume ran nothing of the cleaner's again: its call got the last answer.
     assert runs(log) == ["read notes.txt", "delete old.log"]
-    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
-    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    assert results_sent(boss, 2) == [ToolResultPart("d1", "contents of notes.txt; deleted old.log")]
     assert done.output.message.as_text() == "Tidied."
 
 
 async def test_a_parent_resumed_in_another_workflow_resumes_its_delegated_agent_there(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    log, store = tmp_path / "tools.log", InMemoryStore()
-    boss = ScriptedProvider(
-        [tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)), text_response("Tidied.")]
-    )
-    agents = {
-        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
-        "cleaner": cleaner_agent(log, state=store),
-    }
+    log, store, boss, agents = boss_and_cleaner(tmp_path, "Tidied.")
     async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
         paused = await orchestrator.run("boss", GO)
         # Its workflow ends as it waits (the cleaner's with it); the sessions stay paused.
@@ -454,6 +439,5 @@ async def test_a_parent_resumed_in_another_workflow_resumes_its_delegated_agent_
     assert waiting == []
     assert done.workflow_id != paused.workflow_id
     assert runs(log) == ["read notes.txt", "delete old.log"]
-    [answer] = [p for p in boss.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
-    assert answer == ToolResultPart("d1", "contents of notes.txt; deleted old.log")
+    assert results_sent(boss, 2) == [ToolResultPart("d1", "contents of notes.txt; deleted old.log")]
     assert done.output.message.as_text() == "Tidied."

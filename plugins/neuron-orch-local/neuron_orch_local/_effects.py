@@ -11,7 +11,10 @@ carries them out in declaration order, with two exceptions:
   see `layer0.history`) are applied together, all or none, at the position
   of the first of them: whatever the turn
   declares after its first write (a delegation, a signal) finds all of its
-  writes in place;
+  writes in place. An effect before them that fails or is cancelled (a
+  delegated agent failing, a custom handler's error) has them applied all
+  the same before its error goes on: the turn happened, and what it did
+  stays in its session's history;
 - the handoff is left to the caller, to run after everything else: the turn
   handing off is over, and the next agent must find its effects done (its
   history write above all).
@@ -134,31 +137,42 @@ class EffectRunner:
         `record` (the turn's, as if all goes well) is stored with the memory
         effects when the store can do both in one transaction; returns whether it was.
         """
-        memory_applied = recorded = False
-        for index, effect in enumerate(plan.effects):
-            if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or _is_memory(effect):
-                if not memory_applied:
-                    recorded = await apply_memory(
-                        self._store,
-                        plan.memory,
-                        owner=_owner(context),
-                        record=record,
-                        abilities=self._abilities,
-                    )
-                    memory_applied = True
-            elif isinstance(effect, SignalEffect):
-                self._workflows.deliver(effect.target, effect.payload)
-            elif isinstance(effect, DelegateEffect):
-                await delegate(effect, plan.chains[index])
-            elif isinstance(effect, HandoffEffect):
-                continue
-            elif isinstance(effect, LogEffect):
-                emit_log(effect, agent=context.agent, workflow_id=context.workflow_id)
-            elif isinstance(effect, CustomEffect):
-                await self._custom(effect, context)
-            else:
-                assert_never(effect)
+        memory_reached = recorded = False
+        try:
+            for index, effect in enumerate(plan.effects):
+                if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect) or _is_memory(effect):
+                    if not memory_reached:
+                        memory_reached = True
+                        recorded = await self._apply_memory(plan, context, record)
+                elif isinstance(effect, SignalEffect):
+                    self._workflows.deliver(effect.target, effect.payload)
+                elif isinstance(effect, DelegateEffect):
+                    await delegate(effect, plan.chains[index])
+                elif isinstance(effect, HandoffEffect):
+                    continue
+                elif isinstance(effect, LogEffect):
+                    emit_log(effect, agent=context.agent, workflow_id=context.workflow_id)
+                elif isinstance(effect, CustomEffect):
+                    await self._custom(effect, context)
+                else:
+                    assert_never(effect)
+        except BaseException:
+            if not memory_reached and plan.memory:
+                # Without the record: the caller records the failure.
+                await self._apply_memory(plan, context, None)
+            raise
         return recorded
+
+    async def _apply_memory(
+        self, plan: EffectPlan, context: EffectContext, record: TurnRecord | None
+    ) -> bool:
+        return await apply_memory(
+            self._store,
+            plan.memory,
+            owner=_owner(context),
+            record=record,
+            abilities=self._abilities,
+        )
 
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:
         try:

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
 
 from layer0 import (
+    HISTORY_KEY,
     CustomEffect,
     DelegateEffect,
     DeleteMemoryEffect,
     DispatchFailed,
     Effect,
+    EffectPolicy,
     HandoffEffect,
     LogEffect,
     LogLevel,
@@ -18,6 +21,7 @@ from layer0 import (
     SignalEffect,
     SignalPayload,
     TurnInput,
+    TurnOutput,
     WorkflowNotFound,
     WriteMemoryEffect,
 )
@@ -29,6 +33,8 @@ from neuron_orch_local import (
     EffectContext,
     LocalOrchestrator,
 )
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._doubles import RecordingStore, ScriptTurn, trusting, user
 
@@ -263,3 +269,88 @@ async def test_two_handoffs_in_one_turn_fail_before_anything_runs() -> None:
         await orchestrator.dispatch("a", user())
     assert other.inputs == []
     assert await store.read(SCOPE, "k") is None
+
+
+class Stuck:
+    """A delegated agent that fails, or with `reached`, waits for good once it is reached."""
+
+    def __init__(self, reached: asyncio.Event | None = None) -> None:
+        self.reached = reached
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        if self.reached is None:
+            raise RuntimeError("the child broke")
+        self.reached.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def declaring_lead(store: InMemoryStore) -> NeuronTurn:
+    """Calls `delegate` (declared only: nobody answers it) and a tool, then answers."""
+    provider = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("c1", "delegate", {"agent": "child", "message": "go"}),
+                ToolUsePart("c2", "write_memory", {"key": "k1", "value": 1}),
+            ),
+            text_response("asked"),
+        ]
+    )
+    config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
+    return NeuronTurn(provider, state=store, config=config)
+
+
+async def stored_roles(store: InMemoryStore) -> list[object]:
+    history = await store.read(SessionScope(id="s1"), HISTORY_KEY)
+    assert isinstance(history, list)
+    return [m["role"] for m in history if isinstance(m, dict)]
+
+
+async def test_a_delegation_failing_before_the_turns_memory_still_has_it_stored() -> None:
+    store = InMemoryStore()
+    orchestrator = trusting(
+        {"lead": declaring_lead(store), "child": Stuck()}, store, answer_delegations=False
+    )
+
+    with pytest.raises(DispatchFailed, match="the child broke"):
+        await orchestrator.dispatch("lead", user("tidy up", session="s1"))
+
+    # The lead's turn happened: its exchange and its write stand.
+    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await store.read(SessionScope(id="s1"), "k1") == 1
+
+
+async def test_a_dispatch_cancelled_in_a_delegation_before_the_turns_memory_still_stores_it() -> (
+    None
+):
+    store, reached = InMemoryStore(), asyncio.Event()
+    orchestrator = trusting(
+        {"lead": declaring_lead(store), "child": Stuck(reached)}, store, answer_delegations=False
+    )
+    tidy = user("tidy up", session="s1")
+    dispatching = asyncio.ensure_future(orchestrator.dispatch("lead", tidy))
+    await reached.wait()
+    dispatching.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await dispatching
+
+    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await store.read(SessionScope(id="s1"), "k1") == 1
+
+
+async def test_a_custom_handler_failing_before_the_turns_writes_still_has_them_applied() -> None:
+    async def notify(effect: CustomEffect, context: EffectContext) -> None:
+        raise ConnectionError("smtp down")
+
+    store = InMemoryStore()
+    orchestrator = trusting(
+        {"a": ScriptTurn(custom("notify"), write("k1"), delete("k2"))},
+        store,
+        custom_handlers={"notify": notify},
+    )
+    await store.write(SCOPE, "k2", 2)
+
+    with pytest.raises(DispatchFailed, match="smtp down"):
+        await orchestrator.dispatch("a", user())
+
+    assert (await store.read(SCOPE, "k1"), await store.read(SCOPE, "k2")) == (1, None)

@@ -6,7 +6,8 @@ effects the turn declared, in declaration order as neuron-orch-local does:
 - memory effects (writes, deletes and the `append_history` custom effect
   that records the turn in its session, see `layer0.history`): all of the
   turn's together, at the position of the first, in one idempotent activity
-  (see `neuron_orch_temporal.ledger`);
+  (see `neuron_orch_temporal.ledger`); an effect before them that fails or is
+  cancelled has them applied all the same before its error goes on;
 - `delegate`: a child workflow with a deterministic id,
   `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
   concurrently, and their outputs are recorded in effect order (a
@@ -141,6 +142,8 @@ _CONTINUES: Final = "continues-interrupted-turns"
 """The patch after which a turn that failed part-way is carried out and continued."""
 _KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
 """The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
+_APPLIES_MEMORY_ON_FAILURE: Final = "applies-memory-when-an-effect-before-it-fails"
+"""The patch after which a turn's memory effects are applied when an effect before them fails."""
 _NO_TIME: Final = timedelta(milliseconds=1)
 """The shortest wait for decisions: a pause whose time ran out during its turn."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
@@ -504,22 +507,30 @@ class AgentWorkflow:
             raise ApplicationError(str(exc), type="DispatchFailed", non_retryable=True) from None
         handoff: tuple[HandoffEffect, Chain] | None = None
         group: list[tuple[int, DelegateEffect]] = []
-        memory_applied = False
-        for index, effect in enumerate(effects):
-            if isinstance(effect, DelegateEffect):
-                group.append((index, effect))
-                continue
+        memory_reached = False
+        try:
+            for index, effect in enumerate(effects):
+                if isinstance(effect, DelegateEffect):
+                    group.append((index, effect))
+                    continue
+                await self._delegate(group, chains, turn=turn)
+                group = []
+                if _is_memory(effect):
+                    if not memory_reached:
+                        memory_reached = True
+                        await self._memory(effects, agent=agent, turn=turn)
+                elif isinstance(effect, HandoffEffect):
+                    handoff = (effect, chains[index])
+                else:
+                    await self._other(effect, agent=agent)
             await self._delegate(group, chains, turn=turn)
-            group = []
-            if _is_memory(effect):
-                if not memory_applied:
-                    await self._memory(effects, agent=agent, turn=turn)
-                    memory_applied = True
-            elif isinstance(effect, HandoffEffect):
-                handoff = (effect, chains[index])
-            else:
-                await self._other(effect, agent=agent)
-        await self._delegate(group, chains, turn=turn)
+        except BaseException:
+            # The turn happened: what it did stays in its session, whatever an effect
+            # before its memory did (failed, was cancelled), as neuron-orch-local does.
+            unapplied = not memory_reached and any(_is_memory(e) for e in effects)
+            if unapplied and workflow.patched(_APPLIES_MEMORY_ON_FAILURE):
+                await self._memory(effects, agent=agent, turn=turn)
+            raise
         return handoff
 
     async def _memory(self, effects: Sequence[Effect], *, agent: AgentId, turn: int) -> None:

@@ -144,10 +144,10 @@ _KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
 """The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
 _APPLIES_MEMORY_ON_FAILURE: Final = "applies-memory-when-an-effect-before-it-fails"
 """The patch after which a turn's memory effects are applied when an effect before them fails."""
-_NO_TIME: Final = timedelta(milliseconds=1)
-"""The shortest wait for decisions: a pause whose time ran out during its turn."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
+_NO_TIME: Final = timedelta(milliseconds=1)
+"""The shortest wait for decisions: a pause whose time ran out during its turn."""
 
 
 @workflow.defn(name=WORKFLOW_TYPE)

@@ -6,7 +6,8 @@ effects the turn declared, in declaration order as neuron-orch-local does:
 - memory effects (writes, deletes and the `append_history` custom effect
   that records the turn in its session, see `layer0.history`): all of the
   turn's together, at the position of the first, in one idempotent activity
-  (see `neuron_orch_temporal.ledger`); an effect before them that fails or is
+  (see `neuron_orch_temporal.ledger`), which the workflow's cancellation waits
+  for rather than cuts short; an effect before them that fails or is
   cancelled has them applied all the same before its error goes on;
 - `delegate`: a child workflow with a deterministic id,
   `<workflow>/t<turn>/d<index>-<agent>`; consecutive delegations fan out
@@ -144,6 +145,8 @@ _KEEPS_CANCELLED: Final = "keeps-cancelled-turns"
 """The patch after which a cancelled workflow keeps its turn's part and ends cancelled."""
 _APPLIES_MEMORY_ON_FAILURE: Final = "applies-memory-when-an-effect-before-it-fails"
 """The patch after which a turn's memory effects are applied when an effect before them fails."""
+_APPLIES_MEMORY_THROUGH_CANCELLATION: Final = "applies-memory-through-cancellation"
+"""The patch after which the workflow's cancellation waits for its memory effects to apply."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 _NO_TIME: Final = timedelta(milliseconds=1)
@@ -547,7 +550,17 @@ class AgentWorkflow:
             agent=agent,
             effects=memory,
         )
-        await self._effect_activity(APPLY_MEMORY, request)
+        if not workflow.patched(_APPLIES_MEMORY_THROUGH_CANCELLATION):
+            await self._effect_activity(APPLY_MEMORY, request)
+            return
+        # Not cancelled with the workflow: an activity waiting for its retry would
+        # be dropped, and with it what the turn did.
+        applying = asyncio.ensure_future(self._effect_activity(APPLY_MEMORY, request))
+        try:
+            await asyncio.shield(applying)
+        except asyncio.CancelledError:
+            await applying
+            raise
 
     async def _delegate(
         self, group: Sequence[tuple[int, DelegateEffect]], chains: dict[int, Chain], *, turn: int

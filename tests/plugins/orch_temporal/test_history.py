@@ -168,3 +168,36 @@ async def test_a_workflow_cancelled_in_a_declared_delegation_still_applies_the_t
 
     assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
     assert await store.read(SessionScope(id="s1"), "k1") == 1
+
+
+class FirstAppendFails(InMemoryStore):
+    """Fails the first history append (a dropped connection), as `failed` says; then works.
+
+    Temporal retries the memory activity after `TurnPolicy.initial_interval`:
+    until then it is scheduled, and not running.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = asyncio.Event()
+
+    async def append_history(self, append: HistoryAppend) -> int:
+        if not self.failed.is_set():
+            self.failed.set()
+            raise ConnectionError("the store dropped the connection")
+        return await super().append_history(append)
+
+
+async def test_a_workflow_cancelled_while_its_memory_waits_for_a_retry_still_applies_it(
+    dev_env: WorkflowEnvironment,
+) -> None:
+    store = FirstAppendFails()
+    answers = NeuronTurn(ScriptedProvider([text_response("hello")]), state=store)
+    # Seconds between the attempts: the cancellation lands while the retry waits.
+    policy = FAST.model_copy(update={"initial_interval": 3_000})
+    async with hosting(dev_env, {"main": answers}, store, policy=policy) as orchestrator:
+        workflow_id = await orchestrator.start("main", GO)
+        await store.failed.wait()
+        assert await orchestrator.cancel(workflow_id) is True
+
+    assert await stored_roles(store) == ["user", "assistant"]

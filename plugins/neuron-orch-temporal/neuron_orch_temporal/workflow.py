@@ -412,13 +412,15 @@ class AgentWorkflow:
             result = await self._turn(agent, turn_input, chain, granted, turn, tries)
             output = result.output
             self._view.output = output
-            handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            try:
+                handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+            except asyncio.CancelledError:
+                # Cancelled among its effects: its memory went in all the same (`_effects`).
+                if workflow.patched(_APPLIES_MEMORY_THROUGH_CANCELLATION):
+                    self._keep(result)
+                raise
+            self._keep(result)
             interruption = result.interrupted
-            self._kept = (
-                None
-                if interruption is None
-                else KeptPart(output=output, continuation=interruption.continuation)
-            )
             if _cancel_requested():
                 # The activity waited out its cancellation; what it handed back is kept.
                 raise asyncio.CancelledError("the workflow was cancelled")
@@ -429,6 +431,15 @@ class AgentWorkflow:
                 raise _failure(interruption, output, self._failed_in(agent, chain))
             await workflow.sleep(wait)
             turn_input, turn = interruption.continuation, turn + 1
+
+    def _keep(self, result: TurnResult) -> None:
+        """Keep `result`, carried out, as where a later dispatch goes on (if it is a part)."""
+        interruption = result.interrupted
+        self._kept = (
+            None
+            if interruption is None
+            else KeptPart(output=result.output, continuation=interruption.continuation)
+        )
 
     async def _turn(
         self,

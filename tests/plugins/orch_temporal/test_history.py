@@ -18,6 +18,7 @@ from layer0 import (
     TurnConfig,
     TurnInput,
     TurnOutput,
+    partial_of,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import create_worker
@@ -37,7 +38,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from .agents import agent, two_step
+from .agents import agent, rate_limited_agent, two_step
 from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -201,3 +202,28 @@ async def test_a_workflow_cancelled_while_its_memory_waits_for_a_retry_still_app
         assert await orchestrator.cancel(workflow_id) is True
 
     assert await stored_roles(store) == ["user", "assistant"]
+
+
+async def test_a_part_whose_memory_a_cancellation_waited_for_is_handed_on_to_go_on_from(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", FirstAppendFails()
+    # Reads a file, then is rate limited: its first part is kept, and its append fails once.
+    reader = rate_limited_agent(tool_log, state=store, retry_after=60.0)
+    policy = FAST.model_copy(update={"initial_interval": 3_000})
+    async with hosting(dev_env, {"reader": reader}, store, policy=policy) as orchestrator:
+        running = asyncio.ensure_future(
+            orchestrator.run("reader", GO, workflow_id="cancel-in-memory")
+        )
+        await store.failed.wait()
+        assert await orchestrator.cancel("cancel-in-memory") is True
+        with pytest.raises(DispatchFailed, match="was cancelled") as raised:
+            await running
+        cause = raised.value.__cause__
+        assert isinstance(cause, asyncio.CancelledError)
+        partial = partial_of(cause)
+        assert partial is not None
+        later = await orchestrator.dispatch("reader", partial.continuation)
+
+    assert later.message.as_text() == "read it; 3 messages"
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"

@@ -22,6 +22,7 @@ carries them out in declaration order, with two exceptions:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import assert_never
@@ -166,13 +167,25 @@ class EffectRunner:
     async def _apply_memory(
         self, plan: EffectPlan, context: EffectContext, record: TurnRecord | None
     ) -> bool:
-        return await apply_memory(
-            self._store,
-            plan.memory,
-            owner=_owner(context),
-            record=record,
-            abilities=self._abilities,
+        """Apply the plan's memory effects, which a cancellation waits for.
+
+        Cut short, a store without transactions would keep some of them and
+        not the rest, and the turn's history could be lost.
+        """
+        applying = asyncio.ensure_future(
+            apply_memory(
+                self._store,
+                plan.memory,
+                owner=_owner(context),
+                record=record,
+                abilities=self._abilities,
+            )
         )
+        try:
+            return await asyncio.shield(applying)
+        except asyncio.CancelledError:
+            await applying
+            raise
 
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:
         try:

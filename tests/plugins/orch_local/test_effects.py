@@ -14,6 +14,7 @@ from layer0 import (
     Effect,
     EffectPolicy,
     HandoffEffect,
+    HistoryAppend,
     LogEffect,
     LogLevel,
     QueryPayload,
@@ -354,3 +355,41 @@ async def test_a_custom_handler_failing_before_the_turns_writes_still_has_them_a
         await orchestrator.dispatch("a", user())
 
     assert (await store.read(SCOPE, "k1"), await store.read(SCOPE, "k2")) == (1, None)
+
+
+class SlowAppend(InMemoryStore):
+    """Appends history only once `release` is set; `appending` says one waits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appending, self.release = asyncio.Event(), asyncio.Event()
+
+    async def append_history(self, append: HistoryAppend) -> int:
+        self.appending.set()
+        await self.release.wait()
+        return await super().append_history(append)
+
+
+async def test_a_dispatch_cancelled_as_the_turns_memory_is_applied_applies_all_of_it() -> None:
+    store = SlowAppend()
+    turn = NeuronTurn(
+        ScriptedProvider(
+            [
+                tool_call_response(ToolUsePart("c1", "write_memory", {"key": "k1", "value": 1})),
+                text_response("noted"),
+            ]
+        ),
+        state=store,
+        config=NeuronTurnConfig(effect_policy=EffectPolicy.everything()),
+    )
+    orchestrator = trusting({"main": turn}, store)
+    dispatching = asyncio.ensure_future(orchestrator.dispatch("main", user(session="s1")))
+    await store.appending.wait()  # its write is in; the append waits
+    dispatching.cancel()
+    store.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await dispatching
+
+    # All or none, and the turn happened: all of it.
+    assert await store.read(SessionScope(id="s1"), "k1") == 1
+    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]

@@ -14,7 +14,8 @@ carries them out in declaration order, with two exceptions:
   writes in place. An effect before them that fails or is cancelled (a
   delegated agent failing, a custom handler's error) has them applied all
   the same before its error goes on: the turn happened, and what it did
-  stays in its session's history;
+  stays in its session's history. A cancellation waits for them to be
+  applied; a second one cuts the application short, which undoes it;
 - the handoff is left to the caller, to run after everything else: the turn
   handing off is over, and the next agent must find its effects done (its
   history write above all).
@@ -169,8 +170,10 @@ class EffectRunner:
     ) -> bool:
         """Apply the plan's memory effects, which a cancellation waits for.
 
-        Cut short, a store without transactions would keep some of them and
-        not the rest, and the turn's history could be lost.
+        The turn happened, so its history goes in rather than being undone
+        (all or none). A second cancellation, for a store that does not
+        answer, stops the wait: the application is cut short, and undoes what
+        it wrote.
         """
         applying = asyncio.ensure_future(
             apply_memory(
@@ -184,7 +187,7 @@ class EffectRunner:
         try:
             return await asyncio.shield(applying)
         except asyncio.CancelledError:
-            await applying
+            await applying  # not shielded: a second cancellation reaches it
             raise
 
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:

@@ -98,7 +98,7 @@ def test_a_plain_store_is_not_a_batch_store() -> None:
     assert not isinstance(InMemoryStore(), BatchStateStore)
 
 
-async def test_cancellation_in_the_middle_restores_the_keys_already_written() -> None:
+async def test_a_second_cancellation_in_the_middle_restores_the_keys_already_written() -> None:
     class StallingStore(InMemoryStore):
         """Stalls the write of key "b" until cancelled."""
 
@@ -118,6 +118,11 @@ async def test_cancellation_in_the_middle_restores_the_keys_already_written() ->
     running = asyncio.create_task(orchestrator.dispatch("agent", user(), workflow_id="w"))
     await store.stalled.wait()
     assert await store.read(SCOPE, "a") == 1
+    # The first waits for the turn's memory to go in (its store does not answer)...
+    running.cancel()
+    await asyncio.sleep(0)  # one turn of the loop: the dispatch takes the first
+    assert not running.done()
+    # ... the second cuts the application short, which undoes what it wrote.
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running

@@ -6,7 +6,6 @@ import logging
 import pytest
 
 from layer0 import (
-    HISTORY_KEY,
     CustomEffect,
     DelegateEffect,
     DeleteMemoryEffect,
@@ -22,7 +21,6 @@ from layer0 import (
     SignalEffect,
     SignalPayload,
     TurnInput,
-    TurnOutput,
     WorkflowNotFound,
     WriteMemoryEffect,
 )
@@ -37,7 +35,8 @@ from neuron_orch_local import (
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
-from ._doubles import RecordingStore, ScriptTurn, trusting, user
+from ..orch_temporal.agents import StuckAgent, declaring_lead
+from ._doubles import RecordingStore, ScriptTurn, session_roles, trusting, user
 
 SCOPE = SessionScope(id="s")
 
@@ -272,52 +271,17 @@ async def test_two_handoffs_in_one_turn_fail_before_anything_runs() -> None:
     assert await store.read(SCOPE, "k") is None
 
 
-class Stuck:
-    """A delegated agent that fails, or with `reached`, waits for good once it is reached."""
-
-    def __init__(self, reached: asyncio.Event | None = None) -> None:
-        self.reached = reached
-
-    async def execute(self, input: TurnInput) -> TurnOutput:
-        if self.reached is None:
-            raise RuntimeError("the child broke")
-        self.reached.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
-def declaring_lead(store: InMemoryStore) -> NeuronTurn:
-    """Calls `delegate` (declared only: nobody answers it) and a tool, then answers."""
-    provider = ScriptedProvider(
-        [
-            tool_call_response(
-                ToolUsePart("c1", "delegate", {"agent": "child", "message": "go"}),
-                ToolUsePart("c2", "write_memory", {"key": "k1", "value": 1}),
-            ),
-            text_response("asked"),
-        ]
-    )
-    config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
-    return NeuronTurn(provider, state=store, config=config)
-
-
-async def stored_roles(store: InMemoryStore) -> list[object]:
-    history = await store.read(SessionScope(id="s1"), HISTORY_KEY)
-    assert isinstance(history, list)
-    return [m["role"] for m in history if isinstance(m, dict)]
-
-
 async def test_a_delegation_failing_before_the_turns_memory_still_has_it_stored() -> None:
     store = InMemoryStore()
     orchestrator = trusting(
-        {"lead": declaring_lead(store), "child": Stuck()}, store, answer_delegations=False
+        {"lead": declaring_lead(store), "child": StuckAgent()}, store, answer_delegations=False
     )
 
     with pytest.raises(DispatchFailed, match="the child broke"):
         await orchestrator.dispatch("lead", user("tidy up", session="s1"))
 
     # The lead's turn happened: its exchange and its write stand.
-    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
     assert await store.read(SessionScope(id="s1"), "k1") == 1
 
 
@@ -325,9 +289,8 @@ async def test_a_dispatch_cancelled_in_a_delegation_before_the_turns_memory_stil
     None
 ):
     store, reached = InMemoryStore(), asyncio.Event()
-    orchestrator = trusting(
-        {"lead": declaring_lead(store), "child": Stuck(reached)}, store, answer_delegations=False
-    )
+    agents = {"lead": declaring_lead(store), "child": StuckAgent(reached)}
+    orchestrator = trusting(agents, store, answer_delegations=False)
     tidy = user("tidy up", session="s1")
     dispatching = asyncio.ensure_future(orchestrator.dispatch("lead", tidy))
     await reached.wait()
@@ -335,7 +298,7 @@ async def test_a_dispatch_cancelled_in_a_delegation_before_the_turns_memory_stil
     with pytest.raises(asyncio.CancelledError):
         await dispatching
 
-    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
     assert await store.read(SessionScope(id="s1"), "k1") == 1
 
 
@@ -392,4 +355,4 @@ async def test_a_dispatch_cancelled_as_the_turns_memory_is_applied_applies_all_o
 
     # All or none, and the turn happened: all of it.
     assert await store.read(SessionScope(id="s1"), "k1") == 1
-    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]

@@ -17,6 +17,7 @@ from pydantic import JsonValue
 from layer0 import (
     CustomExit,
     EffectPolicy,
+    NonRetryableError,
     StateReader,
     Turn,
     TurnInput,
@@ -37,7 +38,12 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 Calls = Sequence[tuple[str, Mapping[str, JsonValue]]]
 
@@ -295,3 +301,34 @@ def lost_attempt_agent(
     return NeuronTurn(
         FunctionProvider(respond), tools=file_tools(tool_log), state=state, config=config
     )
+
+
+class StuckAgent:
+    """A delegated agent that fails; with `reached`, it sets it and waits for good instead."""
+
+    def __init__(self, reached: asyncio.Event | None = None) -> None:
+        self.reached = reached
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Fail, or wait for good once `reached` is set."""
+        if self.reached is None:
+            raise NonRetryableError("the child broke")
+        self.reached.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def declaring_lead(state: StateReader) -> NeuronTurn:
+    """Calls `delegate` (to "child": declared only, when nobody answers it) and
+    `write_memory` (k1 = 1) in one response, then answers "asked"."""
+    provider = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("c1", "delegate", {"agent": "child", "message": "go"}),
+                ToolUsePart("c2", "write_memory", {"key": "k1", "value": 1}),
+            ),
+            text_response("asked"),
+        ]
+    )
+    config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
+    return NeuronTurn(provider, state=state, config=config)

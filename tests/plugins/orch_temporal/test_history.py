@@ -11,9 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     HISTORY_KEY,
     DispatchFailed,
-    EffectPolicy,
     HistoryAppend,
-    NonRetryableError,
     SessionScope,
     TurnConfig,
     TurnInput,
@@ -26,19 +24,17 @@ from neuron_orch_temporal.connect import connect
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     NeuronTurn,
-    NeuronTurnConfig,
     ProviderRequest,
     ProviderResponse,
-    ToolUsePart,
 )
 from neuron_turn.testing import (
     FunctionProvider,
     ScriptedProvider,
     text_response,
-    tool_call_response,
 )
 
-from .agents import agent, rate_limited_agent, two_step
+from ..orch_local._doubles import session_roles
+from .agents import StuckAgent, agent, declaring_lead, rate_limited_agent, two_step
 from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -103,57 +99,22 @@ async def test_a_dispatch_asking_to_fail_on_a_changed_session_fails_for_good(
     assert history == [{"role": "user"}]
 
 
-class Stuck:
-    """A delegated agent that fails, or with `reached`, waits for good once it is reached."""
-
-    def __init__(self, reached: asyncio.Event | None = None) -> None:
-        self.reached = reached
-
-    async def execute(self, input: TurnInput) -> TurnOutput:
-        if self.reached is None:
-            raise NonRetryableError("the child broke")
-        self.reached.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
-def declaring_lead(store: InMemoryStore) -> NeuronTurn:
-    """Calls `delegate` (declared only: nobody answers it) and `write_memory`, then answers."""
-    provider = ScriptedProvider(
-        [
-            tool_call_response(
-                ToolUsePart("c1", "delegate", {"agent": "child", "message": "go"}),
-                ToolUsePart("c2", "write_memory", {"key": "k1", "value": 1}),
-            ),
-            text_response("asked"),
-        ]
-    )
-    config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
-    return NeuronTurn(provider, state=store, config=config)
-
-
 GO = TurnInput(message="go", trigger="user", session="s1")
 DECLARING = FAST.model_copy(update={"answer_delegations": False})
 """Delegations are declared and run after the turn, before its history is applied."""
-
-
-async def stored_roles(store: InMemoryStore) -> list[object]:
-    history = await store.read(SessionScope(id="s1"), HISTORY_KEY)
-    assert isinstance(history, list)
-    return [m["role"] for m in history if isinstance(m, dict)]
 
 
 async def test_a_declared_delegation_failing_before_the_turns_memory_still_has_it_applied(
     env: WorkflowEnvironment,
 ) -> None:
     store = InMemoryStore()
-    agents = {"lead": declaring_lead(store), "child": Stuck()}
+    agents = {"lead": declaring_lead(store), "child": StuckAgent()}
     async with hosting(env, agents, store, policy=DECLARING) as orchestrator:
         with pytest.raises(DispatchFailed, match="the child broke"):
             await orchestrator.dispatch("lead", GO)
 
     # The lead's turn happened: its exchange and its write stand.
-    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
     assert await store.read(SessionScope(id="s1"), "k1") == 1
 
 
@@ -161,13 +122,13 @@ async def test_a_workflow_cancelled_in_a_declared_delegation_still_applies_the_t
     dev_env: WorkflowEnvironment,
 ) -> None:
     store, reached = InMemoryStore(), asyncio.Event()
-    agents = {"lead": declaring_lead(store), "child": Stuck(reached)}
+    agents = {"lead": declaring_lead(store), "child": StuckAgent(reached)}
     async with hosting(dev_env, agents, store, policy=DECLARING) as orchestrator:
         workflow_id = await orchestrator.start("lead", GO)
         await reached.wait()
         assert await orchestrator.cancel(workflow_id) is True
 
-    assert await stored_roles(store) == ["user", "assistant", "user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant", "user", "assistant"]
     assert await store.read(SessionScope(id="s1"), "k1") == 1
 
 
@@ -201,7 +162,7 @@ async def test_a_workflow_cancelled_while_its_memory_waits_for_a_retry_still_app
         await store.failed.wait()
         assert await orchestrator.cancel(workflow_id) is True
 
-    assert await stored_roles(store) == ["user", "assistant"]
+    assert await session_roles(store) == ["user", "assistant"]
 
 
 async def test_a_part_whose_memory_a_cancellation_waited_for_is_handed_on_to_go_on_from(

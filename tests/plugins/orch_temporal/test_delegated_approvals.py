@@ -63,7 +63,7 @@ from neuron_turn.testing import ScriptedProvider, text_response, tool_call_respo
 
 from ..orch_local.test_answers import results_sent
 from .agents import cleaner_agent, file_tools
-from .conftest import hosting
+from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -441,3 +441,21 @@ async def test_a_parent_resumed_in_another_workflow_resumes_its_delegated_agent_
     assert runs(log) == ["read notes.txt", "delete old.log"]
     assert results_sent(boss, 2) == [ToolResultPart("d1", "contents of notes.txt; deleted old.log")]
     assert done.output.message.as_text() == "Tidied."
+
+
+async def test_a_parent_nobody_decides_in_time_denies_its_delegated_agents_calls_too(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store, boss, agents = boss_and_cleaner(tmp_path, "The cleaner could not delete it.")
+    policy = FAST.model_copy(update={"approval_timeout": 1_000})
+    async with hosting(dev_env, agents, store, policy=policy) as orchestrator:
+        async with asyncio.timeout(60):
+            paused = await orchestrator.run("boss", GO)
+            done = await orchestrator.result(paused.workflow_id)
+
+    assert held_ids(paused.output) == [("d1/c2", "cleaner")]
+    # Denied, by the boss's timeout or, moments later, by the cleaner's own: never run.
+    assert runs(log) == ["read notes.txt"]
+    [answer] = results_sent(boss, 2)
+    assert answer.tool_use_id == "d1" and answer.content
+    assert done.output.message.as_text() == "The cleaner could not delete it."

@@ -29,8 +29,11 @@ from temporalio.exceptions import ApplicationError
 from layer0 import AgentId, SessionId, WorkflowId
 from neuron_turn import (
     ApprovalError,
+    AwaitingApprovalError,
     Decision,
     DuplicateDecisionError,
+    InvalidEditedInputError,
+    MalformedDecisionsError,
     MissingDecisionError,
     NotAwaitingApprovalError,
     PendingCall,
@@ -47,6 +50,7 @@ __all__ = [
     "Settled",
     "approval_error",
     "check_decisions",
+    "refusal",
     "timed_out",
 ]
 
@@ -56,7 +60,10 @@ TIMED_OUT_REASON: Final = "approval timed out"
 _KINDS: Final[dict[str, type[ApprovalError]]] = {
     cls.__name__: cls
     for cls in (
+        AwaitingApprovalError,
         DuplicateDecisionError,
+        InvalidEditedInputError,
+        MalformedDecisionsError,
         MissingDecisionError,
         NotAwaitingApprovalError,
         UnknownDecisionError,
@@ -81,6 +88,12 @@ class AwaitingApproval(_Message):
     """The calls waiting, as the model sent them."""
     deadline: datetime
     """When the calls are denied with `approval timed out` if nobody decided (UTC)."""
+    refused: str | None = None
+    """Why the resume refused the decisions sent for these calls last, before anything
+    ran (an edited input the tool rejects, a delegated agent's calls that changed): they
+    wait for decisions again."""
+    refused_type: str | None = None
+    """The `neuron_turn.ApprovalError` class that refused them."""
 
 
 class DecideRequest(_Message):
@@ -151,9 +164,20 @@ def timed_out(waiting: AwaitingApproval) -> tuple[Decision, ...]:
 
 
 def approval_error(error: ApplicationError) -> ApprovalError | None:
-    """Return the `neuron_turn` approval error a rejected `decide` update stands for, if any."""
+    """Return the `neuron_turn` approval error a rejected `decide` update stands for, if any.
+
+    Also a resume turn's failure: its decisions refused before anything ran.
+    """
     cls = _KINDS.get(error.type or "")
     return None if cls is None else cls(error.message)
+
+
+def refusal(waiting: AwaitingApproval) -> ApprovalError | None:
+    """Return the error that refused the decisions `waiting` asks for again, if any."""
+    if waiting.refused is None:
+        return None
+    cls = _KINDS.get(waiting.refused_type or "", ApprovalError)
+    return cls(waiting.refused)
 
 
 def _reject(cls: type[ApprovalError], message: str) -> Never:

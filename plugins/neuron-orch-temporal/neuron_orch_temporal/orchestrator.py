@@ -53,7 +53,7 @@ from neuron_turn import (
 )
 
 from ._failures import orch_error
-from .approvals import AwaitingApproval, DecideRequest, Settled, approval_error
+from .approvals import AwaitingApproval, DecideRequest, Pause, Settled, approval_error, refusal
 from .connect import connect
 from .errors import (
     CancellationPendingError,
@@ -416,11 +416,14 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         *,
         after: int | None = 0,
         stops: bool = True,
+        refusals: bool = False,
     ) -> DispatchResult:
         """Wait for the workflow's end, or for a pause for approval after the `after`th.
 
         `after=None` waits for the end only. `stops`: cancelled, it stops the
         workflow first, if asked to (`_stop`); False when its caller does that.
+        `refusals`: a pause asking again for decisions its resume refused raises
+        that refusal.
         """
         # One result wait, never cancelled by the pickup check: cancelling a result
         # wait leaves the test server's time skipping locked for good.
@@ -429,7 +432,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         try:
             pause = await self._first(handle, waiting, watching)
             if pause is not None:
-                return pause
+                refused = refusal(pause.waiting) if refusals else None
+                if refused is not None:
+                    raise refused
+                return pause.result
             return await waiting
         except asyncio.CancelledError as cancelled:
             if stops:
@@ -500,8 +506,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         handle: WorkflowHandle[Any, DispatchResult],
         waiting: asyncio.Future[DispatchResult],
         watching: asyncio.Future[Settled | None],
-    ) -> DispatchResult | None:
-        """Return the paused dispatch if a pause comes before the end; None at the end."""
+    ) -> Pause | None:
+        """Return the pause if one comes before the end; None at the end."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self._pickup_timeout or 0.0)
         checked = self._pickup_timeout is None
@@ -517,7 +523,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 pending.discard(watching)
                 settled = watching.result()
                 if settled is not None and settled.pause is not None:
-                    return settled.pause.result
+                    return settled.pause
             if waiting in done:
                 return None
 
@@ -543,6 +549,10 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             DuplicateDecisionError: a call is decided twice.
             NotAwaitingApprovalError: the workflow waits on no approval (or on
                 another pause than `pause`), or it has finished.
+            ApprovalError: the resume refused them before anything ran (an
+                edited input the tool rejects: `InvalidEditedInputError`; a
+                delegated agent's calls that changed): the calls wait for
+                decisions again, `AwaitingApproval.refused` saying why.
             WorkflowNotFound: no workflow `workflow_id`.
             DecisionsPendingError: no worker took the decisions within
                 `pickup_timeout` (its worker died, say); the next one takes them
@@ -577,7 +587,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             raise NotAwaitingApprovalError(
                 f"workflow {workflow_id!r} has finished; it awaits no approval"
             ) from exc
-        return await self._result(handle, after=decided)
+        return await self._result(handle, after=decided, refusals=True)
 
     async def awaiting(self, workflow_id: WorkflowId) -> list[AwaitingApproval]:
         """Return what workflow `workflow_id` waits on for approval (empty: nothing).

@@ -90,7 +90,12 @@ with workflow.unsafe.imports_passed_through():
     from neuron_turn import (
         AWAITING_APPROVAL,
         Decision,
+        DuplicateDecisionError,
+        InvalidEditedInputError,
+        MalformedDecisionsError,
+        MissingDecisionError,
         PendingCall,
+        UnknownDecisionError,
         pending_approvals,
         resume_input,
     )
@@ -147,6 +152,19 @@ _APPLIES_MEMORY_ON_FAILURE: Final = "applies-memory-when-an-effect-before-it-fai
 """The patch after which a turn's memory effects are applied when an effect before them fails."""
 _APPLIES_MEMORY_THROUGH_CANCELLATION: Final = "applies-memory-through-cancellation"
 """The patch after which the workflow's cancellation waits for its memory effects to apply."""
+_ASKS_AGAIN: Final = "asks-again-for-refused-decisions"
+"""The patch after which decisions a resume refuses are asked for again, not failed with."""
+_ASKED_AGAIN: Final = frozenset(
+    cls.__name__
+    for cls in (
+        DuplicateDecisionError,
+        InvalidEditedInputError,
+        MalformedDecisionsError,
+        MissingDecisionError,
+        UnknownDecisionError,
+    )
+)
+"""The refusals of a person's decisions that ask for them again."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 _NO_TIME: Final = timedelta(milliseconds=1)
@@ -175,6 +193,7 @@ class AgentWorkflow:
         self._pause: Pause | None = None
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
+        self._timed_out = False  # the last pause's decisions were its timeout's
         # The pause each keyed `decide` decided (`DecideRequest.key`).
         self._keys = {} if params.decided_by is None else {params.decided_by: 0}
         self._finished = False
@@ -323,21 +342,33 @@ class AgentWorkflow:
     async def _drive(self, agent: AgentId, turn_input: TurnInput, chain: Chain) -> None:
         turn = 0
         granted = self._granted
+        # The calls `turn_input` decides (empty: it resumes nothing).
+        resumed: Sequence[PendingCall] = ()
         while True:
             self._view.route.append(agent)
-            output, turn, handoff = await self._carried_turn(
-                agent, turn_input, chain, granted, turn
-            )
+            try:
+                output, turn, handoff = await self._carried_turn(
+                    agent, turn_input, chain, granted, turn
+                )
+            except ApplicationError as exc:
+                session = turn_input.session
+                if not resumed or session is None or not self._asks_again(exc):
+                    raise
+                # Refused before anything ran: the same calls wait for decisions again.
+                turn_input = await self._resume(agent, session, resumed, turn_input, exc)
+                turn += 1
+                continue
             if handoff is not None:
                 await self._follow(handoff, turn_input, agent=agent, turn=turn)
                 return
             session = turn_input.session
             calls = pending_approvals(output) if output.exit_reason == AWAITING_APPROVAL else []
             if calls and session is not None:
-                decisions = await self._decisions(agent, session, calls)
-                turn_input = resume_input(session, decisions, config=turn_input.config)
+                resumed = calls
+                turn_input = await self._resume(agent, session, calls, turn_input)
                 turn += 1
                 continue
+            resumed = ()
             if output.exit_reason != _AWAITING:
                 return
             payload = await self._next_signal()
@@ -345,8 +376,35 @@ class AgentWorkflow:
                 return
             turn_input, turn = signal_input(turn_input, payload), turn + 1
 
+    def _asks_again(self, exc: ApplicationError) -> bool:
+        """Whether a resume turn's failure asks a person for the decisions again.
+
+        When it refused a person's decisions before anything ran: ids that do
+        not fit, an edited input its tool rejects. Not the timeout's denials
+        (asking again would time out again), nor a session that waits on
+        nothing any more. Workflows started before fail with it, as they did.
+        """
+        refusable = exc.type in _ASKED_AGAIN and not self._timed_out
+        return refusable and workflow.patched(_ASKS_AGAIN)
+
+    async def _resume(
+        self,
+        agent: AgentId,
+        session: str,
+        calls: Sequence[PendingCall],
+        turn_input: TurnInput,
+        refused: ApplicationError | None = None,
+    ) -> TurnInput:
+        """Wait for the decisions on `calls` (`refused`: why the last were); return the resume."""
+        decisions = await self._decisions(agent, session, calls, refused)
+        return resume_input(session, decisions, config=turn_input.config)
+
     async def _decisions(
-        self, agent: AgentId, session: str, calls: Sequence[PendingCall]
+        self,
+        agent: AgentId,
+        session: str,
+        calls: Sequence[PendingCall],
+        refused: ApplicationError | None = None,
     ) -> tuple[Decision, ...]:
         """Wait for the decisions on `calls`; deny them all when the approval timeout passes.
 
@@ -368,6 +426,8 @@ class AgentWorkflow:
             pause=self._pauses,
             calls=tuple(calls),
             deadline=deadline,
+            refused=None if refused is None else refused.message,
+            refused_type=None if refused is None else refused.type,
         )
         assert view.output is not None
         snapshot = DispatchResult(
@@ -386,6 +446,7 @@ class AgentWorkflow:
         except TimeoutError:
             pass  # a `decide` accepted in the same instant still counts
         decided, self._waiting, self._decided = self._decided, None, None
+        self._timed_out = decided is None
         return timed_out(waiting) if decided is None else decided.decisions
 
     async def _carried_turn(

@@ -16,6 +16,7 @@ from neuron_turn import (
     DECISIONS_KEY,
     Decision,
     DuplicateDecisionError,
+    InvalidEditedInputError,
     MalformedDecisionsError,
     MissingDecisionError,
     NotAwaitingApprovalError,
@@ -193,3 +194,26 @@ async def test_a_caller_cancelled_while_its_decisions_wait_for_a_worker_is_cance
         "the decisions may have reached workflow 'decide-unconfirmed', and a worker taking "
         "them resumes its turn"
     ]
+
+
+async def test_an_edited_input_the_tool_refuses_is_refused_and_its_calls_wait_for_decisions_again(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    async with hosting(env, {"cleaner": cleaner_agent(log, state=store)}, store) as orchestrator:
+        with env.auto_time_skipping_disabled():
+            await orchestrator.run("cleaner", TIDY, workflow_id="approve-edit")
+            edited = [Decision.approve("c2", input={"path": 5})]
+            with pytest.raises(InvalidEditedInputError, match="c2") as refused:
+                await orchestrator.decide("approve-edit", edited)
+            [again] = await orchestrator.awaiting("approve-edit")
+            ran_before = runs(log)
+            done = await orchestrator.decide("approve-edit", [Decision.approve("c2")])
+
+    # Nothing ran on the refused decisions; the same call waited, saying why.
+    assert ran_before == ["read notes.txt"]
+    assert (again.pause, [c.id for c in again.calls]) == (2, ["c2"])
+    assert again.refused == str(refused.value)
+    assert again.refused_type == "InvalidEditedInputError"
+    assert done.output.message.as_text() == "contents of notes.txt; deleted old.log"
+    assert runs(log) == ["read notes.txt", "delete old.log"]

@@ -33,7 +33,6 @@ from layer0 import (
     DelegateEffect,
     EffectPolicy,
     LogEffect,
-    OrchError,
     RetryableError,
     SessionScope,
     Turn,
@@ -49,6 +48,7 @@ from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
     Decision,
+    InvalidEditedInputError,
     NeuronTurn,
     NeuronTurnConfig,
     NotAwaitingApprovalError,
@@ -300,7 +300,7 @@ async def test_a_lost_attempt_whose_delegate_paused_is_run_again_and_finds_the_s
     assert len({d.workflow_id for d in done.delegations}) == 1
 
 
-async def test_decisions_a_delegated_agent_refuses_fail_the_resume_and_run_none_of_its_calls(
+async def test_decisions_a_delegated_agent_refuses_are_refused_and_its_calls_wait_again(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     log, store, boss, agents = boss_and_cleaner(tmp_path, "Tidied.")
@@ -309,12 +309,17 @@ async def test_decisions_a_delegated_agent_refuses_fail_the_resume_and_run_none_
         with pytest.raises(UnknownDecisionError, match="d1/c9"):
             await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c9")])
         edited = [Decision.approve("d1/c2", input={"path": 5})]
-        with pytest.raises(OrchError, match="refused the decisions") as refused:
+        with pytest.raises(InvalidEditedInputError, match="refused the decisions"):
             await orchestrator.decide(paused.workflow_id, edited)
+        ran_before, asked_before = runs(log), len(boss.requests)
+        [again] = await orchestrator.awaiting(paused.workflow_id)
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
 
-    assert "InvalidEditedInputError" in str(refused.value)
-    assert runs(log) == ["read notes.txt"]
-    assert len(boss.requests) == 1
+    # Checked against the cleaner's tool before anything ran; the boss waited again.
+    assert (ran_before, asked_before) == (["read notes.txt"], 1)
+    assert [(c.id, c.agent) for c in again.calls] == [("d1/c2", "cleaner")]
+    assert done.output.message.as_text() == "Tidied."
+    assert runs(log) == ["read notes.txt", "delete old.log"]
 
 
 async def test_decisions_sent_again_under_the_same_key_are_answered_with_the_pause_they_decided(

@@ -31,6 +31,7 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     HISTORY_KEY,
     DelegateEffect,
+    DispatchFailed,
     EffectPolicy,
     LogEffect,
     RetryableError,
@@ -464,3 +465,47 @@ async def test_a_parent_nobody_decides_in_time_denies_its_delegated_agents_calls
     [answer] = results_sent(boss, 2)
     assert answer.tool_use_id == "d1" and answer.content
     assert done.output.message.as_text() == "The cleaner could not delete it."
+
+
+def twice_pausing_cleaner(tool_log: Path, state: InMemoryStore) -> NeuronTurn:
+    """Deletes `a.log` (call c1), then `b.log` (c2), one response each, each needing approval."""
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "a.log"})),
+            tool_call_response(ToolUsePart("c2", "delete_file", {"path": "b.log"})),
+            text_response("both gone"),
+        ]
+    )
+    config = NeuronTurnConfig(
+        model="scripted",
+        effect_policy=EffectPolicy.everything(),
+        approval=ApprovalPolicy.of(["delete_*"]),
+    )
+    return NeuronTurn(model, tools=file_tools(tool_log), state=state, config=config)
+
+
+async def test_timed_out_denials_that_no_longer_fit_fail_the_parent_rather_than_ask_again(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    boss = ScriptedProvider([tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP))])
+    agents: dict[str, Turn] = {
+        "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
+        "cleaner": twice_pausing_cleaner(log, store),
+    }
+    policy = FAST.model_copy(update={"approval_timeout": 1_000})
+    async with hosting(dev_env, agents, store, policy=policy) as orchestrator:
+        async with asyncio.timeout(60):  # asking again would time out again, for ever
+            paused = await orchestrator.run("boss", GO)
+            [child] = paused.delegations
+            # Decided on its own, the cleaner pauses again: the boss's pause is stale.
+            again = await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
+            with pytest.raises(DispatchFailed, match="d1/c1") as failed:
+                await orchestrator.result(paused.workflow_id)
+
+    assert held_ids(paused.output) == [("d1/c1", "cleaner")]
+    assert [c.id for c in pending_approvals(again.output)] == ["c2"]
+    # The denials named the call it no longer waits on; it waits on d1/c2 now.
+    assert "UnknownDecisionError: call 'd1/c1' is not pending" in str(failed.value)
+    assert "pending: d1/c2" in str(failed.value)
+    assert runs(log) == ["delete a.log"]

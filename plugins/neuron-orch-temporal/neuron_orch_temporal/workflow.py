@@ -408,6 +408,9 @@ class AgentWorkflow:
     ) -> tuple[Decision, ...]:
         """Wait for the decisions on `calls`; deny them all when the approval timeout passes.
 
+        `refused`: why the resume refused the decisions the last pause took for
+        these calls; this one asks for them again, by that pause's deadline.
+
         Calls a delegated agent waits on (`PendingCall.agent`) are held by its own
         pause, which began during the turn and ends at its own timeout: this pause
         ends by then, timed from the turn's start, so that its decisions reach the
@@ -418,6 +421,8 @@ class AgentWorkflow:
         deadline = now + timeout
         if any(call.agent is not None for call in calls):
             deadline = self._turn_started + timeout
+        if refused is not None and self._pause is not None:
+            deadline = self._pause.waiting.deadline  # asked again: by the same deadline
         self._pauses += 1
         waiting = AwaitingApproval(
             workflow_id=view.workflow_id,

@@ -203,6 +203,7 @@ async def test_an_edited_input_the_tool_refuses_is_refused_and_its_calls_wait_fo
     async with hosting(env, {"cleaner": cleaner_agent(log, state=store)}, store) as orchestrator:
         with env.auto_time_skipping_disabled():
             await orchestrator.run("cleaner", TIDY, workflow_id="approve-edit")
+            [first] = await orchestrator.awaiting("approve-edit")
             edited = [Decision.approve("c2", input={"path": 5})]
             with pytest.raises(InvalidEditedInputError, match="c2") as refused:
                 await orchestrator.decide("approve-edit", edited)
@@ -213,6 +214,7 @@ async def test_an_edited_input_the_tool_refuses_is_refused_and_its_calls_wait_fo
     # Nothing ran on the refused decisions; the same call waited, saying why.
     assert ran_before == ["read notes.txt"]
     assert (again.pause, [c.id for c in again.calls]) == (2, ["c2"])
+    assert again.deadline == first.deadline  # asking again gives no more time
     assert again.refused == str(refused.value)
     assert again.refused_type == "InvalidEditedInputError"
     assert done.output.message.as_text() == "contents of notes.txt; deleted old.log"

@@ -93,9 +93,7 @@ with workflow.unsafe.imports_passed_through():
         DuplicateDecisionError,
         InvalidEditedInputError,
         MalformedDecisionsError,
-        MissingDecisionError,
         PendingCall,
-        UnknownDecisionError,
         pending_approvals,
         resume_input,
     )
@@ -156,15 +154,13 @@ _ASKS_AGAIN: Final = "asks-again-for-refused-decisions"
 """The patch after which decisions a resume refuses are asked for again, not failed with."""
 _ASKED_AGAIN: Final = frozenset(
     cls.__name__
-    for cls in (
-        DuplicateDecisionError,
-        InvalidEditedInputError,
-        MalformedDecisionsError,
-        MissingDecisionError,
-        UnknownDecisionError,
-    )
+    for cls in (DuplicateDecisionError, InvalidEditedInputError, MalformedDecisionsError)
 )
-"""The refusals of a person's decisions that ask for them again."""
+"""The refusals of decisions that the same calls can be decided again after.
+
+Not ids that do not fit: `decide` checked them against the listed calls, so at
+the resume they mean the listing is stale (a delegated agent went on by itself).
+"""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 _NO_TIME: Final = timedelta(milliseconds=1)
@@ -193,7 +189,6 @@ class AgentWorkflow:
         self._pause: Pause | None = None
         self._waiting: AwaitingApproval | None = None
         self._decided: DecideRequest | None = None
-        self._timed_out = False  # the last pause's decisions were its timeout's
         # The pause each keyed `decide` decided (`DecideRequest.key`).
         self._keys = {} if params.decided_by is None else {params.decided_by: 0}
         self._finished = False
@@ -379,13 +374,14 @@ class AgentWorkflow:
     def _asks_again(self, exc: ApplicationError) -> bool:
         """Whether a resume turn's failure asks a person for the decisions again.
 
-        When it refused a person's decisions before anything ran: ids that do
-        not fit, an edited input its tool rejects. Not the timeout's denials
-        (asking again would time out again), nor a session that waits on
-        nothing any more. Workflows started before fail with it, as they did.
+        When it refused the decisions before anything ran for a reason the
+        same calls can be decided again after: an edited input its tool
+        rejects. Not calls that changed, which asking again cannot mend, nor a
+        session that waits on nothing any more; the timeout's denials, having no
+        inputs, are never among them. Workflows started before fail with it,
+        as they did.
         """
-        refusable = exc.type in _ASKED_AGAIN and not self._timed_out
-        return refusable and workflow.patched(_ASKS_AGAIN)
+        return exc.type in _ASKED_AGAIN and workflow.patched(_ASKS_AGAIN)
 
     async def _resume(
         self,
@@ -451,7 +447,6 @@ class AgentWorkflow:
         except TimeoutError:
             pass  # a `decide` accepted in the same instant still counts
         decided, self._waiting, self._decided = self._decided, None, None
-        self._timed_out = decided is None
         return timed_out(waiting) if decided is None else decided.decisions
 
     async def _carried_turn(

@@ -90,8 +90,7 @@ class AwaitingApproval(_Message):
     """When the calls are denied with `approval timed out` if nobody decided (UTC)."""
     refused: str | None = None
     """Why the resume refused the decisions sent for these calls last, before anything
-    ran (an edited input the tool rejects, a delegated agent's calls that changed): they
-    wait for decisions again."""
+    ran (an edited input the tool rejects): they wait for decisions again."""
     refused_type: str | None = None
     """The `neuron_turn.ApprovalError` class that refused them."""
 

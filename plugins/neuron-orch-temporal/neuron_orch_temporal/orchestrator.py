@@ -550,9 +550,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             NotAwaitingApprovalError: the workflow waits on no approval (or on
                 another pause than `pause`), or it has finished.
             ApprovalError: the resume refused them before anything ran (an
-                edited input the tool rejects: `InvalidEditedInputError`; a
-                delegated agent's calls that changed): the calls wait for
-                decisions again, `AwaitingApproval.refused` saying why.
+                edited input the tool rejects, a delegated agent's among them:
+                `InvalidEditedInputError`): the calls wait for decisions again,
+                `AwaitingApproval.refused` saying why.
             WorkflowNotFound: no workflow `workflow_id`.
             DecisionsPendingError: no worker took the decisions within
                 `pickup_timeout` (its worker died, say); the next one takes them

@@ -300,17 +300,25 @@ class ResumedDelegation(ToolUsePart):
 
 def pending_in(history: Sequence[ProviderMessage]) -> list[ToolUsePart]:
     """Return the tool calls of the last assistant message in `history` that have no result."""
+    index = last_assistant(history)
+    if index is None:
+        return []
+    answered = {
+        part.tool_use_id
+        for message in history[index + 1 :]
+        for part in message.content
+        if isinstance(part, ToolResultPart)
+    }
+    uses = (p for p in history[index].content if isinstance(p, ToolUsePart))
+    return [use for use in uses if use.id not in answered]
+
+
+def last_assistant(history: Sequence[ProviderMessage]) -> int | None:
+    """Return the index of the last assistant message in `history` (None: there is none)."""
     for index in range(len(history) - 1, -1, -1):
         if history[index].role == "assistant":
-            answered = {
-                part.tool_use_id
-                for message in history[index + 1 :]
-                for part in message.content
-                if isinstance(part, ToolResultPart)
-            }
-            uses = (p for p in history[index].content if isinstance(p, ToolUsePart))
-            return [use for use in uses if use.id not in answered]
-    return []
+            return index
+    return None
 
 
 def split_decisions(metadata: JsonValue) -> tuple[list[Decision] | None, JsonValue]:

@@ -77,6 +77,7 @@ from .approval import (
     NotAwaitingApprovalError,
     ResumedDelegation,
     check_edited,
+    last_assistant,
     match_decisions,
     pending_effect,
     pending_ids,
@@ -1094,10 +1095,8 @@ def _held_sessions(
     """The sessions of the `delegate` calls of `history`'s last assistant message, by call id."""
     if session is None:
         return {}
-    for index in range(len(history) - 1, -1, -1):
-        if history[index].role == "assistant":
-            return delegation_sessions(session, index, history[index].content)
-    return {}
+    index = last_assistant(history)
+    return {} if index is None else delegation_sessions(session, index, history[index].content)
 
 
 def _resumed(

@@ -130,6 +130,7 @@ if TYPE_CHECKING:
     from .loop.stream import EventStream, TurnStream, close_cancelled
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.turn import NeuronTurn
+    from .loop.waiting import waiting_calls
     from .plugins import (
         PluginFailure,
         PluginHook,
@@ -325,6 +326,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolChoiceMode",
     ),
     ".loop.turn": ("NeuronTurn",),
+    ".loop.waiting": ("waiting_calls",),
     ".plugins": (
         "PluginFailure",
         "PluginHook",
@@ -539,6 +541,7 @@ __all__ = [
     "streaming",
     "tools_by_name",
     "turn_observers",
+    "waiting_calls",
 ]
 
 

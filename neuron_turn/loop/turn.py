@@ -17,7 +17,6 @@ from typing_extensions import TypeVar
 
 from layer0 import (
     RECORD_OPTION,
-    ContextAssemblyError,
     CustomExit,
     DelegateEffect,
     ExitReason,
@@ -32,8 +31,6 @@ from layer0 import (
     PartialTurn,
     RetryableError,
     SessionId,
-    SessionScope,
-    StateError,
     StateReader,
     TurnConfig,
     TurnError,
@@ -46,9 +43,7 @@ from neuron_tool import RunContext, ToolDyn, ToolRegistry, ToolSchema
 
 from ._compaction import ContextKeeper, context_limit
 from ._convert import (
-    HistoryFormatError,
     content_from_parts,
-    history_from_json,
     is_empty,
     parts_from_content,
 )
@@ -62,7 +57,8 @@ from ._output_round import (
     merge_results as merge_pending,
 )
 from ._recorder import TimelineRecorder, both
-from ._run import HISTORY_KEY, RunState
+from ._run import RunState
+from ._stored_history import read_history
 from ._tool_input import AnsweredCall, RefusedCall, call_ids, guard_tool_calls
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
@@ -668,24 +664,7 @@ class NeuronTurn(Generic[OutT]):
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
         if session is None or self.state is None:
             return []
-        try:
-            stored = await self.state.read(SessionScope(id=session), HISTORY_KEY)
-        except StateError as exc:
-            # The store judged it (corrupt or unreadable file...): retrying cannot help.
-            message = f"reading the history of session {session!r} failed: {exc}"
-            raise NonRetryableError(message) from exc
-        except Exception as exc:
-            message = f"reading the history of session {session!r} failed: {exc}"
-            raise RetryableError(message) from exc
-        if stored is None:
-            return []
-        try:
-            return history_from_json(stored)
-        except HistoryFormatError as exc:
-            raise ContextAssemblyError(
-                f"the stored history of session {session!r} (key {HISTORY_KEY!r}) "
-                f"does not parse, {exc}; refusing to run without the conversation so far"
-            ) from exc
+        return await read_history(self.state, session)
 
     async def _loop(
         self,

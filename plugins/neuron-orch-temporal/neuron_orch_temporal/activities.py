@@ -55,7 +55,7 @@ from neuron_orch_local import (
     require_agent,
     untried_models,
 )
-from neuron_turn import answering, checkpointing
+from neuron_turn import PendingCall, answering, checkpointing, waiting_calls
 
 from ._answers import run_delegation
 from ._failures import application_error
@@ -71,7 +71,7 @@ from .messages import (
     TurnRequest,
     TurnResult,
 )
-from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN
+from .names import APPLY_MEMORY, CUSTOM_EFFECT, EXECUTE_TURN, WAITING_CALLS
 
 __all__ = ["AgentActivities"]
 
@@ -94,6 +94,8 @@ _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 class AgentActivities:
     """The activities of one worker: run a turn, apply memory effects once, run custom effects.
+
+    And read what a paused session waits on, for a workflow whose listing went stale.
 
     Every worker on a task queue must host the same agents and handlers: any
     of them may run any workflow's activities.
@@ -144,7 +146,7 @@ class AgentActivities:
 
     def all(self) -> list[object]:
         """Return the activity callables to give a `temporalio.worker.Worker`."""
-        return [self.execute_turn, self.apply_memory, self.custom_effect]
+        return [self.execute_turn, self.apply_memory, self.custom_effect, self.waiting_calls]
 
     @activity.defn(name=EXECUTE_TURN)
     async def execute_turn(self, request: TurnRequest) -> TurnOutput | TurnResult:
@@ -236,6 +238,18 @@ class AgentActivities:
                 f"{type(exc).__name__}: {exc}",
                 type="DispatchFailed",
             ) from exc
+
+    @activity.defn(name=WAITING_CALLS)
+    async def waiting_calls(self, session: SessionId) -> list[PendingCall]:
+        """Return the calls paused `session` waits on now, read from the store.
+
+        See `neuron_turn.waiting_calls`: its delegated agents' calls included,
+        as they are now, which an agent resumed on its own may have changed.
+        """
+        try:
+            return await waiting_calls(self._store, session)
+        except Exception as exc:
+            raise application_error(exc) from exc
 
     async def _outcome(
         self,

@@ -25,6 +25,7 @@ __all__ = [
     "PROGRESS_QUERY",
     "PROGRESS_SIGNAL",
     "SETTLED_UPDATE",
+    "WAITING_CALLS",
     "WORKFLOW_TYPE",
 ]
 
@@ -77,3 +78,6 @@ APPLY_MEMORY: Final = "neuron.apply_memory"
 
 CUSTOM_EFFECT: Final = "neuron.custom_effect"
 """The activity handing a `custom` effect to the worker's handler of its type."""
+
+WAITING_CALLS: Final = "neuron.waiting_calls"
+"""The activity reading what a paused session waits on now (`neuron_turn.waiting_calls`)."""

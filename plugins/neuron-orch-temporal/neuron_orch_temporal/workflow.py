@@ -93,7 +93,9 @@ with workflow.unsafe.imports_passed_through():
         DuplicateDecisionError,
         InvalidEditedInputError,
         MalformedDecisionsError,
+        MissingDecisionError,
         PendingCall,
+        UnknownDecisionError,
         pending_approvals,
         resume_input,
     )
@@ -133,6 +135,7 @@ with workflow.unsafe.imports_passed_through():
         PROGRESS_QUERY,
         PROGRESS_SIGNAL,
         SETTLED_UPDATE,
+        WAITING_CALLS,
         WORKFLOW_TYPE,
     )
     from .policy import TurnPolicy
@@ -159,8 +162,12 @@ _ASKED_AGAIN: Final = frozenset(
 """The refusals of decisions that the same calls can be decided again after.
 
 Not ids that do not fit: `decide` checked them against the listed calls, so at
-the resume they mean the listing is stale (a delegated agent went on by itself).
+the resume they mean the listing is stale (`_STALE`).
 """
+_RELISTS: Final = "asks-again-for-the-calls-waiting-now"
+"""The patch after which a stale listing of a delegated agent's calls is made again."""
+_STALE: Final = frozenset(cls.__name__ for cls in (MissingDecisionError, UnknownDecisionError))
+"""The refusals of decisions that `decide` accepted for the listed calls: the listing is stale."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 _NO_TIME: Final = timedelta(milliseconds=1)
@@ -347,10 +354,14 @@ class AgentWorkflow:
                 )
             except ApplicationError as exc:
                 session = turn_input.session
-                if not resumed or session is None or not self._asks_again(exc):
+                if not resumed or session is None:
                     raise
-                # Refused before anything ran: the same calls wait for decisions again.
-                turn_input = await self._resume(agent, session, resumed, turn_input, exc)
+                again = await self._asked_again(exc, session, resumed)
+                if again is None:
+                    raise
+                # Refused before anything ran: the calls wait for decisions again.
+                resumed = again
+                turn_input = await self._resume(agent, session, again, turn_input, exc)
                 turn += 1
                 continue
             if handoff is not None:
@@ -371,17 +382,49 @@ class AgentWorkflow:
                 return
             turn_input, turn = signal_input(turn_input, payload), turn + 1
 
-    def _asks_again(self, exc: ApplicationError) -> bool:
-        """Whether a resume turn's failure asks a person for the decisions again.
+    async def _asked_again(
+        self, exc: ApplicationError, session: str, resumed: Sequence[PendingCall]
+    ) -> Sequence[PendingCall] | None:
+        """The calls a person is asked to decide again after a resume refused `resumed`'s decisions.
 
-        When it refused the decisions before anything ran for a reason the
-        same calls can be decided again after: an edited input its tool
-        rejects. Not calls that changed, which asking again cannot mend, nor a
-        session that waits on nothing any more; the timeout's denials, having no
-        inputs, are never among them. Workflows started before fail with it,
-        as they did.
+        None (the workflow fails with `exc`, as workflows started before do):
+        the refusal cannot be mended by asking again.
+
+        - The same calls, when the resume refused the decisions before anything
+          ran for a reason the same calls can be decided again after (an edited
+          input its tool rejects). The timeout's denials, having no inputs, are
+          never refused so.
+        - The calls the session waits on now (`neuron_turn.waiting_calls`), when
+          ids no longer fit and a delegated agent held some: `decide` checked
+          them against the listed calls, so the listing is stale. That agent
+          went on by itself (decided through its own workflow) and waits on
+          other calls now. Not when it waits on the same calls, or on none: asking
+          again could not mend that.
         """
-        return exc.type in _ASKED_AGAIN and workflow.patched(_ASKS_AGAIN)
+        if exc.type in _ASKED_AGAIN:
+            return resumed if workflow.patched(_ASKS_AGAIN) else None
+        if exc.type not in _STALE or all(call.agent is None for call in resumed):
+            return None
+        if not workflow.patched(_RELISTS):
+            return None
+        policy = self._policy
+        try:
+            now: list[PendingCall] = await workflow.execute_activity(
+                WAITING_CALLS,
+                session,
+                result_type=list[PendingCall],
+                start_to_close_timeout=_ms(policy.effect_timeout),
+                retry_policy=_retry(policy),
+            )
+        except ActivityError as failed:
+            if _cancelled(failed):
+                raise
+            # The refusal says more than the read that failed: the workflow fails with it.
+            workflow.logger.warning("the calls %s waits on now were not read: %s", session, failed)
+            return None
+        if not now or {call.id for call in now} == {call.id for call in resumed}:
+            return None
+        return now
 
     async def _resume(
         self,

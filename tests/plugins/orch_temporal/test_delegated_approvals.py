@@ -31,7 +31,6 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     HISTORY_KEY,
     DelegateEffect,
-    DispatchFailed,
     EffectPolicy,
     LogEffect,
     RetryableError,
@@ -484,28 +483,69 @@ def twice_pausing_cleaner(tool_log: Path, state: InMemoryStore) -> NeuronTurn:
     return NeuronTurn(model, tools=file_tools(tool_log), state=state, config=config)
 
 
-async def test_timed_out_denials_that_no_longer_fit_fail_the_parent_rather_than_ask_again(
-    dev_env: WorkflowEnvironment, tmp_path: Path
-) -> None:
+def twice_pausing_tidy_up(
+    tmp_path: Path, *answers: str
+) -> tuple[Path, InMemoryStore, dict[str, Turn]]:
+    """The boss, delegating "Tidy up" (call `d1`) then answering each of `answers`, and the
+    twice-pausing cleaner: their tool log, their store, the agents."""
     log, store = tmp_path / "tools.log", InMemoryStore()
-    boss = ScriptedProvider([tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP))])
+    boss = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)),
+            *(text_response(answer) for answer in answers),
+        ]
+    )
     agents: dict[str, Turn] = {
         "boss": NeuronTurn(boss, state=store, config=EVERYTHING),
         "cleaner": twice_pausing_cleaner(log, store),
     }
+    return log, store, agents
+
+
+async def test_decisions_a_delegated_agent_decided_on_its_own_moved_past_ask_for_its_calls_now(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store, agents = twice_pausing_tidy_up(tmp_path, "Both gone.")
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        [first] = await orchestrator.awaiting(paused.workflow_id)
+        [child] = paused.delegations
+        # Decided on its own, the cleaner pauses again: the boss's listing is stale.
+        await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
+        with pytest.raises(UnknownDecisionError, match="pending: d1/c2") as refused:
+            await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c1")])
+        [again] = await orchestrator.awaiting(paused.workflow_id)
+        ran_before = runs(log)
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
+
+    assert [c.id for c in first.calls] == ["d1/c1"]
+    # Nothing ran on the stale decisions; the boss asked for what the cleaner waits on now.
+    assert ran_before == ["delete a.log"]
+    assert [(c.id, c.name, c.input, c.agent) for c in again.calls] == [
+        ("d1/c2", "delete_file", {"path": "b.log"}, "cleaner")
+    ]
+    assert (again.refused, again.refused_type) == (str(refused.value), "UnknownDecisionError")
+    assert again.deadline == first.deadline
+    assert done.output.message.as_text() == "Both gone."
+    assert runs(log) == ["delete a.log", "delete b.log"]
+
+
+async def test_timed_out_denials_that_no_longer_fit_deny_the_calls_waiting_now_instead(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store, agents = twice_pausing_tidy_up(tmp_path, "Not all gone.")
     policy = FAST.model_copy(update={"approval_timeout": 1_000})
     async with hosting(dev_env, agents, store, policy=policy) as orchestrator:
-        async with asyncio.timeout(60):  # asking again would time out again, for ever
+        async with asyncio.timeout(60):
             paused = await orchestrator.run("boss", GO)
             [child] = paused.delegations
-            # Decided on its own, the cleaner pauses again: the boss's pause is stale.
+            # Decided on its own, the cleaner pauses again: the boss's listing is stale.
             again = await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
-            with pytest.raises(DispatchFailed, match="d1/c1") as failed:
-                await orchestrator.result(paused.workflow_id)
+            done = await orchestrator.result(paused.workflow_id)
 
     assert held_ids(paused.output) == [("d1/c1", "cleaner")]
     assert [c.id for c in pending_approvals(again.output)] == ["c2"]
-    # The denials named the call it no longer waits on; it waits on d1/c2 now.
-    assert "UnknownDecisionError: call 'd1/c1' is not pending" in str(failed.value)
-    assert "pending: d1/c2" in str(failed.value)
+    # The boss's denials, made again for the call it waits on now (or the cleaner's
+    # own, moments later), denied b.log: it never ran, and both agents answered.
     assert runs(log) == ["delete a.log"]
+    assert done.output.message.as_text() == "Not all gone."

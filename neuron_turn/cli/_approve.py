@@ -171,19 +171,38 @@ def kept_part_hint(
     """Return what to add to the error line of a turn whose failed part was kept ("" if none).
 
     The session holds that part's tool calls and results, so running the same
-    prompt again would ask the model twice; `resume SESSION` goes on instead.
+    prompt again would ask the model twice; `resume SESSION` goes on instead,
+    within what the part left of the run's limits (turns, cost, time), so the
+    two parts together keep to the limits the run was given.
     """
     partial = kept_partial(exc)
     session = None if partial is None else partial.continuation.session
-    if session is None:
+    if partial is None or session is None:
         return ""
     scratch = argparse.ArgumentParser(add_help=False)
     add_run_options(scratch)
-    command = shlex.join([PROG, "resume", session, *resume_options(args, scratch, None)])
+    left = _limits_left(args, partial.continuation.config)
+    command = shlex.join([PROG, "resume", session, *resume_options(left, scratch, None)])
     return (
         f"; its tools' results are kept in session {session}, so continue it with "
         f"`{command}` rather than running it again"
     )
+
+
+def _limits_left(args: argparse.Namespace, config: TurnConfig | None) -> argparse.Namespace:
+    """`args` with the limits a continuation's `config` has left in place of the run's."""
+    if config is None:
+        return args
+    left = argparse.Namespace(**vars(args))
+    if config.max_turns is not None:
+        # None left (stopped in the tools after its last model call): `--max-turns`
+        # takes no 0, and the resume is asked for to answer from the tools' results.
+        left.max_turns = max(config.max_turns, 1)
+    if config.max_cost is not None:
+        left.max_cost = config.max_cost
+    if config.max_duration is not None:
+        left.max_duration = config.max_duration / 1000
+    return left
 
 
 def kept_partial(exc: BaseException) -> PartialTurn | None:

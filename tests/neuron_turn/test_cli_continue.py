@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -42,10 +43,11 @@ def test_a_run_failing_after_the_tool_ran_says_how_to_resume_and_resume_goes_on(
     )
     error = capsys.readouterr().err.splitlines()[-1]  # one line, after the new-session note
     assert error.startswith("neuron-turn: error: the provider failed (")
+    # What the turn left of its limits: the default of 10 model calls, one spent.
     assert error.endswith(
         "; its tools' results are kept in session s2, so continue it with "
         "`neuron-turn resume s2 --model fixture:tool-limit --tool fixture_add "
-        "--retries 0` rather than running it again"
+        "--max-turns 9 --retries 0` rather than running it again"
     )
 
     assert main(["resume", "s2", *TURN, "--jsonl"]) == EXIT_OK
@@ -84,3 +86,20 @@ def test_ctrl_c_after_the_tool_ran_keeps_it_and_says_how_to_resume(
     assert main(["history", "s4", "--json"]) == EXIT_OK
     history = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in history] == ["user", "assistant", "user"]
+
+
+def test_the_resume_command_carries_what_the_failed_part_left_of_the_limits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    limits = ["--max-turns", "5", "--max-cost", "1", "--max-duration", "600"]
+    argv = ["run", "add, within limits", *TURN, "--session", "s5", "--retries", "0", *limits]
+    assert main(argv) == EXIT_RETRYABLE
+    error = capsys.readouterr().err.splitlines()[-1]
+    command = shlex.split(error.split("`")[1])
+
+    # One model call and its tool ran: four calls and all but its cost are left.
+    assert command[command.index("--max-turns") + 1] == "4"
+    assert command[command.index("--max-cost") + 1] == "0.9994"
+    assert 0 < float(command[command.index("--max-duration") + 1]) < 600
+    assert main(command[1:]) == EXIT_OK
+    assert "the sum is 5" in capsys.readouterr().out

@@ -280,8 +280,9 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     # Said at once, while the worker has yet to hear of it; then the usual last line.
     said = "".join(run.stderr).splitlines()
     stopping = said.index("neuron-turn: stopping the turn on its worker (at its next heartbeat)")
-    # It ends saying how to go on from the tool's result kept in the session.
-    resume = shlex.join(["neuron-turn", "resume", "s5", *remote])
+    # It ends saying how to go on from the tool's result kept in the session, within
+    # what the turn left of its limits (the worker's default of 10 model calls, one spent).
+    resume = shlex.join(["neuron-turn", "resume", "s5", "--max-turns", "9", *remote])
     assert said[-1] == (
         "neuron-turn: error: interrupted; its tools' results are kept in session s5, "
         f"so continue it with `{resume}` rather than running it again"

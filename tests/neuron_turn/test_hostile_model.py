@@ -40,7 +40,10 @@ from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, is_tool_name
 from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalPolicy,
     ContinuationError,
+    Decision,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderRequest,
@@ -51,6 +54,9 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
     carried_counts,
+    pending_approvals,
+    resume_input,
+    waiting_calls,
 )
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._well_formed import well_formed, well_formed_json
@@ -156,11 +162,15 @@ def _same_json(a: Any, b: Any) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
-def _turn(answers: list[ProviderResponse], store: StateStore | None = None) -> NeuronTurn:
+def _turn(
+    answers: list[ProviderResponse],
+    store: StateStore | None = None,
+    approval: ApprovalPolicy | None = None,
+) -> NeuronTurn:
     """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere."""
     hooks = HookRegistry()
     hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
-    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5)
+    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5, approval=approval)
     tools = ToolRegistry([add, echo])
     return NeuronTurn(_provider(answers), tools=tools, hooks=hooks, state=store, config=config)
 
@@ -308,3 +318,97 @@ def test_any_model_answer_cut_off_by_a_rate_limit_is_kept_and_continued_across_a
     script: list[ProviderResponse],
 ) -> None:
     asyncio.run(_cut_off(script))
+
+
+def _pausing_helper(store: StateStore) -> NeuronTurn:
+    """Echoes the task it is given with a call that waits for a person, then says "helped"."""
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        last = request.messages[-1].content
+        if any(isinstance(part, ToolResultPart) for part in last):
+            return text_response("helped")
+        task = "".join(p.text for p in last if isinstance(p, TextPart))
+        return ProviderResponse(
+            content=(ToolUsePart("h1", "echo", {"text": task}),),
+            stop_reason="tool_use",
+            usage=TokenUsage(10, 5),
+        )
+
+    config = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["echo"]))
+    return NeuronTurn(
+        FunctionProvider(respond), tools=ToolRegistry([echo]), state=store, config=config
+    )
+
+
+async def _decided(script: list[ProviderResponse], store: StateStore) -> None:
+    """The conversation with `add` and the helper's calls waiting for a person, who answers
+    every pause (approving and denying in turn) until the turn ends."""
+    answers = list(script)
+    turn = _turn(answers, store, ApprovalPolicy.of(["add"]))
+    agents = {"a": turn, "helper": _pausing_helper(store)}
+    orchestrator = LocalOrchestrator(agents, store, default_policy=POLICY)
+    try:
+        output = await orchestrator.dispatch("a", ask("hi", session=SESSION))
+        for _ in range(8):  # each pause decides calls of the script's, which is finite
+            if output.exit_reason != AWAITING_APPROVAL:
+                break
+            pending = pending_approvals(output)
+            # The store lists what the pause listed, whatever the model named its calls.
+            assert await waiting_calls(store, SESSION) == pending
+            decisions = [
+                Decision.approve(c.id) if n % 2 == 0 else Decision.deny(c.id, "no")
+                for n, c in enumerate(pending)
+            ]
+            output = await orchestrator.dispatch("a", resume_input(SESSION, decisions))
+    except DispatchFailed as exc:
+        assert isinstance(exc.__cause__, TurnError), exc
+        return
+    assert output.exit_reason != AWAITING_APPROVAL
+    _allowed(output)
+    assert await waiting_calls(store, SESSION) == []
+    answers.clear()
+    follow = await orchestrator.dispatch("a", ask("again", session=SESSION))
+    assert follow.exit_reason == "complete"
+
+
+_IDS = st.sampled_from(["c1", "c2", "d/1", "c1/h1", ""]) | _TEXT
+
+
+@st.composite
+def _asking(draw: st.DrawFn) -> ProviderResponse:
+    """An answer that mostly delegates to the helper and calls `add`, whose calls wait."""
+    parts: list[TextPart | ToolUsePart] = []
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        kind = draw(st.sampled_from(["delegate", "delegate", "add", "other"]))
+        if kind == "delegate":
+            agent = draw(st.sampled_from(["helper", "helper", "other"]) | _TEXT)
+            task = {"agent": agent, "message": draw(_TEXT | _SCALAR)}
+            parts.append(ToolUsePart(draw(_IDS), "delegate", draw(st.just(task) | _arguments())))
+        elif kind == "add":
+            sums = st.fixed_dictionaries({"a": st.integers(), "b": st.integers()})
+            parts.append(ToolUsePart(draw(_IDS), "add", draw(sums | sums | _arguments())))
+        else:
+            parts.extend(draw(_response()).content)
+    stop = draw(st.sampled_from(["tool_use", "tool_use", "end_turn"]))
+    return ProviderResponse(content=tuple(parts), stop_reason=stop, usage=TokenUsage(10, 5))
+
+
+@settings(_SETTINGS, max_examples=300)
+@example(  # a task the helper pauses on, asked twice in one answer, beside a held call
+    [
+        ProviderResponse(
+            content=(
+                ToolUsePart("d/1", "delegate", {"agent": "helper", "message": "\ud800"}),
+                ToolUsePart("d/2", "delegate", {"agent": "helper", "message": "\ud800"}),
+                ToolUsePart("c1", "add", {"a": 1, "b": 2}),
+            ),
+            stop_reason="tool_use",
+            usage=TokenUsage(10, 5),
+        )
+    ]
+)
+@given(st.lists(_asking() | _response(), min_size=1, max_size=3))
+def test_any_model_answer_pausing_itself_and_its_delegated_agent_is_decided_to_its_end(
+    script: list[ProviderResponse],
+) -> None:
+    asyncio.run(_decided(script, InMemoryStore()))

@@ -54,14 +54,13 @@ async def _waiting(
     own: list[PendingCall] = []
     delegated: list[PendingCall] = []
     for call in pending_in(history):
-        theirs = sessions.get(call.id)
-        held_for = _agent(call.input)
-        history_of_theirs = [] if theirs is None else await read_history(state, theirs)
-        if theirs is None or held_for is None or not history_of_theirs:
+        child, child_agent = sessions.get(call.id), _agent(call.input)
+        child_history = [] if child is None else await read_history(state, child)
+        if child is None or child_agent is None or not child_history:
             # Not delegated yet: held by the session's own approval policy.
             own.append(PendingCall(id=call.id, name=call.name, input=call.input, agent=agent))
             continue
-        for held in await _waiting(state, theirs, history_of_theirs, held_for):
+        for held in await _waiting(state, child, child_history, child_agent):
             delegated.append(held.model_copy(update={"id": f"{call.id}/{held.id}"}))
     return own + delegated
 

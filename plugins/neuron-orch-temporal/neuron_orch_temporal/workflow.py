@@ -420,7 +420,9 @@ class AgentWorkflow:
             if _cancelled(failed):
                 raise
             # The refusal says more than the read that failed: the workflow fails with it.
-            workflow.logger.warning("the calls %s waits on now were not read: %s", session, failed)
+            workflow.logger.warning(
+                "the calls session %r waits on now were not read: %s", session, failed
+            )
             return None
         if not now or {call.id for call in now} == {call.id for call in resumed}:
             return None

@@ -17,23 +17,17 @@ from layer0 import (
     ContextAssemblyError,
     EffectPolicy,
     SessionScope,
-    StateStore,
 )
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
-from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
-    ApprovalPolicy,
     Decision,
-    NeuronTurn,
-    NeuronTurnConfig,
     PendingCall,
-    ToolUsePart,
     pending_approvals,
     resume_input,
     waiting_calls,
 )
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from neuron_turn.testing import ScriptedProvider, tool_call_response
 
 from ..plugins.orch_local.test_answers import delegate_call
 from ..plugins.orch_local.test_delegated_approvals import (
@@ -41,53 +35,17 @@ from ..plugins.orch_local.test_delegated_approvals import (
     TIDY,
     lead_agent,
     lead_model,
+    publishing_lead,
     tidying,
 )
-from ..plugins.orch_temporal.agents import cleaner_agent, file_tools
-
-
-def twice_pausing_cleaner(log: Path, store: StateStore) -> NeuronTurn:
-    """Deletes `a.log` (call x1), then `b.log` (x2), each waiting for a person."""
-    model = ScriptedProvider(
-        [
-            tool_call_response(ToolUsePart("x1", "delete_file", {"path": "a.log"})),
-            tool_call_response(ToolUsePart("x2", "delete_file", {"path": "b.log"})),
-            text_response("deleted both"),
-        ]
-    )
-    config = NeuronTurnConfig(model="scripted", approval=ApprovalPolicy.of(["delete_*"]))
-    return NeuronTurn(model, tools=file_tools(log), state=store, config=config)
+from ..plugins.orch_temporal.agents import cleaner_agent, twice_pausing_cleaner
 
 
 async def test_a_paused_sessions_own_and_delegated_calls_are_listed_as_its_pause_lists_them(
     tmp_path: Path,
 ) -> None:
-    store, published = InMemoryStore(), []
-
-    @tool
-    async def publish(text: str) -> str:
-        """Publish `text`."""
-        published.append(text)
-        return "published"
-
-    lead = ScriptedProvider(
-        [
-            tool_call_response(
-                delegate_call("cleaner", "tidy the folder"),
-                ToolUsePart("p1", "publish", {"text": "tidied"}),
-            )
-        ]
-    )
-    config = NeuronTurnConfig(
-        model="scripted",
-        effect_policy=EffectPolicy.everything(),
-        approval=ApprovalPolicy.of(["publish"]),
-    )
-    agents = {
-        "lead": NeuronTurn(lead, tools=ToolRegistry([publish]), state=store, config=config),
-        "cleaner": cleaner_agent(tmp_path / "tools.log", state=store),
-    }
-    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+    store = InMemoryStore()
+    orchestrator, _lead, _published = publishing_lead(store, tmp_path / "tools.log")
 
     paused = await orchestrator.run("lead", TIDY)
 
@@ -111,15 +69,16 @@ async def test_an_agent_resumed_on_its_own_and_paused_again_is_listed_with_its_c
     }
     orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
     paused = await orchestrator.run("lead", TIDY)
-    await orchestrator.run("cleaner", resume_input(CLEANERS_SESSION.id, [Decision.approve("x1")]))
+    await orchestrator.run("cleaner", resume_input(CLEANERS_SESSION.id, [Decision.approve("c1")]))
 
     now = await waiting_calls(store, "s1")
     done = await orchestrator.run("lead", resume_input("s1", [Decision.approve(now[0].id)]))
 
-    # The lead's output still names x1, which ran; the store names what waits now.
-    assert [c.id for c in pending_approvals(paused.output)] == ["c1/x1"]
+    # The lead's output still names the cleaner's c1, which ran; the store names what
+    # waits now.
+    assert [c.id for c in pending_approvals(paused.output)] == ["c1/c1"]
     assert now == [
-        PendingCall(id="c1/x2", name="delete_file", input={"path": "b.log"}, agent="cleaner")
+        PendingCall(id="c1/c2", name="delete_file", input={"path": "b.log"}, agent="cleaner")
     ]
     assert done.output.message.as_text() == "All gone."
     assert log.read_text().splitlines() == ["delete a.log", "delete b.log"]

@@ -321,10 +321,13 @@ async def test_a_streamed_pause_of_a_delegated_agent_ends_its_call_unanswered_an
     assert last.output.message.as_text() == "Tidied."
 
 
-async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_together(
-    tmp_path: Path,
-) -> None:
-    log, store, published = tmp_path / "tools.log", InMemoryStore(), []
+def publishing_lead(
+    store: StateStore, tool_log: Path, *answers: str
+) -> tuple[LocalOrchestrator, ScriptedProvider, list[str]]:
+    """The lead, delegating the tidying (call `c1`) and publishing (`p1`, which waits for a
+    person) in one response, then answering each of `answers`, and the cleaner: the
+    orchestrator, the lead's model and what was published."""
+    published: list[str] = []
 
     @tool
     async def publish(text: str) -> str:
@@ -338,7 +341,7 @@ async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_
                 delegate_call("cleaner", "tidy the folder"),
                 ToolUsePart("p1", "publish", {"text": "tidied"}),
             ),
-            text_response("Tidied, not published."),
+            *(text_response(answer) for answer in answers),
         ]
     )
     config = NeuronTurnConfig(
@@ -348,9 +351,18 @@ async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_
     )
     agents = {
         "lead": NeuronTurn(lead, tools=ToolRegistry([publish]), state=store, config=config),
-        "cleaner": cleaner_agent(log, state=store),
+        "cleaner": cleaner_agent(tool_log, state=store),
     }
-    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EffectPolicy.everything()})
+    policies = {"lead": EffectPolicy.everything()}
+    return LocalOrchestrator(agents, store, policies=policies), lead, published
+
+
+async def test_a_parents_own_held_call_and_its_agents_wait_in_one_pause_decided_together(
+    tmp_path: Path,
+) -> None:
+    store = InMemoryStore()
+    answer = "Tidied, not published."
+    orchestrator, lead, published = publishing_lead(store, tmp_path / "tools.log", answer)
 
     paused = await orchestrator.run("lead", TIDY)
     decisions = [Decision.deny("p1", "not yet"), Decision.approve("c1/c2")]

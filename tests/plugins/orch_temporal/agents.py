@@ -216,6 +216,23 @@ def cleaner_agent(
     )
 
 
+def twice_pausing_cleaner(tool_log: Path, state: StateReader) -> NeuronTurn:
+    """Deletes `a.log` (call c1), then `b.log` (c2), one response each, each needing approval."""
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "a.log"})),
+            tool_call_response(ToolUsePart("c2", "delete_file", {"path": "b.log"})),
+            text_response("both gone"),
+        ]
+    )
+    config = NeuronTurnConfig(
+        model="scripted",
+        effect_policy=EffectPolicy.everything(),
+        approval=ApprovalPolicy.of(["delete_*"]),
+    )
+    return NeuronTurn(model, tools=file_tools(tool_log), state=state, config=config)
+
+
 def rate_limited_agent(
     tool_log: Path,
     *,

@@ -62,7 +62,7 @@ from neuron_turn import (
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ..orch_local.test_answers import results_sent
-from .agents import cleaner_agent, file_tools
+from .agents import cleaner_agent, file_tools, twice_pausing_cleaner
 from .conftest import FAST, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -464,23 +464,6 @@ async def test_a_parent_nobody_decides_in_time_denies_its_delegated_agents_calls
     [answer] = results_sent(boss, 2)
     assert answer.tool_use_id == "d1" and answer.content
     assert done.output.message.as_text() == "The cleaner could not delete it."
-
-
-def twice_pausing_cleaner(tool_log: Path, state: InMemoryStore) -> NeuronTurn:
-    """Deletes `a.log` (call c1), then `b.log` (c2), one response each, each needing approval."""
-    model = ScriptedProvider(
-        [
-            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "a.log"})),
-            tool_call_response(ToolUsePart("c2", "delete_file", {"path": "b.log"})),
-            text_response("both gone"),
-        ]
-    )
-    config = NeuronTurnConfig(
-        model="scripted",
-        effect_policy=EffectPolicy.everything(),
-        approval=ApprovalPolicy.of(["delete_*"]),
-    )
-    return NeuronTurn(model, tools=file_tools(tool_log), state=state, config=config)
 
 
 def twice_pausing_tidy_up(

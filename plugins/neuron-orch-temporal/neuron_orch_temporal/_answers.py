@@ -198,6 +198,7 @@ async def _start(
         policy=request.policy,
         parent=request.workflow_id,
         decided_by=decided_by,
+        held=effect.input.session is not None,
     )
     try:
         return await client.start_workflow(

@@ -93,6 +93,10 @@ class AwaitingApproval(_Message):
     ran (an edited input the tool rejects): they wait for decisions again."""
     refused_type: str | None = None
     """The `neuron_turn.ApprovalError` class that refused them."""
+    held_by: WorkflowId | None = None
+    """The workflow whose pause lists these calls too, as those its delegated agent waits
+    on (None: no other). Decided there, both go on; decided here, this agent goes on
+    alone, and that workflow's listing is stale until decisions come for it."""
 
 
 class DecideRequest(_Message):

@@ -68,6 +68,9 @@ class WorkflowInput(_Message):
     decided_by: str | None = None
     """The key of the decisions `input` carries (`DecideRequest.key`), when a delegating
     turn's resume started this workflow to resume its agent: that key decided pause 0."""
+    held: bool = False
+    """A delegation its `parent`'s turn waits on in a session of its own: a pause of this
+    workflow holds the parent's `delegate` call, and the parent's pause lists its calls."""
 
 
 class TurnRequest(_Message):

@@ -198,6 +198,8 @@ class AgentWorkflow:
         self._decided: DecideRequest | None = None
         # The pause each keyed `decide` decided (`DecideRequest.key`).
         self._keys = {} if params.decided_by is None else {params.decided_by: 0}
+        # The workflow whose pause lists this one's calls too (`WorkflowInput.held`).
+        self._held_by = params.parent if params.held else None
         self._finished = False
         # When the last turn's activity was scheduled (workflow time), and the
         # delegated agents its pause holds (`Delegation.held`).
@@ -474,6 +476,7 @@ class AgentWorkflow:
             deadline=deadline,
             refused=None if refused is None else refused.message,
             refused_type=None if refused is None else refused.type,
+            held_by=self._held_by,
         )
         assert view.output is not None
         snapshot = DispatchResult(

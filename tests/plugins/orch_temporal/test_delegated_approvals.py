@@ -184,6 +184,7 @@ async def test_a_declared_delegate_with_a_session_waits_for_decide_and_its_paren
         "task-1",
         ["c2"],
     )
+    assert waiting.held_by is None  # its parent waits for its end, listing nothing
     assert ran_before == ["read notes.txt"]
     assert done.output.message.as_text() == "tidied"
     [delegation] = parent.delegations
@@ -261,6 +262,8 @@ async def test_a_delegated_agent_pausing_pauses_its_parent_whose_decide_resumes_
     # decision sent by its deadline reaches the cleaner before it times out.
     assert [c.id for c in childs.calls] == ["c2"]
     assert childs.deadline >= waiting.deadline
+    # Its pause says which listing holds its calls too, so a form can show them once.
+    assert (childs.held_by, waiting.held_by) == (paused.workflow_id, None)
     assert done.output.message.as_text() == "Tidied."
     assert runs(log) == ["read notes.txt", "delete old.log"]
     assert results_sent(boss, 2) == [ToolResultPart("d1", "contents of notes.txt; deleted old.log")]

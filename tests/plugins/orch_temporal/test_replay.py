@@ -20,10 +20,19 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
-from layer0 import DispatchFailed, TurnInput
+from layer0 import DispatchFailed, EffectPolicy, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestrator
-from neuron_turn import Decision, MissingDecisionError
+from neuron_turn import (
+    Decision,
+    InvalidEditedInputError,
+    MissingDecisionError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ToolUsePart,
+    UnknownDecisionError,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._changed_workflow import ChangedWorkflow
 from .agents import (
@@ -34,6 +43,7 @@ from .agents import (
     rate_limited_agent,
     sender_agent,
     stalling_agent,
+    twice_pausing_cleaner,
 )
 from .conftest import hosting
 
@@ -70,6 +80,37 @@ async def approval(orchestrator: TemporalOrchestrator) -> str:
     return (await orchestrator.decide("rp-approval", [Decision.approve("c2")])).workflow_id
 
 
+async def refused(orchestrator: TemporalOrchestrator) -> str:
+    # An edited input its tool refuses: the resume refuses it, and the call waits again.
+    await orchestrator.run("cleaner", task("tidy"), workflow_id="rp-refused")
+    with pytest.raises(InvalidEditedInputError):
+        await orchestrator.decide("rp-refused", [Decision.approve("c2", {"path": 5})])
+    return (await orchestrator.decide("rp-refused", [Decision.approve("c2")])).workflow_id
+
+
+async def relisted(orchestrator: TemporalOrchestrator) -> str:
+    # The delegated agent decided on its own pauses again: the parent's listing is stale,
+    # its resume refuses the decisions, and it asks for the calls waiting now.
+    paused = await orchestrator.run("boss", task("tidy"), workflow_id="rp-relisted")
+    [child] = paused.delegations
+    await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
+    with pytest.raises(UnknownDecisionError):
+        await orchestrator.decide("rp-relisted", [Decision.approve("d1/c1")])
+    return (await orchestrator.decide("rp-relisted", [Decision.approve("d1/c2")])).workflow_id
+
+
+def boss(store: InMemoryStore) -> NeuronTurn:
+    """Delegates to `twice` (call `d1`), then answers."""
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("d1", "delegate", {"agent": "twice", "message": "go"})),
+            text_response("done"),
+        ]
+    )
+    config = NeuronTurnConfig(model="scripted", effect_policy=EffectPolicy.everything())
+    return NeuronTurn(model, state=store, config=config)
+
+
 async def continued(orchestrator: TemporalOrchestrator) -> str:
     # Rate limited once after its tool ran: the turn's first part is kept, then continued.
     result = await orchestrator.run("reader", task("read"), workflow_id="rp-continued")
@@ -98,6 +139,8 @@ SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
     "continued": continued,
     "planner": planner,
     "handoff": handoff,
+    "refused": refused,
+    "relisted": relisted,
     "waiter": waiter,
 }
 
@@ -112,6 +155,8 @@ async def history_of(env: WorkflowEnvironment, name: str) -> WorkflowHistory:
         "cleaner": cleaner_agent(Path(os.devnull), state=store),
         "reader": rate_limited_agent(Path(os.devnull), state=store),
         "staller": stalling_agent(Path(os.devnull), state=store, stalled=STALLED),
+        "boss": boss(store),
+        "twice": twice_pausing_cleaner(Path(os.devnull), store),
     }
     async with hosting(env, agents, store) as orchestrator:
         with env.auto_time_skipping_disabled():

@@ -24,6 +24,7 @@ __all__ = [
     "KEPT_QUERY",
     "PROGRESS_QUERY",
     "PROGRESS_SIGNAL",
+    "RELIST_SIGNAL",
     "SETTLED_UPDATE",
     "WAITING_CALLS",
     "WORKFLOW_TYPE",
@@ -52,6 +53,10 @@ PROGRESS_QUERY: Final = "progress"
 
 DECIDE_UPDATE: Final = "neuron.decide"
 """The Temporal update carrying a person's decisions to a workflow paused for approval."""
+
+RELIST_SIGNAL: Final = "neuron.relist"
+"""The Temporal signal by which a delegated agent paused again on its own (decided directly)
+tells the workflow whose pause lists its calls (`AwaitingApproval.held_by`) to list them anew."""
 
 SETTLED_UPDATE: Final = "neuron.settled"
 """The Temporal update that answers when a workflow's turn pauses for approval or it ends."""

@@ -134,6 +134,7 @@ with workflow.unsafe.imports_passed_through():
         KEPT_QUERY,
         PROGRESS_QUERY,
         PROGRESS_SIGNAL,
+        RELIST_SIGNAL,
         SETTLED_UPDATE,
         WAITING_CALLS,
         WORKFLOW_TYPE,
@@ -168,6 +169,9 @@ _RELISTS: Final = "asks-again-for-the-calls-waiting-now"
 """The patch after which a stale listing of a delegated agent's calls is made again."""
 _STALE: Final = frozenset(cls.__name__ for cls in (MissingDecisionError, UnknownDecisionError))
 """The refusals of decisions that `decide` accepted for the listed calls: the listing is stale."""
+_RELISTS_AT_ONCE: Final = "relists-when-a-delegated-agent-pauses-again"
+"""The patch after which a delegated agent paused again on its own says so, and the
+workflow whose pause lists its calls lists them anew as it waits."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
 _NO_TIME: Final = timedelta(milliseconds=1)
@@ -198,8 +202,12 @@ class AgentWorkflow:
         self._decided: DecideRequest | None = None
         # The pause each keyed `decide` decided (`DecideRequest.key`).
         self._keys = {} if params.decided_by is None else {params.decided_by: 0}
-        # The workflow whose pause lists this one's calls too (`WorkflowInput.held`).
+        # The workflow whose pause lists this one's calls too (`WorkflowInput.held`), whether
+        # the last pause was decided by other than it (directly, or by the timeout), and
+        # whether a delegated agent this one's pause lists said it waits on other calls.
         self._held_by = params.parent if params.held else None
+        self._alone = False
+        self._relist = False
         self._finished = False
         # When the last turn's activity was scheduled (workflow time), and the
         # delegated agents its pause holds (`Delegation.held`).
@@ -265,6 +273,11 @@ class AgentWorkflow:
         """Keep `payload` in the inbox; pass it on to a running handoff."""
         self._view.inbox.append(payload)
         await self._forward()
+
+    @workflow.signal(name=RELIST_SIGNAL)
+    def relist(self) -> None:
+        """A delegated agent this workflow's pause lists paused again on its own: list anew."""
+        self._relist = True
 
     @workflow.update(name=DECIDE_UPDATE)
     def decide(self, request: DecideRequest) -> int:
@@ -409,6 +422,12 @@ class AgentWorkflow:
             return None
         if not workflow.patched(_RELISTS):
             return None
+        # Should the read fail, the refusal, which says more, fails the workflow.
+        now = await self._calls_now(session)
+        return None if not now or _ids(now) == _ids(resumed) else now
+
+    async def _calls_now(self, session: str) -> list[PendingCall] | None:
+        """The calls `session` waits on now, read by a worker (None: the read failed, logged)."""
         policy = self._policy
         try:
             now: list[PendingCall] = await workflow.execute_activity(
@@ -421,12 +440,9 @@ class AgentWorkflow:
         except ActivityError as failed:
             if _cancelled(failed):
                 raise
-            # The refusal says more than the read that failed: the workflow fails with it.
             workflow.logger.warning(
                 "the calls session %r waits on now were not read: %s", session, failed
             )
-            return None
-        if not now or {call.id for call in now} == {call.id for call in resumed}:
             return None
         return now
 
@@ -488,14 +504,74 @@ class AgentWorkflow:
         )
         self._waiting, self._decided = waiting, None
         self._pause = Pause(waiting=waiting, result=snapshot)
-        try:
-            await workflow.wait_condition(
-                lambda: self._decided is not None, timeout=max(deadline - now, _NO_TIME)
-            )
-        except TimeoutError:
-            pass  # a `decide` accepted in the same instant still counts
-        decided, self._waiting, self._decided = self._decided, None, None
+        if workflow.patched(_RELISTS_AT_ONCE):
+            if self._alone:
+                await self._tell_holder()
+            await self._until_decided(deadline)
+        else:
+            try:
+                await workflow.wait_condition(
+                    lambda: self._decided is not None, timeout=max(deadline - now, _NO_TIME)
+                )
+            except TimeoutError:
+                pass  # a `decide` accepted in the same instant still counts
+        return self._taken()
+
+    def _taken(self) -> tuple[Decision, ...]:
+        """The decisions the waiting pause took, or its calls denied; it waits no more."""
+        decided, waiting = self._decided, self._waiting
+        assert waiting is not None
+        self._waiting, self._decided = None, None
+        self._alone = decided is None or decided.key is None
         return timed_out(waiting) if decided is None else decided.decisions
+
+    async def _until_decided(self, deadline: datetime) -> None:
+        """Wait for the decisions until `deadline`, listing the calls anew when told to.
+
+        A delegated agent this pause lists, decided on its own and paused again,
+        says so (`RELIST_SIGNAL`): its calls are read again, and the pause lists
+        them, by the same deadline. Decisions accepted meanwhile, against the
+        calls as listed when they came, are kept (and refused by the resume
+        should they no longer fit: see `_asked_again`).
+        """
+        while self._decided is None:
+            try:
+                await workflow.wait_condition(
+                    lambda: self._decided is not None or self._relist,
+                    timeout=max(deadline - workflow.now(), _NO_TIME),
+                )
+            except TimeoutError:
+                return  # a `decide` accepted in the same instant still counts
+            if self._decided is None:
+                self._relist = False
+                await self._relisted()
+
+    async def _relisted(self) -> None:
+        """List what the waiting pause's delegated agents wait on now, if that changed."""
+        waiting, pause = self._waiting, self._pause
+        if waiting is None or pause is None or all(c.agent is None for c in waiting.calls):
+            return
+        now = await self._calls_now(waiting.session)
+        if self._decided is not None or not now or _ids(now) == _ids(waiting.calls):
+            return
+        self._pauses += 1
+        update = {"pause": self._pauses, "calls": tuple(now), "refused": None, "refused_type": None}
+        relisted = waiting.model_copy(update=update)
+        self._waiting, self._pause = relisted, Pause(waiting=relisted, result=pause.result)
+        await self._tell_holder()  # its own pause lists these calls too
+
+    async def _tell_holder(self) -> None:
+        """Tell the workflow whose pause lists this one's calls that they changed.
+
+        Nothing to tell when no parent waits on this workflow as its delegated agent.
+        """
+        holder = self._held_by
+        if holder is None:
+            return
+        try:
+            await workflow.get_external_workflow_handle(holder).signal(RELIST_SIGNAL)
+        except FailureError as exc:  # it ended: nothing lists the calls any more
+            workflow.logger.info("workflow %s not told of the calls now: %s", holder, exc.message)
 
     async def _carried_turn(
         self,
@@ -838,6 +914,10 @@ def _cancel_requested() -> bool:
     interrupted in it.
     """
     return workflow.cancellation_reason() is not None and workflow.patched(_KEEPS_CANCELLED)
+
+
+def _ids(calls: Sequence[PendingCall]) -> set[str]:
+    return {call.id for call in calls}
 
 
 def _is_memory(effect: Effect) -> bool:

@@ -34,6 +34,7 @@ from layer0 import (
     EffectPolicy,
     LogEffect,
     RetryableError,
+    Scope,
     SessionScope,
     Turn,
     TurnInput,
@@ -470,11 +471,11 @@ async def test_a_parent_nobody_decides_in_time_denies_its_delegated_agents_calls
 
 
 def twice_pausing_tidy_up(
-    tmp_path: Path, *answers: str
+    tmp_path: Path, *answers: str, store: InMemoryStore | None = None
 ) -> tuple[Path, InMemoryStore, dict[str, Turn]]:
     """The boss, delegating "Tidy up" (call `d1`) then answering each of `answers`, and the
-    twice-pausing cleaner: their tool log, their store, the agents."""
-    log, store = tmp_path / "tools.log", InMemoryStore()
+    twice-pausing cleaner: their tool log, their store (`store`, or a new one), the agents."""
+    log, store = tmp_path / "tools.log", store or InMemoryStore()
     boss = ScriptedProvider(
         [
             tool_call_response(ToolUsePart("d1", "delegate", TIDY_UP)),
@@ -488,7 +489,27 @@ def twice_pausing_tidy_up(
     return log, store, agents
 
 
-async def test_decisions_a_delegated_agent_decided_on_its_own_moved_past_ask_for_its_calls_now(
+class HeldStore(InMemoryStore):
+    """A store whose next read of a session's history, once `hold` names it, waits for
+    `release`: a test decides what happens while a worker reads it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: str | None = None
+        self.reached, self.released = asyncio.Event(), asyncio.Event()
+
+    def hold(self, session: str) -> None:
+        self.held = session
+
+    async def read(self, scope: Scope, key: str) -> JsonValue | None:
+        if key == HISTORY_KEY and scope == SessionScope(id=self.held or ""):
+            self.held = None
+            self.reached.set()
+            await self.released.wait()
+        return await super().read(scope, key)
+
+
+async def test_a_delegated_agent_decided_on_its_own_that_pauses_again_is_listed_anew_by_its_parent(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     log, store, agents = twice_pausing_tidy_up(tmp_path, "Both gone.")
@@ -496,22 +517,58 @@ async def test_decisions_a_delegated_agent_decided_on_its_own_moved_past_ask_for
         paused = await orchestrator.run("boss", GO)
         [first] = await orchestrator.awaiting(paused.workflow_id)
         [child] = paused.delegations
-        # Decided on its own, the cleaner pauses again: the boss's listing is stale.
+        [childs] = await orchestrator.awaiting(child.workflow_id)
+        # Decided on its own, the cleaner pauses again and tells the boss, which lists anew.
         await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
-        with pytest.raises(UnknownDecisionError, match="pending: d1/c2") as refused:
+        boss = dev_env.client.get_workflow_handle(paused.workflow_id)
+        settled = await boss.execute_update(SETTLED_UPDATE, first.pause, result_type=Settled)
+        [now] = await orchestrator.awaiting(paused.workflow_id)
+        with pytest.raises(UnknownDecisionError, match="pending: d1/c2"):
             await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c1")])
-        [again] = await orchestrator.awaiting(paused.workflow_id)
+        done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
+
+    assert childs.held_by == paused.workflow_id
+    assert settled.pause is not None and settled.pause.waiting == now
+    assert [(c.id, c.name, c.input, c.agent) for c in now.calls] == [
+        ("d1/c2", "delete_file", {"path": "b.log"}, "cleaner")
+    ]
+    # A new listing, by the same deadline; nothing ran on the stale decisions.
+    assert (now.pause, now.deadline, now.refused) == (first.pause + 1, first.deadline, None)
+    assert done.output.message.as_text() == "Both gone."
+    assert runs(log) == ["delete a.log", "delete b.log"]
+
+
+async def test_decisions_taken_for_calls_a_delegated_agent_moved_past_ask_for_its_calls_now(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    store = HeldStore()
+    log, _, agents = twice_pausing_tidy_up(tmp_path, "Both gone.", store=store)
+    async with hosting(dev_env, agents, store) as orchestrator, asyncio.timeout(60):
+        paused = await orchestrator.run("boss", GO)
+        [first] = await orchestrator.awaiting(paused.workflow_id)
+        [child] = paused.delegations
+        # The boss's reading of the cleaner's calls now is held, so its listing stays stale
+        # when decisions for it come: they are taken, then refused by the resume.
+        store.hold("p1")
+        await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
+        await store.reached.wait()
+        boss = dev_env.client.get_workflow_handle(paused.workflow_id)
+        stale = DecideRequest(decisions=(Decision.approve("d1/c1"),))
+        await boss.execute_update(DECIDE_UPDATE, stale, result_type=int)
+        store.released.set()
+        settled = await boss.execute_update(SETTLED_UPDATE, first.pause, result_type=Settled)
         ran_before = runs(log)
         done = await orchestrator.decide(paused.workflow_id, [Decision.approve("d1/c2")])
 
-    assert [c.id for c in first.calls] == ["d1/c1"]
-    # Nothing ran on the stale decisions; the boss asked for what the cleaner waits on now.
-    assert ran_before == ["delete a.log"]
+    assert settled.pause is not None
+    again = settled.pause.waiting
     assert [(c.id, c.name, c.input, c.agent) for c in again.calls] == [
         ("d1/c2", "delete_file", {"path": "b.log"}, "cleaner")
     ]
-    assert (again.refused, again.refused_type) == (str(refused.value), "UnknownDecisionError")
+    assert again.refused_type == "UnknownDecisionError"
+    assert again.refused is not None and "pending: d1/c2" in again.refused
     assert again.deadline == first.deadline
+    assert ran_before == ["delete a.log"]
     assert done.output.message.as_text() == "Both gone."
     assert runs(log) == ["delete a.log", "delete b.log"]
 

@@ -23,6 +23,8 @@ from temporalio.workflow import NondeterminismError
 from layer0 import DispatchFailed, EffectPolicy, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow, TemporalOrchestrator
+from neuron_orch_temporal.approvals import Settled
+from neuron_orch_temporal.names import SETTLED_UPDATE
 from neuron_turn import (
     Decision,
     InvalidEditedInputError,
@@ -99,6 +101,17 @@ async def relisted(orchestrator: TemporalOrchestrator) -> str:
     return (await orchestrator.decide("rp-relisted", [Decision.approve("d1/c2")])).workflow_id
 
 
+async def relisted_at_once(orchestrator: TemporalOrchestrator) -> str:
+    # The same, the parent told at once: it lists the calls waiting now before any decide.
+    paused = await orchestrator.run("boss", task("tidy"), workflow_id="rp-relisted-at-once")
+    [child] = paused.delegations
+    await orchestrator.decide(child.workflow_id, [Decision.approve("c1")])
+    handle = (await orchestrator.client()).get_workflow_handle(paused.workflow_id)
+    await handle.execute_update(SETTLED_UPDATE, 1, result_type=Settled)
+    decisions = [Decision.approve("d1/c2")]
+    return (await orchestrator.decide("rp-relisted-at-once", decisions)).workflow_id
+
+
 def boss(store: InMemoryStore) -> NeuronTurn:
     """Delegates to `twice` (call `d1`), then answers."""
     model = ScriptedProvider(
@@ -141,6 +154,7 @@ SCENARIOS: dict[str, Callable[[TemporalOrchestrator], Awaitable[str]]] = {
     "handoff": handoff,
     "refused": refused,
     "relisted": relisted,
+    "relisted-at-once": relisted_at_once,
     "waiter": waiter,
 }
 

@@ -21,7 +21,9 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import Content, SessionScope, StateReader, StateStore
+from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
+
+from ..loop.waiting import waiting_calls
 
 INDEX_PREFIX: Final = "neuron-turn/sessions/"
 """Keys of the session index, in the global scope."""
@@ -84,6 +86,17 @@ async def list_sessions(store: StateReader) -> list[SessionEntry]:
 async def read_history(store: StateReader, session: str) -> JsonValue | None:
     """Return the stored history of `session`, or None when it has none."""
     return await store.read(SessionScope(id=session), "messages")
+
+
+async def waiting_in(store: StateReader, session: str) -> tuple[list[str], str | None]:
+    """The ids of the calls `session` waits on for approval, or why its history is unreadable.
+
+    So a listing of sessions says which wait, and goes on past one it cannot read.
+    """
+    try:
+        return [call.id for call in await waiting_calls(store, session)], None
+    except Layer0Error as exc:
+        return [], str(exc)
 
 
 def history_text(history: JsonValue) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from layer0 import SessionScope
+from neuron_state_sqlite import SqliteStore
 from neuron_turn.cli import main
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
 from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
@@ -107,3 +111,35 @@ def test_sessions_continue_across_separate_processes(tmp_path: Path) -> None:
         [*base, "history", "p"], capture_output=True, text=True, env=env, timeout=60
     )
     assert shown.stdout.count("user: ") == 2
+
+
+def test_sessions_says_which_wait_for_approval_and_lists_past_an_unreadable_history(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    held = ["--model", "fixture:big-sum", "--tool", "fixture_add"]
+    assert main(["run", "add", *held, "--session", "w"]) == EXIT_AWAITING_APPROVAL
+    _run("hello", "--model", "fixture:echo", "--session", "e")
+    _run("hello", "--model", "fixture:echo", "--session", "ok")
+
+    async def spoil() -> None:  # another program wrote what no history is
+        async with SqliteStore(tmp_path / "state.db") as store:
+            await store.write(SessionScope(id="e"), "messages", [{"role": "wizard"}])
+
+    asyncio.run(spoil())
+    capsys.readouterr()
+    assert main(["sessions", "--json"]) == EXIT_OK
+    entries = {e["session"]: e for e in json.loads(capsys.readouterr().out)}
+    assert main(["sessions"]) == EXIT_OK
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert main(["resume", "w", "--approve", "call_1", *held]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["sessions", "--json"]) == EXIT_OK
+    after = {e["session"]: e["waiting"] for e in json.loads(capsys.readouterr().out)}
+
+    assert (entries["w"]["waiting"], entries["ok"]["waiting"]) == (["call_1"], [])
+    assert "[waiting for approval: call_1]  add" in lines["w"]
+    # Listed all the same, saying why its calls cannot be told.
+    assert "does not parse" in entries["e"]["error"]
+    assert "[history unreadable: the stored history of session 'e'" in lines["e"]
+    assert "error" not in entries["ok"] and "[" not in lines["ok"]
+    assert after["w"] == []

@@ -30,8 +30,8 @@ from moneyed import Money
 
 from layer0 import StateStore, TurnConfig, TurnInput, TurnOutput, usd
 
-from ..loop._convert import history_from_json
-from ..loop.approval import Decision, PendingCall, pending_in, resume_input
+from ..loop.approval import Decision, PendingCall, resume_input
+from ..loop.waiting import waiting_calls
 from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
 from ._closing import close_resource
@@ -125,13 +125,9 @@ class Chat:
         """The calls the session's last turn left waiting for approval (none, mostly).
 
         Raises:
-            HistoryFormatError: the stored history does not parse.
+            layer0.ContextAssemblyError: the stored history does not parse.
         """
-        stored = await read_history(self.store, self.session)
-        if stored is None:
-            return []
-        calls = pending_in(history_from_json(stored))
-        return [PendingCall(id=c.id, name=c.name, input=c.input) for c in calls]
+        return await waiting_calls(self.store, self.session)
 
     async def settle(
         self,

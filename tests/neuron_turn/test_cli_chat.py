@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from layer0 import SessionScope
+from neuron_state_sqlite import SqliteStore
+from neuron_turn.cli._errors import EXIT_ERROR
 from tests.terminal import CTRL_C, CTRL_D, Terminal
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
@@ -238,3 +242,22 @@ def test_a_chat_on_a_session_left_waiting_asks_about_its_calls_first(
     assert "run it? [y]es / [n]o / [e]dit: y\n" in done.stderr  # the piped answer, echoed
     assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr
     assert history(env, "a5")[-1] == ("assistant", "the sum is 5")
+
+
+def test_a_chat_on_a_session_whose_history_does_not_parse_fails_in_one_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    async def spoil() -> None:  # another program wrote what no history is
+        async with SqliteStore(tmp_path / "state.db") as store:
+            await store.write(SessionScope(id="e"), "messages", [{"role": "wizard"}])
+
+    asyncio.run(spoil())
+    done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "e", input="hi\n")
+
+    assert done.returncode == EXIT_ERROR
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "neuron-turn: error: the turn failed: ContextAssemblyError: the stored history of "
+        "session 'e' (key 'messages') does not parse, at 0.role: Input should be 'user' or "
+        "'assistant'; refusing to run without the conversation so far"
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -11,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import SessionScope
-from neuron_state_sqlite import SqliteStore
 from neuron_turn.cli._errors import EXIT_ERROR
 from tests.terminal import CTRL_C, CTRL_D, Terminal
+
+from .test_cli_state_file import spoil_history
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
@@ -247,11 +246,7 @@ def test_a_chat_on_a_session_left_waiting_asks_about_its_calls_first(
 def test_a_chat_on_a_session_whose_history_does_not_parse_fails_in_one_line(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    async def spoil() -> None:  # another program wrote what no history is
-        async with SqliteStore(tmp_path / "state.db") as store:
-            await store.write(SessionScope(id="e"), "messages", [{"role": "wizard"}])
-
-    asyncio.run(spoil())
+    spoil_history(tmp_path / "state.db", "e")
     done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "e", input="hi\n")
 
     assert done.returncode == EXIT_ERROR

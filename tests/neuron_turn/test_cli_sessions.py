@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -12,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import SessionScope
-from neuron_state_sqlite import SqliteStore
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
 from neuron_turn.plugins import reset_plugin_manager
+
+from .test_cli_state_file import spoil_history
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 
@@ -121,11 +120,7 @@ def test_sessions_says_which_wait_for_approval_and_lists_past_an_unreadable_hist
     _run("hello", "--model", "fixture:echo", "--session", "e")
     _run("hello", "--model", "fixture:echo", "--session", "ok")
 
-    async def spoil() -> None:  # another program wrote what no history is
-        async with SqliteStore(tmp_path / "state.db") as store:
-            await store.write(SessionScope(id="e"), "messages", [{"role": "wizard"}])
-
-    asyncio.run(spoil())
+    spoil_history(tmp_path / "state.db", "e")
     capsys.readouterr()
     assert main(["sessions", "--json"]) == EXIT_OK
     entries = {e["session"]: e for e in json.loads(capsys.readouterr().out)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import sqlite3
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from layer0 import SessionScope
+from neuron_state_sqlite import SqliteStore
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_STATE
 from neuron_turn.plugins import reset_plugin_manager
@@ -28,6 +31,16 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     reset_plugin_manager()
     yield
     reset_plugin_manager()
+
+
+def spoil_history(state_file: Path, session: str) -> None:
+    """Store what no history is as `session`'s, in SQLite `state_file`, as another program might."""
+
+    async def spoil() -> None:
+        async with SqliteStore(state_file) as store:
+            await store.write(SessionScope(id=session), "messages", [{"role": "wizard"}])
+
+    asyncio.run(spoil())
 
 
 def _random_bytes(path: Path) -> None:

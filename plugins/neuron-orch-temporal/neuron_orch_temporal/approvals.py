@@ -96,7 +96,7 @@ class AwaitingApproval(_Message):
     held_by: WorkflowId | None = None
     """The workflow whose pause lists these calls too, as those its delegated agent waits
     on (None: no other). Decided there, both go on; decided here, this agent goes on
-    alone, and that workflow's listing is stale until decisions come for it."""
+    alone, and should it pause again, that workflow lists its calls anew."""
 
 
 class DecideRequest(_Message):

@@ -190,7 +190,8 @@ async def open_chat(
     tools = [(tool.name, tool.description) for tool in turn.tools]
     history = await read_history(store, session)
     if isinstance(history, list) and history:
-        held = f"session {session}, {len(history)} messages so far"
+        count = len(history)
+        held = f"session {session}, {count} message{'' if count == 1 else 's'} so far"
     else:
         held = await new_session_note(store, session) or f"session {session}"
     chat = Chat(orchestrator=orchestrator, store=store, tools=tools, session=session)

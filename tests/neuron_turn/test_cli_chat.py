@@ -250,6 +250,7 @@ def test_a_chat_on_a_session_whose_history_does_not_parse_fails_in_one_line(
     done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "e", input="hi\n")
 
     assert done.returncode == EXIT_ERROR
+    assert "(session e, 1 message so far)" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == (
         "neuron-turn: error: the turn failed: ContextAssemblyError: the stored history of "

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from pydantic import JsonValue
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.testing import WorkflowEnvironment
 
@@ -42,8 +43,8 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ..orch_local._doubles import NeverAnswers
-from .agents import stalling_agent
+from ..orch_local._doubles import NeverAnswers, session_roles
+from .agents import rate_limited_agent, stalling_agent
 from .conftest import FAST, hosting, noting_calls
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -424,3 +425,31 @@ async def test_cancel_of_a_workflow_no_worker_picked_up_ends_it_and_its_dispatch
     description = await dev_env.client.get_workflow_handle("unpicked").describe()
 
     assert description.status == WorkflowExecutionStatus.TERMINATED
+
+
+async def test_a_workflow_cancelled_while_it_waits_to_retry_ends_cancelled_with_its_part(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    tool_log, store = tmp_path / "tools.log", InMemoryStore()
+    # Rate limited after its tool ran, told to come back in an hour.
+    agent = rate_limited_agent(tool_log, state=store, retry_after=3600.0)
+    async with hosting(dev_env, {"reader": agent}, store) as orchestrator, asyncio.timeout(60):
+        workflow_id = await orchestrator.start("reader", TASK, workflow_id="retry-wait-1")
+        handle = dev_env.client.get_workflow_handle(workflow_id)
+        # Temporal's own history, long-polled (no sleep): the retry's timer starts once the
+        # part is carried out.
+        async for event in handle.fetch_history_events(wait_new_event=True):
+            if event.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
+                break
+        assert await orchestrator.cancel(workflow_id) is True
+        with pytest.raises(DispatchFailed, match="retry-wait-1 was cancelled") as raised:
+            await orchestrator.result(workflow_id)
+        described = await handle.describe()
+
+    assert described.status == WorkflowExecutionStatus.CANCELED
+    # The part stays in the session and goes to the caller; its tool ran once.
+    assert tool_log.read_text(encoding="utf-8") == "read notes.txt\n"
+    assert await session_roles(store) == ["user", "assistant", "user"]
+    partial = cancelled_part(raised.value)
+    assert partial is not None and partial.output.exit_reason == INTERRUPTED
+    assert partial.continuation.session == "s1"

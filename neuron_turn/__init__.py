@@ -127,6 +127,7 @@ if TYPE_CHECKING:
     )
     from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
     from .loop.sliding_window import NoCompaction, SlidingWindow
+    from .loop.standing import STANDING_KEY, StandingDecision
     from .loop.stream import EventStream, TurnStream, close_cancelled
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.turn import NeuronTurn
@@ -316,6 +317,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "NoCompaction",
         "SlidingWindow",
     ),
+    ".loop.standing": ("STANDING_KEY", "StandingDecision"),
     ".loop.stream": (
         "EventStream",
         "TurnStream",
@@ -391,6 +393,7 @@ __all__ = [
     "INTERRUPTED",
     "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
+    "STANDING_KEY",
     "ApprovalError",
     "ApprovalPolicy",
     "AwaitingApprovalError",
@@ -477,6 +480,7 @@ __all__ = [
     "RetryableProviderError",
     "Role",
     "SlidingWindow",
+    "StandingDecision",
     "StopReason",
     "StreamingProvider",
     "SupportsOutputModes",

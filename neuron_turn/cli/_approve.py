@@ -121,6 +121,13 @@ def add_resume_parser(
     decisions.add_argument(
         "--reason", action=_Reason, metavar="TEXT", help="after --deny ID: why (the model reads it)"
     )
+    decisions.add_argument(
+        "--always",
+        action=_Always,
+        nargs=0,
+        help="after --approve ID or --deny ID: decide that tool's later calls in this session "
+        "the same way, without asking",
+    )
     add_run_options(resume)
     resume.set_defaults(handler=handler, prompt="", decisions=[])
 
@@ -352,8 +359,15 @@ async def resume_paused(
     return output
 
 
+_QUESTION: Final = "  run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er: "
+"""`always` and `never` decide the tool's later calls in the session too (`Decision.always`)."""
+
+
 class Prompter:
-    """Asks on a terminal: shows each pending call and reads `y`, `n` or `edit` from `stdin`."""
+    """Asks on a terminal: shows each pending call and reads the person's answer from `stdin`.
+
+    `y`, `n` or `edit`; `always` or `never` for the tool's later calls in the session too.
+    """
 
     def __init__(
         self,
@@ -397,21 +411,23 @@ class Prompter:
     async def _decide(self, call: PendingCall) -> Decision | None:
         self._say(f"  {call.id}: {call.name} {_json(call.input)}")
         while True:
-            answer = await self._ask("  run it? [y]es / [n]o / [e]dit: ")
+            answer = await self._ask(_QUESTION)
             if answer is None:
                 return None
             choice = answer.strip().lower()
-            if choice in ("y", "yes"):
-                return Decision.approve(call.id)
-            if choice in ("n", "no"):
+            if choice in ("y", "yes", "a", "always"):
+                return Decision.approve(call.id, always=choice[0] == "a")
+            if choice in ("n", "no", "v", "never"):
                 reason = await self._ask("  why not? (the model reads this): ")
-                return None if reason is None else Decision.deny(call.id, reason.strip())
+                if reason is None:
+                    return None
+                return Decision.deny(call.id, reason.strip(), always=choice[0] == "v")
             if choice in ("e", "edit"):
                 edited = await self._edit(call)
                 if edited is not None:
                     return Decision.approve(call.id, edited[0])
                 continue
-            self._say("  answer y, n or edit")
+            self._say(f"  answer y, n, e, or a / v to decide every later {call.name} call too")
 
     async def _edit(self, call: PendingCall) -> tuple[JsonValue] | None:
         """The edited input, or None (the person is asked again)."""
@@ -528,7 +544,7 @@ class _EditInput(argparse.Action):
         last = ns.decisions[-1] if ns.decisions else None
         if last is None or last.decision != "approve" or last.input is not None:
             parser.error("--input belongs right after the --approve ID whose input it replaces")
-        ns.decisions = [*ns.decisions[:-1], Decision.approve(last.id, value)]
+        ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"input": value})]
 
 
 class _Reason(argparse.Action):
@@ -538,4 +554,14 @@ class _Reason(argparse.Action):
         last = ns.decisions[-1] if ns.decisions else None
         if last is None or last.decision != "deny" or last.reason:
             parser.error("--reason belongs right after the --deny ID it explains")
-        ns.decisions = [*ns.decisions[:-1], Decision.deny(last.id, value)]
+        ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"reason": value})]
+
+
+class _Always(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        last = ns.decisions[-1] if ns.decisions else None
+        if last is None or last.always:
+            parser.error("--always belongs after the --approve ID or --deny ID it extends")
+        ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"always": True})]

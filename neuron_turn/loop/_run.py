@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -46,6 +46,9 @@ from .provider import (
     ToolResultPart,
     ToolUsePart,
 )
+
+if TYPE_CHECKING:
+    from .standing import StandingDecision
 
 __all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
 
@@ -128,6 +131,9 @@ class RunState:
     checkpoint: Callable[[], None] | None = None
     """Hands the turn so far to a runner that asked (`neuron_turn.checkpointing`), after
     each round of tool calls; None when none asked."""
+    standing: Mapping[str, StandingDecision] = field(default_factory=dict)
+    """The session's standing decisions, by tool name (`neuron_turn.loop.standing`); read
+    only by a turn with an approval policy."""
     _merged: list[ProviderMessage] = field(default_factory=list)
     _merged_of: list[ProviderMessage] | None = None
     _merged_last: ProviderMessage | None = None

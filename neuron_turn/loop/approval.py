@@ -46,7 +46,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from layer0 import (
     Content,
@@ -187,6 +195,9 @@ class Decision(_Frozen):
     """Approve only: run with this input instead of the model's (null keeps the model's)."""
     reason: str = ""
     """Deny only: why, shown to the model in the call's result."""
+    always: bool = False
+    """Decide the tool's later calls in this session the same way, without asking (see
+    `neuron_turn.loop.standing`); an edited input is for this call only."""
 
     @model_validator(mode="after")
     def _fits_the_decision(self) -> Decision:
@@ -197,15 +208,26 @@ class Decision(_Frozen):
             raise ValueError("a denial takes no input (an edited input is for an approval)")
         return self
 
-    @classmethod
-    def approve(cls, id: str, input: JsonValue = None) -> Decision:
-        """Approve call `id`, with `input` replacing the model's input when given."""
-        return cls(id=id, decision="approve", input=input)
+    @model_serializer(mode="wrap")
+    def _without_always_unless_set(self, dump: SerializerFunctionWrapHandler) -> JsonValue:
+        # Left out unless set: a decision reads as it did to a reader from before `always`.
+        dumped: dict[str, JsonValue] = dump(self)
+        if not self.always:
+            dumped.pop("always", None)
+        return dumped
 
     @classmethod
-    def deny(cls, id: str, reason: str) -> Decision:
-        """Deny call `id`; the model sees `reason`."""
-        return cls(id=id, decision="deny", reason=reason)
+    def approve(cls, id: str, input: JsonValue = None, *, always: bool = False) -> Decision:
+        """Approve call `id`, with `input` replacing the model's input when given.
+
+        `always`: approve the tool's later calls in this session too.
+        """
+        return cls(id=id, decision="approve", input=input, always=always)
+
+    @classmethod
+    def deny(cls, id: str, reason: str, *, always: bool = False) -> Decision:
+        """Deny call `id`; the model sees `reason`. `always`: its tool's later calls too."""
+        return cls(id=id, decision="deny", reason=reason, always=always)
 
 
 class ApprovalError(NonRetryableError):

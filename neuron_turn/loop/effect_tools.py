@@ -44,6 +44,8 @@ from layer0 import (
 )
 from neuron_tool import ToolSchema
 
+from .standing import is_standing_key
+
 __all__ = [
     "EFFECT_TOOL_NAMES",
     "EffectArgumentError",
@@ -165,6 +167,12 @@ def _memory_scope(text: str, key: str, session: SessionId | None) -> Scope:
         # The conversation itself: only the orchestrator appends to it.
         raise EffectNotGrantedError(
             f"the key {HISTORY_KEY!r} of a session holds its conversation history, "
+            "which no tool may change; choose another key"
+        )
+    if is_standing_key(scope, key):
+        # What a person allowed: a model must not approve its own calls.
+        raise EffectNotGrantedError(
+            f"the key {key!r} of a session holds a person's standing decisions, "
             "which no tool may change; choose another key"
         )
     return scope

@@ -133,6 +133,7 @@ from .provider_errors import (
     ProviderResponseError,
 )
 from .provider_stream import deltas_of, streaming
+from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stream import TurnStream
 from .tokens import TokenMeter
 
@@ -375,6 +376,7 @@ class NeuronTurn(Generic[OutT]):
         counts = carried_counts(input.metadata) if continuing else None
         output = self._output_round(input)
         history = await self._read_history(input.session)
+        standing = await self._read_standing(input.session)
         if continuing:
             check_continuation(input, history, has_state=self.state is not None)
             # Its first part called a tool, so a tool choice that forces one call is spent.
@@ -407,7 +409,10 @@ class NeuronTurn(Generic[OutT]):
             deps=self.deps if deps is None else deps,
             input=input,
             call_ids=call_ids(history),
+            standing=standing,
         )
+        if decisions:
+            self._stand_by(run, pending, decisions)
         if counts is not None:
             run.carry(counts)
             output.failures = counts.output_failures
@@ -666,6 +671,30 @@ class NeuronTurn(Generic[OutT]):
             return []
         return await read_history(self.state, session)
 
+    async def _read_standing(self, session: str | None) -> dict[str, StandingDecision]:
+        """The session's standing decisions, read only when the turn has an approval policy."""
+        if session is None or self.state is None or self.config.approval is None:
+            return {}
+        return await read_standing(self.state, session)
+
+    def _stand_by(
+        self, run: RunState, pending: Sequence[ToolUsePart], decisions: Sequence[Decision]
+    ) -> None:
+        """Keep the decisions given `always` for the turn's own calls as the session's standing.
+
+        A delegated agent's are kept by its own turn, in its session.
+        """
+        names = {call.id: call.name for call in pending}
+        given = {
+            names[d.id]: StandingDecision(decision=d.decision, reason=d.reason)
+            for d in decisions
+            if d.always and d.id in names
+        }
+        if not given or run.session is None or self.config.approval is None:
+            return
+        run.standing = {**run.standing, **given}
+        run.effects.append(standing_effect(run.session, dict(run.standing)))
+
     async def _loop(
         self,
         run: RunState,
@@ -784,13 +813,18 @@ class NeuronTurn(Generic[OutT]):
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
     ) -> None:
         policy = self.config.approval
+        standing = run.standing
+        if standing:
+            calls = [_as_standing(c, standing) for c in calls]
         held = (
             []
             if policy is None
             else [
                 c
                 for c in calls
-                if not isinstance(c, RefusedCall) and policy.requires(c.name, c.input)
+                if not isinstance(c, RefusedCall)
+                and policy.requires(c.name, c.input)
+                and c.name not in standing  # a standing approval (a denial was refused above)
             ]
         )
         if not held:
@@ -1021,6 +1055,14 @@ def _last_answer(history: Sequence[ProviderMessage]) -> str:
             if text:
                 return text
     return ""
+
+
+def _as_standing(call: ToolUsePart, standing: Mapping[str, StandingDecision]) -> ToolUsePart:
+    """`call`, answered unrun when a standing decision denies its tool."""
+    decided = standing.get(call.name)
+    if decided is None or decided.decision != "deny" or isinstance(call, RefusedCall):
+        return call
+    return standing_refusal(call, decided)
 
 
 def _pause_on_delegated(run: RunState, rounds: ToolRound) -> None:

@@ -33,7 +33,7 @@ from neuron_turn.cli._errors import (
 SCRIPT = str(Path(sys.executable).with_name("neuron-turn"))
 PLUGINS = "fixture-plugin,state-sqlite,orch-local"
 TOOL = ["--model", "fixture:tool", "--tool", "fixture_add"]
-PROMPT = "run it? [y]es / [n]o / [e]dit: "
+PROMPT = "run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er: "
 WAIT = 60.0  # seconds a child may take to print what a test waits for
 
 
@@ -168,7 +168,7 @@ def test_edit_without_an_editor_reads_one_json_line(
     terminal = open_terminal(terminals, env, "run", "add", *TOOL, "--approve-tool", "fixture_add")
     terminal.expect(PROMPT)
     terminal.answer("maybe")
-    terminal.expect("answer y, n or edit")
+    terminal.expect("answer y, n, e, or a / v")
     terminal.expect(PROMPT)
     terminal.answer("edit")
     terminal.expect("input as JSON on one line: ")
@@ -311,6 +311,21 @@ def test_resume_denies_with_a_reason_and_edits_an_input(env: dict[str, str]) -> 
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(f"the sum is {answer}")
     assert "ask me tomorrow" in history(env, "s-deny")
+
+
+def test_resume_always_lets_the_tools_later_calls_in_the_session_run_without_asking(
+    env: dict[str, str],
+) -> None:
+    held = [*TOOL, "--approve-tool", "fixture_add", "--session", "s-always"]
+    paused = neuron_turn(env, "run", "add", *held)
+    assert paused.returncode == EXIT_AWAITING_APPROVAL
+    done = neuron_turn(env, "resume", "s-always", "--approve", "call_1", "--always", *held[:-2])
+    assert (done.returncode, done.stdout) == (0, "the sum is 5\n"), done.stderr
+    again = neuron_turn(env, "run", "add", *held)
+    assert (again.returncode, again.stdout) == (0, "the sum is 5\n"), again.stderr
+    misplaced = neuron_turn(env, "resume", "s-always", "--always", "--approve", "call_1")
+    assert misplaced.returncode == EXIT_USAGE
+    assert "--always belongs after the --approve ID or --deny ID it extends" in misplaced.stderr
 
 
 @pytest.mark.parametrize(

@@ -175,7 +175,7 @@ def test_a_call_waiting_for_approval_is_asked_on_the_terminal_and_the_answer_goe
     with Terminal(chat(*APPROVE, "--session", "a1"), env=env) as terminal:
         say(terminal, b"add them\r")
         terminal.expect(r'call_1: fixture_add \{"a": 2, "b": 3\}\n')
-        terminal.expect(r"run it\? \[y\]es / \[n\]o / \[e\]dit: ")
+        terminal.expect(r"run it\? \[y\]es / \[n\]o / \[e\]dit / \[a\]lways / ne\[v\]er: ")
         terminal.send(b"y\r")
         terminal.expect("the sum is 5\n")
         say(terminal, b"/cost\r")
@@ -238,7 +238,8 @@ def test_a_chat_on_a_session_left_waiting_asks_about_its_calls_first(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "the sum is 5\n"
     assert 'call_1: fixture_add {"a": 2, "b": 3}' in done.stderr
-    assert "run it? [y]es / [n]o / [e]dit: y\n" in done.stderr  # the piped answer, echoed
+    # The piped answer, echoed.
+    assert "run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er: y\n" in done.stderr
     assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr
     assert history(env, "a5")[-1] == ("assistant", "the sum is 5")
 

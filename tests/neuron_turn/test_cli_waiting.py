@@ -124,7 +124,7 @@ def test_held_for_a_question_the_line_draws_nothing_until_the_next_event() -> No
     clock.now += 2
     line.tick()
     assert err.getvalue().endswith("(2s)")
-    line.hold()  # `run it? [y]es / [n]o / [e]dit:` is on the terminal now
+    line.hold()  # `run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er:` is on the terminal now
     assert err.getvalue().endswith("\r\033[K") and not line.drawn
     drawn = err.getvalue()
     clock.now += 30

@@ -219,3 +219,19 @@ async def test_an_edited_input_the_tool_refuses_is_refused_and_its_calls_wait_fo
     assert again.refused_type == "InvalidEditedInputError"
     assert done.output.message.as_text() == "contents of notes.txt; deleted old.log"
     assert runs(log) == ["read notes.txt", "delete old.log"]
+
+
+async def test_a_decision_given_always_reaches_the_worker_and_decides_later_turns_calls(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    async with hosting(env, {"cleaner": cleaner_agent(log, state=store)}, store) as orchestrator:
+        with env.auto_time_skipping_disabled():
+            await orchestrator.run("cleaner", TIDY, workflow_id="always-1")
+            always = [Decision.approve("c2", always=True)]
+            await orchestrator.decide("always-1", always)
+            later = await orchestrator.run("cleaner", TIDY, workflow_id="always-2")
+
+    # The second turn's delete ran without asking: the first's decision stands.
+    assert later.output.exit_reason == "complete"
+    assert runs(log) == ["read notes.txt", "delete old.log"] * 2

@@ -162,6 +162,36 @@ def test_no_on_the_terminal_asks_why_and_the_model_reads_it(
     assert "fixture_add -> " not in rest  # the tool never ran
 
 
+# Asks for the calculator whenever the last message has no tool result, so a later turn
+# in a session asks again.
+CALCULATOR = ["--model", "fixture:calculator", "--tool", "calculator"]
+
+
+def with_calculator(env: dict[str, str]) -> dict[str, str]:
+    return {**env, "NEURON_LOAD_PLUGINS": f"{PLUGINS},tools-basic"}
+
+
+def test_never_on_the_terminal_denies_the_tools_later_calls_in_the_session_unasked(
+    env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    env = with_calculator(env)
+    held = ["run", "multiply", *CALCULATOR, "--approve-tool", "calculator", "--session", "s-v"]
+    terminal = open_terminal(terminals, env, *held)
+    terminal.expect(PROMPT)
+    terminal.answer("v")
+    terminal.expect("why not? (the model reads this): ")
+    terminal.answer("no sums today")
+    code, out, _ = terminal.end()
+    assert (code, out) == (0, "17 multiplied by 23 equals Denied by a person: no sums today.\n")
+    # The next run in the session is not asked: its call is denied at once.
+    again = neuron_turn(env, *held)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == (
+        "17 multiplied by 23 equals Denied by a person for every call of 'calculator' in "
+        "this session: no sums today.\n"
+    )
+
+
 def test_edit_without_an_editor_reads_one_json_line(
     env: dict[str, str], terminals: list[Terminal]
 ) -> None:
@@ -316,13 +346,16 @@ def test_resume_denies_with_a_reason_and_edits_an_input(env: dict[str, str]) -> 
 def test_resume_always_lets_the_tools_later_calls_in_the_session_run_without_asking(
     env: dict[str, str],
 ) -> None:
-    held = [*TOOL, "--approve-tool", "fixture_add", "--session", "s-always"]
-    paused = neuron_turn(env, "run", "add", *held)
+    env = with_calculator(env)
+    held = [*CALCULATOR, "--approve-tool", "calculator", "--session", "s-always"]
+    paused = neuron_turn(env, "run", "multiply", *held)
     assert paused.returncode == EXIT_AWAITING_APPROVAL
     done = neuron_turn(env, "resume", "s-always", "--approve", "call_1", "--always", *held[:-2])
-    assert (done.returncode, done.stdout) == (0, "the sum is 5\n"), done.stderr
-    again = neuron_turn(env, "run", "add", *held)
-    assert (again.returncode, again.stdout) == (0, "the sum is 5\n"), again.stderr
+    assert (done.returncode, done.stdout) == (0, "17 multiplied by 23 equals 391.\n"), done.stderr
+    # The next run's call runs without asking.
+    again = neuron_turn(env, "run", "multiply again", *held)
+    assert (again.returncode, again.stdout) == (0, "17 multiplied by 23 equals 391.\n")
+    assert '"call_1_1"' in history(env, "s-always")  # it called the tool again
     misplaced = neuron_turn(env, "resume", "s-always", "--always", "--approve", "call_1")
     assert misplaced.returncode == EXIT_USAGE
     assert "--always belongs after the --approve ID or --deny ID it extends" in misplaced.stderr

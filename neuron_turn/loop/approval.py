@@ -42,19 +42,12 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    JsonValue,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
 from layer0 import (
     Content,
@@ -195,7 +188,8 @@ class Decision(_Frozen):
     """Approve only: run with this input instead of the model's (null keeps the model's)."""
     reason: str = ""
     """Deny only: why, shown to the model in the call's result."""
-    always: bool = False
+    # Left out of the JSON unless set: a decision reads as it did to a reader from before.
+    always: bool = Field(default=False, exclude_if=operator.not_)
     """Decide the tool's later calls in this session the same way, without asking (see
     `neuron_turn.loop.standing`); an edited input is for this call only."""
 
@@ -207,14 +201,6 @@ class Decision(_Frozen):
         if self.decision == "deny" and self.input is not None:
             raise ValueError("a denial takes no input (an edited input is for an approval)")
         return self
-
-    @model_serializer(mode="wrap")
-    def _without_always_unless_set(self, dump: SerializerFunctionWrapHandler) -> JsonValue:
-        # Left out unless set: a decision reads as it did to a reader from before `always`.
-        dumped: dict[str, JsonValue] = dump(self)
-        if not self.always:
-            dumped.pop("always", None)
-        return dumped
 
     @classmethod
     def approve(cls, id: str, input: JsonValue = None, *, always: bool = False) -> Decision:

@@ -25,16 +25,14 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from layer0 import (
     ContextAssemblyError,
-    NonRetryableError,
-    RetryableError,
     Scope,
     SessionId,
     SessionScope,
-    StateError,
     StateReader,
     WriteMemoryEffect,
 )
 
+from ._stored_history import read_kept
 from ._tool_input import RefusedCall
 from .provider import ToolUsePart
 
@@ -77,14 +75,7 @@ async def read_standing(state: StateReader, session: SessionId) -> dict[str, Sta
         ContextAssemblyError: what is stored is not standing decisions (another
             program wrote it): a turn must not guess which calls a person allowed.
     """
-    try:
-        stored = await state.read(SessionScope(id=session), STANDING_KEY)
-    except StateError as exc:
-        message = f"reading the standing decisions of session {session!r} failed: {exc}"
-        raise NonRetryableError(message) from exc
-    except Exception as exc:
-        message = f"reading the standing decisions of session {session!r} failed: {exc}"
-        raise RetryableError(message) from exc
+    stored = await read_kept(state, session, STANDING_KEY, "the standing decisions")
     if stored is None:
         return {}
     try:

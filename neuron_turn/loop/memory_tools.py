@@ -265,7 +265,7 @@ class MemoryReader:
         return most if asked is None else asked
 
     async def _read(self, scope: Scope, args: _Read) -> dict[str, JsonValue]:
-        _refuse_history(scope, args.key)
+        _refuse_kept_by_loop(scope, args.key)
         value = await self.state.read(scope, args.key)
         if value is None:
             return {"key": args.key, "found": False}
@@ -331,7 +331,7 @@ def _kept_by_loop(scope: Scope, key: str) -> bool:
     return isinstance(scope, SessionScope) and (key == HISTORY_KEY or is_standing_key(scope, key))
 
 
-def _refuse_history(scope: Scope, key: str) -> None:
+def _refuse_kept_by_loop(scope: Scope, key: str) -> None:
     if is_standing_key(scope, key):
         raise MemoryNotGrantedError(
             f"Refused: the key {key!r} of a session holds a person's standing decisions, "

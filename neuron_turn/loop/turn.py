@@ -376,7 +376,10 @@ class NeuronTurn(Generic[OutT]):
         counts = carried_counts(input.metadata) if continuing else None
         output = self._output_round(input)
         history = await self._read_history(input.session)
-        standing = await self._read_standing(input.session)
+        standing: dict[str, StandingDecision] = {}
+        if self.config.approval is not None and input.session and self.state is not None:
+            # Only a turn with an approval policy reads them: the usual turn pays nothing.
+            standing = await read_standing(self.state, input.session)
         if continuing:
             check_continuation(input, history, has_state=self.state is not None)
             # Its first part called a tool, so a tool choice that forces one call is spent.
@@ -670,12 +673,6 @@ class NeuronTurn(Generic[OutT]):
         if session is None or self.state is None:
             return []
         return await read_history(self.state, session)
-
-    async def _read_standing(self, session: str | None) -> dict[str, StandingDecision]:
-        """The session's standing decisions, read only when the turn has an approval policy."""
-        if session is None or self.state is None or self.config.approval is None:
-            return {}
-        return await read_standing(self.state, session)
 
     def _stand_by(
         self, run: RunState, pending: Sequence[ToolUsePart], decisions: Sequence[Decision]

@@ -135,6 +135,7 @@ async def test_a_standing_decision_holds_in_its_session_only() -> None:
     ("name", "arguments"),
     [
         ("write_memory", {"scope": "session", "key": STANDING_KEY, "value": {}}),
+        ("write_memory", {"scope": "session:s2", "key": STANDING_KEY, "value": {}}),
         ("delete_memory", {"scope": "session", "key": STANDING_KEY}),
         ("read_memory", {"scope": "session", "key": STANDING_KEY}),
     ],

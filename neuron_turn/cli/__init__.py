@@ -74,12 +74,13 @@ from ._listing import listing_json, listing_text
 from ._outcome import json_result, stop_note, turn_id_of
 from ._prompt import add_prompt_arguments, read_prompt
 from ._sessions import (
+    SessionApprovals,
     SessionEntry,
+    approvals_in,
     continue_hint,
     history_text,
     list_sessions,
     read_history,
-    waiting_in,
 )
 from ._show import add_show_parser
 from ._turn_options import add_option_argument, check_allowed_tools
@@ -664,35 +665,27 @@ def _add_session_parsers(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _sessions_command(args: argparse.Namespace) -> int:
-    Listed = tuple[SessionEntry, list[str], str | None]
-
-    async def read() -> list[Listed]:
+    async def read() -> list[tuple[SessionEntry, SessionApprovals]]:
         store = _read_only_store(args)
         try:
             entries = await list_sessions(store)
-            return [(entry, *await waiting_in(store, entry.session)) for entry in entries]
+            return [(entry, await approvals_in(store, entry.session)) for entry in entries]
         finally:
             await close_resource(store)
 
     listed = asyncio.run(read())
     if args.json:
-        print(json.dumps([_session_json(*item) for item in listed], indent=2))
+        shown = [{**entry.as_json(), **approvals.as_json()} for entry, approvals in listed]
+        print(json.dumps(shown, indent=2))
     elif not listed:
         print("no sessions yet; start one with: neuron-turn run PROMPT")
-    for entry, ids, why in [] if args.json else listed:
-        mark = f"[waiting for approval: {', '.join(ids)}]  " if ids else ""
-        mark += "" if why is None else f"[history unreadable: {why}]  "
-        line = f"{entry.session}  {entry.updated}  {entry.runs:>3} run(s)  {mark}{entry.title}"
+    for entry, approvals in [] if args.json else listed:
+        line = (
+            f"{entry.session}  {entry.updated}  {entry.runs:>3} run(s)  "
+            f"{approvals.marks()}{entry.title}"
+        )
         print(shown_on(sys.stdout)(line))
     return EXIT_OK
-
-
-def _session_json(entry: SessionEntry, waiting: list[str], why: str | None) -> JsonValue:
-    """One session as `sessions --json` prints it: its index entry and the calls that wait."""
-    shown: dict[str, JsonValue] = {**entry.as_json(), "waiting": [*waiting]}
-    if why is not None:
-        shown["error"] = why
-    return shown
 
 
 def _history_command(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from pydantic import JsonValue
 
 from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
 
+from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
 
 INDEX_PREFIX: Final = "neuron-turn/sessions/"
@@ -88,15 +89,52 @@ async def read_history(store: StateReader, session: str) -> JsonValue | None:
     return await store.read(SessionScope(id=session), "messages")
 
 
-async def waiting_in(store: StateReader, session: str) -> tuple[list[str], str | None]:
-    """The ids of the calls `session` waits on for approval, or why its history is unreadable.
+@dataclass(frozen=True, slots=True)
+class SessionApprovals:
+    """A session's approvals: the calls it waits on, and a person's standing decisions."""
 
-    So a listing of sessions says which wait, and goes on past one it cannot read.
+    waiting: list[str]
+    """The ids of the calls waiting for a decision."""
+    standing: dict[str, StandingDecision]
+    """The tools whose calls a person decided for good, by name."""
+    unreadable: str | None = None
+    """Why the session's store could not say (then both are empty)."""
+
+    def marks(self) -> str:
+        """The listing's marks for them ("" when there is nothing to say)."""
+        by = {d: sorted(n for n, s in self.standing.items() if s.decision == d) for d in _SAID}
+        marks = [
+            *([f"waiting for approval: {', '.join(self.waiting)}"] if self.waiting else []),
+            *(f"{_SAID[d]}: {', '.join(names)}" for d, names in by.items() if names),
+            *([] if self.unreadable is None else [f"unreadable: {self.unreadable}"]),
+        ]
+        return "".join(f"[{mark}]  " for mark in marks)
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The fields `sessions --json` adds to a session's entry."""
+        shown: dict[str, JsonValue] = {
+            "waiting": [*self.waiting],
+            "standing": {name: s.decision for name, s in self.standing.items()},
+        }
+        if self.unreadable is not None:
+            shown["error"] = self.unreadable
+        return shown
+
+
+_SAID: Final = {"approve": "always run", "deny": "never run"}
+
+
+async def approvals_in(store: StateReader, session: str) -> SessionApprovals:
+    """What `session` waits on for approval and what a person decided for good there.
+
+    A session whose store cannot say (a history that does not parse) is
+    reported as such, so a listing of sessions goes on past it.
     """
     try:
-        return [call.id for call in await waiting_calls(store, session)], None
+        waiting = [call.id for call in await waiting_calls(store, session)]
+        return SessionApprovals(waiting, await read_standing(store, session))
     except Layer0Error as exc:
-        return [], str(exc)
+        return SessionApprovals([], {}, str(exc))
 
 
 def history_text(history: JsonValue) -> str:

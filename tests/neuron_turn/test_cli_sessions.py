@@ -126,15 +126,27 @@ def test_sessions_says_which_wait_for_approval_and_lists_past_an_unreadable_hist
     entries = {e["session"]: e for e in json.loads(capsys.readouterr().out)}
     assert main(["sessions"]) == EXIT_OK
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    assert main(["resume", "w", "--approve", "call_1", *held]) == EXIT_OK
-    capsys.readouterr()
-    assert main(["sessions", "--json"]) == EXIT_OK
-    after = {e["session"]: e["waiting"] for e in json.loads(capsys.readouterr().out)}
 
     assert (entries["w"]["waiting"], entries["ok"]["waiting"]) == (["call_1"], [])
     assert "[waiting for approval: call_1]  add" in lines["w"]
     # Listed all the same, saying why its calls cannot be told.
     assert "does not parse" in entries["e"]["error"]
-    assert "[history unreadable: the stored history of session 'e'" in lines["e"]
+    assert "[unreadable: the stored history of session 'e'" in lines["e"]
     assert "error" not in entries["ok"] and "[" not in lines["ok"]
-    assert after["w"] == []
+
+
+def test_sessions_shows_the_tools_a_person_decided_for_good(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    held = ["--model", "fixture:big-sum", "--tool", "fixture_add"]
+    assert main(["run", "add", *held, "--session", "w"]) == EXIT_AWAITING_APPROVAL
+    assert main(["resume", "w", "--approve", "call_1", "--always", *held]) == EXIT_OK
+    capsys.readouterr()
+
+    assert main(["sessions", "--json"]) == EXIT_OK
+    [entry] = json.loads(capsys.readouterr().out)
+    assert main(["sessions"]) == EXIT_OK
+    line = capsys.readouterr().out
+
+    assert (entry["waiting"], entry["standing"]) == ([], {"fixture_add": "approve"})
+    assert "[always run: fixture_add]  add" in line

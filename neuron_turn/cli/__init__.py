@@ -73,6 +73,7 @@ from ._fallback import add_fallback_arguments, fallback_usage_error, retry_optio
 from ._listing import listing_json, listing_text
 from ._outcome import json_result, stop_note, turn_id_of
 from ._prompt import add_prompt_arguments, read_prompt
+from ._revoke import add_revoke_parser
 from ._sessions import (
     SessionApprovals,
     SessionEntry,
@@ -155,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_chat_parser(commands)
     _add_session_parsers(commands)
     add_show_parser(commands)
+    add_revoke_parser(commands)
     add_ui_parser(commands)
     return parser
 

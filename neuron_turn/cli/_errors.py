@@ -84,7 +84,11 @@ _CODES: Final = (
         "the environment (--environment) could not run the turn: it cannot enforce what was "
         "asked, its sandbox is missing, a limit was exceeded, or its process crashed",
     ),
-    (EXIT_NOT_FOUND, "show: the turn, or the session's turns, are not in the state file"),
+    (
+        EXIT_NOT_FOUND,
+        "show: the turn, or the session's turns, are not in the state file; revoke: the "
+        "session has no decision for good for a tool named",
+    ),
     (
         EXIT_AWAITING_APPROVAL,
         "the turn paused: a tool call waits for a person's approval (--approve-tool, or a "

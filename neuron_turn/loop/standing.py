@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
 
 from layer0 import (
     ContextAssemblyError,
@@ -42,6 +42,7 @@ __all__ = [
     "is_standing_key",
     "read_standing",
     "standing_effect",
+    "standing_from_json",
     "standing_refusal",
 ]
 
@@ -76,6 +77,15 @@ async def read_standing(state: StateReader, session: SessionId) -> dict[str, Sta
             program wrote it): a turn must not guess which calls a person allowed.
     """
     stored = await read_kept(state, session, STANDING_KEY, "the standing decisions")
+    return standing_from_json(session, stored)
+
+
+def standing_from_json(session: SessionId, stored: JsonValue) -> dict[str, StandingDecision]:
+    """Return the standing decisions `stored` under `session`'s key (None: none).
+
+    Raises:
+        ContextAssemblyError: `stored` is not standing decisions.
+    """
     if stored is None:
         return {}
     try:

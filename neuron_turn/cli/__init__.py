@@ -84,6 +84,7 @@ from ._sessions import (
     read_history,
 )
 from ._show import add_show_parser
+from ._state_option import add_state_argument
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
 from ._visible import shown_on
@@ -280,7 +281,7 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     chat.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
     _add_allow_tool_argument(chat)
     _add_turn_arguments(chat)
-    _add_state_argument(chat)
+    add_state_argument(chat)
     chat.set_defaults(handler=_chat_command)
 
 
@@ -401,7 +402,7 @@ def _add_orchestration_arguments(parser: argparse.ArgumentParser, *, worker: boo
     parser.add_argument(
         "--task-queue", metavar="NAME", help="the Temporal task queue (default: neuron-turn)"
     )
-    _add_state_argument(parser)
+    add_state_argument(parser)
 
 
 def _plugins_command(args: argparse.Namespace) -> int:
@@ -646,22 +647,14 @@ def _context_option(text: str) -> tuple[str, object]:
     return key, value
 
 
-def _add_state_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--state",
-        metavar="PATH",
-        help="the SQLite state file (default: $NEURON_STATE_PATH, else the user data directory)",
-    )
-
-
 def _add_session_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sessions = commands.add_parser("sessions", help="list the conversations `run` kept")
-    _add_state_argument(sessions)
+    add_state_argument(sessions)
     sessions.add_argument("--json", action="store_true", help="print JSON for machines")
     sessions.set_defaults(handler=_sessions_command)
     history = commands.add_parser("history", help="print one conversation")
     history.add_argument("session", metavar="ID", help="the session id")
-    _add_state_argument(history)
+    add_state_argument(history)
     history.add_argument("--json", action="store_true", help="print the stored JSON")
     history.set_defaults(handler=_history_command)
 

@@ -21,6 +21,7 @@ from ..loop.standing import STANDING_KEY, standing_effect, standing_from_json
 from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK
+from ._state_option import add_state_argument
 from ._visible import shown_on
 
 __all__ = ["add_revoke_parser"]
@@ -39,11 +40,7 @@ def add_revoke_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     revoke.add_argument("session", metavar="SESSION", help="the session's id")
     revoke.add_argument("tools", nargs="*", metavar="TOOL", help="only these tools' decisions")
-    revoke.add_argument(
-        "--state",
-        metavar="PATH",
-        help="the SQLite state file (default: $NEURON_STATE_PATH, else the user data directory)",
-    )
+    add_state_argument(revoke)
     revoke.set_defaults(handler=revoke_command)
 
 

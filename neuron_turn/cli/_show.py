@@ -36,6 +36,7 @@ from ..loop._exit_text import exit_reason_text
 from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
+from ._state_option import add_state_argument
 from ._visible import shown_on
 
 __all__ = ["add_show_parser", "open_records"]
@@ -59,11 +60,7 @@ def add_show_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     show.add_argument(
         "--limit", type=int, default=50, metavar="N", help="list at most N turns (default: 50)"
     )
-    show.add_argument(
-        "--state",
-        metavar="PATH",
-        help="the SQLite state file (default: $NEURON_STATE_PATH, else the user data directory)",
-    )
+    add_state_argument(show)
     show.add_argument("--json", action="store_true", help="print JSON for machines")
     show.set_defaults(handler=show_command)
 

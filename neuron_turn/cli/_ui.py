@@ -15,6 +15,7 @@ import sys
 from ._closing import close_resource
 from ._errors import EXIT_OK, EXIT_USAGE
 from ._show import open_records
+from ._state_option import add_state_argument
 
 __all__ = ["add_ui_parser"]
 
@@ -30,11 +31,7 @@ def add_ui_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "URL to open, with its token (every request needs it). Reads the file only. Ctrl-C "
         "stops it.",
     )
-    ui.add_argument(
-        "--state",
-        metavar="PATH",
-        help="the SQLite state file (default: $NEURON_STATE_PATH, else the user data directory)",
-    )
+    add_state_argument(ui)
     ui.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
     ui.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     ui.add_argument(

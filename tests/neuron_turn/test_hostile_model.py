@@ -22,12 +22,14 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from layer0 import (
+    HISTORY_KEY,
     Continue,
     DispatchFailed,
     EffectPolicy,
     HookAction,
     HookContext,
     HookPoint,
+    SessionScope,
     StateStore,
     TurnError,
     TurnInput,
@@ -41,6 +43,7 @@ from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, is_tool_name
 from neuron_turn import (
     AWAITING_APPROVAL,
+    STANDING_KEY,
     ApprovalPolicy,
     ContinuationError,
     Decision,
@@ -107,7 +110,8 @@ def _arguments(draw: st.DrawFn) -> JsonValue:
         "b": draw(_SCALAR),
         "text": draw(_SCALAR),
         "scope": draw(_SCOPES | _TEXT),
-        "key": draw(_TEXT),
+        # The keys the loop keeps in a session among them: a model may touch neither.
+        "key": draw(_TEXT | st.sampled_from([HISTORY_KEY, STANDING_KEY])),
         "value": draw(_JSON | _DEEP),
         "agent": draw(st.sampled_from(["helper", "other", ""]) | _TEXT),
         "message": draw(_TEXT),
@@ -208,6 +212,8 @@ async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
         assert _same_json(kept.input, well_formed_json(original.input)) or kept.input == {}
     results = {p.tool_use_id for m in history for p in m.content if isinstance(p, ToolResultPart)}
     assert {call.id for call in stored} <= results
+    # No call of the model's decided any for good, whatever key it named.
+    assert await store.read(SessionScope(id=SESSION), STANDING_KEY) is None
     # The next turn, answered plainly, reads the history back.
     answers.clear()
     follow = await orchestrator.dispatch("a", ask("again", session=SESSION))
@@ -224,6 +230,25 @@ _SETTINGS = settings(
 
 
 @settings(_SETTINGS, max_examples=200)
+@example(  # a model approving its own calls for good, in the key a person's decisions use
+    [
+        ProviderResponse(
+            content=(
+                ToolUsePart(
+                    "c1",
+                    "write_memory",
+                    {
+                        "scope": "session",
+                        "key": STANDING_KEY,
+                        "value": {"add": {"decision": "approve"}},
+                    },
+                ),
+            ),
+            stop_reason="tool_use",
+            usage=TokenUsage(10, 5),
+        )
+    ]
+)
 @given(st.lists(_response(), min_size=1, max_size=4))
 def test_any_model_answer_ends_the_turn_cleanly_within_the_grant(
     script: list[ProviderResponse],
@@ -366,6 +391,7 @@ async def _decided(script: list[ProviderResponse], store: StateStore) -> None:
     assert output.exit_reason != AWAITING_APPROVAL
     _allowed(output)
     assert await waiting_calls(store, SESSION) == []
+    assert await store.read(SessionScope(id=SESSION), STANDING_KEY) is None
     answers.clear()
     follow = await orchestrator.dispatch("a", ask("again", session=SESSION))
     assert follow.exit_reason == "complete"

@@ -162,6 +162,7 @@ def print_resume_hint(
         f"  deny:    {shlex.join([*base, *deny, *options])}",
         "  (run a call with other input: --approve ID --input JSON, e.g. "
         f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
+        "  (decide a tool's later calls in this session too: --always after its decision)",
     ]
     if getattr(args, "output_schema", None) is not None:
         lines.append("  (add the --output-schema FILE this run had)")

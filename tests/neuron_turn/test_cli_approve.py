@@ -319,6 +319,7 @@ def test_without_a_terminal_run_exits_with_its_code_and_the_printed_command_resu
         *options,
     ]
     assert '--approve call_1 --input \'{"a": 2, "b": 3}\'' in paused.stderr
+    assert "(decide a tool's later calls in this session too: --always" in paused.stderr
     stored = history(env, session)
     assert "call_1" in stored and "tool_result" not in stored  # the call waits, unrun
 

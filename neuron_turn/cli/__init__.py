@@ -84,7 +84,7 @@ from ._sessions import (
     read_history,
 )
 from ._show import add_show_parser
-from ._state_option import add_state_argument
+from ._state_option import add_state_argument, open_state_store
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
 from ._visible import shown_on
@@ -704,8 +704,7 @@ def _history_command(args: argparse.Namespace) -> int:
 
 def _read_only_store(args: argparse.Namespace) -> StateReader:
     # Listing needs read access only: the file is neither written nor created.
-    options = {"read_only": True} | ({} if args.state is None else {"path": args.state})
-    store: StateReader = get_plugin_manager().get_state_store("sqlite", **options)
+    store: StateReader = open_state_store(args.state, read_only=True)
     return store
 
 

@@ -13,20 +13,17 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import Final
 
 from layer0 import SessionScope, StateStore
 
-from ..loop.standing import STANDING_KEY, standing_effect, standing_from_json
-from ..plugins import get_plugin_manager
+from ..loop.standing import STANDING_KEY, standing_from_json, standing_json
+from ._approve import PROG
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK
-from ._state_option import add_state_argument
+from ._state_option import add_state_argument, open_state_store
 from ._visible import shown_on
 
 __all__ = ["add_revoke_parser"]
-
-_PROG: Final = "neuron-turn"
 
 
 def add_revoke_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,8 +47,7 @@ def revoke_command(args: argparse.Namespace) -> int:
 
 
 async def _revoke(path: str | None, session: str, tools: Sequence[str]) -> int:
-    options = {} if path is None else {"path": path}
-    store: StateStore = get_plugin_manager().get_state_store("sqlite", **options)
+    store: StateStore = open_state_store(path)
     scope = SessionScope(id=session)
     try:
         # Read plainly: a state file that cannot be used is the state file's error (its code).
@@ -61,22 +57,22 @@ async def _revoke(path: str | None, session: str, tools: Sequence[str]) -> int:
         if unknown:
             given = ", ".join(sorted(standing)) or "none"
             _say(
-                f"{_PROG}: error: no decision for good for {', '.join(unknown)} in session "
+                f"{PROG}: error: no decision for good for {', '.join(unknown)} in session "
                 f"{session!r} (it has: {given}); `neuron-turn sessions` lists them"
             )
             return EXIT_NOT_FOUND
         left = {name: decided for name, decided in standing.items() if name not in named}
         if left:
-            await store.write(scope, STANDING_KEY, standing_effect(session, left).value)
+            await store.write(scope, STANDING_KEY, standing_json(left))
         elif standing:
             await store.delete(scope, STANDING_KEY)
     finally:
         await close_resource(store)
     if not named:
-        _say(f"{_PROG}: session {session!r} has no decisions given for good; nothing to take back")
+        _say(f"{PROG}: session {session!r} has no decisions given for good; nothing to take back")
     else:
         _say(
-            f"{_PROG}: took back the decisions for good for {', '.join(sorted(named))} in "
+            f"{PROG}: took back the decisions for good for {', '.join(sorted(named))} in "
             f"session {session!r}: their calls wait for a person again"
         )
     return EXIT_OK

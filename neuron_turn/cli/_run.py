@@ -51,6 +51,7 @@ from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
 from ._fallback import local_agent
 from ._sessions import new_session_note, record_run
+from ._state_option import open_state_store
 from .progress import ProgressHook
 
 REPORTED: Final = (PluginError, ProviderError, Layer0Error, ToolError)
@@ -194,7 +195,7 @@ async def run_turn(
     orchestration = request.orchestration
     limit = request.config.max_duration
     async with AsyncExitStack() as stack:
-        store = _state_store(manager, orchestration.state_path)
+        store = open_state_store(orchestration.state_path, manager=manager)
         stack.push_async_callback(close_resource, store)
         if orchestration.name == "local":
             if request.session is not None:
@@ -253,7 +254,7 @@ async def serve_worker(
 ) -> None:
     """Host the command line's agent for `orchestration.name` until interrupted."""
     async with AsyncExitStack() as stack:
-        store = _state_store(manager, orchestration.state_path)
+        store = open_state_store(orchestration.state_path, manager=manager)
         stack.push_async_callback(close_resource, store)
         turn, _ = await build_turn(stack, manager, spec, store)
         options = orchestration.options()
@@ -450,10 +451,6 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             f"{', '.join(given)} apply to `neuron-turn worker`, not here",
             file=sys.stderr,
         )
-
-
-def _state_store(manager: PluginManager, path: str | None) -> StateStore:
-    return manager.get_state_store("sqlite", **({} if path is None else {"path": path}))
 
 
 async def _say_if_new(store: StateStore, session: str) -> None:

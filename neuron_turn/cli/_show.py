@@ -33,10 +33,9 @@ from layer0 import (
 )
 
 from ..loop._exit_text import exit_reason_text
-from ..plugins import get_plugin_manager
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
-from ._state_option import add_state_argument
+from ._state_option import add_state_argument, open_state_store
 from ._visible import shown_on
 
 __all__ = ["add_show_parser", "open_records"]
@@ -100,8 +99,7 @@ def open_records(state: str | None) -> TurnRecordReader:
     """
     from layer0 import StateError
 
-    options = {"read_only": True} | ({} if state is None else {"path": state})
-    store: object = get_plugin_manager().get_state_store("sqlite", **options)
+    store: object = open_state_store(state, read_only=True)
     if not isinstance(store, TurnRecordReader):
         raise StateError(f"the state store {store!r} keeps no turn records")
     return store

@@ -40,6 +40,7 @@ from ._outcome import stop_note
 from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, streamed
 from ._sessions import new_session_note, read_history, record_run
+from ._state_option import open_state_store
 from ._stream_output import TextPrinter
 from ._visible import shown_on
 from ._waiting import WaitingLine, on_terminal, watched
@@ -182,8 +183,7 @@ async def open_chat(
     Returns the chat, the model that answers and what the session holds (a
     count of messages, or for a new session the note offering the nearest id).
     """
-    options = {} if state_path is None else {"path": state_path}
-    store = manager.get_state_store("sqlite", **options)
+    store: StateStore = open_state_store(state_path, manager=manager)
     stack.push_async_callback(close_resource, store)
     turn, model = await build_turn(stack, manager, spec, store)
     orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)

@@ -19,6 +19,7 @@ model cannot approve its own calls. A delegated agent's call decided with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
@@ -43,6 +44,7 @@ __all__ = [
     "read_standing",
     "standing_effect",
     "standing_from_json",
+    "standing_json",
     "standing_refusal",
 ]
 
@@ -99,8 +101,13 @@ def standing_from_json(session: SessionId, stored: JsonValue) -> dict[str, Stand
 
 def standing_effect(session: SessionId, standing: dict[str, StandingDecision]) -> WriteMemoryEffect:
     """Return the effect storing `standing` as `session`'s standing decisions."""
-    value = {name: decided.model_dump(mode="json") for name, decided in standing.items()}
+    value = standing_json(standing)
     return WriteMemoryEffect(scope=SessionScope(id=session), key=STANDING_KEY, value=value)
+
+
+def standing_json(standing: Mapping[str, StandingDecision]) -> JsonValue:
+    """Return `standing` as stored under `STANDING_KEY` (`standing_from_json` reads it)."""
+    return {name: decided.model_dump(mode="json") for name, decided in standing.items()}
 
 
 def standing_refusal(call: ToolUsePart, decided: StandingDecision) -> RefusedCall:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .loop.context import CompactionBudget, ContextStrategy
     from .loop.continuation import (
         INTERRUPTED,
+        KEPT_COUNTS_KEY,
         CarriedCounts,
         ContinuationError,
         carried_counts,
@@ -214,6 +215,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.continuation": (
         "INTERRUPTED",
+        "KEPT_COUNTS_KEY",
         "CarriedCounts",
         "ContinuationError",
         "carried_counts",
@@ -391,6 +393,7 @@ __all__ = [
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
     "INTERRUPTED",
+    "KEPT_COUNTS_KEY",
     "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
     "STANDING_KEY",

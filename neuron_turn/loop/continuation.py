@@ -21,6 +21,14 @@ loop keeps across model calls (`CarriedCounts`): the failed calls in a row
 stuck check), and the answers that failed the output type (the output
 retries). A turn in two parts stops where it would have stopped in one.
 
+The partial output keeps those counts in the session too: a `write_memory`
+of the session scope's `KEPT_COUNTS_KEY`, naming the call whose result ends
+the part, beside the history it appends. So a continuation marked `true`,
+built later and elsewhere (`neuron-turn resume SESSION` in another process),
+reads them there and counts on, as long as the history still ends where the
+part left it. No tool may read or change that key, so a model cannot reset
+its own circuit breaker.
+
 A partial is offered only when a continuation can read what `output`
 appends (the turn has a session and a state reader) and once a tool ran,
 or was cut off by a cancellation (its result says so, as it may have had
@@ -48,22 +56,35 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import Content, CustomExit, NonRetryableError, TurnInput
+from layer0 import (
+    Content,
+    CustomExit,
+    NonRetryableError,
+    SessionId,
+    SessionScope,
+    StateReader,
+    TurnInput,
+    WriteMemoryEffect,
+)
 
 from ._convert import is_empty
 from ._output_round import CALL_OPTIONS_KEY
+from ._stored_history import read_kept
 from .approval import match_decisions, pending_in
-from .provider import ProviderMessage
+from .provider import ProviderMessage, ToolResultPart
 
 __all__ = [
     "CONTINUE_OPTION",
     "INTERRUPTED",
+    "KEPT_COUNTS_KEY",
     "CarriedCounts",
     "ContinuationError",
     "carried_counts",
     "check_continuation",
     "continuation_input",
     "continues",
+    "kept_counts_effect",
+    "read_kept_counts",
 ]
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
@@ -72,6 +93,11 @@ INTERRUPTED: Final = CustomExit.model_construct(name="interrupted")
 
 CONTINUE_OPTION: Final = "continue"
 """The key under `TurnInput.metadata["neuron_turn"]` that makes an input a continuation."""
+
+KEPT_COUNTS_KEY: Final = "neuron_turn/kept_counts"
+"""The session-scope key of the counts a kept partial turn left for its continuation."""
+
+_AFTER: Final = "after"
 
 _WHERE: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}][{CONTINUE_OPTION!r}]"
 
@@ -168,21 +194,28 @@ def carried_counts(metadata: JsonValue) -> CarriedCounts | None:
     mark = options.get(CONTINUE_OPTION) if isinstance(options, dict) else None
     if not isinstance(mark, dict):
         return None
-    unknown = sorted(set(mark) - {*_COUNTS, "last_call"})
+    return _counts_from(mark, _WHERE)
+
+
+def _counts_from(mark: dict[str, JsonValue], where: str, *extra: str) -> CarriedCounts:
+    """The counts `mark` (found at `where`, and allowed the keys `extra` too) holds.
+
+    Raises:
+        ContinuationError: naming the count that is not one.
+    """
+    unknown = sorted(set(mark) - {*_COUNTS, "last_call", *extra})
     if unknown:
-        raise ContinuationError(f"{_WHERE} has unknown counts: {', '.join(unknown)}")
+        raise ContinuationError(f"{where} has unknown counts: {', '.join(unknown)}")
     values: dict[str, int] = {}
     for name in _COUNTS:
         value = mark.get(name, 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ContinuationError(
-                f"{_WHERE}[{name!r}] must be a count (0 or more), not {value!r}"
-            )
+            raise ContinuationError(f"{where}[{name!r}] must be a count (0 or more), not {value!r}")
         values[name] = value
-    return CarriedCounts(**values, last_call=_last_call(mark.get("last_call")))
+    return CarriedCounts(**values, last_call=_last_call(mark.get("last_call"), where))
 
 
-def _last_call(value: JsonValue) -> tuple[str, JsonValue] | None:
+def _last_call(value: JsonValue, where: str) -> tuple[str, JsonValue] | None:
     if value is None:
         return None
     if isinstance(value, dict) and set(value) == {"name", "input"}:
@@ -190,8 +223,56 @@ def _last_call(value: JsonValue) -> tuple[str, JsonValue] | None:
         if isinstance(name, str):
             return name, value["input"]
     raise ContinuationError(
-        f"{_WHERE}['last_call'] must be an object with a name and an input, not {value!r}"
+        f"{where}['last_call'] must be an object with a name and an input, not {value!r}"
     )
+
+
+def kept_counts_effect(
+    session: SessionId, counts: CarriedCounts, messages: Sequence[ProviderMessage]
+) -> WriteMemoryEffect | None:
+    """Return the effect keeping a partial turn's `counts` in `session`, beside its `messages`.
+
+    None when `messages` (the part's, as appended) do not end with a call's
+    result, which a continuation could not go on from anyway.
+    """
+    after = _last_result(messages)
+    if after is None:
+        return None
+    value: dict[str, JsonValue] = {_AFTER: after, **counts.as_json()}
+    return WriteMemoryEffect(scope=SessionScope(id=session), key=KEPT_COUNTS_KEY, value=value)
+
+
+async def read_kept_counts(
+    state: StateReader, session: SessionId, history: Sequence[ProviderMessage]
+) -> CarriedCounts | None:
+    """Return the counts the partial turn that `history` ends with kept (None: none kept).
+
+    Counts kept by an earlier partial turn, whose history has grown since,
+    are not this continuation's: None.
+
+    Raises:
+        ContinuationError: what is kept is not counts (another program wrote it).
+        NonRetryableError: the store judged the read.
+        RetryableError: the store failed otherwise.
+    """
+    kept = await read_kept(state, session, KEPT_COUNTS_KEY, "the counts of a kept partial turn")
+    if kept is None:
+        return None
+    where = f"the kept counts of session {session!r} (key {KEPT_COUNTS_KEY!r})"
+    if not isinstance(kept, dict) or not isinstance(kept.get(_AFTER), str):
+        raise ContinuationError(
+            f"{where} must be an object naming the call it follows ({_AFTER!r}), not {kept!r}"
+        )
+    counts = _counts_from(kept, where, _AFTER)
+    return counts if kept[_AFTER] == _last_result(history) else None
+
+
+def _last_result(messages: Sequence[ProviderMessage]) -> str | None:
+    """The id of the call whose result ends `messages`, if they end with one."""
+    if not messages or messages[-1].role != "user":
+        return None
+    results = [part for part in messages[-1].content if isinstance(part, ToolResultPart)]
+    return results[-1].tool_use_id if results else None
 
 
 def check_continuation(

@@ -23,7 +23,6 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from layer0 import (
-    HISTORY_KEY,
     AgentScope,
     CustomScope,
     DelegateEffect,
@@ -44,7 +43,7 @@ from layer0 import (
 )
 from neuron_tool import ToolSchema
 
-from .standing import is_standing_key
+from ._loop_keys import kept_by_loop
 
 __all__ = [
     "EFFECT_TOOL_NAMES",
@@ -163,17 +162,12 @@ def _memory_scope(text: str, key: str, session: SessionId | None) -> Scope:
             "this turn has no session, so there is no 'session' scope to use"
         )
     scope = parse_scope(text, session)
-    if isinstance(scope, SessionScope) and key == HISTORY_KEY:
-        # The conversation itself: only the orchestrator appends to it.
+    held = kept_by_loop(scope, key)
+    if held is not None:
+        # The conversation, a person's decisions, the loop's counts: only the loop writes them.
         raise EffectNotGrantedError(
-            f"the key {HISTORY_KEY!r} of a session holds its conversation history, "
-            "which no tool may change; choose another key"
-        )
-    if is_standing_key(scope, key):
-        # What a person allowed: a model must not approve its own calls.
-        raise EffectNotGrantedError(
-            f"the key {key!r} of a session holds a person's standing decisions, "
-            "which no tool may change; choose another key"
+            f"the key {key!r} of a session holds {held}, which no tool may change; "
+            "choose another key"
         )
     return scope
 

@@ -32,14 +32,13 @@ from layer0 import (
     EffectPolicy,
     Scope,
     SessionId,
-    SessionScope,
     StateReader,
     scope_text,
 )
 from neuron_tool import ToolSchema
 
+from ._loop_keys import kept_by_loop
 from .effect_tools import OWN_SESSION, parse_scope
-from .standing import is_standing_key
 
 __all__ = [
     "MEMORY_TOOL_NAMES",
@@ -283,7 +282,7 @@ class MemoryReader:
 
     async def _list(self, scope: Scope, args: _List) -> dict[str, JsonValue]:
         limit = self._limit(args.limit)
-        keys = [k for k in await self.state.list(scope, args.prefix) if not _kept_by_loop(scope, k)]
+        keys = [k for k in await self.state.list(scope, args.prefix) if not kept_by_loop(scope, k)]
         shown: list[JsonValue] = [self._short(key) for key in keys[:limit]]
         result: dict[str, JsonValue] = {"prefix": args.prefix, "keys": shown}
         notes = []
@@ -300,7 +299,7 @@ class MemoryReader:
         # One more than shown tells whether there were more; two more again in
         # case the history and the standing decisions are among them.
         found = await self.state.search(scope, args.query, limit + 3)
-        hits = [hit for hit in found if not _kept_by_loop(scope, hit.key)]
+        hits = [hit for hit in found if not kept_by_loop(scope, hit.key)]
         results: list[JsonValue] = [
             {
                 "key": self._short(hit.key),
@@ -326,22 +325,14 @@ def _cut(text: str, most: int) -> str:
     return data[: most - 3].decode(errors="ignore") + "…"
 
 
-def _kept_by_loop(scope: Scope, key: str) -> bool:
-    """Whether `key` of `scope` is the loop's, not memory: a history, standing decisions."""
-    return isinstance(scope, SessionScope) and (key == HISTORY_KEY or is_standing_key(scope, key))
-
-
 def _refuse_kept_by_loop(scope: Scope, key: str) -> None:
-    if is_standing_key(scope, key):
-        raise MemoryNotGrantedError(
-            f"Refused: the key {key!r} of a session holds a person's standing decisions, "
-            "which are not memory"
-        )
-    if _kept_by_loop(scope, key):
-        raise MemoryNotGrantedError(
-            f"Refused: the key {HISTORY_KEY!r} of a session holds its conversation history, "
-            "which is not memory; the conversation so far is already in front of you"
-        )
+    held = kept_by_loop(scope, key)
+    if held is None:
+        return
+    also = "; the conversation so far is already in front of you" if key == HISTORY_KEY else ""
+    raise MemoryNotGrantedError(
+        f"Refused: the key {key!r} of a session holds {held}, which is not memory{also}"
+    )
 
 
 def _problems(exc: ValidationError) -> str:

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationEr
 
 from layer0 import (
     ContextAssemblyError,
-    Scope,
     SessionId,
     SessionScope,
     StateReader,
@@ -40,7 +39,6 @@ from .provider import ToolUsePart
 __all__ = [
     "STANDING_KEY",
     "StandingDecision",
-    "is_standing_key",
     "read_standing",
     "standing_effect",
     "standing_from_json",
@@ -62,11 +60,6 @@ class StandingDecision(BaseModel):
 
 
 _STANDING: Final = TypeAdapter(dict[str, StandingDecision])
-
-
-def is_standing_key(scope: Scope, key: str) -> bool:
-    """Whether `key` of `scope` holds a session's standing decisions, which no tool may touch."""
-    return isinstance(scope, SessionScope) and key == STANDING_KEY
 
 
 async def read_standing(state: StateReader, session: SessionId) -> dict[str, StandingDecision]:

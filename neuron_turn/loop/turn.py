@@ -85,11 +85,14 @@ from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
 from .continuation import (
     INTERRUPTED,
+    CarriedCounts,
     ContinuationError,
     carried_counts,
     check_continuation,
     continuation_input,
     continues,
+    kept_counts_effect,
+    read_kept_counts,
 )
 from .effect_answers import (
     ChecksDecisions,
@@ -382,6 +385,8 @@ class NeuronTurn(Generic[OutT]):
             standing = await read_standing(self.state, input.session)
         if continuing:
             check_continuation(input, history, has_state=self.state is not None)
+            if counts is None and self.state is not None and input.session is not None:
+                counts = await read_kept_counts(self.state, input.session, history)
             # Its first part called a tool, so a tool choice that forces one call is spent.
             output.tool_called = True
         pending = pending_in(history)
@@ -519,7 +524,7 @@ class NeuronTurn(Generic[OutT]):
             return None
         run.close_unanswered()
         run.drop_refused_answer()
-        return self._part_so_far(run, input, answers, recorder)
+        return self._part_so_far(run, input, answers, recorder, keep_counts=True)
 
     def _continuable(self, run: RunState) -> bool:
         """Whether a continuation could go on from `run`: its tools ran, a session keeps them."""
@@ -533,17 +538,25 @@ class NeuronTurn(Generic[OutT]):
         input: TurnInput,
         answers: OutputRound,
         recorder: TimelineRecorder | None,
+        *,
+        keep_counts: bool = False,
     ) -> PartialTurn:
         """`run` as it stands, as a partial turn and the continuation that goes on from it.
 
         Its messages must end on the user's side, every call answered (`_partial`
-        sees to that; a round of tool calls just ended leaves them so).
+        sees to that; a round of tool calls just ended leaves them so). With
+        `keep_counts` (a run that ended there, not a checkpoint, whose continuation
+        goes on in the same runner), the output also keeps the counts in the session.
 
         Raises:
             ContinuationError: the input's metadata is not an object.
         """
-        continuation = continuation_input(input, run.counts(answers.failures))
-        output = _with_timeline(run.output(INTERRUPTED), recorder, run.turn_id)
+        counts = run.counts(answers.failures)
+        continuation = continuation_input(input, counts)
+        output = run.output(INTERRUPTED)
+        if keep_counts:
+            output = _keeping_counts(output, run, counts)
+        output = _with_timeline(output, recorder, run.turn_id)
         config = continuation.config or TurnConfig()
         limits = _remaining_limits(run)
         return PartialTurn(
@@ -961,6 +974,15 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
+
+
+def _keeping_counts(output: TurnOutput, run: RunState, counts: CarriedCounts) -> TurnOutput:
+    """`output` also keeping `counts` in the run's session, for a continuation built later."""
+    assert run.session is not None  # `_continuable`
+    kept = kept_counts_effect(run.session, counts, run.new_messages())
+    if kept is None:
+        return output
+    return output.model_copy(update={"effects": [kept, *output.effects]})
 
 
 def _carried(parts: Sequence[ContentPart]) -> Sequence[ContentPart]:

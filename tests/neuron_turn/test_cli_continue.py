@@ -103,3 +103,20 @@ def test_the_resume_command_carries_what_the_failed_part_left_of_the_limits(
     assert 0 < float(command[command.index("--max-duration") + 1]) < 600
     assert main(command[1:]) == EXIT_OK
     assert "the sum is 5" in capsys.readouterr().out
+
+
+def test_resume_counts_on_from_the_calls_the_failed_part_made(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    turn = ["--model", "fixture:repeat-limit", "--tool", "fixture_add"]
+    argv = ["run", "add, again and again", *turn, "--session", "s6", "--retries", "0"]
+    assert main(argv) == EXIT_RETRYABLE
+    error = capsys.readouterr().err.splitlines()[-1]
+    command = shlex.split(error.split("`")[1])
+
+    assert main([*command[1:], "--jsonl"]) == EXIT_OK
+    events = events_of(capsys.readouterr().out)
+    # The part made the same call twice, so the stuck check (more than three in a row)
+    # ends the turn on the resume's second, not its fourth.
+    assert [e["type"] for e in events].count("tool_result") == 2
+    assert events[-1]["output"]["exit_reason"] == {"custom": "stuck_detected"}  # type: ignore[index]

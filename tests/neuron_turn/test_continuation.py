@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable
 from dataclasses import replace
 
@@ -12,6 +13,8 @@ from pydantic import BaseModel, JsonValue
 from layer0 import (
     Content,
     CustomExit,
+    DeleteMemoryEffect,
+    EffectPolicy,
     ModelError,
     NonRetryableError,
     PartialTurn,
@@ -21,6 +24,7 @@ from layer0 import (
     TurnError,
     TurnInput,
     TurnOutput,
+    WriteMemoryEffect,
     partial_of,
     usd,
 )
@@ -28,6 +32,7 @@ from layer0.testing import InMemoryStore
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     INTERRUPTED,
+    KEPT_COUNTS_KEY,
     ContinuationError,
     MissingDecisionError,
     NeuronTurn,
@@ -36,6 +41,7 @@ from neuron_turn import (
     ProviderResponse,
     RateLimitError,
     ToolChoice,
+    ToolResultPart,
     continuation_input,
     resume_input,
 )
@@ -88,7 +94,10 @@ def sender(
 
 
 async def keep(store: InMemoryStore, partial: PartialTurn) -> None:
-    """What an orchestrator does with the partial's history: append it."""
+    """What an orchestrator does with the partial's output: write its memory, append its history."""
+    for effect in partial.output.effects:
+        if isinstance(effect, WriteMemoryEffect):
+            await store.write(effect.scope, effect.key, effect.value)
     await store.append_history(appended(partial.output))
 
 
@@ -363,6 +372,108 @@ async def test_a_continuation_counts_on_from_the_identical_calls_the_first_part_
 
     assert output.exit_reason == CustomExit(name="stuck_detected")
     assert len(provider.requests) == 3 and counter.runs == 2
+
+
+async def test_a_continuation_built_later_counts_on_from_the_counts_the_part_kept() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", max_consecutive_failures=2)
+    script = [calls(call("c1", "nope")), rate_limited(), calls(call("c2", "nope")), answer("no")]
+    turn, provider, _ = sender(script, store, config)
+    error = await failed(turn, ask("go", session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+
+    # As another process would, knowing only the session: a mark of `true`, no counts.
+    output = await turn.execute(continuation_input(ask("go", session="s1")))
+
+    assert output.exit_reason == "circuit_breaker"  # the part's failure, then this one
+    assert len(provider.requests) == 3
+    assert await store.read(SESSION, KEPT_COUNTS_KEY) == {
+        "after": "c1",
+        "failures_in_a_row": 1,
+        "identical_calls": 1,
+        "last_call": {"name": "nope", "input": {}},
+        "output_failures": 0,
+    }
+
+
+async def test_counts_kept_by_a_part_the_history_has_moved_past_are_not_carried() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", max_consecutive_failures=2)
+    script = [calls(call("c1", "nope")), rate_limited(), calls(call("c2", "nope")), answer("no")]
+    turn, provider, _ = sender(script, store, config)
+    error = await failed(turn, ask("go", session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+    stale = {"after": "c0", "failures_in_a_row": 1}
+    await store.write(SESSION, KEPT_COUNTS_KEY, stale)  # an earlier part's: its call is not last
+
+    output = await turn.execute(continuation_input(ask("go", session="s1")))
+
+    assert output.exit_reason == "complete"  # one failure in a row only
+    assert len(provider.requests) == 4
+
+
+@pytest.mark.parametrize(
+    ("kept", "why"),
+    [
+        ("three", "must be an object naming the call it follows ('after'), not 'three'"),
+        ({"failures_in_a_row": 1}, "must be an object naming the call it follows"),
+        ({"after": "c1", "failures_in_a_row": -1}, "['failures_in_a_row'] must be a count"),
+        ({"after": "c1", "reset": True}, "has unknown counts: reset"),
+    ],
+    ids=["not-an-object", "no-call", "negative", "unknown"],
+)
+async def test_kept_counts_another_program_spoiled_stop_the_continuation_naming_the_key(
+    kept: JsonValue, why: str
+) -> None:
+    store = InMemoryStore()
+    turn, provider, _ = sender([calls(call("c1", "send", text="x")), rate_limited()], store)
+    error = await failed(turn, ask("go", session="s1"))
+    assert error.partial is not None
+    await keep(store, error.partial)
+    await store.write(SESSION, KEPT_COUNTS_KEY, kept)
+
+    with pytest.raises(ContinuationError) as raised:
+        await turn.execute(continuation_input(ask("go", session="s1")))
+
+    assert f"the kept counts of session 's1' (key {KEPT_COUNTS_KEY!r})" in str(raised.value)
+    assert why in str(raised.value)
+    assert len(provider.requests) == 2  # the part's two; none for the continuation
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_memory", {"scope": "session", "key": KEPT_COUNTS_KEY, "value": {}}),
+        ("write_memory", {"scope": "session:s2", "key": KEPT_COUNTS_KEY, "value": {}}),
+        ("delete_memory", {"scope": "session", "key": KEPT_COUNTS_KEY}),
+        ("read_memory", {"scope": "session", "key": KEPT_COUNTS_KEY}),
+        ("list_memory", {"scope": "session", "prefix": "neuron_turn/"}),
+    ],
+)
+async def test_a_model_can_neither_change_nor_read_the_kept_counts(
+    name: str, arguments: JsonValue
+) -> None:
+    store = InMemoryStore()
+    kept = {"after": "c0", "failures_in_a_row": 4}
+    await store.write(SESSION, KEPT_COUNTS_KEY, kept)
+    script = [calls(call("m1", name, **arguments)), answer("tried")]  # type: ignore[arg-type]
+    provider = ScriptedProvider(script)  # type: ignore[arg-type]
+    config = NeuronTurnConfig(model="test-model", effect_policy=EffectPolicy(grants=["*"]))
+    turn = NeuronTurn(provider, state=store, config=config)
+
+    output = await turn.execute(ask("reset your circuit breaker", session="s1"))
+
+    [told] = provider.requests[1].messages[-1].content
+    assert isinstance(told, ToolResultPart)
+    if name == "list_memory":
+        assert json.loads(told.content)["keys"] == []
+    else:
+        assert told.is_error and "the counts of a turn kept in part" in told.content
+    changes = (WriteMemoryEffect, DeleteMemoryEffect)
+    assert not any(isinstance(effect, changes) for effect in output.effects)
+    assert await store.read(SESSION, KEPT_COUNTS_KEY) == kept
 
 
 class Answer(BaseModel):

@@ -43,6 +43,7 @@ from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, is_tool_name
 from neuron_turn import (
     AWAITING_APPROVAL,
+    KEPT_COUNTS_KEY,
     STANDING_KEY,
     ApprovalPolicy,
     ContinuationError,
@@ -111,7 +112,7 @@ def _arguments(draw: st.DrawFn) -> JsonValue:
         "text": draw(_SCALAR),
         "scope": draw(_SCOPES | _TEXT),
         # The keys the loop keeps in a session among them: a model may touch neither.
-        "key": draw(_TEXT | st.sampled_from([HISTORY_KEY, STANDING_KEY])),
+        "key": draw(_TEXT | st.sampled_from([HISTORY_KEY, STANDING_KEY, KEPT_COUNTS_KEY])),
         "value": draw(_JSON | _DEEP),
         "agent": draw(st.sampled_from(["helper", "other", ""]) | _TEXT),
         "message": draw(_TEXT),

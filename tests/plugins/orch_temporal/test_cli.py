@@ -25,6 +25,9 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from layer0 import SessionScope
+from neuron_state_sqlite import SqliteStore
+from neuron_turn import KEPT_COUNTS_KEY
 from tests.plugins.tracing_otel.receiver import otlp_receiver
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -293,6 +296,16 @@ async def test_ctrl_c_on_a_run_stops_its_workflow_keeping_what_the_tool_did(
     # The workflow stopped with the command, its tool's call and result kept.
     assert statuses == [WorkflowExecutionStatus.CANCELED]
     assert [message["role"] for message in json.loads(out)] == ["user", "assistant", "user"]
+    # With the counts its loop kept, which the command's continuation reads there.
+    async with SqliteStore(state) as store:
+        kept = await store.read(SessionScope(id="s5"), KEPT_COUNTS_KEY)
+    assert kept == {
+        "after": "call_1",
+        "failures_in_a_row": 0,
+        "identical_calls": 1,
+        "last_call": {"name": "fixture_add", "input": {"a": 2, "b": 3}},
+        "output_failures": 0,
+    }
 
     # The command it names goes on from there (on a worker whose model answers now).
     answering = ("--model", "fixture:tool", "--tool", "fixture_add")

@@ -39,11 +39,9 @@ from typing import Final
 from layer0 import ModelError
 from neuron_tool import is_tool_name
 
+from ._nesting import MAX_INPUT_DEPTH, deeper_than
 from ._well_formed import well_formed
 from .provider import ContentPart, ProviderMessage, RawPart, ToolUsePart
-
-MAX_INPUT_DEPTH: Final = 64
-"""Deepest nesting of objects and arrays a tool call's arguments may have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,26 +179,3 @@ def _misnamed(call: ToolUsePart) -> RefusedCall:
 
 
 _NOT_IN_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def deeper_than(value: object, limit: int) -> bool:
-    """Return whether `value` nests deeper than `limit` objects and arrays.
-
-    Depth-first and recursive only as deep as `limit`, so a cyclic value (a
-    provider's own Python objects, never parsed JSON) ends at the limit too.
-    """
-    if isinstance(value, dict):
-        children: Iterable[object] = value.values()
-    elif isinstance(value, list | tuple):
-        children = value
-    else:
-        return False
-    if limit < 1:
-        return True
-    for child in children:
-        if isinstance(child, _NESTED) and deeper_than(child, limit - 1):
-            return True
-    return False
-
-
-_NESTED: Final = (dict, list, tuple)

@@ -63,7 +63,7 @@ from layer0 import (
 from neuron_tool import ToolError, ToolSchema
 from neuron_tool.schema import InputValidator
 
-from ._tool_input import MAX_INPUT_DEPTH, deeper_than
+from ._nesting import MAX_INPUT_DEPTH, deeper_than
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
 _logger: Final = logging.getLogger("neuron_turn")

@@ -5,7 +5,9 @@ starts, its text, thinking and tool-call deltas arrive, the call ends with
 its usage and cost, the tools run (each with its own duration, and
 `ToolProgress` reports from tools that ask for a `RunContext`), effects are
 declared, a hook or a limit may stop the turn, and last `TurnDone` carries
-the `TurnOutput` that `execute` would have returned. A streaming provider
+the `TurnOutput` that `execute` would have returned. A turn with an output
+type also yields `OutputDelta`: its answer, typed, as far as it has arrived.
+A streaming provider
 yields the four delta types and ends with its `ProviderResponse`.
 
 They are frozen slotted dataclasses, built on the hot path of a stream; each
@@ -34,6 +36,7 @@ __all__ = [
     "LimitReached",
     "ModelCallDone",
     "ModelCallStart",
+    "OutputDelta",
     "ProviderDelta",
     "TextDelta",
     "ThinkingDelta",
@@ -81,6 +84,24 @@ class ToolCallDelta:
     kind: ClassVar[str] = "tool_call_delta"
     id: str
     arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutputDelta:
+    """The turn's typed answer as far as it has arrived (a streamed turn with an output type).
+
+    Yielded each time the answer grows into a different value that validates
+    as far as it goes: its last string, list item or entry may be cut short,
+    a number still arriving is left out, and the required fields are there.
+    See `neuron_turn.loop._output_follower`.
+    """
+
+    kind: ClassVar[str] = "output_delta"
+    value: Any
+    """The answer so far as the output type (for a raw JSON Schema, its JSON); rebuilt by
+    `event_from_json`, its JSON."""
+    data: JsonValue
+    """The answer so far as JSON (the output type's fields, defaults included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +202,7 @@ TurnEvent: TypeAlias = (
     | ThinkingDelta
     | ToolCallStart
     | ToolCallDelta
+    | OutputDelta
     | ModelCallStart
     | ModelCallDone
     | ToolStart
@@ -220,6 +242,8 @@ def _fields(event: TurnEvent) -> _Json:
         return {"id": event.id, "name": event.name}
     if isinstance(event, ToolCallDelta):
         return {"id": event.id, "arguments": event.arguments}
+    if isinstance(event, OutputDelta):
+        return {"value": event.data}
     if isinstance(event, ModelCallStart):
         return {"call": event.call}
     if isinstance(event, ModelCallDone):
@@ -284,6 +308,7 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
     "thinking_delta": lambda d: ThinkingDelta(str(d["text"])),
     "tool_call_start": lambda d: ToolCallStart(str(d["id"]), str(d["name"])),
     "tool_call_delta": lambda d: ToolCallDelta(str(d["id"]), str(d["arguments"])),
+    "output_delta": lambda d: OutputDelta(d["value"], d["value"]),
     "model_call_start": lambda d: ModelCallStart(int(d["call"])),
     "model_call_done": lambda d: ModelCallDone(
         int(d["call"]),

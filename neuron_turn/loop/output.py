@@ -50,6 +50,8 @@ from layer0 import Content, CustomBlock, TextBlock, TurnOutput
 from neuron_tool import ToolInputError, ToolSchema
 from neuron_tool.schema import InputValidator, InvalidSchemaError, json_schema_of
 
+from ._nesting import MAX_INPUT_DEPTH, deeper_than
+
 __all__ = [
     "FINAL_ANSWER_TOOL",
     "OUTPUT_CONTENT_TYPE",
@@ -260,12 +262,19 @@ class OutputSpec(Generic[T]):
         """Validate a text answer: JSON, possibly in a code fence.
 
         Raises:
-            OutputValidationError: not JSON, or JSON that does not validate.
+            OutputValidationError: not JSON, JSON nested deeper than a tool call's
+                arguments may be (`MAX_INPUT_DEPTH`), or JSON that does not validate.
         """
+        too_deep = f"the answer nests deeper than {MAX_INPUT_DEPTH} levels of objects and arrays"
         try:
             value: JsonValue = json.loads(_json_body(text))
+        except RecursionError:
+            raise OutputValidationError(too_deep) from None
         except ValueError as exc:
             raise OutputValidationError(f"the answer is not valid JSON ({exc})") from exc
+        if deeper_than(value, MAX_INPUT_DEPTH):
+            # As a tool call's arguments: what nests this deep crashes the code reading it.
+            raise OutputValidationError(too_deep)
         return self.validate_json(value)
 
     def validate_json(self, value: JsonValue) -> T:
@@ -291,6 +300,25 @@ class OutputSpec(Generic[T]):
         except ToolInputError as exc:
             raise OutputValidationError(f"at {exc.path}: {exc.message}") from exc
         return cast(T, value)
+
+    def validate_partial(self, value: JsonValue) -> T:
+        """Validate an answer still arriving: its last string, item or entry may be cut short.
+
+        Raises:
+            OutputValidationError: not valid even so (a required field has yet to come).
+        """
+        if self.wrapped:
+            if not isinstance(value, dict) or _WRAP_KEY not in value:
+                raise OutputValidationError(f"{_WRAP_KEY!r} has yet to come")
+            value = value[_WRAP_KEY]
+        if self._adapter is None:
+            return cast(T, value)  # a raw JSON Schema: its JSON, as far as it came
+        try:
+            return self._adapter.validate_python(
+                value, experimental_allow_partial="trailing-strings"
+            )
+        except ValidationError as exc:
+            raise OutputValidationError(_pydantic_errors(exc)) from exc
 
     def dump(self, value: T) -> JsonValue:
         """Return a validated value as JSON."""

@@ -47,6 +47,7 @@ from ._convert import (
     is_empty,
     parts_from_content,
 )
+from ._output_follower import OutputFollower
 from ._output_round import (
     CALL_OPTIONS_KEY,
     Calls,
@@ -771,7 +772,7 @@ class NeuronTurn(Generic[OutT]):
         request = self._request(run, input, tools, output)  # 2
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
-        response = await self._complete(request, run)  # 3
+        response = await self._complete(request, run, output)  # 3
         guarded = well_formed_content(guard_tool_calls(response.content, run.call_ids))
         if guarded is not response.content:
             # A refused call, a call given an id of its own or repaired text took a part's place.
@@ -899,11 +900,16 @@ class NeuronTurn(Generic[OutT]):
             output=output.provider_output(),
         )
 
-    async def _complete(self, request: ProviderRequest, run: RunState) -> ProviderResponse:
+    async def _complete(
+        self, request: ProviderRequest, run: RunState, output: OutputRound
+    ) -> ProviderResponse:
         try:
             if not run.streamed or run.sink is None:
                 return await self.provider.complete(request)
-            return await self._streamed(request, run.sink)
+            sink = run.sink
+            if output.spec is not None:
+                sink = OutputFollower(output.spec, output.mode, sink)
+            return await self._streamed(request, sink)
         except ProviderError as exc:
             raise _turn_error(exc) from exc
         except Exception as exc:

@@ -47,7 +47,7 @@ from neuron_turn import (
     pending_approvals,
     resume_input,
 )
-from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH
+from neuron_turn.loop._nesting import MAX_INPUT_DEPTH
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask, call, calls

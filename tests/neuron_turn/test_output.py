@@ -96,6 +96,20 @@ async def test_an_invalid_then_valid_answer_ends_with_the_value_after_one_correc
     assert "not valid JSON" in correction
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 100_000, '{"answer": ' + "[" * 65 + "]" * 65 + "}"],
+    ids=["past-the-parser", "past-the-limit"],
+)
+async def test_an_answer_nested_too_deep_is_sent_back_and_the_turn_goes_on(text: str) -> None:
+    turn, provider = typed([answer(text), answer('{"answer": 391}')], mode="prompted")
+    output = await turn.execute(ask("What is 17*23?"))
+    assert output.exit_reason == "complete"
+    assert turn.output_value(output) == Answer(answer=391)
+    correction = last_user_text(provider.requests[1])
+    assert "the answer nests deeper than 64 levels of objects and arrays" in correction
+
+
 async def test_a_schema_mismatch_is_sent_back_naming_the_field() -> None:
     turn, provider = typed([answer('{"answer": "many"}'), answer('{"answer": 3}')])
     output = await turn.execute(ask())

@@ -25,7 +25,8 @@ from neuron_state_sqlite import SqliteStore
 from neuron_tool import is_tool_name
 from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart, ToolUsePart
 from neuron_turn.loop._convert import history_from_json
-from neuron_turn.loop._tool_input import MAX_INPUT_DEPTH, guard_tool_calls
+from neuron_turn.loop._nesting import MAX_INPUT_DEPTH
+from neuron_turn.loop._tool_input import guard_tool_calls
 from neuron_turn.loop._well_formed import well_formed
 
 from .support import answer, ask, build, call, calls

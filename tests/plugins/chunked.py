@@ -1,12 +1,17 @@
-"""Streamed HTTP bodies for provider tests: chunks one by one, a cut, a close we can see."""
+"""Streamed HTTP bodies for provider tests: chunks one by one, a cut, a close we can see; a
+typed turn streamed over a provider."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
+from layer0 import TurnInput, TurnOutput
+from neuron_turn import NeuronTurn, NeuronTurnConfig, OutputDelta, Provider
 from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.provider import ProviderResponse
 from neuron_turn.loop.provider_stream import ProviderStreamEvent
@@ -71,3 +76,22 @@ async def collect(
             deltas.append(event)
     assert final is not None, "the stream ended without a response"
     return deltas, final
+
+
+class City(BaseModel):
+    """A typed answer for streamed-output tests."""
+
+    name: str
+    population: int
+    districts: list[str] = []
+
+
+async def typed_partials(provider: Provider, model: str) -> tuple[list[Any], TurnOutput]:
+    """Stream a turn over `provider` with `City` as its output type: its partials, its output."""
+    turn = NeuronTurn(provider, config=NeuronTurnConfig(model=model), output_type=City)
+    partials: list[Any] = []
+    async with turn.stream(TurnInput(message="Paris?", trigger="user")) as events:
+        async for event in events:
+            if isinstance(event, OutputDelta):
+                partials.append(event.value)
+    return partials, events.output

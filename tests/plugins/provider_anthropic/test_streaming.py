@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from neuron_provider_anthropic import AnthropicProvider
+from neuron_turn import output_value
 from neuron_turn.loop.events import TextDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.provider import ProviderRequest, TextPart, ToolUsePart
 from neuron_turn.loop.provider_errors import (
@@ -15,7 +16,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
     ProviderOverloadedError,
 )
-from tests.plugins.chunked import ChunkedBody, client_for, collect
+from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
 
 from ._support import API_KEY, MODEL, message_json, user
 from .test_stream import END, START, block_start, delta, message_delta, sse, stop
@@ -146,3 +147,26 @@ async def test_a_streamed_answer_echoing_the_key_carries_it_nowhere() -> None:
         deltas, final = await collect(p.stream(REQUEST))
 
     assert API_KEY not in repr(deltas) + repr(final)
+
+
+async def test_a_typed_turn_yields_its_answer_as_the_final_answer_calls_json_arrives() -> None:
+    answer = [
+        sse(START),
+        sse(block_start(0, {"type": "tool_use", "id": "toolu_1", "name": "final_answer"})),
+        sse(delta(0, type="input_json_delta", partial_json='{"name": "Paris", "pop')),
+        sse(delta(0, type="input_json_delta", partial_json='ulation": 2100')),
+        sse(delta(0, type="input_json_delta", partial_json='000, "districts": ["Mar')),
+        sse(delta(0, type="input_json_delta", partial_json='ais"]}')),
+        sse(stop(0)),
+        sse(message_delta("tool_use", output_tokens=30)),
+        sse(END),
+    ]
+    async with provider(client_for(ChunkedBody(answer))) as p:
+        partials, output = await typed_partials(p, MODEL)
+
+    # Not before the population is whole; then as each district grows.
+    assert partials == [
+        City(name="Paris", population=2100000, districts=["Mar"]),
+        City(name="Paris", population=2100000, districts=["Marais"]),
+    ]
+    assert output_value(output, City) == partials[-1]

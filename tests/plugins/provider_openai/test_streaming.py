@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from neuron_provider_openai import OpenAIProvider
+from neuron_turn import output_value
 from neuron_turn.loop.events import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.provider import (
     ProviderMessage,
@@ -24,7 +25,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderResponseError,
     RateLimitError,
 )
-from tests.plugins.chunked import ChunkedBody, client_for, collect
+from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
 
 REQUEST = ProviderRequest("gpt-4o-mini", [ProviderMessage("user", [TextPart("hi")])])
 
@@ -214,3 +215,25 @@ async def test_a_streamed_answer_echoing_the_key_carries_it_nowhere() -> None:
         deltas, final = await collect(p.stream(REQUEST))
 
     assert "sk-test" not in repr(deltas) + repr(final)
+
+
+async def test_a_typed_turn_yields_its_answer_as_the_native_json_text_arrives() -> None:
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": '{"name": "Paris", "pop'}),
+        chunk({"content": 'ulation": 2100'}),
+        chunk({"content": '000, "districts": ["Mar'}),
+        chunk({"content": 'ais"]}'}),
+        chunk({}, finish="stop"),
+        USAGE,
+        DONE,
+    ]
+    async with provider(client_for(ChunkedBody(chunks))) as p:
+        partials, output = await typed_partials(p, "gpt-4o-mini")
+
+    # Not before the population is whole; then as each district grows.
+    assert partials == [
+        City(name="Paris", population=2100000, districts=["Mar"]),
+        City(name="Paris", population=2100000, districts=["Marais"]),
+    ]
+    assert output_value(output, City) == partials[-1]

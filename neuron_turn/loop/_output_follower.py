@@ -1,0 +1,121 @@
+"""Following a streamed answer for the turn's typed output, and yielding it as it grows.
+
+A streamed turn with an output type yields `OutputDelta` events: the answer
+as far as it has arrived, parsed as JSON cut short (pydantic-core's partial
+parsing) and validated as far as it goes, as pydantic-ai's `stream_output`
+does. It is read from the model's text (`native` and `prompted` modes, from
+its first `{`, so a code fence or a line of prose before it is passed over)
+or from the arguments of its call to the final-answer tool (`tool` mode).
+
+A number still arriving is left out until what follows it shows it whole (a
+population streamed as `21` on its way to `2100000` must not be shown), and
+a partial is yielded only when it changed and validates: an object whose
+required fields have yet to come is not one yet. The turn's output is still
+the answer that validated whole; a partial can come from an answer that is
+then refused (the model is asked again, and the partials start over).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from pydantic import JsonValue
+from pydantic_core import from_json
+
+from .events import OutputDelta, TextDelta, ToolCallDelta, ToolCallStart, TurnEvent
+from .output import OutputMode, OutputSpec, OutputValidationError
+
+__all__ = ["OutputFollower"]
+
+_NUMBER_TAIL: Final = re.compile(r"[0-9.eE+\-]+$")
+_NOTHING: Final = object()
+
+
+class OutputFollower:
+    """A model call's event sink that also yields its typed answer as it grows.
+
+    One per model call: each call's answer starts afresh.
+    """
+
+    def __init__(
+        self, spec: OutputSpec[Any], mode: OutputMode, sink: Callable[[TurnEvent], None]
+    ) -> None:
+        self._spec = spec
+        self._sink = sink
+        self._tool = spec.tool_name if mode == "tool" else None
+        self._call: str | None = None
+        self._text = ""
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False
+        self._closed = False
+        self._last: object = _NOTHING
+
+    def __call__(self, event: TurnEvent) -> None:
+        self._sink(event)
+        if self._closed:
+            return
+        piece = self._piece(event)
+        if piece and self._take(piece):
+            self._yield_partial()
+
+    def _piece(self, event: TurnEvent) -> str | None:
+        """The part of `event` that belongs to the answer, if any."""
+        if self._tool is None:
+            return event.text if isinstance(event, TextDelta) else None
+        if isinstance(event, ToolCallStart):
+            if event.name == self._tool and self._call is None:
+                self._call = event.id
+            return None
+        if isinstance(event, ToolCallDelta) and event.id == self._call:
+            return event.arguments
+        return None
+
+    def _take(self, piece: str) -> bool:
+        """Add `piece` to the answer's JSON; whether any of it was the answer's."""
+        if not self._text:
+            start = piece.find("{")
+            if start < 0:
+                return False  # prose or a fence before the answer's object
+            piece = piece[start:]
+        for index, char in enumerate(piece):
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif char == "\\":
+                    self._escaped = True
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "{[":
+                self._depth += 1
+            elif char in "}]":
+                self._depth -= 1
+                if self._depth == 0:
+                    # The object is whole: a fence or prose after it is not the answer.
+                    self._text += piece[: index + 1]
+                    self._closed = True
+                    return True
+        self._text += piece
+        return True
+
+    def _yield_partial(self) -> None:
+        # Outside a string, a number at the very end may still grow: left out until whole.
+        text = self._text if self._in_string else _NUMBER_TAIL.sub("", self._text)
+        try:
+            parsed: JsonValue = from_json(text, allow_partial="trailing-strings")
+        except (ValueError, RecursionError):
+            # Not JSON after all, or nested past what the parser takes: the whole
+            # answer's validation says why.
+            return
+        if parsed == self._last:
+            return
+        self._last = parsed
+        try:
+            value = self._spec.validate_partial(parsed)
+        except OutputValidationError:
+            return  # a required field has yet to come
+        self._sink(OutputDelta(value, self._spec.dump(value)))

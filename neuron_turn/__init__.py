@@ -74,6 +74,15 @@ if TYPE_CHECKING:
         event_from_json,
         event_json,
     )
+    from .loop.guardrails import (
+        GUARDRAIL_TRIPPED,
+        GuardrailError,
+        InputGuardrail,
+        OutputGuardrail,
+        Tripwire,
+        input_guardrail,
+        output_guardrail,
+    )
     from .loop.instructions import Instructions, InstructionsError
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.observers import (
@@ -255,6 +264,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "event_from_json",
         "event_json",
     ),
+    ".loop.guardrails": (
+        "GUARDRAIL_TRIPPED",
+        "GuardrailError",
+        "InputGuardrail",
+        "OutputGuardrail",
+        "Tripwire",
+        "input_guardrail",
+        "output_guardrail",
+    ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
@@ -394,6 +412,7 @@ __all__ = [
     "DECISIONS_KEY",
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
+    "GUARDRAIL_TRIPPED",
     "INTERRUPTED",
     "KEPT_COUNTS_KEY",
     "MEMORY_TOOL_NAMES",
@@ -416,8 +435,10 @@ __all__ = [
     "EffectAnswerer",
     "EffectDeclared",
     "EventStream",
+    "GuardrailError",
     "HookHalted",
     "ImagePart",
+    "InputGuardrail",
     "Instructions",
     "InstructionsError",
     "InvalidEditedInputError",
@@ -441,6 +462,7 @@ __all__ = [
     "NotAwaitingApprovalError",
     "OutputDelta",
     "OutputError",
+    "OutputGuardrail",
     "OutputMissingError",
     "OutputMode",
     "OutputSchema",
@@ -504,6 +526,7 @@ __all__ = [
     "ToolResultPart",
     "ToolStart",
     "ToolUsePart",
+    "Tripwire",
     "TurnDone",
     "TurnEvent",
     "TurnObserver",
@@ -540,6 +563,8 @@ __all__ = [
     "get_state_store",
     "get_worker",
     "hookimpl",
+    "input_guardrail",
+    "output_guardrail",
     "output_value",
     "parse_scope",
     "pending_approvals",

@@ -29,6 +29,7 @@ from neuron_tool import ToolSchema
 
 from .output import OutputMode, OutputSchema, OutputSpec, OutputValidationError, output_content
 from .provider import (
+    ContentPart,
     ProviderMessage,
     ProviderResponse,
     TextPart,
@@ -148,6 +149,7 @@ class OutputRound:
         self.tool_called = False
         self.correcting = False
         self.value: JsonValue = None
+        self.typed: Any = None
         self.accepted = False
 
     # --- the request --------------------------------------------------------
@@ -246,6 +248,12 @@ class OutputRound:
             return None
         return output_content(self.spec, self.value)
 
+    def answer(self, content: Sequence[ContentPart]) -> Any:
+        """The final answer, as an output guardrail reads it: the typed value, else the text."""
+        if self.accepted:
+            return self.typed
+        return "".join(part.text for part in content if isinstance(part, TextPart))
+
     def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
         if self.spec is None or self.mode != "tool":
             return []
@@ -311,6 +319,7 @@ class OutputRound:
     def _accept(self, value: Any) -> None:
         assert self.spec is not None
         self.value = self.spec.dump(value)
+        self.typed = value
         self.accepted = True
 
     def _spend_retry(self) -> bool:

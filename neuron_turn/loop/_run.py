@@ -48,6 +48,7 @@ from .provider import (
 )
 
 if TYPE_CHECKING:
+    from .guardrails import InputGuardrail
     from .standing import StandingDecision
 
 __all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
@@ -134,6 +135,9 @@ class RunState:
     standing: Mapping[str, StandingDecision] = field(default_factory=dict)
     """The session's standing decisions, by tool name (`neuron_turn.loop.standing`); read
     only by a turn with an approval policy."""
+    input_guardrails: Sequence[InputGuardrail] = ()
+    """The input guardrails the turn's next model call runs beside (`guardrails`): the first
+    call's, for a turn with a new message; none after it."""
     _merged: list[ProviderMessage] = field(default_factory=list)
     _merged_of: list[ProviderMessage] | None = None
     _merged_last: ProviderMessage | None = None

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
 from .approval import ApprovalPolicy
+from .guardrails import InputGuardrail, OutputGuardrail
 from .instructions import Instructions
 from .memory_tools import MemoryLimits
 from .output import OutputMode
@@ -33,6 +34,9 @@ class NeuronTurnConfig:
     instructions: Instructions | None = None
     """Dynamic instructions: a function of the run context (sync or async) whose text
     follows `system` in each run's system prompt (see `neuron_turn.loop.instructions`)."""
+    guardrails: Sequence[InputGuardrail | OutputGuardrail] = ()
+    """Checks of the user's message (run beside the first model call) and of the final
+    answer that stop the turn when they trip (see `neuron_turn.loop.guardrails`)."""
     model: str = ""
     """The model asked for when the call does not name one."""
     max_turns: int = _DEFAULT_MAX_TURNS

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Final, Generic, cast
+from typing import Any, ClassVar, Final, Generic, NoReturn, cast
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
@@ -47,6 +47,7 @@ from ._convert import (
     is_empty,
     parts_from_content,
 )
+from ._input_screen import InputScreen
 from ._output_follower import OutputFollower
 from ._output_round import (
     CALL_OPTIONS_KEY,
@@ -115,6 +116,13 @@ from .events import (
     TurnDone,
     TurnEvent,
 )
+from .guardrails import (
+    GUARDRAIL_TRIPPED,
+    InputGuardrail,
+    OutputGuardrail,
+    Tripped,
+    first_trip,
+)
 from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
@@ -145,6 +153,7 @@ __all__ = ["NeuronTurn"]
 
 OutT = TypeVar("OutT", default=str)
 _T = TypeVar("_T", default=str)
+_G = TypeVar("_G")
 
 # model_construct: literals need no validation, and validating would build the model at import.
 _HANDOFF: Final = CustomExit.model_construct(name="handoff")
@@ -422,6 +431,9 @@ class NeuronTurn(Generic[OutT]):
         )
         if decisions:
             self._stand_by(run, pending, decisions)
+        if self.config.guardrails and opening:
+            # Only a new message is checked: a resume or a continuation was, when it came.
+            run.input_guardrails = _of_kind(self.config.guardrails, InputGuardrail)
         if counts is not None:
             run.carry(counts)
             output.failures = counts.output_failures
@@ -451,7 +463,7 @@ class NeuronTurn(Generic[OutT]):
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
         result = run.output(reason)
-        message = output.message()
+        message = None if reason == GUARDRAIL_TRIPPED else output.message()
         if message is not None:
             result = result.model_copy(update={"message": message})
         if run.sink is not None:
@@ -568,8 +580,7 @@ class NeuronTurn(Generic[OutT]):
         """Put this run's dynamic instructions into its system prompt."""
         instructions = self.config.instructions
         assert instructions is not None
-        context = RunContext(deps=run.deps, session=run.session, input=input, deadline=run.deadline)
-        text = await render_instructions(instructions, context)
+        text = await render_instructions(instructions, self._context(run, input))
         addendum = None if input.config is None else input.config.system_addendum
         system = "\n".join(part for part in (self.config.system, text, addendum) if part)
         run.settings = replace(run.settings, system=system or None)
@@ -748,6 +759,8 @@ class NeuronTurn(Generic[OutT]):
             reason = stop.reason
         except TurnHalted as halted:
             reason = ObserverHalt(reason=halted.reason)
+        if reason == "complete" and self.config.guardrails:
+            reason = await self._check_answer(run, input, output)
         if reason == "budget_exhausted":
             await keeper.budget_halted()
         if run.sink is not None:
@@ -772,7 +785,12 @@ class NeuronTurn(Generic[OutT]):
         request = self._request(run, input, tools, output)  # 2
         if run.sink is not None:
             run.emit(ModelCallStart(run.turns_used + 1, request))
-        response = await self._complete(request, run, output)  # 3
+        guardrails = run.input_guardrails
+        if guardrails:
+            run.input_guardrails = ()  # the first call only
+            response = await self._screened_call(request, run, input, output, guardrails)
+        else:
+            response = await self._complete(request, run, output)  # 3
         guarded = well_formed_content(guard_tool_calls(response.content, run.call_ids))
         if guarded is not response.content:
             # A refused call, a call given an id of its own or repaired text took a part's place.
@@ -819,6 +837,53 @@ class NeuronTurn(Generic[OutT]):
             _halt_on(await hooks.dispatch(run.hook_context(HookPoint.EXIT_CHECK)))  # 9
         if keeper.settle():  # 10
             await keeper.act()
+
+    async def _screened_call(
+        self,
+        request: ProviderRequest,
+        run: RunState,
+        input: TurnInput,
+        output: OutputRound,
+        guardrails: Sequence[InputGuardrail],
+    ) -> ProviderResponse:
+        """Step 3 beside the input guardrails: nothing acts on the answer until they pass.
+
+        Raises:
+            _Exit: a guardrail tripped (`GUARDRAIL_TRIPPED`); an answer already paid for is
+                counted, and withheld.
+        """
+        screen = InputScreen(guardrails, self._context(run, input), input.message)
+        response, tripped = await screen.screened(self._complete(request, run, output), run)
+        if tripped is None:
+            assert response is not None
+            return response
+        if response is not None:
+            run.turns_used += 1
+            run.account(response)
+        _stop(run, tripped, len(run.messages))
+
+    async def _check_answer(
+        self, run: RunState, input: TurnInput, output: OutputRound
+    ) -> ExitReason:
+        """Run the output guardrails on the final answer; the turn's exit after them."""
+        checks = _of_kind(self.config.guardrails, OutputGuardrail)
+        if not checks:
+            return "complete"
+        context = self._context(run, input)
+        answer = output.answer(run.last_content)
+        tripped = await first_trip(
+            [(guardrail.name, guardrail.check(context, answer)) for guardrail in checks], "output"
+        )
+        if tripped is None:
+            return "complete"
+        try:
+            _stop(run, tripped, _answer_at(run))
+        except _Exit as stop:
+            return stop.reason
+
+    def _context(self, run: RunState, input: TurnInput) -> RunContext[Any]:
+        """The run context a guardrail or dynamic instructions get."""
+        return RunContext(deps=run.deps, session=run.session, input=input, deadline=run.deadline)
 
     async def _run_or_hold(
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
@@ -980,6 +1045,30 @@ class NeuronTurn(Generic[OutT]):
             system=run.settings.system,
             tools=tools,
         )
+
+
+def _of_kind(guardrails: Sequence[object], kind: type[_G]) -> tuple[_G, ...]:
+    return tuple(guardrail for guardrail in guardrails if isinstance(guardrail, kind))
+
+
+def _answer_at(run: RunState) -> int:
+    """Where the final answer starts in `run.messages`: its last message from the model."""
+    messages = run.messages
+    return next(i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant")
+
+
+def _stop(run: RunState, tripped: Tripped, answer_at: int) -> NoReturn:
+    """End the turn a guardrail stopped: its message in place of the answer from `answer_at` on.
+
+    Raises:
+        _Exit: always, with `GUARDRAIL_TRIPPED`.
+    """
+    said = [TextPart(tripped.message())]
+    del run.messages[answer_at:]
+    run.messages.append(ProviderMessage("assistant", said))
+    run.last_content = said
+    run.effects.append(tripped.log())
+    raise _Exit(GUARDRAIL_TRIPPED)
 
 
 def _keeping_counts(output: TurnOutput, run: RunState, counts: CarriedCounts) -> TurnOutput:

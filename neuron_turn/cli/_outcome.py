@@ -16,6 +16,8 @@ from pydantic import JsonValue
 
 from layer0 import APPEND_HISTORY, CustomEffect, HistoryAppend, ObserverHalt, TurnOutput
 
+from ..loop.guardrails import GUARDRAIL_TRIPPED
+
 
 def json_result(output: TurnOutput, session: str) -> str:
     """Return `output` as JSON with `session` and, when the turn declared one, `turn_id` first."""
@@ -61,6 +63,9 @@ def stop_note(output: TurnOutput, session: str, *, next_step: str | None = None)
         return f"the turn ended with an error; `neuron-turn history {session}` shows what happened"
     if isinstance(reason, ObserverHalt):
         return f"a hook halted the turn: {reason.reason}; {more}"
+    if reason == GUARDRAIL_TRIPPED:
+        # Its message names the guardrail; an answer streamed before it tripped is not kept.
+        return f"{output.message.as_text()} (the session keeps no answer it stopped); {more}"
     return f"the turn stopped before it completed ({reason.name}); {more}"
 
 

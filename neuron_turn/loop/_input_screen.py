@@ -29,7 +29,7 @@ class InputScreen:
     ) -> tuple[ProviderResponse | None, Tripped | None]:
         """Run `call` beside the checks: its response (None: cancelled), and the trip if any.
 
-        `run`'s events are held meanwhile, and passed on once every check passed.
+        `run`'s events are held until every check passed, then passed on as they come.
 
         Raises:
             TurnError: as `call` or a check raised it.
@@ -42,8 +42,13 @@ class InputScreen:
         verdict = self._verdict
         try:
             await asyncio.wait({answer, verdict}, return_when=asyncio.FIRST_COMPLETED)
-            if verdict.done() and verdict.result() is not None:
-                return None, verdict.result()  # tripped first: the answer is not waited for
+            if verdict.done():
+                tripped = verdict.result()
+                if tripped is not None:
+                    return None, tripped  # the answer is not waited for
+                if held is not None:
+                    held.release()  # passed: the rest of the answer streams as it comes
+                return await answer, None
             response = await answer
             tripped = await verdict
             if tripped is None and held is not None:

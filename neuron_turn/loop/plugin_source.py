@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from .approval import ApprovalPolicy
     from .context import ContextStrategy
+    from .guardrails import InputGuardrail, OutputGuardrail
     from .provider import Provider
 
 __all__ = ["PluginSource", "default_plugin_source", "install_default_plugin_source"]
@@ -44,6 +45,10 @@ class PluginSource(Protocol):
 
     def approval_policy(self) -> ApprovalPolicy | None:
         """Return the approval policies plugins registered, combined (None: none)."""
+        ...
+
+    def registered_guardrails(self) -> list[InputGuardrail | OutputGuardrail]:
+        """Return the guardrails plugins registered, in load order."""
         ...
 
 

@@ -277,6 +277,7 @@ class NeuronTurn(Generic[OutT]):
             model=model.partition(":")[2],
             system=system or base.system,
             approval=ApprovalPolicy.combine(base.approval, manager.approval_policy()),
+            guardrails=(*base.guardrails, *manager.registered_guardrails()),
             instructions=instructions or base.instructions,
         )
         return NeuronTurn(

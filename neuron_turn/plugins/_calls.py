@@ -20,6 +20,7 @@ from layer0 import Hook
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
+from ..loop.guardrails import InputGuardrail, OutputGuardrail
 from ._records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
 from .errors import PluginHookError
 from .hookspecs import HOOK_NAMES
@@ -81,12 +82,21 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
             )
         found.approval_policies.append(policy)
 
+    def register_guardrail(guardrail: InputGuardrail | OutputGuardrail, /) -> None:
+        if not isinstance(guardrail, InputGuardrail | OutputGuardrail):
+            raise TypeError(
+                f"{guardrail!r} is not a guardrail (make one with @input_guardrail or "
+                "@output_guardrail)"
+            )
+        found.guardrails.append(guardrail)
+
     return {
         "register_providers": register_provider,
         "register_context_strategies": named("context_strategy"),
         "register_hooks": register_hook,
         "register_tools": register_tool,
         "register_approval_policies": register_approval_policy,
+        "register_guardrails": register_guardrail,
         "register_state_stores": named("state_store"),
         "register_orchestrators": named("orchestrator"),
         "register_workers": named("worker"),

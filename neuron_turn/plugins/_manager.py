@@ -23,6 +23,7 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
+from ..loop.guardrails import InputGuardrail, OutputGuardrail
 from ..loop.provider import Provider
 from ..loop.provider_errors import ProviderError
 from . import _builtin as _builtin_plugin
@@ -287,6 +288,10 @@ class PluginManager:
         loaded = self._loaded.values()
         policies = [p for plugin in loaded for p in plugin.contributions.approval_policies]
         return ApprovalPolicy.combine(*policies)
+
+    def registered_guardrails(self) -> list[InputGuardrail | OutputGuardrail]:
+        """Return every plugin guardrail: plugins in load order, then each plugin's own order."""
+        return [g for loaded in self._loaded.values() for g in loaded.contributions.guardrails]
 
     def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn]:
         """Return the plugin tools called `names`, in that order.

@@ -16,6 +16,7 @@ from layer0 import Hook
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
+from ..loop.guardrails import InputGuardrail, OutputGuardrail
 from .hookspecs import PROJECT
 
 FactoryKind: TypeAlias = Literal[
@@ -159,6 +160,7 @@ class Contributions:
     hooks: list[PluginHook] = field(default_factory=list)
     tools: list[PluginTool] = field(default_factory=list)
     approval_policies: list[ApprovalPolicy] = field(default_factory=list)
+    guardrails: list[InputGuardrail | OutputGuardrail] = field(default_factory=list)
 
     def names(self) -> dict[str, list[str]]:
         """Return the registered names by kind (plural keys), for the listing."""
@@ -168,7 +170,12 @@ class Contributions:
         listing["hooks"] = [hook.name for hook in self.hooks]
         listing["tools"] = [tool.name for tool in self.tools]
         listing["approval_policies"] = [describe_policy(p) for p in self.approval_policies]
+        listing["guardrails"] = [f"{g.name} ({_stage(g)})" for g in self.guardrails]
         return listing
+
+
+def _stage(guardrail: InputGuardrail | OutputGuardrail) -> str:
+    return "input" if isinstance(guardrail, InputGuardrail) else "output"
 
 
 def describe_policy(policy: ApprovalPolicy) -> str:
@@ -188,7 +195,8 @@ class PluginInfo:
     """The hook specifications it implements, e.g. `register_providers`."""
     registered: Mapping[str, tuple[str, ...]]
     """Names it registered by kind: `providers`, `context_strategies`, `state_stores`,
-    `orchestrators`, `workers`, `environments`, `hooks`, `tools`, `approval_policies`."""
+    `orchestrators`, `workers`, `environments`, `hooks`, `tools`, `approval_policies`,
+    `guardrails`."""
 
     @property
     def name(self) -> str:

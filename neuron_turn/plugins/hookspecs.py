@@ -34,6 +34,7 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
+from ..loop.guardrails import InputGuardrail, OutputGuardrail
 from ..loop.provider import Provider
 from .worker import Worker
 
@@ -43,6 +44,7 @@ __all__ = [
     "RegisterApprovalPolicy",
     "RegisterContextStrategy",
     "RegisterEnvironment",
+    "RegisterGuardrail",
     "RegisterHook",
     "RegisterOrchestrator",
     "RegisterProvider",
@@ -110,6 +112,14 @@ class RegisterApprovalPolicy(Protocol):
 
     def __call__(self, policy: ApprovalPolicy, /) -> None:
         """Hold the calls `policy` selects for a person's approval, in every turn built here."""
+        ...
+
+
+class RegisterGuardrail(Protocol):
+    """The `register` callback of `register_guardrails`."""
+
+    def __call__(self, guardrail: InputGuardrail | OutputGuardrail, /) -> None:
+        """Check the message or the answer of every turn built here with `guardrail`."""
         ...
 
 
@@ -357,6 +367,46 @@ def register_approval_policies(register: RegisterApprovalPolicy) -> None:
     """
 
 
+@hookspec
+def register_guardrails(register: RegisterGuardrail) -> None:
+    """Offer guardrails: checks of every turn's message and answer that stop the turn.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `NeuronTurn.from_plugins` adds every registered guardrail to those in its
+    config (`NeuronTurnConfig.guardrails`), so `neuron-turn run` and a
+    worker's turns are checked too; a plugin can add checks but never take
+    one away. See `neuron_turn.loop.guardrails` for when they run and what a
+    trip does.
+
+    Two plugins registering guardrails of one name are both kept and both
+    run; the name only says which one tripped.
+
+    Args:
+        register: Call `register(guardrail)` once per `InputGuardrail` or
+            `OutputGuardrail` (`@input_guardrail`, `@output_guardrail`).
+
+    Example:
+        from typing import Any
+
+        from layer0 import Content
+        from neuron_tool import RunContext
+        from neuron_turn import RegisterGuardrail, Tripwire, hookimpl, input_guardrail
+
+
+        @input_guardrail
+        async def no_card_numbers(context: RunContext[Any], message: Content) -> Tripwire | None:
+            digits = [c for c in message.as_text() if c.isdigit()]
+            if len(digits) >= 16:
+                return Tripwire("the message may hold a card number")
+            return None
+
+
+        @hookimpl
+        def register_guardrails(register: RegisterGuardrail) -> None:
+            register(no_card_numbers)
+    """
+
+
 # --- running turns ----------------------------------------------------------
 
 
@@ -566,6 +616,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_hooks",
     "register_tools",
     "register_approval_policies",
+    "register_guardrails",
     "register_state_stores",
     "register_orchestrators",
     "register_workers",

@@ -122,6 +122,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "hooks": [],
             "tools": [],
             "approval_policies": [],
+            "guardrails": [],
         },
     }
     (failure,) = listing["failures"]

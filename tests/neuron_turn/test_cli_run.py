@@ -360,3 +360,29 @@ def test_a_context_option_without_key_equals_value_is_a_usage_error(
         main(["run", "hi", "--model", "fixture:echo", "--context-option", option])
     assert exited.value.code == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_plugins_input_guardrail_stops_the_run_and_says_which(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "a forbidden word", "--model", "fixture:echo"]) == 0
+    out, err = capsys.readouterr()
+    said = "Stopped by guardrail 'fixture_no_forbidden' on the message: the message says forbidden"
+    assert out == said + "\n"  # the model's answer was held, and never shown
+    assert f"neuron-turn: {said} (the session keeps no answer it stopped); continue with" in err
+    assert summary_of(err)["reason"] == "custom (guardrail_tripped)"
+
+
+def test_a_plugins_output_guardrail_withholds_the_answer_from_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    argv = ["run", "classified plans", "--model", "fixture:echo", "--session", "g1"]
+    assert main(argv) == 0
+    _, err = capsys.readouterr()
+    assert "guardrail 'fixture_no_classified' on the answer: the answer says classified" in err
+
+    assert main(["history", "g1", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    assert "echo: classified" not in json.dumps(history)

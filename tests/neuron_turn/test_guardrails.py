@@ -324,3 +324,31 @@ def test_guardrails_are_named_for_their_function_unless_named() -> None:
 
     assert no_homework.name == "no_homework"
     assert isinstance(check, OutputGuardrail) and check.name == "tone"
+
+
+async def test_once_the_input_guardrails_pass_the_answer_streams_as_it_comes() -> None:
+    go_on = asyncio.Event()
+
+    class Gated:
+        """Streams its first word, then waits to be let go on."""
+
+        async def complete(self, request: ProviderRequest) -> ProviderResponse:
+            raise AssertionError("streamed only")
+
+        async def stream(self, request: ProviderRequest) -> Any:
+            yield TextDelta("first ")
+            await go_on.wait()
+            yield TextDelta("second")
+            yield answer("first second")
+
+    turn = guarded(Gated(), no_homework)
+    texts: list[str] = []
+    # Were the first word held for the whole answer, it would wait for ever: bounded.
+    async with asyncio.timeout(10), turn.stream(ask("hi")) as events:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                # The check passed at once: the first word is here while the model writes.
+                texts.append(event.text)
+                go_on.set()
+    assert texts == ["first ", "second"]
+    assert events.output.message.as_text() == "first second"

@@ -190,6 +190,34 @@ def test_register_approval_policies_example() -> None:
     )
 
 
+async def test_register_guardrails_example() -> None:
+    class Model:
+        @hookspecs.hookimpl
+        def register_providers(self, register: Any) -> None:
+            register("scripted", lambda model: ScriptedProvider([text_response("noted")]))
+
+    manager = manager_with_example(hookspecs.register_guardrails)
+    manager.register(Model(), name="scripted")
+    turn = NeuronTurn.from_plugins(model="scripted:m", plugins=manager)
+    (info,) = [info for info in manager.plugins() if info.name == "example"]
+    assert info.registered["guardrails"] == ("no_card_numbers (input)",)
+
+    output = await turn.execute(TurnInput(message="4111 1111 1111 1111", trigger="user"))
+
+    assert output.exit_reason == neuron_turn.GUARDRAIL_TRIPPED
+    assert "the message may hold a card number" in output.message.as_text()
+
+
+def test_a_plugin_registering_something_else_as_a_guardrail_fails_to_load() -> None:
+    class Wrong:
+        @hookspecs.hookimpl
+        def register_guardrails(self, register: Any) -> None:
+            register(lambda context, message: None)
+
+    with pytest.raises(neuron_turn.PluginError, match=r"is not a guardrail \(make one with"):
+        PluginManager().register(Wrong(), name="wrong")
+
+
 def test_a_plugin_registering_something_else_as_a_policy_fails_to_load() -> None:
     class Wrong:
         @hookspecs.hookimpl

@@ -10,7 +10,10 @@ or from the arguments of its call to the final-answer tool (`tool` mode).
 A number still arriving is left out until what follows it shows it whole (a
 population streamed as `21` on its way to `2100000` must not be shown), and
 a partial is yielded only when it changed and validates: an object whose
-required fields have yet to come is not one yet. The turn's output is still
+required fields have yet to come is not one yet. The answer so far is parsed
+again once it has grown by a sixteenth since the last parse (and when it
+closes), so a long answer in tiny pieces, which a hostile model may send,
+costs parsing time in proportion to its length, not to its square. The turn's output is still
 the answer that validated whole; a partial can come from an answer that is
 then refused (the model is asked again, and the partials start over).
 """
@@ -30,6 +33,8 @@ from .output import OutputMode, OutputSpec, OutputValidationError
 __all__ = ["OutputFollower"]
 
 _NUMBER_TAIL: Final = re.compile(r"[0-9.eE+\-]+$")
+_REPARSE_AFTER: Final = 16
+"""Parse again once the answer has grown by 1/16 of what was parsed last (at least a piece)."""
 _NOTHING: Final = object()
 
 
@@ -46,7 +51,9 @@ class OutputFollower:
         self._sink = sink
         self._tool = spec.tool_name if mode == "tool" else None
         self._call: str | None = None
-        self._text = ""
+        self._pieces: list[str] = []
+        self._length = 0
+        self._parsed_at = 0
         self._depth = 0
         self._in_string = False
         self._escaped = False
@@ -58,7 +65,7 @@ class OutputFollower:
         if self._closed:
             return
         piece = self._piece(event)
-        if piece and self._take(piece):
+        if piece and self._take(piece) and self._grown():
             self._yield_partial()
 
     def _piece(self, event: TurnEvent) -> str | None:
@@ -75,7 +82,7 @@ class OutputFollower:
 
     def _take(self, piece: str) -> bool:
         """Add `piece` to the answer's JSON; whether any of it was the answer's."""
-        if not self._text:
+        if not self._length:
             start = piece.find("{")
             if start < 0:
                 return False  # prose or a fence before the answer's object
@@ -96,15 +103,29 @@ class OutputFollower:
                 self._depth -= 1
                 if self._depth == 0:
                     # The object is whole: a fence or prose after it is not the answer.
-                    self._text += piece[: index + 1]
+                    self._add(piece[: index + 1])
                     self._closed = True
                     return True
-        self._text += piece
+        self._add(piece)
+        return True
+
+    def _add(self, piece: str) -> None:
+        self._pieces.append(piece)
+        self._length += len(piece)
+
+    def _grown(self) -> bool:
+        """Whether the answer grew enough since the last parse to parse it again."""
+        grown = self._length - self._parsed_at
+        if not self._closed and grown * _REPARSE_AFTER < self._parsed_at:
+            return False
+        self._parsed_at = self._length
         return True
 
     def _yield_partial(self) -> None:
         # Outside a string, a number at the very end may still grow: left out until whole.
-        text = self._text if self._in_string else _NUMBER_TAIL.sub("", self._text)
+        joined = "".join(self._pieces)
+        self._pieces = [joined]
+        text = joined if self._in_string else _NUMBER_TAIL.sub("", joined)
         try:
             parsed: JsonValue = from_json(text, allow_partial="trailing-strings")
         except (ValueError, RecursionError):

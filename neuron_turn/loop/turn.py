@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Final, Generic, NoReturn, cast
+from typing import Any, ClassVar, Final, Generic, cast
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
@@ -851,7 +851,7 @@ class NeuronTurn(Generic[OutT]):
 
         Raises:
             _Exit: a guardrail tripped (`GUARDRAIL_TRIPPED`); an answer already paid for is
-                counted, and withheld.
+                counted, and withheld (`_withhold`).
         """
         screen = InputScreen(guardrails, self._context(run, input), input.message)
         response, tripped = await screen.screened(self._complete(request, run, output), run)
@@ -861,7 +861,8 @@ class NeuronTurn(Generic[OutT]):
         if response is not None:
             run.turns_used += 1
             run.account(response)
-        _stop(run, tripped, len(run.messages))
+        _withhold(run, tripped, len(run.messages))
+        raise _Exit(GUARDRAIL_TRIPPED)
 
     async def _check_answer(
         self, run: RunState, input: TurnInput, output: OutputRound
@@ -877,10 +878,8 @@ class NeuronTurn(Generic[OutT]):
         )
         if tripped is None:
             return "complete"
-        try:
-            _stop(run, tripped, _answer_at(run))
-        except _Exit as stop:
-            return stop.reason
+        _withhold(run, tripped, _answer_at(run))
+        return GUARDRAIL_TRIPPED
 
     def _context(self, run: RunState, input: TurnInput) -> RunContext[Any]:
         """The run context a guardrail or dynamic instructions get."""
@@ -1055,21 +1054,20 @@ def _of_kind(guardrails: Sequence[object], kind: type[_G]) -> tuple[_G, ...]:
 def _answer_at(run: RunState) -> int:
     """Where the final answer starts in `run.messages`: its last message from the model."""
     messages = run.messages
-    return next(i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant")
+    last = range(len(messages) - 1, run.new_from - 1, -1)
+    return next((i for i in last if messages[i].role == "assistant"), len(messages))
 
 
-def _stop(run: RunState, tripped: Tripped, answer_at: int) -> NoReturn:
-    """End the turn a guardrail stopped: its message in place of the answer from `answer_at` on.
+def _withhold(run: RunState, tripped: Tripped, answer_at: int) -> None:
+    """Put the stopping guardrail's message in place of `run`'s answer, and declare its log.
 
-    Raises:
-        _Exit: always, with `GUARDRAIL_TRIPPED`.
+    The answer starts at `answer_at` (the end of `run.messages`: no answer yet).
     """
     said = [TextPart(tripped.message())]
     del run.messages[answer_at:]
     run.messages.append(ProviderMessage("assistant", said))
     run.last_content = said
     run.effects.append(tripped.log())
-    raise _Exit(GUARDRAIL_TRIPPED)
 
 
 def _keeping_counts(output: TurnOutput, run: RunState, counts: CarriedCounts) -> TurnOutput:

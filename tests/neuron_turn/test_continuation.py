@@ -374,7 +374,9 @@ async def test_a_continuation_counts_on_from_the_identical_calls_the_first_part_
     assert len(provider.requests) == 3 and counter.runs == 2
 
 
-async def test_a_continuation_built_later_counts_on_from_the_counts_the_part_kept() -> None:
+async def kept_after_a_failed_call() -> tuple[NeuronTurn, ScriptedProvider, InMemoryStore]:
+    """A turn whose failed call, then a 429, left a part that was kept; its model then calls
+    the unknown tool again and answers. Two failures in a row stop it."""
     store = InMemoryStore()
     config = NeuronTurnConfig(model="test-model", max_consecutive_failures=2)
     script = [calls(call("c1", "nope")), rate_limited(), calls(call("c2", "nope")), answer("no")]
@@ -382,6 +384,11 @@ async def test_a_continuation_built_later_counts_on_from_the_counts_the_part_kep
     error = await failed(turn, ask("go", session="s1"))
     assert error.partial is not None
     await keep(store, error.partial)
+    return turn, provider, store
+
+
+async def test_a_continuation_built_later_counts_on_from_the_counts_the_part_kept() -> None:
+    turn, provider, store = await kept_after_a_failed_call()
 
     # As another process would, knowing only the session: a mark of `true`, no counts.
     output = await turn.execute(continuation_input(ask("go", session="s1")))
@@ -398,13 +405,7 @@ async def test_a_continuation_built_later_counts_on_from_the_counts_the_part_kep
 
 
 async def test_counts_kept_by_a_part_the_history_has_moved_past_are_not_carried() -> None:
-    store = InMemoryStore()
-    config = NeuronTurnConfig(model="test-model", max_consecutive_failures=2)
-    script = [calls(call("c1", "nope")), rate_limited(), calls(call("c2", "nope")), answer("no")]
-    turn, provider, _ = sender(script, store, config)
-    error = await failed(turn, ask("go", session="s1"))
-    assert error.partial is not None
-    await keep(store, error.partial)
+    turn, provider, store = await kept_after_a_failed_call()
     stale = {"after": "c0", "failures_in_a_row": 1}
     await store.write(SESSION, KEPT_COUNTS_KEY, stale)  # an earlier part's: its call is not last
 

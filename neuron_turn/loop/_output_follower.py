@@ -20,7 +20,6 @@ then refused (the model is asked again, and the partials start over).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -32,7 +31,7 @@ from .output import OutputMode, OutputSpec, OutputValidationError
 
 __all__ = ["OutputFollower"]
 
-_NUMBER_TAIL: Final = re.compile(r"[0-9.eE+\-]+$")
+_NUMBER_CHARS: Final = "0123456789.eE+-"
 _REPARSE_AFTER: Final = 16
 """Parse again once the answer has grown by 1/16 of what was parsed last (at least a piece)."""
 _NOTHING: Final = object()
@@ -125,7 +124,7 @@ class OutputFollower:
         # Outside a string, a number at the very end may still grow: left out until whole.
         joined = "".join(self._pieces)
         self._pieces = [joined]
-        text = joined if self._in_string else _NUMBER_TAIL.sub("", joined)
+        text = joined if self._in_string else joined.rstrip(_NUMBER_CHARS)
         try:
             parsed: JsonValue = from_json(text, allow_partial="trailing-strings")
         except (ValueError, RecursionError):

@@ -32,9 +32,10 @@ rate limited, and the orchestrator retries it), anything else as
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias, overload
+from typing import Any, Final, Literal, TypeAlias, TypeVar, overload
 
 from pydantic import JsonValue
 
@@ -58,6 +59,7 @@ GUARDRAIL_TRIPPED: Final = CustomExit.model_construct(name="guardrail_tripped")
 """The exit of a turn a guardrail stopped."""
 
 Stage: TypeAlias = Literal["input", "output"]
+C = TypeVar("C", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,7 @@ def input_guardrail(
     """Make an async function of (run context, message) an input guardrail, named for it."""
 
     def made(check: InputCheck) -> InputGuardrail:
-        return InputGuardrail(check, name or check.__name__)
+        return InputGuardrail(_async(check), name or check.__name__)
 
     return made if check is None else made(check)
 
@@ -121,9 +123,20 @@ def output_guardrail(
     """Make an async function of (run context, answer) an output guardrail, named for it."""
 
     def made(check: OutputCheck) -> OutputGuardrail:
-        return OutputGuardrail(check, name or check.__name__)
+        return OutputGuardrail(_async(check), name or check.__name__)
 
     return made if check is None else made(check)
+
+
+def _async(check: C) -> C:
+    """`check`, refused unless it is an async function (the turn awaits it beside others).
+
+    Raises:
+        TypeError: naming it.
+    """
+    if not inspect.iscoroutinefunction(check):
+        raise TypeError(f"a guardrail's check must be an async function, not {check!r}")
+    return check
 
 
 @dataclass(frozen=True, slots=True)

@@ -352,3 +352,11 @@ async def test_once_the_input_guardrails_pass_the_answer_streams_as_it_comes() -
                 go_on.set()
     assert texts == ["first ", "second"]
     assert events.output.message.as_text() == "first second"
+
+
+def test_a_check_that_is_not_async_is_refused_when_made_a_guardrail() -> None:
+    def sync_check(context: RunContext[Any], message: Content) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="a guardrail's check must be an async function"):
+        input_guardrail(sync_check)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from neuron_provider_ollama import OllamaProvider
+from neuron_turn import output_value
 from neuron_turn.loop.events import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart, ToolUsePart
 from neuron_turn.loop.provider_errors import (
@@ -15,7 +16,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
     ProviderServerError,
 )
-from tests.plugins.chunked import ChunkedBody, client_for, collect
+from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
 
 REQUEST = ProviderRequest("qwen3", [ProviderMessage("user", [TextPart("hi")])])
 NDJSON = "application/x-ndjson"
@@ -105,3 +106,24 @@ async def test_complete_still_folds_the_same_stream() -> None:
     async with OllamaProvider(base_url="http://127.0.0.1:11434", client=client, stream=True) as p:
         response = await p.complete(REQUEST)
     assert response.content == [TextPart("Hello.")]
+
+
+async def test_a_typed_turn_yields_its_answer_as_the_format_constrained_text_arrives() -> None:
+    body = ChunkedBody(
+        [
+            line('{"name": "Paris", "pop'),
+            line('ulation": 2100'),
+            line('000, "districts": ["Mar'),
+            line('ais"]}'),
+            line(done=True),
+        ]
+    )
+    async with provider(body) as p:
+        partials, output = await typed_partials(p, "qwen3")
+
+    # Not before the population is whole; then as each district grows.
+    assert partials == [
+        City(name="Paris", population=2100000, districts=["Mar"]),
+        City(name="Paris", population=2100000, districts=["Marais"]),
+    ]
+    assert output_value(output, City) == partials[-1]

@@ -86,6 +86,15 @@ class City(BaseModel):
     districts: list[str] = []
 
 
+PARIS_PIECES = ('{"name": "Paris", "pop', 'ulation": 2100', '000, "districts": ["Mar', 'ais"]}')
+"""A typed answer in the pieces a provider streams it in."""
+PARIS_AS_IT_GROWS = [
+    City(name="Paris", population=2100000, districts=["Mar"]),
+    City(name="Paris", population=2100000, districts=["Marais"]),
+]
+"""Its partials: not before the population is whole, then as each district grows."""
+
+
 async def typed_partials(provider: Provider, model: str) -> tuple[list[Any], TurnOutput]:
     """Stream a turn over `provider` with `City` as its output type: its partials, its output."""
     turn = NeuronTurn(provider, config=NeuronTurnConfig(model=model), output_type=City)

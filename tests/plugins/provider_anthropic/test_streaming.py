@@ -16,7 +16,15 @@ from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
     ProviderOverloadedError,
 )
-from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
+from tests.plugins.chunked import (
+    PARIS_AS_IT_GROWS,
+    PARIS_PIECES,
+    ChunkedBody,
+    City,
+    client_for,
+    collect,
+    typed_partials,
+)
 
 from ._support import API_KEY, MODEL, message_json, user
 from .test_stream import END, START, block_start, delta, message_delta, sse, stop
@@ -153,10 +161,7 @@ async def test_a_typed_turn_yields_its_answer_as_the_final_answer_calls_json_arr
     answer = [
         sse(START),
         sse(block_start(0, {"type": "tool_use", "id": "toolu_1", "name": "final_answer"})),
-        sse(delta(0, type="input_json_delta", partial_json='{"name": "Paris", "pop')),
-        sse(delta(0, type="input_json_delta", partial_json='ulation": 2100')),
-        sse(delta(0, type="input_json_delta", partial_json='000, "districts": ["Mar')),
-        sse(delta(0, type="input_json_delta", partial_json='ais"]}')),
+        *(sse(delta(0, type="input_json_delta", partial_json=piece)) for piece in PARIS_PIECES),
         sse(stop(0)),
         sse(message_delta("tool_use", output_tokens=30)),
         sse(END),
@@ -164,9 +169,5 @@ async def test_a_typed_turn_yields_its_answer_as_the_final_answer_calls_json_arr
     async with provider(client_for(ChunkedBody(answer))) as p:
         partials, output = await typed_partials(p, MODEL)
 
-    # Not before the population is whole; then as each district grows.
-    assert partials == [
-        City(name="Paris", population=2100000, districts=["Mar"]),
-        City(name="Paris", population=2100000, districts=["Marais"]),
-    ]
+    assert partials == PARIS_AS_IT_GROWS
     assert output_value(output, City) == partials[-1]

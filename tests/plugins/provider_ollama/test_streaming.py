@@ -16,7 +16,15 @@ from neuron_turn.loop.provider_errors import (
     ProviderConnectionError,
     ProviderServerError,
 )
-from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
+from tests.plugins.chunked import (
+    PARIS_AS_IT_GROWS,
+    PARIS_PIECES,
+    ChunkedBody,
+    City,
+    client_for,
+    collect,
+    typed_partials,
+)
 
 REQUEST = ProviderRequest("qwen3", [ProviderMessage("user", [TextPart("hi")])])
 NDJSON = "application/x-ndjson"
@@ -109,21 +117,9 @@ async def test_complete_still_folds_the_same_stream() -> None:
 
 
 async def test_a_typed_turn_yields_its_answer_as_the_format_constrained_text_arrives() -> None:
-    body = ChunkedBody(
-        [
-            line('{"name": "Paris", "pop'),
-            line('ulation": 2100'),
-            line('000, "districts": ["Mar'),
-            line('ais"]}'),
-            line(done=True),
-        ]
-    )
+    body = ChunkedBody([*(line(piece) for piece in PARIS_PIECES), line(done=True)])
     async with provider(body) as p:
         partials, output = await typed_partials(p, "qwen3")
 
-    # Not before the population is whole; then as each district grows.
-    assert partials == [
-        City(name="Paris", population=2100000, districts=["Mar"]),
-        City(name="Paris", population=2100000, districts=["Marais"]),
-    ]
+    assert partials == PARIS_AS_IT_GROWS
     assert output_value(output, City) == partials[-1]

@@ -25,7 +25,15 @@ from neuron_turn.loop.provider_errors import (
     ProviderResponseError,
     RateLimitError,
 )
-from tests.plugins.chunked import ChunkedBody, City, client_for, collect, typed_partials
+from tests.plugins.chunked import (
+    PARIS_AS_IT_GROWS,
+    PARIS_PIECES,
+    ChunkedBody,
+    City,
+    client_for,
+    collect,
+    typed_partials,
+)
 
 REQUEST = ProviderRequest("gpt-4o-mini", [ProviderMessage("user", [TextPart("hi")])])
 
@@ -220,10 +228,7 @@ async def test_a_streamed_answer_echoing_the_key_carries_it_nowhere() -> None:
 async def test_a_typed_turn_yields_its_answer_as_the_native_json_text_arrives() -> None:
     chunks = [
         chunk({"role": "assistant", "content": ""}),
-        chunk({"content": '{"name": "Paris", "pop'}),
-        chunk({"content": 'ulation": 2100'}),
-        chunk({"content": '000, "districts": ["Mar'}),
-        chunk({"content": 'ais"]}'}),
+        *(chunk({"content": piece}) for piece in PARIS_PIECES),
         chunk({}, finish="stop"),
         USAGE,
         DONE,
@@ -231,9 +236,5 @@ async def test_a_typed_turn_yields_its_answer_as_the_native_json_text_arrives() 
     async with provider(client_for(ChunkedBody(chunks))) as p:
         partials, output = await typed_partials(p, "gpt-4o-mini")
 
-    # Not before the population is whole; then as each district grows.
-    assert partials == [
-        City(name="Paris", population=2100000, districts=["Mar"]),
-        City(name="Paris", population=2100000, districts=["Marais"]),
-    ]
+    assert partials == PARIS_AS_IT_GROWS
     assert output_value(output, City) == partials[-1]

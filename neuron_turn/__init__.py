@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         output_guardrail,
     )
     from .loop.instructions import Instructions, InstructionsError
+    from .loop.limits import LimitCrossed, UsageLimit, UsageLimits
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.observers import (
         TurnObserver,
@@ -275,6 +276,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_guardrail",
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
+    ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits"),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
         "MemoryLimits",
@@ -447,6 +449,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRequestError",
     "Lifecycle",
+    "LimitCrossed",
     "LimitReached",
     "MalformedDecisionsError",
     "MemoryLimits",
@@ -545,6 +548,8 @@ __all__ = [
     "UnknownStateStoreError",
     "UnknownToolError",
     "UnknownWorkerError",
+    "UsageLimit",
+    "UsageLimits",
     "Worker",
     "add_turn_observer",
     "answering",

@@ -27,6 +27,7 @@ from pydantic import JsonValue
 from layer0 import Content, CustomExit, ExitReason, ModelError, NonRetryableError
 from neuron_tool import ToolSchema
 
+from .limits import UsageLimits
 from .output import OutputMode, OutputSchema, OutputSpec, OutputValidationError, output_content
 from .provider import (
     ContentPart,
@@ -40,7 +41,8 @@ from .tool_choice import ToolChoice
 
 CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
-`{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "..."}`."""
+`{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
+"usage_limits": {"tool_calls": 20, "total_tokens": 50000}}`."""
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
 OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
@@ -50,7 +52,7 @@ OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
 # `layer0.turn_record`) and `continue` by `continuation.continues`; they are listed so they
 # are not refused here.
 _OPTION_KEYS: Final = frozenset(
-    {"tool_choice", "output_schema", "output_name", "pin", "record", "continue"}
+    {"tool_choice", "output_schema", "output_name", "usage_limits", "pin", "record", "continue"}
 )
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
@@ -62,6 +64,7 @@ class CallOptions:
 
     tool_choice: ToolChoice | None = None
     output: OutputSpec[Any] | None = None
+    usage_limits: UsageLimits | None = None
 
 
 def read_call_options(metadata: JsonValue) -> CallOptions:
@@ -82,7 +85,7 @@ def read_call_options(metadata: JsonValue) -> CallOptions:
             f"{where} has unknown keys {unknown}; known: {sorted(_OPTION_KEYS)}"
         )
     try:
-        return CallOptions(_choice(options.get("tool_choice")), _output(options))
+        return CallOptions(_choice(options.get("tool_choice")), _output(options), _usage(options))
     except (ValueError, TypeError) as exc:
         raise NonRetryableError(f"{where}: {exc}") from exc
 
@@ -93,6 +96,11 @@ def _choice(value: JsonValue) -> ToolChoice | None:
     if not isinstance(value, str):
         raise ValueError(f"tool_choice must be a string, not {value!r}")
     return ToolChoice.parse(value)
+
+
+def _usage(options: dict[str, JsonValue]) -> UsageLimits | None:
+    value = options.get("usage_limits")
+    return None if value is None else UsageLimits.from_json(value)
 
 
 def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:

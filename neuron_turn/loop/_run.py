@@ -106,6 +106,8 @@ class RunState:
     """Tool calls a cancelled round left unfinished (each given a result saying so)."""
     tokens_in: int = 0
     tokens_out: int = 0
+    tool_calls: int = 0
+    """The tool calls the model asked for, counted only under a `tool_calls` usage limit."""
     cost: Money = _ZERO
     turns_used: int = 0
     last_content: Sequence[ContentPart] = ()

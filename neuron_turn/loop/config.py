@@ -14,6 +14,7 @@ from layer0 import EffectPolicy, SessionConflict, TurnConfig
 from .approval import ApprovalPolicy
 from .guardrails import InputGuardrail, OutputGuardrail
 from .instructions import Instructions
+from .limits import UsageLimits
 from .memory_tools import MemoryLimits
 from .output import OutputMode
 from .tool_choice import ToolChoice
@@ -48,6 +49,9 @@ class NeuronTurnConfig:
     """Most USD one turn may spend."""
     max_duration: int | None = None
     """Wall-clock limit per turn in milliseconds; also a hard deadline."""
+    usage_limits: UsageLimits | None = None
+    """Most tool calls and tokens per turn (see `UsageLimits`); an input's own, in its
+    metadata, win limit by limit."""
     parallel_tools: bool = True
     """Run the tool calls of one model response concurrently (results stay in order)."""
     max_consecutive_failures: int = 5
@@ -139,8 +143,14 @@ class NeuronTurnConfig:
                     f"context_pressure_at values must be above 0 and at most 1; got {fraction}"
                 )
 
-    def resolve(self, overrides: TurnConfig | None) -> ResolvedConfig:
-        """Return the settings for one call: `overrides` where set, these defaults elsewhere."""
+    def resolve(
+        self, overrides: TurnConfig | None, usage: UsageLimits | None = None
+    ) -> ResolvedConfig:
+        """Return the settings for one call: `overrides` where set, these defaults elsewhere.
+
+        `usage` is the input's own usage limits (`TurnInput.metadata`), over the config's.
+        """
+        limits = self.usage_limits if usage is None else usage.over(self.usage_limits)
         if overrides is None:
             return ResolvedConfig(
                 system=self.system or None,
@@ -151,6 +161,7 @@ class NeuronTurnConfig:
                 allowed_tools=None,
                 effect_policy=self.effect_policy,
                 session_conflict=self.session_conflict,
+                usage_limits=limits or None,
             )
         return ResolvedConfig(
             system=_join(self.system, overrides.system_addendum),
@@ -163,6 +174,7 @@ class NeuronTurnConfig:
             ),
             effect_policy=_pick(overrides.effect_policy, self.effect_policy),
             session_conflict=_pick(overrides.session_conflict, self.session_conflict),
+            usage_limits=limits or None,
         )
 
 
@@ -178,6 +190,8 @@ class ResolvedConfig:
     allowed_tools: frozenset[str] | None
     effect_policy: EffectPolicy
     session_conflict: SessionConflict
+    usage_limits: UsageLimits | None = None
+    """None when no usage limit is set: the loop then counts nothing for them."""
 
     def allows(self, tool: str) -> bool:
         """Return whether `tool` may be offered and run in this call."""

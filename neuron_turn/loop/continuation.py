@@ -71,6 +71,7 @@ from ._convert import is_empty
 from ._output_round import CALL_OPTIONS_KEY
 from ._stored_history import read_kept
 from .approval import match_decisions, pending_in
+from .limits import UsageLimits
 from .provider import ProviderMessage, ToolResultPart
 
 __all__ = [
@@ -136,12 +137,18 @@ class CarriedCounts:
         return counts
 
 
-def continuation_input(input: TurnInput, counts: CarriedCounts | None = None) -> TurnInput:
+def continuation_input(
+    input: TurnInput,
+    counts: CarriedCounts | None = None,
+    *,
+    usage_left: UsageLimits | None = None,
+) -> TurnInput:
     """Return the input that continues the turn `input` started, once its partial is kept.
 
     The session, trigger, config and metadata are `input`'s; the message is
     empty, since the kept history already holds it. `counts` are the first
-    part's (None: the continuation counts afresh).
+    part's (None: the continuation counts afresh); `usage_left`, what the first
+    part left of its usage limits, replaces the input's own.
 
     Raises:
         ContinuationError: `input` has no session, or metadata that is not an
@@ -159,6 +166,8 @@ def continuation_input(input: TurnInput, counts: CarriedCounts | None = None) ->
     options = metadata.get(CALL_OPTIONS_KEY)
     marked: dict[str, JsonValue] = {**options} if isinstance(options, dict) else {}
     marked[CONTINUE_OPTION] = True if counts is None else counts.as_json()
+    if usage_left is not None:
+        marked["usage_limits"] = usage_left.to_json()
     return input.model_copy(
         update={"message": Content(""), "metadata": {**metadata, CALL_OPTIONS_KEY: marked}}
     )

@@ -51,6 +51,7 @@ from ._input_screen import InputScreen
 from ._output_follower import OutputFollower
 from ._output_round import (
     CALL_OPTIONS_KEY,
+    CallOptions,
     Calls,
     OutputRound,
     read_call_options,
@@ -61,7 +62,7 @@ from ._output_round import (
 from ._recorder import TimelineRecorder, both
 from ._run import RunState
 from ._stored_history import read_history
-from ._tool_input import AnsweredCall, RefusedCall, call_ids, guard_tool_calls
+from ._tool_input import UNRUN, AnsweredCall, RefusedCall, call_ids, guard_tool_calls
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
@@ -354,15 +355,21 @@ class NeuronTurn(Generic[OutT]):
     async def _run(
         self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object
     ) -> TurnOutput:
-        settings = self.config.resolve(input.config)
+        options = read_call_options(input.metadata)
+        settings = self.config.resolve(input.config, options.usage_limits)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
         )
         if watches is None:
-            return await self._run_turn(input, settings, sink, sink, deps)
+            return await self._run_turn(input, options, settings, sink, sink, deps)
         try:
             result = await self._run_turn(
-                input, settings, sink, watches if sink is None else both(sink, watches), deps
+                input,
+                options,
+                settings,
+                sink,
+                watches if sink is None else both(sink, watches),
+                deps,
             )
         except BaseException as exc:
             watches.end(None, exc)
@@ -373,12 +380,16 @@ class NeuronTurn(Generic[OutT]):
     async def _run_turn(
         self,
         input: TurnInput,
+        options: CallOptions,
         settings: ResolvedConfig,
         sink: Callable[[TurnEvent], None] | None,
         events: Callable[[TurnEvent], None] | None,
         deps: object,
     ) -> TurnOutput:
-        """Run the turn; `sink` is a stream's consumer, `events` where every event goes."""
+        """Run the turn; `sink` is a stream's consumer, `events` where every event goes.
+
+        `options` are the input's own (`read_call_options`), read once.
+        """
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
             input = input.model_copy(update={"metadata": metadata})
@@ -388,7 +399,7 @@ class NeuronTurn(Generic[OutT]):
                 "an input carries approval decisions or continues a turn, not both"
             )
         counts = carried_counts(input.metadata) if continuing else None
-        output = self._output_round(input)
+        output = self._output_round(options)
         history = await self._read_history(input.session)
         standing: dict[str, StandingDecision] = {}
         if self.config.approval is not None and input.session and self.state is not None:
@@ -566,7 +577,9 @@ class NeuronTurn(Generic[OutT]):
             ContinuationError: the input's metadata is not an object.
         """
         counts = run.counts(answers.failures)
-        continuation = continuation_input(input, counts)
+        usage = run.settings.usage_limits
+        left = None if usage is None else usage.left(run.tool_calls, run.tokens_in, run.tokens_out)
+        continuation = continuation_input(input, counts, usage_left=left)
         output = run.output(INTERRUPTED)
         if keep_counts:
             output = _keeping_counts(output, run, counts)
@@ -586,9 +599,8 @@ class NeuronTurn(Generic[OutT]):
         system = "\n".join(part for part in (self.config.system, text, addendum) if part)
         run.settings = replace(run.settings, system=system or None)
 
-    def _output_round(self, input: TurnInput) -> OutputRound:
-        """The call's output type and tool choice: the input's metadata over the config."""
-        options = read_call_options(input.metadata)
+    def _output_round(self, options: CallOptions) -> OutputRound:
+        """The call's output type and tool choice: the input's options over the config."""
         config = self.config
         spec = options.output if options.output is not None else self.output
         choice = options.tool_choice or config.parsed_tool_choice
@@ -826,6 +838,8 @@ class NeuronTurn(Generic[OutT]):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
             raise _Exit(step.reason)
         if step.calls:
+            if run.settings.usage_limits is not None:
+                await _count_calls(run, rounds, step)
             await self._run_or_hold(run, rounds, step.calls)  # 7
             output.ran_tools()
         merge_pending(run.messages, step)
@@ -1032,6 +1046,11 @@ class NeuronTurn(Generic[OutT]):
         )
         if reason is not None:
             raise _Exit(reason)
+        usage = settings.usage_limits
+        crossed = None if usage is None else usage.tokens_crossed(run.tokens_in, run.tokens_out)
+        if crossed is not None:
+            run.effects.append(crossed.log())
+            raise _Exit("budget_exhausted")
 
     def _keeper(self, run: RunState, tools: list[ToolSchema]) -> ContextKeeper:
         return ContextKeeper(
@@ -1049,6 +1068,30 @@ class NeuronTurn(Generic[OutT]):
 
 def _of_kind(guardrails: Sequence[object], kind: type[_G]) -> tuple[_G, ...]:
     return tuple(guardrail for guardrail in guardrails if isinstance(guardrail, kind))
+
+
+async def _count_calls(run: RunState, rounds: ToolRound, step: Calls) -> None:
+    """Count the calls `step` asks for against the `tool_calls` limit.
+
+    Raises:
+        _Exit: they would go past it (`budget_exhausted`); each was answered unrun, so
+            the history stays whole, and the limit's log declared.
+    """
+    asked = sum(not isinstance(call, UNRUN) for call in step.calls)
+    assert run.settings.usage_limits is not None
+    crossed = run.settings.usage_limits.calls_crossed(run.tool_calls, asked)
+    if crossed is None:
+        run.tool_calls += asked
+        return
+    refusal = f"Not run: {crossed.message()}."
+    unrun = [
+        c if isinstance(c, UNRUN) else RefusedCall(c.id, c.name, c.input, refusal)
+        for c in step.calls
+    ]
+    await rounds.execute(unrun)
+    merge_pending(run.messages, step)
+    run.effects.append(crossed.log())
+    raise _Exit("budget_exhausted")
 
 
 def _answer_at(run: RunState) -> int:

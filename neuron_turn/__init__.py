@@ -84,7 +84,7 @@ if TYPE_CHECKING:
         output_guardrail,
     )
     from .loop.instructions import Instructions, InstructionsError
-    from .loop.limits import LimitCrossed, UsageLimit, UsageLimits
+    from .loop.limits import LimitCrossed, UsageLimit, UsageLimits, limit_crossed
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.observers import (
         TurnObserver,
@@ -276,7 +276,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_guardrail",
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
-    ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits"),
+    ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
         "MemoryLimits",
@@ -572,6 +572,7 @@ __all__ = [
     "get_worker",
     "hookimpl",
     "input_guardrail",
+    "limit_crossed",
     "output_guardrail",
     "output_value",
     "parse_scope",

@@ -98,6 +98,13 @@ if TYPE_CHECKING:
 __all__ = ["main", "summary"]
 
 PROG: Final = "neuron-turn"
+_USAGE_FLAGS: Final = {
+    "tool_calls": "most tool calls the turn runs; an answer asking for more runs none",
+    "input_tokens": "most input tokens, its model calls together",
+    "output_tokens": "most output tokens, its model calls together",
+    "total_tokens": "most input and output tokens together",
+}
+"""The usage limits `run` takes as `--max-*` options (`neuron_turn.UsageLimits`' fields)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -190,6 +197,9 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
     )
+    for limit, what in _USAGE_FLAGS.items():
+        flag = "--max-" + limit.replace("_", "-")
+        run.add_argument(flag, type=_count, metavar="N", help=what)
     _add_allow_tool_argument(run)
     run.add_argument(
         "--fail-if-changed",
@@ -556,6 +566,10 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
         options["output_name"] = path
     if args.tool_choice is not None:
         options["tool_choice"] = args.tool_choice
+    given = {limit: getattr(args, f"max_{limit}") for limit in _USAGE_FLAGS}
+    limits: dict[str, JsonValue] = {k: v for k, v in given.items() if v is not None}
+    if limits:
+        options["usage_limits"] = limits
     return {"neuron_turn": options} if options else None
 
 
@@ -727,6 +741,16 @@ def summary(output: TurnOutput) -> str:
     turns = f"{meta.turns_used} turn{'' if meta.turns_used == 1 else 's'}"
     tokens = f"{meta.tokens_in} tokens in / {meta.tokens_out} out"
     return f"{reason}, {turns}, {tokens}, ${meta.cost.amount:.4f}, {meta.duration / 1000:.1f}s"
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more; got {text}")
+    return value
 
 
 def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:

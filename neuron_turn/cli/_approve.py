@@ -28,6 +28,7 @@ from pydantic import JsonValue
 
 from layer0 import PartialTurn, TurnConfig, TurnInput, TurnMetadata, TurnOutput, partial_of, usd
 
+from ..loop._output_round import read_call_options
 from ..loop.approval import (
     AWAITING_APPROVAL,
     Decision,
@@ -189,7 +190,7 @@ def kept_part_hint(
         return ""
     scratch = argparse.ArgumentParser(add_help=False)
     add_run_options(scratch)
-    left = _limits_left(args, partial.continuation.config)
+    left = _limits_left(args, partial.continuation)
     command = shlex.join([PROG, "resume", session, *resume_options(left, scratch, None)])
     return (
         f"; its tools' results are kept in session {session}, so continue it with "
@@ -197,11 +198,15 @@ def kept_part_hint(
     )
 
 
-def _limits_left(args: argparse.Namespace, config: TurnConfig | None) -> argparse.Namespace:
-    """`args` with the limits a continuation's `config` has left in place of the run's."""
-    if config is None:
-        return args
+def _limits_left(args: argparse.Namespace, continuation: TurnInput) -> argparse.Namespace:
+    """`args` with the limits a continuation has left in place of the run's."""
     left = argparse.Namespace(**vars(args))
+    usage = read_call_options(continuation.metadata).usage_limits
+    for limit, value in (usage.to_json() if usage is not None else {}).items():
+        setattr(left, f"max_{limit}", value)
+    config = continuation.config
+    if config is None:
+        return left
     if config.max_turns is not None:
         # None left (stopped in the tools after its last model call): `--max-turns`
         # takes no 0, and the resume is asked for to answer from the tools' results.

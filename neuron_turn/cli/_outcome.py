@@ -14,9 +14,16 @@ import json
 
 from pydantic import JsonValue
 
-from layer0 import APPEND_HISTORY, CustomEffect, HistoryAppend, ObserverHalt, TurnOutput
+from layer0 import (
+    APPEND_HISTORY,
+    CustomEffect,
+    HistoryAppend,
+    ObserverHalt,
+    TurnOutput,
+)
 
 from ..loop.guardrails import GUARDRAIL_TRIPPED
+from ..loop.limits import limit_crossed
 
 
 def json_result(output: TurnOutput, session: str) -> str:
@@ -45,6 +52,10 @@ def stop_note(output: TurnOutput, session: str, *, next_step: str | None = None)
             f"(--max-turns) before it completed; raise --max-turns, or {more}"
         )
     if reason == "budget_exhausted":
+        crossed = limit_crossed(output)
+        if crossed is not None:
+            flag = "--max-" + crossed.limit.replace("_", "-")
+            return f"{crossed.message()} ({flag}); raise {flag}, or {more}"
         spent = f"${output.metadata.cost.amount:.4f}"
         return (
             f"the turn stopped at its cost limit (--max-cost; {spent} spent); "

@@ -9,14 +9,14 @@ at once; a local model has no price, so `max_cost` cannot bound its tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from moneyed import Money
 from pydantic import JsonValue
 
-from layer0 import ExitReason, LogEffect, LogLevel
+from layer0 import ExitReason, LogEffect, LogLevel, TurnOutput
 
-__all__ = ["LimitCrossed", "UsageLimit", "UsageLimits", "limit_reached"]
+__all__ = ["LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed", "limit_reached"]
 
 UsageLimit = Literal["tool_calls", "input_tokens", "output_tokens", "total_tokens"]
 """The name of one usage limit (a field of `UsageLimits`)."""
@@ -176,6 +176,26 @@ class UsageLimits:
 
 
 _NAMES: Final = tuple(f.name for f in fields(UsageLimits))
+
+
+def limit_crossed(output: TurnOutput) -> LimitCrossed | None:
+    """The usage limit that stopped a turn, read from the log it declared; None if none did.
+
+    Why: `budget_exhausted` alone does not say which budget ran out.
+    """
+    for effect in output.effects:
+        data = effect.data if isinstance(effect, LogEffect) else None
+        record = data.get("usage_limit") if isinstance(data, dict) else None
+        if not isinstance(record, dict):
+            continue
+        limit, allowed, used = record.get("limit"), record.get("allowed"), record.get("used")
+        for name in _LIMITS:
+            if limit == name and isinstance(allowed, int) and isinstance(used, int):
+                return LimitCrossed(name, allowed, used)
+    return None
+
+
+_LIMITS: Final[tuple[UsageLimit, ...]] = get_args(UsageLimit)
 
 
 def _first(value: int | None, default: int | None) -> int | None:

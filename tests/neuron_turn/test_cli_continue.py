@@ -105,6 +105,22 @@ def test_the_resume_command_carries_what_the_failed_part_left_of_the_limits(
     assert "the sum is 5" in capsys.readouterr().out
 
 
+def test_the_resume_command_carries_what_the_failed_part_left_of_the_usage_limits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    limits = ["--max-tool-calls", "3", "--max-total-tokens", "100000"]
+    argv = ["run", "add, within usage limits", *TURN, "--session", "s7", "--retries", "0", *limits]
+    assert main(argv) == EXIT_RETRYABLE
+    error = capsys.readouterr().err.splitlines()[-1]
+    command = shlex.split(error.split("`")[1])
+
+    # One tool call ran; the tokens of one model call were spent.
+    assert command[command.index("--max-tool-calls") + 1] == "2"
+    assert 0 < int(command[command.index("--max-total-tokens") + 1]) < 100000
+    assert main(command[1:]) == EXIT_OK
+    assert "the sum is 5" in capsys.readouterr().out
+
+
 def test_resume_counts_on_from_the_calls_the_failed_part_made(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -39,6 +39,8 @@ def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
         (["run", "hi", "--mcp-url", ""], "argument --mcp-url: not an http(s) URL"),
         (["run", "hi", "--mcp-url", "ftp://example.com/mcp"], "not an http(s) URL"),
         (["run", "hi", "--max-turns", "0"], "argument --max-turns"),
+        (["run", "hi", "--max-tool-calls", "-1"], "argument --max-tool-calls: must be 0 or more"),
+        (["run", "hi", "--max-total-tokens", "1e3"], "argument --max-total-tokens: not a whole"),
         (["run", "hi", "--option", "base_url"], "argument --option: expected KEY=VALUE"),
         ([], "required: COMMAND"),
     ],

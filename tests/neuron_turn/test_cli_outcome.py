@@ -53,6 +53,31 @@ def test_a_cost_limit_reached_says_so(capsys: pytest.CaptureFixture[str]) -> Non
     assert last.endswith("raise --max-cost, or continue with: neuron-turn run PROMPT --session s3")
 
 
+def test_a_tool_call_limit_reached_says_which_limit_and_runs_no_tool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--max-tool-calls", "0", "--session", "s4"]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "neuron-turn: Stopped at the turn's limit of 0 tool calls: the model asked for 1 in "
+        "all, none of its last calls ran (--max-tool-calls); raise --max-tool-calls, or "
+        "continue with: neuron-turn run PROMPT --session s4"
+    )
+    assert main(["history", "s4", "--json"]) == 0
+    assert "Not run: Stopped at the turn's limit of 0 tool calls" in capsys.readouterr().out
+
+
+def test_a_token_limit_reached_says_which_limit_and_how_many_were_used(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--max-output-tokens", "2", "--session", "s5"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("neuron-turn: Stopped at the turn's limit of 2 output tokens (")
+    assert last.endswith(
+        "used) (--max-output-tokens); raise --max-output-tokens, or continue with: "
+        "neuron-turn run PROMPT --session s5"
+    )
+
+
 def test_a_completed_turn_adds_no_note(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(TOOL_RUN) == 0
     assert "stopped" not in capsys.readouterr().err

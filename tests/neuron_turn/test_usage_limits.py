@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from layer0 import LogEffect, NonRetryableError, TurnError, TurnInput, TurnOutput
+from layer0 import LogEffect, NonRetryableError, TurnConfig, TurnError, TurnInput, TurnOutput, usd
 from layer0.testing import InMemoryStore
 from neuron_tool import tool
 from neuron_turn import (
@@ -14,6 +14,7 @@ from neuron_turn import (
     RateLimitError,
     TokenUsage,
     UsageLimits,
+    limit_crossed,
 )
 
 from .support import answer, appended, ask, build, call, calls
@@ -233,3 +234,12 @@ def test_limits_say_whether_any_is_set_and_merge_over_defaults() -> None:
     merged = UsageLimits(tool_calls=4).over(UsageLimits(tool_calls=9, total_tokens=7))
     assert merged == UsageLimits(tool_calls=4, total_tokens=7)
     assert UsageLimits.from_json(merged.to_json()) == merged
+
+
+async def test_limit_crossed_reads_back_which_limit_stopped_a_turn_and_none_otherwise() -> None:
+    stopped, _ = build([pings(1, 2)], tools=Tally().tools, config=limited(tool_calls=1))
+    assert limit_crossed(await stopped.execute(ask())) == LimitCrossed("tool_calls", 1, 2)
+    # A cost budget ends a turn `budget_exhausted` too, naming no usage limit.
+    spent, _ = build([pings(1)], tools=Tally().tools)
+    output = await spent.execute(ask(config=TurnConfig(max_cost=usd("0"))))
+    assert output.exit_reason == "budget_exhausted" and limit_crossed(output) is None

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         CarriedCounts,
         ContinuationError,
         carried_counts,
+        carried_usage_limits,
         continuation_input,
     )
     from .loop.effect_answers import (
@@ -231,6 +232,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "CarriedCounts",
         "ContinuationError",
         "carried_counts",
+        "carried_usage_limits",
         "continuation_input",
     ),
     ".loop.effect_answers": (
@@ -555,6 +557,7 @@ __all__ = [
     "answering",
     "build_hook_registry",
     "carried_counts",
+    "carried_usage_limits",
     "checkpointing",
     "close_cancelled",
     "continuation_input",

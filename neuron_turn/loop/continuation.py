@@ -81,6 +81,7 @@ __all__ = [
     "CarriedCounts",
     "ContinuationError",
     "carried_counts",
+    "carried_usage_limits",
     "check_continuation",
     "continuation_input",
     "continues",
@@ -204,6 +205,22 @@ def carried_counts(metadata: JsonValue) -> CarriedCounts | None:
     if not isinstance(mark, dict):
         return None
     return _counts_from(mark, _WHERE)
+
+
+def carried_usage_limits(metadata: JsonValue) -> UsageLimits | None:
+    """The usage limits an input's metadata carries (a continuation's: what is left), if any.
+
+    Raises:
+        ContinuationError: they are not usage limits (what is wrong is named).
+    """
+    options = metadata.get(CALL_OPTIONS_KEY) if isinstance(metadata, dict) else None
+    value = options.get("usage_limits") if isinstance(options, dict) else None
+    if value is None:
+        return None
+    try:
+        return UsageLimits.from_json(value)
+    except ValueError as exc:
+        raise ContinuationError(f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]: {exc}") from None
 
 
 def _counts_from(mark: dict[str, JsonValue], where: str, *extra: str) -> CarriedCounts:

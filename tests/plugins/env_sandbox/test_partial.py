@@ -16,7 +16,7 @@ from layer0 import (
     usd,
 )
 from neuron_env_sandbox._partial import vet_partial
-from neuron_turn import INTERRUPTED, CarriedCounts, continuation_input
+from neuron_turn import INTERRUPTED, CarriedCounts, UsageLimits, continuation_input
 
 INPUT = TurnInput(
     message="send the report",
@@ -95,4 +95,64 @@ def test_a_forged_continuation_is_dropped_and_the_error_says_why(
     assert error.partial is None
     (note,) = error.__notes__
     assert note.startswith("the child's partial turn was dropped: its continuation ")
+    assert why in note
+
+
+LIMITED = INPUT.model_copy(
+    update={"metadata": {"trace": "t-1", "neuron_turn": {"usage_limits": {"tool_calls": 5}}}}
+)
+
+
+def usage_left(limits: UsageLimits | None) -> TurnInput:
+    """The continuation of `LIMITED` the loop makes, carrying `limits` as what is left."""
+    return continuation_input(LIMITED, COUNTS, usage_left=limits).model_copy(
+        update={"config": HONEST.config}
+    )
+
+
+@pytest.mark.parametrize(
+    "left",
+    [UsageLimits(tool_calls=2), UsageLimits(tool_calls=0, total_tokens=900)],
+    ids=["fewer-calls", "a-limit-of-its-own"],
+)
+def test_a_continuation_carrying_what_is_left_of_the_usage_limits_is_kept(
+    left: UsageLimits,
+) -> None:
+    honest = usage_left(left)
+    error = from_child(honest)
+    vet_partial(error, LIMITED, max_turns=10)
+    assert error.partial is not None and error.partial.continuation == honest
+    assert not getattr(error, "__notes__", [])
+
+
+@pytest.mark.parametrize(
+    ("forged", "why"),
+    [
+        (usage_left(UsageLimits(tool_calls=50)), "raises usage limit tool_calls from 5 to 50"),
+        (
+            usage_left(UsageLimits(total_tokens=9)),
+            "raises usage limit tool_calls from 5 to no limit",
+        ),
+        (HONEST, "raises usage limit tool_calls from 5 to no limit"),
+        (
+            HONEST.model_copy(
+                update={
+                    "metadata": {
+                        **HONEST.metadata,  # type: ignore[dict-item]
+                        "neuron_turn": {"continue": True, "usage_limits": {"tool_calls": -1}},
+                    }
+                }
+            ),
+            "carries counts that are not counts (",
+        ),
+    ],
+    ids=["raised", "dropped-for-another", "dropped", "not-limits"],
+)
+def test_a_continuation_raising_or_dropping_a_usage_limit_is_dropped_saying_which(
+    forged: TurnInput, why: str
+) -> None:
+    error = from_child(forged)
+    vet_partial(error, LIMITED, max_turns=10)
+    assert error.partial is None
+    (note,) = error.__notes__
     assert why in note

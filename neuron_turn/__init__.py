@@ -108,6 +108,7 @@ if TYPE_CHECKING:
         SupportsOutputModes,
         output_value,
     )
+    from .loop.output_validators import OutputValidator, OutputValidatorError, output_validator
     from .loop.provider import (
         ContentPart,
         ImagePart,
@@ -278,6 +279,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_guardrail",
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
+    ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
@@ -476,6 +478,8 @@ __all__ = [
     "OutputSpec",
     "OutputTypeError",
     "OutputValidationError",
+    "OutputValidator",
+    "OutputValidatorError",
     "PendingCall",
     "PluginError",
     "PluginFactoryError",
@@ -577,6 +581,7 @@ __all__ = [
     "input_guardrail",
     "limit_crossed",
     "output_guardrail",
+    "output_validator",
     "output_value",
     "parse_scope",
     "pending_approvals",

@@ -56,6 +56,7 @@ _OPTION_KEYS: Final = frozenset(
 )
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
+_NOT_RUN_BESIDE: Final = "Not run: it came beside an answer, which was sent back."
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,10 @@ class OutputRound:
         self.value: JsonValue = None
         self.typed: Any = None
         self.accepted = False
+        self._final: tuple[ToolUsePart, list[ToolUsePart]] | None = None
+        """The final-answer call accepted and the response's calls, in tool mode."""
+        self._beside: list[ToolUsePart] = []
+        """The calls a text answer came with (a server stopping `end_turn` beside them)."""
 
     # --- the request --------------------------------------------------------
 
@@ -229,12 +234,14 @@ class OutputRound:
             ModelError: the answer was truncated or filtered, or a tool stop named no tool.
         """
         self.correcting = False
+        self._beside = []
         stop = response.stop_reason
         calls = [part for part in response.content if isinstance(part, ToolUsePart)]
         if stop == "end_turn":
             if self._final_calls(calls):
                 # A forced final-answer call, whatever stop reason the API gave it.
                 return self._calls(calls)
+            self._beside = calls
             if self.spec is None:
                 return Finish("complete")
             return self._text_answer(_text(response), messages)
@@ -262,6 +269,22 @@ class OutputRound:
             return self.typed
         return "".join(part.text for part in content if isinstance(part, TextPart))
 
+    def send_back(self, hint: str, messages: list[ProviderMessage]) -> Step:
+        """Take back the answer `judge` accepted, sending `hint` back as a failed answer's errors.
+
+        It counts against the retries as any failed answer does.
+        """
+        self.accepted = False
+        self.typed = self.value = None
+        final, self._final = self._final, None
+        if final is not None:
+            return self._bad_final_call(*final, hint)
+        return self._send_text_back(hint, messages)
+
+    def replace(self, value: Any) -> None:
+        """Make `value` (of the output type, already validated) the accepted answer."""
+        self._accept(value)
+
     def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
         if self.spec is None or self.mode != "tool":
             return []
@@ -278,6 +301,7 @@ class OutputRound:
         except OutputValidationError as exc:
             return self._bad_final_call(first, calls, str(exc))
         self._accept(value)
+        self._final = (first, calls)
         closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in calls]
         return Finish("complete", closing)
 
@@ -304,16 +328,22 @@ class OutputRound:
         try:
             value = self.spec.validate_text(text)
         except OutputValidationError as exc:
-            if not self._spend_retry():
-                return Finish(OUTPUT_INVALID)
-            messages.append(ProviderMessage("user", [TextPart(self._correction(str(exc)))]))
-            self.correcting = True
-            return Calls(())
+            return self._send_text_back(str(exc), messages)
         self._accept(value)
         return Finish("complete")
 
+    def _send_text_back(self, errors: str, messages: list[ProviderMessage]) -> Step:
+        """Ask again for a text answer, answering the calls it came with so history stays valid."""
+        if not self._spend_retry():
+            return Finish(OUTPUT_INVALID)
+        unrun = [ToolResultPart(c.id, _NOT_RUN_BESIDE, is_error=True) for c in self._beside]
+        messages.append(ProviderMessage("user", [*unrun, TextPart(self._correction(errors))]))
+        self.correcting = True
+        return Calls(())
+
     def _correction(self, errors: str) -> str:
-        assert self.spec is not None
+        if self.spec is None:
+            return f"Your answer was not accepted: {errors}. Answer again."
         if self._tool_mode():
             return (
                 f"Your answer is not a valid final answer ({errors}). "

@@ -17,6 +17,7 @@ from .instructions import Instructions
 from .limits import UsageLimits
 from .memory_tools import MemoryLimits
 from .output import OutputMode
+from .output_validators import OutputValidator
 from .tool_choice import ToolChoice
 
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
@@ -38,6 +39,9 @@ class NeuronTurnConfig:
     guardrails: Sequence[InputGuardrail | OutputGuardrail] = ()
     """Checks of the user's message (run beside the first model call) and of the final
     answer that stop the turn when they trip (see `neuron_turn.loop.guardrails`)."""
+    output_validators: Sequence[OutputValidator] = ()
+    """Checks of the final answer that may send it back to the model with a hint, in
+    order, before the output guardrails (see `neuron_turn.loop.output_validators`)."""
     model: str = ""
     """The model asked for when the call does not name one."""
     max_turns: int = _DEFAULT_MAX_TURNS

@@ -289,6 +289,14 @@ class OutputSpec(Generic[T]):
                     f'the answer must be a JSON object {{"{_WRAP_KEY}": <value>}}'
                 )
             value = value[_WRAP_KEY]
+        return self.validate_value(value)
+
+    def validate_value(self, value: object) -> T:
+        """Validate a value said to be of the output type (what an output validator returned).
+
+        Raises:
+            OutputValidationError: it is not.
+        """
         if self._adapter is not None:
             try:
                 return self._adapter.validate_python(value)
@@ -296,7 +304,7 @@ class OutputSpec(Generic[T]):
                 raise OutputValidationError(_pydantic_errors(exc)) from exc
         assert self._validator is not None
         try:
-            self._validator.check(self.name, value)
+            self._validator.check(self.name, cast(JsonValue, value))
         except ToolInputError as exc:
             raise OutputValidationError(f"at {exc.path}: {exc.message}") from exc
         return cast(T, value)

@@ -53,7 +53,9 @@ from ._output_round import (
     CALL_OPTIONS_KEY,
     CallOptions,
     Calls,
+    Finish,
     OutputRound,
+    Step,
     read_call_options,
 )
 from ._output_round import (
@@ -129,6 +131,7 @@ from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .observers import TurnStart, start_watches
 from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
+from .output_validators import SentBack, validated
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
     ContentPart,
@@ -834,6 +837,8 @@ class NeuronTurn(Generic[OutT]):
             if keeper.after_call(request, response):
                 await keeper.report_call(response)
         step = output.judge(response, run.messages)  # 6
+        if self.config.output_validators and isinstance(step, Finish) and step.reason == "complete":
+            step = await self._validated(run, input, output, step)
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
             raise _Exit(step.reason)
@@ -877,6 +882,26 @@ class NeuronTurn(Generic[OutT]):
             run.account(response)
         _withhold(run, tripped, len(run.messages))
         raise _Exit(GUARDRAIL_TRIPPED)
+
+    async def _validated(
+        self, run: RunState, input: TurnInput, output: OutputRound, step: Finish
+    ) -> Step:
+        """Step 6 for a final answer: the output validators' verdict on it.
+
+        The session keeps the model's words; the turn's output holds what the
+        validators returned.
+        """
+        answer = output.answer(run.last_content)
+        context = self._context(run, input)
+        verdict = await validated(self.config.output_validators, context, answer, output.spec)
+        if isinstance(verdict, SentBack):
+            return output.send_back(verdict.hint, run.messages)
+        if verdict is not answer:
+            if output.spec is None:
+                run.last_content = [TextPart(verdict)]
+            else:
+                output.replace(verdict)
+        return step
 
     async def _check_answer(
         self, run: RunState, input: TurnInput, output: OutputRound

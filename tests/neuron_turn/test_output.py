@@ -449,3 +449,23 @@ def test_strict_mode_is_asked_for_only_when_the_schema_fits_it(
 def test_a_dict_output_is_an_open_object_and_not_strict() -> None:
     assert OutputSpec(dict[str, int]).strict is False
     assert OutputSpec(Answer).strict is True
+
+
+async def test_an_answer_sent_back_answers_the_calls_it_came_with_so_the_history_stays_valid() -> (
+    None
+):
+    # Some servers stop `end_turn` beside tool calls; the correction must answer them,
+    # or the next request holds calls without results, which the APIs refuse.
+    beside = dataclasses.replace(
+        calls(call("c1", "add", a=1, b=2)),
+        content=[TextPart("391, I think"), *calls(call("c1", "add", a=1, b=2)).content],
+        stop_reason="end_turn",
+    )
+    turn, provider = typed([beside, answer('{"answer": 391}')])
+    output = await turn.execute(ask(session="s1"))
+    assert turn.output_value(output) == Answer(answer=391)
+    sent_back = provider.requests[1].messages[-1].content
+    assert isinstance(sent_back[0], ToolResultPart) and sent_back[0].tool_use_id == "c1"
+    assert sent_back[0].is_error and sent_back[0].content.startswith("Not run: it came beside")
+    assert isinstance(sent_back[1], TextPart) and "does not match" in sent_back[1].text
+    assert output.metadata.tools_called == []

@@ -40,7 +40,7 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import ToolRegistry, is_tool_name
+from neuron_tool import ModelRetry, RunContext, ToolRegistry, is_tool_name
 from neuron_turn import (
     AWAITING_APPROVAL,
     KEPT_COUNTS_KEY,
@@ -57,7 +57,9 @@ from neuron_turn import (
     TokenUsage,
     ToolResultPart,
     ToolUsePart,
+    UsageLimits,
     carried_counts,
+    output_validator,
     pending_approvals,
     resume_input,
     waiting_calls,
@@ -167,15 +169,30 @@ def _same_json(a: Any, b: Any) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
+@output_validator
+async def _even(ctx: RunContext[Any], text: str) -> str:
+    if len(text) % 2:
+        raise ModelRetry("an answer of even length, please")
+    return text
+
+
 def _turn(
     answers: list[ProviderResponse],
     store: StateStore | None = None,
     approval: ApprovalPolicy | None = None,
 ) -> NeuronTurn:
-    """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere."""
+    """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere,
+    a limit on its tool calls and a validator sending back answers of odd length."""
     hooks = HookRegistry()
     hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
-    config = NeuronTurnConfig(model="m", effect_policy=POLICY, max_turns=5, approval=approval)
+    config = NeuronTurnConfig(
+        model="m",
+        effect_policy=POLICY,
+        max_turns=5,
+        approval=approval,
+        usage_limits=UsageLimits(tool_calls=6),
+        output_validators=[_even],
+    )
     tools = ToolRegistry([add, echo])
     return NeuronTurn(_provider(answers), tools=tools, hooks=hooks, state=store, config=config)
 

@@ -281,6 +281,16 @@ class OutputRound:
             return self._bad_final_call(*final, hint)
         return self._send_text_back(hint, messages)
 
+    def tool_answer(self, text: str) -> None:
+        """Take a stop tool's result as the final answer (`NeuronTurnConfig.stop_at_tools`).
+
+        Raises:
+            OutputValidationError: a typed turn's result is not of its output type.
+        """
+        self._beside = []
+        if self.spec is not None:
+            self._accept(self.spec.validate_text(text))
+
     def replace(self, value: Any) -> None:
         """Make `value` (of the output type, already validated) the accepted answer."""
         self._accept(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
@@ -42,6 +42,9 @@ class NeuronTurnConfig:
     output_validators: Sequence[OutputValidator] = ()
     """Checks of the final answer that may send it back to the model with a hint, in
     order, before the output guardrails (see `neuron_turn.loop.output_validators`)."""
+    stop_at_tools: Collection[str] = ()
+    """Tools whose call, once it succeeds, ends the turn with its result as the final
+    answer and no model call after it, as the OpenAI Agents SDK's `StopAtTools`."""
     model: str = ""
     """The model asked for when the call does not name one."""
     max_turns: int = _DEFAULT_MAX_TURNS
@@ -131,6 +134,12 @@ class NeuronTurnConfig:
         """
         if self.tool_choice is not None:
             object.__setattr__(self, "tool_choice", ToolChoice.parse(self.tool_choice))
+        if isinstance(self.stop_at_tools, str):
+            raise ValueError(
+                "stop_at_tools is a collection of tool names, "
+                f"not the string {self.stop_at_tools!r}"
+            )
+        object.__setattr__(self, "stop_at_tools", frozenset(self.stop_at_tools))
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:

@@ -85,7 +85,11 @@ class UsageLimits:
     unrun, saying why) and the turn ends `budget_exhausted`. Tokens are the
     turn's own (its model calls and any summary a context strategy asks for),
     checked after each model call with the other limits, so a turn may go over
-    by one call's tokens, as over `max_cost` by one call's cost.
+    by one call's tokens, as over `max_cost` by one call's cost. What an agent
+    the turn delegated to spent and answered back with counts as the turn's
+    (as for `max_cost`); its own tool calls are its own, the `delegate` call
+    one of the turn's. A resume runs the calls a person decided without
+    counting them again: the turn that asked for them did.
     """
 
     tool_calls: int | None = None

@@ -8,7 +8,7 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Generic, cast
 
@@ -25,6 +25,8 @@ from layer0 import (
     Hook,
     HookAction,
     HookPoint,
+    LogEffect,
+    LogLevel,
     ModelError,
     NonRetryableError,
     ObserverHalt,
@@ -51,6 +53,7 @@ from ._input_screen import InputScreen
 from ._output_follower import OutputFollower
 from ._output_round import (
     CALL_OPTIONS_KEY,
+    OUTPUT_INVALID,
     CallOptions,
     Calls,
     Finish,
@@ -130,7 +133,14 @@ from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .observers import TurnStart, start_watches
-from .output import OutputMode, OutputSpec, SupportsOutputModes, output_spec, output_value
+from .output import (
+    OutputMode,
+    OutputSpec,
+    OutputValidationError,
+    SupportsOutputModes,
+    output_spec,
+    output_value,
+)
 from .output_validators import SentBack, validated
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
@@ -140,6 +150,7 @@ from .provider import (
     ProviderRequest,
     ProviderResponse,
     TextPart,
+    ToolResultPart,
     ToolUsePart,
 )
 from .provider_errors import (
@@ -212,6 +223,7 @@ class NeuronTurn(Generic[OutT]):
 
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
+            ValueError: `config.stop_at_tools` names a tool the turn does not have.
         """
         self.provider = provider
         self.tools = tools if tools is not None else ToolRegistry()
@@ -219,6 +231,7 @@ class NeuronTurn(Generic[OutT]):
         self.context = context
         self.state = state
         self.config = config if config is not None else NeuronTurnConfig()
+        _check_stop_tools(self.config, self.tools)
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
         )
@@ -766,6 +779,8 @@ class NeuronTurn(Generic[OutT]):
                 if run.checkpoint is not None:
                     run.checkpoint()
                 self._check_round(run)
+                if self.config.stop_at_tools:
+                    await self._stop_at_tools(run, input, output, resumed)
             if continuing:
                 # Its limits are what the part before it left, which may be nothing.
                 self._check_limits(run)
@@ -852,6 +867,8 @@ class NeuronTurn(Generic[OutT]):
             if run.checkpoint is not None:
                 run.checkpoint()  # what a runner that loses this run goes on from
             self._check_round(run)
+            if self.config.stop_at_tools:
+                await self._stop_at_tools(run, input, output, step.calls)
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):
             _halt_on(await hooks.dispatch(run.hook_context(HookPoint.EXIT_CHECK)))  # 9
@@ -902,6 +919,41 @@ class NeuronTurn(Generic[OutT]):
             else:
                 output.replace(verdict)
         return step
+
+    async def _stop_at_tools(
+        self, run: RunState, input: TurnInput, output: OutputRound, calls: Sequence[ToolUsePart]
+    ) -> None:
+        """After a round of calls: end the turn on a stop tool's result, as its final answer.
+
+        The answer passes the output validators (one sending it back lets the model
+        read why and go on) and, once the turn ends, the output guardrails.
+
+        Raises:
+            _Exit: a stop tool's call succeeded (`complete`), or a typed turn's stop tool
+                answered what is not its output type (`output_invalid`, its log saying why).
+        """
+        stopped = _stop_result(run.messages[-1], calls, self.config.stop_at_tools)
+        if stopped is None:
+            return
+        name, text = stopped
+        run.last_content = [TextPart(text)]
+        try:
+            output.tool_answer(text)
+        except OutputValidationError as exc:
+            assert output.spec is not None
+            run.effects.append(
+                LogEffect(
+                    level=LogLevel.WARN,
+                    message=f"stop tool {name!r} answered what is not {output.spec.name}: {exc}",
+                    data={"stop_tool": name},
+                )
+            )
+            raise _Exit(OUTPUT_INVALID) from None
+        step: Step = Finish("complete")
+        if self.config.output_validators:
+            step = await self._validated(run, input, output, Finish("complete"))
+        if isinstance(step, Finish):
+            raise _Exit(step.reason)
 
     async def _check_answer(
         self, run: RunState, input: TurnInput, output: OutputRound
@@ -1093,6 +1145,43 @@ class NeuronTurn(Generic[OutT]):
 
 def _of_kind(guardrails: Sequence[object], kind: type[_G]) -> tuple[_G, ...]:
     return tuple(guardrail for guardrail in guardrails if isinstance(guardrail, kind))
+
+
+def _check_stop_tools(config: NeuronTurnConfig, tools: ToolRegistry) -> None:
+    """Refuse stop tools the turn does not have: a misspelt one would never stop it.
+
+    Raises:
+        ValueError: naming them and the tools there are.
+    """
+    if not config.stop_at_tools:
+        return
+    unknown = sorted(
+        set(config.stop_at_tools) - {*tools.names(), *EFFECT_TOOL_NAMES, *MEMORY_TOOL_NAMES}
+    )
+    if unknown:
+        raise ValueError(
+            f"stop_at_tools names tools this turn does not have: {unknown}; "
+            f"its tools: {tools.names()} and the effect and memory tools"
+        )
+
+
+def _stop_result(
+    results: ProviderMessage, calls: Sequence[ToolUsePart], stops: Collection[str]
+) -> tuple[str, str] | None:
+    """(name, result) of the first call of `calls` to a stop tool that succeeded, if any.
+
+    `results` is the round's result message; a call skipped, refused, denied or
+    failed has an error result, and ends nothing.
+    """
+    for call in calls:
+        if call.name not in stops or isinstance(call, UNRUN):
+            continue
+        for part in results.content:
+            if isinstance(part, ToolResultPart) and part.tool_use_id == call.id:
+                if not part.is_error:
+                    return call.name, part.content
+                break
+    return None
 
 
 async def _count_calls(run: RunState, rounds: ToolRound, step: Calls) -> None:

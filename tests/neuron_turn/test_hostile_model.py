@@ -182,7 +182,8 @@ def _turn(
     approval: ApprovalPolicy | None = None,
 ) -> NeuronTurn:
     """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere,
-    a limit on its tool calls and a validator sending back answers of odd length."""
+    a limit on its tool calls, a validator sending back answers of odd length, and `echo`
+    ending the turn with its result."""
     hooks = HookRegistry()
     hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
     config = NeuronTurnConfig(
@@ -192,6 +193,7 @@ def _turn(
         approval=approval,
         usage_limits=UsageLimits(tool_calls=6),
         output_validators=[_even],
+        stop_at_tools=["echo"],
     )
     tools = ToolRegistry([add, echo])
     return NeuronTurn(_provider(answers), tools=tools, hooks=hooks, state=store, config=config)

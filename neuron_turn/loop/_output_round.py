@@ -287,7 +287,6 @@ class OutputRound:
         Raises:
             OutputValidationError: a typed turn's result is not of its output type.
         """
-        self._beside = []
         if self.spec is not None:
             self._accept(self.spec.validate_text(text))
 

@@ -949,9 +949,9 @@ class NeuronTurn(Generic[OutT]):
                 )
             )
             raise _Exit(OUTPUT_INVALID) from None
-        step: Step = Finish("complete")
-        if self.config.output_validators:
-            step = await self._validated(run, input, output, Finish("complete"))
+        done = Finish("complete")
+        validators = self.config.output_validators
+        step = await self._validated(run, input, output, done) if validators else done
         if isinstance(step, Finish):
             raise _Exit(step.reason)
 

@@ -40,6 +40,9 @@ class TurnRecipe(BaseModel):
     """Output token cap per model call."""
     effect_tools: bool = True
     """Offer the effect tools (write_memory, delegate, handoff, …)."""
+    stop_at_tools: tuple[str, ...] = ()
+    """Tools whose successful call ends the turn with its result as the answer
+    (`NeuronTurnConfig.stop_at_tools`)."""
 
     def plugin_manager(self) -> PluginManager:
         """Return a manager with the installed plugins and this recipe's `plugins` modules.
@@ -64,7 +67,10 @@ class TurnRecipe(BaseModel):
     ) -> NeuronTurn:
         """Build the turn from `manager`'s plugins (with `model` instead of the recipe's)."""
         config = NeuronTurnConfig(
-            max_turns=self.max_turns, max_tokens=self.max_tokens, effect_tools=self.effect_tools
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            effect_tools=self.effect_tools,
+            stop_at_tools=self.stop_at_tools,
         )
         return NeuronTurn.from_plugins(
             model=model or self.model,

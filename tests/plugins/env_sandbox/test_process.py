@@ -167,3 +167,14 @@ async def test_a_process_limit_is_refused_as_root() -> None:
     limits = ProcessLimits(processes=8)
     with pytest.raises(UnsupportedSpecError, match="RLIMIT_NPROC does not bind root"):
         await call_tool(ProcessEnvironment, "read_env", {"name": "X"}, limits=limits)
+
+
+async def test_a_recipes_stop_tool_ends_the_childs_turn_with_its_result() -> None:
+    provider = scripted("read_env", {"name": "MODE"})
+    recipe = RECIPE.model_copy(update={"tools": ("read_env",), "stop_at_tools": ("read_env",)})
+    environment = ProcessEnvironment(recipe, provider=provider, env={"MODE": "test"})
+
+    output = await environment.run(TurnInput(message="go", trigger="user"), EnvironmentSpec())
+
+    assert output.exit_reason == "complete" and output.message.as_text() == "test"
+    assert len(provider.requests) == 1  # no model call after the stop tool

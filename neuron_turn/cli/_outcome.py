@@ -14,13 +14,7 @@ import json
 
 from pydantic import JsonValue
 
-from layer0 import (
-    APPEND_HISTORY,
-    CustomEffect,
-    HistoryAppend,
-    ObserverHalt,
-    TurnOutput,
-)
+from layer0 import APPEND_HISTORY, CustomEffect, HistoryAppend, ObserverHalt, TurnOutput
 
 from ..loop.guardrails import GUARDRAIL_TRIPPED
 from ..loop.limits import limit_crossed

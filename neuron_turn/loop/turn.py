@@ -913,7 +913,7 @@ class NeuronTurn(Generic[OutT]):
         verdict = await validated(self.config.output_validators, context, answer, output.spec)
         if isinstance(verdict, SentBack):
             return output.send_back(verdict.hint, run.messages)
-        if verdict is not answer:
+        if verdict != answer:
             if output.spec is None:
                 run.last_content = [TextPart(verdict)]
             else:

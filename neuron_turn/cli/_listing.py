@@ -16,6 +16,7 @@ _TITLES: Final = {
     "hooks": "hooks",
     "tools": "tools",
     "approval_policies": "approval policies",
+    "output_validators": "output validators",
 }
 
 

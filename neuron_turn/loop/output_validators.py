@@ -16,6 +16,12 @@ else as a message) and answers again; once the retries are spent the turn
 ends `{"custom": "output_invalid"}`. The session keeps the answer sent back
 and the hint, so the model's next turn knows what was refused.
 
+A streamed answer's text has reached the reader before the validators see
+it, as for output guardrails: where a validator changes or sends back
+answers, show the turn's output rather than its text deltas. Plugins offer
+validators with the hook `register_output_validators`; every turn built
+from plugins runs them after its config's.
+
 A validator that raises anything else fails the turn rather than let an
 unchecked answer through: a layer0 `TurnError` as raised, anything else as
 `OutputValidatorError` naming it; so does one returning a value that is not

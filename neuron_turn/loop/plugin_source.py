@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .approval import ApprovalPolicy
     from .context import ContextStrategy
     from .guardrails import InputGuardrail, OutputGuardrail
+    from .output_validators import OutputValidator
     from .provider import Provider
 
 __all__ = ["PluginSource", "default_plugin_source", "install_default_plugin_source"]
@@ -49,6 +50,10 @@ class PluginSource(Protocol):
 
     def registered_guardrails(self) -> list[InputGuardrail | OutputGuardrail]:
         """Return the guardrails plugins registered, in load order."""
+        ...
+
+    def registered_output_validators(self) -> list[OutputValidator]:
+        """Return the output validators plugins registered, in load order."""
         ...
 
 

@@ -295,6 +295,7 @@ class NeuronTurn(Generic[OutT]):
             system=system or base.system,
             approval=ApprovalPolicy.combine(base.approval, manager.approval_policy()),
             guardrails=(*base.guardrails, *manager.registered_guardrails()),
+            output_validators=(*base.output_validators, *manager.registered_output_validators()),
             instructions=instructions or base.instructions,
         )
         return NeuronTurn(

@@ -21,6 +21,7 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output_validators import OutputValidator
 from ._records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
 from .errors import PluginHookError
 from .hookspecs import HOOK_NAMES
@@ -90,6 +91,13 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
             )
         found.guardrails.append(guardrail)
 
+    def register_output_validator(validator: OutputValidator, /) -> None:
+        if not isinstance(validator, OutputValidator):
+            raise TypeError(
+                f"{validator!r} is not an output validator (make one with @output_validator)"
+            )
+        found.output_validators.append(validator)
+
     return {
         "register_providers": register_provider,
         "register_context_strategies": named("context_strategy"),
@@ -97,6 +105,7 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
         "register_tools": register_tool,
         "register_approval_policies": register_approval_policy,
         "register_guardrails": register_guardrail,
+        "register_output_validators": register_output_validator,
         "register_state_stores": named("state_store"),
         "register_orchestrators": named("orchestrator"),
         "register_workers": named("worker"),

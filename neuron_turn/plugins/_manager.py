@@ -24,6 +24,7 @@ from neuron_tool.tool import ToolDyn
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output_validators import OutputValidator
 from ..loop.provider import Provider
 from ..loop.provider_errors import ProviderError
 from . import _builtin as _builtin_plugin
@@ -292,6 +293,11 @@ class PluginManager:
     def registered_guardrails(self) -> list[InputGuardrail | OutputGuardrail]:
         """Return every plugin guardrail: plugins in load order, then each plugin's own order."""
         return [g for loaded in self._loaded.values() for g in loaded.contributions.guardrails]
+
+    def registered_output_validators(self) -> list[OutputValidator]:
+        """Return every plugin output validator: plugins in load order, each in its own order."""
+        loaded = self._loaded.values()
+        return [v for plugin in loaded for v in plugin.contributions.output_validators]
 
     def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn]:
         """Return the plugin tools called `names`, in that order.

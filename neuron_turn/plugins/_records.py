@@ -17,6 +17,7 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output_validators import OutputValidator
 from .hookspecs import PROJECT
 
 FactoryKind: TypeAlias = Literal[
@@ -161,6 +162,7 @@ class Contributions:
     tools: list[PluginTool] = field(default_factory=list)
     approval_policies: list[ApprovalPolicy] = field(default_factory=list)
     guardrails: list[InputGuardrail | OutputGuardrail] = field(default_factory=list)
+    output_validators: list[OutputValidator] = field(default_factory=list)
 
     def names(self) -> dict[str, list[str]]:
         """Return the registered names by kind (plural keys), for the listing."""
@@ -171,6 +173,7 @@ class Contributions:
         listing["tools"] = [tool.name for tool in self.tools]
         listing["approval_policies"] = [describe_policy(p) for p in self.approval_policies]
         listing["guardrails"] = [f"{g.name} ({_stage(g)})" for g in self.guardrails]
+        listing["output_validators"] = [v.name for v in self.output_validators]
         return listing
 
 
@@ -196,7 +199,7 @@ class PluginInfo:
     registered: Mapping[str, tuple[str, ...]]
     """Names it registered by kind: `providers`, `context_strategies`, `state_stores`,
     `orchestrators`, `workers`, `environments`, `hooks`, `tools`, `approval_policies`,
-    `guardrails`."""
+    `guardrails`, `output_validators`."""
 
     @property
     def name(self) -> str:

@@ -35,6 +35,7 @@ from neuron_tool.tool import ToolDyn
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output_validators import OutputValidator
 from ..loop.provider import Provider
 from .worker import Worker
 
@@ -120,6 +121,14 @@ class RegisterGuardrail(Protocol):
 
     def __call__(self, guardrail: InputGuardrail | OutputGuardrail, /) -> None:
         """Check the message or the answer of every turn built here with `guardrail`."""
+        ...
+
+
+class RegisterOutputValidator(Protocol):
+    """The `register` callback of `register_output_validators`."""
+
+    def __call__(self, validator: OutputValidator, /) -> None:
+        """Check the final answer of every turn built here with `validator`."""
         ...
 
 
@@ -407,6 +416,44 @@ def register_guardrails(register: RegisterGuardrail) -> None:
     """
 
 
+@hookspec
+def register_output_validators(register: RegisterOutputValidator) -> None:
+    """Offer output validators: checks of every turn's final answer that may send it back.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `NeuronTurn.from_plugins` runs every registered validator after those in
+    its config (`NeuronTurnConfig.output_validators`), plugins in load order,
+    so `neuron-turn run`, a worker's turns and a sandboxed child's are checked
+    too. See `neuron_turn.loop.output_validators` for what a validator returns
+    and what sending an answer back does.
+
+    Two plugins registering validators of one name are both kept and both run,
+    in load order; the name only says which one failed.
+
+    Args:
+        register: Call `register(validator)` once per `OutputValidator`
+            (`@output_validator`).
+
+    Example:
+        from typing import Any
+
+        from neuron_tool import ModelRetry, RunContext
+        from neuron_turn import RegisterOutputValidator, hookimpl, output_validator
+
+
+        @output_validator
+        async def no_placeholders(context: RunContext[Any], answer: Any) -> Any:
+            if "TODO" in str(answer):
+                raise ModelRetry("finish the answer: it still says TODO")
+            return answer
+
+
+        @hookimpl
+        def register_output_validators(register: RegisterOutputValidator) -> None:
+            register(no_placeholders)
+    """
+
+
 # --- running turns ----------------------------------------------------------
 
 
@@ -617,6 +664,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_tools",
     "register_approval_policies",
     "register_guardrails",
+    "register_output_validators",
     "register_state_stores",
     "register_orchestrators",
     "register_workers",

@@ -123,6 +123,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "tools": [],
             "approval_policies": [],
             "guardrails": [],
+            "output_validators": [],
         },
     }
     (failure,) = listing["failures"]

@@ -386,3 +386,20 @@ def test_a_plugins_output_guardrail_withholds_the_answer_from_the_session(
     history = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert "echo: classified" not in json.dumps(history)
+
+
+def test_a_plugins_output_validator_sends_the_answer_back_in_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    assert main(["run", "a draft", "--model", "fixture:echo", "--session", "v1"]) == 0
+    out, err = capsys.readouterr()
+    # The echo model answers the validator's hint in its second call.
+    assert out.splitlines() == [
+        "echo: a draft",
+        "echo: Your answer was not accepted: give the final version. Answer again.",
+    ]
+    assert summary_of(err)["reason"] == "complete"
+    assert main(["history", "v1", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]

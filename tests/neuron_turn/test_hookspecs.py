@@ -208,6 +208,34 @@ async def test_register_guardrails_example() -> None:
     assert "the message may hold a card number" in output.message.as_text()
 
 
+async def test_register_output_validators_example() -> None:
+    class Model:
+        @hookspecs.hookimpl
+        def register_providers(self, register: Any) -> None:
+            answers = [text_response("TODO: write it"), text_response("written")]
+            register("scripted", lambda model: ScriptedProvider(answers))
+
+    manager = manager_with_example(hookspecs.register_output_validators)
+    manager.register(Model(), name="scripted")
+    turn = NeuronTurn.from_plugins(model="scripted:m", plugins=manager)
+    (info,) = [info for info in manager.plugins() if info.name == "example"]
+    assert info.registered["output_validators"] == ("no_placeholders",)
+
+    output = await turn.execute(TurnInput(message="write it", trigger="user"))
+
+    assert output.message.as_text() == "written" and output.metadata.turns_used == 2
+
+
+def test_a_plugin_registering_something_else_as_an_output_validator_fails_to_load() -> None:
+    class Wrong:
+        @hookspecs.hookimpl
+        def register_output_validators(self, register: Any) -> None:
+            register(lambda context, answer: answer)
+
+    with pytest.raises(neuron_turn.PluginError, match=r"is not an output validator \(make one"):
+        PluginManager().register(Wrong(), name="wrong")
+
+
 def test_a_plugin_registering_something_else_as_a_guardrail_fails_to_load() -> None:
     class Wrong:
         @hookspecs.hookimpl

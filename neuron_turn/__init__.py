@@ -142,6 +142,7 @@ if TYPE_CHECKING:
     from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
+    from .loop.stop_tools import UnknownStopToolError
     from .loop.stream import EventStream, TurnStream, close_cancelled
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.turn import NeuronTurn
@@ -348,6 +349,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SlidingWindow",
     ),
     ".loop.standing": ("STANDING_KEY", "StandingDecision"),
+    ".loop.stop_tools": ("UnknownStopToolError",),
     ".loop.stream": (
         "EventStream",
         "TurnStream",
@@ -555,6 +557,7 @@ __all__ = [
     "UnknownOrchestratorError",
     "UnknownProviderError",
     "UnknownStateStoreError",
+    "UnknownStopToolError",
     "UnknownToolError",
     "UnknownWorkerError",
     "UsageLimit",

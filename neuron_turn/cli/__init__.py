@@ -202,6 +202,13 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         run.add_argument(flag, type=_count, metavar="N", help=what)
     _add_allow_tool_argument(run)
     run.add_argument(
+        "--stop-at-tool",
+        action="append",
+        metavar="NAME",
+        help="end the turn with this tool's result once a call of it succeeds, no model "
+        "call after it (repeat)",
+    )
+    run.add_argument(
         "--fail-if-changed",
         action="store_true",
         help="fail (nothing recorded) instead of appending this turn to the session when "
@@ -570,6 +577,8 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
     limits: dict[str, JsonValue] = {k: v for k, v in given.items() if v is not None}
     if limits:
         options["usage_limits"] = limits
+    if args.stop_at_tool:
+        options["stop_at_tools"] = list(args.stop_at_tool)
     return {"neuron_turn": options} if options else None
 
 

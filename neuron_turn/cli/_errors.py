@@ -21,6 +21,7 @@ from neuron_tool import ToolError
 
 from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
+from ..loop.stop_tools import UnknownStopToolError
 from ..plugins.errors import (
     InvalidModelError,
     NoProviderConfiguredError,
@@ -143,6 +144,9 @@ def classify(
     if state is not None:
         # The store's message names the file and the fix; a retry would fail the same way.
         return EXIT_STATE, f"{state} (the state file is set by --state or $NEURON_STATE_PATH)"
+    stop = in_chain(exc, UnknownStopToolError)
+    if stop is not None:
+        return EXIT_USAGE, f"--stop-at-tool: {stop}"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

@@ -22,6 +22,7 @@ from layer0 import (
     CustomExit,
     ObserverHalt,
     PreCompactionFlush,
+    TextBlock,
     TurnOutput,
 )
 
@@ -54,6 +55,8 @@ class TextPrinter:
         self.width = width
         self.wrote_text = False
         self.mid_line = False
+        self._call_text: list[str] = []
+        """The text the current model call streamed: the answer, unless the turn changed it."""
         # The answer and tool results are untrusted text: on a terminal, shown inert.
         self._shown_out = shown_on(out)
         self._shown_err = shown_on(err)
@@ -65,30 +68,35 @@ class TextPrinter:
             return
         if isinstance(event, ModelCallStart):
             self.end_line()  # each model call's text starts on a line of its own
+            self._call_text.clear()
         if self.progress:
             line = describe(event, width=self.width)
             if line is not None:
                 self._activity(line)
 
     def finish(self, output: TurnOutput) -> None:
-        """End the answer with a newline; print it whole if nothing was streamed.
+        """End the answer with a newline; print it whole if it is not what streamed last.
 
-        An answer with no text (a turn stopped by a limit while calling tools)
-        prints nothing: an empty line would look like an empty answer.
+        The answer a completed turn ends with may not be the text its last model
+        call streamed: a stop tool's result, or an output validator's change; it
+        is then printed on a line of its own. An answer with no text (a turn
+        stopped by a limit while calling tools) prints nothing: an empty line
+        would look like an empty answer.
         """
-        if not self.wrote_text:
-            text = output.message.as_text()
+        text = "".join(b.text for b in output.message.blocks if isinstance(b, TextBlock))
+        self.end_line()
+        streamed = "".join(self._call_text)
+        if not self.wrote_text or (output.exit_reason == "complete" and text != streamed):
             if text:
                 self.out.write(self._shown_out(text) + "\n")
                 self.out.flush()
-            return
-        self.end_line()
 
     def _text(self, text: str) -> None:
         if not text:
             return
         self.out.write(self._shown_out(text))
         self.out.flush()
+        self._call_text.append(text)
         self.wrote_text = True
         self.mid_line = not text.endswith("\n")
 

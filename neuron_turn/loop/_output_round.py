@@ -42,7 +42,7 @@ from .tool_choice import ToolChoice
 CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
-"usage_limits": {"tool_calls": 20, "total_tokens": 50000}}`."""
+"usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"]}`."""
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
 OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
@@ -52,7 +52,16 @@ OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
 # `layer0.turn_record`) and `continue` by `continuation.continues`; they are listed so they
 # are not refused here.
 _OPTION_KEYS: Final = frozenset(
-    {"tool_choice", "output_schema", "output_name", "usage_limits", "pin", "record", "continue"}
+    {
+        "tool_choice",
+        "output_schema",
+        "output_name",
+        "usage_limits",
+        "stop_at_tools",
+        "pin",
+        "record",
+        "continue",
+    }
 )
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
@@ -66,6 +75,7 @@ class CallOptions:
     tool_choice: ToolChoice | None = None
     output: OutputSpec[Any] | None = None
     usage_limits: UsageLimits | None = None
+    stop_at_tools: frozenset[str] = frozenset()
 
 
 def read_call_options(metadata: JsonValue) -> CallOptions:
@@ -86,7 +96,12 @@ def read_call_options(metadata: JsonValue) -> CallOptions:
             f"{where} has unknown keys {unknown}; known: {sorted(_OPTION_KEYS)}"
         )
     try:
-        return CallOptions(_choice(options.get("tool_choice")), _output(options), _usage(options))
+        return CallOptions(
+            _choice(options.get("tool_choice")),
+            _output(options),
+            _usage(options),
+            _stops(options.get("stop_at_tools")),
+        )
     except (ValueError, TypeError) as exc:
         raise NonRetryableError(f"{where}: {exc}") from exc
 
@@ -102,6 +117,15 @@ def _choice(value: JsonValue) -> ToolChoice | None:
 def _usage(options: dict[str, JsonValue]) -> UsageLimits | None:
     value = options.get("usage_limits")
     return None if value is None else UsageLimits.from_json(value)
+
+
+def _stops(value: JsonValue) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    names = [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
+    if not isinstance(value, list) or len(names) != len(value):
+        raise ValueError(f"stop_at_tools must be a list of tool names, not {value!r}")
+    return frozenset(names)
 
 
 def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:

@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from layer0 import EffectPolicy, SessionConflict, TurnConfig
 
+from ._output_round import CallOptions
 from .approval import ApprovalPolicy
 from .guardrails import InputGuardrail, OutputGuardrail
 from .instructions import Instructions
@@ -157,13 +158,18 @@ class NeuronTurnConfig:
                 )
 
     def resolve(
-        self, overrides: TurnConfig | None, usage: UsageLimits | None = None
+        self, overrides: TurnConfig | None, options: CallOptions | None = None
     ) -> ResolvedConfig:
         """Return the settings for one call: `overrides` where set, these defaults elsewhere.
 
-        `usage` is the input's own usage limits (`TurnInput.metadata`), over the config's.
+        `options` are the input's own (`TurnInput.metadata`): its usage limits over the
+        config's, its stop tools beside the config's.
         """
+        usage = None if options is None else options.usage_limits
         limits = self.usage_limits if usage is None else usage.over(self.usage_limits)
+        stops = frozenset(self.stop_at_tools)
+        if options is not None and options.stop_at_tools:
+            stops |= options.stop_at_tools
         if overrides is None:
             return ResolvedConfig(
                 system=self.system or None,
@@ -175,6 +181,7 @@ class NeuronTurnConfig:
                 effect_policy=self.effect_policy,
                 session_conflict=self.session_conflict,
                 usage_limits=limits or None,
+                stop_at_tools=stops,
             )
         return ResolvedConfig(
             system=_join(self.system, overrides.system_addendum),
@@ -188,6 +195,7 @@ class NeuronTurnConfig:
             effect_policy=_pick(overrides.effect_policy, self.effect_policy),
             session_conflict=_pick(overrides.session_conflict, self.session_conflict),
             usage_limits=limits or None,
+            stop_at_tools=stops,
         )
 
 
@@ -205,6 +213,8 @@ class ResolvedConfig:
     session_conflict: SessionConflict
     usage_limits: UsageLimits | None = None
     """None when no usage limit is set: the loop then counts nothing for them."""
+    stop_at_tools: frozenset[str] = frozenset()
+    """The config's stop tools and the input's."""
 
     def allows(self, tool: str) -> bool:
         """Return whether `tool` may be offered and run in this call."""

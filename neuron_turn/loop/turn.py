@@ -8,7 +8,7 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Generic, cast
 
@@ -150,7 +150,6 @@ from .provider import (
     ProviderRequest,
     ProviderResponse,
     TextPart,
-    ToolResultPart,
     ToolUsePart,
 )
 from .provider_errors import (
@@ -161,6 +160,7 @@ from .provider_errors import (
 )
 from .provider_stream import deltas_of, streaming
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
+from .stop_tools import check_stop_tools, stop_result
 from .stream import TurnStream
 from .tokens import TokenMeter
 
@@ -223,7 +223,7 @@ class NeuronTurn(Generic[OutT]):
 
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
-            ValueError: `config.stop_at_tools` names a tool the turn does not have.
+            UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
         """
         self.provider = provider
         self.tools = tools if tools is not None else ToolRegistry()
@@ -231,7 +231,9 @@ class NeuronTurn(Generic[OutT]):
         self.context = context
         self.state = state
         self.config = config if config is not None else NeuronTurnConfig()
-        _check_stop_tools(self.config, self.tools)
+        check_stop_tools(
+            self.config.stop_at_tools, self.tools, where="NeuronTurnConfig.stop_at_tools"
+        )
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
         )
@@ -373,7 +375,10 @@ class NeuronTurn(Generic[OutT]):
         self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object
     ) -> TurnOutput:
         options = read_call_options(input.metadata)
-        settings = self.config.resolve(input.config, options.usage_limits)
+        if options.stop_at_tools:
+            where = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['stop_at_tools']"
+            check_stop_tools(options.stop_at_tools, self.tools, where=where)
+        settings = self.config.resolve(input.config, options)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
         )
@@ -780,7 +785,7 @@ class NeuronTurn(Generic[OutT]):
                 if run.checkpoint is not None:
                     run.checkpoint()
                 self._check_round(run)
-                if self.config.stop_at_tools:
+                if run.settings.stop_at_tools:
                     await self._stop_at_tools(run, input, output, resumed)
             if continuing:
                 # Its limits are what the part before it left, which may be nothing.
@@ -868,7 +873,7 @@ class NeuronTurn(Generic[OutT]):
             if run.checkpoint is not None:
                 run.checkpoint()  # what a runner that loses this run goes on from
             self._check_round(run)
-            if self.config.stop_at_tools:
+            if run.settings.stop_at_tools:
                 await self._stop_at_tools(run, input, output, step.calls)
         self._check_limits(run)  # 8
         if hooks.has_hooks(HookPoint.EXIT_CHECK):
@@ -933,7 +938,7 @@ class NeuronTurn(Generic[OutT]):
             _Exit: a stop tool's call succeeded (`complete`), or a typed turn's stop tool
                 answered what is not its output type (`output_invalid`, its log saying why).
         """
-        stopped = _stop_result(run.messages[-1], calls, self.config.stop_at_tools)
+        stopped = stop_result(run.messages[-1], calls, run.settings.stop_at_tools)
         if stopped is None:
             return
         name, text = stopped
@@ -1146,43 +1151,6 @@ class NeuronTurn(Generic[OutT]):
 
 def _of_kind(guardrails: Sequence[object], kind: type[_G]) -> tuple[_G, ...]:
     return tuple(guardrail for guardrail in guardrails if isinstance(guardrail, kind))
-
-
-def _check_stop_tools(config: NeuronTurnConfig, tools: ToolRegistry) -> None:
-    """Refuse stop tools the turn does not have: a misspelt one would never stop it.
-
-    Raises:
-        ValueError: naming them and the tools there are.
-    """
-    if not config.stop_at_tools:
-        return
-    unknown = sorted(
-        set(config.stop_at_tools) - {*tools.names(), *EFFECT_TOOL_NAMES, *MEMORY_TOOL_NAMES}
-    )
-    if unknown:
-        raise ValueError(
-            f"stop_at_tools names tools this turn does not have: {unknown}; "
-            f"its tools: {tools.names()} and the effect and memory tools"
-        )
-
-
-def _stop_result(
-    results: ProviderMessage, calls: Sequence[ToolUsePart], stops: Collection[str]
-) -> tuple[str, str] | None:
-    """(name, result) of the first call of `calls` to a stop tool that succeeded, if any.
-
-    `results` is the round's result message; a call skipped, refused, denied or
-    failed has an error result, and ends nothing.
-    """
-    for call in calls:
-        if call.name not in stops or isinstance(call, UNRUN):
-            continue
-        for part in results.content:
-            if isinstance(part, ToolResultPart) and part.tool_use_id == call.id:
-                if not part.is_error:
-                    return call.name, part.content
-                break
-    return None
 
 
 async def _count_calls(run: RunState, rounds: ToolRound, step: Calls) -> None:

@@ -120,3 +120,23 @@ def test_allowed_tools_that_cover_every_offered_tool_run(
 ) -> None:
     assert main([*TOOL_RUN, "--allow-tool", "fixture_add", "--allow-tool", "write_memory"]) == 0
     assert capsys.readouterr().out == "the sum is 5\n"
+
+
+def test_a_stop_tools_result_is_the_runs_answer_with_no_model_call_after_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--stop-at-tool", "fixture_add"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "5\n"
+    assert err.startswith("complete, 1 turn,")
+
+
+def test_a_stop_tool_the_run_does_not_have_is_a_usage_error_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TOOL_RUN, "--stop-at-tool", "fixture_sub"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "neuron-turn: error: --stop-at-tool: TurnInput.metadata['neuron_turn']['stop_at_tools'] "
+        "names stop tools this turn does not have: fixture_sub; its tools: fixture_add, and "
+        "the effect and memory tools"
+    )

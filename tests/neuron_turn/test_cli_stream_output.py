@@ -16,11 +16,13 @@ from layer0 import (
     CostIncurred,
     CustomScope,
     PreCompactionFlush,
+    TurnMetadata,
+    TurnOutput,
     usd,
 )
 from neuron_hooks import LifecycleEvent
-from neuron_turn import Lifecycle, ToolStart
-from neuron_turn.cli._stream_output import JsonLinesPrinter, describe
+from neuron_turn import Lifecycle, ModelCallStart, ProviderRequest, TextDelta, ToolStart
+from neuron_turn.cli._stream_output import JsonLinesPrinter, TextPrinter, describe
 
 
 @pytest.mark.parametrize(
@@ -67,3 +69,44 @@ def test_a_json_line_writes_a_models_nan_and_infinity_as_null_like_the_wire() ->
         "name": "add",
         "input": {"a": None, "b": [None], "c": "é"},
     }
+
+
+def _done(text: str, reason: str = "complete") -> TurnOutput:
+    metadata = TurnMetadata(
+        tokens_in=0, tokens_out=0, cost=usd("0"), turns_used=1, tools_called=[], duration=1
+    )
+    return TurnOutput(message=text, exit_reason=reason, metadata=metadata)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("streamed", "answer", "printed"),
+    [
+        (["It is ", "42."], "It is 42.", "It is 42.\n"),
+        (
+            ["It is 42 [1]."],
+            "It is 42 [1: the manual].",
+            "It is 42 [1].\nIt is 42 [1: the manual].\n",
+        ),
+        (["Let me look."], "order A7: shipped", "Let me look.\norder A7: shipped\n"),
+        ([], "order A7: shipped", "order A7: shipped\n"),
+    ],
+    ids=["as-streamed", "a-validator-changed-it", "a-stop-tools-result", "nothing-streamed"],
+)
+def test_the_answer_is_printed_again_when_it_is_not_what_the_last_call_streamed(
+    streamed: list[str], answer: str, printed: str
+) -> None:
+    out = io.StringIO()
+    printer = TextPrinter(out, io.StringIO(), progress=False)
+    printer(ModelCallStart(1, ProviderRequest(model="m", messages=[])))
+    for piece in streamed:
+        printer(TextDelta(piece))
+    printer.finish(_done(answer))
+    assert out.getvalue() == printed
+
+
+def test_a_turn_that_did_not_complete_is_not_printed_again() -> None:
+    out = io.StringIO()
+    printer = TextPrinter(out, io.StringIO(), progress=False)
+    printer(TextDelta("classified plans"))
+    printer.finish(_done("Stopped by guardrail 'x' on the answer: no", "max_turns"))
+    assert out.getvalue() == "classified plans\n"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from layer0 import CustomExit, HookContext, HookPoint, LogEffect, SkipTool
+from layer0 import CustomExit, HookContext, HookPoint, LogEffect, NonRetryableError, SkipTool
 from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_tool import ModelRetry, RunContext, ToolRegistry, tool
@@ -17,6 +18,7 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     Tripwire,
+    UnknownStopToolError,
     output_guardrail,
     output_validator,
     resume_input,
@@ -188,14 +190,18 @@ async def test_a_stop_tool_a_person_approved_ends_the_resumed_turn() -> None:
 @pytest.mark.parametrize(
     ("stops", "error"),
     [
-        (["wether"], "stop_at_tools names tools this turn does not have: ['wether']"),
+        (
+            ["wether"],
+            "NeuronTurnConfig.stop_at_tools names stop tools this turn does not have: wether; "
+            "its tools: weather, forecast_text, add, and the effect and memory tools",
+        ),
         ("weather", "stop_at_tools is a collection of tool names, not the string 'weather'"),
     ],
 )
 def test_stop_tools_the_turn_does_not_have_are_refused_when_it_is_made(
     stops: Any, error: str
 ) -> None:
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(ValueError) as raised:  # UnknownStopToolError is one too
         NeuronTurn(
             ScriptedProvider([]),
             tools=ToolRegistry(TOOLS),
@@ -207,3 +213,30 @@ def test_stop_tools_the_turn_does_not_have_are_refused_when_it_is_made(
 def test_an_effect_tool_may_be_a_stop_tool() -> None:
     turn = NeuronTurn(ScriptedProvider([]), config=NeuronTurnConfig(stop_at_tools=["delegate"]))
     assert turn.config.stop_at_tools == frozenset({"delegate"})
+
+
+async def test_an_inputs_stop_tools_stop_its_turn_beside_the_configs() -> None:
+    turn, provider = build(
+        [calls(call("c1", "add", a=2, b=3)), answer("never")],
+        tools=TOOLS,
+        config=stopping(),
+    )
+    output = await turn.execute(ask(neuron_turn={"stop_at_tools": ["add"]}))
+    assert output.message.as_text() == "5" and len(provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("stops", "error", "named"),
+    [
+        (["ad"], UnknownStopToolError, "TurnInput.metadata['neuron_turn']['stop_at_tools'] names"),
+        ("add", NonRetryableError, "stop_at_tools must be a list of tool names, not 'add'"),
+        ([1], NonRetryableError, "stop_at_tools must be a list of tool names, not [1]"),
+    ],
+)
+async def test_an_inputs_stop_tools_that_are_not_its_tools_are_refused_before_any_call(
+    stops: Any, error: type[Exception], named: str
+) -> None:
+    turn, provider = build([answer("never")], tools=TOOLS)
+    with pytest.raises(error, match=re.escape(named)):
+        await turn.execute(ask(neuron_turn={"stop_at_tools": stops}))
+    assert provider.requests == []

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from layer0 import CustomExit, RetryableError
+from layer0.testing import InMemoryStore
 from neuron_tool import ModelRetry, RunContext, ToolRegistry
 from neuron_turn import (
     NeuronTurn,
@@ -20,7 +21,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider
 
-from .support import add, answer, ask, build, call, calls
+from .support import add, answer, appended, ask, build, call, calls
 from .test_output import last_user_text, stored_messages
 
 
@@ -248,3 +249,32 @@ def test_a_validator_is_named_for_its_function_or_as_given() -> None:
         return query
 
     assert check.name == "policy"
+
+
+async def test_a_validator_rate_limited_after_a_tool_ran_hands_on_a_part_that_asks_again() -> None:
+    store = InMemoryStore()
+    limited = [True]
+
+    @output_validator
+    async def checked_elsewhere(ctx: RunContext[Any], text: str) -> str:
+        if limited.pop() if limited else False:
+            raise RetryableError("the checking service is rate limited", retry_after=1.0)
+        return text
+
+    config = NeuronTurnConfig(model="m", output_validators=[checked_elsewhere])
+    script = [calls(call("c1", "add", a=2, b=3)), answer("5, unchecked"), answer("5")]
+    turn, provider = build(script, state=store, config=config)
+
+    with pytest.raises(RetryableError) as raised:
+        await turn.execute(ask(session="s1"))
+    partial = raised.value.partial
+    assert partial is not None
+    # The part keeps the tool's result, not the answer that was never checked.
+    kept = appended(partial.output).messages
+    assert [m["role"] for m in kept] == ["user", "assistant", "user"]  # type: ignore[index,call-overload]
+    await store.append_history(appended(partial.output))
+
+    output = await turn.execute(partial.continuation)
+
+    assert output.exit_reason == "complete" and output.message.as_text() == "5"
+    assert len(provider.requests) == 3

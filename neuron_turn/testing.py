@@ -2,7 +2,10 @@
 
 Use them in your own tests: `ScriptedProvider` plays back a fixed list of
 responses and records every request; `FunctionProvider` answers with a
-function of the request. Both also stream (`NeuronTurn.stream` uses it):
+function of the request; `SchemaProvider` needs no script at all, calling
+each tool with arguments its schema accepts, then answering with a value
+the output type accepts (as pydantic-ai's `TestModel`). All three stream
+(`NeuronTurn.stream` uses it):
 a response goes out as deltas of `chunk_size` characters, and a script
 item may be the exact list of events to stream, an exception among them
 cutting the stream off there.
@@ -12,20 +15,29 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeAlias
 
 from moneyed import Money
+from pydantic import JsonValue
 
 from layer0 import usd
+from neuron_tool import ToolSchema
 
+from .loop._schema_values import value_for
+from .loop.effect_tools import EFFECT_TOOL_NAMES
+from .loop.memory_tools import MEMORY_TOOL_NAMES
+from .loop.output import FINAL_ANSWER_TOOL, OutputMode
 from .loop.provider import (
     ContentPart,
+    ProviderMessage,
     ProviderRequest,
     ProviderResponse,
     StopReason,
     TextPart,
     TokenUsage,
+    ToolResultPart,
     ToolUsePart,
 )
 from .loop.provider_errors import ProviderError, ProviderResponseError
@@ -33,8 +45,10 @@ from .loop.provider_stream import ProviderStreamEvent, deltas_of
 
 __all__ = [
     "FunctionProvider",
+    "SchemaProvider",
     "ScriptExhaustedError",
     "ScriptedProvider",
+    "UnofferedToolError",
     "text_response",
     "tool_call_response",
 ]
@@ -182,6 +196,118 @@ class FunctionProvider:
         for event in _events(response, self.chunk_size):
             await asyncio.sleep(0)
             yield event
+
+
+class UnofferedToolError(ProviderError):
+    """A `SchemaProvider` was told to call a tool that the request does not offer."""
+
+
+class SchemaProvider:
+    """Answers from the request's own schemas, as pydantic-ai's `TestModel`: no script to write.
+
+    Unless the request's last message holds tool results, it calls each tool
+    the request offers (only those named in `call_tools`, if given; by default
+    every tool but the effect and memory tools) once, with arguments the
+    tool's JSON Schema accepts. Then, or when there is no tool to call, it
+    answers: through the final-answer tool (`final_tool`) when offered (tool
+    mode), with JSON the output schema accepts in native mode, else with
+    `text`, or by default the last results as JSON (`{"add": 5}`). Values are
+    made from the schemas alone (`required` properties, bounds, enums,
+    formats); a `pattern` may go unmet. It prefers native output, then tool
+    mode; in prompted mode it answers `text`.
+
+    Every request is kept in `requests`; `stream` streams each answer in
+    pieces of `chunk_size` characters, as `ScriptedProvider` does.
+    """
+
+    output_modes: tuple[OutputMode, ...] = ("native", "tool")
+
+    def __init__(
+        self,
+        *,
+        call_tools: Sequence[str] | None = None,
+        text: str | None = None,
+        final_tool: str = FINAL_ANSWER_TOOL,
+        chunk_size: int | None = None,
+    ) -> None:
+        """Create a provider that answers from the schemas of each request."""
+        self.call_tools = None if call_tools is None else tuple(call_tools)
+        self.text = text
+        self.final_tool = final_tool
+        self.chunk_size = chunk_size
+        self.requests: list[ProviderRequest] = []
+        self._calls = 0
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Record `request` and answer it from its schemas.
+
+        Raises:
+            UnofferedToolError: `call_tools` names a tool the request does not offer.
+        """
+        self.requests.append(request)
+        last = request.messages[-1] if request.messages else None
+        answered = last is not None and any(isinstance(p, ToolResultPart) for p in last.content)
+        calls = [] if answered else self._calls_for(request)
+        if calls:
+            return tool_call_response(*calls, model="schema")
+        final = next((t for t in request.tools if t.name == self.final_tool), None)
+        if final is not None:
+            return tool_call_response(self._call(final), model="schema")
+        if request.output is not None:
+            value = value_for(request.output.schema)
+            return text_response(json.dumps(value, ensure_ascii=False), model="schema")
+        text = self.text if self.text is not None else _results(request.messages)
+        return text_response(text, model="schema")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Record `request` and stream its answer."""
+        response = await self.complete(request)
+        for event in _events(response, self.chunk_size):
+            await asyncio.sleep(0)
+            yield event
+
+    def _calls_for(self, request: ProviderRequest) -> list[ToolUsePart]:
+        offered = {tool.name: tool for tool in request.tools if tool.name != self.final_tool}
+        if self.call_tools is None:
+            own = EFFECT_TOOL_NAMES | MEMORY_TOOL_NAMES
+            return [self._call(tool) for name, tool in offered.items() if name not in own]
+        missing = [name for name in self.call_tools if name not in offered]
+        if missing:
+            raise UnofferedToolError(
+                f"SchemaProvider was told to call {', '.join(missing)}, which the request does "
+                f"not offer (offered: {', '.join(offered) or 'none'})",
+                provider="schema",
+            )
+        return [self._call(offered[name]) for name in self.call_tools]
+
+    def _call(self, tool: ToolSchema) -> ToolUsePart:
+        self._calls += 1
+        return ToolUsePart(f"schema_{self._calls}", tool.name, value_for(tool.input_schema))
+
+
+def _results(messages: Sequence[ProviderMessage]) -> str:
+    """The last message's tool results as JSON, by tool name (`"a"` when it holds none)."""
+    names = {
+        part.id: part.name
+        for message in messages[-2:-1]
+        for part in message.content
+        if isinstance(part, ToolUsePart)
+    }
+    results: dict[str, JsonValue] = {}
+    for part in messages[-1].content if messages else ():
+        if isinstance(part, ToolResultPart):
+            results.setdefault(
+                names.get(part.tool_use_id, part.tool_use_id), _json_or_text(part.content)
+            )
+    return json.dumps(results, ensure_ascii=False) if results else "a"
+
+
+def _json_or_text(text: str) -> JsonValue:
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError:
+        return text
+    return value
 
 
 def _events(response: ProviderResponse, chunk_size: int | None) -> list[ProviderStreamEvent]:

@@ -71,6 +71,7 @@ from ._errors import (
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
 from ._listing import listing_json, listing_text
+from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
 from ._prompt import add_prompt_arguments, read_prompt
 from ._revoke import add_revoke_parser
@@ -199,7 +200,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     )
     for limit, what in _USAGE_FLAGS.items():
         flag = "--max-" + limit.replace("_", "-")
-        run.add_argument(flag, type=_count, metavar="N", help=what)
+        run.add_argument(flag, type=whole_number, metavar="N", help=what)
     _add_allow_tool_argument(run)
     run.add_argument(
         "--stop-at-tool",
@@ -750,16 +751,6 @@ def summary(output: TurnOutput) -> str:
     turns = f"{meta.turns_used} turn{'' if meta.turns_used == 1 else 's'}"
     tokens = f"{meta.tokens_in} tokens in / {meta.tokens_out} out"
     return f"{reason}, {turns}, {tokens}, ${meta.cost.amount:.4f}, {meta.duration / 1000:.1f}s"
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more; got {text}")
-    return value
 
 
 def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from layer0 import Turn
 
 from ._closing import close_resource
+from ._numbers import whole_number
 
 if TYPE_CHECKING:
     # The loop is imported only when a turn runs, not to parse the command line.
@@ -40,7 +41,7 @@ def add_fallback_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--retries",
-        type=_retries,
+        type=whole_number,
         default=None,
         metavar="N",
         help="retries of a model call that may succeed later (rate limit, overload), "
@@ -114,13 +115,3 @@ def _fallback_turn(
         config=replace(primary.config, model=model.partition(":")[2]),
         output_type=primary.output,
     )
-
-
-def _retries(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from layer0 import CustomExit, RetryableError
 from layer0.testing import InMemoryStore
-from neuron_tool import ModelRetry, RunContext, ToolRegistry
+from neuron_tool import ModelRetry, RunContext
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
@@ -21,8 +21,9 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider
 
-from .support import add, answer, appended, ask, build, call, calls
+from .support import answer, appended, ask, build, call, calls
 from .test_output import last_user_text, stored_messages
+from .test_output import typed as typed_turn
 
 
 class Query(BaseModel):
@@ -41,19 +42,8 @@ async def read_only(ctx: RunContext[Any], query: Query) -> Query:
 def typed(
     script: list[Any], *validators: OutputValidator, mode: str = "native", **config: Any
 ) -> tuple[NeuronTurn[Query], ScriptedProvider]:
-    provider = ScriptedProvider(script)
-    turn = NeuronTurn(
-        provider,
-        tools=ToolRegistry([add]),
-        config=NeuronTurnConfig(
-            model="m",
-            output_mode=mode,  # type: ignore[arg-type]
-            output_validators=validators,
-            **config,
-        ),
-        output_type=Query,
-    )
-    return turn, provider
+    """A turn of output type `Query` over `script`, checked by `validators`."""
+    return typed_turn(script, Query, mode=mode, output_validators=validators, **config)
 
 
 DROP = '{"sql": "DROP TABLE users"}'
@@ -96,9 +86,7 @@ async def test_a_final_answer_call_a_validator_refuses_is_answered_with_its_hint
 
 
 async def test_answers_refused_past_the_retries_end_the_turn_output_invalid() -> None:
-    turn, provider = typed(
-        [answer(DROP), answer(DROP), answer(SELECT)], read_only, output_retries=1
-    )
+    turn, provider = typed([answer(DROP), answer(DROP), answer(SELECT)], read_only, retries=1)
 
     output = await turn.execute(ask())
 

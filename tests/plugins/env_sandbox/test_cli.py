@@ -33,6 +33,19 @@ def test_run_in_the_sandbox_answers_and_keeps_the_session(
     assert "hello there" in capsys.readouterr().out
 
 
+def test_a_runs_usage_limits_and_stop_tools_hold_in_the_sandbox(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "add", "--model", "fixture:tool", "--tool", "fixture_add"]
+    args += ["--environment", "sandbox"]
+    assert main([*args, "--stop-at-tool", "fixture_add"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "5\n" and "complete, 1 turn," in err
+
+    assert main([*args, "--max-tool-calls", "0"]) == 0
+    assert "Stopped at the turn's limit of 0 tool calls" in capsys.readouterr().err
+
+
 def test_a_tool_that_must_be_isolated_is_refused_in_a_plain_child(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

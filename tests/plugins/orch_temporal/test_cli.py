@@ -344,3 +344,23 @@ async def test_ctrl_c_on_a_run_whose_worker_was_killed_says_the_workflow_waits_f
         f"--task-queue {task_queue}`"
     ), said
     assert description.status == WorkflowExecutionStatus.RUNNING
+
+
+async def test_a_runs_usage_limits_and_stop_tools_travel_to_the_worker(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "limits")
+    adding = ("--model", "fixture:tool", "--tool", "fixture_add")
+    async with worker(address, task_queue, state, *adding):
+        # The worker's turn ends on the tool's result: no model call after it.
+        code, out, err = await neuron_turn("run", "add", *remote, "--stop-at-tool", "fixture_add")
+        assert (code, out) == (0, "5\n"), err
+        assert "complete, 1 turn," in err
+
+        # The worker's turn runs no call past the run's limit, and says which limit.
+        code, out, err = await neuron_turn("run", "add", *remote, "--max-tool-calls", "0")
+        assert code == 0, err
+        assert (
+            "neuron-turn: Stopped at the turn's limit of 0 tool calls: the model asked for 1 in "
+            "all, none of its last calls ran (--max-tool-calls)"
+        ) in err

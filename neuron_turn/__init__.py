@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         carried_usage_limits,
         continuation_input,
     )
+    from .loop.documents import DOCUMENT_TYPE, document_block
     from .loop.effect_answers import (
         ChecksDecisions,
         EffectAnswer,
@@ -111,6 +112,7 @@ if TYPE_CHECKING:
     from .loop.output_validators import OutputValidator, OutputValidatorError, output_validator
     from .loop.provider import (
         ContentPart,
+        DocumentPart,
         ImagePart,
         Provider,
         ProviderMessage,
@@ -238,6 +240,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "carried_usage_limits",
         "continuation_input",
     ),
+    ".loop.documents": ("DOCUMENT_TYPE", "document_block"),
     ".loop.effect_answers": (
         "ChecksDecisions",
         "EffectAnswer",
@@ -310,6 +313,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.provider": (
         "ContentPart",
+        "DocumentPart",
         "ImagePart",
         "Provider",
         "ProviderMessage",
@@ -422,6 +426,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __all__ = [
     "AWAITING_APPROVAL",
     "DECISIONS_KEY",
+    "DOCUMENT_TYPE",
     "EFFECT_TOOL_NAMES",
     "FINAL_ANSWER_TOOL",
     "GUARDRAIL_TRIPPED",
@@ -441,6 +446,7 @@ __all__ = [
     "ContextStrategy",
     "ContinuationError",
     "Decision",
+    "DocumentPart",
     "DuplicateDecisionError",
     "DuplicatePluginError",
     "EffectAnswer",
@@ -574,6 +580,7 @@ __all__ = [
     "delegation_session",
     "delegation_sessions",
     "deltas_of",
+    "document_block",
     "event_from_json",
     "event_json",
     "get_context_strategy",

@@ -57,6 +57,7 @@ from ._approve import (
     kept_part_hint,
     print_resume_hint,
 )
+from ._attachments import read_attachments
 from ._closing import close_resource
 from ._errors import (
     EXIT_ERROR,
@@ -469,6 +470,7 @@ def _run_command(args: argparse.Namespace) -> int:
     )
     request = RunRequest(
         prompt=_prompt_of(args),
+        attachments=read_attachments(getattr(args, "attach", ())),  # `resume` attaches nothing
         session=args.session,
         config=_config(args),
         turn=replace(_turn_spec(args), progress=False),  # progress comes from the events

@@ -18,7 +18,7 @@ STDIN: str = "-"
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add PROMPT (optional) and `--prompt-file` to `parser`."""
+    """Add PROMPT (optional), `--prompt-file` and `--attach` to `parser`."""
     parser.add_argument(
         "prompt",
         metavar="PROMPT",
@@ -27,6 +27,13 @@ def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--prompt-file", metavar="PATH", help="read the user message from this file (UTF-8)"
+    )
+    parser.add_argument(
+        "--attach",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="send this document with the message: a PDF or a UTF-8 text file (repeat)",
     )
 
 

@@ -25,12 +25,15 @@ from typing import Any, Final
 from pydantic import JsonValue
 
 from layer0 import (
+    Content,
+    CustomBlock,
     DispatchFailed,
     EffectPolicy,
     Environment,
     EnvironmentSpec,
     Layer0Error,
     StateStore,
+    TextBlock,
     Turn,
     TurnConfig,
     TurnInput,
@@ -135,6 +138,8 @@ class RunRequest:
     """What `neuron-turn run` was asked to do."""
 
     prompt: str
+    attachments: Sequence[CustomBlock] = ()
+    """Documents sent after the prompt's text (`--attach`)."""
     session: str | None = None
     config: TurnConfig = field(default_factory=TurnConfig)
     turn: TurnSpec = field(default_factory=TurnSpec)
@@ -215,8 +220,13 @@ async def run_turn(
             orchestrator = manager.get_orchestrator(orchestration.name, **options)
             stack.push_async_callback(close_resource, orchestrator)
         config = _left_after(request.config, started)
+        message = (
+            Content([TextBlock(text=request.prompt), *request.attachments])
+            if request.attachments
+            else Content(request.prompt)
+        )
         turn_input = TurnInput(
-            message=request.prompt,
+            message=message,
             trigger="user",
             session=session,
             config=config,

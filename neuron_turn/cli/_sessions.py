@@ -23,6 +23,7 @@ from pydantic import JsonValue
 
 from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
 
+from ..loop.documents import DOCUMENT_TYPE, document_from_block
 from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
 
@@ -167,6 +168,10 @@ def _content_text(content: Content) -> str:
         elif block.type == "tool_result":
             marker = "error" if block.is_error else "result"
             parts.append(f"[{marker}: {_short(block.content)}]")
+        elif block.type == "custom" and block.content_type == DOCUMENT_TYPE:
+            document = document_from_block(block.data)
+            named = None if document is None else document.name or document.media_type
+            parts.append(f"[document {named}]" if named else "[custom]")
         else:
             parts.append(f"[{block.type}]")
     return " ".join(parts)

@@ -2,9 +2,9 @@
 
 Session history is stored as a JSON list of `{"role", "content"}` objects
 (plus `"pinned": true` on a pinned message) whose content is layer0
-Content, so any layer0 reader can show it. Thinking
-and provider-raw parts, which layer0 does not name, travel as custom blocks
-of content types this module owns, so they survive the round trip.
+Content, so any layer0 reader can show it. Thinking, provider-raw parts
+and documents, which layer0 does not name, travel as custom blocks of
+content types the loop owns, so they survive the round trip.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from layer0 import (
 )
 
 from ._trusted import is_plain_json, trusted
+from .documents import DOCUMENT_TYPE, document_from_block, document_to_block
 from .provider import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -141,6 +143,10 @@ def _part_from_custom(block: CustomBlock) -> ContentPart:
         provider = data.get("provider")
         if isinstance(provider, str):
             return RawPart(provider, data.get("data"))
+    if block.content_type == DOCUMENT_TYPE:
+        document = document_from_block(data)
+        if document is not None:
+            return document
     # No model API takes an arbitrary block; its JSON as text keeps the information.
     logger.warning(
         "custom content block %r has no model equivalent; sending its JSON as text",
@@ -172,6 +178,8 @@ def _block_from_part(part: ContentPart) -> ContentBlock:
         )
     if isinstance(part, ImagePart):
         return ImageBlock(source=part.source, media_type=part.media_type)
+    if isinstance(part, DocumentPart):
+        return document_to_block(part)
     if isinstance(part, ThinkingPart):
         data: JsonValue = {"thinking": part.thinking, "signature": part.signature}
         return CustomBlock(content_type=THINKING_TYPE, data=data)

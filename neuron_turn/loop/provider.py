@@ -22,6 +22,7 @@ from .tool_choice import ToolChoice
 
 __all__ = [
     "ContentPart",
+    "DocumentPart",
     "ImagePart",
     "Provider",
     "ProviderMessage",
@@ -57,6 +58,18 @@ class ImagePart:
 
     source: ImageSource
     media_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPart:
+    """A document (a PDF, say), inline (base64) or by URL; `name` is its file name, if known.
+
+    It travels in layer0 content as a custom block (`neuron_turn.document_block`).
+    """
+
+    source: ImageSource
+    media_type: str
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ class RawPart:
 
 
 ContentPart: TypeAlias = (
-    TextPart | ImagePart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart
+    TextPart | ImagePart | DocumentPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart
 )
 """One piece of a message."""
 

@@ -19,9 +19,11 @@ from typing import Final
 
 from pydantic_core import PydanticSerializationError, to_json
 
+from layer0 import Base64Source
 from neuron_tool import ToolSchema
 
 from .provider import (
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -79,6 +81,8 @@ def _units(message: ProviderMessage) -> int:
             units += len(part.name) + _json_size(part.input)
         elif isinstance(part, ImagePart):
             units += _IMAGE_UNITS
+        elif isinstance(part, DocumentPart):
+            units += _document_units(part)
         else:
             units += _chars(part)
     return units
@@ -133,6 +137,17 @@ def estimate_overhead(system: str | None, tools: Sequence[ToolSchema]) -> int:
     for tool in tools:
         chars += len(tool.name) + len(tool.description) + _json_size(tool.input_schema)
     return -(-chars // CHARS_PER_TOKEN)
+
+
+def _document_units(part: DocumentPart) -> int:
+    """A document's size in characters: half its bytes (a PDF's text is a fraction of them).
+
+    A rough start: the meter learns each model's real count from its replies.
+    """
+    source = part.source
+    if isinstance(source, Base64Source):
+        return max(_IMAGE_UNITS, len(source.data) * 3 // 8)
+    return 4 * _IMAGE_UNITS  # fetched by the model: its size is not known here
 
 
 def _chars(part: TextPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPart) -> int:

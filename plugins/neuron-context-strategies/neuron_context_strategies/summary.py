@@ -19,13 +19,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from neuron_turn import (
+    DocumentPart,
+    ImagePart,
     Provider,
     ProviderError,
     ProviderMessage,
     ProviderRequest,
     ProviderResponseError,
     TextPart,
-    ThinkingPart,
     ToolResultPart,
     ToolUsePart,
 )
@@ -224,8 +225,11 @@ def _transcript(messages: Sequence[ProviderMessage]) -> list[str]:
                     content = content[:_RESULT_CHARS] + f" ... [{len(part.content)} characters]"
                 failed = " (error)" if part.is_error else ""
                 lines.append(f"tool result{failed} [id {part.tool_use_id}]: {content}")
-            elif isinstance(part, ThinkingPart):
-                continue
+            elif isinstance(part, DocumentPart):
+                # The summary cannot hold the file; it can say one was sent.
+                lines.append(f"{message.role} sent a document: {part.name or part.media_type}")
+            elif isinstance(part, ImagePart):
+                lines.append(f"{message.role} sent an image ({part.media_type})")
     return lines
 
 

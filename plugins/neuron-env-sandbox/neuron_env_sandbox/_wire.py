@@ -23,6 +23,7 @@ from layer0 import ImageSource
 from neuron_tool import ToolSchema
 from neuron_turn import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderError,
     ProviderMessage,
@@ -48,7 +49,15 @@ __all__ = [
 
 _PARTS: Final[dict[str, type[Any]]] = {
     cls.__name__: cls
-    for cls in (TextPart, ImagePart, ToolUsePart, ToolResultPart, ThinkingPart, RawPart)
+    for cls in (
+        TextPart,
+        ImagePart,
+        DocumentPart,
+        ToolUsePart,
+        ToolResultPart,
+        ThinkingPart,
+        RawPart,
+    )
 }
 _PROVIDER_ERRORS: Final[dict[str, type[ProviderError]]] = {
     name: value
@@ -191,7 +200,7 @@ def _read_message(data: Mapping[str, Any]) -> ProviderMessage:
 
 def _part(part: ContentPart) -> dict[str, JsonValue]:
     fields: dict[str, Any] = {f.name: getattr(part, f.name) for f in dataclasses.fields(part)}
-    if isinstance(part, ImagePart):
+    if isinstance(part, ImagePart | DocumentPart):
         fields["source"] = _IMAGE_SOURCE.dump_python(part.source, mode="json")
     return {"type": type(part).__name__, **fields}
 
@@ -201,6 +210,6 @@ def _read_part(data: Mapping[str, Any]) -> ContentPart:
     cls = _PARTS.get(str(fields.pop("type", "")))
     if cls is None:
         raise WireError(f"unknown content part {data.get('type')!r}")
-    if cls is ImagePart:
+    if cls is ImagePart or cls is DocumentPart:
         fields["source"] = _IMAGE_SOURCE.validate_python(fields["source"])
     return cast(ContentPart, cls(**fields))

@@ -8,6 +8,7 @@ server tool blocks) become `RawPart`s so they go back to the API unchanged.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from layer0 import Base64Source, UrlSource
 from neuron_tool.schema import ToolSchema
 from neuron_turn.loop.provider import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     ProviderRequest,
@@ -228,6 +230,8 @@ def block_json(part: ContentPart) -> JsonValue | None:
             return {"type": "text", "text": text}
         case ImagePart(source=source, media_type=media_type):
             return {"type": "image", "source": _image_source(source, media_type)}
+        case DocumentPart():
+            return _document_json(part)
         case ToolUsePart(id=id_, name=name, input=input_):
             return {"type": "tool_use", "id": api_call_id(id_), "name": name, "input": input_}
         case ToolResultPart(tool_use_id=tool_use_id, content=content, is_error=is_error):
@@ -245,6 +249,30 @@ def block_json(part: ContentPart) -> JsonValue | None:
             return data if provider == PROVIDER else None
         case _:
             assert_never(part)
+
+
+def _document_json(part: DocumentPart) -> JsonValue:
+    """A `document` block: a PDF by its bytes or URL, or plain text (sent as text).
+
+    Raises:
+        InvalidRequestError: a media type the Messages API takes no document of.
+    """
+    source = part.source
+    if part.media_type == "application/pdf":
+        wire: JsonValue = _image_source(source, part.media_type)
+    elif part.media_type == "text/plain" and isinstance(source, Base64Source):
+        text = base64.b64decode(source.data).decode("utf-8", "replace")
+        wire = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        raise InvalidRequestError(
+            f"Anthropic takes documents of application/pdf (bytes or URL) and text/plain "
+            f"(bytes), not {part.media_type} by {source.type}",
+            provider=PROVIDER,
+        )
+    block: dict[str, JsonValue] = {"type": "document", "source": wire}
+    if part.name:
+        block["title"] = part.name
+    return block
 
 
 def _image_source(source: Base64Source | UrlSource, media_type: str) -> JsonValue:

@@ -26,6 +26,7 @@ from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
 from neuron_turn.loop.events import ProviderDelta, TextDelta
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import (
+    DocumentPart,
     ImagePart,
     ProviderRequest,
     ProviderResponse,
@@ -314,9 +315,11 @@ class LocalProvider:
         return response
 
     def _prepare(self, request: ProviderRequest) -> ProviderRequest:
-        if any(isinstance(p, ImagePart) for m in request.messages for p in m.content):
+        if any(
+            isinstance(p, ImagePart | DocumentPart) for m in request.messages for p in m.content
+        ):
             raise InvalidRequestError(
-                f"{PROVIDER}: {self.served_model} reads text only; remove the images",
+                f"{PROVIDER}: {self.served_model} reads text only; remove the images and documents",
                 provider=PROVIDER,
             )
         cap = self.max_tokens

@@ -36,6 +36,7 @@ from neuron_tool.schema import ToolSchema
 from neuron_turn.loop.http_errors import body_prefix
 from neuron_turn.loop.provider import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     ProviderRequest,
@@ -210,6 +211,14 @@ def _add_part(message: _WireMessage, part: ContentPart) -> None:
         message.texts.append(part.text)
     elif isinstance(part, ImagePart):
         message.images.append(_image_base64(part))
+    elif isinstance(part, DocumentPart):
+        # Dropping it would answer a question about a file the model never saw.
+        raise InvalidRequestError(
+            f"Ollama's chat API takes no documents ({part.name or part.media_type}); "
+            "pass its text as a message, or use a provider that reads documents "
+            "(anthropic, openai)",
+            provider=PROVIDER,
+        )
     elif isinstance(part, ToolUsePart):
         message.tool_calls.append({"function": {"name": part.name, "arguments": part.input}})
     elif isinstance(part, ThinkingPart):

@@ -22,6 +22,7 @@ from neuron_tool.schema import ToolSchema
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     ProviderRequest,
@@ -210,6 +211,8 @@ def _user_messages(parts: Sequence[ContentPart]) -> list[Json]:
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
             content.append(image_to_wire(part))
+        elif isinstance(part, DocumentPart):
+            content.append(document_to_wire(part))
         elif isinstance(part, ToolUsePart):
             raise UnsupportedContentError("a user message cannot hold a tool call")
         # ThinkingPart / RawPart come from other providers and mean nothing here.
@@ -245,6 +248,26 @@ def image_to_wire(part: ImagePart) -> Json:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def document_to_wire(part: DocumentPart) -> Json:
+    """A document as a `file` content part, its bytes as a `data:` URL.
+
+    Raises:
+        UnsupportedContentError: a document by URL (the API takes a file's bytes or an
+            uploaded file's id, not a URL).
+    """
+    source = part.source
+    if not isinstance(source, Base64Source):
+        raise UnsupportedContentError(
+            "a document by URL: Chat Completions take a document's bytes; send its data instead"
+        )
+    name = part.name or f"document{_EXTENSIONS.get(part.media_type, '')}"
+    file: Json = {"filename": name, "file_data": f"data:{part.media_type};base64,{source.data}"}
+    return {"type": "file", "file": file}
+
+
+_EXTENSIONS: Final = {"application/pdf": ".pdf", "text/plain": ".txt"}
+
+
 def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None) -> Json:
     texts: list[str] = []
     thoughts: list[str] = []
@@ -256,7 +279,7 @@ def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None
             thoughts.append(part.thinking)
         elif isinstance(part, ToolUsePart):
             calls.append(tool_call_to_wire(part))
-        elif isinstance(part, ImagePart | ToolResultPart):
+        elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {_kind(part)}")
     text = "\n".join(texts)
     message: Json = {"role": "assistant", "content": text if text or not calls else None}
@@ -281,6 +304,7 @@ def tool_call_to_wire(part: ToolUsePart) -> Json:
 def _kind(part: ContentPart) -> str:
     return {
         ImagePart: "an image",
+        DocumentPart: "a document",
         ToolResultPart: "a tool result",
         ToolUsePart: "a tool call",
     }.get(type(part), type(part).__name__)

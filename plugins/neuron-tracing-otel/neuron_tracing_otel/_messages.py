@@ -15,6 +15,7 @@ from pydantic import JsonValue
 from neuron_tool import ToolSchema
 from neuron_turn import (
     ContentPart,
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -84,5 +85,7 @@ def _part(part: ContentPart) -> JsonValue:
         return {"type": "reasoning", "content": part.thinking}
     if isinstance(part, ImagePart):
         return {"type": "image", "mime_type": part.media_type}
+    if isinstance(part, DocumentPart):
+        return {"type": "document", "mime_type": part.media_type}
     assert isinstance(part, RawPart)
     return {"type": "raw", "provider": part.provider}

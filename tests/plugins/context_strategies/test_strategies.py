@@ -19,7 +19,10 @@ from neuron_context_strategies import (
     tiered,
 )
 
+from layer0 import Base64Source
 from neuron_turn import (
+    DocumentPart,
+    ImagePart,
     ProviderMessage,
     ProviderRequest,
     ProviderResponse,
@@ -125,6 +128,28 @@ async def test_a_summary_names_the_model_from_the_options() -> None:
     assert kept[0] == messages[0]
     assert kept[-1] == messages[-1]
     assert any(isinstance(p, TextPart) and SUMMARY_PREFIX in p.text for p in kept[1].content)
+
+
+async def test_the_summariser_reads_that_a_document_and_an_image_were_sent() -> None:
+    seen: list[ProviderRequest] = []
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        seen.append(request)
+        return text_response("short")
+
+    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf")
+    photo = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    sent = ProviderMessage("user", [TextPart("task"), pdf, photo])
+    messages = [user("start"), sent, *(m for n in range(10) for m in exchange(n)), user("now")]
+    summary_budget = CompactionBudget(
+        limit=2_000, tokens=0, count=estimate_tokens, provider=FunctionProvider(respond), model="m"
+    )
+    await Summarize().compact(messages, budget=summary_budget)
+    prompt = "".join(
+        p.text for r in seen for m in r.messages for p in m.content if isinstance(p, TextPart)
+    )
+    assert "user sent a document: report.pdf" in prompt
+    assert "user sent an image (image/png)" in prompt
 
 
 async def test_compact_without_the_loops_budget_says_what_it_needs() -> None:

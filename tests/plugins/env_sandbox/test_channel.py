@@ -8,6 +8,7 @@ import pytest
 from moneyed import Money
 
 from layer0 import (
+    Base64Source,
     CredentialRef,
     EnvironmentSpec,
     EnvVarInjection,
@@ -29,6 +30,7 @@ from neuron_env_sandbox._wire import (
 )
 from neuron_tool import ToolSchema
 from neuron_turn import (
+    DocumentPart,
     ImagePart,
     ProviderAuthenticationError,
     ProviderMessage,
@@ -51,6 +53,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
     parts = [
         TextPart("hi"),
         ImagePart(source=UrlSource(url="https://example.com/a.png"), media_type="image/png"),
+        DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf"),
         ToolUsePart(id="t1", name="add", input={"a": 1}),
         ToolResultPart(tool_use_id="t1", content="2", is_error=True),
         ThinkingPart(thinking="hmm", signature="sig"),

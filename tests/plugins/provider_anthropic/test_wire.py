@@ -14,6 +14,7 @@ from neuron_provider_anthropic._wire import (
 from neuron_tool import ToolSchema
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -436,3 +437,32 @@ def test_with_thinking_on_a_forced_choice_is_sent_as_auto(thinking: dict[str, An
     off = {"thinking": {"type": "disabled"}}
     body = body_of(request(tools=[WEATHER], tool_choice=ToolChoice.REQUIRED, extra=off))
     assert body["tool_choice"] == {"type": "any"}
+
+
+def test_documents_map_to_document_blocks_a_pdf_by_bytes_or_url_and_text_as_text() -> None:
+    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf")
+    linked = DocumentPart(UrlSource(url="https://example.com/a.pdf"), "application/pdf")
+    notes = DocumentPart(Base64Source(data="bm90ZXM="), "text/plain", "notes.txt")
+
+    blocks = body_of(request(user(pdf, linked, notes, "Sum up.")))["messages"][0]["content"]
+
+    assert blocks == [
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"},
+            "title": "report.pdf",
+        },
+        {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "notes"},
+            "title": "notes.txt",
+        },
+        {"type": "text", "text": "Sum up."},
+    ]
+
+
+def test_a_document_of_a_type_the_api_takes_none_of_is_refused_naming_it() -> None:
+    sheet = DocumentPart(Base64Source(data="UEsDBA=="), "application/vnd.ms-excel")
+    with pytest.raises(InvalidRequestError, match=r"not application/vnd\.ms-excel by base64"):
+        body_of(request(user(sheet, "Sum up.")))

@@ -11,12 +11,13 @@ import httpx
 import pytest
 from moneyed import Money
 
-from layer0 import UrlSource
+from layer0 import Base64Source, UrlSource
 from neuron_provider_local import DEFAULT_MAX_TOKENS, LocalProvider
 from neuron_tool import ToolSchema
 from neuron_turn.loop.effect_tools import effect_tool_schemas
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     ProviderRequest,
@@ -260,6 +261,15 @@ async def test_images_are_refused_before_any_request() -> None:
     image = ImagePart(UrlSource(url="https://example.com/cat.png"), "image/png")
     request = ProviderRequest(model="default", messages=[ProviderMessage("user", [image])])
     with pytest.raises(InvalidRequestError, match="reads text only"):
+        await complete_with(client, request)
+    assert bodies == []
+
+
+async def test_documents_are_refused_before_any_request() -> None:
+    client, bodies = scripted()
+    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf")
+    request = ProviderRequest(model="default", messages=[ProviderMessage("user", [pdf])])
+    with pytest.raises(InvalidRequestError, match="remove the images and documents"):
         await complete_with(client, request)
     assert bodies == []
 

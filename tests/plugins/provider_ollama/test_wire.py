@@ -8,6 +8,7 @@ from layer0 import Base64Source, UrlSource
 from neuron_provider_ollama._wire import build_chat_body, parse_chat_response, stream_requested
 from neuron_tool.schema import ToolSchema
 from neuron_turn import (
+    DocumentPart,
     ImagePart,
     InvalidRequestError,
     OutputSchema,
@@ -384,3 +385,9 @@ def test_native_output_is_the_format_field_when_no_tool_is_sent() -> None:
 def test_native_output_is_left_out_while_tools_may_be_called() -> None:
     # A schema grammar leaves the model no way to call a tool (ollama/ollama#8095).
     assert "format" not in body_for(HELLO, tools=[WEATHER], output=SCHEMA)
+
+
+def test_a_document_is_refused_rather_than_dropped() -> None:
+    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf")
+    with pytest.raises(InvalidRequestError, match="Ollama's chat API takes no documents"):
+        body_for(ProviderMessage("user", [TextPart("Sum up."), pdf]))

@@ -12,6 +12,7 @@ from neuron_provider_openai import _wire
 from neuron_tool.schema import ToolSchema
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
+    DocumentPart,
     ImagePart,
     ProviderMessage,
     RawPart,
@@ -195,6 +196,34 @@ def test_thinking_and_raw_parts_from_other_providers_are_dropped() -> None:
         {"role": "user", "content": "Thanks"},
     ]
     assert "pondering" not in json.dumps(sent)
+
+
+def test_a_document_becomes_a_file_part_its_bytes_a_data_url() -> None:
+    message = ProviderMessage(
+        "user",
+        [
+            TextPart("Sum up."),
+            DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf"),
+            DocumentPart(Base64Source(data="bm90ZXM="), "text/plain"),
+        ],
+    )
+    assert body(request(message))["messages"][0]["content"] == [
+        {"type": "text", "text": "Sum up."},
+        {
+            "type": "file",
+            "file": {"filename": "report.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+        },
+        {
+            "type": "file",
+            "file": {"filename": "document.txt", "file_data": "data:text/plain;base64,bm90ZXM="},
+        },
+    ]
+
+
+def test_a_document_by_url_is_refused_since_the_api_takes_its_bytes() -> None:
+    linked = DocumentPart(UrlSource(url="https://example.com/a.pdf"), "application/pdf")
+    with pytest.raises(_wire.UnsupportedContentError, match="a document by URL"):
+        body(request(ProviderMessage("user", [linked])))
 
 
 def test_image_in_an_assistant_message_is_rejected() -> None:

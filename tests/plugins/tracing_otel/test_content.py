@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 from neuron_tracing_otel import instrument
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from layer0 import Base64Source, Content, ImageBlock, TextBlock, TurnInput
+from neuron_turn import document_block
+from neuron_turn.testing import ScriptedProvider, text_response
 
 from .scripts import QUESTION, calculator, two_tool_calls
 
@@ -105,6 +110,32 @@ async def test_captured_content_follows_the_conventions_shapes(
         {"type": "tool_call_response", "id": "call_1", "response": "40"},
         {"type": "tool_call_response", "id": "call_2", "response": "4.0"},
     ]
+
+
+async def test_documents_and_images_are_named_by_media_type_never_copied(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    instrument(tracer_provider=provider, capture_content=True)
+    secret = base64.b64encode(b"%PDF-1.7 the secret plan").decode()
+    message = Content(
+        [
+            TextBlock(text="Read these."),
+            document_block(base64.b64decode(secret), name="plan.pdf"),
+            ImageBlock(source=Base64Source(data="iVBORw0KGgo="), media_type="image/png"),
+        ]
+    )
+    question = TurnInput(message=message, trigger="user")
+
+    await calculator(ScriptedProvider([text_response("Read.")])).execute(question)
+
+    chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
+    assert _json(chat, "gen_ai.input.messages")[0]["parts"] == [
+        {"type": "text", "content": "Read these."},
+        {"type": "document", "mime_type": "application/pdf"},
+        {"type": "image", "mime_type": "image/png"},
+    ]
+    for span in exporter.get_finished_spans():
+        assert secret not in json.dumps(dict(span.attributes or {}))
 
 
 def _json(span: object, key: str) -> list[dict[str, object]]:

@@ -1,0 +1,84 @@
+"""`run --attach PATH`: documents sent with the prompt, kept in the session; bad files refused."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.cli._attachments import MAX_BYTES
+
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
+
+RUN = ["run", "Sum these up", "--model", "fixture:echo"]
+
+
+def test_attached_files_go_with_the_prompt_and_stay_in_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    notes, report = tmp_path / "notes.md", tmp_path / "report.pdf"
+    notes.write_text("# Notes\nship on Friday\n", encoding="utf-8")
+    report.write_bytes(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3 a report")
+
+    assert main([*RUN, "--attach", str(notes), "--attach", str(report), "--session", "a1"]) == 0
+    capsys.readouterr()
+
+    assert main(["history", "a1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "user: Sum these up [document notes.md] [document report.pdf]"
+    )
+    assert main(["history", "a1", "--json"]) == 0
+    blocks = json.loads(capsys.readouterr().out)[0]["content"]
+    assert [b.get("data", {}).get("media_type") for b in blocks] == [
+        None,
+        "text/plain",
+        "application/pdf",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\xff", "is neither a PDF nor UTF-8 text"),
+        (None, "No such file or directory"),
+    ],
+    ids=["binary", "missing"],
+)
+def test_a_file_that_cannot_be_sent_is_a_usage_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, said: str
+) -> None:
+    path = tmp_path / "file.bin"
+    if content is not None:
+        path.write_bytes(content)
+    assert main([*RUN, "--attach", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--attach {str(path)!r}" in err and said in err
+
+
+def test_a_file_larger_than_the_apis_take_is_refused_before_it_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    huge = tmp_path / "huge.pdf"
+    with huge.open("wb") as file:
+        file.truncate(MAX_BYTES + 1)  # sparse: no 32 MiB written
+    assert main([*RUN, "--attach", str(huge)]) == 2
+    assert f"is {MAX_BYTES + 1:,} bytes; the model APIs take at most {MAX_BYTES:,}" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_file_name_that_is_not_utf8_is_kept_readable_in_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    named = os.fsencode(tmp_path) + b"/caf\xe9.txt"  # Latin-1, not UTF-8
+    with open(named, "wb") as file:
+        file.write(b"notes")
+    assert main([*RUN, "--attach", os.fsdecode(named), "--session", "n1"]) == 0
+    capsys.readouterr()
+    assert main(["history", "n1"]) == 0
+    assert "[document caf\ufffd.txt]" in capsys.readouterr().out

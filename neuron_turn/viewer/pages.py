@@ -28,6 +28,7 @@ from layer0 import (
 )
 
 from ..loop._exit_text import exit_reason_text
+from ..loop.documents import DOCUMENT_TYPE, document_from_block
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
@@ -271,6 +272,14 @@ def _block(block: JsonValue) -> str:
         content = block.get("content")
         text = content if isinstance(content, str) else _json(content)
         return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
+    # Named, never dumped: an image's or a document's bytes are megabytes of base64.
+    if kind == "image":
+        return f"<pre>{escape('[image ' + str(block.get('media_type')) + ']')}</pre>"
+    if kind == "custom" and block.get("content_type") == DOCUMENT_TYPE:
+        document = document_from_block(block.get("data"))
+        if document is not None:
+            named = document.name or document.media_type
+            return f"<pre>{escape(f'[document {named}]')}</pre>"
     return f"<pre>{escape(_json(block))}</pre>"
 
 

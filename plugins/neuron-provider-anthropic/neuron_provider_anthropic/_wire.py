@@ -76,9 +76,16 @@ class ParsedMessage:
 
 
 def build_body(
-    request: ProviderRequest, *, model: str, max_tokens: int, stream: bool = False
+    request: ProviderRequest,
+    *,
+    model: str,
+    max_tokens: int,
+    stream: bool = False,
+    cache: bool = False,
 ) -> JsonObject:
     """Return the `POST /v1/messages` body for `request`.
+
+    With `cache`, the body marks its prefix for the prompt cache (`mark_cache`).
 
     `model` and `max_tokens` are used when the request leaves them unset (the API
     requires `max_tokens`). `request.extra` is merged last, so it may override
@@ -118,7 +125,39 @@ def build_body(
         body["stream"] = True
     body.update((key, value) for key, value in request.extra.items() if key != "metadata")
     _relax_forced_choice(body)
+    if cache:
+        mark_cache(body)
     return body
+
+
+_EPHEMERAL: Final = {"type": "ephemeral"}
+_CACHEABLE: Final = frozenset({"text", "image", "document", "tool_use", "tool_result"})
+
+
+def mark_cache(body: JsonObject) -> None:
+    """Mark `body`'s system prompt, tools and conversation so far for the prompt cache.
+
+    Three `cache_control` breakpoints (the API allows four): the last tool, the
+    system prompt, and the last block of the last message that can carry one
+    (not a thinking block). The API caches each prefix and, on the next call,
+    reads the longest one it wrote (it looks back about 20 blocks from a
+    breakpoint), so each model call of a turn reads what the one before wrote.
+    """
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[-1], dict):
+        tools[-1] = {**tools[-1], "cache_control": dict(_EPHEMERAL)}
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(_EPHEMERAL)}]
+    messages = body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    if isinstance(content, list):
+        for index in range(len(content) - 1, -1, -1):
+            block = content[index]
+            if isinstance(block, dict) and block.get("type") in _CACHEABLE:
+                content[index] = {**block, "cache_control": dict(_EPHEMERAL)}
+                return
 
 
 def _relax_forced_choice(body: JsonObject) -> None:

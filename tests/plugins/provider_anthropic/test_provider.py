@@ -282,3 +282,27 @@ async def test_a_base_url_httpx_cannot_parse_fails_the_call_not_the_construction
 
     with pytest.raises(InvalidRequestError, match="cannot be called at that URL"):
         await provider.complete(request())
+
+
+async def test_the_cache_option_marks_every_call_and_a_cache_read_is_priced_as_one() -> None:
+    read = usage_json(100, 20) | {"cache_read_input_tokens": 10_000}
+    api = FakeApi(reply(message_json(usage=read)))
+    provider = api.provider(cache=True)
+    long_system = request(system="You are a careful assistant. " * 400)
+
+    response = await provider.complete(long_system)
+    async for _ in provider.stream(long_system):
+        pass
+
+    assert len(api.bodies) == 2 and api.bodies[1]["stream"] is True
+    for body in api.bodies:
+        assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert response.usage.input_tokens == 10_100 and response.usage.cache_read_tokens == 10_000
+    uncached = (
+        await FakeApi(reply(message_json(usage=usage_json(10_100, 20))))
+        .provider()
+        .complete(long_system)
+    )
+    assert response.cost is not None and uncached.cost is not None
+    assert response.cost < uncached.cost / 5  # a cache read costs a tenth of an input token

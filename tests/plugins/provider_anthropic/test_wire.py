@@ -466,3 +466,38 @@ def test_a_document_of_a_type_the_api_takes_none_of_is_refused_naming_it() -> No
     sheet = DocumentPart(Base64Source(data="UEsDBA=="), "application/vnd.ms-excel")
     with pytest.raises(InvalidRequestError, match=r"not application/vnd\.ms-excel by base64"):
         body_of(request(user(sheet, "Sum up.")))
+
+
+# --- the prompt cache ------------------------------------------------------------
+
+
+def test_with_the_cache_on_the_system_the_last_tool_and_the_last_block_are_marked() -> None:
+    cached = request(
+        user("What is the weather in Paris?"),
+        assistant(ToolUsePart("t1", "get_weather", {"city": "Paris"})),
+        ProviderMessage("user", [ToolResultPart("t1", "18 C")]),
+        system="Be brief.",
+        tools=[WEATHER, ToolSchema(name="now", description="The time.", input_schema={})],
+    )
+
+    body = body_of(cached, cache=True)
+
+    ephemeral = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": ephemeral}]
+    assert "cache_control" not in body["tools"][0]
+    assert body["tools"][1]["cache_control"] == ephemeral
+    last = body["messages"][-1]["content"]
+    assert last[-1]["type"] == "tool_result" and last[-1]["cache_control"] == ephemeral
+    earlier = [b for m in body["messages"][:-1] for b in m["content"]]
+    assert not any("cache_control" in block for block in earlier)
+
+
+def test_the_cache_mark_skips_a_block_that_cannot_carry_one_and_is_off_by_default() -> None:
+    prefilled = assistant(TextPart("The answer"), ThinkingPart("hmm", signature="sig"))
+    body = body_of(request(user("Go on"), prefilled), cache=True)
+    text, thinking = body["messages"][-1]["content"]
+    assert text["cache_control"] == {"type": "ephemeral"} and "cache_control" not in thinking
+    thought = ProviderMessage("user", [TextPart("go on")])
+    plain = body_of(request(thought, system="Be brief.", tools=[WEATHER]))
+    assert plain["system"] == "Be brief." and "cache_control" not in plain["tools"][0]
+    assert "cache_control" not in str(plain["messages"])

@@ -5,7 +5,8 @@ orchestrator exactly as `run --session` does, so the history is the same one
 `run`, `history` and `sessions` see. Answers stream as they arrive. A call
 that waits for approval (`--approve-tool`) is asked about as `run` asks
 (y/n/edit), and the answer goes on once it is decided. Lines
-starting with `/` are commands (`/help`, `/tools`, `/cost`, `/exit`). Ctrl-D
+starting with `/` are commands (`/help`, `/tools`, `/cost`, `/attach PATH`,
+`/exit`). Ctrl-D
 (end of input) leaves; Ctrl-C while an answer streams cancels that answer
 (the history is as it was before it, but for what tools the answer ran:
 that is kept, as they did run), and Ctrl-C at the prompt clears the line,
@@ -28,12 +29,22 @@ from typing import Any, Final, TextIO
 
 from moneyed import Money
 
-from layer0 import StateStore, TurnConfig, TurnInput, TurnOutput, usd
+from layer0 import (
+    Content,
+    CustomBlock,
+    StateStore,
+    TextBlock,
+    TurnConfig,
+    TurnInput,
+    TurnOutput,
+    usd,
+)
 
 from ..loop.approval import Decision, PendingCall, resume_input
 from ..loop.waiting import waiting_calls
 from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
+from ._attachments import read_attachments
 from ._closing import close_resource
 from ._errors import UsageError, classify
 from ._outcome import stop_note
@@ -51,6 +62,7 @@ COMMANDS: Final = {
     "/help": "list these commands",
     "/tools": "the tools the model may call",
     "/cost": "tokens and cost of this chat so far",
+    "/attach": "send a PDF or text file with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D too); the session is kept",
 }
 """The chat's own commands and what each does."""
@@ -97,6 +109,8 @@ class Chat:
         self.tools = tools
         self.session = session
         self.totals = ChatTotals()
+        self.attached: list[CustomBlock] = []
+        """Documents `/attach` added, sent with the next message."""
 
     async def answer(
         self,
@@ -112,8 +126,13 @@ class Chat:
         decisions, streamed the same way, until it ends or `decide` gives up
         (the output returned then still awaits approval).
         """
-        turn_input = TurnInput(message=text, trigger="user", session=self.session, config=config)
+        attached = self.attached
+        message = Content([TextBlock(text=text), *attached]) if attached else Content(text)
+        turn_input = TurnInput(message=message, trigger="user", session=self.session, config=config)
         output = await streamed(self.orchestrator, turn_input, on_event)
+        # Only once the message is in the session: a failed or cancelled answer, whose
+        # message the user types again, keeps them for it.
+        self.attached = []
         if decide is not None and awaiting(output):
             output = await until_decided(
                 decide, self.session, output, self._resumer(on_event, config)
@@ -392,12 +411,28 @@ def _command(text: str, chat_: Chat, err: TextIO, config: TurnConfig | None) -> 
         print(chat_.tools_text(None if config is None else config.allowed_tools), file=err)
     elif name == "/cost":
         print(chat_.totals.text(), file=err)
+    elif name == "/attach":
+        _attach(text.removeprefix("/attach").strip(), chat_, err)
     elif name == "/help":
         for command, meaning in COMMANDS.items():
             print(f"  {command:<7} {meaning}", file=err)
     else:
         print(f"{_PROG}: unknown command {name}; /help lists them", file=err)
     return True
+
+
+def _attach(path: str, chat_: Chat, err: TextIO) -> None:
+    """Add the document at `path` to the next message, or say why it cannot go."""
+    if not path:
+        print(f"{_PROG}: /attach needs a file: /attach PATH", file=err)
+        return
+    try:
+        (document,) = read_attachments([path])
+    except UsageError as exc:
+        print(f"{_PROG}: {exc}; nothing was attached", file=err)
+        return
+    chat_.attached.append(document)
+    print(f"{_PROG}: attached {path}; it goes with your next message", file=err)
 
 
 def _greet(err: TextIO, model: str, state: str) -> None:

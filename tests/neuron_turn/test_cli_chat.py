@@ -258,3 +258,18 @@ def test_a_chat_on_a_session_whose_history_does_not_parse_fails_in_one_line(
         "session 'e' (key 'messages') does not parse, at 0.role: Input should be 'user' or "
         "'assistant'; refusing to run without the conversation so far"
     )
+
+
+def test_attach_sends_a_file_with_the_next_message_only(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("ship on Friday", encoding="utf-8")
+    lines = f"/attach {tmp_path / 'missing.pdf'}\n/attach {notes}\nsum up\nagain\n"
+    done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "d1", input=lines)
+    assert done.returncode == 0, done.stderr
+    assert "cannot read --attach" in done.stderr and "nothing was attached" in done.stderr
+    assert f"attached {notes}; it goes with your next message" in done.stderr
+    shown = neuron_turn(env, "history", "d1")
+    assert shown.stdout.splitlines()[0] == "user: sum up [document notes.txt]"
+    assert shown.stdout.splitlines()[2] == "user: again"

@@ -256,20 +256,20 @@ async def test_the_served_model_is_named_and_extra_fields_pass_through() -> None
     assert bodies[0]["messages"][0] == {"role": "user", "content": "What is 17*23?"}
 
 
-async def test_images_are_refused_before_any_request() -> None:
+@pytest.mark.parametrize(
+    "part",
+    [
+        ImagePart(UrlSource(url="https://example.com/cat.png"), "image/png"),
+        DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf"),
+    ],
+    ids=["image", "document"],
+)
+async def test_images_and_documents_are_refused_before_any_request(
+    part: ImagePart | DocumentPart,
+) -> None:
     client, bodies = scripted()
-    image = ImagePart(UrlSource(url="https://example.com/cat.png"), "image/png")
-    request = ProviderRequest(model="default", messages=[ProviderMessage("user", [image])])
-    with pytest.raises(InvalidRequestError, match="reads text only"):
-        await complete_with(client, request)
-    assert bodies == []
-
-
-async def test_documents_are_refused_before_any_request() -> None:
-    client, bodies = scripted()
-    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf")
-    request = ProviderRequest(model="default", messages=[ProviderMessage("user", [pdf])])
-    with pytest.raises(InvalidRequestError, match="remove the images and documents"):
+    request = ProviderRequest(model="default", messages=[ProviderMessage("user", [part])])
+    with pytest.raises(InvalidRequestError, match="reads text only; remove the images and"):
         await complete_with(client, request)
     assert bodies == []
 

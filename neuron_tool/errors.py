@@ -10,6 +10,7 @@ ToolError(Exception)
 ├── ToolPermissionError(ToolError)                the `permission` middleware denied
 ├── ToolIsolationError(ToolError)                 a tool that must run isolated is not
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
+├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -109,6 +110,15 @@ class ToolContextError(ToolError):
             f"{'None' if deps is None else 'a ' + type(deps).__name__}; pass deps= "
             "to NeuronTurn or to its execute"
         )
+
+
+class ToolFileError(ToolError, ValueError):
+    """A file given to `ToolReturn` is not an image or a well-formed document block."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index = index
+        self.reason = reason
+        super().__init__(f"file {index} of the tool's return: {reason}")
 
 
 class MCPBridgeError(ToolError):

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 from pydantic import JsonValue
 
 from .context import RunContext
+from .files import ToolReturn
 from .tool import ToolDyn
 
 
@@ -36,11 +37,11 @@ class ToolCall:
         return ToolCall(self.name, input, tool=self.tool, context=self.context)
 
 
-Next: TypeAlias = Callable[[ToolCall], Awaitable[JsonValue]]
+Next: TypeAlias = Callable[[ToolCall], Awaitable[JsonValue | ToolReturn]]
 """The rest of the middleware chain, ending in the tool itself."""
 
-Middleware: TypeAlias = Callable[[ToolCall, Next], Awaitable[JsonValue]]
-"""`async def mw(call: ToolCall, next: Next) -> JsonValue`."""
+Middleware: TypeAlias = Callable[[ToolCall, Next], Awaitable[JsonValue | ToolReturn]]
+"""`async def mw(call: ToolCall, next: Next) -> JsonValue | ToolReturn`."""
 
 
 def compose(middleware: Iterable[Middleware], endpoint: Next) -> Next:
@@ -57,7 +58,7 @@ def compose(middleware: Iterable[Middleware], endpoint: Next) -> Next:
 
 def _bind(layer: Middleware, next: Next) -> Next:
     # A plain def handing back the middleware's awaitable avoids one coroutine frame per layer.
-    def bound(call: ToolCall) -> Awaitable[JsonValue]:
+    def bound(call: ToolCall) -> Awaitable[JsonValue | ToolReturn]:
         return layer(call, next)
 
     return bound

@@ -10,6 +10,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from .errors import ToolPermissionError
+from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall
 
 
@@ -49,7 +50,7 @@ def permission(policy: PermissionPolicy) -> Middleware:
     does not run.
     """
 
-    async def permission_middleware(call: ToolCall, next: Next) -> JsonValue:
+    async def permission_middleware(call: ToolCall, next: Next) -> JsonValue | ToolReturn:
         decision = await _decide(policy, call)
         if not decision.allowed:
             raise ToolPermissionError(call.name, decision.reason)

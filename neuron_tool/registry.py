@@ -11,6 +11,7 @@ from pydantic import JsonValue, ValidationError
 
 from .context import RunContext
 from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
+from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall, compose
 from .retry import ModelRetry
 from .schema import InputValidator, InvalidSchemaError, ToolSchema
@@ -124,7 +125,7 @@ class ToolRegistry:
         *,
         validate: bool = True,
         context: RunContext[Any] | None = None,
-    ) -> JsonValue:
+    ) -> JsonValue | ToolReturn:
         """Run the tool called `name` on `input` through its middleware chain.
 
         Only `ToolError`s and `ModelRetry` come out: anything else the tool or a
@@ -186,7 +187,7 @@ class ToolRegistry:
         return compose(layers, _call_tool) if layers else None
 
 
-async def _call_tool(call: ToolCall) -> JsonValue:
+async def _call_tool(call: ToolCall) -> JsonValue | ToolReturn:
     """The end of every middleware chain: run the tool, wrapping what it raises."""
     try:
         if takes_context(call.tool):
@@ -200,9 +201,9 @@ async def _call_tool(call: ToolCall) -> JsonValue:
 
 async def _call_in_context(
     tool: ToolDyn, input: JsonValue, context: RunContext[Any] | None
-) -> JsonValue:
+) -> JsonValue | ToolReturn:
     call_in_context = tool.call_in_context  # type: ignore[attr-defined]
-    result: JsonValue = await call_in_context(
+    result: JsonValue | ToolReturn = await call_in_context(
         input, context if context is not None else RunContext(deps=None)
     )
     return result

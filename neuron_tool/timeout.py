@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from .errors import ToolTimeoutError
+from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall
 
 
@@ -30,7 +31,7 @@ def timeout(seconds: float | None, *, per_tool: Mapping[str, float] | None = Non
         if limit is not None and not (0 < limit < math.inf):
             raise ValueError(f"timeout must be a positive number of seconds, got {limit!r}")
 
-    async def timeout_middleware(call: ToolCall, next: Next) -> JsonValue:
+    async def timeout_middleware(call: ToolCall, next: Next) -> JsonValue | ToolReturn:
         limit = limits.get(call.name, seconds)
         if limit is None:
             return await next(call)

@@ -25,6 +25,7 @@ from ._docstring import parse_docstring
 from ._json_path import json_path
 from .context import RunContext
 from .errors import ToolContextError, ToolInputError, ToolRegistrationError
+from .files import ToolReturn
 from .isolation import check_isolated
 from .schema import json_schema_of
 
@@ -100,8 +101,8 @@ class ToolDyn(Protocol):
         """MCP behaviour hints, if any."""
         ...
 
-    async def call(self, input: JsonValue) -> JsonValue:
-        """Run the tool on `input` and return its JSON result."""
+    async def call(self, input: JsonValue) -> JsonValue | ToolReturn:
+        """Run the tool on `input` and return its JSON result (with files: a `ToolReturn`)."""
         ...
 
 
@@ -118,7 +119,9 @@ class ContextTool(ToolDyn, Protocol):
         """Whether the tool wants a `RunContext` (only True counts)."""
         ...
 
-    async def call_in_context(self, input: JsonValue, context: RunContext[Any]) -> JsonValue:
+    async def call_in_context(
+        self, input: JsonValue, context: RunContext[Any]
+    ) -> JsonValue | ToolReturn:
         """Run the tool on `input` within `context` and return its JSON result."""
         ...
 
@@ -203,8 +206,10 @@ class FunctionTool:
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r})"
 
-    async def call(self, input: JsonValue) -> JsonValue:
+    async def call(self, input: JsonValue) -> JsonValue | ToolReturn:
         """Validate `input` with pydantic, run the function and JSON-encode what it returns.
+
+        A `ToolReturn` comes back as it is: its value is JSON already.
 
         A function asking for a `RunContext` gets one without deps or session.
 
@@ -220,7 +225,9 @@ class FunctionTool:
         args, kwargs = self._bind(input)
         return _jsonable(await self._started(args, kwargs))
 
-    async def call_in_context(self, input: JsonValue, context: RunContext[Any]) -> JsonValue:
+    async def call_in_context(
+        self, input: JsonValue, context: RunContext[Any]
+    ) -> JsonValue | ToolReturn:
         """Like `call`, giving `context` to a function that asks for it (others ignore it).
 
         Raises:
@@ -259,11 +266,13 @@ class FunctionTool:
             raise _input_error(self.name, exc) from exc
 
 
-def _jsonable(result: object) -> JsonValue:
+def _jsonable(result: object) -> JsonValue | ToolReturn:
     # to_jsonable_python covers models, dataclasses, Decimal, datetime, UUID, Path, enums;
     # what it would return unchanged skips the call.
     if type(result) in _AS_IS:
         return cast(JsonValue, result)
+    if type(result) is ToolReturn:
+        return result
     return cast(JsonValue, to_jsonable_python(result))
 
 
@@ -327,7 +336,8 @@ def _is_async(function: Callable[..., Any]) -> bool:
 
 def _output_schema(function: Callable[..., Any], *, tool: str) -> dict[str, JsonValue] | None:
     returns = type_hints(function, tool=tool).get("return", Any)
-    if returns is Any or returns is None or returns is type(None):
+    if returns is Any or returns is None or returns is type(None) or returns is ToolReturn:
+        # A `ToolReturn`'s value may be anything JSON: there is no schema to give.
         return None
     try:
         return json_schema_of(TypeAdapter(returns), mode="serialization")

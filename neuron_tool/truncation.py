@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 from pydantic_core import to_json
 
+from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall
 
 
@@ -12,7 +13,9 @@ def truncate_output(max_bytes: int) -> Middleware:
     """Return middleware that cuts results longer than `max_bytes` UTF-8 bytes.
 
     A string result is measured as is; anything else is measured as compact
-    JSON and, if cut, comes back as the truncated JSON text. The cut falls on
+    JSON and, if cut, comes back as the truncated JSON text. A `ToolReturn`'s
+    value is measured and cut so; its files are kept whole (they are not text
+    the model reads, and half an image is no image). The cut falls on
     a character boundary and is followed by a note, `… [truncated N of M
     bytes]`, which is not counted in `max_bytes`. Results within the limit
     pass through unchanged.
@@ -23,8 +26,12 @@ def truncate_output(max_bytes: int) -> Middleware:
     if max_bytes <= 0:
         raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
 
-    async def truncate_middleware(call: ToolCall, next: Next) -> JsonValue:
-        return truncate(await next(call), max_bytes)
+    async def truncate_middleware(call: ToolCall, next: Next) -> JsonValue | ToolReturn:
+        result = await next(call)
+        if isinstance(result, ToolReturn):
+            value = truncate(result.value, max_bytes)
+            return result if value is result.value else ToolReturn(value, files=result.files)
+        return truncate(result, max_bytes)
 
     return truncate_middleware
 

@@ -147,6 +147,7 @@ if TYPE_CHECKING:
     from .loop.stop_tools import UnknownStopToolError
     from .loop.stream import EventStream, TurnStream, close_cancelled
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
+    from .loop.tool_files import describe_file, files_intro, unseen_file_note
     from .loop.turn import NeuronTurn
     from .loop.waiting import waiting_calls
     from .plugins import (
@@ -241,6 +242,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "continuation_input",
     ),
     ".loop.documents": ("DOCUMENT_TYPE", "document_block"),
+    ".loop.tool_files": ("describe_file", "files_intro", "unseen_file_note"),
     ".loop.effect_answers": (
         "ChecksDecisions",
         "EffectAnswer",
@@ -580,9 +582,11 @@ __all__ = [
     "delegation_session",
     "delegation_sessions",
     "deltas_of",
+    "describe_file",
     "document_block",
     "event_from_json",
     "event_json",
+    "files_intro",
     "get_context_strategy",
     "get_environment",
     "get_orchestrator",
@@ -606,6 +610,7 @@ __all__ = [
     "streaming",
     "tools_by_name",
     "turn_observers",
+    "unseen_file_note",
     "waiting_calls",
 ]
 

@@ -5,6 +5,14 @@ Session history is stored as a JSON list of `{"role", "content"}` objects
 Content, so any layer0 reader can show it. Thinking, provider-raw parts
 and documents, which layer0 does not name, travel as custom blocks of
 content types the loop owns, so they survive the round trip.
+
+The files a tool returned with its result (`neuron_tool.ToolReturn`) follow
+its `tool_result` block as one custom block naming the call, so a layer0
+reader still sees a plain result with its text:
+
+    {"type": "tool_result", "tool_use_id": "t1", "content": "Took it.", "is_error": false},
+    {"type": "custom", "content_type": "neuron.tool_files",
+     "data": {"tool_use_id": "t1", "files": [{"type": "image", ...}, ...]}}
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from layer0 import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from neuron_tool.files import FileBlock
 
 from ._trusted import is_plain_json, trusted
 from .documents import DOCUMENT_TYPE, document_from_block, document_to_block
@@ -44,6 +53,7 @@ logger = logging.getLogger("neuron_turn")
 
 THINKING_TYPE: Final = "neuron.thinking"
 RAW_TYPE: Final = "neuron.raw"
+TOOL_FILES_TYPE: Final = "neuron.tool_files"
 
 
 class HistoryFormatError(ValueError):
@@ -65,7 +75,15 @@ def parts_from_content(content: Content) -> list[ContentPart]:
     """Return the parts of a layer0 message body."""
     if isinstance(content.root, str):
         return [TextPart(content.root)]
-    return [_part_from_block(block) for block in content.root]
+    parts: list[ContentPart] = []
+    for block in content.root:
+        if type(block) is CustomBlock and block.content_type == TOOL_FILES_TYPE:
+            with_files = _with_files(parts[-1] if parts else None, block.data)
+            if with_files is not None:
+                parts[-1] = with_files
+                continue
+        parts.append(_part_from_block(block))
+    return parts
 
 
 def is_empty(content: Content) -> bool:
@@ -78,6 +96,8 @@ def content_from_parts(parts: Sequence[ContentPart]) -> Content:
     if len(parts) == 1 and type(parts[0]) is TextPart and type(parts[0].text) is str:
         return trusted(Content, {"root": parts[0].text}, _ROOT)
     blocks = [_block_from_part(part) for part in parts]
+    if any(type(part) is ToolResultPart and part.files for part in parts):
+        blocks = _with_file_blocks(parts, blocks)
     return trusted(Content, {"root": blocks}, _ROOT)  # each block is valid: so is the list
 
 
@@ -107,6 +127,70 @@ def _stored(message: ProviderMessage) -> JsonValue:
     if message.pinned:
         stored["pinned"] = True
     return stored
+
+
+def _with_file_blocks(
+    parts: Sequence[ContentPart], blocks: list[ContentBlock]
+) -> list[ContentBlock]:
+    """`blocks` with each result's files in a block right after the result's own."""
+    out: list[ContentBlock] = []
+    for part, block in zip(parts, blocks, strict=True):
+        out.append(block)
+        if type(part) is ToolResultPart and part.files:
+            files: list[JsonValue] = [
+                _block_from_part(file).model_dump(mode="json") for file in part.files
+            ]
+            data: JsonValue = {"tool_use_id": part.tool_use_id, "files": files}
+            out.append(CustomBlock(content_type=TOOL_FILES_TYPE, data=data))
+    return out
+
+
+def _with_files(previous: ContentPart | None, data: JsonValue) -> ToolResultPart | None:
+    """The result before a files block with its files; None if the block is not that result's.
+
+    A files block that names another call, or holds what is not an image or
+    document, is left to be read as an unknown custom block (its JSON as text),
+    as any malformed custom block is: nothing in it is dropped.
+    """
+    if not isinstance(previous, ToolResultPart) or previous.files:
+        return None
+    if not isinstance(data, dict) or data.get("tool_use_id") != previous.tool_use_id:
+        return None
+    raw = data.get("files")
+    if not isinstance(raw, list) or not raw:
+        return None
+    files: list[ImagePart | DocumentPart] = []
+    for item in raw:
+        file = _file_part(item)
+        if file is None:
+            return None
+        files.append(file)
+    return ToolResultPart(previous.tool_use_id, previous.content, previous.is_error, tuple(files))
+
+
+def file_parts(files: Sequence[FileBlock]) -> tuple[ImagePart | DocumentPart, ...]:
+    """The parts of the files a tool returned (checked when its `ToolReturn` was made)."""
+    parts: list[ImagePart | DocumentPart] = []
+    for file in files:
+        if isinstance(file, ImageBlock):
+            parts.append(ImagePart(file.source, file.media_type))
+        else:
+            document = document_from_block(file.data)
+            assert document is not None, "ToolReturn checks its documents"
+            parts.append(document)
+    return tuple(parts)
+
+
+def _file_part(item: JsonValue) -> ImagePart | DocumentPart | None:
+    try:
+        block = _FILE_BLOCK.validate_python(item)
+    except ValidationError:
+        return None
+    if isinstance(block, ImageBlock):
+        return ImagePart(block.source, block.media_type)
+    if block.content_type == DOCUMENT_TYPE:
+        return document_from_block(block.data)
+    return None
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -186,6 +270,7 @@ def _block_from_part(part: ContentPart) -> ContentBlock:
     return CustomBlock(content_type=RAW_TYPE, data={"provider": part.provider, "data": part.data})
 
 
+_FILE_BLOCK: Final = TypeAdapter(ImageBlock | CustomBlock, config=ConfigDict(defer_build=True))
 _ROOT: Final = frozenset({"root"})
 _TEXT_SET: Final = frozenset({"text"})
 _TOOL_USE_SET: Final = frozenset({"id", "name", "input"})

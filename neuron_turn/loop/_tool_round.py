@@ -30,8 +30,9 @@ from pydantic_core import to_jsonable_python
 from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SessionId, SkipTool, ToolCallRecord
 from neuron_hooks import HookRegistry, ToolProgress
 from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
+from neuron_tool.files import ToolReturn
 
-from ._convert import json_text
+from ._convert import file_parts, json_text
 from ._run import RunState, tool_call_record
 from ._tool_input import UNRUN, AnsweredCall
 from ._well_formed import well_formed
@@ -40,7 +41,7 @@ from .effect_answers import answered_form, current_answerer, delegation_sessions
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
 from .events import ToolResult, ToolStart
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, MemoryToolError, memory_tool_schemas
-from .provider import ProviderMessage, ToolResultPart, ToolUsePart
+from .provider import DocumentPart, ImagePart, ProviderMessage, ToolResultPart, ToolUsePart
 
 _CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
 
@@ -181,6 +182,7 @@ class ToolRound:
                 tool_input = action.new_input
         answered: Sequence[Effect] = ()
         held: Sequence[PendingCall] = ()
+        files: tuple[ImagePart | DocumentPart, ...] = ()
         name = call.name
         if self._is_effect_tool(name):
             text, ok, answered, held = await self._declare(call, tool_input)
@@ -198,7 +200,11 @@ class ToolRound:
                     value = await tools.call(name, tool_input, context=context)
                 else:
                     value = await tools.call(name, tool_input)
-                text, ok = json_text(value), True
+                if isinstance(value, ToolReturn):
+                    files = file_parts(value.files)
+                    text, ok = json_text(value.value), True
+                else:
+                    text, ok = json_text(value), True
             except ModelRetry as retry:
                 text, ok = retry.hint, False
             except ToolError as exc:
@@ -211,7 +217,7 @@ class ToolRound:
             action = await self.hooks.dispatch(ctx)
             if isinstance(action, Halt):
                 raise TurnHalted(action.reason)
-        done = _finish(call, tool_input, text, ok, started)
+        done = _finish(call, tool_input, text, ok, started, files)
         done.answered, done.held = answered, held
         return done
 
@@ -325,8 +331,16 @@ class ToolRound:
         return None
 
 
-def _finish(call: ToolUsePart, used: JsonValue, text: str, ok: bool, started: float) -> _Done:
+def _finish(
+    call: ToolUsePart,
+    used: JsonValue,
+    text: str,
+    ok: bool,
+    started: float,
+    files: tuple[ImagePart | DocumentPart, ...] = (),
+) -> _Done:
     duration = int((time.monotonic() - started) * 1000)
     record = tool_call_record(call.name, duration, ok)
     # A tool's text may hold lone surrogates (bytes decoded with surrogateescape).
-    return _Done(ToolResultPart(call.id, well_formed(text), is_error=not ok), record, used)
+    result = ToolResultPart(call.id, well_formed(text), not ok, files)
+    return _Done(result, record, used)

@@ -83,11 +83,16 @@ class ToolUsePart:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultPart:
-    """The result of a tool call; `is_error` tells the model the call failed."""
+    """The result of a tool call; `is_error` tells the model the call failed.
+
+    `files` are the images and documents the tool returned with it
+    (`neuron_tool.ToolReturn`), shown to the model with the result.
+    """
 
     tool_use_id: str
     content: str
     is_error: bool = False
+    files: tuple[ImagePart | DocumentPart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,8 @@ def _units(message: ProviderMessage) -> int:
             units += len(part.text)
         elif type(part) is ToolResultPart:
             units += len(part.content)
+            for file in part.files:
+                units += _IMAGE_UNITS if isinstance(file, ImagePart) else _document_units(file)
         elif type(part) is ToolUsePart:
             units += len(part.name) + _json_size(part.input)
         elif isinstance(part, ImagePart):

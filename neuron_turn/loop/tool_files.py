@@ -1,0 +1,38 @@
+"""Helpers for providers showing the files a tool returned (`ToolResultPart.files`).
+
+Anthropic takes images and documents inside a tool result. Chat Completions
+and Ollama take only text there, so the files go in a user message right
+after the results, introduced by `files_intro` so the model knows which call
+they came from (as pydantic-ai and the OpenAI Agents SDK send them). A file
+an API cannot show at all is never dropped silently: the model is told, in
+the file's place, what it was and why it is not shown (`unseen_file_note`),
+so it does not answer as if it had seen it.
+"""
+
+from __future__ import annotations
+
+from .provider import DocumentPart, ImagePart, ToolResultPart
+
+__all__ = ["describe_file", "files_intro", "unseen_file_note"]
+
+
+def describe_file(file: ImagePart | DocumentPart) -> str:
+    """A file named for the model: `an image (image/png)`, `the document q3.pdf (...)`."""
+    if isinstance(file, ImagePart):
+        return f"an image ({file.media_type})"
+    if file.name:
+        return f"the document {file.name} ({file.media_type})"
+    return f"a document ({file.media_type})"
+
+
+def files_intro(result: ToolResultPart, tool_name: str | None = None) -> str:
+    """The text before a result's files in the message that carries them."""
+    call = f"{tool_name} (call {result.tool_use_id})" if tool_name else result.tool_use_id
+    count = len(result.files)
+    what = "this file" if count == 1 else f"these {count} files"
+    return f"The tool call {call} returned {what} with its result:"
+
+
+def unseen_file_note(file: ImagePart | DocumentPart, why: str) -> str:
+    """The text sent in place of a file the API cannot show, saying what it was and why."""
+    return f"[The tool returned {describe_file(file)}, which is not shown: {why}]"

@@ -35,6 +35,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.tool_choice import ToolChoice
+from neuron_turn.loop.tool_files import unseen_file_note
 
 PROVIDER: Final = "anthropic"
 """The provider name; also the `RawPart.provider` this plugin sends back."""
@@ -273,11 +274,11 @@ def block_json(part: ContentPart) -> JsonValue | None:
             return _document_json(part)
         case ToolUsePart(id=id_, name=name, input=input_):
             return {"type": "tool_use", "id": api_call_id(id_), "name": name, "input": input_}
-        case ToolResultPart(tool_use_id=tool_use_id, content=content, is_error=is_error):
+        case ToolResultPart(tool_use_id=tool_use_id, is_error=is_error):
             return {
                 "type": "tool_result",
                 "tool_use_id": api_call_id(tool_use_id),
-                "content": content,
+                "content": _tool_result_content(part),
                 "is_error": is_error,
             }
         case ThinkingPart(thinking=thinking, signature=signature):
@@ -290,6 +291,42 @@ def block_json(part: ContentPart) -> JsonValue | None:
             assert_never(part)
 
 
+def _tool_result_content(part: ToolResultPart) -> JsonValue:
+    """A tool result's `content`: its text, or text then file blocks when it returned files.
+
+    Without files it stays a plain string, as recorded conversations hold it.
+    The text block is left out when the text is empty: the API refuses an
+    empty text block.
+    """
+    if not part.files:
+        return part.content
+    blocks: list[JsonValue] = [{"type": "text", "text": part.content}] if part.content else []
+    blocks.extend(_tool_file_json(file) for file in part.files)
+    return blocks
+
+
+def _tool_file_json(file: ImagePart | DocumentPart) -> JsonValue:
+    """A file a tool returned as a block of its result, or a note when the API takes no such file.
+
+    A tool's file is not the caller's request, so a document the API cannot
+    read does not fail the call: the model is told in its place instead.
+    """
+    if isinstance(file, ImagePart):
+        return {"type": "image", "source": _image_source(file.source, file.media_type)}
+    if not _document_readable(file):
+        kind = f"{file.media_type} by {file.source.type}"
+        why = f"Anthropic reads PDF and plain-text documents, not {kind}"
+        return {"type": "text", "text": unseen_file_note(file, why)}
+    return _document_json(file)
+
+
+def _document_readable(part: DocumentPart) -> bool:
+    """Whether the Messages API takes a document of this media type and source."""
+    return part.media_type == "application/pdf" or (
+        part.media_type == "text/plain" and isinstance(part.source, Base64Source)
+    )
+
+
 def _document_json(part: DocumentPart) -> JsonValue:
     """A `document` block: a PDF by its bytes or URL, or plain text (sent as text).
 
@@ -297,17 +334,17 @@ def _document_json(part: DocumentPart) -> JsonValue:
         InvalidRequestError: a media type the Messages API takes no document of.
     """
     source = part.source
-    if part.media_type == "application/pdf":
-        wire: JsonValue = _image_source(source, part.media_type)
-    elif part.media_type == "text/plain" and isinstance(source, Base64Source):
-        text = base64.b64decode(source.data).decode("utf-8", "replace")
-        wire = {"type": "text", "media_type": "text/plain", "data": text}
-    else:
+    if not _document_readable(part):
         raise InvalidRequestError(
             f"Anthropic takes documents of application/pdf (bytes or URL) and text/plain "
             f"(bytes), not {part.media_type} by {source.type}",
             provider=PROVIDER,
         )
+    if isinstance(source, Base64Source) and part.media_type == "text/plain":
+        text = base64.b64decode(source.data).decode("utf-8", "replace")
+        wire: JsonValue = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        wire = _image_source(source, part.media_type)
     block: dict[str, JsonValue] = {"type": "document", "source": wire}
     if part.name:
         block["title"] = part.name

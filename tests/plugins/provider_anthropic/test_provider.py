@@ -8,9 +8,11 @@ import httpx
 import pytest
 from moneyed import Money
 
+from layer0 import Base64Source
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_provider_anthropic.provider import API_KEY_ENV, DEFAULT_TIMEOUT
 from neuron_turn.loop.provider import (
+    ImagePart,
     Provider,
     ProviderMessage,
     ProviderResponse,
@@ -18,6 +20,7 @@ from neuron_turn.loop.provider import (
     TextPart,
     ThinkingPart,
     TokenUsage,
+    ToolResultPart,
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderAuthenticationError
@@ -27,6 +30,7 @@ from ._support import (
     API_KEY,
     MODEL,
     FakeApi,
+    assistant,
     error_body,
     message_json,
     reply,
@@ -164,6 +168,36 @@ async def test_stream_option_asks_for_events_and_folds_them_into_one_response() 
     assert response.content == (TextPart("Hi!"),)
     assert response.stop_reason == "end_turn"
     assert response.usage.output_tokens == 3
+
+
+async def test_a_tool_results_image_is_posted_inside_it_by_complete_and_by_stream() -> None:
+    shot = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    conversation = request(
+        user("Show me the page."),
+        assistant(ToolUsePart("toolu_1", "screenshot", {})),
+        user(ToolResultPart("toolu_1", "captured", files=(shot,))),
+    )
+    api = FakeApi()
+    provider = api.provider(cache=True)
+
+    await provider.complete(conversation)
+    async for _ in provider.stream(conversation):
+        pass
+
+    expected = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [
+            {"type": "text", "text": "captured"},
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+            },
+        ],
+        "is_error": False,
+        "cache_control": {"type": "ephemeral"},
+    }
+    assert [body["messages"][-1]["content"] for body in api.bodies] == [[expected], [expected]]
 
 
 # --- configuration --------------------------------------------------------------

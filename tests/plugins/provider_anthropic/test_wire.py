@@ -468,6 +468,116 @@ def test_a_document_of_a_type_the_api_takes_none_of_is_refused_naming_it() -> No
         body_of(request(user(sheet, "Sum up.")))
 
 
+# --- files a tool returned -------------------------------------------------------
+
+SHOT = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+REPORT = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "q3.pdf")
+
+
+def tool_results(*results: ToolResultPart) -> list[dict[str, Any]]:
+    call = assistant(*(ToolUsePart(r.tool_use_id, "screenshot", {}) for r in results))
+    return body_of(request(user("go"), call, user(*results)))["messages"][2]["content"]
+
+
+def test_a_tool_results_files_go_inside_it_after_its_text_as_user_message_blocks() -> None:
+    linked = ImagePart(UrlSource(url="https://example.com/chart.png"), "image/png")
+    notes = DocumentPart(Base64Source(data="bm90ZXM="), "text/plain", "notes.txt")
+    result = ToolResultPart("toolu_1", "captured", files=(SHOT, linked, REPORT, notes))
+
+    assert tool_results(result) == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [
+                {"type": "text", "text": "captured"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                },
+                {
+                    "type": "image",
+                    "source": {"type": "url", "url": "https://example.com/chart.png"},
+                },
+                {
+                    "type": "document",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "application/pdf",
+                        "data": "JVBERi0x",
+                    },
+                    "title": "q3.pdf",
+                },
+                {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": "notes"},
+                    "title": "notes.txt",
+                },
+            ],
+            "is_error": False,
+        }
+    ]
+
+
+def test_a_tool_result_with_files_and_no_text_sends_no_empty_text_block() -> None:
+    failed = ToolResultPart("toolu_1", "", is_error=True, files=(SHOT,))
+
+    (block,) = tool_results(failed)
+
+    assert block["content"] == [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+        }
+    ]
+    assert block["is_error"] is True
+
+
+def test_a_tool_result_without_files_keeps_its_content_a_plain_string() -> None:
+    plain = ToolResultPart("toolu_1", "found")
+    empty = ToolResultPart("toolu_2", "")
+
+    assert [block["content"] for block in tool_results(plain, empty)] == ["found", ""]
+
+
+def test_a_tool_document_the_api_takes_none_of_is_a_note_in_its_place_not_a_refusal() -> None:
+    sheet = DocumentPart(Base64Source(data="UEsDBA=="), "application/vnd.ms-excel", "q3.xls")
+    linked = DocumentPart(UrlSource(url="https://example.com/notes.txt"), "text/plain")
+    result = ToolResultPart("toolu_1", "exported", files=(sheet, linked, SHOT))
+
+    (block,) = tool_results(result)
+
+    assert block["content"][:3] == [
+        {"type": "text", "text": "exported"},
+        {
+            "type": "text",
+            "text": "[The tool returned the document q3.xls (application/vnd.ms-excel), which is "
+            "not shown: Anthropic reads PDF and plain-text documents, not "
+            "application/vnd.ms-excel by base64]",
+        },
+        {
+            "type": "text",
+            "text": "[The tool returned a document (text/plain), which is not shown: Anthropic "
+            "reads PDF and plain-text documents, not text/plain by url]",
+        },
+    ]
+    assert block["content"][3]["type"] == "image"
+
+
+def test_the_cache_mark_goes_on_a_last_tool_result_that_holds_files() -> None:
+    cached = request(
+        user("Show me the page."),
+        assistant(ToolUsePart("t1", "screenshot", {})),
+        user(ToolResultPart("t1", "captured", files=(SHOT,))),
+        tools=[WEATHER],
+    )
+
+    last = body_of(cached, cache=True)["messages"][-1]["content"][-1]
+
+    assert last["type"] == "tool_result" and last["cache_control"] == {"type": "ephemeral"}
+    assert [block["type"] for block in last["content"]] == ["text", "image"]
+    assert not any("cache_control" in block for block in last["content"])
+
+
 # --- the prompt cache ------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.tool_choice import ToolChoice
+from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -167,22 +168,44 @@ def build_messages(
     messages: list[JsonValue] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
+    tool_names = _tool_names_by_id(request.messages)
     for message in request.messages:
         messages.extend(
-            message_to_wire(message, system_role=system_role, reasoning_field=reasoning_field)
+            message_to_wire(
+                message,
+                system_role=system_role,
+                reasoning_field=reasoning_field,
+                tool_names=tool_names,
+            )
         )
     return messages
 
 
+def _tool_names_by_id(messages: Sequence[ProviderMessage]) -> dict[str, str]:
+    return {
+        part.id: part.name
+        for message in messages
+        for part in message.content
+        if isinstance(part, ToolUsePart)
+    }
+
+
 def message_to_wire(
-    message: ProviderMessage, *, system_role: SystemRole, reasoning_field: str | None = None
+    message: ProviderMessage,
+    *,
+    system_role: SystemRole,
+    reasoning_field: str | None = None,
+    tool_names: Mapping[str, str] | None = None,
 ) -> list[Json]:
-    """One message as one or more wire messages (tool results each become their own)."""
+    """One message as one or more wire messages (tool results each become their own).
+
+    `tool_names` (call id to tool name) names the call a result's files came from.
+    """
     if message.role == "assistant":
         return [_assistant_message(message.content, reasoning_field)]
     if message.role == "system":
         return [{"role": system_role, "content": _system_text(message.content)}]
-    return _user_messages(message.content)
+    return _user_messages(message.content, tool_names or {})
 
 
 def _system_text(parts: Sequence[ContentPart]) -> str:
@@ -195,18 +218,22 @@ def _system_text(parts: Sequence[ContentPart]) -> str:
     return "\n".join(texts)
 
 
-def _user_messages(parts: Sequence[ContentPart]) -> list[Json]:
+def _user_messages(parts: Sequence[ContentPart], tool_names: Mapping[str, str]) -> list[Json]:
     """Tool results first (they must follow the assistant's tool calls), then the rest.
 
     The loop sends a round's tool results as one user message, possibly with
     text after them; the API wants each result as a `tool` message directly
-    after the assistant message that asked for it, so they lead.
+    after the assistant message that asked for it, so they lead. A `tool`
+    message holds only text, so the files the results returned open the user
+    message after them, each result's introduced by the call it came from.
     """
     tool_messages: list[Json] = []
+    shown: list[JsonValue] = []
     content: list[JsonValue] = []
     for part in parts:
         if isinstance(part, ToolResultPart):
             tool_messages.append(tool_result_to_wire(part))
+            shown.extend(_tool_files(part, tool_names.get(part.tool_use_id)))
         elif isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
@@ -216,6 +243,7 @@ def _user_messages(parts: Sequence[ContentPart]) -> list[Json]:
         elif isinstance(part, ToolUsePart):
             raise UnsupportedContentError("a user message cannot hold a tool call")
         # ThinkingPart / RawPart come from other providers and mean nothing here.
+    content = [*shown, *content]
     if not content and tool_messages:
         return tool_messages
     return [*tool_messages, {"role": "user", "content": _user_content(content)}]
@@ -236,6 +264,28 @@ def tool_result_to_wire(part: ToolResultPart) -> Json:
     """A tool result as a `tool` message; a failed one is prefixed with `Error: `."""
     content = f"{ERROR_PREFIX}{part.content}" if part.is_error else part.content
     return {"role": "tool", "tool_call_id": part.tool_use_id, "content": content}
+
+
+def _tool_files(result: ToolResultPart, tool_name: str | None) -> list[JsonValue]:
+    """The content parts showing a result's files: an intro naming the call, then each file."""
+    if not result.files:
+        return []
+    intro: JsonValue = {"type": "text", "text": files_intro(result, tool_name)}
+    return [intro, *(_tool_file(file) for file in result.files)]
+
+
+def _tool_file(file: ImagePart | DocumentPart) -> Json:
+    """A file a tool returned as a content part; a document by URL as a note in its place.
+
+    A tool's file is not the caller's request, so what the API cannot take
+    does not fail the call: the model is told it is not shown instead.
+    """
+    if isinstance(file, ImagePart):
+        return image_to_wire(file)
+    if isinstance(file.source, Base64Source):
+        return document_to_wire(file)
+    why = "Chat Completions take a document's bytes, not its URL"
+    return {"type": "text", "text": unseen_file_note(file, why)}
 
 
 def image_to_wire(part: ImagePart) -> Json:

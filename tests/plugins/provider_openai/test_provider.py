@@ -9,8 +9,10 @@ import httpx
 import pytest
 from moneyed import Money
 
+from layer0 import Base64Source
 from neuron_provider_openai import DEFAULT_BASE_URL, OpenAIProvider
 from neuron_turn.loop.provider import (
+    ImagePart,
     Provider,
     ProviderMessage,
     TextPart,
@@ -128,6 +130,34 @@ async def test_tool_loop_round_trip_sends_calls_and_results_back() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "42"},
     ]
     assert two.content == [TextPart("Done.")]
+
+
+async def test_a_tool_results_image_is_posted_in_a_user_message_after_the_tool_message() -> None:
+    first = json_response(
+        completion(None, finish_reason="tool_calls", tool_calls=[tool_call("c1", "shot", "{}")])
+    )
+    provider, recorder = mocked(first, json_response(completion("A login page.")))
+    one = await provider.complete(request(user("What is on screen?")))
+    shot = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    history = [
+        user("What is on screen?"),
+        ProviderMessage("assistant", one.content),
+        ProviderMessage("user", [ToolResultPart("c1", "captured", files=(shot,))]),
+    ]
+    await provider.complete(request(*history))
+    assert recorder.body["messages"][2:] == [
+        {"role": "tool", "tool_call_id": "c1", "content": "captured"},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "The tool call shot (call c1) returned this file with its result:",
+                },
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        },
+    ]
 
 
 # --- API key --------------------------------------------------------------------

@@ -145,6 +145,101 @@ def test_tool_call_in_a_user_message_is_rejected() -> None:
         body(request(bad))
 
 
+# --- files a tool returned ------------------------------------------------------
+
+SHOT = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+REPORT = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "q3.pdf")
+
+
+def calls(*names: tuple[str, str]) -> ProviderMessage:
+    return ProviderMessage("assistant", [ToolUsePart(i, name, {}) for i, name in names])
+
+
+def test_tool_files_follow_all_the_tool_messages_in_one_user_message_each_introduced() -> None:
+    chart = ImagePart(UrlSource(url="https://example.com/chart.png"), "image/png")
+    results = ProviderMessage(
+        "user",
+        [
+            ToolResultPart("call_1", "captured", files=(SHOT, chart)),
+            ToolResultPart("call_2", "no files"),
+            ToolResultPart("call_3", "exported", files=(REPORT,)),
+        ],
+    )
+    sent = body(request(calls(("call_1", "screenshot"), ("call_2", "f")), results))
+    assert sent["messages"][1:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "captured"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "no files"},
+        {"role": "tool", "tool_call_id": "call_3", "content": "exported"},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "The tool call screenshot (call call_1) returned these 2 files "
+                    "with its result:",
+                },
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}},
+                {
+                    "type": "text",
+                    "text": "The tool call call_3 returned this file with its result:",
+                },
+                {
+                    "type": "file",
+                    "file": {
+                        "filename": "q3.pdf",
+                        "file_data": "data:application/pdf;base64,JVBERi0x",
+                    },
+                },
+            ],
+        },
+    ]
+
+
+def test_the_users_own_text_and_images_follow_the_tool_files_in_the_same_message() -> None:
+    mixed = ProviderMessage(
+        "user",
+        [
+            ToolResultPart("call_1", "captured", files=(SHOT,)),
+            TextPart("Now compare."),
+            ImagePart(UrlSource(url="https://example.com/mine.png"), "image/png"),
+        ],
+    )
+    sent = body(request(calls(("call_1", "screenshot")), mixed))["messages"][1:]
+    assert [message["role"] for message in sent] == ["tool", "user"]
+    assert sent[1]["content"][2:] == [
+        {"type": "text", "text": "Now compare."},
+        {"type": "image_url", "image_url": {"url": "https://example.com/mine.png"}},
+    ]
+    assert sent[1]["content"][1]["image_url"]["url"].endswith("iVBORw0KGgo=")
+
+
+def test_a_tool_document_by_url_is_a_note_in_its_place_not_a_refusal() -> None:
+    linked = DocumentPart(UrlSource(url="https://example.com/a.pdf"), "application/pdf", "a.pdf")
+    result = ProviderMessage("user", [ToolResultPart("call_1", "fetched", files=(linked,))])
+    sent = body(request(calls(("call_1", "fetch")), result))["messages"]
+    assert sent[-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "The tool call fetch (call call_1) returned this file with its result:",
+            },
+            {
+                "type": "text",
+                "text": "[The tool returned the document a.pdf (application/pdf), which is not "
+                "shown: Chat Completions take a document's bytes, not its URL]",
+            },
+        ],
+    }
+
+
+def test_tool_results_without_files_send_no_user_message() -> None:
+    results = ProviderMessage("user", [ToolResultPart("call_1", "18 C")])
+    sent = body(request(calls(("call_1", "get_weather")), results))["messages"]
+    assert sent[1:] == [{"role": "tool", "tool_call_id": "call_1", "content": "18 C"}]
+
+
 # --- assistant content --------------------------------------------------------
 
 

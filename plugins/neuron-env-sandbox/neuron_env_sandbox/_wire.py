@@ -4,7 +4,10 @@ The provider runs in the parent (its API key and network stay there); the
 child's turn calls it through the channel, so `ProviderRequest` and
 `ProviderResponse` cross as JSON built here. Errors cross by class name,
 restricted to the provider and layer0 families, so the child's loop and the
-parent's orchestrator see the classes they would see in-process.
+parent's orchestrator see the classes they would see in-process. The files
+a tool returned with its result cross inside the result, each checked as it
+is read (the child is not trusted), so a malformed one is a `WireError`
+naming it, never its data.
 """
 
 from __future__ import annotations
@@ -65,6 +68,11 @@ _PROVIDER_ERRORS: Final[dict[str, type[ProviderError]]] = {
     if isinstance(value := getattr(neuron_turn, name), type) and issubclass(value, ProviderError)
 }
 _IMAGE_SOURCE: Final[TypeAdapter[Any]] = TypeAdapter(ImageSource)
+# The fields a result's file may carry on the wire, by its type.
+_FILE_FIELDS: Final[dict[object, frozenset[str]]] = {
+    "ImagePart": frozenset({"type", "source", "media_type"}),
+    "DocumentPart": frozenset({"type", "source", "media_type", "name"}),
+}
 
 
 class WireError(ValueError):
@@ -202,6 +210,8 @@ def _part(part: ContentPart) -> dict[str, JsonValue]:
     fields: dict[str, Any] = {f.name: getattr(part, f.name) for f in dataclasses.fields(part)}
     if isinstance(part, ImagePart | DocumentPart):
         fields["source"] = _IMAGE_SOURCE.dump_python(part.source, mode="json")
+    if isinstance(part, ToolResultPart):
+        fields["files"] = [_part(file) for file in part.files]
     return {"type": type(part).__name__, **fields}
 
 
@@ -212,4 +222,43 @@ def _read_part(data: Mapping[str, Any]) -> ContentPart:
         raise WireError(f"unknown content part {data.get('type')!r}")
     if cls is ImagePart or cls is DocumentPart:
         fields["source"] = _IMAGE_SOURCE.validate_python(fields["source"])
+    if cls is ToolResultPart:
+        fields["files"] = _read_files(fields.get("files", []), fields.get("tool_use_id"))
     return cast(ContentPart, cls(**fields))
+
+
+def _read_files(data: object, call: object) -> tuple[ImagePart | DocumentPart, ...]:
+    """The files of the result of `call`, checked: the child that sends them is not trusted."""
+    if not isinstance(data, list):
+        raise WireError(f"the files of the result of call {call!r} are not a list")
+    files: list[ImagePart | DocumentPart] = []
+    for index, item in enumerate(data):
+        problem = _file_problem(item)
+        if problem is not None:
+            raise WireError(f"file {index} of the result of call {call!r} {problem}")
+        files.append(cast(ImagePart | DocumentPart, _read_part(item)))
+    return tuple(files)
+
+
+def _file_problem(item: object) -> str | None:
+    """What is wrong with a result's file as sent, or None (never quoting its data)."""
+    if not isinstance(item, dict):
+        return f"is a {type(item).__name__}, not an image or document"
+    kind = item.get("type")
+    if kind not in _FILE_FIELDS:
+        return f"is of type {kind!r}, not ImagePart or DocumentPart"
+    unknown = set(item) - _FILE_FIELDS[kind]
+    if unknown:
+        return f"has unknown fields {sorted(unknown)}"
+    if not isinstance(item.get("media_type"), str):
+        return "has no media_type string"
+    if item.get("name") is not None and not isinstance(item["name"], str):
+        return "has a name that is not a string"
+    try:
+        _IMAGE_SOURCE.validate_python(item.get("source"))
+    except ValidationError as exc:
+        # The error's own text would quote the input, which may be megabytes of base64.
+        error = exc.errors()[0]
+        where = ".".join(str(step) for step in error["loc"])
+        return f"has a source that does not read ({where}: {error['msg']})"
+    return None

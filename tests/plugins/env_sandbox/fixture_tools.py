@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 
-from neuron_tool import tool
+from neuron_tool import ToolReturn, image_block, tool
 from neuron_turn import RegisterTool, hookimpl
 
 
@@ -71,8 +71,18 @@ def crash() -> str:
     return "unreachable"
 
 
+PIXEL = b"\x89PNG\r\n\x1a\n tiny"
+"""The bytes of the image `screenshot` returns."""
+
+
+@tool
+def screenshot() -> ToolReturn:
+    """Return a (tiny) screenshot with the result's text."""
+    return ToolReturn("took it", files=[image_block(PIXEL, media_type="image/png")])
+
+
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
     """Offer the probes."""
-    for probe in (read_file, read_env, connect, spin, hog, hang, crash):
+    for probe in (read_file, read_env, connect, spin, hog, hang, crash, screenshot):
         register(probe)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from moneyed import Money
+from pydantic import JsonValue
 
 from layer0 import (
     Base64Source,
@@ -22,6 +25,7 @@ from layer0.testing import InMemoryStore
 from neuron_env_sandbox import ProcessEnvironment, StaticCredentials
 from neuron_env_sandbox._supervisor import _Server
 from neuron_env_sandbox._wire import (
+    WireError,
     decode_error,
     decode_request,
     decode_response,
@@ -48,6 +52,12 @@ from neuron_turn.testing import FunctionProvider
 
 from ._helpers import RECIPE
 
+FILES = (
+    ImagePart(Base64Source(data="iVBORw0K"), "image/png"),
+    DocumentPart(UrlSource(url="https://example.com/q3.pdf"), "application/pdf", "q3.pdf"),
+)
+"""The files a tool returned with a result."""
+
 
 def test_requests_and_responses_survive_the_json_round_trip() -> None:
     parts = [
@@ -56,6 +66,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf"),
         ToolUsePart(id="t1", name="add", input={"a": 1}),
         ToolResultPart(tool_use_id="t1", content="2", is_error=True),
+        ToolResultPart("t2", "shot", files=FILES),
         ThinkingPart(thinking="hmm", signature="sig"),
         RawPart(provider="anthropic", data={"type": "redacted_thinking"}),
     ]
@@ -68,7 +79,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         system="be brief",
         extra={"metadata": {"trace": "x"}},
     )
-    assert decode_request(encode_request(request)) == request
+    assert decode_request(_through_json(encode_request(request))) == request
     response = ProviderResponse(
         content=parts,
         stop_reason="tool_use",
@@ -77,7 +88,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         cost=Money(Decimal("0.000123"), "USD"),
         truncated=False,
     )
-    assert decode_response(encode_response(response)) == response
+    assert decode_response(_through_json(encode_response(response))) == response
 
 
 async def test_the_child_may_read_only_its_inputs_session() -> None:
@@ -128,3 +139,70 @@ def test_a_partial_turn_that_does_not_read_is_left_out_and_noted() -> None:
     assert isinstance(error, RetryableError) and error.partial is None
     (note,) = error.__notes__
     assert note.startswith("the partial turn the child sent does not read: ")
+
+
+def _through_json(data: dict[str, JsonValue]) -> Any:
+    """`data` as the other end reads it: written as JSON text and parsed."""
+    return json.loads(json.dumps(data))
+
+
+def _request_with_file(file: object) -> Any:
+    """A request's JSON, as read from the channel, whose one result carries `file` as its file."""
+    result = ToolResultPart("t1", "shot", files=FILES)
+    request = _through_json(
+        encode_request(ProviderRequest("m", [ProviderMessage("user", [result])]))
+    )
+    request["messages"][0]["content"][0]["files"] = [file]
+    return request
+
+
+@pytest.mark.parametrize(
+    ("file", "problem"),
+    [
+        ("iVBORw0K", "is a str, not an image or document"),
+        (
+            {"type": "TextPart", "text": "hi"},
+            "is of type 'TextPart', not ImagePart or DocumentPart",
+        ),
+        (
+            {"type": "ImagePart", "source": {"type": "base64", "data": "QUJD"}},
+            "has no media_type string",
+        ),
+        (
+            {"type": "ImagePart", "source": {"type": "file", "data": "QUJD"}, "media_type": "x/y"},
+            "has a source that does not read",
+        ),
+        (
+            {
+                "type": "DocumentPart",
+                "source": {"type": "base64", "data": "QUJD"},
+                "media_type": "application/pdf",
+                "name": 7,
+            },
+            "has a name that is not a string",
+        ),
+        (
+            {
+                "type": "ImagePart",
+                "source": {"type": "base64", "data": "QUJD"},
+                "media_type": "image/png",
+                "name": "a.png",
+            },
+            "has unknown fields ['name']",
+        ),
+    ],
+)
+def test_a_malformed_file_from_the_child_is_a_wire_error_naming_it(
+    file: object, problem: str
+) -> None:
+    with pytest.raises(WireError) as caught:
+        decode_request(_request_with_file(file))
+    assert f"file 0 of the result of call 't1' {problem}" in str(caught.value)
+    assert "QUJD" not in str(caught.value)  # the file's data is never quoted
+
+
+def test_files_that_are_not_a_list_are_a_wire_error() -> None:
+    request = _request_with_file(None)
+    request["messages"][0]["content"][0]["files"] = "QUJD"
+    with pytest.raises(WireError, match="the files of the result of call 't1' are not a list"):
+        decode_request(request)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import random
 from collections.abc import AsyncIterator, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from layer0 import (
+    Base64Source,
     ContainerBoundary,
     CredentialRef,
     EnvironmentSpec,
@@ -29,8 +31,10 @@ from neuron_env_sandbox import (
     UnsupportedSpecError,
 )
 from neuron_state_sqlite import SqliteStore
+from neuron_turn import ImagePart
 
 from ._helpers import call_tool, uid_processes
+from .fixture_tools import PIXEL
 
 ROOT = os.geteuid() == 0
 
@@ -67,6 +71,15 @@ async def test_the_callers_ssh_key_is_not_in_the_sandbox(home: Path) -> None:
     assert "PRIVATE KEY" not in call.result.content
     home_listing = await call_tool(SandboxEnvironment, "shell", {"command": "ls -A ~"})
     assert home_listing.value["stdout"] == ""  # ~ is the empty, private workspace
+
+
+async def test_an_image_a_tool_returns_in_the_sandbox_reaches_the_provider() -> None:
+    call = await call_tool(SandboxEnvironment, "screenshot", {})
+    assert call.result.content == "took it"
+    (image,) = call.result.files
+    assert isinstance(image, ImagePart) and image.media_type == "image/png"
+    assert isinstance(image.source, Base64Source)
+    assert base64.b64decode(image.source.data) == PIXEL
 
 
 async def test_the_state_file_is_not_in_the_sandbox(tmp_path: Path) -> None:

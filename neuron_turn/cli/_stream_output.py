@@ -145,7 +145,9 @@ def describe(event: TurnEvent, *, width: int = _WIDTH) -> str | None:
         return f"[tool] {event.name}({arguments})"
     if isinstance(event, ToolResult):
         outcome = "failed: " if event.is_error else "-> "
-        return f"[tool] {event.name} {outcome}{_shorten(event.content, width)} ({_seconds(event)})"
+        files = "".join(f" [+ {name}]" for name in event.files)
+        shown = _shorten(event.content, width)
+        return f"[tool] {event.name} {outcome}{shown}{files} ({_seconds(event)})"
     if isinstance(event, ToolProgress):
         done = "" if event.fraction is None else f" ({event.fraction:.0%})"
         return f"[tool] {event.name}: {_shorten(event.message, width)}{done}"

@@ -42,6 +42,7 @@ from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, ef
 from .events import ToolResult, ToolStart
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, MemoryToolError, memory_tool_schemas
 from .provider import DocumentPart, ImagePart, ProviderMessage, ToolResultPart, ToolUsePart
+from .tool_files import describe_file
 
 _CANCELLED: Final = "Cancelled: the turn ended before this tool call finished."
 
@@ -135,11 +136,9 @@ class ToolRound:
         if finished.held:
             return  # not finished: its agent waits for a person
         result = finished.result
-        run.emit(
-            ToolResult(
-                call.id, call.name, result.content, result.is_error, finished.record.duration
-            )
-        )
+        files = tuple(describe_file(file) for file in result.files)
+        duration = finished.record.duration
+        run.emit(ToolResult(call.id, call.name, result.content, result.is_error, duration, files))
 
     def _close_round(self, calls: Sequence[ToolUsePart], done: Sequence[_Done | None]) -> None:
         results: list[ToolResultPart] = []

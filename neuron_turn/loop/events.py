@@ -140,7 +140,12 @@ class ToolStart:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool call finished: its result text, whether it failed, and its own duration (ms)."""
+    """A tool call finished: its result text, whether it failed, and its own duration (ms).
+
+    `files` names the images and documents the tool returned with its result
+    (`neuron_turn.describe_file`), never their data: an event may be printed or
+    cross a process boundary.
+    """
 
     kind: ClassVar[str] = "tool_result"
     id: str
@@ -148,6 +153,7 @@ class ToolResult:
     content: str
     is_error: bool
     duration: int
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,13 +257,16 @@ def _fields(event: TurnEvent) -> _Json:
     if isinstance(event, ToolStart):
         return {"id": event.id, "name": event.name, "input": event.input}
     if isinstance(event, ToolResult):
-        return {
+        result: dict[str, JsonValue] = {
             "id": event.id,
             "name": event.name,
             "content": event.content,
             "is_error": event.is_error,
             "duration": event.duration,
         }
+        if event.files:
+            result["files"] = list(event.files)
+        return result
     if isinstance(event, EffectDeclared):
         return {"effect": _EFFECT.dump_python(event.effect, mode="json")}
     if isinstance(event, HookHalted):
@@ -303,6 +312,12 @@ def _usage(data: JsonValue) -> TokenUsage:
     )
 
 
+def _names(data: object) -> tuple[str, ...]:
+    if not isinstance(data, list) or not all(isinstance(name, str) for name in data):
+        raise TypeError("files (a list of strings)")
+    return tuple(data)
+
+
 _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
     "text_delta": lambda d: TextDelta(str(d["text"])),
     "thinking_delta": lambda d: ThinkingDelta(str(d["text"])),
@@ -326,7 +341,12 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
         d.get("data"),
     ),
     "tool_result": lambda d: ToolResult(
-        str(d["id"]), str(d["name"]), str(d["content"]), bool(d["is_error"]), int(d["duration"])
+        str(d["id"]),
+        str(d["name"]),
+        str(d["content"]),
+        bool(d["is_error"]),
+        int(d["duration"]),
+        _names(d.get("files", [])),
     ),
     "effect": lambda d: EffectDeclared(_EFFECT.validate_python(d["effect"])),
     "hook_halted": lambda d: HookHalted(str(d["reason"])),

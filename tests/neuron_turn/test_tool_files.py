@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 from typing import Any
 
@@ -18,11 +19,15 @@ from neuron_turn import (
     NeuronTurnConfig,
     ProviderMessage,
     TextPart,
+    ToolResult,
     ToolResultPart,
     describe_file,
+    event_from_json,
+    event_json,
     files_intro,
     unseen_file_note,
 )
+from neuron_turn.cli._stream_output import describe
 from neuron_turn.loop._convert import (
     TOOL_FILES_TYPE,
     content_from_parts,
@@ -200,3 +205,28 @@ def test_the_provider_helpers_name_each_file_and_its_call() -> None:
         "[The tool returned the document q3.pdf (application/pdf), which is not shown: "
         "this API takes no documents]"
     )
+
+
+async def test_a_streamed_tool_result_names_its_files_and_its_json_keeps_them() -> None:
+    turn, _ = build([calls(call("c1", "chart", title="q3")), answer("done")], tools=[chart])
+
+    events = [event async for event in turn.stream(ask("draw"))]
+
+    (result,) = [event for event in events if isinstance(event, ToolResult)]
+    assert result.files == ("an image (image/png)", "the document q3.pdf (application/pdf)")
+    wire = event_json(result)
+    assert wire["files"] == list(result.files)
+    assert event_from_json(json.loads(json.dumps(wire))) == result
+    assert "iVBOR" not in json.dumps(wire)  # names, never the data
+
+
+def test_a_tool_result_without_files_has_no_files_key_and_a_bad_one_is_refused() -> None:
+    plain = ToolResult("c1", "add", "3", False, 5)
+    assert "files" not in event_json(plain)
+    with pytest.raises(ValueError, match="tool_result event without a valid files"):
+        event_from_json({**event_json(plain), "files": [1]})
+
+
+def test_the_activity_line_of_a_result_names_its_files() -> None:
+    event = ToolResult("c1", "chart", "drawn", False, 1200, ("an image (image/png)",))
+    assert describe(event) == "[tool] chart -> drawn [+ an image (image/png)] (1.20s)"

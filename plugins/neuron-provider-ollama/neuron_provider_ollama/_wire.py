@@ -5,7 +5,10 @@ one message are joined by newlines into `content`; images go to `images`
 (base64 only); tool calls to `tool_calls` with object `arguments`; thinking
 to `thinking`; each tool result becomes its own `tool` message carrying the
 tool's name (Ollama pairs results with calls by name and order, not by id),
-its content prefixed with `Error: ` when it failed. `max_tokens` and
+its content prefixed with `Error: ` when it failed. The files results
+returned follow all of them in one user message (a tool message takes only
+text): an intro per result naming its call, the images in `images`, and a
+note in place of each file Ollama cannot take. `max_tokens` and
 `temperature` go to `options`; `request.extra` is merged into the body,
 `extra["options"]` into `options`. `extra["metadata"]` (the caller's trace
 ids) is not sent: Ollama has no field for it.
@@ -50,6 +53,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
+from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
 from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id
@@ -188,19 +192,31 @@ def _tool_names_by_id(messages: Sequence[ProviderMessage]) -> dict[str, str]:
 
 
 def _message(message: ProviderMessage, tool_names: Mapping[str, str]) -> list[JsonObject]:
-    """Return the Ollama messages for one message: tool results split out, in order."""
+    """Return the Ollama messages for one message: tool results split out, in order.
+
+    The results' files come after the last tool message, ahead of the parts
+    that follow it (the user's own text and images), in one message.
+    """
     wire: list[JsonObject] = []
     current: _WireMessage | None = None
+    shown = _WireMessage(message.role)
     for part in message.content:
         if isinstance(part, ToolResultPart):
             if current is not None:
                 wire.append(current.to_json())
                 current = None
             wire.append(_tool_result(part, tool_names))
+            _add_tool_files(shown, part, tool_names.get(part.tool_use_id))
             continue
         if current is None:
             current = _WireMessage(message.role)
         _add_part(current, part)
+    if shown.texts:
+        if current is None:
+            current = shown
+        else:
+            current.texts[:0] = shown.texts
+            current.images[:0] = shown.images
     if current is not None or not wire:
         wire.append((current or _WireMessage(message.role)).to_json())
     return wire
@@ -227,6 +243,35 @@ def _add_part(message: _WireMessage, part: ContentPart) -> None:
         # Another provider's opaque block means nothing to Ollama: drop it.
         if part.provider == PROVIDER and isinstance(part.data, dict):
             message.raw.update(part.data)
+
+
+def _add_tool_files(message: _WireMessage, result: ToolResultPart, tool_name: str | None) -> None:
+    """Add a result's files: an intro naming the call, the images, a note for each unseen file.
+
+    A tool's file is not the caller's request, so what Ollama cannot take
+    does not fail the call: the model is told it is not shown instead.
+    """
+    if not result.files:
+        return
+    message.texts.append(files_intro(result, tool_name))
+    for file in result.files:
+        if isinstance(file, DocumentPart):
+            message.texts.append(unseen_file_note(file, "Ollama's chat API takes no documents"))
+            continue
+        image = _tool_image(file)
+        if image is None:
+            why = "Ollama takes images only as base64 data, not by URL"
+            message.texts.append(unseen_file_note(file, why))
+        else:
+            message.images.append(image)
+
+
+def _tool_image(part: ImagePart) -> str | None:
+    """The base64 of a tool's image, or None when it is given by a URL Ollama cannot fetch."""
+    try:
+        return _image_base64(part)
+    except InvalidRequestError:
+        return None
 
 
 def _tool_result(part: ToolResultPart, tool_names: Mapping[str, str]) -> JsonObject:

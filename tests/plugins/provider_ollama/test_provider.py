@@ -7,13 +7,19 @@ import httpx
 import pytest
 from moneyed import Money
 
+from layer0 import Base64Source
 from neuron_provider_ollama import OllamaProvider
 from neuron_turn import (
+    ImagePart,
     InvalidRequestError,
     Provider,
     ProviderAuthenticationError,
+    ProviderMessage,
+    ProviderRequest,
     ProviderResponseError,
     TextPart,
+    ToolResultPart,
+    ToolUsePart,
 )
 
 from ._support import answering, chat_body, provider_with, sent_json, user_request
@@ -35,6 +41,30 @@ async def test_text_call_posts_to_api_chat_and_returns_the_reply() -> None:
     assert str(request.url) == "http://localhost:11434/api/chat"
     assert request.headers["content-type"] == "application/json"
     assert sent_json(request)["stream"] is False
+
+
+async def test_a_tool_results_image_is_posted_as_a_user_message_after_the_tool_message() -> None:
+    seen: list[httpx.Request] = []
+    provider = provider_with(answering(chat_body("A login page."), seen))
+    shot = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    request = ProviderRequest(
+        "llama3.2",
+        [
+            ProviderMessage("user", [TextPart("What is on screen?")]),
+            ProviderMessage("assistant", [ToolUsePart("c1", "screenshot", {})]),
+            ProviderMessage("user", [ToolResultPart("c1", "captured", files=(shot,))]),
+        ],
+    )
+    await provider.complete(request)
+    [sent] = seen
+    assert sent_json(sent)["messages"][2:] == [
+        {"role": "tool", "content": "captured", "tool_name": "screenshot"},
+        {
+            "role": "user",
+            "content": "The tool call screenshot (call c1) returned this file with its result:",
+            "images": ["iVBORw0KGgo="],
+        },
+    ]
 
 
 async def test_ollama_host_without_scheme_sets_the_server(monkeypatch: pytest.MonkeyPatch) -> None:

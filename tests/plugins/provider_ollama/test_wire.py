@@ -141,6 +141,85 @@ def test_text_after_tool_results_follows_them_as_a_user_message() -> None:
     ]
 
 
+SCREENSHOT = ToolUsePart(id="a", name="screenshot", input={})
+FETCH = ToolUsePart(id="b", name="fetch", input={})
+
+
+def test_tool_files_follow_all_the_tool_messages_as_one_user_message_with_images() -> None:
+    shot = ImagePart(Base64Source(data=PNG), "image/png")
+    inline = ImagePart(UrlSource(url=f"data:image/png;base64,{PNG}"), "image/png")
+    body = body_for(
+        ProviderMessage("assistant", [SCREENSHOT, FETCH]),
+        ProviderMessage(
+            "user",
+            [
+                ToolResultPart("a", "captured", files=(shot, inline)),
+                ToolResultPart("b", "fetched"),
+            ],
+        ),
+    )
+    assert body["messages"][1:] == [
+        {"role": "tool", "content": "captured", "tool_name": "screenshot"},
+        {"role": "tool", "content": "fetched", "tool_name": "fetch"},
+        {
+            "role": "user",
+            "content": "The tool call screenshot (call a) returned these 2 files with its result:",
+            "images": [PNG, PNG],
+        },
+    ]
+
+
+def test_tool_files_ollama_cannot_take_are_notes_in_the_text_not_refusals() -> None:
+    linked = ImagePart(UrlSource(url="https://example.com/chart.png?sig=S"), "image/png")
+    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "q3.pdf")
+    body = body_for(
+        ProviderMessage("assistant", [SCREENSHOT, FETCH]),
+        ProviderMessage(
+            "user",
+            [
+                ToolResultPart("a", "captured", files=(linked,)),
+                ToolResultPart("b", "fetched", files=(pdf,)),
+            ],
+        ),
+    )
+    assert body["messages"][-1] == {
+        "role": "user",
+        "content": "The tool call screenshot (call a) returned this file with its result:\n"
+        "[The tool returned an image (image/png), which is not shown: Ollama takes images only "
+        "as base64 data, not by URL]\n"
+        "The tool call fetch (call b) returned this file with its result:\n"
+        "[The tool returned the document q3.pdf (application/pdf), which is not shown: "
+        "Ollama's chat API takes no documents]",
+    }
+
+
+def test_tool_files_come_before_the_users_own_text_and_images_in_one_message() -> None:
+    shot = ImagePart(Base64Source(data=PNG), "image/png")
+    mine = ImagePart(Base64Source(data="bWluZQ=="), "image/png")
+    body = body_for(
+        ProviderMessage("assistant", [SCREENSHOT, FETCH]),
+        ProviderMessage(
+            "user",
+            [
+                ToolResultPart("a", "captured", files=(shot,)),
+                ToolResultPart("b", "fetched"),
+                TextPart("Compare with mine."),
+                mine,
+            ],
+        ),
+    )
+    assert body["messages"][1:] == [
+        {"role": "tool", "content": "captured", "tool_name": "screenshot"},
+        {"role": "tool", "content": "fetched", "tool_name": "fetch"},
+        {
+            "role": "user",
+            "content": "The tool call screenshot (call a) returned this file with its result:\n"
+            "Compare with mine.",
+            "images": [PNG, "bWluZQ=="],
+        },
+    ]
+
+
 def test_thinking_is_sent_back_on_the_assistant_message() -> None:
     body = body_for(
         ProviderMessage("user", [TextPart("2+2?")]),

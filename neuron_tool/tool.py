@@ -20,12 +20,14 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import to_jsonable_python
 
+from layer0 import CustomBlock, ImageBlock
+
 from ._arguments import Arguments, type_hints
 from ._docstring import parse_docstring
 from ._json_path import json_path
 from .context import RunContext
 from .errors import ToolContextError, ToolInputError, ToolRegistrationError
-from .files import ToolReturn
+from .files import DOCUMENT_TYPE, ToolReturn
 from .isolation import check_isolated
 from .schema import json_schema_of
 
@@ -209,7 +211,8 @@ class FunctionTool:
     async def call(self, input: JsonValue) -> JsonValue | ToolReturn:
         """Validate `input` with pydantic, run the function and JSON-encode what it returns.
 
-        A `ToolReturn` comes back as it is: its value is JSON already.
+        A `ToolReturn` comes back as it is (its value is JSON already); an image or
+        document block returned alone comes back as a `ToolReturn` of that one file.
 
         A function asking for a `RunContext` gets one without deps or session.
 
@@ -273,10 +276,16 @@ def _jsonable(result: object) -> JsonValue | ToolReturn:
         return cast(JsonValue, result)
     if type(result) is ToolReturn:
         return result
+    if type(result) is ImageBlock or (
+        type(result) is CustomBlock and result.content_type == DOCUMENT_TYPE
+    ):
+        # A file returned alone is shown to the model, not sent as its base64 in JSON.
+        return ToolReturn(files=[result])
     return cast(JsonValue, to_jsonable_python(result))
 
 
 _AS_IS: Final = frozenset({str, int, bool, type(None)})
+_FILE_RETURNS: Final = frozenset({ToolReturn, ImageBlock, CustomBlock})
 
 
 def _context_parameter(function: Callable[..., Any], *, tool: str) -> _ContextParameter | None:
@@ -336,8 +345,8 @@ def _is_async(function: Callable[..., Any]) -> bool:
 
 def _output_schema(function: Callable[..., Any], *, tool: str) -> dict[str, JsonValue] | None:
     returns = type_hints(function, tool=tool).get("return", Any)
-    if returns is Any or returns is None or returns is type(None) or returns is ToolReturn:
-        # A `ToolReturn`'s value may be anything JSON: there is no schema to give.
+    if returns is Any or returns is None or returns is type(None) or returns in _FILE_RETURNS:
+        # What the model is shown is not the JSON of these: there is no schema to give.
         return None
     try:
         return json_schema_of(TypeAdapter(returns), mode="serialization")

@@ -152,3 +152,31 @@ async def test_truncation_cuts_a_tool_returns_value_and_keeps_its_files_whole() 
     assert isinstance(returned, ToolReturn)
     assert isinstance(returned.value, str) and returned.value.startswith("z" * 10 + "…")
     assert returned.files == (image,)
+
+
+async def test_an_image_or_document_returned_alone_is_a_file_not_its_json() -> None:
+    @tool
+    async def photo() -> ImageBlock:
+        """Take a photo."""
+        return image_block(PNG)
+
+    @tool
+    def report() -> CustomBlock:
+        """Fetch the report."""
+        return document_block(b"%PDF-1.7", name="q3.pdf")
+
+    registry = ToolRegistry([photo, report])
+    assert photo.output_schema is None and report.output_schema is None
+    assert await registry.call("photo", {}) == ToolReturn(files=[image_block(PNG)])
+    fetched = await registry.call("report", {})
+    assert fetched == ToolReturn(files=[document_block(b"%PDF-1.7", name="q3.pdf")])
+
+
+async def test_another_custom_block_returned_alone_is_still_sent_as_its_json() -> None:
+    @tool
+    async def audio() -> CustomBlock:
+        """Record a sound."""
+        return CustomBlock(content_type="audio", data={"codec": "opus"})
+
+    returned = await ToolRegistry([audio]).call("audio", {})
+    assert returned == {"type": "custom", "content_type": "audio", "data": {"codec": "opus"}}

@@ -26,8 +26,10 @@ from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
 from neuron_turn.loop.events import ProviderDelta, TextDelta
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import (
+    ContentPart,
     DocumentPart,
     ImagePart,
+    ProviderMessage,
     ProviderRequest,
     ProviderResponse,
     TextPart,
@@ -37,6 +39,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
+from neuron_turn.loop.tool_files import unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
 from .errors import PROVIDER, ModelUnavailableError
@@ -245,7 +248,8 @@ class LocalProvider:
         """Make one model call (retrying once when the output cannot be read).
 
         Raises:
-            InvalidRequestError: the request holds an image (text-only models).
+            InvalidRequestError: a message holds an image or document (text-only
+                models); the files a tool returned are told to the model as notes.
             ProviderError: as the OpenAI provider maps the server's answers.
             LocalModelError: the model could not be set up (see `start`).
         """
@@ -315,6 +319,8 @@ class LocalProvider:
         return response
 
     def _prepare(self, request: ProviderRequest) -> ProviderRequest:
+        # Only the caller's own images and documents are refused: the files a
+        # tool returned become notes in its result's text (`_files_as_notes`).
         if any(
             isinstance(p, ImagePart | DocumentPart) for m in request.messages for p in m.content
         ):
@@ -333,6 +339,7 @@ class LocalProvider:
         return replace(
             request,
             model=self.served_model,
+            messages=_files_as_notes(request.messages, f"{self.served_model} reads text only"),
             tools=tools,
             tool_choice=choice,
             output=output,
@@ -405,6 +412,29 @@ class LocalProvider:
         if not (self._cache_dir / DEFAULT_MODEL.file_name).is_file():
             part_files()  # raises ModelUnavailableError, naming the missing package
         return None
+
+
+def _files_as_notes(messages: Sequence[ProviderMessage], why: str) -> list[ProviderMessage]:
+    """The messages with the files of each tool result replaced by notes in its text.
+
+    A text-only model cannot see them; told in their place, it does not answer
+    as if it had.
+    """
+    return [
+        replace(message, content=[_result_as_text(part, why) for part in message.content])
+        if any(isinstance(part, ToolResultPart) and part.files for part in message.content)
+        else message
+        for message in messages
+    ]
+
+
+def _result_as_text(part: ContentPart, why: str) -> ContentPart:
+    """A tool result with its files as notes after its text; any other part as it is."""
+    if not isinstance(part, ToolResultPart) or not part.files:
+        return part
+    notes = [unseen_file_note(file, why) for file in part.files]
+    text = "\n".join([part.content, *notes] if part.content else notes)
+    return replace(part, content=text, files=())
 
 
 def _constrainable(request: ProviderRequest, *, has_tools: bool) -> bool:

@@ -274,6 +274,32 @@ async def test_images_and_documents_are_refused_before_any_request(
     assert bodies == []
 
 
+async def test_a_tool_results_files_are_notes_in_its_text_not_a_refusal() -> None:
+    client, bodies = scripted((200, completion("A login page.")))
+    shot = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    report = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "q3.pdf")
+    request = ProviderRequest(
+        model="default",
+        messages=[
+            user("What is on screen?"),
+            ProviderMessage("assistant", [ToolUsePart("call_1", "screenshot", {})]),
+            ProviderMessage("user", [ToolResultPart("call_1", "captured", files=(shot, report))]),
+        ],
+    )
+    await complete_with(client, request)
+    assert bodies[0]["messages"][2:] == [
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "captured\n"
+            f"[The tool returned an image (image/png), which is not shown: {SERVED} reads "
+            "text only]\n"
+            "[The tool returned the document q3.pdf (application/pdf), which is not shown: "
+            f"{SERVED} reads text only]",
+        }
+    ]
+
+
 async def test_with_a_base_url_nothing_is_started_and_the_client_stays_open() -> None:
     client, _ = scripted((200, completion("Hi")))
     provider = LocalProvider("some-model", base_url=BASE_URL, client=client)

@@ -3,7 +3,9 @@
 Tool output is usually the bulk of a long agent session, and the model
 rarely needs an old page of it verbatim once it has acted on it. Clearing
 keeps every call and a result for each (so each provider still accepts the
-history, and the model still sees what it did), only the old content goes.
+history, and the model still sees what it did), only the old content goes:
+its text and the images and documents the tool returned with it (usually the
+largest part), which the placeholder names.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from neuron_turn import ProviderMessage, ToolResultPart
+from neuron_turn import ProviderMessage, ToolResultPart, describe_file
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges
 
@@ -29,9 +31,10 @@ class ClearToolResults(Staged):
     """Replaces tool results, oldest first, by a placeholder until the conversation fits.
 
     The newest `keep` results stay whole, as do results shorter than
-    `min_chars` (a placeholder would save nothing) and those of pinned
-    exchanges. Alone (`clear_tool_results`), it then slides if clearing was
-    not enough; in `tiered`, summarising comes between.
+    `min_chars` with no files (a placeholder would save nothing) and those
+    of pinned exchanges. A cleared result's files go with its text. Alone
+    (`clear_tool_results`), it then slides if clearing was not enough; in
+    `tiered`, summarising comes between.
     """
 
     name = "clear_tool_results"
@@ -67,7 +70,7 @@ class ClearToolResults(Staged):
             parts = list(message.content)
             part = parts[position]
             assert isinstance(part, ToolResultPart)
-            parts[position] = replace(part, content=_placeholder(part))
+            parts[position] = replace(part, content=_placeholder(part), files=())
             current[index] = replace(message, content=parts)
             tokens -= before - budget.count([current[index]])
         return current
@@ -92,12 +95,24 @@ class ClearToolResults(Staged):
 
 
 def _clearable(part: object, min_chars: int) -> bool:
-    return (
-        isinstance(part, ToolResultPart)
-        and len(part.content) >= min_chars
-        and not part.content.startswith(CLEARED_PREFIX)
-    )
+    if not isinstance(part, ToolResultPart):
+        return False
+    if part.files:
+        return True  # a file outweighs any placeholder, however short the text
+    return len(part.content) >= min_chars and not part.content.startswith(CLEARED_PREFIX)
 
 
 def _placeholder(part: ToolResultPart) -> str:
-    return f"{CLEARED_PREFIX}: {len(part.content)} characters]"
+    if part.content.startswith(CLEARED_PREFIX):
+        cleared = part.content.removesuffix("]")  # its text went earlier: only its files go now
+    else:
+        cleared = f"{CLEARED_PREFIX}: {len(part.content)} characters"
+    if part.files:
+        # Named, so the model knows what it was shown and may ask for it again.
+        files = "; ".join(describe_file(file) for file in part.files)
+        cleared += f" and {_count(len(part.files))} ({files})"
+    return cleared + "]"
+
+
+def _count(files: int) -> str:
+    return "1 file" if files == 1 else f"{files} files"

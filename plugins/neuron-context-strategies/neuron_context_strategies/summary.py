@@ -29,6 +29,7 @@ from neuron_turn import (
     TextPart,
     ToolResultPart,
     ToolUsePart,
+    describe_file,
 )
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges, has_tool_result, starts_with_user
@@ -220,16 +221,26 @@ def _transcript(messages: Sequence[ProviderMessage]) -> list[str]:
                 arguments = json.dumps(part.input, ensure_ascii=False)
                 lines.append(f"assistant called {part.name}({arguments}) [id {part.id}]")
             elif isinstance(part, ToolResultPart):
-                content = part.content
-                if len(content) > _RESULT_CHARS:
-                    content = content[:_RESULT_CHARS] + f" ... [{len(part.content)} characters]"
-                failed = " (error)" if part.is_error else ""
-                lines.append(f"tool result{failed} [id {part.tool_use_id}]: {content}")
+                lines.extend(_result_lines(part))
             elif isinstance(part, DocumentPart):
                 # The summary cannot hold the file; it can say one was sent.
                 lines.append(f"{message.role} sent a document: {part.name or part.media_type}")
             elif isinstance(part, ImagePart):
                 lines.append(f"{message.role} sent an image ({part.media_type})")
+    return lines
+
+
+def _result_lines(part: ToolResultPart) -> list[str]:
+    """A tool result as the summariser reads it: its text, cut if long, then its files named."""
+    content = part.content
+    if len(content) > _RESULT_CHARS:
+        content = content[:_RESULT_CHARS] + f" ... [{len(part.content)} characters]"
+    failed = " (error)" if part.is_error else ""
+    lines = [f"tool result{failed} [id {part.tool_use_id}]: {content}"]
+    if part.files:
+        # Named only: the summary cannot hold the files, it can say they were shown.
+        files = "; ".join(describe_file(file) for file in part.files)
+        lines.append(f"the tool returned with it [id {part.tool_use_id}]: {files}")
     return lines
 
 

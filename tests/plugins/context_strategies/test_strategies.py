@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib.metadata import entry_points
 
 import pytest
@@ -93,6 +94,47 @@ async def test_clearing_stops_as_soon_as_the_conversation_fits() -> None:
     assert results(cleared) == [CLEARED_PREFIX[:3], "r2 ", "r3 "]
 
 
+SHOT = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+PDF = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "q3.pdf")
+
+
+def with_files(messages: list[ProviderMessage]) -> list[ProviderMessage]:
+    """`messages` with the files SHOT and PDF on every tool result."""
+    return [
+        ProviderMessage(
+            m.role,
+            [
+                replace(p, files=(SHOT, PDF)) if isinstance(p, ToolResultPart) else p
+                for p in m.content
+            ],
+            pinned=m.pinned,
+        )
+        for m in messages
+    ]
+
+
+async def test_clearing_a_result_drops_its_files_and_names_them() -> None:
+    messages = with_files([user("task"), *exchange(1, size=10), *exchange(2, size=10)])
+    cleared = await ClearToolResults(keep=1).reduce(messages, budget(limit=1))
+    old, new = [p for m in cleared for p in m.content if isinstance(p, ToolResultPart)]
+    assert old.files == ()
+    assert old.content == (
+        f"{CLEARED_PREFIX}: 13 characters and 2 files "
+        "(an image (image/png); the document q3.pdf (application/pdf))]"
+    )
+    assert new.files == (SHOT, PDF)  # the newest is kept whole
+    assert estimate_tokens(cleared) < estimate_tokens(messages) - 1_000
+
+
+async def test_a_result_whose_text_was_cleared_still_loses_its_files() -> None:
+    result = ToolResultPart("c1", f"{CLEARED_PREFIX}: 900 characters]", files=(SHOT,))
+    call = ProviderMessage("assistant", [ToolUsePart("c1", "fetch", {})])
+    messages = [user("task"), call, ProviderMessage("user", [result])]
+    cleared = await ClearToolResults(keep=0).reduce(messages, budget(limit=1))
+    expected = f"{CLEARED_PREFIX}: 900 characters and 1 file (an image (image/png))]"
+    assert cleared[-1].content == [ToolResultPart("c1", expected)]
+
+
 async def test_a_failed_summary_call_is_logged_and_the_strategy_slides(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -150,6 +192,28 @@ async def test_the_summariser_reads_that_a_document_and_an_image_were_sent() -> 
     )
     assert "user sent a document: report.pdf" in prompt
     assert "user sent an image (image/png)" in prompt
+
+
+async def test_the_summariser_reads_which_files_a_tool_returned_never_their_data() -> None:
+    seen: list[ProviderRequest] = []
+
+    def respond(request: ProviderRequest) -> ProviderResponse:
+        seen.append(request)
+        return text_response("short")
+
+    messages = [user("task"), *with_files([m for n in range(10) for m in exchange(n)]), user("now")]
+    summary_budget = CompactionBudget(
+        limit=2_000, tokens=0, count=estimate_tokens, provider=FunctionProvider(respond), model="m"
+    )
+    await Summarize().compact(messages, budget=summary_budget)
+    prompt = "".join(
+        p.text for r in seen for m in r.messages for p in m.content if isinstance(p, TextPart)
+    )
+    assert (
+        "the tool returned with it [id c0]: "
+        "an image (image/png); the document q3.pdf (application/pdf)"
+    ) in prompt
+    assert "iVBORw0KGgo" not in prompt and "JVBERi0x" not in prompt
 
 
 async def test_compact_without_the_loops_budget_says_what_it_needs() -> None:

@@ -1,8 +1,9 @@
 """Messages in the JSON shapes of the GenAI conventions (`gen_ai.input.messages` and kin).
 
-Only used when content capture is on. Images are described (media type,
-where from), never copied into a span; provider-specific raw parts are named
-by their provider only.
+Only used when content capture is on. Images and documents, a tool
+result's files among them, are named (media type, a document's file name),
+never copied into a span; provider-specific raw parts are named by their
+provider only.
 """
 
 from __future__ import annotations
@@ -80,12 +81,29 @@ def _part(part: ContentPart) -> JsonValue:
     if isinstance(part, ToolUsePart):
         return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.input}
     if isinstance(part, ToolResultPart):
-        return {"type": "tool_call_response", "id": part.tool_use_id, "response": part.content}
+        return _result(part)
     if isinstance(part, ThinkingPart):
         return {"type": "reasoning", "content": part.thinking}
-    if isinstance(part, ImagePart):
-        return {"type": "image", "mime_type": part.media_type}
-    if isinstance(part, DocumentPart):
-        return {"type": "document", "mime_type": part.media_type}
+    if isinstance(part, ImagePart | DocumentPart):
+        return _file(part)
     assert isinstance(part, RawPart)
     return {"type": "raw", "provider": part.provider}
+
+
+def _result(part: ToolResultPart) -> JsonValue:
+    result: dict[str, JsonValue] = {
+        "type": "tool_call_response",
+        "id": part.tool_use_id,
+        "response": part.content,
+    }
+    if part.files:
+        result["files"] = [_file(file) for file in part.files]
+    return result
+
+
+def _file(part: ImagePart | DocumentPart) -> JsonValue:
+    if isinstance(part, ImagePart):
+        return {"type": "image", "mime_type": part.media_type}
+    if part.name is None:
+        return {"type": "document", "mime_type": part.media_type}
+    return {"type": "document", "mime_type": part.media_type, "name": part.name}

@@ -48,6 +48,8 @@ TOOL_RESULT: Final = "gen_ai.tool.call.result"
 COST_USD: Final = "neuron.cost.usd"
 EXIT_REASON: Final = "neuron.turn.exit_reason"
 TURNS_USED: Final = "neuron.turn.model_calls"
+TOOL_RESULT_FILES: Final = "neuron.tool.call.result.files"
+"""Opt-in, as content: the files a tool returned, named (`describe_file`), never their data."""
 
 INVOKE_AGENT: Final = "invoke_agent"
 CHAT: Final = "chat"

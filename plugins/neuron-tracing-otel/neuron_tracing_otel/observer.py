@@ -19,7 +19,10 @@ Cost, which the conventions do not name, is `neuron.cost.usd` (a double, on
 the chat spans and the turn's total on the agent span), with the exit reason
 (`neuron.turn.exit_reason`) and the number of model calls
 (`neuron.turn.model_calls`). Messages, system instructions, tool definitions,
-tool arguments and results are recorded only with `capture_content`.
+tool arguments and results are recorded only with `capture_content`; the
+images and documents a tool returned with its result are then named on its
+span (`neuron.tool.call.result.files`: media type, a document's name) and in
+the messages, never copied.
 
 Errors set the span's status to ERROR with `error.type`: the exception's
 class name for a turn or model call that raised (`ModelError`,
@@ -347,6 +350,8 @@ class _TurnSpans:
         span, token, task = entry
         if self._capture:
             span.set_attribute(sc.TOOL_RESULT, event.content)
+            if event.files:
+                span.set_attribute(sc.TOOL_RESULT_FILES, list(event.files))
         if event.is_error:
             # The text the model reads may quote the input: it is content, kept out by default.
             description = event.content if self._capture else "the tool call failed"

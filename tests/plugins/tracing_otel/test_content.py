@@ -11,8 +11,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from layer0 import Base64Source, Content, ImageBlock, TextBlock, TurnInput
-from neuron_turn import document_block
-from neuron_turn.testing import ScriptedProvider, text_response
+from neuron_tool import ToolRegistry, ToolReturn, image_block, tool
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart, document_block
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from .scripts import QUESTION, calculator, two_tool_calls
 
@@ -131,11 +132,71 @@ async def test_documents_and_images_are_named_by_media_type_never_copied(
     chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
     assert _json(chat, "gen_ai.input.messages")[0]["parts"] == [
         {"type": "text", "content": "Read these."},
-        {"type": "document", "mime_type": "application/pdf"},
+        {"type": "document", "mime_type": "application/pdf", "name": "plan.pdf"},
         {"type": "image", "mime_type": "image/png"},
     ]
     for span in exporter.get_finished_spans():
         assert secret not in json.dumps(dict(span.attributes or {}))
+
+
+SECRET_PDF = b"%PDF-1.7 the secret plan"
+
+
+@tool
+async def snapshot() -> ToolReturn:
+    """Return a screenshot and the plan."""
+    files = [image_block(b"\x89PNG the screen"), document_block(SECRET_PDF, name="q3.pdf")]
+    return ToolReturn("took them", files=files)
+
+
+def _snapshot_turn() -> NeuronTurn:
+    """A turn whose model calls `snapshot` once, then answers."""
+    provider = ScriptedProvider(
+        [tool_call_response(ToolUsePart("call_1", "snapshot", {})), text_response("Seen.")]
+    )
+    config = NeuronTurnConfig(model="test-model", agent="viewer", max_tokens=256)
+    return NeuronTurn(provider, tools=ToolRegistry([snapshot]), config=config)
+
+
+async def test_a_tools_files_are_named_on_its_span_and_in_the_history_never_copied(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    instrument(tracer_provider=provider, capture_content=True)
+
+    await _snapshot_turn().execute(TurnInput(message="Look.", trigger="user"))
+
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
+    tool_span = next(s for s in spans if s.name == "execute_tool snapshot")
+    assert (tool_span.attributes or {})["neuron.tool.call.result.files"] == (
+        "an image (image/png)",
+        "the document q3.pdf (application/pdf)",
+    )
+    second_chat = [s for s in spans if s.name.startswith("chat")][1]
+    assert _json(second_chat, "gen_ai.input.messages")[2]["parts"] == [
+        {
+            "type": "tool_call_response",
+            "id": "call_1",
+            "response": "took them",
+            "files": [
+                {"type": "image", "mime_type": "image/png"},
+                {"type": "document", "mime_type": "application/pdf", "name": "q3.pdf"},
+            ],
+        }
+    ]
+    encoded = base64.b64encode(SECRET_PDF).decode()
+    for span in spans:
+        assert encoded not in json.dumps(dict(span.attributes or {}), default=list)
+
+
+async def test_a_tools_files_are_not_named_without_content_capture(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    instrument(tracer_provider=provider, capture_content=False)
+
+    await _snapshot_turn().execute(TurnInput(message="Look.", trigger="user"))
+
+    for span in exporter.get_finished_spans():
+        assert "neuron.tool.call.result.files" not in (span.attributes or {}), span.name
 
 
 def _json(span: object, key: str) -> list[dict[str, object]]:

@@ -1,4 +1,9 @@
-"""Conversions between MCP's wire types and `neuron_tool`'s: names, annotations and results."""
+"""Conversions between MCP's wire types and `neuron_tool`'s: names, annotations and results.
+
+A result's images and documents cross in both directions as files
+(`ToolReturn`): MCP image content is an image, an embedded PDF or plain-text
+blob a document; whatever else a server sends is described in the text.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,26 @@ import json
 import re
 from collections.abc import Iterable
 from typing import Final, cast
+from urllib.parse import quote, unquote
 
 import mcp_types as types
 from pydantic import JsonValue
 
+from layer0 import Base64Source, ImageBlock, UrlSource
+
+from ..errors import ToolFileError
+from ..files import FileBlock, ToolReturn, document_of, source_document_block
 from ..tool import ToolAnnotations, ToolDyn
 from .errors import MCPToolError
 
 # Characters the registry refuses in a tool name; MCP allows a few more ('.', '/').
 _NOT_IN_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
+# The images and documents every provider that takes files at all can show;
+# anything else would fail the model request after the call, so it stays text.
+_IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_DOCUMENT_TYPES: Final = frozenset({"application/pdf", "text/plain"})
+# Where our server puts a document's bytes; the last segment is its name.
+_DOCUMENT_URI: Final = "neuron:document/"
 
 
 def local_name(remote: str, *, prefix: str) -> str:
@@ -50,6 +66,20 @@ def to_mcp_annotations(annotations: ToolAnnotations | None) -> types.ToolAnnotat
     )
 
 
+def call_result(result: types.CallToolResult, *, server: str, tool: str) -> JsonValue | ToolReturn:
+    """A tool call's result: `result_json`'s JSON, as a `ToolReturn` with its files if it has any.
+
+    The images and PDF or plain-text blobs whose data decodes are the files;
+    the text still mentions each, for a model whose provider cannot show them.
+
+    Raises:
+        MCPToolError: The server marked the result as an error (`isError`).
+    """
+    value = result_json(result, server=server, tool=tool)
+    files = [file for block in result.content if (file := _file(block)) is not None]
+    return ToolReturn(value, files=files) if files else value
+
+
 def result_json(result: types.CallToolResult, *, server: str, tool: str) -> JsonValue:
     """The JSON result of a tool call: its structured content if any, else its content as text.
 
@@ -72,25 +102,60 @@ def _block_text(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
-        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data)} bytes]"
+        return f"[{block.type}: {block.mime_type}, {_size(block.data)}]"
     if isinstance(block, types.ResourceLink):
         return f"[resource: {block.uri}{_mime(block.mime_type)}]"
     contents = block.resource
     if isinstance(contents, types.TextResourceContents):
         return f"[resource: {contents.uri}{_mime(contents.mime_type)}]\n{contents.text}"
-    size = _decoded_size(contents.blob)
-    return f"[resource: {contents.uri}{_mime(contents.mime_type)}, {size} bytes]"
+    return f"[resource: {contents.uri}{_mime(contents.mime_type)}, {_size(contents.blob)}]"
 
 
 def _mime(mime_type: str | None) -> str:
     return f" ({mime_type})" if mime_type else ""
 
 
-def _decoded_size(data: str) -> int | str:
+def _size(data: str) -> str:
+    size = _decoded_size(data)
+    return "its base64 data did not decode" if size is None else f"{size} bytes"
+
+
+def _decoded_size(data: str) -> int | None:
+    # The same test `ToolReturn` makes of a file, so a block passing it is a valid file.
     try:
         return len(base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError):
-        return "?"
+        return None
+
+
+def _file(block: types.ContentBlock) -> FileBlock | None:
+    """The image or document a content block is, for the model to see; None if not one."""
+    if isinstance(block, types.ImageContent):
+        media_type = _base_type(block.mime_type)
+        if media_type not in _IMAGE_TYPES or _decoded_size(block.data) is None:
+            return None
+        return ImageBlock(source=Base64Source(data=block.data), media_type=media_type)
+    if not isinstance(block, types.EmbeddedResource):
+        return None
+    contents = block.resource
+    if not isinstance(contents, types.BlobResourceContents):
+        return None  # text contents are in the result's text already
+    media_type = _base_type(contents.mime_type)
+    if media_type not in _DOCUMENT_TYPES or _decoded_size(contents.blob) is None:
+        return None
+    source = Base64Source(data=contents.blob)
+    return source_document_block(source, media_type, _uri_name(contents.uri))
+
+
+def _base_type(mime_type: str | None) -> str:
+    # Providers match bare types: "text/plain; charset=utf-8" is "text/plain".
+    return (mime_type or "").split(";", 1)[0].strip().lower()
+
+
+def _uri_name(uri: str) -> str | None:
+    # Split by hand: urlsplit raises on some malformed URIs, and servers are untrusted.
+    segment = re.split(r"[?#]", uri, maxsplit=1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return unquote(segment) or None
 
 
 def to_mcp_tool(tool: ToolDyn, *, modern: bool) -> types.Tool:
@@ -117,22 +182,64 @@ def advertised_output_schema(tool: ToolDyn, *, modern: bool) -> dict[str, JsonVa
 
 
 def success_result(
-    value: JsonValue, *, schema_advertised: bool, modern: bool
+    value: JsonValue | ToolReturn,
+    *,
+    schema_advertised: bool,
+    modern: bool,
+    resource_links: bool = True,
 ) -> types.CallToolResult:
-    """The `CallToolResult` for a tool's JSON result: text, and structured content when allowed.
+    """The `CallToolResult` for a tool's result: text, structured content when allowed, files.
 
     Sessions before 2026-07-28 take only objects as structured content. Newer
     ones take any JSON, sent for anything but plain text unless an output
-    schema was advertised, in which case the client requires it.
+    schema was advertised, in which case the client requires it. A
+    `ToolReturn`'s value follows these rules, and each of its files follows the
+    text (`_file_content`); `resource_links` says the session knows links.
     """
+    files: tuple[FileBlock, ...] = ()
+    if isinstance(value, ToolReturn):
+        files = value.files
+        value = value.value
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if modern:
         structured = value if schema_advertised or not isinstance(value, str) else None
     else:
         structured = value if isinstance(value, dict) else None
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)], structured_content=structured
-    )
+    content: list[types.ContentBlock] = [types.TextContent(text=text)]
+    for index, file in enumerate(files):
+        content.append(_file_content(file, index, links=resource_links))
+    return types.CallToolResult(content=content, structured_content=structured)
+
+
+def _file_content(file: FileBlock, index: int, *, links: bool) -> types.ContentBlock:
+    """A file as MCP content: an image, an embedded document, or a link to its URL.
+
+    A document's URI is `neuron:document/` and its name (else its `index`).
+    Without `links` (sessions before 2025-06-18) a URL is named in text.
+
+    Raises:
+        ToolFileError: `file` is neither an image nor a document block.
+    """
+    source, media_type, name = _file_parts(file, index)
+    if isinstance(source, UrlSource):
+        if not links:
+            return types.TextContent(text=f"[file: {source.url} ({media_type})]")
+        link_name = name or _uri_name(source.url) or source.url
+        return types.ResourceLink(name=link_name, uri=source.url, mime_type=media_type)
+    if isinstance(file, ImageBlock):
+        return types.ImageContent(data=source.data, mime_type=media_type)
+    uri = _DOCUMENT_URI + quote(name or str(index), safe="")
+    blob = types.BlobResourceContents(uri=uri, mime_type=media_type, blob=source.data)
+    return types.EmbeddedResource(resource=blob)
+
+
+def _file_parts(file: FileBlock, index: int) -> tuple[Base64Source | UrlSource, str, str | None]:
+    if isinstance(file, ImageBlock):
+        return file.source, file.media_type, None
+    document = document_of(file.data)
+    if document is None:  # `ToolReturn` refuses such a file when it is made
+        raise ToolFileError(index, "a document's data needs a source and a media_type")
+    return document
 
 
 def error_result(message: str) -> types.CallToolResult:

@@ -17,8 +17,9 @@ from mcp_types import CONNECTION_CLOSED
 from pydantic import JsonValue, ValidationError
 
 from ..errors import MCPBridgeError, ToolRegistrationError
+from ..files import ToolReturn
 from ._connection import Connection, describe
-from ._convert import result_json
+from ._convert import call_result
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
 from .errors import (
@@ -258,11 +259,14 @@ class MCPClient:
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
-    ) -> JsonValue:
+    ) -> JsonValue | ToolReturn:
         """Call the server's tool `name` (its own name, without our prefix) and return its result.
 
         The result is the structured content if the server sent some, else the
-        content as text (images and resources described). If the session is
+        content as text (images and resources described). Images (PNG, JPEG,
+        GIF, WebP) and embedded PDF or plain-text blobs also come as files: the
+        result is then a `ToolReturn` of that value and those files. Data that
+        does not decode as base64 is only described, saying so. If the session is
         lost during the call, the call is sent again to a restarted server only
         if `retry_if_lost` (say, for a read-only tool); otherwise the error says
         the server stopped, and the next call restarts it.
@@ -277,7 +281,7 @@ class MCPClient:
         """
         send = partial(self._call_tool, name=name, arguments=dict(arguments))
         result = await self._send(send, retry_if_lost=retry_if_lost)
-        return result_json(result, server=self.name, tool=name)
+        return call_result(result, server=self.name, tool=name)
 
     async def _call_tool(
         self, connection: Connection, *, name: str, arguments: dict[str, JsonValue]

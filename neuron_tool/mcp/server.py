@@ -16,7 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from ..errors import ToolError
 from ..registry import ToolRegistry
@@ -28,15 +28,19 @@ from ._http_guard import BearerAuth, check_token, security_settings
 _DEFAULT_NAME: Final = "neuron-tool"
 # Open HTTP connections get this long to finish when the server stops.
 _GRACEFUL_SHUTDOWN_SECONDS: Final = 2
+# The first protocol version with resource links, which carry files given by URL.
+_RESOURCE_LINKS_SINCE: Final = "2025-06-18"
 
 
 def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) that lists and calls `registry`'s tools.
 
     Calls go through the registry, so its input validation and middleware
-    apply. A tool's `ToolError`, `ModelRetry` or exception becomes an `isError`
-    result the client's model can read; an unknown tool name is a JSON-RPC
-    error, as the MCP specification asks.
+    apply. A `ToolReturn`'s files follow its text: images as image content,
+    documents as embedded resources, files given by URL as resource links. A
+    tool's `ToolError`, `ModelRetry` or exception becomes an `isError` result
+    the client's model can read; an unknown tool name is a JSON-RPC error, as
+    the MCP specification asks.
     """
 
     async def list_tools(
@@ -61,7 +65,10 @@ def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[A
             return error_result(f"tool {params.name!r} failed: {describe(exc)}")
         modern = _is_modern(context)
         schema = advertised_output_schema(registry.get(params.name), modern=modern)
-        return success_result(value, schema_advertised=schema is not None, modern=modern)
+        links = is_version_at_least(context.protocol_version, _RESOURCE_LINKS_SINCE)
+        return success_result(
+            value, schema_advertised=schema is not None, modern=modern, resource_links=links
+        )
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 

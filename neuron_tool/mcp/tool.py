@@ -9,6 +9,7 @@ import mcp_types as types
 from pydantic import JsonValue
 
 from ..errors import ToolInputError
+from ..files import ToolReturn
 from ._convert import from_mcp_annotations, local_name
 
 
@@ -27,7 +28,7 @@ class _ToolServer(Protocol):
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
-    ) -> JsonValue:
+    ) -> JsonValue | ToolReturn:
         """Call the server's tool `name`."""
         ...
 
@@ -74,7 +75,7 @@ class MCPTool:
         """The name of the MCP server offering the tool."""
         return self._client.name
 
-    async def call(self, input: JsonValue) -> JsonValue:
+    async def call(self, input: JsonValue) -> JsonValue | ToolReturn:
         """Call the tool on its server; see `MCPClient.call_tool` for the result and errors.
 
         Raises:

@@ -8,10 +8,18 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from neuron_tool import ToolAnnotations, ToolError, ToolInputError, ToolRegistry
+from neuron_tool import (
+    ToolAnnotations,
+    ToolError,
+    ToolInputError,
+    ToolRegistry,
+    ToolReturn,
+    image_block,
+)
 from neuron_tool.mcp import MCPClient, MCPTimeoutError, MCPTool, MCPToolError
 
 from .mcp_servers.paths import script_client
+from .mcp_servers.toolbox import IMAGE
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -82,17 +90,22 @@ async def test_structured_content_is_the_json_result(registry: ToolRegistry) -> 
     assert await registry.call("tb_weather", {"city": "Oslo"}) == {"city": "Oslo", "celsius": 21.5}
 
 
-async def test_images_and_resources_are_described_in_the_text(registry: ToolRegistry) -> None:
-    assert await registry.call("tb_media", {}) == "\n".join(
-        [
-            "Here is everything:",
-            "[image: image/png, 1234 bytes]",
-            "[audio: audio/wav, 100 bytes]",
-            "[resource: file:///srv/report.pdf (application/pdf)]",
-            "[resource: memo://note (text/plain)]",
-            "remember",
-            "[resource: memo://blob, 10 bytes]",
-        ]
+async def test_images_and_resources_are_described_in_the_text_and_the_image_is_a_file(
+    registry: ToolRegistry,
+) -> None:
+    assert await registry.call("tb_media", {}) == ToolReturn(
+        "\n".join(
+            [
+                "Here is everything:",
+                "[image: image/png, 1234 bytes]",
+                "[audio: audio/wav, 100 bytes]",
+                "[resource: file:///srv/report.pdf (application/pdf)]",
+                "[resource: memo://note (text/plain)]",
+                "remember",
+                "[resource: memo://blob, 10 bytes]",
+            ]
+        ),
+        files=[image_block(IMAGE)],
     )
 
 

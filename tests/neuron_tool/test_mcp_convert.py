@@ -58,9 +58,9 @@ def test_images_audio_and_resources_are_described_not_dropped() -> None:
     ]
 
 
-def test_undecodable_image_data_is_described_with_an_unknown_size() -> None:
+def test_undecodable_image_data_is_described_as_not_decoding() -> None:
     blocks = [types.ImageContent(data="not base64!", mime_type="image/gif")]
-    assert content_text(blocks) == "[image: image/gif, ? bytes]"
+    assert content_text(blocks) == "[image: image/gif, its base64 data did not decode]"
 
 
 def test_error_result_raises_a_tool_error_with_the_tool_text() -> None:

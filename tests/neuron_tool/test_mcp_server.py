@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import AsyncIterator
+from typing import Any, Literal
 
 import mcp_types as types
 import pytest
 import pytest_asyncio
 from mcp import Client
 
-from neuron_tool import MCPBridgeError, ToolAnnotations
+from neuron_tool import MCPBridgeError, ToolAnnotations, ToolReturn, document_block, image_block
 from neuron_tool.mcp import MCPClient, MCPTool, MCPToolError, mcp_server, serve_http
 
-from .mcp_servers.paths import script_client
-from .mcp_servers.registry import build_registry
+from .mcp_servers.paths import script, script_client
+from .mcp_servers.registry import PDF, PNG, build_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -113,3 +116,112 @@ async def test_older_sessions_get_only_object_schemas_and_object_results() -> No
         assert added.content == [types.TextContent(text="3")]
         forecast = await legacy.call_tool("forecast", {"city": "Rome"})
         assert forecast.structured_content == {"city": "Rome", "celsius": 19.5}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+async def test_a_tool_return_arrives_with_equal_files(tools: dict[str, MCPTool]) -> None:
+    result = await tools["chart"].call({"title": "Q3"})
+    assert isinstance(result, ToolReturn)
+    assert result.files == (image_block(PNG), document_block(PDF, name="Q3 report.pdf"))
+    assert result.value == "\n".join(
+        [
+            "Chart: Q3",
+            f"[image: image/png, {len(PNG)} bytes]",
+            f"[resource: neuron:document/Q3%20report.pdf (application/pdf), {len(PDF)} bytes]",
+        ]
+    )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_files_follow_the_text_as_image_content_and_an_embedded_document(
+    mode: Literal["legacy", "auto"],
+) -> None:
+    async with Client(mcp_server(build_registry()), mode=mode) as peer:
+        result = await peer.call_tool("chart", {"title": "Q3"})
+    document = types.BlobResourceContents(
+        uri="neuron:document/Q3%20report.pdf", mime_type="application/pdf", blob=_b64(PDF)
+    )
+    assert result.content == [
+        types.TextContent(text="Chart: Q3"),
+        types.ImageContent(data=_b64(PNG), mime_type="image/png"),
+        types.EmbeddedResource(resource=document),
+    ]
+    assert result.structured_content is None
+
+
+async def test_a_document_without_a_name_is_named_by_its_place_among_the_files(
+    tools: dict[str, MCPTool],
+) -> None:
+    words = b"plain words"
+    assert await tools["unnamed"].call({}) == ToolReturn(
+        f"notes\n[resource: neuron:document/0 (text/plain), {len(words)} bytes]",
+        files=[document_block(words, media_type="text/plain", name="0")],
+    )
+
+
+async def test_files_by_url_are_resource_links_after_the_structured_value() -> None:
+    async with Client(mcp_server(build_registry())) as peer:
+        result = await peer.call_tool("links", {})
+    assert result.structured_content == {"count": 3}
+    assert result.content == [
+        types.TextContent(text='{"count": 3}'),
+        types.ResourceLink(
+            name="a.png", uri="https://example.com/img/a.png", mime_type="image/png"
+        ),
+        types.ResourceLink(
+            name="Report", uri="https://example.com/docs/r.pdf?v=2", mime_type="application/pdf"
+        ),
+        types.ResourceLink(name="example.com", uri="https://example.com/", mime_type="text/plain"),
+    ]
+
+
+async def test_sessions_older_than_resource_links_get_a_file_url_in_text() -> None:
+    # The SDK's client speaks 2025-11-25 at the oldest, so this one writes JSON-RPC by hand.
+    result = await _raw_call("2025-03-26", "links")
+    assert result["content"][1:] == [
+        {"type": "text", "text": "[file: https://example.com/img/a.png (image/png)]"},
+        {"type": "text", "text": "[file: https://example.com/docs/r.pdf?v=2 (application/pdf)]"},
+        {"type": "text", "text": "[file: https://example.com/ (text/plain)]"},
+    ]
+
+
+async def _raw_call(version: str, tool: str) -> dict[str, Any]:
+    """Call `tool` of the registry script over stdio in a session of protocol `version`."""
+    command, *args = script("registry")
+    process = await asyncio.create_subprocess_exec(
+        command,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    client_info = {"name": "raw", "version": "0"}
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": client_info},
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool}},
+    ]
+    try:
+        async with asyncio.timeout(30):
+            for message in messages:
+                process.stdin.write(json.dumps(message).encode() + b"\n")
+            await process.stdin.drain()
+            while True:
+                answer = json.loads(await process.stdout.readline())
+                if answer.get("id") == 1:
+                    assert answer["result"]["protocolVersion"] == version
+                if answer.get("id") == 2:
+                    result: dict[str, Any] = answer["result"]
+                    return result
+    finally:
+        process.stdin.close()
+        await process.wait()

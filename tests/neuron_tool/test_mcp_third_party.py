@@ -6,6 +6,7 @@ these tests; it never skips them."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from pydantic import JsonValue
 
-from neuron_tool import MCPBridgeError, ToolAnnotations, ToolRegistry
+from layer0 import Base64Source, CustomBlock, ImageBlock
+from neuron_tool import MCPBridgeError, ToolAnnotations, ToolRegistry, ToolReturn, document_of
 from neuron_tool.mcp import MCPClient, MCPTool, MCPToolError
 
 from .mcp_servers import paths
@@ -152,10 +155,50 @@ async def test_everything_echo_and_get_sum(everything_tools: dict[str, MCPTool])
     assert total == "The sum of 2 and 3.5 is 5.5."
 
 
-async def test_everything_image_is_described(everything_tools: dict[str, MCPTool]) -> None:
+async def test_everything_tiny_image_arrives_as_a_file_mentioned_in_the_text(
+    everything_tools: dict[str, MCPTool],
+) -> None:
     result = await everything_tools["get-tiny-image"].call({})
-    assert isinstance(result, str)
-    assert "[image: image/png, " in result
+    assert isinstance(result, ToolReturn)
+    assert isinstance(result.value, str)
+    assert "[image: image/png, " in result.value
+    [image] = result.files
+    assert isinstance(image, ImageBlock)
+    assert image.media_type == "image/png"
+    assert isinstance(image.source, Base64Source)
+    assert base64.b64decode(image.source.data).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+async def test_everything_plain_text_blob_arrives_as_a_document_named_by_its_uri(
+    everything_tools: dict[str, MCPTool],
+) -> None:
+    arguments: dict[str, JsonValue] = {"resourceType": "Blob", "resourceId": 2}
+    result = await everything_tools["get-resource-reference"].call(arguments)
+    assert isinstance(result, ToolReturn)
+    assert isinstance(result.value, str)
+    assert "[resource: demo://resource/dynamic/blob/2 (text/plain), " in result.value
+    [file] = result.files
+    assert isinstance(file, CustomBlock)
+    source, media_type, name = document_of(file.data) or (None, None, None)
+    assert (media_type, name) == ("text/plain", "2")
+    assert isinstance(source, Base64Source)
+    assert base64.b64decode(source.data).startswith(b"Resource 2:")
+
+
+async def test_everything_gzip_blob_and_resource_links_stay_text(
+    everything_tools: dict[str, MCPTool],
+) -> None:
+    arguments: dict[str, JsonValue] = {
+        "name": "hi.txt.gz",
+        "data": "data:text/plain;base64,aGVsbG8=",
+        "outputType": "resource",
+    }
+    gzipped = await everything_tools["gzip-file-as-resource"].call(arguments)
+    assert isinstance(gzipped, str)
+    assert gzipped.startswith("[resource: demo://resource/session/hi.txt.gz (application/gzip), ")
+    linked = await everything_tools["get-resource-links"].call({"count": 2})
+    assert isinstance(linked, str)
+    assert "[resource: demo://resource/dynamic/blob/1 (text/plain)]" in linked
 
 
 async def test_a_missing_install_fails_and_says_to_run_setup(

@@ -11,8 +11,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from neuron_tool import ModelRetry, ToolAnnotations, ToolRegistry, tool
+from neuron_tool import (
+    FileBlock,
+    ModelRetry,
+    ToolAnnotations,
+    ToolRegistry,
+    ToolReturn,
+    document_block,
+    image_block,
+    tool,
+)
 from neuron_tool.mcp import serve_stdio
+
+PNG = b"\x89PNG\r\n\x1a\n a chart"
+PDF = b"%PDF-1.7 a report"
 
 
 class Forecast(BaseModel):
@@ -56,8 +68,32 @@ def explode() -> None:
     raise ValueError("the fuse was lit")
 
 
+@tool
+def chart(title: str) -> ToolReturn:
+    """Draw a chart (an image) and write its report (a PDF)."""
+    files: list[FileBlock] = [image_block(PNG), document_block(PDF, name=f"{title} report.pdf")]
+    return ToolReturn(f"Chart: {title}", files=files)
+
+
+@tool
+def links() -> ToolReturn:
+    """Point at an image, a named document and an unnamed one, all on the web."""
+    files: list[FileBlock] = [
+        image_block(url="https://example.com/img/a.png"),
+        document_block(url="https://example.com/docs/r.pdf?v=2", name="Report"),
+        document_block(url="https://example.com/", media_type="text/plain"),
+    ]
+    return ToolReturn({"count": 3}, files=files)
+
+
+@tool
+def unnamed() -> ToolReturn:
+    """A document without a name."""
+    return ToolReturn("notes", files=[document_block(b"plain words", media_type="text/plain")])
+
+
 def build_registry() -> ToolRegistry:
-    return ToolRegistry([add, forecast, greet, inventory, pick, explode])
+    return ToolRegistry([add, forecast, greet, inventory, pick, explode, chart, links, unnamed])
 
 
 if __name__ == "__main__":

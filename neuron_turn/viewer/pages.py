@@ -27,6 +27,7 @@ from layer0 import (
     TurnSummary,
 )
 
+from ..loop._convert import TOOL_FILES_TYPE
 from ..loop._exit_text import exit_reason_text
 from ..loop.documents import DOCUMENT_TYPE, document_from_block
 from .waterfall import Bar, Marker, Waterfall, waterfall
@@ -273,14 +274,33 @@ def _block(block: JsonValue) -> str:
         text = content if isinstance(content, str) else _json(content)
         return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
     # Named, never dumped: an image's or a document's bytes are megabytes of base64.
-    if kind == "image":
-        return f"<pre>{escape('[image ' + str(block.get('media_type')) + ']')}</pre>"
-    if kind == "custom" and block.get("content_type") == DOCUMENT_TYPE:
+    if kind == "custom" and block.get("content_type") == TOOL_FILES_TYPE:
+        return f"<pre>{escape(_tool_files(block.get('data')))}</pre>"
+    named = _file(block)
+    if named is not None:
+        return f"<pre>{escape(named)}</pre>"
+    return f"<pre>{escape(_json(block))}</pre>"
+
+
+def _tool_files(data: JsonValue) -> str:
+    """The files a tool returned (the block after its result), each named as a message's are."""
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return "[tool files: unreadable]"  # never the JSON: it may hold their base64
+    return " ".join(_file(file) or "[unreadable file]" for file in files)
+
+
+def _file(block: JsonValue) -> str | None:
+    """An image or document block named (`[image image/png]`, `[document q3.pdf]`); else None."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "image":
+        return f"[image {block.get('media_type')}]"
+    if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
         document = document_from_block(block.get("data"))
         if document is not None:
-            named = document.name or document.media_type
-            return f"<pre>{escape(f'[document {named}]')}</pre>"
-    return f"<pre>{escape(_json(block))}</pre>"
+            return f"[document {document.name or document.media_type}]"
+    return None
 
 
 def _effect(effect: Effect) -> str:

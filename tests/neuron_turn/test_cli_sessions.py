@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -11,8 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from layer0 import Base64Source, SessionScope
+from neuron_state_sqlite import SqliteStore
+from neuron_turn import (
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+)
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
+from neuron_turn.loop._convert import history_to_json
 from neuron_turn.plugins import reset_plugin_manager
 
 from .test_cli_state_file import spoil_history
@@ -150,3 +163,34 @@ def test_sessions_shows_the_tools_a_person_decided_for_good(
 
     assert (entry["waiting"], entry["standing"]) == ([], {"fixture_add": "approve"})
     assert "[always run: fixture_add]  add" in line
+
+
+def test_history_names_the_files_a_tool_returned_never_their_data(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    secret = base64.b64encode(b"%PDF-1.7 the secret plan").decode()
+    files = (
+        ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png"),
+        DocumentPart(Base64Source(data=secret), "application/pdf", "q3.pdf"),
+    )
+    history = history_to_json(
+        [
+            ProviderMessage("user", [TextPart("Look."), files[0]]),
+            ProviderMessage("assistant", [ToolUsePart("t1", "snapshot", {})]),
+            ProviderMessage("user", [ToolResultPart("t1", "Took them.", files=files)]),
+        ]
+    )
+
+    async def store() -> None:
+        async with SqliteStore(tmp_path / "state.db") as state:
+            await state.write(SessionScope(id="f"), "messages", history)
+
+    asyncio.run(store())
+    assert main(["history", "f"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        "user: Look. [image image/png]",
+        "assistant: [calls snapshot({})]",
+        "user: [result: Took them.] [image image/png] [document q3.pdf]",
+    ]
+    assert secret not in out and "iVBORw0KGgo" not in out

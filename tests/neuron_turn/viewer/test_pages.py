@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import base64
 
+from pydantic import JsonValue
+
 from layer0 import Base64Source, Content, ImageBlock, TextBlock
-from neuron_turn import document_block
+from neuron_turn import (
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    ToolResultPart,
+    document_block,
+)
+from neuron_turn.loop._convert import TOOL_FILES_TYPE, history_to_json
 from neuron_turn.viewer.pages import _message
 
 
@@ -22,3 +31,34 @@ def test_images_and_documents_are_named_and_their_bytes_never_shown() -> None:
     assert "<pre>[document plan&lt;1&gt;.pdf]</pre>" in shown
     assert "<pre>[image image/png]</pre>" in shown
     assert secret not in shown and "iVBORw0KGgo" not in shown
+
+
+def test_the_files_a_tool_returned_are_named_after_its_result_never_dumped() -> None:
+    secret = base64.b64encode(b"%PDF-1.7 the secret plan").decode()
+    files = (
+        ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png"),
+        DocumentPart(Base64Source(data=secret), "application/pdf", "q3<1>.pdf"),
+    )
+    result = ProviderMessage("user", [ToolResultPart("t1", "Took them.", files=files)])
+    stored = history_to_json([result])
+    assert isinstance(stored, list)
+    shown = _message(stored[0])
+    assert "<pre>[result] Took them.</pre>" in shown
+    assert "<pre>[image image/png] [document q3&lt;1&gt;.pdf]</pre>" in shown
+    assert secret not in shown and "iVBORw0KGgo" not in shown and TOOL_FILES_TYPE not in shown
+
+
+def test_a_tool_files_block_that_does_not_read_is_not_dumped() -> None:
+    unreadable: JsonValue = {
+        "type": "custom",
+        "content_type": "neuron.document",
+        "data": "iVBORw0KGgo=",
+    }
+    blocks: list[JsonValue] = [
+        {"type": "custom", "content_type": TOOL_FILES_TYPE, "data": {"files": [unreadable]}},
+        {"type": "custom", "content_type": TOOL_FILES_TYPE, "data": "iVBORw0KGgo="},
+    ]
+    shown = _message({"role": "user", "content": blocks})
+    assert "<pre>[unreadable file]</pre>" in shown
+    assert "<pre>[tool files: unreadable]</pre>" in shown
+    assert "iVBORw0KGgo" not in shown

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from .files import (
         DOCUMENT_TYPE,
+        IMAGE_TYPES,
         FileBlock,
         ToolReturn,
         document_block,
@@ -66,6 +67,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".files": (
         "DOCUMENT_TYPE",
+        "IMAGE_TYPES",
         "FileBlock",
         "ToolReturn",
         "document_block",
@@ -100,6 +102,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 
 __all__ = [
     "DOCUMENT_TYPE",
+    "IMAGE_TYPES",
     "ContextTool",
     "FileBlock",
     "FunctionTool",

@@ -33,6 +33,7 @@ from .errors import ToolFileError
 
 __all__ = [
     "DOCUMENT_TYPE",
+    "IMAGE_TYPES",
     "FileBlock",
     "ToolReturn",
     "document_block",
@@ -46,6 +47,10 @@ DOCUMENT_TYPE: Final = "neuron.document"
 
 FileBlock: TypeAlias = ImageBlock | CustomBlock
 """A file as layer0 content: an image, or a document's custom block."""
+
+IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image media types every model API here takes (Anthropic's four; OpenAI's and
+Ollama's include them)."""
 
 
 class ToolReturn:
@@ -157,6 +162,13 @@ def _source(data: bytes | None, url: str | None, what: str) -> Base64Source | Ur
 
 def _check_file(file: object, index: int) -> None:
     if isinstance(file, ImageBlock):
+        if file.media_type not in IMAGE_TYPES:
+            # Else the model request after the call would fail, not the call.
+            raise ToolFileError(
+                index,
+                f"an image of {file.media_type!r}: the model APIs take "
+                f"{', '.join(sorted(IMAGE_TYPES))}",
+            )
         _check_source(file.source, index)
         return
     if isinstance(file, CustomBlock) and file.content_type == DOCUMENT_TYPE:

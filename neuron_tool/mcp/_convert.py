@@ -21,7 +21,7 @@ from pydantic import JsonValue
 from layer0 import Base64Source, ImageBlock, UrlSource
 
 from ..errors import ToolFileError
-from ..files import FileBlock, ToolReturn, document_of, source_document_block
+from ..files import IMAGE_TYPES, FileBlock, ToolReturn, document_of, source_document_block
 from ..tool import ToolAnnotations, ToolDyn
 from .errors import MCPToolError
 
@@ -29,7 +29,6 @@ from .errors import MCPToolError
 _NOT_IN_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
 # The images and documents every provider that takes files at all can show;
 # anything else would fail the model request after the call, so it stays text.
-_IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _DOCUMENT_TYPES: Final = frozenset({"application/pdf", "text/plain"})
 # Where our server puts a document's bytes; the last segment is its name.
 _DOCUMENT_URI: Final = "neuron:document/"
@@ -132,7 +131,7 @@ def _file(block: types.ContentBlock) -> FileBlock | None:
     """The image or document a content block is, for the model to see; None if not one."""
     if isinstance(block, types.ImageContent):
         media_type = _base_type(block.mime_type)
-        if media_type not in _IMAGE_TYPES or _decoded_size(block.data) is None:
+        if media_type not in IMAGE_TYPES or _decoded_size(block.data) is None:
             return None
         return ImageBlock(source=Base64Source(data=block.data), media_type=media_type)
     if not isinstance(block, types.EmbeddedResource):

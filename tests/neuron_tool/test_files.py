@@ -91,6 +91,10 @@ def test_a_tool_returns_repr_never_holds_the_files_bytes() -> None:
             "a document's data needs a source",
         ),
         (
+            image_block(url="https://example.com/a.svg", media_type="image/svg+xml"),
+            "an image of 'image/svg+xml': the model APIs take image/gif, image/jpeg",
+        ),
+        (
             ImageBlock(source=Base64Source(data="not base64!"), media_type="image/png"),
             "its base64 data does not decode",
         ),

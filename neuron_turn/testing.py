@@ -42,6 +42,7 @@ from .loop.provider import (
 )
 from .loop.provider_errors import ProviderError, ProviderResponseError
 from .loop.provider_stream import ProviderStreamEvent, deltas_of
+from .loop.tool_files import describe_file
 
 __all__ = [
     "FunctionProvider",
@@ -211,10 +212,12 @@ class SchemaProvider:
     tool's JSON Schema accepts. Then, or when there is no tool to call, it
     answers: through the final-answer tool (`final_tool`) when offered (tool
     mode), with JSON the output schema accepts in native mode, else with
-    `text`, or by default the last results as JSON (`{"add": 5}`). Values are
-    made from the schemas alone (`required` properties, bounds, enums,
-    formats); a `pattern` may go unmet. It prefers native output, then tool
-    mode; in prompted mode it answers `text`.
+    `text`, or by default the last results as JSON (`{"add": 5}`; a result
+    with files names them, never their data: `{"shot": {"result": "took it",
+    "files": ["an image (image/png)"]}}`). Values are made from the schemas
+    alone (`required` properties, bounds, enums, formats); a `pattern` may go
+    unmet. It prefers native output, then tool mode; in prompted mode it
+    answers `text`.
 
     Every request is kept in `requests`; `stream` streams each answer in
     pieces of `chunk_size` characters, as `ScriptedProvider` does.
@@ -296,10 +299,17 @@ def _results(messages: Sequence[ProviderMessage]) -> str:
     results: dict[str, JsonValue] = {}
     for part in messages[-1].content if messages else ():
         if isinstance(part, ToolResultPart):
-            results.setdefault(
-                names.get(part.tool_use_id, part.tool_use_id), _json_or_text(part.content)
-            )
+            results.setdefault(names.get(part.tool_use_id, part.tool_use_id), _result(part))
     return json.dumps(results, ensure_ascii=False) if results else "a"
+
+
+def _result(part: ToolResultPart) -> JsonValue:
+    """A result as the answer gives it: its value, with its files named when it has some."""
+    value = _json_or_text(part.content)
+    if not part.files:
+        return value
+    # Named, never their data: an answer that quoted a file's base64 would be megabytes.
+    return {"result": value, "files": [describe_file(file) for file in part.files]}
 
 
 def _json_or_text(text: str) -> JsonValue:

@@ -8,7 +8,8 @@ save the history, and the Rust reference cannot hold one at all, so the turn
 would fail at its end and lose everything it did. Each lone surrogate is
 replaced by U+FFFD, as a UTF-8 decoder replaces bytes it cannot read, in the
 model's answer (text, thinking, tool-call ids, names and arguments, keys
-included), in what is streamed of it and in tool results.
+included), in what is streamed of it and in tool results (the names and media
+types of the files a tool returned too: a file name from the OS may hold them).
 
 JSON has no NaN or infinity either, though Python's parser reads `NaN` and
 `Infinity` in a model's arguments: pydantic writes them as null and a strict
@@ -26,7 +27,16 @@ from typing import Any, TypeAlias, TypeVar, cast
 from pydantic_core import PydanticSerializationError, to_json
 
 from .events import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-from .provider import ContentPart, RawPart, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from .provider import (
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
 
 __all__ = [
     "StreamDelta",
@@ -108,14 +118,36 @@ def well_formed_part(part: ContentPart) -> ContentPart:
             return part
         return replace(part, id=call_id, name=name, input=arguments)
     if isinstance(part, ToolResultPart):
-        content = well_formed(part.content)
-        return part if content is part.content else replace(part, content=content)
+        content, files = well_formed(part.content), _well_formed_files(part.files)
+        if content is part.content and files is part.files:
+            return part
+        return replace(part, content=content, files=files)
+    if isinstance(part, ImagePart | DocumentPart):
+        return _well_formed_file(part)
     if isinstance(part, ThinkingPart):
         thinking = well_formed(part.thinking)
         return part if thinking is part.thinking else replace(part, thinking=thinking)
     if isinstance(part, RawPart) and not _carried_as_is(part.data):
         return replace(part, data=well_formed_json(part.data))
     return part
+
+
+def _well_formed_files(
+    files: tuple[ImagePart | DocumentPart, ...],
+) -> tuple[ImagePart | DocumentPart, ...]:
+    """`files` with each one's name and media type well formed; `files` itself when they are."""
+    fixed = tuple(_well_formed_file(file) for file in files)
+    return files if all(a is b for a, b in zip(fixed, files, strict=True)) else fixed
+
+
+def _well_formed_file(file: ImagePart | DocumentPart) -> ImagePart | DocumentPart:
+    media_type = well_formed(file.media_type)
+    if isinstance(file, ImagePart):
+        return file if media_type is file.media_type else replace(file, media_type=media_type)
+    name = None if file.name is None else well_formed(file.name)
+    if media_type is file.media_type and name is file.name:
+        return file
+    return replace(file, media_type=media_type, name=name)
 
 
 def well_formed_content(content: Sequence[ContentPart]) -> Sequence[ContentPart]:

@@ -33,8 +33,12 @@ from typing import Final
 import httpx
 from pydantic import JsonValue
 
+from layer0 import UrlSource
+
 from .provider import (
     ContentPart,
+    DocumentPart,
+    ImagePart,
     ProviderResponse,
     RawPart,
     TextPart,
@@ -103,7 +107,8 @@ def redact_response(response: ProviderResponse, secrets: Iterable[str | None]) -
 
     An API (or a proxy before it) that echoes the caller's key in an answer
     must not carry it into the turn's output or stored history. Every string
-    is covered, object keys included, whatever escapes the body used for it.
+    is covered, object keys and a file's URL and name included, whatever
+    escapes the body used for it.
     The same object comes back when no secret is in it.
     """
     hidden = _secret_list(secrets)
@@ -264,15 +269,40 @@ def _redact_part(part: ContentPart, secrets: list[str]) -> ContentPart:
             return part
         return replace(part, id=cleaned[0], name=cleaned[1], input=cleaned[2])
     if isinstance(part, ToolResultPart):
-        text = redact(part.content, secrets)
-        return part if text == part.content else replace(part, content=text)
+        return _redact_result(part, secrets)
     if isinstance(part, ThinkingPart):
         thinking = redact(part.thinking, secrets)
         return part if thinking == part.thinking else replace(part, thinking=thinking)
-    if isinstance(part, RawPart):
-        data = _redact_json(part.data, secrets)
-        return part if data is part.data else replace(part, data=data)
-    return part
+    if isinstance(part, ImagePart | DocumentPart):
+        return _redact_file(part, secrets)
+    assert isinstance(part, RawPart)
+    data = _redact_json(part.data, secrets)
+    return part if data is part.data else replace(part, data=data)
+
+
+def _redact_result(part: ToolResultPart, secrets: list[str]) -> ToolResultPart:
+    """Return `part`, or a copy with `secrets` redacted from its text and its files."""
+    text = redact(part.content, secrets)
+    files = tuple(_redact_file(file, secrets) for file in part.files)
+    if text == part.content and all(a is b for a, b in zip(files, part.files, strict=True)):
+        return part
+    return replace(part, content=text, files=files)
+
+
+def _redact_file(file: ImagePart | DocumentPart, secrets: list[str]) -> ImagePart | DocumentPart:
+    """Return `file`, or a copy with `secrets` redacted from its URL and name.
+
+    Base64 data is left as it is: a key in it is not the key's text, and
+    changing it would break the file.
+    """
+    source = file.source
+    if isinstance(source, UrlSource) and redact(source.url, secrets) != source.url:
+        file = replace(file, source=UrlSource(url=redact(source.url, secrets)))
+    if isinstance(file, DocumentPart) and file.name is not None:
+        name = redact(file.name, secrets)
+        if name != file.name:
+            file = replace(file, name=name)
+    return file
 
 
 def _redact_json(value: JsonValue, secrets: list[str]) -> JsonValue:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from layer0 import Base64Source, UrlSource
 from neuron_turn.loop.http_errors import (
     REDACTED,
     body_prefix,
@@ -19,10 +20,13 @@ from neuron_turn.loop.http_errors import (
     transport_errors,
 )
 from neuron_turn.loop.provider import (
+    DocumentPart,
+    ImagePart,
     ProviderResponse,
     RawPart,
     TextPart,
     ThinkingPart,
+    ToolResultPart,
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import (
@@ -317,3 +321,28 @@ def test_redact_response_returns_the_same_answer_when_no_key_is_in_it() -> None:
     response = ProviderResponse(content=[TextPart("hello")], stop_reason="end_turn")
     assert redact_response(response, ["sk-live-0123456789"]) is response
     assert redact_response(response, [None, ""]) is response
+
+
+def test_redact_response_hides_a_key_in_the_url_and_name_of_a_file() -> None:
+    key = "sk-live-0123456789"
+    data = Base64Source(data="c2stbGl2ZS0wMTIzNDU2Nzg5")  # the key in base64: not its text
+    files = (
+        ImagePart(UrlSource(url=f"https://example.com/a.png?key={key}"), "image/png"),
+        DocumentPart(data, "application/pdf", f"{key}.pdf"),
+    )
+    response = ProviderResponse(
+        content=[ToolResultPart("c1", "ok", files=files), files[0]], stop_reason="end_turn"
+    )
+    redacted = redact_response(response, [key])
+    assert key not in repr(redacted.content)
+    result = redacted.content[0]
+    assert isinstance(result, ToolResultPart)
+    assert result.files == (
+        ImagePart(UrlSource(url=f"https://example.com/a.png?key={REDACTED}"), "image/png"),
+        DocumentPart(data, "application/pdf", f"{REDACTED}.pdf"),
+    )
+    assert redacted.content[1] == result.files[0]
+    clean = ProviderResponse(
+        content=[ToolResultPart("c1", "ok", files=(files[1],))], stop_reason="end_turn"
+    )
+    assert redact_response(clean, ["another-key"]) is clean

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from layer0 import EffectPolicy, ModelError
-from neuron_tool import ToolRegistry, tool
+from neuron_tool import ToolRegistry, ToolReturn, document_block, image_block, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, OutputSpec
 from neuron_turn.testing import SchemaProvider, UnofferedToolError
 
@@ -76,6 +76,24 @@ async def test_a_text_turn_answers_with_the_tools_results_by_name() -> None:
     assert json.loads(output.message.as_text() or "") == {
         "add": 0,
         "book": "booked aaa for 1 night(s)",
+    }
+
+
+@tool
+async def shoot() -> ToolReturn:
+    """Take a screenshot and fetch the report."""
+    files = [image_block(b"\x89PNG"), document_block(b"%PDF-1.7 plan", name="q3.pdf")]
+    return ToolReturn("took them", files=files)
+
+
+async def test_a_results_files_are_named_in_the_answer_never_their_data() -> None:
+    turn = NeuronTurn(SchemaProvider(), tools=ToolRegistry([shoot]))
+    output = await turn.execute(ask())
+    assert json.loads(output.message.as_text() or "") == {
+        "shoot": {
+            "result": "took them",
+            "files": ["an image (image/png)", "the document q3.pdf (application/pdf)"],
+        }
     }
 
 

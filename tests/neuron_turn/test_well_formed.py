@@ -9,19 +9,25 @@ from pathlib import Path
 import pytest
 
 from layer0 import (
+    Base64Source,
+    Content,
     Continue,
     Halt,
     HookAction,
     HookContext,
     HookPoint,
     NonRetryableError,
+    TextBlock,
+    TurnInput,
     TurnOutput,
 )
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import tool
+from neuron_tool import document_block, tool
 from neuron_turn import (
+    DocumentPart,
+    ImagePart,
     ProviderResponse,
     TextDelta,
     TextPart,
@@ -30,7 +36,7 @@ from neuron_turn import (
     ToolUsePart,
 )
 from neuron_turn.loop._convert import history_from_json
-from neuron_turn.loop._well_formed import well_formed, well_formed_json
+from neuron_turn.loop._well_formed import well_formed, well_formed_json, well_formed_part
 
 from .support import appended, ask, build, calls, echo
 
@@ -125,6 +131,36 @@ async def test_a_tool_result_holding_surrogate_escapes_is_replaced() -> None:
     output = await turn.execute(ask("list"))
     assert output.model_dump_json()
     assert provider.requests[1].messages[-1].content == [ToolResultPart("c1", "report-\ufffd.txt")]
+
+
+PDF = Base64Source(data="JVBERi0x")
+
+
+def test_the_names_of_a_results_files_are_repaired_like_its_text() -> None:
+    image = ImagePart(PDF, "image/png")
+    named = DocumentPart(PDF, "application/pdf", os.fsdecode(b"q3-\xff.pdf"))
+    repaired = well_formed_part(ToolResultPart("c1", "ok", files=(image, named)))
+    assert repaired == ToolResultPart(
+        "c1", "ok", files=(image, DocumentPart(PDF, "application/pdf", "q3-\ufffd.pdf"))
+    )
+    assert isinstance(repaired, ToolResultPart) and repaired.files[0] is image
+    clean = ToolResultPart("c1", "ok", files=(image, DocumentPart(PDF, "application/pdf", "é")))
+    assert well_formed_part(clean) is clean
+
+
+def test_a_files_media_type_is_repaired_too() -> None:
+    odd = ImagePart(PDF, "image/\udcff")
+    repaired = well_formed_part(ToolResultPart("c1", "ok", files=(odd,)))
+    assert repaired == ToolResultPart("c1", "ok", files=(ImagePart(PDF, "image/\ufffd"),))
+
+
+async def test_a_document_named_with_a_lone_surrogate_in_the_input_is_refused() -> None:
+    turn, provider = build([_end_turn_with(TextPart("never"))])
+    name = os.fsdecode(b"plan-\xff.pdf")
+    message = Content([TextBlock(text="read"), document_block(b"%PDF-1.7", name=name)])
+    with pytest.raises(NonRetryableError, match="lone UTF-16 surrogate"):
+        await turn.execute(TurnInput(message=message, trigger="user"))
+    assert provider.requests == []
 
 
 async def test_an_input_message_holding_a_lone_surrogate_is_refused_before_any_call() -> None:

@@ -35,7 +35,7 @@ from neuron_tool.files import ToolReturn
 from ._convert import file_parts, json_text
 from ._run import RunState, tool_call_record
 from ._tool_input import UNRUN, AnsweredCall
-from ._well_formed import well_formed
+from ._well_formed import well_formed, well_formed_part
 from .approval import PendingCall
 from .effect_answers import answered_form, current_answerer, delegation_sessions
 from .effect_tools import EFFECT_TOOL_NAMES, EffectToolError, declare_effect, effect_tool_schemas
@@ -342,4 +342,6 @@ def _finish(
     record = tool_call_record(call.name, duration, ok)
     # A tool's text may hold lone surrogates (bytes decoded with surrogateescape).
     result = ToolResultPart(call.id, well_formed(text), not ok, files)
+    if files:
+        result = well_formed_part(result)  # a document's name may hold them too
     return _Done(result, record, used)

@@ -24,7 +24,7 @@ from layer0 import (
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import document_block, tool
+from neuron_tool import ToolReturn, document_block, tool
 from neuron_turn import (
     DocumentPart,
     ImagePart,
@@ -38,7 +38,7 @@ from neuron_turn import (
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._well_formed import well_formed, well_formed_json, well_formed_part
 
-from .support import appended, ask, build, calls, echo
+from .support import answer, appended, ask, build, call, calls, echo
 
 SESSION = "s1"
 
@@ -220,3 +220,19 @@ async def test_a_halt_after_the_model_asked_for_tools_leaves_no_call_open(
         ToolResultPart("c1", "Not run: the turn ended before this call ran.", is_error=True)
     ]
     assert second.message.as_text() == "ok"
+
+
+async def test_a_tools_document_named_with_a_lone_surrogate_is_repaired_not_a_crash() -> None:
+    @tool
+    async def fetch() -> ToolReturn:
+        """Fetch the report."""
+        name = os.fsdecode(b"q3-\xff.pdf")  # a file name that is not UTF-8
+        return ToolReturn("got it", files=[document_block(b"%PDF-1.7", name=name)])
+
+    turn, model = build([calls(call("c1", "fetch")), answer("ok")], tools=[fetch])
+    output = await turn.execute(ask("get it", session="s1"))
+
+    output.model_dump_json()  # the stored history holds the name: it must be writable
+    (result,) = model.requests[1].messages[-1].content
+    assert isinstance(result, ToolResultPart)
+    assert isinstance(result.files[0], DocumentPart) and result.files[0].name == "q3-\ufffd.pdf"

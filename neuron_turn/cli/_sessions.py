@@ -24,7 +24,7 @@ from pydantic import JsonValue
 from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
 
 from ..loop._convert import TOOL_FILES_TYPE
-from ..loop.documents import DOCUMENT_TYPE, document_from_block
+from ..loop._file_names import file_named, tool_files_named
 from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
 
@@ -170,31 +170,10 @@ def _content_text(content: Content) -> str:
             marker = "error" if block.is_error else "result"
             parts.append(f"[{marker}: {_short(block.content)}]")
         elif block.type == "custom" and block.content_type == TOOL_FILES_TYPE:
-            parts.append(_tool_files(block.data))
+            parts.append(tool_files_named(block.data))
         else:
-            parts.append(_file(block.model_dump(mode="json")) or f"[{block.type}]")
+            parts.append(file_named(block.model_dump(mode="json")) or f"[{block.type}]")
     return " ".join(parts)
-
-
-def _tool_files(data: JsonValue) -> str:
-    """The files a tool returned (the block after its result), each named as a message's are."""
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list):
-        return "[tool files: unreadable]"  # never the JSON: it may hold their base64
-    return " ".join(_file(file) or "[unreadable file]" for file in files)
-
-
-def _file(block: JsonValue) -> str | None:
-    """An image or document block named (`[image image/png]`, `[document q3.pdf]`); else None."""
-    if not isinstance(block, dict):
-        return None
-    if block.get("type") == "image":
-        return f"[image {block.get('media_type')}]"
-    if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
-        document = document_from_block(block.get("data"))
-        if document is not None:
-            return f"[document {document.name or document.media_type}]"
-    return None
 
 
 def _short(value: object, limit: int = 120) -> str:

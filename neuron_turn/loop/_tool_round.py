@@ -22,7 +22,7 @@ import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
@@ -343,5 +343,6 @@ def _finish(
     # A tool's text may hold lone surrogates (bytes decoded with surrogateescape).
     result = ToolResultPart(call.id, well_formed(text), not ok, files)
     if files:
-        result = well_formed_part(result)  # a document's name may hold them too
+        # A document's name may hold them too.
+        result = cast(ToolResultPart, well_formed_part(result))
     return _Done(result, record, used)

@@ -29,7 +29,7 @@ from layer0 import (
 
 from ..loop._convert import TOOL_FILES_TYPE
 from ..loop._exit_text import exit_reason_text
-from ..loop.documents import DOCUMENT_TYPE, document_from_block
+from ..loop._file_names import file_named, tool_files_named
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
@@ -275,32 +275,11 @@ def _block(block: JsonValue) -> str:
         return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
     # Named, never dumped: an image's or a document's bytes are megabytes of base64.
     if kind == "custom" and block.get("content_type") == TOOL_FILES_TYPE:
-        return f"<pre>{escape(_tool_files(block.get('data')))}</pre>"
-    named = _file(block)
+        return f"<pre>{escape(tool_files_named(block.get('data')))}</pre>"
+    named = file_named(block)
     if named is not None:
         return f"<pre>{escape(named)}</pre>"
     return f"<pre>{escape(_json(block))}</pre>"
-
-
-def _tool_files(data: JsonValue) -> str:
-    """The files a tool returned (the block after its result), each named as a message's are."""
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list):
-        return "[tool files: unreadable]"  # never the JSON: it may hold their base64
-    return " ".join(_file(file) or "[unreadable file]" for file in files)
-
-
-def _file(block: JsonValue) -> str | None:
-    """An image or document block named (`[image image/png]`, `[document q3.pdf]`); else None."""
-    if not isinstance(block, dict):
-        return None
-    if block.get("type") == "image":
-        return f"[image {block.get('media_type')}]"
-    if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
-        document = document_from_block(block.get("data"))
-        if document is not None:
-            return f"[document {document.name or document.media_type}]"
-    return None
 
 
 def _effect(effect: Effect) -> str:

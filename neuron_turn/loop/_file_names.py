@@ -1,0 +1,32 @@
+"""Files in stored history named for a person (`history`, the viewer), never dumped.
+
+An image's or a document's data is megabytes of base64: a listing names each
+by its media type or file name instead.
+"""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+
+from .documents import DOCUMENT_TYPE, document_from_block
+
+
+def tool_files_named(data: JsonValue) -> str:
+    """The files a tool returned (the block after its result), each named as a message's are."""
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return "[tool files: unreadable]"  # never the JSON: it may hold their base64
+    return " ".join(file_named(file) or "[unreadable file]" for file in files)
+
+
+def file_named(block: JsonValue) -> str | None:
+    """An image or document block named (`[image image/png]`, `[document q3.pdf]`); else None."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "image":
+        return f"[image {block.get('media_type')}]"
+    if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
+        document = document_from_block(block.get("data"))
+        if document is not None:
+            return f"[document {document.name or document.media_type}]"
+    return None

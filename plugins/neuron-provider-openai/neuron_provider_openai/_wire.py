@@ -168,26 +168,15 @@ def build_messages(
     messages: list[JsonValue] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
-    tool_names = _tool_names_by_id(request.messages)
+    calls: ProviderMessage | None = None
     for message in request.messages:
         messages.extend(
             message_to_wire(
-                message,
-                system_role=system_role,
-                reasoning_field=reasoning_field,
-                tool_names=tool_names,
+                message, system_role=system_role, reasoning_field=reasoning_field, calls=calls
             )
         )
+        calls = message
     return messages
-
-
-def _tool_names_by_id(messages: Sequence[ProviderMessage]) -> dict[str, str]:
-    return {
-        part.id: part.name
-        for message in messages
-        for part in message.content
-        if isinstance(part, ToolUsePart)
-    }
 
 
 def message_to_wire(
@@ -195,17 +184,18 @@ def message_to_wire(
     *,
     system_role: SystemRole,
     reasoning_field: str | None = None,
-    tool_names: Mapping[str, str] | None = None,
+    calls: ProviderMessage | None = None,
 ) -> list[Json]:
     """One message as one or more wire messages (tool results each become their own).
 
-    `tool_names` (call id to tool name) names the call a result's files came from.
+    `calls`: the message before it, whose tool calls its results answer; it names
+    the tool a result's files came from.
     """
     if message.role == "assistant":
         return [_assistant_message(message.content, reasoning_field)]
     if message.role == "system":
         return [{"role": system_role, "content": _system_text(message.content)}]
-    return _user_messages(message.content, tool_names or {})
+    return _user_messages(message.content, calls)
 
 
 def _system_text(parts: Sequence[ContentPart]) -> str:
@@ -218,7 +208,7 @@ def _system_text(parts: Sequence[ContentPart]) -> str:
     return "\n".join(texts)
 
 
-def _user_messages(parts: Sequence[ContentPart], tool_names: Mapping[str, str]) -> list[Json]:
+def _user_messages(parts: Sequence[ContentPart], calls: ProviderMessage | None) -> list[Json]:
     """Tool results first (they must follow the assistant's tool calls), then the rest.
 
     The loop sends a round's tool results as one user message, possibly with
@@ -233,7 +223,8 @@ def _user_messages(parts: Sequence[ContentPart], tool_names: Mapping[str, str]) 
     for part in parts:
         if isinstance(part, ToolResultPart):
             tool_messages.append(tool_result_to_wire(part))
-            shown.extend(_tool_files(part, tool_names.get(part.tool_use_id)))
+            if part.files:
+                shown.extend(_tool_files(part, _tool_name(calls, part.tool_use_id)))
         elif isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
@@ -266,10 +257,18 @@ def tool_result_to_wire(part: ToolResultPart) -> Json:
     return {"role": "tool", "tool_call_id": part.tool_use_id, "content": content}
 
 
+def _tool_name(calls: ProviderMessage | None, call_id: str) -> str | None:
+    """The name of the tool `call_id` called, looked up only for a result with files."""
+    if calls is None:
+        return None
+    for part in calls.content:
+        if isinstance(part, ToolUsePart) and part.id == call_id:
+            return part.name
+    return None
+
+
 def _tool_files(result: ToolResultPart, tool_name: str | None) -> list[JsonValue]:
     """The content parts showing a result's files: an intro naming the call, then each file."""
-    if not result.files:
-        return []
     intro: JsonValue = {"type": "text", "text": files_intro(result, tool_name)}
     return [intro, *(_tool_file(file) for file in result.files)]
 

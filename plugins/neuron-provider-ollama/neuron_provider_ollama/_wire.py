@@ -199,19 +199,21 @@ def _message(message: ProviderMessage, tool_names: Mapping[str, str]) -> list[Js
     """
     wire: list[JsonObject] = []
     current: _WireMessage | None = None
-    shown = _WireMessage(message.role)
+    shown: _WireMessage | None = None  # made only for a result with files
     for part in message.content:
         if isinstance(part, ToolResultPart):
             if current is not None:
                 wire.append(current.to_json())
                 current = None
             wire.append(_tool_result(part, tool_names))
-            _add_tool_files(shown, part, tool_names.get(part.tool_use_id))
+            if part.files:
+                shown = shown or _WireMessage(message.role)
+                _add_tool_files(shown, part, tool_names.get(part.tool_use_id))
             continue
         if current is None:
             current = _WireMessage(message.role)
         _add_part(current, part)
-    if shown.texts:
+    if shown is not None:
         if current is None:
             current = shown
         else:
@@ -251,8 +253,6 @@ def _add_tool_files(message: _WireMessage, result: ToolResultPart, tool_name: st
     A tool's file is not the caller's request, so what Ollama cannot take
     does not fail the call: the model is told it is not shown instead.
     """
-    if not result.files:
-        return
     message.texts.append(files_intro(result, tool_name))
     for file in result.files:
         if isinstance(file, DocumentPart):

@@ -12,12 +12,14 @@ from typing import Final
 from layer0 import HISTORY_KEY, Scope, SessionScope
 
 from .continuation import KEPT_COUNTS_KEY
+from .paused_options import PAUSED_OPTIONS_KEY
 from .standing import STANDING_KEY
 
 _HELD: Final[Mapping[str, str]] = {
     HISTORY_KEY: "its conversation history",
     STANDING_KEY: "a person's standing decisions",
     KEPT_COUNTS_KEY: "the counts of a turn kept in part",
+    PAUSED_OPTIONS_KEY: "the options a turn paused for approval keeps for its resume",
 }
 
 

@@ -142,6 +142,7 @@ from .output import (
     output_value,
 )
 from .output_validators import SentBack, validated
+from .paused_options import has_own_options, paused_options_effect, with_paused_options
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
     ContentPart,
@@ -374,6 +375,8 @@ class NeuronTurn(Generic[OutT]):
     async def _run(
         self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object
     ) -> TurnOutput:
+        if _resumes(input.metadata) and not has_own_options(input.metadata):
+            input = await self._with_paused_options(input)
         options = read_call_options(input.metadata)
         if options.stop_at_tools:
             where = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['stop_at_tools']"
@@ -497,6 +500,8 @@ class NeuronTurn(Generic[OutT]):
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
         result = run.output(reason)
+        if reason == AWAITING_APPROVAL:
+            result = _keeping_options(result, run, input)
         message = None if reason == GUARDRAIL_TRIPPED else output.message()
         if message is not None:
             result = result.model_copy(update={"message": message})
@@ -728,6 +733,13 @@ class NeuronTurn(Generic[OutT]):
                 if not waiting[call.id]:
                     answers[call.id] = _last_answer(theirs) or _NO_ANSWER
         return waiting, answers
+
+    async def _with_paused_options(self, input: TurnInput) -> TurnInput:
+        """A resume with the options its pause kept (`paused_options`), when it has a session."""
+        if self.state is None or input.session is None:
+            return input
+        pending = pending_in(await self._read_history(input.session))
+        return await with_paused_options(input, self.state, pending)
 
     async def _read_history(self, session: str | None) -> list[ProviderMessage]:
         if session is None or self.state is None:
@@ -1203,6 +1215,22 @@ def _keeping_counts(output: TurnOutput, run: RunState, counts: CarriedCounts) ->
     if kept is None:
         return output
     return output.model_copy(update={"effects": [kept, *output.effects]})
+
+
+def _keeping_options(output: TurnOutput, run: RunState, input: TurnInput) -> TurnOutput:
+    """`output` (a pause) also keeping the input's options for its resume, in the session."""
+    if run.session is None:
+        return output
+    usage = run.settings.usage_limits
+    left = None if usage is None else usage.left(run.tool_calls, run.tokens_in, run.tokens_out)
+    kept = paused_options_effect(run.session, input.metadata, left, pending_in(run.messages))
+    if kept is None:
+        return output
+    return output.model_copy(update={"effects": [kept, *output.effects]})
+
+
+def _resumes(metadata: JsonValue) -> bool:
+    return isinstance(metadata, dict) and DECISIONS_KEY in metadata
 
 
 def _carried(parts: Sequence[ContentPart]) -> Sequence[ContentPart]:

@@ -1,0 +1,103 @@
+"""An input's own options, kept across an approval pause so its resume answers as it would have.
+
+An input may carry options of its own in its metadata: an output schema, usage
+limits, stop tools (`TurnInput.metadata["neuron_turn"]`). A resume
+(`resume_input`) is built later, often in another process, from the session and
+the decisions alone, and does not know them: before, the resumed part answered
+untyped, with no usage limits and no stop tools. So a turn that pauses for
+approval keeps them in its session, under `PAUSED_OPTIONS_KEY` beside the
+history it appends, naming the calls that wait; a resume that carries no
+options of its own takes them from there: the usage limits as what the first
+part left of them. A tool choice is not kept: the paused part already called a
+tool, so a choice that forced one is spent. A resume that carries its own
+options uses those, and a record kept for other calls (an older pause) is not
+used. No tool may read or change the key (`_loop_keys`), so a model cannot lift
+its own limits.
+
+    {"pending": ["toolu_01"], "options": {"output_schema": {...}, "output_name": "Answer",
+                                          "usage_limits": {"tool_calls": 3}}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import (
+    NonRetryableError,
+    SessionId,
+    SessionScope,
+    StateReader,
+    TurnInput,
+    WriteMemoryEffect,
+)
+
+from ._output_round import CALL_OPTIONS_KEY
+from ._stored_history import read_kept
+from .limits import UsageLimits
+from .provider import ToolUsePart
+
+__all__ = ["PAUSED_OPTIONS_KEY", "has_own_options", "paused_options_effect", "with_paused_options"]
+
+PAUSED_OPTIONS_KEY: Final = "neuron_turn/paused_options"
+"""The session-scope key of the options a turn paused for approval keeps for its resume."""
+
+_KEPT: Final = ("output_schema", "output_name", "usage_limits", "stop_at_tools")
+
+
+def paused_options_effect(
+    session: SessionId,
+    metadata: JsonValue,
+    usage_left: UsageLimits | None,
+    pending: Sequence[ToolUsePart],
+) -> WriteMemoryEffect | None:
+    """The effect keeping an input's options for the resume of its pause (None: it has none).
+
+    `usage_left` is what the paused part left of the usage limits; `pending`, the
+    calls the pause waits on.
+    """
+    options = metadata.get(CALL_OPTIONS_KEY) if isinstance(metadata, dict) else None
+    kept: dict[str, JsonValue] = (
+        {key: options[key] for key in _KEPT if options.get(key) is not None}
+        if isinstance(options, dict)
+        else {}
+    )
+    if usage_left is not None:
+        kept["usage_limits"] = usage_left.to_json()
+    if not kept:
+        return None
+    value: JsonValue = {"pending": [call.id for call in pending], "options": kept}
+    return WriteMemoryEffect(scope=SessionScope(id=session), key=PAUSED_OPTIONS_KEY, value=value)
+
+
+def has_own_options(metadata: JsonValue) -> bool:
+    """Whether an input carries options of its own (then a pause's kept ones are not used)."""
+    return isinstance(metadata, dict) and metadata.get(CALL_OPTIONS_KEY) is not None
+
+
+async def with_paused_options(
+    input: TurnInput, state: StateReader, pending: Sequence[ToolUsePart]
+) -> TurnInput:
+    """`input` (a resume of the pause on `pending`) with the options that pause kept, if any.
+
+    Raises:
+        NonRetryableError: what the session keeps under the key is not such a record.
+        RetryableError: the store failed.
+    """
+    assert input.session is not None
+    kept = await read_kept(state, input.session, PAUSED_OPTIONS_KEY, "the options of a pause")
+    if kept is None:
+        return input
+    where = f"the options kept for the pause of session {input.session!r}"
+    if not (
+        isinstance(kept, dict)
+        and isinstance(kept.get("pending"), list)
+        and isinstance(kept.get("options"), dict)
+    ):
+        raise NonRetryableError(f"{where} must be an object of 'pending' calls and 'options'")
+    if kept["pending"] != [call.id for call in pending]:
+        return input  # kept by an earlier pause, for other calls
+    metadata = input.metadata if isinstance(input.metadata, dict) else {}
+    return input.model_copy(update={"metadata": {**metadata, CALL_OPTIONS_KEY: kept["options"]}})

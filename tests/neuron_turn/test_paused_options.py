@@ -1,0 +1,214 @@
+"""An input's own options survive its approval pause: the resume answers as the turn would have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import JsonValue
+
+from layer0 import (
+    DispatchFailed,
+    EffectPolicy,
+    NonRetryableError,
+    SessionScope,
+    TurnInput,
+    WriteMemoryEffect,
+)
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import (
+    ApprovalPolicy,
+    Decision,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ToolResultPart,
+    limit_crossed,
+    output_value,
+    resume_input,
+)
+from neuron_turn.loop.paused_options import PAUSED_OPTIONS_KEY
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, call, calls
+
+SESSION = SessionScope(id="s1")
+
+SCHEMA: JsonValue = {
+    "type": "object",
+    "properties": {"deleted": {"type": "integer"}},
+    "required": ["deleted"],
+}
+
+
+@tool
+async def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+@tool
+async def read_file(path: str) -> str:
+    """Read a file."""
+    return f"(contents of {path})"
+
+
+def _options(**options: JsonValue) -> dict[str, JsonValue]:
+    return {"neuron_turn": options}
+
+
+class _Agent:
+    """One agent on a local orchestrator whose store outlives each scripted model."""
+
+    def __init__(self) -> None:
+        self.store = InMemoryStore()
+        self.model = ScriptedProvider([])
+
+    async def run(self, script: list[Any], request: TurnInput, **config: Any) -> Any:
+        self.model = ScriptedProvider(script)
+        settings = NeuronTurnConfig(
+            model="test-model", approval=ApprovalPolicy.of(["delete_file"]), **config
+        )
+        turn = NeuronTurn(
+            self.model,
+            tools=ToolRegistry([delete_file, read_file]),
+            state=self.store,
+            config=settings,
+        )
+        return await LocalOrchestrator({"a": turn}, self.store).dispatch("a", request)
+
+
+def _ask(metadata: JsonValue = None) -> TurnInput:
+    return TurnInput(message="tidy up", trigger="user", session="s1", metadata=metadata)
+
+
+async def test_a_typed_answer_asked_for_by_the_input_is_typed_after_the_resume() -> None:
+    agent = _Agent()
+    paused = await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        _ask(_options(output_schema=SCHEMA, output_name="Tidied")),
+    )
+    assert paused.exit_reason.model_dump() == {"custom": "awaiting_approval"}
+
+    done = await agent.run([answer('{"deleted": 1}')], resume_input("s1", [Decision.approve("c1")]))
+
+    assert output_value(done) == {"deleted": 1}
+
+
+async def test_the_resume_gets_what_the_paused_part_left_of_the_usage_limits() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "read_file", path="a"), call("c2", "delete_file", path="b"))],
+        _ask(_options(usage_limits={"tool_calls": 3})),
+    )
+    kept = await agent.store.read(SESSION, PAUSED_OPTIONS_KEY)
+    assert kept == {"pending": ["c2"], "options": {"usage_limits": {"tool_calls": 1}}}
+
+    done = await agent.run(
+        [calls(call("c3", "read_file", path="c"), call("c4", "read_file", path="d"))],
+        resume_input("s1", [Decision.approve("c2")]),
+    )
+
+    assert done.exit_reason == "budget_exhausted"
+    crossed = limit_crossed(done)
+    assert crossed is not None and crossed.limit == "tool_calls"
+    assert len(agent.model.requests) == 1  # no model call after the refused batch
+
+
+async def test_a_stop_tool_the_input_named_ends_the_resumed_turn_with_its_result() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        _ask(_options(stop_at_tools=["delete_file"])),
+    )
+
+    done = await agent.run([], resume_input("s1", [Decision.approve("c1")]))
+
+    assert done.exit_reason == "complete"
+    assert done.message.root == "deleted old.log"
+    assert agent.model.requests == []  # no model call after the stop tool
+
+
+async def test_a_resume_with_options_of_its_own_uses_those() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        _ask(_options(output_schema=SCHEMA)),
+    )
+    resume = resume_input("s1", [Decision.approve("c1")])
+    assert isinstance(resume.metadata, dict)
+    own = resume.model_copy(
+        update={"metadata": {**resume.metadata, **_options(stop_at_tools=["delete_file"])}}
+    )
+
+    done = await agent.run([answer("never")], own)
+
+    assert done.message.root == "deleted old.log"  # its stop tool, not the kept schema
+
+
+async def test_options_kept_by_an_earlier_pause_are_not_used_for_a_later_one() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="a"))], _ask(_options(output_schema=SCHEMA))
+    )
+    await agent.run([answer('{"deleted": 1}')], resume_input("s1", [Decision.approve("c1")]))
+    await agent.run([calls(call("c2", "delete_file", path="b"))], _ask())  # no options
+
+    done = await agent.run([answer("done, untyped")], resume_input("s1", [Decision.approve("c2")]))
+
+    assert done.exit_reason == "complete" and done.message.root == "done, untyped"
+
+
+async def test_a_pause_of_an_input_without_options_keeps_nothing() -> None:
+    agent = _Agent()
+    paused = await agent.run([calls(call("c1", "delete_file", path="a"))], _ask())
+    assert not any(
+        isinstance(e, WriteMemoryEffect) and e.key == PAUSED_OPTIONS_KEY for e in paused.effects
+    )
+
+
+async def test_a_kept_record_another_program_spoiled_stops_the_resume_naming_it() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="a"))], _ask(_options(output_schema=SCHEMA))
+    )
+    await agent.store.write(SESSION, PAUSED_OPTIONS_KEY, ["not", "a", "record"])
+
+    with pytest.raises(DispatchFailed) as failed:
+        await agent.run([answer("never")], resume_input("s1", [Decision.approve("c1")]))
+    assert isinstance(failed.value.__cause__, NonRetryableError)
+    assert "the options kept for the pause of session 's1' must be an object" in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_memory", {"scope": "session:s1", "key": PAUSED_OPTIONS_KEY, "value": {}}),
+        ("delete_memory", {"scope": "session:s1", "key": PAUSED_OPTIONS_KEY}),
+        ("read_memory", {"scope": "session:s1", "key": PAUSED_OPTIONS_KEY}),
+    ],
+)
+async def test_a_model_can_neither_lift_nor_read_the_kept_options(
+    name: str, arguments: dict[str, JsonValue]
+) -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="a"))],
+        _ask(_options(usage_limits={"tool_calls": 2})),
+    )
+    kept = await agent.store.read(SESSION, PAUSED_OPTIONS_KEY)
+
+    done = await agent.run(
+        [calls(call("m1", name, **arguments)), answer("tried")],
+        resume_input("s1", [Decision.approve("c1")]),
+        effect_policy=EffectPolicy(grants=["*"]),
+    )
+
+    told = agent.model.requests[1].messages[-1].content[0]
+    assert isinstance(told, ToolResultPart) and told.is_error
+    assert "the options a turn paused for approval keeps for its resume" in told.content
+    assert not any(
+        isinstance(e, WriteMemoryEffect) and e.key == PAUSED_OPTIONS_KEY for e in done.effects
+    )
+    assert await agent.store.read(SESSION, PAUSED_OPTIONS_KEY) == kept

@@ -73,8 +73,12 @@ def paused_options_effect(
 
 
 def has_own_options(metadata: JsonValue) -> bool:
-    """Whether an input carries options of its own (then a pause's kept ones are not used)."""
-    return isinstance(metadata, dict) and metadata.get(CALL_OPTIONS_KEY) is not None
+    """Whether an input carries options a pause keeps (then the kept ones are not used).
+
+    Others (`record`, asked for by an orchestrator keeping a timeline) do not count.
+    """
+    options = metadata.get(CALL_OPTIONS_KEY) if isinstance(metadata, dict) else None
+    return isinstance(options, dict) and any(options.get(key) is not None for key in _KEPT)
 
 
 async def with_paused_options(
@@ -100,4 +104,7 @@ async def with_paused_options(
     if kept["pending"] != [call.id for call in pending]:
         return input  # kept by an earlier pause, for other calls
     metadata = input.metadata if isinstance(input.metadata, dict) else {}
-    return input.model_copy(update={"metadata": {**metadata, CALL_OPTIONS_KEY: kept["options"]}})
+    own, carried = metadata.get(CALL_OPTIONS_KEY), kept["options"]
+    assert isinstance(carried, dict)  # checked above
+    options = {**carried, **own} if isinstance(own, dict) else carried
+    return input.model_copy(update={"metadata": {**metadata, CALL_OPTIONS_KEY: options}})

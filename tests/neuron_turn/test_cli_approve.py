@@ -149,6 +149,19 @@ def test_yes_on_the_terminal_runs_the_call_and_finishes_the_turn(
     assert "complete, 2 turns, 22 tokens in / 8 out, $0.0012" in rest
 
 
+def test_the_runs_own_options_hold_after_yes_on_the_terminal(
+    env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    # The stop tool is the run's option, not the turn's config: the pause keeps it.
+    options = ["--approve-tool", "fixture_add", "--stop-at-tool", "fixture_add"]
+    terminal = open_terminal(terminals, env, "run", "add", *TOOL, *options)
+    terminal.expect(PROMPT)
+    terminal.answer("y")
+    code, out, rest = terminal.end()
+    assert (code, out) == (0, "5\n"), rest  # the tool's result; no model call after it
+    assert "complete, 1 turn," in rest
+
+
 def test_no_on_the_terminal_asks_why_and_the_model_reads_it(
     env: dict[str, str], terminals: list[Terminal]
 ) -> None:

@@ -212,3 +212,17 @@ async def test_a_model_can_neither_lift_nor_read_the_kept_options(
         isinstance(e, WriteMemoryEffect) and e.key == PAUSED_OPTIONS_KEY for e in done.effects
     )
     assert await agent.store.read(SESSION, PAUSED_OPTIONS_KEY) == kept
+
+
+async def test_a_resume_carrying_only_other_options_still_gets_the_kept_ones() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))], _ask(_options(output_schema=SCHEMA))
+    )
+    resume = resume_input("s1", [Decision.approve("c1")])
+    assert isinstance(resume.metadata, dict)
+    other = resume.model_copy(update={"metadata": {**resume.metadata, **_options(pin=False)}})
+
+    done = await agent.run([answer('{"deleted": 1}')], other)
+
+    assert output_value(done) == {"deleted": 1}

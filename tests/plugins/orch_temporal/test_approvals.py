@@ -235,3 +235,20 @@ async def test_a_decision_given_always_reaches_the_worker_and_decides_later_turn
     # The second turn's delete ran without asking: the first's decision stands.
     assert later.output.exit_reason == "complete"
     assert runs(log) == ["read notes.txt", "delete old.log"] * 2
+
+
+async def test_the_inputs_own_stop_tool_holds_in_the_resumed_part(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    log, store = tmp_path / "tools.log", InMemoryStore()
+    stopping = TIDY.model_copy(
+        update={"metadata": {"neuron_turn": {"stop_at_tools": ["delete_file"]}}}
+    )
+    async with hosting(env, {"cleaner": cleaner_agent(log, state=store)}, store) as orchestrator:
+        with env.auto_time_skipping_disabled():
+            await orchestrator.run("cleaner", stopping, workflow_id="approve-options")
+            done = await orchestrator.decide("approve-options", [Decision.approve("c2")])
+    # The kept option, not the model: the approved stop tool's result is the answer.
+    assert done.output.exit_reason == "complete"
+    assert done.output.message.as_text() == "deleted old.log"
+    assert runs(log) == ["read notes.txt", "delete old.log"]

@@ -194,22 +194,9 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 def _add_run_options(run: argparse.ArgumentParser) -> None:
     """The options of `run` after its prompt and session (`resume` takes them too)."""
     _add_turn_arguments(run)
-    run.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
-    run.add_argument("--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05")
-    run.add_argument(
-        "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
-    )
-    for limit, what in _USAGE_FLAGS.items():
-        flag = "--max-" + limit.replace("_", "-")
-        run.add_argument(flag, type=whole_number, metavar="N", help=what)
+    _add_limit_arguments(run)
     _add_allow_tool_argument(run)
-    run.add_argument(
-        "--stop-at-tool",
-        action="append",
-        metavar="NAME",
-        help="end the turn with this tool's result once a call of it succeeds, no model "
-        "call after it (repeat)",
-    )
+    _add_stop_argument(run)
     run.add_argument(
         "--fail-if-changed",
         action="store_true",
@@ -249,6 +236,30 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         "--jsonl",
         action="store_true",
         help="print every event of the turn as a JSON line as it happens, the output last",
+    )
+
+
+def _add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The limits of a turn: model calls, money, time, and the usage limits (`run`, `chat`)."""
+    parser.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
+    parser.add_argument(
+        "--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05"
+    )
+    parser.add_argument(
+        "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
+    )
+    for limit, what in _USAGE_FLAGS.items():
+        flag = "--max-" + limit.replace("_", "-")
+        parser.add_argument(flag, type=whole_number, metavar="N", help=what)
+
+
+def _add_stop_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stop-at-tool",
+        action="append",
+        metavar="NAME",
+        help="end the turn with this tool's result once a call of it succeeds, no model "
+        "call after it (repeat)",
     )
 
 
@@ -297,8 +308,9 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     chat.add_argument("--session", metavar="ID", help="continue this conversation")
-    chat.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
+    _add_limit_arguments(chat)  # each answer's own
     _add_allow_tool_argument(chat)
+    _add_stop_argument(chat)
     _add_turn_arguments(chat)
     add_state_argument(chat)
     chat.set_defaults(handler=_chat_command)
@@ -308,11 +320,7 @@ def _chat_command(args: argparse.Namespace) -> int:
     from .chat import chat
 
     check_allowed_tools(args.tool, args.allow_tool)
-    config = TurnConfig(
-        max_turns=args.max_turns,
-        effect_policy=EffectPolicy(grants=tuple(args.grant)) if args.grant else None,
-        allowed_tools=args.allow_tool,
-    )
+    config = _config(args)
     spec = replace(_turn_spec(args), progress=False)  # progress comes from the events
     session, path = args.session, args.state
     manager = get_plugin_manager()
@@ -326,6 +334,7 @@ def _chat_command(args: argparse.Namespace) -> int:
         session=session,
         state_path=path,
         config=config,
+        metadata=_call_options(args),
         verbose=args.verbose,
         paused=paused,
     )
@@ -570,11 +579,11 @@ def _print_typed(output: TurnOutput, session: str) -> int:
 def _call_options(args: argparse.Namespace) -> JsonValue:
     """The turn input's metadata: the options TurnConfig has no field for (see CALL_OPTIONS_KEY)."""
     options: dict[str, JsonValue] = {}
-    if args.output_schema is not None:
+    if getattr(args, "output_schema", None) is not None:  # `chat` has no typed answers
         path, schema = args.output_schema
         options["output_schema"] = schema
         options["output_name"] = path
-    if args.tool_choice is not None:
+    if getattr(args, "tool_choice", None) is not None:
         options["tool_choice"] = args.tool_choice
     given = {limit: getattr(args, f"max_{limit}") for limit in _USAGE_FLAGS}
     limits: dict[str, JsonValue] = {k: v for k, v in given.items() if v is not None}
@@ -742,7 +751,8 @@ def _config(args: argparse.Namespace) -> TurnConfig:
         max_duration=None if seconds is None else max(1, round(seconds * 1000)),
         allowed_tools=args.allow_tool,
         effect_policy=EffectPolicy(grants=tuple(args.grant)) if args.grant else None,
-        session_conflict="fail" if args.fail_if_changed else None,
+        # `chat` has no --fail-if-changed: it is the session's one writer while it runs.
+        session_conflict="fail" if getattr(args, "fail_if_changed", False) else None,
     )
 
 

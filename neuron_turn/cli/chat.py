@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
 
 from moneyed import Money
+from pydantic import JsonValue
 
 from layer0 import (
     Content,
@@ -40,7 +41,9 @@ from layer0 import (
     usd,
 )
 
+from ..loop._output_round import read_call_options
 from ..loop.approval import Decision, PendingCall, resume_input
+from ..loop.stop_tools import INPUT_STOP_TOOLS, check_stop_tools
 from ..loop.waiting import waiting_calls
 from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
@@ -101,9 +104,20 @@ class Chat:
     """One session's conversation: its turn, its orchestrator and what it used."""
 
     def __init__(
-        self, *, orchestrator: Any, store: StateStore, tools: list[tuple[str, str]], session: str
+        self,
+        *,
+        orchestrator: Any,
+        store: StateStore,
+        tools: list[tuple[str, str]],
+        session: str,
+        metadata: JsonValue = None,
     ) -> None:
-        """Talk through `orchestrator` on `session`; `tools` are (name, description) pairs."""
+        """Talk through `orchestrator` on `session`; `tools` are (name, description) pairs.
+
+        `metadata` goes with each answer's input: the loop's options for it (usage
+        limits, stop tools), as `run` sends them.
+        """
+        self.metadata = metadata
         self.orchestrator = orchestrator
         self.store = store
         self.tools = tools
@@ -128,7 +142,13 @@ class Chat:
         """
         attached = self.attached
         message = Content([TextBlock(text=text), *attached]) if attached else Content(text)
-        turn_input = TurnInput(message=message, trigger="user", session=self.session, config=config)
+        turn_input = TurnInput(
+            message=message,
+            trigger="user",
+            session=self.session,
+            config=config,
+            metadata=self.metadata,
+        )
         output = await streamed(self.orchestrator, turn_input, on_event)
         # Only once the message is in the session: a failed or cancelled answer, whose
         # message the user types again, keeps them for it.
@@ -196,11 +216,17 @@ async def open_chat(
     *,
     session: str,
     state_path: str | None,
+    metadata: JsonValue = None,
 ) -> tuple[Chat, str, str]:
     """Build the chat's turn and orchestrator; they close with `stack`.
 
     Returns the chat, the model that answers and what the session holds (a
     count of messages, or for a new session the note offering the nearest id).
+    `metadata` goes with each answer (`Chat`).
+
+    Raises:
+        UnknownStopToolError: `metadata` names a stop tool the turn does not have
+            (said now, not at every answer).
     """
     store: StateStore = open_state_store(state_path, manager=manager)
     stack.push_async_callback(close_resource, store)
@@ -213,7 +239,12 @@ async def open_chat(
         held = f"session {session}, {count} message{'' if count == 1 else 's'} so far"
     else:
         held = await new_session_note(store, session) or f"session {session}"
-    chat = Chat(orchestrator=orchestrator, store=store, tools=tools, session=session)
+    stops = read_call_options(metadata).stop_at_tools
+    if stops:
+        check_stop_tools(stops, turn.tools, where=INPUT_STOP_TOOLS)
+    chat = Chat(
+        orchestrator=orchestrator, store=store, tools=tools, session=session, metadata=metadata
+    )
     return chat, model, held
 
 
@@ -224,6 +255,7 @@ def chat(
     session: str | None = None,
     state_path: str | None = None,
     config: TurnConfig | None = None,
+    metadata: JsonValue = None,
     verbose: bool = False,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
@@ -246,7 +278,14 @@ def chat(
         stack = AsyncExitStack()
         try:
             chat_, model, held = runner.run(
-                open_chat(stack, manager, spec, session=session_id, state_path=state_path)
+                open_chat(
+                    stack,
+                    manager,
+                    spec,
+                    session=session_id,
+                    state_path=state_path,
+                    metadata=metadata,
+                )
             )
             given = session is not None
             _greet(err, model, held if given else f"new session {session_id}")

@@ -18,16 +18,21 @@ model call to repeat it, which costs time and money and may garble it.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Final
 
 from layer0 import NonRetryableError
 from neuron_tool import ToolRegistry
 
+from ._output_round import CALL_OPTIONS_KEY
 from ._tool_input import UNRUN
 from .effect_tools import EFFECT_TOOL_NAMES
 from .memory_tools import MEMORY_TOOL_NAMES
 from .provider import ProviderMessage, ToolResultPart, ToolUsePart
 
-__all__ = ["UnknownStopToolError", "check_stop_tools", "stop_result"]
+__all__ = ["INPUT_STOP_TOOLS", "UnknownStopToolError", "check_stop_tools", "stop_result"]
+
+INPUT_STOP_TOOLS: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['stop_at_tools']"
+"""Where an input's own stop tools are given, as errors name it."""
 
 
 class UnknownStopToolError(NonRetryableError, ValueError):

@@ -161,7 +161,7 @@ from .provider_errors import (
 )
 from .provider_stream import deltas_of, streaming
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
-from .stop_tools import check_stop_tools, stop_result
+from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
 from .tokens import TokenMeter
 
@@ -379,8 +379,7 @@ class NeuronTurn(Generic[OutT]):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata)
         if options.stop_at_tools:
-            where = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['stop_at_tools']"
-            check_stop_tools(options.stop_at_tools, self.tools, where=where)
+            check_stop_tools(options.stop_at_tools, self.tools, where=INPUT_STOP_TOOLS)
         settings = self.config.resolve(input.config, options)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)

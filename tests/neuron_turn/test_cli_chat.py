@@ -273,3 +273,35 @@ def test_attach_sends_a_file_with_the_next_message_only(
     shown = neuron_turn(env, "history", "d1")
     assert shown.stdout.splitlines()[0] == "user: sum up [document notes.txt]"
     assert shown.stdout.splitlines()[2] == "user: again"
+
+
+TOOL = ("--model", "fixture:tool", "--tool", "fixture_add")
+
+
+def test_usage_limits_bound_each_answer_and_the_note_names_the_flag(env: dict[str, str]) -> None:
+    done = neuron_turn(env, "chat", *TOOL, "--max-tool-calls", "0", input="add them\n")
+    assert done.returncode == 0, done.stderr
+    assert "Stopped at the turn's limit of 0 tool calls" in done.stderr
+    assert "(--max-tool-calls); raise --max-tool-calls, or type the next message" in done.stderr
+    assert "the sum is 5" not in done.stdout  # the call never ran
+
+
+def test_a_stop_tool_ends_each_answer_with_its_result(env: dict[str, str]) -> None:
+    done = neuron_turn(env, "chat", *TOOL, "--stop-at-tool", "fixture_add", input="add them\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "5\n"  # the tool's result, no model call after it
+
+
+def test_an_unknown_stop_tool_is_a_usage_error_before_the_chat_starts(
+    env: dict[str, str],
+) -> None:
+    done = neuron_turn(env, "chat", *TOOL, "--stop-at-tool", "nope", input="add them\n")
+    assert done.returncode == 2
+    assert "names stop tools this turn does not have: nope; its tools: fixture_add" in done.stderr
+    assert "neuron-turn chat with" not in done.stderr  # said before, not at each answer
+
+
+def test_max_cost_and_duration_bound_each_answer(env: dict[str, str]) -> None:
+    done = neuron_turn(env, "chat", *TOOL, "--max-cost", "0.0001", input="add them\n")
+    assert done.returncode == 0, done.stderr
+    assert "--max-cost" in done.stderr

@@ -498,9 +498,9 @@ class NeuronTurn(Generic[OutT]):
             raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
-        result = run.output(reason)
         if reason == AWAITING_APPROVAL:
-            result = _keeping_options(result, run, input)
+            _keep_options(run, input)
+        result = run.output(reason)
         message = None if reason == GUARDRAIL_TRIPPED else output.message()
         if message is not None:
             result = result.model_copy(update={"message": message})
@@ -1216,16 +1216,18 @@ def _keeping_counts(output: TurnOutput, run: RunState, counts: CarriedCounts) ->
     return output.model_copy(update={"effects": [kept, *output.effects]})
 
 
-def _keeping_options(output: TurnOutput, run: RunState, input: TurnInput) -> TurnOutput:
-    """`output` (a pause) also keeping the input's options for its resume, in the session."""
+def _keep_options(run: RunState, input: TurnInput) -> None:
+    """Have `run` (a pause) keep the input's options for its resume, in the session.
+
+    Declared with the run's own effects, so the history append still comes last.
+    """
     if run.session is None:
-        return output
+        return
     usage = run.settings.usage_limits
     left = None if usage is None else usage.left(run.tool_calls, run.tokens_in, run.tokens_out)
     kept = paused_options_effect(run.session, input.metadata, left, pending_in(run.messages))
-    if kept is None:
-        return output
-    return output.model_copy(update={"effects": [kept, *output.effects]})
+    if kept is not None:
+        run.effects.append(kept)
 
 
 def _resumes(metadata: JsonValue) -> bool:

@@ -21,9 +21,11 @@ from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     ApprovalPolicy,
     Decision,
+    EffectDeclared,
     NeuronTurn,
     NeuronTurnConfig,
     ToolResultPart,
+    TurnDone,
     limit_crossed,
     output_value,
     resume_input,
@@ -226,3 +228,19 @@ async def test_a_resume_carrying_only_other_options_still_gets_the_kept_ones() -
     done = await agent.run([answer('{"deleted": 1}')], other)
 
     assert output_value(done) == {"deleted": 1}
+
+
+async def test_a_streamed_pause_declares_the_kept_options_once_before_the_history() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", approval=ApprovalPolicy.of(["delete_file"]))
+    model = ScriptedProvider([calls(call("c1", "delete_file", path="a"))])
+    turn = NeuronTurn(model, tools=ToolRegistry([delete_file]), state=store, config=config)
+
+    events = [e async for e in turn.stream(_ask(_options(output_schema=SCHEMA)))]
+
+    declared = [e.effect for e in events if isinstance(e, EffectDeclared)]
+    done = next(e for e in events if isinstance(e, TurnDone))
+    assert declared == list(done.output.effects)  # each once, in the output's order
+    kept = [e for e in declared if isinstance(e, WriteMemoryEffect)]
+    assert [e.key for e in kept] == [PAUSED_OPTIONS_KEY]
+    assert declared.index(kept[0]) == len(declared) - 2  # the history append comes last

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ToolIsolationError,
         ToolNotFoundError,
         ToolPermissionError,
+        ToolPrepareError,
         ToolRegistrationError,
         ToolTimeoutError,
     )
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .isolation import mark_isolated, requires_isolation
     from .middleware import Middleware, Next, ToolCall
     from .permission import PermissionDecision, PermissionPolicy
+    from .prepare import ToolPrepare
     from .registry import ToolRegistry, is_tool_name
     from .retry import ModelRetry
     from .schema import ToolSchema
@@ -62,6 +64,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolIsolationError",
         "ToolNotFoundError",
         "ToolPermissionError",
+        "ToolPrepareError",
         "ToolRegistrationError",
         "ToolTimeoutError",
     ),
@@ -88,6 +91,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PermissionDecision",
         "PermissionPolicy",
     ),
+    ".prepare": ("ToolPrepare",),
     ".registry": ("ToolRegistry", "is_tool_name"),
     ".retry": ("ModelRetry",),
     ".schema": ("ToolSchema",),
@@ -125,6 +129,8 @@ __all__ = [
     "ToolIsolationError",
     "ToolNotFoundError",
     "ToolPermissionError",
+    "ToolPrepare",
+    "ToolPrepareError",
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolReturn",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, overload
 
+from .prepare import ToolPrepare
 from .tool import FunctionTool, ToolAnnotations
 
 
@@ -19,6 +20,7 @@ def tool(
     description: str | None = None,
     annotations: ToolAnnotations | None = None,
     requires_isolation: bool = False,
+    prepare: ToolPrepare | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -30,6 +32,7 @@ def tool(
     description: str | None = None,
     annotations: ToolAnnotations | None = None,
     requires_isolation: bool = False,
+    prepare: ToolPrepare | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a `FunctionTool` from a function; use bare (`@tool`) or with options (`@tool(...)`).
 
@@ -43,6 +46,8 @@ def tool(
         description: The description, instead of the docstring's.
         annotations: MCP behaviour hints for the tool.
         requires_isolation: Run only inside an environment's sandbox (`neuron_tool.isolation`).
+        prepare: Decide per turn whether and as what the tool is offered, from the run's
+            context (`neuron_tool.prepare`).
 
     Raises:
         ToolRegistrationError: The signature cannot be described as a JSON Schema.
@@ -54,6 +59,7 @@ def tool(
             description=description,
             annotations=annotations,
             requires_isolation=requires_isolation,
+            prepare=prepare,
         )
 
     def decorate(function: Callable[..., Any]) -> FunctionTool:
@@ -63,6 +69,7 @@ def tool(
             description=description,
             annotations=annotations,
             requires_isolation=requires_isolation,
+            prepare=prepare,
         )
 
     return decorate

@@ -11,6 +11,7 @@ ToolError(Exception)
 ├── ToolIsolationError(ToolError)                 a tool that must run isolated is not
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 ├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
+├── ToolPrepareError(ToolError)                   a tool's `prepare` failed
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -119,6 +120,18 @@ class ToolFileError(ToolError, ValueError):
         self.index = index
         self.reason = reason
         super().__init__(f"file {index} of the tool's return: {reason}")
+
+
+class ToolPrepareError(ToolError):
+    """A tool's `prepare` raised, returned what is not a schema or None, or renamed the tool.
+
+    It is the caller's code, run before the model is asked: the turn fails, naming the tool.
+    """
+
+    def __init__(self, tool: str, reason: str) -> None:
+        self.tool = tool
+        self.reason = reason
+        super().__init__(f"the prepare of tool {tool!r} {reason}")
 
 
 class MCPBridgeError(ToolError):

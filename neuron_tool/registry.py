@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -13,6 +13,7 @@ from .context import RunContext
 from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
 from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall, compose
+from .prepare import ToolPrepare, prepare_of, prepared_schema
 from .retry import ModelRetry
 from .schema import InputValidator, InvalidSchemaError, ToolSchema
 from .tool import ToolDyn, takes_context
@@ -34,6 +35,8 @@ class _Entry:
     """Whether the tool asks for a `RunContext` (see `neuron_tool.context`)."""
     chain: Next | None = None
     """The composed middleware chain, or None when no middleware applies."""
+    prepare: ToolPrepare | None = None
+    """What decides per turn whether and as what the tool is offered (`neuron_tool.prepare`)."""
 
 
 class ToolRegistry:
@@ -51,6 +54,8 @@ class ToolRegistry:
         self._middleware: tuple[Middleware, ...] = tuple(middleware)
         self.any_takes_context = False
         """Whether some registered tool asks for a `RunContext` (kept up to date)."""
+        self.any_prepares = False
+        """Whether some registered tool has a `prepare` (kept up to date)."""
         for tool in tools:
             self.register(tool)
 
@@ -71,14 +76,17 @@ class ToolRegistry:
             raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
         entry = _Entry(tool, schema, validator, tuple(middleware), takes_context(tool))
         entry.chain = self._chain(entry)
+        entry.prepare = prepare_of(tool)
         self._entries[name] = entry
         self.any_takes_context = self.any_takes_context or entry.takes_context
+        self.any_prepares = self.any_prepares or entry.prepare is not None
 
     def unregister(self, name: str) -> None:
         """Remove the tool called `name`; raise `ToolNotFoundError` if there is none."""
         if self._entries.pop(name, None) is None:
             raise ToolNotFoundError(name, self._entries)
         self.any_takes_context = any(e.takes_context for e in self._entries.values())
+        self.any_prepares = any(e.prepare is not None for e in self._entries.values())
 
     def use(self, middleware: Middleware) -> Middleware:
         """Add `middleware` around every tool, inside the global middleware added before it.
@@ -117,6 +125,32 @@ class ToolRegistry:
             return [entry.schema for entry in self._entries.values()]
         wanted = frozenset(allowed)
         return [entry.schema for name, entry in self._entries.items() if name in wanted]
+
+    async def prepare(
+        self, schemas: Sequence[ToolSchema], context: Callable[[str], RunContext[Any]]
+    ) -> tuple[list[ToolSchema], frozenset[str]]:
+        """`schemas` as each tool's `prepare` has them for a run, and the names it left out.
+
+        `context(name)` gives the run's context for the tool `name`. Schemas of tools
+        without a `prepare`, or not registered here, pass unchanged.
+
+        Raises:
+            ToolPrepareError: a `prepare` raised, returned what is not a schema, or
+                renamed its tool.
+        """
+        prepared: list[ToolSchema] = []
+        hidden: set[str] = set()
+        for schema in schemas:
+            entry = self._entries.get(schema.name)
+            if entry is None or entry.prepare is None:
+                prepared.append(schema)
+                continue
+            offered = await prepared_schema(entry.prepare, context(schema.name), schema)
+            if offered is None:
+                hidden.add(schema.name)
+            else:
+                prepared.append(offered)
+        return prepared, frozenset(hidden)
 
     async def call(
         self,

@@ -29,6 +29,7 @@ from .context import RunContext
 from .errors import ToolContextError, ToolInputError, ToolRegistrationError
 from .files import DOCUMENT_TYPE, ToolReturn
 from .isolation import check_isolated
+from .prepare import ToolPrepare
 from .schema import json_schema_of
 
 
@@ -166,6 +167,7 @@ class FunctionTool:
         "input_schema",
         "name",
         "output_schema",
+        "prepare",
         "requires_isolation",
         "takes_context",
     )
@@ -178,11 +180,14 @@ class FunctionTool:
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
         requires_isolation: bool = False,
+        prepare: ToolPrepare | None = None,
     ) -> None:
         """Describe `function` as a tool; raise `ToolRegistrationError` if it cannot be.
 
         With `requires_isolation`, the tool runs only in a process an environment's
         sandbox marked isolated (`neuron_tool.isolation`), and refuses elsewhere.
+        `prepare` decides per turn whether and as what it is offered
+        (`neuron_tool.prepare`).
         """
         self.function: Final = function
         self.name: Final[str] = name if name is not None else _function_name(function)
@@ -204,6 +209,7 @@ class FunctionTool:
         self.input_schema: Final[dict[str, JsonValue]] = self._arguments.schema
         self.output_schema: Final = _output_schema(function, tool=self.name)
         self.requires_isolation: Final = requires_isolation
+        self.prepare: Final = prepare
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r})"

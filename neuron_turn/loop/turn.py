@@ -773,6 +773,8 @@ class NeuronTurn(Generic[OutT]):
     ) -> ExitReason:
         memory = self._memory(run.settings, run.session)
         tools = self._tool_schemas(run.settings, run.session, memory)
+        if self.tools.any_prepares:
+            tools = await self._prepared(run, tools)
         output.check_choice(tools)
         config = self.config
         rounds = ToolRound(
@@ -1051,6 +1053,33 @@ class NeuronTurn(Generic[OutT]):
         return [s for s in own if s.name not in reserved] + [
             s for s in loop if settings.allows(s.name)
         ]
+
+    async def _prepared(self, run: RunState, tools: list[ToolSchema]) -> list[ToolSchema]:
+        """`tools` as the tools' `prepare`s offer them in this run (`neuron_tool.prepare`).
+
+        A tool a `prepare` leaves out is no longer allowed in the turn, so a call
+        to it is refused as any call to a tool the turn does not allow.
+        """
+
+        def context(name: str) -> RunContext[Any]:
+            return RunContext(
+                deps=run.deps,
+                session=run.session,
+                input=run.input,
+                deadline=run.deadline,
+                tool_name=name,
+            )
+
+        prepared, hidden = await self.tools.prepare(tools, context)
+        if hidden:
+            allowed = run.settings.allowed_tools
+            names = (
+                allowed
+                if allowed is not None
+                else frozenset((*self.tools.names(), *EFFECT_TOOL_NAMES, *MEMORY_TOOL_NAMES))
+            )
+            run.settings = replace(run.settings, allowed_tools=names - hidden)
+        return prepared
 
     def _request(
         self, run: RunState, input: TurnInput, tools: list[ToolSchema], output: OutputRound

@@ -33,7 +33,8 @@ def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="send this document with the message: a PDF or a UTF-8 text file (repeat)",
+        help="send this file with the message: an image (PNG, JPEG, GIF, WebP), a PDF or a "
+        "UTF-8 text file (repeat)",
     )
 
 

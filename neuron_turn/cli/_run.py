@@ -31,6 +31,7 @@ from layer0 import (
     EffectPolicy,
     Environment,
     EnvironmentSpec,
+    ImageBlock,
     Layer0Error,
     StateStore,
     TextBlock,
@@ -138,8 +139,8 @@ class RunRequest:
     """What `neuron-turn run` was asked to do."""
 
     prompt: str
-    attachments: Sequence[CustomBlock] = ()
-    """Documents sent after the prompt's text (`--attach`)."""
+    attachments: Sequence[ImageBlock | CustomBlock] = ()
+    """Images and documents sent after the prompt's text (`--attach`)."""
     session: str | None = None
     config: TurnConfig = field(default_factory=TurnConfig)
     turn: TurnSpec = field(default_factory=TurnSpec)

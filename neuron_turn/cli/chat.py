@@ -33,6 +33,7 @@ from pydantic import JsonValue
 from layer0 import (
     Content,
     CustomBlock,
+    ImageBlock,
     StateStore,
     TextBlock,
     TurnConfig,
@@ -65,7 +66,7 @@ COMMANDS: Final = {
     "/help": "list these commands",
     "/tools": "the tools the model may call",
     "/cost": "tokens and cost of this chat so far",
-    "/attach": "send a PDF or text file with the next message: /attach PATH",
+    "/attach": "send an image, a PDF or a text file with the next message: /attach PATH",
     "/exit": "leave (Ctrl-D too); the session is kept",
 }
 """The chat's own commands and what each does."""
@@ -123,8 +124,8 @@ class Chat:
         self.tools = tools
         self.session = session
         self.totals = ChatTotals()
-        self.attached: list[CustomBlock] = []
-        """Documents `/attach` added, sent with the next message."""
+        self.attached: list[ImageBlock | CustomBlock] = []
+        """Images and documents `/attach` added, sent with the next message."""
 
     async def answer(
         self,
@@ -461,16 +462,16 @@ def _command(text: str, chat_: Chat, err: TextIO, config: TurnConfig | None) -> 
 
 
 def _attach(path: str, chat_: Chat, err: TextIO) -> None:
-    """Add the document at `path` to the next message, or say why it cannot go."""
+    """Add the image or document at `path` to the next message, or say why it cannot go."""
     if not path:
         print(f"{_PROG}: /attach needs a file: /attach PATH", file=err)
         return
     try:
-        (document,) = read_attachments([path])
+        (file,) = read_attachments([path])
     except UsageError as exc:
         print(f"{_PROG}: {exc}; nothing was attached", file=err)
         return
-    chat_.attached.append(document)
+    chat_.attached.append(file)
     print(f"{_PROG}: attached {path}; it goes with your next message", file=err)
 
 

@@ -1,4 +1,4 @@
-"""`run --attach PATH`: documents sent with the prompt, kept in the session; bad files refused."""
+"""`run --attach PATH`: files sent with the prompt, kept in the session; bad files refused."""
 
 from __future__ import annotations
 
@@ -40,13 +40,44 @@ def test_attached_files_go_with_the_prompt_and_stay_in_the_session(
     ]
 
 
+IMAGES = {
+    "chart.png": (b"\x89PNG\r\n\x1a\n\x00\x00", "image/png"),
+    "photo.jpg": (b"\xff\xd8\xff\xe0\x00\x10JFIF", "image/jpeg"),
+    "anim.gif": (b"GIF89a\x01\x00", "image/gif"),
+    "pic.webp": (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp"),
+    "named.txt": (b"\x89PNG\r\n\x1a\n\x00\x01", "image/png"),  # by its bytes, not its name
+}
+
+
+def test_images_go_as_images_known_by_their_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    attach: list[str] = []
+    for name, (data, _) in IMAGES.items():
+        (tmp_path / name).write_bytes(data)
+        attach += ["--attach", str(tmp_path / name)]
+
+    assert main([*RUN, *attach, "--session", "i1"]) == 0
+    capsys.readouterr()
+
+    assert main(["history", "i1", "--json"]) == 0
+    blocks = json.loads(capsys.readouterr().out)[0]["content"][1:]
+    assert [(b["type"], b["media_type"]) for b in blocks] == [
+        ("image", media_type) for _, media_type in IMAGES.values()
+    ]
+    assert main(["history", "i1"]) == 0
+    assert "[image image/webp]" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
-        (b"\x89PNG\r\n\x1a\n\x00\xff", "is neither a PDF nor UTF-8 text"),
+        (b"PK\x03\x04\x00\xff", "is not an image (PNG, JPEG, GIF, WebP), a PDF or UTF-8 text"),
+        (b"BM6\x00\x00\x00\x00\xff", "is not an image (PNG, JPEG, GIF, WebP), a PDF"),
         (None, "No such file or directory"),
     ],
-    ids=["binary", "missing"],
+    ids=["zip", "bmp", "missing"],
 )
 def test_a_file_that_cannot_be_sent_is_a_usage_error_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, said: str

@@ -40,7 +40,15 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import ModelRetry, RunContext, ToolRegistry, is_tool_name
+from neuron_tool import (
+    ModelRetry,
+    RunContext,
+    ToolRegistry,
+    ToolReturn,
+    image_block,
+    is_tool_name,
+    tool,
+)
 from neuron_turn import (
     AWAITING_APPROVAL,
     KEPT_COUNTS_KEY,
@@ -95,7 +103,26 @@ _DEEP = st.integers(min_value=60, max_value=400).map(lambda depth: _nested(depth
 _SCOPES = st.sampled_from(
     ["global", "session:s1", "session:s2", "session:*", "workflow:w", "agent:w/a", "", "session:"]
 )
-_NAMES = st.sampled_from(["add", "echo", "nope", "", *sorted(EFFECT_TOOL_NAMES)]) | _TEXT
+_NAMES = (
+    st.sampled_from(["add", "echo", "snap", "secret", "nope", "", *sorted(EFFECT_TOOL_NAMES)])
+    | _TEXT
+)
+PAUSED = "neuron_turn/paused_options"
+SECRET_RAN: list[JsonValue] = []
+"""What the tool its `prepare` always leaves out was called with: nothing, ever."""
+
+
+@tool(prepare=lambda ctx, schema: None)
+async def secret(text: str) -> str:
+    """Never offered: its prepare leaves it out of every turn."""
+    SECRET_RAN.append(text)
+    return "leaked"
+
+
+@tool
+async def snap(text: str) -> ToolReturn:
+    """Take a picture of the text."""
+    return ToolReturn(text, files=[image_block(b"\x89PNG\r\n\x1a\n")])
 
 
 def _nested(depth: int) -> JsonValue:
@@ -114,7 +141,7 @@ def _arguments(draw: st.DrawFn) -> JsonValue:
         "text": draw(_SCALAR),
         "scope": draw(_SCOPES | _TEXT),
         # The keys the loop keeps in a session among them: a model may touch neither.
-        "key": draw(_TEXT | st.sampled_from([HISTORY_KEY, STANDING_KEY, KEPT_COUNTS_KEY])),
+        "key": draw(_TEXT | st.sampled_from([HISTORY_KEY, STANDING_KEY, KEPT_COUNTS_KEY, PAUSED])),
         "value": draw(_JSON | _DEEP),
         "agent": draw(st.sampled_from(["helper", "other", ""]) | _TEXT),
         "message": draw(_TEXT),
@@ -181,9 +208,10 @@ def _turn(
     store: StateStore | None = None,
     approval: ApprovalPolicy | None = None,
 ) -> NeuronTurn:
-    """The agent under test: two tools, the effect tools as `POLICY` grants, a hook everywhere,
-    a limit on its tool calls, a validator sending back answers of odd length, and `echo`
-    ending the turn with its result."""
+    """The agent under test: tools (one returning an image, one its `prepare` always leaves
+    out), the effect tools as `POLICY` grants, a hook everywhere, a limit on its tool calls,
+    a validator sending back answers of odd length, and `echo` ending the turn with its
+    result."""
     hooks = HookRegistry()
     hooks.add(FunctionHook(_noop, points=list(HookPoint), name="noop"))
     config = NeuronTurnConfig(
@@ -195,7 +223,7 @@ def _turn(
         output_validators=[_even],
         stop_at_tools=["echo"],
     )
-    tools = ToolRegistry([add, echo])
+    tools = ToolRegistry([add, echo, snap, secret])
     return NeuronTurn(_provider(answers), tools=tools, hooks=hooks, state=store, config=config)
 
 
@@ -234,6 +262,8 @@ async def _converse(script: list[ProviderResponse], store: StateStore) -> None:
     assert {call.id for call in stored} <= results
     # No call of the model's decided any for good, whatever key it named.
     assert await store.read(SessionScope(id=SESSION), STANDING_KEY) is None
+    # No call reached the tool its prepare leaves out, by name or otherwise.
+    assert SECRET_RAN == []
     # The next turn, answered plainly, reads the history back.
     answers.clear()
     follow = await orchestrator.dispatch("a", ask("again", session=SESSION))
@@ -250,6 +280,18 @@ _SETTINGS = settings(
 
 
 @settings(_SETTINGS, max_examples=200)
+@example(  # a model calling by name the tool its prepare leaves out, and one returning a file
+    [
+        ProviderResponse(
+            content=(
+                ToolUsePart("c1", "secret", {"text": "let me in"}),
+                ToolUsePart("c2", "snap", {"text": "cheese"}),
+            ),
+            stop_reason="tool_use",
+            usage=TokenUsage(10, 5),
+        )
+    ]
+)
 @example(  # a model approving its own calls for good, in the key a person's decisions use
     [
         ProviderResponse(

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CancellationPendingError,
         DecisionsPendingError,
         NoWorkerError,
+        PayloadTooLargeError,
         QueryUnansweredError,
         ServerUnavailableError,
     )
@@ -71,6 +72,7 @@ __all__ = [
     "DispatchResult",
     "EffectContext",
     "NoWorkerError",
+    "PayloadTooLargeError",
     "QueryUnansweredError",
     "ServerUnavailableError",
     "TemporalOrchestrator",
@@ -107,6 +109,7 @@ _HOMES: Final = {
     "DispatchResult": ".messages",
     "EffectContext": _SHARED,
     "NoWorkerError": ".errors",
+    "PayloadTooLargeError": ".errors",
     "CancellationPendingError": ".errors",
     "DecisionsPendingError": ".errors",
     "QueryUnansweredError": ".errors",

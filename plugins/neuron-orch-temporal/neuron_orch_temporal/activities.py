@@ -61,6 +61,7 @@ from ._answers import run_delegation
 from ._failures import application_error
 from ._plan import check_effects
 from ._progress import execute_reporting
+from .errors import PayloadTooLargeError
 from .ledger import apply_once
 from .messages import (
     CustomRequest,
@@ -86,10 +87,25 @@ _MAX_CHECKPOINT: Final = 256 * 1024
 """The largest checkpoint a heartbeat carries, in characters of JSON: Temporal warns on
 payloads past 512 KiB and refuses them past 2 MiB."""
 
+_MAX_OUTPUT: Final = 2 * 1024 * 1024 - 64 * 1024
+"""The largest turn output an activity hands back, in bytes of JSON: Temporal refuses
+payloads past 2 MiB, and the result's envelope (delegations, an interruption) needs room."""
+
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
 _NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
+
+
+def _check_size(agent: AgentId, output: TurnOutput) -> None:
+    """Refuse an output larger than Temporal carries, before the server refuses it.
+
+    Raises:
+        PayloadTooLargeError: it is (not retried: its tools would run again for nothing).
+    """
+    size = len(output.model_dump_json().encode("utf-8"))
+    if size > _MAX_OUTPUT:
+        raise PayloadTooLargeError(agent, size, _MAX_OUTPUT)
 
 
 class AgentActivities:
@@ -181,6 +197,7 @@ class AgentActivities:
             output, interrupted = await self._outcome(request, turn, turn_input, policy, answered)
             if recording is not None:
                 output = recording.returned(output)
+            _check_size(request.agent, output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,

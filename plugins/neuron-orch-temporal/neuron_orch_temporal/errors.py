@@ -6,7 +6,8 @@ layer0.OrchError
     │   ├── CancellationPendingError   nor a workflow's cancellation
     │   ├── DecisionsPendingError      nor the decisions sent to a paused workflow
     │   └── QueryUnansweredError       no worker answered a query about a workflow
-    └── ServerUnavailableError     the Temporal server cannot be reached
+    ├── ServerUnavailableError     the Temporal server cannot be reached
+    └── PayloadTooLargeError       a turn's output is larger than a Temporal payload may be
 
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
 does not answer, as `LocalOrchestrator` does.
@@ -20,6 +21,7 @@ __all__ = [
     "CancellationPendingError",
     "DecisionsPendingError",
     "NoWorkerError",
+    "PayloadTooLargeError",
     "QueryUnansweredError",
     "ServerUnavailableError",
 ]
@@ -103,4 +105,25 @@ class ServerUnavailableError(DispatchFailed):
         super().__init__(
             f"cannot reach a Temporal server at {address}: {reason} "
             "(start one with `temporal server start-dev`, or pass its address)"
+        )
+
+
+class PayloadTooLargeError(DispatchFailed):
+    """A turn's output is larger than Temporal carries in one payload (2 MiB).
+
+    Raised by the worker before it hands the output back: past the limit the
+    server refuses it, and the activity would be retried, running the turn's
+    tools again, only to be refused again. Not retried: the same turn gives the
+    same output.
+    """
+
+    def __init__(self, agent: str, size: int, limit: int) -> None:
+        self.agent = agent
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"the output of agent {agent!r}'s turn is {size:,} bytes of JSON, more than the "
+            f"{limit:,} a Temporal payload may carry; the files in it (images and documents "
+            "a message sent or a tool returned) make it so: send smaller files, or run this "
+            "agent with the local orchestrator"
         )

@@ -1,11 +1,14 @@
-"""The files a tool returns, through a Temporal worker: sent to the model, kept in the session."""
+"""The files a tool returns, through a Temporal worker: sent to the model, kept in the session.
+
+And an output past what a Temporal payload carries fails once, saying so.
+"""
 
 from __future__ import annotations
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, SessionScope, TurnInput
+from layer0 import HISTORY_KEY, DispatchFailed, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_tool import ToolRegistry, ToolReturn, image_block, tool
 from neuron_turn import ImagePart, NeuronTurn, NeuronTurnConfig, ToolResultPart, ToolUsePart
@@ -60,3 +63,32 @@ async def test_a_tools_image_reaches_the_model_and_the_session_through_a_worker(
     # The next turn, read back from the store the workflow wrote, sends the image again.
     resent = model.requests[2].messages[2].content[0]
     assert isinstance(resent, ToolResultPart) and resent.files == result.files
+
+
+async def test_an_output_too_large_for_temporal_fails_once_naming_it_and_runs_no_tool_again(
+    env: WorkflowEnvironment,
+) -> None:
+    store = InMemoryStore()
+    ran: list[str] = []
+
+    @tool
+    async def scan(page: str) -> ToolReturn:
+        """Scan a page."""
+        ran.append(page)
+        return ToolReturn("scanned", files=[image_block(PNG + b"x" * 3_000_000)])
+
+    model = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "scan", {"page": "1"})), text_response("done")]
+    )
+    turn = NeuronTurn(
+        model, tools=ToolRegistry([scan]), state=store, config=NeuronTurnConfig(model="m")
+    )
+    async with hosting(env, {"scanner": turn}, store) as orchestrator:
+        request = TurnInput(message="Scan it", trigger="user", session="s-big")
+        with pytest.raises(DispatchFailed) as failed:
+            await orchestrator.run("scanner", request, workflow_id="files-big")
+
+    message = str(failed.value)
+    assert "PayloadTooLargeError" in message and "more than the 2,031,616" in message
+    assert ran == ["1"] and len(model.requests) == 2  # not retried: no tool ran again
+    assert await store.read(SessionScope(id="s-big"), HISTORY_KEY) is None  # nothing half-kept

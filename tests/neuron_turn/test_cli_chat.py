@@ -301,7 +301,7 @@ def test_an_unknown_stop_tool_is_a_usage_error_before_the_chat_starts(
     assert "neuron-turn chat with" not in done.stderr  # said before, not at each answer
 
 
-def test_max_cost_and_duration_bound_each_answer(env: dict[str, str]) -> None:
+def test_max_cost_bounds_each_answer_and_the_note_names_the_flag(env: dict[str, str]) -> None:
     done = neuron_turn(env, "chat", *TOOL, "--max-cost", "0.0001", input="add them\n")
     assert done.returncode == 0, done.stderr
-    assert "--max-cost" in done.stderr
+    assert "stopped at its cost limit (--max-cost; $0.0006 spent); raise --max-cost" in done.stderr

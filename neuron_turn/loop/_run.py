@@ -6,6 +6,7 @@ One instance per call, never shared, which is what makes a single
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from layer0 import (
     TurnOutput,
     usd,
 )
+from neuron_tool import ProgressReporter, RunContext
 
 from ._convert import content_from_parts, history_to_json
 from ._trusted import trusted
@@ -199,6 +201,25 @@ class RunState:
     def elapsed_ms(self) -> int:
         """Milliseconds since the turn started."""
         return int((time.monotonic() - self.started) * 1000)
+
+    def tool_context(
+        self,
+        name: str,
+        call_id: str | None = None,
+        reporter: ProgressReporter | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> RunContext[Any]:
+        """Return what tool `name` (its call `call_id`, or its `prepare`) sees of the run."""
+        return RunContext(
+            deps=self.deps,
+            session=self.session,
+            input=self.input,
+            deadline=self.deadline,
+            tool_name=name,
+            tool_call_id=call_id,
+            reporter=reporter,
+            loop=loop,
+        )
 
     def hook_context(
         self,

@@ -282,13 +282,9 @@ class ToolRound:
     def _context(self, name: str, call_id: str) -> RunContext[Any]:
         run = self.run
         listening = run.sink is not None or self.hooks.has_progress_observers()
-        return RunContext(
-            deps=run.deps,
-            session=run.session,
-            input=run.input,
-            deadline=run.deadline,
-            tool_name=name,
-            tool_call_id=call_id,
+        return run.tool_context(
+            name,
+            call_id,
             reporter=functools.partial(self._report, call_id, name) if listening else None,
             loop=asyncio.get_running_loop() if listening else None,
         )

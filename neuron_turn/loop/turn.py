@@ -1060,17 +1060,7 @@ class NeuronTurn(Generic[OutT]):
         A tool a `prepare` leaves out is no longer allowed in the turn, so a call
         to it is refused as any call to a tool the turn does not allow.
         """
-
-        def context(name: str) -> RunContext[Any]:
-            return RunContext(
-                deps=run.deps,
-                session=run.session,
-                input=run.input,
-                deadline=run.deadline,
-                tool_name=name,
-            )
-
-        prepared, hidden = await self.tools.prepare(tools, context)
+        prepared, hidden = await self.tools.prepare(tools, run.tool_context)
         if hidden:
             allowed = run.settings.allowed_tools
             names = (

@@ -11,7 +11,7 @@ ToolError(Exception)
 ├── ToolIsolationError(ToolError)                 a tool that must run isolated is not
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 ├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
-├── ToolPrepareError(ToolError)                   a tool's `prepare` failed
+├── ToolPrepareError(ToolError, NonRetryableError) a tool's `prepare` failed
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -22,6 +22,8 @@ signal for the model, and `except ToolError` must never swallow it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+from layer0 import NonRetryableError
 
 
 class ToolError(Exception):
@@ -122,10 +124,11 @@ class ToolFileError(ToolError, ValueError):
         super().__init__(f"file {index} of the tool's return: {reason}")
 
 
-class ToolPrepareError(ToolError):
+class ToolPrepareError(ToolError, NonRetryableError):
     """A tool's `prepare` raised, returned what is not a schema or None, or renamed the tool.
 
-    It is the caller's code, run before the model is asked: the turn fails, naming the tool.
+    It is the caller's code, run before the model is asked: the turn fails, naming the
+    tool, and no orchestrator retries it (the same code fails the same way).
     """
 
     def __init__(self, tool: str, reason: str) -> None:

@@ -17,7 +17,7 @@ from layer0 import (
     RetryableError,
     StateError,
 )
-from neuron_tool import ToolError
+from neuron_tool import ToolError, ToolPrepareError
 
 from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
@@ -55,7 +55,8 @@ _CODES: Final = (
     (
         EXIT_PLUGIN,
         "a plugin problem: a load failure under NEURON_STRICT_PLUGINS=1, a name "
-        "two plugins registered, a factory that failed, an unknown tool",
+        "two plugins registered, a factory that failed, an unknown tool, a tool's "
+        "prepare that failed",
     ),
     (EXIT_UNKNOWN_PROVIDER, "unknown provider, or a model not written '<provider>:<model>'"),
     (EXIT_AUTH, "missing or invalid API key"),
@@ -129,6 +130,9 @@ def classify(
     exc: PluginError | ProviderError | Layer0Error | ToolError, *, model: str | None
 ) -> tuple[int, str]:
     """Return the exit code for `exc` and one line naming the cause and what to do."""
+    prepare = in_chain(exc, ToolPrepareError)
+    if prepare is not None:
+        return EXIT_PLUGIN, f"{prepare}; fix that tool's prepare where the tool is defined"
     if isinstance(exc, ToolError):
         return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url"
     auth = in_chain(exc, ProviderAuthenticationError)

@@ -136,7 +136,7 @@ class ToolRound:
         if finished.held:
             return  # not finished: its agent waits for a person
         result = finished.result
-        files = tuple(describe_file(file) for file in result.files)
+        files = tuple(describe_file(file) for file in result.files) if result.files else ()
         duration = finished.record.duration
         run.emit(ToolResult(call.id, call.name, result.content, result.is_error, duration, files))
 

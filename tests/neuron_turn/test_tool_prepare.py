@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 
-from layer0 import TurnConfig
+from layer0 import DispatchFailed, NonRetryableError, TurnConfig
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
 from neuron_tool import RunContext, ToolPrepareError, ToolSchema, tool
 from neuron_turn import ToolResultPart
+from neuron_turn.cli._errors import EXIT_PLUGIN, classify
 
 from .support import answer, ask, build, call, calls
 
@@ -108,3 +111,20 @@ async def test_a_prepare_that_fails_fails_the_turn_naming_the_tool_before_any_mo
 
     assert str(raised.value) == f"the prepare of tool 'broken' {reason}"
     assert model.requests == []
+
+
+async def test_a_failed_prepare_is_not_retried_and_the_command_line_names_the_fix() -> None:
+    broken = tool(name="broken", prepare=lambda ctx, schema: 1 / 0)(read_table.function)
+    turn, model = build([answer("never")], tools=[broken])
+    orchestrator = LocalOrchestrator({"a": turn}, InMemoryStore())
+
+    with pytest.raises(DispatchFailed) as failed:
+        await orchestrator.dispatch("a", ask("go"))
+
+    assert isinstance(failed.value.__cause__, ToolPrepareError)
+    assert isinstance(failed.value.__cause__, NonRetryableError)  # the same code fails again
+    assert model.requests == []
+    code, line = classify(failed.value, model=None)
+    assert code == EXIT_PLUGIN
+    assert line.startswith("the prepare of tool 'broken' raised ZeroDivisionError")
+    assert line.endswith("; fix that tool's prepare where the tool is defined")

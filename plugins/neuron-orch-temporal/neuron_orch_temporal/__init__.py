@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from .activities import AgentActivities
     from .approvals import TIMED_OUT_REASON, AwaitingApproval
-    from .connect import DATA_CONVERTER, connect
+    from .connect import DATA_CONVERTER, connect, data_converter
     from .errors import (
         CancellationPendingError,
         DecisionsPendingError,
@@ -40,8 +40,12 @@ if TYPE_CHECKING:
         PayloadTooLargeError,
         QueryUnansweredError,
         ServerUnavailableError,
+        StoredPayloadCorruptError,
+        StoredPayloadError,
+        StoredPayloadMissingError,
     )
     from .inputs import SIGNAL_KEY, signal_input
+    from .large_payloads import DirectoryPayloadDriver, directory_storage
     from .ledger import APPLIED_SCOPE
     from .messages import Delegation, DispatchResult
     from .names import AWAIT_SIGNAL, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE
@@ -69,18 +73,24 @@ __all__ = [
     "CustomEffectHandler",
     "DecisionsPendingError",
     "Delegation",
+    "DirectoryPayloadDriver",
     "DispatchResult",
     "EffectContext",
     "NoWorkerError",
     "PayloadTooLargeError",
     "QueryUnansweredError",
     "ServerUnavailableError",
+    "StoredPayloadCorruptError",
+    "StoredPayloadError",
+    "StoredPayloadMissingError",
     "TemporalOrchestrator",
     "TemporalWorker",
     "TurnPolicy",
     "UnknownQueryError",
     "connect",
     "create_worker",
+    "data_converter",
+    "directory_storage",
     "handoff_input",
     "run_worker",
     "signal_input",
@@ -106,6 +116,7 @@ _HOMES: Final = {
     "Chain": _SHARED,
     "CustomEffectHandler": _SHARED,
     "Delegation": ".messages",
+    "DirectoryPayloadDriver": ".large_payloads",
     "DispatchResult": ".messages",
     "EffectContext": _SHARED,
     "NoWorkerError": ".errors",
@@ -114,12 +125,17 @@ _HOMES: Final = {
     "DecisionsPendingError": ".errors",
     "QueryUnansweredError": ".errors",
     "ServerUnavailableError": ".errors",
+    "StoredPayloadCorruptError": ".errors",
+    "StoredPayloadError": ".errors",
+    "StoredPayloadMissingError": ".errors",
     "TemporalOrchestrator": ".orchestrator",
     "TemporalWorker": ".worker",
     "TurnPolicy": ".policy",
     "UnknownQueryError": _SHARED,
     "connect": ".connect",
     "create_worker": ".worker",
+    "data_converter": ".connect",
+    "directory_storage": ".large_payloads",
     "handoff_input": _SHARED,
     "run_worker": ".worker",
     "signal_input": ".inputs",

@@ -87,9 +87,10 @@ _MAX_CHECKPOINT: Final = 256 * 1024
 """The largest checkpoint a heartbeat carries, in characters of JSON: Temporal warns on
 payloads past 512 KiB and refuses them past 2 MiB."""
 
-_MAX_OUTPUT: Final = 2 * 1024 * 1024 - 64 * 1024
-"""The largest turn output an activity hands back, in bytes of JSON: Temporal refuses
-payloads past 2 MiB, and the result's envelope (delegations, an interruption) needs room."""
+MAX_INLINE_OUTPUT: Final = 2 * 1024 * 1024 - 64 * 1024
+"""The largest turn output an activity hands back inline, in bytes of JSON: Temporal
+refuses payloads past 2 MiB, and the result's envelope (delegations, an interruption)
+needs room."""
 
 _NO_HANDLERS: Final[Mapping[str, CustomEffectHandler]] = MappingProxyType({})
 _NO_POLICIES: Final[Mapping[AgentId, EffectPolicy]] = MappingProxyType({})
@@ -97,15 +98,17 @@ _NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
-def _check_size(agent: AgentId, output: TurnOutput) -> None:
+def _check_size(agent: AgentId, output: TurnOutput, limit: int | None) -> None:
     """Refuse an output larger than Temporal carries, before the server refuses it.
 
     Raises:
         PayloadTooLargeError: it is (not retried: its tools would run again for nothing).
     """
+    if limit is None:
+        return
     size = len(output.model_dump_json().encode("utf-8"))
-    if size > _MAX_OUTPUT:
-        raise PayloadTooLargeError(agent, size, _MAX_OUTPUT)
+    if size > limit:
+        raise PayloadTooLargeError(agent, size, limit)
 
 
 class AgentActivities:
@@ -127,6 +130,7 @@ class AgentActivities:
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
         environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
+        max_output: int | None = MAX_INLINE_OUTPUT,
     ) -> None:
         """Run turns of `agents` and apply memory effects to `store`.
 
@@ -143,6 +147,11 @@ class AgentActivities:
                 process, a sandbox), by name: the activity runs the turn with
                 `placement.environment.run(input, placement.spec)` and the
                 workflow carries out its effects here, as for any agent.
+            max_output: the largest output, in bytes of JSON, a turn may hand
+                back; a larger one fails the dispatch with `PayloadTooLargeError`.
+                None when the worker's client keeps large payloads out of the
+                history (`neuron_orch_temporal.large_payloads`), as `create_worker`
+                passes then.
 
         Raises:
             ValueError: an agent is in both `agents` and `environments`, or
@@ -159,6 +168,7 @@ class AgentActivities:
         self._ledger = ledger
         self._policies = dict(policies)
         self._default_policy = default_policy
+        self._max_output = max_output
 
     def all(self) -> list[object]:
         """Return the activity callables to give a `temporalio.worker.Worker`."""
@@ -197,7 +207,7 @@ class AgentActivities:
             output, interrupted = await self._outcome(request, turn, turn_input, policy, answered)
             if recording is not None:
                 output = recording.returned(output)
-            _check_size(request.agent, output)
+            _check_size(request.agent, output, self._max_output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Final
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, ExternalStorage
 from temporalio.service import RPCError
 
 from .errors import ServerUnavailableError
 from .names import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 
-__all__ = ["DATA_CONVERTER", "connect"]
+__all__ = ["DATA_CONVERTER", "connect", "data_converter"]
 
 DATA_CONVERTER: Final[DataConverter] = pydantic_data_converter
 """The converter for clients, workers and replayers: layer0 models as their JSON wire form.
@@ -22,13 +23,34 @@ them as decimal strings and reads them back with their scale.
 """
 
 
-async def connect(address: str = DEFAULT_ADDRESS, *, namespace: str = DEFAULT_NAMESPACE) -> Client:
+def data_converter(storage: ExternalStorage | None = None) -> DataConverter:
+    """`DATA_CONVERTER`, keeping large payloads in `storage` when given.
+
+    For a client made without `connect`, and for a `Replayer` of histories
+    that refer to payloads kept there.
+    """
+    if storage is None:
+        return DATA_CONVERTER
+    return dataclasses.replace(DATA_CONVERTER, external_storage=storage)
+
+
+async def connect(
+    address: str = DEFAULT_ADDRESS,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    storage: ExternalStorage | None = None,
+) -> Client:
     """Connect to the Temporal frontend at `address` (`HOST:PORT`).
+
+    `storage` keeps large payloads (a turn's images and documents) out of
+    workflow histories (see `neuron_orch_temporal.large_payloads`); every
+    client and worker of a namespace must be given the same.
 
     Raises:
         ServerUnavailableError: nothing answers there.
     """
+    converter = data_converter(storage)
     try:
-        return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
+        return await Client.connect(address, namespace=namespace, data_converter=converter)
     except (RPCError, RuntimeError, OSError) as exc:
         raise ServerUnavailableError(address, str(exc) or type(exc).__name__) from exc

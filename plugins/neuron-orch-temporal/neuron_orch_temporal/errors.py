@@ -7,13 +7,18 @@ layer0.OrchError
     │   ├── DecisionsPendingError      nor the decisions sent to a paused workflow
     │   └── QueryUnansweredError       no worker answered a query about a workflow
     ├── ServerUnavailableError     the Temporal server cannot be reached
-    └── PayloadTooLargeError       a turn's output is larger than a Temporal payload may be
+    ├── PayloadTooLargeError       a turn's input or output is larger than a payload may be
+    └── StoredPayloadError         a payload kept out of the history cannot be read back
+        ├── StoredPayloadMissingError  its file is gone (or the reference names none)
+        └── StoredPayloadCorruptError  its file does not hold what it was written with
 
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
 does not answer, as `LocalOrchestrator` does.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from layer0 import DispatchFailed
 
@@ -24,6 +29,9 @@ __all__ = [
     "PayloadTooLargeError",
     "QueryUnansweredError",
     "ServerUnavailableError",
+    "StoredPayloadCorruptError",
+    "StoredPayloadError",
+    "StoredPayloadMissingError",
 ]
 
 
@@ -109,21 +117,59 @@ class ServerUnavailableError(DispatchFailed):
 
 
 class PayloadTooLargeError(DispatchFailed):
-    """A turn's output is larger than Temporal carries in one payload (2 MiB).
+    """A turn's input or output is larger than Temporal carries in one payload (2 MiB).
 
-    Raised by the worker before it hands the output back: past the limit the
-    server refuses it, and the activity would be retried, running the turn's
-    tools again, only to be refused again. Not retried: the same turn gives the
-    same output.
+    For an output, raised by the worker before it hands it back: past the
+    limit the server refuses it, and the activity would be retried, running
+    the turn's tools again, only to be refused again. Not retried: the same
+    turn gives the same output. For an input, raised when the server refuses
+    to start the workflow. Neither happens with large payloads kept out of
+    the history (`neuron_orch_temporal.large_payloads`).
     """
 
-    def __init__(self, agent: str, size: int, limit: int) -> None:
+    def __init__(
+        self, agent: str, size: int | None, limit: int | None, *, part: str = "output"
+    ) -> None:
         self.agent = agent
         self.size = size
         self.limit = limit
+        self.part = part
+        """`"output"` or `"input"`: which of the turn's payloads it is."""
+        measured = (
+            f"is {size:,} bytes of JSON, more than the {limit:,} a Temporal payload may carry"
+            if size is not None and limit is not None
+            else "is larger than the Temporal server takes in one payload"
+        )
         super().__init__(
-            f"the output of agent {agent!r}'s turn is {size:,} bytes of JSON, more than the "
-            f"{limit:,} a Temporal payload may carry; the files in it (images and documents "
-            "a message sent or a tool returned) make it so: send smaller files, or run this "
-            "agent with the local orchestrator"
+            f"the {part} of agent {agent!r}'s turn {measured}; the files in it (images and "
+            "documents a message sent or a tool returned) make it so: keep large payloads "
+            "out of the history (`storage=directory_storage(DIR)`, `--payload-dir DIR`), "
+            "send smaller files, or run this agent with the local orchestrator"
+        )
+
+
+class StoredPayloadError(DispatchFailed):
+    """A payload Temporal's history refers to cannot be read back from where it was kept."""
+
+
+class StoredPayloadMissingError(StoredPayloadError):
+    """No file holds a payload the history refers to (removed, or another directory)."""
+
+    def __init__(self, what: str, directory: Path) -> None:
+        self.directory = directory
+        super().__init__(
+            f"the payload kept out of Temporal's history as {what} is not in {directory}: "
+            "every client and worker must be given the same payload directory, and its "
+            "files kept as long as their workflows' histories"
+        )
+
+
+class StoredPayloadCorruptError(StoredPayloadError):
+    """A payload's file does not hold the bytes it was written with."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        super().__init__(
+            f"the payload kept in {path} is damaged ({reason}); it is not used: restore "
+            "the file from a backup of the payload directory"
         )

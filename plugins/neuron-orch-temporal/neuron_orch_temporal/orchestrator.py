@@ -22,6 +22,7 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.converter import ExternalStorage
 from temporalio.exceptions import (
     ApplicationError,
     TerminatedError,
@@ -59,6 +60,7 @@ from .errors import (
     CancellationPendingError,
     DecisionsPendingError,
     NoWorkerError,
+    PayloadTooLargeError,
     QueryUnansweredError,
 )
 from .messages import DispatchResult, KeptPart, WorkflowInput
@@ -130,6 +132,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         max_concurrency: int = 100,
         pickup_timeout: float | None = 30.0,
         stop_with_caller: bool = False,
+        storage: ExternalStorage | None = None,
     ) -> None:
         """Dispatch on `client`, or connect to `address` on first use.
 
@@ -149,6 +152,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 that part and its continuation (`layer0.partial_of`). By
                 default the workflow runs on, durable, and `result(workflow_id)`
                 finds it.
+            storage: where large payloads are kept out of workflow histories,
+                when no client is given (see `connect`; a given client carries
+                its own); give the workers the same.
         """
         super().__init__(max_concurrency=max_concurrency)
         if pickup_timeout is not None and pickup_timeout <= 0:
@@ -160,6 +166,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         self._policy = policy if policy is not None else TurnPolicy()
         self._pickup_timeout = pickup_timeout
         self._stop_with_caller = stop_with_caller
+        self._storage = storage
         self._connecting = asyncio.Lock()
         # The workflow each session's last pause seen here waits in (a shortcut past listing).
         self._paused: dict[str, WorkflowId] = {}
@@ -204,7 +211,9 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
         async with self._connecting:
             if self._client is None:
-                self._client = await connect(self._address, namespace=self._namespace)
+                self._client = await connect(
+                    self._address, namespace=self._namespace, storage=self._storage
+                )
             return self._client
 
     async def run(
@@ -407,6 +416,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         except WorkflowAlreadyStartedError:
             await self._check_agent(client, workflow_id, agent)
         except RPCError as exc:
+            if _too_large(exc):
+                raise PayloadTooLargeError(agent, None, None, part="input") from exc
             raise DispatchFailed(f"starting workflow {workflow_id!r} failed: {exc}") from exc
         return client.get_workflow_handle(workflow_id, result_type=_RESULT)
 
@@ -942,6 +953,11 @@ def _unanswered(exc: RPCError) -> bool:
     if exc.status == RPCStatusCode.FAILED_PRECONDITION:
         return "poller" in exc.message
     return exc.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
+
+
+def _too_large(exc: RPCError) -> bool:
+    """Whether the server refused a payload for its size ("Blob data size exceeds limit")."""
+    return exc.status == RPCStatusCode.INVALID_ARGUMENT and "size exceeds limit" in exc.message
 
 
 def _rpc_error(exc: RPCError, workflow_id: WorkflowId) -> OrchError:

@@ -31,7 +31,8 @@ def create_orchestrator(
 
     `agents` and `store` are accepted and ignored, so a host can pass every
     orchestrator the same options: with Temporal, agents and store live on
-    the workers (`neuron-turn worker`).
+    the workers (`neuron-turn worker`). `payload_dir=` keeps large payloads
+    in that directory (`large_payloads.directory_storage`).
 
     Raises:
         ImportError: temporalio is missing; the message says which extra to install.
@@ -39,18 +40,20 @@ def create_orchestrator(
     del agents, store
     with _needs_temporalio("orchestrator"):
         from .orchestrator import TemporalOrchestrator
-    return TemporalOrchestrator(**options)
+    return TemporalOrchestrator(**_with_storage(options))
 
 
 def create_temporal_worker(**options: Any) -> TemporalWorker:
     """Return a `TemporalWorker` built from `options` (`address=`, `task_queue=`, `namespace=`).
+
+    `payload_dir=` keeps large payloads in that directory, as for the orchestrator.
 
     Raises:
         ImportError: temporalio is missing; the message says which extra to install.
     """
     with _needs_temporalio("worker"):
         from .worker import TemporalWorker
-    return TemporalWorker(**options)
+    return TemporalWorker(**_with_storage(options))
 
 
 @hookimpl
@@ -63,6 +66,16 @@ def register_orchestrators(register: RegisterOrchestrator) -> None:
 def register_workers(register: RegisterWorker) -> None:
     """Offer the worker `"temporal"`, which hosts agents for the orchestrator `"temporal"`."""
     register("temporal", create_temporal_worker)
+
+
+def _with_storage(options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with `payload_dir` turned into the `storage` keeping payloads there."""
+    directory = options.pop("payload_dir", None)
+    if directory is None:
+        return options
+    from .large_payloads import directory_storage
+
+    return {**options, "storage": directory_storage(directory)}
 
 
 @contextmanager

@@ -13,9 +13,10 @@ import shutil
 import sysconfig
 from pathlib import Path
 
+from temporalio.converter import ExternalStorage
 from temporalio.testing import WorkflowEnvironment
 
-from .connect import DATA_CONVERTER
+from .connect import data_converter
 
 __all__ = ["binary_path", "start_dev_server", "start_time_skipping"]
 
@@ -39,20 +40,27 @@ def binary_path(name: str) -> str:
     return found
 
 
-async def start_time_skipping() -> WorkflowEnvironment:
-    """Start the time-skipping test server on a free loopback port; `shutdown()` it when done."""
+async def start_time_skipping(*, storage: ExternalStorage | None = None) -> WorkflowEnvironment:
+    """Start the time-skipping test server on a free loopback port; `shutdown()` it when done.
+
+    Its client keeps large payloads in `storage`, when given (see `connect`).
+    """
     return await WorkflowEnvironment.start_time_skipping(
-        data_converter=DATA_CONVERTER, test_server_existing_path=binary_path("temporal-test-server")
+        data_converter=data_converter(storage),
+        test_server_existing_path=binary_path("temporal-test-server"),
     )
 
 
-async def start_dev_server(*, db_filename: str | None = None) -> WorkflowEnvironment:
+async def start_dev_server(
+    *, db_filename: str | None = None, storage: ExternalStorage | None = None
+) -> WorkflowEnvironment:
     """Start the real dev server (SQLite, in memory unless `db_filename`) on loopback.
 
+    Its client keeps large payloads in `storage`, when given (see `connect`).
     Call `shutdown()` when done; the server process is stopped then.
     """
     return await WorkflowEnvironment.start_local(
-        data_converter=DATA_CONVERTER,
+        data_converter=data_converter(storage),
         dev_server_existing_path=binary_path("temporal"),
         ip="127.0.0.1",
         dev_server_log_level="error",

@@ -14,12 +14,13 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 from temporalio.worker import Worker
 
 from layer0 import AgentId, EffectPolicy, StateStore, Turn
 from neuron_orch_local import CustomEffectHandler, Placement
 
-from .activities import AgentActivities
+from .activities import MAX_INLINE_OUTPUT, AgentActivities
 from .connect import connect
 from .names import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from .workflow import AgentWorkflow
@@ -60,7 +61,10 @@ def create_worker(
     of a task queue must host the same agents and handlers.
 
     Args:
-        client: a client made by `connect` (it carries the data converter).
+        client: a client made by `connect` (it carries the data converter). A
+            client given `storage` keeps large payloads out of the history, and
+            its turns' outputs may then be larger than a payload; without, an
+            output past 2 MiB fails with `PayloadTooLargeError`.
         agents: the turns by name.
         store: where memory effects go; give the agents' turns the same
             store (or a reader of it) to read from.
@@ -100,6 +104,8 @@ def create_worker(
         policies=policies,
         default_policy=default_policy,
         environments=environments,
+        # Past the threshold, the client's storage keeps an output out of the history.
+        max_output=MAX_INLINE_OUTPUT if client.data_converter.external_storage is None else None,
     )
     options = {"max_heartbeat_throttle_interval": _HEARTBEAT_THROTTLE, **worker_options}
     return Worker(
@@ -123,6 +129,7 @@ async def run_worker(
     policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
     default_policy: EffectPolicy = _OWN_SESSION_ONLY,
     environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
+    storage: ExternalStorage | None = None,
 ) -> None:
     """Connect to `address` and host `agents` on `task_queue` until cancelled.
 
@@ -141,11 +148,12 @@ async def run_worker(
         policies: the effect policy of each agent (see `create_worker`).
         default_policy: the policy of agents not in `policies`.
         environments: agents whose turns run in an environment (see `create_worker`).
+        storage: where large payloads are kept out of the history (see `connect`).
 
     Raises:
         ServerUnavailableError: nothing answers at `address`.
     """
-    client = await connect(address, namespace=namespace)
+    client = await connect(address, namespace=namespace, storage=storage)
     worker = create_worker(
         client,
         agents=agents,
@@ -183,6 +191,7 @@ class TemporalWorker:
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
         environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
+        storage: ExternalStorage | None = None,
     ) -> None:
         """Host on `task_queue` of the Temporal frontend at `address` (`HOST:PORT`).
 
@@ -194,8 +203,10 @@ class TemporalWorker:
             policies: the effect policy of each agent (see `create_worker`).
             default_policy: the policy of agents not in `policies`.
             environments: agents whose turns run in an environment (see `create_worker`).
+            storage: where large payloads are kept out of the history (see `connect`).
         """
         self.address = address
+        self.storage = storage
         self.environments = environments
         self.policies = policies
         self.default_policy = default_policy
@@ -225,4 +236,5 @@ class TemporalWorker:
             policies=self.policies,
             default_policy=self.default_policy,
             environments=self.environments,
+            storage=self.storage,
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import EffectPolicy, StateStore, Turn
@@ -50,19 +50,20 @@ async def hosting(
     store: StateStore,
     *,
     policy: TurnPolicy = FAST,
+    client: Client | None = None,
     **worker: Any,
 ) -> AsyncIterator[TemporalOrchestrator]:
     """Run a worker for `agents` on a fresh task queue; yield an orchestrator dispatching to it.
 
-    Its agents may declare every effect unless `default_policy` or `policies` says otherwise.
+    Both use `client` (default: `env`'s). Its agents may declare every effect
+    unless `default_policy` or `policies` says otherwise.
     """
     task_queue = f"test-{uuid.uuid4()}"
     worker.setdefault("default_policy", EffectPolicy.everything())
-    async with create_worker(
-        env.client, agents=agents, store=store, task_queue=task_queue, **worker
-    ):
+    client = env.client if client is None else client
+    async with create_worker(client, agents=agents, store=store, task_queue=task_queue, **worker):
         yield TemporalOrchestrator(
-            env.client, task_queue=task_queue, policy=policy, pickup_timeout=20.0
+            client, task_queue=task_queue, policy=policy, pickup_timeout=20.0
         )
 
 

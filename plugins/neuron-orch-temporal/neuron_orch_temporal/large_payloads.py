@@ -1,0 +1,169 @@
+"""Large payloads kept out of Temporal's history: a directory every process shares.
+
+Temporal refuses a payload past 2 MiB, and every activity's input and
+output stays in the workflow's history. A turn whose messages or tools
+carry images and documents outgrows that quickly. Temporal's external
+storage (the claim-check pattern, `temporalio.converter.ExternalStorage`)
+keeps each payload past a threshold elsewhere and puts a small reference in
+the history; `DirectoryPayloadDriver` is a driver for it that keeps them as
+files in one directory, which the client and every worker must see (one
+machine, or a shared volume). For S3, pass temporalio's own
+`temporalio.contrib.aws.s3driver.S3StorageDriver` the same way.
+
+Each file is named by the SHA-256 of what it holds, written whole or not at
+all (a temporary file renamed into place), and checked against its name when
+read back, so a reference cannot be pointed at another payload or outside the
+directory, and a damaged file is an error, never a wrong input. Files are
+kept as long as the directory is: a replay, or a query of a finished
+workflow, reads them again; remove old ones by age as you would old
+histories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from temporalio.api.common.v1 import Payload
+from temporalio.converter import (
+    ExternalStorage,
+    StorageDriver,
+    StorageDriverClaim,
+    StorageDriverRetrieveContext,
+    StorageDriverStoreContext,
+)
+
+from .errors import StoredPayloadCorruptError, StoredPayloadMissingError
+
+__all__ = ["DEFAULT_THRESHOLD", "DirectoryPayloadDriver", "directory_storage"]
+
+DEFAULT_THRESHOLD: Final = 256 * 1024
+"""Payloads of this many bytes or more are kept in the directory: Temporal warns on
+payloads past 512 KiB, and a small one is cheaper inline."""
+
+_CLAIM_KEY: Final = "sha256"
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+
+
+class DirectoryPayloadDriver(StorageDriver):
+    """A Temporal storage driver keeping payloads as files in `directory`.
+
+    Why a directory: it needs nothing but a path every process sees, and a
+    file per payload, named by its digest, makes a store idempotent (a
+    retried activity stores the same bytes under the same name).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, name: str = "neuron.directory"):
+        """Keep payloads under `directory` (made, private to this user, if missing)."""
+        self.directory = Path(directory)
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"DirectoryPayloadDriver({str(self.directory)!r})"
+
+    def name(self) -> str:
+        """This driver's name in the references it writes (`neuron.directory` by default)."""
+        return self._name
+
+    def type(self) -> str:
+        """The driver's kind, the same for every instance."""
+        return "neuron.directory"
+
+    async def store(
+        self, context: StorageDriverStoreContext, payloads: Sequence[Payload]
+    ) -> list[StorageDriverClaim]:
+        """Write each payload to its file (unless there already) and return its claim."""
+        del context
+        return await asyncio.to_thread(self._store_all, [p.SerializeToString() for p in payloads])
+
+    async def retrieve(
+        self, context: StorageDriverRetrieveContext, claims: Sequence[StorageDriverClaim]
+    ) -> list[Payload]:
+        """Read back the payload of each claim.
+
+        Raises:
+            StoredPayloadMissingError: a claim names no digest, or no file holds it.
+            StoredPayloadCorruptError: the file's bytes do not match its digest.
+        """
+        del context
+        digests = [self._digest_of(claim) for claim in claims]
+        return await asyncio.to_thread(self._retrieve_all, digests)
+
+    def _store_all(self, blobs: list[bytes]) -> list[StorageDriverClaim]:
+        return [StorageDriverClaim(claim_data={_CLAIM_KEY: self._write(blob)}) for blob in blobs]
+
+    def _write(self, blob: bytes) -> str:
+        digest = hashlib.sha256(blob).hexdigest()
+        path = self._path(digest)
+        if path.exists():
+            return digest
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Written beside its final name and renamed: a reader sees all of it or no file.
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(blob)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        _sync_directory(path.parent)
+        return digest
+
+    def _retrieve_all(self, digests: list[str]) -> list[Payload]:
+        return [self._read(digest) for digest in digests]
+
+    def _read(self, digest: str) -> Payload:
+        path = self._path(digest)
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            raise StoredPayloadMissingError(str(path), self.directory) from None
+        if hashlib.sha256(blob).hexdigest() != digest:
+            raise StoredPayloadCorruptError(str(path), "its bytes do not match its name")
+        payload = Payload()
+        payload.ParseFromString(blob)
+        return payload
+
+    def _digest_of(self, claim: StorageDriverClaim) -> str:
+        digest = claim.claim_data.get(_CLAIM_KEY, "")
+        # A reference comes from the history, which this process did not write: a name
+        # other than a digest could reach a file outside the directory.
+        if not _DIGEST.fullmatch(digest):
+            raise StoredPayloadMissingError(f"a claim naming {digest[:80]!r}", self.directory)
+        return digest
+
+    def _path(self, digest: str) -> Path:
+        return self.directory / digest[:2] / digest
+
+
+def directory_storage(
+    directory: str | os.PathLike[str], *, threshold: int = DEFAULT_THRESHOLD
+) -> ExternalStorage:
+    """Temporal external storage keeping payloads of `threshold` bytes or more in `directory`.
+
+    Give the same to the client of every process (`connect(..., storage=...)`,
+    `TemporalOrchestrator(storage=...)`, `create_worker`'s client): a process
+    without it cannot read what the others kept there.
+    """
+    Path(directory).mkdir(mode=0o700, parents=True, exist_ok=True)
+    return ExternalStorage(
+        drivers=[DirectoryPayloadDriver(directory)], payload_size_threshold=threshold
+    )
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a rename in `directory` survive a crash."""
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

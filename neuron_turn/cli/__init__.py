@@ -430,6 +430,12 @@ def _add_orchestration_arguments(parser: argparse.ArgumentParser, *, worker: boo
     parser.add_argument(
         "--task-queue", metavar="NAME", help="the Temporal task queue (default: neuron-turn)"
     )
+    parser.add_argument(
+        "--payload-dir",
+        metavar="DIR",
+        help="keep Temporal payloads of 256 KiB and more (images, documents) in DIR, "
+        "out of workflow histories; give the worker and every caller the same DIR",
+    )
     add_state_argument(parser)
 
 
@@ -662,6 +668,7 @@ def _orchestration(args: argparse.Namespace) -> Orchestration:
         name=args.orchestrator,
         address=args.address,
         task_queue=args.task_queue,
+        payload_dir=args.payload_dir,
         state_path=args.state,
         pickup_timeout=getattr(args, "pickup_timeout", None),
         environment=getattr(args, "environment", None),

@@ -112,6 +112,8 @@ class Orchestration:
     name: str = "local"
     address: str | None = None
     task_queue: str | None = None
+    payload_dir: str | None = None
+    """Where the remote orchestrator and its worker keep large payloads (None: inline)."""
     state_path: str | None = None
     pickup_timeout: float | None = None
     """How long a dispatch waits for a worker to pick it up (orchestrator only)."""
@@ -120,7 +122,11 @@ class Orchestration:
 
     def options(self) -> dict[str, Any]:
         """Return the options the remote orchestrator's worker takes."""
-        given = {"address": self.address, "task_queue": self.task_queue}
+        given = {
+            "address": self.address,
+            "task_queue": self.task_queue,
+            "payload_dir": self.payload_dir,
+        }
         return {key: value for key, value in given.items() if value is not None}
 
     def orchestrator_options(self) -> dict[str, Any]:
@@ -204,6 +210,7 @@ async def run_turn(
         store = open_state_store(orchestration.state_path, manager=manager)
         stack.push_async_callback(close_resource, store)
         if orchestration.name == "local":
+            _ignored_remote_options(orchestration)
             if request.session is not None:
                 await _say_if_new(store, request.session)
             within = None if limit is None else limit / 1000
@@ -460,6 +467,21 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
         print(
             f"neuron-turn: note: with --orchestrator {orchestrator} the worker builds the turn; "
             f"{', '.join(given)} apply to `neuron-turn worker`, not here",
+            file=sys.stderr,
+        )
+
+
+def _ignored_remote_options(orchestration: Orchestration) -> None:
+    flags = {
+        "--temporal-address": orchestration.address,
+        "--task-queue": orchestration.task_queue,
+        "--payload-dir": orchestration.payload_dir,
+    }
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given:
+        print(
+            f"neuron-turn: note: {', '.join(given)} apply to --orchestrator temporal; "
+            "the local orchestrator runs the turn here and ignores them",
             file=sys.stderr,
         )
 

@@ -403,3 +403,17 @@ def test_a_plugins_output_validator_sends_the_answer_back_in_a_run(
     assert main(["history", "v1", "--json"]) == 0
     history = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+
+
+def test_temporal_options_given_to_the_local_orchestrator_are_named_as_ignored(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    kept = ["--task-queue", "q", "--payload-dir", str(tmp_path / "payloads")]
+    assert main(["run", "hi", "--model", "fixture:echo", *kept]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "echo: hi\n"
+    assert (
+        "neuron-turn: note: --task-queue, --payload-dir apply to --orchestrator temporal; "
+        "the local orchestrator runs the turn here and ignores them"
+    ) in captured.err.splitlines()
+    assert not (tmp_path / "payloads").exists()

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 from typing import Final
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
+from temporalio.runtime import (
+    LogForwardingConfig,
+    LoggingConfig,
+    Runtime,
+    TelemetryConfig,
+    TelemetryFilter,
+)
 from temporalio.service import RPCError
 
 from .errors import ServerUnavailableError
@@ -51,6 +60,21 @@ async def connect(
     """
     converter = data_converter(storage)
     try:
-        return await Client.connect(address, namespace=namespace, data_converter=converter)
+        return await Client.connect(
+            address, namespace=namespace, data_converter=converter, runtime=_runtime()
+        )
     except (RPCError, RuntimeError, OSError) as exc:
         raise ServerUnavailableError(address, str(exc) or type(exc).__name__) from exc
+
+
+@functools.cache
+def _runtime() -> Runtime:
+    """The SDK's runtime for this process, its core's warnings sent to Python's logging.
+
+    Why: by default the core prints them to standard output, where a command's
+    answer goes (a payload near the size limit, say).
+    """
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"))
+    filter = TelemetryFilter(core_level="WARN", other_level="ERROR")
+    logs = LoggingConfig(filter=filter, forwarding=forwarding)
+    return Runtime(telemetry=TelemetryConfig(logging=logs))

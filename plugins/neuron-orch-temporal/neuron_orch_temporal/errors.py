@@ -141,7 +141,7 @@ class PayloadTooLargeError(DispatchFailed):
             else "is larger than the Temporal server takes in one payload"
         )
         super().__init__(
-            f"the {part} of agent {agent!r}'s turn {measured}; the files in it (images and "
+            f"agent {agent!r}: the turn's {part} {measured}; the files in it (images and "
             "documents a message sent or a tool returned) make it so: keep large payloads "
             "out of the history (`storage=directory_storage(DIR)`, `--payload-dir DIR`), "
             "send smaller files, or run this agent with the local orchestrator"

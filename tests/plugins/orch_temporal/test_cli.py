@@ -364,3 +364,25 @@ async def test_a_runs_usage_limits_and_stop_tools_travel_to_the_worker(
             "neuron-turn: Stopped at the turn's limit of 0 tool calls: the model asked for 1 in "
             "all, none of its last calls ran (--max-tool-calls)"
         ) in err
+
+
+async def test_a_run_attaching_a_large_image_needs_the_workers_payload_dir_and_goes_through_with_it(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address, task_queue, state, remote = on_dev_server(dev_env, tmp_path, "cli-payloads")
+    image = tmp_path / "scan.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + secrets.token_bytes(3_000_000))
+    payloads = tmp_path / "payloads"
+    kept = ("--payload-dir", str(payloads))
+    async with worker(address, task_queue, state, "--model", "fixture:echo", *kept):
+        # Without it, the run's own client sends the image inline, and the server refuses it.
+        code, out, err = await neuron_turn("run", "describe", "--attach", str(image), *remote)
+        assert (code, out) == (10, ""), err  # the answer's stream holds no SDK log line
+        (line,) = [line for line in err.splitlines() if "[sdk_core::" not in line]
+        assert line.startswith("neuron-turn: error: agent 'main': the turn's input is larger")
+        assert "--payload-dir DIR" in line
+        code, out, err = await neuron_turn(
+            "run", "describe", "--attach", str(image), *remote, *kept
+        )
+        assert (code, out) == (0, "echo: describe\n"), err
+    assert any(p.is_file() for p in payloads.rglob("*"))

@@ -106,7 +106,7 @@ async def test_a_large_input_is_refused_naming_it_and_the_fix_when_payloads_are_
 
     assert refused.value.part == "input" and refused.value.agent == "viewer"
     message = str(refused.value)
-    assert "the input of agent 'viewer'" in message and "--payload-dir" in message
+    assert "agent 'viewer': the turn's input" in message and "--payload-dir" in message
     assert model.requests == []
 
 

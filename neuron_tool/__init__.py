@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .schema import ToolSchema
     from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
     from .truncation import truncate_output
+    from .usage import RunUsage
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".context": (
@@ -102,6 +103,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolDyn",
     ),
     ".truncation": ("truncate_output",),
+    ".usage": ("RunUsage",),
 }
 
 __all__ = [
@@ -118,6 +120,7 @@ __all__ = [
     "PermissionPolicy",
     "ProgressReporter",
     "RunContext",
+    "RunUsage",
     "ToolAnnotations",
     "ToolCall",
     "ToolCallError",

@@ -8,9 +8,10 @@ is all they get, and the loop builds no context for them.
 
 The context holds the caller's dependencies (`deps`: a database handle, an
 HTTP client, the user; typed by the annotation and checked when the tool is
-called), the session, the turn's input, its deadline and a `progress`
-callback whose reports reach the turn's progress observers and its event
-stream.
+called), the session, the turn's input, its deadline, how far the turn has
+got (`step`, the model calls made so far, and `usage`, the tokens, cost and
+tool calls used so far) and a `progress` callback whose reports reach the
+turn's progress observers and its event stream.
 
 A `ToolDyn` written by hand asks the same way by shape: a `takes_context`
 attribute that is True and an `async def call_in_context(input, context)`
@@ -24,16 +25,21 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Generic, TypeAlias
+from typing import Final, Generic, TypeAlias
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
 
 from layer0 import SessionId, TurnInput
 
+from .usage import RunUsage
+
 __all__ = ["ProgressReporter", "RunContext"]
 
 DepsT = TypeVar("DepsT", default=None)
+
+_NONE_USED: Final = RunUsage()
+"""The usage of a context built by hand (a test, an MCP server): nothing used yet."""
 
 ProgressReporter: TypeAlias = Callable[[str, float | None, JsonValue], Awaitable[None]]
 """Takes one progress report of a tool: its message, fraction done (or None) and data."""
@@ -64,6 +70,18 @@ class RunContext(Generic[DepsT]):
     """Where `progress` reports go; None when nothing listens (reports are then dropped)."""
     loop: asyncio.AbstractEventLoop | None = None
     """The event loop `reporter` runs on, for `report` from a plain `def` tool's thread."""
+    step: int = 0
+    """The model calls the turn has made so far: 0 before the first (the first `prepare`),
+    1 for a tool the first response called or the `prepare` before the second call. A
+    context strategy's summary calls are not counted.
+
+    It counts this run of the turn, as `TurnMetadata.turns_used` does: a turn resumed
+    after an approval pause, or the continuation of a partial turn, starts again at 0
+    (the resumed calls run at step 0). A call whose answer the turn sent back (an output
+    retry) counts as any other."""
+    usage: RunUsage = _NONE_USED
+    """The tokens, cost and tool calls the turn has used so far (`RunUsage`), counted as
+    `step` is; all zero in a context built by hand."""
 
     def remaining(self) -> float | None:
         """Return the seconds left before the turn's deadline (never below 0); None without one."""

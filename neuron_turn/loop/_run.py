@@ -33,7 +33,7 @@ from layer0 import (
     TurnOutput,
     usd,
 )
-from neuron_tool import ProgressReporter, RunContext
+from neuron_tool import ProgressReporter, RunContext, RunUsage
 
 from ._convert import content_from_parts, history_to_json
 from ._trusted import trusted
@@ -112,6 +112,7 @@ class RunState:
     """The tool calls the model asked for, counted only under a `tool_calls` usage limit."""
     cost: Money = _ZERO
     turns_used: int = 0
+    """The model calls this run of the turn has made (a resume or a continuation starts at 0)."""
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
     failures_in_a_row: int = 0
@@ -209,7 +210,11 @@ class RunState:
         reporter: ProgressReporter | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> RunContext[Any]:
-        """Return what tool `name` (its call `call_id`, or its `prepare`) sees of the run."""
+        """Return what tool `name` (its call `call_id`, or its `prepare`) sees of the run.
+
+        Built only for a tool that asks for a context or has a `prepare`: the usage
+        snapshot in it costs the other tools nothing.
+        """
         return RunContext(
             deps=self.deps,
             session=self.session,
@@ -219,6 +224,17 @@ class RunState:
             tool_call_id=call_id,
             reporter=reporter,
             loop=loop,
+            step=self.turns_used,
+            usage=self.usage(),
+        )
+
+    def usage(self) -> RunUsage:
+        """Return what the turn has used so far, as a tool's `RunContext` shows it."""
+        return RunUsage(
+            input_tokens=self.tokens_in,
+            output_tokens=self.tokens_out,
+            cost=self.cost,
+            tool_calls=len(self.records),
         )
 
     def hook_context(

@@ -992,8 +992,15 @@ class NeuronTurn(Generic[OutT]):
         return GUARDRAIL_TRIPPED
 
     def _context(self, run: RunState, input: TurnInput) -> RunContext[Any]:
-        """The run context a guardrail or dynamic instructions get."""
-        return RunContext(deps=run.deps, session=run.session, input=input, deadline=run.deadline)
+        """The run context a guardrail, an output validator or dynamic instructions get."""
+        return RunContext(
+            deps=run.deps,
+            session=run.session,
+            input=input,
+            deadline=run.deadline,
+            step=run.turns_used,
+            usage=run.usage(),
+        )
 
     async def _run_or_hold(
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]

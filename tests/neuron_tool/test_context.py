@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
+from layer0 import usd
 from neuron_tool import (
     ContextTool,
     FunctionTool,
     Next,
     RunContext,
+    RunUsage,
     ToolCall,
     ToolContextError,
     ToolRegistrationError,
@@ -182,3 +184,11 @@ def test_remaining_counts_down_to_the_deadline_and_never_below_zero() -> None:
     left = RunContext(deps=None, deadline=time.monotonic() + 30).remaining()
     assert left is not None and 29 < left <= 30
     assert RunContext(deps=None, deadline=time.monotonic() - 5).remaining() == 0.0
+
+
+def test_a_context_built_by_hand_is_at_step_0_having_used_nothing() -> None:
+    context = RunContext(deps=None)
+
+    assert context.step == 0
+    assert context.usage == RunUsage(input_tokens=0, output_tokens=0, cost=usd(), tool_calls=0)
+    assert context.for_call("t", "c1").usage is context.usage  # a call keeps the run's

@@ -360,3 +360,19 @@ def test_a_check_that_is_not_async_is_refused_when_made_a_guardrail() -> None:
 
     with pytest.raises(TypeError, match="a guardrail's check must be an async function"):
         input_guardrail(sync_check)  # type: ignore[arg-type]
+
+
+async def test_an_output_guardrail_sees_the_model_calls_made_and_the_usage() -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    @output_guardrail
+    async def watch(context: RunContext[Any], text: str) -> Tripwire | None:
+        usage = context.usage
+        seen.append((context.step, usage.total_tokens, usage.tool_calls))
+        return None
+
+    script = [calls(call("c1", "send", text="hi")), answer("sent")]
+
+    await guarded(ScriptedProvider(script), watch).execute(ask("send hi"))
+
+    assert seen == [(2, 30, 1)]

@@ -218,3 +218,33 @@ async def test_report_without_a_listener_is_dropped_and_the_tool_runs() -> None:
     output = await turn.execute(ask(), deps=Shop("Ann", {}))
     assert output.message.as_text() == "0"
     assert (result(provider).content, result(provider).is_error) == ("0", False)
+
+
+@tool
+async def so_far(context: RunContext) -> dict[str, JsonValue]:
+    """Say how far the run has got."""
+    usage = context.usage
+    return {
+        "step": context.step,
+        "tokens": [usage.input_tokens, usage.output_tokens],
+        "cost": str(usage.cost.amount),
+        "tool_calls": usage.tool_calls,
+    }
+
+
+async def test_a_tool_sees_the_model_calls_made_and_the_usage_so_far() -> None:
+    script = [
+        calls(call("c1", "so_far"), cost="0.01"),
+        calls(call("c2", "so_far"), cost="0.02"),
+        answer("ok"),
+    ]
+    turn, provider = build(script, tools=[so_far])
+
+    await turn.execute(ask())
+
+    assert result(provider, 1).content == (
+        '{"step":1,"tokens":[10,5],"cost":"0.01","tool_calls":0}'
+    )
+    assert result(provider, 2).content == (
+        '{"step":2,"tokens":[20,10],"cost":"0.03","tool_calls":1}'
+    )

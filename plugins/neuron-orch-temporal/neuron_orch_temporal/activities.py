@@ -84,10 +84,10 @@ Interrupted = tuple[Interruption, BaseException | None]
 _LOST: Final = "AttemptLost"
 """An `Interruption`'s error for a part an attempt lost with no result left."""
 _MAX_CHECKPOINT: Final = 256 * 1024
-"""The largest checkpoint a heartbeat carries, in characters of JSON: Temporal warns on
-payloads past 512 KiB and refuses them past 2 MiB."""
+"""The largest checkpoint a heartbeat carries inline, in characters of JSON: Temporal
+warns on payloads past 512 KiB and refuses them past 2 MiB."""
 
-MAX_INLINE_OUTPUT: Final = 2 * 1024 * 1024 - 64 * 1024
+_MAX_OUTPUT: Final = 2 * 1024 * 1024 - 64 * 1024
 """The largest turn output an activity hands back inline, in bytes of JSON: Temporal
 refuses payloads past 2 MiB, and the result's envelope (delegations, an interruption)
 needs room."""
@@ -98,17 +98,15 @@ _NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
-def _check_size(agent: AgentId, output: TurnOutput, limit: int | None) -> None:
-    """Refuse an output larger than Temporal carries, before the server refuses it.
+def _check_size(agent: AgentId, output: TurnOutput) -> None:
+    """Refuse an output larger than Temporal carries inline, before the server refuses it.
 
     Raises:
         PayloadTooLargeError: it is (not retried: its tools would run again for nothing).
     """
-    if limit is None:
-        return
     size = len(output.model_dump_json().encode("utf-8"))
-    if size > limit:
-        raise PayloadTooLargeError(agent, size, limit)
+    if size > _MAX_OUTPUT:
+        raise PayloadTooLargeError(agent, size, _MAX_OUTPUT)
 
 
 class AgentActivities:
@@ -130,7 +128,7 @@ class AgentActivities:
         policies: Mapping[AgentId, EffectPolicy] = _NO_POLICIES,
         default_policy: EffectPolicy = _OWN_SESSION_ONLY,
         environments: Mapping[AgentId, Placement] = _NO_PLACEMENTS,
-        max_output: int | None = MAX_INLINE_OUTPUT,
+        external_storage: bool = False,
     ) -> None:
         """Run turns of `agents` and apply memory effects to `store`.
 
@@ -147,11 +145,12 @@ class AgentActivities:
                 process, a sandbox), by name: the activity runs the turn with
                 `placement.environment.run(input, placement.spec)` and the
                 workflow carries out its effects here, as for any agent.
-            max_output: the largest output, in bytes of JSON, a turn may hand
-                back; a larger one fails the dispatch with `PayloadTooLargeError`.
-                None when the worker's client keeps large payloads out of the
-                history (`neuron_orch_temporal.large_payloads`), as `create_worker`
-                passes then.
+            external_storage: whether the worker's client keeps large payloads
+                out of the history (`neuron_orch_temporal.large_payloads`), as
+                `create_worker` finds out. Without, an output past 2 MiB fails
+                the dispatch with `PayloadTooLargeError`, and a checkpoint past
+                256 KiB is not heartbeated (the last that fits stays); with, both
+                go through whole.
 
         Raises:
             ValueError: an agent is in both `agents` and `environments`, or
@@ -168,7 +167,7 @@ class AgentActivities:
         self._ledger = ledger
         self._policies = dict(policies)
         self._default_policy = default_policy
-        self._max_output = max_output
+        self._external_storage = external_storage
 
     def all(self) -> list[object]:
         """Return the activity callables to give a `temporalio.worker.Worker`."""
@@ -207,7 +206,8 @@ class AgentActivities:
             output, interrupted = await self._outcome(request, turn, turn_input, policy, answered)
             if recording is not None:
                 output = recording.returned(output)
-            _check_size(request.agent, output, self._max_output)
+            if not self._external_storage:
+                _check_size(request.agent, output)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,
@@ -293,7 +293,8 @@ class AgentActivities:
         lost = _lost_part(request, answered)
         if lost is not None:
             return lost
-        checkpoints = _Checkpoints(request, turn, answered)
+        limit = None if self._external_storage else _MAX_CHECKPOINT
+        checkpoints = _Checkpoints(request, turn, answered, limit)
         with self._answering(request, policy, answered), checkpoints.taking():
             if request.progress:
                 running = execute_reporting(turn, turn_input, request.workflow_id)
@@ -418,13 +419,17 @@ class _Checkpoints:
 
     See `neuron_turn.checkpointing`: after each round of tool calls the turn
     hands over its partial turn, kept here as the heartbeat details a later
-    attempt reads (`_lost_part`). One too large for a heartbeat is not taken,
-    so the last one that fits stays; so does one declaring a handoff, which
-    only a finished turn may.
+    attempt reads (`_lost_part`). One larger than `limit` characters is not
+    taken, so the last one that fits stays (no limit: large payloads are kept
+    out of the history); so is one declaring a handoff, which only a finished
+    turn may.
     """
 
-    def __init__(self, request: TurnRequest, turn: Turn, answered: list[Delegation]) -> None:
+    def __init__(
+        self, request: TurnRequest, turn: Turn, answered: list[Delegation], limit: int | None
+    ) -> None:
         self._request = request
+        self._limit = limit
         self._reads = continues_partial_turns(turn)
         self._answered = answered
         self.details: tuple[str, ...] = ()
@@ -445,7 +450,7 @@ class _Checkpoints:
             output=partial.output, continuation=continuation, delegations=tuple(self._answered)
         )
         text = checkpoint.model_dump_json()
-        if len(text) > _MAX_CHECKPOINT:
+        if self._limit is not None and len(text) > self._limit:
             return
         self.details = (text,)
         activity.heartbeat(*self.details)

@@ -20,7 +20,7 @@ from temporalio.worker import Worker
 from layer0 import AgentId, EffectPolicy, StateStore, Turn
 from neuron_orch_local import CustomEffectHandler, Placement
 
-from .activities import MAX_INLINE_OUTPUT, AgentActivities
+from .activities import AgentActivities
 from .connect import connect
 from .names import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from .workflow import AgentWorkflow
@@ -104,8 +104,7 @@ def create_worker(
         policies=policies,
         default_policy=default_policy,
         environments=environments,
-        # Past the threshold, the client's storage keeps an output out of the history.
-        max_output=MAX_INLINE_OUTPUT if client.data_converter.external_storage is None else None,
+        external_storage=client.data_converter.external_storage is not None,
     )
     options = {"max_heartbeat_throttle_interval": _HEARTBEAT_THROTTLE, **worker_options}
     return Worker(

@@ -21,6 +21,9 @@ _EXIT_GRACE = 0.5
 FAST = TurnPolicy(heartbeat=5_000, max_attempts=3, effect_timeout=10_000, signal_timeout=60_000)
 """A policy whose waits the time-skipping server skips in milliseconds."""
 
+HUNG = FAST.model_copy(update={"start_to_close": 4_000, "initial_interval": 100, "max_attempts": 5})
+"""Gives up an attempt hung after its tools ran in 4 s (room for them on a loaded machine)."""
+
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:

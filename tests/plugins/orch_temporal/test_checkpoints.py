@@ -8,7 +8,7 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from layer0 import HandoffEffect, PartialTurn, TurnInput, TurnMetadata, TurnOutput
-from neuron_orch_temporal.activities import _Checkpoints, _lost_part
+from neuron_orch_temporal.activities import _MAX_CHECKPOINT, _Checkpoints, _lost_part
 from neuron_orch_temporal.messages import Delegation, TurnCheckpoint, TurnRequest
 
 TASK = TurnInput(message="read notes", trigger="user", session="s1")
@@ -34,7 +34,7 @@ def test_a_checkpoint_too_large_for_a_heartbeat_leaves_the_last_one_that_fits() 
     # A hostile model's enormous answer: the attempt goes on, its last checkpoint stands.
     environment, sent = ActivityEnvironment(), []
     environment.on_heartbeat = lambda *details: sent.append(details)
-    checkpoints = _Checkpoints(REQUEST, Reads(), [])
+    checkpoints = _Checkpoints(REQUEST, Reads(), [], _MAX_CHECKPOINT)
 
     def take_both() -> None:
         checkpoints.take(part("read it"))
@@ -47,10 +47,22 @@ def test_a_checkpoint_too_large_for_a_heartbeat_leaves_the_last_one_that_fits() 
     assert kept.output.message.as_text() == "read it"
 
 
+def test_with_large_payloads_kept_out_of_the_history_a_large_checkpoint_is_heartbeated() -> None:
+    environment, sent = ActivityEnvironment(), []
+    environment.on_heartbeat = lambda *details: sent.append(details)
+    checkpoints = _Checkpoints(REQUEST, Reads(), [], None)
+
+    environment.run(checkpoints.take, part("x" * 300_000))
+
+    assert len(sent) == 1 and checkpoints.details == sent[0]
+    kept = TurnCheckpoint.model_validate_json(checkpoints.details[0])
+    assert kept.output.message.as_text() == "x" * 300_000
+
+
 def test_a_part_declaring_a_handoff_is_not_a_checkpoint() -> None:
     environment, sent = ActivityEnvironment(), []
     environment.on_heartbeat = lambda *details: sent.append(details)
-    checkpoints = _Checkpoints(REQUEST, Reads(), [])
+    checkpoints = _Checkpoints(REQUEST, Reads(), [], None)
 
     environment.run(
         checkpoints.take, part("handing off", HandoffEffect(agent="billing", state=None))

@@ -32,7 +32,7 @@ from neuron_turn.testing import FunctionProvider, text_response, tool_call_respo
 
 from ..orch_local._doubles import session_roles
 from .agents import agent, lost_attempt_agent, rate_limited_agent, two_step
-from .conftest import FAST, hosting
+from .conftest import FAST, HUNG, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -195,10 +195,6 @@ async def test_a_chain_with_a_model_of_another_kind_keeps_the_part_and_runs_its_
     await answers_with_the_tool_run_once(
         env, first, other, store, tool_log, "cont-8", asked_twice=True
     )
-
-
-HUNG = FAST.model_copy(update={"start_to_close": 4_000, "initial_interval": 100, "max_attempts": 5})
-"""Gives up an attempt hung after its tools ran in 4 s (room for them on a loaded machine)."""
 
 
 async def test_an_attempt_lost_after_its_tool_ran_is_taken_up_from_its_checkpoint(

@@ -6,6 +6,7 @@ they go through a worker whole, and the history holds references only.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 
@@ -30,10 +31,23 @@ from neuron_orch_temporal import (
     directory_storage,
 )
 from neuron_tool import ToolRegistry, ToolReturn, image_block, tool
-from neuron_turn import ImagePart, NeuronTurn, NeuronTurnConfig, ToolResultPart, ToolUsePart
-from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from neuron_turn import (
+    ImagePart,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
-from .conftest import hosting
+from .conftest import HUNG, hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -210,3 +224,38 @@ async def test_directory_storage_keeps_only_payloads_from_its_threshold_up(tmp_p
     assert b"y" * 200 not in large.SerializeToString()
     assert await converter.decode([small, large], [str, str]) == ["x" * 10, "y" * 200]
     assert (tmp_path / "kept").stat().st_mode & 0o077 == 0
+
+
+async def test_an_attempt_lost_after_a_large_tool_result_goes_on_from_its_checkpoint(
+    dev_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    client = _client_keeping_payloads_in(dev_env, tmp_path / "payloads")
+    store, stalled, ran = InMemoryStore(), asyncio.Event(), []
+
+    @tool
+    async def photograph(page: str) -> ToolReturn:
+        """Photograph a page."""
+        ran.append(page)
+        return ToolReturn("photographed", files=[image_block(BIG_PNG)])
+
+    async def respond(request: ProviderRequest) -> ProviderResponse:
+        if len(request.messages) == 1:
+            return tool_call_response(ToolUsePart("c1", "photograph", {"page": "1"}))
+        if not stalled.is_set():
+            stalled.set()
+            await asyncio.Event().wait()  # until the attempt is given up
+        return text_response("A page.")
+
+    turn = NeuronTurn(
+        FunctionProvider(respond),
+        tools=ToolRegistry([photograph]),
+        state=store,
+        config=NeuronTurnConfig(model="fn"),
+    )
+    async with hosting(dev_env, {"camera": turn}, store, client=client, policy=HUNG) as orch:
+        request = TurnInput(message="Photograph it", trigger="user", session="s-lost")
+        output = await orch.dispatch("camera", request, workflow_id="large-lost")
+
+    assert stalled.is_set() and output.message.as_text() == "A page."
+    # Its 4 MB checkpoint was heartbeated, kept in the directory: the tool ran once.
+    assert ran == ["1"]

@@ -4,12 +4,18 @@ import subprocess
 import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
 from layer0 import Orchestrator
 from layer0.testing import EchoTurn, InMemoryStore
-from neuron_orch_temporal import TemporalOrchestrator, TemporalWorker, plugin
+from neuron_orch_temporal import (
+    DirectoryPayloadDriver,
+    TemporalOrchestrator,
+    TemporalWorker,
+    plugin,
+)
 from neuron_turn import Worker
 
 
@@ -97,3 +103,18 @@ def test_loading_the_plugin_does_not_import_temporalio() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_payload_dir_gives_the_worker_and_the_orchestrator_storage_in_that_directory(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "payloads"
+    worker = plugin.create_temporal_worker(payload_dir=str(directory))
+    orchestrator = plugin.create_orchestrator(payload_dir=str(directory))
+
+    for storage in (worker.storage, orchestrator._storage):
+        assert storage is not None
+        (driver,) = storage.drivers
+        assert isinstance(driver, DirectoryPayloadDriver) and driver.directory == directory
+    assert directory.is_dir() and directory.stat().st_mode & 0o077 == 0
+    assert plugin.create_temporal_worker().storage is None

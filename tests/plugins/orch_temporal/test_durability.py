@@ -27,6 +27,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SCRIPT = Path(__file__).with_name("_worker_process.py")
 APPROVER = Path(__file__).with_name("_approval_worker.py")
+CHECKPOINTER = Path(__file__).with_name("_checkpoint_worker.py")
 WAIT = 60.0
 """The bound on every wait of this test, in seconds."""
 
@@ -185,3 +186,55 @@ async def test_a_worker_killed_while_a_turn_awaits_approval_is_replaced_and_it_r
     assert isinstance(history, list)
     roles = [m["role"] for m in history if isinstance(m, dict)]
     assert roles == ["user", "assistant", "user", "user", "assistant"]
+
+
+async def heartbeated(orchestrator: TemporalOrchestrator, workflow_id: str) -> None:
+    """Return once the server holds a heartbeat with details (a checkpoint) of the workflow's turn.
+
+    Only the server knows what it received; a worker knows only what it sent.
+    """
+    handle = (await orchestrator.client()).get_workflow_handle(workflow_id)
+    async with asyncio.timeout(WAIT):
+        while True:
+            described = await handle.describe()
+            pending = described.raw_description.pending_activities
+            if pending and pending[0].heartbeat_details.payloads:
+                return
+
+
+async def test_a_worker_killed_after_a_checkpoint_is_replaced_and_its_tool_does_not_run_again(
+    dev_env: WorkflowEnvironment, tmp_path: Path, workers: list[WorkerProcess]
+) -> None:
+    address = dev_env.client.service_client.config.target_host
+    task_queue = f"checkpoint-{uuid.uuid4()}"
+    db, tools, marker = tmp_path / "state.db", tmp_path / "tools.log", tmp_path / "stalled"
+    args = [str(CHECKPOINTER), address, task_queue, str(db), str(tools), str(marker)]
+    orchestrator = TemporalOrchestrator(
+        dev_env.client, task_queue=task_queue, policy=POLICY, pickup_timeout=WAIT
+    )
+    read = TurnInput(message="read notes", trigger="user", session="s-checkpoint")
+    async with killing(workers):
+        first = await start_worker(workers, *args)
+        dispatch = asyncio.create_task(
+            orchestrator.dispatch("reader", read, workflow_id="checkpoint-kill")
+        )
+        await first.expect("stalled")
+        await heartbeated(orchestrator, "checkpoint-kill")
+        await first.kill()
+        assert first.process.returncode == -signal.SIGKILL
+        await start_worker(workers, *args)
+        async with asyncio.timeout(WAIT):
+            output = await dispatch
+
+    # The second worker went on from the checkpoint the first one's heartbeat carried.
+    assert tools.read_text().splitlines() == ["read notes.txt"]
+    assert output.message.as_text() == "read it; 3 messages"
+    async with SqliteStore(db) as store:
+        history = await store.read(SessionScope(id="s-checkpoint"), HISTORY_KEY)
+    assert isinstance(history, list)
+    assert [m["role"] for m in history if isinstance(m, dict)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]

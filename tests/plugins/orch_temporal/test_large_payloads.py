@@ -68,18 +68,24 @@ async def scan(page: str) -> ToolReturn:
     return ToolReturn(f"scanned {page}", files=[image_block(BIG_PNG)])
 
 
+def _scanner(store: InMemoryStore, answer: str) -> tuple[ScriptedProvider, NeuronTurn]:
+    """A turn that calls `scan` once, then answers `answer`; and its model."""
+    model = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "scan", {"page": "1"})), text_response(answer)]
+    )
+    turn = NeuronTurn(
+        model, tools=ToolRegistry([scan]), state=store, config=NeuronTurnConfig(model="m")
+    )
+    return model, turn
+
+
 async def test_a_tools_large_image_goes_through_a_worker_whole_and_the_history_holds_references(
     dev_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
     env = dev_env  # the real server refuses a payload past 2 MiB; the test server does not
     client = _client_keeping_payloads_in(env, tmp_path / "payloads")
     store = InMemoryStore()
-    model = ScriptedProvider(
-        [tool_call_response(ToolUsePart("c1", "scan", {"page": "1"})), text_response("A chart.")]
-    )
-    turn = NeuronTurn(
-        model, tools=ToolRegistry([scan]), state=store, config=NeuronTurnConfig(model="m")
-    )
+    model, turn = _scanner(store, "A chart.")
     async with hosting(env, {"scanner": turn}, store, client=client) as orchestrator:
         request = TurnInput(message="Scan it", trigger="user", session="s-large")
         result = await orchestrator.run("scanner", request, workflow_id="large-1")
@@ -145,12 +151,7 @@ async def test_a_result_whose_payload_file_is_gone_fails_naming_the_directory(
     directory = tmp_path / "payloads"
     client = _client_keeping_payloads_in(dev_env, directory)
     store = InMemoryStore()
-    model = ScriptedProvider(
-        [tool_call_response(ToolUsePart("c1", "scan", {"page": "1"})), text_response("Done.")]
-    )
-    turn = NeuronTurn(
-        model, tools=ToolRegistry([scan]), state=store, config=NeuronTurnConfig(model="m")
-    )
+    _, turn = _scanner(store, "Done.")
     async with hosting(dev_env, {"scanner": turn}, store, client=client) as orchestrator:
         request = TurnInput(message="Scan it", trigger="user", session="s-gone")
         await orchestrator.run("scanner", request, workflow_id="large-gone")

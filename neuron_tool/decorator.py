@@ -46,8 +46,8 @@ def tool(
         description: The description, instead of the docstring's.
         annotations: MCP behaviour hints for the tool.
         requires_isolation: Run only inside an environment's sandbox (`neuron_tool.isolation`).
-        prepare: Decide per turn whether and as what the tool is offered, from the run's
-            context (`neuron_tool.prepare`).
+        prepare: Decide before each model call whether and as what the tool is offered,
+            from the run's context (`neuron_tool.prepare`).
 
     Raises:
         ToolRegistrationError: The signature cannot be described as a JSON Schema.

@@ -1,16 +1,19 @@
 """A tool's `prepare`: whether, and as what, it is offered in a run, decided from the run.
 
 Some tools are for some runs only: an admin tool for an admin's deps, a
-refund tool once the order is known. A tool with a `prepare` (`@tool(prepare=...)`,
-or any tool with a callable `prepare` attribute) is asked at the start of each
-turn, with the run's context (`RunContext`: deps, session, input) and the
-schema it would be offered with: it returns that schema, a changed one (a
-description naming the user's plan, a narrower input schema), or None to
-leave the tool out of the turn, as pydantic-ai's `prepare` and the OpenAI
-Agents SDK's `is_enabled` do. A tool left out is not only unoffered: a call
-to it is refused as a call to a tool the turn does not allow, so a model
-cannot reach it by guessing its name. What the tool accepts is still checked
-against its own input schema.
+refund tool once the order is known, a costly search until the turn has spent
+its share. A tool with a `prepare` (`@tool(prepare=...)`, or any tool with a
+callable `prepare` attribute) is asked before every model call of the turn, as
+pydantic-ai's `prepare` is at every step, with the run's context at that step
+(`RunContext`: deps, session, input, `step` — the model calls made so far —
+and `usage` so far) and the schema it would be offered with: it returns that
+schema, a changed one (a description naming the user's plan, a narrower input
+schema), or None to leave the tool out of that call, as the OpenAI Agents
+SDK's `is_enabled` does. A tool left out is not only unoffered: a call to it
+in that call's answer is refused as a call to a tool the turn does not allow,
+so a model cannot reach it by guessing its name; the next call's `prepare`
+may offer it again. What the tool accepts is still checked against its own
+input schema.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ ToolPrepare: TypeAlias = Callable[
     [RunContext[Any], ToolSchema], ToolSchema | Awaitable[ToolSchema | None] | None
 ]
 """`def prepare(ctx, schema) -> ToolSchema | None` (or `async def`): the schema to offer, or
-None to leave the tool out of this turn."""
+None to leave the tool out of the model call about to be made."""
 
 
 def prepare_of(tool: object) -> ToolPrepare | None:

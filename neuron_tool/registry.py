@@ -36,7 +36,7 @@ class _Entry:
     chain: Next | None = None
     """The composed middleware chain, or None when no middleware applies."""
     prepare: ToolPrepare | None = None
-    """What decides per turn whether and as what the tool is offered (`neuron_tool.prepare`)."""
+    """What decides before each model call whether and as what the tool is offered."""
 
 
 class ToolRegistry:
@@ -129,9 +129,10 @@ class ToolRegistry:
     async def prepare(
         self, schemas: Sequence[ToolSchema], context: Callable[[str], RunContext[Any]]
     ) -> tuple[list[ToolSchema], frozenset[str]]:
-        """`schemas` as each tool's `prepare` has them for a run, and the names it left out.
+        """`schemas` as each tool's `prepare` has them for one step, and the names it left out.
 
-        `context(name)` gives the run's context for the tool `name`. Schemas of tools
+        The loop asks it before every model call; `context(name)` gives the run's
+        context at that step for the tool `name`. Schemas of tools
         without a `prepare`, or not registered here, pass unchanged.
 
         Raises:

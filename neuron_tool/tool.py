@@ -186,7 +186,7 @@ class FunctionTool:
 
         With `requires_isolation`, the tool runs only in a process an environment's
         sandbox marked isolated (`neuron_tool.isolation`), and refuses elsewhere.
-        `prepare` decides per turn whether and as what it is offered
+        `prepare` decides before each model call whether and as what it is offered
         (`neuron_tool.prepare`).
         """
         self.function: Final = function

@@ -191,13 +191,16 @@ class OutputRound:
 
     # --- the request --------------------------------------------------------
 
-    def check_choice(self, tools: Sequence[ToolSchema]) -> None:
+    def check_choice(self, tools: Sequence[ToolSchema], *, in_force: bool = False) -> None:
         """Refuse a named tool choice this turn does not offer.
+
+        With `in_force`, only a choice the next call still makes: one that a called
+        tool reverted to `auto` (`reset_choice`) forces nothing any more.
 
         Raises:
             NonRetryableError: the named tool is not offered (unknown or not allowed).
         """
-        choice = self.choice
+        choice = self._user_choice() if in_force else self.choice
         if choice is None or choice.name is None:
             return
         names = [tool.name for tool in tools]

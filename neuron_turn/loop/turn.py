@@ -773,8 +773,13 @@ class NeuronTurn(Generic[OutT]):
     ) -> ExitReason:
         memory = self._memory(run.settings, run.session)
         tools = self._tool_schemas(run.settings, run.session, memory)
-        if self.tools.any_prepares:
-            tools = await self._prepared(run, tools)
+        # Read once: the no-prepare loop pays one local test a step, nothing more.
+        prepares = self.tools.any_prepares
+        schemas, allowed = tools, run.settings.allowed_tools
+        if prepares:
+            # The first step's, asked before anything runs: a resume's decided calls are
+            # checked against it too, as the first model call's tools.
+            tools = await self._prepared(run, schemas, allowed)
         output.check_choice(tools)
         config = self.config
         rounds = ToolRound(
@@ -805,6 +810,8 @@ class NeuronTurn(Generic[OutT]):
                 self._check_limits(run)
             while True:
                 await self._iterate(run, input, tools, rounds, output, keeper)
+                if prepares:
+                    tools = await self._next_step(run, schemas, allowed, output, keeper)
         except _Exit as stop:
             reason = stop.reason
         except TurnHalted as halted:
@@ -1061,21 +1068,50 @@ class NeuronTurn(Generic[OutT]):
             s for s in loop if settings.allows(s.name)
         ]
 
-    async def _prepared(self, run: RunState, tools: list[ToolSchema]) -> list[ToolSchema]:
-        """`tools` as the tools' `prepare`s offer them in this run (`neuron_tool.prepare`).
+    async def _next_step(
+        self,
+        run: RunState,
+        schemas: list[ToolSchema],
+        allowed: frozenset[str] | None,
+        output: OutputRound,
+        keeper: ContextKeeper,
+    ) -> list[ToolSchema]:
+        """The tools of the next model call, as the `prepare`s offer them for its step.
 
-        A tool a `prepare` leaves out is no longer allowed in the turn, so a call
-        to it is refused as any call to a tool the turn does not allow.
+        Raises:
+            ToolPrepareError: a `prepare` failed; the turn fails before the call.
+            NonRetryableError: they left out the tool a tool choice still forces.
         """
-        prepared, hidden = await self.tools.prepare(tools, run.tool_context)
+        tools = await self._prepared(run, schemas, allowed)
+        # A forced named tool left out would make the request one no model API takes.
+        output.check_choice(tools, in_force=True)
+        # The keeper only estimates the context's size from them until a call reports it;
+        # this step's tools make that closer, and the meter's memo keeps unchanged ones free.
+        keeper.tools = tools
+        return tools
+
+    async def _prepared(
+        self, run: RunState, schemas: list[ToolSchema], allowed: frozenset[str] | None
+    ) -> list[ToolSchema]:
+        """`schemas` as the tools' `prepare`s offer them for the run's next model call.
+
+        Asked before every model call of the turn (`neuron_tool.prepare`), each
+        `prepare` seeing the run's context at that step (`RunContext.step`,
+        `usage`). A tool a `prepare` leaves out is not allowed for the calls of
+        that step's response, so a call to it is refused as any call to a tool
+        the turn does not allow; the next step starts again from the turn's own
+        `allowed` tools (None: all), so a tool left out once may be offered later.
+        """
+        prepared, hidden = await self.tools.prepare(schemas, run.tool_context)
+        names = allowed
         if hidden:
-            allowed = run.settings.allowed_tools
             names = (
                 allowed
                 if allowed is not None
                 else frozenset((*self.tools.names(), *EFFECT_TOOL_NAMES, *MEMORY_TOOL_NAMES))
-            )
-            run.settings = replace(run.settings, allowed_tools=names - hidden)
+            ) - hidden
+        if names != run.settings.allowed_tools:
+            run.settings = replace(run.settings, allowed_tools=names)
         return prepared
 
     def _request(

@@ -1,0 +1,198 @@
+"""What guards the A2A server: a bearer token, the Host and Origin checks, a body size limit.
+
+Any local user can reach a loopback port, and a web page can reach it through
+the user's browser (DNS rebinding), so the token is required on every bind and
+the Host and Origin headers are checked against explicit lists. The agent card
+alone is public: a client reads it to learn that it needs the token.
+
+The same rules as `neuron_tool.mcp`'s HTTP guard (a private module of another
+package, so not imported here); the two are meant to become one public module.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MIN_TOKEN_LENGTH: Final = 16
+"""The shortest token accepted; `secrets.token_urlsafe(32)` makes 43 characters."""
+LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_WILDCARDS: Final = ("0.0.0.0", "::", "")
+# JSON-RPC error codes for refusals made before the A2A handler sees the request.
+_UNAUTHORIZED_CODE: Final = -32001
+_INVALID_REQUEST_CODE: Final = -32600
+_NO_TOKEN: Final = "missing or wrong bearer token; send the header 'Authorization: Bearer <token>'"
+
+
+def check_token(token: str) -> None:
+    """Refuse a token too short to guess at or that cannot travel in a header.
+
+    Raises:
+        ValueError: The token is shorter than 16 characters, or holds spaces or
+            control characters.
+    """
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(
+            f"the token must be at least {MIN_TOKEN_LENGTH} characters;"
+            " secrets.token_urlsafe(32) makes a good one"
+        )
+    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
+        raise ValueError("the token must be printable ASCII without spaces, to travel in a header")
+
+
+def allowed_hosts_for(host: str, allowed_hosts: Sequence[str] | None) -> tuple[str, ...]:
+    """The Host header values accepted by a server bound to `host`.
+
+    Loopback binds allow the loopback names, any other address itself; a
+    wildcard bind (every interface) has no name of its own, so it needs the list.
+
+    Raises:
+        ValueError: `host` is a wildcard address and `allowed_hosts` is not given.
+    """
+    if allowed_hosts is not None:
+        return tuple(allowed_hosts)
+    if host in _WILDCARDS:
+        raise ValueError(
+            f"serving on every interface (host={host!r}) needs allowed_hosts: the Host"
+            " header values clients will send, e.g. ['myhost.example:8000'], so that"
+            " DNS rebinding is refused"
+        )
+    own = f"{url_host(host)}:*"
+    if own in LOOPBACK_HOSTS:
+        return LOOPBACK_HOSTS
+    return (*LOOPBACK_HOSTS, own) if is_loopback(host) else (own,)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names the loopback interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def url_host(host: str) -> str:
+    """`host` as it stands in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
+
+
+def _matches(value: str, patterns: Collection[str]) -> bool:
+    """Whether `value` is one of `patterns`, a pattern `"name:*"` standing for any port."""
+    if value in patterns:
+        return True
+    return any(p.endswith(":*") and value.startswith(p[:-1]) for p in patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    """What the guard lets through: one token, some hosts and origins, bodies up to a size."""
+
+    token: str
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    public_paths: frozenset[str]
+    max_body_bytes: int
+
+    def __repr__(self) -> str:
+        # The token never reaches a log or a traceback through a repr.
+        return (
+            f"GuardSettings(token=<hidden>, allowed_hosts={self.allowed_hosts!r},"
+            f" allowed_origins={self.allowed_origins!r}, max_body_bytes={self.max_body_bytes})"
+        )
+
+
+class Guard:
+    """ASGI middleware: checks Host and Origin, then the bearer token, then the body size.
+
+    Requests for a public path (the agent card) skip the token, never the
+    Host and Origin checks. The token is compared in constant time, so the
+    answer's timing tells nothing of it.
+    """
+
+    def __init__(self, app: ASGIApp, settings: GuardSettings) -> None:
+        """Guard `app` as `settings` say."""
+        self._app = app
+        self._settings = settings
+        self._token = settings.token.encode()
+
+    def __repr__(self) -> str:
+        return f"Guard({self._settings!r})"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass allowed HTTP requests (and lifespan events) on; refuse the others."""
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        settings = self._settings
+        if not _matches(headers.get("host", ""), settings.allowed_hosts):
+            await _refuse(send, 421, _INVALID_REQUEST_CODE, "this Host header is not served here")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not _matches(origin, settings.allowed_origins):
+            await _refuse(send, 403, _INVALID_REQUEST_CODE, "this Origin is not allowed")
+            return
+        if scope["path"] not in settings.public_paths and not self._authorized(scope):
+            await _refuse(send, 401, _UNAUTHORIZED_CODE, _NO_TOKEN, authenticate=True)
+            return
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
+            await _refuse(send, 413, _INVALID_REQUEST_CODE, self._too_large())
+            return
+        await self._app(scope, _limited(receive, settings.max_body_bytes), send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        values = [value for key, value in scope["headers"] if key == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, credentials = values[0].partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials, self._token)
+
+    def _too_large(self) -> str:
+        return f"the request body is larger than {self._settings.max_body_bytes} bytes"
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    """`receive`, failing once the body read so far passes `limit` bytes.
+
+    For bodies sent without a Content-Length (chunked), which the header check cannot see.
+    """
+    seen = 0
+
+    async def receive_limited() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                # The JSON-RPC layer answers this one as "Payload too large".
+                raise HTTPException(413, f"the request body is larger than {limit} bytes")
+        return message
+
+    return receive_limited
+
+
+async def _refuse(
+    send: Send, status: int, code: int, message: str, *, authenticate: bool = False
+) -> None:
+    # A JSON-RPC error body, so A2A clients show the message rather than "HTTP 401".
+    error = {"code": code, "message": message}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if authenticate:
+        headers.append((b"www-authenticate", b'Bearer realm="a2a"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

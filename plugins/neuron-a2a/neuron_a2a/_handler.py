@@ -1,0 +1,62 @@
+"""The SDK's request handler, checking a message before any task is made of it.
+
+A message the agent cannot take (a part it refuses, too much of it, a bad
+context id) or decisions that do not fit the calls a task waits on are
+answered with a JSON-RPC error at once: no task is created or changed,
+nothing runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Final
+
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import TaskStore
+from a2a.types import AgentCard, Message, SendMessageRequest, Task
+
+from .errors import A2AError
+from .executor import A2AExecutor, _protocol_error
+
+# Stands for the context id the SDK will make for a message that has none (a UUID).
+_NEW_CONTEXT: Final = "new-context"
+
+
+class CheckingRequestHandler(DefaultRequestHandler):
+    """`DefaultRequestHandler` refusing what `A2AExecutor` would refuse, before a task exists."""
+
+    def __init__(self, executor: A2AExecutor, task_store: TaskStore, card: AgentCard) -> None:
+        """Handle requests for `executor`, keeping tasks in `task_store`."""
+        super().__init__(agent_executor=executor, task_store=task_store, agent_card=card)
+        self._executor = executor
+        self._tasks = task_store
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Message | Task:
+        """Check the message, then handle it as the SDK does."""
+        await self._check(params.message, context)
+        result: Message | Task = await super().on_message_send(params, context)
+        return result
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        """Check the message, then stream its task's events as the SDK does."""
+        await self._check(params.message, context)
+        async for event in super().on_message_send_stream(params, context):
+            yield event
+
+    async def _check(self, message: Message, context: ServerCallContext) -> None:
+        task = None
+        if message.task_id:
+            task = await self._tasks.get(message.task_id, context)
+            if task is None:
+                return  # the SDK answers "task not found"
+        context_id = message.context_id or (task.context_id if task else _NEW_CONTEXT)
+        try:
+            self._executor.turn_input(message, context_id, message.task_id, task)
+        except A2AError as exc:
+            raise _protocol_error(exc) from None

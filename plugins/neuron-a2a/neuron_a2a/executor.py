@@ -1,0 +1,314 @@
+"""`A2AExecutor`: one agent of a `layer0.Orchestrator` as an A2A agent executor.
+
+Each A2A message becomes a `TurnInput` dispatched to the agent; the A2A
+context is the neuron session (`session_prefix` + the context id), so a
+conversation goes on across messages and tasks. The turn's answer becomes a
+completed task with an artifact; a turn paused for approval becomes an
+`input-required` task whose follow-up carries the decisions; any other end
+maps to a task state saying why (see `neuron_a2a._convert.outcome`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Final, Protocol, cast
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types import Message, Part, Task, TaskState, TaskStatus
+from a2a.utils.errors import A2AError as ProtocolError
+from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
+
+from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
+from neuron_turn import ModelCallStart, TextDelta, ToolStart, pending_approvals, resume_input
+
+from ._convert import (
+    answer_parts,
+    answer_text,
+    decisions_of,
+    error_text,
+    message_content,
+    outcome,
+    pending_parts,
+    session_of,
+    text_part,
+    waiting_calls,
+)
+from .errors import A2AError, InvalidDecisionsError, UnsupportedPartError
+from .limits import MessageLimits
+
+__all__ = ["A2AExecutor"]
+
+_logger: Final = logging.getLogger("neuron_a2a")
+_ANSWER_ARTIFACT: Final = "answer"
+_CANCELLED: Final = "cancelled at the client's request"
+# The JSON-RPC method the SDK records for a blocking send: its answer is not streamed.
+_BLOCKING_METHOD: Final = "SendMessage"
+
+
+class _AgentEvent(Protocol):
+    """One event of a streamed dispatch (`neuron_orch_local.AgentEvent` has this shape)."""
+
+    @property
+    def workflow_id(self) -> str: ...
+
+    @property
+    def event(self) -> object: ...
+
+
+class _DispatchResult(Protocol):
+    @property
+    def output(self) -> TurnOutput: ...
+
+
+class _EventStream(Protocol):
+    """What a streaming orchestrator's `stream` returns (`neuron_turn.EventStream`)."""
+
+    def __aiter__(self) -> AsyncIterator[_AgentEvent]: ...
+
+    async def __aenter__(self) -> _EventStream: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+    @property
+    def result(self) -> _DispatchResult: ...
+
+
+class _Streaming(Protocol):
+    def __call__(self, agent: AgentId, input: TurnInput) -> _EventStream: ...
+
+
+@dataclass(slots=True)
+class _Run:
+    """A dispatch running for a task: its asyncio task, and when its end has been reported."""
+
+    task: asyncio.Task[TurnOutput]
+    reported: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class A2AExecutor(AgentExecutor):
+    """Runs one agent of an orchestrator for A2A requests: a message in, a task out.
+
+    Why: the a2a-sdk's request handler drives tasks, their store and the
+    protocol; this is the part that knows neuron: messages to turns, turns'
+    outputs to task states and artifacts, approvals to `input-required`.
+
+    - A message's text parts are text, its images (PNG, JPEG, GIF, WebP) image
+      blocks, its PDFs documents, its data parts their JSON as text; anything
+      else is refused, naming the part (`message_content`).
+    - The context id names the session: `session_prefix + contextId`, checked
+      (1 to 128 of letters, digits, `._:-`), so a remote reaches only the
+      sessions of its contexts, never another one of the store.
+    - A turn paused for approval makes the task `input-required`, its status
+      message listing the waiting calls in a data part
+      `{"awaiting_approval": [{"id", "name", "input"}]}`; a follow-up message on
+      the task holding `{"decisions": [...]}` resumes the turn (`decisions_of`).
+    - With an orchestrator that streams (a `stream(agent, input)` method, as
+      `LocalOrchestrator` and `TemporalOrchestrator` have), a streaming request
+      gets the answer's text as artifact updates as it comes, then the whole
+      answer replacing them; otherwise the answer comes whole.
+    - Cancelling a task cancels the dispatch running it.
+    """
+
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        agent: AgentId,
+        *,
+        session_prefix: str = "a2a:",
+        limits: MessageLimits | None = None,
+        stream: bool = True,
+    ) -> None:
+        """Serve `agent` of `orchestrator`.
+
+        Args:
+            orchestrator: runs the turns (any `layer0.Orchestrator`).
+            agent: the agent dispatched to.
+            session_prefix: put before a context id to make its session's id, so the
+                sessions of A2A contexts are apart from the store's other sessions
+                ("" to use the context id itself).
+            limits: what one message may carry (default: `MessageLimits()`).
+            stream: stream answers to streaming requests when the orchestrator can.
+        """
+        self._orchestrator = orchestrator
+        self._agent = agent
+        self._prefix = session_prefix
+        self._limits = MessageLimits() if limits is None else limits
+        streaming = getattr(orchestrator, "stream", None) if stream else None
+        self._stream = cast(_Streaming, streaming) if callable(streaming) else None
+        self._runs: dict[str, _Run] = {}
+
+    def __repr__(self) -> str:
+        return f"A2AExecutor(agent={self._agent!r}, orchestrator={self._orchestrator!r})"
+
+    @property
+    def limits(self) -> MessageLimits:
+        """What one message may carry."""
+        return self._limits
+
+    def turn_input(
+        self, message: Message, context_id: str, task_id: str, task: Task | None
+    ) -> TurnInput:
+        """The turn input of `message`, sent in context `context_id` on task `task_id`.
+
+        `task` is the stored task the message follows up (None: a new task). A
+        follow-up on a task waiting for approval must hold the decisions; any
+        other message is a new user message for the turn.
+
+        Raises:
+            A2AError: the message or its decisions cannot be taken (a subclass says why).
+        """
+        session = session_of(context_id, self._prefix)
+        waiting = waiting_calls(task)
+        if waiting is not None:
+            return resume_input(session, decisions_of(message, waiting))
+        return TurnInput(
+            message=message_content(message, self._limits),
+            trigger="task",
+            session=session,
+            metadata={"a2a": {"task_id": task_id, "context_id": context_id}},
+        )
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Run the turn the request asks for and report it on `event_queue` as task events."""
+        task_id, context_id = context.task_id, context.context_id
+        if task_id is None or context_id is None or context.message is None:
+            raise InvalidParamsError(message="the request holds no message")
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        current = context.current_task
+        try:
+            input = self.turn_input(context.message, context_id, task_id, current)
+        except InvalidDecisionsError as exc:
+            if current is None:
+                raise _protocol_error(exc) from None
+            # The task keeps waiting, as it was: the remote is told what to fix.
+            await updater.requires_input(_asked_again(updater, current, str(exc)))
+            return
+        except A2AError as exc:
+            raise _protocol_error(exc) from None
+        if current is None:
+            await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
+        await updater.start_work()
+        streamed = self._stream is not None and _streams(context)
+        run = _Run(asyncio.create_task(self._dispatch(input, updater, streamed)))
+        self._runs[task_id] = run
+        try:
+            await self._report(run, updater)
+        finally:
+            self._runs.pop(task_id, None)
+            run.reported.set()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Cancel the dispatch running the task, if any, and report the task cancelled.
+
+        The orchestrator decides what the stopped turn keeps (`LocalOrchestrator`:
+        what its tools did). A task waiting for approval is cancelled as it is:
+        its calls stay undecided, and its context's session stays paused on them.
+        """
+        task_id = context.task_id
+        run = None if task_id is None else self._runs.get(task_id)
+        if run is not None:
+            run.task.cancel()
+            await run.reported.wait()  # `execute` reports the end, cancelled or not
+            return
+        if task_id is not None and context.context_id is not None:
+            updater = TaskUpdater(event_queue, task_id, context.context_id)
+            await updater.cancel(updater.new_agent_message([text_part(_CANCELLED)]))
+
+    async def _report(self, run: _Run, updater: TaskUpdater) -> None:
+        """Wait for the dispatch and report how it ended."""
+        try:
+            output = await run.task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the request itself is cancelled (the server stops): nothing to say
+            await updater.cancel(updater.new_agent_message([text_part(_CANCELLED)]))
+            return
+        except Exception as exc:
+            # A turn's error: the remote learns its kind and message, never a traceback.
+            _logger.warning("A2A task %s failed: %s", updater.task_id, error_text(exc))
+            await updater.failed(updater.new_agent_message([text_part(error_text(exc))]))
+            return
+        state, reason = outcome(output)
+        if state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            parts = pending_parts(pending_approvals(output))
+            await updater.requires_input(updater.new_agent_message(parts))
+            return
+        if state == TaskState.TASK_STATE_COMPLETED or answer_text(output).strip():
+            await updater.add_artifact(
+                answer_parts(output), artifact_id=_ANSWER_ARTIFACT, name="answer", last_chunk=True
+            )
+        if state == TaskState.TASK_STATE_COMPLETED:
+            await updater.complete()
+            return
+        message = updater.new_agent_message([text_part(reason or "the turn stopped")])
+        await updater.update_status(state, message=message)
+
+    async def _dispatch(self, input: TurnInput, updater: TaskUpdater, streamed: bool) -> TurnOutput:
+        if not streamed or self._stream is None:
+            return await self._orchestrator.dispatch(self._agent, input)
+        root: str | None = None
+        fresh = True  # the next text starts the artifact anew (a new model call's answer)
+        async with self._stream(self._agent, input) as events:
+            async for item in events:
+                # Delegations run in workflows of their own: their text is not the answer.
+                root = item.workflow_id if root is None else root
+                if item.workflow_id != root:
+                    continue
+                event = item.event
+                if isinstance(event, ModelCallStart):
+                    fresh = True
+                elif isinstance(event, TextDelta) and event.text:
+                    await updater.add_artifact(
+                        [text_part(event.text)],
+                        artifact_id=_ANSWER_ARTIFACT,
+                        name="answer",
+                        append=not fresh,
+                        last_chunk=False,
+                    )
+                    fresh = False
+                elif isinstance(event, ToolStart):
+                    note = updater.new_agent_message([text_part(f"running tool {event.name}")])
+                    await updater.update_status(TaskState.TASK_STATE_WORKING, message=note)
+            return events.result.output
+
+
+def _protocol_error(exc: A2AError) -> ProtocolError:
+    """The A2A (JSON-RPC) error telling the remote about `exc`.
+
+    Why: the SDK turns its own error types into JSON-RPC errors with their codes.
+    """
+    if isinstance(exc, UnsupportedPartError):
+        return ContentTypeNotSupportedError(message=str(exc))
+    return InvalidParamsError(message=f"{type(exc).__name__}: {exc}")
+
+
+def _streams(context: RequestContext) -> bool:
+    return context.call_context.state.get("method") != _BLOCKING_METHOD
+
+
+def _new_task(task_id: str, context_id: str, message: Message) -> Task:
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+        history=[message],
+    )
+
+
+def _asked_again(updater: TaskUpdater, task: Task, problem: str) -> Message:
+    """The status message of a task still waiting: the problem, then what it waits on."""
+    parts: list[Part] = [text_part(f"The decisions were refused: {problem}")]
+    parts.extend(p for p in task.status.message.parts if p.WhichOneof("content") == "data")
+    return updater.new_agent_message(parts)

@@ -1,0 +1,209 @@
+"""Serve one agent of an orchestrator over A2A (JSON-RPC over HTTP), behind a bearer token.
+
+`a2a_app` builds the ASGI app: the a2a-sdk's JSON-RPC endpoint at `/` and
+the agent card at `/.well-known/agent-card.json`, behind the guard (Host and
+Origin checks everywhere, the bearer token everywhere but the card, a body
+size limit). `serve_a2a` runs it with uvicorn until cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Final
+
+import uvicorn
+from a2a.server.context import ServerCallContext
+from a2a.server.routes import (
+    DefaultServerCallContextBuilder,
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+)
+from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.types import AgentCard, AgentSkill
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.types import ASGIApp
+
+from layer0 import AgentId, Orchestrator
+
+from ._guard import Guard, GuardSettings, allowed_hosts_for, check_token, url_host
+from ._handler import CheckingRequestHandler
+from .card import agent_card
+from .executor import A2AExecutor
+from .limits import MessageLimits
+
+__all__ = ["RPC_PATH", "a2a_app", "serve_a2a"]
+
+RPC_PATH: Final = "/"
+"""The path of the JSON-RPC endpoint."""
+# Open connections (a stream, say) get this long to finish when the server stops.
+_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
+
+
+class _CallContextBuilder(DefaultServerCallContextBuilder):
+    """The SDK's call context, without the Authorization header.
+
+    The SDK keeps the request's headers in the context, and logs contexts at
+    debug level: the token must not travel there.
+    """
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        headers = context.state.get("headers")
+        if isinstance(headers, dict):
+            headers.pop("authorization", None)
+        return context
+
+
+def a2a_app(
+    executor: A2AExecutor,
+    card: AgentCard,
+    *,
+    token: str,
+    allowed_hosts: Sequence[str],
+    allowed_origins: Sequence[str] | None = None,
+    task_store: TaskStore | None = None,
+) -> ASGIApp:
+    """The guarded ASGI app serving `executor`'s agent as described by `card`.
+
+    Why: `serve_a2a` runs it, and an application with a server of its own
+    mounts it. Every request but the card's needs `Authorization: Bearer
+    <token>`; the Host header must be one of `allowed_hosts` (`"name:port"`,
+    or `"name:*"` for any port); an Origin header, one of `allowed_origins`
+    (default: `http://` and each allowed host); bodies past the executor's
+    `MessageLimits.max_request_bytes` are refused.
+
+    Raises:
+        ValueError: the token is too short or not header-safe.
+    """
+    check_token(token)
+    handler = CheckingRequestHandler(executor, task_store or InMemoryTaskStore(), card)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await handler.aclose()  # no task of a request outlives the server
+
+    app = Starlette(
+        routes=[
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, RPC_PATH, context_builder=_CallContextBuilder()),
+        ],
+        lifespan=lifespan,
+    )
+    origins = allowed_origins
+    if origins is None:
+        origins = [f"http://{allowed}" for allowed in allowed_hosts]
+    settings = GuardSettings(
+        token=token,
+        allowed_hosts=tuple(allowed_hosts),
+        allowed_origins=tuple(origins),
+        public_paths=frozenset({AGENT_CARD_WELL_KNOWN_PATH}),
+        max_body_bytes=executor.limits.max_request_bytes,
+    )
+    return Guard(app, settings)
+
+
+async def serve_a2a(
+    orchestrator: Orchestrator,
+    agent: AgentId,
+    *,
+    card_name: str,
+    description: str,
+    skills: Sequence[AgentSkill] = (),
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    on_ready: Callable[[str], object] | None = None,
+    public_url: str | None = None,
+    session_prefix: str = "a2a:",
+    limits: MessageLimits | None = None,
+    task_store: TaskStore | None = None,
+) -> None:
+    """Serve `agent` of `orchestrator` over A2A at `http://host:port/` until cancelled.
+
+    Why: other agent systems speak A2A; this makes a neuron agent one of
+    theirs, as pydantic-ai's `agent.to_a2a()` does, with the house's security.
+
+    Every request but the agent card (`/.well-known/agent-card.json`, which
+    declares the bearer scheme) must carry `Authorization: Bearer <token>`, on
+    loopback too: any local user can reach a loopback port. Without a `token`
+    one is made (`secrets.token_urlsafe(32)`) and printed on stderr with the
+    URL. Requests whose Host or Origin header is not allowed are refused
+    (DNS-rebinding protection). It binds the loopback interface unless told
+    otherwise. Cancelling the call (or SIGINT / SIGTERM) stops the server:
+    running tasks are cancelled.
+
+    Args:
+        orchestrator: runs the agent's turns (`LocalOrchestrator`, `TemporalOrchestrator`, …).
+        agent: the agent served.
+        card_name: the agent's name on its card.
+        description: what it does, on its card.
+        skills: its skills, on its card.
+        host: the address to bind; a wider bind is explicit and still needs the token.
+        port: the port; 0 picks a free one (`on_ready` gets the URL).
+        token: the bearer token clients send; at least 16 printable ASCII characters.
+        allowed_hosts: the Host header values accepted (`"name:port"`, or
+            `"name:*"` for any port). By default the loopback names on a
+            loopback bind and the bound address otherwise; required when
+            binding every interface (`"0.0.0.0"`, `"::"`), which has no name.
+        on_ready: called with the server's base URL once connections are accepted.
+        public_url: the base URL clients reach the server at, for the card
+            (default: `http://host:port`).
+        session_prefix: see `A2AExecutor`.
+        limits: what one request may carry (default: `MessageLimits()`).
+        task_store: where the A2A tasks are kept (default: in memory).
+
+    Raises:
+        ValueError: the token is too short or not header-safe, or a wildcard
+            `host` comes without `allowed_hosts`.
+    """
+    hosts = allowed_hosts_for(host, allowed_hosts)
+    if token is None:
+        token, generated = secrets.token_urlsafe(32), True
+    else:
+        check_token(token)
+        generated = False
+    executor = A2AExecutor(orchestrator, agent, session_prefix=session_prefix, limits=limits)
+    # Binding here rather than in uvicorn lets port 0 work: the URL is known
+    # now, and connections queue in the backlog until uvicorn takes them.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.create_server((host, port), family=family) as sock:
+        url = f"http://{url_host(host)}:{sock.getsockname()[1]}"
+        base = (public_url or url).rstrip("/")
+        card = agent_card(
+            name=card_name, description=description, url=base + RPC_PATH, skills=skills
+        )
+        app = a2a_app(executor, card, token=token, allowed_hosts=hosts, task_store=task_store)
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+        )
+        server = uvicorn.Server(config)
+        if generated:
+            print(
+                f"serving A2A agent {agent!r} at {url}; clients send"
+                f" 'Authorization: Bearer {token}'",
+                file=sys.stderr,
+            )
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            if on_ready is not None:
+                on_ready(url)
+            await asyncio.shield(task)
+        except BaseException:
+            server.should_exit = True
+            await asyncio.wait([task])
+            raise

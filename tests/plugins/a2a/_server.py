@@ -1,0 +1,123 @@
+"""The agent the tests serve: a real server on a loopback port, called over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from a2a.client import Client, ClientConfig, create_client
+from a2a.helpers import new_text_message
+from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, Task
+
+from layer0.testing import InMemoryStore
+from neuron_a2a import serve_a2a
+from neuron_orch_local import LocalOrchestrator
+from neuron_tool import ToolRegistry
+from neuron_turn import NeuronTurn, NeuronTurnConfig
+
+TOKEN = "a2a-test-token-0123456789abcdef"
+
+
+@dataclass
+class Served:
+    """A running server: its URL, the store and orchestrator behind it."""
+
+    url: str
+    store: InMemoryStore
+    orchestrator: LocalOrchestrator
+    token: str = TOKEN
+    clients: list[Client] = field(default_factory=list)
+    https: list[httpx.AsyncClient] = field(default_factory=list)
+
+    async def client(self, *, streaming: bool = False) -> Client:
+        """An SDK client that sends the token, reading the card first as any client does."""
+        http = httpx.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+        client = await create_client(
+            self.url, client_config=ClientConfig(streaming=streaming, httpx_client=http)
+        )
+        self.clients.append(client)
+        self.https.append(http)
+        return client
+
+
+@asynccontextmanager
+async def serving(
+    provider: Any,
+    *,
+    tools: Sequence[Any] = (),
+    config: NeuronTurnConfig | None = None,
+    **options: Any,
+) -> AsyncIterator[Served]:
+    """Serve a `NeuronTurn` on `provider` in a `LocalOrchestrator`, on 127.0.0.1 port 0."""
+    store = InMemoryStore()
+    turn = NeuronTurn(
+        provider,
+        tools=ToolRegistry(list(tools)),
+        state=store,
+        config=config or NeuronTurnConfig(model="m"),
+    )
+    orchestrator = LocalOrchestrator({"helper": turn}, store)
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    options.setdefault("token", TOKEN)
+    server = asyncio.create_task(
+        serve_a2a(
+            orchestrator,
+            "helper",
+            card_name="Helper",
+            description="Answers questions.",
+            port=0,
+            on_ready=ready.set_result,
+            **options,
+        )
+    )
+    try:
+        served = Served(await ready, store, orchestrator, token=options["token"])
+        try:
+            yield served
+        finally:
+            for client in served.clients:
+                await client.close()
+            for http in served.https:
+                await http.aclose()
+    finally:
+        server.cancel()
+        await asyncio.wait([server])
+
+
+def user_message(*parts: Part | str, context_id: str = "", task_id: str = "") -> SendMessageRequest:
+    """A request holding a user message of `parts` (a string is a text part)."""
+    message = Message(
+        role=Role.ROLE_USER,
+        message_id=new_text_message("").message_id,
+        context_id=context_id,
+        task_id=task_id,
+        parts=[Part(text=p) if isinstance(p, str) else p for p in parts],
+    )
+    return SendMessageRequest(message=message)
+
+
+async def send(client: Client, request: SendMessageRequest) -> Task:
+    """Send `request` without streaming; return the task it made."""
+    responses = [r async for r in client.send_message(request)]
+    assert len(responses) == 1 and responses[0].HasField("task"), responses
+    return responses[0].task
+
+
+async def stream(
+    client: Client,
+    request: SendMessageRequest,
+    on_event: Callable[[StreamResponse], Any] | None = None,
+) -> list[StreamResponse]:
+    """Send `request` streaming; return every event received."""
+    events = []
+    async for response in client.send_message(request):
+        events.append(response)
+        if on_event is not None:
+            result = on_event(response)
+            if asyncio.iscoroutine(result):
+                await result
+    return events

@@ -54,7 +54,8 @@ def agent_card(
         name: the agent's name, as other agents see it.
         description: what it does, for the agents (and people) choosing it.
         url: the URL of the JSON-RPC endpoint clients call.
-        skills: what it can do (`a2a.types.AgentSkill`: id, name, description, tags).
+        skills: what it can do (`a2a.types.AgentSkill`: id, name, description, tags);
+            none given, one skill of the agent's name and description (A2A asks for one).
         version: the agent's own version.
         streaming: whether it offers `SendStreamingMessage`.
     """
@@ -80,5 +81,9 @@ def agent_card(
         security_requirements=[SecurityRequirement(schemes={BEARER_SCHEME: StringList()})],
         default_input_modes=list(INPUT_MODES),
         default_output_modes=list(OUTPUT_MODES),
-        skills=list(skills),
+        skills=list(skills) or [_whole_agent(name, description)],
     )
+
+
+def _whole_agent(name: str, description: str) -> AgentSkill:
+    return AgentSkill(id="answer", name=name, description=description, tags=["general"])

@@ -33,12 +33,14 @@ class Served:
     clients: list[Client] = field(default_factory=list)
     https: list[httpx.AsyncClient] = field(default_factory=list)
 
-    async def client(self, *, streaming: bool = False) -> Client:
-        """An SDK client that sends the token, reading the card first as any client does."""
+    async def client(self, *, streaming: bool = False, polling: bool = False) -> Client:
+        """An SDK client that sends the token, reading the card first as any client does.
+
+        `polling`: a send returns the task at once, as it starts.
+        """
         http = httpx.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
-        client = await create_client(
-            self.url, client_config=ClientConfig(streaming=streaming, httpx_client=http)
-        )
+        config = ClientConfig(streaming=streaming, polling=polling, httpx_client=http)
+        client = await create_client(self.url, client_config=config)
         self.clients.append(client)
         self.https.append(http)
         return client
@@ -50,6 +52,7 @@ async def serving(
     *,
     tools: Sequence[Any] = (),
     config: NeuronTurnConfig | None = None,
+    output_type: Any = None,
     **options: Any,
 ) -> AsyncIterator[Served]:
     """Serve a `NeuronTurn` on `provider` in a `LocalOrchestrator`, on 127.0.0.1 port 0."""
@@ -59,6 +62,7 @@ async def serving(
         tools=ToolRegistry(list(tools)),
         state=store,
         config=config or NeuronTurnConfig(model="m"),
+        output_type=output_type,
     )
     orchestrator = LocalOrchestrator({"helper": turn}, store)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

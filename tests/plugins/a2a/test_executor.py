@@ -1,0 +1,378 @@
+"""`A2AExecutor` over a real server: messages become turns, answers tasks, approvals
+input-required tasks; called with the a2a-sdk's own client over loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from a2a.helpers import get_artifact_text, get_data_parts
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Part,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from a2a.utils.errors import A2AError as ProtocolError
+from pydantic import BaseModel
+
+from layer0 import SessionScope, TurnInput
+from neuron_tool import tool
+from neuron_turn import (
+    ApprovalPolicy,
+    DocumentPart,
+    ImagePart,
+    NeuronTurnConfig,
+    ProviderAuthenticationError,
+    ProviderRequest,
+    ProviderResponse,
+    TextDelta,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
+
+from ._server import Served, send, serving, stream, user_message
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n"
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
+
+
+def answer_of(task: Task) -> str:
+    (artifact,) = task.artifacts
+    return get_artifact_text(artifact)
+
+
+def status_text(task: Task) -> str:
+    return "\n".join(p.text for p in task.status.message.parts if p.HasField("text"))
+
+
+def texts(request: ProviderRequest) -> list[str]:
+    return [
+        part.text
+        for message in request.messages
+        for part in message.content
+        if isinstance(part, TextPart)
+    ]
+
+
+async def test_a_message_becomes_a_turn_whose_answer_completes_the_task() -> None:
+    model = ScriptedProvider([text_response("Paris.")])
+    async with serving(model) as served:
+        task = await send(await served.client(), user_message("Capital of France?"))
+
+    assert task.status.state == COMPLETED
+    assert answer_of(task) == "Paris."
+    assert texts(model.requests[0])[-1] == "Capital of France?"
+
+
+async def test_a_second_message_in_the_same_context_continues_its_session() -> None:
+    model = FunctionProvider(lambda request: text_response(f"seen {len(texts(request))}"))
+    async with serving(model) as served:
+        client = await served.client()
+        first = await send(client, user_message("My name is Ada."))
+        second = await send(client, user_message("Who am I?", context_id=first.context_id))
+        elsewhere = await send(client, user_message("Who am I?"))
+        history = await served.store.read(SessionScope(id=f"a2a:{first.context_id}"), "messages")
+
+    assert second.context_id == first.context_id and second.id != first.id
+    assert texts(model.requests[1]) == ["My name is Ada.", "seen 1", "Who am I?"]
+    assert texts(model.requests[2]) == ["Who am I?"]  # another context, another session
+    assert elsewhere.context_id != first.context_id
+    assert history is not None
+
+
+class GatedModel:
+    """Streams "Hel", then waits for the test to see it before it streams the rest."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        raise AssertionError("a streamed request must stream")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+        yield TextDelta("Hel")
+        await self.gate.wait()
+        yield TextDelta("lo!")
+        yield text_response("Hello!")
+
+
+async def test_a_streaming_request_gets_the_answers_text_before_the_turn_ends() -> None:
+    model = GatedModel()
+    seen_before_the_end: list[str] = []
+
+    def on_event(response: StreamResponse) -> None:
+        if response.HasField("artifact_update") and not model.gate.is_set():
+            seen_before_the_end.append(get_artifact_text(response.artifact_update.artifact))
+            model.gate.set()
+
+    async with serving(model) as served:
+        client = await served.client(streaming=True)
+        async with asyncio.timeout(10):  # without streaming the gate never opens
+            events = await stream(client, user_message("Say hello"), on_event)
+        task = await client.get_task(GetTaskRequest(id=events[-1].status_update.task_id))
+
+    assert seen_before_the_end == ["Hel"]
+    assert events[-1].status_update.status.state == COMPLETED
+    assert answer_of(task) == "Hello!"  # the whole answer replaces the chunks
+
+
+async def test_a_blocking_request_gets_the_answer_whole() -> None:
+    model = ScriptedProvider([text_response("Hello there!")], chunk_size=3)
+    async with serving(model) as served:
+        task = await send(await served.client(), user_message("Hi"))
+
+    assert [get_artifact_text(a) for a in task.artifacts] == ["Hello there!"]
+
+
+async def test_an_image_and_a_pdf_reach_the_model_as_an_image_and_a_document() -> None:
+    model = ScriptedProvider([text_response("A tiny image and a report.")])
+    image = Part(raw=PNG, media_type="image/png", filename="dot.png")
+    document = Part(raw=PDF, filename="report.pdf")  # the type is read from the bytes
+    async with serving(model) as served:
+        task = await send(await served.client(), user_message("What are these?", image, document))
+
+    assert task.status.state == COMPLETED
+    content = model.requests[0].messages[-1].content
+    assert [type(part) for part in content] == [TextPart, ImagePart, DocumentPart]
+    assert isinstance(content[1], ImagePart) and content[1].media_type == "image/png"
+    assert isinstance(content[2], DocumentPart) and content[2].name == "report.pdf"
+
+
+async def test_a_data_part_reaches_the_model_as_its_json() -> None:
+    model = ScriptedProvider([text_response("ok")])
+    data = Part()
+    data.data.struct_value.update({"order": "A7", "count": 2})
+    async with serving(model) as served:
+        await send(await served.client(), user_message("Look this up:", data))
+
+    assert texts(model.requests[0])[-2:] == ["Look this up:", '{"order":"A7","count":2}']
+
+
+class Answer(BaseModel):
+    answer: int
+
+
+async def test_a_typed_answer_comes_as_text_and_as_a_data_part() -> None:
+    model = ScriptedProvider([text_response('{"answer": 391}')])
+    async with serving(model, output_type=Answer) as served:
+        task = await send(await served.client(), user_message("What is 17*23?"))
+
+    (artifact,) = task.artifacts
+    assert get_data_parts(artifact.parts) == [{"answer": 391}]
+    assert '"answer"' in get_artifact_text(artifact)
+
+
+async def test_an_error_of_the_turn_fails_the_task_naming_it_without_a_traceback() -> None:
+    error = ProviderAuthenticationError("the API key was refused", provider="scripted")
+    async with serving(ScriptedProvider([error])) as served:
+        task = await send(await served.client(), user_message("Hi"))
+
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    text = status_text(task)
+    assert "ProviderAuthenticationError: the API key was refused" in text
+    assert "Traceback" not in text and "File " not in text
+
+
+async def test_a_turn_stopped_by_a_limit_fails_the_task_saying_which() -> None:
+    again = tool_call_response(ToolUsePart("c1", "echo", {"text": "x"}))
+    model = ScriptedProvider([again, again, again])
+    config = NeuronTurnConfig(model="m", max_turns=1)
+    async with serving(model, tools=[echo], config=config) as served:
+        task = await send(await served.client(), user_message("Loop"))
+
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert "max_turns" in status_text(task)
+
+
+@tool
+async def echo(text: str) -> str:
+    """Say `text` back."""
+    return text
+
+
+# --- approvals -------------------------------------------------------------------------
+
+
+def deleting(runs: list[str]) -> Any:
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        runs.append(path)
+        return f"deleted {path}"
+
+    return delete_file
+
+
+APPROVAL = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
+ASKS = tool_call_response(ToolUsePart("c1", "delete_file", {"path": "old.log"}))
+
+
+def decisions(*entries: dict[str, Any], task: Task) -> Any:
+    data = Part()
+    data.data.struct_value.update({"decisions": list(entries)})
+    return user_message(data, context_id=task.context_id, task_id=task.id)
+
+
+async def ask_to_delete(served: Served) -> Task:
+    paused = await send(await served.client(), user_message("Tidy up"))
+    assert paused.status.state == INPUT_REQUIRED
+    return paused
+
+
+async def test_a_call_needing_approval_makes_the_task_input_required_listing_it() -> None:
+    runs: list[str] = []
+    async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:
+        paused = await ask_to_delete(s)
+
+    listed = get_data_parts(paused.status.message.parts)
+    assert listed == [
+        {"awaiting_approval": [{"id": "c1", "name": "delete_file", "input": {"path": "old.log"}}]}
+    ]
+    assert "delete_file (c1)" in status_text(paused)
+    assert runs == []
+
+
+async def test_an_approval_resumes_the_turn_and_the_call_runs_once() -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Deleted old.log.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as served:
+        paused = await ask_to_delete(served)
+        client = await served.client()
+        done = await send(client, decisions({"call_id": "c1", "approve": True}, task=paused))
+
+    assert done.id == paused.id and done.status.state == COMPLETED
+    assert answer_of(done) == "Deleted old.log."
+    assert runs == ["old.log"]
+    result = model.requests[1].messages[-1].content[-1]
+    assert isinstance(result, ToolResultPart) and result.content == "deleted old.log"
+
+
+async def test_a_denial_resumes_the_turn_and_the_call_never_runs() -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Kept it.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as served:
+        paused = await ask_to_delete(served)
+        deny = {"call_id": "c1", "approve": False, "reason": "keep the logs"}
+        done = await send(await served.client(), decisions(deny, task=paused))
+
+    assert done.status.state == COMPLETED and runs == []
+    result = model.requests[1].messages[-1].content[-1]
+    assert isinstance(result, ToolResultPart) and result.is_error
+    assert "keep the logs" in result.content
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [
+        ([{"call_id": "c9", "approve": True}], '"c9"'),
+        ([], 'not decided: "c1"'),
+        ([{"call_id": "c1", "approve": True}] * 2, "more than once"),
+        ([{"call_id": "c1", "approve": "yes"}], "boolean 'approve'"),
+        ([{"call_id": "c1", "approve": True, "rm": "-rf"}], "unknown keys: rm"),
+        ([{"call_id": "c1", "approve": True, "reason": "x"}], "approval takes no reason"),
+    ],
+)
+async def test_decisions_that_do_not_fit_are_refused_and_change_nothing(
+    entries: list[dict[str, Any]], said: str
+) -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Done.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as served:
+        paused = await ask_to_delete(served)
+        client = await served.client()
+        with pytest.raises(ProtocolError, match=said) as refused:
+            await send(client, decisions(*entries, task=paused))
+        still = await client.get_task(GetTaskRequest(id=paused.id))
+        calls_then = len(model.requests)
+        done = await send(client, decisions({"call_id": "c1", "approve": True}, task=paused))
+
+    assert "InvalidDecisionsError" in str(refused.value)
+    assert still.status == paused.status and calls_then == 1
+    assert done.status.state == COMPLETED and runs == ["old.log"]
+
+
+async def test_a_follow_up_without_decisions_is_refused_naming_the_waiting_calls() -> None:
+    runs: list[str] = []
+    async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:
+        paused = await ask_to_delete(s)
+        follow_up = user_message("yes please", context_id=paused.context_id, task_id=paused.id)
+        with pytest.raises(ProtocolError, match='deciding "c1"'):
+            await send(await s.client(), follow_up)
+    assert runs == []
+
+
+# --- cancel ----------------------------------------------------------------------------
+
+
+async def test_cancelling_a_task_cancels_its_running_dispatch() -> None:
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def slow(job: str) -> str:
+        """Run a long job."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return "never"
+
+    model = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "slow", {"job": "j"})), text_response("Fresh.")]
+    )
+    async with serving(model, tools=[slow]) as served:
+        client = await served.client(polling=True)
+        running = await send(client, user_message("Start the job"))
+        await started.wait()
+        cancelled = await client.cancel_task(CancelTaskRequest(id=running.id))
+        after = await send(
+            await served.client(), user_message("Again?", context_id=running.context_id)
+        )
+
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert "cancelled" in status_text(cancelled)
+    assert stopped.is_set()
+    assert after.status.state == COMPLETED and answer_of(after) == "Fresh."
+
+
+async def test_cancelling_a_task_waiting_for_approval_cancels_it_and_runs_nothing() -> None:
+    runs: list[str] = []
+    async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:
+        paused = await ask_to_delete(s)
+        cancelled = await (await s.client()).cancel_task(CancelTaskRequest(id=paused.id))
+
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED and runs == []
+
+
+async def test_the_turn_input_carries_the_a2a_ids_and_the_prefixed_session() -> None:
+    seen: list[TurnInput] = []
+
+    class Recording:
+        async def execute(self, input: TurnInput) -> Any:
+            seen.append(input)
+            raise RuntimeError("recorded")
+
+    from layer0.testing import InMemoryStore
+    from neuron_a2a import A2AExecutor
+    from neuron_orch_local import LocalOrchestrator
+
+    executor = A2AExecutor(LocalOrchestrator({"a": Recording()}, InMemoryStore()), "a")
+    message = user_message("hi", context_id="ctx-1", task_id="t-1").message
+    input = executor.turn_input(message, "ctx-1", "t-1", None)
+
+    assert input.session == "a2a:ctx-1" and input.trigger == "task"
+    assert input.metadata == {"a2a": {"task_id": "t-1", "context_id": "ctx-1"}}

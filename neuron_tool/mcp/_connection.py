@@ -18,6 +18,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 
 from ._response_size import body_cap
 from ._stdio import GRACE_SECONDS, stdio_transport
+from .elicitation import ElicitationHandler, elicitation_callback
 from .endpoint import Endpoint, HttpEndpoint
 from .errors import MCPConnectionError, MCPConnectTimeoutError
 
@@ -53,10 +54,17 @@ class Connection:
     """
 
     def __init__(
-        self, endpoint: Endpoint, *, server: str, label: str, max_response_bytes: int
+        self,
+        endpoint: Endpoint,
+        *,
+        server: str,
+        label: str,
+        max_response_bytes: int,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         """Prepare a session with `endpoint`; `open` makes and starts one."""
         self.endpoint: Final = endpoint
+        self.elicitation: Final = elicitation
         self.server: Final = server
         self.label: Final = label
         self.max_response_bytes: Final = max_response_bytes
@@ -80,6 +88,7 @@ class Connection:
         label: str,
         timeout: float,
         max_response_bytes: int,
+        elicitation: ElicitationHandler | None = None,
     ) -> Connection:
         """Start or reach the server and finish the MCP handshake within `timeout` seconds.
 
@@ -89,7 +98,11 @@ class Connection:
             MCPConnectTimeoutError: Starting and the handshake took longer than `timeout`.
         """
         connection = cls(
-            endpoint, server=server, label=label, max_response_bytes=max_response_bytes
+            endpoint,
+            server=server,
+            label=label,
+            max_response_bytes=max_response_bytes,
+            elicitation=elicitation,
         )
         await connection._start(timeout)
         return connection
@@ -150,7 +163,17 @@ class Connection:
         try:
             async with AsyncExitStack() as stack:
                 transport = await self._transport(stack)
-                client = Client(transport, cache=None, client_info=_client_info())
+                answers = (
+                    None
+                    if self.elicitation is None
+                    else elicitation_callback(self.server, self.elicitation)
+                )
+                client = Client(
+                    transport,
+                    cache=None,
+                    client_info=_client_info(),
+                    elicitation_callback=answers,
+                )
                 await stack.enter_async_context(client)
                 if ready.done():  # the opener gave up while we were connecting
                     return

@@ -21,9 +21,11 @@ from ..files import ToolReturn
 from ._connection import Connection, describe
 from ._convert import call_result
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
+from .elicitation import ElicitationHandler, refusal
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
 from .errors import (
     MCPConnectionError,
+    MCPElicitationError,
     MCPRequestError,
     MCPResponseTooLargeError,
     MCPTimeoutError,
@@ -63,6 +65,7 @@ class MCPClient:
         timeout: float = 60.0,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -80,6 +83,9 @@ class MCPClient:
                 sent (one JSON-RPC message, content and envelope; default 8 MiB). A
                 larger one fails its request with `MCPResponseTooLargeError` naming
                 both sizes, and is never held in memory whole.
+            elicitation: Answers the server's questions in the middle of a tool call
+                (`neuron_tool.mcp.elicitation`); without it the client declares it
+                cannot, and a server that asks is told so.
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
@@ -101,6 +107,7 @@ class MCPClient:
         self.timeout: Final = timeout
         self.connect_timeout: Final = connect_timeout
         self.max_response_bytes: Final = max_response_bytes
+        self.elicitation: Final = elicitation
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -123,6 +130,7 @@ class MCPClient:
         timeout: float = 60.0,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        elicitation: ElicitationHandler | None = None,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -138,6 +146,7 @@ class MCPClient:
             timeout=timeout,
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
+            elicitation=elicitation,
         )
 
     @classmethod
@@ -152,6 +161,7 @@ class MCPClient:
         timeout: float = 60.0,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        elicitation: ElicitationHandler | None = None,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -174,6 +184,7 @@ class MCPClient:
             timeout=timeout,
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
+            elicitation=elicitation,
         )
 
     def __repr__(self) -> str:
@@ -342,6 +353,7 @@ class MCPClient:
             label=self._label,
             timeout=self.connect_timeout,
             max_response_bytes=self.max_response_bytes,
+            elicitation=self.elicitation,
         )
         if connection.client.server_capabilities.tools is None:
             return connection
@@ -377,6 +389,9 @@ class MCPClient:
                 message = f"{self._label} stopped during {what}: {connection.lost or exc.message}"
                 stderr = connection.stderr_tail()
                 raise MCPConnectionError(self.name, message, stderr=stderr) from exc
+            reason = refusal(exc)
+            if reason is not None:
+                raise MCPElicitationError(self.name, what, reason) from exc
             raise MCPRequestError(self.name, what, exc.code, exc.message) from exc
         except (ValidationError, RuntimeError) as exc:
             message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"

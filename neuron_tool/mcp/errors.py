@@ -5,6 +5,7 @@ ToolError
 ├── MCPBridgeError (neuron_tool.errors)     the bridge cannot reach, list or call its server
 │   ├── MCPConnectionError                  the server did not start, was not reached, or was lost
 │   ├── MCPRequestError                     the server answered a request with a JSON-RPC error
+│   ├── MCPElicitationError                 the server asked a question this client did not answer
 │   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
 │   └── MCPTimeoutError(..., TimeoutError)  the server did not answer in time
 │       └── MCPConnectTimeoutError          ... the MCP handshake, within `connect_timeout`
@@ -59,6 +60,23 @@ class MCPRequestError(MCPBridgeError):
         self.message = message
         super().__init__(
             f"MCP server {server!r} answered {what} with the error {message!r} (code {code})"
+        )
+
+
+class MCPElicitationError(MCPBridgeError):
+    """Raised when a server's question during a request (`what`) went unanswered here.
+
+    The client has no elicitation handler, or its handler failed or answered
+    what was not asked (`neuron_tool.mcp.elicitation`; the log says more).
+    """
+
+    def __init__(self, server: str, what: str, reason: str) -> None:
+        self.server = server
+        self.what = what
+        self.reason = reason
+        super().__init__(
+            f"MCP server {server!r} asked a question during {what} that this client did "
+            f"not answer: {reason}"
         )
 
 

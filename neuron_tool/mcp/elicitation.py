@@ -24,15 +24,15 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import mcp_types as types
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from pydantic import JsonValue
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.exceptions import MCPError
 
-from .._json_path import json_path
+from ..errors import ToolInputError
+from ..schema import InputValidator, InvalidSchemaError
 
 __all__ = ["Elicitation", "ElicitationAnswer", "ElicitationHandler"]
 
@@ -101,20 +101,23 @@ def elicitation_callback(server: str, handler: ElicitationHandler) -> Elicitatio
             return await _answer(
                 server, handler, Elicitation(server, params.message, url=params.url)
             )
-        schema = params.requested_schema
+        schema = dict(params.requested_schema)
         try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            message = f"the requested schema is not a JSON Schema: {exc.message}"
+            validator = InputValidator(schema)
+        except InvalidSchemaError as exc:
+            message = f"the requested schema is not a JSON Schema: {exc}"
             return types.ErrorData(code=types.INVALID_PARAMS, message=message, data=_MARK)
-        elicitation = Elicitation(server, params.message, MappingProxyType(dict(schema)))
-        return await _answer(server, handler, elicitation)
+        elicitation = Elicitation(server, params.message, MappingProxyType(schema))
+        return await _answer(server, handler, elicitation, validator)
 
     return answer
 
 
 async def _answer(
-    server: str, handler: ElicitationHandler, elicitation: Elicitation
+    server: str,
+    handler: ElicitationHandler,
+    elicitation: Elicitation,
+    validator: InputValidator | None = None,
 ) -> types.ElicitResult | types.ErrorData:
     try:
         answer = await handler(elicitation)
@@ -123,7 +126,7 @@ async def _answer(
         _log.exception("the elicitation handler for MCP server %r failed", server)
         message = f"the client could not answer ({type(exc).__name__})"
         return types.ErrorData(code=types.INTERNAL_ERROR, message=message, data=_MARK)
-    problem = _problem(answer, elicitation)
+    problem = _problem(answer, validator)
     if problem is not None:
         _log.error(
             "the elicitation handler for MCP server %r answered wrongly: %s", server, problem
@@ -147,11 +150,11 @@ def refusal(exc: MCPError) -> str | None:
     return None
 
 
-def _problem(answer: object, elicitation: Elicitation) -> str | None:
-    """What is wrong with `answer` to `elicitation`, or None."""
+def _problem(answer: object, validator: InputValidator | None) -> str | None:
+    """What is wrong with `answer` to a question with `validator` (None: a URL to visit)."""
     if not isinstance(answer, ElicitationAnswer):
         return f"returned {type(answer).__name__}, not an ElicitationAnswer"
-    if answer.action != "accept" or elicitation.url is not None:
+    if answer.action != "accept" or validator is None:
         if answer.content is not None:
             return f"gave content with {answer.action!r}" + (
                 " in URL mode" if answer.action == "accept" else ""
@@ -159,6 +162,9 @@ def _problem(answer: object, elicitation: Elicitation) -> str | None:
         return None
     if answer.content is None:
         return "accepted without content; the server asked for fields"
-    for error in Draft202012Validator(elicitation.schema).iter_errors(dict(answer.content)):
-        return f"{json_path(error.absolute_path)}: {error.message}"
+    try:
+        # Its fields are JSON values; a list of strings is one, though not by its type.
+        validator.check("", cast("dict[str, JsonValue]", dict(answer.content)))
+    except ToolInputError as exc:
+        return f"{exc.path}: {exc.message}"
     return None

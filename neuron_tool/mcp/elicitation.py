@@ -27,9 +27,9 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import mcp_types as types
-from pydantic import JsonValue
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.exceptions import MCPError
+from pydantic import JsonValue
 
 from ..errors import ToolInputError
 from ..schema import InputValidator, InvalidSchemaError

@@ -48,12 +48,16 @@ async def connect(
     *,
     namespace: str = DEFAULT_NAMESPACE,
     storage: ExternalStorage | None = None,
+    runtime: Runtime | None = None,
 ) -> Client:
     """Connect to the Temporal frontend at `address` (`HOST:PORT`).
 
     `storage` keeps large payloads (a turn's images and documents) out of
     workflow histories (see `neuron_orch_temporal.large_payloads`); every
-    client and worker of a namespace must be given the same.
+    client and worker of a namespace must be given the same. `runtime` is the
+    SDK's (for its metrics, say); by default one that sends the SDK core's
+    warnings to Python's `logging` (logger `temporalio.core`) rather than
+    printing them on standard output, where a command's answer goes.
 
     Raises:
         ServerUnavailableError: nothing answers there.
@@ -61,7 +65,10 @@ async def connect(
     converter = data_converter(storage)
     try:
         return await Client.connect(
-            address, namespace=namespace, data_converter=converter, runtime=_runtime()
+            address,
+            namespace=namespace,
+            data_converter=converter,
+            runtime=_runtime() if runtime is None else runtime,
         )
     except (RPCError, RuntimeError, OSError) as exc:
         raise ServerUnavailableError(address, str(exc) or type(exc).__name__) from exc
@@ -69,11 +76,7 @@ async def connect(
 
 @functools.cache
 def _runtime() -> Runtime:
-    """The SDK's runtime for this process, its core's warnings sent to Python's logging.
-
-    Why: by default the core prints them to standard output, where a command's
-    answer goes (a payload near the size limit, say).
-    """
+    """The SDK's runtime for this process, its core's warnings sent to Python's logging."""
     forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"))
     filter = TelemetryFilter(core_level="WARN", other_level="ERROR")
     logs = LoggingConfig(filter=filter, forwarding=forwarding)

@@ -10,6 +10,7 @@ from functools import partial
 from ..errors import MCPBridgeError
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES
 from .client import DEFAULT_CONNECT_TIMEOUT, MCPClient
+from .elicitation import ElicitationHandler
 from .endpoint import HttpEndpoint, StdioCommand
 from .tool import MCPTool
 
@@ -22,6 +23,7 @@ async def mcp_tools(
     timeout: float = 60.0,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    elicitation: ElicitationHandler | None = None,
 ) -> AsyncIterator[list[MCPTool]]:
     """Connect to every server and yield all their tools; leaving stops every server.
 
@@ -33,6 +35,8 @@ async def mcp_tools(
         timeout: Seconds each request may take.
         connect_timeout: Seconds starting each server and its MCP handshake may take.
         max_response_bytes: The largest answer each server may send, in bytes.
+        elicitation: Answers every server's questions in the middle of a tool call
+            (`neuron_tool.mcp.elicitation`; `Elicitation.server` names which asks).
 
     Raises:
         ValueError: A command line is empty or badly quoted.
@@ -44,6 +48,7 @@ async def mcp_tools(
         timeout=timeout,
         connect_timeout=connect_timeout,
         max_response_bytes=max_response_bytes,
+        elicitation=elicitation,
     )
     clients = [
         *(limits(StdioCommand(*_split(line))) for line in commands),

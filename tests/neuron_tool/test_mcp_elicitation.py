@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from collections.abc import AsyncIterator
 
 import mcp_types as types
@@ -21,11 +22,12 @@ from neuron_tool.mcp import (
     ElicitationHandler,
     MCPClient,
     MCPElicitationError,
+    mcp_tools,
 )
 from neuron_tool.mcp.elicitation import elicitation_callback
 
 from .mcp_servers.elicits import BOOKING
-from .mcp_servers.paths import everything_command, script_client
+from .mcp_servers.paths import everything_command, script, script_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -194,3 +196,15 @@ async def test_a_third_party_servers_question_over_its_back_channel_gets_the_han
     assert question.message == "Please provide inputs for the following fields:"
     assert question.schema["required"] == ["name"]
     assert "trigger-elicitation-request" not in offered
+
+
+async def test_mcp_tools_gives_every_server_the_handler() -> None:
+    async def handler(elicitation: Elicitation) -> ElicitationAnswer:
+        return ElicitationAnswer.accept({"confirm": False})
+
+    command = " ".join(shlex.quote(part) for part in script("elicits"))
+    async with mcp_tools(commands=[command], elicitation=handler) as tools:
+        (book,) = [tool for tool in tools if tool.name == "book"]
+        result = await book.call({})
+
+    assert json.loads(str(result)) == {"action": "accept", "content": {"confirm": False}}

@@ -29,6 +29,7 @@ class Served:
     url: str
     store: InMemoryStore
     orchestrator: LocalOrchestrator
+    model: Any
     token: str = TOKEN
     clients: list[Client] = field(default_factory=list)
     https: list[httpx.AsyncClient] = field(default_factory=list)
@@ -79,7 +80,7 @@ async def serving(
         )
     )
     try:
-        served = Served(await ready, store, orchestrator, token=options["token"])
+        served = Served(await ready, store, orchestrator, provider, token=options["token"])
         try:
             yield served
         finally:

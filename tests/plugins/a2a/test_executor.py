@@ -4,6 +4,7 @@ input-required tasks; called with the a2a-sdk's own client over loopback HTTP.""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -159,7 +160,8 @@ async def test_a_data_part_reaches_the_model_as_its_json() -> None:
     async with serving(model) as served:
         await send(await served.client(), user_message("Look this up:", data))
 
-    assert texts(model.requests[0])[-2:] == ["Look this up:", '{"order":"A7","count":2}']
+    said, data = texts(model.requests[0])[-2:]
+    assert said == "Look this up:" and json.loads(data) == {"order": "A7", "count": 2}
 
 
 class Answer(BaseModel):

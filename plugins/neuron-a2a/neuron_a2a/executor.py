@@ -25,7 +25,14 @@ from a2a.utils.errors import A2AError as ProtocolError
 from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 
 from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
-from neuron_turn import ModelCallStart, TextDelta, ToolStart, pending_approvals, resume_input
+from neuron_turn import (
+    ApprovalError,
+    ModelCallStart,
+    TextDelta,
+    ToolStart,
+    pending_approvals,
+    resume_input,
+)
 
 from ._convert import (
     answer_parts,
@@ -203,7 +210,9 @@ class A2AExecutor(AgentExecutor):
         run = _Run(asyncio.create_task(self._dispatch(input, updater, streamed)))
         self._runs[task_id] = run
         try:
-            await self._report(run, updater)
+            # A resume refused by the turn (an edited input its tool refuses) ran nothing.
+            waiting = current if waiting_calls(current) is not None else None
+            await self._report(run, updater, waiting)
         finally:
             self._runs.pop(task_id, None)
             run.reported.set()
@@ -225,8 +234,11 @@ class A2AExecutor(AgentExecutor):
             updater = TaskUpdater(event_queue, task_id, context.context_id)
             await updater.cancel(updater.new_agent_message([text_part(_CANCELLED)]))
 
-    async def _report(self, run: _Run, updater: TaskUpdater) -> None:
-        """Wait for the dispatch and report how it ended."""
+    async def _report(self, run: _Run, updater: TaskUpdater, waiting: Task | None) -> None:
+        """Wait for the dispatch and report how it ended.
+
+        `waiting` is the task the dispatch resumes, when it resumes one.
+        """
         try:
             output = await run.task
         except asyncio.CancelledError:
@@ -236,6 +248,12 @@ class A2AExecutor(AgentExecutor):
             await updater.cancel(updater.new_agent_message([text_part(_CANCELLED)]))
             return
         except Exception as exc:
+            refused = _approval_error(exc)
+            if waiting is not None and refused is not None:
+                # The turn refused the decisions before running anything: the task
+                # keeps waiting, as it was, and says why.
+                await updater.requires_input(_asked_again(updater, waiting, error_text(refused)))
+                return
             # A turn's error: the remote learns its kind and message, never a traceback.
             _logger.warning("A2A task %s failed: %s", updater.task_id, error_text(exc))
             await updater.failed(updater.new_agent_message([text_part(error_text(exc))]))
@@ -292,6 +310,18 @@ def _protocol_error(exc: A2AError) -> ProtocolError:
     if isinstance(exc, UnsupportedPartError):
         return ContentTypeNotSupportedError(message=str(exc))
     return InvalidParamsError(message=f"{type(exc).__name__}: {exc}")
+
+
+def _approval_error(exc: BaseException) -> ApprovalError | None:
+    """The `ApprovalError` that caused `exc` (an orchestrator wraps it), if one did."""
+    current: BaseException | None = exc
+    for _ in range(8):  # a chain is short; a cycle must not hang the server
+        if current is None:
+            return None
+        if isinstance(current, ApprovalError):
+            return current
+        current = current.__cause__
+    return None
 
 
 def _streams(context: RequestContext) -> bool:

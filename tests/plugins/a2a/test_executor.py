@@ -307,6 +307,25 @@ async def test_decisions_that_do_not_fit_are_refused_and_change_nothing(
     assert done.status.state == COMPLETED and runs == ["old.log"]
 
 
+async def test_an_edited_input_the_tool_refuses_keeps_the_task_waiting_and_runs_nothing() -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Done.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as served:
+        paused = await ask_to_delete(served)
+        client = await served.client()
+        edited = {"call_id": "c1", "approve": True, "input": {"path": 5}}
+        refused = await send(client, decisions(edited, task=paused))
+        calls_then = len(model.requests)
+        done = await send(client, decisions({"call_id": "c1", "approve": True}, task=paused))
+
+    assert refused.status.state == INPUT_REQUIRED and calls_then == 1
+    assert "InvalidEditedInputError" in status_text(refused)
+    assert get_data_parts(refused.status.message.parts) == get_data_parts(
+        paused.status.message.parts
+    )
+    assert done.status.state == COMPLETED and runs == ["old.log"]
+
+
 async def test_a_follow_up_without_decisions_is_refused_naming_the_waiting_calls() -> None:
     runs: list[str] = []
     async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:

@@ -382,11 +382,16 @@ def error_text(exc: BaseException) -> str:
     """`Type: message` of `exc` and of each error that caused it, cut short; no traceback."""
     seen: list[str] = []
     current: BaseException | None = exc
-    while current is not None and len(seen) < 4:
+    for _ in range(4):
+        if current is None:
+            break
         while isinstance(current, BaseExceptionGroup) and current.exceptions:
             current = current.exceptions[0]
         text = str(current).strip()
-        seen.append(f"{type(current).__name__}: {text}" if text else type(current).__name__)
+        said = f"{type(current).__name__}: {text}" if text else type(current).__name__
+        # An orchestrator's error often quotes its cause already: say it once.
+        if not any(said in earlier for earlier in seen):
+            seen.append(said)
         current = current.__cause__
     joined = "; caused by ".join(seen)
     return joined if len(joined) <= _REASON_CHARS else joined[:_REASON_CHARS] + "…"

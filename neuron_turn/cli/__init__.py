@@ -59,6 +59,7 @@ from ._approve import (
 )
 from ._attachments import read_attachments
 from ._closing import close_resource
+from ._elicitation import TerminalQuestions
 from ._errors import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -483,18 +484,22 @@ def _run_command(args: argparse.Namespace) -> int:
         terminal=on_terminal(sys.stderr),
         may_draw=lambda: not (same and printer.mid_line),
     )
+    decide = _prompter(args, printer, waiting)
+    # A person at the terminal answers the MCP servers' questions too.
+    questions = None if decide is None else TerminalQuestions(decide)
     request = RunRequest(
         prompt=_prompt_of(args),
         attachments=read_attachments(getattr(args, "attach", ())),  # `resume` attaches nothing
         session=args.session,
         config=_config(args),
-        turn=replace(_turn_spec(args), progress=False),  # progress comes from the events
+        # Progress comes from the events.
+        turn=replace(_turn_spec(args), progress=False, questions=questions),
         orchestration=_orchestration(args),
         metadata=_call_options(args),
         fallbacks=tuple(args.fallback),
         retry=retry_options(args.retries),
         decisions=getattr(args, "decisions", None),  # only `resume` has them
-        decide=_prompter(args, printer, waiting),
+        decide=decide,
         stopping=lambda: waiting.expect("the worker to stop the turn"),
     )
     manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()

@@ -460,6 +460,19 @@ class Prompter:
         self.err.flush()
         return await self._line()
 
+    async def ask(self, question: str) -> str | None:
+        """Write `question` (shown inert) and return the person's answer, or None at the end."""
+        return await self._ask(shown_on(self.err)(question))
+
+    def say(self, line: str) -> None:
+        """Write `line` for the person, shown inert (it may quote a model or a server)."""
+        self._say(line)
+
+    def begin(self) -> None:
+        """Make room to ask: end the answer's line, hold the waiting line."""
+        if self.before is not None:
+            self.before()
+
     async def _line(self) -> str | None:
         """The next line of `stdin`, or None at its end.
 

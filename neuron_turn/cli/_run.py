@@ -53,6 +53,7 @@ from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
 from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
+from ._elicitation import TerminalQuestions
 from ._fallback import local_agent
 from ._sessions import new_session_note, record_run
 from ._state_option import open_state_store
@@ -94,6 +95,8 @@ class TurnSpec:
     approve_tools: Sequence[str] = ()
     """Tool names or patterns whose calls wait for a person's approval."""
     provider_options: Mapping[str, Any] = field(default_factory=dict)
+    questions: TerminalQuestions | None = None
+    """Who answers the MCP servers' questions mid tool call (a person at the terminal)."""
     """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
 
     def effect_policy(self) -> EffectPolicy:
@@ -433,7 +436,12 @@ async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | Non
         # Read here, not kept in the spec: the token stays out of every repr.
         headers["Authorization"] = f"Bearer {os.environ[spec.mcp_token_env]}"
     urls = [HttpEndpoint(url, headers) for url in spec.mcp_urls]
-    servers = mcp_tools(commands=spec.mcp_commands, urls=urls, connect_timeout=seconds)
+    servers = mcp_tools(
+        commands=spec.mcp_commands,
+        urls=urls,
+        connect_timeout=seconds,
+        elicitation=spec.questions,
+    )
     return list(await stack.enter_async_context(servers))
 
 

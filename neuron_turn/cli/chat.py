@@ -24,7 +24,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TextIO
 
 from moneyed import Money
@@ -50,6 +50,7 @@ from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
 from ._attachments import read_attachments
 from ._closing import close_resource
+from ._elicitation import TerminalQuestions
 from ._errors import UsageError, classify
 from ._outcome import stop_note
 from ._prompt import utf8_text
@@ -126,6 +127,8 @@ class Chat:
         self.totals = ChatTotals()
         self.attached: list[ImageBlock | CustomBlock] = []
         """Images and documents `/attach` added, sent with the next message."""
+        self.questions: TerminalQuestions | None = None
+        """Puts the MCP servers' questions to the person (on a terminal only)."""
 
     async def answer(
         self,
@@ -246,6 +249,7 @@ async def open_chat(
     chat = Chat(
         orchestrator=orchestrator, store=store, tools=tools, session=session, metadata=metadata
     )
+    chat.questions = spec.questions
     return chat, model, held
 
 
@@ -274,6 +278,9 @@ def chat(
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     reader = _Reader(stdin or sys.stdin, out)
+    if reader.terminal:
+        # Bound to each answer's prompter as it starts (`_one_answer`).
+        spec = replace(spec, questions=TerminalQuestions())
     session_id = session or uuid.uuid4().hex[:12]
     with asyncio.Runner() as runner:
         stack = AsyncExitStack()
@@ -394,6 +401,8 @@ def _one_answer(
     terminal, same = on_terminal(err), on_terminal(err) and on_terminal(out)
     waiting = WaitingLine(err, terminal=terminal, may_draw=lambda: not (same and printer.mid_line))
     decide = _prompter(reader, err, printer, waiting)
+    if chat_.questions is not None:
+        chat_.questions.prompter = decide
     try:
         with waiting.owning_stderr():
             output = runner.run(watched(waiting, answering(waiting.wrap(printer), decide)))

@@ -8,7 +8,6 @@ the Host and Origin headers are checked against explicit lists.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from collections.abc import Sequence
 from typing import Final
@@ -16,73 +15,28 @@ from typing import Final
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-MIN_TOKEN_LENGTH: Final = 16
-"""The shortest token `serve_http` takes; `secrets.token_urlsafe()` makes 43 characters."""
-_LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-_WILDCARDS: Final = ("0.0.0.0", "::", "")
+from ..http_guard import allowed_hosts_for
+
 # A JSON-RPC error body, so MCP clients show the message rather than "error response".
 _UNAUTHORIZED_CODE: Final = -32001
-
-
-def check_token(token: str) -> None:
-    """Refuse a token too short to guess at or that cannot travel in a header.
-
-    Raises:
-        ValueError: The token is shorter than 16 characters, or holds spaces or
-            control characters.
-    """
-    if len(token) < MIN_TOKEN_LENGTH:
-        raise ValueError(
-            f"the token must be at least {MIN_TOKEN_LENGTH} characters;"
-            " secrets.token_urlsafe() makes a good one"
-        )
-    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
-        raise ValueError("the token must be printable ASCII without spaces, to travel in a header")
 
 
 def security_settings(
     host: str, allowed_hosts: Sequence[str] | None, allowed_origins: Sequence[str] | None
 ) -> TransportSecuritySettings:
-    """The Host and Origin lists for a server bound to `host`.
-
-    Loopback binds allow the loopback names, any other address itself; a
-    wildcard bind (every interface) has no name of its own, so it needs the list.
+    """The Host and Origin lists for a server bound to `host` (see `allowed_hosts_for`).
 
     Raises:
         ValueError: `host` is a wildcard address and `allowed_hosts` is not given.
     """
-    if allowed_hosts is None:
-        if host in _WILDCARDS:
-            raise ValueError(
-                f"serving on every interface (host={host!r}) needs allowed_hosts: the Host"
-                " header values clients will send, e.g. ['myhost.example:8000'], so that"
-                " DNS rebinding is refused"
-            )
-        own = f"{_url_host(host)}:*"
-        allowed_hosts = _LOOPBACK_HOSTS if own in _LOOPBACK_HOSTS else (own,)
-        if is_loopback(host) and own not in _LOOPBACK_HOSTS:
-            allowed_hosts = (*_LOOPBACK_HOSTS, own)
+    hosts = allowed_hosts_for(host, allowed_hosts)
     if allowed_origins is None:
-        allowed_origins = [f"http://{allowed}" for allowed in allowed_hosts]
+        allowed_origins = [f"http://{allowed}" for allowed in hosts]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=list(allowed_hosts),
+        allowed_hosts=list(hosts),
         allowed_origins=list(allowed_origins),
     )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names the loopback interface."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 class BearerAuth:

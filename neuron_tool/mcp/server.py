@@ -19,11 +19,12 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from ..errors import ToolError
+from ..http_guard import check_token
 from ..registry import ToolRegistry
 from ..retry import ModelRetry
 from ._connection import describe
 from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
-from ._http_guard import BearerAuth, check_token, security_settings
+from ._http_guard import BearerAuth, security_settings
 
 _DEFAULT_NAME: Final = "neuron-tool"
 # Open HTTP connections get this long to finish when the server stops.

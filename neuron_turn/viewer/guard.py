@@ -12,7 +12,6 @@ Only GET and HEAD are answered: the viewer never changes anything.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Sequence
 from http.cookies import SimpleCookie
 from typing import Final
@@ -20,12 +19,12 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from neuron_tool.http_guard import MIN_TOKEN_LENGTH, is_loopback
+
 from .errors import ViewerSetupError
 
 __all__ = ["MIN_TOKEN_LENGTH", "TokenGuard", "allowed_hosts", "check_token", "cookie_name"]
 
-MIN_TOKEN_LENGTH: Final = 16
-"""The shortest token the viewer takes; `secrets.token_urlsafe()` makes 43 characters."""
 
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS: Final = ("0.0.0.0", "::", "")
@@ -76,7 +75,7 @@ def allowed_hosts(host: str, port: int, extra: Sequence[str] = ()) -> frozenset[
             f"serving on every interface ({host or 'all'}) needs --allowed-host: the name "
             "browsers reach it by, so that DNS rebinding is refused"
         )
-    names = list(_LOOPBACK_NAMES) if _is_loopback(host) else []
+    names = list(_LOOPBACK_NAMES) if is_loopback(host) else []
     if host not in _WILDCARDS:
         names.append(f"[{host}]" if ":" in host else host)
     allowed = {f"{name}:{port}" for name in names}
@@ -167,15 +166,6 @@ class TokenGuard:
 def _headers(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name; a repeated one keeps its last value."""
     return {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def _refuse(send: Send, status: int, message: str, *, allow: bool = False) -> None:

@@ -54,9 +54,13 @@ async def serving(
     tools: Sequence[Any] = (),
     config: NeuronTurnConfig | None = None,
     output_type: Any = None,
+    served_as: Callable[[LocalOrchestrator], Any] = lambda orchestrator: orchestrator,
     **options: Any,
 ) -> AsyncIterator[Served]:
-    """Serve a `NeuronTurn` on `provider` in a `LocalOrchestrator`, on 127.0.0.1 port 0."""
+    """Serve a `NeuronTurn` on `provider` in a `LocalOrchestrator`, on 127.0.0.1 port 0.
+
+    `served_as` gives what is served in place of the orchestrator (a wrapper).
+    """
     store = InMemoryStore()
     turn = NeuronTurn(
         provider,
@@ -70,7 +74,7 @@ async def serving(
     options.setdefault("token", TOKEN)
     server = asyncio.create_task(
         serve_a2a(
-            orchestrator,
+            served_as(orchestrator),
             "helper",
             card_name="Helper",
             description="Answers questions.",

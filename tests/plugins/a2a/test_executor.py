@@ -57,7 +57,11 @@ def answer_of(task: Task) -> str:
 
 
 def status_text(task: Task) -> str:
-    return "\n".join(p.text for p in task.status.message.parts if p.HasField("text"))
+    return status_text_of(task.status.message.parts)
+
+
+def status_text_of(parts: Any) -> str:
+    return "\n".join(p.text for p in parts if p.HasField("text"))
 
 
 def texts(request: ProviderRequest) -> list[str]:
@@ -129,6 +133,42 @@ async def test_a_streaming_request_gets_the_answers_text_before_the_turn_ends() 
     assert seen_before_the_end == ["Hel"]
     assert events[-1].status_update.status.state == COMPLETED
     assert answer_of(task) == "Hello!"  # the whole answer replaces the chunks
+
+
+async def test_a_streaming_request_hears_of_each_tool_the_turn_runs() -> None:
+    model = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "echo", {"text": "x"})), text_response("Done.")]
+    )
+    async with serving(model, tools=[echo]) as served:
+        events = await stream(await served.client(streaming=True), user_message("Echo x"))
+
+    notes = [
+        status_text_of(event.status_update.status.message.parts)
+        for event in events
+        if event.HasField("status_update")
+    ]
+    assert "running tool echo" in notes
+
+
+class DispatchOnly:
+    """An orchestrator that cannot stream: only `dispatch` (and the rest of layer0's)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.dispatch = inner.dispatch
+        self.dispatch_many = inner.dispatch_many
+        self.signal = inner.signal
+        self.query = inner.query
+
+
+async def test_an_orchestrator_that_cannot_stream_sends_the_answer_as_one_artifact() -> None:
+    model = ScriptedProvider([text_response("Hello there!")], chunk_size=3)
+    async with serving(model, served_as=DispatchOnly) as served:
+        events = await stream(await served.client(streaming=True), user_message("Hi"))
+
+    chunks = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [get_artifact_text(chunk.artifact) for chunk in chunks] == ["Hello there!"]
+    assert chunks[0].last_chunk
+    assert TaskState.Name(events[-1].status_update.status.state) == "TASK_STATE_COMPLETED"
 
 
 async def test_a_blocking_request_gets_the_answer_whole() -> None:

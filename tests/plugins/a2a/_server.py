@@ -84,7 +84,11 @@ async def serving(
         )
     )
     try:
-        served = Served(await ready, store, orchestrator, provider, token=options["token"])
+        # A server that fails to start fails the test rather than leave it waiting.
+        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            server.result()
+        served = Served(ready.result(), store, orchestrator, provider, token=options["token"])
         try:
             yield served
         finally:

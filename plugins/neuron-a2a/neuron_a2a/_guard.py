@@ -130,6 +130,10 @@ class Guard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass allowed HTTP requests (and lifespan events) on; refuse the others."""
+        if scope["type"] == "websocket":
+            # A2A has no websocket binding: none gets past, with or without a token.
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return

@@ -13,6 +13,7 @@ from a2a.helpers import get_artifact_text, get_data_parts
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
     Part,
     StreamResponse,
     Task,
@@ -379,7 +380,8 @@ async def test_a_follow_up_without_decisions_is_refused_naming_the_waiting_calls
 # --- cancel ----------------------------------------------------------------------------
 
 
-async def test_cancelling_a_task_cancels_its_running_dispatch() -> None:
+@pytest.mark.parametrize("streaming", [False, True], ids=["blocking", "streaming"])
+async def test_cancelling_a_task_cancels_its_running_dispatch(streaming: bool) -> None:
     started, stopped = asyncio.Event(), asyncio.Event()
 
     @tool
@@ -396,15 +398,24 @@ async def test_cancelling_a_task_cancels_its_running_dispatch() -> None:
         [tool_call_response(ToolUsePart("c1", "slow", {"job": "j"})), text_response("Fresh.")]
     )
     async with serving(model, tools=[slow]) as served:
-        client = await served.client(polling=True)
-        running = await send(client, user_message("Start the job"))
-        await started.wait()
-        cancelled = await client.cancel_task(CancelTaskRequest(id=running.id))
+        client = await served.client(polling=not streaming, streaming=streaming)
+        if streaming:
+            reading = asyncio.create_task(stream(client, user_message("Start the job")))
+            await started.wait()
+            (task_id,) = {t.id for t in (await client.list_tasks(ListTasksRequest())).tasks}
+        else:
+            task_id = (await send(client, user_message("Start the job"))).id
+            await started.wait()
+        cancelled = await (await served.client()).cancel_task(CancelTaskRequest(id=task_id))
+        if streaming:
+            events = await reading
+            last = events[-1].status_update.status.state
+            assert TaskState.Name(last) == "TASK_STATE_CANCELED"
         after = await send(
-            await served.client(), user_message("Again?", context_id=running.context_id)
+            await served.client(), user_message("Again?", context_id=cancelled.context_id)
         )
 
-    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert TaskState.Name(cancelled.status.state) == "TASK_STATE_CANCELED"
     assert "cancelled" in status_text(cancelled)
     assert stopped.is_set()
     assert after.status.state == COMPLETED and answer_of(after) == "Fresh."

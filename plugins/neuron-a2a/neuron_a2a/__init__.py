@@ -18,6 +18,7 @@ from .errors import (
     InvalidContextError,
     InvalidDecisionsError,
     MessageTooLargeError,
+    ServerBusyError,
     UnsupportedPartError,
 )
 from .executor import A2AExecutor
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidDecisionsError",
     "MessageLimits",
     "MessageTooLargeError",
+    "ServerBusyError",
     "UnsupportedPartError",
     "a2a_app",
     "agent_card",

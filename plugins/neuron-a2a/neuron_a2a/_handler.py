@@ -58,5 +58,6 @@ class CheckingRequestHandler(DefaultRequestHandler):
         context_id = message.context_id or (task.context_id if task else _NEW_CONTEXT)
         try:
             self._executor.turn_input(message, context_id, message.task_id, task)
+            self._executor.check_capacity()
         except A2AError as exc:
             raise _protocol_error(exc) from None

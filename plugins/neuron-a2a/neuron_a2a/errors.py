@@ -12,6 +12,7 @@ __all__ = [
     "InvalidContextError",
     "InvalidDecisionsError",
     "MessageTooLargeError",
+    "ServerBusyError",
     "UnsupportedPartError",
 ]
 
@@ -47,4 +48,12 @@ class InvalidDecisionsError(A2AError):
 
     Nothing runs and the task keeps waiting: a call left out, an unknown or repeated call
     id, or an entry not of the documented form.
+    """
+
+
+class ServerBusyError(A2AError):
+    """As many dispatches as the server runs at once are running; the message is refused.
+
+    Why: each message starts model calls and tools; a flood of them must not start
+    unbounded work. Nothing of the refused message ran: send it again later.
     """

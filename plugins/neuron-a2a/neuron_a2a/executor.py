@@ -22,7 +22,11 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Message, Part, Task, TaskState, TaskStatus
 from a2a.utils.errors import A2AError as ProtocolError
-from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    InvalidParamsError,
+    UnsupportedOperationError,
+)
 
 from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
 from neuron_turn import (
@@ -46,7 +50,7 @@ from ._convert import (
     text_part,
     waiting_calls,
 )
-from .errors import A2AError, InvalidDecisionsError, UnsupportedPartError
+from .errors import A2AError, InvalidDecisionsError, ServerBusyError, UnsupportedPartError
 from .limits import MessageLimits
 
 __all__ = ["A2AExecutor"]
@@ -135,6 +139,7 @@ class A2AExecutor(AgentExecutor):
         session_prefix: str = "a2a:",
         limits: MessageLimits | None = None,
         stream: bool = True,
+        max_running: int = 32,
     ) -> None:
         """Serve `agent` of `orchestrator`.
 
@@ -146,7 +151,12 @@ class A2AExecutor(AgentExecutor):
                 ("" to use the context id itself).
             limits: what one message may carry (default: `MessageLimits()`).
             stream: stream answers to streaming requests when the orchestrator can.
+            max_running: the most dispatches running at once; a message past them is
+                refused (`ServerBusyError`), so a flood of messages cannot start
+                unbounded work.
         """
+        if max_running < 1:
+            raise ValueError("max_running must be at least 1")
         self._orchestrator = orchestrator
         self._agent = agent
         self._prefix = session_prefix
@@ -154,6 +164,8 @@ class A2AExecutor(AgentExecutor):
         streaming = getattr(orchestrator, "stream", None) if stream else None
         self._stream = cast(_Streaming, streaming) if callable(streaming) else None
         self._runs: dict[str, _Run] = {}
+        self._max_running = max_running
+        self._running = 0  # counted from the check on, before the dispatch's task exists
 
     def __repr__(self) -> str:
         return f"A2AExecutor(agent={self._agent!r}, orchestrator={self._orchestrator!r})"
@@ -162,6 +174,18 @@ class A2AExecutor(AgentExecutor):
     def limits(self) -> MessageLimits:
         """What one message may carry."""
         return self._limits
+
+    def check_capacity(self) -> None:
+        """Refuse a new dispatch when `max_running` already run.
+
+        Raises:
+            ServerBusyError: as many dispatches as allowed are running.
+        """
+        if self._running >= self._max_running:
+            raise ServerBusyError(
+                f"{self._running} tasks are running, the most this server runs at once;"
+                " try again when one has ended"
+            )
 
     def turn_input(
         self, message: Message, context_id: str, task_id: str, task: Task | None
@@ -203,18 +227,37 @@ class A2AExecutor(AgentExecutor):
             return
         except A2AError as exc:
             raise _protocol_error(exc) from None
-        if current is None:
-            await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
+        waiting = current if waiting_calls(current) is not None else None
+        try:
+            self.check_capacity()
+        except ServerBusyError as exc:
+            if waiting is None:
+                raise _protocol_error(exc) from None
+            await updater.requires_input(_asked_again(updater, waiting, str(exc)))
+            return
+        self._running += 1  # no await since the check: the count cannot be overtaken
+        try:
+            await self._run(context, updater, input, waiting)
+        finally:
+            self._running -= 1
+
+    async def _run(
+        self, context: RequestContext, updater: TaskUpdater, input: TurnInput, waiting: Task | None
+    ) -> None:
+        """Start the dispatch of `input`, and report how it ends."""
+        message = context.message
+        if context.current_task is None and message is not None:
+            task = _new_task(updater.task_id, updater.context_id, message)
+            await updater.event_queue.enqueue_event(task)
         await updater.start_work()
         streamed = self._stream is not None and _streams(context)
         run = _Run(asyncio.create_task(self._dispatch(input, updater, streamed)))
-        self._runs[task_id] = run
+        self._runs[updater.task_id] = run
         try:
             # A resume refused by the turn (an edited input its tool refuses) ran nothing.
-            waiting = current if waiting_calls(current) is not None else None
             await self._report(run, updater, waiting)
         finally:
-            self._runs.pop(task_id, None)
+            self._runs.pop(updater.task_id, None)
             run.reported.set()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -309,6 +352,8 @@ def _protocol_error(exc: A2AError) -> ProtocolError:
     """
     if isinstance(exc, UnsupportedPartError):
         return ContentTypeNotSupportedError(message=str(exc))
+    if isinstance(exc, ServerBusyError):
+        return UnsupportedOperationError(message=f"{type(exc).__name__}: {exc}")
     return InvalidParamsError(message=f"{type(exc).__name__}: {exc}")
 
 

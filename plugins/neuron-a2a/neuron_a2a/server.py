@@ -128,6 +128,7 @@ async def serve_a2a(
     session_prefix: str = "a2a:",
     limits: MessageLimits | None = None,
     task_store: TaskStore | None = None,
+    max_running: int = 32,
 ) -> None:
     """Serve `agent` of `orchestrator` over A2A at `http://host:port/` until cancelled.
 
@@ -162,6 +163,7 @@ async def serve_a2a(
         session_prefix: see `A2AExecutor`.
         limits: what one request may carry (default: `MessageLimits()`).
         task_store: where the A2A tasks are kept (default: in memory).
+        max_running: the most dispatches running at once (see `A2AExecutor`).
 
     Raises:
         ValueError: the token is too short or not header-safe, or a wildcard
@@ -173,7 +175,9 @@ async def serve_a2a(
     else:
         check_token(token)
         generated = False
-    executor = A2AExecutor(orchestrator, agent, session_prefix=session_prefix, limits=limits)
+    executor = A2AExecutor(
+        orchestrator, agent, session_prefix=session_prefix, limits=limits, max_running=max_running
+    )
     # Binding here rather than in uvicorn lets port 0 work: the URL is known
     # now, and connections queue in the backlog until uvicorn takes them.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

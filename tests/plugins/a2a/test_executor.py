@@ -421,6 +421,40 @@ async def test_cancelling_a_task_cancels_its_running_dispatch(streaming: bool) -
     assert after.status.state == COMPLETED and answer_of(after) == "Fresh."
 
 
+async def test_a_message_past_the_running_limit_is_refused_and_runs_nothing() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def slow(job: str) -> str:
+        """Run a long job."""
+        started.set()
+        await release.wait()
+        return "done"
+
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "slow", {"job": "j"})),
+            text_response("Finished."),
+            text_response("Next."),
+        ]
+    )
+    async with serving(model, tools=[slow], max_running=1) as served:
+        client = await served.client(streaming=True)
+        running = asyncio.create_task(stream(client, user_message("Start the job")))
+        await started.wait()
+        with pytest.raises(ProtocolError, match="ServerBusyError: 1 tasks are running"):
+            await send(await served.client(), user_message("And this?"))
+        calls_then = len(model.requests)
+        release.set()
+        context_id = (await running)[-1].status_update.context_id  # the first task has ended
+        first = await send(await served.client(), user_message("Done?", context_id=context_id))
+        tasks = await client.list_tasks(ListTasksRequest())
+
+    assert calls_then == 1  # the refused message reached no model
+    assert len(tasks.tasks) == 2  # and made no task
+    assert answer_of(first) == "Next."
+
+
 async def test_cancelling_a_task_waiting_for_approval_cancels_it_and_runs_nothing() -> None:
     runs: list[str] = []
     async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:

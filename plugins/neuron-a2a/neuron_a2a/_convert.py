@@ -234,9 +234,8 @@ def waiting_calls(task: Task | None) -> list[str] | None:
         if part.WhichOneof("content") != "data":
             continue
         data = plain_json(part.data)
-        if isinstance(data, dict) and isinstance(data.get(PENDING_KEY), list):
-            listed = data[PENDING_KEY]
-            assert isinstance(listed, list)
+        listed = data.get(PENDING_KEY) if isinstance(data, dict) else None
+        if isinstance(listed, list):
             return [str(c["id"]) for c in listed if isinstance(c, dict) and "id" in c]
     return None
 

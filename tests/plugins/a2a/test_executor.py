@@ -23,7 +23,7 @@ from a2a.utils.errors import A2AError as ProtocolError
 from pydantic import BaseModel
 
 from layer0 import SessionScope, TurnInput
-from neuron_tool import tool
+from neuron_tool import RunContext, tool
 from neuron_turn import (
     ApprovalPolicy,
     DocumentPart,
@@ -36,6 +36,8 @@ from neuron_turn import (
     TextPart,
     ToolResultPart,
     ToolUsePart,
+    Tripwire,
+    output_guardrail,
 )
 from neuron_turn.testing import (
     FunctionProvider,
@@ -239,6 +241,22 @@ async def test_a_turn_stopped_by_a_limit_fails_the_task_saying_which() -> None:
 
     assert task.status.state == TaskState.TASK_STATE_FAILED
     assert "max_turns" in status_text(task)
+
+
+@output_guardrail
+async def no_secrets(context: RunContext[Any], answer: str) -> Tripwire | None:
+    return Tripwire("the answer holds a password") if "hunter2" in answer else None
+
+
+async def test_a_tripped_guardrail_rejects_the_task_saying_why() -> None:
+    model = ScriptedProvider([text_response("The password is hunter2.")])
+    config = NeuronTurnConfig(model="m", guardrails=[no_secrets])
+    async with serving(model, config=config) as served:
+        task = await send(await served.client(), user_message("What is the password?"))
+
+    assert TaskState.Name(task.status.state) == "TASK_STATE_REJECTED"
+    assert "guardrail" in status_text(task)
+    assert "hunter2" not in str(task)  # the withheld answer is nowhere in the task
 
 
 @tool

@@ -5,16 +5,16 @@ the user's browser (DNS rebinding), so the token is required on every bind and
 the Host and Origin headers are checked against explicit lists. The agent card
 alone is public: a client reads it to learn that it needs the token.
 
-The same rules as `neuron_tool.mcp`'s HTTP guard (a private module of another
-package, so not imported here); the two are meant to become one public module.
+The token and Host rules are those of every server we start
+(`neuron_tool.http_guard`); the Origin check, the public card and the body limit
+are this server's.
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,68 +22,10 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-MIN_TOKEN_LENGTH: Final = 16
-"""The shortest token accepted; `secrets.token_urlsafe(32)` makes 43 characters."""
-LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-_WILDCARDS: Final = ("0.0.0.0", "::", "")
 # JSON-RPC error codes for refusals made before the A2A handler sees the request.
-_UNAUTHORIZED_CODE: Final = -32001
 _INVALID_REQUEST_CODE: Final = -32600
+_UNAUTHORIZED_CODE: Final = -32001
 _NO_TOKEN: Final = "missing or wrong bearer token; send the header 'Authorization: Bearer <token>'"
-
-
-def check_token(token: str) -> None:
-    """Refuse a token too short to guess at or that cannot travel in a header.
-
-    Raises:
-        ValueError: The token is shorter than 16 characters, or holds spaces or
-            control characters.
-    """
-    if len(token) < MIN_TOKEN_LENGTH:
-        raise ValueError(
-            f"the token must be at least {MIN_TOKEN_LENGTH} characters;"
-            " secrets.token_urlsafe(32) makes a good one"
-        )
-    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
-        raise ValueError("the token must be printable ASCII without spaces, to travel in a header")
-
-
-def allowed_hosts_for(host: str, allowed_hosts: Sequence[str] | None) -> tuple[str, ...]:
-    """The Host header values accepted by a server bound to `host`.
-
-    Loopback binds allow the loopback names, any other address itself; a
-    wildcard bind (every interface) has no name of its own, so it needs the list.
-
-    Raises:
-        ValueError: `host` is a wildcard address and `allowed_hosts` is not given.
-    """
-    if allowed_hosts is not None:
-        return tuple(allowed_hosts)
-    if host in _WILDCARDS:
-        raise ValueError(
-            f"serving on every interface (host={host!r}) needs allowed_hosts: the Host"
-            " header values clients will send, e.g. ['myhost.example:8000'], so that"
-            " DNS rebinding is refused"
-        )
-    own = f"{url_host(host)}:*"
-    if own in LOOPBACK_HOSTS:
-        return LOOPBACK_HOSTS
-    return (*LOOPBACK_HOSTS, own) if is_loopback(host) else (own,)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names the loopback interface."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def url_host(host: str) -> str:
-    """`host` as it stands in a URL: an IPv6 address in brackets."""
-    return f"[{host}]" if ":" in host else host
 
 
 def _matches(value: str, patterns: Collection[str]) -> bool:

@@ -31,8 +31,9 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator
+from neuron_tool.http_guard import allowed_hosts_for, check_token, url_host
 
-from ._guard import Guard, GuardSettings, allowed_hosts_for, check_token, url_host
+from ._guard import Guard, GuardSettings
 from ._handler import CheckingRequestHandler
 from .card import agent_card
 from .executor import A2AExecutor

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from neuron_a2a._guard import LOOPBACK_HOSTS, Guard, GuardSettings, allowed_hosts_for
+from neuron_a2a._guard import Guard, GuardSettings
+from neuron_tool.http_guard import LOOPBACK_HOSTS, allowed_hosts_for
 
 SETTINGS = GuardSettings(
     token="guard-test-token-0123456789",

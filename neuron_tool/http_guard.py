@@ -8,14 +8,18 @@ values of an explicit list. These are the rules they share.
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from collections.abc import Sequence
 from typing import Final
+
+from starlette.types import Scope
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "MIN_TOKEN_LENGTH",
     "allowed_hosts_for",
+    "bearer_matches",
     "check_token",
     "is_loopback",
     "url_host",
@@ -42,6 +46,18 @@ def check_token(token: str) -> None:
         )
     if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
         raise ValueError("the token must be printable ASCII without spaces, to travel in a header")
+
+
+def bearer_matches(scope: Scope, token: bytes) -> bool:
+    """Whether the request of `scope` carries one `Authorization: Bearer <token>` header.
+
+    Compared in constant time, so the answer's timing tells nothing of the token.
+    """
+    values = [value for key, value in scope["headers"] if key == b"authorization"]
+    if len(values) != 1:
+        return False
+    scheme, _, credentials = values[0].partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(credentials, token)
 
 
 def allowed_hosts_for(host: str, allowed_hosts: Sequence[str] | None) -> tuple[str, ...]:

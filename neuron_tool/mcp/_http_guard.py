@@ -7,7 +7,6 @@ the Host and Origin headers are checked against explicit lists.
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Sequence
 from typing import Final
@@ -15,7 +14,7 @@ from typing import Final
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..http_guard import allowed_hosts_for
+from ..http_guard import allowed_hosts_for, bearer_matches
 
 # A JSON-RPC error body, so MCP clients show the message rather than "error response".
 _UNAUTHORIZED_CODE: Final = -32001
@@ -58,11 +57,7 @@ class BearerAuth:
         await self._app(scope, receive, send)
 
     def _authorized(self, scope: Scope) -> bool:
-        values = [value for key, value in scope["headers"] if key == b"authorization"]
-        if len(values) != 1:
-            return False
-        scheme, _, credentials = values[0].partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials, self._token)
+        return bearer_matches(scope, self._token)
 
 
 async def _unauthorized(send: Send) -> None:

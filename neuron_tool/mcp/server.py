@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import socket
 import sys
@@ -19,9 +18,10 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from ..errors import ToolError
-from ..http_guard import check_token
+from ..http_guard import check_token, url_host
 from ..registry import ToolRegistry
 from ..retry import ModelRetry
+from ..serving import serve_until_cancelled
 from ._connection import describe
 from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
 from ._http_guard import BearerAuth, security_settings
@@ -146,22 +146,10 @@ async def serve_http(
     # now, and connections queue in the backlog until uvicorn takes them.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.create_server((host, port), family=family) as sock:
-        url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{path}"
+        url = f"http://{url_host(host)}:{sock.getsockname()[1]}{path}"
         if generated:
             print(
                 f"serving MCP at {url}; clients send 'Authorization: Bearer {token}'",
                 file=sys.stderr,
             )
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            if on_ready is not None:
-                on_ready(url)
-            await asyncio.shield(task)
-        except BaseException:
-            server.should_exit = True
-            await asyncio.wait([task])
-            raise
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+        await serve_until_cancelled(server, sock, url, on_ready)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import socket
 from collections.abc import Callable, Sequence
@@ -11,6 +10,8 @@ from typing import Final
 import uvicorn
 
 from layer0 import TurnRecordReader
+from neuron_tool.http_guard import url_host
+from neuron_tool.serving import serve_until_cancelled
 
 from .app import viewer_app
 from .errors import ViewerSetupError
@@ -72,15 +73,6 @@ async def serve_viewer(
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
         )
         server = uvicorn.Server(config)
-        name = f"[{host}]" if ":" in host else host
-        url = f"http://{name}:{bound}/?token={token}"
+        url = f"http://{url_host(host)}:{bound}/?token={token}"
         # The socket is bound and listening: connections queue until uvicorn takes them.
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            if on_ready is not None:
-                on_ready(url)
-            await asyncio.shield(task)
-        except BaseException:
-            server.should_exit = True
-            await asyncio.wait([task])
-            raise
+        await serve_until_cancelled(server, sock, url, on_ready)

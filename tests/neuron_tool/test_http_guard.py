@@ -7,6 +7,7 @@ import pytest
 from neuron_tool.http_guard import (
     LOOPBACK_HOSTS,
     allowed_hosts_for,
+    bearer_matches,
     check_token,
     is_loopback,
     url_host,
@@ -39,3 +40,21 @@ def test_a_token_too_short_or_unfit_for_a_header_is_refused(token: str, why: str
 def test_names_and_addresses() -> None:
     assert is_loopback("localhost") and is_loopback("::1") and not is_loopback("example.com")
     assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.parametrize(
+    ("headers", "matches"),
+    [
+        ([(b"authorization", b"Bearer the-token-0123456789")], True),
+        ([(b"authorization", b"bearer the-token-0123456789")], True),
+        ([(b"authorization", b"Basic the-token-0123456789")], False),
+        ([(b"authorization", b"Bearer the-token-012345678")], False),
+        ([], False),
+        # Two headers: which one a proxy or the app reads is not ours to guess.
+        ([(b"authorization", b"Bearer the-token-0123456789")] * 2, False),
+    ],
+)
+def test_only_one_bearer_header_with_the_token_matches(
+    headers: list[tuple[bytes, bytes]], matches: bool
+) -> None:
+    assert bearer_matches({"headers": headers}, b"the-token-0123456789") is matches

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from neuron_tool import http_guard
 from neuron_tool.mcp import MCPClient, MCPConnectionError, _http_guard, serve_http
 
 from .mcp_servers.registry import build_registry
@@ -93,7 +94,7 @@ async def test_the_token_is_compared_in_constant_time(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(_http_guard.hmac, "compare_digest", spy)
+    monkeypatch.setattr(http_guard.hmac, "compare_digest", spy)
     wrong = "Bearer " + "w" * len(TOKEN)
     assert (await _post(http, url, Authorization=wrong)).status_code == 401
     assert compared == [(b"w" * len(TOKEN), TOKEN.encode())]

@@ -12,7 +12,6 @@ are this server's.
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from typing import Final
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from neuron_tool.http_guard import bearer_matches
 
 # JSON-RPC error codes for refusals made before the A2A handler sees the request.
 _INVALID_REQUEST_CODE: Final = -32600
@@ -98,11 +99,7 @@ class Guard:
         await self._app(scope, _limited(receive, settings.max_body_bytes), send)
 
     def _authorized(self, scope: Scope) -> bool:
-        values = [value for key, value in scope["headers"] if key == b"authorization"]
-        if len(values) != 1:
-            return False
-        scheme, _, credentials = values[0].partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials, self._token)
+        return bearer_matches(scope, self._token)
 
     def _too_large(self) -> str:
         return f"the request body is larger than {self._settings.max_body_bytes} bytes"

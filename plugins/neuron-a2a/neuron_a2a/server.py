@@ -8,7 +8,6 @@ size limit). `serve_a2a` runs it with uvicorn until cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import socket
@@ -32,6 +31,7 @@ from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator
 from neuron_tool.http_guard import allowed_hosts_for, check_token, url_host
+from neuron_tool.serving import serve_until_cancelled
 
 from ._guard import Guard, GuardSettings
 from ._handler import CheckingRequestHandler
@@ -203,12 +203,4 @@ async def serve_a2a(
                 f" 'Authorization: Bearer {token}'",
                 file=sys.stderr,
             )
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            if on_ready is not None:
-                on_ready(url)
-            await asyncio.shield(task)
-        except BaseException:
-            server.should_exit = True
-            await asyncio.wait([task])
-            raise
+        await serve_until_cancelled(server, sock, url, on_ready)

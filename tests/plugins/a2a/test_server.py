@@ -19,8 +19,9 @@ from a2a.utils.errors import A2AError as ProtocolError
 
 from layer0 import SessionScope, TurnInput
 from layer0.testing import InMemoryStore
-from neuron_a2a import MessageLimits, _guard, serve_a2a
+from neuron_a2a import MessageLimits, serve_a2a
 from neuron_orch_local import LocalOrchestrator
+from neuron_tool import http_guard
 from neuron_turn import NeuronTurn
 from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
 
@@ -118,7 +119,7 @@ async def test_the_token_is_compared_in_constant_time(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(_guard.hmac, "compare_digest", spy)
+    monkeypatch.setattr(http_guard.hmac, "compare_digest", spy)
     assert (await post(served, Authorization="Bearer " + "w" * 31)).status_code == 401
 
     assert compared == [(b"w" * 31, TOKEN.encode())]

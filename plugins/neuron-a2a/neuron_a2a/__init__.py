@@ -9,6 +9,9 @@ decisions, and `tasks/cancel` cancels the running dispatch. Every request
 but the agent card needs the bearer token, and the Host header is checked.
 `A2AExecutor` is the SDK `AgentExecutor` underneath, for an application that
 builds its own server (`a2a_app` gives the guarded ASGI app).
+
+The other direction: `RemoteAgent(url, token=...)` is a remote A2A agent as a
+`layer0.Turn`, so an orchestrator hosts it by name and a turn delegates to it.
 """
 
 from .card import BEARER_SCHEME, INPUT_MODES, OUTPUT_MODES, agent_card
@@ -18,11 +21,18 @@ from .errors import (
     InvalidContextError,
     InvalidDecisionsError,
     MessageTooLargeError,
+    RemoteAgentError,
+    RemoteAnswerError,
+    RemoteAuthError,
+    RemoteInputError,
+    RemoteTaskError,
+    RemoteUnavailableError,
     ServerBusyError,
     UnsupportedPartError,
 )
 from .executor import A2AExecutor
 from .limits import MessageLimits
+from .remote import RemoteAgent
 from .server import RPC_PATH, a2a_app, serve_a2a
 
 __all__ = [
@@ -37,6 +47,13 @@ __all__ = [
     "InvalidDecisionsError",
     "MessageLimits",
     "MessageTooLargeError",
+    "RemoteAgent",
+    "RemoteAgentError",
+    "RemoteAnswerError",
+    "RemoteAuthError",
+    "RemoteInputError",
+    "RemoteTaskError",
+    "RemoteUnavailableError",
     "ServerBusyError",
     "UnsupportedPartError",
     "a2a_app",

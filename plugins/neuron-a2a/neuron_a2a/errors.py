@@ -1,10 +1,15 @@
-"""The errors of neuron-a2a: what a remote sent that the agent will not take.
+"""The errors of neuron-a2a: what a remote sent that the server refuses; what failed calling one.
 
-Each becomes the A2A (JSON-RPC) error of its kind at the protocol boundary,
-its message telling the remote what to fix; none carries a traceback.
+The server's errors become the A2A (JSON-RPC) error of their kind at the protocol
+boundary, their message telling the remote what to fix. The client's
+(`RemoteAgentError` and its subclasses) are layer0 turn errors too, retryable or
+not by their meaning, so an orchestrator decides on them as on any turn's. None
+carries a traceback or the bearer token.
 """
 
 from __future__ import annotations
+
+from layer0 import NonRetryableError, RetryableError, TurnError
 
 __all__ = [
     "A2AError",
@@ -12,6 +17,12 @@ __all__ = [
     "InvalidContextError",
     "InvalidDecisionsError",
     "MessageTooLargeError",
+    "RemoteAgentError",
+    "RemoteAnswerError",
+    "RemoteAuthError",
+    "RemoteInputError",
+    "RemoteTaskError",
+    "RemoteUnavailableError",
     "ServerBusyError",
     "UnsupportedPartError",
 ]
@@ -56,4 +67,50 @@ class ServerBusyError(A2AError):
 
     Why: each message starts model calls and tools; a flood of them must not start
     unbounded work. Nothing of the refused message ran: send it again later.
+    """
+
+
+class RemoteAgentError(A2AError, TurnError):
+    """Base of the errors of calling a remote A2A agent (`RemoteAgent`): the remote's URL and why.
+
+    Why a `layer0.TurnError`: a `RemoteAgent` is a turn, and an orchestrator
+    retries or not by the class of a turn's error.
+    """
+
+
+class RemoteUnavailableError(RemoteAgentError, RetryableError):
+    """The remote agent could not be reached or is overloaded (no connection, a 5xx, a 429).
+
+    The same call may succeed later; `retry_after` holds the remote's wait, when it said one.
+    """
+
+
+class RemoteAuthError(RemoteAgentError, NonRetryableError):
+    """The remote agent refused the bearer token (HTTP 401 or 403), or none was given.
+
+    Nothing ran on the remote; the call fails again until the token is fixed.
+    """
+
+
+class RemoteInputError(RemoteAgentError, NonRetryableError):
+    """The turn's input cannot be sent to the remote agent, found before any request.
+
+    A session that makes no context id the remote takes (too long), an image or
+    document by URL, a content block A2A has no part for, decisions with no task
+    waiting for them.
+    """
+
+
+class RemoteTaskError(RemoteAgentError, NonRetryableError):
+    """The remote agent's task failed or was rejected (or asks for input it cannot be given).
+
+    Not retried: the remote may have done part of the work (its tools ran), and a
+    retry would do it again. The message is the remote's own, cut short.
+    """
+
+
+class RemoteAnswerError(RemoteAgentError, NonRetryableError):
+    """The remote agent's answer cannot be used: malformed, or past the size allowed.
+
+    The remote is untrusted: its answer is bounded and checked before it becomes a turn's.
     """

@@ -1,0 +1,378 @@
+"""`RemoteAgent`: a remote A2A agent (a real `serve_a2a` server on loopback) as a local turn."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from a2a.types import ListTasksRequest, TaskState
+from google.protobuf import json_format
+from pydantic import BaseModel
+
+from layer0 import (
+    Base64Source,
+    Content,
+    EffectPolicy,
+    ImageBlock,
+    NonRetryableError,
+    RetryableError,
+    TextBlock,
+    TurnInput,
+)
+from layer0.testing import InMemoryStore
+from neuron_a2a import (
+    RemoteAgent,
+    RemoteAnswerError,
+    RemoteAuthError,
+    RemoteInputError,
+    RemoteTaskError,
+    RemoteUnavailableError,
+    agent_card,
+)
+from neuron_orch_local import LocalOrchestrator
+from neuron_tool import tool
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalPolicy,
+    Decision,
+    ImagePart,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+    output_value,
+    pending_approvals,
+    resume_input,
+)
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
+
+from ._server import TOKEN, Served, serving
+
+pytestmark = pytest.mark.asyncio
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+
+def ask(text: str = "What is the capital of France?", **fields: Any) -> TurnInput:
+    return TurnInput(message=Content(text), trigger="user", **fields)
+
+
+def texts(request: ProviderRequest) -> list[str]:
+    return [p.text for m in request.messages for p in m.content if isinstance(p, TextPart)]
+
+
+def delegating_lead(store: InMemoryStore, agent: str, task: str, answer: str) -> NeuronTurn:
+    """A local agent whose model delegates `task` to `agent`, then says `answer`."""
+    asks = ToolUsePart("d1", "delegate", {"agent": agent, "message": task})
+    return NeuronTurn(
+        ScriptedProvider([tool_call_response(asks), text_response(answer)]),
+        state=store,
+        config=NeuronTurnConfig(effect_policy=EffectPolicy.everything()),
+    )
+
+
+async def test_execute_returns_the_remote_answer_with_zero_tokens() -> None:
+    async with serving(ScriptedProvider([text_response("Paris.")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            output = await remote.execute(ask())
+            card = remote.card
+
+    assert output.message.as_text() == "Paris."
+    assert output.exit_reason == "complete"
+    assert (output.metadata.tokens_in, output.metadata.tokens_out) == (0, 0)
+    assert texts(served.model.requests[0]) == ["What is the capital of France?"]
+    assert card is not None and card.name == "Helper"
+
+
+class City(BaseModel):
+    city: str
+    population: int
+
+
+async def test_a_typed_answer_keeps_its_value() -> None:
+    answer = {"city": "Paris", "population": 2_100_000}
+    model = ScriptedProvider([text_response(json.dumps(answer))])
+    async with serving(model, output_type=City) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            output = await remote.execute(ask())
+
+    assert output_value(output) == answer
+    assert output_value(output, City) == City(city="Paris", population=2_100_000)
+    assert json.loads(output.message.as_text()) == answer
+
+
+async def test_a_session_continues_the_remote_conversation() -> None:
+    def model(request: ProviderRequest) -> Any:
+        return text_response(f"answer {len(request.messages)}")
+
+    async with serving(FunctionProvider(model)) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            first = await remote.execute(ask("Remember 42.", session="chat-1"))
+            second = await remote.execute(ask("What did I ask you to remember?", session="chat-1"))
+            other = await remote.execute(ask("Hello", session="chat-2"))
+
+    assert first.message.as_text() == "answer 1"
+    # The second call's model saw the first exchange: the remote context is the session.
+    assert texts(served.model.requests[1]) == [
+        "Remember 42.",
+        "answer 1",
+        "What did I ask you to remember?",
+    ]
+    assert second.message.as_text() == "answer 3"
+    assert other.message.as_text() == "answer 1"  # another session, another conversation
+
+
+async def test_a_local_agent_delegates_to_the_remote_one_and_reads_its_answer() -> None:
+    async with serving(ScriptedProvider([text_response("Paris.")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            store = InMemoryStore()
+            lead = delegating_lead(store, "geographer", "Capital of France?", "It is Paris.")
+            orchestrator = LocalOrchestrator(
+                {"lead": lead, "geographer": remote},
+                store,
+                policies={"lead": EffectPolicy.everything()},
+            )
+            output = await orchestrator.dispatch("lead", ask("Ask the geographer", session="s1"))
+
+    assert output.message.as_text() == "It is Paris."
+    assert texts(served.model.requests[0]) == ["Capital of France?"]
+    lead_model = lead_requests(lead)
+    results = [
+        p.content
+        for m in lead_model[1].messages
+        for p in m.content
+        if isinstance(p, ToolResultPart) and p.tool_use_id == "d1"
+    ]
+    assert results and "Paris." in str(results[0])
+
+
+def lead_requests(turn: NeuronTurn) -> list[ProviderRequest]:
+    provider: Any = turn.provider
+    return list(provider.requests)
+
+
+async def test_an_image_reaches_the_remote_model_as_an_image() -> None:
+    image = ImageBlock(
+        source=Base64Source(data=base64.b64encode(PNG).decode()), media_type="image/png"
+    )
+    async with serving(ScriptedProvider([text_response("A black square.")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            message = Content([TextBlock(text="What is this?"), image])
+            output = await remote.execute(TurnInput(message=message, trigger="user"))
+
+    assert output.message.as_text() == "A black square."
+    parts = served.model.requests[0].messages[-1].content
+    images = [p for p in parts if isinstance(p, ImagePart)]
+    assert len(images) == 1 and images[0].media_type == "image/png"
+    assert base64.b64decode(images[0].source.data) == PNG
+
+
+async def test_a_wrong_token_is_a_non_retryable_error_and_nothing_runs_remotely() -> None:
+    wrong = "not-the-token-0123456789abcdef"
+    async with serving(ScriptedProvider([text_response("never")])) as served:
+        async with RemoteAgent(served.url, token=wrong) as remote:
+            with pytest.raises(RemoteAuthError) as caught:
+                await remote.execute(ask())
+
+    assert isinstance(caught.value, NonRetryableError)
+    assert "401" in str(caught.value) and "token" in str(caught.value)
+    assert served.url in str(caught.value)
+    assert wrong not in str(caught.value) and wrong not in repr(remote)
+    assert served.model.requests == []
+
+
+async def test_a_server_gone_is_a_retryable_error_naming_the_url() -> None:
+    async with serving(ScriptedProvider([])) as served:
+        url = served.url
+    async with RemoteAgent(url, token=TOKEN) as remote:
+        with pytest.raises(RemoteUnavailableError) as caught:
+            await remote.execute(ask())
+
+    assert isinstance(caught.value, RetryableError)
+    assert url in str(caught.value)
+    assert "Traceback" not in str(caught.value) and TOKEN not in str(caught.value)
+
+
+async def test_a_remote_turn_failure_is_an_error_with_the_remote_message() -> None:
+    def broken(request: ProviderRequest) -> Any:
+        raise NonRetryableError("the model is on fire")
+
+    async with serving(FunctionProvider(broken)) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            with pytest.raises(RemoteTaskError) as caught:
+                await remote.execute(ask())
+
+    message = str(caught.value)
+    assert "failed" in message and "the model is on fire" in message
+    assert served.url in message
+    assert "Traceback" not in message
+
+
+async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_it() -> None:
+    deleted: list[str] = []
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "old.log"})),
+            text_response("Deleted old.log."),
+        ]
+    )
+    policy = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
+    async with serving(model, tools=[delete_file], config=policy) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            store = InMemoryStore()
+            orchestrator = LocalOrchestrator({"cleaner": remote}, store)
+            paused = await orchestrator.dispatch("cleaner", ask("Tidy up", session="s1"))
+            waiting = pending_approvals(paused)
+            assert deleted == []
+
+            decisions = [Decision.approve("c1")]
+            done = await orchestrator.dispatch("cleaner", resume_input("s1", decisions))
+
+    assert paused.exit_reason == AWAITING_APPROVAL
+    assert [(c.id, c.name, c.input) for c in waiting] == [
+        ("c1", "delete_file", {"path": "old.log"})
+    ]
+    assert deleted == ["old.log"]
+    assert done.message.as_text() == "Deleted old.log."
+    assert done.exit_reason == "complete"
+
+
+async def test_decisions_with_no_remote_task_waiting_fail_clearly() -> None:
+    async with serving(ScriptedProvider([text_response("Hi.")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            await remote.execute(ask(session="s1"))
+            with pytest.raises(RemoteInputError, match="no task of the remote agent"):
+                await remote.execute(resume_input("s1", [Decision.approve("c1")]))
+
+
+async def test_cancelling_execute_cancels_the_remote_task() -> None:
+    started = asyncio.Event()
+    cancelled: list[str] = []
+
+    @tool
+    async def wait_forever() -> str:
+        """Wait."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append("wait_forever")
+            raise
+        return "never"
+
+    model = ScriptedProvider([tool_call_response(ToolUsePart("c1", "wait_forever", {}))])
+    async with serving(model, tools=[wait_forever]) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            running = asyncio.create_task(remote.execute(ask("Wait", session="w1")))
+            await started.wait()
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+            tasks = await list_tasks(served)
+
+    assert cancelled == ["wait_forever"]
+    assert [t.status.state for t in tasks] == [TaskState.TASK_STATE_CANCELED]
+
+
+async def list_tasks(served: Served) -> list[Any]:
+    client = await served.client()
+    return list((await client.list_tasks(ListTasksRequest())).tasks)
+
+
+# --- an untrusted remote: a handler of our own in place of a server ---------------------
+
+BASE = "http://remote.test"
+
+
+def card_json(url: str = BASE + "/", streaming: bool = True) -> dict[str, Any]:
+    card = agent_card(name="Odd", description="Answers oddly.", url=url, streaming=streaming)
+    return json_format.MessageToDict(card)
+
+
+def fake_remote(
+    answer: Callable[[httpx.Request], httpx.Response], **card: Any
+) -> tuple[RemoteAgent, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/.well-known/agent-card.json":
+            return httpx.Response(200, json=card_json(**card))
+        return answer(request)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    return RemoteAgent(BASE, token=TOKEN, http_client=http, max_answer_bytes=4096), seen
+
+
+def sse(*results: Any) -> httpx.Response:
+    body = "".join(
+        f"data: {json.dumps({'jsonrpc': '2.0', 'id': '1', 'result': r})}\n\n" for r in results
+    )
+    return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+
+async def test_an_oversized_answer_is_cut_off_with_a_clear_error() -> None:
+    huge = {"task": {"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}
+    remote, _ = fake_remote(lambda request: sse(*[huge] * 200))
+
+    with pytest.raises(RemoteAnswerError) as caught:
+        await remote.execute(ask())
+
+    assert isinstance(caught.value, NonRetryableError)
+    assert "larger than 4096 bytes" in str(caught.value) and BASE in str(caught.value)
+
+
+async def test_a_malformed_answer_is_a_clear_error() -> None:
+    remote, _ = fake_remote(
+        lambda request: httpx.Response(200, text="<html>oops</html>"), streaming=False
+    )
+
+    with pytest.raises(RemoteAnswerError, match="is not JSON"):
+        await remote.execute(ask())
+
+    odd = {"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}
+    odd["status"]["message"] = {
+        "messageId": "m",
+        "role": "ROLE_AGENT",
+        "parts": [{"data": {"awaiting_approval": [{"id": 7, "secret": True}]}}],
+    }
+    remote, _ = fake_remote(lambda request: sse({"task": odd}))
+    with pytest.raises(RemoteAnswerError, match="waiting call 0"):
+        await remote.execute(ask())
+
+
+async def test_a_card_naming_another_origin_gets_no_request_with_the_token() -> None:
+    remote, seen = fake_remote(lambda request: sse(), url="http://elsewhere.test/")
+
+    with pytest.raises(RemoteAnswerError, match="another origin"):
+        await remote.execute(ask())
+
+    assert [r.url.host for r in seen] == ["remote.test"]
+
+
+async def test_a_session_no_context_id_can_hold_fails_before_any_request() -> None:
+    remote, seen = fake_remote(lambda request: sse())
+
+    with pytest.raises(RemoteInputError, match="context id of"):
+        await remote.execute(ask(session="s" * 200))
+
+    assert seen == []

@@ -1,0 +1,92 @@
+"""An agent hosted on a Temporal worker, served over A2A: a message becomes a workflow."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import get_artifact_text, new_text_message
+from a2a.types import SendMessageRequest, TaskState
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import HISTORY_KEY, SessionScope
+from layer0.testing import InMemoryStore
+from neuron_a2a import serve_a2a
+from neuron_orch_temporal import TemporalOrchestrator
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from .conftest import hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+TOKEN = "a2a-temporal-token-0123456789"
+
+
+@asynccontextmanager
+async def served(orchestrator: TemporalOrchestrator) -> AsyncIterator[str]:
+    """Serve agent `helper` of `orchestrator` over A2A on loopback; yield its URL."""
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(
+        serve_a2a(
+            orchestrator,
+            "helper",
+            card_name="Helper",
+            description="Answers questions.",
+            port=0,
+            token=TOKEN,
+            on_ready=ready.set_result,
+        )
+    )
+    try:
+        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            server.result()
+        yield ready.result()
+    finally:
+        server.cancel()
+        await asyncio.wait([server])
+
+
+async def test_a_message_runs_as_a_workflow_on_the_worker_and_its_answer_completes_the_task(
+    env: WorkflowEnvironment,
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    async def look_up(city: str) -> str:
+        """Look a city up."""
+        ran.append(city)
+        return f"{city}: 12 °C"
+
+    store = InMemoryStore()
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "look_up", {"city": "Oslo"})),
+            text_response("It is 12 °C in Oslo."),
+        ]
+    )
+    turn = NeuronTurn(
+        model, tools=ToolRegistry([look_up]), state=store, config=NeuronTurnConfig(model="m")
+    )
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    async with hosting(env, {"helper": turn}, store) as orchestrator, served(orchestrator) as url:
+        config = ClientConfig(streaming=False, httpx_client=http)
+        async with http, await create_client(url, client_config=config) as client:
+            message = new_text_message("Weather in Oslo?", context_id="trip")
+            (response,) = [
+                r async for r in client.send_message(SendMessageRequest(message=message))
+            ]
+
+    task = response.task
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_artifact_text(task.artifacts[0]) == "It is 12 °C in Oslo."
+    assert ran == ["Oslo"]
+    # The workflow kept the exchange in the session the A2A context names.
+    history = await store.read(SessionScope(id="a2a:trip"), HISTORY_KEY)
+    assert isinstance(history, list) and len(history) == 4

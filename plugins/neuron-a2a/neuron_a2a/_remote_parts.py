@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 from collections.abc import Sequence
 from typing import Final
 
@@ -23,11 +24,15 @@ from layer0 import (
     Content,
     ContentBlock,
     CustomBlock,
+    CustomEffect,
+    HistoryAppend,
     ImageBlock,
     LogEffect,
     LogLevel,
     SessionId,
     TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
     TurnMetadata,
     TurnOutput,
 )
@@ -232,3 +237,47 @@ def paused_output(calls: Sequence[PendingCall], text: str, metadata: TurnMetadat
 def _shown(text: str, limit: int = 80) -> str:
     cut = text if len(text) <= limit else text[:limit] + "…"
     return json.dumps(cut)
+
+
+# --- the session's record of the exchange ----------------------------------------------
+
+
+def exchange_effect(
+    session: SessionId,
+    asked: Content | Sequence[Decision],
+    answered: TurnOutput,
+    calls: Sequence[PendingCall] = (),
+) -> CustomEffect:
+    """The history append recording one exchange with the remote in the local `session`.
+
+    Why: a delegating `NeuronTurn` finds the calls a paused delegated agent
+    waits on in that agent's session history, and a remote agent has none of
+    its own; so the exchange is kept as a turn's would be: the message (or the
+    decisions, as the waiting calls' results), then the answer (or the calls
+    the remote now waits on, unanswered). Text only for the answer: the remote
+    keeps the conversation itself.
+    """
+    if isinstance(asked, Content):
+        first: JsonValue = {"role": "user", "content": asked.model_dump(mode="json")}
+    else:
+        results: list[ContentBlock] = [
+            ToolResultBlock(tool_use_id=d.id, content=_decided(d), is_error=d.decision == "deny")
+            for d in asked
+        ]
+        first = {"role": "user", "content": Content(results).model_dump(mode="json")}
+    if calls:
+        uses: list[ContentBlock] = [
+            ToolUseBlock(id=c.id, name=c.name, input=c.input) for c in calls
+        ]
+        answer = Content(uses)
+    else:
+        answer = Content(answered.message.as_text() or "")
+    second: JsonValue = {"role": "assistant", "content": answer.model_dump(mode="json")}
+    append = HistoryAppend(session=session, turn_id=uuid.uuid4().hex, messages=[first, second])
+    return append.effect()
+
+
+def _decided(decision: Decision) -> str:
+    if decision.decision == "approve":
+        return "Approved by a person; the remote agent ran the call"
+    return f"Denied by a person: {decision.reason or 'no reason given'}"

@@ -34,13 +34,14 @@ from a2a.types import (
 from google.protobuf import json_format
 
 from layer0 import TurnInput, TurnMetadata, TurnOutput, usd
-from neuron_turn import split_decisions
+from neuron_turn import pending_approvals, split_decisions
 
 from ._remote_parts import (
     PartError,
     answer_output,
     context_of,
     decisions_part,
+    exchange_effect,
     input_parts,
     paused_output,
     status_text,
@@ -86,7 +87,9 @@ class RemoteAgent:
     - A remote call waiting for approval ends the turn `AWAITING_APPROVAL`,
       listing the calls (`pending_approvals`); the resume
       (`resume_input(session, decisions)`) sends the decisions to the waiting
-      remote task of the session's context.
+      remote task of the session's context. Each exchange of a session is
+      recorded in its local history (`exchange_effect`), where a delegating
+      `NeuronTurn` finds the calls its delegated agent waits on.
     - A failed, rejected or cancelled task raises `RemoteTaskError`; a refused
       token `RemoteAuthError`; no connection, a 5xx or a 429
       `RemoteUnavailableError` (retryable); a malformed or oversized answer
@@ -203,7 +206,12 @@ class RemoteAgent:
                 f"the remote agent at {self._url} did not answer within {self._timeout:g}s;"
                 " its task was cancelled"
             ) from None
-        return self._output(answer, _metadata(started))
+        output = self._output(answer, _metadata(started))
+        if input.session is None:
+            return output
+        asked = input.message if decisions is None else decisions
+        record = exchange_effect(input.session, asked, output, pending_approvals(output))
+        return output.model_copy(update={"effects": [*output.effects, record]})
 
     async def _read_card(self) -> tuple[str, AgentCard]:
         async with self._card_lock:

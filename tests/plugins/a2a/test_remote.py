@@ -256,6 +256,46 @@ async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_
     assert done.exit_reason == "complete"
 
 
+async def test_a_delegating_turn_pauses_on_the_remote_calls_and_its_resume_decides_them() -> None:
+    deleted: list[str] = []
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "old.log"})),
+            text_response("Deleted old.log."),
+        ]
+    )
+    policy = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
+    async with serving(model, tools=[delete_file], config=policy) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            store = InMemoryStore()
+            lead = delegating_lead(store, "cleaner", "delete old.log", "old.log is gone.")
+            orchestrator = LocalOrchestrator(
+                {"lead": lead, "cleaner": remote},
+                store,
+                policies={"lead": EffectPolicy.everything()},
+            )
+            paused = await orchestrator.dispatch("lead", ask("Tidy up", session="s1"))
+            waiting = pending_approvals(paused)
+            assert deleted == []
+
+            decisions = [Decision.approve("d1/c1")]
+            done = await orchestrator.dispatch("lead", resume_input("s1", decisions))
+
+    assert [(c.id, c.agent, c.name, c.input) for c in waiting] == [
+        ("d1/c1", "cleaner", "delete_file", {"path": "old.log"})
+    ]
+    assert deleted == ["old.log"]
+    assert done.message.as_text() == "old.log is gone."
+    assert "Deleted old.log." in str(lead_requests(lead)[1].messages[-1].content)
+
+
 async def test_decisions_with_no_remote_task_waiting_fail_clearly() -> None:
     async with serving(ScriptedProvider([text_response("Hi.")])) as served:
         async with RemoteAgent(served.url, token=TOKEN) as remote:

@@ -49,7 +49,6 @@ _ESCAPE: Final = "_"
 _ANSWER_ARTIFACT: Final = "answer"
 _REMOTE_TEXT_CHARS: Final = 2000
 _OUTPUT_NAME: Final = "a2a"
-_APPROVAL_KEYS: Final = frozenset({"id", "name", "input", "agent"})
 
 
 class PartError(ValueError):
@@ -203,12 +202,13 @@ def waiting_calls(task: Task) -> list[PendingCall] | None:
             raise PartError(f"{PENDING_KEY!r} is not a list of waiting calls")
         calls = []
         for index, entry in enumerate(listed):
-            if not isinstance(entry, dict) or set(entry) - _APPROVAL_KEYS:
-                raise PartError(f"waiting call {index} is not an object of id, name, input")
             try:
                 calls.append(PendingCall.model_validate(entry))
             except ValidationError:
-                raise PartError(f"waiting call {index} lacks a string id or name") from None
+                raise PartError(
+                    f"waiting call {index} is not an object of a string id and name and an"
+                    " input (and an agent)"
+                ) from None
         return calls
     return None
 

@@ -44,11 +44,16 @@ class Rpc:
     """Calls to one remote agent: its card, then JSON-RPC requests to the endpoint it names."""
 
     def __init__(
-        self, http: httpx.AsyncClient, url: str, token: str | None, max_bytes: int
+        self, http: httpx.AsyncClient, url: str, token: str | None, max_bytes: int, timeout: float
     ) -> None:
-        """Call the agent whose base URL (where its card is) is `url`."""
+        """Call the agent whose base URL (where its card is) is `url`.
+
+        `timeout` bounds each request's connection and each wait for data; a given
+        client's own (httpx's default: 5 s) would cut a stream that waits on a tool.
+        """
         self.url = url.rstrip("/")
         self._http = http
+        self._timeout = httpx.Timeout(timeout)
         self._headers = {VERSION_HEADER: PROTOCOL_VERSION_CURRENT}
         if token is not None:
             self._headers["Authorization"] = f"Bearer {token}"
@@ -109,7 +114,11 @@ class Rpc:
         self, verb: str, where: str, *, headers: dict[str, str] | None = None, json: Any = None
     ) -> _Sending:
         request = self._http.build_request(
-            verb, where, headers={**self._headers, **(headers or {})}, json=json
+            verb,
+            where,
+            headers={**self._headers, **(headers or {})},
+            json=json,
+            timeout=self._timeout,
         )
         return _Sending(self, request)
 

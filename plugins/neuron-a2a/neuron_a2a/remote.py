@@ -137,8 +137,8 @@ class RemoteAgent:
         self._timeout = timeout
         self._prefix = context_prefix
         self._owns_http = http_client is None
-        self._http = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
-        self._rpc = Rpc(self._http, self._url, token, max_answer_bytes)
+        self._http = httpx.AsyncClient() if http_client is None else http_client
+        self._rpc = Rpc(self._http, self._url, token, max_answer_bytes, timeout)
         self._card: tuple[str, AgentCard] | None = None
         self._card_lock = asyncio.Lock()
 

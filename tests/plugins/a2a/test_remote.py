@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -134,6 +135,20 @@ async def test_a_session_continues_the_remote_conversation() -> None:
     assert other.message.as_text() == "answer 1"  # another session, another conversation
 
 
+async def test_a_message_the_remote_refuses_is_an_error_with_its_reason() -> None:
+    # PNG bytes said to be a JPEG: the server refuses the part before any task exists.
+    image = ImageBlock(
+        source=Base64Source(data=base64.b64encode(PNG).decode()), media_type="image/jpeg"
+    )
+    async with serving(ScriptedProvider([text_response("never")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            with pytest.raises(RemoteTaskError) as caught:
+                await remote.execute(TurnInput(message=Content([image]), trigger="user"))
+
+    assert "refused" in str(caught.value) and "image/png" in str(caught.value)
+    assert served.model.requests == []
+
+
 async def test_a_local_agent_delegates_to_the_remote_one_and_reads_its_answer() -> None:
     async with serving(ScriptedProvider([text_response("Paris.")])) as served:
         async with RemoteAgent(served.url, token=TOKEN) as remote:
@@ -179,7 +194,10 @@ async def test_an_image_reaches_the_remote_model_as_an_image() -> None:
     assert base64.b64decode(images[0].source.data) == PNG
 
 
-async def test_a_wrong_token_is_a_non_retryable_error_and_nothing_runs_remotely() -> None:
+async def test_a_wrong_token_is_a_non_retryable_error_and_nothing_runs_remotely(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
     wrong = "not-the-token-0123456789abcdef"
     async with serving(ScriptedProvider([text_response("never")])) as served:
         async with RemoteAgent(served.url, token=wrong) as remote:
@@ -190,6 +208,7 @@ async def test_a_wrong_token_is_a_non_retryable_error_and_nothing_runs_remotely(
     assert "401" in str(caught.value) and "token" in str(caught.value)
     assert served.url in str(caught.value)
     assert wrong not in str(caught.value) and wrong not in repr(remote)
+    assert wrong not in caplog.text
     assert served.model.requests == []
 
 
@@ -416,3 +435,33 @@ async def test_a_session_no_context_id_can_hold_fails_before_any_request() -> No
         await remote.execute(ask(session="s" * 200))
 
     assert seen == []
+
+
+async def test_a_remote_that_does_not_stream_answers_whole() -> None:
+    task = {
+        "id": "t1",
+        "contextId": "c",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "answer", "parts": [{"text": "Whole."}]}],
+    }
+    answer = {"jsonrpc": "2.0", "id": "1", "result": {"task": task}}
+    remote, seen = fake_remote(lambda request: httpx.Response(200, json=answer), streaming=False)
+
+    output = await remote.execute(ask())
+
+    assert output.message.as_text() == "Whole."
+    sent = json.loads(seen[-1].content)
+    assert sent["method"] == "SendMessage"
+    assert seen[-1].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("status", [429, 503])
+async def test_an_overloaded_remote_is_a_retryable_error_with_its_wait(status: int) -> None:
+    remote, _ = fake_remote(lambda request: httpx.Response(status, headers={"retry-after": "7"}))
+
+    with pytest.raises(RemoteUnavailableError) as caught:
+        await remote.execute(ask())
+
+    assert isinstance(caught.value, RetryableError)
+    assert caught.value.retry_after == 7.0
+    assert f"HTTP {status}" in str(caught.value) and BASE in str(caught.value)

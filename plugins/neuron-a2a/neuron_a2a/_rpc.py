@@ -68,7 +68,7 @@ class Rpc:
                 one on another origin (the token is never sent there).
         """
         where = self.url + AGENT_CARD_WELL_KNOWN_PATH
-        async with self._send("GET", where) as response:
+        async with self._send("GET", where, what="its agent card") as response:
             body = await self._body(response, "the agent card")
         try:
             card = parse_agent_card(self._json(body, where))
@@ -111,7 +111,13 @@ class Rpc:
                 yield _event(self._result(self._json(data, method), method), method)
 
     def _send(
-        self, verb: str, where: str, *, headers: dict[str, str] | None = None, json: Any = None
+        self,
+        verb: str,
+        where: str,
+        *,
+        headers: dict[str, str] | None = None,
+        json: Any = None,
+        what: str = "the request",
     ) -> _Sending:
         request = self._http.build_request(
             verb,
@@ -120,7 +126,7 @@ class Rpc:
             json=json,
             timeout=self._timeout,
         )
-        return _Sending(self, request)
+        return _Sending(self, request, what)
 
     async def _body(self, response: httpx.Response, what: str) -> bytes:
         declared = response.headers.get("content-length", "")
@@ -191,8 +197,8 @@ class Rpc:
             f"the answer to {method} from the remote agent at {self.url} is malformed: {why}"
         )
 
-    def status_error(self, response: httpx.Response) -> RemoteAgentError:
-        """The error an HTTP error status of the remote means."""
+    def status_error(self, response: httpx.Response, what: str) -> RemoteAgentError:
+        """The error an HTTP error status of the remote, answering `what`, means."""
         status = response.status_code
         if status in (401, 403):
             problem = "refused the bearer token" if self._token_given else "needs a bearer token"
@@ -205,17 +211,16 @@ class Rpc:
                 f"the remote agent at {self.url} is unavailable (HTTP {status})",
                 retry_after=_retry_after(response),
             )
-        return RemoteTaskError(
-            f"the remote agent at {self.url} refused the request (HTTP {status})"
-        )
+        return RemoteTaskError(f"the remote agent at {self.url} refused {what} (HTTP {status})")
 
 
 class _Sending:
     """One request in flight: its response, or its failure as a `RemoteAgentError`."""
 
-    def __init__(self, rpc: Rpc, request: httpx.Request) -> None:
+    def __init__(self, rpc: Rpc, request: httpx.Request, what: str) -> None:
         self._rpc = rpc
         self._request = request
+        self._what = what
         self._response: httpx.Response | None = None
 
     async def __aenter__(self) -> httpx.Response:
@@ -233,7 +238,7 @@ class _Sending:
         self._response = response
         if response.status_code >= 400:
             await response.aclose()
-            raise self._rpc.status_error(response)
+            raise self._rpc.status_error(response, self._what)
         return response
 
     async def __aexit__(self, *exc: object) -> None:

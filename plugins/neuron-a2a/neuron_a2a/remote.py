@@ -204,7 +204,7 @@ class RemoteAgent:
         except TimeoutError:
             raise RemoteUnavailableError(
                 f"the remote agent at {self._url} did not answer within {self._timeout:g}s;"
-                " its task was cancelled"
+                " its task, once named, was asked to cancel"
             ) from None
         output = self._output(answer, _metadata(started))
         if input.session is None:
@@ -263,11 +263,14 @@ class RemoteAgent:
         try:
             return await asyncio.shield(reader)
         except asyncio.CancelledError:
-            await self._cancel_remote(endpoint, named)
-            reader.cancel()
-            await asyncio.wait([reader])
-            if not reader.cancelled():
-                reader.exception()  # taken: the call is cancelled, how its reading ended is moot
+            try:
+                await self._cancel_remote(endpoint, named)
+            finally:
+                # Cancelled again while asking the remote: the reading stops all the same.
+                reader.cancel()
+                await asyncio.wait([reader])
+                if not reader.cancelled():
+                    reader.exception()  # taken: the call is cancelled, its reading's end is moot
             raise
 
     async def _read_stream(

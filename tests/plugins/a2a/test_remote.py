@@ -352,6 +352,27 @@ async def test_cancelling_execute_cancels_the_remote_task() -> None:
     assert [t.status.state for t in tasks] == [TaskState.TASK_STATE_CANCELED]
 
 
+async def test_a_remote_past_the_timeout_is_cancelled_and_a_retryable_error() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def wait_forever() -> str:
+        """Wait."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    model = ScriptedProvider([tool_call_response(ToolUsePart("c1", "wait_forever", {}))])
+    async with serving(model, tools=[wait_forever]) as served:
+        async with RemoteAgent(served.url, token=TOKEN, timeout=1) as remote:
+            with pytest.raises(RemoteUnavailableError, match=r"did not answer within 1s"):
+                await remote.execute(ask("Wait"))
+            tasks = await list_tasks(served)
+
+    assert started.is_set()
+    assert [t.status.state for t in tasks] == [TaskState.TASK_STATE_CANCELED]
+
+
 async def list_tasks(served: Served) -> list[Any]:
     client = await served.client()
     return list((await client.list_tasks(ListTasksRequest())).tasks)

@@ -41,6 +41,7 @@ from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
     Decision,
+    DocumentPart,
     ImagePart,
     NeuronTurn,
     NeuronTurnConfig,
@@ -48,6 +49,7 @@ from neuron_turn import (
     TextPart,
     ToolResultPart,
     ToolUsePart,
+    document_block,
     output_value,
     pending_approvals,
     resume_input,
@@ -192,6 +194,19 @@ async def test_an_image_reaches_the_remote_model_as_an_image() -> None:
     images = [p for p in parts if isinstance(p, ImagePart)]
     assert len(images) == 1 and images[0].media_type == "image/png"
     assert base64.b64decode(images[0].source.data) == PNG
+
+
+async def test_a_document_reaches_the_remote_model_as_a_document() -> None:
+    pdf = b"%PDF-1.4\n% a tiny document\n"
+    async with serving(ScriptedProvider([text_response("A report.")])) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            message = Content([TextBlock(text="Summarise"), document_block(pdf, name="r.pdf")])
+            await remote.execute(TurnInput(message=message, trigger="user"))
+
+    parts = served.model.requests[0].messages[-1].content
+    documents = [p for p in parts if isinstance(p, DocumentPart)]
+    assert [(d.media_type, d.name) for d in documents] == [("application/pdf", "r.pdf")]
+    assert base64.b64decode(documents[0].source.data) == pdf
 
 
 async def test_a_wrong_token_is_a_non_retryable_error_and_nothing_runs_remotely(

@@ -7,6 +7,7 @@ import base64
 import json
 import logging
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -254,8 +255,11 @@ async def test_a_remote_turn_failure_is_an_error_with_the_remote_message() -> No
     assert "Traceback" not in message
 
 
-async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_it() -> None:
-    deleted: list[str] = []
+def serving_a_cleaner(deleted: list[str]) -> AbstractAsyncContextManager[Served]:
+    """Serve a remote agent whose `delete_file("old.log")` call waits for approval.
+
+    Each file it deletes is added to `deleted`; then it answers "Deleted old.log.".
+    """
 
     @tool
     async def delete_file(path: str) -> str:
@@ -270,7 +274,12 @@ async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_
         ]
     )
     policy = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
-    async with serving(model, tools=[delete_file], config=policy) as served:
+    return serving(model, tools=[delete_file], config=policy)
+
+
+async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_it() -> None:
+    deleted: list[str] = []
+    async with serving_a_cleaner(deleted) as served:
         async with RemoteAgent(served.url, token=TOKEN) as remote:
             store = InMemoryStore()
             orchestrator = LocalOrchestrator({"cleaner": remote}, store)
@@ -292,21 +301,7 @@ async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_
 
 async def test_a_delegating_turn_pauses_on_the_remote_calls_and_its_resume_decides_them() -> None:
     deleted: list[str] = []
-
-    @tool
-    async def delete_file(path: str) -> str:
-        """Delete a file."""
-        deleted.append(path)
-        return f"deleted {path}"
-
-    model = ScriptedProvider(
-        [
-            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "old.log"})),
-            text_response("Deleted old.log."),
-        ]
-    )
-    policy = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
-    async with serving(model, tools=[delete_file], config=policy) as served:
+    async with serving_a_cleaner(deleted) as served:
         async with RemoteAgent(served.url, token=TOKEN) as remote:
             store = InMemoryStore()
             lead = delegating_lead(store, "cleaner", "delete old.log", "old.log is gone.")

@@ -27,6 +27,7 @@ from a2a.utils.constants import (
 from google.protobuf import json_format
 from google.protobuf.message import Message as ProtoMessage
 
+from ._trace_context import trace_headers
 from .errors import (
     RemoteAgentError,
     RemoteAnswerError,
@@ -122,7 +123,8 @@ class Rpc:
         request = self._http.build_request(
             verb,
             where,
-            headers={**self._headers, **(headers or {})},
+            # The caller's trace goes along: the remote turn's spans join it.
+            headers={**self._headers, **trace_headers(), **(headers or {})},
             json=json,
             timeout=self._timeout,
         )

@@ -35,6 +35,7 @@ from neuron_tool.serving import serve_until_cancelled
 
 from ._guard import Guard, GuardSettings
 from ._handler import CheckingRequestHandler
+from ._trace_context import TraceContext
 from .card import agent_card
 from .executor import A2AExecutor
 from .limits import MessageLimits
@@ -110,7 +111,7 @@ def a2a_app(
         public_paths=frozenset({AGENT_CARD_WELL_KNOWN_PATH}),
         max_body_bytes=executor.limits.max_request_bytes,
     )
-    return Guard(app, settings)
+    return Guard(TraceContext(app), settings)
 
 
 async def serve_a2a(

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import AsyncIterator, Callable
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -34,7 +35,7 @@ from a2a.types import (
 from google.protobuf import json_format
 
 from layer0 import TurnInput, TurnMetadata, TurnOutput, usd
-from neuron_turn import pending_approvals, split_decisions
+from neuron_turn import TextDelta, TurnDone, TurnEvent, pending_approvals, split_decisions
 
 from ._remote_parts import (
     PartError,
@@ -64,6 +65,8 @@ _MAX_ANSWER_BYTES: Final = 16 * 1024 * 1024
 _CANCEL_SECONDS: Final = 5.0
 _STREAM: Final = "SendStreamingMessage"
 _SEND: Final = "SendMessage"
+_ANSWER: Final = "answer"
+"""The artifact a neuron server streams its answer in (`A2AExecutor`)."""
 
 
 class RemoteAgent:
@@ -94,6 +97,8 @@ class RemoteAgent:
       token `RemoteAuthError`; no connection, a 5xx or a 429
       `RemoteUnavailableError` (retryable); a malformed or oversized answer
       `RemoteAnswerError`. Cancelling `execute` cancels the remote task.
+    - `stream` yields the answer's text as the remote streams it (`TextDelta`),
+      then `TurnDone`: `LocalOrchestrator.stream` passes it on as a local turn's.
     """
 
     def __init__(
@@ -172,6 +177,42 @@ class RemoteAgent:
         Raises:
             RemoteAgentError: a subclass saying what failed (see the class docstring).
         """
+        return await self._execute(input, None)
+
+    def stream(self, input: TurnInput) -> AsyncIterator[TurnEvent]:
+        """`execute`, yielding the answer's text as the remote streams it, then `TurnDone`.
+
+        What `LocalOrchestrator.stream` reads, so a remote agent's answer streams
+        through a local dispatch as a local turn's does. A remote that does not
+        stream gives its answer in `TurnDone` alone.
+
+        Raises:
+            RemoteAgentError: as `execute`, from the iteration.
+        """
+        return self._streamed(input)
+
+    async def _streamed(self, input: TurnInput) -> AsyncIterator[TurnEvent]:
+        texts: asyncio.Queue[str] = asyncio.Queue()
+        running = asyncio.create_task(self._execute(input, texts.put_nowait))
+        try:
+            while not running.done():
+                said = asyncio.ensure_future(texts.get())
+                await asyncio.wait([said, running], return_when=asyncio.FIRST_COMPLETED)
+                if not said.done():
+                    said.cancel()
+                    break
+                yield TextDelta(said.result())
+            while not texts.empty():
+                yield TextDelta(texts.get_nowait())
+            output = await running
+        finally:
+            # Closed or cancelled early: the call stops, and with it the remote task.
+            if not running.done():
+                running.cancel()
+                await asyncio.wait([running])
+        yield TurnDone(output)
+
+    async def _execute(self, input: TurnInput, on_text: Callable[[str], None] | None) -> TurnOutput:
         started = time.monotonic()
         decisions, _ = split_decisions(input.metadata)
         try:
@@ -200,7 +241,8 @@ class RemoteAgent:
                     task_id=task_id,
                     parts=parts,
                 )
-                answer = await self._send(endpoint, card, SendMessageRequest(message=message))
+                request = SendMessageRequest(message=message)
+                answer = await self._send(endpoint, card, request, on_text)
         except TimeoutError:
             raise RemoteUnavailableError(
                 f"the remote agent at {self._url} did not answer within {self._timeout:g}s;"
@@ -239,7 +281,11 @@ class RemoteAgent:
         return tasks.tasks[0].id
 
     async def _send(
-        self, endpoint: str, card: AgentCard, request: SendMessageRequest
+        self,
+        endpoint: str,
+        card: AgentCard,
+        request: SendMessageRequest,
+        on_text: Callable[[str], None] | None,
     ) -> Task | Message:
         if not card.capabilities.streaming:
             # No stream, no task id until the answer: a cancelled call cannot name its task.
@@ -259,7 +305,7 @@ class RemoteAgent:
         # The stream is read in a task of its own, so that a cancelled call can still
         # learn its task's id from the stream (the first event names it) to cancel it.
         named: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        reader = asyncio.create_task(self._read_stream(endpoint, request, named))
+        reader = asyncio.create_task(self._read_stream(endpoint, request, named, on_text))
         try:
             return await asyncio.shield(reader)
         except asyncio.CancelledError:
@@ -274,13 +320,23 @@ class RemoteAgent:
             raise
 
     async def _read_stream(
-        self, endpoint: str, request: SendMessageRequest, named: asyncio.Future[str]
+        self,
+        endpoint: str,
+        request: SendMessageRequest,
+        named: asyncio.Future[str],
+        on_text: Callable[[str], None] | None,
     ) -> Task | Message:
-        """The task the stream of `request` ends with; `named` gets its id once known."""
+        """The task the stream of `request` ends with; `named` gets its id once known.
+
+        `on_text` gets the answer's text as it grows (see `_new_text`).
+        """
         task: Task | None = None
+        shown = ""
         try:
             async for event in self._rpc.stream(endpoint, _STREAM, request):
                 task, message = _applied(task, event)
+                if on_text is not None and task is not None:
+                    shown = _new_text(task, shown, on_text)
                 if message is not None:
                     return message
                 if task is not None and task.id and not named.done():
@@ -363,6 +419,27 @@ def _applied(task: Task | None, event: StreamResponse) -> tuple[Task | None, Mes
         else:
             task.artifacts.append(incoming)
     return task, None
+
+
+def _new_text(task: Task, shown: str, on_text: Callable[[str], None]) -> str:
+    """Pass on what the answer artifact's text has beyond `shown`; return its text now.
+
+    The server appends a model call's text, starts again at the next call's,
+    and ends with the whole answer: what extends what was shown is new, a text
+    that does not is a fresh start, passed on whole once it differs.
+    """
+    text = next(
+        (
+            "".join(part.text for part in artifact.parts if part.HasField("text"))
+            for artifact in task.artifacts
+            if artifact.artifact_id == _ANSWER
+        ),
+        "",
+    )
+    if shown.startswith(text):
+        return shown  # nothing beyond what was shown (yet)
+    on_text(text[len(shown) :] if text.startswith(shown) else text)
+    return text
 
 
 def _metadata(started: float) -> TurnMetadata:

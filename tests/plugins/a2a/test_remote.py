@@ -6,7 +6,7 @@ import asyncio
 import base64
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -47,6 +47,8 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     ProviderRequest,
+    ProviderResponse,
+    TextDelta,
     TextPart,
     ToolResultPart,
     ToolUsePart,
@@ -496,3 +498,47 @@ async def test_an_overloaded_remote_is_a_retryable_error_with_its_wait(status: i
     assert isinstance(caught.value, RetryableError)
     assert caught.value.retry_after == 7.0
     assert f"HTTP {status}" in str(caught.value) and BASE in str(caught.value)
+
+
+class GatedModel:
+    """Streams "Hel", then waits for the test to see it before it streams the rest."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        raise AssertionError("a streamed request must stream")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+        yield TextDelta("Hel")
+        await self.gate.wait()
+        yield TextDelta("lo!")
+        yield text_response("Hello!")
+
+
+async def test_a_remote_answer_streams_through_a_local_dispatch_as_it_comes() -> None:
+    model = GatedModel()
+    async with serving(model) as served, RemoteAgent(served.url, token=TOKEN) as remote:
+        orchestrator = LocalOrchestrator({"remote": remote}, InMemoryStore())
+        deltas: list[str] = []
+        async with asyncio.timeout(10):  # without streaming the gate never opens
+            async with orchestrator.stream("remote", ask("Say hello")) as events:
+                async for item in events:
+                    if isinstance(item.event, TextDelta):
+                        deltas.append(item.event.text)
+                        model.gate.set()  # the remote goes on once "Hel" arrived here
+
+    assert deltas == ["Hel", "lo!"]  # the whole answer at the end adds nothing shown
+    assert events.result.output.message.as_text() == "Hello!"
+
+
+async def test_closing_a_remote_stream_early_cancels_the_remote_task() -> None:
+    model = GatedModel()
+    async with serving(model) as served, RemoteAgent(served.url, token=TOKEN) as remote:
+        stream = remote.stream(ask("Say hello"))
+        first = await anext(aiter(stream))
+        await stream.aclose()  # type: ignore[attr-defined]
+        (task,) = await list_tasks(served)
+
+    assert isinstance(first, TextDelta) and first.text == "Hel"
+    assert task.status.state == TaskState.TASK_STATE_CANCELED

@@ -1,4 +1,4 @@
-"""An agent hosted on a Temporal worker, served over A2A: a message becomes a workflow."""
+"""A2A and Temporal: an agent on a worker served over A2A, and a remote A2A agent on a worker."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from a2a.helpers import get_artifact_text, new_text_message
 from a2a.types import SendMessageRequest, TaskState
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, SessionScope
+from layer0 import HISTORY_KEY, Orchestrator, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
-from neuron_a2a import serve_a2a
-from neuron_orch_temporal import TemporalOrchestrator
+from neuron_a2a import RemoteAgent, serve_a2a
+from neuron_orch_local import LocalOrchestrator
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
@@ -29,7 +29,7 @@ TOKEN = "a2a-temporal-token-0123456789"
 
 
 @asynccontextmanager
-async def served(orchestrator: TemporalOrchestrator) -> AsyncIterator[str]:
+async def served(orchestrator: Orchestrator) -> AsyncIterator[str]:
     """Serve agent `helper` of `orchestrator` over A2A on loopback; yield its URL."""
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     server = asyncio.create_task(
@@ -90,3 +90,26 @@ async def test_a_message_runs_as_a_workflow_on_the_worker_and_its_answer_complet
     # The workflow kept the exchange in the session the A2A context names.
     history = await store.read(SessionScope(id="a2a:trip"), HISTORY_KEY)
     assert isinstance(history, list) and len(history) == 4
+
+
+async def test_a_remote_a2a_agent_hosted_on_a_worker_answers_a_dispatch(
+    env: WorkflowEnvironment,
+) -> None:
+    # The remote side: a plain local agent served over A2A (another system, in use).
+    remote_store = InMemoryStore()
+    remote_turn = NeuronTurn(
+        ScriptedProvider([text_response("Bonjour.")]),
+        state=remote_store,
+        config=NeuronTurnConfig(model="m"),
+    )
+    serving_side = LocalOrchestrator({"helper": remote_turn}, remote_store)
+    store = InMemoryStore()
+    async with served(serving_side) as url, RemoteAgent(url, token=TOKEN) as remote:
+        async with hosting(env, {"greeter": remote}, store) as orchestrator:
+            ask = TurnInput(message="Say hello in French", trigger="user", session="s-remote")
+            output = await orchestrator.dispatch("greeter", ask)
+
+    assert output.message.as_text() == "Bonjour."
+    # The workflow applied the exchange the remote agent's turn recorded.
+    history = await store.read(SessionScope(id="s-remote"), HISTORY_KEY)
+    assert isinstance(history, list) and [m["role"] for m in history] == ["user", "assistant"]

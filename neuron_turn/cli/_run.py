@@ -95,9 +95,9 @@ class TurnSpec:
     approve_tools: Sequence[str] = ()
     """Tool names or patterns whose calls wait for a person's approval."""
     provider_options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
     questions: TerminalQuestions | None = None
     """Who answers the MCP servers' questions mid tool call (a person at the terminal)."""
-    """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""

@@ -45,7 +45,7 @@ class TerminalQuestions:
     """
 
     def __init__(self, prompter: Prompter | None = None) -> None:
-        """Ask through `prompter` (or the one `asking` binds later)."""
+        """Ask through `prompter`, or the one set on `self.prompter` later."""
         self.prompter = prompter
 
     async def __call__(self, elicitation: Elicitation) -> ElicitationAnswer:

@@ -17,7 +17,14 @@ from layer0.testing import InMemoryStore
 from neuron_a2a import serve_a2a
 from neuron_orch_local import LocalOrchestrator
 from neuron_tool import ToolRegistry
-from neuron_turn import NeuronTurn, NeuronTurnConfig
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderRequest,
+    ProviderResponse,
+    TextDelta,
+)
+from neuron_turn.testing import text_response
 
 TOKEN = "a2a-test-token-0123456789abcdef"
 
@@ -99,6 +106,22 @@ async def serving(
     finally:
         server.cancel()
         await asyncio.wait([server])
+
+
+class GatedModel:
+    """Streams "Hel", then waits for the test to see it before it streams the rest."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        raise AssertionError("a streamed request must stream")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+        yield TextDelta("Hel")
+        await self.gate.wait()
+        yield TextDelta("lo!")
+        yield text_response("Hello!")
 
 
 def user_message(*parts: Part | str, context_id: str = "", task_id: str = "") -> SendMessageRequest:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -31,8 +30,6 @@ from neuron_turn import (
     NeuronTurnConfig,
     ProviderAuthenticationError,
     ProviderRequest,
-    ProviderResponse,
-    TextDelta,
     TextPart,
     ToolResultPart,
     ToolUsePart,
@@ -46,7 +43,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ._server import Served, send, serving, stream, user_message
+from ._server import GatedModel, Served, send, serving, stream, user_message
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n"
@@ -100,22 +97,6 @@ async def test_a_second_message_in_the_same_context_continues_its_session() -> N
     assert texts(model.requests[2]) == ["Who am I?"]  # another context, another session
     assert elsewhere.context_id != first.context_id
     assert history is not None
-
-
-class GatedModel:
-    """Streams "Hel", then waits for the test to see it before it streams the rest."""
-
-    def __init__(self) -> None:
-        self.gate = asyncio.Event()
-
-    async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        raise AssertionError("a streamed request must stream")
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
-        yield TextDelta("Hel")
-        await self.gate.wait()
-        yield TextDelta("lo!")
-        yield text_response("Hello!")
 
 
 async def test_a_streaming_request_gets_the_answers_text_before_the_turn_ends() -> None:

@@ -6,7 +6,7 @@ import asyncio
 import base64
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -47,7 +47,6 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     ProviderRequest,
-    ProviderResponse,
     TextDelta,
     TextPart,
     ToolResultPart,
@@ -64,7 +63,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ._server import TOKEN, Served, serving
+from ._server import TOKEN, GatedModel, Served, serving
 
 pytestmark = pytest.mark.asyncio
 
@@ -498,22 +497,6 @@ async def test_an_overloaded_remote_is_a_retryable_error_with_its_wait(status: i
     assert isinstance(caught.value, RetryableError)
     assert caught.value.retry_after == 7.0
     assert f"HTTP {status}" in str(caught.value) and BASE in str(caught.value)
-
-
-class GatedModel:
-    """Streams "Hel", then waits for the test to see it before it streams the rest."""
-
-    def __init__(self) -> None:
-        self.gate = asyncio.Event()
-
-    async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        raise AssertionError("a streamed request must stream")
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
-        yield TextDelta("Hel")
-        await self.gate.wait()
-        yield TextDelta("lo!")
-        yield text_response("Hello!")
 
 
 async def test_a_remote_answer_streams_through_a_local_dispatch_as_it_comes() -> None:

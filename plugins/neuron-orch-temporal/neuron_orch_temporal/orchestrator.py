@@ -155,10 +155,20 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             storage: where large payloads are kept out of workflow histories,
                 when no client is given (see `connect`; a given client carries
                 its own); give the workers the same.
+
+        Raises:
+            ValueError: `pickup_timeout` is not positive, or `storage` comes with a
+                `client` (whose converter, made by `connect`, already decides it).
         """
         super().__init__(max_concurrency=max_concurrency)
         if pickup_timeout is not None and pickup_timeout <= 0:
             raise ValueError(f"pickup_timeout must be positive or None, not {pickup_timeout}")
+        if client is not None and storage is not None:
+            raise ValueError(
+                "storage is for the client TemporalOrchestrator connects itself; a given"
+                " client keeps large payloads where its own converter says: make it with"
+                " connect(address, storage=...)"
+            )
         self._client = client
         self._address = address
         self._namespace = namespace

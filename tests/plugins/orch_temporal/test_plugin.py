@@ -5,8 +5,10 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import cast
 
 import pytest
+from temporalio.client import Client
 
 from layer0 import Orchestrator
 from layer0.testing import EchoTurn, InMemoryStore
@@ -14,6 +16,7 @@ from neuron_orch_temporal import (
     DirectoryPayloadDriver,
     TemporalOrchestrator,
     TemporalWorker,
+    directory_storage,
     plugin,
 )
 from neuron_turn import Worker
@@ -118,3 +121,9 @@ def test_payload_dir_gives_the_worker_and_the_orchestrator_storage_in_that_direc
         assert isinstance(driver, DirectoryPayloadDriver) and driver.directory == directory
     assert directory.is_dir() and directory.stat().st_mode & 0o077 == 0
     assert plugin.create_temporal_worker().storage is None
+
+
+def test_storage_given_with_a_client_is_refused_not_ignored(tmp_path: Path) -> None:
+    client = cast(Client, object())  # never used: refused before
+    with pytest.raises(ValueError, match=r"connect\(address, storage=\.\.\.\)"):
+        TemporalOrchestrator(client, storage=directory_storage(tmp_path / "payloads"))

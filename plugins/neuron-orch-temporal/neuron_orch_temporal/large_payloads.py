@@ -13,7 +13,8 @@ machine, or a shared volume). For S3, pass temporalio's own
 Each file is named by the SHA-256 of what it holds, written whole or not at
 all (a temporary file renamed into place), and checked against its name when
 read back, so a reference cannot be pointed at another payload or outside the
-directory, and a damaged file is an error, never a wrong input. Files are
+directory, and a damaged file is an error, never a wrong input; storing the same
+payload again (a retried activity, the next heartbeat) writes it anew. Files are
 kept as long as the directory is: a replay, or a query of a finished
 workflow, reads them again; remove old ones by age as you would old
 histories.
@@ -101,7 +102,7 @@ class DirectoryPayloadDriver(StorageDriver):
     def _write(self, blob: bytes) -> str:
         digest = hashlib.sha256(blob).hexdigest()
         path = self._path(digest)
-        if path.exists():
+        if _holds(path, blob):
             return digest
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Written beside its final name and renamed: a reader sees all of it or no file.
@@ -158,6 +159,16 @@ def directory_storage(
     return ExternalStorage(
         drivers=[DirectoryPayloadDriver(directory)], payload_size_threshold=threshold
     )
+
+
+def _holds(path: Path, blob: bytes) -> bool:
+    """Whether `path` already holds `blob`: a file damaged since is written again, whole."""
+    try:
+        if path.stat().st_size != len(blob):
+            return False
+        return path.read_bytes() == blob
+    except FileNotFoundError:
+        return False
 
 
 def _sync_directory(directory: Path) -> None:

@@ -260,3 +260,17 @@ async def test_an_attempt_lost_after_a_large_tool_result_goes_on_from_its_checkp
     assert stalled.is_set() and output.message.as_text() == "A page."
     # Its 4 MB checkpoint was heartbeated, kept in the directory: the tool ran once.
     assert ran == ["1"]
+
+
+async def test_storing_a_payload_again_writes_its_damaged_file_anew(tmp_path: Path) -> None:
+    driver = DirectoryPayloadDriver(tmp_path / "kept")
+    payload = _payload(b'"the answer"')
+    (claim,) = await driver.store(StorageDriverStoreContext(), [payload])
+    (kept,) = [p for p in (tmp_path / "kept").rglob("*") if p.is_file()]
+    kept.write_bytes(kept.read_bytes().replace(b"answer", b"ANSWER"))  # same size, other bytes
+
+    # A retried activity, or the next heartbeat, stores the same payload again.
+    assert await driver.store(StorageDriverStoreContext(), [payload]) == [claim]
+    (back,) = await driver.retrieve(StorageDriverRetrieveContext(), [claim])
+
+    assert back == payload

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         document_block,
         document_of,
         image_block,
+        image_type,
         source_document_block,
     )
     from .isolation import mark_isolated, requires_isolation
@@ -77,6 +78,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "document_block",
         "document_of",
         "image_block",
+        "image_type",
         "source_document_block",
     ),
     ".isolation": (
@@ -142,6 +144,7 @@ __all__ = [
     "document_block",
     "document_of",
     "image_block",
+    "image_type",
     "is_tool_name",
     "isolation",
     "mark_isolated",

@@ -39,6 +39,7 @@ __all__ = [
     "document_block",
     "document_of",
     "image_block",
+    "image_type",
     "source_document_block",
 ]
 
@@ -51,6 +52,26 @@ FileBlock: TypeAlias = ImageBlock | CustomBlock
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The image media types every model API here takes (Anthropic's four; OpenAI's and
 Ollama's include them)."""
+
+_IMAGE_SIGNATURES: Final = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    """The media type of an image of `IMAGE_TYPES` by its first bytes; None if not one.
+
+    Why by its bytes: a name or a declared type is only a claim (an upload's, a peer's).
+    """
+    for signature, media_type in _IMAGE_SIGNATURES:
+        if data.startswith(signature):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 class ToolReturn:

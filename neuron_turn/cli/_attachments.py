@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from layer0 import CustomBlock, ImageBlock
-from neuron_tool.files import image_block
+from neuron_tool.files import image_block, image_type
 
 from ..loop.documents import document_block
 from ._errors import UsageError
@@ -49,7 +49,7 @@ def _attachment(path: str) -> ImageBlock | CustomBlock:
             data = file.read()
     except OSError as exc:
         raise UsageError(f"cannot read --attach {path!r}: {exc.strerror}") from None
-    image = _image_type(data)
+    image = image_type(data)
     if image is not None:
         return image_block(data, media_type=image)
     if data.startswith(b"%PDF-"):
@@ -62,21 +62,3 @@ def _attachment(path: str) -> ImageBlock | CustomBlock:
             "the models here read those"
         ) from None
     return document_block(data, media_type="text/plain", name=name)
-
-
-def _image_type(data: bytes) -> str | None:
-    """The media type of an image the model APIs take, by its signature; None if not one."""
-    for signature, media_type in _IMAGE_SIGNATURES:
-        if data.startswith(signature):
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
-_IMAGE_SIGNATURES: Final = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)

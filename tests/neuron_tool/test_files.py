@@ -18,6 +18,7 @@ from neuron_tool import (
     document_block,
     document_of,
     image_block,
+    image_type,
     tool,
     truncate_output,
 )
@@ -184,3 +185,21 @@ async def test_another_custom_block_returned_alone_is_still_sent_as_its_json() -
 
     returned = await ToolRegistry([audio]).call("audio", {})
     assert returned == {"type": "custom", "content_type": "audio", "data": {"codec": "opus"}}
+
+
+@pytest.mark.parametrize(
+    ("data", "media_type"),
+    [
+        (b"\x89PNG\r\n\x1a\n....", "image/png"),
+        (b"\xff\xd8\xff\xe0....", "image/jpeg"),
+        (b"GIF89a....", "image/gif"),
+        (b"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (b"%PDF-1.7", None),
+        (b"<svg xmlns='http://www.w3.org/2000/svg'/>", None),
+        (b"", None),
+    ],
+)
+def test_an_image_is_known_by_its_first_bytes_not_its_name(
+    data: bytes, media_type: str | None
+) -> None:
+    assert image_type(data) == media_type

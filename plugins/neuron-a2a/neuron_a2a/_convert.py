@@ -28,6 +28,7 @@ from layer0 import (
     TextBlock,
     TurnOutput,
 )
+from neuron_tool.files import image_type
 from neuron_turn import (
     AWAITING_APPROVAL,
     GUARDRAIL_TRIPPED,
@@ -56,13 +57,6 @@ DECISIONS_KEY: Final = "decisions"
 _CONTEXT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # The magic numbers of the files taken, so a part's declared media type is checked
 # against its bytes: a model API refuses an image whose bytes are not what it says.
-_SIGNATURES: Final = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"%PDF-", "application/pdf"),
-)
 _ACCEPTED: Final = "PNG, JPEG, GIF or WebP images, or PDF documents"
 # Limits exit as the turn's own kind; a refusal by a hook or guardrail is the agent's "no".
 _REFUSALS: Final = (GUARDRAIL_TRIPPED,)
@@ -157,12 +151,8 @@ def _file_block(part: Part, index: int, limits: MessageLimits) -> ContentBlock:
 
 
 def _media_type(data: bytes) -> str | None:
-    for signature, media_type in _SIGNATURES:
-        if data.startswith(signature):
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+    """An image's or a PDF's media type, by its first bytes; None for anything else."""
+    return "application/pdf" if data.startswith(b"%PDF-") else image_type(data)
 
 
 def _named(part: Part) -> str:

@@ -77,11 +77,29 @@ async def serving(
         output_type=output_type,
     )
     orchestrator = LocalOrchestrator({"helper": turn}, store)
+    options.setdefault("token", TOKEN)
+    async with served(served_as(orchestrator), **options) as url:
+        served_agent = Served(url, store, orchestrator, provider, token=options["token"])
+        try:
+            yield served_agent
+        finally:
+            for client in served_agent.clients:
+                await client.close()
+            for http in served_agent.https:
+                await http.aclose()
+
+
+@asynccontextmanager
+async def served(orchestrator: Any, **options: Any) -> AsyncIterator[str]:
+    """Serve agent `helper` of `orchestrator` over A2A on 127.0.0.1 port 0; yield its URL.
+
+    `options` go to `serve_a2a` (the token is `TOKEN` unless given).
+    """
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     options.setdefault("token", TOKEN)
     server = asyncio.create_task(
         serve_a2a(
-            served_as(orchestrator),
+            orchestrator,
             "helper",
             card_name="Helper",
             description="Answers questions.",
@@ -95,14 +113,7 @@ async def serving(
         await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
         if not ready.done():
             server.result()
-        served = Served(ready.result(), store, orchestrator, provider, token=options["token"])
-        try:
-            yield served
-        finally:
-            for client in served.clients:
-                await client.close()
-            for http in served.https:
-                await http.aclose()
+        yield ready.result()
     finally:
         server.cancel()
         await asyncio.wait([server])

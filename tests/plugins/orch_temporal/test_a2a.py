@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
@@ -13,44 +9,18 @@ from a2a.helpers import get_artifact_text, new_text_message
 from a2a.types import SendMessageRequest, TaskState
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, Orchestrator, SessionScope, TurnInput
+from layer0 import HISTORY_KEY, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
-from neuron_a2a import RemoteAgent, serve_a2a
+from neuron_a2a import RemoteAgent
 from neuron_orch_local import LocalOrchestrator
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from tests.plugins.a2a._server import TOKEN, served
 
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-TOKEN = "a2a-temporal-token-0123456789"
-
-
-@asynccontextmanager
-async def served(orchestrator: Orchestrator) -> AsyncIterator[str]:
-    """Serve agent `helper` of `orchestrator` over A2A on loopback; yield its URL."""
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(
-        serve_a2a(
-            orchestrator,
-            "helper",
-            card_name="Helper",
-            description="Answers questions.",
-            port=0,
-            token=TOKEN,
-            on_ready=ready.set_result,
-        )
-    )
-    try:
-        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            server.result()
-        yield ready.result()
-    finally:
-        server.cancel()
-        await asyncio.wait([server])
 
 
 async def test_a_message_runs_as_a_workflow_on_the_worker_and_its_answer_completes_the_task(

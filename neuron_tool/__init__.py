@@ -16,6 +16,7 @@ from .timeout import timeout
 if TYPE_CHECKING:
     from .context import ProgressReporter, RunContext
     from .errors import (
+        ExternalToolCallError,
         MCPBridgeError,
         ToolCallError,
         ToolContextError,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         ToolRegistrationError,
         ToolTimeoutError,
     )
+    from .external import ExternalTool, is_external
     from .files import (
         DOCUMENT_TYPE,
         IMAGE_TYPES,
@@ -57,6 +59,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RunContext",
     ),
     ".errors": (
+        "ExternalToolCallError",
         "MCPBridgeError",
         "ToolCallError",
         "ToolContextError",
@@ -70,6 +73,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolRegistrationError",
         "ToolTimeoutError",
     ),
+    ".external": ("ExternalTool", "is_external"),
     ".files": (
         "DOCUMENT_TYPE",
         "IMAGE_TYPES",
@@ -112,6 +116,8 @@ __all__ = [
     "DOCUMENT_TYPE",
     "IMAGE_TYPES",
     "ContextTool",
+    "ExternalTool",
+    "ExternalToolCallError",
     "FileBlock",
     "FunctionTool",
     "MCPBridgeError",
@@ -145,6 +151,7 @@ __all__ = [
     "document_of",
     "image_block",
     "image_type",
+    "is_external",
     "is_tool_name",
     "isolation",
     "mark_isolated",

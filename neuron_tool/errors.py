@@ -12,6 +12,7 @@ ToolError(Exception)
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 ├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
 ├── ToolPrepareError(ToolError, NonRetryableError) a tool's `prepare` failed
+├── ExternalToolCallError(ToolError)              an external tool was called to run here
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
 
@@ -135,6 +136,17 @@ class ToolPrepareError(ToolError, NonRetryableError):
         self.tool = tool
         self.reason = reason
         super().__init__(f"the prepare of tool {tool!r} {reason}")
+
+
+class ExternalToolCallError(ToolError):
+    """An external tool (`neuron_tool.ExternalTool`) was called: its calls are the caller's."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        super().__init__(
+            f"tool {tool!r} is external: the turn's caller carries out its calls, which "
+            "pause the turn (neuron_turn.pending_approvals); nothing here can run it"
+        )
 
 
 class MCPBridgeError(ToolError):

@@ -11,6 +11,7 @@ from pydantic import JsonValue, ValidationError
 
 from .context import RunContext
 from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
+from .external import is_external
 from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall, compose
 from .prepare import ToolPrepare, prepare_of, prepared_schema
@@ -56,6 +57,8 @@ class ToolRegistry:
         """Whether some registered tool asks for a `RunContext` (kept up to date)."""
         self.any_prepares = False
         """Whether some registered tool has a `prepare` (kept up to date)."""
+        self.external_names: frozenset[str] = frozenset()
+        """The names of the external tools (`neuron_tool.external`), kept up to date."""
         for tool in tools:
             self.register(tool)
 
@@ -80,6 +83,8 @@ class ToolRegistry:
         self._entries[name] = entry
         self.any_takes_context = self.any_takes_context or entry.takes_context
         self.any_prepares = self.any_prepares or entry.prepare is not None
+        if is_external(tool):
+            self.external_names = self.external_names | {name}
 
     def unregister(self, name: str) -> None:
         """Remove the tool called `name`; raise `ToolNotFoundError` if there is none."""
@@ -87,6 +92,7 @@ class ToolRegistry:
             raise ToolNotFoundError(name, self._entries)
         self.any_takes_context = any(e.takes_context for e in self._entries.values())
         self.any_prepares = any(e.prepare is not None for e in self._entries.values())
+        self.external_names = self.external_names - {name}
 
     def use(self, middleware: Middleware) -> Middleware:
         """Add `middleware` around every tool, inside the global middleware added before it.
@@ -109,6 +115,20 @@ class ToolRegistry:
         """Return whether the tool called `name` asks for a `RunContext` (False if unknown)."""
         entry = self._entries.get(name)
         return entry is not None and entry.takes_context
+
+    def check_input(self, name: str, input: JsonValue) -> None:
+        """Check `input` against the input schema of the tool called `name`, as `call` does.
+
+        Why: an external tool's input is checked before its call is handed out.
+
+        Raises:
+            ToolNotFoundError: No tool is called `name`.
+            ToolInputError: `input` does not match the schema; carries the JSON path.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ToolNotFoundError(name, self._entries)
+        entry.validator.check(name, input)
 
     def names(self) -> list[str]:
         """Return the registered names in registration order."""

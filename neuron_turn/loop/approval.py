@@ -43,7 +43,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -76,6 +76,7 @@ __all__ = [
     "AwaitingApprovalError",
     "Decision",
     "DuplicateDecisionError",
+    "ExternalCallApprovedError",
     "InvalidEditedInputError",
     "MalformedDecisionsError",
     "MissingDecisionError",
@@ -176,14 +177,26 @@ class PendingCall(_Frozen):
     Its id is then `<delegate call id>/<the agent's call id>`: the paused turn
     waits on its `delegate` call, whose agent waits on this call.
     """
+    # Left out of the JSON unless set, as `Decision.always` is.
+    external: bool = Field(default=False, exclude_if=operator.not_)
+    """The call is of an external tool: the caller carries it out and answers it
+    (`Decision.answer`), or denies it; there is nothing here to approve."""
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class Decision(_Frozen):
-    """A person's answer to one pending call: approve (maybe with edited input) or deny."""
+    """The caller's answer to one pending call: approve, deny, or answer it with its output.
+
+    An approval may edit the input; an answer is how an external tool's call
+    (`neuron_tool.ExternalTool`), which the caller carried out, is resumed.
+    """
 
     id: str
     """The id of the pending call decided."""
-    decision: Literal["approve", "deny"]
+    decision: Literal["approve", "deny", "answer"]
     input: JsonValue = None
     """Approve only: run with this input instead of the model's (null keeps the model's)."""
     reason: str = ""
@@ -192,14 +205,23 @@ class Decision(_Frozen):
     always: bool = Field(default=False, exclude_if=operator.not_)
     """Decide the tool's later calls in this session the same way, without asking (see
     `neuron_turn.loop.standing`); an edited input is for this call only."""
+    output: JsonValue = Field(default=None, exclude_if=_is_none)
+    """Answer only: the call's result, which the model reads (a string as it is, else JSON)."""
+    is_error: bool = Field(default=False, exclude_if=operator.not_)
+    """Answer only: the call failed, and `output` says how."""
 
     @model_validator(mode="after")
     def _fits_the_decision(self) -> Decision:
-        # A reason on an approval or an input on a denial would be dropped unseen.
-        if self.decision == "approve" and self.reason:
-            raise ValueError("an approval takes no reason (a reason is for a denial)")
-        if self.decision == "deny" and self.input is not None:
-            raise ValueError("a denial takes no input (an edited input is for an approval)")
+        # A field another kind of decision takes would be dropped unseen.
+        kind = self.decision
+        if kind != "deny" and self.reason:
+            raise ValueError(f"a reason is for a denial only, not {kind!r}")
+        if kind != "approve" and self.input is not None:
+            raise ValueError(f"an edited input is for an approval only, not {kind!r}")
+        if kind != "answer" and (self.output is not None or self.is_error):
+            raise ValueError(f"an output and is_error are for an answer only, not {kind!r}")
+        if kind == "answer" and self.always:
+            raise ValueError("always is for an approval or a denial, not 'answer' (one call)")
         return self
 
     @classmethod
@@ -214,6 +236,16 @@ class Decision(_Frozen):
     def deny(cls, id: str, reason: str, *, always: bool = False) -> Decision:
         """Deny call `id`; the model sees `reason`. `always`: its tool's later calls too."""
         return cls(id=id, decision="deny", reason=reason, always=always)
+
+    @classmethod
+    def answer(cls, id: str, output: JsonValue, *, is_error: bool = False) -> Decision:
+        """Answer call `id` with `output`, its result, unrun: how an external call is resumed.
+
+        Why: an external tool (`neuron_tool.ExternalTool`) runs where the caller
+        is; any other pending call may be answered too, by a person who did it.
+        `is_error`: the call failed, and `output` says how.
+        """
+        return cls(id=id, decision="answer", output=output, is_error=is_error)
 
 
 class ApprovalError(NonRetryableError):
@@ -238,6 +270,10 @@ class DuplicateDecisionError(ApprovalError):
 
 class InvalidEditedInputError(ApprovalError):
     """An approval's edited input fails the checks a model's input meets (schema, nesting)."""
+
+
+class ExternalCallApprovedError(ApprovalError):
+    """A pending call of an external tool was approved: nothing in the turn can run it."""
 
 
 class NotAwaitingApprovalError(ApprovalError):
@@ -278,22 +314,34 @@ def pending_approvals(output: TurnOutput) -> list[PendingCall]:
 
 
 def pending_effect(
-    calls: Sequence[ToolUsePart], delegated: Sequence[PendingCall] = ()
+    calls: Sequence[ToolUsePart],
+    delegated: Sequence[PendingCall] = (),
+    external: Collection[str] = (),
 ) -> LogEffect:
     """Return the `log` effect announcing the pause and carrying the pending calls.
 
-    `calls` are the turn's own; `delegated` the calls its delegated agents wait on.
+    `calls` are the turn's own; `delegated` the calls its delegated agents wait
+    on; `external` names the external tools, whose calls are marked so.
     """
-    listed: list[JsonValue] = [{"id": c.id, "name": c.name, "input": c.input} for c in calls]
+    listed: list[JsonValue] = [_listed(c.id, c.name, c.input, c.name in external) for c in calls]
     listed.extend(
-        {"id": c.id, "name": c.name, "input": c.input, "agent": c.agent} for c in delegated
+        {**_listed(c.id, c.name, c.input, c.external), "agent": c.agent} for c in delegated
     )
     names = ", ".join([*(c.name for c in calls), *(c.name for c in delegated)])
+    answered = any(isinstance(c, dict) and c.get("external") for c in listed)
+    waits = "an answer or approval" if answered else "approval"
     return LogEffect(
         level=LogLevel.INFO,
-        message=f"awaiting approval of {len(listed)} tool call(s): {names}",
+        message=f"awaiting {waits} of {len(listed)} tool call(s): {names}",
         data={_PENDING_KEY: listed},
     )
+
+
+def _listed(id: str, name: str, input: JsonValue, external: bool) -> dict[str, JsonValue]:
+    listed: dict[str, JsonValue] = {"id": id, "name": name, "input": input}
+    if external:
+        listed["external"] = True
+    return listed
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Generic, cast
 
@@ -49,6 +49,7 @@ from ._convert import (
     is_empty,
     parts_from_content,
 )
+from ._external_calls import answered_call, screened_external
 from ._input_screen import InputScreen
 from ._output_follower import OutputFollower
 from ._output_round import (
@@ -77,6 +78,7 @@ from .approval import (
     ApprovalPolicy,
     AwaitingApprovalError,
     Decision,
+    ExternalCallApprovedError,
     MalformedDecisionsError,
     NotAwaitingApprovalError,
     ResumedDelegation,
@@ -696,6 +698,7 @@ class NeuronTurn(Generic[OutT]):
             input,
             delegated,
             lambda: self._tool_schemas(settings, session, self._memory(settings, session)),
+            self.tools.external_names,
         )
         if answers:
             resumed = [
@@ -1013,33 +1016,26 @@ class NeuronTurn(Generic[OutT]):
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
     ) -> None:
         policy = self.config.approval
+        external = self.tools.external_names
         standing = run.standing
         if standing:
             calls = [_as_standing(c, standing) for c in calls]
-        held = (
-            []
-            if policy is None
-            else [
-                c
-                for c in calls
-                if not isinstance(c, RefusedCall)
-                and policy.requires(c.name, c.input)
-                and c.name not in standing  # a standing approval (a denial was refused above)
-            ]
-        )
+        if external:
+            calls = [screened_external(c, self.tools, run.settings) for c in calls]
+        held = [] if policy is None and not external else _held(calls, policy, standing, external)
         if not held:
             await rounds.execute(calls)
             _pause_on_delegated(run, rounds)
             return
         # Declared first so that a hook halting a free call still reports what waits.
         announced = len(run.effects)
-        run.effects.append(pending_effect(held))
+        run.effects.append(pending_effect(held, (), external))
         free = [c for c in calls if c not in held]
         if free:
             await rounds.execute(free)
         delegated = rounds.take_held()
         if delegated:
-            run.effects[announced] = pending_effect(held, delegated)
+            run.effects[announced] = pending_effect(held, delegated, external)
         raise _Exit(AWAITING_APPROVAL)
 
     def _memory(self, settings: ResolvedConfig, session: str | None) -> MemoryReader | None:
@@ -1387,6 +1383,30 @@ def _last_answer(history: Sequence[ProviderMessage]) -> str:
     return ""
 
 
+def _held(
+    calls: Sequence[ToolUsePart],
+    policy: ApprovalPolicy | None,
+    standing: Mapping[str, StandingDecision],
+    external: Collection[str],
+) -> list[ToolUsePart]:
+    """The calls of `calls` the turn pauses on: its external tools', and those `policy` holds.
+
+    No standing approval lets an external call run: nothing here can run it.
+    """
+    held: list[ToolUsePart] = []
+    for call in calls:
+        if isinstance(call, RefusedCall):
+            continue
+        name = call.name
+        if name in external or (
+            policy is not None
+            and policy.requires(name, call.input)
+            and name not in standing  # a standing approval (a denial was refused already)
+        ):
+            held.append(call)
+    return held
+
+
 def _as_standing(call: ToolUsePart, standing: Mapping[str, StandingDecision]) -> ToolUsePart:
     """`call`, answered unrun when a standing decision denies its tool."""
     decided = standing.get(call.name)
@@ -1456,12 +1476,13 @@ def _resumed(
     input: TurnInput,
     delegated: Mapping[str, Sequence[str]],
     schemas: Callable[[], Sequence[ToolSchema]],
+    external: Collection[str],
 ) -> list[ToolUsePart]:
     """Return the decided calls a resume runs first (empty for an ordinary input).
 
     `delegated` maps each pending `delegate` call whose agent waits on calls to
     their ids; `schemas` returns the turn's tool schemas, which an edited input
-    must match.
+    must match; `external` names the external tools, which no approval can run.
 
     Raises:
         ApprovalError: decisions without a paused session or not fitting its pending
@@ -1484,19 +1505,27 @@ def _resumed(
     by_id = match_decisions(pending, decisions, session, delegated)
     edited = any(d.decision == "approve" and d.input is not None for d in decisions)
     offered = {schema.name: schema for schema in schemas()} if edited else {}
-    return [_decided(call, by_id[call.id], offered) for call in pending]
+    return [_decided(call, by_id[call.id], offered, external) for call in pending]
 
 
 def _decided(
     call: ToolUsePart,
     decision: Decision | tuple[Decision, ...],
     schemas: Mapping[str, ToolSchema],
+    external: Collection[str],
 ) -> ToolUsePart:
     if isinstance(decision, tuple):
         return ResumedDelegation(call.id, call.name, call.input, decision)
     if decision.decision == "deny":
         refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
         return RefusedCall(call.id, call.name, call.input, refusal)
+    if decision.decision == "answer":
+        return answered_call(call, decision)
+    if call.name in external:
+        raise ExternalCallApprovedError(
+            f"call {call.id!r} is of external tool {call.name!r}, which nothing in the turn "
+            "can run: answer it with its output (Decision.answer) or deny it"
+        )
     if decision.input is None:
         return call
     check_edited(call, decision.input, schemas.get(call.name))

@@ -411,9 +411,18 @@ async def test_an_approved_effect_tool_call_declares_its_effect_on_resume(tmp_pa
 @pytest.mark.parametrize(
     ("decision", "message"),
     [
-        ({"id": "c2", "decision": "approve", "reason": "fine"}, "an approval takes no reason"),
-        ({"id": "c2", "decision": "deny", "input": {"command": "ls"}}, "a denial takes no input"),
+        (
+            {"id": "c2", "decision": "approve", "reason": "fine"},
+            "a reason is for a denial only, not 'approve'",
+        ),
+        (
+            {"id": "c2", "decision": "deny", "input": {"command": "ls"}},
+            "an edited input is for an approval only, not 'deny'",
+        ),
         ({"id": "c2", "decision": "approve", "resaon": "typo"}, "resaon"),
+        ({"id": "c2", "decision": "deny", "reason": "x", "output": 1}, "for an answer only"),
+        ({"id": "c2", "decision": "approve", "is_error": True}, "for an answer only"),
+        ({"id": "c2", "decision": "answer", "output": 1, "always": True}, "always is for"),
     ],
 )
 async def test_a_decision_with_a_field_it_would_drop_is_refused(

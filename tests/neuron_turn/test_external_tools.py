@@ -1,0 +1,240 @@
+"""External tools: the turn pauses on their calls, and the caller's answer resumes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import JsonValue
+
+from layer0 import HISTORY_KEY, DispatchFailed, EffectPolicy, SessionScope, TurnConfig, TurnOutput
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
+from neuron_tool import ExternalTool, ToolDyn, ToolRegistry, tool
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalPolicy,
+    Decision,
+    ExternalCallApprovedError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    PendingCall,
+    ProviderResponse,
+    ToolResultPart,
+    pending_approvals,
+    resume_input,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ..plugins.orch_local.test_answers import delegate_call, results_sent
+from .support import answer, ask, call, calls
+
+RAN: list[str] = []
+
+
+@tool
+async def weather(city: str) -> str:
+    """Today's weather in a city (pretend)."""
+    RAN.append(city)
+    return f"sunny in {city}"
+
+
+def pick_colour(prompt: str, choices: list[str]) -> str:
+    """Ask the user to pick a colour in their browser.
+
+    Args:
+        prompt: What to show the user.
+        choices: The colours offered.
+    """
+    raise AssertionError("an external tool's function never runs")
+
+
+PICK = ExternalTool.like(pick_colour)
+PICKING = call("c2", "pick_colour", prompt="Which?", choices=["red", "blue"])
+CONFIG = NeuronTurnConfig(model="m")
+
+
+@pytest.fixture(autouse=True)
+def _clear_ran() -> None:
+    RAN.clear()
+
+
+def _turn(
+    script: list[ProviderResponse], store: SqliteStore, config: NeuronTurnConfig = CONFIG
+) -> tuple[LocalOrchestrator, ScriptedProvider]:
+    provider = ScriptedProvider(script)
+    tools = ToolRegistry([weather, PICK])
+    turn = NeuronTurn(provider, tools=tools, state=store, config=config)
+    return LocalOrchestrator({"a": turn}, store), provider
+
+
+async def _pause(db: Path, *parts: JsonValue) -> TurnOutput:
+    async with SqliteStore(db) as store:
+        asks = calls(call("c1", "weather", city="Oslo"), PICKING)
+        orchestrator, _ = _turn([asks], store)
+        return await orchestrator.dispatch("a", ask("plan my day", session="s"))
+
+
+async def _resume(
+    db: Path, decisions: list[Decision], config: NeuronTurnConfig = CONFIG
+) -> tuple[TurnOutput, ScriptedProvider]:
+    # New objects on the same file: the pause lives in the store, not in memory.
+    async with SqliteStore(db) as store:
+        orchestrator, provider = _turn([answer("Red it is.")], store, config)
+        output = await orchestrator.dispatch("a", resume_input("s", decisions))
+    return output, provider
+
+
+async def test_an_external_call_is_handed_out_unrun_and_the_turn_pauses_on_it(
+    tmp_path: Path,
+) -> None:
+    output = await _pause(tmp_path / "s.db")
+
+    assert output.exit_reason == AWAITING_APPROVAL
+    assert pending_approvals(output) == [
+        PendingCall(
+            id="c2",
+            name="pick_colour",
+            input={"prompt": "Which?", "choices": ["red", "blue"]},
+            external=True,
+        )
+    ]
+    assert RAN == ["Oslo"]  # the free call of the same answer ran
+    async with SqliteStore(tmp_path / "s.db") as store:
+        history = await store.read(SessionScope(id="s"), HISTORY_KEY)
+    assert isinstance(history, list)
+    assert "sunny in Oslo" in str(history[-1])
+    assert "c2" not in str(history[-1])  # no result for the external call yet
+
+
+async def test_the_callers_answer_is_the_calls_result_and_the_model_goes_on(
+    tmp_path: Path,
+) -> None:
+    await _pause(tmp_path / "s.db")
+    done, provider = await _resume(tmp_path / "s.db", [Decision.answer("c2", {"picked": "red"})])
+
+    assert done.exit_reason == "complete"
+    assert done.message.as_text() == "Red it is."
+    assert results_sent(provider, 1) == [
+        ToolResultPart("c1", "sunny in Oslo", is_error=False),
+        ToolResultPart("c2", '{"picked":"red"}', is_error=False),
+    ]
+    assert RAN == ["Oslo"]
+
+
+async def test_an_answer_marked_as_an_error_reaches_the_model_as_a_failed_call(
+    tmp_path: Path,
+) -> None:
+    await _pause(tmp_path / "s.db")
+    decision = Decision.answer("c2", "the user closed the dialog", is_error=True)
+    _, provider = await _resume(tmp_path / "s.db", [decision])
+
+    assert results_sent(provider, 1)[-1] == ToolResultPart(
+        "c2", "the user closed the dialog", is_error=True
+    )
+
+
+async def test_an_external_call_may_be_denied_and_the_model_reads_why(tmp_path: Path) -> None:
+    await _pause(tmp_path / "s.db")
+    _, provider = await _resume(tmp_path / "s.db", [Decision.deny("c2", "no browser here")])
+
+    assert results_sent(provider, 1)[-1] == ToolResultPart(
+        "c2", "Denied by a person: no browser here", is_error=True
+    )
+
+
+async def test_approving_an_external_call_is_refused_and_the_session_stays_paused(
+    tmp_path: Path,
+) -> None:
+    await _pause(tmp_path / "s.db")
+    with pytest.raises(DispatchFailed) as failed:
+        await _resume(tmp_path / "s.db", [Decision.approve("c2")])
+    assert isinstance(failed.value.__cause__, ExternalCallApprovedError)
+    assert "call 'c2' is of external tool 'pick_colour'" in str(failed.value)
+
+    # Nothing ran and nothing was lost: the right answer still resumes it.
+    done, _ = await _resume(tmp_path / "s.db", [Decision.answer("c2", "blue")])
+    assert done.exit_reason == "complete"
+    assert RAN == ["Oslo"]
+
+
+async def test_an_external_call_whose_input_does_not_fit_is_refused_at_once_not_handed_out(
+    tmp_path: Path,
+) -> None:
+    bad = call("c1", "pick_colour", prompt="Which?", choices="red")
+    async with SqliteStore(tmp_path / "s.db") as store:
+        orchestrator, provider = _turn([calls(bad), answer("sorry")], store)
+        output = await orchestrator.dispatch("a", ask("pick", session="s"))
+
+    assert output.exit_reason == "complete"
+    assert pending_approvals(output) == []
+    [result] = results_sent(provider, 2)
+    assert result.is_error
+    assert "choices" in result.content
+
+
+async def test_an_external_tool_not_allowed_in_the_turn_is_refused_not_handed_out() -> None:
+    store = InMemoryStore()
+    provider = ScriptedProvider([calls(PICKING), answer("ok")])
+    turn = NeuronTurn(provider, tools=ToolRegistry([weather, PICK]), state=store, config=CONFIG)
+    only_weather = TurnConfig(allowed_tools=["weather"])
+
+    output = await turn.execute(ask("pick", session="s", config=only_weather))
+
+    assert output.exit_reason == "complete"
+    assert results_sent(provider, 2) == [
+        ToolResultPart("c2", "Error: the tool 'pick_colour' is not allowed in this turn", True)
+    ]
+
+
+async def test_a_standing_approval_of_the_tools_name_does_not_run_an_external_call() -> None:
+    # A person approved "always" the calls of a pick_colour that ran here, which later
+    # became an external tool: no standing decision can run what nothing here runs.
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["*"]))
+
+    def agent(script: list[ProviderResponse], *tools: ToolDyn) -> LocalOrchestrator:
+        model = ScriptedProvider(script)
+        turn = NeuronTurn(model, tools=ToolRegistry(tools), state=store, config=config)
+        return LocalOrchestrator({"a": turn}, store)
+
+    ran_here = tool(pick_colour)
+    asks = calls(call("c1", "pick_colour", prompt="?", choices=[]))
+    await agent([asks], ran_here).dispatch("a", ask("pick", session="s"))
+    always = resume_input("s", [Decision.approve("c1", always=True)])
+    await agent([answer("done")], ran_here).dispatch("a", always)
+
+    later = calls(call("c2", "pick_colour", prompt="?", choices=[]))
+    held = await agent([later], PICK).dispatch("a", ask("again", session="s"))
+
+    assert [(c.id, c.external) for c in pending_approvals(held)] == [("c2", True)]
+
+
+async def test_a_delegated_agents_external_call_pauses_its_parent_and_the_answer_reaches_it() -> (
+    None
+):
+    store = InMemoryStore()
+    picker_model = ScriptedProvider([calls(PICKING), text_response("The user picked red.")])
+    picker = NeuronTurn(picker_model, tools=ToolRegistry([PICK]), state=store, config=CONFIG)
+    lead_model = ScriptedProvider(
+        [tool_call_response(delegate_call("picker", "ask for a colour")), text_response("Red.")]
+    )
+    everything = EffectPolicy.everything()
+    lead = NeuronTurn(
+        lead_model, state=store, config=NeuronTurnConfig(model="m", effect_policy=everything)
+    )
+    orchestrator = LocalOrchestrator(
+        {"lead": lead, "picker": picker}, store, policies={"lead": everything}
+    )
+
+    paused = await orchestrator.dispatch("lead", ask("pick", session="s1"))
+    [held] = pending_approvals(paused)
+    done = await orchestrator.dispatch(
+        "lead", resume_input("s1", [Decision.answer("c1/c2", {"picked": "red"})])
+    )
+
+    assert (held.id, held.agent, held.external) == ("c1/c2", "picker", True)
+    assert results_sent(picker_model, 2) == [ToolResultPart("c2", '{"picked":"red"}', False)]
+    assert done.exit_reason == "complete"
+    assert results_sent(lead_model, 2) == [ToolResultPart("c1", "The user picked red.", False)]

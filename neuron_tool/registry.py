@@ -86,6 +86,24 @@ class ToolRegistry:
         if is_external(tool):
             self.external_names = self.external_names | {name}
 
+    def with_tools(self, tools: Iterable[ToolDyn]) -> ToolRegistry:
+        """Return a registry holding this one's tools (and middleware), then `tools`.
+
+        Why: a turn offers tools its caller declares for one call only, beside
+        its own, without changing the registry its other calls share. This
+        registry's checks, validators and chains are reused, not rebuilt.
+
+        Raises:
+            ToolRegistrationError: a tool of `tools` is taken or invalid, as for `register`.
+        """
+        copy = ToolRegistry(middleware=self._middleware)
+        copy._entries = dict(self._entries)
+        copy.any_takes_context, copy.any_prepares = self.any_takes_context, self.any_prepares
+        copy.external_names = self.external_names
+        for tool in tools:
+            copy.register(tool)
+        return copy
+
     def unregister(self, name: str) -> None:
         """Remove the tool called `name`; raise `ToolNotFoundError` if there is none."""
         if self._entries.pop(name, None) is None:

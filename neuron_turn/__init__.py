@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         event_from_json,
         event_json,
     )
+    from .loop.external_tools import with_external_tools
     from .loop.guardrails import (
         GUARDRAIL_TRIPPED,
         GuardrailError,
@@ -230,6 +231,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "checkpointing",
     ),
     ".loop.config": ("NeuronTurnConfig",),
+    ".loop.external_tools": ("with_external_tools",),
     ".loop.context": (
         "CompactionBudget",
         "ContextStrategy",
@@ -615,6 +617,7 @@ __all__ = [
     "turn_observers",
     "unseen_file_note",
     "waiting_calls",
+    "with_external_tools",
 ]
 
 

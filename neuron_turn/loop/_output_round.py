@@ -25,8 +25,9 @@ from typing import Any, Final, TypeAlias
 from pydantic import JsonValue
 
 from layer0 import Content, CustomExit, ExitReason, ModelError, NonRetryableError
-from neuron_tool import ToolSchema
+from neuron_tool import ExternalTool, ToolSchema
 
+from .external_tools import external_tools_of
 from .limits import UsageLimits
 from .output import OutputMode, OutputSchema, OutputSpec, OutputValidationError, output_content
 from .provider import (
@@ -42,7 +43,8 @@ from .tool_choice import ToolChoice
 CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
-"usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"]}`."""
+"usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
+"external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
 OUTPUT_INVALID: Final = CustomExit.model_construct(name="output_invalid")
@@ -58,6 +60,7 @@ _OPTION_KEYS: Final = frozenset(
         "output_name",
         "usage_limits",
         "stop_at_tools",
+        "external_tools",
         "pin",
         "record",
         "continue",
@@ -76,6 +79,8 @@ class CallOptions:
     output: OutputSpec[Any] | None = None
     usage_limits: UsageLimits | None = None
     stop_at_tools: frozenset[str] = frozenset()
+    external_tools: tuple[ExternalTool, ...] = ()
+    """Tools the caller offers for this call and carries out itself (`with_external_tools`)."""
 
 
 def read_call_options(metadata: JsonValue) -> CallOptions:
@@ -101,6 +106,7 @@ def read_call_options(metadata: JsonValue) -> CallOptions:
             _output(options),
             _usage(options),
             _stops(options.get("stop_at_tools")),
+            external_tools_of(options.get("external_tools")),
         )
     except (ValueError, TypeError) as exc:
         raise NonRetryableError(f"{where}: {exc}") from exc

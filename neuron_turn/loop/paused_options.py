@@ -1,7 +1,7 @@
 """An input's own options, kept across an approval pause so its resume answers as it would have.
 
 An input may carry options of its own in its metadata: an output schema, usage
-limits, stop tools (`TurnInput.metadata["neuron_turn"]`). A resume
+limits, stop tools, external tools (`TurnInput.metadata["neuron_turn"]`). A resume
 (`resume_input`) is built later, often in another process, from the session and
 the decisions alone, and does not know them: before, the resumed part answered
 untyped, with no usage limits and no stop tools. So a turn that pauses for
@@ -44,7 +44,7 @@ __all__ = ["PAUSED_OPTIONS_KEY", "has_own_options", "paused_options_effect", "wi
 PAUSED_OPTIONS_KEY: Final = "neuron_turn/paused_options"
 """The session-scope key of the options a turn paused for approval keeps for its resume."""
 
-_KEPT: Final = ("output_schema", "output_name", "usage_limits", "stop_at_tools")
+_KEPT: Final = ("output_schema", "output_name", "usage_limits", "stop_at_tools", "external_tools")
 
 
 def paused_options_effect(

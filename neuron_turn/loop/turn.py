@@ -8,6 +8,7 @@ check the limits until the model is done or something stops the turn.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Generic, cast
@@ -41,7 +42,14 @@ from layer0 import (
     usd,
 )
 from neuron_hooks import HookRegistry
-from neuron_tool import RunContext, ToolDyn, ToolRegistry, ToolSchema
+from neuron_tool import (
+    ExternalTool,
+    RunContext,
+    ToolDyn,
+    ToolRegistrationError,
+    ToolRegistry,
+    ToolSchema,
+)
 
 from ._compaction import ContextKeeper, context_limit
 from ._convert import (
@@ -49,7 +57,6 @@ from ._convert import (
     is_empty,
     parts_from_content,
 )
-from ._external_calls import answered_call, screened_external
 from ._input_screen import InputScreen
 from ._output_follower import OutputFollower
 from ._output_round import (
@@ -124,6 +131,7 @@ from .events import (
     TurnDone,
     TurnEvent,
 )
+from .external_tools import answered_call, screened_external
 from .guardrails import (
     GUARDRAIL_TRIPPED,
     InputGuardrail,
@@ -168,6 +176,9 @@ from .stream import TurnStream
 from .tokens import TokenMeter
 
 __all__ = ["NeuronTurn"]
+
+INPUT_EXTERNAL_TOOLS: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['external_tools']"
+_LOOP_TOOL_NAMES: Final = EFFECT_TOOL_NAMES | MEMORY_TOOL_NAMES
 
 OutT = TypeVar("OutT", default=str)
 _T = TypeVar("_T", default=str)
@@ -380,16 +391,17 @@ class NeuronTurn(Generic[OutT]):
         if _resumes(input.metadata) and not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata)
+        turn = self._offering(options.external_tools) if options.external_tools else self
         if options.stop_at_tools:
-            check_stop_tools(options.stop_at_tools, self.tools, where=INPUT_STOP_TOOLS)
+            check_stop_tools(options.stop_at_tools, turn.tools, where=INPUT_STOP_TOOLS)
         settings = self.config.resolve(input.config, options)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
         )
         if watches is None:
-            return await self._run_turn(input, options, settings, sink, sink, deps)
+            return await turn._run_turn(input, options, settings, sink, sink, deps)
         try:
-            result = await self._run_turn(
+            result = await turn._run_turn(
                 input,
                 options,
                 settings,
@@ -670,9 +682,34 @@ class NeuronTurn(Generic[OutT]):
                 f"the input carries no decisions (metadata[{DECISIONS_KEY!r}]); it resumes nothing"
             )
         input = input.model_copy(update={"metadata": metadata})
+        if not has_own_options(input.metadata):
+            input = await self._with_paused_options(input)
+        options = read_call_options(input.metadata)
+        turn = self._offering(options.external_tools) if options.external_tools else self
         settings = self.config.resolve(input.config)
         history = await self._read_history(input.session)
-        await self._resumed_calls(history, decisions, input, settings)
+        await turn._resumed_calls(history, decisions, input, settings)
+
+    def _offering(self, tools: Sequence[ExternalTool]) -> NeuronTurn[OutT]:
+        """This turn offering `tools` beside its own, for one call (`with_external_tools`).
+
+        Raises:
+            NonRetryableError: a tool's name is taken (by the turn's tools or the
+                loop's) or its schema is not a JSON Schema; the same input fails again.
+        """
+        reserved = sorted(t.name for t in tools if t.name in _LOOP_TOOL_NAMES)
+        if reserved:
+            raise NonRetryableError(
+                f"{INPUT_EXTERNAL_TOOLS}: {', '.join(map(repr, reserved))} name(s) a tool of "
+                "the loop's own"
+            )
+        try:
+            registry = self.tools.with_tools(tools)
+        except ToolRegistrationError as exc:
+            raise NonRetryableError(f"{INPUT_EXTERNAL_TOOLS}: {exc}") from None
+        offering = copy.copy(self)
+        offering.tools = registry
+        return offering
 
     async def _resumed_calls(
         self,

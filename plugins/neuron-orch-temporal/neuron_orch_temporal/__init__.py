@@ -37,8 +37,11 @@ if TYPE_CHECKING:
         CancellationPendingError,
         DecisionsPendingError,
         NoWorkerError,
+        PayloadDirectoryError,
         PayloadTooLargeError,
+        PruneRefusedError,
         QueryUnansweredError,
+        RetentionTooShortError,
         ServerUnavailableError,
         StoredPayloadCorruptError,
         StoredPayloadError,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from .names import AWAIT_SIGNAL, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE
     from .orchestrator import TemporalOrchestrator
     from .policy import TurnPolicy
+    from .retention import MIN_OLDER_THAN, PrunedFile, PruneReport, prune_payloads
     from .worker import TemporalWorker, create_worker, run_worker
     from .workflow import AgentWorkflow
 
@@ -61,6 +65,7 @@ __all__ = [
     "DEFAULT_ADDRESS",
     "DEFAULT_TASK_QUEUE",
     "HANDOFF_KEY",
+    "MIN_OLDER_THAN",
     "QUERY_TYPES",
     "SIGNAL_KEY",
     "TIMED_OUT_REASON",
@@ -77,8 +82,13 @@ __all__ = [
     "DispatchResult",
     "EffectContext",
     "NoWorkerError",
+    "PayloadDirectoryError",
     "PayloadTooLargeError",
+    "PruneRefusedError",
+    "PruneReport",
+    "PrunedFile",
     "QueryUnansweredError",
+    "RetentionTooShortError",
     "ServerUnavailableError",
     "StoredPayloadCorruptError",
     "StoredPayloadError",
@@ -92,6 +102,7 @@ __all__ = [
     "data_converter",
     "directory_storage",
     "handoff_input",
+    "prune_payloads",
     "run_worker",
     "signal_input",
 ]
@@ -106,6 +117,7 @@ _HOMES: Final = {
     "DEFAULT_ADDRESS": ".names",
     "DEFAULT_TASK_QUEUE": ".names",
     "HANDOFF_KEY": _SHARED,
+    "MIN_OLDER_THAN": ".retention",
     "QUERY_TYPES": _SHARED,
     "SIGNAL_KEY": ".inputs",
     "TIMED_OUT_REASON": ".approvals",
@@ -120,7 +132,12 @@ _HOMES: Final = {
     "DispatchResult": ".messages",
     "EffectContext": _SHARED,
     "NoWorkerError": ".errors",
+    "PayloadDirectoryError": ".errors",
     "PayloadTooLargeError": ".errors",
+    "PruneRefusedError": ".errors",
+    "PruneReport": ".retention",
+    "PrunedFile": ".retention",
+    "RetentionTooShortError": ".errors",
     "CancellationPendingError": ".errors",
     "DecisionsPendingError": ".errors",
     "QueryUnansweredError": ".errors",
@@ -137,6 +154,7 @@ _HOMES: Final = {
     "data_converter": ".connect",
     "directory_storage": ".large_payloads",
     "handoff_input": _SHARED,
+    "prune_payloads": ".retention",
     "run_worker": ".worker",
     "signal_input": ".inputs",
 }

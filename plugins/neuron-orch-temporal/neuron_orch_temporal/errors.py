@@ -12,22 +12,31 @@ layer0.OrchError
         ├── StoredPayloadMissingError  its file is gone (or the reference names none)
         └── StoredPayloadCorruptError  its file does not hold what it was written with
 
+layer0.OrchError
+└── PruneRefusedError          a prune of the payload directory removed nothing
+    ├── PayloadDirectoryError      the directory is missing, not a directory, or unreadable
+    └── RetentionTooShortError     `older_than` is shorter than any history is kept
+
 `query` raises neuron-orch-local's `UnknownQueryError` for a query type it
 does not answer, as `LocalOrchestrator` does.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from layer0 import DispatchFailed
+from layer0 import DispatchFailed, OrchError
 
 __all__ = [
     "CancellationPendingError",
     "DecisionsPendingError",
     "NoWorkerError",
+    "PayloadDirectoryError",
     "PayloadTooLargeError",
+    "PruneRefusedError",
     "QueryUnansweredError",
+    "RetentionTooShortError",
     "ServerUnavailableError",
     "StoredPayloadCorruptError",
     "StoredPayloadError",
@@ -173,3 +182,45 @@ class StoredPayloadCorruptError(StoredPayloadError):
             f"the payload kept in {path} is damaged ({reason}); it is not used: restore "
             "the file from a backup of the payload directory"
         )
+
+
+class PruneRefusedError(OrchError):
+    """A prune of the payload directory was refused before it removed anything."""
+
+
+class PayloadDirectoryError(PruneRefusedError):
+    """The payload directory to prune is missing, is not a directory, or cannot be read."""
+
+    def __init__(self, directory: Path, reason: str) -> None:
+        self.directory = directory
+        super().__init__(
+            f"cannot prune the payload directory {directory}: {reason}; give the directory "
+            "the workers and clients were given (`--payload-dir`, `directory_storage`)"
+        )
+
+
+class RetentionTooShortError(PruneRefusedError):
+    """`older_than` is shorter than the floor: it would remove payloads histories still use."""
+
+    def __init__(self, older_than: timedelta, floor: timedelta) -> None:
+        self.older_than = older_than
+        self.floor = floor
+        super().__init__(
+            f"refusing to prune payloads unused for only {_span(older_than)}: the least is "
+            f"{_span(floor)}. "
+            "A payload is needed as long as its workflow's history is: give more than the "
+            "namespace's retention period plus the longest a workflow runs"
+        )
+
+
+def _span(length: timedelta) -> str:
+    """`length` as a person writes it (`1d 12h`), not as `str(timedelta)` does."""
+    seconds = int(length.total_seconds())
+    if seconds < 0:
+        return "-" + _span(-length)
+    parts = []
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return " ".join(parts) or "0s"

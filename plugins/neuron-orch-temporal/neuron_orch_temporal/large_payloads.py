@@ -14,20 +14,22 @@ Each file is named by the SHA-256 of what it holds, written whole or not at
 all (a temporary file renamed into place), and checked against its name when
 read back, so a reference cannot be pointed at another payload or outside the
 directory, and a damaged file is an error, never a wrong input; storing the same
-payload again (a retried activity, the next heartbeat) writes it anew. Files are
-kept as long as the directory is: a replay, or a query of a finished
-workflow, reads them again; remove old ones by age as you would old
-histories.
+payload again (a retried activity, the next heartbeat) writes it anew if damaged.
+Files are kept until pruned (`DirectoryPayloadDriver.prune`,
+`neuron_orch_temporal.retention`): a replay, or a query of a finished workflow,
+reads them again, so a prune removes only those unused for longer than their
+histories are kept; storing a payload again or reading it marks its file used.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
@@ -40,7 +42,9 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
+from ._layout import DIGEST, INCOMING_PREFIX, payload_path, touch
 from .errors import StoredPayloadCorruptError, StoredPayloadMissingError
+from .retention import PruneReport, prune_payloads
 
 __all__ = ["DEFAULT_THRESHOLD", "DirectoryPayloadDriver", "directory_storage"]
 
@@ -49,7 +53,6 @@ DEFAULT_THRESHOLD: Final = 256 * 1024
 payloads past 512 KiB, and a small one is cheaper inline."""
 
 _CLAIM_KEY: Final = "sha256"
-_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 
 class DirectoryPayloadDriver(StorageDriver):
@@ -96,17 +99,32 @@ class DirectoryPayloadDriver(StorageDriver):
         digests = [self._digest_of(claim) for claim in claims]
         return await asyncio.to_thread(self._retrieve_all, digests)
 
+    async def prune(self, older_than: timedelta, *, dry_run: bool = False) -> PruneReport:
+        """Remove the payload files not written or read for longer than `older_than`.
+
+        Why: nothing else removes them. Give more than the namespace's
+        retention period plus the longest a workflow runs: a workflow whose
+        payload is gone fails with `StoredPayloadMissingError`. See
+        `neuron_orch_temporal.retention.prune_payloads`, which this calls.
+
+        Raises:
+            RetentionTooShortError: `older_than` is less than `retention.MIN_OLDER_THAN`.
+            PayloadDirectoryError: the directory is missing, not a directory, or unreadable.
+        """
+        return await prune_payloads(self.directory, older_than, dry_run=dry_run)
+
     def _store_all(self, blobs: list[bytes]) -> list[StorageDriverClaim]:
         return [StorageDriverClaim(claim_data={_CLAIM_KEY: self._write(blob)}) for blob in blobs]
 
     def _write(self, blob: bytes) -> str:
         digest = hashlib.sha256(blob).hexdigest()
-        path = self._path(digest)
-        if _holds(path, blob):
+        path = payload_path(self.directory, digest)
+        # Marked used, so a prune keeps it; gone meanwhile (a prune took it): written anew.
+        if _holds(path, blob) and touch(path):
             return digest
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Written beside its final name and renamed: a reader sees all of it or no file.
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=INCOMING_PREFIX)
         try:
             with os.fdopen(handle, "wb") as file:
                 file.write(blob)
@@ -123,13 +141,17 @@ class DirectoryPayloadDriver(StorageDriver):
         return [self._read(digest) for digest in digests]
 
     def _read(self, digest: str) -> Payload:
-        path = self._path(digest)
+        path = payload_path(self.directory, digest)
         try:
             blob = path.read_bytes()
         except FileNotFoundError:
             raise StoredPayloadMissingError(str(path), self.directory) from None
         if hashlib.sha256(blob).hexdigest() != digest:
             raise StoredPayloadCorruptError(str(path), "its bytes do not match its name")
+        # Marked used, so a prune keeps what a replay or a query reads; a volume this
+        # process may only read still gives the payload.
+        with contextlib.suppress(OSError):
+            touch(path)
         payload = Payload()
         payload.ParseFromString(blob)
         return payload
@@ -138,12 +160,9 @@ class DirectoryPayloadDriver(StorageDriver):
         digest = claim.claim_data.get(_CLAIM_KEY, "")
         # A reference comes from the history, which this process did not write: a name
         # other than a digest could reach a file outside the directory.
-        if not _DIGEST.fullmatch(digest):
+        if not DIGEST.fullmatch(digest):
             raise StoredPayloadMissingError(f"a claim naming {digest[:80]!r}", self.directory)
         return digest
-
-    def _path(self, digest: str) -> Path:
-        return self.directory / digest[:2] / digest
 
 
 def directory_storage(

@@ -74,3 +74,16 @@ def test_check_input_checks_against_the_schema_without_calling() -> None:
     registry.check_input("confirm", {"question": "sure?"})
     with pytest.raises(ToolInputError, match="question"):
         registry.check_input("confirm", {"default": True})
+
+
+async def test_with_tools_adds_to_a_copy_and_leaves_the_registry_as_it_was() -> None:
+    registry = ToolRegistry([tool(confirm, name="local_confirm")])
+
+    offering = registry.with_tools([ExternalTool.like(confirm)])
+
+    assert offering.names() == ["local_confirm", "confirm"]
+    assert offering.external_names == {"confirm"}
+    assert registry.names() == ["local_confirm"]
+    assert registry.external_names == frozenset()
+    with pytest.raises(ToolRegistrationError, match="already registered"):
+        registry.with_tools([ExternalTool("local_confirm", "Taken.")])

@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from layer0 import HISTORY_KEY, DispatchFailed, EffectPolicy, SessionScope, TurnConfig, TurnOutput
+from layer0 import (
+    HISTORY_KEY,
+    DispatchFailed,
+    EffectPolicy,
+    NonRetryableError,
+    SessionScope,
+    TurnConfig,
+    TurnOutput,
+)
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
@@ -24,11 +32,12 @@ from neuron_turn import (
     ToolResultPart,
     pending_approvals,
     resume_input,
+    with_external_tools,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ..plugins.orch_local.test_answers import delegate_call, results_sent
-from .support import answer, ask, call, calls
+from .support import answer, ask, build, call, calls
 
 RAN: list[str] = []
 
@@ -238,3 +247,94 @@ async def test_a_delegated_agents_external_call_pauses_its_parent_and_the_answer
     assert results_sent(picker_model, 2) == [ToolResultPart("c2", '{"picked":"red"}', False)]
     assert done.exit_reason == "complete"
     assert results_sent(lead_model, 2) == [ToolResultPart("c1", "The user picked red.", False)]
+
+
+# Tools the caller offers for one call (`with_external_tools`), as a frontend does.
+
+
+def _weather_only(
+    store: SqliteStore, *script: ProviderResponse
+) -> tuple[NeuronTurn, ScriptedProvider]:
+    provider = ScriptedProvider(list(script))
+    return NeuronTurn(provider, tools=ToolRegistry([weather]), state=store, config=CONFIG), provider
+
+
+def _offered(provider: ScriptedProvider, request: int) -> list[str]:
+    """The tools of `request` but the loop's own (memory tools, effect tools)."""
+    return [
+        t.name for t in provider.requests[request].tools if t.name in {"weather", "pick_colour"}
+    ]
+
+
+async def test_tools_offered_for_one_call_are_offered_then_kept_for_the_resume_of_its_pause(
+    tmp_path: Path,
+) -> None:
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, first = _weather_only(store, calls(PICKING))
+        orchestrator = LocalOrchestrator({"a": turn}, store)
+        paused = await orchestrator.dispatch(
+            "a", with_external_tools(ask("pick", session="s"), [PICK])
+        )
+        # The resume carries no options: the pause kept the offered tools for it.
+        turn, then = _weather_only(store, calls(call("c3", "pick_colour", prompt="?", choices=[])))
+        orchestrator = LocalOrchestrator({"a": turn}, store)
+        again = await orchestrator.dispatch("a", resume_input("s", [Decision.answer("c2", "red")]))
+
+    assert _offered(first, 0) == ["weather", "pick_colour"]
+    assert pending_approvals(paused)[0].external
+    assert _offered(then, 0) == ["weather", "pick_colour"]
+    assert [(c.id, c.external) for c in pending_approvals(again)] == [("c3", True)]
+    assert turn.tools.names() == ["weather"]  # offered for those calls, not added to the agent
+
+
+async def test_a_call_without_the_offer_does_not_see_the_tool(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, provider = _weather_only(store, answer("one"), answer("two"))
+        await turn.execute(with_external_tools(ask("a"), [PICK]))
+        await turn.execute(ask("b"))
+
+    assert [_offered(provider, 0), _offered(provider, 1)] == [
+        ["weather", "pick_colour"],
+        ["weather"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("offered", "named"),
+    [
+        ([ExternalTool("weather", "Not the weather tool.")], "'weather'"),
+        ([ExternalTool("delegate", "Not the loop's.")], "'delegate'"),
+        ([ExternalTool("broken", "Bad schema.", {"type": "objekt"})], "'broken'"),
+    ],
+)
+async def test_an_offered_tool_whose_name_is_taken_or_schema_invalid_fails_the_turn_unrun(
+    tmp_path: Path, offered: list[ExternalTool], named: str
+) -> None:
+    async with SqliteStore(tmp_path / "s.db") as store:
+        turn, provider = _weather_only(store, answer("never"))
+        with pytest.raises(NonRetryableError, match=r"\['external_tools'\].*" + named):
+            await turn.execute(with_external_tools(ask("a"), offered))
+
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        ("pick", "external_tools must be a list of tools, not str"),
+        ([{"name": "a b", "description": ""}], r"external_tools\[0\].name must be a tool name"),
+        (
+            [{"name": "x", "descripton": ""}],
+            r"external_tools\[0\] has unknown keys \['descripton'\]",
+        ),
+        ([{"name": "x", "input_schema": []}], r"external_tools\[0\].input_schema must be"),
+    ],
+)
+async def test_a_malformed_offer_fails_the_turn_naming_what_is_wrong(
+    declared: JsonValue, message: str
+) -> None:
+    turn, provider = build([answer("never")])
+    with pytest.raises(NonRetryableError, match=message):
+        await turn.execute(ask("a", neuron_turn={"external_tools": declared}))
+
+    assert provider.requests == []

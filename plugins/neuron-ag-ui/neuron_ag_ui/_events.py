@@ -1,0 +1,254 @@
+"""From a neuron turn's events and output to AG-UI events.
+
+One `RunEvents` follows one run: each model answer becomes one text message
+(TEXT_MESSAGE_START / CONTENT / END), each call of the server's own tools a
+tool call (TOOL_CALL_START / ARGS / END when it runs) and its result
+(TOOL_CALL_RESULT), and the output the run's end: RUN_FINISHED (with the typed
+result, or the calls the client must answer), or RUN_ERROR with the kind and
+message of what stopped it, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Final
+
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from pydantic import JsonValue
+
+from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    ModelCallStart,
+    OutputMissingError,
+    PendingCall,
+    TextDelta,
+    ToolResult,
+    ToolStart,
+    output_value,
+    pending_approvals,
+)
+
+APPROVAL_EVENT: Final = "neuron.awaiting_approval"
+"""The name of the CUSTOM event listing the calls waiting for a person's approval."""
+APPROVAL_REASON: Final = "tool_approval"
+"""The `reason` of the interrupts of calls waiting for approval."""
+
+_REASON_CHARS: Final = 2000
+# What a resume entry's payload holds, for a client building a form from it.
+_DECISION_SCHEMA: Final[dict[str, JsonValue]] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean"},
+        "reason": {"type": "string", "description": "why, for a denial"},
+        "input": {"description": "an approval's edited input (default: the model's)"},
+    },
+    "required": ["approve"],
+}
+
+
+class RunEvents:
+    """The AG-UI events of one run, made as the turn's events and its end arrive."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        """Follow the run `run_id` of thread `thread_id`."""
+        self._thread = thread_id
+        self._run = run_id
+        self._open: str | None = None  # the text message being streamed
+        self._answer: str | None = None  # the current model answer's message, for its calls
+        self._announced: set[str] = set()
+        self._streamed_text = False
+
+    def started(self) -> list[BaseEvent]:
+        """The run's first event."""
+        return [
+            RunStartedEvent(
+                thread_id=self._thread, run_id=self._run, protocol_version=PROTOCOL_VERSION
+            )
+        ]
+
+    def on(self, event: object) -> list[BaseEvent]:
+        """The AG-UI events of one of the turn's events (none for most)."""
+        if isinstance(event, ModelCallStart):
+            self._answer = None
+            return self._close()
+        if isinstance(event, TextDelta) and event.text:
+            return self._text(event.text)
+        if isinstance(event, ToolStart):
+            return self._announce(event.id, event.name, event.input)
+        if isinstance(event, ToolResult):
+            result = ToolCallResultEvent(
+                message_id=_new_id(), tool_call_id=event.id, content=event.content, role="tool"
+            )
+            return [*self._announce(event.id, event.name, None), result]
+        return []
+
+    def finished(self, output: TurnOutput) -> list[BaseEvent]:
+        """The run's last events, for the turn's `output`."""
+        events = self._close()
+        if not self._streamed_text:
+            # An orchestrator that does not stream: the answer comes whole.
+            text = _answer_text(output)
+            if text:
+                events += [*self._text(text), *self._close()]
+        reason = output.exit_reason
+        if reason == "complete":
+            return [*events, self._finished(result=_result(output))]
+        pending = pending_approvals(output) if reason == AWAITING_APPROVAL else []
+        if pending:
+            return events + self._paused(pending)
+        code, message = _stopped(output)
+        return [*events, RunErrorEvent(code=code, message=message)]
+
+    def failed(self, exc: BaseException) -> list[BaseEvent]:
+        """The run's last events when the dispatch raised `exc`: RUN_ERROR saying why."""
+        return [*self._close(), RunErrorEvent(code=error_code(exc), message=error_text(exc))]
+
+    def _paused(self, pending: Sequence[PendingCall]) -> list[BaseEvent]:
+        events: list[BaseEvent] = []
+        for call in pending:
+            events += self._announce(call.id, call.name, call.input)
+        held = [call for call in pending if not call.external]
+        if not held:
+            # Only the client's calls: a completed run, the calls for it to answer.
+            ids = [call.id for call in pending]
+            return [
+                *events,
+                self._finished(outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=ids)),
+            ]
+        listing: list[JsonValue] = [call.model_dump(mode="json") for call in held]
+        events.append(CustomEvent(name=APPROVAL_EVENT, value={"awaiting_approval": listing}))
+        interrupts = [
+            Interrupt(
+                id=call.id,
+                reason=APPROVAL_REASON,
+                message=f"The agent asks to run {call.name}: approve or deny.",
+                tool_call_id=call.id,
+                response_schema=_DECISION_SCHEMA,
+            )
+            for call in held
+        ]
+        return [*events, self._finished(outcome=RunFinishedInterruptOutcome(interrupts=interrupts))]
+
+    def _finished(
+        self,
+        *,
+        result: JsonValue = None,
+        outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | None = None,
+    ) -> RunFinishedEvent:
+        return RunFinishedEvent(
+            thread_id=self._thread, run_id=self._run, result=result, outcome=outcome
+        )
+
+    def _text(self, text: str) -> list[BaseEvent]:
+        self._streamed_text = True
+        events: list[BaseEvent] = []
+        if self._open is None:
+            self._open = self._answer = _new_id()
+            events.append(TextMessageStartEvent(message_id=self._open, role="assistant"))
+        events.append(TextMessageContentEvent(message_id=self._open, delta=text))
+        return events
+
+    def _close(self) -> list[BaseEvent]:
+        if self._open is None:
+            return []
+        closed, self._open = self._open, None
+        return [TextMessageEndEvent(message_id=closed)]
+
+    def _announce(self, id: str, name: str, input: JsonValue) -> list[BaseEvent]:
+        """A call's START / ARGS / END, once per call; a tool call closes the text before it."""
+        if id in self._announced:
+            return []
+        self._announced.add(id)
+        arguments = json.dumps({} if input is None else input, ensure_ascii=False)
+        return [
+            *self._close(),
+            ToolCallStartEvent(
+                tool_call_id=id, tool_call_name=name, parent_message_id=self._answer
+            ),
+            ToolCallArgsEvent(tool_call_id=id, delta=arguments),
+            ToolCallEndEvent(tool_call_id=id),
+        ]
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _answer_text(output: TurnOutput) -> str:
+    root = output.message.root
+    if isinstance(root, str):
+        return root
+    return "".join(block.text for block in root if isinstance(block, TextBlock))
+
+
+def _result(output: TurnOutput) -> JsonValue:
+    """The turn's typed result, when its agent has an output type (None: it has none)."""
+    try:
+        return output_value(output)
+    except OutputMissingError:
+        return None
+
+
+def _stopped(output: TurnOutput) -> tuple[str, str]:
+    """The code and message of a turn that ended without an answer (a limit, a guardrail, …)."""
+    reason = output.exit_reason
+    if isinstance(reason, ObserverHalt):
+        code, why = "observer_halt", f"a hook stopped the turn: {reason.reason}"
+    else:
+        code = reason.name if isinstance(reason, CustomExit) else str(reason)
+        why = f"it ended with {code}"
+    text = _answer_text(output).strip()
+    said = f": {text[:_REASON_CHARS]}" if text else ""
+    return code, f"the turn stopped before a complete answer ({why}){said}"
+
+
+def error_code(exc: BaseException) -> str:
+    """The class name of the error at the root of `exc`'s causes (an orchestrator wraps it)."""
+    current = exc
+    for _ in range(8):  # a chain is short; a cycle must not hang the server
+        if isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+        elif current.__cause__ is not None:
+            current = current.__cause__
+        else:
+            break
+    return type(current).__name__
+
+
+def error_text(exc: BaseException) -> str:
+    """`Type: message` of `exc` and of each error that caused it, cut short; no traceback."""
+    seen: list[str] = []
+    current: BaseException | None = exc
+    for _ in range(4):
+        if current is None:
+            break
+        while isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+        text = str(current).strip()
+        said = f"{type(current).__name__}: {text}" if text else type(current).__name__
+        # An orchestrator's error often quotes its cause already: say it once.
+        if not any(said in earlier for earlier in seen):
+            seen.append(said)
+        current = current.__cause__
+    joined = "; caused by ".join(seen)
+    return joined if len(joined) <= _REASON_CHARS else joined[:_REASON_CHARS] + "…"

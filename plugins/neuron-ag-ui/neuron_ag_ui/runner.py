@@ -1,0 +1,176 @@
+"""`AgUiRunner`: one agent of a `layer0.Orchestrator` as a source of AG-UI runs.
+
+Each AG-UI run becomes a dispatch to the agent on the thread's session
+(`session_prefix` + the thread id); its events become AG-UI events as they
+happen when the orchestrator streams, and its output the run's end.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from types import TracebackType
+from typing import Final, Protocol, cast
+
+from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
+
+from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
+
+from ._events import RunEvents, error_text
+from ._input import turn_input
+from .errors import AgUiError, ServerBusyError
+from .limits import RunLimits
+
+__all__ = ["AgUiRunner"]
+
+_logger: Final = logging.getLogger("neuron_ag_ui")
+
+
+class _AgentEvent(Protocol):
+    """One event of a streamed dispatch (`neuron_orch_local.AgentEvent` has this shape)."""
+
+    @property
+    def workflow_id(self) -> str: ...
+
+    @property
+    def event(self) -> object: ...
+
+
+class _DispatchResult(Protocol):
+    @property
+    def output(self) -> TurnOutput: ...
+
+
+class _EventStream(Protocol):
+    """What a streaming orchestrator's `stream` returns (`neuron_turn.EventStream`)."""
+
+    def __aiter__(self) -> AsyncIterator[_AgentEvent]: ...
+
+    async def __aenter__(self) -> _EventStream: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+    @property
+    def result(self) -> _DispatchResult: ...
+
+
+class _Streaming(Protocol):
+    def __call__(self, agent: AgentId, input: TurnInput) -> _EventStream: ...
+
+
+class AgUiRunner:
+    """Runs one agent of an orchestrator for AG-UI: a `RunAgentInput` in, AG-UI events out.
+
+    Why: `ag_ui_app` serves it over HTTP; an application with a server of its
+    own (FastAPI, say) encodes its events with `ag_ui.encoder.EventEncoder`.
+
+    - The thread id names the session: `session_prefix + threadId`, checked
+      (1 to 128 of letters, digits, `._:-`), so a client reaches only its
+      threads' sessions. The session holds the history: of `messages`, only
+      the end is read (the last user message, or trailing tool results).
+    - The run's `tools` are the client's: offered to the model as external
+      tools, whose calls end the run (TOOL_CALL_* then RUN_FINISHED naming
+      them in `pendingToolCallIds`) for the client to run and answer with
+      `role: "tool"` messages in the next run.
+    - Calls held for a person's approval end the run with a CUSTOM
+      `neuron.awaiting_approval` event and an interrupt outcome; the next
+      run's `resume` entries (or `forwardedProps.neuron_decisions`) decide them.
+    - Every run ends with RUN_FINISHED or RUN_ERROR (the error's kind as
+      `code`, its message; never a traceback).
+    - Cancelling the iteration (the client went away) cancels the dispatch.
+    """
+
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        agent: AgentId,
+        *,
+        session_prefix: str = "ag-ui:",
+        limits: RunLimits | None = None,
+        stream: bool = True,
+        max_running: int = 32,
+    ) -> None:
+        """Serve `agent` of `orchestrator`.
+
+        Args:
+            orchestrator: runs the turns (any `layer0.Orchestrator`).
+            agent: the agent dispatched to.
+            session_prefix: put before a thread id to make its session's id, so the
+                sessions of AG-UI threads are apart from the store's other sessions.
+            limits: what one run may carry (default: `RunLimits()`).
+            stream: stream the turn's events when the orchestrator can (a
+                `stream(agent, input)` method, as `LocalOrchestrator` has);
+                otherwise the answer comes whole at the end.
+            max_running: the most runs at once; a run past them ends at once
+                with RUN_ERROR `ServerBusyError`, nothing started.
+        """
+        if max_running < 1:
+            raise ValueError("max_running must be at least 1")
+        self._orchestrator = orchestrator
+        self._agent = agent
+        self._prefix = session_prefix
+        self._limits = RunLimits() if limits is None else limits
+        streaming = getattr(orchestrator, "stream", None) if stream else None
+        self._stream = cast(_Streaming, streaming) if callable(streaming) else None
+        self._max_running = max_running
+        self._running = 0
+
+    def __repr__(self) -> str:
+        return f"AgUiRunner(agent={self._agent!r}, orchestrator={self._orchestrator!r})"
+
+    @property
+    def limits(self) -> RunLimits:
+        """What one run may carry."""
+        return self._limits
+
+    async def run(self, run: RunAgentInput) -> AsyncGenerator[BaseEvent]:
+        """The AG-UI events of `run`, from RUN_STARTED to RUN_FINISHED or RUN_ERROR."""
+        events = RunEvents(run.thread_id, run.run_id)
+        for event in events.started():
+            yield event
+        try:
+            input = turn_input(run, self._prefix, self._limits)
+            self._check_capacity()
+        except AgUiError as exc:
+            yield RunErrorEvent(code=type(exc).__name__, message=str(exc))
+            return
+        self._running += 1  # no await since the check: the count cannot be overtaken
+        try:
+            async for event in self._dispatch(input, events):
+                yield event
+        finally:
+            self._running -= 1
+
+    def _check_capacity(self) -> None:
+        if self._running >= self._max_running:
+            raise ServerBusyError(
+                f"{self._running} runs are running, the most this server runs at once;"
+                " try again when one has ended"
+            )
+
+    async def _dispatch(self, input: TurnInput, events: RunEvents) -> AsyncIterator[BaseEvent]:
+        try:
+            if self._stream is None:
+                output = await self._orchestrator.dispatch(self._agent, input)
+            else:
+                root: str | None = None
+                async with self._stream(self._agent, input) as stream:
+                    async for item in stream:
+                        # Delegations run in workflows of their own: theirs is not this run's.
+                        root = item.workflow_id if root is None else root
+                        if item.workflow_id == root:
+                            for event in events.on(item.event):
+                                yield event
+                    output = stream.result.output
+        except Exception as exc:
+            _logger.warning("AG-UI run of session %s failed: %s", input.session, error_text(exc))
+            for event in events.failed(exc):
+                yield event
+            return
+        for event in events.finished(output):
+            yield event

@@ -1,0 +1,130 @@
+"""Opening a store: the first connection, with each way it can fail named, then the pool.
+
+Why a connection of its own before the pool: the pool retries failed
+connections in the background and ends with a timeout that says nothing of
+why; one connection made here fails at once with the server's reason, which
+becomes an error of this store's (the password cut out of it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from layer0 import StateError
+
+from . import _schema
+from ._conninfo import Conninfo
+from ._db import Connection
+from .errors import (
+    AuthenticationError,
+    ConnectFailedError,
+    ConninfoError,
+    SchemaAccessError,
+)
+
+__all__ = ["Pool", "connection_options", "open_schema", "pool"]
+
+Pool = AsyncConnectionPool[Connection]
+
+_PASSWORD_HELP: Final = (
+    "check the user and the password (given in the connection string, $PGPASSWORD or ~/.pgpass)"
+)
+# libpq's messages for a refused login; the SQLSTATE is not set on a failed connection.
+_AUTH_SIGNS: Final = (
+    "password authentication failed",
+    "no password supplied",
+    "authentication failed",
+    "pg_hba.conf",
+    "role ",
+)
+
+
+def connection_options(connect_timeout: float) -> dict[str, Any]:
+    """The options every connection is made with: autocommit, and the timeout to connect."""
+    # libpq takes whole seconds, and treats anything under 2 as 2.
+    return {"autocommit": True, "connect_timeout": max(2, math.ceil(connect_timeout))}
+
+
+async def open_schema(conninfo: Conninfo, *, schema: str, connect_timeout: float) -> None:
+    """Connect once, then create or check the schema; raise this store's error for each fault.
+
+    Raises:
+        ConninfoError: the connection string does not parse.
+        AuthenticationError: the server refused the user or password.
+        ConnectFailedError: the server could not be reached in time.
+        SchemaAccessError: the user may not create or use the schema.
+        NotAStateSchemaError, SchemaVersionError: the schema cannot be used.
+    """
+    if conninfo.parse_error is not None:
+        raise ConninfoError(
+            conninfo.shown,
+            f"the connection string does not parse ({conninfo.parse_error})",
+            "write it as postgresql://USER@HOST:PORT/DATABASE or as libpq key=value pairs",
+        )
+    try:
+        connection: Connection = await AsyncConnection.connect(
+            conninfo.text, **connection_options(connect_timeout)
+        )
+    except psycopg.Error as exc:
+        raise _connect_error(conninfo, exc, connect_timeout) from None
+    async with connection:
+        try:
+            await _schema.ensure(connection, schema, conninfo.shown)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise SchemaAccessError(
+                conninfo.shown,
+                f"the user may not create or use schema {schema!r} ({conninfo.scrub(str(exc))})",
+                "grant it CREATE on the database (or on the schema), or choose another schema",
+            ) from None
+        except psycopg.Error as exc:
+            raise StateError(
+                f"PostgreSQL state store {conninfo.shown}: creating or checking schema "
+                f"{schema!r} failed: {conninfo.scrub(str(exc))}"
+            ) from None
+
+
+def pool(
+    conninfo: Conninfo, *, min_size: int, max_size: int, connect_timeout: float, timeout: float
+) -> Pool:
+    """A pool of connections as `open_schema` makes them, not yet opened."""
+    return AsyncConnectionPool(
+        conninfo.text,
+        kwargs=connection_options(connect_timeout),
+        min_size=min_size,
+        max_size=max_size,
+        timeout=timeout,
+        name="neuron-state-postgres",
+        open=False,
+    )
+
+
+def _connect_error(conninfo: Conninfo, exc: psycopg.Error, connect_timeout: float) -> StateError:
+    """This store's error for a failed first connection, with no secret in it."""
+    message = conninfo.scrub(str(exc).strip())
+    where = conninfo.shown
+    if isinstance(exc, psycopg.ProgrammingError):
+        return ConninfoError(
+            where,
+            f"the connection string is refused ({message})",
+            "write it as postgresql://USER@HOST:PORT/DATABASE or as libpq key=value pairs",
+        )
+    if any(sign in message for sign in _AUTH_SIGNS):
+        return AuthenticationError(
+            where, f"the server refused the login ({message})", _PASSWORD_HELP
+        )
+    if "timeout expired" in message:
+        return ConnectFailedError(
+            where,
+            f"the server did not answer within {connect_timeout:g}s ({message})",
+            "check the host and port, and that the server is running and reachable",
+        )
+    return ConnectFailedError(
+        where,
+        f"cannot connect ({message})",
+        "check the host, port and database, and that the server is running and reachable",
+    )

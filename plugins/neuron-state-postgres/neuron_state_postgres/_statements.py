@@ -1,0 +1,120 @@
+"""The SQL of every store operation, composed once for the store's schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Final, LiteralString
+
+from psycopg import sql
+
+__all__ = ["Statements"]
+
+# `{s}` is the schema and `{words}` its text search configuration, both quoted.
+_TEMPLATES: Final[dict[str, LiteralString]] = {
+    "upsert": """
+        INSERT INTO {s}.entries (scope, key, value, body, document)
+        VALUES (%s, %s, %s, %s, to_tsvector({words}, %s))
+        ON CONFLICT (scope, key) DO UPDATE
+        SET value = excluded.value, body = excluded.body, document = excluded.document
+    """,
+    "delete": "DELETE FROM {s}.entries WHERE scope = %s AND key = %s",
+    "delete_appended": "DELETE FROM {s}.appended WHERE scope = %s AND key = %s",
+    # The value and every append to it, in one statement and so one snapshot.
+    "read": """
+        SELECT e.value, ARRAY(SELECT a.items FROM {s}.appended AS a
+                              WHERE a.scope = e.scope AND a.key = e.key ORDER BY a.id)
+        FROM {s}.entries AS e WHERE e.scope = %s AND e.key = %s
+    """,
+    # Creates the list an append grows when it is missing; never blocks on a
+    # committed row, and waits for an uncommitted insert of the same key.
+    "insert_empty": """
+        INSERT INTO {s}.entries (scope, key, value, body, document)
+        VALUES (%s, %s, '[]', '', ''::tsvector) ON CONFLICT (scope, key) DO NOTHING
+    """,
+    # The row lock every append to the key takes first: appends to one key
+    # queue here, across connections, processes and machines.
+    "lock": "SELECT value FROM {s}.entries WHERE scope = %s AND key = %s FOR UPDATE",
+    "last_length_and_has": """
+        SELECT (SELECT length FROM {s}.appended
+                WHERE scope = %(scope)s AND key = %(key)s ORDER BY id DESC LIMIT 1),
+            EXISTS (SELECT 1 FROM {s}.appended
+                    WHERE scope = %(scope)s AND key = %(key)s AND append_id = %(id)s)
+    """,
+    "insert_appended": """
+        INSERT INTO {s}.appended (scope, key, append_id, items, length)
+        VALUES (%s, %s, %s, %s, %s)
+    """,
+    "keys": """
+        SELECT key FROM {s}.entries
+        WHERE scope = %(scope)s AND key >= %(prefix)s
+            AND (%(end)s::text IS NULL OR key < %(end)s::text)
+            AND starts_with(key, %(prefix)s)
+        ORDER BY key
+    """,
+    # Each word alone, through plainto_tsquery (which no text can make fail),
+    # any of them matching; the snippets are made for the rows kept only.
+    "search": """
+        WITH query AS (
+            SELECT string_agg('(' || q::text || ')', ' | ')::tsquery AS q
+            FROM unnest(%(words)s::text[]) AS w, plainto_tsquery({words}, w) AS q
+            WHERE q::text <> ''
+        ), best AS (
+            SELECT e.key, ts_rank(e.document, query.q) AS score, e.body, query.q
+            FROM {s}.entries AS e, query
+            WHERE e.scope = %(scope)s AND e.document @@ query.q
+            ORDER BY score DESC, e.key LIMIT %(limit)s
+        )
+        SELECT key, score, ts_headline({words}, body, q,
+            'StartSel=**, StopSel=**, MaxWords=16, MinWords=6, ShortWord=2, MaxFragments=1')
+        FROM best ORDER BY score DESC, key
+    """,
+    "put_turn": """
+        INSERT INTO {s}.turns (turn_id, session, started, summary, record)
+        VALUES (%s, %s, %s, %s, %s)
+        ON CONFLICT (turn_id) DO UPDATE SET session = excluded.session,
+            started = excluded.started, summary = excluded.summary, record = excluded.record
+    """,
+    "read_turn": "SELECT record FROM {s}.turns WHERE turn_id = %s",
+    "summaries": "SELECT summary FROM {s}.turns ORDER BY started DESC, turn_id LIMIT %s",
+    "session_summaries": """
+        SELECT summary FROM {s}.turns WHERE session IS NOT DISTINCT FROM %s
+        ORDER BY started DESC, turn_id LIMIT %s
+    """,
+    # The first turn's summary gives the title; turns without a session form one group.
+    "sessions": """
+        SELECT t.session, count(*), min(t.started), max(t.started),
+            (SELECT f.summary FROM {s}.turns AS f
+             WHERE f.session IS NOT DISTINCT FROM t.session ORDER BY f.started LIMIT 1)
+        FROM {s}.turns AS t GROUP BY t.session ORDER BY max(t.started) DESC LIMIT %s
+    """,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """Every statement of the store, for one schema."""
+
+    upsert: sql.Composed
+    delete: sql.Composed
+    delete_appended: sql.Composed
+    read: sql.Composed
+    insert_empty: sql.Composed
+    lock: sql.Composed
+    last_length_and_has: sql.Composed
+    insert_appended: sql.Composed
+    keys: sql.Composed
+    search: sql.Composed
+    put_turn: sql.Composed
+    read_turn: sql.Composed
+    summaries: sql.Composed
+    session_summaries: sql.Composed
+    sessions: sql.Composed
+
+    @classmethod
+    def of(cls, schema: str) -> Statements:
+        """Compose every statement for `schema`."""
+        words = sql.Literal(sql.Identifier(schema, "words").as_string())
+        parts = {"s": sql.Identifier(schema), "words": sql.SQL("{}::regconfig").format(words)}
+        return cls(
+            **{field.name: sql.SQL(_TEMPLATES[field.name]).format(**parts) for field in fields(cls)}
+        )

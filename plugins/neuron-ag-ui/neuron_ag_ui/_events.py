@@ -135,7 +135,9 @@ class RunEvents:
                 *events,
                 self._finished(outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=ids)),
             ]
-        listing: list[JsonValue] = [call.model_dump(mode="json") for call in held]
+        listing: list[JsonValue] = [
+            call.model_dump(mode="json", exclude_none=True) for call in held
+        ]
         events.append(CustomEvent(name=APPROVAL_EVENT, value={"awaiting_approval": listing}))
         interrupts = [
             Interrupt(

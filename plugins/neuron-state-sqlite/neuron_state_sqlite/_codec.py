@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Hashable
 from typing import Final, cast
 
@@ -14,6 +15,8 @@ from layer0 import Scope, SerializationError, StateError
 __all__ = ["decode_value", "encode_items", "encode_value", "match_expression", "scope_key"]
 
 _SCOPE: Final[TypeAdapter[Scope]] = TypeAdapter(Scope)
+# What a query may hold that cannot reach FTS5 as text: NUL, lone surrogates.
+_NOT_SENT: Final = re.compile("[\0\ud800-\udfff]")
 # One encoder for every value: `json.dumps` with options builds a new one per call.
 _ENCODER: Final = json.JSONEncoder(
     sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
@@ -125,9 +128,10 @@ def match_expression(query: str) -> str | None:
 
     Each whitespace-separated word becomes a quoted phrase, so FTS5 operators,
     column filters and brackets in the user's text are only ever words. NUL
-    ends an FTS5 string early, so it is treated as a separator too.
+    ends an FTS5 string early, and a lone surrogate cannot be encoded for
+    SQLite (a model may write either), so both are treated as separators too.
     """
-    words = query.replace("\0", " ").split()
+    words = _NOT_SENT.sub(" ", query).split()
     if not words:
         return None
     return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Final
 
 from ag_ui.core import (
-    PROTOCOL_VERSION,
     BaseEvent,
     CustomEvent,
     Interrupt,
@@ -24,7 +23,6 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
-    RunStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -38,6 +36,7 @@ from pydantic import JsonValue
 from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
 from neuron_turn import (
     AWAITING_APPROVAL,
+    Decision,
     ModelCallStart,
     OutputMissingError,
     PendingCall,
@@ -69,22 +68,19 @@ _DECISION_SCHEMA: Final[dict[str, JsonValue]] = {
 class RunEvents:
     """The AG-UI events of one run, made as the turn's events and its end arrive."""
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
-        """Follow the run `run_id` of thread `thread_id`."""
+    def __init__(self, thread_id: str, run_id: str, resumed: Sequence[Decision] = ()) -> None:
+        """Follow the run `run_id` of thread `thread_id`, resuming the calls `resumed` decides.
+
+        The client knows the resumed calls from the run that paused on them, and
+        the results of those it answered itself: neither is sent again.
+        """
         self._thread = thread_id
         self._run = run_id
         self._open: str | None = None  # the text message being streamed
         self._answer: str | None = None  # the current model answer's message, for its calls
-        self._announced: set[str] = set()
+        self._announced = {d.id for d in resumed}
+        self._answered = {d.id for d in resumed if d.decision == "answer"}
         self._streamed_text = False
-
-    def started(self) -> list[BaseEvent]:
-        """The run's first event."""
-        return [
-            RunStartedEvent(
-                thread_id=self._thread, run_id=self._run, protocol_version=PROTOCOL_VERSION
-            )
-        ]
 
     def on(self, event: object) -> list[BaseEvent]:
         """The AG-UI events of one of the turn's events (none for most)."""
@@ -95,7 +91,7 @@ class RunEvents:
             return self._text(event.text)
         if isinstance(event, ToolStart):
             return self._announce(event.id, event.name, event.input)
-        if isinstance(event, ToolResult):
+        if isinstance(event, ToolResult) and event.id not in self._answered:
             result = ToolCallResultEvent(
                 message_id=_new_id(), tool_call_id=event.id, content=event.content, role="tool"
             )

@@ -12,9 +12,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from types import TracebackType
 from typing import Final, Protocol, cast
 
-from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
+from ag_ui.core import PROTOCOL_VERSION, BaseEvent, RunAgentInput, RunErrorEvent, RunStartedEvent
 
 from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
+from neuron_turn import split_decisions
 
 from ._events import RunEvents, error_text
 from ._input import turn_input
@@ -130,15 +131,17 @@ class AgUiRunner:
 
     async def run(self, run: RunAgentInput) -> AsyncGenerator[BaseEvent]:
         """The AG-UI events of `run`, from RUN_STARTED to RUN_FINISHED or RUN_ERROR."""
-        events = RunEvents(run.thread_id, run.run_id)
-        for event in events.started():
-            yield event
+        yield RunStartedEvent(
+            thread_id=run.thread_id, run_id=run.run_id, protocol_version=PROTOCOL_VERSION
+        )
         try:
             input = turn_input(run, self._prefix, self._limits)
             self._check_capacity()
         except AgUiError as exc:
             yield RunErrorEvent(code=type(exc).__name__, message=str(exc))
             return
+        resumed, _ = split_decisions(input.metadata)
+        events = RunEvents(run.thread_id, run.run_id, resumed or ())
         self._running += 1  # no await since the check: the count cannot be overtaken
         try:
             async for event in self._dispatch(input, events):

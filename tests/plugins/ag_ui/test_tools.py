@@ -65,6 +65,8 @@ async def test_a_frontend_tool_call_ends_the_run_for_the_client_then_its_result_
     assert first[-1].outcome.pending_tool_call_ids == ["c2"]
     assert "red" in results_seen(model) and "c2" in results_seen(model)
     assert types(second)[-1] == "RUN_FINISHED" and text_of(second) == "Red it is."
+    # The client knows its call and its own result: neither comes back to it.
+    assert "TOOL_CALL_START" not in types(second) and "TOOL_CALL_RESULT" not in types(second)
 
 
 async def test_a_tool_message_with_an_error_reaches_the_model_as_a_failed_call() -> None:
@@ -147,6 +149,7 @@ async def test_decisions_in_forwarded_props_resume_the_held_call() -> None:
         events = await run(served, run_input("t1", forwardedProps={"neuron_decisions": decisions}))
 
     assert RAN == ["Oslo"]
+    assert "TOOL_CALL_START" not in types(events)  # announced by the run that paused
     (result,) = of(events, EventType.TOOL_CALL_RESULT)
     assert (result.tool_call_id, result.content) == ("c1", "sunny in Oslo")
     assert text_of(events) == "Sunny in Oslo." and types(events)[-1] == "RUN_FINISHED"

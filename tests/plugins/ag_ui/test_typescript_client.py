@@ -1,0 +1,85 @@
+"""A real AG-UI peer: the official TypeScript client (`@ag-ui/client`'s `HttpAgent`, installed
+by scripts/setup.d/test-ag-ui-client) drives the server from node, over loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from neuron_turn import ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ._server import serving
+
+ROOT = Path(__file__).resolve().parents[3]
+MODULES = ROOT / ".cache" / "npm" / "node_modules"
+SCRIPT = Path(__file__).with_name("ag_ui_client.cjs")
+
+
+async def drive(url: str, token: str, scenario: str) -> list[dict[str, Any]]:
+    """Run the node client against `url`; return the JSON lines it printed."""
+    node = shutil.which("node")
+    assert node is not None and (MODULES / "@ag-ui" / "client").is_dir(), (
+        "the AG-UI client test needs node and @ag-ui/client: run scripts/setup.d/test-ag-ui-client"
+    )
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(SCRIPT),
+        str(MODULES),
+        url,
+        token,
+        scenario,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+def events(lines: list[dict[str, Any]], run: int) -> list[dict[str, Any]]:
+    return [line["event"] for line in lines if line.get("run") == run]
+
+
+async def test_the_typescript_client_runs_a_frontend_tool_round_trip_over_two_runs() -> None:
+    picking = ToolUsePart("c2", "pick_colour", {"choices": ["red", "blue"]})
+    model = ScriptedProvider(
+        [tool_call_response(picking, text="Let me ask."), text_response("Blue it is.")]
+    )
+    async with serving(model) as served:
+        lines = await drive(served.url, served.token, "frontend-tool")
+
+    assert "error" not in lines[-1], lines[-1]
+    first, second = events(lines, 1), events(lines, 2)
+    assert [e["type"] for e in first] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
+    assert first[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["c2"]}
+    assert second[0]["type"] == "RUN_STARTED"
+    assert second[-1]["type"] == "RUN_FINISHED"
+    said = "".join(e["delta"] for e in second if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert said == "Blue it is."
+    # The client ran its tool: the model read the answer it sent.
+    assert "blue" in str(model.requests[-1].messages[-1].content)
+    messages = lines[-1]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1]["toolCalls"][0]["id"] == "c2" and messages[-1]["content"] == "Blue it is."
+
+
+async def test_the_typescript_client_with_a_wrong_token_is_refused_and_nothing_runs() -> None:
+    model = ScriptedProvider([text_response("never")])
+    async with serving(model) as served:
+        lines = await drive(served.url, "wrong-token-0123456789abcdefghij", "text")
+
+    assert "401" in lines[-1]["error"]
+    assert model.requests == []

@@ -7,6 +7,7 @@ data, never the connection string).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -128,8 +129,11 @@ async def _apply_ops(
 ) -> list[int]:
     """Apply `ops` inside the open transaction; `failed_at[0]` follows the one running."""
     lengths: list[int] = []
+    await _lock_keys(connection, sql, ops)
     for index, op in enumerate(ops):
         failed_at[0] = index
+        if isinstance(op, Remove) and "\0" in op.key:
+            continue  # no such key can be stored, so there is nothing to delete
         _refuse_nul(op)
         if isinstance(op, Append):
             lengths.append(await _append(connection, sql, op))
@@ -144,6 +148,26 @@ async def _apply_ops(
             await connection.execute(sql.delete, (op.scope, op.key))
             await connection.execute(sql.delete_appended, (op.scope, op.key))
     return lengths
+
+
+async def _lock_keys(connection: Connection, sql: Statements, ops: Sequence[Op]) -> None:
+    """Take a lock per key a batch touches, all at once, in one order for every batch.
+
+    Why: two batches touching the same keys in opposite orders would each hold a
+    row the other waits for, and the server would abort one after a second. With
+    the keys locked up front in sorted order, one simply waits for the other. A
+    batch of one key needs none: its row lock is the first lock it takes.
+    """
+    keys = {_lock_key(op) for op in ops}
+    if len(keys) > 1:
+        await connection.execute(sql.lock_keys, (sorted(keys),))
+
+
+def _lock_key(op: Op) -> int:
+    """A 64-bit lock id for the row `op` writes (a collision only makes two batches queue)."""
+    name = f"turn\0{op.turn_id}" if isinstance(op, PutTurn) else f"{op.scope}\0{op.key}"
+    digest = hashlib.blake2b(name.encode(errors="surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def _refuse_nul(op: Op) -> None:

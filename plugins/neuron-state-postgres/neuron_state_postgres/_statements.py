@@ -34,6 +34,8 @@ _TEMPLATES: Final[dict[str, LiteralString]] = {
     # The row lock every append to the key takes first: appends to one key
     # queue here, across connections, processes and machines.
     "lock": "SELECT value FROM {s}.entries WHERE scope = %s AND key = %s FOR UPDATE",
+    # unnest keeps the array's (sorted) order, so every batch locks in one order.
+    "lock_keys": "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k",
     "last_length_and_has": """
         SELECT (SELECT length FROM {s}.appended
                 WHERE scope = %(scope)s AND key = %(key)s ORDER BY id DESC LIMIT 1),
@@ -100,6 +102,7 @@ class Statements:
     read: sql.Composed
     insert_empty: sql.Composed
     lock: sql.Composed
+    lock_keys: sql.Composed
     last_length_and_has: sql.Composed
     insert_appended: sql.Composed
     keys: sql.Composed

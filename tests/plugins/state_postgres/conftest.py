@@ -45,3 +45,8 @@ async def any_store(
         opened = PostgresStore(conninfo, schema=schema)
     async with opened:
         yield opened
+
+
+@pytest.fixture
+def postgres_server_port(postgres_server: Server) -> int:
+    return postgres_server.port

@@ -1,0 +1,29 @@
+"""Direct SQL on a store's schema, to check or sabotage it behind the store's back."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+
+async def execute(conninfo: str, statement: str, schema: str) -> None:
+    """Run `statement` with `{s}` standing for the quoted schema, in autocommit mode."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
+        await connection.execute(sql.SQL(statement).format(s=sql.Identifier(schema)))  # type: ignore[arg-type]
+
+
+async def refuse_writes_of(conninfo: str, schema: str, key: str) -> None:
+    """Make Postgres itself refuse any insert or update of `key`: a real server error."""
+    await execute(
+        conninfo,
+        "CREATE FUNCTION {s}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        f"IF new.key = '{key}' THEN RAISE EXCEPTION 'refused by test'; END IF; RETURN new; "
+        "END $$",
+        schema,
+    )
+    await execute(
+        conninfo,
+        "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON {s}.entries "
+        "FOR EACH ROW EXECUTE FUNCTION {s}.refuse()",
+        schema,
+    )

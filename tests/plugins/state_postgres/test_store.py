@@ -1,0 +1,223 @@
+"""PostgresStore alone: what only a server shows (its errors, names Postgres refuses, restarts)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+from layer0 import (
+    DeleteMemoryEffect,
+    SerializationError,
+    SessionScope,
+    StateError,
+    WriteFailed,
+    WriteMemoryEffect,
+)
+from neuron_state_postgres import PostgresStore
+
+from ._raw import execute, refuse_writes_of
+from .test_contract_turns import record
+
+SESSION = SessionScope(id="s1")
+
+
+async def test_a_key_holding_nul_is_refused_naming_it_and_nothing_is_written(
+    store: PostgresStore,
+) -> None:
+    with pytest.raises(WriteFailed, match=r"key 'a\\x00b' holds a NUL character") as raised:
+        await store.apply(
+            [
+                WriteMemoryEffect(scope=SESSION, key="fine", value=1),
+                WriteMemoryEffect(scope=SESSION, key="a\0b", value=1),
+            ]
+        )
+    assert "none was applied" in str(raised.value)
+    assert await store.list(SESSION, "") == []
+    assert await store.read(SESSION, "a\0b") is None
+    assert await store.list(SESSION, "a\0") == []
+    await store.delete(SESSION, "a\0b")  # no such key can exist: nothing to delete
+    assert await store.turn_record("t\0") is None
+
+
+async def test_a_turn_id_holding_nul_is_refused_naming_it(store: PostgresStore) -> None:
+    with pytest.raises(WriteFailed, match=r"turn id 't\\x00' holds a NUL character"):
+        await store.record_turn(record("t\0", "s", "2026-01-01T00:00:01.000+00:00"))
+
+
+async def test_a_key_holding_a_lone_surrogate_is_write_failed_and_reads_as_state_error(
+    store: PostgresStore,
+) -> None:
+    with pytest.raises(WriteFailed, match="write of key"):
+        await store.write(SESSION, "bad \ud800", 1)
+    with pytest.raises(StateError, match="read of key"):
+        await store.read(SESSION, "bad \ud800")
+
+
+async def test_a_server_error_on_write_is_write_failed_naming_key_and_scope(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await refuse_writes_of(conninfo, store.schema, "bad")
+    with pytest.raises(WriteFailed) as raised:
+        await store.write(SESSION, "bad", 1)
+    message = str(raised.value)
+    assert "write of key 'bad'" in message
+    assert '{"session":"s1"}' in message
+    assert "refused by test" in message
+    assert isinstance(raised.value.__cause__, psycopg.Error)
+    assert await store.read(SESSION, "bad") is None
+
+
+async def test_a_batch_whose_third_op_fails_in_the_database_applies_none(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await store.write(SESSION, "existing", "untouched")
+    await refuse_writes_of(conninfo, store.schema, "third")
+    with pytest.raises(WriteFailed) as raised:
+        await store.apply(
+            [
+                WriteMemoryEffect(scope=SESSION, key="first", value=1),
+                DeleteMemoryEffect(scope=SESSION, key="existing"),
+                WriteMemoryEffect(scope=SESSION, key="third", value=3),
+                WriteMemoryEffect(scope=SESSION, key="fourth", value=4),
+            ]
+        )
+    message = str(raised.value)
+    assert "batch of 4 operations failed at #3 (write of key 'third'" in message
+    assert "none was applied" in message
+    assert await store.list(SESSION, "") == ["existing"]
+    assert await store.search(SESSION, "untouched", 5) != []
+    await store.apply([WriteMemoryEffect(scope=SESSION, key="first", value=1)])
+    assert await store.list(SESSION, "") == ["existing", "first"]
+
+
+async def test_a_server_error_on_read_is_state_error_with_the_cause(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await store.write(SESSION, "k", 1)
+    await execute(conninfo, "DROP TABLE {s}.appended", store.schema)
+    with pytest.raises(StateError, match="read of key 'k'") as raised:
+        await store.read(SESSION, "k")
+    assert isinstance(raised.value.__cause__, psycopg.Error)
+
+
+async def test_a_stored_value_that_is_not_json_raises_serialization_error_on_read(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await store.write(SESSION, "k", "v")
+    await execute(conninfo, "UPDATE {s}.entries SET value = '{{not json'", store.schema)
+    with pytest.raises(SerializationError, match="'k'"):
+        await store.read(SESSION, "k")
+
+
+async def test_a_stored_record_that_does_not_parse_is_a_state_error_naming_the_turn(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await store.record_turn(record("t1", "s", "2026-01-01T00:00:01.000+00:00"))
+    await execute(conninfo, "UPDATE {s}.turns SET record = '{{\"turn_id\": 5}}'", store.schema)
+    with pytest.raises(StateError, match="turn record of 't1' does not parse"):
+        await store.turn_record("t1")
+
+
+async def test_data_survives_closing_and_opening_a_new_store(conninfo: str, schema: str) -> None:
+    async with PostgresStore(conninfo, schema=schema) as store:
+        await store.write(SESSION, "k", {"kept": True})
+        await store.record_turn(record("t1", "s", "2026-01-01T00:00:01.000+00:00"))
+    async with PostgresStore(conninfo, schema=schema) as store:
+        assert await store.read(SESSION, "k") == {"kept": True}
+        assert [s.turn_id for s in await store.turn_summaries()] == ["t1"]
+
+
+async def test_a_write_whose_caller_is_cancelled_still_lands_whole(
+    store: PostgresStore, conninfo: str
+) -> None:
+    await store.write(SESSION, "k", "old")
+    async with await psycopg.AsyncConnection.connect(conninfo) as blocker:
+        table = f'"{store.schema}".entries'
+        await blocker.execute(f"SELECT 1 FROM {table} FOR UPDATE")  # type: ignore[arg-type]
+        write = asyncio.ensure_future(
+            store.apply(
+                [
+                    WriteMemoryEffect(scope=SESSION, key="new", value=1),
+                    WriteMemoryEffect(scope=SESSION, key="k", value="new"),
+                ]
+            )
+        )
+        await _until_a_query_waits_for_a_lock(conninfo)
+        write.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+        await blocker.rollback()
+    await store.close()
+    async with PostgresStore(conninfo, schema=store.schema) as reopened:
+        assert await reopened.read(SESSION, "k") == "new"
+        assert await reopened.read(SESSION, "new") == 1
+
+
+async def _until_a_query_waits_for_a_lock(conninfo: str) -> None:
+    """Return once another connection of the server waits for a lock."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as watcher:
+        while True:
+            cursor = await watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0] > 0:
+                return
+
+
+async def test_two_schemas_in_one_database_are_separate_stores(conninfo: str, schema: str) -> None:
+    async with (
+        PostgresStore(conninfo, schema=schema) as one,
+        PostgresStore(conninfo, schema=schema + "_other") as two,
+    ):
+        await one.write(SESSION, "k", "one")
+        await two.write(SESSION, "k", "two")
+        assert await one.read(SESSION, "k") == "one"
+        assert await two.read(SESSION, "k") == "two"
+        assert await one.search(SESSION, "two", 5) == []
+
+
+async def test_a_schema_name_needing_quotes_works(conninfo: str, schema: str) -> None:
+    odd = f'{schema[:30]} "Odd"; DROP'
+    async with PostgresStore(conninfo, schema=odd) as store:
+        await store.write(SESSION, "k", "colours")
+        assert [r.key for r in await store.search(SESSION, "colour", 5)] == ["k"]
+        assert store.schema == odd
+
+
+async def test_batches_locking_keys_in_opposite_orders_all_succeed(store: PostgresStore) -> None:
+    def batch(first: str, second: str, n: int) -> list[WriteMemoryEffect]:
+        return [
+            WriteMemoryEffect(scope=SESSION, key=first, value=n),
+            WriteMemoryEffect(scope=SESSION, key=second, value=n),
+        ]
+
+    await asyncio.gather(
+        *(store.apply(batch("a", "b", n) if n % 2 else batch("b", "a", n)) for n in range(60))
+    )
+    assert await store.list(SESSION, "") == ["a", "b"]
+
+
+def test_bad_options_are_rejected_at_construction(conninfo: str) -> None:
+    for options, named in [
+        ({"schema": ""}, "schema"),
+        ({"schema": "x" * 64}, "schema"),
+        ({"min_size": 3, "max_size": 2}, "max_size"),
+        ({"max_size": 0}, "max_size"),
+        ({"connect_timeout": 0}, "timeouts"),
+    ]:
+        with pytest.raises(ValueError, match=named):
+            PostgresStore(conninfo, **options)  # type: ignore[arg-type]
+
+
+async def test_a_store_that_fails_to_open_in_async_with_is_closed(
+    postgres_server_port: int,
+) -> None:
+    store = PostgresStore(f"postgresql://nobody:pw@127.0.0.1:{postgres_server_port}/postgres")
+    with pytest.raises(StateError):
+        async with store:
+            pass
+    with pytest.raises(StateError, match="closed"):
+        await store.read("global", "k")

@@ -230,6 +230,16 @@ def waiting_calls(task: Task | None) -> list[str] | None:
     return None
 
 
+def holds_decisions(message: Message) -> bool:
+    """Whether `message` holds a data part `{"decisions": ...}`: it answers paused calls."""
+    for part in message.parts:
+        if part.WhichOneof("content") == "data":
+            data = plain_json(part.data)
+            if isinstance(data, dict) and DECISIONS_KEY in data:
+                return True
+    return False
+
+
 def decisions_of(message: Message, waiting: Sequence[str]) -> list[Decision]:
     """The decisions a follow-up `message` holds for the calls `waiting` (their ids).
 

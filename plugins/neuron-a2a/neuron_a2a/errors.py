@@ -96,8 +96,8 @@ class RemoteInputError(RemoteAgentError, NonRetryableError):
     """The turn's input cannot be sent to the remote agent, found before any request.
 
     A session that makes no context id the remote takes (too long), an image or
-    document by URL, a content block A2A has no part for, decisions with no task
-    waiting for them.
+    document by URL, a content block A2A has no part for, decisions without the
+    session of the paused turn.
     """
 
 

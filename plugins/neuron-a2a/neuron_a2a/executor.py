@@ -6,6 +6,13 @@ conversation goes on across messages and tasks. The turn's answer becomes a
 completed task with an artifact; a turn paused for approval becomes an
 `input-required` task whose follow-up carries the decisions; any other end
 maps to a task state saying why (see `neuron_a2a._convert.outcome`).
+
+A context is never left stuck on a pause: a message on a context whose
+session waits on calls no task lists any more (its task cancelled without
+them denied, or forgotten when the server restarted) gets a new
+`input-required` task listing them again, or resumes the session when it
+holds their decisions; cancelling a task that waits for approval denies its
+calls.
 """
 
 from __future__ import annotations
@@ -28,21 +35,25 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
+from layer0 import AgentId, Orchestrator, SessionId, StateReader, TurnInput, TurnOutput
 from neuron_turn import (
     ApprovalError,
+    Decision,
     ModelCallStart,
+    PendingCall,
     TextDelta,
     ToolStart,
     pending_approvals,
     resume_input,
 )
+from neuron_turn import waiting_calls as session_waits_on
 
 from ._convert import (
     answer_parts,
     answer_text,
     decisions_of,
     error_text,
+    holds_decisions,
     message_content,
     outcome,
     pending_parts,
@@ -58,6 +69,8 @@ __all__ = ["A2AExecutor"]
 _logger: Final = logging.getLogger("neuron_a2a")
 _ANSWER_ARTIFACT: Final = "answer"
 _CANCELLED: Final = "cancelled at the client's request"
+_DENIED_ON_CANCEL: Final = "cancelled by the caller"
+"""The reason a cancelled task's waiting calls are denied with: what the model reads."""
 # The JSON-RPC method the SDK records for a blocking send: its answer is not streamed.
 _BLOCKING_METHOD: Final = "SendMessage"
 
@@ -128,7 +141,16 @@ class A2AExecutor(AgentExecutor):
       `LocalOrchestrator` and `TemporalOrchestrator` have), a streaming request
       gets the answer's text as artifact updates as it comes, then the whole
       answer replacing them; otherwise the answer comes whole.
-    - Cancelling a task cancels the dispatch running it.
+    - A message on a context whose session waits on calls no task lists (a
+      task cancelled before its calls could be denied, or tasks forgotten by a
+      restart: they are kept in memory unless a `task_store` is given) gets a new
+      `input-required` task listing them again, and nothing runs; a message
+      holding their decisions resumes the session. This reads the session from
+      `state`.
+    - Cancelling a task cancels the dispatch running it. Cancelling a task
+      waiting for approval denies its calls ("cancelled by the caller"): the
+      core cannot record a denial without a turn, so the model reads them and
+      answers once, into the session only; the context then takes new messages.
     """
 
     def __init__(
@@ -140,6 +162,7 @@ class A2AExecutor(AgentExecutor):
         limits: MessageLimits | None = None,
         stream: bool = True,
         max_running: int = 32,
+        state: StateReader | None = None,
     ) -> None:
         """Serve `agent` of `orchestrator`.
 
@@ -154,6 +177,10 @@ class A2AExecutor(AgentExecutor):
             max_running: the most dispatches running at once; a message past them is
                 refused (`ServerBusyError`), so a flood of messages cannot start
                 unbounded work.
+            state: the store the agent's sessions are kept in, read to learn what a
+                paused session waits on (default: the orchestrator's `store`, as
+                `LocalOrchestrator` has; None without one: a message on a paused
+                session then fails with the turn's `AwaitingApprovalError`).
         """
         if max_running < 1:
             raise ValueError("max_running must be at least 1")
@@ -166,6 +193,8 @@ class A2AExecutor(AgentExecutor):
         self._runs: dict[str, _Run] = {}
         self._max_running = max_running
         self._running = 0  # counted from the check on, before the dispatch's task exists
+        found = getattr(orchestrator, "store", None) if state is None else state
+        self._state = found if isinstance(found, StateReader) else None
 
     def __repr__(self) -> str:
         return f"A2AExecutor(agent={self._agent!r}, orchestrator={self._orchestrator!r})"
@@ -218,7 +247,7 @@ class A2AExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task_id, context_id)
         current = context.current_task
         try:
-            input = self.turn_input(context.message, context_id, task_id, current)
+            input = await self._input(context.message, context_id, task_id, current)
         except InvalidDecisionsError as exc:
             if current is None:
                 raise _protocol_error(exc) from None
@@ -227,6 +256,9 @@ class A2AExecutor(AgentExecutor):
             return
         except A2AError as exc:
             raise _protocol_error(exc) from None
+        if not isinstance(input, TurnInput):
+            await self._list_paused(context, updater, input)
+            return
         waiting = current if waiting_calls(current) is not None else None
         try:
             self.check_capacity()
@@ -240,6 +272,55 @@ class A2AExecutor(AgentExecutor):
             await self._run(context, updater, input, waiting)
         finally:
             self._running -= 1
+
+    async def _input(
+        self, message: Message, context_id: str, task_id: str, task: Task | None
+    ) -> TurnInput | list[PendingCall]:
+        """The turn input of `message`; or the calls its session waits on, when it cannot run.
+
+        A message on a task waiting for approval is its follow-up (`turn_input`).
+        Any other is read against what its context's session waits on now: on
+        a paused session, its decisions resume it, and a message without them
+        cannot run (the calls are listed again); decisions on a session waiting
+        on nothing are refused.
+
+        Raises:
+            A2AError: the message or its decisions cannot be taken (a subclass says why).
+        """
+        if waiting_calls(task) is None:
+            session = session_of(context_id, self._prefix)
+            pending = await self._waits_on(session)
+            if pending and not holds_decisions(message):
+                return pending
+            if pending:
+                return resume_input(session, decisions_of(message, [c.id for c in pending]))
+            if pending is not None and holds_decisions(message):
+                raise InvalidDecisionsError(
+                    f"context {context_id!r} waits on no call: the decisions have nothing"
+                    " to decide; nothing was run"
+                )
+        return self.turn_input(message, context_id, task_id, task)
+
+    async def _waits_on(self, session: SessionId) -> list[PendingCall] | None:
+        """The calls `session` waits on now, read from `state` (None: no state to read)."""
+        if self._state is None:
+            return None
+        return await session_waits_on(self._state, session)
+
+    async def _list_paused(
+        self, context: RequestContext, updater: TaskUpdater, pending: list[PendingCall]
+    ) -> None:
+        """Make the task `input-required`, listing the calls its context's session waits on."""
+        if context.current_task is None and context.message is not None:
+            task = _new_task(updater.task_id, updater.context_id, context.message)
+            await updater.event_queue.enqueue_event(task)
+        said = (
+            "This conversation waits for decisions on calls an earlier task left undecided;"
+            " your message was not run. Decide them on this task, then send it again."
+        )
+        await updater.requires_input(
+            updater.new_agent_message([text_part(said), *pending_parts(pending)])
+        )
 
     async def _run(
         self, context: RequestContext, updater: TaskUpdater, input: TurnInput, waiting: Task | None
@@ -264,8 +345,8 @@ class A2AExecutor(AgentExecutor):
         """Cancel the dispatch running the task, if any, and report the task cancelled.
 
         The orchestrator decides what the stopped turn keeps (`LocalOrchestrator`:
-        what its tools did). A task waiting for approval is cancelled as it is:
-        its calls stay undecided, and its context's session stays paused on them.
+        what its tools did). A task waiting for approval has its calls denied
+        first, so its context's session is not left paused on them (`_deny`).
         """
         task_id = context.task_id
         run = None if task_id is None else self._runs.get(task_id)
@@ -275,7 +356,38 @@ class A2AExecutor(AgentExecutor):
             return
         if task_id is not None and context.context_id is not None:
             updater = TaskUpdater(event_queue, task_id, context.context_id)
-            await updater.cancel(updater.new_agent_message([text_part(_CANCELLED)]))
+            said = _CANCELLED
+            if waiting_calls(context.current_task):
+                said = await self._deny(context.context_id, context.current_task)
+            await updater.cancel(updater.new_agent_message([text_part(said)]))
+
+    async def _deny(self, context_id: str, task: Task | None) -> str:
+        """Deny the calls the session of `context_id` waits on; say what became of them.
+
+        Why a turn: the core records a decision only by resuming, which runs the
+        model once after the denials (`resume_input`); its answer stays in the
+        session, which then takes new messages. The calls are read from the
+        session when there is `state` (what it waits on now), else from `task`.
+        A denial that fails leaves the session paused: the context's next
+        message lists the calls again.
+        """
+        session = session_of(context_id, self._prefix)
+        pending = await self._waits_on(session)
+        ids = [c.id for c in pending] if pending is not None else waiting_calls(task) or []
+        if not ids:
+            return _CANCELLED
+        decisions = [Decision.deny(call, _DENIED_ON_CANCEL) for call in ids]
+        self._running += 1  # a cancel is not refused for capacity, but its turn counts
+        try:
+            await self._orchestrator.dispatch(self._agent, resume_input(session, decisions))
+        except Exception as exc:
+            _logger.warning(
+                "denying the calls of cancelled %s failed: %s", context_id, error_text(exc)
+            )
+            return f"{_CANCELLED}; its calls could not be denied ({error_text(exc)})"
+        finally:
+            self._running -= 1
+        return f"{_CANCELLED}; the calls it waited on were denied: {', '.join(ids)}"
 
     async def _report(self, run: _Run, updater: TaskUpdater, waiting: Task | None) -> None:
         """Wait for the dispatch and report how it ended.

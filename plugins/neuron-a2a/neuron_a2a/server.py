@@ -29,7 +29,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from layer0 import AgentId, Orchestrator
+from layer0 import AgentId, Orchestrator, StateReader
 from neuron_tool.http_guard import allowed_hosts_for, check_token, url_host
 from neuron_tool.serving import serve_until_cancelled
 
@@ -131,6 +131,7 @@ async def serve_a2a(
     limits: MessageLimits | None = None,
     task_store: TaskStore | None = None,
     max_running: int = 32,
+    state: StateReader | None = None,
 ) -> None:
     """Serve `agent` of `orchestrator` over A2A at `http://host:port/` until cancelled.
 
@@ -166,6 +167,8 @@ async def serve_a2a(
         limits: what one request may carry (default: `MessageLimits()`).
         task_store: where the A2A tasks are kept (default: in memory).
         max_running: the most dispatches running at once (see `A2AExecutor`).
+        state: the store of the agent's sessions, read to learn what a paused
+            session waits on (see `A2AExecutor`; default: the orchestrator's `store`).
 
     Raises:
         ValueError: the token is too short or not header-safe, or a wildcard
@@ -178,7 +181,12 @@ async def serve_a2a(
         check_token(token)
         generated = False
     executor = A2AExecutor(
-        orchestrator, agent, session_prefix=session_prefix, limits=limits, max_running=max_running
+        orchestrator,
+        agent,
+        session_prefix=session_prefix,
+        limits=limits,
+        max_running=max_running,
+        state=state,
     )
     # Binding here rather than in uvicorn lets port 0 work: the URL is known
     # now, and connections queue in the backlog until uvicorn takes them.

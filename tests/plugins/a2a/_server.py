@@ -91,19 +91,20 @@ async def serving(
 
 @asynccontextmanager
 async def served(orchestrator: Any, **options: Any) -> AsyncIterator[str]:
-    """Serve agent `helper` of `orchestrator` over A2A on 127.0.0.1 port 0; yield its URL.
+    """Serve agent `helper` of `orchestrator` over A2A on 127.0.0.1; yield its URL.
 
-    `options` go to `serve_a2a` (the token is `TOKEN` unless given).
+    `options` go to `serve_a2a` (the token is `TOKEN` and the port 0, a free one,
+    unless given).
     """
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     options.setdefault("token", TOKEN)
+    options.setdefault("port", 0)
     server = asyncio.create_task(
         serve_a2a(
             orchestrator,
             "helper",
             card_name="Helper",
             description="Answers questions.",
-            port=0,
             on_ready=ready.set_result,
             **options,
         )

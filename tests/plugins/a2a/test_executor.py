@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -43,7 +45,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ._server import GatedModel, Served, send, serving, stream, user_message
+from ._server import GatedModel, Served, send, served, serving, stream, user_message
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n"
@@ -454,13 +456,72 @@ async def test_a_message_past_the_running_limit_is_refused_and_runs_nothing() ->
     assert answer_of(first) == "Next."
 
 
-async def test_cancelling_a_task_waiting_for_approval_cancels_it_and_runs_nothing() -> None:
+async def test_cancelling_a_paused_task_denies_its_calls_and_its_context_takes_new_messages() -> (
+    None
+):
     runs: list[str] = []
-    async with serving(ScriptedProvider([ASKS]), tools=[deleting(runs)], config=APPROVAL) as s:
-        paused = await ask_to_delete(s)
-        cancelled = await (await s.client()).cancel_task(CancelTaskRequest(id=paused.id))
+    model = ScriptedProvider([ASKS, text_response("Kept it."), text_response("Hello again.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as served:
+        paused = await ask_to_delete(served)
+        client = await served.client()
+        cancelled = await client.cancel_task(CancelTaskRequest(id=paused.id))
+        after = await send(client, user_message("Hello?", context_id=paused.context_id))
 
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED and runs == []
+    assert "the calls it waited on were denied: c1" in status_text(cancelled)
+    denied = model.requests[1].messages[-1].content[-1]
+    assert isinstance(denied, ToolResultPart) and denied.is_error
+    assert "cancelled by the caller" in denied.content
+    assert after.status.state == COMPLETED and answer_of(after) == "Hello again."
+    assert texts(model.requests[2])[-1] == "Hello?"
+
+
+@asynccontextmanager
+async def restarted(first: Served) -> AsyncIterator[Served]:
+    """A new server over `first`'s orchestrator and store: `first`'s tasks are forgotten."""
+    async with served(first.orchestrator) as url:
+        again = Served(url, first.store, first.orchestrator, first.model)
+        try:
+            yield again
+        finally:
+            for client in again.clients:
+                await client.close()
+            for http in again.https:
+                await http.aclose()
+
+
+async def test_a_message_on_a_context_paused_before_a_restart_gets_its_calls_listed_again() -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Deleted old.log.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as first:
+        paused = await ask_to_delete(first)
+    async with restarted(first) as served:
+        client = await served.client()
+        again = await send(client, user_message("Hello?", context_id=paused.context_id))
+        calls_then = len(model.requests)
+        done = await send(client, decisions({"call_id": "c1", "approve": True}, task=again))
+
+    assert again.id != paused.id and again.status.state == INPUT_REQUIRED
+    assert "your message was not run" in status_text(again)
+    assert get_data_parts(again.status.message.parts) == get_data_parts(paused.status.message.parts)
+    assert calls_then == 1  # the message reached no model
+    assert done.status.state == COMPLETED and answer_of(done) == "Deleted old.log."
+    assert runs == ["old.log"]
+
+
+async def test_decisions_sent_to_a_context_paused_before_a_restart_resume_it() -> None:
+    runs: list[str] = []
+    model = ScriptedProvider([ASKS, text_response("Deleted old.log.")])
+    async with serving(model, tools=[deleting(runs)], config=APPROVAL) as first:
+        paused = await ask_to_delete(first)
+    async with restarted(first) as served:
+        data = Part()
+        data.data.struct_value.update({"decisions": [{"call_id": "c1", "approve": True}]})
+        client = await served.client()
+        done = await send(client, user_message(data, context_id=paused.context_id))
+
+    assert done.status.state == COMPLETED and answer_of(done) == "Deleted old.log."
+    assert runs == ["old.log"]
 
 
 async def test_the_turn_input_carries_the_a2a_ids_and_the_prefixed_session() -> None:

@@ -9,10 +9,11 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from a2a.types import ListTasksRequest, TaskState
+from a2a.types import CancelTaskRequest, ListTasksRequest, TaskState
 from google.protobuf import json_format
 from pydantic import BaseModel
 
@@ -63,7 +64,7 @@ from neuron_turn.testing import (
     tool_call_response,
 )
 
-from ._server import TOKEN, GatedModel, Served, serving
+from ._server import TOKEN, GatedModel, Served, served, serving
 
 pytestmark = pytest.mark.asyncio
 
@@ -300,6 +301,51 @@ async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_
     assert done.exit_reason == "complete"
 
 
+async def test_a_remote_paused_before_its_server_restarted_resumes_with_the_decisions() -> None:
+    deleted: list[str] = []
+    async with serving_a_cleaner(deleted) as first:
+        remote = RemoteAgent(first.url, token=TOKEN)
+        orchestrator = LocalOrchestrator({"cleaner": remote}, InMemoryStore())
+        paused = await orchestrator.dispatch("cleaner", ask("Tidy up", session="s1"))
+    # A new server over the same sessions, at the same address: the tasks were in memory.
+    async with served(first.orchestrator, port=urlsplit(first.url).port), remote:
+        decisions = [Decision.approve("c1")]
+        done = await orchestrator.dispatch("cleaner", resume_input("s1", decisions))
+
+    assert paused.exit_reason == AWAITING_APPROVAL and deleted == ["old.log"]
+    assert done.message.as_text() == "Deleted old.log." and done.exit_reason == "complete"
+
+
+async def test_after_a_paused_remote_task_is_cancelled_its_session_takes_a_new_message() -> None:
+    deleted: list[str] = []
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "delete_file", {"path": "old.log"})),
+            text_response("Kept it."),
+            text_response("Hello again."),
+        ]
+    )
+    policy = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["delete_*"]))
+    async with serving(model, tools=[delete_file], config=policy) as served_agent:
+        async with RemoteAgent(served_agent.url, token=TOKEN) as remote:
+            orchestrator = LocalOrchestrator({"cleaner": remote}, InMemoryStore())
+            await orchestrator.dispatch("cleaner", ask("Tidy up", session="s1"))
+            client = await served_agent.client()
+            (task,) = (await client.list_tasks(ListTasksRequest(context_id="s1"))).tasks
+            await client.cancel_task(CancelTaskRequest(id=task.id))
+            after = await orchestrator.dispatch("cleaner", ask("Hello?", session="s1"))
+
+    assert deleted == [] and after.message.as_text() == "Hello again."
+    assert "cancelled by the caller" in str(model.requests[1].messages[-1].content)
+
+
 async def test_a_delegating_turn_pauses_on_the_remote_calls_and_its_resume_decides_them() -> None:
     deleted: list[str] = []
     async with serving_a_cleaner(deleted) as served:
@@ -326,12 +372,15 @@ async def test_a_delegating_turn_pauses_on_the_remote_calls_and_its_resume_decid
     assert "Deleted old.log." in str(lead_requests(lead)[1].messages[-1].content)
 
 
-async def test_decisions_with_no_remote_task_waiting_fail_clearly() -> None:
-    async with serving(ScriptedProvider([text_response("Hi.")])) as served:
+async def test_decisions_for_a_remote_context_waiting_on_nothing_are_refused_saying_so() -> None:
+    model = ScriptedProvider([text_response("Hi.")])
+    async with serving(model) as served:
         async with RemoteAgent(served.url, token=TOKEN) as remote:
             await remote.execute(ask(session="s1"))
-            with pytest.raises(RemoteInputError, match="no task of the remote agent"):
+            with pytest.raises(RemoteTaskError, match="context 's1' waits on no call"):
                 await remote.execute(resume_input("s1", [Decision.approve("c1")]))
+
+    assert len(model.requests) == 1
 
 
 async def test_cancelling_execute_cancels_the_remote_task() -> None:

@@ -9,6 +9,7 @@ becomes an error of this store's (the password cut out of it).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Final
 
 import psycopg
@@ -34,6 +35,9 @@ Pool = AsyncConnectionPool[Connection]
 _PASSWORD_HELP: Final = (
     "check the user and the password (given in the connection string, $PGPASSWORD or ~/.pgpass)"
 )
+# libpq's messages for an option it cannot take ("invalid sslmode value", "invalid
+# integer value ... for connection option").
+_INVALID_OPTION: Final = re.compile(r"invalid [\w ]*value|connection option|URI")
 # libpq's messages for a refused login; the SQLSTATE is not set on a failed connection.
 _AUTH_SIGNS: Final = (
     "password authentication failed",
@@ -105,9 +109,9 @@ def pool(
 
 def _connect_error(conninfo: Conninfo, exc: psycopg.Error, connect_timeout: float) -> StateError:
     """This store's error for a failed first connection, with no secret in it."""
-    message = conninfo.scrub(str(exc).strip())
+    message = " ".join(conninfo.scrub(str(exc)).split())  # libpq's lines, on one
     where = conninfo.shown
-    if isinstance(exc, psycopg.ProgrammingError):
+    if isinstance(exc, psycopg.ProgrammingError) or _INVALID_OPTION.search(message):
         return ConninfoError(
             where,
             f"the connection string is refused ({message})",

@@ -57,7 +57,8 @@ class Conninfo:
         try:
             params = conninfo_to_dict(text)
         except ProgrammingError as exc:
-            return cls(text, redact(text), secrets, _scrub(str(exc), secrets))
+            problem = " ".join(_scrub(str(exc), secrets).split())
+            return cls(text, redact(text), secrets, problem)
         password = params.get("password")
         if password is not None:
             secrets = _with(secrets, str(password))

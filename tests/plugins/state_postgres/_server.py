@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
-__all__ = ["Server", "postgres_server", "running_server"]
+__all__ = ["Server", "free_port", "postgres_server", "running_server"]
 
 USER = "neuron"
 DATABASE = "postgres"
@@ -123,3 +123,8 @@ def postgres_server() -> Iterator[Server]:
     """One throwaway cluster for the whole session; each test takes a schema of its own."""
     with running_server() as server:
         yield server
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (at the time of asking)."""
+    return _free_port()

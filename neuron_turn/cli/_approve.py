@@ -56,6 +56,8 @@ _NOT_CARRIED: Final = frozenset(
         "input",
         "deny",
         "reason",
+        "answer",
+        "failed",
         "output_schema",  # parsed, the file's path is gone; the hint asks for it
     }
 )
@@ -123,6 +125,20 @@ def add_resume_parser(
         "--reason", action=_Reason, metavar="TEXT", help="after --deny ID: why (the model reads it)"
     )
     decisions.add_argument(
+        "--answer",
+        action=_Answer,
+        nargs=2,
+        metavar=("ID", "JSON"),
+        help="answer call ID of an external tool (which you carried out) with its result, "
+        "a JSON value the model reads (a text in quotes: '\"blue\"')",
+    )
+    decisions.add_argument(
+        "--failed",
+        action=_Failed,
+        nargs=0,
+        help="after --answer ID JSON: the call failed, and JSON says how",
+    )
+    decisions.add_argument(
         "--always",
         action=_Always,
         nargs=0,
@@ -151,25 +167,48 @@ def print_resume_hint(
     add_run_options(scratch)
     options = resume_options(args, scratch, model)
     base = [PROG, "resume", session]
-    approve = [arg for call in pending for arg in ("--approve", call.id)]
-    deny = [arg for call in pending for arg in ("--deny", call.id, "--reason", "...")]
-    first = pending[0]
-    lines = [
-        f"{PROG}: the turn is waiting for approval of {len(pending)} tool call(s) "
-        f"in session {session}:",
-        *(f"  {call.id}  {call.name}  {_json(call.input)}" for call in pending),
-        "continue it with one decision per call:",
-        f"  approve: {shlex.join([*base, *approve, *options])}",
-        f"  deny:    {shlex.join([*base, *deny, *options])}",
-        "  (run a call with other input: --approve ID --input JSON, e.g. "
-        f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
-        "  (decide a tool's later calls in this session too: --always after its decision)",
+    approve = [
+        arg
+        for call in pending
+        for arg in (("--answer", call.id, "JSON") if call.external else ("--approve", call.id))
     ]
+    deny = [arg for call in pending for arg in ("--deny", call.id, "--reason", "...")]
+    own = [call for call in pending if not call.external]
+    waits = (
+        "approval of"
+        if len(own) == len(pending)
+        else ("the result of" if not own else "a decision on")
+    )
+    lines = [
+        f"{PROG}: the turn is waiting for {waits} {len(pending)} tool call(s) "
+        f"in session {session}:",
+        *(_pending_line(call) for call in pending),
+        "continue it with one decision per call:",
+        f"  {'answer' if not own else 'approve'}: {shlex.join([*base, *approve, *options])}",
+        f"  deny:    {shlex.join([*base, *deny, *options])}",
+    ]
+    if own:
+        first = own[0]
+        lines += [
+            "  (run a call with other input: --approve ID --input JSON, e.g. "
+            f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
+            "  (decide a tool's later calls in this session too: --always after its decision)",
+        ]
+    if len(own) < len(pending):
+        lines.append(
+            "  (an external tool's call is yours to carry out: --answer ID JSON gives the "
+            "model its result, a text in quotes; --failed after it if it failed)"
+        )
     if getattr(args, "output_schema", None) is not None:
         lines.append("  (add the --output-schema FILE this run had)")
     err.write(shown_on(err)("\n".join(lines)) + "\n")
     err.flush()
     return EXIT_AWAITING_APPROVAL
+
+
+def _pending_line(call: PendingCall) -> str:
+    external = "  (an external tool: you carry it out)" if call.external else ""
+    return f"  {call.id}  {call.name}  {_json(call.input)}{external}"
 
 
 def kept_part_hint(
@@ -369,10 +408,15 @@ _QUESTION: Final = "  run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er: "
 """`always` and `never` decide the tool's later calls in the session too (`Decision.always`)."""
 
 
+_ANSWER_QUESTION: Final = "  its result? [t]ext / [j]son / [n]o, refuse it: "
+"""An external tool's call: the person carries it out and gives its result."""
+
+
 class Prompter:
     """Asks on a terminal: shows each pending call and reads the person's answer from `stdin`.
 
     `y`, `n` or `edit`; `always` or `never` for the tool's later calls in the session too.
+    An external tool's call is the person's to carry out: its result as text or JSON, or `n`.
     """
 
     def __init__(
@@ -415,6 +459,8 @@ class Prompter:
         return decisions
 
     async def _decide(self, call: PendingCall) -> Decision | None:
+        if call.external:
+            return await self._answer(call)
         self._say(f"  {call.id}: {call.name} {_json(call.input)}")
         while True:
             answer = await self._ask(_QUESTION)
@@ -434,6 +480,32 @@ class Prompter:
                     return Decision.approve(call.id, edited[0])
                 continue
             self._say(f"  answer y, n, e, or a / v to decide every later {call.name} call too")
+
+    async def _answer(self, call: PendingCall) -> Decision | None:
+        """The person carries out an external tool's call and gives its result, or refuses."""
+        self._say(f"  {call.id}: {call.name} {_json(call.input)}  (an external tool: yours to do)")
+        while True:
+            answer = await self._ask(_ANSWER_QUESTION)
+            if answer is None:
+                return None
+            choice = answer.strip().lower()
+            if choice in ("t", "text"):
+                text = await self._ask("  its result (the model reads this line): ")
+                return None if text is None else Decision.answer(call.id, text.strip())
+            if choice in ("j", "json"):
+                line = await self._ask("  its result as JSON on one line: ")
+                if line is None:
+                    return None
+                try:
+                    value: JsonValue = json.loads(line)
+                except ValueError as exc:
+                    self._say(f"  not JSON ({exc})")
+                    continue
+                return Decision.answer(call.id, value)
+            if choice in ("n", "no"):
+                reason = await self._ask("  why not? (the model reads this): ")
+                return None if reason is None else Decision.deny(call.id, reason.strip())
+            self._say("  answer t, j or n")
 
     async def _edit(self, call: PendingCall) -> tuple[JsonValue] | None:
         """The edited input, or None (the person is asked again)."""
@@ -576,11 +648,35 @@ class _Reason(argparse.Action):
         ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"reason": value})]
 
 
+class _Answer(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        id, text = value
+        try:
+            output = _json_value(text)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(
+                f"--answer {id}: the result is {exc} (a text goes in quotes: '\"{text}\"')"
+            )
+        ns.decisions = [*ns.decisions, Decision.answer(id, output)]
+
+
+class _Failed(argparse.Action):
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
+    ) -> None:
+        last = ns.decisions[-1] if ns.decisions else None
+        if last is None or last.decision != "answer" or last.is_error:
+            parser.error("--failed belongs right after the --answer ID JSON it marks")
+        ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"is_error": True})]
+
+
 class _Always(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: Any, _: Any = None
     ) -> None:
         last = ns.decisions[-1] if ns.decisions else None
-        if last is None or last.always:
+        if last is None or last.always or last.decision == "answer":
             parser.error("--always belongs after the --approve ID or --deny ID it extends")
         ns.decisions = [*ns.decisions[:-1], last.model_copy(update={"always": True})]

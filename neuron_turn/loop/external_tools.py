@@ -16,8 +16,8 @@ options of a paused input are kept for its resume (`paused_options`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Sequence
+from typing import Final
 
 from pydantic import JsonValue
 
@@ -27,10 +27,6 @@ from neuron_tool import ExternalTool, ToolInputError, ToolRegistry, is_tool_name
 from ._convert import json_text
 from ._tool_input import AnsweredCall, RefusedCall
 from .provider import ToolUsePart
-
-if TYPE_CHECKING:
-    from .approval import Decision
-    from .config import ResolvedConfig
 
 __all__ = ["with_external_tools"]
 
@@ -93,7 +89,7 @@ def _declared(index: int, item: JsonValue) -> ExternalTool:
 
 
 def screened_external(
-    call: ToolUsePart, tools: ToolRegistry, settings: ResolvedConfig
+    call: ToolUsePart, tools: ToolRegistry, allows: Callable[[str], bool]
 ) -> ToolUsePart:
     """`call` as the turn hands it out: refused unrun if it could not run, else as it is.
 
@@ -101,11 +97,12 @@ def screened_external(
     fit the tool's schema, with the result a run call would have. Why: the
     model's input is untrusted; the caller gets only input that fits, and the
     model reads at once what it got wrong. Calls of other tools pass.
+    `allows` says whether the turn allows a tool (`ResolvedConfig.allows`).
     """
     name = call.name
     if isinstance(call, RefusedCall) or name not in tools.external_names:
         return call
-    if not settings.allows(name):
+    if not allows(name):
         refusal = f"Error: the tool {name!r} is not allowed in this turn"
         return RefusedCall(call.id, name, call.input, refusal)
     try:
@@ -115,9 +112,9 @@ def screened_external(
     return call
 
 
-def answered_call(call: ToolUsePart, decision: Decision) -> ToolUsePart:
-    """`call` answered unrun with the caller's output (`Decision.answer`), an error or not."""
-    text = json_text(decision.output)
-    if decision.is_error:
+def answered_call(call: ToolUsePart, output: JsonValue, is_error: bool) -> ToolUsePart:
+    """`call` answered unrun with the caller's `output` (`Decision.answer`), an error or not."""
+    text = json_text(output)
+    if is_error:
         return RefusedCall(call.id, call.name, call.input, text)
     return AnsweredCall(call.id, call.name, call.input, text)

@@ -1058,7 +1058,7 @@ class NeuronTurn(Generic[OutT]):
         if standing:
             calls = [_as_standing(c, standing) for c in calls]
         if external:
-            calls = [screened_external(c, self.tools, run.settings) for c in calls]
+            calls = [screened_external(c, self.tools, run.settings.allows) for c in calls]
         held = [] if policy is None and not external else _held(calls, policy, standing, external)
         if not held:
             await rounds.execute(calls)
@@ -1557,7 +1557,7 @@ def _decided(
         refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
         return RefusedCall(call.id, call.name, call.input, refusal)
     if decision.decision == "answer":
-        return answered_call(call, decision)
+        return answered_call(call, decision.output, decision.is_error)
     if call.name in external:
         raise ExternalCallApprovedError(
             f"call {call.id!r} is of external tool {call.name!r}, which nothing in the turn "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shlex
 import signal
@@ -423,6 +424,9 @@ def test_a_new_message_on_a_paused_session_and_a_resume_of_one_not_paused_are_re
         (["--deny", "c", "--input", "{}"], "--input belongs right after the --approve ID"),
         (["--approve", "c", "--reason", "x"], "--reason belongs right after the --deny ID"),
         (["--approve", "c", "--input", "{nope"], "not JSON"),
+        (["--approve", "c", "--failed"], "--failed belongs right after the --answer ID JSON"),
+        (["--answer", "c", "blue"], "--answer c: the result is not JSON"),
+        (["--answer", "c", '"blue"', "--always"], "--always belongs after the --approve ID"),
     ],
 )
 def test_misplaced_decision_options_are_usage_errors(
@@ -468,3 +472,58 @@ def test_approve_tool_with_an_environment_is_a_usage_error(env: dict[str, str]) 
     refused = neuron_turn(env, "run", "x", *TOOL, "--approve-tool", "*", "--environment", "proc")
     assert refused.returncode == EXIT_USAGE
     assert "--approve-tool does not work with --environment" in refused.stderr
+
+
+# --- external tools: the person carries the call out ----------------------------------
+
+ASKS = ["--model", "fixture:first-tool", "--tool", "fixture_ask_user"]
+ANSWER_PROMPT = "its result? [t]ext / [j]son / [n]o, refuse it: "
+
+
+def test_an_external_call_on_the_terminal_is_answered_by_the_person(
+    env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    terminal = open_terminal(terminals, env, "run", "ask me", *ASKS)
+    shown = terminal.expect(ANSWER_PROMPT)
+    assert "call_1: fixture_ask_user {}  (an external tool: yours to do)" in shown
+    terminal.answer("j")
+    terminal.expect("its result as JSON on one line: ")
+    terminal.answer("{nope")
+    terminal.expect(ANSWER_PROMPT)  # not JSON: asked again
+    terminal.answer("t")
+    terminal.expect("its result (the model reads this line): ")
+    terminal.answer("blue")
+    code, out, rest = terminal.end()
+    assert (code, out) == (0, "the tool said: blue\n"), rest
+
+
+def test_without_a_terminal_an_external_call_prints_the_answer_command_which_resumes(
+    env: dict[str, str],
+) -> None:
+    paused = neuron_turn(env, "run", "ask me", *ASKS, "--session", "s-ask")
+    assert paused.returncode == EXIT_AWAITING_APPROVAL, paused.stderr
+    assert (
+        "neuron-turn: the turn is waiting for the result of 1 tool call(s) in session s-ask:"
+        in paused.stderr
+    )
+    assert "  call_1  fixture_ask_user  {}  (an external tool: you carry it out)" in paused.stderr
+    answer = hint_command(paused.stderr, "answer")
+    assert answer == ["resume", "s-ask", "--answer", "call_1", "JSON", *ASKS]
+    assert "--answer ID JSON gives the model its result" in paused.stderr
+    assert "--approve" not in paused.stderr  # nothing here can run it
+
+    answer[answer.index("JSON")] = '{"colour": "blue"}'
+    done = neuron_turn(env, *answer, "--failed")
+    assert (done.returncode, done.stdout) == (0, 'the tool said: {"colour":"blue"}\n'), done.stderr
+    assert re.search(r'"is_error":\s*true', history(env, "s-ask"))
+
+
+def test_approving_an_external_call_exits_with_the_decisions_code_and_keeps_it_waiting(
+    env: dict[str, str],
+) -> None:
+    neuron_turn(env, "run", "ask me", *ASKS, "--session", "s-ask")
+    refused = neuron_turn(env, "resume", "s-ask", "--approve", "call_1", *ASKS)
+    assert refused.returncode == EXIT_DECISIONS
+    assert "call 'call_1' is of external tool 'fixture_ask_user'" in refused.stderr
+    done = neuron_turn(env, "resume", "s-ask", "--answer", "call_1", '"red"', *ASKS)
+    assert (done.returncode, done.stdout) == (0, "the tool said: red\n"), done.stderr

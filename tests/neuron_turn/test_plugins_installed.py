@@ -66,7 +66,7 @@ async def test_the_fixture_plugin_loads_through_its_real_entry_point() -> None:
         "register_output_validators",
     )
     assert info.registered["providers"] == ("fixture",)
-    assert info.registered["tools"] == ("fixture_add",)
+    assert info.registered["tools"] == ("fixture_add", "fixture_ask_user")
     assert info.registered["hooks"] == ("fixture-plugin.fixture_observer",)
     assert info.registered["approval_policies"] == ("predicate large_numbers",)
     assert info.registered["guardrails"] == (
@@ -97,7 +97,7 @@ def test_neuron_turn_plugins_lists_the_fixture(command: tuple[str, ...]) -> None
         "register_approval_policies, register_guardrails, register_output_validators",
         "  providers: fixture",
         "  hooks: fixture-plugin.fixture_observer",
-        "  tools: fixture_add",
+        "  tools: fixture_add, fixture_ask_user",
         "  approval policies: predicate large_numbers",
         "  guardrails: fixture_no_forbidden (input), fixture_no_classified (output)",
         "  output validators: fixture_no_drafts",

@@ -75,7 +75,6 @@ from ._fallback import add_fallback_arguments, fallback_usage_error, retry_optio
 from ._listing import listing_json, listing_text
 from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
-from ._payloads import add_payloads_parser
 from ._prompt import add_prompt_arguments, read_prompt
 from ._revoke import add_revoke_parser
 from ._sessions import (
@@ -165,7 +164,6 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(handler=_plugins_command)
     _add_run_parser(commands)
     _add_worker_parser(commands)
-    add_payloads_parser(commands)
     _add_chat_parser(commands)
     _add_session_parsers(commands)
     add_show_parser(commands)

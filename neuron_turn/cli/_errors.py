@@ -46,7 +46,6 @@ EXIT_ENVIRONMENT: Final = 13
 EXIT_NOT_FOUND: Final = 14
 EXIT_AWAITING_APPROVAL: Final = 15
 EXIT_DECISIONS: Final = 16
-EXIT_PAYLOADS: Final = 17
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -103,12 +102,6 @@ _CODES: Final = (
         "`neuron-turn resume` decisions do not fit the paused session (a call without a "
         "decision, an unknown or twice-decided call, an edited input the tool refuses, a "
         "session not paused), or `run` gave a new message to a paused session; nothing ran",
-    ),
-    (
-        EXIT_PAYLOADS,
-        "`neuron-turn payloads prune` refused: the payload directory is missing, not a "
-        "directory or unreadable, or --older-than is shorter than 1d (nothing was removed); "
-        "or some files could not be removed (each named on stderr)",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )

@@ -1,15 +1,16 @@
-"""`neuron-turn payloads prune`: the payload directory's retention from the command line."""
+"""`neuron-temporal payloads prune`: the payload directory's retention from the command line."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from neuron_turn.cli import main
-from neuron_turn.cli._errors import EXIT_OK, EXIT_PAYLOADS, EXIT_USAGE
+from neuron_orch_temporal._command_line import EXIT_OK, EXIT_PAYLOADS, EXIT_USAGE, main
 
 DAY = 86_400
 
@@ -83,7 +84,7 @@ def test_payloads_prune_exits_with_its_own_code_naming_what_was_wrong(
     code = main(["payloads", "prune", "--payload-dir", given, "--older-than", older_than])
 
     err = capsys.readouterr().err
-    assert code == EXIT_PAYLOADS and err.startswith("neuron-turn: error: ") and said in err
+    assert code == EXIT_PAYLOADS and err.startswith("neuron-temporal: error: ") and said in err
     assert old.exists()
 
 
@@ -95,3 +96,19 @@ def test_payloads_prune_refuses_a_duration_it_cannot_read_as_a_usage_error(
 
     assert ended.value.code == EXIT_USAGE
     assert "not a duration: '90 days'" in capsys.readouterr().err
+
+
+def test_the_console_script_prunes_as_main_does(tmp_path: Path) -> None:
+    old, recent, _ = _cli_directory(tmp_path)
+    script = Path(sys.executable).with_name("neuron-temporal")
+
+    done = subprocess.run(
+        [script, "payloads", "prune", "--payload-dir", old.parents[1], "--older-than", "90d"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("removed 1 file (1,000 bytes)")
+    assert not old.exists() and recent.exists()

@@ -1,13 +1,14 @@
-"""`neuron-turn payloads prune`: remove the large payloads no workflow history needs any more.
+"""`neuron-temporal payloads prune`: remove the large payloads no workflow history needs.
 
 `--payload-dir DIR` keeps a Temporal turn's large payloads as files in DIR,
-and nothing else removes them. `payloads prune --payload-dir DIR
---older-than 90d` removes those not written or read for longer than that
-(neuron-orch-temporal's `retention`); `--dry-run` lists them instead.
+and nothing else removes them. `neuron-temporal payloads prune --payload-dir
+DIR --older-than 90d` removes those not written or read for longer than that
+(`retention`); `--dry-run` lists them instead. A command of the plugin's own,
+not of `neuron-turn`: the directory's layout is the plugin's to know, and the
+core imports no plugin. It needs no temporalio.
 
-The only import of a plugin in the core: the command line has no way for a
-plugin to add a command, and the directory's layout is the plugin's to know.
-It is imported when the command runs, and needs the plugin, not temporalio.
+Exit codes: 0 done, 2 bad usage, 17 refused (a directory missing or
+unreadable, an age under 1d: nothing removed) or some files not removed.
 """
 
 from __future__ import annotations
@@ -16,28 +17,46 @@ import argparse
 import asyncio
 import re
 import sys
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Final
+from typing import Final, NoReturn
 
-from ._errors import EXIT_OK, EXIT_PAYLOADS, EXIT_PLUGIN, epilog
-from ._visible import shown_on
+from .errors import PruneRefusedError
+from .retention import PruneReport, prune_payloads
 
-if TYPE_CHECKING:
-    # The core is type-checked without the plugins on its path; each plugin with them.
-    from neuron_orch_temporal.retention import (  # type: ignore[import-not-found,unused-ignore]
-        PruneReport,
-    )
+__all__ = ["EXIT_OK", "EXIT_PAYLOADS", "EXIT_USAGE", "duration", "main"]
 
-__all__ = ["add_payloads_parser", "duration"]
-
-PROG: Final = "neuron-turn"
+PROG: Final = "neuron-temporal"
+EXIT_OK: Final = 0
+EXIT_USAGE: Final = 2
+EXIT_PAYLOADS: Final = 17
+"""The prune refused (nothing removed), or some files could not be removed."""
 _UNITS: Final = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 _DURATION: Final = re.compile(r"(?:(\d+)([smhdw]))+")
 _PART: Final = re.compile(r"(\d+)([smhdw])")
 
 
-def add_payloads_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the `payloads` command (its subcommand `prune`) to the command line."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `neuron-temporal` with `argv` (default: `sys.argv[1:]`); return the exit code."""
+    args = _parser().parse_args(argv)
+    code: int = args.handler(args)
+    return code
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors on one line, as `neuron-turn` has them."""
+
+    def error(self, message: str) -> NoReturn:
+        line = f"{self.prog}: error: {' '.join(message.split())} (usage: {self.prog} --help)"
+        self.exit(EXIT_USAGE, line + "\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Look after what neuron-orch-temporal keeps outside Temporal.",
+    )
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
     payloads = commands.add_parser(
         "payloads",
         help="look after the payload directory of --payload-dir (prune old payloads)",
@@ -53,8 +72,6 @@ def add_payloads_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "as its workflow's history is: give more than the Temporal namespace's retention "
         "period plus the longest a workflow runs (at least 1d). Files in DIR that are not "
         "payloads are left alone.",
-        epilog=epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     prune.add_argument(
         "--payload-dir", required=True, metavar="DIR", help="the directory the workers use"
@@ -70,6 +87,7 @@ def add_payloads_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "--dry-run", action="store_true", help="list what would be removed; remove nothing"
     )
     prune.set_defaults(handler=prune_command)
+    return parser
 
 
 def duration(text: str) -> timedelta:
@@ -87,20 +105,7 @@ def duration(text: str) -> timedelta:
 
 
 def prune_command(args: argparse.Namespace) -> int:
-    """Run `neuron-turn payloads prune` (see the module doc)."""
-    try:
-        from neuron_orch_temporal.errors import (  # type: ignore[import-not-found,unused-ignore]
-            PruneRefusedError,
-        )
-        from neuron_orch_temporal.retention import (  # type: ignore[import-not-found,unused-ignore]
-            prune_payloads,
-        )
-    except ImportError as exc:
-        _say(
-            f"{PROG}: error: payloads prune needs plugin neuron-orch-temporal ({exc}); "
-            "install it with: pip install neuron-orch-temporal"
-        )
-        return EXIT_PLUGIN
+    """Run `neuron-temporal payloads prune` (see the module doc)."""
     try:
         report = asyncio.run(
             prune_payloads(args.payload_dir, args.older_than, dry_run=args.dry_run)
@@ -129,5 +134,9 @@ def _print(report: PruneReport) -> None:
 
 
 def _say(line: str) -> None:
-    # A path in the directory may be anyone's name: on a terminal, shown inert.
-    print(shown_on(sys.stderr)(line), file=sys.stderr)
+    # Only our own files are named (hex digests) and the directory given; `!r`-free.
+    print(line, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -74,7 +74,9 @@ _CODES: Final = (
     (
         EXIT_STATE,
         "the state file could not be used (corrupt, another program's, read-only, a "
-        "directory, a newer version); the message names the file and what to do",
+        "directory, a newer version), or the state database (--state postgresql://...) "
+        "could not be reached, refused the login or holds a newer schema; the message "
+        "names the file or database and what to do",
     ),
     (
         EXIT_CONFLICT,
@@ -104,6 +106,11 @@ _CODES: Final = (
         "session not paused), or `run` gave a new message to a paused session; nothing ran",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+_STATE_SOURCES: Final = (
+    "the state is set by --state, else $NEURON_STATE_URL (a PostgreSQL database), "
+    "else $NEURON_STATE_PATH (a SQLite file)"
 )
 
 E = TypeVar("E", bound=BaseException)
@@ -146,8 +153,9 @@ def classify(
         return EXIT_DECISIONS, _approval_line(approval)
     state = in_chain(exc, StateError)
     if state is not None:
-        # The store's message names the file and the fix; a retry would fail the same way.
-        return EXIT_STATE, f"{state} (the state file is set by --state or $NEURON_STATE_PATH)"
+        # The store's message names the file (or database) and the fix; a retry would fail
+        # the same way. Stores never put a password in their messages.
+        return EXIT_STATE, f"{state} ({_STATE_SOURCES})"
     stop = in_chain(exc, UnknownStopToolError)
     if stop is not None:
         return EXIT_USAGE, f"--stop-at-tool: {stop}"

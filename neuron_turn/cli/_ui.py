@@ -15,7 +15,7 @@ import sys
 from ._closing import close_resource
 from ._errors import EXIT_OK, EXIT_USAGE
 from ._show import open_records
-from ._state_option import add_state_argument
+from ._state_option import add_state_argument, shown_state
 
 __all__ = ["add_ui_parser"]
 
@@ -63,7 +63,8 @@ async def _serve(args: argparse.Namespace) -> None:
     from ..viewer import serve_viewer
 
     records = open_records(args.state)
-    where = str(getattr(records, "path", args.state or ""))
+    # A database URL is shown without its password.
+    where = str(getattr(records, "path", None) or shown_state(args.state))
 
     def ready(url: str) -> None:
         print(f"neuron-turn ui: the turns of {where} at {url}", flush=True)

@@ -69,6 +69,7 @@ async def test_an_unreachable_host_is_a_connect_error_naming_it_without_the_pass
         f"postgresql://u:{WRONG}@127.0.0.1:notaport/db",
         f"postgresql://u:{WRONG}@127.0.0.1/db?nosuchoption=1",
         f"password={WRONG} sslmode=nonsense host=127.0.0.1",
+        f"postgresql://u:{WRONG}@[127.0.0.1/db",  # libpq quotes this one whole
     ],
 )
 async def test_a_bad_connection_string_is_a_conninfo_error_without_the_password(

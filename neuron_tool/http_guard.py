@@ -2,25 +2,33 @@
 
 Any local user can reach a loopback port, and a web page can reach it through
 the user's browser (DNS rebinding), so the servers we start (the MCP server,
-the A2A server) ask for a token on every bind and accept only the Host header
-values of an explicit list. These are the rules they share.
+the A2A and AG-UI servers) ask for a token on every bind and accept only the
+Host header values of an explicit list. These are the rules they share, and
+`RequestGuard`, the ASGI middleware applying them with an Origin list and a
+body limit; each server says a refusal in its own protocol's words.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Protocol
 
-from starlette.types import Scope
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "MIN_TOKEN_LENGTH",
+    "GuardRules",
+    "Refuse",
+    "RequestGuard",
     "allowed_hosts_for",
     "bearer_matches",
     "check_token",
+    "host_matches",
     "is_loopback",
     "url_host",
 ]
@@ -96,3 +104,136 @@ def is_loopback(host: str) -> bool:
 def url_host(host: str) -> str:
     """`host` as it stands in a URL: an IPv6 address in brackets."""
     return f"[{host}]" if ":" in host else host
+
+
+def host_matches(value: str, patterns: Collection[str]) -> bool:
+    """Whether `value` (a Host or Origin header) is one of `patterns`, `"name:*"` any port."""
+    if value in patterns:
+        return True
+    return any(p.endswith(":*") and value.startswith(p[:-1]) for p in patterns)
+
+
+_NO_TOKEN: Final = "missing or wrong bearer token; send the header 'Authorization: Bearer <token>'"
+
+
+class Refuse(Protocol):
+    """Answers a refused request: its status and message, in the server's protocol's words."""
+
+    def __call__(
+        self, send: Send, status: int, message: str, *, authenticate: bool = False
+    ) -> Awaitable[None]:
+        """Send the response; `authenticate` asks for a `WWW-Authenticate` header (a 401)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class GuardRules:
+    """What a `RequestGuard` lets through: one token, some hosts and origins, bodies to a size."""
+
+    token: str = field(repr=False)  # never in a log or a traceback through a repr
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    max_body_bytes: int
+    public_paths: frozenset[str] = frozenset()
+    """Paths served without the token (an A2A agent card), never without the other checks."""
+
+    @classmethod
+    def serving(
+        cls,
+        token: str,
+        allowed_hosts: Sequence[str],
+        allowed_origins: Sequence[str] | None,
+        max_body_bytes: int,
+        public_paths: Collection[str] = (),
+    ) -> GuardRules:
+        """The rules of a server answering `allowed_hosts`, by the token, on bodies to a size.
+
+        `allowed_origins` None allows the pages those hosts serve themselves
+        (`http://<host>`), and no other.
+        """
+        origins = (
+            [f"http://{host}" for host in allowed_hosts]
+            if allowed_origins is None
+            else allowed_origins
+        )
+        return cls(
+            token, tuple(allowed_hosts), tuple(origins), max_body_bytes, frozenset(public_paths)
+        )
+
+
+class RequestGuard:
+    """ASGI middleware: Host and Origin first, then the bearer token, then the body's size.
+
+    A websocket is closed (none of our servers takes one); lifespan events
+    pass. The token is compared in constant time. A declared body past the
+    limit is refused at once; with `overflow`, a body sent without a length
+    (chunked) is counted as the app reads it, and `overflow(limit)` is raised
+    past it (an app that bounds its reads itself passes None).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        rules: GuardRules,
+        refuse: Refuse,
+        *,
+        overflow: Callable[[int], BaseException] | None = None,
+    ) -> None:
+        """Guard `app` by `rules`, answering refusals with `refuse`."""
+        self._app = app
+        self._rules = rules
+        self._refuse = refuse
+        self._overflow = overflow
+        self._token = rules.token.encode()
+
+    def __repr__(self) -> str:
+        return f"RequestGuard({self._rules!r})"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass allowed HTTP requests (and lifespan events) on; refuse the others."""
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        refused = self._refusal(scope)
+        if refused is not None:
+            status, message = refused
+            await self._refuse(send, status, message, authenticate=status == 401)
+            return
+        limit, overflow = self._rules.max_body_bytes, self._overflow
+        await self._app(
+            scope, receive if overflow is None else _limited(receive, limit, overflow), send
+        )
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        headers = Headers(scope=scope)
+        rules = self._rules
+        if not host_matches(headers.get("host", ""), rules.allowed_hosts):
+            return 421, "this Host header is not served here"
+        origin = headers.get("origin")
+        if origin is not None and not host_matches(origin, rules.allowed_origins):
+            return 403, "this Origin is not allowed"
+        if scope["path"] not in rules.public_paths and not bearer_matches(scope, self._token):
+            return 401, _NO_TOKEN
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > rules.max_body_bytes):
+            return 413, f"the request body is larger than {rules.max_body_bytes} bytes"
+        return None
+
+
+def _limited(receive: Receive, limit: int, overflow: Callable[[int], BaseException]) -> Receive:
+    """`receive`, raising `overflow(limit)` once the body read so far passes `limit` bytes."""
+    seen = 0
+
+    async def receive_limited() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise overflow(limit)
+        return message
+
+    return receive_limited

@@ -30,10 +30,16 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator, StateReader
-from neuron_tool.http_guard import allowed_hosts_for, check_token, url_host
+from neuron_tool.http_guard import (
+    GuardRules,
+    RequestGuard,
+    allowed_hosts_for,
+    check_token,
+    url_host,
+)
 from neuron_tool.serving import serve_until_cancelled
 
-from ._guard import Guard, GuardSettings
+from ._guard import refuse, too_large
 from ._handler import CheckingRequestHandler
 from ._trace_context import TraceContext
 from .card import agent_card
@@ -101,17 +107,14 @@ def a2a_app(
         ],
         lifespan=lifespan,
     )
-    origins = allowed_origins
-    if origins is None:
-        origins = [f"http://{allowed}" for allowed in allowed_hosts]
-    settings = GuardSettings(
-        token=token,
-        allowed_hosts=tuple(allowed_hosts),
-        allowed_origins=tuple(origins),
-        public_paths=frozenset({AGENT_CARD_WELL_KNOWN_PATH}),
-        max_body_bytes=executor.limits.max_request_bytes,
+    rules = GuardRules.serving(
+        token,
+        allowed_hosts,
+        allowed_origins,
+        executor.limits.max_request_bytes,
+        public_paths={AGENT_CARD_WELL_KNOWN_PATH},
     )
-    return Guard(TraceContext(app), settings)
+    return RequestGuard(TraceContext(app), rules, refuse, overflow=too_large)
 
 
 async def serve_a2a(

@@ -18,11 +18,18 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator
-from neuron_tool.http_guard import LOOPBACK_HOSTS, allowed_hosts_for, check_token, url_host
+from neuron_tool.http_guard import (
+    LOOPBACK_HOSTS,
+    GuardRules,
+    RequestGuard,
+    allowed_hosts_for,
+    check_token,
+    url_host,
+)
 from neuron_tool.serving import serve_until_cancelled
 
 from ._endpoint import RunEndpoint
-from ._guard import Guard, GuardSettings
+from ._guard import refuse
 from .limits import RunLimits
 from .runner import AgUiRunner
 
@@ -66,16 +73,9 @@ def ag_ui_app(
         limits=limits,
         max_running=max_running,
     )
-    origins = allowed_origins
-    if origins is None:
-        origins = [f"http://{allowed}" for allowed in hosts]
-    settings = GuardSettings(
-        token=token,
-        allowed_hosts=hosts,
-        allowed_origins=tuple(origins),
-        max_body_bytes=runner.limits.max_request_bytes,
-    )
-    return Guard(RunEndpoint(runner, RUN_PATH), settings)
+    # The endpoint bounds a chunked body itself, as it reads it.
+    rules = GuardRules.serving(token, hosts, allowed_origins, runner.limits.max_request_bytes)
+    return RequestGuard(RunEndpoint(runner, RUN_PATH), rules, refuse)
 
 
 async def serve_ag_ui(

@@ -6,14 +6,13 @@ from typing import Any
 
 import pytest
 
-from neuron_a2a._guard import Guard, GuardSettings
-from neuron_tool.http_guard import LOOPBACK_HOSTS, allowed_hosts_for
+from neuron_a2a._guard import refuse
+from neuron_tool.http_guard import LOOPBACK_HOSTS, GuardRules, RequestGuard, allowed_hosts_for
 
-SETTINGS = GuardSettings(
+RULES = GuardRules(
     token="guard-test-token-0123456789",
     allowed_hosts=LOOPBACK_HOSTS,
     allowed_origins=(),
-    public_paths=frozenset(),
     max_body_bytes=1024,
 )
 
@@ -54,11 +53,11 @@ async def test_no_websocket_gets_past_even_with_the_token() -> None:
 
     headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", b"Bearer " + b"x" * 27)]
     scope = {"type": "websocket", "path": "/", "headers": headers}
-    await Guard(app, SETTINGS)(scope, receive, send)
+    await RequestGuard(app, RULES, refuse)(scope, receive, send)
 
     assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
 
 
-def test_the_settings_never_show_the_token() -> None:
-    assert SETTINGS.token not in repr(SETTINGS)
-    assert SETTINGS.token not in repr(Guard(lambda *a: None, SETTINGS))  # type: ignore[arg-type,return-value]
+def test_the_rules_never_show_the_token() -> None:
+    assert RULES.token not in repr(RULES)
+    assert RULES.token not in repr(RequestGuard(lambda *a: None, RULES, refuse))  # type: ignore[arg-type,return-value]

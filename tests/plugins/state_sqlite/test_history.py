@@ -5,17 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from pydantic import JsonValue
 
 from layer0 import (
     HISTORY_KEY,
     HistoryAppend,
-    HistoryConflict,
     HistoryStore,
     SessionScope,
-    WriteFailed,
-    WriteMemoryEffect,
 )
 from neuron_state_sqlite import SqliteStore
 from neuron_state_sqlite._schema import _V1, APPLICATION_ID
@@ -40,53 +36,6 @@ async def test_the_store_is_a_history_store_and_appends_read_as_one_list(
     history = await store.read(SCOPE, HISTORY_KEY)
     assert [m["content"] for m in history] == ["a.0", "a.1", "b.0", "b.1", "b.2"]  # type: ignore[index,union-attr]
     assert await store.list(SCOPE, "") == [HISTORY_KEY]
-
-
-async def test_the_same_turn_id_is_appended_once(store: SqliteStore) -> None:
-    await store.append_history(exchange("a"))
-    assert await store.append_history(exchange("a")) == 2
-    await store.apply([exchange("a")])
-    assert len(await store.read(SCOPE, HISTORY_KEY)) == 2  # type: ignore[arg-type]
-
-
-async def test_an_append_expecting_another_length_fails_and_changes_nothing(
-    store: SqliteStore,
-) -> None:
-    await store.append_history(exchange("a"))
-    stale = exchange("b").model_copy(update={"expected_length": 0})
-    with pytest.raises(HistoryConflict, match=r"read 0 message.* now holds 2") as raised:
-        await store.append_history(stale)
-    assert (raised.value.expected, raised.value.found) == (0, 2)
-    fresh = exchange("c").model_copy(update={"expected_length": 2})
-    assert await store.append_history(fresh) == 4
-
-
-async def test_a_conflict_in_a_batch_rolls_the_whole_batch_back(store: SqliteStore) -> None:
-    await store.append_history(exchange("a"))
-    write = WriteMemoryEffect(scope="global", key="k", value=1)
-    with pytest.raises(HistoryConflict):
-        await store.apply([write, exchange("b").model_copy(update={"expected_length": 5})])
-    assert await store.read("global", "k") is None
-    assert len(await store.read(SCOPE, HISTORY_KEY)) == 2  # type: ignore[arg-type]
-
-
-async def test_a_whole_write_replaces_the_appended_list_and_a_delete_removes_it(
-    store: SqliteStore,
-) -> None:
-    await store.append_history(exchange("a"))
-    await store.write(SCOPE, HISTORY_KEY, [{"role": "user", "content": "reset"}])
-    assert await store.read(SCOPE, HISTORY_KEY) == [{"role": "user", "content": "reset"}]
-    assert await store.append_history(exchange("b")) == 3
-    await store.delete(SCOPE, HISTORY_KEY)
-    assert await store.read(SCOPE, HISTORY_KEY) is None
-    assert await store.append_history(exchange("c")) == 2
-
-
-async def test_appending_to_a_value_that_is_not_a_list_fails_clearly(store: SqliteStore) -> None:
-    await store.write(SCOPE, HISTORY_KEY, {"not": "a list"})
-    with pytest.raises(WriteFailed, match="not a list"):
-        await store.append_history(exchange("a"))
-    assert await store.read(SCOPE, HISTORY_KEY) == {"not": "a list"}
 
 
 def version_1_file(path: Path) -> None:

@@ -52,40 +52,6 @@ async def test_the_store_is_a_turn_record_store_and_reads_back_what_it_kept(
     assert await store.turn_record("missing") is None
 
 
-async def test_recording_a_turn_id_again_replaces_its_record(store: SqliteStore) -> None:
-    await store.record_turn(record("t1", "s", "2026-01-01T00:00:01.000+00:00", "first"))
-    await store.record_turn(record("t1", "s", "2026-01-01T00:00:01.000+00:00", "second"))
-    summaries = await store.turn_summaries()
-    assert [(s.turn_id, s.title) for s in summaries] == [("t1", "second")]
-
-
-async def test_summaries_come_newest_first_for_all_or_one_session(store: SqliteStore) -> None:
-    await store.record_turn(record("a1", "a", "2026-01-01T00:00:01.000+00:00"))
-    await store.record_turn(record("b1", "b", "2026-01-01T00:00:02.000+00:00"))
-    await store.record_turn(record("a2", "a", "2026-01-01T00:00:03.000+00:00"))
-    await store.record_turn(record("n1", None, "2026-01-01T00:00:04.000+00:00"))
-    assert [s.turn_id for s in await store.turn_summaries()] == ["n1", "a2", "b1", "a1"]
-    assert [s.turn_id for s in await store.turn_summaries(session="a")] == ["a2", "a1"]
-    assert [s.turn_id for s in await store.turn_summaries(limit=2)] == ["n1", "a2"]
-    first = (await store.turn_summaries(session="a"))[0]
-    assert (first.tokens_in, first.cost, first.duration) == (10, usd("0.001"), 50)
-
-
-async def test_sessions_group_their_turns_with_the_first_title_and_the_last_time(
-    store: SqliteStore,
-) -> None:
-    await store.record_turn(record("a1", "a", "2026-01-01T00:00:01.000+00:00", "plan a trip"))
-    await store.record_turn(record("b1", "b", "2026-01-01T00:00:02.000+00:00", "other"))
-    await store.record_turn(record("a2", "a", "2026-01-01T00:00:03.000+00:00", "more"))
-    await store.record_turn(record("n1", None, "2026-01-01T00:00:00.000+00:00", "alone"))
-    sessions = await store.turn_sessions()
-    assert [(s.session, s.turns, s.title, s.updated[17:19]) for s in sessions] == [
-        ("a", 2, "plan a trip", "03"),
-        ("b", 1, "other", "02"),
-        (None, 1, "alone", "00"),
-    ]
-
-
 async def test_a_version_2_file_gains_the_table_and_keeps_its_history(db_path: Path) -> None:
     async with SqliteStore(db_path) as store:
         await store.write(SessionScope(id="s"), HISTORY_KEY, [{"role": "user", "content": "old"}])

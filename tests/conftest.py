@@ -1,4 +1,5 @@
-"""Suite-wide setup: Ctrl-C for the commands the tests start, and the `reliability` marker."""
+"""Suite-wide setup: Ctrl-C for the commands the tests start, the `reliability` marker, and
+no state database of the developer's own."""
 
 from __future__ import annotations
 
@@ -27,3 +28,13 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _no_state_url_of_the_developer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep a `$NEURON_STATE_URL` set in the developer's shell out of every test.
+
+    Why: it comes before `$NEURON_STATE_PATH`, so the commands the tests run
+    would use the developer's database; a test that wants one sets its own.
+    """
+    monkeypatch.delenv("NEURON_STATE_URL", raising=False)

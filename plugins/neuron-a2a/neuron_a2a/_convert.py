@@ -201,6 +201,8 @@ def pending_listing(calls: Sequence[PendingCall]) -> JsonValue:
         entry: dict[str, JsonValue] = {"id": call.id, "name": call.name, "input": call.input}
         if call.agent is not None:
             entry["agent"] = call.agent
+        if call.external:
+            entry["external"] = True
         listed.append(entry)
     return {PENDING_KEY: listed}
 
@@ -213,6 +215,11 @@ def pending_parts(calls: Sequence[PendingCall]) -> list[Part]:
         ' {"decisions": [{"call_id": "<id>", "approve": true}, or'
         ' {"call_id": "<id>", "approve": false, "reason": "<why>"}]}, one per call.'
     )
+    if any(call.external for call in calls):
+        text += (
+            " A call marked external is yours to carry out: answer it with"
+            ' {"id": "<id>", "decision": "answer", "output": <its result>} instead.'
+        )
     return [text_part(text), data_part(pending_listing(calls))]
 
 

@@ -261,7 +261,11 @@ def exchange_effect(
         first: JsonValue = {"role": "user", "content": asked.model_dump(mode="json")}
     else:
         results: list[ContentBlock] = [
-            ToolResultBlock(tool_use_id=d.id, content=_decided(d), is_error=d.decision == "deny")
+            ToolResultBlock(
+                tool_use_id=d.id,
+                content=_decided(d),
+                is_error=d.decision == "deny" or d.is_error,
+            )
             for d in asked
         ]
         first = {"role": "user", "content": Content(results).model_dump(mode="json")}
@@ -280,4 +284,8 @@ def exchange_effect(
 def _decided(decision: Decision) -> str:
     if decision.decision == "approve":
         return "Approved by a person; the remote agent ran the call"
+    if decision.decision == "answer":
+        # An external call's result, as the model reads it: a string as it is, else JSON.
+        output = decision.output
+        return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     return f"Denied by a person: {decision.reason or 'no reason given'}"

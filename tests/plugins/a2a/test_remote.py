@@ -18,12 +18,14 @@ from google.protobuf import json_format
 from pydantic import BaseModel
 
 from layer0 import (
+    HISTORY_KEY,
     Base64Source,
     Content,
     EffectPolicy,
     ImageBlock,
     NonRetryableError,
     RetryableError,
+    SessionScope,
     TextBlock,
     TurnInput,
 )
@@ -38,7 +40,7 @@ from neuron_a2a import (
     agent_card,
 )
 from neuron_orch_local import LocalOrchestrator
-from neuron_tool import tool
+from neuron_tool import ExternalTool, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
@@ -299,6 +301,33 @@ async def test_a_remote_call_waiting_for_approval_pauses_and_the_resume_decides_
     assert deleted == ["old.log"]
     assert done.message.as_text() == "Deleted old.log."
     assert done.exit_reason == "complete"
+
+
+async def test_a_remote_external_call_pauses_here_and_the_callers_answer_reaches_the_remote() -> (
+    None
+):
+    picking = ToolUsePart("c1", "pick_colour", {"prompt": "Which?"})
+    model = ScriptedProvider([tool_call_response(picking), text_response("Red it is.")])
+    pick = ExternalTool(
+        "pick_colour",
+        "Ask the user to pick a colour.",
+        {"type": "object", "properties": {"prompt": {"type": "string"}}},
+    )
+    async with serving(model, tools=[pick]) as served:
+        async with RemoteAgent(served.url, token=TOKEN) as remote:
+            store = InMemoryStore()
+            orchestrator = LocalOrchestrator({"painter": remote}, store)
+            paused = await orchestrator.dispatch("painter", ask("Paint it", session="s1"))
+            answer = Decision.answer("c1", {"picked": "red"})
+            done = await orchestrator.dispatch("painter", resume_input("s1", [answer]))
+            history = await store.read(SessionScope(id="s1"), HISTORY_KEY)
+
+    assert [(c.id, c.external) for c in pending_approvals(paused)] == [("c1", True)]
+    assert done.message.as_text() == "Red it is."
+    [result] = [p for p in model.requests[1].messages[-1].content if isinstance(p, ToolResultPart)]
+    assert (result.content, result.is_error) == ('{"picked":"red"}', False)
+    # The local record of the exchange holds the answer the remote got, not a denial.
+    assert "picked" in str(history) and "Denied" not in str(history)
 
 
 async def test_a_remote_paused_before_its_server_restarted_resumes_with_the_decisions() -> None:

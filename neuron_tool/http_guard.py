@@ -169,6 +169,12 @@ class RequestGuard:
     limit is refused at once; with `overflow`, a body sent without a length
     (chunked) is counted as the app reads it, and `overflow(limit)` is raised
     past it (an app that bounds its reads itself passes None).
+
+    A page of an allowed origin may call the server from a browser (CORS): its
+    preflight (`OPTIONS` with `Access-Control-Request-Method`, which a browser
+    sends without credentials) is answered without the token, and the answers
+    to its requests name its origin; the requests themselves still need the
+    token. A page of any other origin is refused before anything runs.
     """
 
     def __init__(
@@ -198,6 +204,13 @@ class RequestGuard:
             await self._app(scope, receive, send)
             return
         refused = self._refusal(scope)
+        origin = Headers(scope=scope).get("origin")
+        if origin is not None and (refused is None or refused[0] not in (403, 421)):
+            # An allowed page: it may read the answer, a refusal included.
+            if refused is None and _is_preflight(scope):
+                await _allow_preflight(send, origin)
+                return
+            send = _naming_origin(send, origin)
         if refused is not None:
             status, message = refused
             await self._refuse(send, status, message, authenticate=status == 401)
@@ -215,12 +228,49 @@ class RequestGuard:
         origin = headers.get("origin")
         if origin is not None and not host_matches(origin, rules.allowed_origins):
             return 403, "this Origin is not allowed"
-        if scope["path"] not in rules.public_paths and not bearer_matches(scope, self._token):
+        public = scope["path"] in rules.public_paths or (
+            origin is not None and _is_preflight(scope)
+        )
+        if not public and not bearer_matches(scope, self._token):
             return 401, _NO_TOKEN
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > rules.max_body_bytes):
             return 413, f"the request body is larger than {rules.max_body_bytes} bytes"
         return None
+
+
+_PREFLIGHT_HEADERS: Final = [
+    (b"access-control-allow-methods", b"GET, POST"),
+    (b"access-control-allow-headers", b"authorization, content-type, accept"),
+    (b"access-control-max-age", b"600"),
+    (b"vary", b"Origin"),
+    (b"content-length", b"0"),
+]
+
+
+def _is_preflight(scope: Scope) -> bool:
+    return scope["method"] == "OPTIONS" and any(
+        key == b"access-control-request-method" for key, _ in scope["headers"]
+    )
+
+
+async def _allow_preflight(send: Send, origin: str) -> None:
+    """Answer an allowed origin's CORS preflight: which methods and headers it may send."""
+    headers = [(b"access-control-allow-origin", origin.encode("latin-1")), *_PREFLIGHT_HEADERS]
+    await send({"type": "http.response.start", "status": 204, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _naming_origin(send: Send, origin: str) -> Send:
+    """`send`, the response's headers letting the page of (allowed) `origin` read it."""
+    named = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+
+    async def send_naming_origin(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *named]}
+        await send(message)
+
+    return send_naming_origin
 
 
 def _limited(receive: Receive, limit: int, overflow: Callable[[int], BaseException]) -> Receive:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from neuron_tool.http_guard import (
     LOOPBACK_HOSTS,
+    GuardRules,
+    RequestGuard,
     allowed_hosts_for,
     bearer_matches,
     check_token,
@@ -58,3 +62,84 @@ def test_only_one_bearer_header_with_the_token_matches(
     headers: list[tuple[bytes, bytes]], matches: bool
 ) -> None:
     assert bearer_matches({"headers": headers}, b"the-token-0123456789") is matches
+
+
+# --- RequestGuard: a browser page of an allowed origin (CORS) -------------------------
+
+TOKEN = "guard-test-token-0123456789"
+RULES = GuardRules.serving(TOKEN, ["127.0.0.1:8000"], ["http://app.example:3000"], 1024)
+
+
+async def _guarded(
+    method: str, *headers: tuple[bytes, bytes]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """What the guard sends for a request with `headers`, and the paths the app was given."""
+    reached: list[str] = []
+    sent: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def refuse(send: Any, status: int, message: str, *, authenticate: bool = False) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": message.encode()})
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": "/",
+        "headers": [(b"host", b"127.0.0.1:8000"), *headers],
+    }
+    await RequestGuard(app, RULES, refuse)(scope, receive, send)
+    return sent, reached
+
+
+def _started(sent: list[dict[str, Any]]) -> tuple[int, dict[bytes, bytes]]:
+    start = sent[0]
+    return start["status"], dict(start["headers"])
+
+
+APP_ORIGIN = (b"origin", b"http://app.example:3000")
+PREFLIGHT = (b"access-control-request-method", b"POST")
+BEARER = (b"authorization", f"Bearer {TOKEN}".encode())
+
+
+async def test_an_allowed_pages_preflight_is_answered_without_the_token_and_runs_nothing() -> None:
+    sent, reached = await _guarded("OPTIONS", APP_ORIGIN, PREFLIGHT)
+
+    status, headers = _started(sent)
+    assert (status, reached) == (204, [])
+    assert headers[b"access-control-allow-origin"] == b"http://app.example:3000"
+    assert b"authorization" in headers[b"access-control-allow-headers"]
+
+
+async def test_another_pages_preflight_is_refused() -> None:
+    sent, reached = await _guarded("OPTIONS", (b"origin", b"http://evil.example"), PREFLIGHT)
+
+    status, headers = _started(sent)
+    assert (status, reached) == (403, [])
+    assert b"access-control-allow-origin" not in headers
+
+
+async def test_an_allowed_pages_request_still_needs_the_token_and_may_read_the_answer() -> None:
+    without, reached_without = await _guarded("POST", APP_ORIGIN)
+    with_token, reached = await _guarded("POST", APP_ORIGIN, BEARER)
+
+    assert (_started(without)[0], reached_without) == (401, [])
+    assert _started(without)[1][b"access-control-allow-origin"] == b"http://app.example:3000"
+    assert (_started(with_token)[0], reached) == (200, ["/"])
+    assert _started(with_token)[1][b"access-control-allow-origin"] == b"http://app.example:3000"
+
+
+async def test_an_options_request_that_is_no_preflight_needs_the_token() -> None:
+    sent, reached = await _guarded("OPTIONS", APP_ORIGIN)
+
+    assert (_started(sent)[0], reached) == (401, [])

@@ -104,6 +104,9 @@ def pool(
         timeout=timeout,
         name="neuron-state-postgres",
         open=False,
+        # A connection the server dropped (a restart, a failover, an idle timeout) is
+        # replaced before an operation gets it, rather than fail that operation.
+        check=AsyncConnectionPool.check_connection,
     )
 
 

@@ -221,3 +221,20 @@ async def test_a_store_that_fails_to_open_in_async_with_is_closed(
             pass
     with pytest.raises(StateError, match="closed"):
         await store.read("global", "k")
+
+
+async def test_connections_the_server_dropped_are_replaced_before_an_operation_uses_them(
+    conninfo: str, schema: str
+) -> None:
+    # As after a server restart or a failover: every pooled connection is gone.
+    async with PostgresStore(conninfo, schema=schema, min_size=2) as store:
+        await store.write(SESSION, "before", 1)
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as admin:
+            dropped = await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND usename = current_user"
+            )
+            assert await dropped.fetchall()
+
+        await store.write(SESSION, "after", 2)
+        assert [await store.read(SESSION, "before"), await store.read(SESSION, "after")] == [1, 2]

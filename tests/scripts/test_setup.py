@@ -109,7 +109,8 @@ def test_setup_piped_says_each_step_once(tmp_path: Path) -> None:
     assert re.fullmatch(
         rf"setup: \[1/{count}\] install \d+ distributions into \.venv \(pip\) …", steps[0]
     )
-    assert steps[-1] == f"setup: [{count}/{count}] step test-mcp-servers …"
+    last = sorted(step.name for step in (SETUP.parent / "setup.d").iterdir())[-1]
+    assert steps[-1] == f"setup: [{count}/{count}] step {last} …"
     assert lines[-1].startswith("setup: done in ")
     assert "\r" not in done.stderr and "\x1b" not in done.stderr
 

@@ -37,6 +37,7 @@ from layer0 import (
     OrchError,
     PartialTurn,
     QueryPayload,
+    SessionId,
     SignalFailed,
     SignalPayload,
     TurnInput,
@@ -252,9 +253,13 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             if routed is not None:
                 return routed
         result = await self._result(await self._start(agent, input, workflow_id))
-        if result.output.exit_reason == AWAITING_APPROVAL and input.session is not None:
-            self._paused[input.session] = result.workflow_id
+        self._note_pause(input.session, result)
         return result
+
+    def _note_pause(self, session: SessionId | None, result: DispatchResult) -> None:
+        """Remember the workflow of a paused `result`, so decisions on `session` find it."""
+        if result.output.exit_reason == AWAITING_APPROVAL and session is not None:
+            self._paused[session] = result.workflow_id
 
     async def _route_decisions(self, agent: AgentId, input: TurnInput) -> DispatchResult | None:
         """Decide the workflow waiting on `input`'s session, if `input` resumes one."""
@@ -266,8 +271,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         if waiting is None:
             return None
         result = await self.decide(waiting.workflow_id, decisions, pause=waiting.pause)
-        if result.output.exit_reason == AWAITING_APPROVAL:
-            self._paused[session] = result.workflow_id
+        self._note_pause(session, result)
         return result
 
     async def _waiting_on(self, session: str, agent: AgentId) -> AwaitingApproval | None:
@@ -321,6 +325,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                     seen += await self._pass_progress(handle.id, agent, seen, sink)
                 result = await waiting
                 await self._pass_progress(handle.id, agent, seen, sink)
+                self._note_pause(input.session, result)
             except asyncio.CancelledError as cancelled:
                 # Stopped here, on the runner's own cancellation, which the stream hands
                 # on (`partial`); the result wait would only ask for the kept part again.

@@ -77,8 +77,8 @@ def open_state_store(
 ) -> Any:
     """Open the state `--state` names (None: `$NEURON_STATE_URL`, else the default file).
 
-    `read_only`: a state file is neither written nor created, so read access is
-    enough; a PostgreSQL store has no such mode (it creates its schema if missing).
+    `read_only`: the state is neither written nor created (a file, a database
+    schema), so read access is enough.
     Typed by the caller: a `StateStore`, or a `StateReader` when read-only.
 
     Raises:
@@ -87,15 +87,15 @@ def open_state_store(
     """
     manager = manager or get_plugin_manager()
     url = path if path is not None else _url_from_environment()
+    options: dict[str, Any] = {"read_only": True} if read_only else {}
     if url is not None and is_postgres_url(url):
         try:
-            return manager.get_state_store("postgres", conninfo=url)
+            return manager.get_state_store("postgres", conninfo=url, **options)
         except UnknownStateStoreError as exc:
             missing = PostgresPluginMissingError(
                 shown_state(url), available=exc.available, failures=exc.failures
             )
             raise missing from None
-    options: dict[str, Any] = {"read_only": True} if read_only else {}
     if path is not None:
         options["path"] = path
     return manager.get_state_store("sqlite", **options)

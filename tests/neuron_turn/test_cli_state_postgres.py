@@ -146,3 +146,14 @@ def test_shown_state_hides_the_password_of_a_url_and_leaves_a_path() -> None:
     assert shown_state("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
     assert shown_state("postgres://h/db?password=pw&x=1") == "postgres://h/db?password=***&x=1"
     assert shown_state("/tmp/state.db") == "/tmp/state.db"
+
+
+def test_a_reading_command_on_a_fresh_database_lists_nothing_and_creates_nothing(
+    database_url: str, tmp_path: Path
+) -> None:
+    done = cli("sessions", "--state", database_url, tmp_path=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(database_url) as connection:
+        found = connection.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'neuron'")
+        assert found.fetchone() == (0,)

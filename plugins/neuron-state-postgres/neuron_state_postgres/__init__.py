@@ -14,6 +14,7 @@ from .errors import (
     ConninfoError,
     NotAStateSchemaError,
     PostgresStoreError,
+    ReadOnlyStoreError,
     SchemaAccessError,
     SchemaVersionError,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "NotAStateSchemaError",
     "PostgresStore",
     "PostgresStoreError",
+    "ReadOnlyStoreError",
     "SchemaAccessError",
     "SchemaVersionError",
     "redact",

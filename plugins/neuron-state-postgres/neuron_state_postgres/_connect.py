@@ -25,6 +25,7 @@ from .errors import (
     AuthenticationError,
     ConnectFailedError,
     ConninfoError,
+    ReadOnlyStoreError,
     SchemaAccessError,
 )
 
@@ -48,14 +49,28 @@ _AUTH_SIGNS: Final = (
 )
 
 
-def connection_options(connect_timeout: float) -> dict[str, Any]:
-    """The options every connection is made with: autocommit, and the timeout to connect."""
+def connection_options(connect_timeout: float, *, read_only: bool = False) -> dict[str, Any]:
+    """The options every connection is made with: autocommit, and the timeout to connect.
+
+    `read_only`: the server itself refuses the connection's writes.
+    """
     # libpq takes whole seconds, and treats anything under 2 as 2.
-    return {"autocommit": True, "connect_timeout": max(2, math.ceil(connect_timeout))}
+    options: dict[str, Any] = {
+        "autocommit": True,
+        "connect_timeout": max(2, math.ceil(connect_timeout)),
+    }
+    if read_only:
+        options["options"] = "-c default_transaction_read_only=on"
+    return options
 
 
-async def open_schema(conninfo: Conninfo, *, schema: str, connect_timeout: float) -> None:
+async def open_schema(
+    conninfo: Conninfo, *, schema: str, connect_timeout: float, read_only: bool = False
+) -> bool:
     """Connect once, then create or check the schema; raise this store's error for each fault.
+
+    `read_only`: check only, creating nothing; returns whether the schema
+    exists (a store that is not read-only always has it after this).
 
     Raises:
         ConninfoError: the connection string does not parse.
@@ -63,6 +78,7 @@ async def open_schema(conninfo: Conninfo, *, schema: str, connect_timeout: float
         ConnectFailedError: the server could not be reached in time.
         SchemaAccessError: the user may not create or use the schema.
         NotAStateSchemaError, SchemaVersionError: the schema cannot be used.
+        ReadOnlyStoreError: read-only, and the schema needs migrating by a writer first.
     """
     if conninfo.parse_error is not None:
         raise ConninfoError(
@@ -72,13 +88,16 @@ async def open_schema(conninfo: Conninfo, *, schema: str, connect_timeout: float
         )
     try:
         connection: Connection = await AsyncConnection.connect(
-            conninfo.text, **connection_options(connect_timeout)
+            conninfo.text, **connection_options(connect_timeout, read_only=read_only)
         )
     except psycopg.Error as exc:
         raise _connect_error(conninfo, exc, connect_timeout) from None
     async with connection:
         try:
+            if read_only:
+                return await _checked_only(connection, schema, conninfo.shown)
             await _schema.ensure(connection, schema, conninfo.shown)
+            return True
         except psycopg.errors.InsufficientPrivilege as exc:
             raise SchemaAccessError(
                 conninfo.shown,
@@ -92,13 +111,31 @@ async def open_schema(conninfo: Conninfo, *, schema: str, connect_timeout: float
             ) from None
 
 
+async def _checked_only(connection: Connection, schema: str, where: str) -> bool:
+    found = await _schema.version(connection, schema, where)
+    if 0 < found < _schema.SCHEMA_VERSION:
+        raise ReadOnlyStoreError(
+            where,
+            f"schema {schema!r} is at version {found} and needs migrating to "
+            f"{_schema.SCHEMA_VERSION}, which a read-only store does not do",
+            "open it once without read_only=True (a user who may change it)",
+        )
+    return found > 0
+
+
 def pool(
-    conninfo: Conninfo, *, min_size: int, max_size: int, connect_timeout: float, timeout: float
+    conninfo: Conninfo,
+    *,
+    min_size: int,
+    max_size: int,
+    connect_timeout: float,
+    timeout: float,
+    read_only: bool = False,
 ) -> Pool:
     """A pool of connections as `open_schema` makes them, not yet opened."""
     return AsyncConnectionPool(
         conninfo.text,
-        kwargs=connection_options(connect_timeout),
+        kwargs=connection_options(connect_timeout, read_only=read_only),
         min_size=min_size,
         max_size=max_size,
         timeout=timeout,

@@ -103,6 +103,16 @@ async def ensure(connection: AsyncConnection[TupleRow], schema: str, where: str)
         await connection.execute(insert, (SCHEMA_VERSION,))
 
 
+async def version(connection: AsyncConnection[TupleRow], schema: str, where: str) -> int:
+    """The version of `schema` (0: it does not exist), checked as `ensure` checks it; no change.
+
+    Raises:
+        SchemaVersionError: the schema was written by a newer version.
+        NotAStateSchemaError: the schema holds another program's tables.
+    """
+    return await _found(connection, schema, where)
+
+
 async def _found(connection: AsyncConnection[TupleRow], schema: str, where: str) -> int:
     """The schema's version: 0 when it does not exist or is empty.
 

@@ -66,6 +66,10 @@ class NotAStateSchemaError(PostgresStoreError):
     """The schema holds tables but no neuron-state-postgres version table: another program's."""
 
 
+class ReadOnlyStoreError(PostgresStoreError):
+    """A store opened with `read_only=True` was asked to write, or to migrate its schema."""
+
+
 class SchemaVersionError(PostgresStoreError):
     """The schema was written by a newer neuron-state-postgres; upgrade the package to use it."""
 

@@ -38,7 +38,7 @@ from ._codec import (
 )
 from ._conninfo import Conninfo
 from ._statements import Statements
-from .errors import ConnectFailedError
+from .errors import ConnectFailedError, ReadOnlyStoreError
 
 __all__ = ["PostgresStore"]
 
@@ -79,6 +79,7 @@ class PostgresStore:
         max_size: int = 10,
         connect_timeout: float = 10.0,
         timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         """Prepare a store on the database `conninfo` names; nothing connects until first use.
 
@@ -93,6 +94,10 @@ class PostgresStore:
                 seconds, at least 2, as libpq counts them).
             timeout: seconds an operation waits for a free connection of the
                 pool before it fails with `ConnectFailedError`.
+            read_only: only read (a viewer, the command line's reading commands, a
+                user granted nothing more): the schema is checked, never created
+                or migrated (a missing one reads as empty), the server refuses
+                the connections' writes, and a write raises `ReadOnlyStoreError`.
         """
         if not schema or "\0" in schema or len(schema.encode()) > _MAX_IDENTIFIER:
             raise ValueError(f"schema must be 1 to {_MAX_IDENTIFIER} bytes without NUL: {schema!r}")
@@ -116,7 +121,11 @@ class PostgresStore:
             max_size=max_size,
             connect_timeout=connect_timeout,
             timeout=timeout,
+            read_only=read_only,
         )
+        self._read_only = read_only
+        self._absent = False
+        """Read-only, and the schema does not exist: every read finds nothing."""
         self._opening = asyncio.Lock()
         self._ready = False
         self._closed = False
@@ -170,6 +179,8 @@ class PostgresStore:
     async def read(self, scope: Scope, key: str) -> JsonValue | None:
         """Return the value under `key` in `scope`, or None when there is none."""
         scope_json = scope_key(scope)
+        if not await self._has_schema():
+            return None
         async with self._connection() as connection:
             found = await _db.read(connection, self._sql, scope_json, key)
         if found is None:
@@ -189,6 +200,8 @@ class PostgresStore:
         `prefix` is plain text: `%` and `_` match only themselves.
         """
         scope_json = scope_key(scope)
+        if not await self._has_schema():
+            return []
         async with self._connection() as connection:
             return await _db.list_keys(connection, self._sql, scope_json, prefix)
 
@@ -202,7 +215,7 @@ class PostgresStore:
         """
         scope_json = scope_key(scope)
         words = query_words(query)
-        if not words or limit <= 0:
+        if not words or limit <= 0 or not await self._has_schema():
             return []
         async with self._connection() as connection:
             rows = await _db.search(
@@ -292,6 +305,8 @@ class PostgresStore:
         Raises:
             StateError: the stored record does not parse (the message names the turn).
         """
+        if not await self._has_schema():
+            return None
         async with self._connection() as connection:
             text = await _db.read_turn(connection, self._sql, turn_id)
         return None if text is None else _parsed(TurnRecord, text, repr(turn_id))
@@ -300,6 +315,8 @@ class PostgresStore:
         self, *, session: str | None = None, limit: int = 100
     ) -> builtins.list[TurnSummary]:
         """Return up to `limit` turns, newest first; only `session`'s when it is given."""
+        if not await self._has_schema():
+            return []
         async with self._connection() as connection:
             texts = await _db.turn_summaries(
                 connection, self._sql, session, session is None, _limit(limit)
@@ -311,6 +328,8 @@ class PostgresStore:
 
         Turns run without a session come as one entry whose `session` is None.
         """
+        if not await self._has_schema():
+            return []
         async with self._connection() as connection:
             rows = await _db.turn_sessions(connection, self._sql, _limit(limit))
         return [
@@ -349,6 +368,12 @@ class PostgresStore:
         does not cut it short (the transaction commits or rolls back whole),
         and `close` waits for it.
         """
+        if self._read_only:
+            raise ReadOnlyStoreError(
+                self.where,
+                f"the store on schema {self._schema!r} was opened read-only",
+                "open it without read_only=True to write",
+            )
         await self._ensure_ready()
         write = asyncio.ensure_future(self._apply(ops))
         self._writes.add(write)
@@ -385,11 +410,38 @@ class PostgresStore:
             if self._closed:
                 raise self._closed_error()
             if not self._ready:
-                await _connect.open_schema(
-                    self._conninfo, schema=self._schema, connect_timeout=self._connect_timeout
+                exists = await _connect.open_schema(
+                    self._conninfo,
+                    schema=self._schema,
+                    connect_timeout=self._connect_timeout,
+                    read_only=self._read_only,
                 )
-                await self._pool.open(wait=False)
+                self._absent = not exists
+                if exists:
+                    await self._pool.open(wait=False)
                 self._ready = True
+
+    async def _has_schema(self) -> bool:
+        """Whether reads have tables to read: false only for a read-only store on no schema.
+
+        A schema missing when the store opened is looked for again at each read,
+        so a long-lived reader (the viewer) sees it once a writer creates it.
+        """
+        if not self._ready:
+            await self._ensure_ready()
+        elif self._absent:
+            async with self._opening:
+                if self._absent and not self._closed:
+                    exists = await _connect.open_schema(
+                        self._conninfo,
+                        schema=self._schema,
+                        connect_timeout=self._connect_timeout,
+                        read_only=True,
+                    )
+                    if exists:
+                        await self._pool.open(wait=False)
+                        self._absent = False
+        return not self._absent
 
     def _closed_error(self) -> StateError:
         return StateError(f"the state store on {self.where} (schema {self._schema!r}) is closed")

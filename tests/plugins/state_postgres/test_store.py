@@ -15,7 +15,7 @@ from layer0 import (
     WriteFailed,
     WriteMemoryEffect,
 )
-from neuron_state_postgres import PostgresStore
+from neuron_state_postgres import PostgresStore, ReadOnlyStoreError
 
 from ._raw import execute, refuse_writes_of
 from .test_contract_turns import record
@@ -238,3 +238,39 @@ async def test_connections_the_server_dropped_are_replaced_before_an_operation_u
 
         await store.write(SESSION, "after", 2)
         assert [await store.read(SESSION, "before"), await store.read(SESSION, "after")] == [1, 2]
+
+
+async def test_a_read_only_store_on_no_schema_reads_empty_and_creates_nothing(
+    conninfo: str, schema: str
+) -> None:
+    async with PostgresStore(conninfo, schema=schema, read_only=True) as reader:
+        assert await reader.read(SESSION, "k") is None
+        assert await reader.list(SESSION, "") == []
+        assert await reader.search(SESSION, "anything", 5) == []
+        assert await reader.turn_summaries() == [] and await reader.turn_sessions() == []
+        async with await psycopg.AsyncConnection.connect(conninfo) as admin:
+            found = await admin.execute(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (schema,)
+            )
+            assert await found.fetchone() == (0,)
+        # A writer creates it later: the same reader sees what it wrote.
+        async with PostgresStore(conninfo, schema=schema) as writer:
+            await writer.write(SESSION, "k", "v")
+        assert await reader.read(SESSION, "k") == "v"
+
+
+async def test_a_read_only_store_refuses_writes_and_so_does_the_server(
+    conninfo: str, schema: str
+) -> None:
+    async with PostgresStore(conninfo, schema=schema) as writer:
+        await writer.write(SESSION, "k", "v")
+    async with PostgresStore(conninfo, schema=schema, read_only=True) as reader:
+        with pytest.raises(ReadOnlyStoreError, match="opened read-only"):
+            await reader.write(SESSION, "k", "other")
+        with pytest.raises(ReadOnlyStoreError):
+            await reader.apply([DeleteMemoryEffect(scope=SESSION, key="k")])
+        # Below the store's own check, its connections cannot write either.
+        async with reader._pool.connection() as connection:
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                await connection.execute(f'DELETE FROM "{schema}".entries')
+        assert await reader.read(SESSION, "k") == "v"

@@ -19,7 +19,9 @@ dispatch costs above that. The dispatch also keeps the turn's record in the
 same transaction (`apply_recorded`): `execute_and_store_apply_recorded_us` is
 the turn plus that call with a record built beforehand, so
 `orchestrator_code_us` is the dispatch's own Python code and nothing of the
-store. Both stores' files are fresh per mode.
+store. Both stores' files are fresh per mode. `orch_local_postgres` is the same
+on `PostgresStore`, on a throwaway PostgreSQL cluster on loopback (`fsync` off,
+so it measures our code and the round trips, not the disk).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from _timing import Call, per_call_us, run, time_calls
 from layer0 import HistoryAppend, TurnInput, TurnMetadata, TurnOutput
 from layer0.testing import EchoTurn, InMemoryStore
 from neuron_orch_local import LocalOrchestrator, TurnRecording
+from neuron_state_postgres import PostgresStore
+from neuron_state_postgres.testing import throwaway_server
 from neuron_state_sqlite import SqliteStore
 
 DEFAULT_CALLS = 5_000
@@ -74,36 +78,36 @@ class HistoryTurn:
         )
 
 
-async def _sqlite_history(directory: Path, synchronous: Synchronous, calls: int) -> dict[str, Any]:
+Store: TypeAlias = SqliteStore | PostgresStore
+
+
+async def _history(store: Store, calls: int) -> dict[str, Any]:
+    """A chat turn's dispatch on `store`, beside the bare turn and the store's own calls."""
     turn = HistoryTurn()
-    async with SqliteStore(directory / f"{synchronous}.db", synchronous=synchronous) as store:
-        orchestrator = LocalOrchestrator({"chat": turn}, store)
-        execute = await _measure(lambda: turn.execute(SESSION_INPUT), calls, warmup=50)
-        dispatch = await _measure(
-            lambda: orchestrator.dispatch("chat", SESSION_INPUT), calls, warmup=50
-        )
+    orchestrator = LocalOrchestrator({"chat": turn}, store)
+    execute = await _measure(lambda: turn.execute(SESSION_INPUT), calls, warmup=50)
+    dispatch = await _measure(
+        lambda: orchestrator.dispatch("chat", SESSION_INPUT), calls, warmup=50
+    )
 
-        async def apply() -> None:
-            output = await turn.execute(SESSION_INPUT)
-            await store.apply([HistoryAppend.from_effect(output.effects[0])])  # type: ignore[arg-type]
-
-        applied = await _measure(apply, calls, warmup=50)
+    async def apply() -> None:
         output = await turn.execute(SESSION_INPUT)
-        recording = TurnRecording.start(store, "chat", "bench", SESSION_INPUT)
-        assert recording is not None
-        recording.returned(output)
-        record = recording.record("executed")
+        await store.apply([HistoryAppend.from_effect(output.effects[0])])  # type: ignore[arg-type]
 
-        async def apply_recorded() -> None:
-            output = await turn.execute(SESSION_INPUT)
-            append = HistoryAppend.from_effect(output.effects[0])  # type: ignore[arg-type]
-            await store.apply_recorded(
-                [append], record.model_copy(update={"turn_id": append.turn_id})
-            )
+    applied = await _measure(apply, calls, warmup=50)
+    output = await turn.execute(SESSION_INPUT)
+    recording = TurnRecording.start(store, "chat", "bench", SESSION_INPUT)
+    assert recording is not None
+    recording.returned(output)
+    record = recording.record("executed")
 
-        recorded = await _measure(apply_recorded, calls, warmup=50)
+    async def apply_recorded() -> None:
+        output = await turn.execute(SESSION_INPUT)
+        append = HistoryAppend.from_effect(output.effects[0])  # type: ignore[arg-type]
+        await store.apply_recorded([append], record.model_copy(update={"turn_id": append.turn_id}))
+
+    recorded = await _measure(apply_recorded, calls, warmup=50)
     return {
-        "synchronous": synchronous,
         "execute_us": execute,
         "dispatch_us": dispatch,
         "dispatch_overhead_us": _minus(dispatch, execute),
@@ -114,25 +118,24 @@ async def _sqlite_history(directory: Path, synchronous: Synchronous, calls: int)
     }
 
 
-async def _sqlite_sessions(directory: Path, synchronous: Synchronous) -> dict[str, Any]:
-    async with SqliteStore(directory / f"many-{synchronous}.db", synchronous=synchronous) as store:
-        orchestrator = LocalOrchestrator({"chat": HistoryTurn()}, store)
+async def _sessions(store: Store) -> dict[str, Any]:
+    """200 sessions at once on `store`, each dispatching `SESSION_TURNS` turns in a row."""
+    orchestrator = LocalOrchestrator({"chat": HistoryTurn()}, store)
 
-        async def session(index: int) -> None:
-            one = TurnInput(message="ping", trigger="user", session=f"s{index}")
-            for _ in range(SESSION_TURNS):
-                await orchestrator.dispatch("chat", one)
+    async def session(index: int) -> None:
+        one = TurnInput(message="ping", trigger="user", session=f"s{index}")
+        for _ in range(SESSION_TURNS):
+            await orchestrator.dispatch("chat", one)
 
-        wall, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(session(index) for index in range(SESSIONS)))
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        history = await store.read(
-            HistoryAppend(session="s0", turn_id="x", messages=[1]).scope, "messages"
-        )
+    wall, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(session(index) for index in range(SESSIONS)))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    history = await store.read(
+        HistoryAppend(session="s0", turn_id="x", messages=[1]).scope, "messages"
+    )
     assert isinstance(history, list) and len(history) == 2 * SESSION_TURNS, history
     turns = SESSIONS * SESSION_TURNS
     return {
-        "synchronous": synchronous,
         "sessions": SESSIONS,
         "turns": turns,
         "turns_per_s": round(turns / wall),
@@ -142,12 +145,33 @@ async def _sqlite_sessions(directory: Path, synchronous: Synchronous) -> dict[st
 
 async def _sqlite(calls: int) -> dict[str, Any]:
     calls = min(calls, SQLITE_CALLS)
+    history, sessions = [], []
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
         modes: tuple[Synchronous, ...] = ("full", "normal")
-        history = [await _sqlite_history(directory, mode, calls) for mode in modes]
-        sessions = [await _sqlite_sessions(directory, mode) for mode in modes]
+        for mode in modes:
+            async with SqliteStore(directory / f"{mode}.db", synchronous=mode) as store:
+                history.append({"synchronous": mode, **await _history(store, calls)})
+        for mode in modes:
+            async with SqliteStore(directory / f"many-{mode}.db", synchronous=mode) as store:
+                sessions.append({"synchronous": mode, **await _sessions(store)})
     return {"bench": "orch_local_sqlite", "calls": calls, "history": history, "sessions": sessions}
+
+
+async def _postgres(calls: int) -> dict[str, Any]:
+    """As `_sqlite`, on a throwaway PostgreSQL cluster on loopback (fsync off: see its docs)."""
+    calls = min(calls, SQLITE_CALLS)
+    with throwaway_server() as server:
+        async with PostgresStore(server.conninfo(), schema="history") as store:
+            history = await _history(store, calls)
+        async with PostgresStore(server.conninfo(), schema="sessions", max_size=20) as store:
+            sessions = await _sessions(store)
+    return {
+        "bench": "orch_local_postgres",
+        "calls": calls,
+        "history": history,
+        "sessions": sessions,
+    }
 
 
 async def _measure(call: Call, calls: int, warmup: int = WARMUP_CALLS) -> dict[str, float]:
@@ -185,4 +209,4 @@ async def _run(calls: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run([_run, _sqlite], DEFAULT_CALLS)
+    run([_run, _sqlite, _postgres], DEFAULT_CALLS)

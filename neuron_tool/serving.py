@@ -1,19 +1,81 @@
 """Running a uvicorn server on a bound socket until the caller is cancelled.
 
-The servers we start (the MCP server, the viewer, the A2A server) bind their
-socket themselves, so that port 0 works and the URL is known before the first
-connection, and stop gracefully when the task serving them is cancelled.
+The servers we start (the MCP server, the viewer, the A2A and AG-UI servers)
+bind their socket themselves, so that port 0 works and the URL is known before
+the first connection, and stop gracefully when the task serving them is
+cancelled. `serve_asgi` is all of it for a server asking for a bearer token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
+import sys
 from collections.abc import Callable
+from typing import Final
 
 import uvicorn
+from starlette.types import ASGIApp
 
-__all__ = ["serve_until_cancelled"]
+from .http_guard import check_token, url_host
+
+__all__ = ["serve_asgi", "serve_until_cancelled", "server_token"]
+
+_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
+"""How long requests in flight may take to finish once the server is asked to stop."""
+
+
+def server_token(token: str | None) -> tuple[str, bool]:
+    """The token a server asks for: `token`, checked, or a new one (then True: show it).
+
+    Raises:
+        ValueError: `token` is too short or not header-safe (`check_token`).
+    """
+    if token is None:
+        return secrets.token_urlsafe(32), True
+    check_token(token)
+    return token, False
+
+
+async def serve_asgi(
+    app_for: Callable[[str], ASGIApp],
+    *,
+    host: str,
+    port: int,
+    what: str,
+    token: str,
+    show_token: bool,
+    path: str = "",
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve `app_for(base_url)` on `host`:`port` until cancelled.
+
+    The socket is bound first (port 0 picks a free one), so the base URL is
+    known before the app is made (an A2A card names it). With `show_token`
+    (the server made it), "serving <what> at <url>" and the header to send go
+    to stderr. `on_ready` gets the base URL and `path`.
+    """
+    # Binding here rather than in uvicorn lets port 0 work: the URL is known
+    # now, and connections queue in the backlog until uvicorn takes them.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.create_server((host, port), family=family) as sock:
+        base = f"http://{url_host(host)}:{sock.getsockname()[1]}"
+        config = uvicorn.Config(
+            app_for(base),
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+        )
+        server = uvicorn.Server(config)
+        url = base + path
+        if show_token:
+            print(
+                f"serving {what} at {url}; clients send 'Authorization: Bearer {token}'",
+                file=sys.stderr,
+            )
+        await serve_until_cancelled(server, sock, url, on_ready)
 
 
 async def serve_until_cancelled(

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import secrets
-import socket
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import mcp_types as types
-import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -18,17 +14,15 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from ..errors import ToolError
-from ..http_guard import check_token, url_host
 from ..registry import ToolRegistry
 from ..retry import ModelRetry
-from ..serving import serve_until_cancelled
+from ..serving import serve_asgi, server_token
 from ._connection import describe
 from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
 from ._http_guard import BearerAuth, security_settings
 
 _DEFAULT_NAME: Final = "neuron-tool"
 # Open HTTP connections get this long to finish when the server stops.
-_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
 # The first protocol version with resource links, which carry files given by URL.
 _RESOURCE_LINKS_SINCE: Final = "2025-06-18"
 
@@ -126,30 +120,17 @@ async def serve_http(
             `host` comes without `allowed_hosts`.
     """
     security = security_settings(host, allowed_hosts, allowed_origins)
-    if token is None:
-        token, generated = secrets.token_urlsafe(32), True
-    else:
-        check_token(token)
-        generated = False
+    token, show = server_token(token)
     app = mcp_server(registry, name=name).streamable_http_app(
         streamable_http_path=path, host=host, transport_security=security
     )
-    config = uvicorn.Config(
-        BearerAuth(app, token),
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+    await serve_asgi(
+        lambda base: BearerAuth(app, token),
+        host=host,
+        port=port,
+        what="MCP",
+        token=token,
+        show_token=show,
+        path=path,
+        on_ready=on_ready,
     )
-    server = uvicorn.Server(config)
-    # Binding here rather than in uvicorn lets port 0 work: the URL is known
-    # now, and connections queue in the backlog until uvicorn takes them.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.create_server((host, port), family=family) as sock:
-        url = f"http://{url_host(host)}:{sock.getsockname()[1]}{path}"
-        if generated:
-            print(
-                f"serving MCP at {url}; clients send 'Authorization: Bearer {token}'",
-                file=sys.stderr,
-            )
-        await serve_until_cancelled(server, sock, url, on_ready)

@@ -9,13 +9,9 @@ size limit). `serve_a2a` runs it with uvicorn until cancelled.
 from __future__ import annotations
 
 import contextlib
-import secrets
-import socket
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Final
 
-import uvicorn
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
@@ -35,9 +31,8 @@ from neuron_tool.http_guard import (
     RequestGuard,
     allowed_hosts_for,
     check_token,
-    url_host,
 )
-from neuron_tool.serving import serve_until_cancelled
+from neuron_tool.serving import serve_asgi, server_token
 
 from ._guard import refuse, too_large
 from ._handler import CheckingRequestHandler
@@ -51,7 +46,6 @@ __all__ = ["RPC_PATH", "a2a_app", "serve_a2a"]
 RPC_PATH: Final = "/"
 """The path of the JSON-RPC endpoint."""
 # Open connections (a stream, say) get this long to finish when the server stops.
-_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
 
 
 class _CallContextBuilder(DefaultServerCallContextBuilder):
@@ -178,11 +172,7 @@ async def serve_a2a(
             `host` comes without `allowed_hosts`.
     """
     hosts = allowed_hosts_for(host, allowed_hosts)
-    if token is None:
-        token, generated = secrets.token_urlsafe(32), True
-    else:
-        check_token(token)
-        generated = False
+    token, show = server_token(token)
     executor = A2AExecutor(
         orchestrator,
         agent,
@@ -191,28 +181,20 @@ async def serve_a2a(
         max_running=max_running,
         state=state,
     )
-    # Binding here rather than in uvicorn lets port 0 work: the URL is known
-    # now, and connections queue in the backlog until uvicorn takes them.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.create_server((host, port), family=family) as sock:
-        url = f"http://{url_host(host)}:{sock.getsockname()[1]}"
+
+    def app_at(url: str) -> ASGIApp:
         base = (public_url or url).rstrip("/")
         card = agent_card(
             name=card_name, description=description, url=base + RPC_PATH, skills=skills
         )
-        app = a2a_app(executor, card, token=token, allowed_hosts=hosts, task_store=task_store)
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
-        )
-        server = uvicorn.Server(config)
-        if generated:
-            print(
-                f"serving A2A agent {agent!r} at {url}; clients send"
-                f" 'Authorization: Bearer {token}'",
-                file=sys.stderr,
-            )
-        await serve_until_cancelled(server, sock, url, on_ready)
+        return a2a_app(executor, card, token=token, allowed_hosts=hosts, task_store=task_store)
+
+    await serve_asgi(
+        app_at,
+        host=host,
+        port=port,
+        what=f"A2A agent {agent!r}",
+        token=token,
+        show_token=show,
+        on_ready=on_ready,
+    )

@@ -8,13 +8,9 @@ with uvicorn until cancelled.
 
 from __future__ import annotations
 
-import secrets
-import socket
-import sys
 from collections.abc import Callable, Sequence
 from typing import Final
 
-import uvicorn
 from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator
@@ -24,9 +20,8 @@ from neuron_tool.http_guard import (
     RequestGuard,
     allowed_hosts_for,
     check_token,
-    url_host,
 )
-from neuron_tool.serving import serve_until_cancelled
+from neuron_tool.serving import serve_asgi, server_token
 
 from ._endpoint import RunEndpoint
 from ._guard import refuse
@@ -38,7 +33,6 @@ __all__ = ["RUN_PATH", "ag_ui_app", "serve_ag_ui"]
 RUN_PATH: Final = "/"
 """The path runs are POSTed to."""
 # Open streams get this long to finish when the server stops; then their runs are cancelled.
-_GRACEFUL_SHUTDOWN_SECONDS: Final = 2
 
 
 def ag_ui_app(
@@ -128,11 +122,7 @@ async def serve_ag_ui(
             `host` comes without `allowed_hosts`.
     """
     hosts = allowed_hosts_for(host, allowed_hosts)
-    if token is None:
-        token, generated = secrets.token_urlsafe(32), True
-    else:
-        check_token(token)
-        generated = False
+    token, show = server_token(token)
     app = ag_ui_app(
         orchestrator,
         agent,
@@ -143,23 +133,12 @@ async def serve_ag_ui(
         limits=limits,
         max_running=max_running,
     )
-    # Binding here rather than in uvicorn lets port 0 work: the URL is known
-    # now, and connections queue in the backlog until uvicorn takes them.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.create_server((host, port), family=family) as sock:
-        url = f"http://{url_host(host)}:{sock.getsockname()[1]}"
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
-        )
-        server = uvicorn.Server(config)
-        if generated:
-            print(
-                f"serving AG-UI agent {agent!r} at {url}; clients send"
-                f" 'Authorization: Bearer {token}'",
-                file=sys.stderr,
-            )
-        await serve_until_cancelled(server, sock, url, on_ready)
+    await serve_asgi(
+        lambda base: app,
+        host=host,
+        port=port,
+        what=f"AG-UI agent {agent!r}",
+        token=token,
+        show_token=show,
+        on_ready=on_ready,
+    )

@@ -13,6 +13,7 @@ from layer0 import (
     DispatchFailed,
     HistoryAppend,
     SessionScope,
+    StateStore,
     TurnConfig,
     TurnInput,
     TurnOutput,
@@ -40,8 +41,38 @@ from .conftest import FAST, hosting
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-def echo_agent(store: SqliteStore) -> dict[str, object]:
+def echo_agent(store: StateStore) -> dict[str, object]:
     return {"echo": agent(two_step(lambda text: [], lambda text: f"echo: {text}"), state=store)}
+
+
+async def on_two_workers(
+    env: WorkflowEnvironment, one: StateStore, two: StateStore, prompts: list[str]
+) -> list[TurnOutput | BaseException]:
+    """Dispatch `prompts` on session "s" to two workers on one queue, each with its store.
+
+    Then check that the session holds every exchange whole, each answer after its
+    message. The second worker has a client of its own, as on another machine.
+    """
+    async with hosting(env, echo_agent(one), one) as orchestrator:  # type: ignore[arg-type]
+        address = env.client.service_client.config.target_host
+        second = create_worker(
+            await connect(address),
+            agents=echo_agent(two),  # type: ignore[arg-type]
+            store=two,
+            task_queue=orchestrator.task_queue,
+        )
+        async with second:
+            results = await orchestrator.dispatch_many(
+                [("echo", TurnInput(message=p, trigger="user", session="s")) for p in prompts]
+            )
+    history = await two.read(SessionScope(id="s"), HISTORY_KEY)
+    assert isinstance(history, list) and len(history) == 2 * len(prompts)
+    pairs = list(zip(history[::2], history[1::2], strict=True))
+    for user, assistant in pairs:
+        assert user["role"] == "user" and assistant["role"] == "assistant"  # type: ignore[index,call-overload]
+        assert assistant["content"] == f"echo: {user['content']}"  # type: ignore[index,call-overload]
+    assert sorted(user["content"] for user, _ in pairs) == sorted(prompts)  # type: ignore[index,call-overload]
+    return results
 
 
 async def test_20_concurrent_dispatches_on_one_session_keep_every_exchange_contiguous(
@@ -50,27 +81,8 @@ async def test_20_concurrent_dispatches_on_one_session_keep_every_exchange_conti
     db = tmp_path / "state.db"
     prompts = [f"m{number}" for number in range(20)]
     async with SqliteStore(db) as one, SqliteStore(db) as two:
-        async with hosting(dev_env, echo_agent(one), one) as orchestrator:  # type: ignore[arg-type]
-            # A second worker (its own client) on the same queue and file: turns land on both.
-            address = dev_env.client.service_client.config.target_host
-            second = create_worker(
-                await connect(address),
-                agents=echo_agent(two),  # type: ignore[arg-type]
-                store=two,
-                task_queue=orchestrator.task_queue,
-            )
-            async with second:
-                results = await orchestrator.dispatch_many(
-                    [("echo", TurnInput(message=p, trigger="user", session="s")) for p in prompts]
-                )
-        history = await one.read(SessionScope(id="s"), HISTORY_KEY)
+        results = await on_two_workers(dev_env, one, two, prompts)
     assert all(isinstance(result, TurnOutput) for result in results), results
-    assert isinstance(history, list) and len(history) == 40
-    pairs = list(zip(history[::2], history[1::2], strict=True))
-    for user, assistant in pairs:
-        assert user["role"] == "user" and assistant["role"] == "assistant"  # type: ignore[index,call-overload]
-        assert assistant["content"] == f"echo: {user['content']}"  # type: ignore[index,call-overload]
-    assert sorted(user["content"] for user, _ in pairs) == sorted(prompts)  # type: ignore[index,call-overload]
 
 
 async def test_a_dispatch_asking_to_fail_on_a_changed_session_fails_for_good(

@@ -20,9 +20,10 @@ from starlette.types import ASGIApp
 
 from .http_guard import check_token, url_host
 
-__all__ = ["serve_asgi", "serve_until_cancelled", "server_token"]
+__all__ = ["error_text", "serve_asgi", "serve_until_cancelled", "server_token"]
 
 _GRACEFUL_SHUTDOWN_SECONDS: Final = 2
+_ERROR_CHARS: Final = 2000
 """How long requests in flight may take to finish once the server is asked to stop."""
 
 
@@ -106,3 +107,26 @@ async def serve_until_cancelled(
         server.should_exit = True
         await asyncio.wait([task])
         raise
+
+
+def error_text(exc: BaseException, limit: int = _ERROR_CHARS) -> str:
+    """`Type: message` of `exc` and of each error that caused it, cut at `limit`; no traceback.
+
+    Why: what a server tells its remote client of a failed turn names the
+    error and its causes, never a traceback or anything of the server's code.
+    """
+    seen: list[str] = []
+    current: BaseException | None = exc
+    for _ in range(4):
+        if current is None:
+            break
+        while isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+        text = str(current).strip()
+        said = f"{type(current).__name__}: {text}" if text else type(current).__name__
+        # An orchestrator's error often quotes its cause already: say it once.
+        if not any(said in earlier for earlier in seen):
+            seen.append(said)
+        current = current.__cause__
+    joined = "; caused by ".join(seen)
+    return joined if len(joined) <= limit else joined[:limit] + "…"

@@ -147,7 +147,14 @@ if TYPE_CHECKING:
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
     from .loop.stop_tools import UnknownStopToolError
-    from .loop.stream import EventStream, TurnStream, close_cancelled
+    from .loop.stream import (
+        DispatchStream,
+        DispatchStreamer,
+        EventStream,
+        TurnStream,
+        close_cancelled,
+        dispatch_streamer,
+    )
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.tool_files import describe_file, files_intro, unseen_file_note
     from .loop.turn import NeuronTurn
@@ -319,6 +326,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.provider": (
         "ContentPart",
+        "DispatchStream",
+        "DispatchStreamer",
         "DocumentPart",
         "ImagePart",
         "Provider",
@@ -361,9 +370,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.standing": ("STANDING_KEY", "StandingDecision"),
     ".loop.stop_tools": ("UnknownStopToolError",),
     ".loop.stream": (
+        "DispatchStream",
+        "DispatchStreamer",
         "EventStream",
         "TurnStream",
         "close_cancelled",
+        "dispatch_streamer",
     ),
     ".loop.tool_choice": (
         "ToolChoice",
@@ -452,6 +464,8 @@ __all__ = [
     "ContextStrategy",
     "ContinuationError",
     "Decision",
+    "DispatchStream",
+    "DispatchStreamer",
     "DocumentPart",
     "DuplicateDecisionError",
     "DuplicatePluginError",
@@ -588,6 +602,7 @@ __all__ = [
     "delegation_sessions",
     "deltas_of",
     "describe_file",
+    "dispatch_streamer",
     "document_block",
     "event_from_json",
     "event_json",

@@ -15,13 +15,20 @@ import asyncio
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Final, Generic, Self, TypeAlias, TypeVar, cast
+from typing import Final, Generic, Protocol, Self, TypeAlias, TypeVar, cast
 
-from layer0 import PartialTurn, TurnOutput, partial_of
+from layer0 import AgentId, PartialTurn, TurnInput, TurnOutput, partial_of
 
 from .events import TurnEvent
 
-__all__ = ["EventStream", "TurnStream", "close_cancelled"]
+__all__ = [
+    "DispatchStream",
+    "DispatchStreamer",
+    "EventStream",
+    "TurnStream",
+    "close_cancelled",
+    "dispatch_streamer",
+]
 
 E = TypeVar("E")
 R = TypeVar("R")
@@ -216,3 +223,71 @@ async def close_cancelled(events: object, cancelled: asyncio.CancelledError) -> 
     for note in getattr(events, "stop_notes", ()):
         if note not in noted:
             cancelled.add_note(note)
+
+
+class StreamedEvent(Protocol):
+    """One event of a streamed dispatch: the workflow it comes from, and the turn's event.
+
+    `neuron_orch_local.AgentEvent` has this shape.
+    """
+
+    @property
+    def workflow_id(self) -> str:
+        """The workflow (the dispatch, or a delegation in it) the event comes from."""
+        ...
+
+    @property
+    def event(self) -> object:
+        """The turn's event (a `TurnEvent`)."""
+        ...
+
+
+class StreamedResult(Protocol):
+    """What a streamed dispatch ends with: its output (`neuron_orch_local.DispatchResult`)."""
+
+    @property
+    def output(self) -> TurnOutput:
+        """The dispatch's output."""
+        ...
+
+
+class DispatchStream(Protocol):
+    """What a streaming orchestrator's `stream(agent, input)` returns (an `EventStream`).
+
+    Its events are `StreamedEvent`s; its `result` is the dispatch's, read once
+    the stream is done. Why: a server for other clients (A2A, AG-UI) streams any orchestrator that
+    can, without depending on one (`LocalOrchestrator` and `TemporalOrchestrator`
+    have `stream`).
+    """
+
+    def __aiter__(self) -> AsyncIterator[StreamedEvent]:
+        """The dispatch's events as they come."""
+        ...
+
+    async def __aenter__(self) -> DispatchStream:
+        """Start the dispatch."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Stop the dispatch if it still runs."""
+        ...
+
+    @property
+    def result(self) -> StreamedResult:
+        """The dispatch's result, once the stream was read to its end."""
+        ...
+
+
+DispatchStreamer: TypeAlias = Callable[[AgentId, TurnInput], DispatchStream]
+"""A streaming orchestrator's `stream` method."""
+
+
+def dispatch_streamer(orchestrator: object) -> DispatchStreamer | None:
+    """The `stream(agent, input)` of `orchestrator` if it streams its dispatches, else None."""
+    streaming = getattr(orchestrator, "stream", None)
+    return cast(DispatchStreamer, streaming) if callable(streaming) else None

@@ -382,22 +382,3 @@ def _stopped(output: TurnOutput, why: str) -> str:
     text = answer_text(output).strip()
     said = f": {text[:_REASON_CHARS]}" if text else ""
     return f"the turn stopped before a complete answer ({why}){said}"
-
-
-def error_text(exc: BaseException) -> str:
-    """`Type: message` of `exc` and of each error that caused it, cut short; no traceback."""
-    seen: list[str] = []
-    current: BaseException | None = exc
-    for _ in range(4):
-        if current is None:
-            break
-        while isinstance(current, BaseExceptionGroup) and current.exceptions:
-            current = current.exceptions[0]
-        text = str(current).strip()
-        said = f"{type(current).__name__}: {text}" if text else type(current).__name__
-        # An orchestrator's error often quotes its cause already: say it once.
-        if not any(said in earlier for earlier in seen):
-            seen.append(said)
-        current = current.__cause__
-    joined = "; caused by ".join(seen)
-    return joined if len(joined) <= _REASON_CHARS else joined[:_REASON_CHARS] + "…"

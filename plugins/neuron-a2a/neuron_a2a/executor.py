@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Final, Protocol, cast
+from typing import Final
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -36,6 +34,7 @@ from a2a.utils.errors import (
 )
 
 from layer0 import AgentId, Orchestrator, SessionId, StateReader, TurnInput, TurnOutput
+from neuron_tool.serving import error_text
 from neuron_turn import (
     ApprovalError,
     Decision,
@@ -43,6 +42,7 @@ from neuron_turn import (
     PendingCall,
     TextDelta,
     ToolStart,
+    dispatch_streamer,
     pending_approvals,
     resume_input,
 )
@@ -52,7 +52,6 @@ from ._convert import (
     answer_parts,
     answer_text,
     decisions_of,
-    error_text,
     holds_decisions,
     message_content,
     outcome,
@@ -73,43 +72,6 @@ _DENIED_ON_CANCEL: Final = "cancelled by the caller"
 """The reason a cancelled task's waiting calls are denied with: what the model reads."""
 # The JSON-RPC method the SDK records for a blocking send: its answer is not streamed.
 _BLOCKING_METHOD: Final = "SendMessage"
-
-
-class _AgentEvent(Protocol):
-    """One event of a streamed dispatch (`neuron_orch_local.AgentEvent` has this shape)."""
-
-    @property
-    def workflow_id(self) -> str: ...
-
-    @property
-    def event(self) -> object: ...
-
-
-class _DispatchResult(Protocol):
-    @property
-    def output(self) -> TurnOutput: ...
-
-
-class _EventStream(Protocol):
-    """What a streaming orchestrator's `stream` returns (`neuron_turn.EventStream`)."""
-
-    def __aiter__(self) -> AsyncIterator[_AgentEvent]: ...
-
-    async def __aenter__(self) -> _EventStream: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
-
-    @property
-    def result(self) -> _DispatchResult: ...
-
-
-class _Streaming(Protocol):
-    def __call__(self, agent: AgentId, input: TurnInput) -> _EventStream: ...
 
 
 @dataclass(slots=True)
@@ -188,8 +150,7 @@ class A2AExecutor(AgentExecutor):
         self._agent = agent
         self._prefix = session_prefix
         self._limits = MessageLimits() if limits is None else limits
-        streaming = getattr(orchestrator, "stream", None) if stream else None
-        self._stream = cast(_Streaming, streaming) if callable(streaming) else None
+        self._stream = dispatch_streamer(orchestrator) if stream else None
         self._runs: dict[str, _Run] = {}
         self._max_running = max_running
         self._running = 0  # counted from the check on, before the dispatch's task exists

@@ -17,7 +17,8 @@ from ag_ui.core import RunAgentInput
 from ag_ui.encoder import EventEncoder
 from starlette.types import Receive, Scope, Send
 
-from ._events import error_text
+from neuron_tool.serving import error_text
+
 from ._guard import refuse
 from ._input import parse_run
 from .errors import InvalidRunInputError

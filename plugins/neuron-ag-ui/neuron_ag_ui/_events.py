@@ -34,6 +34,7 @@ from ag_ui.core import (
 from pydantic import JsonValue
 
 from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
+from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
@@ -231,22 +232,3 @@ def error_code(exc: BaseException) -> str:
         else:
             break
     return type(current).__name__
-
-
-def error_text(exc: BaseException) -> str:
-    """`Type: message` of `exc` and of each error that caused it, cut short; no traceback."""
-    seen: list[str] = []
-    current: BaseException | None = exc
-    for _ in range(4):
-        if current is None:
-            break
-        while isinstance(current, BaseExceptionGroup) and current.exceptions:
-            current = current.exceptions[0]
-        text = str(current).strip()
-        said = f"{type(current).__name__}: {text}" if text else type(current).__name__
-        # An orchestrator's error often quotes its cause already: say it once.
-        if not any(said in earlier for earlier in seen):
-            seen.append(said)
-        current = current.__cause__
-    joined = "; caused by ".join(seen)
-    return joined if len(joined) <= _REASON_CHARS else joined[:_REASON_CHARS] + "…"

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
-from types import TracebackType
-from typing import Final, Protocol, cast
+from typing import Final
 
 from ag_ui.core import PROTOCOL_VERSION, BaseEvent, RunAgentInput, RunErrorEvent, RunStartedEvent
 
-from layer0 import AgentId, Orchestrator, TurnInput, TurnOutput
-from neuron_turn import split_decisions
+from layer0 import AgentId, Orchestrator, TurnInput
+from neuron_tool.serving import error_text
+from neuron_turn import dispatch_streamer, split_decisions
 
-from ._events import RunEvents, error_text
+from ._events import RunEvents
 from ._input import turn_input
 from .errors import AgUiError, ServerBusyError
 from .limits import RunLimits
@@ -25,43 +25,6 @@ from .limits import RunLimits
 __all__ = ["AgUiRunner"]
 
 _logger: Final = logging.getLogger("neuron_ag_ui")
-
-
-class _AgentEvent(Protocol):
-    """One event of a streamed dispatch (`neuron_orch_local.AgentEvent` has this shape)."""
-
-    @property
-    def workflow_id(self) -> str: ...
-
-    @property
-    def event(self) -> object: ...
-
-
-class _DispatchResult(Protocol):
-    @property
-    def output(self) -> TurnOutput: ...
-
-
-class _EventStream(Protocol):
-    """What a streaming orchestrator's `stream` returns (`neuron_turn.EventStream`)."""
-
-    def __aiter__(self) -> AsyncIterator[_AgentEvent]: ...
-
-    async def __aenter__(self) -> _EventStream: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
-
-    @property
-    def result(self) -> _DispatchResult: ...
-
-
-class _Streaming(Protocol):
-    def __call__(self, agent: AgentId, input: TurnInput) -> _EventStream: ...
 
 
 class AgUiRunner:
@@ -116,8 +79,7 @@ class AgUiRunner:
         self._agent = agent
         self._prefix = session_prefix
         self._limits = RunLimits() if limits is None else limits
-        streaming = getattr(orchestrator, "stream", None) if stream else None
-        self._stream = cast(_Streaming, streaming) if callable(streaming) else None
+        self._stream = dispatch_streamer(orchestrator) if stream else None
         self._max_running = max_running
         self._running = 0
 

@@ -1,9 +1,11 @@
 """From a neuron turn's events and output to AG-UI events.
 
 One `RunEvents` follows one run: each model answer becomes one text message
-(TEXT_MESSAGE_START / CONTENT / END), each call of the server's own tools a
-tool call (TOOL_CALL_START / ARGS / END when it runs) and its result
-(TOOL_CALL_RESULT), and the output the run's end: RUN_FINISHED (with the typed
+(TEXT_MESSAGE_START / CONTENT / END), each tool call a TOOL_CALL_START, its
+arguments as the model writes them (TOOL_CALL_ARGS, ended by TOOL_CALL_END when
+the model's answer is done; whole, when the orchestrator does not stream) and,
+for the server's own tools, its result (TOOL_CALL_RESULT), and the output the
+run's end: RUN_FINISHED (with the typed
 result, or the calls the client must answer), or RUN_ERROR with the kind and
 message of what stopped it, never a traceback.
 """
@@ -38,10 +40,13 @@ from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
+    ModelCallDone,
     ModelCallStart,
     OutputMissingError,
     PendingCall,
     TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
     ToolResult,
     ToolStart,
     output_value,
@@ -80,6 +85,7 @@ class RunEvents:
         self._open: str | None = None  # the text message being streamed
         self._answer: str | None = None  # the current model answer's message, for its calls
         self._announced = {d.id for d in resumed}
+        self._writing: dict[str, None] = {}  # calls whose arguments are streaming, in order
         self._answered = {d.id for d in resumed if d.decision == "answer"}
         self._streamed_text = False
 
@@ -90,6 +96,12 @@ class RunEvents:
             return self._close()
         if isinstance(event, TextDelta) and event.text:
             return self._text(event.text)
+        if isinstance(event, ToolCallStart):
+            return self._start_writing(event.id, event.name)
+        if isinstance(event, ToolCallDelta) and event.id in self._writing and event.arguments:
+            return [ToolCallArgsEvent(tool_call_id=event.id, delta=event.arguments)]
+        if isinstance(event, ModelCallDone):
+            return self._end_writing()
         if isinstance(event, ToolStart):
             return self._announce(event.id, event.name, event.input)
         if isinstance(event, ToolResult) and event.id not in self._answered:
@@ -101,7 +113,7 @@ class RunEvents:
 
     def finished(self, output: TurnOutput) -> list[BaseEvent]:
         """The run's last events, for the turn's `output`."""
-        events = self._close()
+        events = [*self._end_writing(), *self._close()]
         if not self._streamed_text:
             # An orchestrator that does not stream: the answer comes whole.
             text = _answer_text(output)
@@ -118,7 +130,11 @@ class RunEvents:
 
     def failed(self, exc: BaseException) -> list[BaseEvent]:
         """The run's last events when the dispatch raised `exc`: RUN_ERROR saying why."""
-        return [*self._close(), RunErrorEvent(code=error_code(exc), message=error_text(exc))]
+        return [
+            *self._end_writing(),
+            *self._close(),
+            RunErrorEvent(code=error_code(exc), message=error_text(exc)),
+        ]
 
     def _paused(self, pending: Sequence[PendingCall]) -> list[BaseEvent]:
         events: list[BaseEvent] = []
@@ -173,10 +189,37 @@ class RunEvents:
         closed, self._open = self._open, None
         return [TextMessageEndEvent(message_id=closed)]
 
+    def _start_writing(self, id: str, name: str) -> list[BaseEvent]:
+        """A call the model began writing: its START, its arguments to follow as they come."""
+        if id in self._writing:
+            # The model repeated an id: a model writes its calls one after another,
+            # so the first is whole. The loop gives the second a fresh id, under
+            # which it is announced whole when it runs or waits.
+            del self._writing[id]
+            return [ToolCallEndEvent(tool_call_id=id)]
+        if id in self._announced:  # a resumed call, or a repeat of a call ended already
+            return []
+        self._announced.add(id)
+        self._writing[id] = None
+        return [
+            *self._close(),
+            ToolCallStartEvent(
+                tool_call_id=id, tool_call_name=name, parent_message_id=self._answer
+            ),
+        ]
+
+    def _end_writing(self) -> list[BaseEvent]:
+        """The END of each call whose arguments were streaming: the model's answer is done."""
+        ended: list[BaseEvent] = [ToolCallEndEvent(tool_call_id=id) for id in self._writing]
+        self._writing.clear()
+        return ended
+
     def _announce(self, id: str, name: str, input: JsonValue) -> list[BaseEvent]:
         """A call's START / ARGS / END, once per call; a tool call closes the text before it."""
         if id in self._announced:
-            return []
+            # Streamed already; a call still writing (an answer ending without
+            # ModelCallDone, as a failed one may) is ended before it runs.
+            return self._end_writing() if id in self._writing else []
         self._announced.add(id)
         arguments = json.dumps({} if input is None else input, ensure_ascii=False)
         return [

@@ -97,6 +97,56 @@ async def test_a_server_tool_call_streams_its_call_then_its_result_then_the_answ
     assert text_of(events) == "Looking.Sunny." and RAN == ["Oslo"]
 
 
+async def test_a_calls_arguments_stream_as_the_model_writes_them_and_end_before_it_runs() -> None:
+    RAN.clear()
+    call = ToolUsePart("c1", "weather", {"city": "Reykjavik"})
+    model = ScriptedProvider([tool_call_response(call), text_response("Windy.")], chunk_size=4)
+    async with serving(model, tools=[weather]) as served:
+        events = await run(served, run_input("t1", user("Weather?")))
+
+    kinds = types(events)
+    first_args, end = kinds.index("TOOL_CALL_ARGS"), kinds.index("TOOL_CALL_END")
+    assert kinds[:first_args] == ["RUN_STARTED", "TOOL_CALL_START"]
+    assert set(kinds[first_args:end]) == {"TOOL_CALL_ARGS"}
+    assert kinds[end + 1] == "TOOL_CALL_RESULT"
+    pieces = of(events, EventType.TOOL_CALL_ARGS)
+    assert len(pieces) > 1 and {p.tool_call_id for p in pieces} == {"c1"}
+    assert json.loads("".join(p.delta for p in pieces)) == {"city": "Reykjavik"}
+    assert len(of(events, EventType.TOOL_CALL_START)) == 1 and RAN == ["Reykjavik"]
+
+
+async def test_a_repeated_call_id_streams_the_first_call_whole_and_announces_the_second_apart() -> (
+    None
+):
+    RAN.clear()
+    model = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("c1", "weather", {"city": "Oslo"}),
+                ToolUsePart("c1", "weather", {"city": "Bergen"}),
+            ),
+            text_response("Both sunny."),
+        ],
+        chunk_size=3,
+    )
+    async with serving(model, tools=[weather]) as served:
+        events = await run(served, run_input("t1", user("Weather?")))
+
+    starts = of(events, EventType.TOOL_CALL_START)
+    assert [s.tool_call_id for s in starts] == ["c1", "c1_1"]
+    args: dict[str, str] = {}
+    for piece in of(events, EventType.TOOL_CALL_ARGS):
+        args[piece.tool_call_id] = args.get(piece.tool_call_id, "") + piece.delta
+    assert {k: json.loads(v) for k, v in args.items()} == {
+        "c1": {"city": "Oslo"},
+        "c1_1": {"city": "Bergen"},
+    }
+    ends = [e.tool_call_id for e in of(events, EventType.TOOL_CALL_END)]
+    results = {r.tool_call_id: r.content for r in of(events, EventType.TOOL_CALL_RESULT)}
+    assert sorted(ends) == ["c1", "c1_1"]
+    assert results == {"c1": "sunny in Oslo", "c1_1": "sunny in Bergen"}
+
+
 class Forecast(BaseModel):
     city: str
     degrees: int

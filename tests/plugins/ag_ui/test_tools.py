@@ -69,6 +69,20 @@ async def test_a_frontend_tool_call_ends_the_run_for_the_client_then_its_result_
     assert "TOOL_CALL_START" not in types(second) and "TOOL_CALL_RESULT" not in types(second)
 
 
+async def test_a_streamed_frontend_call_is_announced_once_with_its_arguments_whole() -> None:
+    model = ScriptedProvider([tool_call_response(PICKING)], chunk_size=5)
+    async with serving(model) as served:
+        events = await run(served, run_input("t1", user("Pick a colour"), tools=[PICK_COLOUR]))
+
+    kinds = types(events)
+    assert kinds[:2] == ["RUN_STARTED", "TOOL_CALL_START"]
+    assert kinds[-2:] == ["TOOL_CALL_END", "RUN_FINISHED"]
+    assert set(kinds[2:-2]) == {"TOOL_CALL_ARGS"} and len(kinds[2:-2]) > 1
+    arguments = "".join(e.delta for e in of(events, EventType.TOOL_CALL_ARGS))
+    assert json.loads(arguments) == PICKING.input
+    assert events[-1].outcome.pending_tool_call_ids == ["c2"]
+
+
 async def test_a_tool_message_with_an_error_reaches_the_model_as_a_failed_call() -> None:
     model = ScriptedProvider([tool_call_response(PICKING), text_response("Sorry.")])
     async with serving(model) as served:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Generic, cast
 
@@ -203,6 +203,20 @@ class _Exit(Exception):
         self.reason = reason
 
 
+def _registry(tools: ToolRegistry | Iterable[ToolDyn] | None) -> ToolRegistry:
+    if tools is None:
+        return ToolRegistry()
+    if isinstance(tools, ToolRegistry):
+        return tools
+    shape: object = tools  # typed as the caller should pass it; checked as they might
+    if not isinstance(shape, Iterable) or isinstance(shape, str | bytes):
+        raise TypeError(
+            "NeuronTurn(tools=...) takes a ToolRegistry or a list of tools;"
+            f" got {type(tools).__name__} (put a single tool in a list)"
+        )
+    return ToolRegistry(tools)
+
+
 class NeuronTurn(Generic[OutT]):
     """The ReAct loop: call the model, run the tools it asks for, repeat.
 
@@ -219,7 +233,7 @@ class NeuronTurn(Generic[OutT]):
         self,
         provider: Provider,
         *,
-        tools: ToolRegistry | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
         hooks: HookRegistry | None = None,
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
@@ -228,6 +242,10 @@ class NeuronTurn(Generic[OutT]):
         deps: object = None,
     ) -> None:
         """Create a turn over `provider`; everything else is optional.
+
+        `tools` is a `ToolRegistry` (with its middleware) or the tools themselves
+        (`@tool` functions, `ExternalTool`s, MCP tools: any `ToolDyn`), which
+        make a registry of their own.
 
         `output_type` is a pydantic model, dataclass, TypedDict, any type
         pydantic validates, or an `OutputSpec` (`OutputSpec.json_schema(...)`
@@ -238,9 +256,11 @@ class NeuronTurn(Generic[OutT]):
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
             UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
+            ToolRegistrationError: one of `tools` is not a tool, or two share a name.
+            TypeError: `tools` is neither a registry nor a collection of tools.
         """
         self.provider = provider
-        self.tools = tools if tools is not None else ToolRegistry()
+        self.tools = _registry(tools)
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.context = context
         self.state = state

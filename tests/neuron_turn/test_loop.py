@@ -26,7 +26,7 @@ from neuron_turn import (
     ProviderRequest,
     ProviderResponse,
 )
-from neuron_turn.testing import FunctionProvider, text_response
+from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
 
 from .support import TRUSTING, answer, ask, build, call, calls, dollars
 
@@ -215,3 +215,25 @@ async def test_exit_reason_serialises_as_the_protocol_says() -> None:
     turn, _ = build(script, config=TRUSTING)
     output = await turn.execute(ask())
     assert output.model_dump(mode="json")["exit_reason"] == {"custom": "handoff"}
+
+
+@tool
+async def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+
+
+async def test_tools_given_as_a_list_make_the_turns_registry_and_run() -> None:
+    model = ScriptedProvider([calls(call("c1", "shout", text="hi")), answer("done")])
+    turn = NeuronTurn(model, tools=[shout])
+
+    await turn.execute(ask("go"))
+
+    assert turn.tools.names() == ["shout"]
+    assert "HI" in str(model.requests[1].messages[-1].content)
+
+
+@pytest.mark.parametrize("tools", [shout, "shout"])
+def test_tools_that_are_neither_a_registry_nor_a_list_are_refused_saying_so(tools: object) -> None:
+    with pytest.raises(TypeError, match=r"takes a ToolRegistry or a list of tools; got"):
+        NeuronTurn(FunctionProvider(lambda request: answer("x")), tools=tools)  # type: ignore[arg-type]

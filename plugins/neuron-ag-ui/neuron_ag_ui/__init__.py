@@ -7,7 +7,10 @@ one agent with the official `ag-ui-protocol` types, as pydantic-ai's
 session of its thread, answered as a stream of AG-UI events (text, the
 server's tool calls and results, the run's end); the client's own tools
 (frontend tools) are offered to the model and handed to the client to run;
-calls held for approval end the run as interrupts. Every request needs the
+calls held for approval end the run as interrupts; the frontend's shared state
+and context reach the tools (`shared_state`, `frontend_context`) and the model
+(`frontend_instructions`), and tools send state back (`send_state`,
+`send_state_delta`). Every request needs the
 bearer token, and the Host and Origin headers are checked. `ag_ui_app` gives
 the guarded ASGI app; `AgUiRunner` the runs' events, for a server of one's own.
 """
@@ -27,6 +30,15 @@ from .errors import (
 from .limits import RunLimits
 from .runner import AgUiRunner
 from .server import RUN_PATH, ag_ui_app, serve_ag_ui
+from .state import (
+    ContextEntry,
+    StateError,
+    frontend_context,
+    frontend_instructions,
+    send_state,
+    send_state_delta,
+    shared_state,
+)
 
 __all__ = [
     "APPROVAL_EVENT",
@@ -35,6 +47,7 @@ __all__ = [
     "RUN_PATH",
     "AgUiError",
     "AgUiRunner",
+    "ContextEntry",
     "EmptyMessageError",
     "InvalidDecisionsError",
     "InvalidRunInputError",
@@ -42,7 +55,13 @@ __all__ = [
     "MessageTooLargeError",
     "RunLimits",
     "ServerBusyError",
+    "StateError",
     "UnsupportedPartError",
     "ag_ui_app",
+    "frontend_context",
+    "frontend_instructions",
+    "send_state",
+    "send_state_delta",
     "serve_ag_ui",
+    "shared_state",
 ]

@@ -13,6 +13,7 @@ message of what stopped it, never a traceback.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Final
@@ -25,6 +26,8 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
+    StateDeltaEvent,
+    StateSnapshotEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -33,7 +36,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
 from neuron_tool.serving import error_text
@@ -47,17 +50,21 @@ from neuron_turn import (
     TextDelta,
     ToolCallDelta,
     ToolCallStart,
+    ToolProgress,
     ToolResult,
     ToolStart,
     output_value,
     pending_approvals,
 )
 
+from .state import DELTA_KEY, SNAPSHOT_KEY
+
 APPROVAL_EVENT: Final = "neuron.awaiting_approval"
 """The name of the CUSTOM event listing the calls waiting for a person's approval."""
 APPROVAL_REASON: Final = "tool_approval"
 """The `reason` of the interrupts of calls waiting for approval."""
 
+_logger: Final = logging.getLogger("neuron_ag_ui")
 _REASON_CHARS: Final = 2000
 # What a resume entry's payload holds, for a client building a form from it.
 _DECISION_SCHEMA: Final[dict[str, JsonValue]] = {
@@ -102,6 +109,8 @@ class RunEvents:
             return [ToolCallArgsEvent(tool_call_id=event.id, delta=event.arguments)]
         if isinstance(event, ModelCallDone):
             return self._end_writing()
+        if isinstance(event, ToolProgress) and isinstance(event.data, dict):
+            return _state_events(event.data)
         if isinstance(event, ToolStart):
             return self._announce(event.id, event.name, event.input)
         if isinstance(event, ToolResult) and event.id not in self._answered:
@@ -230,6 +239,20 @@ class RunEvents:
             ToolCallArgsEvent(tool_call_id=id, delta=arguments),
             ToolCallEndEvent(tool_call_id=id),
         ]
+
+
+def _state_events(data: dict[str, JsonValue]) -> list[BaseEvent]:
+    """The STATE_SNAPSHOT or STATE_DELTA a tool sent with `send_state` or `send_state_delta`."""
+    if SNAPSHOT_KEY in data:
+        return [StateSnapshotEvent(snapshot=data[SNAPSHOT_KEY])]
+    if DELTA_KEY in data:
+        try:
+            return [StateDeltaEvent.model_validate({"delta": data[DELTA_KEY]})]
+        except ValidationError:
+            # `send_state_delta` checks a patch where the tool runs; this is a report
+            # shaped by hand, and the client must not get what it cannot apply.
+            _logger.warning("a tool's state delta is not a JSON Patch; not sent to the client")
+    return []
 
 
 def _new_id() -> str:

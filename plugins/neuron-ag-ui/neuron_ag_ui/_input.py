@@ -51,6 +51,7 @@ from .errors import (
     UnsupportedPartError,
 )
 from .limits import RunLimits
+from .state import RUN_KEY
 
 DECISIONS_PROP: Final = "neuron_decisions"
 """The `forwardedProps` key holding decisions (`neuron_turn.Decision` JSON) for waiting calls."""
@@ -116,16 +117,65 @@ def turn_input(run: RunAgentInput, prefix: str, limits: RunLimits) -> TurnInput:
             )
         input = resume_input(session, decisions)
     elif isinstance(last, UserMessage):
-        input = TurnInput(
-            message=user_content(last, limits),
-            trigger="user",
-            session=session,
-            metadata={"ag_ui": {"thread_id": run.thread_id, "run_id": run.run_id}},
-        )
+        input = TurnInput(message=user_content(last, limits), trigger="user", session=session)
     else:
         got = "no messages" if last is None else f"a {last.role!r} message"
         raise EmptyMessageError(f"the last message must be the user's (or tool results); got {got}")
+    options = input.metadata if isinstance(input.metadata, dict) else {}
+    input = input.model_copy(update={"metadata": {**options, RUN_KEY: run_info(run, limits)}})
     return with_external_tools(input, tools) if tools else input
+
+
+def run_info(run: RunAgentInput, limits: RunLimits) -> dict[str, JsonValue]:
+    """What the turn carries of the run: its ids, and the frontend's `state` and `context`.
+
+    Raises:
+        MessageTooLargeError: the state or the context past `limits`, or the
+            state nested deeper than `limits.max_state_depth`.
+    """
+    info: dict[str, JsonValue] = {"thread_id": run.thread_id, "run_id": run.run_id}
+    if run.state is not None:
+        _check_state(run.state, limits)
+        info["state"] = run.state
+    if run.context:
+        context: list[JsonValue] = [
+            {"description": entry.description, "value": entry.value} for entry in run.context
+        ]
+        if len(json.dumps(context, ensure_ascii=False)) > limits.max_state_bytes:
+            raise MessageTooLargeError(
+                f"the run's context is larger than {limits.max_state_bytes} bytes as JSON"
+            )
+        info["context"] = context
+    return info
+
+
+def _check_state(state: Any, limits: RunLimits) -> None:
+    if nested_deeper_than(state, limits.max_state_depth):
+        raise MessageTooLargeError(
+            f"the run's state nests deeper than {limits.max_state_depth} levels"
+        )
+    if len(json.dumps(state, ensure_ascii=False)) > limits.max_state_bytes:
+        raise MessageTooLargeError(
+            f"the run's state is larger than {limits.max_state_bytes} bytes as JSON"
+        )
+
+
+def nested_deeper_than(value: Any, depth: int) -> bool:
+    """Whether JSON `value` nests lists and objects more than `depth` levels deep.
+
+    Level by level, not recursively: a hostile value must not exhaust the stack.
+    """
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    for _ in range(depth):
+        if not level:
+            return False
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return bool(level)
 
 
 def trailing_tool_messages(run: RunAgentInput) -> list[ToolMessage]:

@@ -25,6 +25,10 @@ class RunLimits:
     """The largest image or PDF one part may carry, decoded."""
     max_tools: int = 128
     """The most frontend tools one run may declare."""
+    max_state_bytes: int = 1024 * 1024
+    """The largest shared `state` (as JSON) and, apart, the largest `context` a run may carry."""
+    max_state_depth: int = 64
+    """The deepest a run's `state` may nest (the layer0 wire reads JSON to 128 levels)."""
 
     def __post_init__(self) -> None:
         for name in self.__slots__:

@@ -25,26 +25,46 @@ _TEMPLATES: Final[dict[str, LiteralString]] = {
                               WHERE a.scope = e.scope AND a.key = e.key ORDER BY a.id)
         FROM {s}.entries AS e WHERE e.scope = %s AND e.key = %s
     """,
-    # Creates the list an append grows when it is missing; never blocks on a
-    # committed row, and waits for an uncommitted insert of the same key.
-    "insert_empty": """
-        INSERT INTO {s}.entries (scope, key, value, body, document)
-        VALUES (%s, %s, '[]', '', ''::tsvector) ON CONFLICT (scope, key) DO NOTHING
+    # The row lock every append to the key takes first, creating the list it grows
+    # when it is missing: appends to one key queue here, across connections,
+    # processes and machines. A conflict locks the row even though `WHERE false`
+    # updates nothing; unlike an insert then a SELECT ... FOR UPDATE, a concurrent
+    # delete cannot slip between the two.
+    "lock_for_append": """
+        INSERT INTO {s}.entries AS e (scope, key, value, body, document)
+        VALUES (%s, %s, '[]', '', ''::tsvector)
+        ON CONFLICT (scope, key) DO UPDATE SET value = e.value WHERE false
     """,
-    # The row lock every append to the key takes first: appends to one key
-    # queue here, across connections, processes and machines.
-    "lock": "SELECT value FROM {s}.entries WHERE scope = %s AND key = %s FOR UPDATE",
     # unnest keeps the array's (sorted) order, so every batch locks in one order.
     "lock_keys": "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k",
-    "last_length_and_has": """
-        SELECT (SELECT length FROM {s}.appended
-                WHERE scope = %(scope)s AND key = %(key)s ORDER BY id DESC LIMIT 1),
-            EXISTS (SELECT 1 FROM {s}.appended
-                    WHERE scope = %(scope)s AND key = %(key)s AND append_id = %(id)s)
-    """,
-    "insert_appended": """
-        INSERT INTO {s}.appended (scope, key, append_id, items, length)
-        VALUES (%s, %s, %s, %s, %s)
+    # An append, once the key's row is locked (a statement of its own, so that its
+    # snapshot sees every append committed before the lock was granted). Answers
+    # the list's length before, whether `id` was appended already, and the length
+    # after, NULL when nothing was appended: appended already, the value is not a
+    # list (the length before is NULL too), or the length is not the expected one.
+    "append": """
+        WITH found AS (
+            SELECT
+                (SELECT a.length FROM {s}.appended AS a
+                 WHERE a.scope = e.scope AND a.key = e.key ORDER BY a.id DESC LIMIT 1) AS last,
+                EXISTS (SELECT 1 FROM {s}.appended AS a
+                        WHERE a.scope = e.scope AND a.key = e.key AND a.append_id = %(id)s) AS has,
+                e.value
+            FROM {s}.entries AS e WHERE e.scope = %(scope)s AND e.key = %(key)s
+        ), counted AS (
+            SELECT has, CASE
+                WHEN last IS NOT NULL THEN last
+                WHEN json_typeof(value::json) = 'array' THEN json_array_length(value::json)
+            END AS length
+            FROM found
+        ), added AS (
+            INSERT INTO {s}.appended (scope, key, append_id, items, length)
+            SELECT %(scope)s, %(key)s, %(id)s, %(items)s, length + %(count)s FROM counted
+            WHERE NOT has AND length IS NOT NULL
+                AND (%(expected)s::bigint IS NULL OR length = %(expected)s::bigint)
+            RETURNING length
+        )
+        SELECT length, has, (SELECT length FROM added) FROM counted
     """,
     "keys": """
         SELECT key FROM {s}.entries
@@ -100,11 +120,9 @@ class Statements:
     delete: sql.Composed
     delete_appended: sql.Composed
     read: sql.Composed
-    insert_empty: sql.Composed
-    lock: sql.Composed
+    lock_for_append: sql.Composed
+    append: sql.Composed
     lock_keys: sql.Composed
-    last_length_and_has: sql.Composed
-    insert_appended: sql.Composed
     keys: sql.Composed
     search: sql.Composed
     put_turn: sql.Composed

@@ -26,7 +26,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 
-from . import _connect, _db
+from . import _connect, _db, _write
 from ._codec import (
     SEARCHED_CHARACTERS,
     decode_value,
@@ -239,7 +239,7 @@ class PostgresStore:
         Raises:
             WriteFailed: the database refused the delete; nothing was deleted.
         """
-        await self._run_write([_db.Remove(scope_key(scope), key)])
+        await self._run_write([_write.Remove(scope_key(scope), key)])
 
     async def append_history(self, append: HistoryAppend) -> int:
         """Append a turn's messages to its session's history, atomically, once per turn id.
@@ -269,7 +269,7 @@ class PostgresStore:
             HistoryConflict: an append expected another history length; nothing was applied.
             WriteFailed: the database refused one of them; nothing was applied.
         """
-        ops: builtins.list[_db.Op] = [self._op(effect) for effect in effects]
+        ops: builtins.list[_write.Op] = [self._op(effect) for effect in effects]
         if ops:
             await self._run_write(ops)
 
@@ -339,18 +339,18 @@ class PostgresStore:
 
     def _op(
         self, effect: WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
-    ) -> _db.Put | _db.Remove | _db.Append:
+    ) -> _write.Put | _write.Remove | _write.Append:
         """Turn one memory effect into the database operation that carries it out."""
         if isinstance(effect, WriteMemoryEffect):
             return self._put(effect.scope, effect.key, effect.value)
         if isinstance(effect, DeleteMemoryEffect):
-            return _db.Remove(scope_key(effect.scope), effect.key)
+            return _write.Remove(scope_key(effect.scope), effect.key)
         if isinstance(effect, HistoryAppend):
             return _append(effect)
         assert_never(effect)
 
     @staticmethod
-    def _put(scope: Scope, key: str, value: JsonValue) -> _db.Put:
+    def _put(scope: Scope, key: str, value: JsonValue) -> _write.Put:
         """Serialize a write now, in the caller's task.
 
         This snapshots `value` at call time (later mutation by the caller
@@ -359,9 +359,9 @@ class PostgresStore:
         scope_json = scope_key(scope)
         text, body = encode_value(value, scope=scope_json, key=key)
         body = body[:SEARCHED_CHARACTERS]
-        return _db.Put(scope_json, key, text, body, searched_text(key, body))
+        return _write.Put(scope_json, key, text, body, searched_text(key, body))
 
-    async def _run_write(self, ops: builtins.list[_db.Op]) -> builtins.list[int]:
+    async def _run_write(self, ops: builtins.list[_write.Op]) -> builtins.list[int]:
         """Apply `ops` all or none; return each append's new length.
 
         The write runs in a task of its own: a caller cancelled while it runs
@@ -380,9 +380,9 @@ class PostgresStore:
         write.add_done_callback(self._writes.discard)
         return await asyncio.shield(write)
 
-    async def _apply(self, ops: builtins.list[_db.Op]) -> builtins.list[int]:
+    async def _apply(self, ops: builtins.list[_write.Op]) -> builtins.list[int]:
         async with self._connection() as connection:
-            return await _db.apply(connection, self._sql, ops)
+            return await _write.apply(connection, self._sql, ops)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[_db.Connection]:
@@ -447,10 +447,10 @@ class PostgresStore:
         return StateError(f"the state store on {self.where} (schema {self._schema!r}) is closed")
 
 
-def _append(append: HistoryAppend) -> _db.Append:
+def _append(append: HistoryAppend) -> _write.Append:
     """Serialize an append now, in the caller's task (see `PostgresStore._put`)."""
     scope_json = scope_key(append.scope)
-    return _db.Append(
+    return _write.Append(
         scope=scope_json,
         key=HISTORY_KEY,
         append_id=append.turn_id,
@@ -467,9 +467,9 @@ def _items(value: JsonValue) -> builtins.list[JsonValue]:
     return value
 
 
-def _turn_op(record: TurnRecord) -> _db.PutTurn:
+def _turn_op(record: TurnRecord) -> _write.PutTurn:
     """Serialize a turn record now, in the caller's task (see `PostgresStore._put`)."""
-    return _db.PutTurn(
+    return _write.PutTurn(
         turn_id=record.turn_id,
         session=record.session,
         started=record.started,

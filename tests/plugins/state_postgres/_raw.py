@@ -27,3 +27,15 @@ async def refuse_writes_of(conninfo: str, schema: str, key: str) -> None:
         "FOR EACH ROW EXECUTE FUNCTION {s}.refuse()",
         schema,
     )
+
+
+async def until_waiting_for_locks(conninfo: str, count: int = 1) -> None:
+    """Return once `count` other connections of the server wait for a lock (polls, no sleep)."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as watcher:
+        while True:
+            cursor = await watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0] >= count:
+                return

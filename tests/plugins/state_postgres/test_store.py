@@ -17,7 +17,7 @@ from layer0 import (
 )
 from neuron_state_postgres import PostgresStore, ReadOnlyStoreError
 
-from ._raw import execute, refuse_writes_of
+from ._raw import execute, refuse_writes_of, until_waiting_for_locks
 from .test_contract_turns import record
 
 SESSION = SessionScope(id="s1")
@@ -144,7 +144,7 @@ async def test_a_write_whose_caller_is_cancelled_still_lands_whole(
                 ]
             )
         )
-        await _until_a_query_waits_for_a_lock(conninfo)
+        await until_waiting_for_locks(conninfo)
         write.cancel()
         with pytest.raises(asyncio.CancelledError):
             await write
@@ -153,18 +153,6 @@ async def test_a_write_whose_caller_is_cancelled_still_lands_whole(
     async with PostgresStore(conninfo, schema=store.schema) as reopened:
         assert await reopened.read(SESSION, "k") == "new"
         assert await reopened.read(SESSION, "new") == 1
-
-
-async def _until_a_query_waits_for_a_lock(conninfo: str) -> None:
-    """Return once another connection of the server waits for a lock."""
-    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as watcher:
-        while True:
-            cursor = await watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-            )
-            row = await cursor.fetchone()
-            if row is not None and row[0] > 0:
-                return
 
 
 async def test_two_schemas_in_one_database_are_separate_stores(conninfo: str, schema: str) -> None:

@@ -1,0 +1,307 @@
+"""A write transaction (`apply`): a batch's statements pipelined, in two round trips at most.
+
+Why: one round trip per statement made a turn's transaction (begin, lock,
+append, record, commit) cost nine trips and psycopg's async machinery around
+each. In pipeline mode the statements go out together: BEGIN and every
+statement of the batch, one sync, then COMMIT. The sync in between is there
+because an append's outcome (a `HistoryConflict`, a value that is not a list)
+is decided here, after the server answered and before anything commits; a
+batch without appends sends its COMMIT with the rest, in one trip.
+
+Every psycopg error leaves here as `WriteFailed` naming the operation that
+failed, with the psycopg error chained (server messages hold data, never the
+connection string).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+import psycopg
+from psycopg import AsyncCursor
+from psycopg.errors import DeadlockDetected, SerializationFailure
+from psycopg.pq import TransactionStatus
+from psycopg.rows import TupleRow
+
+from layer0 import HistoryConflict, WriteFailed
+
+from ._db import Connection
+from ._statements import Statements
+
+__all__ = ["Append", "Op", "Put", "PutTurn", "Remove", "apply"]
+
+Cursor: TypeAlias = AsyncCursor[TupleRow]
+
+# A batch that touches keys another batch touches in the other order may
+# deadlock; the server aborts one of them, which is safe to run again.
+_ATTEMPTS: Final = 5
+_RETRIED: Final = (DeadlockDetected, SerializationFailure)
+
+
+@dataclass(frozen=True, slots=True)
+class Put:
+    """Store `value` (JSON text) under `key`, with `body` for snippets and `words` to index."""
+
+    scope: str
+    key: str
+    value: str
+    body: str
+    words: str
+
+
+@dataclass(frozen=True, slots=True)
+class Remove:
+    """Delete `key` if it is there."""
+
+    scope: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Append `count` items (`items`, a JSON array's text) to the list under `key`.
+
+    Once per `append_id`; when `expected_length` is set, only if the list
+    holds exactly that many items (else `HistoryConflict` naming `session`).
+    """
+
+    scope: str
+    key: str
+    append_id: str
+    items: str
+    count: int
+    expected_length: int | None
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class PutTurn:
+    """Store a turn record (its JSON, and its summary's), replacing the one with its id."""
+
+    turn_id: str
+    session: str | None
+    started: str
+    summary: str
+    record: str
+
+
+Op: TypeAlias = Put | Remove | Append | PutTurn
+"""One operation of an `apply` batch."""
+
+
+async def apply(connection: Connection, sql: Statements, ops: Sequence[Op]) -> list[int]:
+    """Apply `ops` in order in one transaction: all of them or, on any error, none.
+
+    Returns the length of the list under each `Append`'s key after it, in order.
+    A transaction the server aborted to break a deadlock is run again.
+
+    Raises:
+        WriteFailed: nothing was changed; the message names the failing operation.
+        HistoryConflict: an `Append` found another length than it expected.
+    """
+    for index, op in enumerate(ops):
+        _refuse_nul(ops, index, op)
+    for attempt in range(1, _ATTEMPTS + 1):
+        sent = _Sent()
+        try:
+            return await _transaction(connection, sql, ops, sent)
+        except _RETRIED as exc:
+            if attempt == _ATTEMPTS:
+                raise WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc)) from exc
+        except (psycopg.Error, UnicodeEncodeError) as exc:  # the latter: a lone surrogate
+            raise WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc)) from exc
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+@dataclass(slots=True)
+class _Sent:
+    """The cursors of a transaction's statements, queued so far: which op did an error hit?
+
+    Why: in pipeline mode an error surfaces at a sync (or at a later statement's
+    queuing), not at its own statement. The statements before it have their
+    answers; it and those after it have none.
+    """
+
+    locks: list[Cursor] = field(default_factory=list)
+    ops: list[list[Cursor]] = field(default_factory=list)
+    checking: int | None = None
+    """The op whose answer is being checked, once the server answered them all."""
+
+    def failed_at(self, exc: BaseException) -> int:
+        """The index of the op `exc` belongs to."""
+        if self.checking is not None:
+            return self.checking
+        if isinstance(exc, UnicodeEncodeError):
+            return len(self.ops)  # raised queuing the op after the last one queued
+        if _unanswered(self.locks):
+            return 0
+        for index, cursors in enumerate(self.ops):
+            if _unanswered(cursors):
+                return index
+        return max(0, len(self.ops) - 1)  # the COMMIT: the batch as a whole
+
+
+def _unanswered(cursors: list[Cursor]) -> bool:
+    return any(cursor.pgresult is None for cursor in cursors)
+
+
+async def _transaction(
+    connection: Connection, sql: Statements, ops: Sequence[Op], sent: _Sent
+) -> list[int]:
+    """Run `ops` as one pipelined transaction, recording its statements in `sent`.
+
+    Anything raised leaves the connection out of the transaction, rolled back.
+    """
+    try:
+        async with connection.pipeline() as pipeline:
+            await connection.execute("BEGIN")
+            sent.locks = await _lock_keys(connection, sql, ops)
+            for op in ops:
+                sent.ops.append(await _send(connection, sql, op))
+            lengths: list[int] = []
+            if any(isinstance(op, Append) for op in ops):
+                await pipeline.sync()
+                for index, op in enumerate(ops):
+                    if isinstance(op, Append):
+                        sent.checking = index
+                        lengths.append(await _appended(op, sent.ops[index]))
+                sent.checking = None
+            await connection.execute("COMMIT")
+        return lengths
+    except BaseException:
+        await _roll_back(connection)
+        raise
+
+
+async def _roll_back(connection: Connection) -> None:
+    """End a transaction left open by an error; a broken connection the pool replaces."""
+    if connection.pgconn.transaction_status in (
+        TransactionStatus.INTRANS,
+        TransactionStatus.INERROR,
+    ):
+        with suppress(psycopg.Error):
+            await connection.rollback()
+
+
+async def _send(connection: Connection, sql: Statements, op: Op) -> list[Cursor]:
+    """Queue the statements of `op`; return their cursors (an append's answer is its last)."""
+    if isinstance(op, Append):
+        return [
+            await connection.execute(sql.lock_for_append, (op.scope, op.key)),
+            await connection.execute(
+                sql.append,
+                {
+                    "scope": op.scope,
+                    "key": op.key,
+                    "id": op.append_id,
+                    "items": op.items,
+                    "count": op.count,
+                    "expected": op.expected_length,
+                },
+            ),
+        ]
+    if isinstance(op, Put):
+        row = (op.scope, op.key, op.value, op.body, op.words)
+        return [
+            await connection.execute(sql.upsert, row),
+            await connection.execute(sql.delete_appended, (op.scope, op.key)),
+        ]
+    if isinstance(op, PutTurn):
+        row5 = (op.turn_id, op.session, op.started, op.summary, op.record)
+        return [await connection.execute(sql.put_turn, row5)]
+    if "\0" in op.key:
+        return []  # no such key can be stored, so there is nothing to delete
+    return [
+        await connection.execute(sql.delete, (op.scope, op.key)),
+        await connection.execute(sql.delete_appended, (op.scope, op.key)),
+    ]
+
+
+async def _appended(op: Append, cursors: list[Cursor]) -> int:
+    """The list's length after `op`, as the server's answer says; raise if it must not commit.
+
+    The answer is `(length before, appended before, length after)`: the last is
+    NULL when the statement appended nothing (see `_statements`).
+    """
+    row = await cursors[-1].fetchone()
+    assert row is not None  # the key's row exists: `lock_for_append` made it
+    before, has, after = row
+    if has:
+        return int(before)
+    if before is None:
+        raise _NotAList(f"the value of key {op.key!r} in scope {op.scope} is not a list")
+    if after is None:
+        assert op.expected_length is not None  # else the statement appends
+        raise HistoryConflict(op.session, expected=op.expected_length, found=int(before))
+    return int(after)
+
+
+async def _lock_keys(connection: Connection, sql: Statements, ops: Sequence[Op]) -> list[Cursor]:
+    """Take a lock per key a batch touches, all at once, in one order for every batch.
+
+    Why: two batches touching the same keys in opposite orders would each hold a
+    row the other waits for, and the server would abort one after a second. With
+    the keys locked up front in sorted order, one simply waits for the other. A
+    batch of one key needs none: its row lock is the first lock it takes.
+    """
+    keys = {_lock_key(op) for op in ops}
+    if len(keys) > 1:
+        return [await connection.execute(sql.lock_keys, (sorted(keys),))]
+    return []
+
+
+def _lock_key(op: Op) -> int:
+    """A 64-bit lock id for the row `op` writes (a collision only makes two batches queue)."""
+    name = f"turn\0{op.turn_id}" if isinstance(op, PutTurn) else f"{op.scope}\0{op.key}"
+    digest = hashlib.blake2b(name.encode(errors="surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _refuse_nul(ops: Sequence[Op], index: int, op: Op) -> None:
+    """Refuse a name holding NUL, which Postgres text cannot hold (JSON values escape it).
+
+    A delete of such a key is no error: no such key can be stored.
+    """
+    if isinstance(op, Remove):
+        return
+    names = (
+        (("turn id", op.turn_id), ("session", op.session or ""))
+        if isinstance(op, PutTurn)
+        else (("key", op.key),)
+    )
+    for what, name in names:
+        if "\0" in name:
+            problem = _NulInName(
+                f"the {what} {name!r} holds a NUL character, which PostgreSQL refuses"
+            )
+            raise WriteFailed(_apply_failure(ops, index, problem)) from problem
+
+
+class _NulInName(psycopg.DataError):
+    """A key, turn id or session holding NUL (reported as WriteFailed naming it)."""
+
+
+class _NotAList(psycopg.DataError):
+    """An append to a key whose value is not a JSON list (reported as WriteFailed)."""
+
+
+def _apply_failure(ops: Sequence[Op], failed_at: int, exc: Exception) -> str:
+    """Describe a failed `apply`: which operation failed, and that none was applied."""
+    if len(ops) == 1:
+        return f"{_describe(ops[0])} failed: {exc}"
+    return (
+        f"batch of {len(ops)} operations failed at #{failed_at + 1} "
+        f"({_describe(ops[failed_at])}); none was applied: {exc}"
+    )
+
+
+def _describe(op: Op) -> str:
+    """Name one operation: its kind, key and scope (a turn record: its id)."""
+    if isinstance(op, PutTurn):
+        return f"write of turn record {op.turn_id!r}"
+    verb = "write" if isinstance(op, Put) else "delete" if isinstance(op, Remove) else "append"
+    return f"{verb} of key {op.key!r} in scope {op.scope}"

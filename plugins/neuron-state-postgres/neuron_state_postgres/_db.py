@@ -22,6 +22,7 @@ from ._statements import Statements
 
 __all__ = [
     "Connection",
+    "ConnectionDropped",
     "failing_as",
     "list_keys",
     "read",
@@ -34,13 +35,40 @@ __all__ = [
 Connection: TypeAlias = AsyncConnection[TupleRow]
 
 
+class ConnectionDropped(Exception):
+    """The connection turned out dropped by the server before anything could commit.
+
+    Why: the pool does not check a connection before handing it out (a round
+    trip per operation); an operation meeting a dropped one runs again on
+    another, and raises `error` only when none is left to try.
+    """
+
+    def __init__(self, error: StateError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def failure(
+    connection: Connection, error: StateError, cause: BaseException, *, committing: bool = False
+) -> Exception:
+    """`error` caused by `cause`, or `ConnectionDropped` carrying it when that is what happened.
+
+    `committing`: the COMMIT may have reached the server, so the operation
+    must not run again.
+    """
+    error.__cause__ = cause
+    if connection.broken and not committing:
+        return ConnectionDropped(error)
+    return error
+
+
 async def read(
     connection: Connection, sql: Statements, scope: str, key: str
 ) -> tuple[str, list[str]] | None:
     """Return the JSON text stored under `key` and the item arrays appended to it, or None."""
     if "\0" in key:
         return None  # no such key can be stored
-    async with failing_as(StateError, f"read of key {key!r} in scope {scope}"):
+    async with failing_as(connection, StateError, f"read of key {key!r} in scope {scope}"):
         cursor = await connection.execute(sql.read, (scope, key))
         row = await cursor.fetchone()
     if row is None:
@@ -55,7 +83,7 @@ async def list_keys(connection: Connection, sql: Statements, scope: str, prefix:
     if "\0" in prefix:
         return []
     params = {"scope": scope, "prefix": prefix, "end": _after_prefix(prefix)}
-    async with failing_as(StateError, f"list of prefix {prefix!r} in scope {scope}"):
+    async with failing_as(connection, StateError, f"list of prefix {prefix!r} in scope {scope}"):
         cursor = await connection.execute(sql.keys, params)
         rows = await cursor.fetchall()
     return [str(key) for (key,) in rows]
@@ -81,7 +109,7 @@ async def search(
 ) -> list[tuple[str, float, str | None]]:
     """Return `(key, score, snippet)` of the best `limit` values matching any of `words`."""
     params = {"words": words, "scope": scope, "limit": limit}
-    async with failing_as(StateError, f"search in scope {scope}"):
+    async with failing_as(connection, StateError, f"search in scope {scope}"):
         cursor = await connection.execute(sql.search, params)
         rows = await cursor.fetchall()
     return [(str(key), float(str(score)), str(snippet) or None) for key, score, snippet in rows]
@@ -91,7 +119,7 @@ async def read_turn(connection: Connection, sql: Statements, turn_id: str) -> st
     """Return the JSON text of the record of `turn_id`, or None."""
     if "\0" in turn_id:
         return None
-    async with failing_as(StateError, f"read of turn record {turn_id!r}"):
+    async with failing_as(connection, StateError, f"read of turn record {turn_id!r}"):
         cursor = await connection.execute(sql.read_turn, (turn_id,))
         row = await cursor.fetchone()
     return None if row is None else str(row[0])
@@ -104,7 +132,7 @@ async def turn_summaries(
 
     Every turn's when `everything`, else those of `session` (None: turns without one).
     """
-    async with failing_as(StateError, "list of turn records"):
+    async with failing_as(connection, StateError, "list of turn records"):
         if everything:
             cursor = await connection.execute(sql.summaries, (limit,))
         else:
@@ -117,7 +145,7 @@ async def turn_sessions(
     connection: Connection, sql: Statements, limit: int
 ) -> list[tuple[str | None, int, str, str, str]]:
     """Return `(session, turns, first start, last start, first title)`, most recent first."""
-    async with failing_as(StateError, "list of sessions with turn records"):
+    async with failing_as(connection, StateError, "list of sessions with turn records"):
         cursor = await connection.execute(sql.sessions, (limit,))
         rows = await cursor.fetchall()
     return [
@@ -142,9 +170,15 @@ def _title(summary: str) -> str:
 
 
 @asynccontextmanager
-async def failing_as(error: type[StateError], what: str) -> AsyncIterator[None]:
-    """Translate psycopg errors in the block into `error`, naming `what` failed."""
+async def failing_as(
+    connection: Connection, error: type[StateError], what: str
+) -> AsyncIterator[None]:
+    """Translate psycopg errors in the block into `error`, naming `what` failed.
+
+    On a connection the server dropped, `ConnectionDropped` carrying it (a read
+    is safe to run again).
+    """
     try:
         yield
     except (psycopg.Error, UnicodeEncodeError) as exc:
-        raise error(f"{what} failed: {exc}") from exc
+        raise failure(connection, error(f"{what} failed: {exc}"), exc) from exc

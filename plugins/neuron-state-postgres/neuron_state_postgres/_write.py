@@ -1,12 +1,13 @@
-"""A write transaction (`apply`): a batch's statements pipelined, in two round trips at most.
+"""A write transaction (`apply`): a batch's statements pipelined, in two round trips.
 
-Why: one round trip per statement made a turn's transaction (begin, lock,
-append, record, commit) cost nine trips and psycopg's async machinery around
-each. In pipeline mode the statements go out together: BEGIN and every
+Why: one round trip per statement made a turn's transaction (check, begin,
+locks, append, record, commit) cost nine trips and psycopg's async machinery
+around each. In pipeline mode the statements go out together: BEGIN and every
 statement of the batch, one sync, then COMMIT. The sync in between is there
 because an append's outcome (a `HistoryConflict`, a value that is not a list)
-is decided here, after the server answered and before anything commits; a
-batch without appends sends its COMMIT with the rest, in one trip.
+is decided here, after the server answered and before anything commits, and
+because a connection found dropped by then has committed nothing, so the
+batch can run again on another (the pool does not check connections first).
 
 Every psycopg error leaves here as `WriteFailed` naming the operation that
 failed, with the psycopg error chained (server messages hold data, never the
@@ -29,7 +30,7 @@ from psycopg.rows import TupleRow
 
 from layer0 import HistoryConflict, WriteFailed
 
-from ._db import Connection
+from ._db import Connection, failure
 from ._statements import Statements
 
 __all__ = ["Append", "Op", "Put", "PutTurn", "Remove", "apply"]
@@ -113,7 +114,8 @@ async def apply(connection: Connection, sql: Statements, ops: Sequence[Op]) -> l
             if attempt == _ATTEMPTS:
                 raise WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc)) from exc
         except (psycopg.Error, UnicodeEncodeError) as exc:  # the latter: a lone surrogate
-            raise WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc)) from exc
+            error = WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc))
+            raise failure(connection, error, exc, committing=sent.committing) from exc
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
@@ -130,6 +132,8 @@ class _Sent:
     ops: list[list[Cursor]] = field(default_factory=list)
     checking: int | None = None
     """The op whose answer is being checked, once the server answered them all."""
+    committing: bool = False
+    """COMMIT is on its way: from here a dropped connection leaves the outcome unknown."""
 
     def failed_at(self, exc: BaseException) -> int:
         """The index of the op `exc` belongs to."""
@@ -162,14 +166,14 @@ async def _transaction(
             sent.locks = await _lock_keys(connection, sql, ops)
             for op in ops:
                 sent.ops.append(await _send(connection, sql, op))
+            await pipeline.sync()
             lengths: list[int] = []
-            if any(isinstance(op, Append) for op in ops):
-                await pipeline.sync()
-                for index, op in enumerate(ops):
-                    if isinstance(op, Append):
-                        sent.checking = index
-                        lengths.append(await _appended(op, sent.ops[index]))
-                sent.checking = None
+            for index, op in enumerate(ops):
+                if isinstance(op, Append):
+                    sent.checking = index
+                    lengths.append(await _appended(op, sent.ops[index]))
+            sent.checking = None
+            sent.committing = True
             await connection.execute("COMMIT")
         return lengths
     except BaseException:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Iterable
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Final, TypeVar, assert_never
@@ -123,6 +124,7 @@ class PostgresStore:
             timeout=timeout,
             read_only=read_only,
         )
+        self._max_size = max_size
         self._read_only = read_only
         self._absent = False
         """Read-only, and the schema does not exist: every read finds nothing."""
@@ -181,8 +183,7 @@ class PostgresStore:
         scope_json = scope_key(scope)
         if not await self._has_schema():
             return None
-        async with self._connection() as connection:
-            found = await _db.read(connection, self._sql, scope_json, key)
+        found = await self._run(lambda connection: _db.read(connection, self._sql, scope_json, key))
         if found is None:
             return None
         text, appended = found
@@ -202,8 +203,9 @@ class PostgresStore:
         scope_json = scope_key(scope)
         if not await self._has_schema():
             return []
-        async with self._connection() as connection:
-            return await _db.list_keys(connection, self._sql, scope_json, prefix)
+        return await self._run(
+            lambda connection: _db.list_keys(connection, self._sql, scope_json, prefix)
+        )
 
     async def search(self, scope: Scope, query: str, limit: int) -> builtins.list[SearchResult]:
         """Return up to `limit` keys whose key or values match any word of `query`, best first.
@@ -217,10 +219,11 @@ class PostgresStore:
         words = query_words(query)
         if not words or limit <= 0 or not await self._has_schema():
             return []
-        async with self._connection() as connection:
-            rows = await _db.search(
+        rows = await self._run(
+            lambda connection: _db.search(
                 connection, self._sql, scope_json, words, min(limit, _MAX_LIMIT)
             )
+        )
         return [SearchResult(key=key, score=score, snippet=snippet) for key, score, snippet in rows]
 
     async def write(self, scope: Scope, key: str, value: JsonValue) -> None:
@@ -307,8 +310,7 @@ class PostgresStore:
         """
         if not await self._has_schema():
             return None
-        async with self._connection() as connection:
-            text = await _db.read_turn(connection, self._sql, turn_id)
+        text = await self._run(lambda connection: _db.read_turn(connection, self._sql, turn_id))
         return None if text is None else _parsed(TurnRecord, text, repr(turn_id))
 
     async def turn_summaries(
@@ -317,10 +319,11 @@ class PostgresStore:
         """Return up to `limit` turns, newest first; only `session`'s when it is given."""
         if not await self._has_schema():
             return []
-        async with self._connection() as connection:
-            texts = await _db.turn_summaries(
+        texts = await self._run(
+            lambda connection: _db.turn_summaries(
                 connection, self._sql, session, session is None, _limit(limit)
             )
+        )
         return [_parsed(TurnSummary, text, "a listed turn") for text in texts]
 
     async def turn_sessions(self, *, limit: int = 100) -> builtins.list[SessionTurns]:
@@ -330,8 +333,9 @@ class PostgresStore:
         """
         if not await self._has_schema():
             return []
-        async with self._connection() as connection:
-            rows = await _db.turn_sessions(connection, self._sql, _limit(limit))
+        rows = await self._run(
+            lambda connection: _db.turn_sessions(connection, self._sql, _limit(limit))
+        )
         return [
             SessionTurns(session=session, turns=turns, started=first, updated=last, title=title)
             for session, turns, first, last, title in rows
@@ -381,8 +385,25 @@ class PostgresStore:
         return await asyncio.shield(write)
 
     async def _apply(self, ops: builtins.list[_write.Op]) -> builtins.list[int]:
-        async with self._connection() as connection:
-            return await _write.apply(connection, self._sql, ops)
+        return await self._run(lambda connection: _write.apply(connection, self._sql, ops))
+
+    async def _run(self, work: Callable[[_db.Connection], Awaitable[T]]) -> T:
+        """Await `work` on a pooled connection; on one the server dropped, again on another.
+
+        Why: the pool hands connections out unchecked (a check is a round trip
+        per operation). After a restart or a failover every pooled connection
+        is dropped: each one met is replaced, and the operation, having
+        committed nothing (`_db.ConnectionDropped`), runs again, at most once
+        per connection the pool may hold, then on a new one.
+        """
+        for attempt in itertools.count():
+            async with self._connection() as connection:
+                try:
+                    return await work(connection)
+                except _db.ConnectionDropped as dropped:
+                    if attempt >= self._max_size:
+                        raise dropped.error from dropped.error.__cause__
+        raise AssertionError("unreachable: the loop returns or raises")
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[_db.Connection]:

@@ -55,22 +55,23 @@ async def round_trips(store: PostgresStore, tmp_path: Path) -> AsyncIterator[lis
     counted.append(sum(line.split()[:3] == ["B", "5", "ReadyForQuery"] for line in lines))
 
 
-async def test_a_turns_append_and_record_cost_three_round_trips(
+async def test_a_turns_append_and_record_cost_two_round_trips(
     conninfo: str, schema: str, tmp_path: Path
 ) -> None:
     # One statement a round trip, as before pipelining, was nine: the pool's check,
     # BEGIN, the key locks, two to lock the list, two to append, the record, COMMIT.
+    # Now: BEGIN and the statements, then COMMIT once the append's answer is checked.
     async with PostgresStore(conninfo, schema=schema, min_size=1, max_size=1) as store:
         await store.append_history(turn(0))
         async with round_trips(store, tmp_path) as counted:
             await store.apply_recorded(
                 [turn(1)], record("t1", "s1", "2026-01-01T00:00:01.000+00:00")
             )
-        assert counted == [3]
+        assert counted == [2]
         assert len(await store.read(SESSION, HISTORY_KEY) or []) == 4
 
 
-async def test_a_write_without_appends_costs_two_round_trips(
+async def test_a_batch_without_appends_costs_two_round_trips(
     conninfo: str, schema: str, tmp_path: Path
 ) -> None:
     async with PostgresStore(conninfo, schema=schema, min_size=1, max_size=1) as store:

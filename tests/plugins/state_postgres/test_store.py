@@ -9,6 +9,7 @@ import pytest
 
 from layer0 import (
     DeleteMemoryEffect,
+    HistoryAppend,
     SerializationError,
     SessionScope,
     StateError,
@@ -211,21 +212,36 @@ async def test_a_store_that_fails_to_open_in_async_with_is_closed(
         await store.read("global", "k")
 
 
-async def test_connections_the_server_dropped_are_replaced_before_an_operation_uses_them(
+async def test_connections_the_server_dropped_are_replaced_and_no_operation_fails(
     conninfo: str, schema: str
 ) -> None:
     # As after a server restart or a failover: every pooled connection is gone.
-    async with PostgresStore(conninfo, schema=schema, min_size=2) as store:
-        await store.write(SESSION, "before", 1)
-        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as admin:
-            dropped = await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND usename = current_user"
-            )
-            assert await dropped.fetchall()
-
+    async with PostgresStore(conninfo, schema=schema, min_size=3, max_size=3) as store:
+        await asyncio.gather(*(store.write(SESSION, f"before{n}", n) for n in range(3)))
+        await _drop_every_connection(conninfo)
+        await store.append_history(HistoryAppend(session="s1", turn_id="t", messages=[1]))
+        await _drop_every_connection(conninfo)
+        assert await store.read(SESSION, "before1") == 1
+        await _drop_every_connection(conninfo)
         await store.write(SESSION, "after", 2)
-        assert [await store.read(SESSION, "before"), await store.read(SESSION, "after")] == [1, 2]
+        assert await store.list(SESSION, "") == [
+            "after",
+            "before0",
+            "before1",
+            "before2",
+            "messages",
+        ]
+        assert await store.read(SESSION, "messages") == [1]
+
+
+async def _drop_every_connection(conninfo: str) -> None:
+    """End every other connection of the server, as a restart would."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as admin:
+        dropped = await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND usename = current_user"
+        )
+        assert await dropped.fetchall()
 
 
 async def test_a_read_only_store_on_no_schema_reads_empty_and_creates_nothing(

@@ -100,8 +100,8 @@ async def send_state(ctx: RunContext[Any], snapshot: JsonValue) -> None:
     """Send the frontend the whole state, `snapshot` (a STATE_SNAPSHOT event).
 
     It goes as the tool's progress report: to a client of a streamed run, as
-    the tool runs; nowhere when nothing streams the turn (a non-streaming
-    orchestrator; Temporal's progress carries no reports).
+    the tool runs (over Temporal, up to 256 reports a turn); nowhere when
+    nothing streams the turn (an orchestrator without `stream`).
     """
     await ctx.progress("state snapshot", data={SNAPSHOT_KEY: snapshot})
 

@@ -4,7 +4,10 @@ When a dispatch asks for progress (`TemporalOrchestrator.stream`), the
 `execute_turn` activity streams the turn and signals the workflow one JSON
 event (`neuron_turn.event_json`) per model call and tool call as it happens:
 the workflow keeps them for the `progress` query the caller polls. Text
-deltas are not sent: each signal is an event in the workflow's history.
+deltas are not sent: each signal is an event in the workflow's history. For
+the same reason a turn sends at most `MAX_TOOL_REPORTS` of its tools' own
+progress reports (`RunContext.progress`); later ones are dropped, saying so
+once in the log, so a tool reporting in a loop cannot fill the history.
 Progress is best effort: a signal that fails is logged and the turn goes on.
 """
 
@@ -21,19 +24,22 @@ from neuron_turn import TurnDone, TurnEvent, close_cancelled, event_json
 
 from .names import PROGRESS_SIGNAL
 
-__all__ = ["PROGRESS_KINDS", "execute_reporting"]
+__all__ = ["MAX_TOOL_REPORTS", "PROGRESS_KINDS", "execute_reporting"]
 
 PROGRESS_KINDS: Final = frozenset(
     {
         "model_call_start",
         "model_call_done",
         "tool_start",
+        "tool_progress",
         "tool_result",
         "hook_halted",
         "limit_reached",
     }
 )
 """The event kinds a workflow is told about (every kind but the deltas, effects and the end)."""
+MAX_TOOL_REPORTS: Final = 256
+"""The most tool progress reports one turn sends its workflow (each is a history event)."""
 
 _log = logging.getLogger(__name__)
 _STOP: Final = object()
@@ -76,9 +82,20 @@ class _Sender:
     def __init__(self, workflow_id: WorkflowId) -> None:
         self._handle = activity.client().get_workflow_handle(workflow_id)
         self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._reports = 0
         self._task = asyncio.create_task(self._run())
 
     def send(self, event: TurnEvent) -> None:
+        if event.kind == "tool_progress":
+            self._reports += 1
+            if self._reports > MAX_TOOL_REPORTS:
+                if self._reports == MAX_TOOL_REPORTS + 1:
+                    _log.warning(
+                        "the tools of %s reported progress %d times; later reports are not sent",
+                        self._handle.id,
+                        MAX_TOOL_REPORTS,
+                    )
+                return
         self._queue.put_nowait(event_json(event))
 
     async def drain(self) -> None:

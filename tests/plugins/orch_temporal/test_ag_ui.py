@@ -8,18 +8,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from ag_ui.core import EventType
 from neuron_ag_ui import serve_ag_ui
 from temporalio.testing import WorkflowEnvironment
 
 from layer0 import HISTORY_KEY, SessionScope
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TemporalOrchestrator
-from neuron_turn import NeuronTurn, NeuronTurnConfig
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 from tests.plugins.ag_ui._server import (
     TOKEN,
     Served,
     assistant,
+    of,
     run,
     run_input,
     text_of,
@@ -27,6 +29,7 @@ from tests.plugins.ag_ui._server import (
     types,
     user,
 )
+from tests.plugins.ag_ui.test_state import CART, add_item
 from tests.plugins.ag_ui.test_tools import PICK_COLOUR, PICKING
 
 from .conftest import hosting
@@ -75,3 +78,19 @@ async def test_a_frontend_tool_round_trip_runs_on_the_worker_and_the_answer_resu
     # The workflows kept the exchange in the thread's session, the answer once.
     history = await store.read(SessionScope(id="ag-ui:t1"), HISTORY_KEY)
     assert isinstance(history, list) and len(history) == 4
+
+
+async def test_the_state_a_tool_on_the_worker_sends_reaches_the_client_as_a_snapshot(
+    env: WorkflowEnvironment,
+) -> None:
+    store = InMemoryStore()
+    adding = ToolUsePart("c1", "add_item", {"item": "milk"})
+    model = ScriptedProvider([tool_call_response(adding), text_response("Added.")])
+    turn = NeuronTurn(model, tools=[add_item], state=store, config=NeuronTurnConfig(model="m"))
+    async with hosting(env, {"helper": turn}, store) as orchestrator:
+        async with served(orchestrator, store) as server:
+            events = await run(server, run_input("t2", user("Add milk"), state=CART))
+
+    (snapshot,) = of(events, EventType.STATE_SNAPSHOT)
+    assert snapshot.snapshot == {"items": ["tea", "milk"]}
+    assert types(events)[-1] == "RUN_FINISHED" and text_of(events) == "Added."

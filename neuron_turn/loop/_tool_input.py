@@ -61,8 +61,26 @@ class AnsweredCall(ToolUsePart):
     answer: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CallerAnswered(AnsweredCall):
+    """An external tool's call the turn's caller carried out: `answer` is its output.
+
+    Answered unrun like any `AnsweredCall`; the `post_tool_use` hooks see it.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class CallerFailed(RefusedCall):
+    """An external tool's call the turn's caller says failed: `refusal` is its error.
+
+    Answered unrun like any `RefusedCall`; the `post_tool_use` hooks see it.
+    """
+
+
 UNRUN: Final = (RefusedCall, AnsweredCall)
 """The calls a tool round answers without running anything."""
+CALLER_ANSWERED: Final = (CallerAnswered, CallerFailed)
+"""The calls of external tools answered by the turn's caller."""
 
 
 def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[ContentPart]:

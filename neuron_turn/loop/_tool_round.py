@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -34,7 +34,7 @@ from neuron_tool.files import ToolReturn
 
 from ._convert import file_parts, json_text
 from ._run import RunState, tool_call_record
-from ._tool_input import UNRUN, AnsweredCall
+from ._tool_input import CALLER_ANSWERED, UNRUN, AnsweredCall, RefusedCall
 from ._well_formed import well_formed, well_formed_part
 from .approval import PendingCall
 from .effect_answers import answered_form, current_answerer, delegation_sessions
@@ -165,8 +165,13 @@ class ToolRound:
         started = time.monotonic()
         if isinstance(call, UNRUN):
             if isinstance(call, AnsweredCall):
-                return _finish(call, call.input, call.answer, True, started)
-            return _finish(call, call.input, call.refusal, False, started)
+                done = _finish(call, call.input, call.answer, True, started)
+            else:
+                done = _finish(call, call.input, call.refusal, False, started)
+            # The caller ran an external call: the hooks see its result as a tool's.
+            if isinstance(call, CALLER_ANSWERED) and self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
+                await self._after(call.name, done.result.content)
+            return done
         tool_input = call.input
         if self.hooks.has_hooks(HookPoint.PRE_TOOL_USE):
             ctx = self.run.hook_context(
@@ -210,15 +215,49 @@ class ToolRound:
                 text, ok = str(exc), False
         # A call held for its delegated agent has no result yet for the hooks to see.
         if not held and self.hooks.has_hooks(HookPoint.POST_TOOL_USE):
+            await self._after(call.name, text)
+        done = _finish(call, tool_input, text, ok, started, files)
+        done.answered, done.held = answered, held
+        return done
+
+    async def _after(self, name: str, text: str) -> None:
+        """Show the `post_tool_use` hooks a call's result; raise `TurnHalted` if one halts."""
+        ctx = self.run.hook_context(HookPoint.POST_TOOL_USE, tool_name=name, tool_result=text)
+        action = await self.hooks.dispatch(ctx)
+        if isinstance(action, Halt):
+            raise TurnHalted(action.reason)
+
+    async def hand_out(
+        self, calls: Sequence[ToolUsePart], screen: Callable[[ToolUsePart], ToolUsePart]
+    ) -> list[ToolUsePart]:
+        """`calls` with the external ones as the `pre_tool_use` hooks leave them.
+
+        Why: the caller carries those out, so the hooks meet them now, before they
+        are handed out, as they meet a call before it runs: skipped, it is answered
+        unrun with the reason; given a new input, that input is handed out once
+        `screen` (the external tools' schema check) passes it.
+
+        Raises:
+            TurnHalted: a hook halted the turn.
+        """
+        external = self.tools.external_names
+        out: list[ToolUsePart] = []
+        for call in calls:
+            if call.name not in external or isinstance(call, UNRUN):
+                out.append(call)
+                continue
             ctx = self.run.hook_context(
-                HookPoint.POST_TOOL_USE, tool_name=call.name, tool_result=text
+                HookPoint.PRE_TOOL_USE, tool_name=call.name, tool_input=call.input
             )
             action = await self.hooks.dispatch(ctx)
             if isinstance(action, Halt):
                 raise TurnHalted(action.reason)
-        done = _finish(call, tool_input, text, ok, started, files)
-        done.answered, done.held = answered, held
-        return done
+            if isinstance(action, SkipTool):
+                call = RefusedCall(call.id, call.name, call.input, f"Skipped: {action.reason}")
+            elif isinstance(action, ModifyToolInput):
+                call = screen(ToolUsePart(call.id, call.name, action.new_input))
+            out.append(call)
+        return out
 
     async def _declare(
         self, call: ToolUsePart, tool_input: JsonValue

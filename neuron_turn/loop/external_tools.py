@@ -25,7 +25,7 @@ from layer0 import TurnInput
 from neuron_tool import ExternalTool, ToolInputError, ToolRegistry, is_tool_name
 
 from ._convert import json_text
-from ._tool_input import AnsweredCall, RefusedCall
+from ._tool_input import CallerAnswered, CallerFailed, RefusedCall
 from .provider import ToolUsePart
 
 __all__ = ["with_external_tools"]
@@ -116,5 +116,5 @@ def answered_call(call: ToolUsePart, output: JsonValue, is_error: bool) -> ToolU
     """`call` answered unrun with the caller's `output` (`Decision.answer`), an error or not."""
     text = json_text(output)
     if is_error:
-        return RefusedCall(call.id, call.name, call.input, text)
-    return AnsweredCall(call.id, call.name, call.input, text)
+        return CallerFailed(call.id, call.name, call.input, text)
+    return CallerAnswered(call.id, call.name, call.input, text)

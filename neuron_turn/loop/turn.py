@@ -1078,7 +1078,12 @@ class NeuronTurn(Generic[OutT]):
         if standing:
             calls = [_as_standing(c, standing) for c in calls]
         if external:
-            calls = [screened_external(c, self.tools, run.settings.allows) for c in calls]
+            allows = run.settings.allows
+            calls = [screened_external(c, self.tools, allows) for c in calls]
+            if self.hooks.has_hooks(HookPoint.PRE_TOOL_USE):
+                calls = await rounds.hand_out(
+                    calls, lambda c: screened_external(c, self.tools, allows)
+                )
         held = [] if policy is None and not external else _held(calls, policy, standing, external)
         if not held:
             await rounds.execute(calls)

@@ -9,14 +9,23 @@ from pydantic import JsonValue
 
 from layer0 import (
     HISTORY_KEY,
+    Continue,
     DispatchFailed,
     EffectPolicy,
+    Halt,
+    HookAction,
+    HookContext,
+    HookPoint,
+    ModifyToolInput,
     NonRetryableError,
+    ObserverHalt,
     SessionScope,
+    SkipTool,
     TurnConfig,
     TurnOutput,
 )
 from layer0.testing import InMemoryStore
+from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ExternalTool, ToolDyn, ToolRegistry, tool
@@ -338,3 +347,95 @@ async def test_a_malformed_offer_fails_the_turn_naming_what_is_wrong(
         await turn.execute(ask("a", neuron_turn={"external_tools": declared}))
 
     assert provider.requests == []
+
+
+def _hooked(
+    script: list[ProviderResponse], store: InMemoryStore, *hooks: FunctionHook
+) -> tuple[NeuronTurn, ScriptedProvider]:
+    provider = ScriptedProvider(script)
+    registry = HookRegistry()
+    for hook in hooks:
+        registry.add(hook)
+    turn = NeuronTurn(provider, tools=[weather, PICK], hooks=registry, state=store, config=CONFIG)
+    return turn, provider
+
+
+def _pre(action: HookAction, seen: list[HookContext] | None = None) -> FunctionHook:
+    async def decide(ctx: HookContext) -> HookAction:
+        if seen is not None:
+            seen.append(ctx)
+        return action if ctx.tool_name == "pick_colour" else Continue()
+
+    return FunctionHook(decide, points=[HookPoint.PRE_TOOL_USE])
+
+
+async def test_pre_tool_use_hooks_meet_an_external_call_before_it_is_handed_out() -> None:
+    seen: list[HookContext] = []
+    turn, _ = _hooked([calls(PICKING)], InMemoryStore(), _pre(Continue(), seen))
+
+    output = await turn.execute(ask("pick", session="s"))
+
+    assert [(c.tool_name, c.tool_input) for c in seen] == [("pick_colour", PICKING.input)]
+    assert [c.id for c in pending_approvals(output)] == ["c2"]
+
+
+async def test_an_external_call_a_hook_skips_is_answered_unrun_and_never_handed_out() -> None:
+    turn, provider = _hooked(
+        [calls(PICKING), answer("ok")], InMemoryStore(), _pre(SkipTool(reason="no UI"))
+    )
+
+    output = await turn.execute(ask("pick", session="s"))
+
+    assert output.exit_reason == "complete" and pending_approvals(output) == []
+    assert results_sent(provider, 2) == [ToolResultPart("c2", "Skipped: no UI", is_error=True)]
+
+
+async def test_an_external_call_a_hook_edits_is_handed_out_with_the_edit_once_it_fits() -> None:
+    edited = {"prompt": "Pick one", "choices": ["green"]}
+    turn, _ = _hooked([calls(PICKING)], InMemoryStore(), _pre(ModifyToolInput(new_input=edited)))
+    output = await turn.execute(ask("pick", session="s"))
+    assert [(c.id, c.input) for c in pending_approvals(output)] == [("c2", edited)]
+
+    unfit = {"prompt": "Pick one", "choices": "green"}
+    hook = _pre(ModifyToolInput(new_input=unfit))
+    turn, provider = _hooked([calls(PICKING), answer("ok")], InMemoryStore(), hook)
+    output = await turn.execute(ask("pick", session="s"))
+    assert pending_approvals(output) == []
+    [result] = results_sent(provider, 2)
+    assert result.is_error and "choices" in result.content
+
+
+async def test_a_hook_halting_an_external_call_ends_the_turn_with_nothing_handed_out() -> None:
+    turn, _ = _hooked([calls(PICKING)], InMemoryStore(), _pre(Halt(reason="blocked")))
+
+    output = await turn.execute(ask("pick", session="s"))
+
+    assert output.exit_reason == ObserverHalt(reason="blocked")
+    assert pending_approvals(output) == []
+
+
+async def test_post_tool_use_hooks_see_the_callers_answer_and_may_halt_on_it() -> None:
+    seen: list[tuple[str | None, str | None]] = []
+
+    async def check(ctx: HookContext) -> HookAction:
+        seen.append((ctx.tool_name, ctx.tool_result))
+        return Halt(reason="leaked") if "secret" in (ctx.tool_result or "") else Continue()
+
+    post = FunctionHook(check, points=[HookPoint.POST_TOOL_USE])
+    store = InMemoryStore()
+    turn, _ = _hooked([calls(PICKING), answer("Red.")], store, post)
+    paused = await LocalOrchestrator({"a": turn}, store).dispatch("a", ask("pick", session="s"))
+    assert paused.exit_reason == AWAITING_APPROVAL and seen == []
+
+    done = await LocalOrchestrator({"a": turn}, store).dispatch(
+        "a", resume_input("s", [Decision.answer("c2", "red", is_error=False)])
+    )
+    assert done.exit_reason == "complete" and seen == [("pick_colour", "red")]
+
+    turn, _ = _hooked([calls(PICKING)], store := InMemoryStore(), post)
+    await LocalOrchestrator({"a": turn}, store).dispatch("a", ask("pick", session="s"))
+    halted = await LocalOrchestrator({"a": turn}, store).dispatch(
+        "a", resume_input("s", [Decision.answer("c2", "the secret is 42", is_error=True)])
+    )
+    assert halted.exit_reason == ObserverHalt(reason="leaked")
+    assert seen[-1] == ("pick_colour", "the secret is 42")

@@ -4,10 +4,11 @@ One `RunEvents` follows one run: each model answer becomes one text message
 (TEXT_MESSAGE_START / CONTENT / END), each tool call a TOOL_CALL_START, its
 arguments as the model writes them (TOOL_CALL_ARGS, ended by TOOL_CALL_END when
 the model's answer is done; whole, when the orchestrator does not stream) and,
-for the server's own tools, its result (TOOL_CALL_RESULT), and the output the
-run's end: RUN_FINISHED (with the typed
-result, or the calls the client must answer), or RUN_ERROR with the kind and
-message of what stopped it, never a traceback.
+for the server's own tools, its result (TOOL_CALL_RESULT); a tool's state sent
+with `send_state` or `send_state_delta` a STATE_SNAPSHOT or STATE_DELTA; and the
+output the run's end: RUN_FINISHED (with the typed result, or the calls the
+client must answer), or RUN_ERROR with the kind and message of what stopped it,
+never a traceback.
 """
 
 from __future__ import annotations

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
     from .loop.instructions import Instructions, InstructionsError
     from .loop.limits import LimitCrossed, UsageLimit, UsageLimits, limit_crossed
+    from .loop.mcp_sampling import ProviderSampler
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.observers import (
         TurnObserver,
@@ -299,6 +300,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
+    ".loop.mcp_sampling": ("ProviderSampler",),
     ".loop.memory_tools": (
         "MEMORY_TOOL_NAMES",
         "MemoryLimits",
@@ -533,6 +535,7 @@ __all__ = [
     "ProviderRequest",
     "ProviderResponse",
     "ProviderResponseError",
+    "ProviderSampler",
     "ProviderServerError",
     "ProviderStreamEvent",
     "ProviderTimeoutError",

@@ -1,4 +1,8 @@
-"""The MCP bridge: tools from any MCP server as `ToolDyn`s, and a `ToolRegistry` served over MCP."""
+"""The MCP bridge: tools from any MCP server as `ToolDyn`s, and a `ToolRegistry` served over MCP.
+
+A server may ask, mid tool call, for what only the client has: a person's answer
+(`elicitation`) or the client's model's words (`sampling`).
+"""
 
 from .client import MCPClient
 from .elicitation import Elicitation, ElicitationAnswer, ElicitationHandler
@@ -9,8 +13,18 @@ from .errors import (
     MCPElicitationError,
     MCPRequestError,
     MCPResponseTooLargeError,
+    MCPSamplingError,
     MCPTimeoutError,
     MCPToolError,
+)
+from .sampling import (
+    SamplingAnswer,
+    SamplingContent,
+    SamplingHandler,
+    SamplingImage,
+    SamplingMessage,
+    SamplingRefused,
+    SamplingRequest,
 )
 from .server import mcp_server, serve_http, serve_stdio
 from .tool import MCPTool
@@ -28,9 +42,17 @@ __all__ = [
     "MCPElicitationError",
     "MCPRequestError",
     "MCPResponseTooLargeError",
+    "MCPSamplingError",
     "MCPTimeoutError",
     "MCPTool",
     "MCPToolError",
+    "SamplingAnswer",
+    "SamplingContent",
+    "SamplingHandler",
+    "SamplingImage",
+    "SamplingMessage",
+    "SamplingRefused",
+    "SamplingRequest",
     "StdioCommand",
     "mcp_server",
     "mcp_tools",

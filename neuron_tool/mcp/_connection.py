@@ -21,6 +21,7 @@ from ._stdio import GRACE_SECONDS, stdio_transport
 from .elicitation import ElicitationHandler, elicitation_callback
 from .endpoint import Endpoint, HttpEndpoint
 from .errors import MCPConnectionError, MCPConnectTimeoutError
+from .sampling import SamplingHandler, sampling_callback
 
 CLOSED: Final = "it was closed"
 """The `Connection.lost` reason when the session ended because we closed it."""
@@ -61,10 +62,12 @@ class Connection:
         label: str,
         max_response_bytes: int,
         elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> None:
         """Prepare a session with `endpoint`; `open` makes and starts one."""
         self.endpoint: Final = endpoint
         self.elicitation: Final = elicitation
+        self.sampling: Final = sampling
         self.server: Final = server
         self.label: Final = label
         self.max_response_bytes: Final = max_response_bytes
@@ -89,6 +92,7 @@ class Connection:
         timeout: float,
         max_response_bytes: int,
         elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> Connection:
         """Start or reach the server and finish the MCP handshake within `timeout` seconds.
 
@@ -103,6 +107,7 @@ class Connection:
             label=label,
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
+            sampling=sampling,
         )
         await connection._start(timeout)
         return connection
@@ -168,11 +173,16 @@ class Connection:
                     if self.elicitation is None
                     else elicitation_callback(self.server, self.elicitation)
                 )
+                # Without a handler the SDK declares no sampling and refuses a server that asks.
+                samples = (
+                    None if self.sampling is None else sampling_callback(self.server, self.sampling)
+                )
                 client = Client(
                     transport,
                     cache=None,
                     client_info=_client_info(),
                     elicitation_callback=answers,
+                    sampling_callback=samples,
                 )
                 await stack.enter_async_context(client)
                 if ready.done():  # the opener gave up while we were connecting

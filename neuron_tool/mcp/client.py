@@ -28,8 +28,11 @@ from .errors import (
     MCPElicitationError,
     MCPRequestError,
     MCPResponseTooLargeError,
+    MCPSamplingError,
     MCPTimeoutError,
 )
+from .sampling import SamplingHandler
+from .sampling import refusal as sampling_refusal
 from .tool import MCPTool
 
 logger = logging.getLogger(__name__)
@@ -66,6 +69,7 @@ class MCPClient:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -85,6 +89,10 @@ class MCPClient:
                 both sizes, and is never held in memory whole.
             elicitation: Answers the server's questions in the middle of a tool call
                 (`neuron_tool.mcp.elicitation`); without it the client declares it
+                cannot, and a server that asks is told so.
+            sampling: Runs the client's model when the server asks for it in the middle
+                of a tool call (`neuron_tool.mcp.sampling`; `neuron_turn.ProviderSampler`
+                answers with a turn's provider); without it the client declares it
                 cannot, and a server that asks is told so.
 
         Raises:
@@ -108,6 +116,7 @@ class MCPClient:
         self.connect_timeout: Final = connect_timeout
         self.max_response_bytes: Final = max_response_bytes
         self.elicitation: Final = elicitation
+        self.sampling: Final = sampling
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -131,6 +140,7 @@ class MCPClient:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -147,6 +157,7 @@ class MCPClient:
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
+            sampling=sampling,
         )
 
     @classmethod
@@ -162,6 +173,7 @@ class MCPClient:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -185,6 +197,7 @@ class MCPClient:
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
+            sampling=sampling,
         )
 
     def __repr__(self) -> str:
@@ -354,6 +367,7 @@ class MCPClient:
             timeout=self.connect_timeout,
             max_response_bytes=self.max_response_bytes,
             elicitation=self.elicitation,
+            sampling=self.sampling,
         )
         if connection.client.server_capabilities.tools is None:
             return connection
@@ -392,6 +406,9 @@ class MCPClient:
             reason = refusal(exc)
             if reason is not None:
                 raise MCPElicitationError(self.name, what, reason) from exc
+            reason = sampling_refusal(exc)
+            if reason is not None:
+                raise MCPSamplingError(self.name, what, reason) from exc
             raise MCPRequestError(self.name, what, exc.code, exc.message) from exc
         except (ValidationError, RuntimeError) as exc:
             message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"

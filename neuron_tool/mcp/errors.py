@@ -6,6 +6,7 @@ ToolError
 │   ├── MCPConnectionError                  the server did not start, was not reached, or was lost
 │   ├── MCPRequestError                     the server answered a request with a JSON-RPC error
 │   ├── MCPElicitationError                 the server asked a question this client did not answer
+│   ├── MCPSamplingError                    the server asked for the model's words and was refused
 │   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
 │   └── MCPTimeoutError(..., TimeoutError)  the server did not answer in time
 │       └── MCPConnectTimeoutError          ... the MCP handshake, within `connect_timeout`
@@ -77,6 +78,24 @@ class MCPElicitationError(MCPBridgeError):
         super().__init__(
             f"MCP server {server!r} asked a question during {what} that this client did "
             f"not answer: {reason}"
+        )
+
+
+class MCPSamplingError(MCPBridgeError):
+    """Raised when a server's request for the client's model during a request (`what`) was refused.
+
+    The client has no sampling handler, the request was one this client does not
+    run (too long, unsupported content), or the handler refused or failed
+    (`neuron_tool.mcp.sampling`; the log says more).
+    """
+
+    def __init__(self, server: str, what: str, reason: str) -> None:
+        self.server = server
+        self.what = what
+        self.reason = reason
+        super().__init__(
+            f"MCP server {server!r} asked this client's model to write something during {what},"
+            f" which this client refused: {reason}"
         )
 
 

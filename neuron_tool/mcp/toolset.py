@@ -12,6 +12,7 @@ from ._response_size import DEFAULT_MAX_RESPONSE_BYTES
 from .client import DEFAULT_CONNECT_TIMEOUT, MCPClient
 from .elicitation import ElicitationHandler
 from .endpoint import HttpEndpoint, StdioCommand
+from .sampling import SamplingHandler
 from .tool import MCPTool
 
 
@@ -24,6 +25,7 @@ async def mcp_tools(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     elicitation: ElicitationHandler | None = None,
+    sampling: SamplingHandler | None = None,
 ) -> AsyncIterator[list[MCPTool]]:
     """Connect to every server and yield all their tools; leaving stops every server.
 
@@ -37,6 +39,8 @@ async def mcp_tools(
         max_response_bytes: The largest answer each server may send, in bytes.
         elicitation: Answers every server's questions in the middle of a tool call
             (`neuron_tool.mcp.elicitation`; `Elicitation.server` names which asks).
+        sampling: Runs the client's model for every server that asks in the middle of
+            a tool call (`neuron_tool.mcp.sampling`; `SamplingRequest.server` names which).
 
     Raises:
         ValueError: A command line is empty or badly quoted.
@@ -49,6 +53,7 @@ async def mcp_tools(
         connect_timeout=connect_timeout,
         max_response_bytes=max_response_bytes,
         elicitation=elicitation,
+        sampling=sampling,
     )
     clients = [
         *(limits(StdioCommand(*_split(line))) for line in commands),

@@ -1,0 +1,111 @@
+"""A real AI SDK peer: the `ai` package's own chat (what useChat wraps, installed by
+scripts/setup.d/test-ai-sdk-client) drives the server from node over loopback HTTP, reading
+every chunk with the SDK's reader, which rejects any chunk its schema does not take."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from neuron_tool import tool
+from neuron_turn import ApprovalPolicy, NeuronTurnConfig, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from ._server import PICK_COLOUR, serving
+
+ROOT = Path(__file__).resolve().parents[3]
+MODULES = ROOT / ".cache" / "npm" / "node_modules"
+SCRIPT = Path(__file__).with_name("ai_sdk_client.cjs")
+
+
+@tool
+async def weather(city: str) -> str:
+    """Today's weather in a city (pretend)."""
+    return f"sunny in {city}"
+
+
+async def drive(url: str, token: str, scenario: str) -> list[dict[str, Any]]:
+    """Run the node client against `url`; return the JSON lines it printed."""
+    node = shutil.which("node")
+    assert node is not None and (MODULES / "ai" / "package.json").is_file(), (
+        "the AI SDK client test needs node and the ai package:"
+        " run scripts/setup.d/test-ai-sdk-client"
+    )
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(SCRIPT),
+        str(MODULES),
+        url,
+        token,
+        scenario,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+def chunks(lines: list[dict[str, Any]], request: int) -> list[dict[str, Any]]:
+    return [line["chunk"] for line in lines if line.get("request") == request]
+
+
+async def test_the_ai_sdk_chat_reads_every_chunk_of_a_frontend_tool_round_trip() -> None:
+    picking = ToolUsePart("c2", "pick_colour", {"choices": ["red", "blue"]})
+    model = ScriptedProvider(
+        [tool_call_response(picking, text="Let me ask."), text_response("Blue it is.")],
+        chunk_size=4,
+    )
+    async with serving(model, frontend_tools=[PICK_COLOUR]) as served:
+        lines = await drive(served.url, served.token, "frontend-tool")
+
+    assert "error" not in lines[-1], lines[-1]
+    first, second = chunks(lines, 1), chunks(lines, 2)
+    assert first[-1] == {"type": "finish", "finishReason": "tool-calls"}
+    assert second[-1] == {"type": "finish", "finishReason": "stop"}
+    # The client ran its tool: the model read the output it sent.
+    assert "blue" in str(model.requests[-1].messages[-1].content)
+    (asked, answered) = lines[-1]["messages"]
+    assert asked["role"] == "user" and answered["role"] == "assistant"
+    # One assistant message: the second response continued it.
+    parts = [p for p in answered["parts"] if p["type"] != "step-start"]
+    assert [p["type"] for p in parts] == ["text", "tool-pick_colour", "text"]
+    assert parts[1]["state"] == "output-available" and parts[1]["output"] == "blue"
+    assert parts[1]["input"] == {"choices": ["red", "blue"]}
+    assert parts[0]["text"] == "Let me ask." and parts[2]["text"] == "Blue it is."
+
+
+async def test_the_ai_sdk_chat_approves_a_held_call_and_reads_its_output() -> None:
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "weather", {"city": "Oslo"})),
+            text_response("Sunny in Oslo."),
+        ]
+    )
+    config = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["weather"]))
+    async with serving(model, tools=[weather], config=config) as served:
+        lines = await drive(served.url, served.token, "approval")
+
+    assert "error" not in lines[-1], lines[-1]
+    assert [c["type"] for c in chunks(lines, 1)][-3:] == [
+        "tool-approval-request",
+        "finish-step",
+        "finish",
+    ]
+    (_, answered) = lines[-1]["messages"]
+    (call,) = [p for p in answered["parts"] if p["type"] == "tool-weather"]
+    assert call["state"] == "output-available" and call["output"] == "sunny in Oslo"
+    assert call["approval"]["approved"] is True
+    assert answered["parts"][-1] == {"type": "text", "text": "Sunny in Oslo.", "state": "done"}
+
+
+async def test_the_ai_sdk_chat_with_a_wrong_token_fails_and_nothing_runs() -> None:
+    model = ScriptedProvider([text_response("never")])
+    async with serving(model) as served:
+        lines = await drive(served.url, "wrong-token-0123456789abcdefghij", "text")
+
+    assert "missing or wrong bearer token" in lines[-1]["error"]
+    assert model.requests == []

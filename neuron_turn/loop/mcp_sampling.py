@@ -135,7 +135,7 @@ class ProviderSampler:
             response.model or self.model,
             usage.input_tokens,
             usage.output_tokens,
-            "unknown" if response.cost is None else response.cost,
+            "unknown" if response.cost is None else f"${response.cost.amount:.4f}",
         )
 
 

@@ -137,7 +137,9 @@ class SamplingRefused(Exception):
 
     Why its own class: any other exception from a handler reaches the server as
     its class name only (its message may hold what the server should not read);
-    this one's message is written for the server ("the budget is spent").
+    this one's message is written for the server ("the budget is spent"). A
+    signal, not an error: it derives from `Exception`, outside the `ToolError`
+    family, so no `except ToolError` takes it for a failure.
     """
 
 

@@ -227,3 +227,32 @@ def mapped_transport_errors(context: ErrorContext) -> AbstractContextManager[Non
         secrets=context.secrets,
         what=f"{context.provider}: the API at {context.url}",
     )
+
+
+# The string codes of errors that come inside a 200 (a stream's `error` event, a failed
+# response); each is given the HTTP status the same error would have had as a response.
+_CODE_STATUS: Final = {
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "server_error": 500,
+    "server_is_overloaded": 503,
+    "invalid_prompt": 400,
+    "invalid_request_error": 400,
+    "context_length_exceeded": 400,
+}
+
+
+def status_for_code(code: str | int | None) -> int:
+    """The HTTP status an error code inside a 200 stands for (unknown: 500, retryable).
+
+    An integer code is an HTTP status already (OpenRouter); OpenAI's string
+    codes are looked up, the image ones (`invalid_image`, `image_too_large`...)
+    being the caller's fault (400).
+    """
+    if isinstance(code, int):
+        return code if 400 <= code <= 599 else 500
+    if code is None:
+        return 500
+    if code in _CODE_STATUS:
+        return _CODE_STATUS[code]
+    return 400 if "image" in code else 500

@@ -145,6 +145,13 @@ if TYPE_CHECKING:
         RetryableProviderError,
     )
     from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
+    from .loop.remote import (
+        FollowedDispatch,
+        answer_text,
+        follow_dispatch,
+        stopped_reason,
+        typed_result,
+    )
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
     from .loop.stop_tools import UnknownStopToolError
@@ -365,6 +372,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "deltas_of",
         "streaming",
     ),
+    ".loop.remote": (
+        "FollowedDispatch",
+        "answer_text",
+        "follow_dispatch",
+        "stopped_reason",
+        "typed_result",
+    ),
     ".loop.sliding_window": (
         "NoCompaction",
         "SlidingWindow",
@@ -476,6 +490,7 @@ __all__ = [
     "EffectDeclared",
     "EventStream",
     "ExternalCallApprovedError",
+    "FollowedDispatch",
     "GuardrailError",
     "HookHalted",
     "ImagePart",
@@ -594,6 +609,7 @@ __all__ = [
     "UsageLimits",
     "Worker",
     "add_turn_observer",
+    "answer_text",
     "answering",
     "build_hook_registry",
     "carried_counts",
@@ -610,6 +626,7 @@ __all__ = [
     "event_from_json",
     "event_json",
     "files_intro",
+    "follow_dispatch",
     "get_context_strategy",
     "get_environment",
     "get_orchestrator",
@@ -630,9 +647,11 @@ __all__ = [
     "remove_turn_observer",
     "resume_input",
     "split_decisions",
+    "stopped_reason",
     "streaming",
     "tools_by_name",
     "turn_observers",
+    "typed_result",
     "unseen_file_note",
     "waiting_calls",
     "with_external_tools",

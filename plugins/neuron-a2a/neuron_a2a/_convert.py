@@ -21,7 +21,6 @@ from layer0 import (
     Base64Source,
     Content,
     ContentBlock,
-    CustomExit,
     ImageBlock,
     ObserverHalt,
     SessionId,
@@ -35,9 +34,11 @@ from neuron_turn import (
     Decision,
     OutputMissingError,
     PendingCall,
+    answer_text,
     document_block,
     output_value,
     pending_approvals,
+    stopped_reason,
 )
 
 from .errors import (
@@ -60,7 +61,6 @@ _CONTEXT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _ACCEPTED: Final = "PNG, JPEG, GIF or WebP images, or PDF documents"
 # Limits exit as the turn's own kind; a refusal by a hook or guardrail is the agent's "no".
 _REFUSALS: Final = (GUARDRAIL_TRIPPED,)
-_REASON_CHARS: Final = 2000
 
 
 def session_of(context_id: str, prefix: str) -> SessionId:
@@ -339,14 +339,6 @@ def _first_error(exc: ValidationError) -> str:
 # --- answers ---------------------------------------------------------------------------
 
 
-def answer_text(output: TurnOutput) -> str:
-    """The answer's text: the output's text blocks, joined."""
-    root = output.message.root
-    if isinstance(root, str):
-        return root
-    return "".join(block.text for block in root if isinstance(block, TextBlock))
-
-
 def answer_parts(output: TurnOutput) -> list[Part]:
     """The answer as parts: its text, and its typed value (if any) as a data part."""
     parts = [text_part(answer_text(output))]
@@ -373,12 +365,5 @@ def outcome(output: TurnOutput) -> tuple[TaskState, str | None]:
     if isinstance(reason, ObserverHalt):
         return TaskState.TASK_STATE_REJECTED, f"a hook stopped the turn: {reason.reason}"
     if reason in _REFUSALS:
-        return TaskState.TASK_STATE_REJECTED, _stopped(output, "a guardrail tripped")
-    name = reason.name if isinstance(reason, CustomExit) else reason
-    return TaskState.TASK_STATE_FAILED, _stopped(output, f"it ended with {name}")
-
-
-def _stopped(output: TurnOutput, why: str) -> str:
-    text = answer_text(output).strip()
-    said = f": {text[:_REASON_CHARS]}" if text else ""
-    return f"the turn stopped before a complete answer ({why}){said}"
+        return TaskState.TASK_STATE_REJECTED, stopped_reason(output, "a guardrail tripped")[1]
+    return TaskState.TASK_STATE_FAILED, stopped_reason(output)[1]

@@ -42,7 +42,8 @@ from neuron_turn import (
     PendingCall,
     TextDelta,
     ToolStart,
-    dispatch_streamer,
+    answer_text,
+    follow_dispatch,
     pending_approvals,
     resume_input,
 )
@@ -50,7 +51,6 @@ from neuron_turn import waiting_calls as session_waits_on
 
 from ._convert import (
     answer_parts,
-    answer_text,
     decisions_of,
     holds_decisions,
     message_content,
@@ -150,7 +150,7 @@ class A2AExecutor(AgentExecutor):
         self._agent = agent
         self._prefix = session_prefix
         self._limits = MessageLimits() if limits is None else limits
-        self._stream = dispatch_streamer(orchestrator) if stream else None
+        self._stream = stream
         self._runs: dict[str, _Run] = {}
         self._max_running = max_running
         self._running = 0  # counted from the check on, before the dispatch's task exists
@@ -292,7 +292,7 @@ class A2AExecutor(AgentExecutor):
             task = _new_task(updater.task_id, updater.context_id, message)
             await updater.event_queue.enqueue_event(task)
         await updater.start_work()
-        streamed = self._stream is not None and _streams(context)
+        streamed = self._stream and _streams(context)
         run = _Run(asyncio.create_task(self._dispatch(input, updater, streamed)))
         self._runs[updater.task_id] = run
         try:
@@ -390,17 +390,10 @@ class A2AExecutor(AgentExecutor):
         await updater.update_status(state, message=message)
 
     async def _dispatch(self, input: TurnInput, updater: TaskUpdater, streamed: bool) -> TurnOutput:
-        if not streamed or self._stream is None:
-            return await self._orchestrator.dispatch(self._agent, input)
-        root: str | None = None
+        followed = follow_dispatch(self._orchestrator, self._agent, input, stream=streamed)
         fresh = True  # the next text starts the artifact anew (a new model call's answer)
-        async with self._stream(self._agent, input) as events:
-            async for item in events:
-                # Delegations run in workflows of their own: their text is not the answer.
-                root = item.workflow_id if root is None else root
-                if item.workflow_id != root:
-                    continue
-                event = item.event
+        async with followed:
+            async for event in followed:
                 if isinstance(event, ModelCallStart):
                     fresh = True
                 elif isinstance(event, TextDelta) and event.text:
@@ -415,7 +408,7 @@ class A2AExecutor(AgentExecutor):
                 elif isinstance(event, ToolStart):
                     note = updater.new_agent_message([text_part(f"running tool {event.name}")])
                     await updater.update_status(TaskState.TASK_STATE_WORKING, message=note)
-            return events.result.output
+        return followed.output
 
 
 def _protocol_error(exc: A2AError) -> ProtocolError:

@@ -39,14 +39,13 @@ from ag_ui.core import (
 )
 from pydantic import JsonValue, ValidationError
 
-from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
+from layer0 import TurnOutput
 from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
     ModelCallDone,
     ModelCallStart,
-    OutputMissingError,
     PendingCall,
     TextDelta,
     ToolCallDelta,
@@ -54,8 +53,10 @@ from neuron_turn import (
     ToolProgress,
     ToolResult,
     ToolStart,
-    output_value,
+    answer_text,
     pending_approvals,
+    stopped_reason,
+    typed_result,
 )
 
 from .state import DELTA_KEY, SNAPSHOT_KEY
@@ -66,7 +67,6 @@ APPROVAL_REASON: Final = "tool_approval"
 """The `reason` of the interrupts of calls waiting for approval."""
 
 _logger: Final = logging.getLogger("neuron_ag_ui")
-_REASON_CHARS: Final = 2000
 # What a resume entry's payload holds, for a client building a form from it.
 _DECISION_SCHEMA: Final[dict[str, JsonValue]] = {
     "type": "object",
@@ -126,16 +126,16 @@ class RunEvents:
         events = [*self._end_writing(), *self._close()]
         if not self._streamed_text:
             # An orchestrator that does not stream: the answer comes whole.
-            text = _answer_text(output)
+            text = answer_text(output)
             if text:
                 events += [*self._text(text), *self._close()]
         reason = output.exit_reason
         if reason == "complete":
-            return [*events, self._finished(result=_result(output))]
+            return [*events, self._finished(result=typed_result(output))]
         pending = pending_approvals(output) if reason == AWAITING_APPROVAL else []
         if pending:
             return events + self._paused(pending)
-        code, message = _stopped(output)
+        code, message = stopped_reason(output)
         return [*events, RunErrorEvent(code=code, message=message)]
 
     def failed(self, exc: BaseException) -> list[BaseEvent]:
@@ -258,34 +258,6 @@ def _state_events(data: dict[str, JsonValue]) -> list[BaseEvent]:
 
 def _new_id() -> str:
     return str(uuid.uuid4())
-
-
-def _answer_text(output: TurnOutput) -> str:
-    root = output.message.root
-    if isinstance(root, str):
-        return root
-    return "".join(block.text for block in root if isinstance(block, TextBlock))
-
-
-def _result(output: TurnOutput) -> JsonValue:
-    """The turn's typed result, when its agent has an output type (None: it has none)."""
-    try:
-        return output_value(output)
-    except OutputMissingError:
-        return None
-
-
-def _stopped(output: TurnOutput) -> tuple[str, str]:
-    """The code and message of a turn that ended without an answer (a limit, a guardrail, …)."""
-    reason = output.exit_reason
-    if isinstance(reason, ObserverHalt):
-        code, why = "observer_halt", f"a hook stopped the turn: {reason.reason}"
-    else:
-        code = reason.name if isinstance(reason, CustomExit) else str(reason)
-        why = f"it ended with {code}"
-    text = _answer_text(output).strip()
-    said = f": {text[:_REASON_CHARS]}" if text else ""
-    return code, f"the turn stopped before a complete answer ({why}){said}"
 
 
 def error_code(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ from ag_ui.core import PROTOCOL_VERSION, BaseEvent, RunAgentInput, RunErrorEvent
 
 from layer0 import AgentId, Orchestrator, TurnInput
 from neuron_tool.serving import error_text
-from neuron_turn import dispatch_streamer, split_decisions
+from neuron_turn import follow_dispatch, split_decisions
 
 from ._events import RunEvents
 from ._input import turn_input
@@ -79,7 +79,7 @@ class AgUiRunner:
         self._agent = agent
         self._prefix = session_prefix
         self._limits = RunLimits() if limits is None else limits
-        self._stream = dispatch_streamer(orchestrator) if stream else None
+        self._stream = stream
         self._max_running = max_running
         self._running = 0
 
@@ -119,19 +119,13 @@ class AgUiRunner:
             )
 
     async def _dispatch(self, input: TurnInput, events: RunEvents) -> AsyncIterator[BaseEvent]:
+        followed = follow_dispatch(self._orchestrator, self._agent, input, stream=self._stream)
         try:
-            if self._stream is None:
-                output = await self._orchestrator.dispatch(self._agent, input)
-            else:
-                root: str | None = None
-                async with self._stream(self._agent, input) as stream:
-                    async for item in stream:
-                        # Delegations run in workflows of their own: theirs is not this run's.
-                        root = item.workflow_id if root is None else root
-                        if item.workflow_id == root:
-                            for event in events.on(item.event):
-                                yield event
-                    output = stream.result.output
+            async with followed:
+                async for turn_event in followed:
+                    for event in events.on(turn_event):
+                        yield event
+            output = followed.output
         except Exception as exc:
             _logger.warning("AG-UI run of session %s failed: %s", input.session, error_text(exc))
             for event in events.failed(exc):

@@ -21,7 +21,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import CustomExit, ObserverHalt, TextBlock, TurnOutput
+from layer0 import TurnOutput
 from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -29,7 +29,6 @@ from neuron_turn import (
     ModelCallDone,
     ModelCallStart,
     OutputDelta,
-    OutputMissingError,
     PendingCall,
     TextDelta,
     ThinkingDelta,
@@ -37,16 +36,16 @@ from neuron_turn import (
     ToolCallStart,
     ToolResult,
     ToolStart,
-    output_value,
+    answer_text,
     pending_approvals,
+    stopped_reason,
+    typed_result,
 )
 
 Chunk = dict[str, JsonValue]
 
 OUTPUT_PART: Final = "data-output"
 """The type of the data part holding the turn's typed answer (an agent with an output type)."""
-
-_REASON_CHARS: Final = 2000
 
 
 class ChatChunks:
@@ -104,19 +103,20 @@ class ChatChunks:
         chunks = self._close()
         if not self._streamed_text:
             # An orchestrator that does not stream: the answer comes whole.
-            text = _answer_text(output)
+            text = answer_text(output)
             if text:
                 chunks += [*self._text_delta(text), *self._close()]
         reason = output.exit_reason
         if reason == "complete":
-            result = _result(output)
+            result = typed_result(output)
             if result is not None:
                 chunks.append(self._output(result))
             return [*chunks, *self._end_step(), _finish("stop")]
         pending = pending_approvals(output) if reason == AWAITING_APPROVAL else []
         if pending:
             return [*chunks, *self._paused(pending), *self._end_step(), _finish("tool-calls")]
-        error: Chunk = {"type": "error", "errorText": _stopped(output)}
+        kind, words = stopped_reason(output)
+        error: Chunk = {"type": "error", "errorText": f"{kind}: {words}"}
         return [*chunks, error, *self._end_step(), _finish("error")]
 
     def failed(self, exc: BaseException) -> list[Chunk]:
@@ -229,33 +229,6 @@ def _finish(reason: str) -> Chunk:
 
 def _new_id() -> str:
     return str(uuid.uuid4())
-
-
-def _answer_text(output: TurnOutput) -> str:
-    root = output.message.root
-    if isinstance(root, str):
-        return root
-    return "".join(block.text for block in root if isinstance(block, TextBlock))
-
-
-def _result(output: TurnOutput) -> JsonValue:
-    """The turn's typed result, when its agent has an output type (None: it has none)."""
-    try:
-        return output_value(output)
-    except OutputMissingError:
-        return None
-
-
-def _stopped(output: TurnOutput) -> str:
-    """What the client is told of a turn that ended without an answer (a limit, a guardrail)."""
-    reason = output.exit_reason
-    if isinstance(reason, ObserverHalt):
-        why = f"a hook stopped the turn: {reason.reason}"
-    else:
-        why = f"it ended with {reason.name if isinstance(reason, CustomExit) else reason}"
-    text = _answer_text(output).strip()
-    said = f": {text[:_REASON_CHARS]}" if text else ""
-    return f"TurnStopped: the turn stopped before a complete answer ({why}){said}"
 
 
 def dumps(chunk: Chunk) -> bytes:

@@ -15,7 +15,7 @@ from typing import Final
 from layer0 import AgentId, Orchestrator, TurnInput
 from neuron_tool import ExternalTool, is_tool_name
 from neuron_tool.serving import error_text
-from neuron_turn import dispatch_streamer
+from neuron_turn import follow_dispatch
 
 from ._chunks import ChatChunks, Chunk
 from ._input import turn_input
@@ -92,7 +92,7 @@ class VercelAiRunner:
         self._frontend = tuple(frontend_tools)
         self._prefix = session_prefix
         self._limits = ChatLimits() if limits is None else limits
-        self._stream = dispatch_streamer(orchestrator) if stream else None
+        self._stream = stream
         self._max_running = max_running
         self._running = 0
 
@@ -136,19 +136,13 @@ class VercelAiRunner:
             )
 
     async def _dispatch(self, input: TurnInput, chunks: ChatChunks) -> AsyncIterator[Chunk]:
+        followed = follow_dispatch(self._orchestrator, self._agent, input, stream=self._stream)
         try:
-            if self._stream is None:
-                output = await self._orchestrator.dispatch(self._agent, input)
-            else:
-                root: str | None = None
-                async with self._stream(self._agent, input) as stream:
-                    async for item in stream:
-                        # Delegations run in workflows of their own: theirs is not this chat's.
-                        root = item.workflow_id if root is None else root
-                        if item.workflow_id == root:
-                            for chunk in chunks.on(item.event):
-                                yield chunk
-                    output = stream.result.output
+            async with followed:
+                async for event in followed:
+                    for chunk in chunks.on(event):
+                        yield chunk
+            output = followed.output
         except Exception as exc:
             _logger.warning("chat of session %s failed: %s", input.session, error_text(exc))
             for chunk in chunks.failed(exc):

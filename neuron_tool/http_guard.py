@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
@@ -30,6 +31,7 @@ __all__ = [
     "check_token",
     "host_matches",
     "is_loopback",
+    "json_refusal",
     "url_host",
 ]
 
@@ -124,6 +126,29 @@ class Refuse(Protocol):
     ) -> Awaitable[None]:
         """Send the response; `authenticate` asks for a `WWW-Authenticate` header (a 401)."""
         ...
+
+
+def json_refusal(realm: str, body: Callable[[int, str], object] | None = None) -> Refuse:
+    """A `Refuse` answering with a JSON body: `{"error": message}`, or `body(status, message)`.
+
+    Why: each server says a refusal in its protocol's words (a JSON-RPC error
+    for A2A) but sends it alike; a 401 names `realm` in its `WWW-Authenticate`.
+    """
+    challenge = f'Bearer realm="{realm}"'.encode()
+
+    async def refuse(send: Send, status: int, message: str, *, authenticate: bool = False) -> None:
+        payload = {"error": message} if body is None else body(status, message)
+        data = json.dumps(payload).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(data)).encode()),
+        ]
+        if authenticate:
+            headers.append((b"www-authenticate", challenge))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+    return refuse
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from neuron_tool.http_guard import (
     bearer_matches,
     check_token,
     is_loopback,
+    json_refusal,
     url_host,
 )
 
@@ -143,3 +145,27 @@ async def test_an_options_request_that_is_no_preflight_needs_the_token() -> None
     sent, reached = await _guarded("OPTIONS", APP_ORIGIN)
 
     assert (_started(sent)[0], reached) == (401, [])
+
+
+async def test_a_json_refusal_sends_its_body_and_names_its_realm_only_when_asking_for_a_token() -> (
+    None
+):
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await json_refusal("demo")(send, 401, "no token", authenticate=True)
+    rpc = json_refusal("rpc", lambda status, message: {"code": -status, "message": message})
+    await rpc(send, 403, "foreign origin")
+
+    starts, bodies = sent[0::2], sent[1::2]
+    assert [s["status"] for s in starts] == [401, 403]
+    assert [json.loads(b["body"]) for b in bodies] == [
+        {"error": "no token"},
+        {"code": -403, "message": "foreign origin"},
+    ]
+    challenge = (b"www-authenticate", b'Bearer realm="demo"')
+    assert challenge in starts[0]["headers"]
+    assert all(name != b"www-authenticate" for name, _ in starts[1]["headers"])
+    assert (b"content-length", str(len(bodies[0]["body"])).encode()) in starts[0]["headers"]

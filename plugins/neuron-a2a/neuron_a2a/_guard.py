@@ -9,11 +9,11 @@ than "HTTP 401".
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 from starlette.exceptions import HTTPException
-from starlette.types import Send
+
+from neuron_tool.http_guard import Refuse, json_refusal
 
 __all__ = ["refuse", "too_large"]
 
@@ -22,19 +22,13 @@ _INVALID_REQUEST_CODE: Final = -32600
 _UNAUTHORIZED_CODE: Final = -32001
 
 
-async def refuse(send: Send, status: int, message: str, *, authenticate: bool = False) -> None:
-    """Answer `status` with a JSON-RPC error body saying `message`."""
+def _rpc_error(status: int, message: str) -> object:
     code = _UNAUTHORIZED_CODE if status == 401 else _INVALID_REQUEST_CODE
-    error = {"code": code, "message": message}
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    if authenticate:
-        headers.append((b"www-authenticate", b'Bearer realm="a2a"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+refuse: Final[Refuse] = json_refusal("a2a", _rpc_error)
+"""Answer `status` with a JSON-RPC error body saying `message`."""
 
 
 def too_large(limit: int) -> HTTPException:

@@ -7,21 +7,11 @@ token on every request, a body limit); the endpoint refuses with this too.
 
 from __future__ import annotations
 
-import json
+from typing import Final
 
-from starlette.types import Send
+from neuron_tool.http_guard import Refuse, json_refusal
 
 __all__ = ["refuse"]
 
-
-async def refuse(send: Send, status: int, message: str, *, authenticate: bool = False) -> None:
-    """Answer `status` with the JSON body `{"error": message}`."""
-    body = json.dumps({"error": message}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    if authenticate:
-        headers.append((b"www-authenticate", b'Bearer realm="ag-ui"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+refuse: Final[Refuse] = json_refusal("ag-ui")
+"""Answer `status` with the JSON body `{"error": message}`."""

@@ -8,7 +8,6 @@ allowed origins). `serve_vercel_ai` runs it with uvicorn until cancelled.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Final
 
@@ -17,16 +16,18 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Send
+from starlette.types import ASGIApp
 
 from layer0 import AgentId, Orchestrator
 from neuron_tool import ExternalTool
 from neuron_tool.http_guard import (
     LOOPBACK_HOSTS,
     GuardRules,
+    Refuse,
     RequestGuard,
     allowed_hosts_for,
     check_token,
+    json_refusal,
 )
 from neuron_tool.serving import serve_asgi, server_token
 
@@ -130,17 +131,7 @@ def _error(status: int, message: str) -> Response:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def _refuse(send: Send, status: int, message: str, *, authenticate: bool = False) -> None:
-    """Answer a request the guard refuses: `status` with the JSON body `{"error": message}`."""
-    body = json.dumps({"error": message}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    if authenticate:
-        headers.append((b"www-authenticate", b'Bearer realm="vercel-ai"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+_refuse: Final[Refuse] = json_refusal("vercel-ai")
 
 
 async def serve_vercel_ai(

@@ -1,4 +1,8 @@
-"""neuron-provider-openai: the OpenAI Chat Completions API (and compatible servers) for neuron-turn.
+"""neuron-provider-openai: OpenAI's Chat Completions and Responses APIs (and compatible servers).
+
+`OpenAIProvider` (`"openai:<model>"`) speaks Chat Completions, which every
+OpenAI-compatible server offers; `OpenAIResponsesProvider`
+(`"openai-responses:<model>"`) speaks the Responses API.
 
 The re-exports are resolved on first access (PEP 562): the entry point
 `neuron_provider_openai.plugin` imports this package, and plugin listing must
@@ -7,6 +11,7 @@ not pay for importing httpx.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,15 +22,24 @@ if TYPE_CHECKING:
         DEFAULT_TIMEOUT,
         OpenAIProvider,
     )
+    from .responses import OpenAIResponsesProvider
 
-__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_TIMEOUT",
+    "OpenAIProvider",
+    "OpenAIResponsesProvider",
+]
+
+_MODULES = {"OpenAIResponsesProvider": ".responses"}
+"""The module of each re-export not in `.provider`."""
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import provider
-
-        return getattr(provider, name)
+        return getattr(import_module(_MODULES.get(name, ".provider"), __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -69,6 +69,14 @@ class MalformedCompletionError(ValueError):
 # --- request ----------------------------------------------------------------
 
 
+def is_reasoning_model(model: str) -> bool:
+    """Whether `model` is one of OpenAI's reasoning families (o1, o3, o4, gpt-5), by name.
+
+    A vendor prefix (`openai/o3` on OpenRouter) is ignored.
+    """
+    return _REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()) is not None
+
+
 def default_system_role(model: str) -> SystemRole:
     """The system-prompt role for `model`, judged by its name.
 
@@ -78,12 +86,9 @@ def default_system_role(model: str) -> SystemRole:
     every non-OpenAI model on a compatible server, takes `system`. A vendor
     prefix (`openai/o3` on OpenRouter) is ignored.
     """
-    name = model.rsplit("/", 1)[-1].lower()
-    if _NO_SYSTEM_MODEL.match(name):
+    if _NO_SYSTEM_MODEL.match(model.rsplit("/", 1)[-1].lower()):
         return "user"
-    if _REASONING_MODEL.match(name):
-        return "developer"
-    return "system"
+    return "developer" if is_reasoning_model(model) else "system"
 
 
 def request_body(
@@ -124,10 +129,19 @@ def request_body(
         body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    for key, value in request.extra.items():
+    merge_extra(body, request.extra, send_metadata=send_metadata)
+    return body
+
+
+def merge_extra(body: Json, extra: Mapping[str, JsonValue], *, send_metadata: bool) -> None:
+    """Put `request.extra` into `body` (last, so it overrides); `metadata` only if asked.
+
+    `extra["metadata"]` is the caller's trace metadata, not necessarily meant
+    for the API: OpenAI stores it with the answer, and other servers may reject it.
+    """
+    for key, value in extra.items():
         if key != "metadata" or send_metadata:
             body[key] = value
-    return body
 
 
 def tool_choice_to_wire(choice: ToolChoice) -> JsonValue:
@@ -204,7 +218,9 @@ def _system_text(parts: Sequence[ContentPart]) -> str:
         if isinstance(part, TextPart):
             texts.append(part.text)
         elif not isinstance(part, ThinkingPart | RawPart):
-            raise UnsupportedContentError(f"a system message can hold only text, not {_kind(part)}")
+            raise UnsupportedContentError(
+                f"a system message can hold only text, not {part_kind(part)}"
+            )
     return "\n".join(texts)
 
 
@@ -289,12 +305,13 @@ def _tool_file(file: ImagePart | DocumentPart) -> Json:
 
 def image_to_wire(part: ImagePart) -> Json:
     """An image as an `image_url` content part (inline bytes as a `data:` URL)."""
+    return {"type": "image_url", "image_url": {"url": image_url(part)}}
+
+
+def image_url(part: ImagePart) -> str:
+    """The image's URL, or its bytes as a `data:` URL."""
     source = part.source
-    if isinstance(source, Base64Source):
-        url = f"data:{part.media_type};base64,{source.data}"
-    else:
-        url = source.url
-    return {"type": "image_url", "image_url": {"url": url}}
+    return data_url(part.media_type, source) if isinstance(source, Base64Source) else source.url
 
 
 def document_to_wire(part: DocumentPart) -> Json:
@@ -309,12 +326,21 @@ def document_to_wire(part: DocumentPart) -> Json:
         raise UnsupportedContentError(
             "a document by URL: Chat Completions take a document's bytes; send its data instead"
         )
-    name = part.name or f"document{_EXTENSIONS.get(part.media_type, '')}"
-    file: Json = {"filename": name, "file_data": f"data:{part.media_type};base64,{source.data}"}
+    file: Json = {"filename": document_name(part), "file_data": data_url(part.media_type, source)}
     return {"type": "file", "file": file}
 
 
 _EXTENSIONS: Final = {"application/pdf": ".pdf", "text/plain": ".txt"}
+
+
+def document_name(part: DocumentPart) -> str:
+    """The document's file name, or `document.pdf` (by its media type) when it has none."""
+    return part.name or f"document{_EXTENSIONS.get(part.media_type, '')}"
+
+
+def data_url(media_type: str, source: Base64Source) -> str:
+    """Inline bytes as a `data:` URL, the form both APIs take for images and files."""
+    return f"data:{media_type};base64,{source.data}"
 
 
 def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None) -> Json:
@@ -329,7 +355,7 @@ def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None
         elif isinstance(part, ToolUsePart):
             calls.append(tool_call_to_wire(part))
         elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
-            raise UnsupportedContentError(f"an assistant message cannot hold {_kind(part)}")
+            raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
     text = "\n".join(texts)
     message: Json = {"role": "assistant", "content": text if text or not calls else None}
     if reasoning_field and thoughts:
@@ -345,12 +371,17 @@ def tool_call_to_wire(part: ToolUsePart) -> Json:
     An input kept as a raw string (the model's arguments were not valid JSON)
     goes back unchanged, so the history shows the model what it really sent.
     """
-    arguments = part.input if isinstance(part.input, str) else json.dumps(part.input)
-    function: Json = {"name": part.name, "arguments": arguments}
+    function: Json = {"name": part.name, "arguments": arguments_text(part)}
     return {"id": part.id, "type": "function", "function": function}
 
 
-def _kind(part: ContentPart) -> str:
+def arguments_text(part: ToolUsePart) -> str:
+    """A call's input as the JSON string both APIs take; a raw-string input goes unchanged."""
+    return part.input if isinstance(part.input, str) else json.dumps(part.input)
+
+
+def part_kind(part: ContentPart) -> str:
+    """What `part` is, in words, for an error message (`an image`)."""
     return {
         ImagePart: "an image",
         DocumentPart: "a document",
@@ -453,11 +484,15 @@ def parse_tool_call(call: Mapping[str, object]) -> ToolUsePart:
     return ToolUsePart(
         id=call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}",
         name=name if isinstance(name, str) else "",
-        input=_arguments(function.get("arguments"), name),
+        input=parse_arguments(function.get("arguments"), name),
     )
 
 
-def _arguments(raw: object, name: object) -> JsonValue:
+def parse_arguments(raw: object, name: object) -> JsonValue:
+    """A tool call's arguments: the decoded JSON, or the raw text when it is not JSON.
+
+    See `parse_tool_call` for why invalid JSON does not raise.
+    """
     if isinstance(raw, dict):  # some compatible servers send an object, not a string
         return raw
     if not isinstance(raw, str) or not raw.strip():
@@ -498,16 +533,18 @@ def parse_usage(usage: object) -> TokenUsage:
     details = usage.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
     return TokenUsage(
-        input_tokens=_count(usage.get("prompt_tokens")),
-        output_tokens=_count(usage.get("completion_tokens")),
-        cache_read_tokens=_optional_count(details.get("cached_tokens")),
-        cache_creation_tokens=_optional_count(details.get("cache_write_tokens")),
+        input_tokens=token_count(usage.get("prompt_tokens")),
+        output_tokens=token_count(usage.get("completion_tokens")),
+        cache_read_tokens=optional_token_count(details.get("cached_tokens")),
+        cache_creation_tokens=optional_token_count(details.get("cache_write_tokens")),
     )
 
 
-def _optional_count(value: object) -> int | None:
-    return None if value is None else _count(value)
+def optional_token_count(value: object) -> int | None:
+    """A token count the API may leave out (None), read as `token_count`."""
+    return None if value is None else token_count(value)
 
 
-def _count(value: object) -> int:
+def token_count(value: object) -> int:
+    """A token count; anything but a positive int (a bool, a string, a negative) is 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

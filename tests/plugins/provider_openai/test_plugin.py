@@ -28,8 +28,8 @@ def test_entry_point_points_at_the_plugin_module() -> None:
     assert ep.load() is plugin
 
 
-def test_register_providers_offers_openai() -> None:
-    assert list(registered()) == ["openai"]
+def test_register_providers_offers_openai_and_openai_responses() -> None:
+    assert list(registered()) == ["openai", "openai-responses"]
 
 
 def test_factory_builds_a_provider_for_the_model_with_options() -> None:
@@ -47,7 +47,7 @@ def test_importing_the_plugin_loads_neither_httpx_nor_genai_prices() -> None:
         "import neuron_provider_openai.plugin\n"
         "new = set(sys.modules) - before\n"
         "heavy = sorted(m for m in new if m.split('.')[0] in {'httpx', 'genai_prices'}"
-        " or m == 'neuron_provider_openai.provider')\n"
+        " or m in ('neuron_provider_openai.provider', 'neuron_provider_openai.responses'))\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run(

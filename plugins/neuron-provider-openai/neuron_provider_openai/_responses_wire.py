@@ -1,0 +1,481 @@
+"""Pure mapping between `neuron_turn` provider types and Responses API JSON (no I/O).
+
+Request side: `request_body` (`POST /responses`). Response side:
+`parse_response`, shared by the non-streamed body and the stream's final
+`response.completed` / `response.incomplete` event. Field names follow
+openai-python's `types/responses` (`ResponseCreateParams`, `Response`,
+`ResponseInputItemParam`).
+
+Reasoning items: a reasoning model's `reasoning` output item becomes a
+`ThinkingPart` (its summary, for people to read) followed by a `RawPart`
+owned by this provider holding the item itself (`id`, `summary`,
+`encrypted_content`), which is sent back as-is on the next call, so a
+multi-step tool loop keeps the model's reasoning. The encrypted content does
+not go in `ThinkingPart.signature`: the Anthropic provider sends any signed
+thinking back as its own, and would fail on OpenAI's ciphertext; a
+`RawPart` is dropped by every other provider.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from layer0 import Base64Source
+from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.output import OutputSchema
+from neuron_turn.loop.provider import (
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    ProviderRequest,
+    RawPart,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.loop.tool_choice import ToolChoice
+
+from ._wire import (
+    ERROR_PREFIX,
+    Completion,
+    Json,
+    UnsupportedContentError,
+    arguments_text,
+    data_url,
+    document_name,
+    image_url,
+    merge_extra,
+    optional_token_count,
+    parse_arguments,
+    part_kind,
+    token_count,
+)
+
+logger = logging.getLogger("neuron_provider_openai")
+
+PROVIDER: Final = "openai-responses"
+"""The provider name; also the `RawPart.provider` of the reasoning items it sends back."""
+ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
+"""The `include` value that makes a stateless call return its reasoning, encrypted."""
+
+_INCOMPLETE_REASONS: Final[Mapping[str, StopReason]] = {
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+}
+_UNFINISHED: Final = frozenset({"queued", "in_progress"})
+
+
+class MalformedResponseError(ValueError):
+    """A 200 body that is JSON but not a Responses API response."""
+
+
+class FailedResponseError(Exception):
+    """The response says it failed (`status: failed`); `error` is its error object."""
+
+    def __init__(self, error: object) -> None:
+        super().__init__("the response failed")
+        self.error = error
+
+
+# --- request ----------------------------------------------------------------
+
+
+def request_body(
+    request: ProviderRequest,
+    *,
+    model: str,
+    defaults: Mapping[str, JsonValue] | None = None,
+    send_metadata: bool = False,
+    encrypted_reasoning: bool = False,
+) -> Json:
+    """Build the JSON body for `POST /responses`.
+
+    Precedence, lowest first: `store: false`, `defaults`, the fields built from
+    the request, then `request.extra`. `store` is off because the loop holds
+    the conversation and sends all of it each call: nothing needs to be kept
+    on OpenAI's side (nor may be, for zero-data-retention accounts). With
+    `encrypted_reasoning` (and `store` still off), `include` asks for the
+    reasoning items' encrypted content, the only way a stateless call can
+    hand a reasoning model its earlier reasoning back.
+    """
+    body: Json = {"store": False, **(defaults or {})}
+    body["model"] = model
+    if request.system:
+        body["instructions"] = request.system
+    body["input"] = build_input(request.messages, stored=body["store"] is True)
+    if request.tools:
+        body["tools"] = [tool_to_wire(tool) for tool in request.tools]
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.output is not None:
+        body["text"] = {"format": text_format(request.output)}
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if encrypted_reasoning and body["store"] is False:
+        body["include"] = _with_encrypted_reasoning(body.get("include"))
+    merge_extra(body, request.extra, send_metadata=send_metadata)
+    return body
+
+
+def _with_encrypted_reasoning(include: JsonValue) -> list[JsonValue]:
+    values = list(include) if isinstance(include, list) else []
+    return values if ENCRYPTED_REASONING in values else [*values, ENCRYPTED_REASONING]
+
+
+def tool_to_wire(tool: ToolSchema) -> Json:
+    """A function tool, flat (`name` beside `type`, not under `function`).
+
+    `strict` is sent as false: the Responses API defaults it to true, which
+    rejects every schema with an optional property; the tool registry checks
+    the arguments against the schema itself.
+    """
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.input_schema,
+        "strict": False,
+    }
+
+
+def tool_choice_to_wire(choice: ToolChoice) -> JsonValue:
+    """`"auto"`, `"none"`, `"required"`, or `{"type": "function", "name": ...}`."""
+    if choice.name is None:
+        return choice.mode
+    return {"type": "function", "name": choice.name}
+
+
+def text_format(output: OutputSchema) -> Json:
+    """`{"type": "json_schema", "name", "description"?, "schema", "strict"}` for `text.format`.
+
+    `strict` is always sent: true only when the schema allows it (every property
+    required, no others), as the Chat provider decides.
+    """
+    spec: Json = {"type": "json_schema", "name": output.name}
+    if output.description:
+        spec["description"] = output.description
+    spec["schema"] = output.schema
+    spec["strict"] = output.strict
+    return spec
+
+
+def build_input(messages: Sequence[ProviderMessage], *, stored: bool = False) -> list[JsonValue]:
+    """The `input` items: each message as one or more items, in order.
+
+    `stored`: the call has `store: true`, so a reasoning item the API kept
+    may be sent back by its id alone.
+    """
+    items: list[JsonValue] = []
+    for message in messages:
+        if message.role == "assistant":
+            items.extend(assistant_items(message.content, stored=stored))
+        elif message.role == "system":
+            items.append({"role": "developer", "content": _system_text(message.content)})
+        else:
+            items.extend(user_items(message.content))
+    return items
+
+
+def _system_text(parts: Sequence[ContentPart]) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif not isinstance(part, ThinkingPart | RawPart):
+            raise UnsupportedContentError(
+                f"a system message can hold only text, not {part_kind(part)}"
+            )
+    return "\n".join(texts)
+
+
+def user_items(parts: Sequence[ContentPart]) -> list[Json]:
+    """Tool results first, as `function_call_output` items, then the user's own message.
+
+    The loop sends a round's tool results as one user message, possibly with
+    text after them; the API wants each output as an item of its own after
+    the call it answers, so they lead.
+    """
+    outputs: list[Json] = []
+    content: list[JsonValue] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            outputs.append(tool_output_to_wire(part))
+        elif isinstance(part, TextPart):
+            content.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            content.append(image_to_wire(part))
+        elif isinstance(part, DocumentPart):
+            content.append(document_to_wire(part))
+        elif isinstance(part, ToolUsePart):
+            raise UnsupportedContentError("a user message cannot hold a tool call")
+        # ThinkingPart / RawPart come from a model's answer and mean nothing here.
+    if not content and outputs:
+        return outputs
+    return [*outputs, {"role": "user", "content": content}]
+
+
+def tool_output_to_wire(part: ToolResultPart) -> Json:
+    """A tool result as `function_call_output`; a failed one is prefixed with `Error: `.
+
+    The item has no error flag, hence the prefix (as in Chat Completions). A
+    result with files sends its text and the files together as the output's
+    content list (`input_text`, `input_image`, `input_file`).
+    """
+    text = f"{ERROR_PREFIX}{part.content}" if part.is_error else part.content
+    output: JsonValue = text
+    if part.files:
+        output = [{"type": "input_text", "text": text}, *map(_file_to_wire, part.files)]
+    return {"type": "function_call_output", "call_id": part.tool_use_id, "output": output}
+
+
+def _file_to_wire(file: ImagePart | DocumentPart) -> Json:
+    return image_to_wire(file) if isinstance(file, ImagePart) else document_to_wire(file)
+
+
+def image_to_wire(part: ImagePart) -> Json:
+    """An image as `input_image` (inline bytes as a `data:` URL; `detail` is required)."""
+    return {"type": "input_image", "image_url": image_url(part), "detail": "auto"}
+
+
+def document_to_wire(part: DocumentPart) -> Json:
+    """A document as `input_file`: its bytes as `file_data`, or its URL as `file_url`."""
+    source = part.source
+    if isinstance(source, Base64Source):
+        data = data_url(part.media_type, source)
+        return {"type": "input_file", "filename": document_name(part), "file_data": data}
+    return {"type": "input_file", "file_url": source.url}
+
+
+def assistant_items(parts: Sequence[ContentPart], *, stored: bool = False) -> list[Json]:
+    """An assistant message as items in its own order: text, reasoning, function calls.
+
+    Order matters: a reasoning item must come right before the item it led
+    to (a call, or the message), or the API rejects it. Text runs become
+    assistant messages; `ThinkingPart`s are left out (their reasoning item
+    travels as this provider's `RawPart`); other providers' `RawPart`s are dropped.
+    """
+    items: list[Json] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        if texts:
+            items.append({"role": "assistant", "content": "\n".join(texts)})
+            texts.clear()
+
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolUsePart):
+            flush()
+            items.append(function_call_to_wire(part))
+        elif isinstance(part, RawPart):
+            reasoning = reasoning_to_wire(part, stored=stored)
+            if reasoning is not None:
+                flush()
+                items.append(reasoning)
+        elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
+            raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
+    flush()
+    return items
+
+
+def function_call_to_wire(part: ToolUsePart) -> Json:
+    """A tool call as the `function_call` item the model wrote (`arguments` a JSON string).
+
+    Sent without the item's own `id`: with `store: false` the API has no item
+    to match it against, and `call_id` is what pairs it with its output.
+    """
+    return {
+        "type": "function_call",
+        "call_id": part.id,
+        "name": part.name,
+        "arguments": arguments_text(part),
+    }
+
+
+def reasoning_to_wire(part: RawPart, *, stored: bool = False) -> Json | None:
+    """This provider's reasoning item, to send back; None for anything else.
+
+    An item without `encrypted_content` is sent only to a stored call: on a
+    stateless one the API would look its id up, find nothing and fail the call.
+    """
+    data = part.data
+    if part.provider != PROVIDER or not isinstance(data, dict) or data.get("type") != "reasoning":
+        return None
+    if not isinstance(data.get("encrypted_content"), str) and not stored:
+        logger.debug("reasoning item %r has no encrypted content; not sent back", data.get("id"))
+        return None
+    return dict(data)
+
+
+# --- response ---------------------------------------------------------------
+
+
+def parse_response(data: object, *, fallback_model: str) -> Completion:
+    """Read a Responses API response object (already JSON-decoded).
+
+    Output items the loop cannot use (a built-in tool's call, say) are
+    skipped with a debug log; an answer made only of such items is an error,
+    since ending the turn on it would hide what the model did.
+
+    Raises:
+        MalformedResponseError: `data` is not a finished response with an `output` list,
+            or holds nothing but items this provider cannot read.
+        FailedResponseError: the response's status is `failed`.
+    """
+    if not isinstance(data, dict):
+        raise MalformedResponseError("the body is not a JSON object")
+    status = data.get("status")
+    if status == "failed" or data.get("error"):
+        raise FailedResponseError(data.get("error"))
+    if status in _UNFINISHED:
+        raise MalformedResponseError(f"the response is not finished (status {status!r})")
+    output = data.get("output")
+    if not isinstance(output, list):
+        raise MalformedResponseError("the body has no output list")
+    content, skipped = parse_output(output)
+    if skipped and not content:
+        raise MalformedResponseError(f"the output holds only items of unsupported types {skipped}")
+    model = data.get("model")
+    return Completion(
+        content=content,
+        stop_reason=stop_reason(status, data.get("incomplete_details"), content),
+        usage=parse_usage(data.get("usage")),
+        model=model if isinstance(model, str) and model else fallback_model,
+    )
+
+
+def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]:
+    """The parts the output items map to, and the types of the items skipped."""
+    content: list[ContentPart] = []
+    skipped: list[str] = []
+    for item in items:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if isinstance(item, dict) and kind == "message":
+            content.extend(parse_message(item))
+        elif isinstance(item, dict) and kind == "function_call":
+            content.append(parse_function_call(item))
+        elif isinstance(item, dict) and kind == "reasoning":
+            content.extend(parse_reasoning(item))
+        else:
+            what = kind if isinstance(kind, str) else type(item).__name__
+            logger.debug("output item of type %r skipped: the loop has no use for it", what)
+            skipped.append(what)
+    return content, skipped
+
+
+def parse_message(item: Mapping[str, JsonValue]) -> list[ContentPart]:
+    """A `message` item's text: its `output_text` parts, or its refusal, as one `TextPart`.
+
+    A refusal becomes the answer's text, as the Chat provider reads it.
+    """
+    content = item.get("content")
+    texts = _texts(content, "output_text")
+    text = "".join(texts) or "".join(_texts(content, "refusal", field="refusal"))
+    return [TextPart(text)] if text else []
+
+
+def parse_function_call(item: Mapping[str, JsonValue]) -> ToolUsePart:
+    """A `function_call` item; its `call_id` is the id the loop pairs the result with.
+
+    Arguments that are not JSON are kept as the raw string (see
+    `_wire.parse_tool_call`); a call without a `call_id` gets one.
+    """
+    call_id = item.get("call_id")
+    name = item.get("name")
+    return ToolUsePart(
+        id=call_id if isinstance(call_id, str) and call_id else new_call_id(),
+        name=name if isinstance(name, str) else "",
+        input=parse_arguments(item.get("arguments"), name),
+    )
+
+
+def new_call_id() -> str:
+    """An id for a call the server sent without one, shaped like OpenAI's."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def parse_reasoning(item: Mapping[str, JsonValue]) -> list[ContentPart]:
+    """A `reasoning` item: its readable text as a `ThinkingPart`, itself as a `RawPart`.
+
+    The text is the summary (OpenAI's models), else the `reasoning_text`
+    content (open-weight models on compatible servers). The `RawPart` keeps
+    what the API needs back (`id`, `summary`, `encrypted_content`, `content`);
+    an item without an id cannot be sent back and is kept as text only.
+    """
+    text = "\n\n".join(_texts(item.get("summary"), "summary_text")) or "".join(
+        _texts(item.get("content"), "reasoning_text")
+    )
+    parts: list[ContentPart] = [ThinkingPart(text)] if text else []
+    item_id = item.get("id")
+    if isinstance(item_id, str) and item_id:
+        summary = item.get("summary")
+        kept: Json = {"type": "reasoning", "id": item_id}
+        kept["summary"] = summary if isinstance(summary, list) else []
+        for key in ("encrypted_content", "content"):
+            value = item.get(key)
+            if value is not None:
+                kept[key] = value
+        parts.append(RawPart(PROVIDER, kept))
+    return parts
+
+
+def _texts(parts: object, kind: str, *, field: str = "text") -> list[str]:
+    """The `field` strings of the parts of type `kind` (anything malformed is passed over)."""
+    if not isinstance(parts, list):
+        return []
+    found: list[str] = []
+    for part in parts:
+        value = part.get(field) if isinstance(part, dict) and part.get("type") == kind else None
+        if isinstance(value, str):
+            found.append(value)
+    return found
+
+
+def stop_reason(
+    status: object, incomplete_details: object, content: Sequence[ContentPart]
+) -> StopReason:
+    """Map `status` and `incomplete_details.reason`; otherwise any tool call means `tool_use`.
+
+    An incomplete response says why (`max_output_tokens`, `content_filter`),
+    which wins over a tool call whose arguments may have been cut short.
+    """
+    if status == "incomplete":
+        reason = incomplete_details.get("reason") if isinstance(incomplete_details, dict) else None
+        # An incomplete answer was cut short, whatever reason it gives.
+        mapped = _INCOMPLETE_REASONS.get(reason) if isinstance(reason, str) else None
+        return mapped or "max_tokens"
+    if any(isinstance(part, ToolUsePart) for part in content):
+        return "tool_use"
+    return "end_turn"
+
+
+def parse_usage(usage: object) -> TokenUsage:
+    """Read `usage`: `input_tokens` includes the cached ones, reported as cache reads.
+
+    `output_tokens_details.reasoning_tokens` are part of `output_tokens` (and
+    billed as output), so they need no field of their own.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    details = usage.get("input_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    return TokenUsage(
+        input_tokens=token_count(usage.get("input_tokens")),
+        output_tokens=token_count(usage.get("output_tokens")),
+        cache_read_tokens=optional_token_count(details.get("cached_tokens")),
+        cache_creation_tokens=optional_token_count(details.get("cache_write_tokens")),
+    )

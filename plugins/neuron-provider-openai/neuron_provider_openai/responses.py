@@ -1,0 +1,163 @@
+"""`OpenAIResponsesProvider`: the OpenAI Responses API (`POST /v1/responses`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import httpx
+from pydantic import JsonValue
+
+from neuron_turn.loop.output import OutputMode
+from neuron_turn.loop.provider import ProviderRequest
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+
+from . import _responses_wire as wire
+from ._base import OpenAIBase
+from ._errors import ErrorContext, api_error_from_json, error_from_status, status_for_code
+from ._pricing import PriceTable
+from ._responses_stream import ResponseEventReader
+from ._wire import Completion, UnsupportedContentError, is_reasoning_model
+
+__all__ = ["OpenAIResponsesProvider"]
+
+
+class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
+    """A `neuron_turn.Provider` for `POST {base_url}/responses`, OpenAI's newer API.
+
+    The one the OpenAI Agents SDK uses by default (pydantic-ai's
+    `openai-responses:`). Reached as `"openai-responses:<model>"`.
+
+    Stateless: every call sends the whole conversation (`input`) with
+    `store: false`, as the loop holds the history itself; nothing is kept on
+    OpenAI's side, `previous_response_id` is never used, and a turn can move
+    between processes or providers. A reasoning model's reasoning survives
+    a tool loop all the same: its `reasoning` items come back encrypted
+    (`include: ["reasoning.encrypted_content"]`) and are sent back in place.
+
+    Key handling, `base_url`, pricing and errors are those of `OpenAIProvider`
+    (same key, same environment variables, same genai-prices data).
+
+    Args:
+        model: The model used when a request names none.
+        api_key: The API key; default: the `OPENAI_API_KEY` environment
+            variable, read at the first call.
+        base_url: The API root, up to and excluding `/responses`. Default:
+            `OPENAI_BASE_URL` when set and not empty, else OpenAI's.
+        require_api_key: Fail the first call when no key is found. Default:
+            true only for OpenAI's own URL.
+        headers: Extra headers on every request.
+        timeout: Seconds or an `httpx.Timeout`. Default: `DEFAULT_TIMEOUT` for
+            the provider's own client, the injected client's own otherwise.
+        client: An `httpx.AsyncClient` to use; the caller keeps ownership.
+            Default: one client built on first use and reused for every call.
+        prices: `{model: {"input_mtok": ..., "output_mtok": ...,
+            "cache_read_mtok": ...}}` in USD per million tokens; wins over
+            genai-prices.
+        lookup_prices: Price unlisted models from genai-prices' data. Default:
+            true for OpenAI's URL (unknown model: cost None), false for a
+            custom `base_url` (unlisted model: 0 USD).
+        body_defaults: Request body fields sent on every call (e.g.
+            `{"reasoning": {"effort": "low", "summary": "auto"}}`,
+            `{"store": True}`, `{"truncation": "auto"}`); built fields and
+            then `request.extra` override them.
+        stream: Ask for a server-sent-event stream and assemble it.
+        send_metadata: Send `request.extra["metadata"]` as the API's `metadata`.
+        encrypted_reasoning: Ask for reasoning items' encrypted content so
+            they can be sent back. Default: for reasoning models by name (o1,
+            o3, o4, gpt-5 families), as other models refuse it. Only sent
+            with `store: false`.
+    """
+
+    name: ClassVar[str] = wire.PROVIDER
+    """The registered provider name; used in error messages and `ProviderError.provider`."""
+    endpoint: ClassVar[str] = "/responses"
+    """The path under `base_url` every call is posted to."""
+    answer_noun: ClassVar[str] = "Responses API response"
+    """What a body should be, in error messages."""
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
+    """Typed answers use `text.format: json_schema` unless told otherwise."""
+
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        require_api_key: bool | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        client: httpx.AsyncClient | None = None,
+        prices: PriceTable | None = None,
+        lookup_prices: bool | None = None,
+        body_defaults: Mapping[str, JsonValue] | None = None,
+        stream: bool = False,
+        send_metadata: bool = False,
+        encrypted_reasoning: bool | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            require_api_key=require_api_key,
+            headers=headers,
+            timeout=timeout,
+            client=client,
+            prices=prices,
+            lookup_prices=lookup_prices,
+            body_defaults=body_defaults,
+            stream=stream,
+            send_metadata=send_metadata,
+        )
+        self._encrypted_reasoning = encrypted_reasoning
+
+    def request_body(self, request: ProviderRequest) -> dict[str, JsonValue]:
+        """The JSON body `complete` would send for `request` (override to add fields).
+
+        Raises:
+            InvalidRequestError: a message holds content the API cannot take.
+        """
+        model = request.model or self.model
+        encrypted = self._encrypted_reasoning
+        try:
+            return wire.request_body(
+                request,
+                model=model,
+                defaults=self._body_defaults,
+                send_metadata=self._send_metadata,
+                encrypted_reasoning=is_reasoning_model(model) if encrypted is None else encrypted,
+            )
+        except UnsupportedContentError as exc:
+            raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
+
+    def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
+        if isinstance(data, dict) and data.get("error") and "output" not in data:
+            raise self._error_in_200(data, content, context)
+        try:
+            return wire.parse_response(data, fallback_model=context.model)
+        except wire.FailedResponseError as exc:
+            raise self._failed(exc.error, context) from None
+        except wire.MalformedResponseError as exc:
+            raise self._bad_body(f"a {self.answer_noun} ({exc})", content, context) from None
+
+    def _event_reader(self) -> ResponseEventReader:
+        return ResponseEventReader()
+
+    def _finish_stream(self, reader: ResponseEventReader, context: ErrorContext) -> Completion:
+        if reader.events == 0:
+            raise self._bad_body("a stream of Responses API events", b"", context)
+        if not reader.complete:
+            raise self._cut_off(context, reader.events, "response.completed event")
+        try:
+            return wire.parse_response(reader.body(), fallback_model=context.model)
+        except wire.FailedResponseError as exc:
+            raise self._failed(exc.error, context) from None
+        except wire.MalformedResponseError as exc:
+            detail = f"a {self.answer_noun} in the stream's last event ({exc})"
+            raise self._bad_body(detail, b"", context) from None
+
+    def _failed(self, error: object, context: ErrorContext) -> ProviderError:
+        """A response whose status is `failed`: its error code says which error it is."""
+        api_error = api_error_from_json({"error": error})
+        code = api_error.code if api_error is not None else None
+        return error_from_status(status_for_code(code), api_error, headers=None, context=context)

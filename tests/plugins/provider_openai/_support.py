@@ -9,10 +9,17 @@ from typing import Any
 import httpx
 
 from neuron_provider_openai import OpenAIProvider
+from neuron_tool import tool
 from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
 
 KEY = "sk-test-0123456789abcdefSECRET"
 """A fake key; tests assert it never leaks."""
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Return the current weather in a city."""
+    return "Sunny, 18 C, light wind from the west"
 
 
 def user(text: str) -> ProviderMessage:

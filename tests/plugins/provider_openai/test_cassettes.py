@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 from moneyed import Money
 
 from neuron_provider_openai import OpenAIProvider
-from neuron_tool import ToolRegistry, tool
+from neuron_tool import ToolRegistry
 from neuron_turn.loop.provider import (
     ProviderMessage,
     ProviderRequest,
@@ -24,25 +22,10 @@ from neuron_turn.loop.provider import (
 )
 from tests.cassettes import CASSETTES, recorder, replay
 
-from ._support import KEY, user
+from ._support import KEY, get_weather, user
 
 HERE = CASSETTES / "openai"
 SYSTEM = "You are a helpful assistant."
-
-
-@pytest.fixture
-def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The real key when re-recording (NEURON_RECORD=1), else a fake one."""
-    if os.environ.get("NEURON_RECORD") == "1":
-        return os.environ["OPENAI_API_KEY"]
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    return KEY
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Return the current weather in a city."""
-    return "Sunny, 18 C, light wind from the west"
 
 
 async def test_text_reply(api_key: str) -> None:

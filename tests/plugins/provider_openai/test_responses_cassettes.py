@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from neuron_provider_openai import OpenAIResponsesProvider
-from neuron_tool import ToolRegistry, tool
+from neuron_tool import ToolRegistry
 from neuron_turn.loop.events import TextDelta
 from neuron_turn.loop.provider import (
     ProviderMessage,
@@ -21,25 +17,10 @@ from neuron_turn.loop.provider import (
 )
 from tests.cassettes import CASSETTES, replay
 
-from ._support import KEY, user
+from ._support import get_weather, user
 
 HERE = CASSETTES / "openai_responses"
 SYSTEM = "You are a helpful assistant."
-
-
-@pytest.fixture
-def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The real key when re-recording (NEURON_RECORD=1), else a fake one."""
-    if os.environ.get("NEURON_RECORD") == "1":
-        return os.environ["OPENAI_API_KEY"]
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    return KEY
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Return the current weather in a city."""
-    return "Sunny, 18 C, light wind from the west"
 
 
 async def test_text_reply(api_key: str) -> None:

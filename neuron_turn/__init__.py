@@ -147,8 +147,10 @@ if TYPE_CHECKING:
     from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
     from .loop.remote import (
         FollowedDispatch,
+        Translator,
         answer_text,
         follow_dispatch,
+        relay,
         stopped_reason,
         typed_result,
     )
@@ -374,8 +376,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.remote": (
         "FollowedDispatch",
+        "Translator",
         "answer_text",
         "follow_dispatch",
+        "relay",
         "stopped_reason",
         "typed_result",
     ),
@@ -588,6 +592,7 @@ __all__ = [
     "ToolResultPart",
     "ToolStart",
     "ToolUsePart",
+    "Translator",
     "Tripwire",
     "TurnDone",
     "TurnEvent",
@@ -644,6 +649,7 @@ __all__ = [
     "pending_approvals",
     "registered_hooks",
     "registered_tools",
+    "relay",
     "remove_turn_observer",
     "resume_input",
     "split_decisions",

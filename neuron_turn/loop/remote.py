@@ -1,7 +1,8 @@
 """A dispatch as a server shows it to remote clients (A2A, AG-UI, the Vercel AI SDK).
 
 Each such server follows one dispatch as it runs (`follow_dispatch`: the events
-of its own workflow, then its output) and tells its client the answer
+of its own workflow, then its output; `relay`: the same, made into its
+protocol's messages by a `Translator`) and tells its client the answer
 (`answer_text`, `typed_result`) or why there is none (`stopped_reason`), in
 its protocol's words. Why here: every server says the same things, and says
 them alike.
@@ -9,18 +10,31 @@ them alike.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
-from typing import Final
+from typing import Final, Protocol, TypeVar
 
 from pydantic import JsonValue
 
 from layer0 import AgentId, CustomExit, ObserverHalt, Orchestrator, TextBlock, TurnInput, TurnOutput
+from neuron_tool.serving import error_text
 
 from .output import OutputMissingError, output_value
 from .stream import DispatchStream, dispatch_streamer
 
-__all__ = ["FollowedDispatch", "answer_text", "follow_dispatch", "stopped_reason", "typed_result"]
+__all__ = [
+    "FollowedDispatch",
+    "Translator",
+    "answer_text",
+    "follow_dispatch",
+    "relay",
+    "stopped_reason",
+    "typed_result",
+]
+
+_log = logging.getLogger(__name__)
+_M = TypeVar("_M", covariant=True)
 
 _SAID_CHARS: Final = 2000
 """The most of a stopped turn's own words `stopped_reason` repeats."""
@@ -96,6 +110,54 @@ def follow_dispatch(
     `TemporalOrchestrator` have); otherwise only its output, at the end.
     """
     return FollowedDispatch(orchestrator, agent, input, stream)
+
+
+class Translator(Protocol[_M]):
+    """What makes a dispatch into a protocol's messages (AG-UI events, AI SDK chunks)."""
+
+    def on(self, event: object) -> Sequence[_M]:
+        """The messages of one of the dispatch's events (none for most)."""
+        ...
+
+    def failed(self, exc: BaseException) -> Sequence[_M]:
+        """The last messages when the dispatch raised `exc` (saying why, never a traceback)."""
+        ...
+
+    def finished(self, output: TurnOutput) -> Sequence[_M]:
+        """The last messages, for the dispatch's `output`."""
+        ...
+
+
+async def relay(
+    orchestrator: Orchestrator,
+    agent: AgentId,
+    input: TurnInput,
+    translator: Translator[_M],
+    *,
+    stream: bool = True,
+) -> AsyncIterator[_M]:
+    """The messages `translator` makes of the dispatch of `input` to `agent`, as it runs.
+
+    Its events (see `follow_dispatch`), then its end: `finished` with the
+    output, or `failed` with what the dispatch raised (logged here as a
+    warning, the error's kind and message only).
+    """
+    followed = follow_dispatch(orchestrator, agent, input, stream=stream)
+    try:
+        async with followed:
+            async for event in followed:
+                for message in translator.on(event):
+                    yield message
+        output = followed.output
+    except Exception as exc:
+        _log.warning(
+            "dispatch to %s of session %s failed: %s", agent, input.session, error_text(exc)
+        )
+        for message in translator.failed(exc):
+            yield message
+        return
+    for message in translator.finished(output):
+        yield message
 
 
 def answer_text(output: TurnOutput) -> str:

@@ -7,15 +7,12 @@ happen when the orchestrator streams, and its output the run's end.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Final
+from collections.abc import AsyncGenerator
 
 from ag_ui.core import PROTOCOL_VERSION, BaseEvent, RunAgentInput, RunErrorEvent, RunStartedEvent
 
-from layer0 import AgentId, Orchestrator, TurnInput
-from neuron_tool.serving import error_text
-from neuron_turn import follow_dispatch, split_decisions
+from layer0 import AgentId, Orchestrator
+from neuron_turn import relay, split_decisions
 
 from ._events import RunEvents
 from ._input import turn_input
@@ -23,8 +20,6 @@ from .errors import AgUiError, ServerBusyError
 from .limits import RunLimits
 
 __all__ = ["AgUiRunner"]
-
-_logger: Final = logging.getLogger("neuron_ag_ui")
 
 
 class AgUiRunner:
@@ -106,7 +101,8 @@ class AgUiRunner:
         events = RunEvents(run.thread_id, run.run_id, resumed or ())
         self._running += 1  # no await since the check: the count cannot be overtaken
         try:
-            async for event in self._dispatch(input, events):
+            stream = relay(self._orchestrator, self._agent, input, events, stream=self._stream)
+            async for event in stream:
                 yield event
         finally:
             self._running -= 1
@@ -117,19 +113,3 @@ class AgUiRunner:
                 f"{self._running} runs are running, the most this server runs at once;"
                 " try again when one has ended"
             )
-
-    async def _dispatch(self, input: TurnInput, events: RunEvents) -> AsyncIterator[BaseEvent]:
-        followed = follow_dispatch(self._orchestrator, self._agent, input, stream=self._stream)
-        try:
-            async with followed:
-                async for turn_event in followed:
-                    for event in events.on(turn_event):
-                        yield event
-            output = followed.output
-        except Exception as exc:
-            _logger.warning("AG-UI run of session %s failed: %s", input.session, error_text(exc))
-            for event in events.failed(exc):
-                yield event
-            return
-        for event in events.finished(output):
-            yield event

@@ -7,15 +7,13 @@ happen when the orchestrator streams, and its output the response's end.
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import Final
+from collections.abc import AsyncGenerator, Sequence
 
-from layer0 import AgentId, Orchestrator, TurnInput
+from layer0 import AgentId, Orchestrator
 from neuron_tool import ExternalTool, is_tool_name
 from neuron_tool.serving import error_text
-from neuron_turn import follow_dispatch
+from neuron_turn import relay
 
 from ._chunks import ChatChunks, Chunk
 from ._input import turn_input
@@ -24,8 +22,6 @@ from .errors import ServerBusyError, VercelAiError
 from .limits import ChatLimits
 
 __all__ = ["VercelAiRunner"]
-
-_logger: Final = logging.getLogger("neuron_ui_vercel")
 
 
 class VercelAiRunner:
@@ -123,7 +119,8 @@ class VercelAiRunner:
         chunks = ChatChunks(decisions)
         self._running += 1  # no await since the check: the count cannot be overtaken
         try:
-            async for chunk in self._dispatch(input, chunks):
+            stream = relay(self._orchestrator, self._agent, input, chunks, stream=self._stream)
+            async for chunk in stream:
                 yield chunk
         finally:
             self._running -= 1
@@ -134,22 +131,6 @@ class VercelAiRunner:
                 f"{self._running} chats are running, the most this server runs at once;"
                 " try again when one has ended"
             )
-
-    async def _dispatch(self, input: TurnInput, chunks: ChatChunks) -> AsyncIterator[Chunk]:
-        followed = follow_dispatch(self._orchestrator, self._agent, input, stream=self._stream)
-        try:
-            async with followed:
-                async for event in followed:
-                    for chunk in chunks.on(event):
-                        yield chunk
-            output = followed.output
-        except Exception as exc:
-            _logger.warning("chat of session %s failed: %s", input.session, error_text(exc))
-            for chunk in chunks.failed(exc):
-                yield chunk
-            return
-        for chunk in chunks.finished(output):
-            yield chunk
 
 
 def _new_id() -> str:

@@ -11,7 +11,7 @@ not pay for importing httpx.
 
 from __future__ import annotations
 
-from importlib import import_module
+from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ _MODULES = {"OpenAIResponsesProvider": ".responses"}
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        return getattr(import_module(_MODULES.get(name, ".provider"), __name__), name)
+        return getattr(_import_module(_MODULES.get(name, ".provider"), __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

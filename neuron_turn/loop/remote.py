@@ -56,14 +56,16 @@ class FollowedDispatch:
         self._orchestrator = orchestrator
         self._agent = agent
         self._input = input
-        streamer = dispatch_streamer(orchestrator) if stream else None
-        self._stream: DispatchStream | None = None if streamer is None else streamer(agent, input)
+        self._streamer = dispatch_streamer(orchestrator) if stream else None
+        self._stream: DispatchStream | None = None
         self._output: TurnOutput | None = None
 
     async def __aenter__(self) -> FollowedDispatch:
         """Start the dispatch (a streamed one; a plain one starts when iterated)."""
-        if self._stream is not None:
-            await self._stream.__aenter__()
+        if self._streamer is not None:
+            stream = self._streamer(self._agent, self._input)
+            await stream.__aenter__()
+            self._stream = stream
         return self
 
     async def __aexit__(
@@ -142,8 +144,8 @@ async def relay(
     output, or `failed` with what the dispatch raised (logged here as a
     warning, the error's kind and message only).
     """
-    followed = follow_dispatch(orchestrator, agent, input, stream=stream)
     try:
+        followed = follow_dispatch(orchestrator, agent, input, stream=stream)
         async with followed:
             async for event in followed:
                 for message in translator.on(event):

@@ -14,6 +14,7 @@ from neuron_turn import (
     TextDelta,
     answer_text,
     follow_dispatch,
+    relay,
     stopped_reason,
     typed_result,
 )
@@ -89,3 +90,28 @@ async def test_answer_text_joins_every_text_block_and_typed_result_is_the_typed_
     model = ScriptedProvider([text_response('{"n": 391}')])
     typed = NeuronTurn(model, config=native, output_type=answer)
     assert typed_result(await typed.execute(ask("17*23?"))) == {"n": 391}
+
+
+class Names:
+    """A translator naming each event's kind, and the end."""
+
+    def on(self, event: object) -> list[str]:
+        return [type(event).__name__] if isinstance(event, ModelCallStart | TextDelta) else []
+
+    def failed(self, exc: BaseException) -> list[str]:
+        return [f"failed: {exc}"]
+
+    def finished(self, output: TurnOutput) -> list[str]:
+        return [f"finished: {output.message.as_text()}"]
+
+
+async def test_relay_translates_the_dispatchs_events_then_its_end_or_its_failure() -> None:
+    said = [m async for m in relay(delegating(), "boss", ask("sum"), Names(), stream=False)]
+    assert said == ["finished: boss: 391"]
+
+    streamed = [m async for m in relay(delegating(), "boss", ask("sum"), Names())]
+    assert streamed[0] == "ModelCallStart" and "TextDelta" in streamed
+    assert streamed[-1] == "finished: boss: 391"
+
+    failing = [m async for m in relay(delegating(), "nobody", ask("sum"), Names())]
+    assert len(failing) == 1 and failing[0].startswith("failed: ") and "nobody" in failing[0]

@@ -1,0 +1,78 @@
+"""The Vercel AI SDK server and Temporal: an agent on a worker serves a chat, frontend tools too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from neuron_ui_vercel import serve_vercel_ai
+from temporalio.testing import WorkflowEnvironment
+
+from layer0 import HISTORY_KEY, SessionScope
+from layer0.testing import InMemoryStore
+from neuron_orch_temporal import TemporalOrchestrator
+from neuron_turn import NeuronTurn, NeuronTurnConfig
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from tests.plugins.ui_vercel._server import (
+    PICK_COLOUR,
+    TOKEN,
+    Served,
+    chat,
+    of,
+    post,
+    text_of,
+    user,
+)
+from tests.plugins.ui_vercel.test_tools import PICKING, answered
+
+from .conftest import hosting
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@asynccontextmanager
+async def served(orchestrator: TemporalOrchestrator, store: InMemoryStore) -> AsyncIterator[Served]:
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(
+        serve_vercel_ai(
+            orchestrator,
+            "helper",
+            port=0,
+            token=TOKEN,
+            frontend_tools=[PICK_COLOUR],
+            on_ready=ready.set_result,
+        )
+    )
+    try:
+        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            server.result()
+        yield Served(ready.result(), store, orchestrator, None)  # type: ignore[arg-type]
+    finally:
+        server.cancel()
+        await asyncio.wait([server])
+
+
+async def test_a_frontend_tool_round_trip_runs_on_the_worker_and_the_output_resumes_it(
+    env: WorkflowEnvironment,
+) -> None:
+    store = InMemoryStore()
+    model = ScriptedProvider([tool_call_response(PICKING), text_response("Red it is.")])
+    turn = NeuronTurn(model, state=store, config=NeuronTurnConfig(model="m"))
+    async with hosting(env, {"helper": turn}, store) as orchestrator:
+        # Real time: skipping would run the pause's approval timeout out at once.
+        with env.auto_time_skipping_disabled():
+            async with served(orchestrator, store) as server:
+                first = await post(server, chat("v1", user("Pick a colour")))
+                second = await post(server, chat("v1", user("Pick a colour"), answered("red")))
+
+    (available,) = of(first, "tool-input-available")
+    assert (available["toolCallId"], available["input"]) == ("c2", PICKING.input)
+    assert first[-1]["finishReason"] == "tool-calls"
+    assert text_of(second) == "Red it is." and second[-1]["finishReason"] == "stop"
+    assert "red" in str(model.requests[1].messages[-1].content)
+    # The workflows kept the exchange in the chat's session, the answer once.
+    history = await store.read(SessionScope(id="vercel:v1"), HISTORY_KEY)
+    assert isinstance(history, list) and len(history) == 4

@@ -101,7 +101,9 @@ async def apply(connection: Connection, sql: Statements, ops: Sequence[Op]) -> l
     A transaction the server aborted to break a deadlock is run again.
 
     Raises:
-        WriteFailed: nothing was changed; the message names the failing operation.
+        WriteFailed: nothing was changed; the message names the failing operation
+            (or, the connection lost with the COMMIT on its way, says the batch may
+            have been applied).
         HistoryConflict: an `Append` found another length than it expected.
     """
     for index, op in enumerate(ops):
@@ -114,6 +116,8 @@ async def apply(connection: Connection, sql: Statements, ops: Sequence[Op]) -> l
             if attempt == _ATTEMPTS:
                 raise WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc)) from exc
         except (psycopg.Error, UnicodeEncodeError) as exc:  # the latter: a lone surrogate
+            if sent.committing and connection.broken:
+                raise WriteFailed(_commit_unknown(ops, exc)) from exc
             error = WriteFailed(_apply_failure(ops, sent.failed_at(exc), exc))
             raise failure(connection, error, exc, committing=sent.committing) from exc
     raise AssertionError("unreachable: the last attempt returns or raises")
@@ -300,6 +304,15 @@ def _apply_failure(ops: Sequence[Op], failed_at: int, exc: Exception) -> str:
     return (
         f"batch of {len(ops)} operations failed at #{failed_at + 1} "
         f"({_describe(ops[failed_at])}); none was applied: {exc}"
+    )
+
+
+def _commit_unknown(ops: Sequence[Op], exc: Exception) -> str:
+    """Describe a batch whose connection was lost with its COMMIT on the way: applied or not."""
+    what = _describe(ops[0]) if len(ops) == 1 else f"batch of {len(ops)} operations"
+    return (
+        f"{what}: the connection was lost while committing, so it may or may not have been"
+        f" applied (each operation is safe to apply again: an append once per id): {exc}"
     )
 
 

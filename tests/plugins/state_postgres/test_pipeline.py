@@ -149,3 +149,32 @@ async def test_a_pipelined_batch_the_server_aborts_for_a_deadlock_runs_again_who
         await batch  # which ran again, whole, once the holder was done.
 
         assert [await store.read(SESSION, key) for key in "ab"] == [1, 1]
+
+
+async def test_a_connection_lost_with_the_commit_on_its_way_says_the_batch_may_be_applied(
+    conninfo: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = psycopg.AsyncConnection.execute
+
+    async def dropping_at_commit(self: psycopg.AsyncConnection, query: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if query == "COMMIT":
+            # The server goes away as the COMMIT leaves: whether it landed is unknown.
+            async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as admin:
+                await admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE pid <> pg_backend_pid() AND usename = current_user"
+                )
+        return await original(self, query, *args, **kwargs)
+
+    async with PostgresStore(conninfo, schema=schema, min_size=1, max_size=1) as store:
+        await store.write(SESSION, "ready", 0)  # the schema exists before the COMMIT is lost
+        monkeypatch.setattr(psycopg.AsyncConnection, "execute", dropping_at_commit)
+        with pytest.raises(WriteFailed, match="may or may not have been applied") as failed:
+            await store.append_history(turn(1))
+        monkeypatch.undo()
+        assert "none was applied" not in str(failed.value)
+        assert "safe to apply again" in str(failed.value)
+        # Applying it again is what the message says it is: safe, once per turn id.
+        await store.append_history(turn(1))
+        await store.append_history(turn(1))
+        assert len(await store.read(SESSION, HISTORY_KEY) or []) == 2

@@ -14,7 +14,7 @@ from .permission import permission
 from .timeout import timeout
 
 if TYPE_CHECKING:
-    from .context import ProgressReporter, RunContext
+    from .context import Charger, ProgressReporter, RunContext
     from .errors import (
         ExternalToolCallError,
         MCPBridgeError,
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".context": (
+        "Charger",
         "ProgressReporter",
         "RunContext",
     ),
@@ -115,6 +116,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __all__ = [
     "DOCUMENT_TYPE",
     "IMAGE_TYPES",
+    "Charger",
     "ContextTool",
     "ExternalTool",
     "ExternalToolCallError",

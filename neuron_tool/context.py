@@ -10,8 +10,9 @@ The context holds the caller's dependencies (`deps`: a database handle, an
 HTTP client, the user; typed by the annotation and checked when the tool is
 called), the session, the turn's input, its deadline, how far the turn has
 got (`step`, the model calls made so far, and `usage`, the tokens, cost and
-tool calls used so far) and a `progress` callback whose reports reach the
-turn's progress observers and its event stream.
+tool calls used so far), a `progress` callback whose reports reach the
+turn's progress observers and its event stream, and `charge`, which counts a
+model call the tool made itself in the turn's tokens and cost.
 
 A `ToolDyn` written by hand asks the same way by shape: a `takes_context`
 attribute that is True and an `async def call_in_context(input, context)`
@@ -25,8 +26,10 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Final, Generic, TypeAlias
 
+from moneyed import Money
 from pydantic import JsonValue
 from typing_extensions import TypeVar
 
@@ -34,7 +37,7 @@ from layer0 import SessionId, TurnInput
 
 from .usage import RunUsage
 
-__all__ = ["ProgressReporter", "RunContext"]
+__all__ = ["Charger", "ProgressReporter", "RunContext"]
 
 DepsT = TypeVar("DepsT", default=None)
 
@@ -43,6 +46,8 @@ _NONE_USED: Final = RunUsage()
 
 ProgressReporter: TypeAlias = Callable[[str, float | None, JsonValue], Awaitable[None]]
 """Takes one progress report of a tool: its message, fraction done (or None) and data."""
+Charger: TypeAlias = Callable[[Money | None, int, int], None]
+"""Takes what a tool's own model call used: its cost (None: unknown), input and output tokens."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +87,8 @@ class RunContext(Generic[DepsT]):
     usage: RunUsage = _NONE_USED
     """The tokens, cost and tool calls the turn has used so far (`RunUsage`), counted as
     `step` is; all zero in a context built by hand."""
+    charger: Charger | None = None
+    """Where `charge` counts; None in a context built by hand (nothing is counted)."""
 
     def remaining(self) -> float | None:
         """Return the seconds left before the turn's deadline (never below 0); None without one."""
@@ -137,6 +144,26 @@ class RunContext(Generic[DepsT]):
 
         asyncio.run_coroutine_threadsafe(deliver(), loop).result()
 
+    def charge(
+        self, cost: Money | None = None, *, input_tokens: int = 0, output_tokens: int = 0
+    ) -> None:
+        """Count a model call the tool made itself in the turn's tokens and cost.
+
+        Why: a tool that calls a model (a summariser, an agent of its own) spends
+        from the turn's budget. Counted here, it is in the turn's output metadata
+        and `usage`, and `max_cost` and the token limits stop the turn after the
+        tool round as they do after its own calls (pydantic-ai's tools pass
+        `ctx.usage` on for the same). `cost` None: its price is unknown, the
+        tokens are counted. Safe from a plain `def` tool's thread.
+
+        Raises:
+            TypeError: `cost` is not `Money`, or a count is not an int.
+            ValueError: a count or the cost is negative, or the cost is not in USD.
+        """
+        _check_charge(cost, input_tokens, output_tokens)
+        if self.charger is not None:
+            self.charger(cost, input_tokens, output_tokens)
+
     def for_call(self, tool_name: str, tool_call_id: str | None) -> RunContext[DepsT]:
         """Return this context for one call of `tool_name`."""
         return replace(self, tool_name=tool_name, tool_call_id=tool_call_id)
@@ -149,6 +176,23 @@ def _check_report(message: object, fraction: object) -> None:
         isinstance(fraction, int | float) and math.isfinite(fraction) and 0 <= fraction <= 1
     ):
         raise ValueError(f"progress fraction must be from 0 to 1; got {fraction!r}")
+
+
+def _check_charge(cost: object, input_tokens: object, output_tokens: object) -> None:
+    for name, count in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if type(count) is not int:
+            raise TypeError(f"{name} is an int; got {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"{name} must not be negative; got {count}")
+    if cost is None:
+        return
+    if not isinstance(cost, Money):
+        raise TypeError(f"cost is a moneyed.Money (layer0.usd); got {type(cost).__name__}")
+    if cost.currency.code != "USD":
+        raise ValueError(f"cost must be in USD, as the turn's; got {cost.currency.code}")
+    amount = cost.amount
+    if not isinstance(amount, Decimal) or not amount.is_finite() or amount < 0:
+        raise ValueError(f"cost must be a finite amount, not negative; got {amount}")
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,8 @@ class RunState:
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
+    charging: threading.Lock = field(default_factory=threading.Lock)
+    """Taken while a tool's charge is added (see `charge`)."""
     sink: Callable[[TurnEvent], None] | None = None
     """Where the turn's events go (a stream, a timeline recorder); None emits nothing and
     costs nothing."""
@@ -226,6 +229,7 @@ class RunState:
             loop=loop,
             step=self.turns_used,
             usage=self.usage(),
+            charger=self.charge,
         )
 
     def usage(self) -> RunUsage:
@@ -281,6 +285,18 @@ class RunState:
                     data={"model": response.model},
                 )
             )
+
+    def charge(self, cost: Money | None, input_tokens: int, output_tokens: int) -> None:
+        """Add what a tool's own model call used (`RunContext.charge`, checked there).
+
+        Under a lock: a plain `def` tool charges from its worker thread while
+        other tools of the round may charge on the loop's.
+        """
+        with self.charging:
+            self.tokens_in += input_tokens
+            self.tokens_out += output_tokens
+            if cost is not None:
+                self.cost = self.cost + cost
 
     def note_call(self, name: str, input: JsonValue, *, success: bool) -> None:
         """Update the consecutive-failure and identical-call counts, in the model's order."""

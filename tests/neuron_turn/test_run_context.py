@@ -6,10 +6,11 @@ import logging
 from dataclasses import dataclass
 
 import pytest
+from moneyed import Money
 from pydantic import JsonValue
 
 from neuron_hooks import HookRegistry, ToolProgress
-from neuron_tool import RunContext, tool
+from neuron_tool import RunContext, RunUsage, tool
 from neuron_turn import (
     NeuronTurnConfig,
     ToolResult,
@@ -17,12 +18,13 @@ from neuron_turn import (
     ToolStart,
     TurnDone,
     TurnEvent,
+    UsageLimits,
     event_from_json,
     event_json,
 )
 from neuron_turn.loop import _tool_round
 
-from .support import add, answer, ask, build, call, calls
+from .support import add, answer, ask, build, call, calls, dollars
 
 
 @dataclass
@@ -248,3 +250,89 @@ async def test_a_tool_sees_the_model_calls_made_and_the_usage_so_far() -> None:
     assert result(provider, 2).content == (
         '{"step":2,"tokens":[20,10],"cost":"0.03","tool_calls":1}'
     )
+
+
+SEEN_USAGE: list[RunUsage] = []
+
+
+@tool
+async def summarise(context: RunContext[None], text: str) -> str:
+    """Summarise with a model of the tool's own (pretend): its call is charged to the turn."""
+    SEEN_USAGE.append(context.usage)
+    context.charge(dollars("0.25"), input_tokens=100, output_tokens=20)
+    return text[:10]
+
+
+@tool
+def summarise_in_a_thread(context: RunContext[None], text: str) -> str:
+    """The same from a plain `def` tool, which runs in a worker thread."""
+    context.charge(dollars("0.25"), input_tokens=100, output_tokens=20)
+    return text[:10]
+
+
+async def test_a_tools_own_model_call_is_counted_in_the_turns_tokens_cost_and_usage() -> None:
+    SEEN_USAGE.clear()
+    script = [
+        calls(call("c1", "summarise", text="a long text"), cost="0.01"),
+        calls(call("c2", "summarise_in_a_thread", text="another"), cost="0.01"),
+        calls(call("c3", "summarise", text="and more"), cost="0.01"),
+        answer("done", cost="0.01"),
+    ]
+    turn, _ = build(script, tools=[summarise, summarise_in_a_thread])
+
+    output = await turn.execute(ask("summarise"))
+
+    assert output.exit_reason == "complete"
+    # Four model calls at 10 in / 5 out and 0.01 each, three charges at 100 / 20 and 0.25.
+    assert (output.metadata.tokens_in, output.metadata.tokens_out) == (340, 80)
+    assert output.metadata.cost == dollars("0.79")
+    first, third = SEEN_USAGE
+    assert (first.input_tokens, first.cost) == (10, dollars("0.01"))
+    assert (third.input_tokens, third.cost) == (10 * 3 + 200, dollars("0.53"))
+
+
+async def test_a_charge_past_max_cost_stops_the_turn_after_its_tool_round() -> None:
+    script = [calls(call("c1", "summarise", text="a long text"), cost="0.01"), answer("never")]
+    config = NeuronTurnConfig(model="test-model", max_cost=dollars("0.10"))
+    turn, provider = build(script, tools=[summarise], config=config)
+
+    output = await turn.execute(ask("summarise"))
+
+    assert output.exit_reason == "budget_exhausted"
+    assert len(provider.requests) == 1  # no model call after the charge went past it
+    assert output.metadata.cost == dollars("0.26")
+
+
+async def test_a_charge_past_a_token_limit_stops_the_turn_after_its_tool_round() -> None:
+    script = [calls(call("c1", "summarise", text="a long text")), answer("never")]
+    limits = UsageLimits(input_tokens=50)
+    config = NeuronTurnConfig(model="test-model", usage_limits=limits)
+    turn, provider = build(script, tools=[summarise], config=config)
+
+    output = await turn.execute(ask("summarise"))
+
+    assert output.exit_reason == "budget_exhausted" and len(provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("cost", "counts", "error", "why"),
+    [
+        ("0.1", {}, TypeError, "cost is a moneyed.Money"),
+        (Money("0.1", "EUR"), {}, ValueError, "must be in USD"),
+        (Money("-1", "USD"), {}, ValueError, "not negative"),
+        (None, {"input_tokens": -1}, ValueError, "input_tokens must not be negative"),
+        (None, {"output_tokens": 1.5}, TypeError, "output_tokens is an int"),
+    ],
+)
+def test_a_charge_that_is_no_cost_or_count_is_refused_naming_it(
+    cost: object, counts: dict[str, object], error: type[Exception], why: str
+) -> None:
+    counted: list[object] = []
+    context: RunContext[None] = RunContext(deps=None, charger=lambda *a: counted.append(a))
+    with pytest.raises(error, match=why):
+        context.charge(cost, **counts)  # type: ignore[arg-type]
+    assert counted == []
+
+
+def test_a_charge_in_a_context_built_by_hand_counts_nowhere() -> None:
+    RunContext(deps=None).charge(dollars("1"), input_tokens=1, output_tokens=1)

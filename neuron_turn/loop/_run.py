@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -58,6 +58,7 @@ __all__ = ["HISTORY_KEY", "RunState", "tool_call_record"]
 
 _ZERO = usd()
 _NOT_RUN = "Not run: the turn ended before this call ran."
+_CHARGING: Final = threading.Lock()
 _FIELD_NAMES = frozenset(HookContext.model_fields)
 _RECORD_FIELDS = frozenset(ToolCallRecord.model_fields)
 
@@ -119,8 +120,6 @@ class RunState:
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
-    charging: threading.Lock = field(default_factory=threading.Lock)
-    """Taken while a tool's charge is added (see `charge`)."""
     sink: Callable[[TurnEvent], None] | None = None
     """Where the turn's events go (a stream, a timeline recorder); None emits nothing and
     costs nothing."""
@@ -290,9 +289,10 @@ class RunState:
         """Add what a tool's own model call used (`RunContext.charge`, checked there).
 
         Under a lock: a plain `def` tool charges from its worker thread while
-        other tools of the round may charge on the loop's.
+        other tools of the round may charge on the loop's (one lock for every run:
+        charges are rare, and a turn that makes none pays nothing for it).
         """
-        with self.charging:
+        with _CHARGING:
             self.tokens_in += input_tokens
             self.tokens_out += output_tokens
             if cost is not None:

@@ -25,6 +25,7 @@ from .sampling import (
     SamplingMessage,
     SamplingRefused,
     SamplingRequest,
+    charge_for_sampling,
 )
 from .server import mcp_server, serve_http, serve_stdio
 from .tool import MCPTool
@@ -54,6 +55,7 @@ __all__ = [
     "SamplingRefused",
     "SamplingRequest",
     "StdioCommand",
+    "charge_for_sampling",
     "mcp_server",
     "mcp_tools",
     "serve_http",

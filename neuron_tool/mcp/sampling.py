@@ -19,6 +19,11 @@ handler refuses on purpose by raising `SamplingRefused`, whose message the
 server reads; its other failures reach the server as their class name only,
 the message logged here. The tool call waits for the answer within its
 `timeout`, as for elicitation.
+
+What the model used counts against the turn whose tool call the server
+answers (`charge_for_sampling`, which `neuron_turn.ProviderSampler` calls):
+an `MCPTool` of a client with a handler takes the call's `RunContext` and
+keeps its `charge` for the requests made during the call.
 """
 
 from __future__ import annotations
@@ -27,14 +32,18 @@ import base64
 import binascii
 import logging
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, SamplingFnT
 from mcp.shared.exceptions import MCPError
+from moneyed import Money
 
+from ..context import RunContext
 from ..files import IMAGE_TYPES, image_type
 
 __all__ = [
@@ -47,6 +56,7 @@ __all__ = [
     "SamplingMessage",
     "SamplingRefused",
     "SamplingRequest",
+    "charge_for_sampling",
 ]
 
 _log = logging.getLogger(__name__)
@@ -321,3 +331,36 @@ def _missing_sampling(data: object) -> str | None:
     if "tools" in sampling:
         return "the server wants to offer tools to sampling, which this client does not run"
     return _NO_HANDLER
+
+
+_CHARGE: Final[ContextVar[RunContext[object] | None]] = ContextVar(
+    "neuron_tool_mcp_sampling_charge", default=None
+)
+"""The context of the tool call in progress, whose turn a sampling request is charged to."""
+
+
+@contextmanager
+def charging_to(context: RunContext[object] | None) -> Iterator[None]:
+    """Charge the sampling requests made during the block to `context`'s turn."""
+    token = _CHARGE.set(context)
+    try:
+        yield
+    finally:
+        _CHARGE.reset(token)
+
+
+def charge_for_sampling(
+    cost: Money | None, *, input_tokens: int = 0, output_tokens: int = 0
+) -> bool:
+    """Count a sampling request's model call in the turn whose tool call the server answers.
+
+    Why: a server's sampling spends from the same budget as the turn's own
+    calls (`RunContext.charge`). Returns whether a turn counted it: False for a
+    request outside a turn's tool call, and for one an older server sends on
+    its back channel (answered in the session's own task, which knows no call).
+    """
+    context = _CHARGE.get()
+    if context is None:
+        return False
+    context.charge(cost, input_tokens=input_tokens, output_tokens=output_tokens)
+    return True

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import mcp_types as types
 from pydantic import JsonValue
 
+from ..context import RunContext
 from ..errors import ToolInputError
 from ..files import ToolReturn
 from ._convert import from_mcp_annotations, local_name
+from .sampling import charging_to
 
 
 class _ToolServer(Protocol):
@@ -24,6 +26,11 @@ class _ToolServer(Protocol):
     @property
     def prefix(self) -> str:
         """What goes before the server's tool names."""
+        ...
+
+    @property
+    def sampling(self) -> object | None:
+        """The client's sampling handler (None: its servers cannot sample)."""
         ...
 
     async def call_tool(
@@ -49,6 +56,7 @@ class MCPTool:
         "name",
         "output_schema",
         "remote_name",
+        "takes_context",
     )
 
     def __init__(self, client: _ToolServer, tool: types.Tool) -> None:
@@ -66,6 +74,8 @@ class MCPTool:
         self._retry_safe: Final = hints is not None and bool(
             hints.read_only_hint or hints.idempotent_hint
         )
+        # With a sampling handler, the call's context says whose turn a sample is charged to.
+        self.takes_context: Final = client.sampling is not None
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r}, server={self.server!r})"
@@ -85,6 +95,13 @@ class MCPTool:
             message = f"expected an object of arguments, got {type(input).__name__}"
             raise ToolInputError(self.name, "$", message)
         return await self._client.call_tool(self.remote_name, input, retry_if_lost=self._retry_safe)
+
+    async def call_in_context(
+        self, input: JsonValue, context: RunContext[Any]
+    ) -> JsonValue | ToolReturn:
+        """`call`, charging the server's sampling requests during it to `context`'s turn."""
+        with charging_to(context):
+            return await self.call(input)
 
 
 def _description(tool: types.Tool) -> str:

@@ -9,9 +9,11 @@ the response's text the answer.
 A server must not spend the client's money unbounded: the model writes at
 most `max_tokens` tokens whatever the server asks, and the sampler answers at
 most `max_requests` requests over its life, refusing the rest. What each call
-cost is logged at INFO with the server's name and added to `cost`; it is
-outside every turn's tokens, cost and `max_cost` (a server samples on its own
-session, not in a turn's step), so a caller who budgets reads `cost` too.
+cost is logged at INFO with the server's name and added to `cost`, and counted
+in the tokens and cost of the turn whose tool call the server is answering
+(`RunContext.charge`), so that turn's `max_cost` and token limits see it; a
+request an older server sends on its back channel, or one outside a turn's
+tool call, is counted in `cost` only.
 """
 
 from __future__ import annotations
@@ -125,17 +127,22 @@ class ProviderSampler:
         )
 
     def _account(self, server: str, response: ProviderResponse) -> None:
+        from neuron_tool.mcp import charge_for_sampling
+
         if response.cost is not None:
             self.cost = self.cost + response.cost
         usage = response.usage
+        charged = charge_for_sampling(
+            response.cost, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
+        )
         _log.info(
-            "MCP server %r sampled model %r: %d input and %d output tokens, cost %s"
-            " (outside any turn's budget)",
+            "MCP server %r sampled model %r: %d input and %d output tokens, cost %s (%s)",
             server,
             response.model or self.model,
             usage.input_tokens,
             usage.output_tokens,
             "unknown" if response.cost is None else f"${response.cost.amount:.4f}",
+            "counted in the turn" if charged else "outside any turn's budget",
         )
 
 

@@ -24,6 +24,7 @@ from neuron_tool.mcp import (
 from neuron_turn import (
     ImagePart,
     NeuronTurn,
+    NeuronTurnConfig,
     ProviderMessage,
     ProviderSampler,
     TextPart,
@@ -195,3 +196,38 @@ async def test_a_turns_mcp_tool_whose_request_is_hostile_fails_without_running_t
     assert isinstance(result, ToolResultPart) and result.is_error
     assert "the request holds 1000 messages; this client takes at most 64" in result.content
     assert sampler.requests == 0
+
+
+async def test_a_sample_during_a_turns_tool_call_counts_in_its_tokens_cost_and_budget() -> None:
+    write = ToolUsePart("call_1", "write", {"case": "poem"})
+    sample = text_response("Puddles.", usage=TokenUsage(500, 20), cost=usd("0.30"))
+    model = ScriptedProvider(
+        [
+            tool_call_response(write, usage=TokenUsage(10, 5), cost=usd("0.01")),
+            sample,
+            text_response("never sent"),
+        ]
+    )
+    sampler = ProviderSampler(model)
+    limited = NeuronTurnConfig(max_cost=usd("0.10"))
+    async with script_client("samples", name="poet", sampling=sampler) as server:
+        turn = NeuronTurn(model, tools=await server.list_tools(), config=limited)
+        output = await turn.execute(TurnInput(message="Ask the poet", trigger="user"))
+
+    assert (output.metadata.tokens_in, output.metadata.tokens_out) == (510, 25)
+    assert output.metadata.cost == usd("0.31") and sampler.cost == usd("0.30")
+    # The sample went past max_cost: the turn stopped after that round.
+    assert output.exit_reason == "budget_exhausted" and len(model.requests) == 2
+
+
+async def test_a_sample_outside_a_turn_is_counted_by_the_sampler_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedProvider([text_response("Puddles.", cost=usd("0.30"))])
+    sampler = ProviderSampler(model)
+    caplog.set_level(logging.INFO, logger="neuron_turn.loop.mcp_sampling")
+    async with script_client("samples", name="poet", sampling=sampler) as server:
+        await server.call_tool("write", {"case": "poem"})
+
+    assert sampler.cost == usd("0.30")
+    assert "outside any turn's budget" in caplog.text

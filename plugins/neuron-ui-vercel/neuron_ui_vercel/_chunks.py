@@ -6,7 +6,8 @@ response ends, so that the tools the call asked for are in it); its text and
 thinking stream as `text-*` and `reasoning-*` parts; each tool call is
 `tool-input-start` and `tool-input-delta`s as the model writes it,
 `tool-input-available` with its parsed input when it runs or waits, then,
-for the server's own tools, `tool-output-available` or `tool-output-error`.
+for the server's own tools, `tool-output-available` (a JSON object or array
+as such, other results as text) or `tool-output-error`.
 A typed answer is the `data-output` part (updated in place as it grows). The
 response ends with `finish` (and its `finishReason`), after an `error` chunk
 when the turn failed or stopped short, never with a traceback.
@@ -147,8 +148,9 @@ class ChatChunks:
                 {"type": "tool-output-error", "toolCallId": event.id, "errorText": event.content}
             )
         else:
+            output = _structured(event.content)
             chunks.append(
-                {"type": "tool-output-available", "toolCallId": event.id, "output": event.content}
+                {"type": "tool-output-available", "toolCallId": event.id, "output": output}
             )
         return chunks
 
@@ -221,6 +223,21 @@ class ChatChunks:
                 "input": {} if input is None else input,
             },
         ]
+
+
+def _structured(content: str) -> JsonValue:
+    """A tool's result as the client's tool part holds it: a JSON object or array as such.
+
+    Why: a frontend renders a tool's output (`part.output.temperature`); the
+    turn carries results as text, a value as its JSON. Other text stays text.
+    """
+    if content[:1] in ("{", "["):
+        try:
+            value: JsonValue = json.loads(content)
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
+            return content
+        return value
+    return content
 
 
 def _finish(reason: str) -> Chunk:

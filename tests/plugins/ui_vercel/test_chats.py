@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from neuron_tool import tool
 from neuron_turn import (
@@ -235,3 +235,32 @@ async def test_a_chat_past_max_running_ends_with_server_busy_and_nothing_runs() 
     assert types(refused) == ["start", "error", "finish"]
     assert refused[1]["errorText"].startswith("ServerBusyError: ")
     assert text_of(done) == "Hello!" and done[-1]["finishReason"] == "stop"
+
+
+@tool
+async def forecast(city: str) -> dict[str, JsonValue]:
+    """Tomorrow's forecast for a city (pretend)."""
+    return {"city": city, "high": 21, "rain": [0.1, 0.4]}
+
+
+@tool
+async def braces(text: str) -> str:
+    """Text that only looks like JSON."""
+    return "{" + text
+
+
+async def test_a_tools_object_output_reaches_the_client_as_json_and_text_stays_text() -> None:
+    model = ScriptedProvider(
+        [
+            tool_call_response(
+                ToolUsePart("c1", "forecast", {"city": "Oslo"}),
+                ToolUsePart("c2", "braces", {"text": "not json"}),
+            ),
+            text_response("Mild."),
+        ]
+    )
+    async with serving(model, tools=[forecast, braces]) as served:
+        chunks = await post(served, chat("t1", user("Forecast?")))
+
+    outputs = {c["toolCallId"]: c["output"] for c in of(chunks, "tool-output-available")}
+    assert outputs == {"c1": {"city": "Oslo", "high": 21, "rain": [0.1, 0.4]}, "c2": "{not json"}

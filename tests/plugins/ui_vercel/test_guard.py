@@ -4,6 +4,7 @@ Origin checks, CORS for allowed origins, the body limit, requests that are no ch
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -180,3 +181,15 @@ async def test_serve_refuses_an_unsafe_token_or_a_wildcard_bind_without_hosts(
     orchestrator = LocalOrchestrator({"a": NeuronTurn(ScriptedProvider([]), state=store)}, store)
     with pytest.raises(ValueError, match=said):
         await serve_vercel_ai(orchestrator, "a", port=0, **options)
+
+
+async def test_the_token_never_reaches_the_logs(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    await send(served, **authorized())
+    await send(served, Authorization="Bearer " + TOKEN + "-wrong")
+    await send(served, body=chat("bad id!", user("Hi")), **authorized())
+
+    assert caplog.records  # the server did log: what it logged holds no token
+    assert not [r for r in caplog.records if TOKEN in r.getMessage()]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +25,7 @@ from neuron_turn import (
     TextDelta,
 )
 from neuron_turn.testing import text_response
+from tests.serving import running
 
 TOKEN = "a2a-test-token-0123456789abcdef"
 
@@ -96,28 +97,21 @@ async def served(orchestrator: Any, **options: Any) -> AsyncIterator[str]:
     `options` go to `serve_a2a` (the token is `TOKEN` and the port 0, a free one,
     unless given).
     """
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     options.setdefault("token", TOKEN)
     options.setdefault("port", 0)
-    server = asyncio.create_task(
-        serve_a2a(
+
+    def serve(on_ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_a2a(
             orchestrator,
             "helper",
             card_name="Helper",
             description="Answers questions.",
-            on_ready=ready.set_result,
+            on_ready=on_ready,
             **options,
         )
-    )
-    try:
-        # A server that fails to start fails the test rather than leave it waiting.
-        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            server.result()
-        yield ready.result()
-    finally:
-        server.cancel()
-        await asyncio.wait([server])
+
+    async with running(serve) as url:
+        yield url
 
 
 class GatedModel:

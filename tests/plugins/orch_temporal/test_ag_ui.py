@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.plugins.ag_ui._server import (
 )
 from tests.plugins.ag_ui.test_state import CART, add_item
 from tests.plugins.ag_ui.test_tools import PICK_COLOUR, PICKING
+from tests.serving import running
 
 from .conftest import hosting
 
@@ -39,18 +39,11 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 @asynccontextmanager
 async def served(orchestrator: TemporalOrchestrator, store: InMemoryStore) -> AsyncIterator[Served]:
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(
-        serve_ag_ui(orchestrator, "helper", port=0, token=TOKEN, on_ready=ready.set_result)
-    )
-    try:
-        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            server.result()
-        yield Served(ready.result(), store, orchestrator, None)  # type: ignore[arg-type]
-    finally:
-        server.cancel()
-        await asyncio.wait([server])
+    def serve(on_ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_ag_ui(orchestrator, "helper", port=0, token=TOKEN, on_ready=on_ready)
+
+    async with running(serve) as url:
+        yield Served(url, store, orchestrator, None)  # type: ignore[arg-type]
 
 
 async def test_a_frontend_tool_round_trip_runs_on_the_worker_and_the_answer_resumes_it(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
@@ -26,6 +25,7 @@ from tests.plugins.ui_vercel._server import (
     user,
 )
 from tests.plugins.ui_vercel.test_tools import PICKING, answered
+from tests.serving import running
 
 from .conftest import hosting
 
@@ -34,25 +34,18 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 @asynccontextmanager
 async def served(orchestrator: TemporalOrchestrator, store: InMemoryStore) -> AsyncIterator[Served]:
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(
-        serve_vercel_ai(
+    def serve(on_ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_vercel_ai(
             orchestrator,
             "helper",
             port=0,
             token=TOKEN,
             frontend_tools=[PICK_COLOUR],
-            on_ready=ready.set_result,
+            on_ready=on_ready,
         )
-    )
-    try:
-        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            server.result()
-        yield Served(ready.result(), store, orchestrator, None)  # type: ignore[arg-type]
-    finally:
-        server.cancel()
-        await asyncio.wait([server])
+
+    async with running(serve) as url:
+        yield Served(url, store, orchestrator, None)  # type: ignore[arg-type]
 
 
 async def test_a_frontend_tool_round_trip_runs_on_the_worker_and_the_output_resumes_it(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +25,7 @@ from neuron_orch_local import LocalOrchestrator
 from neuron_tool import ExternalTool, ToolRegistry
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ProviderRequest, ProviderResponse, TextDelta
 from neuron_turn.testing import text_response
+from tests.serving import running
 
 TOKEN = "vercel-ai-test-token-0123456789abcdef"
 PICK_COLOUR = ExternalTool(
@@ -97,19 +98,12 @@ async def serving(
     )
     orchestrator = LocalOrchestrator({"helper": turn}, store)
     options.setdefault("token", TOKEN)
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(
-        serve_vercel_ai(orchestrator, "helper", port=0, on_ready=ready.set_result, **options)
-    )
-    try:
-        # A server that fails to start fails the test rather than leave it waiting.
-        await asyncio.wait([ready, server], return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            server.result()
-        yield Served(ready.result(), store, orchestrator, provider, token=options["token"])
-    finally:
-        server.cancel()
-        await asyncio.wait([server])
+
+    def serve(on_ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_vercel_ai(orchestrator, "helper", port=0, on_ready=on_ready, **options)
+
+    async with running(serve) as url:
+        yield Served(url, store, orchestrator, provider, token=options["token"])
 
 
 def user(*parts: str | dict[str, JsonValue], id: str | None = None) -> dict[str, JsonValue]:

@@ -376,6 +376,12 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "(as `serve_http` asks for; read from the environment so it is not in your shell history)",
     )
     parser.add_argument(
+        "--mcp-sampling",
+        action="store_true",
+        help="let the MCP servers have this run's model write for them (MCP sampling): at "
+        "most 4096 tokens a request and 100 requests, counted in the turn's tokens and cost",
+    )
+    parser.add_argument(
         "--grant",
         action="append",
         default=[],
@@ -656,6 +662,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         mcp_commands=args.mcp,
         mcp_urls=args.mcp_url,
         mcp_token_env=args.mcp_token_env,
+        mcp_sampling=args.mcp_sampling,
         progress=args.verbose or sys.stderr.isatty(),
         grants=tuple(args.grant),
         approve_tools=tuple(args.approve_tool),

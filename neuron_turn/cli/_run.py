@@ -55,6 +55,7 @@ from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._fallback import local_agent
+from ._sampling import LateSampler
 from ._sessions import new_session_note, record_run
 from ._state_option import open_state_store
 from .progress import ProgressHook
@@ -84,6 +85,8 @@ class TurnSpec:
     mcp_urls: Sequence[str] = ()
     mcp_token_env: str | None = None
     """The environment variable holding the bearer token for the `mcp_urls` servers."""
+    mcp_sampling: bool = False
+    """Whether the MCP servers may have the turn's model write for them (MCP sampling)."""
     progress: bool = False
     context: str = "sliding_window"
     """The context strategy's registered name."""
@@ -305,7 +308,9 @@ async def build_turn(
     MCP client's own `connect_timeout`).
     """
     model = spec.model or _announce(*choose_model(manager, os.environ))
-    mcp = await _mcp_tools(stack, spec, connect)
+    # The servers connect before the turn exists: its provider answers them once built.
+    sampler = LateSampler() if spec.mcp_sampling else None
+    mcp = await _mcp_tools(stack, spec, connect, sampler)
     turn = NeuronTurn.from_plugins(
         model=model,
         tools=[*spec.tools, *mcp],
@@ -321,6 +326,8 @@ async def build_turn(
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
+    if sampler is not None:
+        sampler.answer_with(turn.provider)
     if spec.progress:
         turn.hooks.add(ProgressHook(sys.stderr), name=ProgressHook.name, observer=True)
     return turn, model
@@ -423,8 +430,16 @@ async def streamed(
     return output
 
 
-async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | None) -> list[ToolDyn]:
+async def _mcp_tools(
+    stack: AsyncExitStack, spec: TurnSpec, connect: float | None, sampler: LateSampler | None
+) -> list[ToolDyn]:
     if not (spec.mcp_commands or spec.mcp_urls):
+        if spec.mcp_sampling:
+            print(
+                "neuron-turn: note: --mcp-sampling lets MCP servers (--mcp, --mcp-url) sample;"
+                " none was given",
+                file=sys.stderr,
+            )
         return []
     # The MCP SDK takes ~0.5 s to import.
     from neuron_tool.mcp import HttpEndpoint, mcp_tools
@@ -441,6 +456,7 @@ async def _mcp_tools(stack: AsyncExitStack, spec: TurnSpec, connect: float | Non
         urls=urls,
         connect_timeout=seconds,
         elicitation=spec.questions,
+        sampling=sampler,
     )
     return list(await stack.enter_async_context(servers))
 
@@ -463,6 +479,7 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--tool", spec.tools),
             ("--mcp", spec.mcp_commands),
             ("--mcp-url", spec.mcp_urls),
+            ("--mcp-sampling", spec.mcp_sampling),
             ("--context", spec.context != "sliding_window"),
             ("--context-option", spec.context_options),
             ("--context-limit", spec.context_limit),

@@ -1,6 +1,7 @@
 """An MCP server over stdio whose tool asks the client's model to write something (sampling).
 
-`write(case, size)` asks through the SDK's `Sample` resolver, which speaks
+`haiku()` asks for a haiku on rain (a tool the command line's test model
+calls with no arguments); `write(case, size)` asks through the SDK's `Sample` resolver, which speaks
 whichever protocol the client does (MCP 2026-07-28: "input required", the client
 calling again with the answer), and answers with the client's `CreateMessageResult`
 as structured content. The cases:
@@ -72,6 +73,18 @@ def ask(case: str, size: int = 0) -> Sample:
 
 
 app = MCPServer("samples")
+
+
+def _haiku() -> Sample:
+    """A plain request, for a model that calls the first tool it is offered with no arguments."""
+    return Sample([_user(types.TextContent(text="A haiku on rain, please."))], max_tokens=50)
+
+
+@app.tool()
+async def haiku(written: Annotated[types.CreateMessageResult, Resolve(_haiku)]) -> str:
+    """Ask the client's model for a haiku, and answer with it."""
+    content = written.content
+    return content.text if isinstance(content, types.TextContent) else repr(content)
 
 
 @app.tool()

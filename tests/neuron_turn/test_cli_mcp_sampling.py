@@ -1,0 +1,70 @@
+"""MCP sampling on the command line: `--mcp-sampling` lets the servers have the run's model write.
+
+The `samples` test server's `haiku` tool asks the client's model for a haiku;
+the fixture model calls it, answers the server's request, then reports what
+the tool said.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.neuron_tool.mcp_servers.paths import script
+
+PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+SERVER = " ".join(shlex.quote(part) for part in script("samples"))
+ASK = ["run", "a haiku, please", "--model", "fixture:first-tool", "--mcp", SERVER]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "NEURON_LOAD_PLUGINS": PLUGINS,
+        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
+    }
+
+
+def neuron_turn(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_turn", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_with_mcp_sampling_the_servers_request_is_answered_by_the_runs_model(
+    env: dict[str, str],
+) -> None:
+    done = neuron_turn(env, *ASK, "--mcp-sampling")
+
+    assert done.returncode == 0, done.stderr
+    assert "the tool said: " in done.stdout
+    assert "wrote for: A haiku on rain, please." in done.stdout
+
+
+def test_without_it_the_server_is_told_the_client_does_not_sample(env: dict[str, str]) -> None:
+    done = neuron_turn(env, *ASK)
+
+    assert done.returncode == 0, done.stderr
+    assert "the tool said: " in done.stdout and "wrote for" not in done.stdout
+    assert "sampling" in done.stdout.lower()
+
+
+def test_mcp_sampling_without_a_server_says_there_is_none_to_sample(env: dict[str, str]) -> None:
+    done = neuron_turn(env, "run", "hi", "--model", "fixture:echo", "--mcp-sampling")
+
+    assert done.returncode == 0, done.stderr
+    assert "--mcp-sampling lets MCP servers (--mcp, --mcp-url) sample; none was given" in (
+        done.stderr
+    )

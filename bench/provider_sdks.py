@@ -41,7 +41,7 @@ from _timing import time_calls
 
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_provider_ollama import OllamaProvider
-from neuron_provider_openai import OpenAIProvider
+from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider
 from neuron_tool.schema import ToolSchema
 from neuron_turn import Provider, ProviderMessage, ProviderRequest, TextPart
 
@@ -297,6 +297,160 @@ def _openai_sdk(stream: bool) -> Call:
     return streamed if stream else complete
 
 
+# --- OpenAI Responses API ---------------------------------------------------
+
+RESPONSES_USAGE = {
+    "input_tokens": 71,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 15,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 86,
+}
+RESPONSES_MESSAGE = {
+    "id": "msg_bench",
+    "type": "message",
+    "status": "completed",
+    "role": "assistant",
+    "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": TEXT}],
+}
+RESPONSES_CALLS = [
+    {
+        "id": f"fc_{i:024d}",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": f"call_{i:024d}",
+        "name": "get_weather",
+        "arguments": json.dumps({"city": c}),
+    }
+    for i, c in enumerate(CITIES)
+]
+
+
+def _responses_body(status: str, output: list[dict[str, Any]], usage: Any) -> dict[str, Any]:
+    return {
+        "id": "resp_bench",
+        "object": "response",
+        "created_at": 1763802312,
+        "status": status,
+        "background": False,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": SYSTEM,
+        "max_output_tokens": 1024,
+        "model": "gpt-4o-mini-2024-07-18",
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": {},
+    }
+
+
+RESPONSES_BODY = _responses_body(
+    "completed", [RESPONSES_MESSAGE, *RESPONSES_CALLS], RESPONSES_USAGE
+)
+
+
+def _responses_events() -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _responses_body("in_progress", [], None)}
+    ]
+    item = RESPONSES_MESSAGE | {"status": "in_progress", "content": []}
+    events.append({"type": "response.output_item.added", "output_index": 0, "item": item})
+    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    events.append(
+        {"type": "response.content_part.added", "item_id": "msg_bench", "output_index": 0}
+        | {"content_index": 0, "part": part}
+    )
+    for word in TEXT.split(" "):
+        events.append(
+            {"type": "response.output_text.delta", "item_id": "msg_bench", "output_index": 0}
+            | {"content_index": 0, "delta": word + " ", "logprobs": []}
+        )
+    events.append(
+        {"type": "response.output_text.done", "item_id": "msg_bench", "output_index": 0}
+        | {"content_index": 0, "text": TEXT, "logprobs": []}
+    )
+    done_part = part | {"text": TEXT}
+    events.append(
+        {"type": "response.content_part.done", "item_id": "msg_bench", "output_index": 0}
+        | {"content_index": 0, "part": done_part}
+    )
+    events.append(
+        {"type": "response.output_item.done", "output_index": 0, "item": RESPONSES_MESSAGE}
+    )
+    for index, call in enumerate(RESPONSES_CALLS, start=1):
+        added = call | {"status": "in_progress", "arguments": ""}
+        events.append({"type": "response.output_item.added", "output_index": index, "item": added})
+        arguments = call["arguments"]
+        for piece in (arguments[:9], arguments[9:]):
+            events.append(
+                {"type": "response.function_call_arguments.delta", "item_id": call["id"]}
+                | {"output_index": index, "delta": piece}
+            )
+        events.append(
+            {"type": "response.function_call_arguments.done", "item_id": call["id"]}
+            | {"output_index": index, "arguments": arguments}
+        )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": call})
+    events.append({"type": "response.completed", "response": RESPONSES_BODY})
+    return [event | {"sequence_number": number} for number, event in enumerate(events)]
+
+
+def _responses_answer(stream: bool) -> tuple[bytes, str]:
+    if stream:
+        return _sse(_responses_events(), named=True), "text/event-stream"
+    return json.dumps(RESPONSES_BODY).encode(), "application/json"
+
+
+def _responses_ours(stream: bool) -> Call:
+    body, kind = _responses_answer(stream)
+    client = _client(body, kind)
+    provider = OpenAIResponsesProvider(OPENAI_MODEL, api_key="sk-bench", client=client)
+    return _ours(provider, _request(OPENAI_MODEL), stream)
+
+
+def _responses_sdk(stream: bool) -> Call:
+    body, kind = _responses_answer(stream)
+    client = openai.AsyncOpenAI(api_key="sk-bench", http_client=_client2(body, kind), max_retries=0)
+    tool: Any = {
+        "type": "function",
+        "name": WEATHER.name,
+        "description": WEATHER.description,
+        "parameters": WEATHER_SCHEMA,
+        "strict": False,
+    }
+    question: Any = [{"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]
+    kwargs: Any = {
+        "model": OPENAI_MODEL,
+        "instructions": SYSTEM,
+        "input": question,
+        "tools": [tool],
+        "max_output_tokens": 1024,
+        "store": False,
+    }
+
+    async def complete() -> object:
+        return await client.responses.create(**kwargs)
+
+    async def streamed() -> object:
+        async with client.responses.stream(**kwargs) as events:
+            async for _event in events:
+                pass
+            return await events.get_final_response()
+
+    return streamed if stream else complete
+
+
 # --- Ollama ----------------------------------------------------------------
 
 OLLAMA_MODEL = "llama3.2"
@@ -402,6 +556,7 @@ BODIES: dict[str, Callable[[bool], tuple[bytes, str]]] = {
         if stream
         else (json.dumps(OPENAI_BODY).encode(), "application/json")
     ),
+    "openai_responses": _responses_answer,
     "ollama": lambda stream: (
         (_ollama_lines(), "application/x-ndjson")
         if stream
@@ -413,6 +568,7 @@ BODIES: dict[str, Callable[[bool], tuple[bytes, str]]] = {
 PROVIDERS: dict[str, tuple[Callable[[bool], Call], Callable[[bool], Call]]] = {
     "anthropic": (_anthropic_ours, _anthropic_sdk),
     "openai": (_openai_ours, _openai_sdk),
+    "openai_responses": (_responses_ours, _responses_sdk),
     "ollama": (_ollama_ours, _ollama_sdk),
 }
 

@@ -66,7 +66,9 @@ class _ToolPart(BaseModel):
 
     @property
     def name(self) -> str:
-        return self.tool_name or "" if self.type == "dynamic-tool" else self.type[len("tool-") :]
+        if self.type == "dynamic-tool":
+            return self.tool_name or ""
+        return self.type[len("tool-") :]  # a static tool part is named by its type alone
 
 
 def session_of(request: ChatRequest, prefix: str) -> SessionId:

@@ -3,6 +3,8 @@ calls held for approval decided by approval responses or the body's `neuron_deci
 
 from __future__ import annotations
 
+from neuron_ui_vercel import ChatLimits
+
 from neuron_tool import tool
 from neuron_turn import ApprovalPolicy, Decision, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
@@ -205,3 +207,18 @@ async def test_malformed_decisions_are_refused_naming_what_is_wrong() -> None:
     assert odd[1]["errorText"].startswith("InvalidDecisionsError: neuron_decisions[0]")
     assert twice[1]["errorText"].startswith("InvalidDecisionsError: ")
     assert '"c1"' in twice[1]["errorText"] and len(model.requests) == 1
+
+
+def test_a_static_tool_part_is_named_by_its_type_whatever_tool_name_it_carries() -> None:
+    from neuron_ui_vercel._input import step_decisions
+    from neuron_ui_vercel._request import UIMessage
+
+    spoofed = tool_part("weather", "c1", "output-available", {}, output="x", toolName="pick_colour")
+    message = UIMessage(role="assistant", parts=[STEP, spoofed])
+
+    assert step_decisions(message, {"pick_colour"}, ChatLimits()) == []
+    named = tool_part("pick_colour", "c2", "output-available", {}, output="red")
+    (answer,) = step_decisions(
+        UIMessage(role="assistant", parts=[STEP, named]), {"pick_colour"}, ChatLimits()
+    )
+    assert (answer.id, answer.decision) == ("c2", "answer")

@@ -4,6 +4,8 @@ calls held for approval decided by approval responses or the body's `neuron_deci
 from __future__ import annotations
 
 from neuron_ui_vercel import ChatLimits
+from neuron_ui_vercel._input import step_decisions
+from neuron_ui_vercel._request import UIMessage
 
 from neuron_tool import tool
 from neuron_turn import ApprovalPolicy, Decision, NeuronTurnConfig, ToolUsePart
@@ -210,9 +212,6 @@ async def test_malformed_decisions_are_refused_naming_what_is_wrong() -> None:
 
 
 def test_a_static_tool_part_is_named_by_its_type_whatever_tool_name_it_carries() -> None:
-    from neuron_ui_vercel._input import step_decisions
-    from neuron_ui_vercel._request import UIMessage
-
     spoofed = tool_part("weather", "c1", "output-available", {}, output="x", toolName="pick_colour")
     message = UIMessage(role="assistant", parts=[STEP, spoofed])
 

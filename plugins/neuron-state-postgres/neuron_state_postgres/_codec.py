@@ -19,7 +19,6 @@ from neuron_turn.plugins.stored_values import encode_value as canonical_json
 __all__ = [
     "SEARCHED_CHARACTERS",
     "decode_value",
-    "encode_items",
     "encode_value",
     "query_words",
     "scope_key",
@@ -44,15 +43,6 @@ def encode_value(value: JsonValue, *, scope: str, key: str) -> tuple[str, str]:
     strings: list[str] = []
     text = canonical_json(value, scope=scope, key=key, strings=strings)
     return text, "\n".join(strings).replace("\0", " ")
-
-
-def encode_items(value: JsonValue, *, scope: str, key: str) -> str:
-    """Return `value` as canonical JSON text, checked as `encode_value` checks it.
-
-    Raises:
-        SerializationError: `value` is not JSON; the message names scope and key.
-    """
-    return canonical_json(value, scope=scope, key=key)
 
 
 def searched_text(key: str, body: str) -> str:

@@ -14,7 +14,6 @@ import psycopg_pool
 from pydantic import JsonValue
 
 from layer0 import (
-    HISTORY_KEY,
     DeleteMemoryEffect,
     HistoryAppend,
     Scope,
@@ -26,12 +25,12 @@ from layer0 import (
     TurnSummary,
     WriteMemoryEffect,
 )
+from neuron_turn.plugins.store_ops import Append, Remove, append_op, turn_op
 
 from . import _connect, _db, _write
 from ._codec import (
     SEARCHED_CHARACTERS,
     decode_value,
-    encode_items,
     encode_value,
     query_words,
     scope_key,
@@ -242,7 +241,7 @@ class PostgresStore:
         Raises:
             WriteFailed: the database refused the delete; nothing was deleted.
         """
-        await self._run_write([_write.Remove(scope_key(scope), key)])
+        await self._run_write([Remove(scope_key(scope), key)])
 
     async def append_history(self, append: HistoryAppend) -> int:
         """Append a turn's messages to its session's history, atomically, once per turn id.
@@ -257,7 +256,7 @@ class PostgresStore:
             WriteFailed: the database refused, or the stored history is not a
                 list; nothing was appended.
         """
-        (length,) = await self._run_write([_append(append)])
+        (length,) = await self._run_write([append_op(append)])
         return length
 
     async def apply(
@@ -292,7 +291,7 @@ class PostgresStore:
             WriteFailed: the database refused one of them; nothing was applied.
         """
         ops = [self._op(effect) for effect in effects]
-        await self._run_write([*ops, _turn_op(record)])
+        await self._run_write([*ops, turn_op(record)])
 
     async def record_turn(self, record: TurnRecord) -> None:
         """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
@@ -300,7 +299,7 @@ class PostgresStore:
         Raises:
             WriteFailed: the database refused; nothing was written.
         """
-        await self._run_write([_turn_op(record)])
+        await self._run_write([turn_op(record)])
 
     async def turn_record(self, turn_id: str) -> TurnRecord | None:
         """Return the record of `turn_id`, or None when there is none.
@@ -343,14 +342,14 @@ class PostgresStore:
 
     def _op(
         self, effect: WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
-    ) -> _write.Put | _write.Remove | _write.Append:
+    ) -> _write.Put | Remove | Append:
         """Turn one memory effect into the database operation that carries it out."""
         if isinstance(effect, WriteMemoryEffect):
             return self._put(effect.scope, effect.key, effect.value)
         if isinstance(effect, DeleteMemoryEffect):
-            return _write.Remove(scope_key(effect.scope), effect.key)
+            return Remove(scope_key(effect.scope), effect.key)
         if isinstance(effect, HistoryAppend):
-            return _append(effect)
+            return append_op(effect)
         assert_never(effect)
 
     @staticmethod
@@ -468,35 +467,10 @@ class PostgresStore:
         return StateError(f"the state store on {self.where} (schema {self._schema!r}) is closed")
 
 
-def _append(append: HistoryAppend) -> _write.Append:
-    """Serialize an append now, in the caller's task (see `PostgresStore._put`)."""
-    scope_json = scope_key(append.scope)
-    return _write.Append(
-        scope=scope_json,
-        key=HISTORY_KEY,
-        append_id=append.turn_id,
-        items=encode_items(append.messages, scope=scope_json, key=HISTORY_KEY),
-        count=len(append.messages),
-        expected_length=append.expected_length,
-        session=append.session,
-    )
-
-
 def _items(value: JsonValue) -> builtins.list[JsonValue]:
     if not isinstance(value, builtins.list):
         raise SerializationError(f"appended items are not a JSON list: {value!r}")
     return value
-
-
-def _turn_op(record: TurnRecord) -> _write.PutTurn:
-    """Serialize a turn record now, in the caller's task (see `PostgresStore._put`)."""
-    return _write.PutTurn(
-        turn_id=record.turn_id,
-        session=record.session,
-        started=record.started,
-        summary=record.summary().model_dump_json(),
-        record=record.model_dump_json(),
-    )
 
 
 def _limit(limit: int) -> int:

@@ -14,7 +14,7 @@ from pydantic import JsonValue
 from neuron_turn.plugins.stored_values import decode_value, scope_key
 from neuron_turn.plugins.stored_values import encode_value as canonical_json
 
-__all__ = ["decode_value", "encode_items", "encode_value", "match_expression", "scope_key"]
+__all__ = ["decode_value", "encode_value", "match_expression", "scope_key"]
 
 # What a query may hold that cannot reach FTS5 as text: NUL, lone surrogates.
 _NOT_SENT: Final = re.compile("[\0\ud800-\udfff]")
@@ -28,17 +28,6 @@ def encode_value(value: JsonValue, *, scope: str, key: str) -> tuple[str, str]:
     """
     strings: list[str] = []
     return canonical_json(value, scope=scope, key=key, strings=strings), "\n".join(strings)
-
-
-def encode_items(value: JsonValue, *, scope: str, key: str) -> str:
-    """Return `value` as canonical JSON text, checked as `encode_value` checks it.
-
-    Why: appended items are not searched, so their text for the index is never built.
-
-    Raises:
-        SerializationError: `value` is not JSON; the message names scope and key.
-    """
-    return canonical_json(value, scope=scope, key=key)
 
 
 def match_expression(query: str) -> str | None:

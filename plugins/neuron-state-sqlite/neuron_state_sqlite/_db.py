@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from layer0 import HistoryConflict, StateError, WriteFailed
+from neuron_turn.plugins.store_ops import Append, PutTurn, Remove
 
 from ._schema import SCHEMA_VERSION, check, migrate, shadow_missing
 from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
@@ -113,42 +114,6 @@ class Put:
     key: str
     value: str
     body: str
-
-
-@dataclass(frozen=True, slots=True)
-class Remove:
-    """Delete `key` if it is there."""
-
-    scope: str
-    key: str
-
-
-@dataclass(frozen=True, slots=True)
-class Append:
-    """Append `count` items (`items`, a JSON array's text) to the list under `key`.
-
-    Once per `append_id`; when `expected_length` is set, only if the list
-    holds exactly that many items (else `HistoryConflict` naming `session`).
-    """
-
-    scope: str
-    key: str
-    append_id: str
-    items: str
-    count: int
-    expected_length: int | None
-    session: str
-
-
-@dataclass(frozen=True, slots=True)
-class PutTurn:
-    """Store a turn record (its JSON, and its summary's), replacing the one with its id."""
-
-    turn_id: str
-    session: str | None
-    started: str
-    summary: str
-    record: str
 
 
 Op: TypeAlias = Put | Remove | Append | PutTurn

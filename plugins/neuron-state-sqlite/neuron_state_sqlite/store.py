@@ -15,7 +15,6 @@ from typing import Final, TypeVar, assert_never
 from pydantic import JsonValue
 
 from layer0 import (
-    HISTORY_KEY,
     DeleteMemoryEffect,
     HistoryAppend,
     Scope,
@@ -27,9 +26,10 @@ from layer0 import (
     TurnSummary,
     WriteMemoryEffect,
 )
+from neuron_turn.plugins.store_ops import Append, Remove, append_op, turn_op
 
 from . import _db
-from ._codec import decode_value, encode_items, encode_value, match_expression, scope_key
+from ._codec import decode_value, encode_value, match_expression, scope_key
 from ._threads import ConnectionThreads, ThreadsClosed
 from ._writer import WriterThread
 from .errors import StateFileAccessError
@@ -224,7 +224,7 @@ class SqliteStore:
         Raises:
             WriteFailed: the database refused the delete; nothing was deleted.
         """
-        await self._run_write([_db.Remove(scope_key(scope), key)])
+        await self._run_write([Remove(scope_key(scope), key)])
 
     async def append_history(self, append: HistoryAppend) -> int:
         """Append a turn's messages to its session's history, atomically, once per turn id.
@@ -239,7 +239,7 @@ class SqliteStore:
             WriteFailed: the database refused, or the stored history is not a
                 list; nothing was appended.
         """
-        (length,) = await self._run_write([self._append(append)])
+        (length,) = await self._run_write([append_op(append)])
         return length
 
     async def apply(
@@ -274,7 +274,7 @@ class SqliteStore:
             WriteFailed: the database refused one of them; nothing was applied.
         """
         ops = [self._op(effect) for effect in effects]
-        await self._run_write([*ops, _turn_op(record)])
+        await self._run_write([*ops, turn_op(record)])
 
     async def record_turn(self, record: TurnRecord) -> None:
         """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
@@ -283,7 +283,7 @@ class SqliteStore:
             WriteFailed: the database refused; nothing was written.
             StateFileError: the file cannot be written as it is; nothing was written.
         """
-        await self._run_write([_turn_op(record)])
+        await self._run_write([turn_op(record)])
 
     async def turn_record(self, turn_id: str) -> TurnRecord | None:
         """Return the record of `turn_id`, or None when there is none.
@@ -324,30 +324,15 @@ class SqliteStore:
 
     def _op(
         self, effect: WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
-    ) -> _db.Put | _db.Remove | _db.Append:
+    ) -> _db.Put | Remove | Append:
         """Turn one memory effect into the database operation that carries it out."""
         if isinstance(effect, WriteMemoryEffect):
             return self._put(effect.scope, effect.key, effect.value)
         if isinstance(effect, DeleteMemoryEffect):
-            return _db.Remove(scope_key(effect.scope), effect.key)
+            return Remove(scope_key(effect.scope), effect.key)
         if isinstance(effect, HistoryAppend):
-            return self._append(effect)
+            return append_op(effect)
         assert_never(effect)
-
-    @staticmethod
-    def _append(append: HistoryAppend) -> _db.Append:
-        """Serialize an append now, in the caller's thread (see `_put`)."""
-        scope_json = scope_key(append.scope)
-        text = encode_items(append.messages, scope=scope_json, key=HISTORY_KEY)
-        return _db.Append(
-            scope=scope_json,
-            key=HISTORY_KEY,
-            append_id=append.turn_id,
-            items=text,
-            count=len(append.messages),
-            expected_length=append.expected_length,
-            session=append.session,
-        )
 
     @staticmethod
     def _put(scope: Scope, key: str, value: JsonValue) -> _db.Put:
@@ -419,17 +404,6 @@ def _items(value: JsonValue) -> builtins.list[JsonValue]:
     if not isinstance(value, builtins.list):
         raise SerializationError(f"appended items are not a JSON list: {value!r}")
     return value
-
-
-def _turn_op(record: TurnRecord) -> _db.PutTurn:
-    """Serialize a turn record now, in the caller's thread (see `SqliteStore._put`)."""
-    return _db.PutTurn(
-        turn_id=record.turn_id,
-        session=record.session,
-        started=record.started,
-        summary=record.summary().model_dump_json(),
-        record=record.model_dump_json(),
-    )
 
 
 def _limit(limit: int) -> int:

@@ -1,0 +1,83 @@
+"""The operations of a state store's write batch that every store makes alike.
+
+For state store plugins (`neuron-state-sqlite`, `neuron-state-postgres`): a
+history append and a turn record become these, serialized in the caller's task
+(later changes to the caller's objects cannot leak in, and a value that is not
+JSON is refused before the database is touched), and a delete is one. A store
+adds its own kind of write (each keeps what its search index needs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from layer0 import HISTORY_KEY, HistoryAppend, TurnRecord
+
+from .stored_values import encode_value, scope_key
+
+__all__ = ["Append", "PutTurn", "Remove", "append_op", "turn_op"]
+
+
+@dataclass(frozen=True, slots=True)
+class Remove:
+    """Delete `key` if it is there."""
+
+    scope: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Append `count` items (`items`, a JSON array's text) to the list under `key`.
+
+    Once per `append_id`; when `expected_length` is set, only if the list
+    holds exactly that many items (else `HistoryConflict` naming `session`).
+    """
+
+    scope: str
+    key: str
+    append_id: str
+    items: str
+    count: int
+    expected_length: int | None
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class PutTurn:
+    """Store a turn record (its JSON, and its summary's), replacing the one with its id."""
+
+    turn_id: str
+    session: str | None
+    started: str
+    summary: str
+    record: str
+
+
+def append_op(append: HistoryAppend) -> Append:
+    """The history append `append` as an operation, its messages serialized now.
+
+    Raises:
+        SerializationError: a message is not JSON that reads back equal.
+    """
+    scope = scope_key(append.scope)
+    return Append(
+        scope=scope,
+        key=HISTORY_KEY,
+        append_id=append.turn_id,
+        items=encode_value(append.messages, scope=scope, key=HISTORY_KEY),
+        count=len(append.messages),
+        expected_length=append.expected_length,
+        session=append.session,
+    )
+
+
+def turn_op(record: TurnRecord) -> PutTurn:
+    """The turn record `record` as an operation, serialized now."""
+    return PutTurn(
+        turn_id=record.turn_id,
+        session=record.session,
+        started=record.started,
+        summary=record.summary().model_dump_json(),
+        record=record.model_dump_json(),
+    )

@@ -87,6 +87,14 @@ if TYPE_CHECKING:
         input_guardrail,
         output_guardrail,
     )
+    from .loop.hosted_tools import (
+        CodeExecution,
+        HostedTool,
+        UnsupportedHostedToolError,
+        UserLocation,
+        WebFetch,
+        WebSearch,
+    )
     from .loop.instructions import Instructions, InstructionsError
     from .loop.limits import LimitCrossed, UsageLimit, UsageLimits, limit_crossed
     from .loop.mcp_sampling import ProviderSampler
@@ -306,6 +314,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "input_guardrail",
         "output_guardrail",
     ),
+    ".loop.hosted_tools": (
+        "CodeExecution",
+        "HostedTool",
+        "UnsupportedHostedToolError",
+        "UserLocation",
+        "WebFetch",
+        "WebSearch",
+    ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
@@ -479,6 +495,7 @@ __all__ = [
     "CarriedCounts",
     "Checkpoint",
     "ChecksDecisions",
+    "CodeExecution",
     "CompactionBudget",
     "ContentPart",
     "ContextStrategy",
@@ -497,6 +514,7 @@ __all__ = [
     "FollowedDispatch",
     "GuardrailError",
     "HookHalted",
+    "HostedTool",
     "ImagePart",
     "InputGuardrail",
     "Instructions",
@@ -610,8 +628,12 @@ __all__ = [
     "UnknownStopToolError",
     "UnknownToolError",
     "UnknownWorkerError",
+    "UnsupportedHostedToolError",
     "UsageLimit",
     "UsageLimits",
+    "UserLocation",
+    "WebFetch",
+    "WebSearch",
     "Worker",
     "add_turn_observer",
     "answer_text",

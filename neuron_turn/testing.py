@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
 from typing import TypeAlias
 
 from moneyed import Money
@@ -116,11 +116,22 @@ class ScriptedProvider:
     (`complete` returns its `ProviderResponse`, or raises its exception).
     """
 
-    def __init__(self, responses: Iterable[ScriptItem], *, chunk_size: int | None = None) -> None:
-        """Create a provider that will answer with `responses`, one per call."""
+    def __init__(
+        self,
+        responses: Iterable[ScriptItem],
+        *,
+        chunk_size: int | None = None,
+        hosted_tools: Collection[str] = (),
+    ) -> None:
+        """Create a provider that will answer with `responses`, one per call.
+
+        `hosted_tools` names the hosted tools it stands in for (`"web_search"`, ...),
+        so a turn granting them can be tested; its script answers for them.
+        """
         self._script = list(responses)
         self._next = 0
         self.chunk_size = chunk_size
+        self.hosted_tools = frozenset(hosted_tools)
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -172,12 +183,21 @@ class FunctionProvider:
     """
 
     def __init__(
-        self, fn: ResponseFunction, *, chunk_size: int | None = None, record: bool = True
+        self,
+        fn: ResponseFunction,
+        *,
+        chunk_size: int | None = None,
+        record: bool = True,
+        hosted_tools: Collection[str] = (),
     ) -> None:
-        """Create a provider that calls `fn` for every request."""
+        """Create a provider that calls `fn` for every request.
+
+        `hosted_tools` as `ScriptedProvider`'s.
+        """
         self.fn = fn
         self.chunk_size = chunk_size
         self.record = record
+        self.hosted_tools = frozenset(hosted_tools)
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -42,6 +42,7 @@ from .approval import merge_into, pending_in
 from .config import ResolvedConfig
 from .continuation import CarriedCounts
 from .events import EffectDeclared, TurnEvent
+from .hosted_tools import HostedTool
 from .provider import (
     ContentPart,
     ProviderMessage,
@@ -136,6 +137,8 @@ class RunState:
     """How many of `messages` that request was built from."""
     call_ids: set[str] = field(default_factory=set)
     """The ids of the conversation's tool calls: the stored history's and this turn's."""
+    hosted_tools: tuple[HostedTool, ...] = ()
+    """The hosted tools this turn's model calls offer (its `allowed_tools` applied)."""
     checkpoint: Callable[[], None] | None = None
     """Hands the turn so far to a runner that asked (`neuron_turn.checkpointing`), after
     each round of tool calls; None when none asked."""

@@ -14,6 +14,7 @@ from layer0 import EffectPolicy, SessionConflict, TurnConfig
 from ._output_round import CallOptions
 from .approval import ApprovalPolicy
 from .guardrails import InputGuardrail, OutputGuardrail
+from .hosted_tools import HostedTool, as_hosted_tools
 from .instructions import Instructions
 from .limits import UsageLimits
 from .memory_tools import MemoryLimits
@@ -120,6 +121,10 @@ class NeuronTurnConfig:
     output_retries: int = 2
     """Corrections a turn with an output type may ask for before it exits
     `{"custom": "output_invalid"}`."""
+    hosted_tools: Sequence[HostedTool] = ()
+    """Tools the provider runs on its servers (`WebSearch`, `WebFetch`, `CodeExecution`),
+    offered with every model call; the turn is refused when made if its provider lacks one
+    (see `neuron_turn.loop.hosted_tools`)."""
 
     @property
     def parsed_tool_choice(self) -> ToolChoice | None:
@@ -141,6 +146,7 @@ class NeuronTurnConfig:
                 f"not the string {self.stop_at_tools!r}"
             )
         object.__setattr__(self, "stop_at_tools", frozenset(self.stop_at_tools))
+        object.__setattr__(self, "hosted_tools", as_hosted_tools(self.hosted_tools))
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:

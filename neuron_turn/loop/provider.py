@@ -17,6 +17,7 @@ from pydantic import JsonValue
 from layer0 import ImageSource
 from neuron_tool import ToolSchema
 
+from .hosted_tools import HostedTool
 from .output import OutputSchema
 from .tool_choice import ToolChoice
 
@@ -156,6 +157,9 @@ class ProviderRequest:
     output: OutputSchema | None = None
     """The JSON Schema the answer must match, for providers with native structured
     output (set only in `native` output mode)."""
+    hosted_tools: Sequence[HostedTool] = ()
+    """The tools the provider runs itself (web search, code execution) that this call
+    offers; a provider sends those its `hosted_tools` lists and refuses any other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +196,9 @@ class Provider(Protocol):
     """A model API: one request in, one response out.
 
     Raises `ProviderError` subclasses; their class says whether a retry may help.
+    A provider whose API runs hosted tools lists their names in a `hosted_tools`
+    frozenset attribute (`"web_search"`, ...; see `neuron_turn.WebSearch`): a
+    turn granting one its provider does not list is refused when it is made.
     """
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

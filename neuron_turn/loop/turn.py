@@ -139,6 +139,7 @@ from .guardrails import (
     Tripped,
     first_trip,
 )
+from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
@@ -256,6 +257,8 @@ class NeuronTurn(Generic[OutT]):
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
             UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
+            UnsupportedHostedToolError: `config.hosted_tools` holds one the provider does
+                not run, or one a function tool's name shadows.
             ToolRegistrationError: one of `tools` is not a tool, or two share a name.
             TypeError: `tools` is neither a registry nor a collection of tools.
         """
@@ -267,6 +270,9 @@ class NeuronTurn(Generic[OutT]):
         self.config = config if config is not None else NeuronTurnConfig()
         check_stop_tools(
             self.config.stop_at_tools, self.tools, where="NeuronTurnConfig.stop_at_tools"
+        )
+        check_hosted_tools(
+            self.config.hosted_tools, provider=provider, function_tools=self.tools.names()
         )
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
@@ -498,6 +504,7 @@ class NeuronTurn(Generic[OutT]):
             input=input,
             call_ids=call_ids(history),
             standing=standing,
+            hosted_tools=offered_hosted_tools(self.config.hosted_tools, settings.allowed_tools),
         )
         if decisions:
             self._stand_by(run, pending, decisions)
@@ -1191,6 +1198,7 @@ class NeuronTurn(Generic[OutT]):
             tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls if offered else None,
             output=output.provider_output(),
+            hosted_tools=run.hosted_tools,
         )
 
     async def _complete(

@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source, UrlSource
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.hosted_tools import HostedTool, WebFetch, WebSearch
 from neuron_turn.loop.provider import (
     ContentPart,
     DocumentPart,
@@ -45,8 +46,8 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
-    # pause_turn: a long server-tool turn paused. The loop has no "continue"
-    # stop reason, so the turn ends with the content so far.
+    # pause_turn: a long server-tool turn paused; the provider continues it
+    # (`continued_body`), and maps it so only when its continuations run out.
     "pause_turn": "end_turn",
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
@@ -71,6 +72,8 @@ class ParsedMessage:
     raw_usage: JsonObject
     """The `usage` object as sent, for pricing (it also holds cache TTLs and server tool counts)."""
     model: str
+    paused: bool = False
+    """The API paused a long turn of its own tools (`pause_turn`): sent back, it goes on."""
 
 
 # --- request ------------------------------------------------------------------
@@ -115,8 +118,11 @@ def build_body(
     }
     if system:
         body["system"] = "\n".join(system)
+    tools: list[JsonValue] = [tool_json(tool) for tool in request.tools]
+    tools.extend(hosted_tool_json(tool) for tool in request.hosted_tools)
+    if tools:
+        body["tools"] = tools
     if request.tools:
-        body["tools"] = [tool_json(tool) for tool in request.tools]
         choice = tool_choice_json(request.tool_choice, request.parallel_tool_calls)
         if choice is not None:
             body["tool_choice"] = choice
@@ -179,6 +185,67 @@ def _relax_forced_choice(body: JsonObject) -> None:
 def tool_json(tool: ToolSchema) -> JsonValue:
     """Return one entry of the body's `tools` list."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution"})
+"""The hosted tools the Messages API runs (`neuron_turn.WebSearch`, ...)."""
+
+_HOSTED_TYPES: Final = {
+    "web_search": "web_search_20250305",
+    "web_fetch": "web_fetch_20250910",
+    "code_execution": "code_execution_20250825",
+}
+_HOSTED_BETAS: Final = {
+    "web_fetch": "web-fetch-2025-09-10",
+    "code_execution": "code-execution-2025-08-25",
+}
+
+
+def hosted_tool_json(tool: HostedTool) -> JsonObject:
+    """Return the server tool entry of the body's `tools` list for hosted `tool`.
+
+    Raises:
+        InvalidRequestError: a hosted tool this API does not run.
+    """
+    kind = _HOSTED_TYPES.get(tool.name)
+    if kind is None:
+        raise InvalidRequestError(
+            f"Anthropic does not run the hosted tool {tool.name!r}", provider=PROVIDER
+        )
+    entry: JsonObject = {"type": kind, "name": tool.name}
+    if isinstance(tool, WebSearch | WebFetch):
+        if tool.max_uses is not None:
+            entry["max_uses"] = tool.max_uses
+        if tool.allowed_domains:
+            entry["allowed_domains"] = list(tool.allowed_domains)
+        if tool.blocked_domains:
+            entry["blocked_domains"] = list(tool.blocked_domains)
+    if isinstance(tool, WebSearch) and tool.user_location is not None:
+        entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+    return entry
+
+
+def hosted_betas(tools: Sequence[HostedTool]) -> list[str]:
+    """The `anthropic-beta` flags the hosted `tools` need (web fetch and code execution)."""
+    return [beta for tool in tools if (beta := _HOSTED_BETAS.get(tool.name)) is not None]
+
+
+def continued_body(body: JsonObject, paused: ParsedMessage) -> JsonObject:
+    """Return `body` with `paused`'s answer so far as its last assistant message, to go on.
+
+    The API continues a paused turn from the assistant message it ends with; a
+    second pause extends that message, so it always holds the whole answer so far.
+    """
+    blocks: list[JsonValue] = [
+        block for part in paused.content if (block := block_json(part)) is not None
+    ]
+    messages = list(cast(list[JsonValue], body["messages"]))
+    last = messages[-1] if messages else None
+    if isinstance(last, dict) and last.get("role") == "assistant":
+        messages[-1] = {**last, "content": [*cast(list[JsonValue], last["content"]), *blocks]}
+    else:
+        messages.append({"role": "assistant", "content": blocks})
+    return {**body, "messages": messages}
 
 
 def tool_choice_json(choice: ToolChoice | None, parallel: bool | None) -> JsonValue | None:
@@ -379,6 +446,7 @@ def parse_message(data: object) -> ParsedMessage:
         usage=parse_usage(raw_usage),
         raw_usage=raw_usage,
         model=_str(message, "model"),
+        paused=raw_stop == "pause_turn",
     )
 
 

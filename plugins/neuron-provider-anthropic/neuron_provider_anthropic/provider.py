@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any, ClassVar, Final, Self
 
 import httpx
+from moneyed import Money
 
 from neuron_turn.loop.endpoint import parsed_endpoint
 from neuron_turn.loop.events import ProviderDelta
@@ -21,7 +23,7 @@ from neuron_turn.loop.http_errors import (
     transport_errors,
 )
 from neuron_turn.loop.output import OutputMode
-from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TokenUsage
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderAuthenticationError,
@@ -35,7 +37,16 @@ from neuron_turn.loop.sse import SSEDecoder
 from ._errors import error_for_event, error_for_response
 from ._pricing import PriceTable, Pricing, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
-from ._wire import PROVIDER, JsonObject, ParsedMessage, build_body, parse_message
+from ._wire import (
+    HOSTED_TOOLS,
+    PROVIDER,
+    JsonObject,
+    ParsedMessage,
+    build_body,
+    continued_body,
+    hosted_betas,
+    parse_message,
+)
 
 __all__ = [
     "API_KEY_ENV",
@@ -44,6 +55,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT",
+    "MAX_CONTINUATIONS",
     "AnthropicProvider",
 ]
 
@@ -56,6 +68,9 @@ BASE_URL_ENV: Final = "ANTHROPIC_BASE_URL"
 """The environment variable read when no `base_url` is given, as Anthropic's SDK reads it."""
 DEFAULT_MAX_TOKENS: Final = 4096
 """Sent when a request sets no `max_tokens` (the API requires one)."""
+MAX_CONTINUATIONS: Final = 4
+"""How often a call paused by the API (`pause_turn`) is sent back to go on before its
+answer so far is returned as truncated."""
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
 """Generous reads, as generations are slow; quick connects, as a dead host should fail fast."""
 
@@ -73,6 +88,11 @@ class AnthropicProvider:
 
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("tool", "prompted")
     """Typed answers come through a forced `final_answer` tool (`tool_choice: tool`)."""
+
+    hosted_tools: ClassVar[frozenset[str]] = HOSTED_TOOLS
+    """Web search, web fetch and code execution run on Anthropic's servers (the last two
+    with their beta flags added to `anthropic-beta`). Web search fees are in each call's
+    cost; code execution's container hours are billed apart and are not."""
 
     def __init__(
         self,
@@ -159,7 +179,12 @@ class AnthropicProvider:
         return context_window(model, provider_id=PROVIDER)
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        """Make one Messages API call.
+        """Make one Messages API call (with its continuations, when the API pauses it).
+
+        A turn of the API's own tools that runs long comes back paused
+        (`pause_turn`); it is sent back to go on, at most `MAX_CONTINUATIONS`
+        times, and the parts make one response: their content in order, their
+        tokens and costs added up.
 
         Raises:
             ProviderError: a subclass saying whether a retry may help; never an httpx error.
@@ -173,19 +198,29 @@ class AnthropicProvider:
             cache=self._cache,
         )
         requested = str(body["model"])
-        response = await self._post(body, key=key)
+        headers = self._headers_for(request)
+        parts = [await self._call(body, key=key, requested=requested, headers=headers)]
+        while parts[-1].paused and len(parts) <= MAX_CONTINUATIONS:
+            body = continued_body(body, parts[-1])
+            parts.append(await self._call(body, key=key, requested=requested, headers=headers))
+        return self._response(parts, requested=requested, key=key)
+
+    async def _call(
+        self, body: JsonObject, *, key: str, requested: str, headers: Mapping[str, str]
+    ) -> ParsedMessage:
+        response = await self._post(body, key=key, headers=headers)
         if not response.is_success:
             error = error_for_response(response, model=requested, secret=key)
             _log.debug("anthropic call failed: model=%s error=%s", requested, error)
             raise error
-        parsed = self._parse(response, model=requested, secret=key)
-        return self._response(parsed, requested=requested, key=key)
+        return self._parse(response, model=requested, secret=key)
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
         """Make one Messages API call as a stream: yield deltas as they arrive, then the response.
 
         The final `ProviderResponse` is the one `complete` returns for the same
-        answer. Closing the iterator early closes the connection.
+        answer; a paused answer goes on as in `complete`, its continuations'
+        deltas following its own. Closing the iterator early closes the connection.
 
         Raises:
             ProviderError: as `complete`; also mid-stream: an `error` event by its
@@ -198,10 +233,31 @@ class AnthropicProvider:
         )
         body["stream"] = True  # even when `extra` says otherwise: the caller wants events
         requested = str(body["model"])
+        headers = self._headers_for(request)
+        parts: list[ParsedMessage] = []
+        while not parts or (parts[-1].paused and len(parts) <= MAX_CONTINUATIONS):
+            if parts:
+                body = continued_body(body, parts[-1])
+            once = self._stream_once(body, key=key, requested=requested, headers=headers)
+            # Closed with this iterator: a consumer stopping early closes the connection.
+            async with aclosing(once):
+                async for event in once:
+                    if isinstance(event, ParsedMessage):
+                        parts.append(event)
+                    else:
+                        yield event
+        yield self._response(parts, requested=requested, key=key)
+
+    async def _stream_once(
+        self, body: JsonObject, *, key: str, requested: str, headers: Mapping[str, str]
+    ) -> AsyncGenerator[ProviderDelta | ParsedMessage]:
+        """One streamed call: its deltas as they arrive, then its parsed message."""
         what = f"the Anthropic API at {self.base_url}"
         with transport_errors(provider=PROVIDER, secrets=(key,), what=what):
             async with self._client.stream(
-                "POST", self._url, **self._request_arguments(body, key=key, stream=True)
+                "POST",
+                self._url,
+                **self._request_arguments(body, key=key, stream=True, headers=headers),
             ) as response:
                 if not response.is_success:
                     await response.aread()
@@ -210,16 +266,14 @@ class AnthropicProvider:
                     # A gateway that ignored `stream` and answered in one piece.
                     await response.aread()
                     parsed = self._parse(response, model=requested, secret=key)
-                    whole = self._response(parsed, requested=requested, key=key)
-                    for delta in deltas_of(whole):
+                    for delta in deltas_of(self._response([parsed], requested=requested, key=key)):
                         yield delta
-                    yield whole
+                    yield parsed
                     return
                 message = MessageStream()
                 async for delta in self._deltas(response, message, model=requested, secret=key):
                     yield delta
-        parsed = self._parsed_stream(message, model=requested, secret=key)
-        yield self._response(parsed, requested=requested, key=key)
+        yield self._parsed_stream(message, model=requested, secret=key)
 
     async def _deltas(
         self, response: httpx.Response, message: MessageStream, *, model: str, secret: str
@@ -257,23 +311,37 @@ class AnthropicProvider:
             status_code=status,
         )
 
-    def _response(self, parsed: ParsedMessage, *, requested: str, key: str) -> ProviderResponse:
-        cost = self._pricing.cost(parsed.raw_usage, model=parsed.model, requested=requested)
+    def _response(
+        self, parts: list[ParsedMessage], *, requested: str, key: str
+    ) -> ProviderResponse:
+        """One response from a call and its continuations (usually one part)."""
+        costs = [self._pricing.cost(p.raw_usage, model=p.model, requested=requested) for p in parts]
+        last = parts[-1]
+        stop, truncated = last.stop_reason, any(p.truncated for p in parts)
+        if last.paused:
+            _log.warning(
+                "anthropic call: model=%s still paused after %d continuations; "
+                "the answer so far is kept as truncated",
+                requested,
+                MAX_CONTINUATIONS,
+            )
+            stop, truncated = "max_tokens", True
+        usage = parts[0].usage if len(parts) == 1 else _added(p.usage for p in parts)
         _log.debug(
             "anthropic call: model=%s answered_by=%s stop=%s input_tokens=%d output_tokens=%d",
             requested,
-            parsed.model,
-            parsed.stop_reason,
-            parsed.usage.input_tokens,
-            parsed.usage.output_tokens,
+            last.model,
+            stop,
+            usage.input_tokens,
+            usage.output_tokens,
         )
         answer = ProviderResponse(
-            content=parsed.content,
-            stop_reason=parsed.stop_reason,
-            usage=parsed.usage,
-            model=parsed.model,
-            cost=cost,
-            truncated=parsed.truncated,
+            content=tuple(part for p in parts for part in p.content),
+            stop_reason=stop,
+            usage=usage,
+            model=last.model,
+            cost=_total(costs),
+            truncated=truncated,
         )
         # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
         return redact_response(answer, (key,))
@@ -286,18 +354,33 @@ class AnthropicProvider:
             )
         return key
 
-    async def _post(self, body: JsonObject, *, key: str) -> httpx.Response:
-        arguments = self._request_arguments(body, key=key, stream=self._stream)
+    async def _post(
+        self, body: JsonObject, *, key: str, headers: Mapping[str, str]
+    ) -> httpx.Response:
+        arguments = self._request_arguments(body, key=key, stream=self._stream, headers=headers)
         with transport_errors(
             provider=PROVIDER, secrets=(key,), what=f"the Anthropic API at {self.base_url}"
         ):
             return await self._client.post(self._url, **arguments)
 
-    def _request_arguments(self, body: JsonObject, *, key: str, stream: bool) -> dict[str, Any]:
+    def _headers_for(self, request: ProviderRequest) -> Mapping[str, str]:
+        """The caller's headers, with the beta flags the request's hosted tools need added."""
+        betas = hosted_betas(request.hosted_tools)
+        if not betas:
+            return self._headers
+        headers = {k: v for k, v in self._headers.items() if k.lower() != "anthropic-beta"}
+        given = [v for k, v in self._headers.items() if k.lower() == "anthropic-beta"]
+        flags = [f.strip() for value in given for f in value.split(",") if f.strip()]
+        headers["anthropic-beta"] = ",".join(dict.fromkeys([*flags, *betas]))
+        return headers
+
+    def _request_arguments(
+        self, body: JsonObject, *, key: str, stream: bool, headers: Mapping[str, str]
+    ) -> dict[str, Any]:
         headers = {
             "anthropic-version": API_VERSION,
             "accept": "text/event-stream" if stream else "application/json",
-            **self._headers,
+            **headers,
             "content-type": "application/json",
             "x-api-key": key,
         }
@@ -333,6 +416,32 @@ class AnthropicProvider:
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc
+
+
+def _total(costs: list[Money | None]) -> Money | None:
+    """The costs of a call and its continuations together; unknown if one is unknown."""
+    known = [cost for cost in costs if cost is not None]
+    if len(known) < len(costs):
+        return None
+    return sum(known[1:], start=known[0])
+
+
+def _added(usages: Iterable[TokenUsage]) -> TokenUsage:
+    """The tokens of a call and its continuations together.
+
+    A cache count none of them reported stays unknown (None).
+    """
+    total = list(usages)
+
+    def cache(values: list[int | None]) -> int | None:
+        return None if all(v is None for v in values) else sum(v or 0 for v in values)
+
+    return TokenUsage(
+        input_tokens=sum(u.input_tokens for u in total),
+        output_tokens=sum(u.output_tokens for u in total),
+        cache_read_tokens=cache([u.cache_read_tokens for u in total]),
+        cache_creation_tokens=cache([u.cache_creation_tokens for u in total]),
+    )
 
 
 def _cut_off(exc: StreamCutError, *, model: str) -> ProviderConnectionError:

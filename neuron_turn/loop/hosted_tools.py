@@ -1,0 +1,262 @@
+"""Hosted tools: tools the model provider runs on its own servers (web search, code execution).
+
+pydantic-ai calls them builtin tools, the OpenAI Agents SDK hosted tools. The
+caller grants them (`NeuronTurnConfig.hosted_tools`); each provider plugin
+maps the ones its API has to its own tool entries (Anthropic `web_search`,
+`web_fetch`, `code_execution`; the OpenAI Responses API `web_search`,
+`code_interpreter`) and says which it has in `Provider.hosted_tools`. A turn
+over a provider that lacks one is refused when the turn is made
+(`UnsupportedHostedToolError`), never sent without it: a model told nothing of
+a search it was promised would answer from memory as if it had searched.
+
+The model cannot widen them: the domains, the location and the most uses per
+model call are the caller's, sent as the API's own limits, and a call's
+`TurnConfig.allowed_tools` leaves out a hosted tool it does not name (by its
+`name`), as it does a function tool. What a provider runs for them is billed
+by the provider; each provider plugin says which fees its cost includes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Final, Literal, TypeAlias
+
+from layer0 import NonRetryableError
+
+__all__ = [
+    "HOSTED_TOOL_NAMES",
+    "CodeExecution",
+    "HostedTool",
+    "HostedToolName",
+    "UnsupportedHostedToolError",
+    "UserLocation",
+    "WebFetch",
+    "WebSearch",
+    "as_hosted_tools",
+    "check_hosted_tools",
+    "offered_hosted_tools",
+]
+
+HostedToolName: TypeAlias = Literal["web_search", "web_fetch", "code_execution"]
+"""A hosted tool's name: what `Provider.hosted_tools` lists and `allowed_tools` names."""
+
+HOSTED_TOOL_NAMES: Final[frozenset[str]] = frozenset({"web_search", "web_fetch", "code_execution"})
+"""Every hosted tool's name; no function tool of a turn with hosted tools may take one."""
+
+_MAX_DOMAINS: Final = 100
+_MAX_TEXT: Final = 200
+
+
+class UnsupportedHostedToolError(NonRetryableError, ValueError):
+    """A turn's hosted tool that its provider's API does not have, or a malformed one."""
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_TEXT:
+        raise UnsupportedHostedToolError(
+            f"{what} must be a non-empty string of at most {_MAX_TEXT} characters; got {value!r}"
+        )
+    return value
+
+
+def _domains(values: Iterable[str], what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise UnsupportedHostedToolError(
+            f"{what} is a collection of domains, not the string {values!r}"
+        )
+    domains = tuple(_text(value, what) for value in values)
+    if len(domains) > _MAX_DOMAINS:
+        raise UnsupportedHostedToolError(
+            f"{what} holds {len(domains)} domains; at most {_MAX_DOMAINS}"
+        )
+    for domain in domains:
+        if "://" in domain or any(ch.isspace() for ch in domain):
+            raise UnsupportedHostedToolError(
+                f"{what}: {domain!r} is not a domain (write 'example.com' or "
+                "'example.com/docs', without a scheme or spaces)"
+            )
+    return domains
+
+
+def _max_uses(value: int | None, what: str) -> int | None:
+    if value is not None and (type(value) is not int or value < 1):
+        raise UnsupportedHostedToolError(
+            f"{what}.max_uses must be an int of 1 or more; got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class UserLocation:
+    """Where the user roughly is, so a web search can prefer local results.
+
+    `country` is a two-letter ISO 3166-1 code, `timezone` an IANA name
+    (`"Europe/Paris"`); every field is optional.
+    """
+
+    city: str | None = None
+    region: str | None = None
+    country: str | None = None
+    timezone: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse fields that are not short strings, and a country that is not two letters.
+
+        Raises:
+            UnsupportedHostedToolError: naming the field.
+        """
+        for name in ("city", "region", "country", "timezone"):
+            value = getattr(self, name)
+            if value is not None:
+                _text(value, f"UserLocation.{name}")
+        if self.country is not None and not (len(self.country) == 2 and self.country.isalpha()):
+            raise UnsupportedHostedToolError(
+                f"UserLocation.country is a two-letter ISO code such as 'US'; got {self.country!r}"
+            )
+
+    def fields(self) -> dict[str, str]:
+        """The fields that are set, by name (what each API's `user_location` holds)."""
+        return {
+            name: value
+            for name in ("city", "region", "country", "timezone")
+            if (value := getattr(self, name)) is not None
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearch:
+    """The provider's web search: the model searches, reads the results, and cites them.
+
+    `allowed_domains` (only these) or `blocked_domains` (never these), not
+    both; `max_uses` caps the searches of one model call where the API can
+    (Anthropic's `max_uses`, the Responses API's `max_tool_calls`);
+    `user_location` localises results.
+    """
+
+    name: ClassVar[HostedToolName] = "web_search"
+
+    max_uses: int | None = None
+    allowed_domains: Sequence[str] = ()
+    blocked_domains: Sequence[str] = ()
+    user_location: UserLocation | None = None
+
+    def __post_init__(self) -> None:
+        """Check the limits (see `UnsupportedHostedToolError`); keep the domains as tuples."""
+        _check_limits(self, "WebSearch")
+        if self.user_location is not None and not isinstance(self.user_location, UserLocation):
+            raise UnsupportedHostedToolError(
+                "WebSearch.user_location must be a UserLocation; "
+                f"got {type(self.user_location).__name__}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class WebFetch:
+    """The provider fetches a web page or PDF whose address the conversation holds.
+
+    Anthropic's `web_fetch` (which fetches only addresses that appeared in the
+    conversation), Google's URL context. Limits as `WebSearch`'s.
+    """
+
+    name: ClassVar[HostedToolName] = "web_fetch"
+
+    max_uses: int | None = None
+    allowed_domains: Sequence[str] = ()
+    blocked_domains: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        """Check the limits (see `UnsupportedHostedToolError`); keep the domains as tuples."""
+        _check_limits(self, "WebFetch")
+
+
+@dataclass(frozen=True, slots=True)
+class CodeExecution:
+    """The provider runs code the model writes, in its own sandbox.
+
+    Anthropic's `code_execution`, the Responses API's `code_interpreter`: the
+    code never runs on the caller's machine.
+    """
+
+    name: ClassVar[HostedToolName] = "code_execution"
+
+
+HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution
+"""A tool the provider runs: `WebSearch`, `WebFetch` or `CodeExecution`."""
+
+_KINDS: Final = (WebSearch, WebFetch, CodeExecution)
+
+
+def _check_limits(tool: WebSearch | WebFetch, what: str) -> None:
+    _max_uses(tool.max_uses, what)
+    allowed = _domains(tool.allowed_domains, f"{what}.allowed_domains")
+    blocked = _domains(tool.blocked_domains, f"{what}.blocked_domains")
+    if allowed and blocked:
+        raise UnsupportedHostedToolError(
+            f"{what} takes allowed_domains or blocked_domains, not both (the APIs refuse both)"
+        )
+    object.__setattr__(tool, "allowed_domains", allowed)
+    object.__setattr__(tool, "blocked_domains", blocked)
+
+
+def as_hosted_tools(tools: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
+    """Return `tools` as a tuple once each is a hosted tool and no two are of one kind.
+
+    Raises:
+        UnsupportedHostedToolError: naming the value that is not a hosted tool, or the
+            kind given twice.
+    """
+    if isinstance(tools, WebSearch | WebFetch | CodeExecution):
+        raise UnsupportedHostedToolError(
+            "hosted_tools is a list of hosted tools; put the single tool in a list"
+        )
+    checked = tuple(tools)
+    seen: set[str] = set()
+    for tool in checked:
+        if not isinstance(tool, _KINDS):
+            raise UnsupportedHostedToolError(
+                "hosted_tools holds WebSearch, WebFetch and CodeExecution values; "
+                f"got {type(tool).__name__}"
+            )
+        if tool.name in seen:
+            raise UnsupportedHostedToolError(f"hosted_tools has two {tool.name} tools; give one")
+        seen.add(tool.name)
+    return checked
+
+
+def check_hosted_tools(
+    tools: Sequence[HostedTool], *, provider: object, function_tools: Collection[str]
+) -> None:
+    """Refuse hosted `tools` that `provider` does not run or a function tool's name shadows.
+
+    Raises:
+        UnsupportedHostedToolError: naming the tool, and what the provider runs.
+    """
+    names: set[str] = {tool.name for tool in tools}
+    clash = sorted(names & set(function_tools))
+    if clash:
+        raise UnsupportedHostedToolError(
+            f"a function tool is named {', '.join(clash)}, as a hosted tool of this turn is; "
+            "rename the function tool"
+        )
+    _check_provider(names, provider)
+
+
+def _check_provider(names: set[str], provider: object) -> None:
+    if not names:
+        return
+    served: Collection[str] = getattr(provider, "hosted_tools", frozenset())
+    missing = sorted(names - set(served))
+    if missing:
+        has = ", ".join(sorted(served)) or "none"
+        raise UnsupportedHostedToolError(
+            f"the provider {type(provider).__name__} does not run the hosted tool(s) "
+            f"{', '.join(missing)} (it runs: {has})"
+        )
+
+
+def offered_hosted_tools(
+    tools: Sequence[HostedTool], allowed: frozenset[str] | None
+) -> tuple[HostedTool, ...]:
+    """The hosted tools a call offers: all of `tools`, or those `allowed` names when it is set."""
+    return tuple(tool for tool in tools if allowed is None or tool.name in allowed)

@@ -1,0 +1,123 @@
+"""Hosted tools: checked when made, refused over a provider without them, sent per call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from layer0 import TurnConfig
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import (
+    CodeExecution,
+    NeuronTurn,
+    NeuronTurnConfig,
+    UnsupportedHostedToolError,
+    UserLocation,
+    WebFetch,
+    WebSearch,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, ask
+
+
+@tool
+def web_search(query: str) -> str:
+    """A function tool that would shadow the hosted one."""
+    return query
+
+
+def _turn(provider: Any, *hosted: Any, **turn: Any) -> NeuronTurn:
+    config = NeuronTurnConfig(model="m", hosted_tools=list(hosted))
+    return NeuronTurn(provider, config=config, **turn)
+
+
+async def test_each_model_call_offers_the_turns_hosted_tools() -> None:
+    provider = ScriptedProvider([answer("found")], hosted_tools=["web_search", "code_execution"])
+    search = WebSearch(max_uses=2, allowed_domains=["example.com"])
+    turn = _turn(provider, search, CodeExecution())
+
+    output = await turn.execute(ask("search"))
+
+    assert output.exit_reason == "complete"
+    assert tuple(provider.requests[0].hosted_tools) == (search, CodeExecution())
+
+
+async def test_a_calls_allowed_tools_leave_out_the_hosted_tools_they_do_not_name() -> None:
+    provider = ScriptedProvider(
+        [answer("a"), answer("b")], hosted_tools=["web_search", "web_fetch"]
+    )
+    turn = _turn(provider, WebSearch(), WebFetch())
+
+    await turn.execute(ask(config=TurnConfig(allowed_tools=["web_fetch"])))
+    await turn.execute(ask(config=TurnConfig(allowed_tools=[])))
+
+    assert tuple(provider.requests[0].hosted_tools) == (WebFetch(),)
+    assert tuple(provider.requests[1].hosted_tools) == ()
+
+
+def test_a_turn_over_a_provider_without_the_hosted_tool_is_refused_when_made() -> None:
+    provider = ScriptedProvider([], hosted_tools=["web_search"])
+    with pytest.raises(UnsupportedHostedToolError) as refused:
+        _turn(provider, WebSearch(), CodeExecution())
+    assert str(refused.value) == (
+        "the provider ScriptedProvider does not run the hosted tool(s) code_execution "
+        "(it runs: web_search)"
+    )
+
+
+def test_a_provider_that_lists_no_hosted_tools_runs_none() -> None:
+    class Plain:
+        async def complete(self, request: Any) -> Any:
+            raise AssertionError("never called")
+
+    with pytest.raises(UnsupportedHostedToolError, match=r"web_search \(it runs: none\)"):
+        _turn(Plain(), WebSearch())
+
+
+def test_a_function_tool_may_not_take_a_hosted_tools_name() -> None:
+    provider = ScriptedProvider([], hosted_tools=["web_search"])
+    with pytest.raises(UnsupportedHostedToolError, match="function tool is named web_search"):
+        _turn(provider, WebSearch(), tools=ToolRegistry([web_search]))
+
+
+def test_without_hosted_tools_a_function_tool_may_be_named_web_search() -> None:
+    NeuronTurn(ScriptedProvider([]), tools=[web_search])
+
+
+@pytest.mark.parametrize(
+    ("make", "complaint"),
+    [
+        (lambda: WebSearch(max_uses=0), "WebSearch.max_uses must be an int of 1 or more; got 0"),
+        (lambda: WebFetch(max_uses=True), "WebFetch.max_uses must be an int of 1 or more"),
+        (lambda: WebSearch(allowed_domains="example.com"), "not the string 'example.com'"),
+        (lambda: WebSearch(allowed_domains=["https://a.com"]), "'https://a.com' is not a domain"),
+        (lambda: WebFetch(blocked_domains=["a b.com"]), "'a b.com' is not a domain"),
+        (lambda: WebSearch(allowed_domains=[""]), "must be a non-empty string"),
+        (lambda: WebSearch(allowed_domains=[3]), "must be a non-empty string"),
+        (lambda: WebSearch(allowed_domains=["a.com"] * 101), "holds 101 domains; at most 100"),
+        (
+            lambda: WebSearch(allowed_domains=["a.com"], blocked_domains=["b.com"]),
+            "allowed_domains or blocked_domains, not both",
+        ),
+        (lambda: UserLocation(country="France"), "two-letter ISO code such as 'US'"),
+        (lambda: UserLocation(city=""), "UserLocation.city must be a non-empty string"),
+        (lambda: WebSearch(user_location={"city": "x"}), "must be a UserLocation; got dict"),
+        (lambda: NeuronTurnConfig(hosted_tools=WebSearch()), "put the single tool in a list"),
+        (lambda: NeuronTurnConfig(hosted_tools=["web_search"]), "got str"),
+        (lambda: NeuronTurnConfig(hosted_tools=[WebSearch(), WebSearch()]), "two web_search"),
+    ],
+)
+def test_a_malformed_hosted_tool_is_refused_naming_what_is_wrong(make: Any, complaint: str) -> None:
+    with pytest.raises(UnsupportedHostedToolError) as refused:
+        make()
+    assert complaint in str(refused.value)
+
+
+def test_hosted_tools_keep_their_domains_as_tuples() -> None:
+    domains = ["example.com"]
+    search = WebSearch(allowed_domains=domains)
+    domains.append("evil.example")
+    assert search.allowed_domains == ("example.com",)
+    assert NeuronTurnConfig(hosted_tools=[search]).hosted_tools == (search,)

@@ -1,0 +1,254 @@
+"""Response side: a Gemini `GenerateContentResponse` to `neuron_turn` provider types (no I/O).
+
+`parse_response` reads the non-streamed body and the body a stream's chunks
+fold into (`_stream`), so both give the same answer.
+
+Parts: `text` becomes a `TextPart`, `text` with `thought: true` a
+`ThinkingPart`, `functionCall` a `ToolUsePart` (its `id`, or one made by
+`_tool_ids`). A part's `thoughtSignature` becomes this provider's
+`RawPart("google", {"thoughtSignature": ...})` right before the part it came
+on, and `_wire` puts it back on that part. It is not `ThinkingPart.signature`:
+the Anthropic provider sends any signed thinking back as its own and would
+fail on Gemini's signature, while every other provider drops a `RawPart`. A
+signed part the loop has no type for (an empty text, a built-in tool's code)
+is kept whole as a `RawPart` so its signature goes back in its place; unsigned
+ones are skipped with a debug log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import JsonValue
+
+from neuron_turn.loop.provider import (
+    ContentPart,
+    RawPart,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolUsePart,
+)
+
+from ._tool_ids import synthesised_call_id
+from ._wire import PROVIDER, SIGNATURE
+
+logger = logging.getLogger("neuron_provider_google")
+
+_FILTERED: Final = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "ESCALATION",
+        "PUP_LIMITED_DISABLED",
+        "MODEL_ARMOR",
+    }
+)
+"""Finish reasons that mean the answer was stopped by a filter: the `content_filter` stop."""
+_TRUNCATED: Final = frozenset({"MAX_TOKENS", "CONTINUATION"})
+_MALFORMED: Final = frozenset(
+    {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MALFORMED_RESPONSE"}
+)
+"""Finish reasons that mean the model wrote something unusable: a `ProviderResponseError`."""
+_REQUEST_FAULTS: Final = frozenset({"MISSING_THOUGHT_SIGNATURE"})
+
+
+class MalformedResponseError(ValueError):
+    """A 200 body that is JSON but not a usable `GenerateContentResponse`."""
+
+
+class UnusableAnswerError(Exception):
+    """The model's answer ended in a way that leaves nothing to use (a malformed call)."""
+
+
+class BlockedRequestError(Exception):
+    """The API refused the request itself: a blocked prompt, a missing thought signature."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """An answer read into provider types (cost is the provider's business)."""
+
+    content: list[ContentPart]
+    stop_reason: StopReason
+    usage: TokenUsage
+    model: str
+
+
+def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> Completion:
+    """Read a `GenerateContentResponse` (already JSON-decoded); the first candidate is the answer.
+
+    Raises:
+        MalformedResponseError: not an object, no candidate, or only parts of unknown kinds.
+        BlockedRequestError: the prompt was blocked (`promptFeedback.blockReason`) or the
+            API says the request lacked a thought signature.
+        UnusableAnswerError: the model's call or answer was malformed (`finishReason`
+            `MALFORMED_FUNCTION_CALL` and its kin).
+    """
+    if not isinstance(data, dict):
+        raise MalformedResponseError("the body is not a JSON object")
+    candidates = data.get("candidates")
+    candidate = candidates[0] if isinstance(candidates, list) and candidates else None
+    if not isinstance(candidate, dict):
+        raise _no_candidate(data.get("promptFeedback"))
+    reason = candidate.get("finishReason")
+    reason = reason if isinstance(reason, str) else ""
+    if reason in _MALFORMED or reason in _REQUEST_FAULTS:
+        cls = UnusableAnswerError if reason in _MALFORMED else BlockedRequestError
+        raise cls(_finish_detail(reason, candidate.get("finishMessage")))
+    response_id = data.get("responseId")
+    salt = response_id if isinstance(response_id, str) and response_id else fallback_salt
+    content, skipped = parse_parts(_parts_of(candidate.get("content")), salt=salt)
+    if skipped and not any(not isinstance(part, RawPart) for part in content):
+        raise MalformedResponseError(f"the answer holds only parts of unsupported kinds {skipped}")
+    model = data.get("modelVersion")
+    return Completion(
+        content=content,
+        stop_reason=stop_reason(reason, content),
+        usage=parse_usage(data.get("usageMetadata")),
+        model=model if isinstance(model, str) and model else fallback_model,
+    )
+
+
+def _no_candidate(feedback: object) -> Exception:
+    block = feedback.get("blockReason") if isinstance(feedback, dict) else None
+    if isinstance(block, str) and block:
+        message = feedback.get("blockReasonMessage") if isinstance(feedback, dict) else None
+        detail = f": {message}" if isinstance(message, str) and message else ""
+        return BlockedRequestError(f"the prompt was blocked (blockReason {block}){detail}")
+    return MalformedResponseError("the body has no candidate")
+
+
+def _finish_detail(reason: str, message: object) -> str:
+    what = {
+        "MALFORMED_FUNCTION_CALL": "the model wrote a function call that cannot be parsed",
+        "UNEXPECTED_TOOL_CALL": "the model called a function it was not offered",
+        "TOO_MANY_TOOL_CALLS": "the model made too many tool calls",
+        "MALFORMED_RESPONSE": "the model's answer was malformed",
+        "MISSING_THOUGHT_SIGNATURE": "a function call in the history lacks its thought signature",
+    }[reason]
+    detail = f": {message}" if isinstance(message, str) and message else ""
+    return f"{what} (finishReason {reason}){detail}"
+
+
+def _parts_of(content: object) -> list[object]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return parts if isinstance(parts, list) else []
+
+
+def parse_parts(parts: Iterable[object], *, salt: str) -> tuple[list[ContentPart], list[str]]:
+    """The content parts the wire parts map to, and the kinds of the parts skipped."""
+    content: list[ContentPart] = []
+    skipped: list[str] = []
+    calls = 0
+    for part in parts:
+        mapped = _mapped(part, salt=salt, position=calls) if isinstance(part, dict) else None
+        signature = part.get(SIGNATURE) if isinstance(part, dict) else None
+        signed = isinstance(signature, str) and bool(signature)
+        if mapped is None:
+            what = _part_kind(part)
+            if signed:
+                content.append(RawPart(PROVIDER, _kept(part)))  # type: ignore[arg-type]
+            elif what != "empty text":
+                logger.debug("part of kind %r skipped: the loop has no use for it", what)
+                skipped.append(what)
+            continue
+        if signed:
+            content.append(RawPart(PROVIDER, {SIGNATURE: signature}))
+        calls += isinstance(mapped, ToolUsePart)
+        content.append(mapped)
+    return content, skipped
+
+
+def _mapped(part: Mapping[str, JsonValue], *, salt: str, position: int) -> ContentPart | None:
+    call = part.get("functionCall")
+    if isinstance(call, dict):
+        return parse_call(call, salt=salt, position=position)
+    text = part.get("text")
+    if isinstance(text, str) and text:
+        return ThinkingPart(text) if part.get("thought") is True else TextPart(text)
+    return None
+
+
+def parse_call(call: Mapping[str, JsonValue], *, salt: str, position: int) -> ToolUsePart:
+    """A `functionCall`: its `id` when it has one, else one made up (see `_tool_ids`).
+
+    `args` is a JSON object on the wire; anything else (missing: `{}`) is
+    kept as it came, and the tool registry refuses what is not an object, so
+    the model gets an error result it can correct.
+    """
+    name = call.get("name")
+    name = name if isinstance(name, str) else ""
+    args = call.get("args", {})
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = synthesised_call_id(salt=salt, position=position, name=name, args=args)
+    return ToolUsePart(call_id, name, args)
+
+
+def _part_kind(part: object) -> str:
+    if not isinstance(part, dict):
+        return type(part).__name__
+    if part.get("text") == "":
+        return "empty text"
+    keys = [key for key in part if key not in (SIGNATURE, "thought")]
+    return keys[0] if keys else "empty part"
+
+
+def _kept(part: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """A signed part with no loop type, whole; a lone signature gets an empty text."""
+    kept = dict(part)
+    if len(kept) == 1:
+        kept["text"] = ""
+    return kept
+
+
+def stop_reason(reason: str, content: Sequence[ContentPart]) -> StopReason:
+    """Map `finishReason`; a call with any other reason (`STOP`, none, unknown) is `tool_use`.
+
+    A truncated or filtered answer says so even beside a call, whose
+    arguments may have been cut short.
+    """
+    if reason in _TRUNCATED:
+        return "max_tokens"
+    if reason in _FILTERED:
+        return "content_filter"
+    if any(isinstance(part, ToolUsePart) for part in content):
+        return "tool_use"
+    return "end_turn"
+
+
+def parse_usage(usage: object) -> TokenUsage:
+    """Read `usageMetadata` as genai-prices does for Google.
+
+    `input_tokens` is `promptTokenCount` (cached tokens included, as
+    `TokenUsage` counts them) plus `toolUsePromptTokenCount`; `output_tokens`
+    is `candidatesTokenCount` plus `thoughtsTokenCount` (thoughts are billed
+    as output); `cache_read_tokens` is `cachedContentTokenCount`.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    cached = usage.get("cachedContentTokenCount")
+    return TokenUsage(
+        input_tokens=token_count(usage.get("promptTokenCount"))
+        + token_count(usage.get("toolUsePromptTokenCount")),
+        output_tokens=token_count(usage.get("candidatesTokenCount"))
+        + token_count(usage.get("thoughtsTokenCount")),
+        cache_read_tokens=None if cached is None else token_count(cached),
+    )
+
+
+def token_count(value: object) -> int:
+    """A token count; anything but a positive int (a bool, a string, a negative) is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

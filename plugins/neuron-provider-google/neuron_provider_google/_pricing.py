@@ -1,0 +1,145 @@
+"""What a Gemini call cost: the user's prices first, then genai-prices' data for Google.
+
+Amounts are `Decimal` throughout and end as `moneyed.Money` in USD; no float
+is ever involved. genai-prices is imported on first use. Its `calc_price`
+applies Google's tiers (Gemini 2.5 Pro's price over 200k prompt tokens) and
+cache-read prices; a model it does not know costs None, as with the other
+providers, so the loop says the price is unknown rather than guess.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Final, TypeAlias
+
+from moneyed import Money
+
+from neuron_turn.loop.provider import TokenUsage
+
+logger = logging.getLogger("neuron_provider_google")
+
+PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
+"""`{model: {"input_mtok": "0.3", "output_mtok": "2.5", "cache_read_mtok": "0.03"}}`,
+USD per million tokens as Decimal strings (or Decimals / ints; never floats)."""
+
+PRICE_PROVIDER_ID: Final = "google"
+"""The genai-prices provider Gemini API calls are priced as."""
+
+_PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok")
+_MTOK: Final = Decimal(1_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """USD per million tokens for one model; no cache price bills cache reads as input."""
+
+    input_mtok: Decimal
+    output_mtok: Decimal
+    cache_read_mtok: Decimal | None = None
+
+    def cost(self, usage: TokenUsage) -> Decimal:
+        """The cost of `usage`, whose `input_tokens` include the cache reads."""
+        read = min(usage.cache_read_tokens or 0, usage.input_tokens)
+        read_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
+        total = (
+            (usage.input_tokens - read) * self.input_mtok
+            + read * read_price
+            + usage.output_tokens * self.output_mtok
+        )
+        return total / _MTOK
+
+
+def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
+    """Check and convert the `prices=` option.
+
+    Raises:
+        ValueError: an unknown key, a missing input/output price, a float or a
+            value that is not a non-negative decimal.
+    """
+    return {model: _model_price(model, entry) for model, entry in (table or {}).items()}
+
+
+def _model_price(model: str, entry: Mapping[str, str | Decimal | int]) -> ModelPrice:
+    unknown = set(entry) - set(_PRICE_KEYS)
+    if unknown:
+        raise ValueError(f"prices[{model!r}]: unknown key(s) {sorted(unknown)}; use {_PRICE_KEYS}")
+    missing = {"input_mtok", "output_mtok"} - set(entry)
+    if missing:
+        raise ValueError(f"prices[{model!r}]: missing {sorted(missing)}")
+    return ModelPrice(**{key: _decimal(model, key, value) for key, value in entry.items()})
+
+
+def _decimal(model: str, key: str, value: object) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, str | Decimal | int):
+        raise ValueError(
+            f"prices[{model!r}][{key!r}] must be a decimal string like '0.3' "
+            f"(not {type(value).__name__}: floats would lose cents)"
+        )
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"prices[{model!r}][{key!r}]: {value!r} is not a decimal") from None
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"prices[{model!r}][{key!r}]: {value!r} is not a non-negative amount")
+    return amount
+
+
+def price_model_name(model: str) -> str:
+    """The name genai-prices knows a model by: without the API's `models/` prefix."""
+    return model.removeprefix("models/")
+
+
+@dataclass(frozen=True, slots=True)
+class Pricer:
+    """Prices calls for one provider instance.
+
+    Order: `overrides` for the answered model, then for the requested model;
+    then genai-prices (when `lookup` is on) for the answered model, else None.
+    """
+
+    overrides: Mapping[str, ModelPrice]
+    lookup: bool = True
+
+    def cost(self, usage: TokenUsage, *, model: str, requested_model: str) -> Money | None:
+        """The call's cost in USD, or None when the model's price is unknown."""
+        answered, requested = price_model_name(model), price_model_name(requested_model)
+        price = self.overrides.get(answered) or self.overrides.get(requested)
+        if price is not None:
+            return Money(price.cost(usage), "USD")
+        if not self.lookup:
+            return None
+        amount = _price_data_cost(usage, answered)
+        return None if amount is None else Money(amount, "USD")
+
+
+def _price_data_cost(usage: TokenUsage, model: str) -> Decimal | None:
+    from genai_prices import Usage, calc_price
+
+    tokens = Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+    )
+    try:
+        calculation = calc_price(tokens, model, provider_id=PRICE_PROVIDER_ID)
+    except (LookupError, ValueError) as exc:
+        logger.debug("no price for model %r: %s", model, exc)
+        return None
+    return calculation.total_price
+
+
+def context_window(model: str) -> int | None:
+    """Return `model`'s context window in tokens from genai-prices' data; None when unknown."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, info = get_snapshot().find_provider_model(
+            price_model_name(model), None, PRICE_PROVIDER_ID, None
+        )
+    except LookupError:
+        return None
+    window = getattr(info, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None

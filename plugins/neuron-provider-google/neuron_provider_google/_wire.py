@@ -1,0 +1,349 @@
+"""Request side: `neuron_turn` provider types to a Gemini `generateContent` body (no I/O).
+
+Field names are the API's JSON (camelCase) from the v1beta reference:
+`GenerateContentRequest` (`contents`, `systemInstruction`, `tools`,
+`toolConfig`, `generationConfig`) and `Part` (`text`, `inlineData`,
+`fileData`, `functionCall`, `functionResponse`, `thought`, `thoughtSignature`).
+
+Thought signatures travel as this provider's `RawPart`s (see `_answer`): a
+marker `{"thoughtSignature": ...}` right before the part it came on is put
+back on that part, byte for byte; a `RawPart` holding a whole part (a signed
+part the loop has no type for) is sent as it is, in its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+from pydantic import JsonValue
+
+from layer0 import Base64Source
+from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.provider import (
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    ProviderRequest,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.loop.tool_choice import ToolChoice
+from neuron_turn.loop.tool_files import files_intro
+
+Json: TypeAlias = dict[str, JsonValue]
+
+PROVIDER: Final = "google"
+"""The provider name; also the `RawPart.provider` of the thought signatures it sends back."""
+SIGNATURE: Final = "thoughtSignature"
+"""The part field holding a thought signature."""
+UNSIGNED_CALL_SIGNATURE: Final = "context_engineering_is_the_way_to_go"
+"""What Google documents for a function call no Gemini model signed (another provider's
+call, one written by hand): Gemini 3 refuses the first call of a step without a signature."""
+ONE_CALL_AT_A_TIME: Final = "Call at most one tool per answer."
+"""Added to the system instruction for `parallel_tool_calls=False`: the API has no switch."""
+
+_CHOICE_MODES: Final = {"auto": "AUTO", "none": "NONE", "required": "ANY", "tool": "ANY"}
+_NOT_SENT_EXTRA: Final = frozenset({"metadata"})
+_MERGED_FIELDS: Final = frozenset({"generationConfig", "toolConfig"})
+
+
+class UnsupportedContentError(ValueError):
+    """A message holds a part the Gemini API cannot take, or cannot take there."""
+
+
+# --- the body -----------------------------------------------------------------
+
+
+def request_body(
+    request: ProviderRequest,
+    *,
+    defaults: Mapping[str, JsonValue] | None = None,
+    include_thoughts: bool = False,
+) -> Json:
+    """Build the JSON body for `POST models/{model}:generateContent` (the model is in the URL).
+
+    Precedence, lowest first: `defaults`, the fields built from the request,
+    then `request.extra`. `generationConfig` and `toolConfig` are merged one
+    level deep (so `extra={"generationConfig": {"topK": 40}}` keeps
+    `maxOutputTokens`); other keys replace. `extra["metadata"]` (the caller's
+    trace ids) is not sent: the API has no field for it.
+
+    Raises:
+        UnsupportedContentError: a message holds a part the API cannot take.
+    """
+    body: Json = dict(defaults or {})
+    system = system_instruction(request)
+    if system is not None:
+        body["systemInstruction"] = system
+    body["contents"] = build_contents(request.messages)
+    if request.tools:
+        body["tools"] = [{"functionDeclarations": [declaration(tool) for tool in request.tools]}]
+        if request.tool_choice is not None:
+            _merge(
+                body, "toolConfig", {"functionCallingConfig": calling_config(request.tool_choice)}
+            )
+    generation = generation_config(request, include_thoughts=include_thoughts)
+    if generation:
+        _merge(body, "generationConfig", generation)
+    for key, value in request.extra.items():
+        if key in _NOT_SENT_EXTRA:
+            continue
+        if key in _MERGED_FIELDS and isinstance(value, dict):
+            _merge(body, key, value)
+        else:
+            body[key] = value
+    return body
+
+
+def _merge(body: Json, key: str, fields: Mapping[str, JsonValue]) -> None:
+    current = body.get(key)
+    body[key] = {**current, **fields} if isinstance(current, dict) else dict(fields)
+
+
+def system_instruction(request: ProviderRequest) -> Json | None:
+    """`{"parts": [{"text": ...}]}` from `request.system` and any system messages, in order.
+
+    Contents hold only `user` and `model` turns, so a system message met in
+    the conversation joins the instruction (as pydantic-ai does).
+    """
+    texts = [request.system] if request.system else []
+    for message in request.messages:
+        if message.role == "system":
+            texts.extend(_system_texts(message.content))
+    if request.tools and request.parallel_tool_calls is False:
+        texts.append(ONE_CALL_AT_A_TIME)
+    if not texts:
+        return None
+    return {"parts": [{"text": "\n".join(texts)}]}
+
+
+def _system_texts(parts: Sequence[ContentPart]) -> list[str]:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif not isinstance(part, ThinkingPart | RawPart):
+            raise UnsupportedContentError(f"a system message can hold only text, not {kind(part)}")
+    return texts
+
+
+def declaration(tool: ToolSchema) -> Json:
+    """A tool as a `FunctionDeclaration`, its JSON Schema as `parametersJsonSchema`, unchanged."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parametersJsonSchema": tool.input_schema,
+    }
+
+
+def calling_config(choice: ToolChoice) -> Json:
+    """`{"mode": AUTO | NONE | ANY}`, and `allowedFunctionNames` for one named tool."""
+    config: Json = {"mode": _CHOICE_MODES[choice.mode]}
+    if choice.name is not None:
+        config["allowedFunctionNames"] = [choice.name]
+    return config
+
+
+def generation_config(request: ProviderRequest, *, include_thoughts: bool = False) -> Json:
+    """`maxOutputTokens`, `temperature`, native output, and `thinkingConfig.includeThoughts`.
+
+    Native output (`responseMimeType: application/json` and the schema as
+    `responseJsonSchema`) goes only on a call that sends no tools: Gemini 2.5
+    refuses a response schema beside function declarations. A call with tools
+    ends on text the loop validates against the schema itself.
+    """
+    config: Json = {}
+    if request.max_tokens is not None:
+        config["maxOutputTokens"] = request.max_tokens
+    if request.temperature is not None:
+        config["temperature"] = request.temperature
+    if request.output is not None and not request.tools:
+        config["responseMimeType"] = "application/json"
+        config["responseJsonSchema"] = request.output.schema
+    if include_thoughts:
+        config["thinkingConfig"] = {"includeThoughts": True}
+    return config
+
+
+# --- contents -----------------------------------------------------------------
+
+
+def build_contents(messages: Sequence[ProviderMessage]) -> list[JsonValue]:
+    """The `contents`: each user message as a `user` turn, each assistant one as `model`.
+
+    System messages go to the system instruction; a turn left with no parts
+    (only another provider's raw parts) is not sent, as the API refuses it.
+    """
+    names = _call_names(messages)
+    contents: list[JsonValue] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "assistant":
+            parts = model_parts(message.content)
+        else:
+            parts = user_parts(message.content, names)
+        if parts:
+            contents.append(
+                {"role": "model" if message.role == "assistant" else "user", "parts": parts}
+            )
+    return contents
+
+
+def _call_names(messages: Sequence[ProviderMessage]) -> dict[str, str]:
+    """Each tool call's function name by call id: a `functionResponse` must name its function."""
+    return {
+        part.id: part.name
+        for message in messages
+        for part in message.content
+        if isinstance(part, ToolUsePart)
+    }
+
+
+def user_parts(parts: Sequence[ContentPart], names: Mapping[str, str]) -> list[JsonValue]:
+    """Function responses first, then the files they returned, then the user's own parts.
+
+    Raises:
+        UnsupportedContentError: a tool call in a user message, or a result
+            whose call is not in the conversation (its function's name is unknown).
+    """
+    responses: list[JsonValue] = []
+    shown: list[JsonValue] = []
+    own: list[JsonValue] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            name = names.get(part.tool_use_id)
+            responses.append(function_response(part, name))
+            if part.files:
+                shown.append({"text": files_intro(part, name)})
+                shown.extend(file_part(file) for file in part.files)
+        elif isinstance(part, TextPart):
+            own.append({"text": part.text})
+        elif isinstance(part, ImagePart | DocumentPart):
+            own.append(file_part(part))
+        elif isinstance(part, ToolUsePart):
+            raise UnsupportedContentError("a user message cannot hold a tool call")
+        # ThinkingPart / RawPart come from a model's answer and mean nothing here.
+    return [*responses, *shown, *own]
+
+
+def function_response(part: ToolResultPart, name: str | None) -> Json:
+    """A tool result as `functionResponse`: `{"output": ...}`, or `{"error": ...}` when it failed.
+
+    The API documents those two keys of `response` for a result and a failure.
+
+    Raises:
+        UnsupportedContentError: `name` is None (the call is not in the conversation).
+    """
+    if name is None:
+        raise UnsupportedContentError(
+            f"the tool result for call {part.tool_use_id!r} answers no call in the conversation: "
+            "a functionResponse must name the function it answers"
+        )
+    key = "error" if part.is_error else "output"
+    response: Json = {"id": part.tool_use_id, "name": name, "response": {key: part.content}}
+    return {"functionResponse": response}
+
+
+def file_part(file: ImagePart | DocumentPart) -> Json:
+    """An image or document: its bytes as `inlineData`, its URL as `fileData`.
+
+    The API fetches a `fileData` URI itself: a Files API URI, a YouTube
+    link, or any public or signed HTTPS URL.
+    """
+    source = file.source
+    if isinstance(source, Base64Source):
+        return {"inlineData": {"mimeType": file.media_type, "data": source.data}}
+    return {"fileData": {"mimeType": file.media_type, "fileUri": source.url}}
+
+
+def model_parts(parts: Sequence[ContentPart]) -> list[JsonValue]:
+    """An assistant message as `model` parts, each signature back on the part it came on.
+
+    Text and tool calls go as `text` and `functionCall`; a thought goes back
+    (`thought: true`) only when signed, as Gemini reads nothing from unsigned
+    thought text; other providers' `RawPart`s are dropped. The first call of
+    the message gets Google's documented stand-in when no Gemini model signed it.
+
+    Raises:
+        UnsupportedContentError: an image, document or tool result in an assistant message.
+    """
+    builder = _ModelParts()
+    for part in parts:
+        if isinstance(part, RawPart):
+            builder.raw(part)
+        elif isinstance(part, TextPart):
+            builder.add({"text": part.text})
+        elif isinstance(part, ThinkingPart):
+            builder.thought(part)
+        elif isinstance(part, ToolUsePart):
+            builder.call(part)
+        else:
+            raise UnsupportedContentError(f"an assistant message cannot hold {kind(part)}")
+    return builder.finish()
+
+
+@dataclass(slots=True)
+class _ModelParts:
+    """Assembles a `model` turn's parts, carrying a signature marker to the next part."""
+
+    parts: list[JsonValue] = field(default_factory=list)
+    pending: str | None = None
+    calls: int = 0
+
+    def raw(self, part: RawPart) -> None:
+        data = part.data
+        if part.provider != PROVIDER or not isinstance(data, dict):
+            return
+        signature = data.get(SIGNATURE)
+        if len(data) == 1 and isinstance(signature, str):
+            self._flush()  # two markers in a row: the first keeps its own (empty) part
+            self.pending = signature
+        else:
+            self._flush()
+            self.parts.append(dict(data))
+
+    def thought(self, part: ThinkingPart) -> None:
+        if self.pending is not None:
+            self.add({"text": part.thinking, "thought": True})
+
+    def call(self, part: ToolUsePart) -> None:
+        args: JsonValue = part.input if isinstance(part.input, dict) else {"arguments": part.input}
+        call: Json = {"id": part.id, "name": part.name, "args": args}
+        wire: Json = {"functionCall": call}
+        if self.calls == 0 and self.pending is None:
+            wire[SIGNATURE] = UNSIGNED_CALL_SIGNATURE
+        self.calls += 1
+        self.add(wire)
+
+    def add(self, wire: Json) -> None:
+        if self.pending is not None:
+            wire[SIGNATURE] = self.pending
+            self.pending = None
+        self.parts.append(wire)
+
+    def _flush(self) -> None:
+        # A marker whose part is gone (edited out of the history) keeps its place on
+        # an empty text part, the form the API streams a lone signature in.
+        if self.pending is not None:
+            self.add({"text": ""})
+
+    def finish(self) -> list[JsonValue]:
+        self._flush()
+        return self.parts
+
+
+def kind(part: ContentPart) -> str:
+    """What `part` is, in words, for an error message (`an image`)."""
+    return {
+        ImagePart: "an image",
+        DocumentPart: "a document",
+        ToolResultPart: "a tool result",
+        ToolUsePart: "a tool call",
+    }.get(type(part), type(part).__name__)

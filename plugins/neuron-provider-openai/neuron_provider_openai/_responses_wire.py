@@ -27,6 +27,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, WebSearch
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -112,8 +113,14 @@ def request_body(
     if request.system:
         body["instructions"] = request.system
     body["input"] = build_input(request.messages, stored=body["store"] is True)
+    tools = [tool_to_wire(tool) for tool in request.tools]
+    tools.extend(hosted_tool_to_wire(tool) for tool in request.hosted_tools)
+    if tools:
+        body["tools"] = list[JsonValue](tools)
+    cap = max_tool_calls(request.hosted_tools)
+    if cap is not None:
+        body["max_tool_calls"] = cap
     if request.tools:
-        body["tools"] = [tool_to_wire(tool) for tool in request.tools]
         if request.tool_choice is not None:
             body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
         if request.parallel_tool_calls is not None:
@@ -128,6 +135,53 @@ def request_body(
         body["include"] = _with_encrypted_reasoning(body.get("include"))
     merge_extra(body, request.extra, send_metadata=send_metadata)
     return body
+
+
+HOSTED_TOOLS: Final = frozenset({"web_search", "code_execution"})
+"""The hosted tools the Responses API runs (`neuron_turn.WebSearch`, `CodeExecution`)."""
+
+
+def hosted_tool_to_wire(tool: HostedTool) -> Json:
+    """The built-in tool entry of the body's `tools` for hosted `tool`.
+
+    Raises:
+        UnsupportedContentError: a hosted tool, or a limit of one, this API does not take.
+    """
+    if isinstance(tool, CodeExecution):
+        return {"type": "code_interpreter", "container": {"type": "auto"}}
+    if not isinstance(tool, WebSearch):
+        raise UnsupportedContentError(
+            f"the Responses API does not run the hosted tool {tool.name!r}"
+        )
+    if tool.blocked_domains:
+        raise UnsupportedContentError(
+            "the Responses API's web search takes allowed_domains, not blocked_domains"
+        )
+    entry: Json = {"type": "web_search"}
+    if tool.allowed_domains:
+        entry["filters"] = {"allowed_domains": list[JsonValue](tool.allowed_domains)}
+    if tool.user_location is not None:
+        entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+    return entry
+
+
+def max_tool_calls(tools: Sequence[HostedTool]) -> int | None:
+    """The body's `max_tool_calls`: a web search's `max_uses`, the API's cap on built-in calls.
+
+    Raises:
+        UnsupportedContentError: `max_uses` next to another hosted tool, which the one cap
+            (on all built-in calls of a response together) would limit too.
+    """
+    caps = [tool.max_uses for tool in tools if isinstance(tool, WebSearch) and tool.max_uses]
+    if not caps:
+        return None
+    if len(tools) > 1:
+        raise UnsupportedContentError(
+            "the Responses API caps all built-in tool calls of a response together "
+            "(max_tool_calls): WebSearch.max_uses works here only when web search is the "
+            "turn's one hosted tool"
+        )
+    return caps[0]
 
 
 def _with_encrypted_reasoning(include: JsonValue) -> list[JsonValue]:

@@ -59,7 +59,7 @@ _STOP_REASONS: Final[Mapping[str, StopReason]] = {
 
 
 class UnsupportedContentError(ValueError):
-    """A message holds a part the Chat Completions API cannot take in that role."""
+    """A request holds what the API cannot take: a part in a message's role, a hosted tool."""
 
 
 class MalformedCompletionError(ValueError):

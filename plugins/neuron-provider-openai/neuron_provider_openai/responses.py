@@ -77,6 +77,11 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     """What a body should be, in error messages."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `text.format: json_schema` unless told otherwise."""
+    hosted_tools: ClassVar[frozenset[str]] = wire.HOSTED_TOOLS
+    """Web search (`web_search`: allowed domains, location, `max_uses` as `max_tool_calls`)
+    and code execution (`code_interpreter` in an automatic container) run on OpenAI's
+    servers. Their calls' items are not sent back (`store` is off); the answer's text
+    follows from them. Their fees (per search, per container) are not in the cost."""
 
     def __init__(
         self,

@@ -75,8 +75,15 @@ def request_body(
     trace ids) is not sent: the API has no field for it.
 
     Raises:
-        UnsupportedContentError: a message holds a part the API cannot take.
+        UnsupportedContentError: a message holds a part the API cannot take, or the
+            request offers hosted tools.
     """
+    if request.hosted_tools:
+        names = sorted({tool.name for tool in request.hosted_tools})
+        raise UnsupportedContentError(
+            f"hosted tools {names} are not offered by this provider (its `hosted_tools` is "
+            "empty: Gemini's Google Search and code execution are not mapped)"
+        )
     body: Json = dict(defaults or {})
     system = system_instruction(request)
     if system is not None:

@@ -110,6 +110,8 @@ class GoogleProvider:
     """The registered provider name; used in error messages and `ProviderError.provider`."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `responseJsonSchema` on calls that offer no tools."""
+    hosted_tools: ClassVar[frozenset[str]] = frozenset()
+    """No hosted tool is mapped yet: a turn granting one is refused when it is made."""
 
     def __init__(
         self,

@@ -1,0 +1,81 @@
+"""The Google provider's cost: genai-prices' data for Google, or the caller's prices."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import genai_prices
+import pytest
+from moneyed import Money
+
+from neuron_provider_google._pricing import parse_prices
+from neuron_turn.loop.provider import TokenUsage
+
+from ._support import json_response, mocked, request, response, text, usage
+
+BODY = response(text("Hi"), usageMetadata=usage(2000, 500, thoughts=128, cached=1024))
+
+
+async def test_usage_is_what_genai_prices_reads_from_a_gemini_body() -> None:
+    provider, _ = mocked(json_response(BODY))
+    answer = await provider.complete(request())
+    extracted = genai_prices.extract_usage(BODY, provider_id="google")
+    assert answer.usage == TokenUsage(
+        extracted.usage.input_tokens or 0,
+        extracted.usage.output_tokens or 0,
+        extracted.usage.cache_read_tokens,
+    )
+
+
+async def test_cost_is_genai_prices_price_for_the_answered_model() -> None:
+    provider, _ = mocked(json_response(BODY))
+    answer = await provider.complete(request())
+    extracted = genai_prices.extract_usage(BODY, provider_id="google")
+    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
+    assert answer.cost == Money(expected.total_price, "USD")
+    assert answer.cost is not None and answer.cost.amount > 0
+
+
+async def test_prices_option_wins_for_the_answered_or_the_asked_model() -> None:
+    prices = {"gemini-2.5-flash": {"input_mtok": "1", "output_mtok": "2", "cache_read_mtok": "0.5"}}
+    provider, _ = mocked(json_response(BODY), prices=prices)
+    answer = await provider.complete(request())
+    # (2000 - 1024) * 1 + 1024 * 0.5 + (500 + 128) * 2 per million tokens.
+    assert answer.cost == Money(Decimal("0.002744"), "USD")
+    other = response(text("Hi"), usageMetadata=usage(1000, 0), modelVersion="gemini-x-001")
+    provider, _ = mocked(
+        json_response(other), prices={"gemini-2.5-flash": prices["gemini-2.5-flash"]}
+    )
+    assert (await provider.complete(request())).cost == Money(Decimal("0.001"), "USD")
+
+
+async def test_an_unknown_model_has_no_cost() -> None:
+    provider, _ = mocked(json_response(response(modelVersion="not-a-gemini-model-xyz")))
+    assert (await provider.complete(request())).cost is None
+
+
+async def test_lookup_prices_off_leaves_unpriced_models_unknown() -> None:
+    provider, _ = mocked(json_response(BODY), lookup_prices=False)
+    assert (await provider.complete(request())).cost is None
+
+
+def test_context_window_comes_from_genai_prices_and_unknown_is_none() -> None:
+    provider, _ = mocked()
+    window = provider.context_window("gemini-2.5-flash")
+    assert isinstance(window, int) and window >= 1_000_000
+    assert provider.context_window("models/gemini-2.5-flash") == window
+    assert provider.context_window("not-a-gemini-model-xyz") is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        ({"input_mtok": 0.3, "output_mtok": "2"}, "floats would lose cents"),
+        ({"input_mtok": "1"}, "missing"),
+        ({"input_mtok": "1", "output_mtok": "2", "audio_mtok": "3"}, "unknown key"),
+        ({"input_mtok": "-1", "output_mtok": "2"}, "non-negative"),
+    ],
+)
+def test_bad_prices_are_refused_saying_why(entry: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        parse_prices({"gemini-2.5-flash": entry})  # type: ignore[dict-item]

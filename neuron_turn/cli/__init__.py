@@ -416,6 +416,15 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="compact when a request would pass this many input tokens "
         "(default: the model's context window less room for the answer)",
     )
+    parser.add_argument(
+        "--hosted-tool",
+        action="append",
+        default=[],
+        choices=("web_search", "web_fetch", "code_execution"),
+        metavar="NAME",
+        help="let the provider run this tool on its servers (repeat): web_search, web_fetch, "
+        "code_execution (anthropic: all three; openai-responses: web_search, code_execution)",
+    )
     add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
 
@@ -670,6 +679,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         context_options=dict(args.context_option),
         context_limit=args.context_limit,
         provider_options=dict(args.option),
+        hosted_tools=tuple(dict.fromkeys(args.hosted_tool)),
     )
 
 

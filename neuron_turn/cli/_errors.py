@@ -20,6 +20,7 @@ from layer0 import (
 from neuron_tool import ToolError, ToolPrepareError
 
 from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
+from ..loop.hosted_tools import UnsupportedHostedToolError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
 from ..loop.stop_tools import UnknownStopToolError
 from ..plugins.errors import (
@@ -159,6 +160,9 @@ def classify(
     stop = in_chain(exc, UnknownStopToolError)
     if stop is not None:
         return EXIT_USAGE, f"--stop-at-tool: {stop}"
+    hosted = in_chain(exc, UnsupportedHostedToolError)
+    if hosted is not None:
+        return EXIT_USAGE, f"--hosted-tool: {hosted}; choose a --model whose provider runs it"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

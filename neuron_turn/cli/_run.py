@@ -46,6 +46,7 @@ from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
 from ..loop.continuation import continuation_input
 from ..loop.events import TurnEvent
+from ..loop.hosted_tools import CodeExecution, HostedTool, WebFetch, WebSearch
 from ..loop.provider_errors import ProviderError
 from ..loop.stream import close_cancelled
 from ..loop.turn import NeuronTurn
@@ -72,6 +73,11 @@ _CONFIGURED: Final = (
     ("OPENAI_API_KEY", "openai", "openai:gpt-4o-mini"),
 )
 _LOCAL: Final = "local:default"
+_HOSTED_TOOLS: Final[Mapping[str, type[HostedTool]]] = {
+    "web_search": WebSearch,
+    "web_fetch": WebFetch,
+    "code_execution": CodeExecution,
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +107,8 @@ class TurnSpec:
     """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
     questions: TerminalQuestions | None = None
     """Who answers the MCP servers' questions mid tool call (a person at the terminal)."""
+    hosted_tools: Sequence[str] = ()
+    """The hosted tools the provider runs for the turn (`--hosted-tool`), by name."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -323,6 +331,7 @@ async def build_turn(
             effect_policy=spec.effect_policy(),
             context_limit=spec.context_limit,
             approval=ApprovalPolicy.of(spec.approve_tools) if spec.approve_tools else None,
+            hosted_tools=[_HOSTED_TOOLS[name]() for name in spec.hosted_tools],
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)

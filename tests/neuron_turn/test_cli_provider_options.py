@@ -178,3 +178,36 @@ def test_an_option_the_provider_does_not_take_names_it(
     assert main(["run", "hi", "--model", "openai:m", "--option", "colour=blue"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("neuron-turn: error: ") and "colour" in err
+
+
+def test_hosted_tool_reaches_anthropic_as_its_server_tools(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    argv = [
+        "run",
+        "hi",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        "--option",
+        f"base_url={server.url}",
+    ]
+    hosted = ["--hosted-tool", "web_search", "--hosted-tool", "code_execution"]
+    assert main([*argv, *hosted, "--hosted-tool", "web_search"]) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    [request] = server.requests
+    assert [tool["name"] for tool in request.body["tools"]][-2:] == ["web_search", "code_execution"]
+    assert request.headers["anthropic-beta"] == "code-execution-2025-08-25"
+
+
+def test_a_hosted_tool_the_provider_does_not_run_is_a_usage_error_before_any_call(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "hi", "--model", "openai:served-model", "--option", f"base_url={server.url}/v1"]
+    assert main([*argv, "--hosted-tool", "web_search"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "neuron-turn: error: --hosted-tool: the provider OpenAIProvider does not run the "
+        "hosted tool(s) web_search (it runs: none); choose a --model whose provider runs it\n"
+    )
+    assert server.requests == []

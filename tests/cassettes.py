@@ -25,7 +25,14 @@ CASSETTES = Path(__file__).parent / "cassettes"
 SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "cassettes"
 """The real recorded exchanges of ../shared/corpus (absent for a lone clone)."""
 
-_REQUEST_HEADERS = ("authorization", "x-api-key", "api-key", "cookie", "openai-organization")
+_REQUEST_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "openai-organization",
+)
 _RESPONSE_HEADERS = (
     "set-cookie",
     "openai-organization",

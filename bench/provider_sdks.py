@@ -1,20 +1,23 @@
 """Our providers beside the vendors' own Python SDKs: CPU per call; one JSON line per scenario.
 
-Run with `python bench/provider_sdks.py [calls]` after `bash scripts/setup --bench`
-(the `openai`, `anthropic` and `ollama` SDKs are bench-only dependencies, never
-runtime ones). For each HTTP provider, the same request (a system prompt, a
+Run with `python bench/provider_sdks.py [calls] [provider ...]` after
+`bash scripts/setup --bench` (the `openai`, `anthropic`, `ollama` and
+`google-genai` SDKs are bench-only dependencies, never runtime ones); naming
+providers (`google`, `openai_responses`...) runs only their rows. For each HTTP
+provider, the same request (a system prompt, a
 user message, one tool) goes through our provider and through the vendor's SDK
 over the same `httpx.MockTransport`, answered with a text and three tool calls,
 as one JSON body (`complete`) and as a stream (`stream`). Each side does what a
 caller needs: ours returns a `ProviderResponse` with the tool inputs parsed and
 the cost priced; the SDK returns its typed response object (the streaming
 helpers `messages.stream` / `chat.completions.stream` accumulate the final
-message, as our `stream()` does; Ollama's stream is iterated to its end).
+message, as our `stream()` does; Ollama's and Google's streams are iterated to
+their end, google-genai having no accumulating helper).
 
 Every scenario runs `REPEATS` times interleaved with the others and the median
 CPU µs per call is printed, with `ours_over_sdk` (the target is at most 0.5).
 `transport_floor` is a bare POST and `json.loads` of the JSON answer through each
-mock client (`httpx` for ours and Ollama's SDK, `httpx2` for the OpenAI and
+mock client (`httpx` for ours and the Ollama and Google SDKs, `httpx2` for the OpenAI and
 Anthropic SDKs), to a URL parsed once as every provider's endpoint is: the part
 of every figure no client code can remove. Each row also has its own
 `floor_cpu_us`: that provider's answer POSTed through our `httpx` mock and
@@ -38,8 +41,11 @@ import httpx2
 import ollama
 import openai
 from _timing import time_calls
+from google import genai
+from google.genai import types as genai_types
 
 from neuron_provider_anthropic import AnthropicProvider
+from neuron_provider_google import GoogleProvider
 from neuron_provider_ollama import OllamaProvider
 from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider
 from neuron_tool.schema import ToolSchema
@@ -451,6 +457,80 @@ def _responses_sdk(stream: bool) -> Call:
     return streamed if stream else complete
 
 
+# --- Google Gemini API --------------------------------------------------------
+
+GOOGLE_MODEL = "gemini-2.5-flash"
+GOOGLE_HEAD = {"modelVersion": GOOGLE_MODEL, "responseId": "bench-4Y2laP3pB8ue1dkP"}
+GOOGLE_USAGE = {
+    "promptTokenCount": 71,
+    "candidatesTokenCount": 15,
+    "totalTokenCount": 86,
+    "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 71}],
+}
+GOOGLE_CALLS = [
+    {"functionCall": {"name": "get_weather", "args": {"city": city}}} for city in CITIES
+]
+
+
+def _google_chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], "usageMetadata": GOOGLE_USAGE} | GOOGLE_HEAD
+
+
+GOOGLE_BODY = _google_chunk([{"text": TEXT}, *GOOGLE_CALLS], "STOP")
+
+
+def _google_answer(stream: bool) -> tuple[bytes, str]:
+    if not stream:
+        return json.dumps(GOOGLE_BODY).encode(), "application/json"
+    chunks = [_google_chunk([{"text": word + " "}]) for word in TEXT.split(" ")]
+    chunks.append(_google_chunk(GOOGLE_CALLS, "STOP"))
+    body = "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in chunks)
+    return body.encode(), "text/event-stream"
+
+
+def _google_ours(stream: bool) -> Call:
+    body, kind = _google_answer(stream)
+    provider = GoogleProvider(GOOGLE_MODEL, api_key="bench", client=_client(body, kind))
+    return _ours(provider, _request(GOOGLE_MODEL), stream)
+
+
+def _google_sdk(stream: bool) -> Call:
+    body, kind = _google_answer(stream)
+    options = genai_types.HttpOptions(httpx_async_client=_client(body, kind))
+    client = genai.Client(api_key="bench", http_options=options)
+    declaration = genai_types.FunctionDeclaration(
+        name=WEATHER.name,
+        description=WEATHER.description,
+        parameters_json_schema=WEATHER_SCHEMA,
+    )
+    config = genai_types.GenerateContentConfig(
+        system_instruction=SYSTEM,
+        tools=[genai_types.Tool(function_declarations=[declaration])],
+        max_output_tokens=1024,
+        # The SDK would otherwise look for Python callables to run the calls itself.
+        automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+    async def complete() -> object:
+        return await client.aio.models.generate_content(
+            model=GOOGLE_MODEL, contents=QUESTION, config=config
+        )
+
+    async def streamed() -> object:
+        chunks = await client.aio.models.generate_content_stream(
+            model=GOOGLE_MODEL, contents=QUESTION, config=config
+        )
+        last: object = None
+        async for chunk in chunks:
+            last = chunk
+        return last
+
+    return streamed if stream else complete
+
+
 # --- Ollama ----------------------------------------------------------------
 
 OLLAMA_MODEL = "llama3.2"
@@ -557,6 +637,7 @@ BODIES: dict[str, Callable[[bool], tuple[bytes, str]]] = {
         else (json.dumps(OPENAI_BODY).encode(), "application/json")
     ),
     "openai_responses": _responses_answer,
+    "google": _google_answer,
     "ollama": lambda stream: (
         (_ollama_lines(), "application/x-ndjson")
         if stream
@@ -569,6 +650,7 @@ PROVIDERS: dict[str, tuple[Callable[[bool], Call], Callable[[bool], Call]]] = {
     "anthropic": (_anthropic_ours, _anthropic_sdk),
     "openai": (_openai_ours, _openai_sdk),
     "openai_responses": (_responses_ours, _responses_sdk),
+    "google": (_google_ours, _google_sdk),
     "ollama": (_ollama_ours, _ollama_sdk),
 }
 
@@ -608,7 +690,11 @@ def _provider_floor(name: str, stream: bool) -> Call:
     return _stream_floor(client) if stream else _floor(client, httpx.URL(_FLOOR_URL))
 
 
-async def _main(calls: int) -> None:
+async def _main(calls: int, names: list[str]) -> None:
+    unknown = sorted(set(names) - set(PROVIDERS))
+    if unknown:
+        raise SystemExit(f"unknown provider(s) {unknown}; choose from {sorted(PROVIDERS)}")
+    chosen = [name for name in PROVIDERS if name in names] if names else list(PROVIDERS)
     body = json.dumps(OPENAI_BODY).encode()
     cases: dict[tuple[str, str, str], Call] = {
         ("httpx", "floor", "ours"): _floor(
@@ -618,7 +704,8 @@ async def _main(calls: int) -> None:
             _client2(body, "application/json"), httpx2.URL(_FLOOR_URL)
         ),
     }
-    for name, (ours, sdk) in PROVIDERS.items():
+    for name in chosen:
+        ours, sdk = PROVIDERS[name]
         for mode in ("complete", "stream"):
             cases[(name, mode, "ours")] = ours(mode == "stream")
             cases[(name, mode, "sdk")] = sdk(mode == "stream")
@@ -630,7 +717,7 @@ async def _main(calls: int) -> None:
             samples[case].append(cpu / calls / 1000)
     floors = {key[0]: round(statistics.median(samples[key]), 1) for key in list(samples)[:2]}
     print(json.dumps({"scenario": "transport_floor", "calls": calls} | floors), flush=True)
-    for name in PROVIDERS:
+    for name in chosen:
         for mode in ("complete", "stream"):
             ours_us, sdk_us, floor_us = (
                 statistics.median(samples[(name, mode, side)]) for side in ("ours", "sdk", "floor")
@@ -642,4 +729,4 @@ async def _main(calls: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(_main(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS))
+    asyncio.run(_main(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CALLS, sys.argv[2:]))

@@ -45,6 +45,7 @@ from layer0.money import parse_cost
 from neuron_tool import ToolError
 
 from ..loop._exit_text import exit_reason_text
+from ..loop.hosted_tools import HOSTED_TOOL_NAMES
 from ..loop.provider_errors import ProviderError
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
@@ -420,7 +421,7 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "--hosted-tool",
         action="append",
         default=[],
-        choices=("web_search", "web_fetch", "code_execution"),
+        choices=HOSTED_TOOL_NAMES,
         metavar="NAME",
         help="let the provider run this tool on its servers (repeat): web_search, web_fetch, "
         "code_execution (anthropic: all three; openai-responses: web_search, code_execution)",

@@ -74,9 +74,7 @@ _CONFIGURED: Final = (
 )
 _LOCAL: Final = "local:default"
 _HOSTED_TOOLS: Final[Mapping[str, type[HostedTool]]] = {
-    "web_search": WebSearch,
-    "web_fetch": WebFetch,
-    "code_execution": CodeExecution,
+    kind.name: kind for kind in (WebSearch, WebFetch, CodeExecution)
 }
 
 

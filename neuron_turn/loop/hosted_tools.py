@@ -41,8 +41,8 @@ __all__ = [
 HostedToolName: TypeAlias = Literal["web_search", "web_fetch", "code_execution"]
 """A hosted tool's name: what `Provider.hosted_tools` lists and `allowed_tools` names."""
 
-HOSTED_TOOL_NAMES: Final[frozenset[str]] = frozenset({"web_search", "web_fetch", "code_execution"})
-"""Every hosted tool's name; no function tool of a turn with hosted tools may take one."""
+HOSTED_TOOL_NAMES: Final[tuple[HostedToolName, ...]] = ("web_search", "web_fetch", "code_execution")
+"""Every hosted tool's name, in the order the docs list them."""
 
 _MAX_DOMAINS: Final = 100
 _MAX_TEXT: Final = 200
@@ -115,7 +115,7 @@ class UserLocation:
                 f"UserLocation.country is a two-letter ISO code such as 'US'; got {self.country!r}"
             )
 
-    def fields(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, str]:
         """The fields that are set, by name (what each API's `user_location` holds)."""
         return {
             name: value
@@ -206,7 +206,7 @@ def as_hosted_tools(tools: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
         UnsupportedHostedToolError: naming the value that is not a hosted tool, or the
             kind given twice.
     """
-    if isinstance(tools, WebSearch | WebFetch | CodeExecution):
+    if isinstance(tools, _KINDS):
         raise UnsupportedHostedToolError(
             "hosted_tools is a list of hosted tools; put the single tool in a list"
         )

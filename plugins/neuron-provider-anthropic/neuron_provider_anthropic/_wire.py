@@ -221,7 +221,7 @@ def hosted_tool_json(tool: HostedTool) -> JsonObject:
         if tool.blocked_domains:
             entry["blocked_domains"] = list(tool.blocked_domains)
     if isinstance(tool, WebSearch) and tool.user_location is not None:
-        entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+        entry["user_location"] = {"type": "approximate", **tool.user_location.as_dict()}
     return entry
 
 

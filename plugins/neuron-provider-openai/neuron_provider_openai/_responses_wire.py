@@ -161,7 +161,7 @@ def hosted_tool_to_wire(tool: HostedTool) -> Json:
     if tool.allowed_domains:
         entry["filters"] = {"allowed_domains": list[JsonValue](tool.allowed_domains)}
     if tool.user_location is not None:
-        entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+        entry["user_location"] = {"type": "approximate", **tool.user_location.as_dict()}
     return entry
 
 

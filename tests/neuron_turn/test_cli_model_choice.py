@@ -43,3 +43,13 @@ def test_nothing_configured_says_how_to_configure_a_provider() -> None:
         choose_model(_Manager("anthropic"), {})  # type: ignore[arg-type]
     message = str(exc.value)
     assert "ANTHROPIC_API_KEY" in message and "--model" in message and "anthropic" in message
+
+
+def test_a_gemini_key_picks_google_after_anthropic_and_openai() -> None:
+    manager = _Manager("anthropic", "google", "openai", "local")
+    assert choose_model(manager, {"GEMINI_API_KEY": "k"}) == (  # type: ignore[arg-type]
+        "google:gemini-2.5-flash",
+        "GEMINI_API_KEY is set",
+    )
+    both = {"GEMINI_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    assert choose_model(manager, both)[0] == "openai:gpt-4o-mini"  # type: ignore[arg-type]

@@ -145,7 +145,9 @@ _SETTINGS = settings(
 @settings(_SETTINGS, max_examples=150)
 @example(("anthropic", {**_BODIES["anthropic"], "stop_reason": []}))  # was a TypeError
 @given(
-    st.sampled_from(sorted(_BODIES)).flatmap(lambda name: st.tuples(st.just(name), _broken(name)))
+    st.sampled_from(sorted(_BODIES)).flatmap(
+        lambda name: st.tuples(st.just(name), _broken(_BODIES[name]))
+    )
 )
 def test_a_broken_answer_body_is_a_response_or_a_provider_error(case: tuple[str, Any]) -> None:
     name, body = case

@@ -424,7 +424,8 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         choices=HOSTED_TOOL_NAMES,
         metavar="NAME",
         help="let the provider run this tool on its servers (repeat): web_search, web_fetch, "
-        "code_execution (anthropic: all three; openai-responses: web_search, code_execution)",
+        "code_execution (anthropic, google: all three; openai-responses: web_search, "
+        "code_execution)",
     )
     add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")

@@ -164,17 +164,24 @@ def parse_parts(parts: Iterable[object], *, salt: str) -> tuple[list[ContentPart
                 logger.debug("part of kind %r skipped: the loop has no use for it", what)
                 skipped.append(what)
             continue
-        if signed:
+        if signed and not isinstance(mapped, RawPart):  # a whole part keeps its own
             content.append(RawPart(PROVIDER, {SIGNATURE: signature}))
         calls += isinstance(mapped, ToolUsePart)
         content.append(mapped)
     return content, skipped
 
 
+_KEPT_WHOLE: Final = frozenset({"executableCode", "codeExecutionResult"})
+"""Parts of the API's own code execution: the model's next calls build on them, so they
+are kept whole (signature included) and go back in their place."""
+
+
 def _mapped(part: Mapping[str, JsonValue], *, salt: str, position: int) -> ContentPart | None:
     call = part.get("functionCall")
     if isinstance(call, dict):
         return parse_call(call, salt=salt, position=position)
+    if not _KEPT_WHOLE.isdisjoint(part):
+        return RawPart(PROVIDER, dict(part))
     text = part.get("text")
     if isinstance(text, str) and text:
         return ThinkingPart(text) if part.get("thought") is True else TextPart(text)

@@ -21,6 +21,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, WebSearch
 from neuron_turn.loop.provider import (
     ContentPart,
     DocumentPart,
@@ -75,22 +76,20 @@ def request_body(
     trace ids) is not sent: the API has no field for it.
 
     Raises:
-        UnsupportedContentError: a message holds a part the API cannot take, or the
-            request offers hosted tools.
+        UnsupportedContentError: a message holds a part the API cannot take, or a
+            hosted tool sets a limit the API has no field for.
     """
-    if request.hosted_tools:
-        names = sorted({tool.name for tool in request.hosted_tools})
-        raise UnsupportedContentError(
-            f"hosted tools {names} are not offered by this provider (its `hosted_tools` is "
-            "empty: Gemini's Google Search and code execution are not mapped)"
-        )
     body: Json = dict(defaults or {})
     system = system_instruction(request)
     if system is not None:
         body["systemInstruction"] = system
     body["contents"] = build_contents(request.messages)
+    tools: list[JsonValue] = [hosted_tool_entry(tool) for tool in request.hosted_tools]
     if request.tools:
-        body["tools"] = [{"functionDeclarations": [declaration(tool) for tool in request.tools]}]
+        tools.insert(0, {"functionDeclarations": [declaration(tool) for tool in request.tools]})
+    if tools:
+        body["tools"] = tools
+    if request.tools:
         if request.tool_choice is not None:
             _merge(
                 body, "toolConfig", {"functionCallingConfig": calling_config(request.tool_choice)}
@@ -106,6 +105,31 @@ def request_body(
         else:
             body[key] = value
     return body
+
+
+HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution"})
+"""The hosted tools the Gemini API runs: Google Search, URL context, code execution."""
+
+
+def hosted_tool_entry(tool: HostedTool) -> Json:
+    """The `tools` entry of hosted `tool`: `googleSearch`, `urlContext` or `codeExecution`.
+
+    Raises:
+        UnsupportedContentError: `tool` sets a limit (uses, domains, location): the
+            Gemini API takes none of them, and dropping one would widen the grant.
+    """
+    if isinstance(tool, CodeExecution):
+        return {"codeExecution": {}}
+    limits = [
+        name for name in ("max_uses", "allowed_domains", "blocked_domains") if getattr(tool, name)
+    ]
+    if isinstance(tool, WebSearch) and tool.user_location is not None:
+        limits.append("user_location")
+    if limits:
+        raise UnsupportedContentError(
+            f"the Gemini API's {tool.name} takes no limits; this one sets {', '.join(limits)}"
+        )
+    return {"googleSearch": {}} if isinstance(tool, WebSearch) else {"urlContext": {}}
 
 
 def _merge(body: Json, key: str, fields: Mapping[str, JsonValue]) -> None:

@@ -110,8 +110,12 @@ class GoogleProvider:
     """The registered provider name; used in error messages and `ProviderError.provider`."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `responseJsonSchema` on calls that offer no tools."""
-    hosted_tools: ClassVar[frozenset[str]] = frozenset()
-    """No hosted tool is mapped yet: a turn granting one is refused when it is made."""
+    hosted_tools: ClassVar[frozenset[str]] = wire.HOSTED_TOOLS
+    """Google Search (`web_search`), URL context (`web_fetch`) and code execution run on
+    Google's servers, without limits: the API has no field for uses, domains or a
+    location, so a hosted tool setting one is refused before the call. Code the model
+    ran and its output stay in the history and go back on later calls. Search
+    grounding's per-prompt fee is not in the cost."""
 
     def __init__(
         self,

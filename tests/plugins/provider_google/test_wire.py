@@ -303,10 +303,3 @@ def test_parts_the_api_cannot_take_there_are_refused_naming_them(
 ) -> None:
     with pytest.raises(UnsupportedContentError, match=match):
         request_body(request(user("Q"), message))
-
-
-def test_hosted_tools_are_refused_naming_them() -> None:
-    from neuron_turn.loop.hosted_tools import WebSearch
-
-    with pytest.raises(UnsupportedContentError, match=r"hosted tools \['web_search'\]"):
-        request_body(request(hosted_tools=[WebSearch()]))

@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from .loop.hosted_tools import (
         CodeExecution,
         HostedTool,
+        HostedToolCall,
         UnsupportedHostedToolError,
         UserLocation,
         WebFetch,
@@ -317,6 +318,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.hosted_tools": (
         "CodeExecution",
         "HostedTool",
+        "HostedToolCall",
         "UnsupportedHostedToolError",
         "UserLocation",
         "WebFetch",
@@ -515,6 +517,7 @@ __all__ = [
     "GuardrailError",
     "HookHalted",
     "HostedTool",
+    "HostedToolCall",
     "ImagePart",
     "InputGuardrail",
     "Instructions",

@@ -27,6 +27,7 @@ from pydantic import ConfigDict, JsonValue, TypeAdapter
 from layer0 import Effect, ExitReason, TurnOutput, usd
 from neuron_hooks import LifecycleEvent, ToolProgress
 
+from .hosted_tools import HostedToolCall
 from .provider import ProviderRequest, ProviderResponse, StopReason, TokenUsage
 
 __all__ = [
@@ -126,6 +127,8 @@ class ModelCallDone:
     cost: Money | None
     response: ProviderResponse | None = field(default=None, compare=False, repr=False)
     """The response itself (for observers; not in the event's JSON)."""
+    hosted_calls: tuple[HostedToolCall, ...] = ()
+    """The hosted tools' calls the provider ran for the answer (web searches, code)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +334,7 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
         d["stop_reason"],
         _usage(d["usage"]),
         None if d["cost"] is None else usd(str(d["cost"])),
+        hosted_calls=_hosted_calls(d.get("hosted_calls", [])),
     ),
     "tool_start": lambda d: ToolStart(str(d["id"]), str(d["name"]), d["input"]),
     "tool_progress": lambda d: ToolProgress(
@@ -356,9 +360,17 @@ _BUILDERS: Final[dict[str, Callable[[dict[str, Any]], TurnEvent]]] = {
 }
 
 
+def _hosted_calls(data: object) -> tuple[HostedToolCall, ...]:
+    if not isinstance(data, list) or not all(
+        isinstance(call, dict) and isinstance(call.get("name"), str) for call in data
+    ):
+        raise TypeError("hosted_calls (a list of objects with a name)")
+    return tuple(HostedToolCall(call["name"], call.get("input")) for call in data)
+
+
 def _model_call(event: ModelCallDone) -> _Json:
     usage = event.usage
-    return {
+    fields: _Json = {
         "call": event.call,
         "model": event.model,
         "stop_reason": event.stop_reason,
@@ -370,3 +382,8 @@ def _model_call(event: ModelCallDone) -> _Json:
         },
         "cost": None if event.cost is None else str(event.cost.amount),
     }
+    if event.hosted_calls:
+        fields["hosted_calls"] = [
+            {"name": call.name, "input": call.input} for call in event.hosted_calls
+        ]
+    return fields

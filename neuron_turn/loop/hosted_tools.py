@@ -22,12 +22,15 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, TypeAlias
 
+from pydantic import JsonValue
+
 from layer0 import NonRetryableError
 
 __all__ = [
     "HOSTED_TOOL_NAMES",
     "CodeExecution",
     "HostedTool",
+    "HostedToolCall",
     "HostedToolName",
     "UnsupportedHostedToolError",
     "UserLocation",
@@ -185,6 +188,20 @@ HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution
 """A tool the provider runs: `WebSearch`, `WebFetch` or `CodeExecution`."""
 
 _KINDS: Final = (WebSearch, WebFetch, CodeExecution)
+
+
+@dataclass(frozen=True, slots=True)
+class HostedToolCall:
+    """A hosted tool's call the provider ran within one model call: which tool, given what.
+
+    For the record (`ModelCallDone.hosted_calls`, traces), so a caller sees
+    what was searched, fetched or run on its behalf; the loop never runs it.
+    `name` is the hosted tool's (`"web_search"`, ...), `input` what the API
+    says the call was given (a search's query, an address, the code).
+    """
+
+    name: str
+    input: JsonValue = None
 
 
 def _check_limits(tool: WebSearch | WebFetch, what: str) -> None:

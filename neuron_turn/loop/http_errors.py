@@ -35,6 +35,7 @@ from pydantic import JsonValue
 
 from layer0 import UrlSource
 
+from .hosted_tools import HostedToolCall
 from .provider import (
     ContentPart,
     DocumentPart,
@@ -116,11 +117,20 @@ def redact_response(response: ProviderResponse, secrets: Iterable[str | None]) -
         return response
     content = [_redact_part(part, hidden) for part in response.content]
     model = redact(response.model, hidden)
-    if model == response.model and all(
-        a is b for a, b in zip(content, response.content, strict=True)
+    hosted = [_redact_call(call, hidden) for call in response.hosted_calls]
+    if (
+        model == response.model
+        and all(a is b for a, b in zip(content, response.content, strict=True))
+        and all(a is b for a, b in zip(hosted, response.hosted_calls, strict=True))
     ):
         return response
-    return replace(response, content=content, model=model)
+    return replace(response, content=content, model=model, hosted_calls=tuple(hosted))
+
+
+def _redact_call(call: HostedToolCall, secrets: list[str]) -> HostedToolCall:
+    data = _redact_json(call.input, secrets)
+    name = redact(call.name, secrets)
+    return call if data is call.input and name == call.name else HostedToolCall(name, data)
 
 
 def body_prefix(body: bytes | str, *, secrets: Iterable[str | None] = (), limit: int = 200) -> str:

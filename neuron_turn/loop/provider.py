@@ -17,7 +17,7 @@ from pydantic import JsonValue
 from layer0 import ImageSource
 from neuron_tool import ToolSchema
 
-from .hosted_tools import HostedTool
+from .hosted_tools import HostedTool, HostedToolCall
 from .output import OutputSchema
 from .tool_choice import ToolChoice
 
@@ -189,6 +189,8 @@ class ProviderResponse:
     cost: Money | None = None
     """The call's cost in USD; None when the price of `model` is unknown."""
     truncated: bool | None = None
+    hosted_calls: Sequence[HostedToolCall] = ()
+    """The hosted tools' calls the provider ran for this answer, in order (for the record)."""
 
 
 @runtime_checkable

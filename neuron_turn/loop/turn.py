@@ -940,6 +940,7 @@ class NeuronTurn(Generic[OutT]):
                         response.usage,
                         response.cost,
                         response,
+                        tuple(response.hosted_calls),
                     )
                 )
             if keeper.after_call(request, response):

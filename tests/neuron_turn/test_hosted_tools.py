@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,13 +11,19 @@ from layer0 import TurnConfig
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     CodeExecution,
+    HostedToolCall,
+    ModelCallDone,
     NeuronTurn,
     NeuronTurnConfig,
     UnsupportedHostedToolError,
     UserLocation,
     WebFetch,
     WebSearch,
+    event_from_json,
+    event_json,
 )
+from neuron_turn.loop.http_errors import redact_response
+from neuron_turn.loop.provider import TokenUsage
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask
@@ -121,3 +128,47 @@ def test_hosted_tools_keep_their_domains_as_tuples() -> None:
     domains.append("evil.example")
     assert search.allowed_domains == ("example.com",)
     assert NeuronTurnConfig(hosted_tools=[search]).hosted_tools == (search,)
+
+
+async def test_a_model_calls_hosted_calls_reach_its_done_event_and_its_json() -> None:
+    searched = (HostedToolCall("web_search", {"query": "layer0"}), HostedToolCall("web_fetch"))
+    response = replace(answer("found"), hosted_calls=searched)
+    provider = ScriptedProvider([response], hosted_tools=["web_search", "web_fetch"])
+    turn = _turn(provider, WebSearch(), WebFetch())
+
+    events = [event async for event in turn.stream(ask("search"))]
+
+    (done,) = [e for e in events if isinstance(e, ModelCallDone)]
+    assert done.hosted_calls == searched
+    data = event_json(done)
+    assert data["hosted_calls"] == [
+        {"name": "web_search", "input": {"query": "layer0"}},
+        {"name": "web_fetch", "input": None},
+    ]
+    assert event_from_json(data) == done
+
+
+async def test_a_model_call_without_hosted_calls_writes_none_in_its_json() -> None:
+    turn = _turn(ScriptedProvider([answer("plain")]))
+    events = [event async for event in turn.stream(ask())]
+    (done,) = [e for e in events if isinstance(e, ModelCallDone)]
+    assert "hosted_calls" not in event_json(done)
+
+
+def test_an_echoed_key_in_a_hosted_calls_input_is_redacted() -> None:
+    key = "sk-ant-api03-SECRET-0123456789"
+    call = HostedToolCall("web_search", {"query": f"who owns {key}"})
+    response = replace(answer("no"), hosted_calls=(call,))
+
+    cleaned = redact_response(response, [key])
+
+    assert cleaned.hosted_calls == (HostedToolCall("web_search", {"query": "who owns [REDACTED]"}),)
+    assert redact_response(response, ["not-in-it"]) is response
+
+
+@pytest.mark.parametrize("bad", [{"name": 3}, "web_search", [{"input": {}}]])
+def test_a_done_events_malformed_hosted_calls_are_refused_naming_them(bad: Any) -> None:
+    data = event_json(ModelCallDone(1, "m", "end_turn", TokenUsage(1, 1), None))
+    data["hosted_calls"] = bad if isinstance(bad, list) else [bad]
+    with pytest.raises(ValueError, match="hosted_calls"):
+        event_from_json(data)

@@ -27,6 +27,7 @@ from neuron_tool import ToolSchema
 from neuron_turn import (
     ContentPart,
     DocumentPart,
+    HostedToolCall,
     ImagePart,
     ProviderError,
     ProviderMessage,
@@ -118,6 +119,7 @@ def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:
         "model": response.model,
         "cost": None if cost is None else [str(cost.amount), str(cost.currency)],
         "truncated": response.truncated,
+        "hosted_calls": [{"name": c.name, "input": c.input} for c in response.hosted_calls],
     }
 
 
@@ -132,6 +134,9 @@ def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
             model=str(data["model"]),
             cost=None if cost is None else Money(Decimal(cost[0]), cost[1]),
             truncated=data["truncated"],
+            hosted_calls=tuple(
+                HostedToolCall(str(c["name"]), c["input"]) for c in data.get("hosted_calls", [])
+            ),
         )
     except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
         raise WireError(f"not a provider response: {type(exc).__name__}: {exc}") from exc

@@ -19,7 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source, UrlSource
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_tools import HostedTool, WebFetch, WebSearch
+from neuron_turn.loop.hosted_tools import HostedTool, HostedToolCall, WebFetch, WebSearch
 from neuron_turn.loop.provider import (
     ContentPart,
     DocumentPart,
@@ -74,6 +74,8 @@ class ParsedMessage:
     model: str
     paused: bool = False
     """The API paused a long turn of its own tools (`pause_turn`): sent back, it goes on."""
+    hosted_calls: tuple[HostedToolCall, ...] = ()
+    """Its server tools' calls (`server_tool_use` blocks), for the record."""
 
 
 # --- request ------------------------------------------------------------------
@@ -447,7 +449,25 @@ def parse_message(data: object) -> ParsedMessage:
         raw_usage=raw_usage,
         model=_str(message, "model"),
         paused=raw_stop == "pause_turn",
+        hosted_calls=hosted_calls(content),
     )
+
+
+def hosted_calls(content: Sequence[ContentPart]) -> tuple[HostedToolCall, ...]:
+    """The server tools' calls among `content`, by the hosted tool they belong to.
+
+    Code execution's own tools (`bash_code_execution`, `text_editor_code_execution`)
+    count as `code_execution`; a server tool this mapping does not know keeps its name.
+    """
+    calls: list[HostedToolCall] = []
+    for part in content:
+        data = part.data if isinstance(part, RawPart) else None
+        if not isinstance(data, dict) or data.get("type") != "server_tool_use":
+            continue
+        name = str(data.get("name", ""))
+        hosted = "code_execution" if name.endswith("code_execution") else name
+        calls.append(HostedToolCall(hosted, data.get("input")))
+    return tuple(calls)
 
 
 def parse_block(data: JsonValue) -> ContentPart:

@@ -342,6 +342,7 @@ class AnthropicProvider:
             model=last.model,
             cost=_total(costs),
             truncated=truncated,
+            hosted_calls=tuple(call for p in parts for call in p.hosted_calls),
         )
         # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
         return redact_response(answer, (key,))

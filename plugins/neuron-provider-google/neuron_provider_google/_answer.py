@@ -24,6 +24,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from neuron_turn.loop.hosted_tools import HostedToolCall
 from neuron_turn.loop.provider import (
     ContentPart,
     RawPart,
@@ -84,6 +85,8 @@ class Completion:
     stop_reason: StopReason
     usage: TokenUsage
     model: str
+    hosted_calls: tuple[HostedToolCall, ...] = ()
+    """What the hosted tools did for the answer: the code run, the searches, the fetches."""
 
 
 def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> Completion:
@@ -118,7 +121,39 @@ def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> 
         stop_reason=stop_reason(reason, content),
         usage=parse_usage(data.get("usageMetadata")),
         model=model if isinstance(model, str) and model else fallback_model,
+        hosted_calls=hosted_calls(candidate, content),
     )
+
+
+def hosted_calls(
+    candidate: Mapping[str, JsonValue], content: Sequence[ContentPart]
+) -> tuple[HostedToolCall, ...]:
+    """The hosted tools' calls of an answer, for the record.
+
+    The code it ran (in order), the searches it made
+    (`groundingMetadata.webSearchQueries`), the addresses it fetched
+    (`urlContextMetadata`). A field of another shape is left out, never an error.
+    """
+    calls = [
+        HostedToolCall("code_execution", part.data["executableCode"])
+        for part in content
+        if isinstance(part, RawPart)
+        and isinstance(part.data, dict)
+        and isinstance(part.data.get("executableCode"), dict)
+    ]
+    grounding = candidate.get("groundingMetadata")
+    queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+    if isinstance(queries, list):
+        calls += [HostedToolCall("web_search", {"query": q}) for q in queries if isinstance(q, str)]
+    fetched = candidate.get("urlContextMetadata")
+    urls = fetched.get("urlMetadata") if isinstance(fetched, dict) else None
+    if isinstance(urls, list):
+        calls += [
+            HostedToolCall("web_fetch", {"url": url["retrievedUrl"]})
+            for url in urls
+            if isinstance(url, dict) and isinstance(url.get("retrievedUrl"), str)
+        ]
+    return tuple(calls)
 
 
 def _no_candidate(feedback: object) -> Exception:

@@ -40,6 +40,8 @@ from ._wire import SIGNATURE
 _NONE: Final[tuple[ProviderDelta, ...]] = ()
 _COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _KEPT_FIELDS: Final = ("modelVersion", "responseId", "promptFeedback", "usageMetadata")
+_KEPT_CANDIDATE_FIELDS: Final = ("groundingMetadata", "urlContextMetadata")
+"""What the hosted tools did (searches, fetched addresses): the last chunk's, as sent."""
 
 
 class StreamError(Exception):
@@ -70,6 +72,7 @@ class ChunkReader:
     finish_message: JsonValue = None
     parts: list[dict[str, JsonValue]] = field(default_factory=list)
     fields: dict[str, JsonValue] = field(default_factory=dict)
+    candidate_fields: dict[str, JsonValue] = field(default_factory=dict)
     calls: int = 0
     decoder: SSEDecoder = field(default_factory=SSEDecoder)
 
@@ -116,6 +119,9 @@ class ChunkReader:
         candidate = candidates[0] if isinstance(candidates, list) and candidates else None
         if not isinstance(candidate, dict):
             return _NONE
+        for key in _KEPT_CANDIDATE_FIELDS:
+            if key in candidate:
+                self.candidate_fields[key] = candidate[key]
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
@@ -186,7 +192,10 @@ class ChunkReader:
 
     def body(self) -> dict[str, JsonValue]:
         """The `GenerateContentResponse` the chunks fold into."""
-        candidate: dict[str, JsonValue] = {"content": {"role": "model", "parts": list(self.parts)}}
+        candidate: dict[str, JsonValue] = {
+            "content": {"role": "model", "parts": list(self.parts)},
+            **self.candidate_fields,
+        }
         if self.finish_reason is not None:
             candidate["finishReason"] = self.finish_reason
         if self.finish_message is not None:

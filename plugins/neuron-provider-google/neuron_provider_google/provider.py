@@ -412,6 +412,7 @@ class GoogleProvider:
             model=completion.model,
             cost=self._pricer.cost(usage, model=completion.model, requested_model=requested_model),
             truncated=completion.stop_reason == "max_tokens",
+            hosted_calls=completion.hosted_calls,
         )
 
     # --- streaming ----------------------------------------------------------------

@@ -323,6 +323,7 @@ class OpenAIBase(ABC, Generic[ReaderT]):
             model=completion.model,
             cost=self._pricer.cost(usage, model=completion.model, requested_model=requested_model),
             truncated=completion.stop_reason == "max_tokens",
+            hosted_calls=completion.hosted_calls,
         )
 
     def _api_key_value(self) -> str | None:

@@ -27,7 +27,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, WebSearch
+from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, HostedToolCall, WebSearch
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -409,7 +409,27 @@ def parse_response(data: object, *, fallback_model: str) -> Completion:
         stop_reason=stop_reason(status, data.get("incomplete_details"), content),
         usage=parse_usage(data.get("usage")),
         model=model if isinstance(model, str) and model else fallback_model,
+        hosted_calls=hosted_calls(output),
     )
+
+
+_HOSTED_ITEMS: Final = {"web_search_call": "web_search", "code_interpreter_call": "code_execution"}
+
+
+def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
+    """The built-in tools' calls among the output `items`: a search's action, the code run.
+
+    Read for the record only (these items are not sent back); a field of
+    another shape is left out, never an error.
+    """
+    calls: list[HostedToolCall] = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") not in _HOSTED_ITEMS:
+            continue
+        name = _HOSTED_ITEMS[item["type"]]
+        detail = item.get("action") if name == "web_search" else {"code": item.get("code")}
+        calls.append(HostedToolCall(name, detail if isinstance(detail, dict) else None))
+    return tuple(calls)
 
 
 def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]:

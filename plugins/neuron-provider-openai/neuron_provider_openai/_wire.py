@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.hosted_tools import HostedToolCall
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -401,6 +402,8 @@ class Completion:
     stop_reason: StopReason
     usage: TokenUsage
     model: str
+    hosted_calls: tuple[HostedToolCall, ...] = ()
+    """The built-in tools' calls the API ran for the answer (the Responses API's)."""
 
 
 def parse_completion(data: object, *, fallback_model: str) -> Completion:

@@ -102,3 +102,6 @@ DURATION_BUCKETS: Final = (
 )
 INPUT: Final = "input"
 OUTPUT: Final = "output"
+HOSTED_TOOL_CALL: Final = "neuron.hosted_tool_call"
+"""The chat span's event for each hosted tool call the provider ran within it (a web
+search, code): the GenAI conventions have no name for a call made inside a model call."""

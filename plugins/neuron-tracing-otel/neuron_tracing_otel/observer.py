@@ -313,6 +313,12 @@ class _TurnSpans:
             output = messages.output_messages(event.response.content, event.stop_reason)
             attributes[sc.OUTPUT_MESSAGES] = messages.dumps(output)
         span.set_attributes(attributes)
+        for call in event.hosted_calls:
+            # The provider ran it inside this call: an event of the call's span, not a span.
+            details: dict[str, AttributeValue] = {sc.TOOL_NAME: call.name}
+            if self._capture:
+                details[sc.TOOL_ARGUMENTS] = messages.dumps(call.input)
+            span.add_event(sc.HOSTED_TOOL_CALL, details)
         span.end()
         measured = chat.attributes
         if event.model:

@@ -35,6 +35,7 @@ from neuron_env_sandbox._wire import (
 from neuron_tool import ToolSchema
 from neuron_turn import (
     DocumentPart,
+    HostedToolCall,
     ImagePart,
     ProviderAuthenticationError,
     ProviderMessage,
@@ -87,6 +88,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         model="m-1",
         cost=Money(Decimal("0.000123"), "USD"),
         truncated=False,
+        hosted_calls=(HostedToolCall("web_search", {"query": "q"}), HostedToolCall("web_fetch")),
     )
     assert decode_response(_through_json(encode_response(response))) == response
 

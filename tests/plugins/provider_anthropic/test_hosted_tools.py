@@ -16,6 +16,7 @@ from neuron_provider_anthropic._wire import build_body
 from neuron_tool import ToolSchema
 from neuron_turn import (
     CodeExecution,
+    HostedToolCall,
     NeuronTurn,
     NeuronTurnConfig,
     UserLocation,
@@ -144,6 +145,7 @@ async def test_a_paused_turn_is_sent_back_and_its_parts_make_one_response() -> N
         TextPart("layer0 is a protocol."),
     )
     assert response.stop_reason == "end_turn"
+    assert response.hosted_calls == (HostedToolCall("web_search", {"query": "layer0 protocol"}),)
     assert response.usage == TokenUsage(250, 50, cache_read_tokens=0, cache_creation_tokens=0)
     pricing = Pricing()
     each = [
@@ -257,3 +259,18 @@ async def test_a_turn_sends_its_web_search_and_the_next_turn_sends_the_servers_b
 
 def test_the_provider_says_which_hosted_tools_it_runs() -> None:
     assert AnthropicProvider.hosted_tools == {"web_search", "web_fetch", "code_execution"}
+
+
+async def test_code_executions_own_tools_are_recorded_as_code_execution() -> None:
+    bash = {
+        "type": "server_tool_use",
+        "id": "srvtoolu_02",
+        "name": "bash_code_execution",
+        "input": {"command": "python -c 'print(2**10)'"},
+    }
+    api = FakeApi(reply(message_json([bash, ANSWER])))
+    async with api.provider() as provider:
+        response = await provider.complete(request(hosted_tools=[CodeExecution()]))
+    assert response.hosted_calls == (
+        HostedToolCall("code_execution", {"command": "python -c 'print(2**10)'"}),
+    )

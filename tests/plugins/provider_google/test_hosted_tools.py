@@ -10,6 +10,7 @@ from neuron_provider_google import GoogleProvider
 from neuron_tool import ToolSchema
 from neuron_turn import (
     CodeExecution,
+    HostedToolCall,
     NeuronTurn,
     NeuronTurnConfig,
     UserLocation,
@@ -19,7 +20,7 @@ from neuron_turn import (
 from neuron_turn.loop.provider import ProviderMessage, RawPart, TextPart
 from neuron_turn.loop.provider_errors import InvalidRequestError
 
-from ._support import json_response, mocked, request, response, text, user
+from ._support import json_response, mocked, request, response, sse, text, user
 
 CODE = {"executableCode": {"language": "PYTHON", "code": "print(2**10)"}}
 RESULT = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1024\n"}}
@@ -89,3 +90,37 @@ def test_the_provider_runs_all_three_hosted_tools() -> None:
 
 def _schema() -> ToolSchema:
     return ToolSchema(name="add", description="Add.", input_schema={"type": "object"})
+
+
+GROUNDED = {
+    "groundingMetadata": {"webSearchQueries": ["layer0 protocol", 3]},
+    "urlContextMetadata": {
+        "urlMetadata": [{"retrievedUrl": "https://example.com/a"}, {"retrievedUrl": None}]
+    },
+}
+
+
+def _grounded(body: dict[str, Any]) -> dict[str, Any]:
+    body["candidates"][0].update(GROUNDED)
+    return body
+
+
+async def test_the_code_run_the_searches_and_the_fetches_are_recorded() -> None:
+    provider, _ = mocked(json_response(_grounded(response(CODE, RESULT, text("Done.")))))
+    answer = await provider.complete(request(hosted_tools=[WebSearch(), CodeExecution()]))
+    assert answer.hosted_calls == (
+        HostedToolCall("code_execution", CODE["executableCode"]),
+        HostedToolCall("web_search", {"query": "layer0 protocol"}),
+        HostedToolCall("web_fetch", {"url": "https://example.com/a"}),
+    )
+
+
+async def test_a_stream_keeps_what_the_hosted_tools_did() -> None:
+    first = response(text("Do"), finish=None)
+    last = _grounded(response(text("ne."), finish="STOP"))
+    provider, _ = mocked(sse(first, last))
+    events = [event async for event in provider.stream(request(hosted_tools=[WebSearch()]))]
+    assert events[-1].hosted_calls == (  # type: ignore[union-attr]
+        HostedToolCall("web_search", {"query": "layer0 protocol"}),
+        HostedToolCall("web_fetch", {"url": "https://example.com/a"}),
+    )

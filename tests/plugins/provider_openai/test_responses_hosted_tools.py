@@ -9,6 +9,7 @@ import pytest
 from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider
 from neuron_turn import (
     CodeExecution,
+    HostedToolCall,
     NeuronTurn,
     NeuronTurnConfig,
     UnsupportedHostedToolError,
@@ -109,6 +110,9 @@ async def test_a_searched_answer_keeps_its_text_and_the_next_call_sends_no_searc
     await provider.complete(request(*history, hosted_tools=[WebSearch()]))
 
     assert answer.content == [TextPart("layer0 is a protocol.")]
+    assert answer.hosted_calls == (
+        HostedToolCall("web_search", {"type": "search", "query": "layer0 protocol"}),
+    )
     sent = recorder.body["input"]
     assert [item.get("type", item.get("role")) for item in sent] == ["user", "assistant", "user"]
 
@@ -155,3 +159,14 @@ def test_chat_completions_run_no_hosted_tool_and_say_so_when_the_turn_is_made() 
 
 def test_the_responses_provider_says_which_hosted_tools_it_runs() -> None:
     assert OpenAIResponsesProvider.hosted_tools == {"web_search", "code_execution"}
+
+
+async def test_code_the_api_ran_is_recorded_and_an_odd_item_is_left_out() -> None:
+    ran = {"type": "code_interpreter_call", "id": "ci_1", "status": "completed", "code": "2**10"}
+    odd = {"type": "web_search_call", "id": "ws_2", "action": "not an object"}
+    provider, _ = mocked(json_response(response(ran, odd, message("1024"))))
+    answer = await provider.complete(request(hosted_tools=[CodeExecution()]))
+    assert answer.hosted_calls == (
+        HostedToolCall("code_execution", {"code": "2**10"}),
+        HostedToolCall("web_search", None),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 
 import pytest
 from neuron_tracing_otel import instrument
@@ -12,7 +13,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from layer0 import Base64Source, Content, ImageBlock, TextBlock, TurnInput
 from neuron_tool import ToolRegistry, ToolReturn, image_block, tool
-from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart, document_block
+from neuron_turn import (
+    HostedToolCall,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ToolUsePart,
+    WebSearch,
+    document_block,
+)
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from .scripts import QUESTION, calculator, two_tool_calls
@@ -208,3 +216,29 @@ def _json(span: object, key: str) -> list[dict[str, object]]:
 
 def _call(call_id: str, name: str, arguments: dict[str, int]) -> dict[str, object]:
     return {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_a_hosted_tool_call_is_an_event_of_its_chat_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter, capture: bool
+) -> None:
+    instrument(tracer_provider=provider, capture_content=capture)
+    searched = replace(
+        text_response("found"),
+        hosted_calls=(HostedToolCall("web_search", {"query": "layer0 wire"}),),
+    )
+    model = ScriptedProvider([searched], hosted_tools=["web_search"])
+    config = NeuronTurnConfig(model="m", hosted_tools=[WebSearch()])
+
+    await NeuronTurn(model, config=config).execute(QUESTION)
+
+    chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
+    (event,) = chat.events
+    assert event.name == "neuron.hosted_tool_call"
+    attributes = dict(event.attributes or {})
+    assert attributes.pop("gen_ai.tool.name") == "web_search"
+    if capture:
+        assert json.loads(str(attributes.pop("gen_ai.tool.call.arguments"))) == {
+            "query": "layer0 wire"
+        }
+    assert attributes == {}

@@ -2,7 +2,10 @@
 
 `OpenAIProvider` (`"openai:<model>"`) speaks Chat Completions, which every
 OpenAI-compatible server offers; `OpenAIResponsesProvider`
-(`"openai-responses:<model>"`) speaks the Responses API.
+(`"openai-responses:<model>"`) speaks the Responses API. `presets.PRESETS`
+names OpenAI-compatible vendors (`"groq:<model>"`, `"deepseek:<model>"`,
+`"openrouter:<model>"`...), each built by a `PresetProvider` subclass
+(`preset_providers.GroqProvider`...).
 
 The re-exports are resolved on first access (PEP 562): the entry point
 `neuron_provider_openai.plugin` imports this package, and plugin listing must
@@ -15,6 +18,8 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .preset_providers import PresetProvider
+    from .presets import Preset
     from .provider import (
         API_KEY_ENV,
         BASE_URL_ENV,
@@ -31,9 +36,15 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "OpenAIProvider",
     "OpenAIResponsesProvider",
+    "Preset",
+    "PresetProvider",
 ]
 
-_MODULES = {"OpenAIResponsesProvider": ".responses"}
+_MODULES = {
+    "OpenAIResponsesProvider": ".responses",
+    "Preset": ".presets",
+    "PresetProvider": ".preset_providers",
+}
 """The module of each re-export not in `.provider`."""
 
 

@@ -28,8 +28,19 @@ def test_entry_point_points_at_the_plugin_module() -> None:
     assert ep.load() is plugin
 
 
-def test_register_providers_offers_openai_and_openai_responses() -> None:
-    assert list(registered()) == ["openai", "openai-responses"]
+def test_register_providers_offers_openai_openai_responses_then_the_presets() -> None:
+    assert list(registered()) == [
+        "openai",
+        "openai-responses",
+        "groq",
+        "deepseek",
+        "openrouter",
+        "mistral",
+        "xai",
+        "together",
+        "fireworks",
+        "cerebras",
+    ]
 
 
 def test_factory_builds_a_provider_for_the_model_with_options() -> None:
@@ -47,7 +58,8 @@ def test_importing_the_plugin_loads_neither_httpx_nor_genai_prices() -> None:
         "import neuron_provider_openai.plugin\n"
         "new = set(sys.modules) - before\n"
         "heavy = sorted(m for m in new if m.split('.')[0] in {'httpx', 'genai_prices'}"
-        " or m in ('neuron_provider_openai.provider', 'neuron_provider_openai.responses'))\n"
+        " or m in ('neuron_provider_openai.provider', 'neuron_provider_openai.responses',"
+        " 'neuron_provider_openai.preset_providers'))\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run(

@@ -1,0 +1,139 @@
+"""One `OpenAIProvider` subclass per preset: `GroqProvider`, `DeepSeekProvider`...
+
+Each class takes its vendor's URL, key variable, genai-prices id and quirks
+from its `Preset` (`presets.py`); everything else is `OpenAIProvider`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import JsonValue
+
+from .presets import Preset, get_preset
+from .provider import OpenAIProvider
+
+__all__ = [
+    "CerebrasProvider",
+    "DeepSeekProvider",
+    "FireworksProvider",
+    "GroqProvider",
+    "MistralProvider",
+    "OpenRouterProvider",
+    "PresetProvider",
+    "TogetherProvider",
+    "XaiProvider",
+    "preset_provider_class",
+]
+
+
+class PresetProvider(OpenAIProvider):
+    """An `OpenAIProvider` for a named vendor; subclass it with `preset=` to add one.
+
+    Unlike `openai` with a custom `base_url`, a preset treats any `base_url=`
+    (its base-URL variable, a region, a gateway in front of the vendor) as
+    the vendor still: the key from its own variable is required and genai-prices
+    prices the call by the vendor's id. `require_api_key=False`,
+    `lookup_prices=False` or `prices=` say otherwise. `OPENAI_API_KEY` and
+    `OPENAI_BASE_URL` are never read.
+
+    Args:
+        model: The model used when a request names none.
+        **options: `OpenAIProvider`'s keyword arguments; `max_tokens_field` and
+            `reasoning_field` default to the preset's.
+
+    Example:
+        ```python
+        class AcmeProvider(PresetProvider, preset=Preset(name="acme", ...)):
+            \"\"\"Acme's Chat Completions API.\"\"\"
+        ```
+    """
+
+    preset: ClassVar[Preset]
+    """The vendor this class speaks to."""
+
+    def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if preset is None:  # a subclass of a preset's class keeps its preset
+            return
+        cls.preset = preset
+        cls.name = preset.name
+        cls.default_base_url = preset.base_url
+        cls.api_key_env = preset.api_key_env
+        cls.base_url_env = preset.base_url_env
+        cls.price_provider_id = preset.price_provider_id
+        cls.output_modes = preset.output_modes
+
+    def __init__(self, model: str = "", **options: Any) -> None:
+        if not hasattr(type(self), "preset"):
+            raise TypeError(
+                "PresetProvider names no vendor: use a subclass (GroqProvider...) "
+                "or subclass it with preset=Preset(...)"
+            )
+        options.setdefault("max_tokens_field", self.preset.max_tokens_field)
+        options.setdefault("reasoning_field", self.preset.reasoning_field)
+        super().__init__(model, **options)
+
+    def _is_default_base_url(self) -> bool:
+        # Whatever the URL, the vendor's key is required and its prices apply (see above).
+        return True
+
+    def _stream_options(self, body: dict[str, JsonValue]) -> None:
+        if self.preset.stream_usage:
+            super()._stream_options(body)
+
+
+class GroqProvider(PresetProvider, preset=get_preset("groq")):
+    """Groq (`"groq:<model>"`): `GROQ_API_KEY`."""
+
+
+class DeepSeekProvider(PresetProvider, preset=get_preset("deepseek")):
+    """DeepSeek (`"deepseek:<model>"`): `DEEPSEEK_API_KEY`; reasoning is sent back."""
+
+
+class OpenRouterProvider(PresetProvider, preset=get_preset("openrouter")):
+    """OpenRouter (`"openrouter:<vendor>/<model>"`): `OPENROUTER_API_KEY`."""
+
+
+class MistralProvider(PresetProvider, preset=get_preset("mistral")):
+    """Mistral AI (`"mistral:<model>"`): `MISTRAL_API_KEY`; streams without `stream_options`."""
+
+
+class XaiProvider(PresetProvider, preset=get_preset("xai")):
+    """xAI (`"xai:<model>"`, also `"grok:<model>"`): `XAI_API_KEY`."""
+
+
+class TogetherProvider(PresetProvider, preset=get_preset("together")):
+    """Together AI (`"together:<org>/<model>"`): `TOGETHER_API_KEY`, `TOGETHER_BASE_URL`."""
+
+
+class FireworksProvider(PresetProvider, preset=get_preset("fireworks")):
+    """Fireworks AI (`"fireworks:accounts/fireworks/models/<model>"`): `FIREWORKS_API_KEY`."""
+
+
+class CerebrasProvider(PresetProvider, preset=get_preset("cerebras")):
+    """Cerebras (`"cerebras:<model>"`): `CEREBRAS_API_KEY`."""
+
+
+_CLASSES: dict[str, type[PresetProvider]] = {
+    cls.preset.name: cls
+    for cls in (
+        GroqProvider,
+        DeepSeekProvider,
+        OpenRouterProvider,
+        MistralProvider,
+        XaiProvider,
+        TogetherProvider,
+        FireworksProvider,
+        CerebrasProvider,
+    )
+}
+
+
+def preset_provider_class(name: str) -> type[PresetProvider]:
+    """Return the provider class of the preset `name` (or one of its aliases).
+
+    Raises:
+        LookupError: no preset has that name.
+    """
+    return _CLASSES[get_preset(name).name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import textwrap
 from collections.abc import Iterator
 from typing import Final, TypeVar
@@ -199,9 +200,15 @@ def _approval_line(exc: ApprovalError) -> str:
     return f"{exc}; nothing ran: give one --approve or --deny per pending call"
 
 
+_KEY_VARIABLE: Final = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")
+
+
 def _auth_line(exc: ProviderAuthenticationError, model: str | None) -> str:
     provider = exc.provider or (model or "").partition(":")[0] or "the provider"
-    variable = f"{provider.upper().replace('-', '_')}_API_KEY"
+    # The provider's own message names its variable (openai-responses reads OPENAI_API_KEY);
+    # the provider's name is only a guess at it.
+    named = _KEY_VARIABLE.search(str(exc))
+    variable = named.group() if named else f"{provider.upper().replace('-', '_')}_API_KEY"
     return (
         f"authentication failed for provider {provider!r} ({exc}); "
         f"set its API key (e.g. {variable}) and try again"

@@ -211,3 +211,11 @@ def test_a_hosted_tool_the_provider_does_not_run_is_a_usage_error_before_any_cal
         "hosted tool(s) web_search (it runs: none); choose a --model whose provider runs it\n"
     )
     assert server.requests == []
+
+
+def test_a_missing_key_names_the_variable_the_provider_reads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "hi", "--model", "openai-responses:gpt-5-mini"]) == 5
+    err = capsys.readouterr().err
+    assert "(e.g. OPENAI_API_KEY)" in err and "OPENAI_RESPONSES_API_KEY" not in err

@@ -1,0 +1,89 @@
+"""neuron-evals: evaluate agents built here, as pydantic-evals does for pydantic-ai.
+
+A `Dataset` of `Case`s runs against any `layer0.Turn` (or an async function);
+evaluators judge each answer (`EqualsExpected`, `Contains`, `MaxCost`,
+`ToolCalled`, `LLMJudge`, `@evaluator` functions...); the `EvaluationReport`
+shows per case the answer, its assertions, scores and labels, and the turn's
+cost, tokens, exit reason and duration, with totals, as a plain-text table
+(`render()`), JSON (`to_json()`) or against a baseline (`compare()`).
+Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`).
+"""
+
+from .case import Case
+from .compare import CaseChange, ReportComparison
+from .context import EvaluatorContext
+from .dataset import Dataset
+from .errors import (
+    DatasetFileError,
+    DuplicateCaseError,
+    EvalsError,
+    EvaluatorSpecError,
+    JudgeError,
+    UnknownEvaluatorError,
+)
+from .evaluator import (
+    EvaluationReason,
+    EvaluationScalar,
+    Evaluator,
+    EvaluatorOutput,
+    FunctionEvaluator,
+    evaluator,
+)
+from .evaluators import (
+    Contains,
+    Equals,
+    EqualsExpected,
+    ExitReasonIs,
+    IsInstance,
+    MaxCost,
+    MaxDuration,
+    ToolCalled,
+    ValidatesAs,
+)
+from .judge import JUDGE_SYSTEM, JudgeVerdict, LLMJudge
+from .report import (
+    EvaluationReport,
+    EvaluationResult,
+    EvaluatorFailure,
+    ReportCase,
+    ReportSummary,
+    TaskError,
+)
+
+__all__ = [
+    "JUDGE_SYSTEM",
+    "Case",
+    "CaseChange",
+    "Contains",
+    "Dataset",
+    "DatasetFileError",
+    "DuplicateCaseError",
+    "Equals",
+    "EqualsExpected",
+    "EvalsError",
+    "EvaluationReason",
+    "EvaluationReport",
+    "EvaluationResult",
+    "EvaluationScalar",
+    "Evaluator",
+    "EvaluatorContext",
+    "EvaluatorFailure",
+    "EvaluatorOutput",
+    "EvaluatorSpecError",
+    "ExitReasonIs",
+    "FunctionEvaluator",
+    "IsInstance",
+    "JudgeError",
+    "JudgeVerdict",
+    "LLMJudge",
+    "MaxCost",
+    "MaxDuration",
+    "ReportCase",
+    "ReportComparison",
+    "ReportSummary",
+    "TaskError",
+    "ToolCalled",
+    "UnknownEvaluatorError",
+    "ValidatesAs",
+    "evaluator",
+]

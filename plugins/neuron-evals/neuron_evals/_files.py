@@ -1,0 +1,190 @@
+"""Datasets in YAML and JSON files, validated whole before any of it is used (private)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from layer0 import TurnInput
+
+from ._json import to_json_value
+from ._spec import CustomEvaluator, Factory, build, registry, spec_of
+from .case import Case
+from .errors import DatasetFileError, EvalsError
+from .evaluator import Evaluator
+
+YAML_SUFFIXES: Final = (".yaml", ".yml")
+JSON_SUFFIXES: Final = (".json",)
+
+
+class _CaseFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    inputs: str | dict[str, JsonValue]
+    expected_output: JsonValue = None
+    metadata: dict[str, JsonValue] | None = None
+    evaluators: list[JsonValue] = Field(default_factory=list)
+
+
+class _DatasetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    cases: list[_CaseFile]
+    evaluators: list[JsonValue] = Field(default_factory=list)
+
+
+def _format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in YAML_SUFFIXES:
+        return "yaml"
+    if suffix in JSON_SUFFIXES:
+        return "json"
+    raise DatasetFileError(path, f"unknown suffix {path.suffix!r}; use .yaml, .yml or .json")
+
+
+def _parse(path: Path) -> Any:
+    kind = _format(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetFileError(path, f"cannot read it: {exc.strerror or exc}") from exc
+    try:
+        return yaml.safe_load(text) if kind == "yaml" else json.loads(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise DatasetFileError(path, f"not valid {kind.upper()}: {exc}") from exc
+
+
+def _case_label(data: Any, index: int) -> str:
+    """The case's name in the raw data, else `#<n>` (1-based)."""
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if isinstance(cases, list) and index < len(cases):
+        case = cases[index]
+        if isinstance(case, dict) and isinstance(case.get("name"), str):
+            return str(case["name"])
+    return f"#{index + 1}"
+
+
+def _field(parts: Sequence[int | str]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _invalid(path: Path, data: Any, error: ValidationError) -> DatasetFileError:
+    first = error.errors()[0]
+    loc = list(first["loc"])
+    more = error.error_count() - 1
+    message = first["msg"] + (f" (and {more} more error(s))" if more else "")
+    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+        case, rest = _case_label(data, loc[1]), loc[2:]
+        return DatasetFileError(path, message, case=case, field=_field(rest) or None)
+    return DatasetFileError(path, message, field=_field(loc) or None)
+
+
+def _evaluators(
+    path: Path, specs: list[JsonValue], factories: Mapping[str, Factory], case: str | None
+) -> list[Evaluator]:
+    built: list[Evaluator] = []
+    for index, spec in enumerate(specs):
+        try:
+            built.append(build(spec, factories))
+        except (EvalsError, TypeError, ValueError) as exc:
+            raise DatasetFileError(path, str(exc), case=case, field=f"evaluators[{index}]") from exc
+    return built
+
+
+def _inputs(path: Path, case: _CaseFile) -> str | TurnInput:
+    if isinstance(case.inputs, str):
+        return case.inputs
+    try:
+        return TurnInput.model_validate(case.inputs)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise DatasetFileError(
+            path, first["msg"], case=case.name, field=_field(["inputs", *first["loc"]])
+        ) from exc
+
+
+def read_dataset(
+    path: Path, custom: Sequence[CustomEvaluator]
+) -> tuple[str | None, list[Case], list[Evaluator]]:
+    """The name, cases and evaluators of the dataset file `path`.
+
+    Raises:
+        DatasetFileError: the file is unreadable or invalid anywhere.
+    """
+    data = _parse(path)
+    try:
+        parsed = _DatasetFile.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(path, data, exc) from exc
+    try:
+        factories = registry(custom)
+    except ValueError as exc:
+        raise DatasetFileError(path, str(exc)) from exc
+    evaluators = _evaluators(path, parsed.evaluators, factories, None)
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for item in parsed.cases:
+        if item.name in seen:
+            raise DatasetFileError(path, "two cases have this name", case=item.name, field="name")
+        seen.add(item.name)
+        cases.append(
+            Case(
+                item.name,
+                _inputs(path, item),
+                expected_output=item.expected_output,
+                metadata=item.metadata,
+                evaluators=_evaluators(path, item.evaluators, factories, item.name),
+            )
+        )
+    return parsed.name, cases, evaluators
+
+
+def _case_data(case: Case) -> dict[str, JsonValue]:
+    data: dict[str, JsonValue] = {"name": case.name}
+    data["inputs"] = (
+        case.inputs
+        if isinstance(case.inputs, str)
+        else case.inputs.model_dump(mode="json", exclude_none=True)
+    )
+    if case.expected_output is not None:
+        data["expected_output"] = to_json_value(case.expected_output)
+    if case.metadata:
+        data["metadata"] = to_json_value(dict(case.metadata))
+    if case.evaluators:
+        data["evaluators"] = [spec_of(evaluator) for evaluator in case.evaluators]
+    return data
+
+
+def write_dataset(
+    path: Path, name: str | None, cases: Sequence[Case], evaluators: Sequence[Evaluator]
+) -> None:
+    """Write the dataset to `path`, YAML or JSON by its suffix.
+
+    Raises:
+        DatasetFileError: an unknown suffix, or an evaluator with no form in a file.
+    """
+    kind = _format(path)
+    data: dict[str, JsonValue] = {}
+    if name is not None:
+        data["name"] = name
+    try:
+        data["cases"] = [_case_data(case) for case in cases]
+        if evaluators:
+            data["evaluators"] = [spec_of(evaluator) for evaluator in evaluators]
+    except EvalsError as exc:
+        raise DatasetFileError(path, str(exc)) from exc
+    if kind == "yaml":
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    else:
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")

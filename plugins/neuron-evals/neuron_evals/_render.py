@@ -1,0 +1,227 @@
+"""A report as a plain-text table (private: `EvaluationReport.render` calls it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Final
+
+from moneyed import Money
+
+from .report import EvaluationReport, ReportCase, ReportSummary
+
+_GAP: Final = "  "
+_DETAIL_WIDTH: Final = 120
+_ARROW: Final = " -> "
+# Columns that are left out when no case has anything to show in them.
+_OPTIONAL: Final = frozenset({"Scores", "Labels", "Exit", "Cost", "Tokens"})
+
+
+def cut(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def money(amount: Money | None) -> str:
+    """`$0.0012`; `-` for None."""
+    if amount is None:
+        return "-"
+    value: Decimal = amount.amount
+    return "$0" if value == 0 else "$" + format(value.normalize(), "f")
+
+
+def seconds(value: float) -> str:
+    """`15ms` under a second, `1.23s` from one up."""
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"
+
+
+def number(value: float) -> str:
+    """A score with two decimals."""
+    return f"{value:.2f}"
+
+
+def _signed(value: float, show: Callable[[float], str]) -> str:
+    return ("+" if value >= 0 else "-") + show(abs(value))
+
+
+def _result(case: ReportCase) -> str:
+    if case.task_error is not None:
+        return "ERROR"
+    return "pass" if case.passed else "FAIL"
+
+
+def _assertions(case: ReportCase) -> str:
+    total = case.assertions_total
+    return f"{case.assertions_passed}/{total}" if total else "-"
+
+
+def _named(values: dict[str, str]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in values.items()) or "-"
+
+
+def _scores(case: ReportCase) -> dict[str, float]:
+    return {name: float(result.value) for name, result in case.scores.items()}
+
+
+def _tokens(case: ReportCase) -> str:
+    if case.tokens_in is None or case.tokens_out is None:
+        return "-"
+    return f"{case.tokens_in}/{case.tokens_out}"
+
+
+def _output(case: ReportCase) -> str:
+    if case.task_error is not None:
+        return f"{case.task_error.error_type}: {case.task_error.message}"
+    return case.output_text
+
+
+def _cells(case: ReportCase, before: ReportCase | None, new: bool) -> dict[str, str]:
+    """The row of `case`; with `before`, each changed cell shows the change."""
+    cells = {
+        "Case": case.name,
+        "Result": ("new: " if new else "") + _result(case),
+        "Assertions": _assertions(case),
+        "Scores": _named({name: number(value) for name, value in _scores(case).items()}),
+        "Labels": _named({name: str(result.value) for name, result in case.labels.items()}),
+        "Exit": case.exit_reason or "-",
+        "Cost": money(case.cost),
+        "Tokens": _tokens(case),
+        "Duration": seconds(case.duration),
+        "Output": _output(case),
+    }
+    if before is None:
+        return cells
+    for column in ("Result", "Assertions", "Exit", "Tokens"):
+        old = _cells(before, None, False)[column]
+        if old != cells[column]:
+            cells[column] = old + _ARROW + cells[column]
+    cells["Scores"] = _score_changes(_scores(before), _scores(case))
+    cells["Cost"] = _cost_change(before.cost, case.cost)
+    delta = case.duration - before.duration
+    cells["Duration"] = (
+        f"{seconds(before.duration)}{_ARROW}{seconds(case.duration)} ({_signed(delta, seconds)})"
+    )
+    return cells
+
+
+def _score_changes(before: dict[str, float], after: dict[str, float]) -> str:
+    shown: dict[str, str] = {}
+    for name in [*before, *(n for n in after if n not in before)]:
+        old, new = before.get(name), after.get(name)
+        if old is None or new is None:
+            shown[name] = (
+                (number(old) if old is not None else "-")
+                + _ARROW
+                + (number(new) if new is not None else "-")
+            )
+        elif old == new:
+            shown[name] = number(new)
+        else:
+            shown[name] = f"{number(old)}{_ARROW}{number(new)} ({_signed(new - old, number)})"
+    return _named(shown)
+
+
+def _cost_change(before: Money | None, after: Money | None) -> str:
+    if before == after or before is None or after is None:
+        return money(after) if before == after else money(before) + _ARROW + money(after)
+    delta = after - before
+    sign = "+" if delta.amount >= 0 else "-"
+    return f"{money(before)}{_ARROW}{money(after)} ({sign}{money(abs(delta))})"
+
+
+def _table(rows: Sequence[dict[str, str]], width: int) -> list[str]:
+    if not rows:
+        return ["(no cases)"]
+    columns = [
+        column
+        for column in rows[0]
+        if column not in _OPTIONAL or any(row[column] != "-" for row in rows)
+    ]
+    shown = [[cut(row[column], width) for column in columns] for row in rows]
+    widths = [max(len(column), *(len(row[i]) for row in shown)) for i, column in enumerate(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return _GAP.join(
+            cell.ljust(size) for cell, size in zip(cells, widths, strict=True)
+        ).rstrip()
+
+    return [line(columns), line(["-" * size for size in widths]), *(line(row) for row in shown)]
+
+
+def _details(report: EvaluationReport) -> list[str]:
+    lines: list[str] = []
+    for case in report.cases:
+        if case.task_error is not None:
+            error = case.task_error
+            lines.append(f"{case.name}: the task raised {error.error_type}: {error.message}")
+        for result in case.assertions.values():
+            if result.value is not True:
+                lines.append(
+                    f"{case.name}: {result.name} failed"
+                    + (f": {result.reason}" if result.reason else "")
+                )
+        for failure in case.evaluator_failures:
+            lines.append(
+                f"{case.name}: {failure.name} raised {failure.error_type}: {failure.message}"
+            )
+    return ["", "Failures:", *("  " + cut(line, _DETAIL_WIDTH) for line in lines)] if lines else []
+
+
+def _rate(passed: int, total: int) -> str:
+    return f"{passed}/{total} ({100 * passed / total:.1f}%)" if total else "0/0"
+
+
+def _totals(summary: ReportSummary, earlier: ReportSummary | None) -> list[str]:
+    cases = _rate(summary.passed, summary.cases)
+    if earlier is not None:
+        cases += f", was {_rate(earlier.passed, earlier.cases)}"
+    assertions = _rate(summary.assertions_passed, summary.assertions_total)
+    lines = [f"Cases passed: {cases}; assertions passed: {assertions}"]
+    if summary.errors:
+        lines.append(f"Errors: {summary.errors} case(s) where the task raised")
+    if summary.mean_scores or (earlier is not None and earlier.mean_scores):
+        scores = (
+            _named({name: number(value) for name, value in summary.mean_scores.items()})
+            if earlier is None
+            else _score_changes(earlier.mean_scores, summary.mean_scores)
+        )
+        lines.append(f"Mean scores: {scores}")
+    cost = (
+        money(summary.total_cost)
+        if earlier is None
+        else _cost_change(earlier.total_cost, summary.total_cost)
+    )
+    if summary.evaluator_cost.amount:
+        cost += f" (evaluators: {money(summary.evaluator_cost)})"
+    lines.append(f"Cost: {cost}")
+    if summary.tokens_in or summary.tokens_out:
+        lines.append(f"Tokens: {summary.tokens_in} in, {summary.tokens_out} out")
+    lines.append(
+        f"Duration: {seconds(summary.total_duration)} in all, "
+        f"{seconds(summary.mean_duration)} a case"
+    )
+    return lines
+
+
+def render_report(
+    report: EvaluationReport, *, baseline: EvaluationReport | None, width: int
+) -> str:
+    """The table, the failures and the totals of `report`, against `baseline` if given."""
+    earlier = {} if baseline is None else {case.name: case for case in baseline.cases}
+    rows = [
+        _cells(case, earlier.get(case.name), baseline is not None and case.name not in earlier)
+        for case in report.cases
+    ]
+    title = f"Evaluation: {report.name}"
+    if baseline is not None:
+        title += f" (against {baseline.name})"
+    lines = [title, "", *_table(rows, width)]
+    if baseline is not None:
+        names = {case.name for case in report.cases}
+        removed = [case.name for case in baseline.cases if case.name not in names]
+        if removed:
+            lines += ["", "Removed: " + ", ".join(removed)]
+    lines += _details(report)
+    lines += ["", *_totals(report.summary(), None if baseline is None else baseline.summary())]
+    return "\n".join(lines) + "\n"

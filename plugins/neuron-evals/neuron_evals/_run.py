@@ -1,0 +1,182 @@
+"""One case's run: the task, then its evaluators, into a `ReportCase` (private)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
+
+from layer0 import Turn, TurnInput, TurnOutput, usd
+from neuron_turn import NeuronTurn, OutputMissingError, output_value
+
+from ._json import as_text, to_json_value
+from .case import Case
+from .context import EvaluatorContext, exit_reason_text
+from .evaluator import EvaluationReason, EvaluationScalar, Evaluator, EvaluatorOutput
+from .report import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+
+TaskFunction: TypeAlias = Callable[[str | TurnInput], Awaitable[object]]
+"""An async function of a case's inputs: returns a `TurnOutput` or any answer."""
+Task: TypeAlias = Turn | TaskFunction
+"""What a dataset is evaluated against: any `layer0.Turn`, or an async function."""
+
+
+def task_name(task: Task) -> str:
+    """A name for the run: the function's, or the turn's class."""
+    name = getattr(task, "__name__", None)
+    return name if isinstance(name, str) else type(task).__name__
+
+
+def _answer(task: Task, output: TurnOutput) -> object:
+    """The answer evaluators see: typed, else the turn's JSON result, else the text."""
+    if isinstance(task, NeuronTurn) and task.output is not None:
+        try:
+            return task.output_value(output)
+        except OutputMissingError:
+            return None
+    try:
+        return output_value(output)
+    except OutputMissingError:
+        return output.message.as_text() or ""
+
+
+async def _call(task: Task, case: Case) -> tuple[object, TurnOutput | None]:
+    if isinstance(task, Turn):
+        output = await task.execute(case.turn_input())
+        return _answer(task, output), output
+    result = await task(case.inputs)
+    if isinstance(result, TurnOutput):
+        return _answer(task, result), result
+    return result, None
+
+
+async def _evaluate(evaluator: Evaluator, ctx: EvaluatorContext) -> EvaluatorOutput | Exception:
+    try:
+        return await evaluator.evaluate(ctx)
+    except Exception as exc:  # an evaluator's failure is its result for this case
+        return exc
+
+
+def _results(
+    evaluator: Evaluator, output: EvaluatorOutput
+) -> list[tuple[str, EvaluationScalar, str | None]]:
+    items = output.items() if isinstance(output, dict) else [(evaluator.result_name(), output)]
+    found: list[tuple[str, EvaluationScalar, str | None]] = []
+    for name, item in items:
+        value, reason = (
+            (item.value, item.reason)
+            if isinstance(item, EvaluationReason)
+            else (
+                item,
+                None,
+            )
+        )
+        if not isinstance(value, bool | int | float | str):
+            raise TypeError(f"returned {type(value).__name__}, not bool, int, float or str")
+        found.append((name, value, reason))
+    return found
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    unique, count = name, 1
+    while unique in taken:
+        count += 1
+        unique = f"{name}_{count}"
+    taken.add(unique)
+    return unique
+
+
+def _facts(output: TurnOutput | None) -> dict[str, object]:
+    if output is None:
+        return {}
+    metadata = output.metadata
+    return {
+        "exit_reason": exit_reason_text(output.exit_reason),
+        "cost": metadata.cost,
+        "tokens_in": metadata.tokens_in,
+        "tokens_out": metadata.tokens_out,
+        "turns_used": metadata.turns_used,
+        "tools_called": [record.name for record in metadata.tools_called],
+    }
+
+
+async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> ReportCase:
+    """Run `task` on `case`, then every evaluator; an exception becomes part of the report."""
+    common = {
+        "name": case.name,
+        "inputs": case.inputs,
+        "expected_output": to_json_value(case.expected_output),
+        "metadata": to_json_value(dict(case.metadata)),
+    }
+    start = time.perf_counter()
+    try:
+        answer, turn_output = await _call(task, case)
+    except Exception as exc:  # a failing case never stops the others
+        return ReportCase.model_validate(
+            {
+                **common,
+                "duration": time.perf_counter() - start,
+                "task_error": TaskError(error_type=type(exc).__name__, message=str(exc)),
+            }
+        )
+    duration = time.perf_counter() - start
+    text = None if turn_output is None else turn_output.message.as_text()
+    ctx = EvaluatorContext(
+        name=case.name,
+        inputs=case.inputs,
+        output=answer,
+        output_text=text or ("" if answer is None else as_text(answer)),
+        expected_output=case.expected_output,
+        metadata=case.metadata,
+        turn_output=turn_output,
+        duration=duration,
+    )
+    async with asyncio.TaskGroup() as group:
+        running = [group.create_task(_evaluate(evaluator, ctx)) for evaluator in evaluators]
+    buckets: dict[str, dict[str, EvaluationResult]] = {"assertions": {}, "scores": {}, "labels": {}}
+    failures: list[EvaluatorFailure] = []
+    taken: set[str] = set()
+    for evaluator, done in zip(evaluators, running, strict=True):
+        outcome = done.result()
+        try:
+            if isinstance(outcome, Exception):
+                raise outcome
+            results = _results(evaluator, outcome)
+        except Exception as exc:
+            failures.append(
+                EvaluatorFailure(
+                    name=_unique(evaluator.result_name(), taken),
+                    source=evaluator.spec_name(),
+                    error_type=type(exc).__name__,
+                    message=str(exc),
+                )
+            )
+            continue
+        for name, value, reason in results:
+            kind = (
+                "assertions"
+                if isinstance(value, bool)
+                else "labels"
+                if isinstance(value, str)
+                else "scores"
+            )
+            unique = _unique(name, taken)
+            buckets[kind][unique] = EvaluationResult(
+                name=unique, value=value, reason=reason, source=evaluator.spec_name()
+            )
+    evaluator_cost = usd()
+    for cost in ctx.evaluator_costs:
+        evaluator_cost = evaluator_cost + cost
+    return ReportCase.model_validate(
+        {
+            **common,
+            **_facts(turn_output),
+            **buckets,
+            "output": to_json_value(answer),
+            "output_text": ctx.output_text,
+            "duration": duration,
+            "evaluator_failures": failures,
+            "evaluator_cost": evaluator_cost,
+        }
+    )

@@ -1,0 +1,107 @@
+"""Evaluators by name, as a dataset file holds them (private).
+
+A file names an evaluator as `Name` (no arguments), `{Name: value}` (its first
+argument) or `{Name: {argument: value, ...}}`, as pydantic-evals' files do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from .errors import UnknownEvaluatorError
+from .evaluator import Evaluator, FunctionEvaluator
+from .evaluators import (
+    Contains,
+    Equals,
+    EqualsExpected,
+    ExitReasonIs,
+    IsInstance,
+    MaxCost,
+    MaxDuration,
+    ToolCalled,
+)
+from .judge import LLMJudge
+
+CustomEvaluator = type[Evaluator] | FunctionEvaluator
+"""What a caller registers: an evaluator class, or a function made one with `@evaluator`."""
+
+BUILT_IN: Final[tuple[type[Evaluator], ...]] = (
+    Contains,
+    Equals,
+    EqualsExpected,
+    ExitReasonIs,
+    IsInstance,
+    LLMJudge,
+    MaxCost,
+    MaxDuration,
+    ToolCalled,
+)
+
+Factory = Callable[..., Evaluator]
+
+
+def _function_factory(function: FunctionEvaluator) -> Factory:
+    def build(*args: object, **kwargs: object) -> Evaluator:
+        if args or kwargs:
+            raise TypeError(f"{function.name} is a function evaluator and takes no arguments")
+        return function
+
+    return build
+
+
+def registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, Factory]:
+    """The built-in evaluators and `custom` by name.
+
+    Raises:
+        ValueError: a custom evaluator has the name of a built-in or of another.
+    """
+    found: dict[str, Factory] = {cls.__name__: cls for cls in BUILT_IN}
+    for item in custom:
+        name = item.name if isinstance(item, FunctionEvaluator) else item.__name__
+        if name in found:
+            raise ValueError(f"two evaluators are named {name!r}; give one another name")
+        found[name] = _function_factory(item) if isinstance(item, FunctionEvaluator) else item
+    return found
+
+
+def build(spec: JsonValue, evaluators: Mapping[str, Factory]) -> Evaluator:
+    """The evaluator `spec` names.
+
+    Raises:
+        UnknownEvaluatorError: no evaluator has that name.
+        TypeError, ValueError: the spec's shape or its arguments are wrong.
+    """
+    if isinstance(spec, str):
+        name, arguments = spec, None
+    elif isinstance(spec, dict) and len(spec) == 1:
+        ((name, arguments),) = spec.items()
+    else:
+        raise ValueError("an evaluator is a name, or a mapping of one name to its arguments")
+    factory = evaluators.get(name)
+    if factory is None:
+        raise UnknownEvaluatorError(name, sorted(evaluators))
+    if arguments is None:
+        return factory()
+    if isinstance(arguments, dict):
+        return factory(**arguments)
+    return factory(arguments)
+
+
+def spec_of(evaluator: Evaluator) -> JsonValue:
+    """How a dataset file names `evaluator`, in its shortest form.
+
+    Raises:
+        EvaluatorSpecError: it has no form in a file.
+    """
+    name = evaluator.spec_name()
+    arguments = evaluator.spec_arguments()
+    if not arguments:
+        return name
+    fields = getattr(evaluator, "__dataclass_fields__", {})
+    first = next(iter(fields), None)
+    if len(arguments) == 1 and first in arguments and not isinstance(arguments[first], dict):
+        return {name: arguments[first]}
+    return {name: arguments}

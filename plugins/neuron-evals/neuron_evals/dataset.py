@@ -1,0 +1,134 @@
+"""`Dataset`: cases and evaluators, run against a task into an `EvaluationReport`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._files import read_dataset, write_dataset
+from ._run import Task, run_case, task_name
+from ._spec import CustomEvaluator
+from .case import Case
+from .errors import DuplicateCaseError
+from .evaluator import Evaluator
+from .report import EvaluationReport, ReportCase
+
+__all__ = ["Dataset"]
+
+
+class Dataset:
+    """Cases to run a task on, and the evaluators every case gets, as pydantic-evals' `Dataset`.
+
+    The task is any `layer0.Turn` (a `NeuronTurn`, an orchestrator's dispatch
+    wrapped as one, a `FallbackTurn`), or an async function of a case's inputs
+    returning a `TurnOutput` or any answer.
+    """
+
+    def __init__(
+        self,
+        cases: Sequence[Case],
+        *,
+        evaluators: Sequence[Evaluator] = (),
+        name: str | None = None,
+    ) -> None:
+        """Create a dataset.
+
+        Raises:
+            DuplicateCaseError: two cases share a name.
+        """
+        seen: set[str] = set()
+        for case in cases:
+            if case.name in seen:
+                raise DuplicateCaseError(case.name)
+            seen.add(case.name)
+        self.cases: tuple[Case, ...] = tuple(cases)
+        self.evaluators: tuple[Evaluator, ...] = tuple(evaluators)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Dataset(name={self.name!r}, cases={len(self.cases)})"
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, *, custom_evaluators: Sequence[CustomEvaluator] = ()
+    ) -> Dataset:
+        """Read a dataset from a YAML (`.yaml`, `.yml`) or JSON (`.json`) file.
+
+        Evaluators are named as `Name`, `{Name: first_argument}` or
+        `{Name: {argument: value}}`; the names are the built-in evaluators' and
+        those of `custom_evaluators` (evaluator classes, or `@evaluator` functions).
+
+        Raises:
+            DatasetFileError: the file cannot be read, or is invalid anywhere
+                (the message names the file, the case and the field); no
+                partial dataset is ever returned.
+        """
+        name, cases, evaluators = read_dataset(Path(path), custom_evaluators)
+        return cls(cases, evaluators=evaluators, name=name)
+
+    def to_file(self, path: str | Path) -> None:
+        """Write the dataset to a YAML or JSON file, by the suffix of `path`.
+
+        Raises:
+            DatasetFileError: an unknown suffix, or an evaluator that holds a
+                Python object with no form in a file (`ValidatesAs`).
+        """
+        write_dataset(Path(path), self.name, self.cases, self.evaluators)
+
+    async def evaluate(
+        self,
+        task: Task,
+        *,
+        name: str | None = None,
+        max_concurrency: int | None = None,
+    ) -> EvaluationReport:
+        """Run `task` on every case, then the evaluators, and report.
+
+        At most `max_concurrency` cases run at once (None: all). A task or an
+        evaluator that raises is recorded for its case; the others go on.
+        Cancelling the run (Ctrl-C) cancels the running cases and propagates.
+
+        Raises:
+            ValueError: `max_concurrency` is below 1.
+        """
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        limit = (
+            asyncio.Semaphore(max_concurrency)
+            if max_concurrency is not None
+            else contextlib.nullcontext()
+        )
+
+        async def one(case: Case) -> ReportCase:
+            async with limit:
+                return await run_case(task, case, [*self.evaluators, *case.evaluators])
+
+        start = time.perf_counter()
+        async with asyncio.TaskGroup() as group:
+            running = [group.create_task(one(case)) for case in self.cases]
+        return EvaluationReport(
+            name=name or self.name or task_name(task),
+            cases=[done.result() for done in running],
+            duration=time.perf_counter() - start,
+        )
+
+    def evaluate_sync(
+        self,
+        task: Task,
+        *,
+        name: str | None = None,
+        max_concurrency: int | None = None,
+    ) -> EvaluationReport:
+        """Run `evaluate` to its end, for a script; not from inside a running event loop.
+
+        Raises:
+            RuntimeError: called from a running event loop (await `evaluate` there).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.evaluate(task, name=name, max_concurrency=max_concurrency))
+        raise RuntimeError("evaluate_sync cannot run inside an event loop; await evaluate()")

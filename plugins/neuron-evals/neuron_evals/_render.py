@@ -179,7 +179,7 @@ def _totals(summary: ReportSummary, earlier: ReportSummary | None) -> list[str]:
     assertions = _rate(summary.assertions_passed, summary.assertions_total)
     lines = [f"Cases passed: {cases}; assertions passed: {assertions}"]
     if summary.errors:
-        lines.append(f"Errors: {summary.errors} case(s) where the task raised")
+        lines.append(f"Task errors: {summary.errors}")
     if summary.mean_scores or (earlier is not None and earlier.mean_scores):
         scores = (
             _named({name: number(value) for name, value in summary.mean_scores.items()})

@@ -41,14 +41,9 @@ from .evaluators import (
     ValidatesAs,
 )
 from .judge import JUDGE_SYSTEM, JudgeVerdict, LLMJudge
-from .report import (
-    EvaluationReport,
-    EvaluationResult,
-    EvaluatorFailure,
-    ReportCase,
-    ReportSummary,
-    TaskError,
-)
+from .report import EvaluationReport
+from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+from .summary import ReportSummary
 
 __all__ = [
     "JUDGE_SYSTEM",

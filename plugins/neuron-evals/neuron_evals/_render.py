@@ -8,7 +8,8 @@ from typing import Final
 
 from moneyed import Money
 
-from .report import EvaluationReport, ReportCase, ReportSummary
+from .report_case import ReportCase
+from .summary import ReportSummary, summarize
 
 _GAP: Final = "  "
 _DETAIL_WIDTH: Final = 120
@@ -149,9 +150,9 @@ def _table(rows: Sequence[dict[str, str]], width: int) -> list[str]:
     return [line(columns), line(["-" * size for size in widths]), *(line(row) for row in shown)]
 
 
-def _details(report: EvaluationReport) -> list[str]:
+def _details(cases: Sequence[ReportCase]) -> list[str]:
     lines: list[str] = []
-    for case in report.cases:
+    for case in cases:
         if case.task_error is not None:
             error = case.task_error
             lines.append(f"{case.name}: the task raised {error.error_type}: {error.message}")
@@ -205,23 +206,27 @@ def _totals(summary: ReportSummary, earlier: ReportSummary | None) -> list[str]:
 
 
 def render_report(
-    report: EvaluationReport, *, baseline: EvaluationReport | None, width: int
+    name: str,
+    cases: Sequence[ReportCase],
+    *,
+    baseline: tuple[str, Sequence[ReportCase]] | None,
+    width: int,
 ) -> str:
-    """The table, the failures and the totals of `report`, against `baseline` if given."""
-    earlier = {} if baseline is None else {case.name: case for case in baseline.cases}
+    """The table, the failures and the totals of a run, against a `(name, cases)` baseline."""
+    before = [] if baseline is None else list(baseline[1])
+    earlier = {case.name: case for case in before}
     rows = [
         _cells(case, earlier.get(case.name), baseline is not None and case.name not in earlier)
-        for case in report.cases
+        for case in cases
     ]
-    title = f"Evaluation: {report.name}"
+    title = f"Evaluation: {name}"
     if baseline is not None:
-        title += f" (against {baseline.name})"
+        title += f" (against {baseline[0]})"
     lines = [title, "", *_table(rows, width)]
-    if baseline is not None:
-        names = {case.name for case in report.cases}
-        removed = [case.name for case in baseline.cases if case.name not in names]
-        if removed:
-            lines += ["", "Removed: " + ", ".join(removed)]
-    lines += _details(report)
-    lines += ["", *_totals(report.summary(), None if baseline is None else baseline.summary())]
+    names = {case.name for case in cases}
+    removed = [case.name for case in before if case.name not in names]
+    if removed:
+        lines += ["", "Removed: " + ", ".join(removed)]
+    lines += _details(cases)
+    lines += ["", *_totals(summarize(cases), None if baseline is None else summarize(before))]
     return "\n".join(lines) + "\n"

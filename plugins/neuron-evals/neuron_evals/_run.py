@@ -14,7 +14,7 @@ from ._json import as_text, to_json_value
 from .case import Case
 from .context import EvaluatorContext, exit_reason_text
 from .evaluator import EvaluationReason, EvaluationScalar, Evaluator, EvaluatorOutput
-from .report import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
 
 TaskFunction: TypeAlias = Callable[[str | TurnInput], Awaitable[object]]
 """An async function of a case's inputs: returns a `TurnOutput` or any answer."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from moneyed import Money
 
-from .report import EvaluationReport, ReportCase
+from .report_case import ReportCase
 
-__all__ = ["CaseChange", "ReportComparison", "compare_reports"]
+__all__ = ["CaseChange", "ReportComparison", "compare_cases"]
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,12 @@ def _change(before: ReportCase, after: ReportCase) -> CaseChange:
     )
 
 
-def compare_reports(report: EvaluationReport, baseline: EvaluationReport) -> ReportComparison:
-    """Compare `report` with `baseline`, matching cases by name."""
-    earlier = {case.name: case for case in baseline.cases}
-    names = {case.name for case in report.cases}
+def compare_cases(cases: Sequence[ReportCase], baseline: Sequence[ReportCase]) -> ReportComparison:
+    """Compare a run's `cases` with a `baseline` run's, matching them by name."""
+    earlier = {case.name: case for case in baseline}
+    names = {case.name for case in cases}
     return ReportComparison(
-        cases=[_change(earlier[case.name], case) for case in report.cases if case.name in earlier],
-        added=[case.name for case in report.cases if case.name not in earlier],
-        removed=[case.name for case in baseline.cases if case.name not in names],
+        cases=[_change(earlier[case.name], case) for case in cases if case.name in earlier],
+        added=[case.name for case in cases if case.name not in earlier],
+        removed=[case.name for case in baseline if case.name not in names],
     )

@@ -14,7 +14,8 @@ from ._spec import CustomEvaluator
 from .case import Case
 from .errors import DuplicateCaseError
 from .evaluator import Evaluator
-from .report import EvaluationReport, ReportCase
+from .report import EvaluationReport
+from .report_case import ReportCase
 
 __all__ = ["Dataset"]
 

@@ -1,0 +1,93 @@
+"""`ReportCase`: one case's run in a report, and the results, failures and errors it holds."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
+
+from layer0 import Cost, TurnInput, usd
+
+__all__ = ["EvaluationResult", "EvaluatorFailure", "ReportCase", "TaskError"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EvaluationResult(_Model):
+    """One result of one evaluator: an assertion (bool), a score (number) or a label (str)."""
+
+    name: str
+    """The result's name (the evaluator's, or the key it returned it under)."""
+    value: StrictBool | int | float | str
+    reason: str | None = None
+    """Why, when the evaluator said."""
+    source: str
+    """The evaluator that gave it (its name in a dataset file)."""
+
+
+class EvaluatorFailure(_Model):
+    """An evaluator raised for a case: it counts as a failed assertion of that case."""
+
+    name: str
+    """The result name the evaluator would have given."""
+    source: str
+    """The evaluator (its name in a dataset file)."""
+    error_type: str
+    """The exception's class name."""
+    message: str
+    """The exception's message."""
+
+
+class TaskError(_Model):
+    """The task raised for a case: no answer, no evaluators run."""
+
+    error_type: str
+    """The exception's class name."""
+    message: str
+    """The exception's message."""
+
+
+class ReportCase(_Model):
+    """One case's run: the answer, its facts from the `TurnOutput`, and the evaluators' results."""
+
+    name: str
+    inputs: str | TurnInput
+    expected_output: JsonValue = None
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    output: JsonValue = None
+    """The answer as JSON (a typed answer dumped), None when the task raised."""
+    output_text: str = ""
+    """The answer's text."""
+    exit_reason: str | None = None
+    """Why the turn ended (`complete`, `budget_exhausted`...); None without a `TurnOutput`."""
+    cost: Cost | None = None
+    """What the task spent, in USD; None without a `TurnOutput`."""
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    turns_used: int | None = None
+    tools_called: list[str] = Field(default_factory=list)
+    """The tools the turn called, in order."""
+    duration: float
+    """Seconds the task ran (wall clock)."""
+    assertions: dict[str, EvaluationResult] = Field(default_factory=dict)
+    scores: dict[str, EvaluationResult] = Field(default_factory=dict)
+    labels: dict[str, EvaluationResult] = Field(default_factory=dict)
+    evaluator_failures: list[EvaluatorFailure] = Field(default_factory=list)
+    evaluator_cost: Cost = Field(default_factory=usd)
+    """What evaluators (a judge) spent on this case, apart from `cost`."""
+    task_error: TaskError | None = None
+
+    @property
+    def assertions_passed(self) -> int:
+        """How many assertions hold."""
+        return sum(1 for result in self.assertions.values() if result.value is True)
+
+    @property
+    def assertions_total(self) -> int:
+        """How many assertions there are, counting each evaluator that raised as one failed."""
+        return len(self.assertions) + len(self.evaluator_failures)
+
+    @property
+    def passed(self) -> bool:
+        """The task answered, no evaluator raised and every assertion holds."""
+        return self.task_error is None and self.assertions_passed == self.assertions_total

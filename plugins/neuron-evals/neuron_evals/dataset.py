@@ -49,6 +49,38 @@ class Dataset:
         self.evaluators: tuple[Evaluator, ...] = tuple(evaluators)
         self.name = name
 
+    def add_case(self, case: Case) -> None:
+        """Add `case` at the end.
+
+        Raises:
+            DuplicateCaseError: a case of that name is already there.
+        """
+        if any(known.name == case.name for known in self.cases):
+            raise DuplicateCaseError(case.name)
+        self.cases = (*self.cases, case)
+
+    def add_evaluator(self, evaluator: Evaluator, *, specific_case: str | None = None) -> None:
+        """Add `evaluator` for every case, or only for the case named `specific_case`.
+
+        Raises:
+            LookupError: no case has the name `specific_case`.
+        """
+        if specific_case is None:
+            self.evaluators = (*self.evaluators, evaluator)
+            return
+        for index, case in enumerate(self.cases):
+            if case.name == specific_case:
+                changed = Case(
+                    case.name,
+                    case.inputs,
+                    case.expected_output,
+                    case.metadata,
+                    (*case.evaluators, evaluator),
+                )
+                self.cases = (*self.cases[:index], changed, *self.cases[index + 1 :])
+                return
+        raise LookupError(f"no case named {specific_case!r}")
+
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, cases={len(self.cases)})"
 

@@ -224,6 +224,20 @@ def test_two_cases_with_one_name_are_an_error_naming_it() -> None:
         Dataset([Case("twin", "a"), Case("other", "b"), Case("twin", "c")])
 
 
+async def test_cases_and_evaluators_added_later_run_too() -> None:
+    dataset = Dataset([Case("one", "hi", "HI")])
+    dataset.add_case(Case("two", "yo", "YO"))
+    dataset.add_evaluator(EqualsExpected())
+    dataset.add_evaluator(ToolCalled("add"), specific_case="two")
+    with pytest.raises(DuplicateCaseError, match="'one'"):
+        dataset.add_case(Case("one", "again"))
+    with pytest.raises(LookupError, match="'three'"):
+        dataset.add_evaluator(ExitReasonIs(), specific_case="three")
+    report = await dataset.evaluate(answering(str.upper))
+    assert list(report.case("one").assertions) == ["EqualsExpected"]
+    assert list(report.case("two").assertions) == ["EqualsExpected", "ToolCalled"]
+
+
 async def test_max_concurrency_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         await Dataset([Case("one", "a")]).evaluate(answering(str), max_concurrency=0)

@@ -76,6 +76,7 @@ from ._fallback import add_fallback_arguments, fallback_usage_error, retry_optio
 from ._listing import listing_json, listing_text
 from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
+from ._process_end import end_process
 from ._prompt import add_prompt_arguments, read_prompt
 from ._revoke import add_revoke_parser
 from ._sessions import (
@@ -99,7 +100,7 @@ if TYPE_CHECKING:
     from ._run import Orchestration, RunResult, TurnSpec
     from ._stream_output import TextPrinter
 
-__all__ = ["main", "summary"]
+__all__ = ["console_main", "main", "summary"]
 
 PROG: Final = "neuron-turn"
 _USAGE_FLAGS: Final = {
@@ -109,6 +110,15 @@ _USAGE_FLAGS: Final = {
     "total_tokens": "most input and output tokens together",
 }
 """The usage limits `run` takes as `--max-*` options (`neuron_turn.UsageLimits`' fields)."""
+
+
+def console_main() -> NoReturn:
+    """The `neuron-turn` command: run `main` on `sys.argv` and end the process with its code.
+
+    Apart from `main` so that tests and embedding code can call `main` in
+    their own process; this one ends the process (see `cli/_process_end.py`).
+    """
+    end_process(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,7 +4,8 @@ Nothing here uses a layer0 model before the replays, so their first uses
 (decoding the recorded turn outputs, say) happen inside the workflow
 sandbox, as in a worker that restarts and picks up running workflows.
 Prints `ok WORKFLOW_ID` or `failed WORKFLOW_ID: ERROR` per history; exits 1
-if any failed.
+if any failed. It ends as `neuron-turn` does, past the Temporal runtime's
+teardown crash (neuron_turn/cli/_process_end.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from neuron_orch_temporal import DATA_CONVERTER, AgentWorkflow
+from neuron_turn.cli._process_end import end_process
 
 
 async def main(histories: list[tuple[str, Path]]) -> int:
@@ -35,4 +37,4 @@ async def main(histories: list[tuple[str, Path]]) -> int:
 
 if __name__ == "__main__":
     pairs = [arg.split("=", 1) for arg in sys.argv[1:]]
-    sys.exit(asyncio.run(main([(workflow_id, Path(path)) for workflow_id, path in pairs])))
+    end_process(asyncio.run(main([(workflow_id, Path(path)) for workflow_id, path in pairs])))

@@ -191,4 +191,4 @@ def test_neuron_turn_keeps_its_public_api_whatever_the_layout() -> None:
         "register_environments",
     }
     scripts = importlib.metadata.entry_points(group="console_scripts", name="neuron-turn")
-    assert [script.value for script in scripts] == ["neuron_turn.cli:main"]
+    assert [script.value for script in scripts] == ["neuron_turn.cli:console_main"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from importlib.metadata import entry_points
 
 CHILD = textwrap.dedent(
     """
@@ -64,8 +63,3 @@ def test_without_such_an_extension_the_process_ends_through_normal_teardown() ->
         "atexit ran",
         "finalized",
     ]
-
-
-def test_the_installed_neuron_turn_command_ends_through_end_process() -> None:
-    (script,) = entry_points(group="console_scripts", name="neuron-turn")
-    assert script.value == "neuron_turn.cli:console_main"

@@ -1,6 +1,8 @@
 """From a neuron turn's events and output to AG-UI events.
 
-One `RunEvents` follows one run: each model answer becomes one text message
+One `RunEvents` follows one run: the model's streamed thinking becomes a
+reasoning message (REASONING_START, REASONING_MESSAGE_START / CONTENT / END,
+REASONING_END), each model answer one text message
 (TEXT_MESSAGE_START / CONTENT / END), each tool call a TOOL_CALL_START, its
 arguments as the model writes them (TOOL_CALL_ARGS, ended by TOOL_CALL_END when
 the model's answer is done; whole, when the orchestrator does not stream) and,
@@ -23,6 +25,11 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     Interrupt,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
@@ -48,6 +55,7 @@ from neuron_turn import (
     ModelCallStart,
     PendingCall,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolCallStart,
     ToolProgress,
@@ -91,6 +99,7 @@ class RunEvents:
         self._thread = thread_id
         self._run = run_id
         self._open: str | None = None  # the text message being streamed
+        self._reasoning: str | None = None  # the reasoning message being streamed
         self._answer: str | None = None  # the current model answer's message, for its calls
         self._announced = {d.id for d in resumed}
         self._writing: dict[str, None] = {}  # calls whose arguments are streaming, in order
@@ -104,12 +113,14 @@ class RunEvents:
             return self._close()
         if isinstance(event, TextDelta) and event.text:
             return self._text(event.text)
+        if isinstance(event, ThinkingDelta) and event.text:
+            return self._thinking(event.text)
         if isinstance(event, ToolCallStart):
             return self._start_writing(event.id, event.name)
         if isinstance(event, ToolCallDelta) and event.id in self._writing and event.arguments:
             return [ToolCallArgsEvent(tool_call_id=event.id, delta=event.arguments)]
         if isinstance(event, ModelCallDone):
-            return self._end_writing()
+            return [*self._close_reasoning(), *self._end_writing()]
         if isinstance(event, ToolProgress) and isinstance(event.data, dict):
             return _state_events(event.data)
         if isinstance(event, ToolStart):
@@ -184,9 +195,22 @@ class RunEvents:
             thread_id=self._thread, run_id=self._run, result=result, outcome=outcome
         )
 
+    def _thinking(self, text: str) -> list[BaseEvent]:
+        """A piece of the model's reasoning: a reasoning message apart from its answer's text."""
+        events: list[BaseEvent] = []
+        if self._reasoning is None:
+            events += self._close()
+            self._reasoning = _new_id()
+            events += [
+                ReasoningStartEvent(message_id=self._reasoning),
+                ReasoningMessageStartEvent(message_id=self._reasoning, role="reasoning"),
+            ]
+        events.append(ReasoningMessageContentEvent(message_id=self._reasoning, delta=text))
+        return events
+
     def _text(self, text: str) -> list[BaseEvent]:
         self._streamed_text = True
-        events: list[BaseEvent] = []
+        events = self._close_reasoning()
         if self._open is None:
             self._open = self._answer = _new_id()
             events.append(TextMessageStartEvent(message_id=self._open, role="assistant"))
@@ -194,10 +218,18 @@ class RunEvents:
         return events
 
     def _close(self) -> list[BaseEvent]:
-        if self._open is None:
+        """End the reasoning or text message being streamed, if any."""
+        events = self._close_reasoning()
+        if self._open is not None:
+            closed, self._open = self._open, None
+            events.append(TextMessageEndEvent(message_id=closed))
+        return events
+
+    def _close_reasoning(self) -> list[BaseEvent]:
+        if self._reasoning is None:
             return []
-        closed, self._open = self._open, None
-        return [TextMessageEndEvent(message_id=closed)]
+        closed, self._reasoning = self._reasoning, None
+        return [ReasoningMessageEndEvent(message_id=closed), ReasoningEndEvent(message_id=closed)]
 
     def _start_writing(self, id: str, name: str) -> list[BaseEvent]:
         """A call the model began writing: its START, its arguments to follow as they come."""

@@ -40,6 +40,14 @@ async function frontendTool(agent) {
   await runOnce(agent, 2, { tools: [PICK_COLOUR] });
 }
 
+async function twoQuestions(agent) {
+  // The second run sends back everything the first added, its reasoning message too.
+  agent.addMessage({ id: "u1", role: "user", content: "2+2?" });
+  await runOnce(agent, 1, {});
+  agent.addMessage({ id: "u2", role: "user", content: "And 3+3?" });
+  await runOnce(agent, 2, {});
+}
+
 async function main() {
   const agent = new HttpAgent({
     url,
@@ -49,6 +57,8 @@ async function main() {
   try {
     if (scenario === "frontend-tool") {
       await frontendTool(agent);
+    } else if (scenario === "two-questions") {
+      await twoQuestions(agent);
     } else {
       agent.addMessage({ id: "u1", role: "user", content: "Hi" });
       await runOnce(agent, 1, {});

@@ -12,8 +12,17 @@ import pytest
 from ag_ui.core import EventType
 from pydantic import BaseModel
 
+from layer0 import usd
 from neuron_tool import tool
-from neuron_turn import NeuronTurnConfig, ProviderError, ToolUsePart
+from neuron_turn import (
+    NeuronTurnConfig,
+    ProviderError,
+    ProviderResponse,
+    TextPart,
+    ThinkingPart,
+    TokenUsage,
+    ToolUsePart,
+)
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._server import (
@@ -145,6 +154,54 @@ async def test_a_repeated_call_id_streams_the_first_call_whole_and_announces_the
     results = {r.tool_call_id: r.content for r in of(events, EventType.TOOL_CALL_RESULT)}
     assert sorted(ends) == ["c1", "c1_1"]
     assert results == {"c1": "sunny in Oslo", "c1_1": "sunny in Bergen"}
+
+
+def thinking_then(*parts: TextPart | ToolUsePart, thought: str) -> ProviderResponse:
+    """An answer that thinks `thought` first, then holds `parts`."""
+    calls = any(isinstance(part, ToolUsePart) for part in parts)
+    return ProviderResponse(
+        content=(ThinkingPart(thought, signature="sig"), *parts),
+        stop_reason="tool_use" if calls else "end_turn",
+        usage=TokenUsage(),
+        model="scripted",
+        cost=usd(),
+    )
+
+
+async def test_streamed_thinking_is_a_reasoning_message_closed_before_the_answers_text() -> None:
+    answer = thinking_then(TextPart("Four."), thought="Two plus two is four.")
+    model = ScriptedProvider([answer], chunk_size=5)
+    async with serving(model) as served:
+        events = await run(served, run_input("t1", user("2+2?")))
+
+    kinds = types(events)
+    first_text = kinds.index("TEXT_MESSAGE_START")
+    assert kinds[:3] == ["RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START"]
+    assert kinds[first_text - 2 : first_text] == ["REASONING_MESSAGE_END", "REASONING_END"]
+    assert set(kinds[3 : first_text - 2]) == {"REASONING_MESSAGE_CONTENT"}
+    pieces = of(events, EventType.REASONING_MESSAGE_CONTENT)
+    assert len(pieces) > 1 and "".join(p.delta for p in pieces) == "Two plus two is four."
+    (start,) = of(events, EventType.REASONING_MESSAGE_START)
+    (text,) = of(events, EventType.TEXT_MESSAGE_START)
+    spans = [*of(events, EventType.REASONING_START), *of(events, EventType.REASONING_END)]
+    ids = {e.message_id for e in spans}
+    assert ids == {p.message_id for p in pieces} == {start.message_id} != {text.message_id}
+    assert start.role == "reasoning" and text_of(events) == "Four."
+
+
+async def test_thinking_before_a_tool_call_ends_before_the_call_starts() -> None:
+    RAN.clear()
+    call = ToolUsePart("c1", "weather", {"city": "Oslo"})
+    model = ScriptedProvider(
+        [thinking_then(call, thought="I should look."), text_response("Sunny.")], chunk_size=4
+    )
+    async with serving(model, tools=[weather]) as served:
+        events = await run(served, run_input("t1", user("Weather?")))
+
+    kinds = types(events)
+    assert kinds.index("REASONING_END") < kinds.index("TOOL_CALL_START")
+    assert kinds.count("REASONING_START") == kinds.count("REASONING_END") == 1
+    assert RAN == ["Oslo"] and text_of(events) == "Sunny."
 
 
 class Forecast(BaseModel):

@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from neuron_turn import ToolUsePart
+from layer0 import usd
+from neuron_turn import ProviderResponse, TextPart, ThinkingPart, TokenUsage, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._server import serving
@@ -83,3 +84,36 @@ async def test_the_typescript_client_with_a_wrong_token_is_refused_and_nothing_r
 
     assert "401" in lines[-1]["error"]
     assert model.requests == []
+
+
+async def test_the_typescript_client_keeps_the_reasoning_and_the_next_run_takes_it_back() -> None:
+    thinking = ProviderResponse(
+        content=(ThinkingPart("Two and two make four.", signature="sig"), TextPart("Four.")),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="scripted",
+        cost=usd(),
+    )
+    model = ScriptedProvider([thinking, text_response("Six.")], chunk_size=6)
+    async with serving(model) as served:
+        lines = await drive(served.url, served.token, "two-questions")
+
+    assert "error" not in lines[-1], lines[-1]
+    first, second = events(lines, 1), events(lines, 2)
+    assert [e["type"] for e in first] == [
+        "RUN_STARTED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        *["REASONING_MESSAGE_CONTENT"] * 4,
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert second[-1]["type"] == "RUN_FINISHED"
+    messages = lines[-1]["messages"]
+    assert [m["role"] for m in messages] == ["user", "reasoning", "assistant", "user", "assistant"]
+    assert messages[1]["content"] == "Two and two make four."
+    assert messages[-1]["content"] == "Six."

@@ -23,6 +23,7 @@ from layer0 import (
 )
 from neuron_tool import requires_isolation
 from neuron_turn import PluginManager, Provider
+from neuron_turn.loop.hosted_tools import check_hosted_tools
 
 from ._code import import_root
 from ._partial import vet_partial
@@ -123,6 +124,8 @@ class ChildEnvironment:
         Raises:
             UnsupportedSpecError: `spec` asks for what this environment cannot enforce.
             IsolationRequiredError: a tool must run isolated and this does not isolate.
+            neuron_turn.UnsupportedHostedToolError: the provider does not run a hosted
+                tool of the recipe (or a tool of the recipe takes its name).
             MissingCredentialError: a credential reference resolves to nothing.
             LimitExceededError: the child overran a limit and was stopped.
             ChildFailedError: the child crashed, was killed or broke the protocol.
@@ -133,6 +136,9 @@ class ChildEnvironment:
         limits = self.limits.with_spec(spec.resources, environment=self.label)
         self._check_tools()
         provider = self._get_provider()
+        check_hosted_tools(
+            self.recipe.hosted_tools, provider=provider, function_tools=self.recipe.tools
+        )
         with self._workspace() as workspace:
             prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
             await self._inject(prepared, spec)
@@ -143,7 +149,12 @@ class ChildEnvironment:
             }
             try:
                 return await supervise(
-                    launch, start, provider=provider, state=self.state, session=input.session
+                    launch,
+                    start,
+                    provider=provider,
+                    state=self.state,
+                    session=input.session,
+                    hosted_tools=self.recipe.hosted_tools,
                 )
             except TurnError as exc:
                 vet_partial(exc, input, max_turns=self.recipe.max_turns)

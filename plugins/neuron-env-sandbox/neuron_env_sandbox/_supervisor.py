@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import TypeAdapter, ValidationError
 
 from layer0 import Scope, SessionId, SessionScope, StateReader, TurnOutput
-from neuron_turn import Provider
+from neuron_turn import HostedTool, Provider, ProviderRequest
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
 from ._procfs import end_tree, live, processes_of
@@ -56,11 +56,16 @@ class _Server:
     """Answers the child's calls: the parent's provider, and reads of the input's session."""
 
     def __init__(
-        self, provider: Provider, state: StateReader | None, session: SessionId | None
+        self,
+        provider: Provider,
+        state: StateReader | None,
+        session: SessionId | None,
+        hosted_tools: frozenset[HostedTool] = frozenset(),
     ) -> None:
         self.provider = provider
         self.state = state
         self.session = session
+        self.hosted_tools = hosted_tools
         self.lock = asyncio.Lock()
 
     async def serve(
@@ -95,7 +100,7 @@ class _Server:
 
     async def _call(self, method: str, params: Any) -> Any:
         if method == "complete":
-            return encode_response(await self.provider.complete(decode_request(params)))
+            return encode_response(await self.provider.complete(self._granted(params)))
         if method not in ("read", "list", "search"):
             raise WireError(f"unknown call {method!r}")
         scope = _SCOPE.validate_python(params["scope"])
@@ -110,6 +115,18 @@ class _Server:
         found = await self.state.search(scope, str(params["query"]), int(params["limit"]))
         return [result.model_dump(mode="json") for result in found]
 
+    def _granted(self, params: Any) -> ProviderRequest:
+        """The child's model call, once its hosted tools are the recipe's, limits and all."""
+        request = decode_request(params)
+        asked = [tool for tool in request.hosted_tools if tool not in self.hosted_tools]
+        if asked:
+            names = ", ".join(tool.name for tool in asked)
+            raise PermissionError(
+                f"the child asked for hosted tool(s) {names} beyond its recipe's, or with "
+                "other limits; the model call was not made"
+            )
+        return request
+
 
 async def supervise(
     launch: Launch,
@@ -118,8 +135,11 @@ async def supervise(
     provider: Provider,
     state: StateReader | None,
     session: SessionId | None,
+    hosted_tools: Collection[HostedTool] = (),
 ) -> TurnOutput:
     """Run the child `launch` describes on `start`, serving `provider` and `state` to it.
+
+    The child's model calls may offer only `hosted_tools`, as they are.
 
     Raises:
         LimitExceededError: the child overran its CPU time, memory or wall clock.
@@ -138,7 +158,7 @@ async def supervise(
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     tail = asyncio.create_task(_tail(process.stderr))
-    server = _Server(provider, state, session)
+    server = _Server(provider, state, session, frozenset(hosted_tools))
     result: tuple[str, Any] | None = None
     problem: str | None = None
     timed_out = False

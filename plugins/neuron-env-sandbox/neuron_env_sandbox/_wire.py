@@ -41,6 +41,8 @@ from neuron_turn import (
     ToolUsePart,
 )
 
+from ._hosted import hosted_tool_json, hosted_tool_of
+
 __all__ = [
     "WireError",
     "decode_error",
@@ -90,6 +92,7 @@ def encode_request(request: ProviderRequest) -> dict[str, JsonValue]:
         "temperature": request.temperature,
         "system": request.system,
         "extra": dict(request.extra),
+        "hosted_tools": [hosted_tool_json(t) for t in request.hosted_tools],
     }
 
 
@@ -104,6 +107,7 @@ def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
             temperature=data["temperature"],
             system=data["system"],
             extra=dict(data["extra"]),
+            hosted_tools=tuple(hosted_tool_of(t) for t in data.get("hosted_tools", ())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc

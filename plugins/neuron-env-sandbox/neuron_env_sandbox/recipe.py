@@ -9,12 +9,31 @@ behaves the same in-process, in a child and in the sandbox.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+    field_validator,
+)
 
 from layer0 import StateReader
-from neuron_turn import NeuronTurn, NeuronTurnConfig, PluginManager
+from neuron_turn import HostedTool, NeuronTurn, NeuronTurnConfig, PluginManager
+from neuron_turn.loop.hosted_tools import as_hosted_tools
+
+from ._hosted import hosted_tool_json, hosted_tool_of
+
+HostedToolField = Annotated[
+    HostedTool,
+    PlainValidator(hosted_tool_of),
+    PlainSerializer(hosted_tool_json),
+    WithJsonSchema({"type": "object", "required": ["name"]}),
+]
+"""A hosted tool in a recipe: the tool itself, or its JSON (`{"name": "web_search", ...}`)."""
 
 __all__ = ["TurnRecipe"]
 
@@ -43,6 +62,15 @@ class TurnRecipe(BaseModel):
     stop_at_tools: tuple[str, ...] = ()
     """Tools whose successful call ends the turn with its result as the answer
     (`NeuronTurnConfig.stop_at_tools`)."""
+    hosted_tools: tuple[HostedToolField, ...] = ()
+    """Tools the provider runs (`neuron_turn.WebSearch`, `WebFetch`, `CodeExecution`),
+    with the caller's limits; the parent refuses a model call from the child that asks
+    for any other, or for other limits."""
+
+    @field_validator("hosted_tools")
+    @classmethod
+    def _one_of_each_kind(cls, tools: tuple[HostedTool, ...]) -> tuple[HostedTool, ...]:
+        return as_hosted_tools(tools)
 
     def plugin_manager(self) -> PluginManager:
         """Return a manager with the installed plugins and this recipe's `plugins` modules.
@@ -71,6 +99,7 @@ class TurnRecipe(BaseModel):
             max_tokens=self.max_tokens,
             effect_tools=self.effect_tools,
             stop_at_tools=self.stop_at_tools,
+            hosted_tools=self.hosted_tools,
         )
         return NeuronTurn.from_plugins(
             model=model or self.model,

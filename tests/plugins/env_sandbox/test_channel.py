@@ -34,6 +34,7 @@ from neuron_env_sandbox._wire import (
 )
 from neuron_tool import ToolSchema
 from neuron_turn import (
+    CodeExecution,
     DocumentPart,
     HostedToolCall,
     ImagePart,
@@ -48,8 +49,11 @@ from neuron_turn import (
     TokenUsage,
     ToolResultPart,
     ToolUsePart,
+    UserLocation,
+    WebFetch,
+    WebSearch,
 )
-from neuron_turn.testing import FunctionProvider
+from neuron_turn.testing import FunctionProvider, text_response
 
 from ._helpers import RECIPE
 
@@ -91,6 +95,73 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         hosted_calls=(HostedToolCall("web_search", {"query": "q"}), HostedToolCall("web_fetch")),
     )
     assert decode_response(_through_json(encode_response(response))) == response
+
+
+SEARCH = WebSearch(
+    max_uses=2, allowed_domains=["docs.python.org"], user_location=UserLocation(country="NO")
+)
+"""The hosted tool a recipe grants in these tests, with every limit set."""
+
+
+def request_with(*hosted: WebSearch | WebFetch | CodeExecution) -> ProviderRequest:
+    """A model call offering `hosted` tools."""
+    return ProviderRequest(
+        model="m",
+        messages=[ProviderMessage(role="user", content=[TextPart("hi")])],
+        tools=[],
+        hosted_tools=hosted,
+    )
+
+
+def test_a_requests_hosted_tools_cross_the_channel_with_their_limits() -> None:
+    request = request_with(SEARCH, WebFetch(blocked_domains=["evil.example"]), CodeExecution())
+    encoded = _through_json(encode_request(request))
+    assert encoded["hosted_tools"][0] == {
+        "name": "web_search",
+        "max_uses": 2,
+        "allowed_domains": ["docs.python.org"],
+        "user_location": {"country": "NO"},
+    }
+    assert decode_request(encoded) == request
+
+
+@pytest.mark.parametrize(
+    ("hosted", "named"),
+    [
+        ({"name": "shell"}, "unknown hosted tool 'shell'"),
+        ({"name": "web_search", "max_uses": 0}, "max_uses"),
+        ({"name": "web_fetch", "user_location": {"country": "NO"}}, "no field 'user_location'"),
+        ({"name": "web_search", "allowed_domains": "docs.python.org"}, "allowed_domains"),
+        ({"name": "web_search", "user_location": {"planet": "Mars"}}, "user_location"),
+        ("web_search", "an object with a name"),
+    ],
+)
+def test_a_malformed_hosted_tool_from_the_child_is_a_wire_error_naming_it(
+    hosted: JsonValue, named: str
+) -> None:
+    encoded = encode_request(request_with())
+    encoded["hosted_tools"] = [hosted]
+    with pytest.raises(WireError, match=named):
+        decode_request(encoded)
+
+
+async def test_the_parent_makes_no_model_call_offering_hosted_tools_beyond_the_recipes() -> None:
+    calls: list[ProviderRequest] = []
+
+    def answer(request: ProviderRequest) -> ProviderResponse:
+        calls.append(request)
+        return text_response("ok")
+
+    server = _Server(FunctionProvider(answer), None, None, frozenset({SEARCH}))
+    wider = WebSearch(max_uses=50, allowed_domains=["docs.python.org"])
+    for hosted in (wider, CodeExecution(), WebSearch()):
+        params = _through_json(encode_request(request_with(hosted)))
+        with pytest.raises(PermissionError, match=f"hosted tool\\(s\\) {hosted.name} beyond"):
+            await server._call("complete", params)
+    assert calls == []
+    await server._call("complete", _through_json(encode_request(request_with(SEARCH))))
+    await server._call("complete", _through_json(encode_request(request_with())))
+    assert [call.hosted_tools for call in calls] == [(SEARCH,), ()]
 
 
 async def test_the_child_may_read_only_its_inputs_session() -> None:

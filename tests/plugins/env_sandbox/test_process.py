@@ -30,8 +30,16 @@ from neuron_env_sandbox import (
     UnsupportedSpecError,
 )
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import INTERRUPTED, RateLimitError, ToolUsePart, carried_counts
-from neuron_turn.testing import ScriptedProvider, tool_call_response
+from neuron_turn import (
+    INTERRUPTED,
+    CodeExecution,
+    RateLimitError,
+    ToolUsePart,
+    UnsupportedHostedToolError,
+    WebSearch,
+    carried_counts,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._helpers import RECIPE, call_tool, running, scripted
 
@@ -178,3 +186,28 @@ async def test_a_recipes_stop_tool_ends_the_childs_turn_with_its_result() -> Non
 
     assert output.exit_reason == "complete" and output.message.as_text() == "test"
     assert len(provider.requests) == 1  # no model call after the stop tool
+
+
+async def test_the_recipes_hosted_tools_reach_the_parents_provider_from_the_child() -> None:
+    search = WebSearch(max_uses=1, allowed_domains=["docs.python.org"])
+    provider = ScriptedProvider([text_response("found")], hosted_tools={"web_search"})
+    recipe = RECIPE.model_copy(update={"tools": (), "hosted_tools": (search,)})
+    output = await ProcessEnvironment(recipe, provider=provider).run(
+        TurnInput(message="look it up", trigger="user"), EnvironmentSpec()
+    )
+    assert output.exit_reason == "complete"
+    assert [request.hosted_tools for request in provider.requests] == [(search,)]
+
+
+async def test_a_provider_without_the_recipes_hosted_tool_is_refused_before_the_child_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", lambda *a, **k: started.append(a))
+    provider = ScriptedProvider([text_response("never")])
+    recipe = RECIPE.model_copy(update={"tools": (), "hosted_tools": (CodeExecution(),)})
+    with pytest.raises(UnsupportedHostedToolError, match="does not run the hosted tool"):
+        await ProcessEnvironment(recipe, provider=provider).run(
+            TurnInput(message="run code", trigger="user"), EnvironmentSpec()
+        )
+    assert started == [] and provider.requests == []

@@ -27,13 +27,15 @@ from layer0 import (
     TurnSummary,
 )
 
-from ..loop._convert import TOOL_FILES_TYPE
+from ..loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE
 from ..loop._exit_text import exit_reason_text
 from ..loop._file_names import file_named, tool_files_named
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
 
+_LONGEST_SHOWN: Final = 300
+"""The most characters of one string of a provider's part a page shows."""
 _NOTHING_YET: Final = "No turns recorded yet: run one with <code>neuron-turn run</code>."
 _STYLE: Final = """
 body{font:14px/1.45 system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:0;color:#1f2328;
@@ -68,6 +70,7 @@ align-items:center;min-height:26px}
 details{padding:0 8px 6px 228px}summary{cursor:pointer;color:#0969da;font-size:12px}
 .msg{background:#fff;border:1px solid #d0d7de;margin:6px 0;padding:6px 10px}
 .msg b{font-size:11px;color:#59636e;text-transform:uppercase}
+pre.thinking{color:#59636e;font-style:italic;background:#f6f8fa}
 .legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
 .legend .mark{width:3px;background:#bf8700}
 """
@@ -273,13 +276,44 @@ def _block(block: JsonValue) -> str:
         content = block.get("content")
         text = content if isinstance(content, str) else _json(content)
         return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
-    # Named, never dumped: an image's or a document's bytes are megabytes of base64.
-    if kind == "custom" and block.get("content_type") == TOOL_FILES_TYPE:
-        return f"<pre>{escape(tool_files_named(block.get('data')))}</pre>"
+    if kind == "custom":
+        shown = _custom_block(block.get("content_type"), block.get("data"))
+        if shown is not None:
+            return shown
     named = file_named(block)
     if named is not None:
         return f"<pre>{escape(named)}</pre>"
     return f"<pre>{escape(_json(block))}</pre>"
+
+
+def _custom_block(content_type: JsonValue, data: JsonValue) -> str | None:
+    """A block of ours: tool files named, thinking as text, a provider's part by its kind."""
+    # Named, never dumped: an image's or a document's bytes are megabytes of base64.
+    if content_type == TOOL_FILES_TYPE:
+        return f"<pre>{escape(tool_files_named(data))}</pre>"
+    if not isinstance(data, dict):
+        return None
+    thinking = data.get("thinking")
+    if content_type == THINKING_TYPE and isinstance(thinking, str):
+        # The signature is opaque to a reader; the thinking is what the model wrote.
+        return f'<pre class="thinking">{escape("[thinking] " + thinking)}</pre>'
+    provider, part = data.get("provider"), data.get("data")
+    if content_type == RAW_TYPE and isinstance(provider, str):
+        kind = part.get("type") if isinstance(part, dict) else None
+        label = f"[{provider} {kind if isinstance(kind, str) else 'part'}]"
+        return f"<pre>{escape(label + ' ' + _json(_elided(part)))}</pre>"
+    return None
+
+
+def _elided(value: JsonValue) -> JsonValue:
+    """`value` with each long string cut: a provider's encrypted or base64 payloads say nothing."""
+    if isinstance(value, str) and len(value) > _LONGEST_SHOWN:
+        return f"{value[:_LONGEST_SHOWN]}… ({len(value)} characters)"
+    if isinstance(value, list):
+        return [_elided(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _elided(item) for key, item in value.items()}
+    return value
 
 
 def _effect(effect: Effect) -> str:

@@ -11,10 +11,13 @@ from neuron_turn import (
     DocumentPart,
     ImagePart,
     ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
     ToolResultPart,
     document_block,
 )
-from neuron_turn.loop._convert import TOOL_FILES_TYPE, history_to_json
+from neuron_turn.loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE, history_to_json
 from neuron_turn.viewer.pages import _message
 
 
@@ -62,3 +65,33 @@ def test_a_tool_files_block_that_does_not_read_is_not_dumped() -> None:
     assert "<pre>[unreadable file]</pre>" in shown
     assert "<pre>[tool files: unreadable]</pre>" in shown
     assert "iVBORw0KGgo" not in shown
+
+
+def test_thinking_shows_as_its_text_and_its_signature_never() -> None:
+    signature = "EqQBCkgIAhABGAIiQL" * 20
+    answer = ProviderMessage(
+        "assistant", [ThinkingPart("First <check> the units.", signature), TextPart("42 m")]
+    )
+    stored = history_to_json([answer])
+    assert isinstance(stored, list)
+    shown = _message(stored[0])
+    assert '<pre class="thinking">[thinking] First &lt;check&gt; the units.</pre>' in shown
+    assert "<pre>42 m</pre>" in shown
+    assert signature[:40] not in shown and THINKING_TYPE not in shown
+
+
+def test_a_providers_own_part_is_labelled_by_kind_and_its_long_strings_cut() -> None:
+    payload = "Ev0DCioIBhgCIiQ" * 100
+    search = RawPart(
+        "anthropic",
+        {
+            "type": "web_search_tool_result",
+            "content": [{"title": "Oslo <weather>", "encrypted_content": payload}],
+        },
+    )
+    stored = history_to_json([ProviderMessage("assistant", [search])])
+    assert isinstance(stored, list)
+    shown = _message(stored[0])
+    assert "[anthropic web_search_tool_result]" in shown
+    assert "Oslo &lt;weather&gt;" in shown and f"({len(payload)} characters)" in shown
+    assert payload not in shown and RAW_TYPE not in shown

@@ -364,7 +364,10 @@ async def _local_turn(
     if orchestration.environment is None:
         return await build_turn(stack, manager, spec, store, connect=connect)
     model = spec.model or _announce(*choose_model(manager, os.environ))
-    recipe = {"model": model, "tools": list(spec.tools), "system": spec.system}
+    recipe: dict[str, Any] = {"model": model, "tools": list(spec.tools), "system": spec.system}
+    if spec.hosted_tools:
+        # Only when asked for: an environment that cannot take them refuses the key.
+        recipe["hosted_tools"] = [{"name": name} for name in spec.hosted_tools]
     environment = manager.get_environment(
         orchestration.environment, recipe, state=store, plugins=manager
     )

@@ -69,3 +69,13 @@ def test_an_environment_with_a_remote_orchestrator_is_a_usage_error(
     args = ["run", "hi", "--environment", "sandbox", "--orchestrator", "temporal"]
     assert main(args) == 2
     assert "--environment works with the local orchestrator" in capsys.readouterr().err
+
+
+def test_a_hosted_tool_goes_into_the_environments_recipe_and_is_checked_before_the_child(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "hi", "--model", "fixture:echo", "--environment", "process"]
+    assert main([*args, "--hosted-tool", "web_search"]) == 2
+    err = capsys.readouterr().err
+    assert "--hosted-tool: the provider FixtureProvider does not run the hosted tool(s) " in err
+    assert "web_search" in err

@@ -45,7 +45,12 @@ from layer0.money import parse_cost
 from neuron_tool import ToolError
 
 from ..loop._exit_text import exit_reason_text
-from ..loop.hosted_tools import HOSTED_TOOL_NAMES
+from ..loop.hosted_tools import (
+    HOSTED_TOOL_NAMES,
+    HostedTool,
+    UnsupportedHostedToolError,
+    hosted_tool_from_json,
+)
 from ..loop.provider_errors import ProviderError
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
@@ -431,11 +436,12 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "--hosted-tool",
         action="append",
         default=[],
-        choices=HOSTED_TOOL_NAMES,
-        metavar="NAME",
+        type=_hosted_tool,
+        metavar="NAME|JSON",
         help="let the provider run this tool on its servers (repeat): web_search, web_fetch, "
         "code_execution (anthropic, google: all three; openai-responses: web_search, "
-        "code_execution)",
+        "code_execution), or one with limits as JSON, e.g. "
+        """'{"name": "web_fetch", "max_uses": 3, "allowed_domains": ["docs.python.org"]}'""",
     )
     add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
@@ -691,8 +697,20 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         context_options=dict(args.context_option),
         context_limit=args.context_limit,
         provider_options=dict(args.option),
-        hosted_tools=tuple(dict.fromkeys(args.hosted_tool)),
+        hosted_tools=_hosted_tools(args.hosted_tool),
     )
+
+
+def _hosted_tools(given: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
+    """The `--hosted-tool`s, each once; one kind given with two sets of limits is refused."""
+    tools = tuple(dict.fromkeys(given))
+    names = [tool.name for tool in tools]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(
+            f"--hosted-tool: {', '.join(twice)} given twice with different limits; give it once"
+        )
+    return tools
 
 
 def _orchestration(args: argparse.Namespace) -> Orchestration:
@@ -818,6 +836,21 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def _hosted_tool(text: str) -> HostedTool:
+    """`--hosted-tool`: a hosted tool's name, or its JSON with limits."""
+    if not text.lstrip().startswith("{"):
+        if text not in HOSTED_TOOL_NAMES:
+            known = ", ".join(HOSTED_TOOL_NAMES)
+            raise argparse.ArgumentTypeError(f"unknown hosted tool {text!r} (choose from {known})")
+        return hosted_tool_from_json({"name": text})
+    try:
+        return hosted_tool_from_json(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None
+    except UnsupportedHostedToolError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _grant(text: str) -> str:

@@ -46,7 +46,7 @@ from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
 from ..loop.continuation import continuation_input
 from ..loop.events import TurnEvent
-from ..loop.hosted_tools import CodeExecution, HostedTool, WebFetch, WebSearch
+from ..loop.hosted_tools import HostedTool, hosted_tool_json
 from ..loop.provider_errors import ProviderError
 from ..loop.stream import close_cancelled
 from ..loop.turn import NeuronTurn
@@ -74,9 +74,6 @@ _CONFIGURED: Final = (
     ("GEMINI_API_KEY", "google", "google:gemini-2.5-flash"),
 )
 _LOCAL: Final = "local:default"
-_HOSTED_TOOLS: Final[Mapping[str, type[HostedTool]]] = {
-    kind.name: kind for kind in (WebSearch, WebFetch, CodeExecution)
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,8 +103,8 @@ class TurnSpec:
     """Keyword arguments for the provider's factory (`--option KEY=VALUE`), e.g. `base_url`."""
     questions: TerminalQuestions | None = None
     """Who answers the MCP servers' questions mid tool call (a person at the terminal)."""
-    hosted_tools: Sequence[str] = ()
-    """The hosted tools the provider runs for the turn (`--hosted-tool`), by name."""
+    hosted_tools: Sequence[HostedTool] = ()
+    """The hosted tools the provider runs for the turn (`--hosted-tool`), with their limits."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -330,7 +327,7 @@ async def build_turn(
             effect_policy=spec.effect_policy(),
             context_limit=spec.context_limit,
             approval=ApprovalPolicy.of(spec.approve_tools) if spec.approve_tools else None,
-            hosted_tools=[_HOSTED_TOOLS[name]() for name in spec.hosted_tools],
+            hosted_tools=spec.hosted_tools,
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
@@ -367,7 +364,7 @@ async def _local_turn(
     recipe: dict[str, Any] = {"model": model, "tools": list(spec.tools), "system": spec.system}
     if spec.hosted_tools:
         # Only when asked for: an environment that cannot take them refuses the key.
-        recipe["hosted_tools"] = [{"name": name} for name in spec.hosted_tools]
+        recipe["hosted_tools"] = [hosted_tool_json(tool) for tool in spec.hosted_tools]
     environment = manager.get_environment(
         orchestration.environment, recipe, state=store, plugins=manager
     )

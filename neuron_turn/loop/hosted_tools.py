@@ -18,9 +18,9 @@ by the provider; each provider plugin says which fees its cost includes.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from pydantic import JsonValue
 
@@ -38,6 +38,8 @@ __all__ = [
     "WebSearch",
     "as_hosted_tools",
     "check_hosted_tools",
+    "hosted_tool_from_json",
+    "hosted_tool_json",
     "offered_hosted_tools",
 ]
 
@@ -188,6 +190,13 @@ HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution
 """A tool the provider runs: `WebSearch`, `WebFetch` or `CodeExecution`."""
 
 _KINDS: Final = (WebSearch, WebFetch, CodeExecution)
+_BY_NAME: Final[Mapping[str, type[HostedTool]]] = {kind.name: kind for kind in _KINDS}
+_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    "web_search": frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
+    "web_fetch": frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
+    "code_execution": frozenset(),
+}
+_LOCATION_FIELDS: Final = frozenset({"city", "region", "country", "timezone"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +211,67 @@ class HostedToolCall:
 
     name: str
     input: JsonValue = None
+
+
+def hosted_tool_json(tool: HostedTool) -> dict[str, JsonValue]:
+    """`tool` as JSON: `{"name": "web_search", ...}` with the fields that are set.
+
+    The form a recipe, a channel or a command line carries a hosted tool in;
+    `hosted_tool_from_json` reads it back.
+    """
+    data: dict[str, JsonValue] = {"name": tool.name}
+    if isinstance(tool, WebSearch | WebFetch):
+        if tool.max_uses is not None:
+            data["max_uses"] = tool.max_uses
+        if tool.allowed_domains:
+            data["allowed_domains"] = list(tool.allowed_domains)
+        if tool.blocked_domains:
+            data["blocked_domains"] = list(tool.blocked_domains)
+    if isinstance(tool, WebSearch) and tool.user_location is not None:
+        data["user_location"] = dict(tool.user_location.as_dict())
+    return data
+
+
+def hosted_tool_from_json(data: object) -> HostedTool:
+    """The hosted tool `hosted_tool_json` wrote; checked as its constructor checks it.
+
+    Raises:
+        UnsupportedHostedToolError: not an object with a known `name`, a field the
+            tool does not have, or a limit it refuses; the message names which.
+    """
+    if not isinstance(data, Mapping):
+        raise UnsupportedHostedToolError(
+            f"a hosted tool is an object with a name; got {type(data).__name__}"
+        )
+    fields: dict[str, Any] = dict(data)
+    name = fields.pop("name", None)
+    kind = _BY_NAME.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise UnsupportedHostedToolError(
+            f"unknown hosted tool {name!r}; known: {', '.join(HOSTED_TOOL_NAMES)}"
+        )
+    unknown = sorted(set(fields) - _FIELDS[kind.name])
+    if unknown:
+        raise UnsupportedHostedToolError(
+            f"hosted tool {kind.name} has no field {', '.join(map(repr, unknown))}"
+        )
+    for key in ("allowed_domains", "blocked_domains"):
+        if key in fields and not isinstance(fields[key], list | tuple):
+            raise UnsupportedHostedToolError(
+                f"hosted tool {kind.name}: {key} is a list of domains; got {fields[key]!r}"
+            )
+    location = fields.get("user_location")
+    if location is not None:
+        fields["user_location"] = _location(location)
+    return kind(**fields)
+
+
+def _location(value: object) -> UserLocation:
+    if not isinstance(value, Mapping) or not set(value) <= _LOCATION_FIELDS:
+        raise UnsupportedHostedToolError(
+            f"user_location is an object of {', '.join(sorted(_LOCATION_FIELDS))}; got {value!r}"
+        )
+    return UserLocation(**value)
 
 
 def _check_limits(tool: WebSearch | WebFetch, what: str) -> None:

@@ -200,6 +200,79 @@ def test_hosted_tool_reaches_anthropic_as_its_server_tools(
     assert request.headers["anthropic-beta"] == "code-execution-2025-08-25"
 
 
+def test_a_hosted_tools_limits_given_as_json_reach_the_api(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    argv = [
+        "run",
+        "hi",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        "--option",
+        f"base_url={server.url}",
+    ]
+    fetch = '{"name": "web_fetch", "max_uses": 2, "allowed_domains": ["docs.python.org"]}'
+    assert main([*argv, "--hosted-tool", fetch, "--hosted-tool", fetch]) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    [request] = server.requests
+    tool = request.body["tools"][-1]
+    assert (tool["name"], tool["max_uses"], tool["allowed_domains"]) == (
+        "web_fetch",
+        2,
+        ["docs.python.org"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("web_browse", "unknown hosted tool 'web_browse' (choose from web_search, web_fetch"),
+        ('{"name": "web_search", "max_uses": 0}', "WebSearch.max_uses must be an int of 1 or more"),
+        ('{"name": "web_fetch", "allowed_domains": ["https://a.com"]}', "is not a domain"),
+        ('{"name": "code_execution", "max_uses": 1}', "has no field 'max_uses'"),
+        ('{"name": "web_search",', "not a JSON object"),
+    ],
+)
+def test_a_malformed_hosted_tool_is_a_usage_error_naming_what_is_wrong(
+    given: str, named: str, server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "run",
+        "hi",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        "--option",
+        f"base_url={server.url}",
+    ]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--hosted-tool", given])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --hosted-tool" in err and named in err
+    assert server.requests == []
+
+
+def test_one_hosted_tool_with_two_sets_of_limits_is_refused(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "run",
+        "hi",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        "--option",
+        f"base_url={server.url}",
+    ]
+    capped = '{"name": "web_search", "max_uses": 1}'
+    assert main([*argv, "--hosted-tool", "web_search", "--hosted-tool", capped]) == 2
+    assert capsys.readouterr().err == (
+        "neuron-turn: error: --hosted-tool: web_search given twice with different limits; "
+        "give it once\n"
+    )
+    assert server.requests == []
+
+
 def test_a_hosted_tool_the_provider_does_not_run_is_a_usage_error_before_any_call(
     server: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -11,6 +13,7 @@ from layer0 import TurnConfig
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     CodeExecution,
+    HostedTool,
     HostedToolCall,
     ModelCallDone,
     NeuronTurn,
@@ -22,6 +25,7 @@ from neuron_turn import (
     event_from_json,
     event_json,
 )
+from neuron_turn.loop.hosted_tools import hosted_tool_from_json, hosted_tool_json
 from neuron_turn.loop.http_errors import redact_response
 from neuron_turn.loop.provider import TokenUsage
 from neuron_turn.testing import ScriptedProvider
@@ -172,3 +176,42 @@ def test_a_done_events_malformed_hosted_calls_are_refused_naming_them(bad: Any) 
     data["hosted_calls"] = bad if isinstance(bad, list) else [bad]
     with pytest.raises(ValueError, match="hosted_calls"):
         event_from_json(data)
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        WebSearch(),
+        WebSearch(
+            max_uses=4,
+            blocked_domains=["ads.example"],
+            user_location=UserLocation(city="Lyon", country="FR", timezone="Europe/Paris"),
+        ),
+        WebFetch(max_uses=1, allowed_domains=["docs.python.org/3"]),
+        CodeExecution(),
+    ],
+)
+def test_a_hosted_tool_survives_its_json_form(tool: HostedTool) -> None:
+    data = json.loads(json.dumps(hosted_tool_json(tool)))
+    assert data["name"] == tool.name
+    assert hosted_tool_from_json(data) == tool
+
+
+@pytest.mark.parametrize(
+    ("data", "complaint"),
+    [
+        ({"name": "web_browse"}, "unknown hosted tool 'web_browse'; known: web_search"),
+        ({"max_uses": 1}, "unknown hosted tool None"),
+        (["web_search"], "an object with a name; got list"),
+        ({"name": "web_fetch", "user_location": {}}, "web_fetch has no field 'user_location'"),
+        ({"name": "web_search", "allowed_domains": 5}, "allowed_domains is a list of domains"),
+        ({"name": "web_search", "user_location": {"planet": "Mars"}}, "user_location is an object"),
+        ({"name": "web_search", "user_location": {"country": "France"}}, "two-letter"),
+        ({"name": "web_fetch", "max_uses": True}, "max_uses must be an int"),
+    ],
+)
+def test_malformed_hosted_tool_json_is_refused_naming_what_is_wrong(
+    data: Any, complaint: str
+) -> None:
+    with pytest.raises(UnsupportedHostedToolError, match=re.escape(complaint)):
+        hosted_tool_from_json(data)

@@ -40,8 +40,7 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
 )
-
-from ._hosted import hosted_tool_json, hosted_tool_of
+from neuron_turn.loop.hosted_tools import hosted_tool_from_json, hosted_tool_json
 
 __all__ = [
     "WireError",
@@ -107,7 +106,7 @@ def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
             temperature=data["temperature"],
             system=data["system"],
             extra=dict(data["extra"]),
-            hosted_tools=tuple(hosted_tool_of(t) for t in data.get("hosted_tools", ())),
+            hosted_tools=tuple(hosted_tool_from_json(t) for t in data.get("hosted_tools", ())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc

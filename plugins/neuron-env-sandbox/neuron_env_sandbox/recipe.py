@@ -22,14 +22,32 @@ from pydantic import (
 )
 
 from layer0 import StateReader
-from neuron_turn import HostedTool, NeuronTurn, NeuronTurnConfig, PluginManager
-from neuron_turn.loop.hosted_tools import as_hosted_tools
+from neuron_turn import (
+    CodeExecution,
+    HostedTool,
+    NeuronTurn,
+    NeuronTurnConfig,
+    PluginManager,
+    WebFetch,
+    WebSearch,
+)
+from neuron_turn.loop.hosted_tools import (
+    as_hosted_tools,
+    hosted_tool_from_json,
+    hosted_tool_json,
+)
 
-from ._hosted import hosted_tool_json, hosted_tool_of
+
+def _hosted_tool(value: object) -> HostedTool:
+    """A hosted tool as given, or read from its JSON."""
+    if isinstance(value, WebSearch | WebFetch | CodeExecution):
+        return value
+    return hosted_tool_from_json(value)
+
 
 HostedToolField = Annotated[
     HostedTool,
-    PlainValidator(hosted_tool_of),
+    PlainValidator(_hosted_tool),
     PlainSerializer(hosted_tool_json),
     WithJsonSchema({"type": "object", "required": ["name"]}),
 ]

@@ -99,6 +99,10 @@ class _Sent:
 
     locks: list[Cursor] = field(default_factory=list)
     ops: list[list[Cursor]] = field(default_factory=list)
+    queuing: int | None = None
+    """The op whose statements are being queued: psycopg reads the answers that have
+    come while it queues, so an op's own error may surface at its next statement,
+    before its cursors are recorded here."""
     checking: int | None = None
     """The op whose answer is being checked, once the server answered them all."""
     committing: bool = False
@@ -108,13 +112,15 @@ class _Sent:
         """The index of the op `exc` belongs to."""
         if self.checking is not None:
             return self.checking
-        if isinstance(exc, UnicodeEncodeError):
-            return len(self.ops)  # raised queuing the op after the last one queued
+        if isinstance(exc, UnicodeEncodeError) and self.queuing is not None:
+            return self.queuing  # raised encoding a statement of the op being queued
         if _unanswered(self.locks):
             return 0
         for index, cursors in enumerate(self.ops):
             if _unanswered(cursors):
                 return index
+        if self.queuing is not None:
+            return self.queuing  # every op queued before it was answered: its own error
         return max(0, len(self.ops) - 1)  # the COMMIT: the batch as a whole
 
 
@@ -133,8 +139,10 @@ async def _transaction(
         async with connection.pipeline() as pipeline:
             await connection.execute("BEGIN")
             sent.locks = await _lock_keys(connection, sql, ops)
-            for op in ops:
+            for index, op in enumerate(ops):
+                sent.queuing = index
                 sent.ops.append(await _send(connection, sql, op))
+            sent.queuing = None
             await pipeline.sync()
             lengths: list[int] = []
             for index, op in enumerate(ops):

@@ -15,7 +15,7 @@ from psycopg import pq
 
 from layer0 import HISTORY_KEY, HistoryAppend, SessionScope, WriteFailed, WriteMemoryEffect
 from neuron_state_postgres import PostgresStore
-from neuron_state_postgres._write import Put, _lock_key
+from neuron_state_postgres._write import Put, _lock_key, _Sent
 
 from ._raw import execute, until_waiting_for_locks
 from .test_contract_turns import record
@@ -178,3 +178,27 @@ async def test_a_connection_lost_with_the_commit_on_its_way_says_the_batch_may_b
         await store.append_history(turn(1))
         await store.append_history(turn(1))
         assert len(await store.read(SESSION, HISTORY_KEY) or []) == 2
+
+
+class _Answered:
+    """A queued statement's cursor, answered (`pgresult` set) or not."""
+
+    def __init__(self, answered: bool) -> None:
+        self.pgresult = object() if answered else None
+
+
+def test_an_error_read_while_an_op_is_queued_names_that_op_when_the_ops_before_it_answered() -> (
+    None
+):
+    # psycopg reads the answers that have come while it queues a statement, so an
+    # op's first statement may fail while its second is queued, its cursors not yet
+    # recorded: the error is that op's, not the last one recorded.
+    sent = _Sent(locks=[_Answered(True)], ops=[[_Answered(True)], [_Answered(True)] * 2])  # type: ignore[list-item]
+    sent.queuing = 2
+    assert sent.failed_at(psycopg.errors.RaiseException("refused")) == 2
+    sent.ops.append([_Answered(False)])  # type: ignore[list-item]
+    sent.queuing = 3
+    assert sent.failed_at(psycopg.errors.RaiseException("refused")) == 2
+    sent.queuing = None  # all queued and answered: the COMMIT's error, the batch's last op
+    sent.ops[-1] = [_Answered(True)]  # type: ignore[list-item]
+    assert sent.failed_at(psycopg.errors.RaiseException("refused")) == 2

@@ -505,9 +505,6 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
         _error(f"--mcp-token-env: the environment variable {args.mcp_token_env} is not set")
         return EXIT_USAGE
-    if args.environment is not None and args.approve_tool:
-        _error("--approve-tool does not work with --environment yet")
-        return EXIT_USAGE
 
     check_allowed_tools(args.tool, args.allow_tool)
     printer = TextPrinter(sys.stdout, sys.stderr, progress=args.verbose or sys.stderr.isatty())

@@ -362,6 +362,8 @@ async def _local_turn(
         return await build_turn(stack, manager, spec, store, connect=connect)
     model = spec.model or _announce(*choose_model(manager, os.environ))
     recipe: dict[str, Any] = {"model": model, "tools": list(spec.tools), "system": spec.system}
+    if spec.approve_tools:
+        recipe["approve_tools"] = list(spec.approve_tools)
     if spec.hosted_tools:
         # Only when asked for: an environment that cannot take them refuses the key.
         recipe["hosted_tools"] = [hosted_tool_json(tool) for tool in spec.hosted_tools]

@@ -468,12 +468,6 @@ def test_a_plugin_policy_over_the_input_holds_the_call_without_any_flag(
     assert (done.returncode, done.stdout) == (0, "the sum is 1001\n")
 
 
-def test_approve_tool_with_an_environment_is_a_usage_error(env: dict[str, str]) -> None:
-    refused = neuron_turn(env, "run", "x", *TOOL, "--approve-tool", "*", "--environment", "proc")
-    assert refused.returncode == EXIT_USAGE
-    assert "--approve-tool does not work with --environment" in refused.stderr
-
-
 # --- external tools: the person carries the call out ----------------------------------
 
 ASKS = ["--model", "fixture:first-tool", "--tool", "fixture_ask_user"]

@@ -23,6 +23,7 @@ from pydantic import (
 
 from layer0 import StateReader
 from neuron_turn import (
+    ApprovalPolicy,
     CodeExecution,
     HostedTool,
     NeuronTurn,
@@ -80,6 +81,9 @@ class TurnRecipe(BaseModel):
     stop_at_tools: tuple[str, ...] = ()
     """Tools whose successful call ends the turn with its result as the answer
     (`NeuronTurnConfig.stop_at_tools`)."""
+    approve_tools: tuple[str, ...] = ()
+    """Tool names or patterns (`"write_*"`) whose calls wait for a person's approval:
+    the turn pauses in the child and a resume with the decisions runs them there."""
     hosted_tools: tuple[HostedToolField, ...] = ()
     """Tools the provider runs (`neuron_turn.WebSearch`, `WebFetch`, `CodeExecution`),
     with the caller's limits; the parent refuses a model call from the child that asks
@@ -118,6 +122,7 @@ class TurnRecipe(BaseModel):
             effect_tools=self.effect_tools,
             stop_at_tools=self.stop_at_tools,
             hosted_tools=self.hosted_tools,
+            approval=ApprovalPolicy.of(self.approve_tools) if self.approve_tools else None,
         )
         return NeuronTurn.from_plugins(
             model=model or self.model,

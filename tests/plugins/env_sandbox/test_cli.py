@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from neuron_turn.cli import main
-from neuron_turn.cli._errors import EXIT_ENVIRONMENT
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_ENVIRONMENT
 from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "fixture-plugin,state-sqlite,orch-local,env-sandbox,tools-basic"
@@ -79,3 +79,22 @@ def test_a_hosted_tool_goes_into_the_environments_recipe_and_is_checked_before_t
     err = capsys.readouterr().err
     assert "--hosted-tool: the provider FixtureProvider does not run the hosted tool(s) " in err
     assert "web_search" in err
+
+
+def test_a_call_held_for_approval_in_the_sandbox_runs_there_once_resumed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--model", "fixture:tool", "--tool", "fixture_add", "--approve-tool", "fixture_add"]
+    args += ["--environment", "sandbox"]
+    assert main(["run", "add", *args, "--session", "held"]) == EXIT_AWAITING_APPROVAL
+    err = capsys.readouterr().err
+    assert "waiting for approval of 1 tool call(s) in session held:" in err
+    assert '  call_1  fixture_add  {"a": 2, "b": 3}' in err
+    # The printed resume runs the call where the turn runs, never outside the sandbox.
+    assert "approve: neuron-turn resume held --approve call_1 " in err
+    assert err.count("--environment sandbox") == 2
+    assert main(["history", "held"]) == 0
+    assert "tool_result" not in capsys.readouterr().out  # the call waits, unrun
+
+    assert main(["resume", "held", "--approve", "call_1", *args]) == 0
+    assert capsys.readouterr().out == "the sum is 5\n"

@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layer0 import TurnConfig
 from neuron_tool import ToolRegistry, tool
@@ -215,3 +217,31 @@ def test_malformed_hosted_tool_json_is_refused_naming_what_is_wrong(
 ) -> None:
     with pytest.raises(UnsupportedHostedToolError, match=re.escape(complaint)):
         hosted_tool_from_json(data)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_FIELD = st.sampled_from(
+    ["max_uses", "allowed_domains", "blocked_domains", "user_location", "city", "x"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(["web_search", "web_fetch", "code_execution", "nope"]) | _JSON,
+    fields=st.dictionaries(_FIELD, _JSON, max_size=4),
+)
+def test_any_json_is_a_hosted_tool_or_the_error_naming_why_never_another_exception(
+    name: Any, fields: dict[str, Any]
+) -> None:
+    try:
+        tool = hosted_tool_from_json({"name": name, **fields})
+    except UnsupportedHostedToolError as exc:
+        assert str(exc)
+    else:
+        assert hosted_tool_from_json(hosted_tool_json(tool)) == tool

@@ -15,7 +15,7 @@ bearer token, and the Host and Origin headers are checked. `ag_ui_app` gives
 the guarded ASGI app; `AgUiRunner` the runs' events, for a server of one's own.
 """
 
-from ._events import APPROVAL_EVENT, APPROVAL_REASON
+from ._events import APPROVAL_EVENT, APPROVAL_REASON, HOSTED_CALL_EVENT
 from ._input import DECISIONS_PROP
 from .errors import (
     AgUiError,
@@ -44,6 +44,7 @@ __all__ = [
     "APPROVAL_EVENT",
     "APPROVAL_REASON",
     "DECISIONS_PROP",
+    "HOSTED_CALL_EVENT",
     "RUN_PATH",
     "AgUiError",
     "AgUiRunner",

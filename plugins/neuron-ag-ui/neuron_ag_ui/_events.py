@@ -7,7 +7,8 @@ REASONING_END), each model answer one text message
 arguments as the model writes them (TOOL_CALL_ARGS, ended by TOOL_CALL_END when
 the model's answer is done; whole, when the orchestrator does not stream) and,
 for the server's own tools, its result (TOOL_CALL_RESULT); a tool's state sent
-with `send_state` or `send_state_delta` a STATE_SNAPSHOT or STATE_DELTA; and the
+with `send_state` or `send_state_delta` a STATE_SNAPSHOT or STATE_DELTA; what
+the provider ran itself (a hosted tool) a CUSTOM `neuron.hosted_tool_call`; and the
 output the run's end: RUN_FINISHED (with the typed result, or the calls the
 client must answer), or RUN_ERROR with the kind and message of what stopped it,
 never a traceback.
@@ -51,6 +52,7 @@ from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
+    HostedToolCall,
     ModelCallDone,
     ModelCallStart,
     PendingCall,
@@ -71,6 +73,9 @@ from .state import DELTA_KEY, SNAPSHOT_KEY
 
 APPROVAL_EVENT: Final = "neuron.awaiting_approval"
 """The name of the CUSTOM event listing the calls waiting for a person's approval."""
+HOSTED_CALL_EVENT: Final = "neuron.hosted_tool_call"
+"""The name of the CUSTOM event saying what the provider ran for the model (a hosted
+tool: a web search's query, a page fetched, code run), once the model's answer is done."""
 APPROVAL_REASON: Final = "tool_approval"
 """The `reason` of the interrupts of calls waiting for approval."""
 
@@ -120,7 +125,8 @@ class RunEvents:
         if isinstance(event, ToolCallDelta) and event.id in self._writing and event.arguments:
             return [ToolCallArgsEvent(tool_call_id=event.id, delta=event.arguments)]
         if isinstance(event, ModelCallDone):
-            return [*self._close_reasoning(), *self._end_writing()]
+            hosted = [_hosted_call(call) for call in event.hosted_calls]
+            return [*self._close_reasoning(), *self._end_writing(), *hosted]
         if isinstance(event, ToolProgress) and isinstance(event.data, dict):
             return _state_events(event.data)
         if isinstance(event, ToolStart):
@@ -272,6 +278,10 @@ class RunEvents:
             ToolCallArgsEvent(tool_call_id=id, delta=arguments),
             ToolCallEndEvent(tool_call_id=id),
         ]
+
+
+def _hosted_call(call: HostedToolCall) -> CustomEvent:
+    return CustomEvent(name=HOSTED_CALL_EVENT, value={"name": call.name, "input": call.input})
 
 
 def _state_events(data: dict[str, JsonValue]) -> list[BaseEvent]:

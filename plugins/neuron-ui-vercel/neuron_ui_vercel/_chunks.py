@@ -8,7 +8,9 @@ thinking stream as `text-*` and `reasoning-*` parts; each tool call is
 `tool-input-available` with its parsed input when it runs or waits, then,
 for the server's own tools, `tool-output-available` (a JSON object or array
 as such, other results as text) or `tool-output-error`.
-A typed answer is the `data-output` part (updated in place as it grows). The
+A typed answer is the `data-output` part (updated in place as it grows); each
+call the provider ran itself (a hosted tool: a web search, code execution) a
+`data-hosted-tool-call` part when the model's answer is done. The
 response ends with `finish` (and its `finishReason`), after an `error` chunk
 when the turn failed or stopped short, never with a traceback.
 """
@@ -27,6 +29,7 @@ from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
+    HostedToolCall,
     ModelCallDone,
     ModelCallStart,
     OutputDelta,
@@ -47,6 +50,9 @@ Chunk = dict[str, JsonValue]
 
 OUTPUT_PART: Final = "data-output"
 """The type of the data part holding the turn's typed answer (an agent with an output type)."""
+HOSTED_CALL_PART: Final = "data-hosted-tool-call"
+"""The type of the data part saying what the provider ran for the model: a web search's
+query, a page fetched, code run (`{"name": "web_search", "input": {...}}`)."""
 
 
 class ChatChunks:
@@ -90,7 +96,7 @@ class ChatChunks:
             ]
         if isinstance(event, ModelCallDone):
             self._writing.clear()  # whole now; available when the call runs or waits
-            return self._close()
+            return [*self._close(), *map(_hosted_call, event.hosted_calls)]
         if isinstance(event, OutputDelta):
             return [self._output(event.data)]
         if isinstance(event, ToolStart):
@@ -238,6 +244,10 @@ def _structured(content: str) -> JsonValue:
             return content
         return value
     return content
+
+
+def _hosted_call(call: HostedToolCall) -> Chunk:
+    return {"type": HOSTED_CALL_PART, "data": {"name": call.name, "input": call.input}}
 
 
 def _finish(reason: str) -> Chunk:

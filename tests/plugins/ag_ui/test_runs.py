@@ -10,11 +10,13 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import EventType
+from neuron_ag_ui import HOSTED_CALL_EVENT
 from pydantic import BaseModel
 
 from layer0 import usd
 from neuron_tool import tool
 from neuron_turn import (
+    HostedToolCall,
     NeuronTurnConfig,
     ProviderError,
     ProviderResponse,
@@ -22,6 +24,7 @@ from neuron_turn import (
     ThinkingPart,
     TokenUsage,
     ToolUsePart,
+    WebSearch,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -202,6 +205,27 @@ async def test_thinking_before_a_tool_call_ends_before_the_call_starts() -> None
     assert kinds.index("REASONING_END") < kinds.index("TOOL_CALL_START")
     assert kinds.count("REASONING_START") == kinds.count("REASONING_END") == 1
     assert RAN == ["Oslo"] and text_of(events) == "Sunny."
+
+
+async def test_what_the_provider_ran_itself_is_a_custom_event_after_the_answers_text() -> None:
+    searched = ProviderResponse(
+        content=(TextPart("Sunny."),),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="scripted",
+        cost=usd(),
+        hosted_calls=(HostedToolCall("web_search", {"query": "Oslo weather"}),),
+    )
+    model = ScriptedProvider([searched], hosted_tools={"web_search"})
+    config = NeuronTurnConfig(model="m", hosted_tools=[WebSearch()])
+    async with serving(model, config=config) as served:
+        events = await run(served, run_input("t1", user("Weather?")))
+
+    kinds = types(events)
+    assert kinds.index("TEXT_MESSAGE_CONTENT") < kinds.index("CUSTOM") < kinds.index("RUN_FINISHED")
+    (custom,) = of(events, EventType.CUSTOM)
+    assert custom.name == HOSTED_CALL_EVENT
+    assert custom.value == {"name": "web_search", "input": {"query": "Oslo weather"}}
 
 
 class Forecast(BaseModel):

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from neuron_tool import tool
-from neuron_turn import ApprovalPolicy, NeuronTurnConfig, ToolUsePart
+from neuron_turn import (
+    ApprovalPolicy,
+    HostedToolCall,
+    NeuronTurnConfig,
+    ProviderResponse,
+    TextPart,
+    TokenUsage,
+    ToolUsePart,
+    WebSearch,
+)
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from ._server import PICK_COLOUR, serving
@@ -100,6 +109,31 @@ async def test_the_ai_sdk_chat_approves_a_held_call_and_reads_its_output() -> No
     assert call["state"] == "output-available" and call["output"] == "sunny in Oslo"
     assert call["approval"]["approved"] is True
     assert answered["parts"][-1] == {"type": "text", "text": "Sunny in Oslo.", "state": "done"}
+
+
+async def test_the_ai_sdk_chat_keeps_what_the_provider_ran_as_a_data_part() -> None:
+    searched = ProviderResponse(
+        content=(TextPart("Sunny in Oslo."),),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="m",
+        hosted_calls=(HostedToolCall("web_search", {"query": "Oslo weather"}),),
+    )
+    model = ScriptedProvider([searched], hosted_tools={"web_search"})
+    config = NeuronTurnConfig(model="m", hosted_tools=[WebSearch()])
+    async with serving(model, config=config) as served:
+        lines = await drive(served.url, served.token, "text")
+
+    assert "error" not in lines[-1], lines[-1]
+    (_, answered) = lines[-1]["messages"]
+    parts = [p for p in answered["parts"] if p["type"] != "step-start"]
+    assert parts == [
+        {"type": "text", "text": "Sunny in Oslo.", "state": "done"},
+        {
+            "type": "data-hosted-tool-call",
+            "data": {"name": "web_search", "input": {"query": "Oslo weather"}},
+        },
+    ]
 
 
 async def test_the_ai_sdk_chat_with_a_wrong_token_fails_and_nothing_runs() -> None:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, JsonValue
 
 from neuron_tool import tool
 from neuron_turn import (
+    HostedToolCall,
     NeuronTurnConfig,
     ProviderError,
     ProviderResponse,
@@ -19,6 +20,7 @@ from neuron_turn import (
     ThinkingPart,
     TokenUsage,
     ToolUsePart,
+    WebSearch,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -68,6 +70,32 @@ async def test_reasoning_streams_as_reasoning_parts_before_the_text() -> None:
     assert kinds.index("reasoning-start") < kinds.index("reasoning-end") < kinds.index("text-start")
     said = "".join(c["delta"] for c in of(chunks, "reasoning-delta"))
     assert said == "Let me think." and text_of(chunks) == "Four."
+
+
+async def test_what_the_provider_ran_itself_is_a_data_part_after_the_steps_text() -> None:
+    searched = ProviderResponse(
+        content=(TextPart("Oslo is sunny."),),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="m",
+        hosted_calls=(HostedToolCall("web_search", {"query": "Oslo weather"}),),
+    )
+    model = ScriptedProvider(
+        [searched, text_response("Glad to help.")], hosted_tools={"web_search"}
+    )
+    config = NeuronTurnConfig(model="m", hosted_tools=[WebSearch(max_uses=1)])
+    async with serving(model, config=config) as served:
+        chunks = await post(served, chat("c1", user("Weather in Oslo?")))
+        (part,) = of(chunks, "data-hosted-tool-call")
+        kept = assistant({"type": "step-start"}, {"type": "text", "text": "Oslo is sunny."}, part)
+        again = await post(served, chat("c1", user("Weather in Oslo?"), kept, user("Thanks")))
+
+    kinds = types(chunks)
+    assert (
+        kinds.index("text-end") < kinds.index("data-hosted-tool-call") < kinds.index("finish-step")
+    )
+    assert part["data"] == {"name": "web_search", "input": {"query": "Oslo weather"}}
+    assert text_of(again) == "Glad to help."  # the part sent back is taken
 
 
 async def test_a_server_tool_call_streams_its_input_then_its_output_then_the_answer() -> None:

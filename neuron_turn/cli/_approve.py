@@ -38,6 +38,7 @@ from ..loop.approval import (
     pending_approvals,
     resume_input,
 )
+from ..loop.hosted_tools import hosted_tool_json
 from ._errors import EXIT_AWAITING_APPROVAL, chain_of
 from ._visible import shown_on
 
@@ -297,6 +298,9 @@ def _option_text(dest: str, value: Any) -> str:
     if dest == "context_option":
         key, item = value
         return f"{key}={item if isinstance(item, str) else json.dumps(item)}"
+    if dest == "hosted_tool":
+        data = hosted_tool_json(value)
+        return str(data["name"]) if len(data) == 1 else json.dumps(data, ensure_ascii=False)
     return str(value)
 
 

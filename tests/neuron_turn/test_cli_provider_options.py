@@ -6,6 +6,7 @@ Anthropic Messages) well enough for one answer, and records what it was sent.
 
 from __future__ import annotations
 
+import argparse
 import json
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from neuron_turn.cli import main
+from neuron_turn.cli import _add_run_options, _parser, main
+from neuron_turn.cli._approve import resume_options
 from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "provider-openai,provider-anthropic,state-sqlite,orch-local"
@@ -292,3 +294,15 @@ def test_a_missing_key_names_the_variable_the_provider_reads(
     assert main(["run", "hi", "--model", "openai-responses:gpt-5-mini"]) == 5
     err = capsys.readouterr().err
     assert "(e.g. OPENAI_API_KEY)" in err and "OPENAI_RESPONSES_API_KEY" not in err
+
+
+def test_the_printed_resume_command_grants_the_same_hosted_tools() -> None:
+    fetch = '{"name": "web_fetch", "max_uses": 2, "allowed_domains": ["docs.python.org"]}'
+    argv = ["run", "hi", "--hosted-tool", "web_search", "--hosted-tool", fetch]
+    args = _parser().parse_args(argv)
+    scratch = argparse.ArgumentParser(add_help=False)
+    _add_run_options(scratch)
+    words = resume_options(args, scratch, None)
+    assert words == ["--hosted-tool", "web_search", "--hosted-tool", fetch]
+    again = _parser().parse_args(["resume", "s1", "--approve", "c1", *words])
+    assert again.hosted_tool == args.hosted_tool

@@ -174,6 +174,7 @@ if TYPE_CHECKING:
         close_cancelled,
         dispatch_streamer,
     )
+    from .loop.thinking import Thinking, ThinkingEffort, UnsupportedThinkingError
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.tool_files import describe_file, files_intro, unseen_file_note
     from .loop.turn import NeuronTurn
@@ -325,6 +326,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "WebSearch",
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
+    ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
     ".loop.mcp_sampling": ("ProviderSampler",),
@@ -601,7 +603,9 @@ __all__ = [
     "SupportsOutputModes",
     "TextDelta",
     "TextPart",
+    "Thinking",
     "ThinkingDelta",
+    "ThinkingEffort",
     "ThinkingPart",
     "TokenUsage",
     "ToolCallDelta",
@@ -632,6 +636,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownWorkerError",
     "UnsupportedHostedToolError",
+    "UnsupportedThinkingError",
     "UsageLimit",
     "UsageLimits",
     "UserLocation",

@@ -122,16 +122,20 @@ class ScriptedProvider:
         *,
         chunk_size: int | None = None,
         hosted_tools: Collection[str] = (),
+        takes_thinking: bool = False,
     ) -> None:
         """Create a provider that will answer with `responses`, one per call.
 
         `hosted_tools` names the hosted tools it stands in for (`"web_search"`, ...),
         so a turn granting them can be tested; its script answers for them.
+        `takes_thinking` lets a turn with a thinking setting run on it (the
+        setting is on each recorded request).
         """
         self._script = list(responses)
         self._next = 0
         self.chunk_size = chunk_size
         self.hosted_tools = frozenset(hosted_tools)
+        self.takes_thinking = takes_thinking
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -189,15 +193,17 @@ class FunctionProvider:
         chunk_size: int | None = None,
         record: bool = True,
         hosted_tools: Collection[str] = (),
+        takes_thinking: bool = False,
     ) -> None:
         """Create a provider that calls `fn` for every request.
 
-        `hosted_tools` as `ScriptedProvider`'s.
+        `hosted_tools` and `takes_thinking` as `ScriptedProvider`'s.
         """
         self.fn = fn
         self.chunk_size = chunk_size
         self.record = record
         self.hosted_tools = frozenset(hosted_tools)
+        self.takes_thinking = takes_thinking
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -20,6 +20,7 @@ from .limits import UsageLimits
 from .memory_tools import MemoryLimits
 from .output import OutputMode
 from .output_validators import OutputValidator
+from .thinking import Thinking, checked_thinking
 from .tool_choice import ToolChoice
 
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
@@ -121,6 +122,10 @@ class NeuronTurnConfig:
     output_retries: int = 2
     """Corrections a turn with an output type may ask for before it exits
     `{"custom": "output_invalid"}`."""
+    thinking: Thinking | None = None
+    """How much the model thinks before it answers, on any provider: `True`, `False` or
+    `"minimal"` ... `"xhigh"` (None: the model's default; see `neuron_turn.loop.thinking`).
+    The turn is refused when made if its provider does not take it."""
     hosted_tools: Sequence[HostedTool] = ()
     """Tools the provider runs on its servers (`WebSearch`, `WebFetch`, `CodeExecution`),
     offered with every model call; the turn is refused when made if its provider lacks one
@@ -147,6 +152,7 @@ class NeuronTurnConfig:
             )
         object.__setattr__(self, "stop_at_tools", frozenset(self.stop_at_tools))
         object.__setattr__(self, "hosted_tools", as_hosted_tools(self.hosted_tools))
+        checked_thinking(self.thinking)
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:

@@ -19,6 +19,7 @@ from neuron_tool import ToolSchema
 
 from .hosted_tools import HostedTool, HostedToolCall
 from .output import OutputSchema
+from .thinking import Thinking
 from .tool_choice import ToolChoice
 
 __all__ = [
@@ -160,6 +161,9 @@ class ProviderRequest:
     hosted_tools: Sequence[HostedTool] = ()
     """The tools the provider runs itself (web search, code execution) that this call
     offers; a provider sends those its `hosted_tools` lists and refuses any other."""
+    thinking: Thinking | None = None
+    """How much the model thinks before it answers (None: the model's default); sent
+    by providers whose `takes_thinking` is true (see `neuron_turn.loop.thinking`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +205,8 @@ class Provider(Protocol):
     A provider whose API runs hosted tools lists their names in a `hosted_tools`
     frozenset attribute (`"web_search"`, ...; see `neuron_turn.WebSearch`): a
     turn granting one its provider does not list is refused when it is made.
+    One that maps `ProviderRequest.thinking` to its API sets `takes_thinking = True`;
+    a turn with a thinking setting over any other is refused when it is made.
     """
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -174,6 +174,7 @@ from .provider_stream import deltas_of, streaming
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
+from .thinking import check_provider_thinking
 from .tokens import TokenMeter
 
 __all__ = ["NeuronTurn"]
@@ -259,6 +260,8 @@ class NeuronTurn(Generic[OutT]):
             UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
             UnsupportedHostedToolError: `config.hosted_tools` holds one the provider does
                 not run, or one a function tool's name shadows.
+            UnsupportedThinkingError: `config.thinking` is set and the provider does not
+                take it.
             ToolRegistrationError: one of `tools` is not a tool, or two share a name.
             TypeError: `tools` is neither a registry nor a collection of tools.
         """
@@ -274,6 +277,7 @@ class NeuronTurn(Generic[OutT]):
         check_hosted_tools(
             self.config.hosted_tools, provider=provider, function_tools=self.tools.names()
         )
+        check_provider_thinking(self.config.thinking, provider)
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
         )
@@ -1200,6 +1204,7 @@ class NeuronTurn(Generic[OutT]):
             parallel_tool_calls=self.config.parallel_tool_calls if offered else None,
             output=output.provider_output(),
             hosted_tools=run.hosted_tools,
+            thinking=self.config.thinking,
         )
 
     async def _complete(

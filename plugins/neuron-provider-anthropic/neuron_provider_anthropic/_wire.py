@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeAlias, assert_never, cast
 
@@ -35,6 +35,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
@@ -130,6 +131,9 @@ def build_body(
             body["tool_choice"] = choice
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.thinking is not None:
+        limit = body["max_tokens"]
+        body["thinking"] = thinking_json(request.thinking, limit if isinstance(limit, int) else 0)
     if stream:
         body["stream"] = True
     body.update((key, value) for key, value in request.extra.items() if key != "metadata")
@@ -137,6 +141,38 @@ def build_body(
     if cache:
         mark_cache(body)
     return body
+
+
+THINKING_BUDGETS: Final[Mapping[Thinking, int]] = {
+    "minimal": 1024,
+    "low": 2048,
+    True: 10_000,
+    "medium": 10_000,
+    "high": 16_384,
+    "xhigh": 32_768,
+}
+"""Extended thinking's `budget_tokens` for each unified thinking setting."""
+_MIN_BUDGET: Final = 1024
+
+
+def thinking_json(thinking: Thinking, max_tokens: int) -> JsonObject:
+    """The body's `thinking` for a unified setting: a token budget, below `max_tokens`.
+
+    The API wants the budget below `max_tokens` and at least 1024 tokens, so a
+    level's budget is cut to `max_tokens - 1`.
+
+    Raises:
+        InvalidRequestError: `max_tokens` leaves no room for the least budget.
+    """
+    if thinking is False:
+        return {"type": "disabled"}
+    if max_tokens - 1 < _MIN_BUDGET:
+        raise InvalidRequestError(
+            f"Anthropic: thinking={thinking!r} needs max_tokens above {_MIN_BUDGET} (the least "
+            f"thinking budget); got max_tokens={max_tokens}",
+            provider=PROVIDER,
+        )
+    return {"type": "enabled", "budget_tokens": min(THINKING_BUDGETS[thinking], max_tokens - 1)}
 
 
 _EPHEMERAL: Final = {"type": "ephemeral"}

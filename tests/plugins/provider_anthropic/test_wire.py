@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -611,3 +612,35 @@ def test_the_cache_mark_skips_a_block_that_cannot_carry_one_and_is_off_by_defaul
     plain = body_of(request(thought, system="Be brief.", tools=[WEATHER]))
     assert plain["system"] == "Be brief." and "cache_control" not in plain["tools"][0]
     assert "cache_control" not in str(plain["messages"])
+
+
+# --- thinking -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("level", "budget"),
+    [("minimal", 1024), ("low", 2048), (True, 10_000), ("medium", 10_000), ("high", 16_384)],
+)
+def test_a_thinking_setting_is_a_thinking_budget(level: Any, budget: int) -> None:
+    body = body_of(replace(request(), thinking=level), max_tokens=20_000)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+
+
+def test_a_budget_is_cut_below_max_tokens_and_thinking_off_is_disabled() -> None:
+    assert body_of(replace(request(), thinking="xhigh"), max_tokens=8000)["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 7999,
+    }
+    assert body_of(replace(request(), thinking=False))["thinking"] == {"type": "disabled"}
+    assert "thinking" not in body_of(request())
+
+
+def test_thinking_with_no_room_under_max_tokens_is_refused_before_the_call() -> None:
+    with pytest.raises(InvalidRequestError, match="needs max_tokens above 1024"):
+        body_of(replace(request(), thinking="low", max_tokens=1000))
+
+
+def test_the_apis_own_thinking_in_extra_wins_over_the_setting() -> None:
+    own = {"type": "enabled", "budget_tokens": 5000}
+    body = body_of(replace(request(), thinking="high", extra={"thinking": own}))
+    assert body["thinking"] == own

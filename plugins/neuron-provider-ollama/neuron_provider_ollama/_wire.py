@@ -53,6 +53,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
+from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
 from ._errors import PROVIDER
@@ -97,8 +98,32 @@ def build_chat_body(request: ProviderRequest, *, model: str, stream: bool) -> Js
     options = _options(request)
     if options:
         body["options"] = options
+    if request.thinking is not None:
+        body["think"] = think_json(request.thinking, model)
     body.update((k, v) for k, v in request.extra.items() if k not in _NOT_SENT_EXTRA)
     return body
+
+
+def think_json(thinking: Thinking, model: str) -> JsonValue:
+    """The body's `think` for a unified thinking setting.
+
+    Ollama takes true or false; gpt-oss models take an effort (`"low"`,
+    `"medium"`, `"high"`) instead, the nearest one given.
+    """
+    if isinstance(thinking, bool):
+        return thinking
+    if model.startswith("gpt-oss"):
+        return _GPT_OSS_EFFORTS[thinking]
+    return True
+
+
+_GPT_OSS_EFFORTS: Final[Mapping[str, str]] = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+}
 
 
 def _apply_tool_choice(request: ProviderRequest) -> ProviderRequest:

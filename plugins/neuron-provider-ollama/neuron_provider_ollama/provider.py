@@ -65,6 +65,9 @@ class OllamaProvider:
 
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `format: <JSON Schema>` on calls that offer no tools."""
+    takes_thinking: ClassVar[bool] = True
+    """`ProviderRequest.thinking` becomes `think`: true or false, or for gpt-oss models
+    the nearest of `"low"`, `"medium"`, `"high"`. A `think` in `extra` wins."""
 
     def __init__(
         self,

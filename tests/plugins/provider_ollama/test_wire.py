@@ -470,3 +470,29 @@ def test_a_document_is_refused_rather_than_dropped() -> None:
     pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf")
     with pytest.raises(InvalidRequestError, match="Ollama's chat API takes no documents"):
         body_for(ProviderMessage("user", [TextPart("Sum up."), pdf]))
+
+
+@pytest.mark.parametrize(
+    ("model", "level", "think"),
+    [
+        ("qwen3", True, True),
+        ("qwen3", False, False),
+        ("qwen3", "high", True),
+        ("gpt-oss:20b", "minimal", "low"),
+        ("gpt-oss:20b", "medium", "medium"),
+        ("gpt-oss:20b", "xhigh", "high"),
+        ("gpt-oss:20b", False, False),
+    ],
+)
+def test_a_thinking_setting_is_think_an_effort_only_for_gpt_oss(
+    model: str, level: Any, think: Any
+) -> None:
+    request = ProviderRequest(
+        model=model, messages=[ProviderMessage("user", [TextPart("hi")])], thinking=level
+    )
+    assert build_chat_body(request, model=model, stream=False)["think"] == think
+
+
+def test_the_apis_own_think_in_extra_wins_and_no_setting_sends_none() -> None:
+    assert body_for(thinking="high", extra={"think": "low"})["think"] == "low"
+    assert "think" not in body_for()

@@ -58,6 +58,7 @@ from ._wire import (
     optional_token_count,
     parse_arguments,
     part_kind,
+    reasoning_effort,
     token_count,
 )
 
@@ -131,6 +132,9 @@ def request_body(
         body["max_output_tokens"] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.thinking is not None and "reasoning" not in body:
+        # A summary, so the model's reasoning reaches the turn as ThinkingParts.
+        body["reasoning"] = {"effort": reasoning_effort(request.thinking), "summary": "auto"}
     if encrypted_reasoning and body["store"] is False:
         body["include"] = _with_encrypted_reasoning(body.get("include"))
     merge_extra(body, request.extra, send_metadata=send_metadata)

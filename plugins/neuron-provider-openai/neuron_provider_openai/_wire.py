@@ -35,6 +35,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
@@ -130,8 +131,17 @@ def request_body(
         body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.thinking is not None and "reasoning_effort" not in body:
+        body["reasoning_effort"] = reasoning_effort(request.thinking)
     merge_extra(body, request.extra, send_metadata=send_metadata)
     return body
+
+
+def reasoning_effort(thinking: Thinking) -> str:
+    """OpenAI's `reasoning_effort` for a unified thinking setting (`False`: `"none"`)."""
+    if thinking is True:
+        return "medium"
+    return "none" if thinking is False else thinking
 
 
 def merge_extra(body: Json, extra: Mapping[str, JsonValue], *, send_metadata: bool) -> None:

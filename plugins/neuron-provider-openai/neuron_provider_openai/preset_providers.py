@@ -51,6 +51,9 @@ class PresetProvider(OpenAIProvider):
 
     preset: ClassVar[Preset]
     """The vendor this class speaks to."""
+    takes_thinking: ClassVar[bool] = False
+    """Each vendor asks for reasoning its own way (Groq's `reasoning_format`, OpenRouter's
+    `reasoning`...): set that field in `extra`; a thinking setting is refused."""
 
     def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -85,6 +85,11 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `response_format: json_schema` unless told otherwise (a compatible
     server without it: pass `output_mode="tool"` or `"prompted"` in `NeuronTurnConfig`)."""
+    takes_thinking: ClassVar[bool] = True
+    """`ProviderRequest.thinking` becomes `reasoning_effort` (`True`: `"medium"`, `False`:
+    `"none"`, an effort as it is); a `reasoning_effort` in `body_defaults` or `extra`
+    wins. The vendor presets (`groq:`, `xai:`...) take none: each vendor has its own
+    field, set in `extra`."""
 
     def __init__(
         self,

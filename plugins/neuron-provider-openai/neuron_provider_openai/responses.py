@@ -82,6 +82,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     and code execution (`code_interpreter` in an automatic container) run on OpenAI's
     servers. Their calls' items are not sent back (`store` is off); the answer's text
     follows from them. Their fees (per search, per container) are not in the cost."""
+    takes_thinking: ClassVar[bool] = True
+    """`ProviderRequest.thinking` becomes `reasoning: {"effort": ..., "summary": "auto"}`
+    (`True`: `"medium"`, `False`: `"none"`), so the reasoning summary reaches the turn
+    as `ThinkingPart`s; a `reasoning` in `body_defaults` or `extra` wins."""
 
     def __init__(
         self,

@@ -244,3 +244,12 @@ def test_content_the_api_cannot_take_is_an_invalid_request(
 def test_the_body_is_plain_json() -> None:
     sent = body(user("Hi"), tools=[WEATHER], system="S", max_tokens=5, model="gpt-5-mini")
     assert json.loads(json.dumps(sent)) == sent
+
+
+def test_a_thinking_setting_is_reasoning_effort_with_a_summary() -> None:
+    assert body(thinking="low")["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert body(thinking=True)["reasoning"] == {"effort": "medium", "summary": "auto"}
+    assert body(thinking=False)["reasoning"] == {"effort": "none", "summary": "auto"}
+    own = {"effort": "high"}
+    assert body(thinking="low", extra={"reasoning": own})["reasoning"] == own
+    assert "reasoning" not in body()

@@ -9,7 +9,9 @@ import pytest
 
 from layer0 import Base64Source, UrlSource
 from neuron_provider_openai import _wire
+from neuron_provider_openai.preset_providers import GroqProvider
 from neuron_tool.schema import ToolSchema
+from neuron_turn import NeuronTurn, NeuronTurnConfig, UnsupportedThinkingError
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     DocumentPart,
@@ -640,3 +642,37 @@ def test_a_forced_function_reply_with_stop_and_no_text_is_a_tool_call() -> None:
     done = _wire.parse_completion(reply, fallback_model="gpt-4o-mini")
     assert done.stop_reason == "tool_use"
     assert [type(p).__name__ for p in done.content] == ["ToolUsePart"]
+
+
+# --- thinking ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("level", "effort"),
+    [
+        (True, "medium"),
+        (False, "none"),
+        ("minimal", "minimal"),
+        ("high", "high"),
+        ("xhigh", "xhigh"),
+    ],
+)
+def test_a_thinking_setting_is_reasoning_effort(level: object, effort: str) -> None:
+    assert body(request(thinking=level))["reasoning_effort"] == effort
+
+
+def test_reasoning_effort_of_the_providers_defaults_or_of_extra_wins_over_the_setting() -> None:
+    assert (
+        body(request(thinking="high"), defaults={"reasoning_effort": "low"})["reasoning_effort"]
+        == "low"
+    )
+    assert (
+        body(request(thinking="high", extra={"reasoning_effort": "minimal"}))["reasoning_effort"]
+        == "minimal"
+    )
+    assert "reasoning_effort" not in body(request())
+
+
+def test_a_vendor_preset_refuses_a_thinking_setting_when_the_turn_is_made() -> None:
+    with pytest.raises(UnsupportedThinkingError, match="GroqProvider does not take a thinking"):
+        NeuronTurn(GroqProvider("m", api_key="k"), config=NeuronTurnConfig(thinking=True))

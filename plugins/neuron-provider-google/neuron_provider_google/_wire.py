@@ -14,7 +14,7 @@ part the loop has no type for) is sent as it is, in its place.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, TypeAlias
 
 from pydantic import JsonValue
@@ -34,6 +34,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro
 
@@ -66,8 +67,12 @@ def request_body(
     *,
     defaults: Mapping[str, JsonValue] | None = None,
     include_thoughts: bool = False,
+    model: str = "",
 ) -> Json:
     """Build the JSON body for `POST models/{model}:generateContent` (the model is in the URL).
+
+    `model` (the one in the URL) decides how a thinking setting is sent
+    (`thinking_config`).
 
     Precedence, lowest first: `defaults`, the fields built from the request,
     then `request.extra`. `generationConfig` and `toolConfig` are merged one
@@ -94,7 +99,10 @@ def request_body(
             _merge(
                 body, "toolConfig", {"functionCallingConfig": calling_config(request.tool_choice)}
             )
-    generation = generation_config(request, include_thoughts=include_thoughts)
+    own = body.get("generationConfig")
+    if request.thinking is not None and isinstance(own, dict) and "thinkingConfig" in own:
+        request = replace(request, thinking=None)  # the provider's own thinkingConfig wins
+    generation = generation_config(request, include_thoughts=include_thoughts, model=model)
     if generation:
         _merge(body, "generationConfig", generation)
     for key, value in request.extra.items():
@@ -181,8 +189,10 @@ def calling_config(choice: ToolChoice) -> Json:
     return config
 
 
-def generation_config(request: ProviderRequest, *, include_thoughts: bool = False) -> Json:
-    """`maxOutputTokens`, `temperature`, native output, and `thinkingConfig.includeThoughts`.
+def generation_config(
+    request: ProviderRequest, *, include_thoughts: bool = False, model: str = ""
+) -> Json:
+    """`maxOutputTokens`, `temperature`, native output, and `thinkingConfig`.
 
     Native output (`responseMimeType: application/json` and the schema as
     `responseJsonSchema`) goes only on a call that sends no tools: Gemini 2.5
@@ -197,9 +207,45 @@ def generation_config(request: ProviderRequest, *, include_thoughts: bool = Fals
     if request.output is not None and not request.tools:
         config["responseMimeType"] = "application/json"
         config["responseJsonSchema"] = request.output.schema
-    if include_thoughts:
-        config["thinkingConfig"] = {"includeThoughts": True}
+    thinking: Json = {"includeThoughts": True} if include_thoughts else {}
+    if request.thinking is not None:
+        thinking = {**thinking, **thinking_config(request.thinking, model)}
+    if thinking:
+        config["thinkingConfig"] = thinking
     return config
+
+
+def thinking_config(thinking: Thinking, model: str) -> Json:
+    """`thinkingConfig` for a unified thinking setting, as `model`'s generation takes it.
+
+    Gemini 3 takes a `thinkingLevel` (`"low"` or `"high"`, the nearest given);
+    earlier models a `thinkingBudget` in tokens. `True` leaves the amount to the
+    model; `False` is a budget of 0. Thoughts are asked for whenever it thinks,
+    so they reach the turn as `ThinkingPart`s.
+    """
+    if thinking is False:
+        return {"thinkingBudget": 0}
+    config: Json = {"includeThoughts": True}
+    if thinking is True:
+        return config
+    name = model.removeprefix("models/")
+    if name.startswith("gemini-3"):
+        config["thinkingLevel"] = "low" if thinking in ("minimal", "low") else "high"
+    else:
+        most = _PRO_MOST_BUDGET if "pro" in name else _FLASH_MOST_BUDGET
+        config["thinkingBudget"] = min(_THINKING_BUDGETS[thinking], most)
+    return config
+
+
+_THINKING_BUDGETS: Final[Mapping[str, int]] = {
+    "minimal": 512,
+    "low": 1024,
+    "medium": 8192,
+    "high": 24_576,
+    "xhigh": 32_768,
+}
+_FLASH_MOST_BUDGET: Final = 24_576
+_PRO_MOST_BUDGET: Final = 32_768
 
 
 # --- contents -----------------------------------------------------------------

@@ -116,6 +116,10 @@ class GoogleProvider:
     location, so a hosted tool setting one is refused before the call. Code the model
     ran and its output stay in the history and go back on later calls. Search
     grounding's per-prompt fee is not in the cost."""
+    takes_thinking: ClassVar[bool] = True
+    """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
+    `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
+    the turn; a `thinkingConfig` in `body_defaults` or `extra` wins."""
 
     def __init__(
         self,
@@ -179,7 +183,10 @@ class GoogleProvider:
         """
         try:
             return wire.request_body(
-                request, defaults=self._body_defaults, include_thoughts=self._include_thoughts
+                request,
+                defaults=self._body_defaults,
+                include_thoughts=self._include_thoughts,
+                model=request.model or self.model,
             )
         except wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

@@ -303,3 +303,41 @@ def test_parts_the_api_cannot_take_there_are_refused_naming_them(
 ) -> None:
     with pytest.raises(UnsupportedContentError, match=match):
         request_body(request(user("Q"), message))
+
+
+# --- thinking -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "level", "config"),
+    [
+        ("gemini-2.5-flash", True, {"includeThoughts": True}),
+        ("gemini-2.5-flash", False, {"thinkingBudget": 0}),
+        ("gemini-2.5-flash", "low", {"includeThoughts": True, "thinkingBudget": 1024}),
+        ("gemini-2.5-flash", "xhigh", {"includeThoughts": True, "thinkingBudget": 24_576}),
+        ("gemini-2.5-pro", "xhigh", {"includeThoughts": True, "thinkingBudget": 32_768}),
+        (
+            "models/gemini-3-pro-preview",
+            "minimal",
+            {"includeThoughts": True, "thinkingLevel": "low"},
+        ),
+        ("gemini-3-flash", "medium", {"includeThoughts": True, "thinkingLevel": "high"}),
+    ],
+)
+def test_a_thinking_setting_is_a_thinking_config_as_the_model_takes_it(
+    model: str, level: object, config: dict[str, object]
+) -> None:
+    body = request_body(request(user("Hi"), thinking=level), model=model)
+    assert body["generationConfig"]["thinkingConfig"] == config
+
+
+def test_the_providers_own_thinking_config_wins_over_the_setting() -> None:
+    own = {"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}
+    body = request_body(
+        request(user("Hi"), thinking="high"), defaults=own, model="gemini-2.5-flash"
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
+    extra = {"generationConfig": {"thinkingConfig": {"thinkingBudget": 99}}}
+    body = request_body(request(user("Hi"), thinking="high", extra=extra), model="gemini-2.5-flash")
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 99}
+    assert "thinkingConfig" not in request_body(request(user("Hi"))).get("generationConfig", {})

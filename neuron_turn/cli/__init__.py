@@ -52,6 +52,7 @@ from ..loop.hosted_tools import (
     hosted_tool_from_json,
 )
 from ..loop.provider_errors import ProviderError
+from ..loop.thinking import THINKING_EFFORTS, Thinking
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
@@ -443,6 +444,13 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "code_execution), or one with limits as JSON, e.g. "
         """'{"name": "web_fetch", "max_uses": 3, "allowed_domains": ["docs.python.org"]}'""",
     )
+    parser.add_argument(
+        "--thinking",
+        type=_thinking,
+        metavar="LEVEL",
+        help="how much the model thinks before it answers, on any provider that takes it: "
+        "on, off, minimal, low, medium, high or xhigh (default: the model's own)",
+    )
     add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
 
@@ -695,6 +703,7 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         context_limit=args.context_limit,
         provider_options=dict(args.option),
         hosted_tools=_hosted_tools(args.hosted_tool),
+        thinking=args.thinking,
     )
 
 
@@ -833,6 +842,15 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def _thinking(text: str) -> Thinking:
+    """`--thinking`: on, off, or an effort."""
+    words: dict[str, Thinking] = {"on": True, "off": False}
+    words.update((effort, effort) for effort in THINKING_EFFORTS)
+    if text not in words:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(words)}; got {text!r}")
+    return words[text]
 
 
 def _hosted_tool(text: str) -> HostedTool:

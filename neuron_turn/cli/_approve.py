@@ -280,11 +280,12 @@ def resume_options(
         if not action.option_strings or dest in _NOT_CARRIED or not hasattr(args, dest):
             continue
         value = getattr(args, dest)
-        if value is None or value is False or value == action.default:
+        if value is None or value == action.default:
             continue
         flag = action.option_strings[0]
-        if value is True:
-            words.append(flag)
+        if action.nargs == 0:  # a flag (`--verbose`): given or not
+            if value:
+                words.append(flag)
             continue
         for item in value if isinstance(value, list) else [value]:
             words.extend([flag, _option_text(dest, item)])
@@ -298,6 +299,8 @@ def _option_text(dest: str, value: Any) -> str:
     if dest == "context_option":
         key, item = value
         return f"{key}={item if isinstance(item, str) else json.dumps(item)}"
+    if dest == "thinking" and isinstance(value, bool):
+        return "on" if value else "off"
     if dest == "hosted_tool":
         data = hosted_tool_json(value)
         return str(data["name"]) if len(data) == 1 else json.dumps(data, ensure_ascii=False)

@@ -24,6 +24,7 @@ from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApp
 from ..loop.hosted_tools import UnsupportedHostedToolError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
 from ..loop.stop_tools import UnknownStopToolError
+from ..loop.thinking import UnsupportedThinkingError
 from ..plugins.errors import (
     InvalidModelError,
     NoProviderConfiguredError,
@@ -164,6 +165,9 @@ def classify(
     hosted = in_chain(exc, UnsupportedHostedToolError)
     if hosted is not None:
         return EXIT_USAGE, f"--hosted-tool: {hosted}; choose a --model whose provider runs it"
+    thinking = in_chain(exc, UnsupportedThinkingError)
+    if thinking is not None:
+        return EXIT_USAGE, f"--thinking: {thinking}"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

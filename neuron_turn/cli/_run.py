@@ -49,6 +49,7 @@ from ..loop.events import TurnEvent
 from ..loop.hosted_tools import HostedTool, hosted_tool_json
 from ..loop.provider_errors import ProviderError
 from ..loop.stream import close_cancelled
+from ..loop.thinking import Thinking
 from ..loop.turn import NeuronTurn
 from ..plugins import PluginManager
 from ..plugins.errors import NoProviderConfiguredError, PluginError
@@ -105,6 +106,8 @@ class TurnSpec:
     """Who answers the MCP servers' questions mid tool call (a person at the terminal)."""
     hosted_tools: Sequence[HostedTool] = ()
     """The hosted tools the provider runs for the turn (`--hosted-tool`), with their limits."""
+    thinking: Thinking | None = None
+    """How much the model thinks before it answers (`--thinking`; None: the model's own)."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -328,6 +331,7 @@ async def build_turn(
             context_limit=spec.context_limit,
             approval=ApprovalPolicy.of(spec.approve_tools) if spec.approve_tools else None,
             hosted_tools=spec.hosted_tools,
+            thinking=spec.thinking,
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)

@@ -306,3 +306,55 @@ def test_the_printed_resume_command_grants_the_same_hosted_tools() -> None:
     assert words == ["--hosted-tool", "web_search", "--hosted-tool", fetch]
     again = _parser().parse_args(["resume", "s1", "--approve", "c1", *words])
     assert again.hosted_tool == args.hosted_tool
+
+
+@pytest.mark.parametrize(("given", "level"), [("on", True), ("off", False), ("high", "high")])
+def test_thinking_reaches_the_turn_and_the_printed_resume_command(
+    given: str, level: object
+) -> None:
+    args = _parser().parse_args(["run", "hi", "--thinking", given, "--mcp-sampling"])
+    assert args.thinking == level
+    scratch = argparse.ArgumentParser(add_help=False)
+    _add_run_options(scratch)
+    assert resume_options(args, scratch, None) == ["--mcp-sampling", "--thinking", given]
+
+
+def test_a_thinking_level_that_is_not_one_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _parser().parse_args(["run", "hi", "--thinking", "max"])
+    assert exited.value.code == 2
+    assert (
+        "choose from on, off, minimal, low, medium, high, xhigh; got 'max'"
+        in capsys.readouterr().err
+    )
+
+
+def test_thinking_over_a_provider_that_does_not_take_it_is_a_usage_error_before_any_call(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "hi", "--model", "groq:llama-3.3-70b", "--option", f"base_url={server.url}/v1"]
+    assert main([*argv, "--thinking", "low"]) == 2
+    assert "--thinking: the provider GroqProvider does not take a thinking setting" in (
+        capsys.readouterr().err
+    )
+    assert server.requests == []
+
+
+def test_thinking_reaches_anthropic_as_a_thinking_budget(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    argv = [
+        "run",
+        "hi",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        "--option",
+        f"base_url={server.url}",
+    ]
+    assert main([*argv, "--thinking", "low"]) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    [request] = server.requests
+    assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}

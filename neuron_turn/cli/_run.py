@@ -368,6 +368,8 @@ async def _local_turn(
     recipe: dict[str, Any] = {"model": model, "tools": list(spec.tools), "system": spec.system}
     if spec.approve_tools:
         recipe["approve_tools"] = list(spec.approve_tools)
+    if spec.thinking is not None:
+        recipe["thinking"] = spec.thinking
     if spec.hosted_tools:
         # Only when asked for: an environment that cannot take them refuses the key.
         recipe["hosted_tools"] = [hosted_tool_json(tool) for tool in spec.hosted_tools]

@@ -94,11 +94,12 @@ class _Parent:
 class _ParentProvider:
     """The parent's provider, one channel call per model call."""
 
-    def __init__(self, parent: _Parent, hosted_tools: frozenset[str]) -> None:
+    def __init__(self, parent: _Parent, hosted_tools: frozenset[str], thinking: bool) -> None:
         self.parent = parent
         # The recipe's: the parent checked, before it started the child, that its
-        # provider runs them.
+        # provider runs them (and takes the recipe's thinking setting).
         self.hosted_tools = hosted_tools
+        self.takes_thinking = thinking
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return decode_response(await self.parent.call("complete", encode_request(request)))
@@ -140,15 +141,16 @@ class _ParentState:
 class _ParentPlugin:
     """Registers the parent's provider in the child's plugin manager."""
 
-    def __init__(self, parent: _Parent, hosted_tools: frozenset[str]) -> None:
+    def __init__(self, parent: _Parent, recipe: TurnRecipe) -> None:
         self.parent = parent
-        self.hosted_tools = hosted_tools
+        self.hosted_tools = frozenset(tool.name for tool in recipe.hosted_tools)
+        self.thinking = recipe.thinking is not None
 
     @hookimpl
     def register_providers(self, register: RegisterProvider) -> None:
         register(
             PARENT_PROVIDER,
-            lambda model, **options: _ParentProvider(self.parent, self.hosted_tools),
+            lambda model, **options: _ParentProvider(self.parent, self.hosted_tools, self.thinking),
         )
 
 
@@ -197,8 +199,7 @@ def _build(start: dict[str, Any], parent: _Parent) -> tuple[NeuronTurn, TurnInpu
     recipe = TurnRecipe.model_validate(start["recipe"])
     turn_input = TurnInput.model_validate(start["input"])
     manager = recipe.plugin_manager()
-    hosted = frozenset(tool.name for tool in recipe.hosted_tools)
-    manager.register(_ParentPlugin(parent, hosted), name=PARENT_PROVIDER)
+    manager.register(_ParentPlugin(parent, recipe), name=PARENT_PROVIDER)
     model = f"{PARENT_PROVIDER}:{recipe.model.partition(':')[2]}"
     state = _ParentState(parent, turn_input.session)
     return recipe.build(manager=manager, state=state, model=model), turn_input

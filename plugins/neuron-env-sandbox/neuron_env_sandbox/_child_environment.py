@@ -24,6 +24,7 @@ from layer0 import (
 from neuron_tool import requires_isolation
 from neuron_turn import PluginManager, Provider
 from neuron_turn.loop.hosted_tools import check_hosted_tools
+from neuron_turn.loop.thinking import check_provider_thinking
 
 from ._code import import_root
 from ._partial import vet_partial
@@ -126,6 +127,8 @@ class ChildEnvironment:
             IsolationRequiredError: a tool must run isolated and this does not isolate.
             neuron_turn.UnsupportedHostedToolError: the provider does not run a hosted
                 tool of the recipe (or a tool of the recipe takes its name).
+            neuron_turn.UnsupportedThinkingError: the recipe sets thinking and the
+                provider does not take it.
             MissingCredentialError: a credential reference resolves to nothing.
             LimitExceededError: the child overran a limit and was stopped.
             ChildFailedError: the child crashed, was killed or broke the protocol.
@@ -139,6 +142,7 @@ class ChildEnvironment:
         check_hosted_tools(
             self.recipe.hosted_tools, provider=provider, function_tools=self.recipe.tools
         )
+        check_provider_thinking(self.recipe.thinking, provider)
         with self._workspace() as workspace:
             prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
             await self._inject(prepared, spec)
@@ -155,6 +159,7 @@ class ChildEnvironment:
                     state=self.state,
                     session=input.session,
                     hosted_tools=self.recipe.hosted_tools,
+                    thinking=self.recipe.thinking,
                 )
             except TurnError as exc:
                 vet_partial(exc, input, max_turns=self.recipe.max_turns)

@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from layer0 import Scope, SessionId, SessionScope, StateReader, TurnOutput
 from neuron_turn import HostedTool, Provider, ProviderRequest
+from neuron_turn.loop.thinking import Thinking
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
 from ._procfs import end_tree, live, processes_of
@@ -61,11 +62,13 @@ class _Server:
         state: StateReader | None,
         session: SessionId | None,
         hosted_tools: frozenset[HostedTool] = frozenset(),
+        thinking: Thinking | None = None,
     ) -> None:
         self.provider = provider
         self.state = state
         self.session = session
         self.hosted_tools = hosted_tools
+        self.thinking = thinking
         self.lock = asyncio.Lock()
 
     async def serve(
@@ -116,8 +119,13 @@ class _Server:
         return [result.model_dump(mode="json") for result in found]
 
     def _granted(self, params: Any) -> ProviderRequest:
-        """The child's model call, once its hosted tools are the recipe's, limits and all."""
+        """The child's model call, once its hosted tools and thinking are the recipe's."""
         request = decode_request(params)
+        if request.thinking != self.thinking:
+            raise PermissionError(
+                f"the child asked for thinking={request.thinking!r}, not its recipe's "
+                f"{self.thinking!r}; the model call was not made"
+            )
         asked = [tool for tool in request.hosted_tools if tool not in self.hosted_tools]
         if asked:
             names = ", ".join(tool.name for tool in asked)
@@ -136,10 +144,12 @@ async def supervise(
     state: StateReader | None,
     session: SessionId | None,
     hosted_tools: Collection[HostedTool] = (),
+    thinking: Thinking | None = None,
 ) -> TurnOutput:
     """Run the child `launch` describes on `start`, serving `provider` and `state` to it.
 
-    The child's model calls may offer only `hosted_tools`, as they are.
+    The child's model calls may offer only `hosted_tools`, as they are, and must ask
+    for `thinking`.
 
     Raises:
         LimitExceededError: the child overran its CPU time, memory or wall clock.
@@ -158,7 +168,7 @@ async def supervise(
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     tail = asyncio.create_task(_tail(process.stderr))
-    server = _Server(provider, state, session, frozenset(hosted_tools))
+    server = _Server(provider, state, session, frozenset(hosted_tools), thinking)
     result: tuple[str, Any] | None = None
     problem: str | None = None
     timed_out = False

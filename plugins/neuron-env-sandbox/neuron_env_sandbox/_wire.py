@@ -41,6 +41,7 @@ from neuron_turn import (
     ToolUsePart,
 )
 from neuron_turn.loop.hosted_tools import hosted_tool_from_json, hosted_tool_json
+from neuron_turn.loop.thinking import checked_thinking
 
 __all__ = [
     "WireError",
@@ -92,6 +93,7 @@ def encode_request(request: ProviderRequest) -> dict[str, JsonValue]:
         "system": request.system,
         "extra": dict(request.extra),
         "hosted_tools": [hosted_tool_json(t) for t in request.hosted_tools],
+        "thinking": request.thinking,
     }
 
 
@@ -107,6 +109,7 @@ def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
             system=data["system"],
             extra=dict(data["extra"]),
             hosted_tools=tuple(hosted_tool_from_json(t) for t in data.get("hosted_tools", ())),
+            thinking=checked_thinking(data.get("thinking")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc

@@ -37,6 +37,7 @@ from neuron_turn.loop.hosted_tools import (
     hosted_tool_from_json,
     hosted_tool_json,
 )
+from neuron_turn.loop.thinking import Thinking
 
 
 def _hosted_tool(value: object) -> HostedTool:
@@ -81,6 +82,9 @@ class TurnRecipe(BaseModel):
     stop_at_tools: tuple[str, ...] = ()
     """Tools whose successful call ends the turn with its result as the answer
     (`NeuronTurnConfig.stop_at_tools`)."""
+    thinking: Thinking | None = None
+    """How much the model thinks (`NeuronTurnConfig.thinking`); the parent makes no model
+    call for the child with another setting."""
     approve_tools: tuple[str, ...] = ()
     """Tool names or patterns (`"write_*"`) whose calls wait for a person's approval:
     the turn pauses in the child and a resume with the decisions runs them there."""
@@ -122,6 +126,7 @@ class TurnRecipe(BaseModel):
             effect_tools=self.effect_tools,
             stop_at_tools=self.stop_at_tools,
             hosted_tools=self.hosted_tools,
+            thinking=self.thinking,
             approval=ApprovalPolicy.of(self.approve_tools) if self.approve_tools else None,
         )
         return NeuronTurn.from_plugins(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -279,3 +280,24 @@ def test_files_that_are_not_a_list_are_a_wire_error() -> None:
     request["messages"][0]["content"][0]["files"] = "QUJD"
     with pytest.raises(WireError, match="the files of the result of call 't1' are not a list"):
         decode_request(request)
+
+
+async def test_the_parent_makes_no_model_call_with_another_thinking_setting_than_the_recipes() -> (
+    None
+):
+    calls: list[ProviderRequest] = []
+
+    def answer(request: ProviderRequest) -> ProviderResponse:
+        calls.append(request)
+        return text_response("ok")
+
+    server = _Server(FunctionProvider(answer), None, None, frozenset(), "low")
+    for asked in ("xhigh", True, None):
+        params = _through_json(encode_request(replace(request_with(), thinking=asked)))
+        with pytest.raises(PermissionError, match=f"thinking={asked!r}, not its recipe's 'low'"):
+            await server._call("complete", params)
+    assert calls == []
+    await server._call(
+        "complete", _through_json(encode_request(replace(request_with(), thinking="low")))
+    )
+    assert [call.thinking for call in calls] == ["low"]

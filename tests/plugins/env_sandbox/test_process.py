@@ -36,6 +36,7 @@ from neuron_turn import (
     RateLimitError,
     ToolUsePart,
     UnsupportedHostedToolError,
+    UnsupportedThinkingError,
     WebSearch,
     carried_counts,
 )
@@ -211,3 +212,19 @@ async def test_a_provider_without_the_recipes_hosted_tool_is_refused_before_the_
             TurnInput(message="run code", trigger="user"), EnvironmentSpec()
         )
     assert started == [] and provider.requests == []
+
+
+async def test_the_recipes_thinking_reaches_the_parents_provider_and_is_checked_first() -> None:
+    provider = ScriptedProvider([text_response("42")], takes_thinking=True)
+    recipe = RECIPE.model_copy(update={"tools": (), "thinking": "high"})
+    output = await ProcessEnvironment(recipe, provider=provider).run(
+        TurnInput(message="think", trigger="user"), EnvironmentSpec()
+    )
+    assert output.exit_reason == "complete"
+    assert [request.thinking for request in provider.requests] == ["high"]
+    plain = ScriptedProvider([text_response("never")])
+    with pytest.raises(UnsupportedThinkingError, match="does not take a thinking setting"):
+        await ProcessEnvironment(recipe, provider=plain).run(
+            TurnInput(message="think", trigger="user"), EnvironmentSpec()
+        )
+    assert plain.requests == []

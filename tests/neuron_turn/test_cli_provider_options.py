@@ -182,11 +182,9 @@ def test_an_option_the_provider_does_not_take_names_it(
     assert err.startswith("neuron-turn: error: ") and "colour" in err
 
 
-def test_hosted_tool_reaches_anthropic_as_its_server_tools(
-    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
-    argv = [
+def on_anthropic(server: Server) -> list[str]:
+    """`run hi` against the loopback server as Anthropic's API."""
+    return [
         "run",
         "hi",
         "--model",
@@ -194,6 +192,13 @@ def test_hosted_tool_reaches_anthropic_as_its_server_tools(
         "--option",
         f"base_url={server.url}",
     ]
+
+
+def test_hosted_tool_reaches_anthropic_as_its_server_tools(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    argv = on_anthropic(server)
     hosted = ["--hosted-tool", "web_search", "--hosted-tool", "code_execution"]
     assert main([*argv, *hosted, "--hosted-tool", "web_search"]) == 0
     assert capsys.readouterr().out == ANSWER + "\n"
@@ -206,14 +211,7 @@ def test_a_hosted_tools_limits_given_as_json_reach_the_api(
     server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
-    argv = [
-        "run",
-        "hi",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--option",
-        f"base_url={server.url}",
-    ]
+    argv = on_anthropic(server)
     fetch = '{"name": "web_fetch", "max_uses": 2, "allowed_domains": ["docs.python.org"]}'
     assert main([*argv, "--hosted-tool", fetch, "--hosted-tool", fetch]) == 0
     assert capsys.readouterr().out == ANSWER + "\n"
@@ -239,14 +237,7 @@ def test_a_hosted_tools_limits_given_as_json_reach_the_api(
 def test_a_malformed_hosted_tool_is_a_usage_error_naming_what_is_wrong(
     given: str, named: str, server: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = [
-        "run",
-        "hi",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--option",
-        f"base_url={server.url}",
-    ]
+    argv = on_anthropic(server)
     with pytest.raises(SystemExit) as exited:
         main([*argv, "--hosted-tool", given])
     assert exited.value.code == 2
@@ -258,14 +249,7 @@ def test_a_malformed_hosted_tool_is_a_usage_error_naming_what_is_wrong(
 def test_one_hosted_tool_with_two_sets_of_limits_is_refused(
     server: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = [
-        "run",
-        "hi",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--option",
-        f"base_url={server.url}",
-    ]
+    argv = on_anthropic(server)
     capped = '{"name": "web_search", "max_uses": 1}'
     assert main([*argv, "--hosted-tool", "web_search", "--hosted-tool", capped]) == 2
     assert capsys.readouterr().err == (
@@ -346,14 +330,7 @@ def test_thinking_reaches_anthropic_as_a_thinking_budget(
     server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
-    argv = [
-        "run",
-        "hi",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--option",
-        f"base_url={server.url}",
-    ]
+    argv = on_anthropic(server)
     assert main([*argv, "--thinking", "low"]) == 0
     assert capsys.readouterr().out == ANSWER + "\n"
     [request] = server.requests

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,6 +21,7 @@ import httpx
 
 from neuron_turn.loop import http_errors
 from neuron_turn.loop.http_errors import body_prefix, error_class_for_status, redact
+from neuron_turn.loop.http_provider import ErrorContext, quote_prefix
 from neuron_turn.loop.provider_errors import (
     ModelNotFoundError,
     ProviderAuthenticationError,
@@ -65,23 +65,6 @@ class ApiError:
     """The `ErrorInfo` detail's reason, e.g. `API_KEY_INVALID`."""
     retry_delay: float | None = None
     """Seconds from the `RetryInfo` detail's `retryDelay`."""
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorContext:
-    """What an error message needs besides the response: which model, where, what to hide."""
-
-    provider: str
-    model: str
-    url: str
-    secrets: Sequence[str] = ()
-    auth_hint: str = ""
-
-
-def quote_prefix(body: bytes | str, secrets: Sequence[str] = ()) -> str:
-    """Return the start of `body`, redacted and quoted, for an error message."""
-    prefix = body_prefix(body, secrets=secrets)
-    return repr(prefix) if prefix else "an empty body"
 
 
 def parse_error_body(body: bytes) -> ApiError | None:
@@ -202,13 +185,4 @@ def error_from_response(response: httpx.Response, context: ErrorContext) -> Prov
         headers=response.headers,
         context=context,
         reason=response.reason_phrase,
-    )
-
-
-def mapped_transport_errors(context: ErrorContext) -> AbstractContextManager[None]:
-    """`neuron_turn.loop.http_errors.transport_errors` for the call `context` describes."""
-    return http_errors.transport_errors(
-        provider=context.provider,
-        secrets=context.secrets,
-        what=f"{context.provider}: the API at {context.url}",
     )

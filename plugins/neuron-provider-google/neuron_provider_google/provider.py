@@ -3,49 +3,37 @@
 from __future__ import annotations
 
 import itertools
-import json
 import logging
-import os
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
-from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, ClassVar, Final, Self
+from collections.abc import AsyncIterator, Mapping
+from typing import ClassVar, Final
 from urllib.parse import quote
 
 import httpx
 from pydantic import JsonValue
 
 from neuron_turn.loop.events import ProviderDelta
-from neuron_turn.loop.http_errors import REDACTED, redact, redact_response
+from neuron_turn.loop.http_errors import redact
+from neuron_turn.loop.http_provider import DEFAULT_TIMEOUT, ErrorContext, HttpProvider
 from neuron_turn.loop.output import OutputMode
-from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
-    ProviderAuthenticationError,
-    ProviderConnectionError,
     ProviderError,
     ProviderResponseError,
 )
-from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 
 from . import _answer as answer
 from . import _wire as wire
 from ._errors import (
-    ErrorContext,
     api_error_from_json,
     error_from_response,
     error_from_status,
-    mapped_transport_errors,
-    quote_prefix,
     status_of,
 )
 from ._pricing import Pricer, PriceTable, context_window, parse_prices
 from ._stream import ChunkReader, MalformedStreamError, StreamError
 
 __all__ = ["API_KEY_ENVS", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "GoogleProvider"]
-
-logger = logging.getLogger("neuron_provider_google")
 
 DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
 """The Gemini API (Google AI Studio keys), up to and excluding `/models/...`."""
@@ -54,21 +42,9 @@ API_KEY_ENVS: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 BASE_URL_ENV: Final = "GOOGLE_GEMINI_BASE_URL"
 """The environment variable the API root is read from when `base_url=` is not given
 (the one Google's own `google-genai` SDK reads)."""
-DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
-"""Generous read timeout (long generations), short connect timeout (a down host fails fast)."""
-_KEY_HEADER: Final = "x-goog-api-key"
-_SECRET_HEADER_WORDS: Final = ("key", "token", "secret", "auth", "cookie")
 
 
-@dataclass(frozen=True, slots=True)
-class _Finished:
-    """The end of a streamed call: its answer, and whether it came in one piece."""
-
-    completion: answer.Completion
-    whole: bool
-
-
-class GoogleProvider:
+class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     """A `neuron_turn.Provider` for the Gemini API (`models/{model}:generateContent`).
 
     Reached as `"google:<model>"`, e.g. `"google:gemini-2.5-flash"`. The key
@@ -108,6 +84,20 @@ class GoogleProvider:
 
     name: ClassVar[str] = wire.PROVIDER
     """The registered provider name; used in error messages and `ProviderError.provider`."""
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
+    """The API root when `base_url=` is not given."""
+    base_url_env: ClassVar[str | None] = BASE_URL_ENV
+    """The environment variable holding the API root."""
+    api_key_envs: ClassVar[tuple[str, ...]] = API_KEY_ENVS
+    """The environment variables the key is read from, in order."""
+    api_key_header: ClassVar[str] = "x-goog-api-key"
+    """The header the key is sent in (never the URL, so no logged URL holds it)."""
+    api_key_prefix: ClassVar[str] = ""
+    """The key goes in its header as it is."""
+    answer_noun: ClassVar[str] = "GenerateContentResponse"
+    """What a body should be, in error messages."""
+    logger: ClassVar[logging.Logger] = logging.getLogger("neuron_provider_google")
+    """Where requests and answers are logged (at DEBUG)."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `responseJsonSchema` on calls that offer no tools."""
     hosted_tools: ClassVar[frozenset[str]] = wire.HOSTED_TOOLS
@@ -137,43 +127,21 @@ class GoogleProvider:
         stream: bool = False,
         include_thoughts: bool = False,
     ) -> None:
-        self.model = model
-        from_env = os.environ.get(BASE_URL_ENV)
-        self.base_url = (base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
-        is_default = self.base_url == DEFAULT_BASE_URL
-        self._api_key = api_key
-        self._require_api_key = is_default if require_api_key is None else require_api_key
-        self._headers = dict(headers or {})
-        self._timeout = timeout
-        self._client = client
-        self._owns_client = client is None
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            require_api_key=require_api_key,
+            headers=headers,
+            timeout=timeout,
+            client=client,
+        )
         self._body_defaults: dict[str, JsonValue] = dict(body_defaults or {})
         self._stream_by_default = stream
         self._include_thoughts = include_thoughts
         self._pricer = Pricer(parse_prices(prices), lookup=lookup_prices)
         self._urls: dict[tuple[str, bool], httpx.URL | str] = {}
         self._calls = itertools.count(1)
-
-    def __repr__(self) -> str:
-        key = repr(REDACTED) if self._api_key else "None"
-        return f"GoogleProvider(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the provider's own HTTP client (an injected one is left to its owner)."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
 
     def request_body(self, request: ProviderRequest) -> dict[str, JsonValue]:
         """The JSON body `complete` would send for `request` (override to add fields).
@@ -198,80 +166,17 @@ class GoogleProvider:
         """
         return context_window(model)
 
-    async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        """Make one model call (streamed underneath with `stream=True`).
+    # --- what the Gemini API does its own way ----------------------------------
 
-        Raises:
-            ProviderError: a subclass saying whether a retry may help; httpx
-                exceptions never escape.
-        """
-        model, payload = self._prepared(request)
-        context = self._error_context(model)
-        headers = self._request_headers()
-        if self._stream_by_default:
-            completion = await self._stream(model, payload, headers, context)
-        else:
-            completion = await self._post(model, payload, headers, context)
-        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
-        return redact_response(self._response(completion, requested_model=model), context.secrets)
+    def _wants_stream(self, body: dict[str, JsonValue]) -> bool:
+        return self._stream_by_default
 
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
-        """Make one model call as a stream: deltas as they arrive, then the response.
+    def _error_from_response(
+        self, response: httpx.Response, context: ErrorContext
+    ) -> ProviderError:
+        return error_from_response(response, context)
 
-        The final `ProviderResponse` is the one `complete` returns for the same
-        answer; closing the iterator early closes the connection.
-
-        Raises:
-            ProviderError: as `complete`; also mid-stream: an error event by its
-                code, a stream cut off before its last chunk as a retryable
-                `ProviderConnectionError`.
-        """
-        model, payload = self._prepared(request)
-        context = self._error_context(model)
-        streamed = self._streamed(model, payload, self._request_headers(), context)
-        # aclosing: a caller closing this stream early closes the connection now, not at GC.
-        async with aclosing(streamed) as items:
-            async for item in items:
-                if not isinstance(item, _Finished):
-                    yield item
-                    continue
-                # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
-                response = redact_response(
-                    self._response(item.completion, requested_model=model), context.secrets
-                )
-                if item.whole:
-                    for piece in deltas_of(response):
-                        yield piece
-                yield response
-
-    # --- the request --------------------------------------------------------------
-
-    def _prepared(self, request: ProviderRequest) -> tuple[str, bytes]:
-        model = request.model or self.model
-        if not model:
-            raise InvalidRequestError(f"{self.name}: no model given", provider=self.name)
-        body = self.request_body(request)
-        logger.debug(
-            "POST %s model=%s messages=%d tools=%d",
-            self.base_url,
-            model,
-            len(request.messages),
-            len(request.tools),
-        )
-        return model, self._encode(body)
-
-    def _encode(self, body: dict[str, JsonValue]) -> bytes:
-        # Encoded here, not by httpx, so a value JSON cannot hold (NaN, an object in
-        # `extra`) is an InvalidRequestError rather than a bare ValueError.
-        try:
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise InvalidRequestError(
-                f"{self.name}: the request body is not valid JSON: {exc}", provider=self.name
-            ) from exc
-        return text.encode("utf-8", "surrogatepass")
-
-    def _url(self, model: str, *, stream: bool) -> httpx.URL | str:
+    def _endpoint(self, model: str, *, stream: bool) -> httpx.URL | str:
         """The endpoint for `model`, parsed once per model (httpx parses text on every call)."""
         key = (model, stream)
         url = self._urls.get(key)
@@ -286,88 +191,13 @@ class GoogleProvider:
             self._urls[key] = url
         return url
 
-    def _api_key_value(self) -> str | None:
-        if self._api_key:
-            return self._api_key
-        return next((os.environ[name] for name in API_KEY_ENVS if os.environ.get(name)), None)
-
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self._headers}
-        key = self._api_key_value()
-        if key:
-            headers[_KEY_HEADER] = key
-        elif self._require_api_key:
-            raise ProviderAuthenticationError(
-                f"{self.name}: no API key: {self._key_hint()}", provider=self.name
-            )
-        return headers
-
-    def _key_hint(self) -> str:
-        names = " or ".join(API_KEY_ENVS)
-        return f"set the {names} environment variable or pass api_key="
-
-    def _error_context(self, model: str) -> ErrorContext:
-        key = self._api_key_value()
-        # Keys given as headers (a proxy's token) are hidden too.
-        secrets = tuple(
-            value
-            for name, value in self._headers.items()
-            if any(word in name.lower() for word in _SECRET_HEADER_WORDS)
-        )
-        secrets += (key,) if key else ()
-        url = str(self._url(model, stream=False))
-        return ErrorContext(self.name, model, url, secrets, f"check the key: {self._key_hint()}")
-
-    def _http_client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout or DEFAULT_TIMEOUT)
-        elif self._client.is_closed:
-            raise ProviderConnectionError(
-                f"{self.name}: the injected httpx.AsyncClient is closed", provider=self.name
-            )
-        return self._client
-
-    def _request_timeout(self) -> Any:
-        # The provider's own client already carries the timeout; an injected one keeps
-        # its own unless `timeout=` was given. (httpx's sentinel type is private, hence Any.)
-        if self._owns_client or self._timeout is None:
-            return httpx.USE_CLIENT_DEFAULT
-        return self._timeout
-
-    # --- the answer ---------------------------------------------------------------
-
-    async def _post(
-        self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
-    ) -> answer.Completion:
-        client = self._http_client()
-        with mapped_transport_errors(context):
-            response = await client.post(
-                self._url(model, stream=False),
-                content=payload,
-                headers=headers,
-                timeout=self._request_timeout(),
-            )
-        if response.status_code >= 400:
-            raise error_from_response(response, context)
-        return self._parse_json(response.content, context)
-
-    def _parse_json(self, content: bytes, context: ErrorContext) -> answer.Completion:
-        # Scrubbed first: a chained decoding error keeps the whole text it was given.
-        for secret in filter(None, context.secrets):
-            content = content.replace(secret.encode(), REDACTED.encode())
-        try:
-            data = json.loads(content)
-        except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
-            raise self._bad_body("a JSON GenerateContentResponse", content, context) from None
+    def _read_body(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:
         if isinstance(data, list) and data and all(isinstance(chunk, dict) for chunk in data):
             # `:streamGenerateContent` without `alt=sse` (a proxy dropped it): an array of chunks.
-            reader = self._reader()
+            reader = self._event_reader()
             for chunk in data:
                 self._feed(reader, chunk, context)
             return self._finish_stream(reader, context)
-        return self._read_body(data, content, context)
-
-    def _read_body(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:
         if isinstance(data, dict) and "error" in data and "candidates" not in data:
             api_error = api_error_from_json(data)
             if api_error is not None:
@@ -395,71 +225,9 @@ class GoogleProvider:
     def _salt(self) -> str:
         return f"{id(self)}-{next(self._calls)}"
 
-    def _bad_body(self, expected: str, content: bytes, context: ErrorContext) -> ProviderError:
-        prefix = quote_prefix(content, context.secrets)
-        return ProviderResponseError(
-            redact(f"{self.name}: expected {expected}, got {prefix}", context.secrets),
-            provider=self.name,
-            status_code=200,
-        )
-
-    def _response(self, completion: answer.Completion, *, requested_model: str) -> ProviderResponse:
-        usage = completion.usage
-        logger.debug(
-            "answer model=%s stop=%s input_tokens=%d output_tokens=%d",
-            completion.model,
-            completion.stop_reason,
-            usage.input_tokens,
-            usage.output_tokens,
-        )
-        return ProviderResponse(
-            content=completion.content,
-            stop_reason=completion.stop_reason,
-            usage=usage,
-            model=completion.model,
-            cost=self._pricer.cost(usage, model=completion.model, requested_model=requested_model),
-            truncated=completion.stop_reason == "max_tokens",
-            hosted_calls=completion.hosted_calls,
-        )
-
     # --- streaming ----------------------------------------------------------------
 
-    async def _stream(
-        self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
-    ) -> answer.Completion:
-        async with aclosing(self._streamed(model, payload, headers, context)) as items:
-            async for item in items:
-                if isinstance(item, _Finished):
-                    return item.completion
-        raise AssertionError("_streamed always ends with _Finished")  # pragma: no cover
-
-    async def _streamed(
-        self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
-    ) -> AsyncGenerator[ProviderDelta | _Finished]:
-        """Deltas as they arrive, then the answer (last, always)."""
-        client = self._http_client()
-        reader = self._reader()
-        with mapped_transport_errors(context):
-            async with client.stream(
-                "POST",
-                self._url(model, stream=True),
-                content=payload,
-                headers=headers,
-                timeout=self._request_timeout(),
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise error_from_response(response, context)
-                if response.headers.get("content-type", "").startswith("application/json"):
-                    # The server ignored `alt=sse` and answered in one piece.
-                    whole = self._parse_json(await response.aread(), context)
-                    yield _Finished(whole, whole=True)
-                    return
-                async for delta in self._deltas(response, reader, context):
-                    yield delta
-        yield _Finished(self._finish_stream(reader, context), whole=False)
-
-    def _reader(self) -> ChunkReader:
+    def _event_reader(self) -> ChunkReader:
         return ChunkReader(fallback_salt=self._salt())
 
     async def _deltas(
@@ -487,12 +255,7 @@ class GoogleProvider:
         if reader.events == 0:
             raise self._bad_body("a stream of GenerateContentResponse chunks", b"", context)
         if not reader.complete:
-            raise ProviderConnectionError(
-                f"{self.name}: the stream for model {context.model!r} was cut off after "
-                f"{reader.events} chunk(s), before its finishReason; the partial answer is "
-                "discarded",
-                provider=self.name,
-            )
+            raise self._cut_off(context, reader.events, "finishReason")
         return self._parsed(reader.body(), b"", context)
 
     def _stream_error(self, exc: StreamError, context: ErrorContext) -> ProviderError:

@@ -8,13 +8,13 @@ from typing import ClassVar
 import httpx
 from pydantic import JsonValue
 
+from neuron_turn.loop.http_provider import ErrorContext
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import InvalidRequestError
 
 from . import _wire
 from ._base import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, OpenAIBase
-from ._errors import ErrorContext
 from ._pricing import PriceTable
 from ._stream import StreamAccumulator
 from ._wire import Completion, SystemRole

@@ -8,13 +8,14 @@ from typing import ClassVar
 import httpx
 from pydantic import JsonValue
 
+from neuron_turn.loop.http_provider import ErrorContext
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
 
 from . import _responses_wire as wire
 from ._base import OpenAIBase
-from ._errors import ErrorContext, api_error_from_json, error_from_status, status_for_code
+from ._errors import api_error_from_json, error_from_status, status_for_code
 from ._pricing import PriceTable
 from ._responses_stream import ResponseEventReader
 from ._wire import Completion, UnsupportedContentError, is_reasoning_model

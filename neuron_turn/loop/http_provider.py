@@ -29,6 +29,7 @@ from .http_errors import REDACTED, body_prefix, redact, redact_response, transpo
 from .provider import ProviderRequest, ProviderResponse, StopReason, TokenUsage
 from .provider_errors import (
     InvalidRequestError,
+    ModelNotFoundError,
     ProviderAuthenticationError,
     ProviderConnectionError,
     ProviderError,
@@ -45,6 +46,8 @@ __all__ = [
     "Pricing",
     "mapped_transport_errors",
     "quote_prefix",
+    "status_error",
+    "unexpected_error_body",
 ]
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=5.0)
@@ -68,6 +71,44 @@ def quote_prefix(body: bytes | str, secrets: Sequence[str] = ()) -> str:
     """Return the start of `body`, redacted and quoted, for an error message."""
     prefix = body_prefix(body, secrets=secrets)
     return repr(prefix) if prefix else "an empty body"
+
+
+def unexpected_error_body(body: bytes, context: ErrorContext) -> str:
+    """The detail for an error body in no dialect the API speaks: its start, redacted and quoted.
+
+    Quoted redacted: the cut could otherwise keep part of an echoed key.
+    """
+    return f"unexpected error body {quote_prefix(body, context.secrets)}"
+
+
+def status_error(
+    cls: type[ProviderError],
+    status: int,
+    detail: str,
+    *,
+    context: ErrorContext,
+    kind: str = "",
+    retry_after: float | None = None,
+) -> ProviderError:
+    """Build the `cls` error for an HTTP error `status`: `detail` and `kind` said by the body.
+
+    A 404 names the model and the URL, an authentication error ends with the
+    context's hint; the message is scrubbed of the context's secrets.
+    """
+    message = f"{context.provider}: HTTP {status}{kind}: {detail}"
+    if cls is ModelNotFoundError:
+        message = (
+            f"{context.provider}: model {context.model!r} not found "
+            f"(HTTP 404 from {context.url}): {detail}"
+        )
+    elif cls is ProviderAuthenticationError and context.auth_hint:
+        message = f"{message} ({context.auth_hint})"
+    return cls(
+        redact(message, context.secrets),
+        provider=context.provider,
+        status_code=status,
+        retry_after=retry_after,
+    )
 
 
 def mapped_transport_errors(context: ErrorContext) -> AbstractContextManager[None]:

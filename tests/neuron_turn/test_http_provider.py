@@ -14,7 +14,13 @@ from pydantic import JsonValue
 
 from neuron_turn.loop.events import ProviderDelta, TextDelta
 from neuron_turn.loop.hosted_tools import HostedToolCall
-from neuron_turn.loop.http_provider import ErrorContext, HttpProvider, quote_prefix
+from neuron_turn.loop.http_provider import (
+    ErrorContext,
+    HttpProvider,
+    quote_prefix,
+    status_error,
+    unexpected_error_body,
+)
 from neuron_turn.loop.provider import (
     ContentPart,
     ProviderMessage,
@@ -26,10 +32,12 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
+    ModelNotFoundError,
     ProviderAuthenticationError,
     ProviderConnectionError,
     ProviderError,
     ProviderResponseError,
+    RateLimitError,
 )
 
 KEY = "sk-test-0123456789"
@@ -232,3 +240,33 @@ async def test_an_injected_client_closed_by_its_owner_is_a_connection_error() ->
     await client.aclose()
     with pytest.raises(ProviderConnectionError, match="closed"):
         await _EchoProvider("m", api_key=KEY, client=client).complete(_request())
+
+
+_CONTEXT = ErrorContext("echo", "m-1", "https://echo.example/v1/answer", (KEY,), "check the key")
+
+
+def test_status_error_names_the_model_and_url_of_a_404() -> None:
+    error = status_error(ModelNotFoundError, 404, "no such model", context=_CONTEXT)
+    assert str(error) == (
+        "echo: model 'm-1' not found (HTTP 404 from https://echo.example/v1/answer): no such model"
+    )
+    assert error.status_code == 404
+
+
+def test_status_error_adds_the_key_hint_to_an_authentication_error_and_scrubs_the_key() -> None:
+    error = status_error(
+        ProviderAuthenticationError, 401, f"bad key {KEY}", context=_CONTEXT, kind=" (auth)"
+    )
+    assert str(error) == "echo: HTTP 401 (auth): bad key [REDACTED] (check the key)"
+
+
+def test_status_error_carries_the_wait_it_is_given() -> None:
+    error = status_error(RateLimitError, 429, "slow down", context=_CONTEXT, retry_after=3.0)
+    assert isinstance(error, RateLimitError)
+    assert error.retry_after == 3.0
+
+
+def test_an_unexpected_error_body_is_quoted_scrubbed() -> None:
+    assert unexpected_error_body(f"<h1>{KEY}</h1>".encode(), _CONTEXT) == (
+        "unexpected error body '<h1>[REDACTED]</h1>'"
+    )

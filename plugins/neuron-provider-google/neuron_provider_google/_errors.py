@@ -20,10 +20,13 @@ from typing import Final
 import httpx
 
 from neuron_turn.loop import http_errors
-from neuron_turn.loop.http_errors import body_prefix, error_class_for_status, redact
-from neuron_turn.loop.http_provider import ErrorContext, quote_prefix
+from neuron_turn.loop.http_errors import body_prefix, error_class_for_status
+from neuron_turn.loop.http_provider import (
+    ErrorContext,
+    status_error,
+    unexpected_error_body,
+)
 from neuron_turn.loop.provider_errors import (
-    ModelNotFoundError,
     ProviderAuthenticationError,
     ProviderError,
 )
@@ -150,35 +153,19 @@ def error_from_status(
     cls = error_class(status, api_error)
     detail = api_error.message if api_error is not None else (reason or "no error message")
     kind = f" ({api_error.status})" if api_error is not None and api_error.status else ""
-    message = f"{context.provider}: HTTP {status}{kind}: {detail}"
-    if cls is ModelNotFoundError:
-        message = (
-            f"{context.provider}: model {context.model!r} not found "
-            f"(HTTP 404 from {context.url}): {detail}"
-        )
-    elif cls is ProviderAuthenticationError and context.auth_hint:
-        message = f"{message} ({context.auth_hint})"
     wait = None
     if cls.retryable:
         wait = http_errors.retry_after(headers) if headers is not None else None
         if wait is None and api_error is not None:
             wait = api_error.retry_delay
-    return cls(
-        redact(message, context.secrets),
-        provider=context.provider,
-        status_code=status,
-        retry_after=wait,
-    )
+    return status_error(cls, status, detail, context=context, kind=kind, retry_after=wait)
 
 
 def error_from_response(response: httpx.Response, context: ErrorContext) -> ProviderError:
     """Build the provider error for a read HTTP error `response`."""
     api_error = parse_error_body(response.content)
     if api_error is None and response.content:
-        # Quoted redacted: the cut could otherwise keep part of an echoed key.
-        api_error = ApiError(
-            f"unexpected error body {quote_prefix(response.content, context.secrets)}"
-        )
+        api_error = ApiError(unexpected_error_body(response.content, context))
     return error_from_status(
         response.status_code,
         api_error,

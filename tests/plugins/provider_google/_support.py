@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 
 from neuron_provider_google import GoogleProvider
-from neuron_tool import tool
-from neuron_turn.loop.provider import ProviderMessage, ProviderRequest, TextPart
+from neuron_turn.loop.provider import ProviderMessage, ProviderRequest
+
+from .._http_provider_support import Recorder, json_response, user
 
 KEY = "AIzaSy-test-0123456789abcdefSECRET"
 """A fake key; tests assert it never leaks."""
@@ -20,16 +21,6 @@ STREAM_URL = (
     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
     ":streamGenerateContent?alt=sse"
 )
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Return the current weather in a city."""
-    return "Sunny, 18 C, light wind from the west"
-
-
-def user(text: str) -> ProviderMessage:
-    return ProviderMessage("user", [TextPart(text)])
 
 
 def request(*messages: ProviderMessage, **fields: Any) -> ProviderRequest:
@@ -88,28 +79,6 @@ def sse(*chunks: dict[str, Any]) -> httpx.Response:
     """A streamed answer: each chunk as one `data:` event, as `alt=sse` sends them."""
     body = "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in chunks)
     return httpx.Response(200, content=body.encode(), headers={"content-type": "text/event-stream"})
-
-
-class Recorder:
-    """A MockTransport handler that answers from a queue and keeps every request."""
-
-    def __init__(self, *responses: httpx.Response | Callable[[httpx.Request], httpx.Response]):
-        self.responses = list(responses)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        answer = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
-        return answer(request) if callable(answer) else answer
-
-    @property
-    def body(self) -> dict[str, Any]:
-        """The JSON body of the last request."""
-        return json.loads(self.requests[-1].content)
-
-
-def json_response(body: Any, status: int = 200, **headers: str) -> httpx.Response:
-    return httpx.Response(status, json=body, headers=headers)
 
 
 def mocked(

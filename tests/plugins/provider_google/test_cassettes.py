@@ -17,7 +17,7 @@ from neuron_turn.loop.provider import (
 )
 from tests.cassettes import CASSETTES, replay
 
-from ._support import get_weather, user
+from .._http_provider_support import get_weather, user
 
 HERE = CASSETTES / "google"
 SYSTEM = "You are a helpful assistant."

@@ -22,7 +22,8 @@ from neuron_turn.loop.provider import (
 )
 from tests.cassettes import CASSETTES, recorder, replay
 
-from ._support import KEY, get_weather, user
+from .._http_provider_support import get_weather, user
+from ._support import KEY
 
 HERE = CASSETTES / "openai"
 SYSTEM = "You are a helpful assistant."

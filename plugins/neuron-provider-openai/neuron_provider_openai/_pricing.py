@@ -12,11 +12,12 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Final, TypeAlias
 
 from moneyed import Money
 
+from neuron_turn.loop.price_table import price_entry
 from neuron_turn.loop.provider import TokenUsage
 
 logger = logging.getLogger("neuron_provider_openai")
@@ -66,29 +67,7 @@ def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
 
 
 def _model_price(model: str, entry: Mapping[str, str | Decimal | int]) -> ModelPrice:
-    unknown = set(entry) - set(_PRICE_KEYS)
-    if unknown:
-        raise ValueError(f"prices[{model!r}]: unknown key(s) {sorted(unknown)}; use {_PRICE_KEYS}")
-    missing = {"input_mtok", "output_mtok"} - set(entry)
-    if missing:
-        raise ValueError(f"prices[{model!r}]: missing {sorted(missing)}")
-    values = {key: _decimal(model, key, value) for key, value in entry.items()}
-    return ModelPrice(**values)
-
-
-def _decimal(model: str, key: str, value: object) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, str | Decimal | int):
-        raise ValueError(
-            f"prices[{model!r}][{key!r}] must be a decimal string like '0.15' "
-            f"(not {type(value).__name__}: floats would lose cents)"
-        )
-    try:
-        amount = Decimal(value)
-    except InvalidOperation:
-        raise ValueError(f"prices[{model!r}][{key!r}]: {value!r} is not a decimal") from None
-    if not amount.is_finite() or amount < 0:
-        raise ValueError(f"prices[{model!r}][{key!r}]: {value!r} is not a non-negative amount")
-    return amount
+    return ModelPrice(**price_entry(model, entry, keys=_PRICE_KEYS, example="0.15"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,8 @@ from typing import Final
 
 from moneyed import Money
 
+from layer0 import usd
+
 from .report_case import ReportCase
 from .summary import ReportSummary, summarize
 
@@ -205,6 +207,31 @@ def _totals(summary: ReportSummary, earlier: ReportSummary | None) -> list[str]:
     return lines
 
 
+def _repeated(cases: Sequence[ReportCase]) -> list[str]:
+    """Per case run more than once, its aggregate over the runs."""
+    groups: dict[str, list[ReportCase]] = {}
+    for case in cases:
+        if case.source_case is not None:
+            groups.setdefault(case.source_case, []).append(case)
+    lines: list[str] = []
+    for name, runs in groups.items():
+        summary = summarize(runs)
+        parts = [
+            f"{summary.cases} runs",
+            f"passed {_rate(summary.passed, summary.cases)}",
+            f"assertions {_rate(summary.assertions_passed, summary.assertions_total)}",
+        ]
+        if summary.mean_scores:
+            scores = {key: number(value) for key, value in summary.mean_scores.items()}
+            parts.append(f"mean scores {_named(scores)}")
+        costs = [run.cost for run in runs if run.cost is not None]
+        if costs:
+            parts.append(f"mean cost {money(usd(summary.total_cost.amount / len(costs)))}")
+        parts.append(f"mean duration {seconds(summary.mean_duration)}")
+        lines.append(f"  {name}: " + "; ".join(parts))
+    return ["", "Across runs:", *lines] if lines else []
+
+
 def render_report(
     name: str,
     cases: Sequence[ReportCase],
@@ -227,6 +254,7 @@ def render_report(
     removed = [case.name for case in before if case.name not in names]
     if removed:
         lines += ["", "Removed: " + ", ".join(removed)]
+    lines += _repeated(cases)
     lines += _details(cases)
     lines += ["", *_totals(summarize(cases), None if baseline is None else summarize(before))]
     return "\n".join(lines) + "\n"

@@ -117,31 +117,50 @@ class Dataset:
         *,
         name: str | None = None,
         max_concurrency: int | None = None,
+        repeat: int = 1,
     ) -> EvaluationReport:
         """Run `task` on every case, then the evaluators, and report.
 
         At most `max_concurrency` cases run at once (None: all). A task or an
         evaluator that raises is recorded for its case; the others go on.
         Cancelling the run (Ctrl-C) cancels the running cases and propagates.
+        With `repeat` above 1 each case runs that many times, each run its own
+        `ReportCase` named `case [i/n]`, as pydantic-evals names them; the
+        report then shows each case's aggregate over its runs.
 
         Raises:
-            ValueError: `max_concurrency` is below 1.
+            ValueError: `max_concurrency` or `repeat` is below 1.
         """
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if repeat < 1:
+            raise ValueError(f"repeat must be at least 1, got {repeat}")
         limit = (
             asyncio.Semaphore(max_concurrency)
             if max_concurrency is not None
             else contextlib.nullcontext()
         )
 
-        async def one(case: Case) -> ReportCase:
+        async def one(case: Case, run: int) -> ReportCase:
             async with limit:
-                return await run_case(task, case, [*self.evaluators, *case.evaluators])
+                done = await run_case(task, case, [*self.evaluators, *case.evaluators])
+            if repeat == 1:
+                return done
+            return done.model_copy(
+                update={
+                    "name": f"{case.name} [{run}/{repeat}]",
+                    "source_case": case.name,
+                    "run": run,
+                }
+            )
 
         start = time.perf_counter()
         async with asyncio.TaskGroup() as group:
-            running = [group.create_task(one(case)) for case in self.cases]
+            running = [
+                group.create_task(one(case, run))
+                for case in self.cases
+                for run in range(1, repeat + 1)
+            ]
         return EvaluationReport(
             name=name or self.name or task_name(task),
             cases=[done.result() for done in running],
@@ -154,6 +173,7 @@ class Dataset:
         *,
         name: str | None = None,
         max_concurrency: int | None = None,
+        repeat: int = 1,
     ) -> EvaluationReport:
         """Run `evaluate` to its end, for a script; not from inside a running event loop.
 
@@ -163,5 +183,7 @@ class Dataset:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.evaluate(task, name=name, max_concurrency=max_concurrency))
+            return asyncio.run(
+                self.evaluate(task, name=name, max_concurrency=max_concurrency, repeat=repeat)
+            )
         raise RuntimeError("evaluate_sync cannot run inside an event loop; await evaluate()")

@@ -45,6 +45,15 @@ class EvaluationReport(BaseModel):
         """Return the totals and averages."""
         return summarize(self.cases)
 
+    def runs(self, case_name: str) -> list[ReportCase]:
+        """Return the runs of the dataset case `case_name` (one unless runs were repeated)."""
+        return [case for case in self.cases if case.case_name == case_name]
+
+    def case_summaries(self) -> dict[str, ReportSummary]:
+        """Return per dataset case the totals and averages over its runs (for `repeat`)."""
+        names = dict.fromkeys(case.case_name for case in self.cases)
+        return {name: summarize(self.runs(name)) for name in names}
+
     def compare(self, baseline: EvaluationReport) -> ReportComparison:
         """Compare with `baseline` (an earlier run), case by case by name."""
         return compare_cases(self.cases, baseline.cases)
@@ -66,6 +75,11 @@ class EvaluationReport(BaseModel):
     def to_json(self, *, indent: int | None = 2) -> str:
         """Return the report as JSON, `summary()` under `"summary"`; costs are decimal strings."""
         data = self.model_dump(mode="json")
+        for case in data["cases"]:
+            # Fields of repeated runs only, so a single run's JSON is as it always was.
+            for key in ("source_case", "run"):
+                if case[key] is None:
+                    del case[key]
         data["summary"] = self.summary().model_dump(mode="json")
         return json.dumps(data, indent=indent, ensure_ascii=False)
 

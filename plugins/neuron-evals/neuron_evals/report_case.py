@@ -76,6 +76,15 @@ class ReportCase(_Model):
     evaluator_cost: Cost = Field(default_factory=usd)
     """What evaluators (a judge) spent on this case, apart from `cost`."""
     task_error: TaskError | None = None
+    source_case: str | None = None
+    """The dataset case this is a run of, when runs were repeated (`name` is then `case [i/n]`)."""
+    run: int | None = None
+    """Which run of `source_case` (1-based), when runs were repeated."""
+
+    @property
+    def case_name(self) -> str:
+        """The dataset case's name: `source_case` for a repeated run, else `name`."""
+        return self.source_case or self.name
 
     @property
     def assertions_passed(self) -> int:

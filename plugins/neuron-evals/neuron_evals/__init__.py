@@ -6,6 +6,8 @@ evaluators judge each answer (`EqualsExpected`, `Contains`, `MaxCost`,
 shows per case the answer, its assertions, scores and labels, and the turn's
 cost, tokens, exit reason and duration, with totals, as a plain-text table
 (`render()`), JSON (`to_json()`) or against a baseline (`compare()`).
+Cases can run several times (`repeat=`); report evaluators (`PassRate`,
+`Accuracy`, `PrecisionRecall`...) judge the whole report.
 Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`).
 """
 
@@ -43,10 +45,13 @@ from .evaluators import (
 from .judge import JUDGE_SYSTEM, JudgeVerdict, LLMJudge
 from .report import EvaluationReport
 from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+from .report_evaluator import ReportEvaluator, ReportEvaluatorContext
+from .report_evaluators import Accuracy, PassRate, PrecisionRecall
 from .summary import ReportSummary
 
 __all__ = [
     "JUDGE_SYSTEM",
+    "Accuracy",
     "Case",
     "CaseChange",
     "Contains",
@@ -73,8 +78,12 @@ __all__ = [
     "LLMJudge",
     "MaxCost",
     "MaxDuration",
+    "PassRate",
+    "PrecisionRecall",
     "ReportCase",
     "ReportComparison",
+    "ReportEvaluator",
+    "ReportEvaluatorContext",
     "ReportSummary",
     "TaskError",
     "ToolCalled",

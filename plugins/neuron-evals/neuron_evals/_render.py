@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
@@ -10,7 +10,7 @@ from moneyed import Money
 
 from layer0 import usd
 
-from .report_case import ReportCase
+from .report_case import EvaluationResult, EvaluatorFailure, ReportCase
 from .summary import ReportSummary, summarize
 
 _GAP: Final = "  "
@@ -118,11 +118,16 @@ def _score_changes(before: dict[str, float], after: dict[str, float]) -> str:
                 + _ARROW
                 + (number(new) if new is not None else "-")
             )
-        elif old == new:
-            shown[name] = number(new)
         else:
-            shown[name] = f"{number(old)}{_ARROW}{number(new)} ({_signed(new - old, number)})"
+            shown[name] = _number_change(old, new)
     return _named(shown)
+
+
+def _number_change(old: float, new: float) -> str:
+    """`0.50 -> 0.80 (+0.30)`; just `0.80` when it did not change."""
+    if old == new:
+        return number(new)
+    return f"{number(old)}{_ARROW}{number(new)} ({_signed(new - old, number)})"
 
 
 def _cost_change(before: Money | None, after: Money | None) -> str:
@@ -232,14 +237,45 @@ def _repeated(cases: Sequence[ReportCase]) -> list[str]:
     return ["", "Across runs:", *lines] if lines else []
 
 
+def _analyses(
+    analyses: tuple[Mapping[str, EvaluationResult], Sequence[EvaluatorFailure]],
+    earlier: Mapping[str, EvaluationResult] | None,
+) -> list[str]:
+    """The report evaluators' results (against `earlier`'s), then those that raised."""
+    results, failures = analyses
+    lines: list[str] = []
+    for result in results.values():
+        value = result.value
+        shown = number(value) if isinstance(value, float) else str(value)
+        before = None if earlier is None else earlier.get(result.name)
+        if before is not None and before.value != value:
+            old = before.value
+            numbers = [item for item in (old, value) if not isinstance(item, bool | str)]
+            shown = (
+                _number_change(float(old), float(value))
+                if len(numbers) == 2
+                else f"{old}{_ARROW}{shown}"
+            )
+        lines.append(f"{result.name}: {shown}" + (f" ({result.reason})" if result.reason else ""))
+    for failure in failures:
+        lines.append(f"{failure.name} raised {failure.error_type}: {failure.message}")
+    shown_lines = ("  " + cut(line, _DETAIL_WIDTH) for line in lines)
+    return ["", "Report evaluators:", *shown_lines] if lines else []
+
+
 def render_report(
     name: str,
     cases: Sequence[ReportCase],
     *,
     baseline: tuple[str, Sequence[ReportCase]] | None,
     width: int,
+    analyses: tuple[Mapping[str, EvaluationResult], Sequence[EvaluatorFailure]] = ({}, ()),
+    earlier_analyses: Mapping[str, EvaluationResult] | None = None,
 ) -> str:
-    """The table, the failures and the totals of a run, against a `(name, cases)` baseline."""
+    """The table, the failures, the totals and the report evaluators of a run.
+
+    Against a `(name, cases)` baseline, and its analyses, each shows the change.
+    """
     before = [] if baseline is None else list(baseline[1])
     earlier = {case.name: case for case in before}
     rows = [
@@ -257,4 +293,5 @@ def render_report(
     lines += _repeated(cases)
     lines += _details(cases)
     lines += ["", *_totals(summarize(cases), None if baseline is None else summarize(before))]
+    lines += _analyses(analyses, earlier_analyses)
     return "\n".join(lines) + "\n"

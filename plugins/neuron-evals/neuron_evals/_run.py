@@ -11,6 +11,7 @@ from layer0 import Turn, TurnInput, TurnOutput, usd
 from neuron_turn import NeuronTurn, OutputMissingError, output_value
 
 from ._json import as_text, to_json_value
+from ._specified import Specified
 from .case import Case
 from .context import EvaluatorContext, exit_reason_text
 from .evaluator import EvaluationReason, EvaluationScalar, Evaluator, EvaluatorOutput
@@ -58,9 +59,14 @@ async def _evaluate(evaluator: Evaluator, ctx: EvaluatorContext) -> EvaluatorOut
         return exc
 
 
-def _results(
-    evaluator: Evaluator, output: EvaluatorOutput
+def results_of(
+    evaluator: Specified, output: EvaluatorOutput
 ) -> list[tuple[str, EvaluationScalar, str | None]]:
+    """The `(name, value, reason)` results in what `evaluator` returned.
+
+    Raises:
+        TypeError: a value is not a bool, int, float or str.
+    """
     items = output.items() if isinstance(output, dict) else [(evaluator.result_name(), output)]
     found: list[tuple[str, EvaluationScalar, str | None]] = []
     for name, item in items:
@@ -78,7 +84,8 @@ def _results(
     return found
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
+    """`name`, else `name_2`, `name_3`... the first not in `taken` (which it joins)."""
     unique, count = name, 1
     while unique in taken:
         count += 1
@@ -99,6 +106,42 @@ def _facts(output: TurnOutput | None) -> dict[str, object]:
         "turns_used": metadata.turns_used,
         "tools_called": [record.name for record in metadata.tools_called],
     }
+
+
+def gather_results(
+    evaluators: Sequence[Specified], outcomes: Sequence[EvaluatorOutput | Exception]
+) -> tuple[list[EvaluationResult], list[EvaluatorFailure]]:
+    """The results of `evaluators` from what each returned or raised, names made unique.
+
+    An evaluator that raised, or returned something other than scalars,
+    becomes an `EvaluatorFailure` naming its exception.
+    """
+    found: list[EvaluationResult] = []
+    failures: list[EvaluatorFailure] = []
+    taken: set[str] = set()
+    for evaluator, outcome in zip(evaluators, outcomes, strict=True):
+        try:
+            if isinstance(outcome, Exception):
+                raise outcome
+            results = results_of(evaluator, outcome)
+        except Exception as exc:
+            failures.append(
+                EvaluatorFailure(
+                    name=unique_name(evaluator.result_name(), taken),
+                    source=evaluator.spec_name(),
+                    error_type=type(exc).__name__,
+                    message=str(exc),
+                )
+            )
+            continue
+        for name, value, reason in results:
+            unique = unique_name(name, taken)
+            found.append(
+                EvaluationResult(
+                    name=unique, value=value, reason=reason, source=evaluator.spec_name()
+                )
+            )
+    return found, failures
 
 
 async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> ReportCase:
@@ -134,37 +177,18 @@ async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> R
     )
     async with asyncio.TaskGroup() as group:
         running = [group.create_task(_evaluate(evaluator, ctx)) for evaluator in evaluators]
+    results, failures = gather_results(evaluators, [done.result() for done in running])
     buckets: dict[str, dict[str, EvaluationResult]] = {"assertions": {}, "scores": {}, "labels": {}}
-    failures: list[EvaluatorFailure] = []
-    taken: set[str] = set()
-    for evaluator, done in zip(evaluators, running, strict=True):
-        outcome = done.result()
-        try:
-            if isinstance(outcome, Exception):
-                raise outcome
-            results = _results(evaluator, outcome)
-        except Exception as exc:
-            failures.append(
-                EvaluatorFailure(
-                    name=_unique(evaluator.result_name(), taken),
-                    source=evaluator.spec_name(),
-                    error_type=type(exc).__name__,
-                    message=str(exc),
-                )
-            )
-            continue
-        for name, value, reason in results:
-            kind = (
-                "assertions"
-                if isinstance(value, bool)
-                else "labels"
-                if isinstance(value, str)
-                else "scores"
-            )
-            unique = _unique(name, taken)
-            buckets[kind][unique] = EvaluationResult(
-                name=unique, value=value, reason=reason, source=evaluator.spec_name()
-            )
+    for result in results:
+        value = result.value
+        kind = (
+            "assertions"
+            if isinstance(value, bool)
+            else "labels"
+            if isinstance(value, str)
+            else "scores"
+        )
+        buckets[kind][result.name] = result
     evaluator_cost = usd()
     for cost in ctx.evaluator_costs:
         evaluator_cost = evaluator_cost + cost

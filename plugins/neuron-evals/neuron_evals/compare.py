@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from moneyed import Money
 
-from .report_case import ReportCase
+from .evaluator import EvaluationScalar
+from .report_case import EvaluationResult, ReportCase
 
 __all__ = ["CaseChange", "ReportComparison", "compare_cases"]
 
@@ -47,6 +48,10 @@ class ReportComparison:
     """Cases only in this run."""
     removed: list[str]
     """Cases only in the baseline."""
+    analyses: dict[str, tuple[EvaluationScalar | None, EvaluationScalar | None]] = field(
+        default_factory=dict
+    )
+    """Each report evaluator's result before and now (None: not there)."""
 
     @property
     def regressions(self) -> list[CaseChange]:
@@ -80,12 +85,26 @@ def _change(before: ReportCase, after: ReportCase) -> CaseChange:
     )
 
 
-def compare_cases(cases: Sequence[ReportCase], baseline: Sequence[ReportCase]) -> ReportComparison:
-    """Compare a run's `cases` with a `baseline` run's, matching them by name."""
+def compare_cases(
+    cases: Sequence[ReportCase],
+    baseline: Sequence[ReportCase],
+    analyses: Mapping[str, EvaluationResult] | None = None,
+    earlier_analyses: Mapping[str, EvaluationResult] | None = None,
+) -> ReportComparison:
+    """Compare a run's `cases` and `analyses` with a baseline run's, matching them by name."""
+    now, before = analyses or {}, earlier_analyses or {}
+    names = list(dict.fromkeys([*before, *now]))
     earlier = {case.name: case for case in baseline}
-    names = {case.name for case in cases}
+    seen = {case.name for case in cases}
     return ReportComparison(
         cases=[_change(earlier[case.name], case) for case in cases if case.name in earlier],
         added=[case.name for case in cases if case.name not in earlier],
-        removed=[case.name for case in baseline if case.name not in names],
+        removed=[case.name for case in baseline if case.name not in seen],
+        analyses={
+            name: (
+                None if name not in before else before[name].value,
+                None if name not in now else now[name].value,
+            )
+            for name in names
+        },
     )

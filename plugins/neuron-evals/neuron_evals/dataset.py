@@ -16,6 +16,7 @@ from .errors import DuplicateCaseError
 from .evaluator import Evaluator
 from .report import EvaluationReport
 from .report_case import ReportCase
+from .report_evaluator import ReportEvaluator, run_report_evaluators
 
 __all__ = ["Dataset"]
 
@@ -34,8 +35,9 @@ class Dataset:
         *,
         evaluators: Sequence[Evaluator] = (),
         name: str | None = None,
+        report_evaluators: Sequence[ReportEvaluator] = (),
     ) -> None:
-        """Create a dataset.
+        """Create a dataset; `report_evaluators` judge each run's whole report.
 
         Raises:
             DuplicateCaseError: two cases share a name.
@@ -48,6 +50,7 @@ class Dataset:
         self.cases: tuple[Case, ...] = tuple(cases)
         self.evaluators: tuple[Evaluator, ...] = tuple(evaluators)
         self.name = name
+        self.report_evaluators: tuple[ReportEvaluator, ...] = tuple(report_evaluators)
 
     def add_case(self, case: Case) -> None:
         """Add `case` at the end.
@@ -127,6 +130,8 @@ class Dataset:
         With `repeat` above 1 each case runs that many times, each run its own
         `ReportCase` named `case [i/n]`, as pydantic-evals names them; the
         report then shows each case's aggregate over its runs.
+        The dataset's report evaluators then judge the whole report; what
+        they find, or raise, is in its `analyses` and `analysis_failures`.
 
         Raises:
             ValueError: `max_concurrency` or `repeat` is below 1.
@@ -161,11 +166,12 @@ class Dataset:
                 for case in self.cases
                 for run in range(1, repeat + 1)
             ]
-        return EvaluationReport(
+        report = EvaluationReport(
             name=name or self.name or task_name(task),
             cases=[done.result() for done in running],
             duration=time.perf_counter() - start,
         )
+        return await run_report_evaluators(report, self.report_evaluators, self.name)
 
     def evaluate_sync(
         self,

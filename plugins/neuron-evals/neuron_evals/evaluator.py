@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias, overload
 
-from pydantic import JsonValue
-
-from ._json import to_json_value
+from ._specified import Specified
 from .context import EvaluatorContext
 
 __all__ = [
@@ -41,7 +38,7 @@ EvaluatorOutput: TypeAlias = (
 """What `evaluate` returns: one result, or several by name (an empty mapping: none)."""
 
 
-class Evaluator(ABC):
+class Evaluator(Specified, ABC):
     """The base of evaluators: `async evaluate(ctx)` judges one case's answer.
 
     A subclass is usually a frozen dataclass whose fields are its arguments;
@@ -49,32 +46,6 @@ class Evaluator(ABC):
     or `{ClassName: {field: value, ...}}`. A field `evaluation_name` renames
     its result in the report (default: the class name).
     """
-
-    def spec_name(self) -> str:
-        """The name a dataset file calls it by (the class name)."""
-        return type(self).__name__
-
-    def result_name(self) -> str:
-        """The name of its result in the report: `evaluation_name`, else `spec_name()`."""
-        name = getattr(self, "evaluation_name", None)
-        return name if isinstance(name, str) and name else self.spec_name()
-
-    def spec_arguments(self) -> dict[str, JsonValue]:
-        """Its arguments as a dataset file holds them: the fields not at their default.
-
-        Raises:
-            EvaluatorSpecError: an argument has no JSON form.
-        """
-        shape: object = self  # a subclass may or may not be a dataclass
-        if not dataclasses.is_dataclass(shape):
-            return {}
-        arguments: dict[str, JsonValue] = {}
-        for item in dataclasses.fields(shape):
-            value = getattr(self, item.name)
-            if item.default is not dataclasses.MISSING and value == item.default:
-                continue
-            arguments[item.name] = to_json_value(value)
-        return arguments
 
     @abstractmethod
     async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:

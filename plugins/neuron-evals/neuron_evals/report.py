@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._render import render_report
 from .compare import ReportComparison, compare_cases
-from .report_case import ReportCase
+from .report_case import EvaluationResult, EvaluatorFailure, ReportCase
 from .summary import ReportSummary, summarize
 
 __all__ = ["EvaluationReport"]
@@ -24,6 +24,10 @@ class EvaluationReport(BaseModel):
     cases: list[ReportCase]
     duration: float = 0.0
     """Seconds the whole run took (wall clock; less than the sum when cases ran together)."""
+    analyses: dict[str, EvaluationResult] = Field(default_factory=dict)
+    """The report evaluators' results, by name."""
+    analysis_failures: list[EvaluatorFailure] = Field(default_factory=list)
+    """The report evaluators that raised."""
 
     @property
     def failures(self) -> list[ReportCase]:
@@ -56,7 +60,7 @@ class EvaluationReport(BaseModel):
 
     def compare(self, baseline: EvaluationReport) -> ReportComparison:
         """Compare with `baseline` (an earlier run), case by case by name."""
-        return compare_cases(self.cases, baseline.cases)
+        return compare_cases(self.cases, baseline.cases, self.analyses, baseline.analyses)
 
     def render(self, *, baseline: EvaluationReport | None = None, width: int = 40) -> str:
         """Return the report as a plain-text table, then the failures and the totals.
@@ -70,6 +74,8 @@ class EvaluationReport(BaseModel):
             self.cases,
             baseline=None if baseline is None else (baseline.name, baseline.cases),
             width=width,
+            analyses=(self.analyses, self.analysis_failures),
+            earlier_analyses=None if baseline is None else baseline.analyses,
         )
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -80,6 +86,10 @@ class EvaluationReport(BaseModel):
             for key in ("source_case", "run"):
                 if case[key] is None:
                     del case[key]
+        # Likewise without report evaluators.
+        for key in ("analyses", "analysis_failures"):
+            if not data[key]:
+                del data[key]
         data["summary"] = self.summary().model_dump(mode="json")
         return json.dumps(data, indent=indent, ensure_ascii=False)
 

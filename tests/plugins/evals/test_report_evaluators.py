@@ -1,0 +1,101 @@
+"""Report evaluators: judged over the whole report, shown in render, kept in JSON,
+compared against a baseline; one that raises is recorded, never aborting the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuron_evals import (
+    Accuracy,
+    Case,
+    Dataset,
+    EvaluationReport,
+    EvaluatorOutput,
+    PassRate,
+    PrecisionRecall,
+    ReportEvaluator,
+    ReportEvaluatorContext,
+)
+
+from layer0 import TurnInput
+
+_ANSWERS = {"a": "spam", "b": "spam", "c": "ham", "d": "ham"}
+_EXPECTED = {"a": "spam", "b": "ham", "c": "ham", "d": "spam"}
+
+
+async def classify(inputs: str | TurnInput) -> object:
+    """Answer each case by its name, right for `a` and `c` only."""
+    return _ANSWERS[str(inputs)]
+
+
+@dataclass(frozen=True)
+class Seen(ReportEvaluator):
+    """The names the context gave, as a label."""
+
+    async def evaluate(self, ctx: ReportEvaluatorContext) -> EvaluatorOutput:
+        """`dataset/experiment/cases`."""
+        return f"{ctx.dataset_name}/{ctx.experiment_name}/{len(ctx.report.cases)}"
+
+
+@dataclass(frozen=True)
+class Broken(ReportEvaluator):
+    """Always raises."""
+
+    async def evaluate(self, ctx: ReportEvaluatorContext) -> EvaluatorOutput:
+        """Raise."""
+        raise RuntimeError("no metric today")
+
+
+def _dataset(*report_evaluators: ReportEvaluator) -> Dataset:
+    cases = [Case(name, name, expected_output=_EXPECTED[name]) for name in _ANSWERS]
+    return Dataset(cases, name="spam", report_evaluators=report_evaluators)
+
+
+def _values(report: EvaluationReport) -> dict[str, object]:
+    return {name: result.value for name, result in report.analyses.items()}
+
+
+def test_stock_report_evaluators_compute_their_metrics_over_all_cases() -> None:
+    report = _dataset(Accuracy(), PassRate(), PrecisionRecall("spam")).evaluate_sync(classify)
+    assert _values(report) == {
+        "Accuracy": 0.5,
+        "PassRate": 1.0,
+        "PrecisionRecall_precision": 0.5,
+        "PrecisionRecall_recall": 0.5,
+    }
+
+
+def test_the_context_names_the_dataset_and_the_experiment() -> None:
+    report = _dataset(Seen()).evaluate_sync(classify, name="try-1")
+    assert _values(report) == {"Seen": "spam/try-1/4"}
+
+
+def test_a_report_evaluator_that_raises_is_recorded_and_the_others_still_run() -> None:
+    report = _dataset(Broken(), Accuracy()).evaluate_sync(classify)
+    assert _values(report) == {"Accuracy": 0.5}
+    (failure,) = report.analysis_failures
+    assert (failure.name, failure.error_type, failure.message) == (
+        "Broken",
+        "RuntimeError",
+        "no metric today",
+    )
+    assert "  Broken raised RuntimeError: no metric today" in report.render()
+
+
+def test_render_lists_the_results_and_their_change_from_a_baseline() -> None:
+    report = _dataset(Accuracy(evaluation_name="acc")).evaluate_sync(classify)
+    assert report.render().endswith("\nReport evaluators:\n  acc: 0.50\n")
+    better = report.model_copy(
+        update={"analyses": {"acc": report.analyses["acc"].model_copy(update={"value": 0.75})}}
+    )
+    assert "  acc: 0.50 -> 0.75 (+0.25)" in better.render(baseline=report)
+    assert better.compare(report).analyses == {"acc": (0.5, 0.75)}
+
+
+def test_results_round_trip_through_json_and_are_absent_without_report_evaluators() -> None:
+    report = _dataset(PassRate(assertions=True)).evaluate_sync(classify)
+    again = EvaluationReport.from_json(report.to_json())
+    assert again.analyses == report.analyses
+    plain = _dataset().evaluate_sync(classify)
+    assert '"analyses"' not in plain.to_json()
+    assert "Report evaluators" not in plain.render()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from layer0 import TurnInput
 
 from ._json import to_json_value
-from ._spec import CustomEvaluator, Factory, build, registry, spec_of
+from ._spec import CustomEvaluator, Built, build, registry, report_registry, spec_of
 from .case import Case
 from .errors import DatasetFileError, EvalsError
 from .evaluator import Evaluator
+from .report_evaluator import ReportEvaluator
 
 YAML_SUFFIXES: Final = (".yaml", ".yml")
 JSON_SUFFIXES: Final = (".json",)
@@ -38,6 +39,7 @@ class _DatasetFile(BaseModel):
     name: str | None = None
     cases: list[_CaseFile]
     evaluators: list[JsonValue] = Field(default_factory=list)
+    report_evaluators: list[JsonValue] = Field(default_factory=list)
 
 
 def _format(path: Path) -> str:
@@ -90,14 +92,18 @@ def _invalid(path: Path, data: Any, error: ValidationError) -> DatasetFileError:
 
 
 def _evaluators(
-    path: Path, specs: list[JsonValue], factories: Mapping[str, Factory], case: str | None
-) -> list[Evaluator]:
-    built: list[Evaluator] = []
+    path: Path,
+    specs: list[JsonValue],
+    factories: Mapping[str, Callable[..., Built]],
+    case: str | None,
+    key: str = "evaluators",
+) -> list[Built]:
+    built: list[Built] = []
     for index, spec in enumerate(specs):
         try:
             built.append(build(spec, factories))
         except (EvalsError, TypeError, ValueError) as exc:
-            raise DatasetFileError(path, str(exc), case=case, field=f"evaluators[{index}]") from exc
+            raise DatasetFileError(path, str(exc), case=case, field=f"{key}[{index}]") from exc
     return built
 
 
@@ -115,8 +121,8 @@ def _inputs(path: Path, case: _CaseFile) -> str | TurnInput:
 
 def read_dataset(
     path: Path, custom: Sequence[CustomEvaluator]
-) -> tuple[str | None, list[Case], list[Evaluator]]:
-    """The name, cases and evaluators of the dataset file `path`.
+) -> tuple[str | None, list[Case], list[Evaluator], list[ReportEvaluator]]:
+    """The name, cases, evaluators and report evaluators of the dataset file `path`.
 
     Raises:
         DatasetFileError: the file is unreadable or invalid anywhere.
@@ -128,9 +134,13 @@ def read_dataset(
         raise _invalid(path, data, exc) from exc
     try:
         factories = registry(custom)
+        report_factories = report_registry(custom)
     except ValueError as exc:
         raise DatasetFileError(path, str(exc)) from exc
     evaluators = _evaluators(path, parsed.evaluators, factories, None)
+    report_evaluators = _evaluators(
+        path, parsed.report_evaluators, report_factories, None, "report_evaluators"
+    )
     cases: list[Case] = []
     seen: set[str] = set()
     for item in parsed.cases:
@@ -146,7 +156,7 @@ def read_dataset(
                 evaluators=_evaluators(path, item.evaluators, factories, item.name),
             )
         )
-    return parsed.name, cases, evaluators
+    return parsed.name, cases, evaluators, report_evaluators
 
 
 def _case_data(case: Case) -> dict[str, JsonValue]:
@@ -166,7 +176,11 @@ def _case_data(case: Case) -> dict[str, JsonValue]:
 
 
 def write_dataset(
-    path: Path, name: str | None, cases: Sequence[Case], evaluators: Sequence[Evaluator]
+    path: Path,
+    name: str | None,
+    cases: Sequence[Case],
+    evaluators: Sequence[Evaluator],
+    report_evaluators: Sequence[ReportEvaluator] = (),
 ) -> None:
     """Write the dataset to `path`, YAML or JSON by its suffix.
 
@@ -181,6 +195,8 @@ def write_dataset(
         data["cases"] = [_case_data(case) for case in cases]
         if evaluators:
             data["evaluators"] = [spec_of(evaluator) for evaluator in evaluators]
+        if report_evaluators:
+            data["report_evaluators"] = [spec_of(evaluator) for evaluator in report_evaluators]
     except EvalsError as exc:
         raise DatasetFileError(path, str(exc)) from exc
     if kind == "yaml":

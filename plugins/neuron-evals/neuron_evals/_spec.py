@@ -7,10 +7,11 @@ argument) or `{Name: {argument: value, ...}}`, as pydantic-evals' files do.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from pydantic import JsonValue
 
+from ._specified import Specified
 from .errors import UnknownEvaluatorError
 from .evaluator import Evaluator, FunctionEvaluator
 from .evaluators import (
@@ -24,9 +25,12 @@ from .evaluators import (
     ToolCalled,
 )
 from .judge import LLMJudge
+from .report_evaluator import ReportEvaluator
+from .report_evaluators import Accuracy, PassRate, PrecisionRecall
 
-CustomEvaluator = type[Evaluator] | FunctionEvaluator
-"""What a caller registers: an evaluator class, or a function made one with `@evaluator`."""
+CustomEvaluator = type[Evaluator] | FunctionEvaluator | type[ReportEvaluator]
+"""What a caller registers: an evaluator class, a function made one with `@evaluator`,
+or a report evaluator class."""
 
 BUILT_IN: Final[tuple[type[Evaluator], ...]] = (
     Contains,
@@ -40,7 +44,12 @@ BUILT_IN: Final[tuple[type[Evaluator], ...]] = (
     ToolCalled,
 )
 
+BUILT_IN_REPORT: Final[tuple[type[ReportEvaluator], ...]] = (Accuracy, PassRate, PrecisionRecall)
+
 Factory = Callable[..., Evaluator]
+ReportFactory = Callable[..., ReportEvaluator]
+Built = TypeVar("Built", Evaluator, ReportEvaluator)
+"""What a registry builds: evaluators of cases, or of reports."""
 
 
 def _function_factory(function: FunctionEvaluator) -> Factory:
@@ -60,14 +69,35 @@ def registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, Factory]:
     """
     found: dict[str, Factory] = {cls.__name__: cls for cls in BUILT_IN}
     for item in custom:
-        name = item.name if isinstance(item, FunctionEvaluator) else item.__name__
-        if name in found:
-            raise ValueError(f"two evaluators are named {name!r}; give one another name")
-        found[name] = _function_factory(item) if isinstance(item, FunctionEvaluator) else item
+        if isinstance(item, FunctionEvaluator):
+            _add(found, item.name, _function_factory(item))
+        elif issubclass(item, Evaluator):
+            _add(found, item.__name__, item)
     return found
 
 
-def build(spec: JsonValue, evaluators: Mapping[str, Factory]) -> Evaluator:
+def report_registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, ReportFactory]:
+    """The built-in report evaluators and the report evaluator classes of `custom` by name.
+
+    Raises:
+        ValueError: a custom one has the name of a built-in or of another.
+    """
+    found: dict[str, ReportFactory] = {cls.__name__: cls for cls in BUILT_IN_REPORT}
+    for item in custom:
+        if isinstance(item, type) and issubclass(item, ReportEvaluator):
+            _add(found, item.__name__, item)
+    return found
+
+
+def _add(
+    found: dict[str, Callable[..., Built]], name: str, factory: Callable[..., Built]
+) -> None:
+    if name in found:
+        raise ValueError(f"two evaluators are named {name!r}; give one another name")
+    found[name] = factory
+
+
+def build(spec: JsonValue, evaluators: Mapping[str, Callable[..., Built]]) -> Built:
     """The evaluator `spec` names.
 
     Raises:
@@ -90,7 +120,7 @@ def build(spec: JsonValue, evaluators: Mapping[str, Factory]) -> Evaluator:
     return factory(arguments)
 
 
-def spec_of(evaluator: Evaluator) -> JsonValue:
+def spec_of(evaluator: Specified) -> JsonValue:
     """How a dataset file names `evaluator`, in its shortest form.
 
     Raises:

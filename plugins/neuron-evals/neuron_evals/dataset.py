@@ -96,14 +96,16 @@ class Dataset:
         Evaluators are named as `Name`, `{Name: first_argument}` or
         `{Name: {argument: value}}`; the names are the built-in evaluators' and
         those of `custom_evaluators` (evaluator classes, or `@evaluator` functions).
+        Report evaluators (`report_evaluators:`) are named the same way; the
+        names are the stock ones' and the `ReportEvaluator` classes there.
 
         Raises:
             DatasetFileError: the file cannot be read, or is invalid anywhere
                 (the message names the file, the case and the field); no
                 partial dataset is ever returned.
         """
-        name, cases, evaluators = read_dataset(Path(path), custom_evaluators)
-        return cls(cases, evaluators=evaluators, name=name)
+        name, cases, evaluators, report_evaluators = read_dataset(Path(path), custom_evaluators)
+        return cls(cases, evaluators=evaluators, name=name, report_evaluators=report_evaluators)
 
     def to_file(self, path: str | Path) -> None:
         """Write the dataset to a YAML or JSON file, by the suffix of `path`.
@@ -112,7 +114,7 @@ class Dataset:
             DatasetFileError: an unknown suffix, or an evaluator that holds a
                 Python object with no form in a file (`ValidatesAs`).
         """
-        write_dataset(Path(path), self.name, self.cases, self.evaluators)
+        write_dataset(Path(path), self.name, self.cases, self.evaluators, self.report_evaluators)
 
     async def evaluate(
         self,

@@ -4,11 +4,14 @@ compared against a baseline; one that raises is recorded, never aborting the rep
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from neuron_evals import (
     Accuracy,
     Case,
     Dataset,
+    DatasetFileError,
     EvaluationReport,
     EvaluatorOutput,
     PassRate,
@@ -99,3 +102,24 @@ def test_results_round_trip_through_json_and_are_absent_without_report_evaluator
     plain = _dataset().evaluate_sync(classify)
     assert '"analyses"' not in plain.to_json()
     assert "Report evaluators" not in plain.render()
+
+
+def test_report_evaluators_are_written_to_and_read_from_a_dataset_file_by_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "spam.yaml"
+    _dataset(PrecisionRecall("spam"), PassRate(assertions=True), Seen()).to_file(path)
+    assert "report_evaluators:\n- PrecisionRecall: spam\n- PassRate: true\n- Seen\n" in (
+        path.read_text()
+    )
+    again = Dataset.from_file(path, custom_evaluators=[Seen])
+    assert again.report_evaluators == (PrecisionRecall("spam"), PassRate(assertions=True), Seen())
+
+
+def test_an_unknown_report_evaluator_in_a_file_names_it_and_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "spam.yaml"
+    path.write_text("cases: [{name: a, inputs: a}]\nreport_evaluators: [Acuracy]\n")
+    with pytest.raises(
+        DatasetFileError, match=r"field 'report_evaluators\[0\]': unknown evaluator 'Acuracy'"
+    ):
+        Dataset.from_file(path)

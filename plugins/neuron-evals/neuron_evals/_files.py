@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from layer0 import TurnInput
 
 from ._json import to_json_value
-from ._spec import CustomEvaluator, Built, build, registry, report_registry, spec_of
+from ._spec import Built, CustomEvaluator, build, registry, report_registry, spec_of
 from .case import Case
 from .errors import DatasetFileError, EvalsError
 from .evaluator import Evaluator

@@ -89,9 +89,7 @@ def report_registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, ReportF
     return found
 
 
-def _add(
-    found: dict[str, Callable[..., Built]], name: str, factory: Callable[..., Built]
-) -> None:
+def _add(found: dict[str, Callable[..., Built]], name: str, factory: Callable[..., Built]) -> None:
     if name in found:
         raise ValueError(f"two evaluators are named {name!r}; give one another name")
     found[name] = factory

@@ -67,13 +67,13 @@ def registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, Factory]:
     Raises:
         ValueError: a custom evaluator has the name of a built-in or of another.
     """
-    found: dict[str, Factory] = {cls.__name__: cls for cls in BUILT_IN}
+    named: list[tuple[str, Factory]] = []
     for item in custom:
         if isinstance(item, FunctionEvaluator):
-            _add(found, item.name, _function_factory(item))
+            named.append((item.name, _function_factory(item)))
         elif issubclass(item, Evaluator):
-            _add(found, item.__name__, item)
-    return found
+            named.append((item.__name__, item))
+    return _registry(BUILT_IN, named)
 
 
 def report_registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, ReportFactory]:
@@ -82,17 +82,23 @@ def report_registry(custom: Sequence[CustomEvaluator] = ()) -> dict[str, ReportF
     Raises:
         ValueError: a custom one has the name of a built-in or of another.
     """
-    found: dict[str, ReportFactory] = {cls.__name__: cls for cls in BUILT_IN_REPORT}
-    for item in custom:
-        if isinstance(item, type) and issubclass(item, ReportEvaluator):
-            _add(found, item.__name__, item)
+    named: list[tuple[str, ReportFactory]] = [
+        (item.__name__, item)
+        for item in custom
+        if isinstance(item, type) and issubclass(item, ReportEvaluator)
+    ]
+    return _registry(BUILT_IN_REPORT, named)
+
+
+def _registry(
+    built_in: Sequence[Callable[..., Built]], named: Sequence[tuple[str, Callable[..., Built]]]
+) -> dict[str, Callable[..., Built]]:
+    found: dict[str, Callable[..., Built]] = {getattr(cls, "__name__", ""): cls for cls in built_in}
+    for name, factory in named:
+        if name in found:
+            raise ValueError(f"two evaluators are named {name!r}; give one another name")
+        found[name] = factory
     return found
-
-
-def _add(found: dict[str, Callable[..., Built]], name: str, factory: Callable[..., Built]) -> None:
-    if name in found:
-        raise ValueError(f"two evaluators are named {name!r}; give one another name")
-    found[name] = factory
 
 
 def build(spec: JsonValue, evaluators: Mapping[str, Callable[..., Built]]) -> Built:

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from neuron_evals import Case, Dataset, EvaluationReport, EvaluatorContext, evaluator
 
-from layer0 import TurnInput
+from layer0 import TurnInput, TurnMetadata, TurnOutput, usd
 
 
 @evaluator
@@ -81,3 +81,14 @@ def test_a_single_run_s_json_has_no_run_fields() -> None:
 def test_a_repeat_below_one_is_refused_naming_the_value(repeat: int) -> None:
     with pytest.raises(ValueError, match=f"repeat must be at least 1, got {repeat}"):
         Dataset([Case("x", "q")]).evaluate_sync(_alternating(), repeat=repeat)
+
+
+def test_the_aggregate_shows_the_mean_cost_of_the_runs_that_have_one() -> None:
+    costs = iter(["0.002", "0.004"])
+
+    async def priced(inputs: str | TurnInput) -> object:
+        metadata = TurnMetadata.zero().model_copy(update={"cost": usd(next(costs))})
+        return TurnOutput(message="ok", exit_reason="complete", metadata=metadata)
+
+    report = Dataset([Case("x", "q")]).evaluate_sync(priced, repeat=2, max_concurrency=1)
+    assert "  x: 2 runs; passed 2/2 (100.0%); assertions 0/0; mean cost $0.003;" in report.render()

@@ -21,6 +21,28 @@ from .report_evaluator import ReportEvaluator, run_report_evaluators
 __all__ = ["Dataset"]
 
 
+def _report_evaluators(given: Sequence[ReportEvaluator]) -> tuple[ReportEvaluator, ...]:
+    """`given` as a tuple, each checked to be a report evaluator instance.
+
+    Raises:
+        TypeError: one is not (a class not instantiated, a case's `Evaluator`, a name).
+    """
+    if isinstance(given, str | ReportEvaluator):
+        raise TypeError(f"report_evaluators must be a sequence of ReportEvaluator, got {given!r}")
+    items: Sequence[object] = given  # a caller without mypy can pass anything
+    for index, item in enumerate(items):
+        if isinstance(item, ReportEvaluator):
+            continue
+        if isinstance(item, type):
+            kind = f"the class {item.__name__} (an instance is needed: {item.__name__}(...))"
+        elif isinstance(item, Evaluator):
+            kind = f"{item!r}, an evaluator of cases (give it to evaluators=)"
+        else:
+            kind = repr(item)
+        raise TypeError(f"report_evaluators[{index}] is {kind}, not a ReportEvaluator")
+    return tuple(given)
+
+
 class Dataset:
     """Cases to run a task on, and the evaluators every case gets, as pydantic-evals' `Dataset`.
 
@@ -41,6 +63,7 @@ class Dataset:
 
         Raises:
             DuplicateCaseError: two cases share a name.
+            TypeError: an item of `report_evaluators` is no `ReportEvaluator` instance.
         """
         seen: set[str] = set()
         for case in cases:
@@ -50,7 +73,7 @@ class Dataset:
         self.cases: tuple[Case, ...] = tuple(cases)
         self.evaluators: tuple[Evaluator, ...] = tuple(evaluators)
         self.name = name
-        self.report_evaluators: tuple[ReportEvaluator, ...] = tuple(report_evaluators)
+        self.report_evaluators = _report_evaluators(report_evaluators)
 
     def add_case(self, case: Case) -> None:
         """Add `case` at the end.
@@ -123,6 +146,7 @@ class Dataset:
         name: str | None = None,
         max_concurrency: int | None = None,
         repeat: int = 1,
+        report_evaluators: Sequence[ReportEvaluator] = (),
     ) -> EvaluationReport:
         """Run `task` on every case, then the evaluators, and report.
 
@@ -132,12 +156,16 @@ class Dataset:
         With `repeat` above 1 each case runs that many times, each run its own
         `ReportCase` named `case [i/n]`, as pydantic-evals names them; the
         report then shows each case's aggregate over its runs.
-        The dataset's report evaluators then judge the whole report; what
-        they find, or raise, is in its `analyses` and `analysis_failures`.
+        The dataset's report evaluators then judge the whole report, and after
+        them `report_evaluators`, given for this run only; what they find, or
+        raise, is in its `analyses` and `analysis_failures`.
 
         Raises:
             ValueError: `max_concurrency` or `repeat` is below 1.
+            TypeError: an item of `report_evaluators` is no `ReportEvaluator`
+                instance (checked before any case runs).
         """
+        extra = _report_evaluators(report_evaluators)
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if repeat < 1:
@@ -173,7 +201,7 @@ class Dataset:
             cases=[done.result() for done in running],
             duration=time.perf_counter() - start,
         )
-        return await run_report_evaluators(report, self.report_evaluators, self.name)
+        return await run_report_evaluators(report, [*self.report_evaluators, *extra], self.name)
 
     def evaluate_sync(
         self,
@@ -182,6 +210,7 @@ class Dataset:
         name: str | None = None,
         max_concurrency: int | None = None,
         repeat: int = 1,
+        report_evaluators: Sequence[ReportEvaluator] = (),
     ) -> EvaluationReport:
         """Run `evaluate` to its end, for a script; not from inside a running event loop.
 
@@ -192,6 +221,12 @@ class Dataset:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(
-                self.evaluate(task, name=name, max_concurrency=max_concurrency, repeat=repeat)
+                self.evaluate(
+                    task,
+                    name=name,
+                    max_concurrency=max_concurrency,
+                    repeat=repeat,
+                    report_evaluators=report_evaluators,
+                )
             )
         raise RuntimeError("evaluate_sync cannot run inside an event loop; await evaluate()")

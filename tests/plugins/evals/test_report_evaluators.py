@@ -12,6 +12,7 @@ from neuron_evals import (
     Case,
     Dataset,
     DatasetFileError,
+    EqualsExpected,
     EvaluationReport,
     EvaluatorOutput,
     PassRate,
@@ -123,3 +124,58 @@ def test_an_unknown_report_evaluator_in_a_file_names_it_and_its_place(tmp_path: 
         DatasetFileError, match=r"field 'report_evaluators\[0\]': unknown evaluator 'Acuracy'"
     ):
         Dataset.from_file(path)
+
+
+def test_report_evaluators_given_to_evaluate_run_after_the_datasets_own() -> None:
+    report = _dataset(Accuracy(), Seen()).evaluate_sync(
+        classify, name="try-2", report_evaluators=[PassRate(), Seen()]
+    )
+    assert list(report.analyses) == ["Accuracy", "Seen", "PassRate", "Seen_2"]
+    assert _values(report) == {
+        "Accuracy": 0.5,
+        "Seen": "spam/try-2/4",
+        "PassRate": 1.0,
+        "Seen_2": "spam/try-2/4",
+    }
+
+
+def test_report_evaluators_given_to_evaluate_are_for_that_run_only() -> None:
+    dataset = _dataset(Accuracy())
+    dataset.evaluate_sync(classify, report_evaluators=[PassRate()])
+    assert dataset.report_evaluators == (Accuracy(),)
+    assert _values(dataset.evaluate_sync(classify)) == {"Accuracy": 0.5}
+
+
+async def test_a_report_evaluator_given_to_evaluate_that_raises_is_recorded() -> None:
+    report = await _dataset().evaluate(classify, report_evaluators=[Broken(), Accuracy()])
+    assert _values(report) == {"Accuracy": 0.5}
+    assert [(f.name, f.error_type) for f in report.analysis_failures] == [
+        ("Broken", "RuntimeError")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ([PassRate], r"report_evaluators\[0\] is the class PassRate \(an instance is needed"),
+        ([Accuracy(), EqualsExpected()], r"report_evaluators\[1\] is EqualsExpected\(.*\), an "),
+        ("PassRate", "must be a sequence of ReportEvaluator, got 'PassRate'"),
+    ],
+)
+def test_evaluate_refuses_what_is_no_report_evaluator_before_any_case_runs(
+    given: object, says: str
+) -> None:
+    started: list[object] = []
+
+    async def task(inputs: str | TurnInput) -> object:
+        started.append(inputs)
+        return "spam"
+
+    with pytest.raises(TypeError, match=says):
+        _dataset().evaluate_sync(task, report_evaluators=given)  # type: ignore[arg-type]
+    assert started == []
+
+
+def test_a_dataset_refuses_what_is_no_report_evaluator() -> None:
+    with pytest.raises(TypeError, match=r"report_evaluators\[0\] is the class Accuracy"):
+        Dataset([], report_evaluators=[Accuracy])  # type: ignore[list-item]

@@ -35,9 +35,10 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
-from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
+
+from ._thinking import thinking_fields
 
 PROVIDER: Final = "anthropic"
 """The provider name; also the `RawPart.provider` this plugin sends back."""
@@ -131,48 +132,17 @@ def build_body(
             body["tool_choice"] = choice
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.thinking is not None:
+    if request.thinking is not None and "thinking" not in request.extra:
         limit = body["max_tokens"]
-        body["thinking"] = thinking_json(request.thinking, limit if isinstance(limit, int) else 0)
+        limit = limit if isinstance(limit, int) else 0
+        body.update(thinking_fields(request.thinking, str(body["model"]), limit))
     if stream:
         body["stream"] = True
-    body.update((key, value) for key, value in request.extra.items() if key != "metadata")
+    _merge_extra(body, request.extra)
     _relax_forced_choice(body)
     if cache:
         mark_cache(body)
     return body
-
-
-THINKING_BUDGETS: Final[Mapping[Thinking, int]] = {
-    "minimal": 1024,
-    "low": 2048,
-    True: 10_000,
-    "medium": 10_000,
-    "high": 16_384,
-    "xhigh": 32_768,
-}
-"""Extended thinking's `budget_tokens` for each unified thinking setting."""
-_MIN_BUDGET: Final = 1024
-
-
-def thinking_json(thinking: Thinking, max_tokens: int) -> JsonObject:
-    """The body's `thinking` for a unified setting: a token budget, below `max_tokens`.
-
-    The API wants the budget below `max_tokens` and at least 1024 tokens, so a
-    level's budget is cut to `max_tokens - 1`.
-
-    Raises:
-        InvalidRequestError: `max_tokens` leaves no room for the least budget.
-    """
-    if thinking is False:
-        return {"type": "disabled"}
-    if max_tokens - 1 < _MIN_BUDGET:
-        raise InvalidRequestError(
-            f"Anthropic: thinking={thinking!r} needs max_tokens above {_MIN_BUDGET} (the least "
-            f"thinking budget); got max_tokens={max_tokens}",
-            provider=PROVIDER,
-        )
-    return {"type": "enabled", "budget_tokens": min(THINKING_BUDGETS[thinking], max_tokens - 1)}
 
 
 _EPHEMERAL: Final = {"type": "ephemeral"}
@@ -203,6 +173,17 @@ def mark_cache(body: JsonObject) -> None:
             if isinstance(block, dict) and block.get("type") in _CACHEABLE:
                 content[index] = {**block, "cache_control": dict(_EPHEMERAL)}
                 return
+
+
+def _merge_extra(body: JsonObject, extra: Mapping[str, JsonValue]) -> None:
+    # `output_config` holds both the effort and the answer's format: a caller's own
+    # keys go in beside ours rather than dropping them.
+    for key, value in extra.items():
+        ours = body.get(key)
+        if key == "output_config" and isinstance(ours, dict) and isinstance(value, dict):
+            body[key] = {**ours, **value}
+        elif key != "metadata":
+            body[key] = value
 
 
 def _relax_forced_choice(body: JsonObject) -> None:

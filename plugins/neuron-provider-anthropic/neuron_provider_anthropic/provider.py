@@ -94,9 +94,10 @@ class AnthropicProvider:
     with their beta flags added to `anthropic-beta`). Web search fees are in each call's
     cost; code execution's container hours are billed apart and are not."""
     takes_thinking: ClassVar[bool] = True
-    """`ProviderRequest.thinking` becomes extended thinking's `budget_tokens` (1024 for
-    `"minimal"` up to 32768 for `"xhigh"`, 10000 for `True`, below `max_tokens`);
-    `False` is `{"type": "disabled"}`. A `thinking` in `extra` wins."""
+    """`ProviderRequest.thinking` becomes adaptive thinking with an `output_config.effort`
+    on Claude 4.6 and later, and a `budget_tokens` (1024 for `"minimal"` up to 32768 for
+    `"xhigh"`, 10000 for `True`, below `max_tokens`) before; `False` is
+    `{"type": "disabled"}` where the model allows it. A `thinking` in `extra` wins."""
 
     def __init__(
         self,

@@ -42,6 +42,7 @@ _EFFORTS: Final[Mapping[Thinking, Effort]] = {
     "medium": "medium",
     "high": "high",
 }
+_ADAPTIVE: Final[JsonObject] = {"type": "adaptive", "display": "summarized"}
 # The family, then the major and (one or two digits, not a date) minor version:
 # claude-opus-4-6, anthropic.claude-sonnet-4-5-20250929-v1:0, claude-opus-5.
 _MODEL: Final = re.compile(
@@ -89,13 +90,15 @@ def model_thinking(model: str) -> ModelThinking:
     )
 
 
-def thinking_fields(thinking: Thinking, model: str, max_tokens: int) -> JsonObject:
-    """The body's fields for a unified thinking setting on `model`.
+def thinking_fields(
+    thinking: Thinking, model: str, max_tokens: int
+) -> tuple[JsonObject | None, Effort | None]:
+    """The body's `thinking` and `output_config.effort` for a unified setting on `model`.
 
-    Adaptive models get `thinking` (adaptive, summarized) and, for an effort,
-    `output_config.effort` (`True` leaves the model's default effort); older ones
-    a `budget_tokens` below `max_tokens`. `False` is `{"type": "disabled"}`, or
-    nothing on a model that does not think unless asked.
+    Adaptive models get adaptive thinking (summarized) and, for an effort, that
+    effort (`True` leaves the model's default); older ones a `budget_tokens` below
+    `max_tokens` and no effort. `False` is `{"type": "disabled"}`, or nothing on a
+    model that does not think unless asked.
 
     Raises:
         InvalidRequestError: `False` for a model that always thinks, or `max_tokens`
@@ -103,17 +106,15 @@ def thinking_fields(thinking: Thinking, model: str, max_tokens: int) -> JsonObje
     """
     shape = model_thinking(model)
     if thinking is False:
-        return _off(shape, model)
+        return _off(shape, model), None
     if not shape.adaptive:
-        return {"thinking": _budget(thinking, max_tokens)}
-    fields: JsonObject = {"thinking": {"type": "adaptive", "display": "summarized"}}
-    if thinking is not True:
-        effort = shape.top_effort if thinking == "xhigh" else _EFFORTS[thinking]
-        fields["output_config"] = {"effort": effort}
-    return fields
+        return _budget(thinking, max_tokens), None
+    if thinking is True:
+        return dict(_ADAPTIVE), None
+    return dict(_ADAPTIVE), shape.top_effort if thinking == "xhigh" else _EFFORTS[thinking]
 
 
-def _off(shape: ModelThinking, model: str) -> JsonObject:
+def _off(shape: ModelThinking, model: str) -> JsonObject | None:
     if shape.always_thinks:
         from ._wire import PROVIDER  # _wire imports this module
 
@@ -122,7 +123,7 @@ def _off(shape: ModelThinking, model: str) -> JsonObject:
             "refuses {'type': 'disabled'} for it); ask for 'low' effort instead",
             provider=PROVIDER,
         )
-    return {} if shape.off_when_unset else {"thinking": {"type": "disabled"}}
+    return None if shape.off_when_unset else {"type": "disabled"}
 
 
 def _budget(thinking: Thinking, max_tokens: int) -> JsonObject:

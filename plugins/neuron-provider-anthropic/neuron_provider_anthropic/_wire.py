@@ -38,6 +38,7 @@ from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
+from ._output_format import output_format_json
 from ._thinking import thinking_fields
 
 PROVIDER: Final = "anthropic"
@@ -102,16 +103,10 @@ def build_body(
     The tool choice goes with the tools (see `tool_choice_json`).
 
     Raises:
-        InvalidRequestError: a message cannot be expressed in the Messages API, or
-            the request asks for native JSON-schema output (typed answers go through
-            a forced final-answer tool here: output mode `tool`).
+        InvalidRequestError: a message cannot be expressed in the Messages API, a
+            thinking setting the model cannot take, or a native output schema the
+            API's structured outputs cannot ask for.
     """
-    if request.output is not None:
-        raise InvalidRequestError(
-            "Anthropic: native JSON-schema output is not used with this provider; "
-            "use output mode 'tool' (the default) or 'prompted'",
-            provider=PROVIDER,
-        )
     system, messages = _messages_json(request.messages)
     if request.system:
         system.insert(0, request.system)
@@ -132,10 +127,7 @@ def build_body(
             body["tool_choice"] = choice
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.thinking is not None and "thinking" not in request.extra:
-        limit = body["max_tokens"]
-        limit = limit if isinstance(limit, int) else 0
-        body.update(thinking_fields(request.thinking, str(body["model"]), limit))
+    _add_output_config(body, request)
     if stream:
         body["stream"] = True
     _merge_extra(body, request.extra)
@@ -173,6 +165,25 @@ def mark_cache(body: JsonObject) -> None:
             if isinstance(block, dict) and block.get("type") in _CACHEABLE:
                 content[index] = {**block, "cache_control": dict(_EPHEMERAL)}
                 return
+
+
+def _add_output_config(body: JsonObject, request: ProviderRequest) -> None:
+    # The native answer's format and the thinking effort share `output_config`.
+    config: JsonObject = {}
+    if request.output is not None:
+        config["format"] = output_format_json(request.output)
+    if request.thinking is not None and "thinking" not in request.extra:
+        limit = body["max_tokens"]
+        model = str(body["model"])
+        thinking, effort = thinking_fields(
+            request.thinking, model, limit if isinstance(limit, int) else 0
+        )
+        if thinking is not None:
+            body["thinking"] = thinking
+        if effort is not None:
+            config["effort"] = effort
+    if config:
+        body["output_config"] = config
 
 
 def _merge_extra(body: JsonObject, extra: Mapping[str, JsonValue]) -> None:

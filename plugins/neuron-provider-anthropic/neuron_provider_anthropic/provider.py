@@ -86,8 +86,10 @@ class AnthropicProvider:
             response = await provider.complete(request)
     """
 
-    output_modes: ClassVar[tuple[OutputMode, ...]] = ("tool", "prompted")
-    """Typed answers come through a forced `final_answer` tool (`tool_choice: tool`)."""
+    output_modes: ClassVar[tuple[OutputMode, ...]] = ("tool", "native", "prompted")
+    """Typed answers come through a forced `final_answer` tool (`tool_choice: tool`) unless
+    `native` is asked for: structured outputs' `output_config.format` (Claude Sonnet 4.5,
+    Opus 4.1, Haiku 4.5 and later), which thinking allows where a forced tool is not."""
 
     hosted_tools: ClassVar[frozenset[str]] = HOSTED_TOOLS
     """Web search, web fetch and code execution run on Anthropic's servers (the last two

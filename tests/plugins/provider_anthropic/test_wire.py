@@ -13,7 +13,6 @@ from neuron_provider_anthropic._wire import (
     parse_message,
 )
 from neuron_tool import ToolSchema
-from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     DocumentPart,
     ImagePart,
@@ -407,12 +406,6 @@ def test_the_final_answer_tool_of_tool_mode_is_forced_by_name() -> None:
         "input_schema": {"type": "object", "properties": {"answer": {"type": "integer"}}},
     }
     assert body["tool_choice"] == {"type": "tool", "name": "final_answer"}
-
-
-def test_a_request_for_native_output_is_refused_with_the_modes_that_work() -> None:
-    output = OutputSchema("Answer", {"type": "object"})
-    with pytest.raises(InvalidRequestError, match="output mode 'tool'"):
-        body_of(request(output=output))
 
 
 def test_a_forced_tool_reply_with_only_a_tool_use_block_parses_as_a_call() -> None:

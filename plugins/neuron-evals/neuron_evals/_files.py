@@ -36,6 +36,7 @@ class _CaseFile(BaseModel):
 class _DatasetFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    schema_ref: str | None = Field(default=None, alias="$schema")  # for editors; ignored
     name: str | None = None
     cases: list[_CaseFile]
     evaluators: list[JsonValue] = Field(default_factory=list)
@@ -80,11 +81,19 @@ def _field(parts: Sequence[int | str]) -> str:
     return text
 
 
+def _keys(model: type[BaseModel]) -> str:
+    return ", ".join(field.alias or name for name, field in model.model_fields.items())
+
+
 def _invalid(path: Path, data: Any, error: ValidationError) -> DatasetFileError:
     first = error.errors()[0]
     loc = list(first["loc"])
     more = error.error_count() - 1
-    message = first["msg"] + (f" (and {more} more error(s))" if more else "")
+    message = first["msg"]
+    if first["type"] == "extra_forbidden" and len(loc) in (1, 3):
+        known = _DatasetFile if len(loc) == 1 else _CaseFile
+        message = f"unknown key {loc[-1]!r}; the keys are: {_keys(known)}"
+    message += f" (and {more} more error(s))" if more else ""
     if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
         case, rest = _case_label(data, loc[1]), loc[2:]
         return DatasetFileError(path, message, case=case, field=_field(rest) or None)
@@ -175,20 +184,27 @@ def _case_data(case: Case) -> dict[str, JsonValue]:
     return data
 
 
-def write_dataset(
+def dataset_text(
     path: Path,
     name: str | None,
     cases: Sequence[Case],
     evaluators: Sequence[Evaluator],
     report_evaluators: Sequence[ReportEvaluator] = (),
-) -> None:
-    """Write the dataset to `path`, YAML or JSON by its suffix.
+    *,
+    schema_ref: str | None = None,
+) -> str:
+    """The text of the dataset's file `path`, YAML or JSON by its suffix.
+
+    With `schema_ref`, it points at its JSON Schema: a JSON file by its
+    `$schema` key, a YAML one by a `# yaml-language-server: $schema=` line.
 
     Raises:
         DatasetFileError: an unknown suffix, or an evaluator with no form in a file.
     """
     kind = _format(path)
     data: dict[str, JsonValue] = {}
+    if schema_ref is not None and kind == "json":
+        data["$schema"] = schema_ref
     if name is not None:
         data["name"] = name
     try:
@@ -199,8 +215,9 @@ def write_dataset(
             data["report_evaluators"] = [spec_of(evaluator) for evaluator in report_evaluators]
     except EvalsError as exc:
         raise DatasetFileError(path, str(exc)) from exc
-    if kind == "yaml":
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    else:
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    path.write_text(text, encoding="utf-8")
+    if kind == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if schema_ref is not None:
+        text = f"# yaml-language-server: $schema={schema_ref}\n{text}"
+    return text

@@ -11,6 +11,7 @@ from typing import Final, TypeVar
 
 from pydantic import JsonValue
 
+from ._arguments import check_arguments, shape_of
 from ._specified import Specified
 from .errors import UnknownEvaluatorError
 from .evaluator import Evaluator, FunctionEvaluator
@@ -106,7 +107,9 @@ def build(spec: JsonValue, evaluators: Mapping[str, Callable[..., Built]]) -> Bu
 
     Raises:
         UnknownEvaluatorError: no evaluator has that name.
-        TypeError, ValueError: the spec's shape or its arguments are wrong.
+        TypeError, ValueError: the spec's shape or its arguments are wrong
+            (an argument the evaluator has not, or of the wrong type).
+        EvaluatorSpecError: the evaluator cannot go in a dataset file.
     """
     if isinstance(spec, str):
         name, arguments = spec, None
@@ -117,6 +120,8 @@ def build(spec: JsonValue, evaluators: Mapping[str, Callable[..., Built]]) -> Bu
     factory = evaluators.get(name)
     if factory is None:
         raise UnknownEvaluatorError(name, sorted(evaluators))
+    if arguments is not None and isinstance(factory, type):
+        check_arguments(shape_of(factory), arguments)
     if arguments is None:
         return factory()
     if isinstance(arguments, dict):

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from ._files import read_dataset, write_dataset
+from ._files import dataset_text, read_dataset
 from ._run import Task, run_case, task_name
+from ._schema import custom_evaluators_of, dataset_schema
 from ._spec import CustomEvaluator
 from .case import Case
-from .errors import DuplicateCaseError
+from .errors import DatasetFileError, DuplicateCaseError, EvalsError
 from .evaluator import Evaluator
 from .report import EvaluationReport
 from .report_case import ReportCase
@@ -121,6 +125,9 @@ class Dataset:
         those of `custom_evaluators` (evaluator classes, or `@evaluator` functions).
         Report evaluators (`report_evaluators:`) are named the same way; the
         names are the stock ones' and the `ReportEvaluator` classes there.
+        An evaluator's arguments are checked against its fields: an unknown
+        one, or one of the wrong type, is refused. A `$schema` key (written by
+        `to_file(schema_path=...)` for editors) is ignored.
 
         Raises:
             DatasetFileError: the file cannot be read, or is invalid anywhere
@@ -130,14 +137,83 @@ class Dataset:
         name, cases, evaluators, report_evaluators = read_dataset(Path(path), custom_evaluators)
         return cls(cases, evaluators=evaluators, name=name, report_evaluators=report_evaluators)
 
-    def to_file(self, path: str | Path) -> None:
-        """Write the dataset to a YAML or JSON file, by the suffix of `path`.
+    @classmethod
+    def json_schema(cls, *, custom_evaluators: Sequence[CustomEvaluator] = ()) -> dict[str, Any]:
+        """The JSON Schema of dataset files, naming the stock evaluators and `custom_evaluators`.
+
+        Editors check and complete a file with it (pydantic-evals'
+        `model_json_schema_with_evaluators`). It holds each evaluator in the
+        forms `from_file` reads: `Name` (when no argument is required),
+        `{Name: first_argument}` and `{Name: {argument: value}}`; the same for
+        report evaluators. `custom_evaluators` are as `from_file` takes them.
+        A field whose type has no JSON Schema (`LLMJudge`'s `provider`) is left
+        out, as files never hold it.
 
         Raises:
-            DatasetFileError: an unknown suffix, or an evaluator that holds a
-                Python object with no form in a file (`ValidatesAs`).
+            TypeError: an item of `custom_evaluators` is no evaluator class or
+                `@evaluator` function.
+            ValueError: two evaluators share a name.
+            EvaluatorSpecError: a custom evaluator cannot go in a file (a
+                required field of a type with no JSON form, or unresolvable).
         """
-        write_dataset(Path(path), self.name, self.cases, self.evaluators, self.report_evaluators)
+        return dataset_schema(custom_evaluators)
+
+    def to_file(
+        self,
+        path: str | Path,
+        *,
+        schema_path: str | Path | None = None,
+        custom_evaluators: Sequence[CustomEvaluator] = (),
+    ) -> None:
+        """Write the dataset to a YAML or JSON file, by the suffix of `path`.
+
+        With `schema_path` (relative to the file's folder unless absolute), the
+        file's JSON Schema is written there too, as pydantic-evals does: it
+        names the dataset's own custom evaluators and `custom_evaluators`.
+        The file then points at it, relatively: a JSON file by its `$schema`
+        key, a YAML one by a first line `# yaml-language-server: $schema=...`.
+        Nothing is written when anything is wrong.
+
+        Raises:
+            DatasetFileError: an unknown suffix, an evaluator that holds a
+                Python object with no form in a file (`ValidatesAs`), two
+                evaluators of one name, or `schema_path` is `path` itself.
+        """
+        path = Path(path)
+        if schema_path is None:
+            path.write_text(self._text(path), encoding="utf-8")
+            return
+        schema_file = path.parent / schema_path
+        if schema_file.resolve() == path.resolve():
+            raise DatasetFileError(path, "schema_path is the dataset file itself")
+        text = self._text(path, os.path.relpath(schema_file, path.parent).replace(os.sep, "/"))
+        own = custom_evaluators_of(
+            [
+                *self.evaluators,
+                *(evaluator for case in self.cases for evaluator in case.evaluators),
+                *self.report_evaluators,
+            ]
+        )
+        custom = [
+            *custom_evaluators,
+            *(k for k in own if not any(k is c for c in custom_evaluators)),
+        ]
+        try:
+            schema = dataset_schema(custom)
+        except (EvalsError, ValueError) as exc:
+            raise DatasetFileError(schema_file, str(exc)) from exc
+        schema_file.write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        path.write_text(text, encoding="utf-8")
+
+    def _text(self, path: Path, schema_ref: str | None = None) -> str:
+        return dataset_text(
+            path,
+            self.name,
+            self.cases,
+            self.evaluators,
+            self.report_evaluators,
+            schema_ref=schema_ref,
+        )
 
     async def evaluate(
         self,

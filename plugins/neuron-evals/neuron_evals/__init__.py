@@ -7,8 +7,10 @@ shows per case the answer, its assertions, scores and labels, and the turn's
 cost, tokens, exit reason and duration, with totals, as a plain-text table
 (`render()`), JSON (`to_json()`) or against a baseline (`compare()`).
 Cases can run several times (`repeat=`); report evaluators (`PassRate`,
-`Accuracy`, `PrecisionRecall`...) judge the whole report.
-Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`).
+`Accuracy`, `PrecisionRecall`...) judge the whole report, the dataset's own and
+those given to one `evaluate(report_evaluators=...)`.
+Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`), described
+by a JSON Schema (`Dataset.json_schema`) that editors check them with.
 """
 
 from .case import Case

@@ -3,8 +3,10 @@
 Amounts are `Decimal` throughout and end as `moneyed.Money` in USD; no float
 is ever involved. genai-prices is imported on first use. Its `calc_price`
 applies Google's tiers (Gemini 2.5 Pro's price over 200k prompt tokens) and
-cache-read prices; a model it does not know costs None, as with the other
-providers, so the loop says the price is unknown rather than guess.
+cache-read prices; flat prices take genai-prices' own arithmetic without its
+general machinery (`neuron_turn.loop.flat_price`), to the same digits. A
+model it does not know costs None, as with the other providers, so the loop
+says the price is unknown rather than guess.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Final, TypeAlias
 
 from moneyed import Money
 
+from neuron_turn.loop.flat_price import model_prices, plan_for
 from neuron_turn.loop.price_table import price_entry
 from neuron_turn.loop.provider import TokenUsage
 
@@ -96,6 +99,46 @@ class Pricer:
 
 
 def _price_data_cost(usage: TokenUsage, model: str) -> Decimal | None:
+    try:
+        flat = _flat_cost(usage, model)
+    except (LookupError, ValueError) as exc:  # what `calc_price` would raise, finding the model
+        logger.debug("no price for model %r: %s", model, exc)
+        return None
+    return flat if flat is not None else _calc_price(usage, model)
+
+
+def _flat_cost(usage: TokenUsage, model: str) -> Decimal | None:
+    """genai-prices' own sum for a flat price; None: use `calc_price`.
+
+    `calc_price` walks every unit Gemini's price lists (audio tokens, web
+    searches...) on each call: about 45% of `complete`'s CPU time. The plan
+    (`neuron_turn.loop.flat_price`) gives the same Decimal digits for plain
+    non-negative int counts; tiers (Gemini 2.5 Pro over 200k prompt tokens),
+    odd counts and usage genai-prices refuses are left to `calc_price`, which
+    prices or refuses them itself.
+
+    Raises:
+        LookupError: genai-prices does not know the model.
+        ValueError: genai-prices cannot pick the model's price.
+    """
+    counts = _plain_counts(usage)
+    if counts is None:
+        return None
+    plan = plan_for(model_prices(model, provider_id=PRICE_PROVIDER_ID))
+    return None if plan is None else plan.total(counts)
+
+
+def _plain_counts(usage: TokenUsage) -> dict[str, int] | None:
+    """The counts `calc_price` is given, by genai-prices usage key; None unless plain ints >= 0."""
+    counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens is not None:
+        counts["cache_read_tokens"] = usage.cache_read_tokens
+    if all(type(value) is int and value >= 0 for value in counts.values()):
+        return counts
+    return None
+
+
+def _calc_price(usage: TokenUsage, model: str) -> Decimal | None:
     from genai_prices import Usage, calc_price
 
     tokens = Usage(

@@ -28,6 +28,7 @@ from neuron_turn.loop.events import (
 )
 
 from ._errors import ApiError, api_error_from_json
+from ._wire import text_of, thinking_of
 
 _DATA: Final = "data:"
 _DONE: Final = "[DONE]"
@@ -125,11 +126,13 @@ class StreamAccumulator:
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return out
+        content = delta.get("content")
         reasoning = _str(delta.get("reasoning_content")) + _str(delta.get("reasoning"))
+        reasoning += thinking_of(content)  # Mistral's `thinking` chunks
         if reasoning:
             self.reasoning += reasoning
             out.append(ThinkingDelta(reasoning))
-        text = _str(delta.get("content"))
+        text = text_of(content)
         if text:
             self.content += text
             out.append(TextDelta(text))

@@ -35,9 +35,11 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.loop.thinking import Thinking
+from neuron_turn.loop.thinking import THINKING_EFFORTS, Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
+
+from .presets import PresetThinking, ThinkingRule
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -102,6 +104,7 @@ def request_body(
     defaults: Mapping[str, JsonValue] | None = None,
     send_metadata: bool = False,
     reasoning_field: str | None = None,
+    preset_thinking: PresetThinking | None = None,
 ) -> Json:
     """Build the JSON body for `POST /chat/completions`.
 
@@ -113,6 +116,11 @@ def request_body(
     sent back in (None: they are dropped). The tool choice and
     `parallel_tool_calls` go only with tools (the API refuses them alone);
     native output goes as `response_format` (`response_format_json`).
+    `request.thinking` becomes `reasoning_effort`, or a vendor preset's own fields
+    (`preset_thinking`, see `preset_thinking_fields`).
+
+    Raises:
+        UnsupportedContentError: a thinking setting the preset's model does not take.
     """
     body: Json = dict(defaults or {})
     body["model"] = model
@@ -131,7 +139,11 @@ def request_body(
         body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.thinking is not None and "reasoning_effort" not in body:
+    if request.thinking is not None and preset_thinking is not None:
+        given = body.keys() | request.extra.keys()
+        if given.isdisjoint(preset_thinking.own_fields):
+            body.update(preset_thinking_fields(preset_thinking, request.thinking, model))
+    elif request.thinking is not None and "reasoning_effort" not in body:
         body["reasoning_effort"] = reasoning_effort(request.thinking)
     merge_extra(body, request.extra, send_metadata=send_metadata)
     return body
@@ -142,6 +154,59 @@ def reasoning_effort(thinking: Thinking) -> str:
     if thinking is True:
         return "medium"
     return "none" if thinking is False else thinking
+
+
+def preset_rule(thinking: PresetThinking, model: str) -> ThinkingRule | None:
+    """The first of the preset's rules whose `models` pattern is in `model` (None: none is)."""
+    name = model.lower()
+    for rule in thinking.rules:
+        if rule.models is None or re.search(rule.models, name):
+            return rule
+    return None
+
+
+def preset_thinking_fields(preset: PresetThinking, thinking: Thinking, model: str) -> Json:
+    """The body fields a vendor preset takes for a thinking setting on `model`.
+
+    The rule for the model (`preset_rule`) gives the shape and the value of each
+    level (`ThinkingRule`); a level the API lacks is the nearest it has, set there.
+
+    Raises:
+        UnsupportedContentError: the model takes no setting, or cannot stop thinking and
+            `thinking` is False; the message names the API's own field to use instead.
+    """
+    rule = preset_rule(preset, model)
+    if rule is None or rule.shape is None:
+        why = rule.note if rule is not None and rule.note else "no documented field"
+        raise UnsupportedContentError(
+            f"{model} takes no thinking setting ({why}); leave it unset, "
+            f"or set the API's own field in extra (see {preset.source})"
+        )
+    if thinking is False and rule.off is None:
+        raise UnsupportedContentError(
+            f"{model} cannot stop thinking ({rule.note}); leave thinking unset or "
+            f"choose an effort (see {preset.source})"
+        )
+    on = thinking is not False
+    effort: str | None
+    if isinstance(thinking, bool):
+        effort = rule.on if on else rule.off
+    else:
+        effort = rule.efforts[THINKING_EFFORTS.index(thinking)] if rule.efforts else None
+    shape = rule.shape
+    if shape == "reasoning_effort":
+        return {} if effort is None else {"reasoning_effort": effort}
+    if shape == "openrouter":
+        setting: Json = {"effort": effort} if effort is not None else {"enabled": True}
+        return {"reasoning": setting}
+    if shape == "deepseek":
+        fields: Json = {"thinking": {"type": "enabled" if on else "disabled"}}
+        if on and effort is not None:
+            fields["reasoning_effort"] = effort
+        return fields
+    if shape == "reasoning_enabled":
+        return {"reasoning": {"enabled": on}}
+    return {"disable_reasoning": not on}
 
 
 def merge_extra(body: Json, extra: Mapping[str, JsonValue], *, send_metadata: bool) -> None:
@@ -444,9 +509,10 @@ def parse_completion(data: object, *, fallback_model: str) -> Completion:
 def parse_message(message: Mapping[str, object]) -> list[ContentPart]:
     """The assistant message's parts: reasoning, text (or refusal), then tool calls.
 
-    `reasoning_content` (vLLM, DeepSeek, llama.cpp) and `reasoning` (Ollama)
-    are not OpenAI fields, but when present they are the model's visible
-    reasoning and become a `ThinkingPart`.
+    `reasoning_content` (vLLM, DeepSeek, llama.cpp, Fireworks) and `reasoning`
+    (Ollama, Groq, OpenRouter, Together, Cerebras) are not OpenAI fields, but when
+    present they are the model's visible reasoning and become a `ThinkingPart`;
+    so do Mistral's `thinking` content chunks.
     """
     parts: list[ContentPart] = []
     for key in ("reasoning_content", "reasoning"):
@@ -454,7 +520,11 @@ def parse_message(message: Mapping[str, object]) -> list[ContentPart]:
         if isinstance(reasoning, str) and reasoning:
             parts.append(ThinkingPart(reasoning))
             break
-    text = _text_of(message.get("content"))
+    else:
+        thought = thinking_of(message.get("content"))
+        if thought:
+            parts.append(ThinkingPart(thought))
+    text = text_of(message.get("content"))
     refusal = message.get("refusal")
     if text:
         parts.append(TextPart(text))
@@ -469,7 +539,8 @@ def parse_message(message: Mapping[str, object]) -> list[ContentPart]:
     return parts
 
 
-def _text_of(content: object) -> str:
+def text_of(content: object) -> str:
+    """A message's text: the string, or its content parts' `text` joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # some servers answer with content parts
@@ -479,6 +550,21 @@ def _text_of(content: object) -> str:
             if isinstance(item, dict) and isinstance(item.get("text"), str)
         )
     return ""
+
+
+def thinking_of(content: object) -> str:
+    """The text of Mistral's `thinking` chunks in a content list (`""` for anything else).
+
+    A chunk is `{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`
+    (https://docs.mistral.ai/capabilities/reasoning/adjustable).
+    """
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        text_of(item.get("thinking"))
+        for item in content
+        if isinstance(item, dict) and item.get("type") == "thinking"
+    )
 
 
 def parse_tool_call(call: Mapping[str, object]) -> ToolUsePart:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
-from .presets import Preset, get_preset
+from .presets import Preset, PresetThinking, get_preset
 from .provider import OpenAIProvider
 
 __all__ = [
@@ -52,8 +52,9 @@ class PresetProvider(OpenAIProvider):
     preset: ClassVar[Preset]
     """The vendor this class speaks to."""
     takes_thinking: ClassVar[bool] = False
-    """Each vendor asks for reasoning its own way (Groq's `reasoning_format`, OpenRouter's
-    `reasoning`...): set that field in `extra`; a thinking setting is refused."""
+    """Whether the vendor takes the thinking setting: true where its `Preset.thinking`
+    says how (Groq's `reasoning_effort`, OpenRouter's `reasoning`, DeepSeek's
+    `thinking`...); else a turn with one is refused: set the API's own field in `extra`."""
 
     def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -66,6 +67,7 @@ class PresetProvider(OpenAIProvider):
         cls.base_url_env = preset.base_url_env
         cls.price_provider_id = preset.price_provider_id
         cls.output_modes = preset.output_modes
+        cls.takes_thinking = preset.thinking is not None
 
     def __init__(self, model: str = "", **options: Any) -> None:
         if not hasattr(type(self), "preset"):
@@ -76,6 +78,9 @@ class PresetProvider(OpenAIProvider):
         options.setdefault("max_tokens_field", self.preset.max_tokens_field)
         options.setdefault("reasoning_field", self.preset.reasoning_field)
         super().__init__(model, **options)
+
+    def _preset_thinking(self) -> PresetThinking | None:
+        return self.preset.thinking
 
     def _is_default_base_url(self) -> bool:
         # Whatever the URL, the vendor's key is required and its prices apply (see above).

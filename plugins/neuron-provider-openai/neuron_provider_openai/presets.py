@@ -7,6 +7,11 @@ registers one provider per preset (`preset_providers.py` holds the classes),
 so `"groq:llama-3.3-70b-versatile"` works like `"openai:gpt-4o-mini"` with
 Groq's URL, key and prices.
 
+`Preset.thinking` says how the vendor takes `NeuronTurnConfig(thinking=...)`:
+which body field, and which value each level becomes, model family by model
+family (`ThinkingRule`), from the vendor's documentation (cited per preset).
+`_wire.preset_thinking_fields` builds the fields from it.
+
 This module imports nothing heavy: the plugin reads the table to register
 the names, and listing plugins must not load httpx.
 
@@ -22,11 +27,70 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 from neuron_turn.loop.output import OutputMode
 
-__all__ = ["PRESETS", "Preset", "get_preset"]
+__all__ = [
+    "PRESETS",
+    "Preset",
+    "PresetThinking",
+    "ThinkingRule",
+    "ThinkingShape",
+    "get_preset",
+]
+
+ThinkingShape: TypeAlias = Literal[
+    "reasoning_effort", "openrouter", "deepseek", "reasoning_enabled", "disable_reasoning"
+]
+"""How a vendor's body takes the setting (`_wire.preset_thinking_fields` writes each):
+
+- `reasoning_effort`: `{"reasoning_effort": value}` (`off` for False);
+- `openrouter`: `{"reasoning": {"effort": value}}`, `{"reasoning": {"enabled": true}}`
+  for True without an effort;
+- `deepseek`: `{"thinking": {"type": "enabled" | "disabled"}}`, plus
+  `reasoning_effort` for an effort;
+- `reasoning_enabled`: `{"reasoning": {"enabled": bool}}` (on or off only);
+- `disable_reasoning`: `{"disable_reasoning": bool}` (on or off only).
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingRule:
+    """How one family of a vendor's models takes the thinking setting."""
+
+    models: str | None = None
+    """A regular expression searched in the model name (None: any model, the fallback)."""
+    shape: ThinkingShape | None = "reasoning_effort"
+    """The body form (None: these models take no setting, a request with one is refused
+    before the call, `note` saying why)."""
+    efforts: tuple[str, str, str, str, str] | None = None
+    """The value each effort becomes, in the order `minimal`, `low`, `medium`, `high`,
+    `xhigh` (the nearest the API has); None: the shape takes no effort, only on/off."""
+    on: str | None = None
+    """The effort sent for `True` (None: thinking on at the model's own default effort)."""
+    off: str | None = "none"
+    """The value sent for `False` where the shape takes a value (None: the models always
+    think, and False is refused before the call)."""
+    note: str = ""
+    """Why these models are ruled so, in a refusal's message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PresetThinking:
+    """How a vendor takes `NeuronTurnConfig(thinking=...)` on Chat Completions."""
+
+    source: str
+    """The vendor's documentation of its reasoning fields."""
+    own_fields: tuple[str, ...]
+    """The API's own fields for it: any of them in `body_defaults` or `extra` wins, and
+    the setting adds nothing."""
+    rules: tuple[ThinkingRule, ...]
+    """The first rule whose `models` matches the model applies; the last should match any."""
+
+
+_OPENAI_STYLE: Final = ("low", "low", "medium", "high", "high")
+"""`low`/`medium`/`high`, the values every `reasoning_effort` takes."""
 
 _ALL_MODES: Final[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
 _TOOL_FIRST: Final[tuple[OutputMode, ...]] = ("tool", "native", "prompted")
@@ -60,6 +124,9 @@ class Preset:
     output_modes: tuple[OutputMode, ...] = _ALL_MODES
     """Typed-answer modes, the default first: `native` (`response_format: json_schema`)
     first only where every model of the vendor takes it."""
+    thinking: PresetThinking | None = None
+    """How the vendor takes the thinking setting (None: it has no documented field, and a
+    turn that sets one is refused; set the API's own field in `extra`)."""
 
 
 PRESETS: Final[tuple[Preset, ...]] = (
@@ -71,6 +138,24 @@ PRESETS: Final[tuple[Preset, ...]] = (
         # Groq refuses `reasoning` / `reasoning_content` on assistant messages (a 400);
         # json_schema only on some models.
         output_modes=_TOOL_FIRST,
+        # https://console.groq.com/docs/reasoning: `reasoning_effort` is `none`/`default` on
+        # Qwen 3, `low`/`medium`/`high` on gpt-oss (which always reasons). The reasoning
+        # comes back in `message.reasoning` (parsed); `reasoning_format` is left to `extra`.
+        thinking=PresetThinking(
+            source="https://console.groq.com/docs/reasoning",
+            own_fields=("reasoning_effort",),
+            rules=(
+                ThinkingRule(models=r"qwen3", efforts=("default",) * 5, on="default"),
+                ThinkingRule(
+                    models=r"gpt-oss",
+                    efforts=_OPENAI_STYLE,
+                    on="medium",
+                    off=None,
+                    note="gpt-oss always reasons; its least effort is thinking='low'",
+                ),
+                ThinkingRule(efforts=_OPENAI_STYLE, on="medium"),
+            ),
+        ),
     ),
     Preset(
         name="deepseek",
@@ -82,6 +167,14 @@ PRESETS: Final[tuple[Preset, ...]] = (
         reasoning_field="reasoning_content",
         # JSON mode is `json_object` only: no json_schema.
         output_modes=("tool", "prompted"),
+        # https://api-docs.deepseek.com/guides/thinking_mode: `thinking: {type:
+        # enabled|disabled}` (on by default, effort `high`), `reasoning_effort` low/high/max
+        # (DeepSeek itself reads minimal as low and medium as high); the most is `max`.
+        thinking=PresetThinking(
+            source="https://api-docs.deepseek.com/guides/thinking_mode",
+            own_fields=("thinking", "reasoning_effort"),
+            rules=(ThinkingRule(shape="deepseek", efforts=("low", "low", "high", "high", "max")),),
+        ),
     ),
     Preset(
         name="openrouter",
@@ -91,6 +184,18 @@ PRESETS: Final[tuple[Preset, ...]] = (
         max_tokens_field="max_tokens",
         # json_schema depends on the routed model.
         output_modes=_TOOL_FIRST,
+        # https://openrouter.ai/docs/use-cases/reasoning-tokens: `reasoning: {effort}` with
+        # OpenRouter mapping each effort to the routed model (`none` turns it off),
+        # `{enabled: true}` at the model's default; the reasoning comes back in `reasoning`.
+        thinking=PresetThinking(
+            source="https://openrouter.ai/docs/use-cases/reasoning-tokens",
+            own_fields=("reasoning", "reasoning_effort", "include_reasoning"),
+            rules=(
+                ThinkingRule(
+                    shape="openrouter", efforts=("minimal", "low", "medium", "high", "xhigh")
+                ),
+            ),
+        ),
     ),
     Preset(
         name="mistral",
@@ -100,6 +205,14 @@ PRESETS: Final[tuple[Preset, ...]] = (
         max_tokens_field="max_tokens",
         # Mistral answers 422 to fields it does not know, `stream_options` among them.
         stream_usage=False,
+        # https://docs.mistral.ai/capabilities/reasoning/adjustable: `reasoning_effort` is
+        # `high` (a thinking chunk before the answer) or `none` (mistral-small-latest,
+        # mistral-medium-3-5); the thinking comes back as `thinking` content chunks.
+        thinking=PresetThinking(
+            source="https://docs.mistral.ai/capabilities/reasoning/adjustable",
+            own_fields=("reasoning_effort",),
+            rules=(ThinkingRule(efforts=("high",) * 5, on="high"),),
+        ),
     ),
     Preset(
         name="xai",
@@ -107,6 +220,32 @@ PRESETS: Final[tuple[Preset, ...]] = (
         base_url="https://api.x.ai/v1",
         api_key_env="XAI_API_KEY",
         price_provider_id="x-ai",
+        # https://docs.x.ai/developers/model-capabilities/text/reasoning: grok-4.3 takes
+        # `reasoning_effort` none/low/medium/high (default low); grok-3-mini low/high
+        # (https://docs.x.ai/docs/guides/reasoning), and grok-3, grok-4, grok-4-fast,
+        # grok-4-1-fast, grok-4.20 and grok-code-fast answer it with an error. A model not
+        # named here gets the values grok-4.3 takes.
+        thinking=PresetThinking(
+            source="https://docs.x.ai/developers/model-capabilities/text/reasoning",
+            own_fields=("reasoning_effort",),
+            rules=(
+                ThinkingRule(
+                    models=r"grok-3-mini",
+                    efforts=("low", "low", "high", "high", "high"),
+                    off=None,
+                    note="grok-3-mini always reasons, at low or high",
+                ),
+                ThinkingRule(
+                    models=r"grok-(?:[12]\b|3(?!-mini)|4(?:$|-|\.1\b|\.20(?!-multi))|code)",
+                    shape=None,
+                    note=(
+                        "xAI answers reasoning_effort with an error on this model; a "
+                        "-reasoning or -non-reasoning variant, or grok-4.3, chooses instead"
+                    ),
+                ),
+                ThinkingRule(efforts=_OPENAI_STYLE),
+            ),
+        ),
     ),
     Preset(
         name="together",
@@ -117,6 +256,23 @@ PRESETS: Final[tuple[Preset, ...]] = (
         max_tokens_field="max_tokens",
         # json_schema only on some models.
         output_modes=_TOOL_FIRST,
+        # https://docs.together.ai/docs/inference/chat/reasoning: gpt-oss takes
+        # `reasoning_effort` low/medium/high (and always reasons); hybrid models
+        # (DeepSeek, GLM, Kimi, Qwen) `reasoning: {enabled: bool}`, with no effort.
+        thinking=PresetThinking(
+            source="https://docs.together.ai/docs/inference/chat/reasoning",
+            own_fields=("reasoning", "reasoning_effort", "chat_template_kwargs"),
+            rules=(
+                ThinkingRule(
+                    models=r"gpt-oss",
+                    efforts=_OPENAI_STYLE,
+                    on="medium",
+                    off=None,
+                    note="gpt-oss always reasons; its least effort is thinking='low'",
+                ),
+                ThinkingRule(shape="reasoning_enabled"),
+            ),
+        ),
     ),
     Preset(
         name="fireworks",
@@ -124,12 +280,44 @@ PRESETS: Final[tuple[Preset, ...]] = (
         api_key_env="FIREWORKS_API_KEY",
         price_provider_id="fireworks",
         max_tokens_field="max_tokens",
+        # https://docs.fireworks.ai/guides/reasoning: `reasoning_effort` low/medium/high (the
+        # values every reasoning model there takes; some take more, e.g. `none`, set in
+        # `extra`); the reasoning comes back in `reasoning_content`. No documented off.
+        thinking=PresetThinking(
+            source="https://docs.fireworks.ai/guides/reasoning",
+            own_fields=("reasoning_effort", "thinking"),
+            rules=(
+                ThinkingRule(
+                    efforts=_OPENAI_STYLE,
+                    on="medium",
+                    off=None,
+                    note="Fireworks documents no value that turns reasoning off for all "
+                    "models (set reasoning_effort in extra where the model takes `none`)",
+                ),
+            ),
+        ),
     ),
     Preset(
         name="cerebras",
         base_url="https://api.cerebras.ai/v1",
         api_key_env="CEREBRAS_API_KEY",
         price_provider_id="cerebras",
+        # https://inference-docs.cerebras.ai/capabilities/reasoning: gpt-oss takes
+        # `reasoning_effort` low/medium/high (and always reasons); Z.ai GLM
+        # `disable_reasoning: bool`; the reasoning comes back in `reasoning`.
+        thinking=PresetThinking(
+            source="https://inference-docs.cerebras.ai/capabilities/reasoning",
+            own_fields=("reasoning_effort", "disable_reasoning"),
+            rules=(
+                ThinkingRule(models=r"glm", shape="disable_reasoning"),
+                ThinkingRule(
+                    efforts=_OPENAI_STYLE,
+                    on="medium",
+                    off=None,
+                    note="gpt-oss always reasons; its least effort is thinking='low'",
+                ),
+            ),
+        ),
     ),
 )
 """The vendors the plugin registers, in the order `neuron-turn plugins` lists them."""

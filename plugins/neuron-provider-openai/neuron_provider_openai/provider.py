@@ -18,6 +18,7 @@ from ._base import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT,
 from ._pricing import PriceTable
 from ._stream import StreamAccumulator
 from ._wire import Completion, SystemRole
+from .presets import PresetThinking
 
 __all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
 
@@ -88,8 +89,8 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `reasoning_effort` (`True`: `"medium"`, `False`:
     `"none"`, an effort as it is); a `reasoning_effort` in `body_defaults` or `extra`
-    wins. The vendor presets (`groq:`, `xai:`...) take none: each vendor has its own
-    field, set in `extra`."""
+    wins. The vendor presets (`groq:`, `xai:`...) send their vendor's own fields
+    (`Preset.thinking`)."""
 
     def __init__(
         self,
@@ -132,7 +133,8 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
         """The JSON body `complete` would send for `request` (override to add fields).
 
         Raises:
-            InvalidRequestError: a message holds content the API cannot take.
+            InvalidRequestError: a message holds content the API cannot take, or a
+                vendor preset's model does not take the thinking setting.
         """
         model = request.model or self.model
         role = self._system_role or _wire.default_system_role(model)
@@ -145,9 +147,14 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
                 defaults=self._body_defaults,
                 send_metadata=self._send_metadata,
                 reasoning_field=self._reasoning_field,
+                preset_thinking=self._preset_thinking(),
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
+
+    def _preset_thinking(self) -> PresetThinking | None:
+        """A vendor's own thinking fields (None: OpenAI's `reasoning_effort`)."""
+        return None
 
     def _stream_options(self, body: dict[str, JsonValue]) -> None:
         # Without it the stream carries no usage, and the call could not be priced.

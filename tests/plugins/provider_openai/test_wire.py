@@ -11,7 +11,7 @@ from layer0 import Base64Source, UrlSource
 from neuron_provider_openai import _wire
 from neuron_provider_openai.preset_providers import GroqProvider
 from neuron_tool.schema import ToolSchema
-from neuron_turn import NeuronTurn, NeuronTurnConfig, UnsupportedThinkingError
+from neuron_turn import NeuronTurn, NeuronTurnConfig
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     DocumentPart,
@@ -673,6 +673,15 @@ def test_reasoning_effort_of_the_providers_defaults_or_of_extra_wins_over_the_se
     assert "reasoning_effort" not in body(request())
 
 
-def test_a_vendor_preset_refuses_a_thinking_setting_when_the_turn_is_made() -> None:
-    with pytest.raises(UnsupportedThinkingError, match="GroqProvider does not take a thinking"):
-        NeuronTurn(GroqProvider("m", api_key="k"), config=NeuronTurnConfig(thinking=True))
+def test_a_vendor_preset_takes_a_thinking_setting_when_the_turn_is_made() -> None:
+    turn = NeuronTurn(GroqProvider("m", api_key="k"), config=NeuronTurnConfig(thinking=True))
+    assert turn.provider.takes_thinking is True
+
+
+def test_mistral_thinking_chunks_become_thinking() -> None:
+    content = [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "John is the brother."}]},
+        {"type": "text", "text": "John is 20."},
+    ]
+    parsed = parse(completion(content))  # type: ignore[arg-type]
+    assert parsed.content == [ThinkingPart("John is the brother."), TextPart("John is 20.")]

@@ -316,13 +316,28 @@ def test_a_thinking_level_that_is_not_one_is_a_usage_error(
 
 
 def test_thinking_over_a_provider_that_does_not_take_it_is_a_usage_error_before_any_call(
-    server: Server, capsys: pytest.CaptureFixture[str]
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["run", "hi", "--model", "groq:llama-3.3-70b", "--option", f"base_url={server.url}/v1"]
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS + ",provider-local")
+    reset_plugin_manager()
+    argv = ["run", "hi", "--model", "local:qwen", "--option", f"base_url={server.url}/v1"]
     assert main([*argv, "--thinking", "low"]) == 2
-    assert "--thinking: the provider GroqProvider does not take a thinking setting" in (
+    assert "--thinking: the provider LocalProvider does not take a thinking setting" in (
         capsys.readouterr().err
     )
+    assert server.requests == []
+
+
+def test_thinking_for_a_groq_model_that_cannot_reason_is_refused_before_any_call(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-loopback")
+    argv = ["run", "hi", "--model", "groq:llama-3.3-70b", "--option", f"base_url={server.url}/v1"]
+    code = main([*argv, "--thinking", "low"])
+    err = capsys.readouterr().err
+    assert code not in (0, 2)
+    assert "llama-3.3-70b takes no thinking setting (Groq reasons with Qwen 3" in err
+    assert "retry" not in err.lower()
     assert server.requests == []
 
 

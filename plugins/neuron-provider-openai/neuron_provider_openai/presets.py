@@ -153,7 +153,8 @@ PRESETS: Final[tuple[Preset, ...]] = (
                     off=None,
                     note="gpt-oss always reasons; its least effort is thinking='low'",
                 ),
-                ThinkingRule(efforts=_OPENAI_STYLE, on="medium"),
+                # Groq documents the field for these two families only (a 400 elsewhere).
+                ThinkingRule(shape=None, note="Groq reasons with Qwen 3 and gpt-oss only"),
             ),
         ),
     ),

@@ -163,6 +163,7 @@ if TYPE_CHECKING:
         stopped_reason,
         typed_result,
     )
+    from .loop.sampling import InvalidSamplingError, Sampling, UnsupportedSamplingError
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
     from .loop.stop_tools import UnknownStopToolError
@@ -327,6 +328,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
+    ".loop.sampling": ("InvalidSamplingError", "Sampling", "UnsupportedSamplingError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
     ".loop.mcp_sampling": ("ProviderSampler",),
@@ -527,6 +529,7 @@ __all__ = [
     "InvalidEditedInputError",
     "InvalidModelError",
     "InvalidRequestError",
+    "InvalidSamplingError",
     "Lifecycle",
     "LimitCrossed",
     "LimitReached",
@@ -596,6 +599,7 @@ __all__ = [
     "RegisterWorker",
     "RetryableProviderError",
     "Role",
+    "Sampling",
     "SlidingWindow",
     "StandingDecision",
     "StopReason",
@@ -636,6 +640,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownWorkerError",
     "UnsupportedHostedToolError",
+    "UnsupportedSamplingError",
     "UnsupportedThinkingError",
     "UsageLimit",
     "UsageLimits",

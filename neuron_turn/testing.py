@@ -42,6 +42,7 @@ from .loop.provider import (
 )
 from .loop.provider_errors import ProviderError, ProviderResponseError
 from .loop.provider_stream import ProviderStreamEvent, deltas_of
+from .loop.sampling import SamplingSetting
 from .loop.tool_files import describe_file
 
 __all__ = [
@@ -123,19 +124,22 @@ class ScriptedProvider:
         chunk_size: int | None = None,
         hosted_tools: Collection[str] = (),
         takes_thinking: bool = False,
+        takes_sampling: Collection[SamplingSetting] = (),
     ) -> None:
         """Create a provider that will answer with `responses`, one per call.
 
         `hosted_tools` names the hosted tools it stands in for (`"web_search"`, ...),
         so a turn granting them can be tested; its script answers for them.
-        `takes_thinking` lets a turn with a thinking setting run on it (the
-        setting is on each recorded request).
+        `takes_thinking` lets a turn with a thinking setting run on it, and
+        `takes_sampling` one with those sampling settings (`SAMPLING_SETTINGS`:
+        all); either setting is on each recorded request.
         """
         self._script = list(responses)
         self._next = 0
         self.chunk_size = chunk_size
         self.hosted_tools = frozenset(hosted_tools)
         self.takes_thinking = takes_thinking
+        self.takes_sampling = frozenset(takes_sampling)
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -194,16 +198,18 @@ class FunctionProvider:
         record: bool = True,
         hosted_tools: Collection[str] = (),
         takes_thinking: bool = False,
+        takes_sampling: Collection[SamplingSetting] = (),
     ) -> None:
         """Create a provider that calls `fn` for every request.
 
-        `hosted_tools` and `takes_thinking` as `ScriptedProvider`'s.
+        `hosted_tools`, `takes_thinking` and `takes_sampling` as `ScriptedProvider`'s.
         """
         self.fn = fn
         self.chunk_size = chunk_size
         self.record = record
         self.hosted_tools = frozenset(hosted_tools)
         self.takes_thinking = takes_thinking
+        self.takes_sampling = frozenset(takes_sampling)
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

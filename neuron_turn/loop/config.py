@@ -20,6 +20,7 @@ from .limits import UsageLimits
 from .memory_tools import MemoryLimits
 from .output import OutputMode
 from .output_validators import OutputValidator
+from .sampling import Sampling
 from .thinking import Thinking, checked_thinking
 from .tool_choice import ToolChoice
 
@@ -126,6 +127,10 @@ class NeuronTurnConfig:
     """How much the model thinks before it answers, on any provider: `True`, `False` or
     `"minimal"` ... `"xhigh"` (None: the model's default; see `neuron_turn.loop.thinking`).
     The turn is refused when made if its provider does not take it."""
+    sampling: Sampling | None = None
+    """Sampling settings beyond `temperature` (`top_p`, `top_k`, `stop_sequences`, `seed`,
+    penalties) on any provider (see `neuron_turn.loop.sampling`); the turn is refused
+    when made if its provider does not take one that is set."""
     hosted_tools: Sequence[HostedTool] = ()
     """Tools the provider runs on its servers (`WebSearch`, `WebFetch`, `CodeExecution`),
     offered with every model call; the turn is refused when made if its provider lacks one
@@ -153,6 +158,8 @@ class NeuronTurnConfig:
         object.__setattr__(self, "stop_at_tools", frozenset(self.stop_at_tools))
         object.__setattr__(self, "hosted_tools", as_hosted_tools(self.hosted_tools))
         checked_thinking(self.thinking)
+        if self.sampling is not None and not isinstance(self.sampling, Sampling):
+            raise TypeError(f"sampling is a Sampling(...), not {type(self.sampling).__name__}")
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:

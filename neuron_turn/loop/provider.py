@@ -19,6 +19,7 @@ from neuron_tool import ToolSchema
 
 from .hosted_tools import HostedTool, HostedToolCall
 from .output import OutputSchema
+from .sampling import Sampling
 from .thinking import Thinking
 from .tool_choice import ToolChoice
 
@@ -164,6 +165,9 @@ class ProviderRequest:
     thinking: Thinking | None = None
     """How much the model thinks before it answers (None: the model's default); sent
     by providers whose `takes_thinking` is true (see `neuron_turn.loop.thinking`)."""
+    sampling: Sampling | None = None
+    """Sampling settings beyond `temperature` (None: the API's defaults); each set one
+    is among the provider's `takes_sampling` (see `neuron_turn.loop.sampling`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +210,10 @@ class Provider(Protocol):
     frozenset attribute (`"web_search"`, ...; see `neuron_turn.WebSearch`): a
     turn granting one its provider does not list is refused when it is made.
     One that maps `ProviderRequest.thinking` to its API sets `takes_thinking = True`;
-    a turn with a thinking setting over any other is refused when it is made.
+    a turn with a thinking setting over any other is refused when it is made. One
+    that maps `ProviderRequest.sampling` names the settings it takes in a
+    `takes_sampling` frozenset (`"top_p"`, `"seed"`...); a turn setting any other
+    is refused when it is made.
     """
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -171,6 +171,7 @@ from .provider_errors import (
     ProviderResponseError,
 )
 from .provider_stream import deltas_of, streaming
+from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
@@ -278,6 +279,7 @@ class NeuronTurn(Generic[OutT]):
             self.config.hosted_tools, provider=provider, function_tools=self.tools.names()
         )
         check_provider_thinking(self.config.thinking, provider)
+        check_provider_sampling(self.config.sampling, provider)
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
         )
@@ -1205,6 +1207,7 @@ class NeuronTurn(Generic[OutT]):
             output=output.provider_output(),
             hosted_tools=run.hosted_tools,
             thinking=self.config.thinking,
+            sampling=self.config.sampling,
         )
 
     async def _complete(

@@ -1,0 +1,127 @@
+"""Sampling settings beyond temperature, one form for every provider.
+
+`NeuronTurnConfig(sampling=Sampling(top_p=0.9, stop_sequences=("END",), seed=7))`
+goes on each model request as `ProviderRequest.sampling`, and each provider
+plugin writes it in its API's fields (Anthropic's `top_k`, OpenAI's `stop`,
+Gemini's `generationConfig.topP`, Ollama's `options.seed`...), as pydantic-ai's
+`ModelSettings` does. A provider names the settings it maps in
+`takes_sampling`; a turn that sets one its provider does not take is refused
+when it is made, naming it, never sent without it (pydantic-ai drops such a
+setting without a word). A provider option or `extra` field of the API's own
+wins over it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from layer0 import NonRetryableError
+
+__all__ = [
+    "SAMPLING_SETTINGS",
+    "InvalidSamplingError",
+    "Sampling",
+    "SamplingSetting",
+    "UnsupportedSamplingError",
+    "check_provider_sampling",
+]
+
+SamplingSetting: TypeAlias = Literal[
+    "top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"
+]
+"""The name of one `Sampling` field."""
+
+SAMPLING_SETTINGS: Final[tuple[SamplingSetting, ...]] = (
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+)
+"""Every sampling setting, as `Provider.takes_sampling` names them."""
+
+
+class InvalidSamplingError(NonRetryableError, ValueError):
+    """A sampling setting whose value no API takes (a `top_p` of 2, an empty stop sequence)."""
+
+
+class UnsupportedSamplingError(NonRetryableError, ValueError):
+    """A sampling setting the turn's provider does not take."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sampling:
+    """How the model picks its tokens; None (or no stop sequences) leaves the API's default.
+
+    Raises:
+        InvalidSamplingError: a value of the wrong type or out of range, naming it.
+    """
+
+    top_p: float | None = None
+    """Nucleus sampling: only the most likely tokens whose probabilities add up to this
+    (above 0, at most 1)."""
+    top_k: int | None = None
+    """Only the `top_k` most likely tokens (1 or more)."""
+    stop_sequences: tuple[str, ...] = ()
+    """Texts that end the answer where the model writes them (not included in it)."""
+    seed: int | None = None
+    """Asks for the same answer to the same request, where the API can."""
+    presence_penalty: float | None = None
+    """Between -2 and 2: above 0 makes the model less likely to repeat any token used."""
+    frequency_penalty: float | None = None
+    """Between -2 and 2: above 0 makes a token less likely the more it was used."""
+
+    def __post_init__(self) -> None:
+        if self.top_p is not None and not (_real(self.top_p) and 0 < self.top_p <= 1):
+            raise _invalid("top_p", self.top_p, "a number above 0 and at most 1")
+        if self.top_k is not None and not (_whole(self.top_k) and self.top_k >= 1):
+            raise _invalid("top_k", self.top_k, "a whole number, 1 or more")
+        if self.seed is not None and not _whole(self.seed):
+            raise _invalid("seed", self.seed, "a whole number")
+        for name in ("presence_penalty", "frequency_penalty"):
+            value = getattr(self, name)
+            if value is not None and not (_real(value) and -2 <= value <= 2):
+                raise _invalid(name, value, "a number from -2 to 2")
+        stops: object = self.stop_sequences  # a caller may pass a list, or a lone string
+        if not isinstance(stops, list | tuple) or not all(isinstance(s, str) and s for s in stops):
+            raise _invalid("stop_sequences", stops, "a sequence of non-empty strings")
+        object.__setattr__(self, "stop_sequences", tuple(stops))
+
+    @property
+    def names(self) -> frozenset[SamplingSetting]:
+        """The settings this sets."""
+        return frozenset(
+            name for name in SAMPLING_SETTINGS if getattr(self, name) not in (None, ())
+        )
+
+
+def check_provider_sampling(sampling: Sampling | None, provider: object) -> None:
+    """Refuse the settings of `sampling` that `provider` does not take (`takes_sampling`).
+
+    Raises:
+        UnsupportedSamplingError: naming the settings and the provider.
+    """
+    if sampling is None:
+        return
+    missing = sampling.names - frozenset(getattr(provider, "takes_sampling", ()))
+    if missing:
+        listed = ", ".join(name for name in SAMPLING_SETTINGS if name in missing)
+        raise UnsupportedSamplingError(
+            f"the provider {type(provider).__name__} does not take the sampling setting(s) "
+            f"{listed}; leave them unset, or set the API's own field in extra"
+        )
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _invalid(name: str, value: object, wanted: str) -> InvalidSamplingError:
+    return InvalidSamplingError(f"sampling {name} must be {wanted}; got {value!r}")

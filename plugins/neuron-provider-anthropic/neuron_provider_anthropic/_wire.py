@@ -35,6 +35,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
@@ -127,6 +128,8 @@ def build_body(
             body["tool_choice"] = choice
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.sampling is not None:
+        body.update(sampling_json(request.sampling))
     _add_output_config(body, request)
     if stream:
         body["stream"] = True
@@ -165,6 +168,22 @@ def mark_cache(body: JsonObject) -> None:
             if isinstance(block, dict) and block.get("type") in _CACHEABLE:
                 content[index] = {**block, "cache_control": dict(_EPHEMERAL)}
                 return
+
+
+SAMPLING: Final = frozenset({"top_p", "top_k", "stop_sequences"})
+"""The sampling settings the Messages API takes (no seed, no penalties)."""
+
+
+def sampling_json(sampling: Sampling) -> JsonObject:
+    """The body's `top_p`, `top_k` and `stop_sequences` for the settings that are set."""
+    fields: JsonObject = {}
+    if sampling.top_p is not None:
+        fields["top_p"] = sampling.top_p
+    if sampling.top_k is not None:
+        fields["top_k"] = sampling.top_k
+    if sampling.stop_sequences:
+        fields["stop_sequences"] = list(sampling.stop_sequences)
+    return fields
 
 
 def _add_output_config(body: JsonObject, request: ProviderRequest) -> None:

@@ -40,6 +40,7 @@ from ._stream import MessageStream, StreamCutError, StreamedError, event_json, f
 from ._wire import (
     HOSTED_TOOLS,
     PROVIDER,
+    SAMPLING,
     JsonObject,
     ParsedMessage,
     build_body,
@@ -100,6 +101,12 @@ class AnthropicProvider:
     on Claude 4.6 and later, and a `budget_tokens` (1024 for `"minimal"` up to 32768 for
     `"xhigh"`, 10000 for `True`, below `max_tokens`) before; `False` is
     `{"type": "disabled"}` where the model allows it. A `thinking` in `extra` wins."""
+
+    takes_sampling: ClassVar[frozenset[str]] = SAMPLING
+    """`top_p`, `top_k` and `stop_sequences` go into the body as they are; the API has no
+    seed and no penalties, so a turn setting those is refused when made. Newer models
+    answer a request with both `temperature` and `top_p`, or `top_k` beside thinking,
+    with their own error."""
 
     def __init__(
         self,

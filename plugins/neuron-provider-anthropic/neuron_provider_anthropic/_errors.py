@@ -27,9 +27,9 @@ from neuron_turn.loop.provider_errors import (
     RateLimitError,
 )
 
+from ._name import PROVIDER
 from ._retry_after import retry_after
 from ._stream import StreamedError
-from ._wire import PROVIDER
 
 _BY_TYPE: Final[dict[str, type[ProviderError]]] = {
     "invalid_request_error": InvalidRequestError,

@@ -19,6 +19,8 @@ from pydantic import JsonValue
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider_errors import InvalidRequestError
 
+from ._name import PROVIDER
+
 JsonObject: TypeAlias = dict[str, JsonValue]
 
 _FORMATS: Final = frozenset(
@@ -102,8 +104,6 @@ def _describe(kept: JsonObject, rest: JsonObject) -> None:
 
 
 def _refused(path: str, why: str) -> InvalidRequestError:
-    from ._wire import PROVIDER  # _wire imports this module
-
     return InvalidRequestError(
         f"Anthropic: native output cannot use this schema: {path} {why}; "
         "use output mode 'tool' (the default) or 'prompted'",

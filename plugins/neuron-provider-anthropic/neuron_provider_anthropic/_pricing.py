@@ -22,7 +22,7 @@ from pydantic import JsonValue
 from layer0 import usd
 
 from ._flat_prices import model_prices, plan_for, usage_reader
-from ._wire import PROVIDER
+from ._name import PROVIDER
 
 PriceTable: TypeAlias = Mapping[str, Mapping[str, Decimal | str | int]]
 """Per model, USD prices per million tokens (e.g. `{"input_mtok": "0.5"}`)."""

@@ -22,6 +22,8 @@ from pydantic import JsonValue
 from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.thinking import Thinking
 
+from ._name import PROVIDER
+
 JsonObject: TypeAlias = dict[str, JsonValue]
 Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
 
@@ -116,8 +118,6 @@ def thinking_fields(
 
 def _off(shape: ModelThinking, model: str) -> JsonObject | None:
     if shape.always_thinks:
-        from ._wire import PROVIDER  # _wire imports this module
-
         raise InvalidRequestError(
             f"Anthropic: {model} always thinks, so thinking=False cannot be sent (the API "
             "refuses {'type': 'disabled'} for it); ask for 'low' effort instead",
@@ -129,8 +129,6 @@ def _off(shape: ModelThinking, model: str) -> JsonObject | None:
 def _budget(thinking: Thinking, max_tokens: int) -> JsonObject:
     # The API wants the budget below `max_tokens` and at least 1024 tokens.
     if max_tokens - 1 < _MIN_BUDGET:
-        from ._wire import PROVIDER  # _wire imports this module
-
         raise InvalidRequestError(
             f"Anthropic: thinking={thinking!r} needs max_tokens above {_MIN_BUDGET} (the least "
             f"thinking budget); got max_tokens={max_tokens}",

@@ -39,11 +39,9 @@ from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
+from ._name import PROVIDER
 from ._output_format import output_format_json
 from ._thinking import thinking_fields
-
-PROVIDER: Final = "anthropic"
-"""The provider name; also the `RawPart.provider` this plugin sends back."""
 
 JsonObject: TypeAlias = dict[str, JsonValue]
 

@@ -35,11 +35,11 @@ from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 from neuron_turn.loop.sse import SSEDecoder
 
 from ._errors import error_for_event, error_for_response
+from ._name import PROVIDER
 from ._pricing import PriceTable, Pricing, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
 from ._wire import (
     HOSTED_TOOLS,
-    PROVIDER,
     SAMPLING,
     JsonObject,
     ParsedMessage,

@@ -14,6 +14,10 @@ in the tokens and cost of the turn whose tool call the server is answering
 (`RunContext.charge`), so that turn's `max_cost` and token limits see it; a
 request an older server sends on its back channel, or one outside a turn's
 tool call, is counted in `cost` only.
+
+The server's stop sequences are sent to a provider that takes them
+(`takes_sampling`), one to four non-empty ones, the most any API takes;
+the answer is cut before the first one the model wrote either way.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from .provider import (
     ProviderResponse,
     TextPart,
 )
+from .sampling import Sampling
 
 if TYPE_CHECKING:
     # The MCP SDK takes ~0.5 s to import: only a sampler that answers needs it.
@@ -44,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["ProviderSampler"]
 
 _log = logging.getLogger(__name__)
+_MAX_STOPS: Final = 4
 
 DEFAULT_MAX_TOKENS: Final = 4096
 """The most tokens a server may have the model write per request, unless told otherwise."""
@@ -124,7 +130,17 @@ class ProviderSampler:
             max_tokens=min(request.max_tokens, self.max_tokens),
             temperature=request.temperature,
             system=request.system_prompt or None,
+            sampling=self._stops(request.stop_sequences),
         )
+
+    def _stops(self, stops: Sequence[str]) -> Sampling | None:
+        # The server is untrusted: more than an API takes would fail a request
+        # that cutting the answer serves as well.
+        if not 0 < len(stops) <= _MAX_STOPS or not all(isinstance(s, str) and s for s in stops):
+            return None
+        if "stop_sequences" not in getattr(self.provider, "takes_sampling", ()):
+            return None
+        return Sampling(stop_sequences=tuple(stops))
 
     def _account(self, server: str, response: ProviderResponse) -> None:
         from neuron_tool.mcp import charge_for_sampling
@@ -165,8 +181,9 @@ def _message(message: SamplingMessage) -> ProviderMessage:
 def _answer(response: ProviderResponse, model: str, stops: Sequence[str]) -> SamplingAnswer:
     """The response's text as MCP's answer, cut before the first of `stops` it holds.
 
-    Why cut here: `ProviderRequest` has no provider-neutral stop sequences, so
-    the model may write past one; the server still gets only what it asked for.
+    Why cut here: a provider that takes no stop sequences (or more than were
+    sent) lets the model write past one; the server still gets only what it
+    asked for.
     """
     from neuron_tool.mcp import SamplingAnswer, SamplingRefused
 

@@ -27,6 +27,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     ProviderMessage,
     ProviderSampler,
+    Sampling,
     TextPart,
     TokenUsage,
     ToolResultPart,
@@ -97,12 +98,27 @@ async def test_a_model_stopped_by_its_token_cap_says_so_in_mcps_words() -> None:
 
 
 async def test_the_answer_ends_before_the_first_stop_sequence_the_model_wrote_past() -> None:
-    # A ProviderRequest has no provider-neutral stop sequences: the sampler cuts.
+    # This provider takes no stop sequences: none is sent, the sampler cuts.
     model = ScriptedProvider([text_response("One line.\n###\nAnother.\nEND more")])
 
     answer = await ProviderSampler(model)(asking(stops=("END", "###")))
 
     assert (answer.content, answer.stop_reason) == ("One line.\n", "stopSequence")
+    assert model.requests[0].sampling is None
+
+
+async def test_stop_sequences_go_to_a_provider_that_takes_them_up_to_four() -> None:
+    texts = [text_response("One line.\n###\nAnother.")] * 3
+    model = ScriptedProvider(texts, takes_sampling=["stop_sequences"])
+    sampler = ProviderSampler(model)
+
+    answer = await sampler(asking(stops=("END", "###")))
+    await sampler(asking(stops=tuple(f"S{i}" for i in range(5))))
+    await sampler(asking(stops=("END", "")))
+
+    assert (answer.content, answer.stop_reason) == ("One line.\n", "stopSequence")
+    sent = [request.sampling for request in model.requests]
+    assert sent == [Sampling(stop_sequences=("END", "###")), None, None]
 
 
 async def test_a_filtered_answer_is_refused_to_the_server() -> None:

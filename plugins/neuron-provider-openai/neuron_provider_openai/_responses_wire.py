@@ -50,6 +50,7 @@ from ._wire import (
     Completion,
     Json,
     UnsupportedContentError,
+    add_sampling,
     arguments_text,
     data_url,
     document_name,
@@ -61,6 +62,7 @@ from ._wire import (
     reasoning_effort,
     token_count,
 )
+from .presets import PresetSampling
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -68,6 +70,12 @@ PROVIDER: Final = "openai-responses"
 """The provider name; also the `RawPart.provider` of the reasoning items it sends back."""
 ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 """The `include` value that makes a stateless call return its reasoning, encrypted."""
+
+SAMPLING: Final = PresetSampling(
+    source="https://platform.openai.com/docs/api-reference/responses/create",
+    takes=frozenset({"top_p"}),
+)
+"""The Responses API takes `top_p` only: no `top_k`, `stop`, `seed` nor penalties."""
 
 _INCOMPLETE_REASONS: Final[Mapping[str, StopReason]] = {
     "max_output_tokens": "max_tokens",
@@ -107,7 +115,11 @@ def request_body(
     on OpenAI's side (nor may be, for zero-data-retention accounts). With
     `encrypted_reasoning` (and `store` still off), `include` asks for the
     reasoning items' encrypted content, the only way a stateless call can
-    hand a reasoning model its earlier reasoning back.
+    hand a reasoning model its earlier reasoning back. `request.sampling` sets
+    `top_p` (`SAMPLING`), unless `defaults` or `request.extra` does.
+
+    Raises:
+        UnsupportedContentError: a sampling setting the API does not take.
     """
     body: Json = {"store": False, **(defaults or {})}
     body["model"] = model
@@ -135,6 +147,7 @@ def request_body(
     if request.thinking is not None and "reasoning" not in body:
         # A summary, so the model's reasoning reaches the turn as ThinkingParts.
         body["reasoning"] = {"effort": reasoning_effort(request.thinking), "summary": "auto"}
+    add_sampling(body, request, SAMPLING)
     if encrypted_reasoning and body["store"] is False:
         body["include"] = _with_encrypted_reasoning(body.get("include"))
     merge_extra(body, request.extra, send_metadata=send_metadata)

@@ -35,11 +35,12 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling, SamplingSetting
 from neuron_turn.loop.thinking import THINKING_EFFORTS, Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
-from .presets import PresetThinking, ThinkingRule
+from .presets import OPENAI_SAMPLING, PresetSampling, PresetThinking, ThinkingRule
 
 logger = logging.getLogger("neuron_provider_openai")
 
@@ -105,6 +106,7 @@ def request_body(
     send_metadata: bool = False,
     reasoning_field: str | None = None,
     preset_thinking: PresetThinking | None = None,
+    sampling_fields: PresetSampling | None = OPENAI_SAMPLING,
 ) -> Json:
     """Build the JSON body for `POST /chat/completions`.
 
@@ -117,10 +119,13 @@ def request_body(
     `parallel_tool_calls` go only with tools (the API refuses them alone);
     native output goes as `response_format` (`response_format_json`).
     `request.thinking` becomes `reasoning_effort`, or a vendor preset's own fields
-    (`preset_thinking`, see `preset_thinking_fields`).
+    (`preset_thinking`, see `preset_thinking_fields`). `request.sampling` goes to the
+    fields `sampling_fields` names (OpenAI's by default; a vendor preset's own, None for
+    an API that documents none), see `sampling_json`.
 
     Raises:
-        UnsupportedContentError: a thinking setting the preset's model does not take.
+        UnsupportedContentError: a thinking setting the preset's model does not take, or
+            a sampling setting the API does not take.
     """
     body: Json = dict(defaults or {})
     body["model"] = model
@@ -145,8 +150,55 @@ def request_body(
             body.update(preset_thinking_fields(preset_thinking, request.thinking, model))
     elif request.thinking is not None and "reasoning_effort" not in body:
         body["reasoning_effort"] = reasoning_effort(request.thinking)
+    if request.sampling is not None:
+        add_sampling(body, request, sampling_fields)
     merge_extra(body, request.extra, send_metadata=send_metadata)
     return body
+
+
+def sampling_json(sampling: Sampling, fields: PresetSampling | None) -> Json:
+    """The body fields for the settings `sampling` sets, named as `fields` says.
+
+    Stop sequences go as a list. A setting is never left out: one the API does not
+    take raises (a turn refuses it when made; this catches a request built by hand).
+
+    Raises:
+        UnsupportedContentError: a set setting `fields` does not take, naming it.
+    """
+    takes = fields.takes if fields is not None else frozenset()
+    missing = sampling.names - takes
+    if missing:
+        listed = ", ".join(name for name in SAMPLING_SETTINGS if name in missing)
+        where = f" (see {fields.source})" if fields is not None else ""
+        raise UnsupportedContentError(
+            f"the API takes no sampling setting {listed}{where}; leave it unset, "
+            "or set the API's own field in extra"
+        )
+    if fields is None:
+        return {}
+    return {
+        fields.field(name): _sampling_value(sampling, name)
+        for name in SAMPLING_SETTINGS
+        if name in sampling.names
+    }
+
+
+def _sampling_value(sampling: Sampling, name: SamplingSetting) -> JsonValue:
+    value: JsonValue = getattr(sampling, name)
+    return list(sampling.stop_sequences) if name == "stop_sequences" else value
+
+
+def add_sampling(body: Json, request: ProviderRequest, fields: PresetSampling | None) -> None:
+    """Put `request.sampling`'s fields in `body`, but for those already set.
+
+    A field in `body` (the provider's `body_defaults`) or `request.extra` is the API's
+    own, and wins.
+    """
+    if request.sampling is None:
+        return
+    for key, value in sampling_json(request.sampling, fields).items():
+        if key not in body and key not in request.extra:
+            body[key] = value
 
 
 def reasoning_effort(thinking: Thinking) -> str:

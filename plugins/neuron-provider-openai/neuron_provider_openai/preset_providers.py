@@ -10,7 +10,9 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
-from .presets import Preset, PresetThinking, get_preset
+from neuron_turn.loop.sampling import SamplingSetting
+
+from .presets import Preset, PresetSampling, PresetThinking, get_preset
 from .provider import OpenAIProvider
 
 __all__ = [
@@ -55,6 +57,10 @@ class PresetProvider(OpenAIProvider):
     """Whether the vendor takes the thinking setting: true where its `Preset.thinking`
     says how (Groq's `reasoning_effort`, OpenRouter's `reasoning`, DeepSeek's
     `thinking`...); else a turn with one is refused: set the API's own field in `extra`."""
+    takes_sampling: ClassVar[frozenset[SamplingSetting]] = frozenset()
+    """The sampling settings the vendor documents (`Preset.sampling`: Mistral's seed as
+    `random_seed`, no `seed` on DeepSeek, no `stop` or penalties on xAI...); a turn with
+    another is refused when made: set the API's own field in `extra`."""
 
     def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -68,6 +74,7 @@ class PresetProvider(OpenAIProvider):
         cls.price_provider_id = preset.price_provider_id
         cls.output_modes = preset.output_modes
         cls.takes_thinking = preset.thinking is not None
+        cls.takes_sampling = preset.sampling.takes if preset.sampling else frozenset()
 
     def __init__(self, model: str = "", **options: Any) -> None:
         if not hasattr(type(self), "preset"):
@@ -81,6 +88,9 @@ class PresetProvider(OpenAIProvider):
 
     def _preset_thinking(self) -> PresetThinking | None:
         return self.preset.thinking
+
+    def _sampling_fields(self) -> PresetSampling | None:
+        return self.preset.sampling
 
     def _is_default_base_url(self) -> bool:
         # Whatever the URL, the vendor's key is required and its prices apply (see above).

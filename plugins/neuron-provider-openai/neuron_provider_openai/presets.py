@@ -12,6 +12,11 @@ which body field, and which value each level becomes, model family by model
 family (`ThinkingRule`), from the vendor's documentation (cited per preset).
 `_wire.preset_thinking_fields` builds the fields from it.
 
+`Preset.sampling` says which `NeuronTurnConfig(sampling=...)` settings the
+vendor's Chat Completions API documents, and under which body field each goes
+(`PresetSampling`: Mistral's seed is `random_seed`); the preset's class takes
+exactly those (`takes_sampling`), so a turn setting another is refused when made.
+
 This module imports nothing heavy: the plugin reads the table to register
 the names, and listing plugins must not load httpx.
 
@@ -30,10 +35,13 @@ from types import MappingProxyType
 from typing import Final, Literal, TypeAlias
 
 from neuron_turn.loop.output import OutputMode
+from neuron_turn.loop.sampling import SAMPLING_SETTINGS, SamplingSetting
 
 __all__ = [
+    "OPENAI_SAMPLING",
     "PRESETS",
     "Preset",
+    "PresetSampling",
     "PresetThinking",
     "ThinkingRule",
     "ThinkingShape",
@@ -89,6 +97,35 @@ class PresetThinking:
     """The first rule whose `models` matches the model applies; the last should match any."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PresetSampling:
+    """Which sampling settings an API documents, and the body field each goes to."""
+
+    source: str
+    """The API's documentation of those fields."""
+    takes: frozenset[SamplingSetting]
+    """The settings it takes (names from `neuron_turn.loop.sampling.SAMPLING_SETTINGS`)."""
+    renamed: tuple[tuple[SamplingSetting, str], ...] = ()
+    """`(setting, field)` where the body field is not the setting's name (`stop_sequences`
+    goes to `stop` on every Chat Completions API)."""
+    note: str = ""
+    """What the vendor's models do differently, where its name cannot tell (for the docs)."""
+
+    def field(self, setting: SamplingSetting) -> str:
+        """The body field `setting` is sent in."""
+        return dict(self.renamed).get(setting, setting)
+
+
+_STOP: Final[tuple[SamplingSetting, str]] = ("stop_sequences", "stop")
+
+OPENAI_SAMPLING: Final = PresetSampling(
+    source="https://platform.openai.com/docs/api-reference/chat/create",
+    takes=frozenset({"top_p", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}),
+    renamed=(_STOP,),
+)
+"""OpenAI's Chat Completions: `top_p`, `stop` (a list), `seed` and both penalties; no
+`top_k` (the API has none)."""
+
 _OPENAI_STYLE: Final = ("low", "low", "medium", "high", "high")
 """`low`/`medium`/`high`, the values every `reasoning_effort` takes."""
 
@@ -127,6 +164,9 @@ class Preset:
     thinking: PresetThinking | None = None
     """How the vendor takes the thinking setting (None: it has no documented field, and a
     turn that sets one is refused; set the API's own field in `extra`)."""
+    sampling: PresetSampling | None = None
+    """The sampling settings the vendor documents and their body fields (None: none, and
+    a turn that sets one is refused; set the API's own field in `extra`)."""
 
 
 PRESETS: Final[tuple[Preset, ...]] = (
@@ -157,6 +197,13 @@ PRESETS: Final[tuple[Preset, ...]] = (
                 ThinkingRule(shape=None, note="Groq reasons with Qwen 3 and gpt-oss only"),
             ),
         ),
+        # https://console.groq.com/docs/api-reference#chat-create: top_p, stop (up to 4),
+        # seed and both penalties, as OpenAI's; no top_k.
+        sampling=PresetSampling(
+            source="https://console.groq.com/docs/api-reference#chat-create",
+            takes=OPENAI_SAMPLING.takes,
+            renamed=(_STOP,),
+        ),
     ),
     Preset(
         name="deepseek",
@@ -175,6 +222,16 @@ PRESETS: Final[tuple[Preset, ...]] = (
             source="https://api-docs.deepseek.com/guides/thinking_mode",
             own_fields=("thinking", "reasoning_effort"),
             rules=(ThinkingRule(shape="deepseek", efforts=("low", "low", "high", "high", "max")),),
+        ),
+        # https://api-docs.deepseek.com/api/create-chat-completion: top_p, stop (up to 16)
+        # and both penalties; no seed, no top_k. In thinking mode (DeepSeek's default) the
+        # API takes top_p and the penalties without error but ignores them
+        # (https://api-docs.deepseek.com/guides/thinking_mode).
+        sampling=PresetSampling(
+            source="https://api-docs.deepseek.com/api/create-chat-completion",
+            takes=frozenset({"top_p", "stop_sequences", "presence_penalty", "frequency_penalty"}),
+            renamed=(_STOP,),
+            note="in thinking mode (the default) top_p and the penalties are ignored",
         ),
     ),
     Preset(
@@ -197,6 +254,15 @@ PRESETS: Final[tuple[Preset, ...]] = (
                 ),
             ),
         ),
+        # https://openrouter.ai/docs/api-reference/parameters: top_p, top_k, stop, seed and
+        # both penalties, passed to the routed provider (one that lacks a field ignores it,
+        # unless `provider: {require_parameters: true}` in extra routes around it).
+        sampling=PresetSampling(
+            source="https://openrouter.ai/docs/api-reference/parameters",
+            takes=frozenset(SAMPLING_SETTINGS),
+            renamed=(_STOP,),
+            note="a routed provider without a field ignores it",
+        ),
     ),
     Preset(
         name="mistral",
@@ -213,6 +279,13 @@ PRESETS: Final[tuple[Preset, ...]] = (
             source="https://docs.mistral.ai/capabilities/reasoning/adjustable",
             own_fields=("reasoning_effort",),
             rules=(ThinkingRule(efforts=("high",) * 5, on="high"),),
+        ),
+        # https://docs.mistral.ai/api/#tag/chat: top_p, stop, `random_seed` (not `seed`:
+        # Mistral answers 422 to unknown fields) and both penalties; no top_k.
+        sampling=PresetSampling(
+            source="https://docs.mistral.ai/api/#tag/chat",
+            takes=OPENAI_SAMPLING.takes,
+            renamed=(_STOP, ("seed", "random_seed")),
         ),
     ),
     Preset(
@@ -247,6 +320,19 @@ PRESETS: Final[tuple[Preset, ...]] = (
                 ThinkingRule(efforts=_OPENAI_STYLE),
             ),
         ),
+        # https://docs.x.ai/docs/guides/reasoning: "presencePenalty, frequencyPenalty and stop
+        # parameters are not supported by reasoning models. Adding them in the request would
+        # result in an error." Every current Grok model but the -non-reasoning variants
+        # reasons (grok-4.3, grok-4, grok-3-mini...), and the name of a future one cannot
+        # tell, so the preset takes top_p and seed only (the chat API reference,
+        # https://docs.x.ai/docs/api-reference#chat-completions); for a non-reasoning
+        # model set `stop` or a penalty in extra.
+        sampling=PresetSampling(
+            source="https://docs.x.ai/docs/guides/reasoning",
+            takes=frozenset({"top_p", "seed"}),
+            note="reasoning models refuse stop and the penalties (set them in extra for a "
+            "non-reasoning model)",
+        ),
     ),
     Preset(
         name="together",
@@ -274,6 +360,13 @@ PRESETS: Final[tuple[Preset, ...]] = (
                 ThinkingRule(shape="reasoning_enabled"),
             ),
         ),
+        # https://docs.together.ai/docs/inference/chat/parameters: top_p, top_k, stop, seed
+        # and both penalties (also repetition_penalty and min_p, left to extra).
+        sampling=PresetSampling(
+            source="https://docs.together.ai/docs/inference/chat/parameters",
+            takes=frozenset(SAMPLING_SETTINGS),
+            renamed=(_STOP,),
+        ),
     ),
     Preset(
         name="fireworks",
@@ -297,6 +390,16 @@ PRESETS: Final[tuple[Preset, ...]] = (
                 ),
             ),
         ),
+        # https://docs.fireworks.ai/api-reference/post-chatcompletions: top_p, top_k, stop
+        # and both penalties (also repetition_penalty and min_p, left to extra); the
+        # reference documents no seed.
+        sampling=PresetSampling(
+            source="https://docs.fireworks.ai/api-reference/post-chatcompletions",
+            takes=frozenset(
+                {"top_p", "top_k", "stop_sequences", "presence_penalty", "frequency_penalty"}
+            ),
+            renamed=(_STOP,),
+        ),
     ),
     Preset(
         name="cerebras",
@@ -318,6 +421,15 @@ PRESETS: Final[tuple[Preset, ...]] = (
                     note="gpt-oss always reasons; its least effort is thinking='low'",
                 ),
             ),
+        ),
+        # https://inference-docs.cerebras.ai/api-reference/chat-completions: top_p, stop (up
+        # to 4), seed and both penalties; no top_k. (An older OpenAI-compatibility page listed
+        # the penalties as refused; the API reference, and Cerebras' SDK built from it,
+        # documents them.)
+        sampling=PresetSampling(
+            source="https://inference-docs.cerebras.ai/api-reference/chat-completions",
+            takes=OPENAI_SAMPLING.takes,
+            renamed=(_STOP,),
         ),
     ),
 )

@@ -12,13 +12,14 @@ from neuron_turn.loop.http_provider import ErrorContext
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from neuron_turn.loop.sampling import SamplingSetting
 
 from . import _wire
 from ._base import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, OpenAIBase
 from ._pricing import PriceTable
 from ._stream import StreamAccumulator
 from ._wire import Completion, SystemRole
-from .presets import PresetThinking
+from .presets import OPENAI_SAMPLING, PresetSampling, PresetThinking
 
 __all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIProvider"]
 
@@ -91,6 +92,11 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     `"none"`, an effort as it is); a `reasoning_effort` in `body_defaults` or `extra`
     wins. The vendor presets (`groq:`, `xai:`...) send their vendor's own fields
     (`Preset.thinking`)."""
+    takes_sampling: ClassVar[frozenset[SamplingSetting]] = OPENAI_SAMPLING.takes
+    """`ProviderRequest.sampling` becomes `top_p`, `stop` (a list), `seed`,
+    `presence_penalty` and `frequency_penalty`; no `top_k` (the API has none, so a turn
+    setting it is refused when made). The field in `body_defaults` or `extra` wins. The
+    vendor presets take what their vendor documents (`Preset.sampling`)."""
 
     def __init__(
         self,
@@ -133,8 +139,9 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
         """The JSON body `complete` would send for `request` (override to add fields).
 
         Raises:
-            InvalidRequestError: a message holds content the API cannot take, or a
-                vendor preset's model does not take the thinking setting.
+            InvalidRequestError: a message holds content the API cannot take, a
+                vendor preset's model does not take the thinking setting, or the API
+                takes no such sampling setting.
         """
         model = request.model or self.model
         role = self._system_role or _wire.default_system_role(model)
@@ -148,6 +155,7 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
                 send_metadata=self._send_metadata,
                 reasoning_field=self._reasoning_field,
                 preset_thinking=self._preset_thinking(),
+                sampling_fields=self._sampling_fields(),
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
@@ -155,6 +163,10 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     def _preset_thinking(self) -> PresetThinking | None:
         """A vendor's own thinking fields (None: OpenAI's `reasoning_effort`)."""
         return None
+
+    def _sampling_fields(self) -> PresetSampling | None:
+        """The sampling settings the API takes and their fields (None: it takes none)."""
+        return OPENAI_SAMPLING
 
     def _stream_options(self, body: dict[str, JsonValue]) -> None:
         # Without it the stream carries no usage, and the call could not be priced.

@@ -12,6 +12,7 @@ from neuron_turn.loop.http_provider import ErrorContext
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+from neuron_turn.loop.sampling import SamplingSetting
 
 from . import _responses_wire as wire
 from ._base import OpenAIBase
@@ -87,6 +88,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     """`ProviderRequest.thinking` becomes `reasoning: {"effort": ..., "summary": "auto"}`
     (`True`: `"medium"`, `False`: `"none"`), so the reasoning summary reaches the turn
     as `ThinkingPart`s; a `reasoning` in `body_defaults` or `extra` wins."""
+    takes_sampling: ClassVar[frozenset[SamplingSetting]] = wire.SAMPLING.takes
+    """`ProviderRequest.sampling`'s `top_p` becomes the body's `top_p` (a `top_p` in
+    `body_defaults` or `extra` wins); the Responses API has no `top_k`, `stop`, `seed`
+    nor penalties, so a turn setting one is refused when made."""
 
     def __init__(
         self,
@@ -125,7 +130,8 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         """The JSON body `complete` would send for `request` (override to add fields).
 
         Raises:
-            InvalidRequestError: a message holds content the API cannot take.
+            InvalidRequestError: a message holds content the API cannot take, or a
+                sampling setting the API does not take.
         """
         model = request.model or self.model
         encrypted = self._encrypted_reasoning

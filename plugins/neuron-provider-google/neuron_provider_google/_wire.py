@@ -14,6 +14,7 @@ part the loop has no type for) is sent as it is, in its place.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Final, TypeAlias
 
@@ -34,6 +35,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro
@@ -78,11 +80,14 @@ def request_body(
     then `request.extra`. `generationConfig` and `toolConfig` are merged one
     level deep (so `extra={"generationConfig": {"topK": 40}}` keeps
     `maxOutputTokens`); other keys replace. `extra["metadata"]` (the caller's
-    trace ids) is not sent: the API has no field for it.
+    trace ids) is not sent: the API has no field for it. A `generationConfig`
+    field of the provider's own (in `defaults` or `extra`) wins over the
+    thinking and sampling settings.
 
     Raises:
-        UnsupportedContentError: a message holds a part the API cannot take, or a
-            hosted tool sets a limit the API has no field for.
+        UnsupportedContentError: a message holds a part the API cannot take, a
+            hosted tool sets a limit the API has no field for, or the sampling
+            setting holds a value beyond the API's limits (see `sampling_config`).
     """
     body: Json = dict(defaults or {})
     system = system_instruction(request)
@@ -100,9 +105,14 @@ def request_body(
                 body, "toolConfig", {"functionCallingConfig": calling_config(request.tool_choice)}
             )
     own = body.get("generationConfig")
-    if request.thinking is not None and isinstance(own, dict) and "thinkingConfig" in own:
+    own_fields = own if isinstance(own, dict) else {}
+    if request.thinking is not None and "thinkingConfig" in own_fields:
         request = replace(request, thinking=None)  # the provider's own thinkingConfig wins
     generation = generation_config(request, include_thoughts=include_thoughts, model=model)
+    if request.sampling is not None:
+        # The provider's own fields (`body_defaults`, then `extra`) win over the setting.
+        given = own_fields.keys() | _extra_generation(request).keys()
+        generation.update(sampling_config(request.sampling, skip=given))
     if generation:
         _merge(body, "generationConfig", generation)
     for key, value in request.extra.items():
@@ -213,6 +223,58 @@ def generation_config(
     if thinking:
         config["thinkingConfig"] = thinking
     return config
+
+
+SAMPLING: Final = frozenset(
+    {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
+)
+"""The sampling settings `generationConfig` takes: all of them."""
+MOST_STOP_SEQUENCES: Final = 5
+"""The API reference's limit on `generationConfig.stopSequences` ("up to 5")."""
+_SEED_RANGE: Final = range(-(2**31), 2**31)
+"""`generationConfig.seed` is a 32-bit integer (the API's `int32`)."""
+
+
+def sampling_config(sampling: Sampling, *, skip: AbstractSet[str] = frozenset()) -> Json:
+    """The sampling setting as `generationConfig` fields, but for those in `skip`.
+
+    `topP`, `topK`, `stopSequences`, `seed`, `presencePenalty` and
+    `frequencyPenalty`, for the settings that are set; a field in `skip` (the
+    provider's own, which wins) is left out.
+
+    Raises:
+        UnsupportedContentError: more stop sequences than the API takes (5), or a seed
+            outside its 32-bit range.
+    """
+    config: Json = {}
+    if sampling.top_p is not None:
+        config["topP"] = sampling.top_p
+    if sampling.top_k is not None:
+        config["topK"] = sampling.top_k
+    if sampling.stop_sequences and "stopSequences" not in skip:
+        if len(sampling.stop_sequences) > MOST_STOP_SEQUENCES:
+            raise UnsupportedContentError(
+                f"the Gemini API takes at most {MOST_STOP_SEQUENCES} stop sequences; "
+                f"the sampling setting has {len(sampling.stop_sequences)}"
+            )
+        config["stopSequences"] = list(sampling.stop_sequences)
+    if sampling.seed is not None and "seed" not in skip:
+        if sampling.seed not in _SEED_RANGE:
+            raise UnsupportedContentError(
+                f"the Gemini API's seed is a 32-bit integer; the sampling setting's "
+                f"{sampling.seed} is out of its range"
+            )
+        config["seed"] = sampling.seed
+    if sampling.presence_penalty is not None:
+        config["presencePenalty"] = sampling.presence_penalty
+    if sampling.frequency_penalty is not None:
+        config["frequencyPenalty"] = sampling.frequency_penalty
+    return {key: value for key, value in config.items() if key not in skip}
+
+
+def _extra_generation(request: ProviderRequest) -> Mapping[str, JsonValue]:
+    value = request.extra.get("generationConfig")
+    return value if isinstance(value, dict) else {}
 
 
 def thinking_config(thinking: Thinking, model: str) -> Json:

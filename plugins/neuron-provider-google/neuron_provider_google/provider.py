@@ -110,6 +110,12 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
     the turn; a `thinkingConfig` in `body_defaults` or `extra` wins."""
+    takes_sampling: ClassVar[frozenset[str]] = wire.SAMPLING
+    """Every sampling setting, as `generationConfig`'s `topP`, `topK`, `stopSequences`, `seed`,
+    `presencePenalty` and `frequencyPenalty`; the same field in `body_defaults` or `extra`
+    wins. More than 5 stop sequences (the API's limit), or a seed beyond 32 bits, is
+    refused before the call (`InvalidRequestError`). A model whose `Model.topK` is empty
+    does not allow `topK` (the API reference): the API answers for it."""
 
     def __init__(
         self,
@@ -147,7 +153,8 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         """The JSON body `complete` would send for `request` (override to add fields).
 
         Raises:
-            InvalidRequestError: a message holds content the API cannot take.
+            InvalidRequestError: a message holds content the API cannot take, or the
+                sampling setting holds a value beyond its limits (more than 5 stop sequences).
         """
         try:
             return wire.request_body(

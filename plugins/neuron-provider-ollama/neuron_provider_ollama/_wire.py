@@ -8,10 +8,12 @@ tool's name (Ollama pairs results with calls by name and order, not by id),
 its content prefixed with `Error: ` when it failed. The files results
 returned follow all of them in one user message (a tool message takes only
 text): an intro per result naming its call, the images in `images`, and a
-note in place of each file Ollama cannot take. `max_tokens` and
-`temperature` go to `options`; `request.extra` is merged into the body,
-`extra["options"]` into `options`. `extra["metadata"]` (the caller's trace
-ids) is not sent: Ollama has no field for it.
+note in place of each file Ollama cannot take. `max_tokens`,
+`temperature` and the sampling setting go to `options` (`top_p`, `top_k`,
+`stop`, `seed`, `presence_penalty`, `frequency_penalty`); `request.extra` is
+merged into the body, `extra["options"]` into `options` (so its fields
+win). `extra["metadata"]` (the caller's trace ids) is not sent: Ollama has no
+field for it.
 
 Tool choice: Ollama has no `tool_choice`. `none` sends no tools; a named tool
 sends only that tool; both forced choices (`required`, a named tool) add a
@@ -53,13 +55,20 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
+from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
 from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id
 
-__all__ = ["build_chat_body", "parse_chat_response", "stream_requested"]
+__all__ = [
+    "SAMPLING",
+    "build_chat_body",
+    "parse_chat_response",
+    "sampling_options",
+    "stream_requested",
+]
 
 _RESERVED_EXTRA: Final = frozenset({"model", "messages"})
 _NOT_SENT_EXTRA: Final = frozenset({"metadata", "options", "stream"})
@@ -149,6 +158,8 @@ def _options(request: ProviderRequest) -> JsonObject:
         options["num_predict"] = request.max_tokens
     if request.temperature is not None:
         options["temperature"] = request.temperature
+    if request.sampling is not None:
+        options.update(sampling_options(request.sampling))
     extra_options = request.extra.get("options")
     if extra_options is not None:
         if not isinstance(extra_options, dict):
@@ -157,6 +168,34 @@ def _options(request: ProviderRequest) -> JsonObject:
                 provider=PROVIDER,
             )
         options.update(extra_options)
+    return options
+
+
+SAMPLING: Final = frozenset(
+    {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
+)
+"""The sampling settings Ollama's `options` take: all of them."""
+
+
+def sampling_options(sampling: Sampling) -> JsonObject:
+    """The sampling setting as `options` fields, for the settings that are set.
+
+    `top_p`, `top_k`, `stop`, `seed`, `presence_penalty` and `frequency_penalty`:
+    Ollama's names, from its Modelfile parameters.
+    """
+    options: JsonObject = {}
+    if sampling.top_p is not None:
+        options["top_p"] = sampling.top_p
+    if sampling.top_k is not None:
+        options["top_k"] = sampling.top_k
+    if sampling.stop_sequences:
+        options["stop"] = list(sampling.stop_sequences)
+    if sampling.seed is not None:
+        options["seed"] = sampling.seed
+    if sampling.presence_penalty is not None:
+        options["presence_penalty"] = sampling.presence_penalty
+    if sampling.frequency_penalty is not None:
+        options["frequency_penalty"] = sampling.frequency_penalty
     return options
 
 

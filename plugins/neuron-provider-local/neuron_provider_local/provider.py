@@ -7,7 +7,7 @@ import importlib.util
 import logging
 import sys
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import ClassVar, Final, Protocol, Self
 
 import httpx
+from pydantic import JsonValue
 
 # mypy does not see sibling plugins installed in editable mode; `_ChatAPI` below keeps
 # the calls typed either way.
@@ -39,6 +40,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
+from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.tool_files import unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
@@ -147,6 +149,12 @@ class LocalProvider:
     """The registered provider name."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "prompted")
     """Typed answers use the server's JSON-schema grammar (see `complete`)."""
+    takes_sampling: ClassVar[frozenset[str]] = frozenset(
+        {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
+    )
+    """Every sampling setting, as the llama.cpp server's own request fields: `top_p`,
+    `top_k`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`; the same field in
+    `extra` wins."""
 
     def __init__(
         self,
@@ -338,6 +346,8 @@ class LocalProvider:
             output = None
         return replace(
             request,
+            extra=_with_sampling(request.extra, request.sampling),
+            sampling=None,  # sent as the server's own fields, above
             model=self.served_model,
             messages=_files_as_notes(request.messages, f"{self.served_model} reads text only"),
             tools=tools,
@@ -412,6 +422,31 @@ class LocalProvider:
         if not (self._cache_dir / DEFAULT_MODEL.file_name).is_file():
             part_files()  # raises ModelUnavailableError, naming the missing package
         return None
+
+
+def _with_sampling(
+    extra: Mapping[str, JsonValue], sampling: Sampling | None
+) -> dict[str, JsonValue]:
+    """`extra` with the sampling setting as the llama.cpp server's fields, `extra`'s own winning.
+
+    The server's chat endpoint takes its `/completion` sampling fields beside the OpenAI
+    ones: `top_p`, `top_k`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`.
+    """
+    fields: dict[str, JsonValue] = {}
+    if sampling is not None:
+        if sampling.top_p is not None:
+            fields["top_p"] = sampling.top_p
+        if sampling.top_k is not None:
+            fields["top_k"] = sampling.top_k
+        if sampling.stop_sequences:
+            fields["stop"] = list(sampling.stop_sequences)
+        if sampling.seed is not None:
+            fields["seed"] = sampling.seed
+        if sampling.presence_penalty is not None:
+            fields["presence_penalty"] = sampling.presence_penalty
+        if sampling.frequency_penalty is not None:
+            fields["frequency_penalty"] = sampling.frequency_penalty
+    return {**fields, **extra}
 
 
 def _files_as_notes(messages: Sequence[ProviderMessage], why: str) -> list[ProviderMessage]:

@@ -14,8 +14,11 @@ wins over it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
+
+from pydantic import JsonValue
 
 from layer0 import NonRetryableError
 
@@ -89,6 +92,19 @@ class Sampling:
         if not isinstance(stops, list | tuple) or not all(isinstance(s, str) and s for s in stops):
             raise _invalid("stop_sequences", stops, "a sequence of non-empty strings")
         object.__setattr__(self, "stop_sequences", tuple(stops))
+
+    def as_fields(self, names: Mapping[SamplingSetting, str]) -> dict[str, JsonValue]:
+        """The settings this sets, under the API's own field names given in `names`.
+
+        Stop sequences go as a list. A set setting `names` lacks is left out: a turn
+        over a provider that does not take it was refused when made.
+        """
+        fields: dict[str, JsonValue] = {}
+        for setting, field in names.items():
+            value = getattr(self, setting)
+            if value is not None and value != ():
+                fields[field] = list(value) if setting == "stop_sequences" else value
+        return fields
 
     @property
     def names(self) -> frozenset[SamplingSetting]:

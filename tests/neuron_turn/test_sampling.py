@@ -83,3 +83,10 @@ def test_a_turn_over_a_provider_missing_some_settings_is_refused_naming_them() -
 def test_sampling_given_as_a_mapping_is_a_type_error_naming_what_it_takes() -> None:
     with pytest.raises(TypeError, match=r"sampling is a Sampling\(...\), not dict"):
         NeuronTurnConfig(sampling={"top_p": 0.9})  # type: ignore[arg-type]
+
+
+def test_as_fields_names_the_set_settings_as_the_api_does_and_leaves_out_the_rest() -> None:
+    sampling = Sampling(top_p=0.5, stop_sequences=("END",), seed=0, top_k=3)
+    names = {"top_p": "topP", "stop_sequences": "stop", "seed": "seed", "frequency_penalty": "f"}
+    assert sampling.as_fields(names) == {"topP": 0.5, "stop": ["END"], "seed": 0}
+    assert Sampling().as_fields(names) == {}

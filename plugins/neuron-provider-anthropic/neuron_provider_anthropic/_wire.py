@@ -35,7 +35,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError
-from neuron_turn.loop.sampling import Sampling
+from neuron_turn.loop.sampling import SamplingSetting
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
@@ -127,7 +127,7 @@ def build_body(
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.sampling is not None:
-        body.update(sampling_json(request.sampling))
+        body.update(request.sampling.as_fields(SAMPLING_FIELDS))
     _add_output_config(body, request)
     if stream:
         body["stream"] = True
@@ -168,20 +168,12 @@ def mark_cache(body: JsonObject) -> None:
                 return
 
 
-SAMPLING: Final = frozenset({"top_p", "top_k", "stop_sequences"})
-"""The sampling settings the Messages API takes (no seed, no penalties)."""
-
-
-def sampling_json(sampling: Sampling) -> JsonObject:
-    """The body's `top_p`, `top_k` and `stop_sequences` for the settings that are set."""
-    fields: JsonObject = {}
-    if sampling.top_p is not None:
-        fields["top_p"] = sampling.top_p
-    if sampling.top_k is not None:
-        fields["top_k"] = sampling.top_k
-    if sampling.stop_sequences:
-        fields["stop_sequences"] = list(sampling.stop_sequences)
-    return fields
+SAMPLING_FIELDS: Final[Mapping[SamplingSetting, str]] = {
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "stop_sequences": "stop_sequences",
+}
+"""The sampling settings the Messages API takes, by body field (no seed, no penalties)."""
 
 
 def _add_output_config(body: JsonObject, request: ProviderRequest) -> None:

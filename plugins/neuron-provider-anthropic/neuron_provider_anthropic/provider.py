@@ -40,7 +40,7 @@ from ._pricing import PriceTable, Pricing, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
 from ._wire import (
     HOSTED_TOOLS,
-    SAMPLING,
+    SAMPLING_FIELDS,
     JsonObject,
     ParsedMessage,
     build_body,
@@ -102,7 +102,7 @@ class AnthropicProvider:
     `"xhigh"`, 10000 for `True`, below `max_tokens`) before; `False` is
     `{"type": "disabled"}` where the model allows it. A `thinking` in `extra` wins."""
 
-    takes_sampling: ClassVar[frozenset[str]] = SAMPLING
+    takes_sampling: ClassVar[frozenset[str]] = frozenset(SAMPLING_FIELDS)
     """`top_p`, `top_k` and `stop_sequences` go into the body as they are; the API has no
     seed and no penalties, so a turn setting those is refused when made. Newer models
     answer a request with both `temperature` and `top_p`, or `top_k` beside thinking,

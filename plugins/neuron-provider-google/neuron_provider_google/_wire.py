@@ -35,7 +35,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.loop.sampling import Sampling
+from neuron_turn.loop.sampling import Sampling, SamplingSetting
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro
@@ -225,10 +225,15 @@ def generation_config(
     return config
 
 
-SAMPLING: Final = frozenset(
-    {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
-)
-"""The sampling settings `generationConfig` takes: all of them."""
+SAMPLING_FIELDS: Final[Mapping[SamplingSetting, str]] = {
+    "top_p": "topP",
+    "top_k": "topK",
+    "stop_sequences": "stopSequences",
+    "seed": "seed",
+    "presence_penalty": "presencePenalty",
+    "frequency_penalty": "frequencyPenalty",
+}
+"""Every sampling setting, by its `generationConfig` field."""
 MOST_STOP_SEQUENCES: Final = 5
 """The API reference's limit on `generationConfig.stopSequences` ("up to 5")."""
 _SEED_RANGE: Final = range(-(2**31), 2**31)
@@ -238,38 +243,27 @@ _SEED_RANGE: Final = range(-(2**31), 2**31)
 def sampling_config(sampling: Sampling, *, skip: AbstractSet[str] = frozenset()) -> Json:
     """The sampling setting as `generationConfig` fields, but for those in `skip`.
 
-    `topP`, `topK`, `stopSequences`, `seed`, `presencePenalty` and
-    `frequencyPenalty`, for the settings that are set; a field in `skip` (the
-    provider's own, which wins) is left out.
+    A field in `skip` (the provider's own, which wins) is left out.
 
     Raises:
         UnsupportedContentError: more stop sequences than the API takes (5), or a seed
             outside its 32-bit range.
     """
-    config: Json = {}
-    if sampling.top_p is not None:
-        config["topP"] = sampling.top_p
-    if sampling.top_k is not None:
-        config["topK"] = sampling.top_k
-    if sampling.stop_sequences and "stopSequences" not in skip:
-        if len(sampling.stop_sequences) > MOST_STOP_SEQUENCES:
-            raise UnsupportedContentError(
-                f"the Gemini API takes at most {MOST_STOP_SEQUENCES} stop sequences; "
-                f"the sampling setting has {len(sampling.stop_sequences)}"
-            )
-        config["stopSequences"] = list(sampling.stop_sequences)
-    if sampling.seed is not None and "seed" not in skip:
-        if sampling.seed not in _SEED_RANGE:
-            raise UnsupportedContentError(
-                f"the Gemini API's seed is a 32-bit integer; the sampling setting's "
-                f"{sampling.seed} is out of its range"
-            )
-        config["seed"] = sampling.seed
-    if sampling.presence_penalty is not None:
-        config["presencePenalty"] = sampling.presence_penalty
-    if sampling.frequency_penalty is not None:
-        config["frequencyPenalty"] = sampling.frequency_penalty
-    return {key: value for key, value in config.items() if key not in skip}
+    config = {
+        key: value for key, value in sampling.as_fields(SAMPLING_FIELDS).items() if key not in skip
+    }
+    stops = config.get("stopSequences")
+    if isinstance(stops, list) and len(stops) > MOST_STOP_SEQUENCES:
+        raise UnsupportedContentError(
+            f"the Gemini API takes at most {MOST_STOP_SEQUENCES} stop sequences; "
+            f"the sampling setting has {len(stops)}"
+        )
+    if "seed" in config and sampling.seed not in _SEED_RANGE:
+        raise UnsupportedContentError(
+            f"the Gemini API's seed is a 32-bit integer; the sampling setting's "
+            f"{sampling.seed} is out of its range"
+        )
+    return config
 
 
 def _extra_generation(request: ProviderRequest) -> Mapping[str, JsonValue]:

@@ -110,7 +110,7 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
     the turn; a `thinkingConfig` in `body_defaults` or `extra` wins."""
-    takes_sampling: ClassVar[frozenset[str]] = wire.SAMPLING
+    takes_sampling: ClassVar[frozenset[str]] = frozenset(wire.SAMPLING_FIELDS)
     """Every sampling setting, as `generationConfig`'s `topP`, `topK`, `stopSequences`, `seed`,
     `presencePenalty` and `frequencyPenalty`; the same field in `body_defaults` or `extra`
     wins. More than 5 stop sequences (the API's limit), or a seed beyond 32 bits, is

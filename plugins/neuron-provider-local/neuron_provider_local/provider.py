@@ -40,7 +40,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
-from neuron_turn.loop.sampling import Sampling
+from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling, SamplingSetting
 from neuron_turn.loop.tool_files import unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
@@ -149,9 +149,7 @@ class LocalProvider:
     """The registered provider name."""
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "prompted")
     """Typed answers use the server's JSON-schema grammar (see `complete`)."""
-    takes_sampling: ClassVar[frozenset[str]] = frozenset(
-        {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
-    )
+    takes_sampling: ClassVar[frozenset[str]] = frozenset(SAMPLING_SETTINGS)
     """Every sampling setting, as the llama.cpp server's own request fields: `top_p`,
     `top_k`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`; the same field in
     `extra` wins."""
@@ -424,28 +422,23 @@ class LocalProvider:
         return None
 
 
+_SAMPLING_FIELDS: Final[Mapping[SamplingSetting, str]] = {
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "stop_sequences": "stop",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+}
+# The llama.cpp server's chat endpoint takes its `/completion` sampling fields
+# beside the OpenAI ones.
+
+
 def _with_sampling(
     extra: Mapping[str, JsonValue], sampling: Sampling | None
 ) -> dict[str, JsonValue]:
-    """`extra` with the sampling setting as the llama.cpp server's fields, `extra`'s own winning.
-
-    The server's chat endpoint takes its `/completion` sampling fields beside the OpenAI
-    ones: `top_p`, `top_k`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`.
-    """
-    fields: dict[str, JsonValue] = {}
-    if sampling is not None:
-        if sampling.top_p is not None:
-            fields["top_p"] = sampling.top_p
-        if sampling.top_k is not None:
-            fields["top_k"] = sampling.top_k
-        if sampling.stop_sequences:
-            fields["stop"] = list(sampling.stop_sequences)
-        if sampling.seed is not None:
-            fields["seed"] = sampling.seed
-        if sampling.presence_penalty is not None:
-            fields["presence_penalty"] = sampling.presence_penalty
-        if sampling.frequency_penalty is not None:
-            fields["frequency_penalty"] = sampling.frequency_penalty
+    """`extra` with the sampling setting as the llama.cpp server's fields, `extra`'s own winning."""
+    fields = {} if sampling is None else sampling.as_fields(_SAMPLING_FIELDS)
     return {**fields, **extra}
 
 

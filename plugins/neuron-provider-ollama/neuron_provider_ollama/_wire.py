@@ -55,7 +55,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
-from neuron_turn.loop.sampling import Sampling
+from neuron_turn.loop.sampling import SamplingSetting
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
@@ -63,10 +63,9 @@ from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id
 
 __all__ = [
-    "SAMPLING",
+    "SAMPLING_OPTIONS",
     "build_chat_body",
     "parse_chat_response",
-    "sampling_options",
     "stream_requested",
 ]
 
@@ -159,7 +158,7 @@ def _options(request: ProviderRequest) -> JsonObject:
     if request.temperature is not None:
         options["temperature"] = request.temperature
     if request.sampling is not None:
-        options.update(sampling_options(request.sampling))
+        options.update(request.sampling.as_fields(SAMPLING_OPTIONS))
     extra_options = request.extra.get("options")
     if extra_options is not None:
         if not isinstance(extra_options, dict):
@@ -171,32 +170,15 @@ def _options(request: ProviderRequest) -> JsonObject:
     return options
 
 
-SAMPLING: Final = frozenset(
-    {"top_p", "top_k", "stop_sequences", "seed", "presence_penalty", "frequency_penalty"}
-)
-"""The sampling settings Ollama's `options` take: all of them."""
-
-
-def sampling_options(sampling: Sampling) -> JsonObject:
-    """The sampling setting as `options` fields, for the settings that are set.
-
-    `top_p`, `top_k`, `stop`, `seed`, `presence_penalty` and `frequency_penalty`:
-    Ollama's names, from its Modelfile parameters.
-    """
-    options: JsonObject = {}
-    if sampling.top_p is not None:
-        options["top_p"] = sampling.top_p
-    if sampling.top_k is not None:
-        options["top_k"] = sampling.top_k
-    if sampling.stop_sequences:
-        options["stop"] = list(sampling.stop_sequences)
-    if sampling.seed is not None:
-        options["seed"] = sampling.seed
-    if sampling.presence_penalty is not None:
-        options["presence_penalty"] = sampling.presence_penalty
-    if sampling.frequency_penalty is not None:
-        options["frequency_penalty"] = sampling.frequency_penalty
-    return options
+SAMPLING_OPTIONS: Final[Mapping[SamplingSetting, str]] = {
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "stop_sequences": "stop",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+}
+"""Every sampling setting, by its `options` field (Ollama's Modelfile parameter names)."""
 
 
 def _tool(tool: ToolSchema) -> JsonObject:

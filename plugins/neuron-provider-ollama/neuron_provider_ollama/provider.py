@@ -29,7 +29,7 @@ from ._errors import API_KEY_ENV, PROVIDER, error_from_response, map_transport_e
 from ._host import resolve_base_url
 from ._pricing import PricesOption, cost_of, parse_prices
 from ._stream import StreamAccumulator
-from ._wire import SAMPLING, build_chat_body, parse_chat_response, stream_requested
+from ._wire import SAMPLING_OPTIONS, build_chat_body, parse_chat_response, stream_requested
 
 __all__ = ["DEFAULT_TIMEOUT", "OllamaProvider"]
 
@@ -68,7 +68,7 @@ class OllamaProvider:
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `think`: true or false, or for gpt-oss models
     the nearest of `"low"`, `"medium"`, `"high"`. A `think` in `extra` wins."""
-    takes_sampling: ClassVar[frozenset[str]] = SAMPLING
+    takes_sampling: ClassVar[frozenset[str]] = frozenset(SAMPLING_OPTIONS)
     """Every sampling setting, in `options`: `top_p`, `top_k`, `stop`, `seed`,
     `presence_penalty`, `frequency_penalty`; the same field in `extra["options"]` wins."""
 

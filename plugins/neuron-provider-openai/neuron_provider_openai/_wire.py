@@ -35,7 +35,7 @@ from neuron_turn.loop.provider import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling, SamplingSetting
+from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling
 from neuron_turn.loop.thinking import THINKING_EFFORTS, Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
@@ -176,16 +176,7 @@ def sampling_json(sampling: Sampling, fields: PresetSampling | None) -> Json:
         )
     if fields is None:
         return {}
-    return {
-        fields.field(name): _sampling_value(sampling, name)
-        for name in SAMPLING_SETTINGS
-        if name in sampling.names
-    }
-
-
-def _sampling_value(sampling: Sampling, name: SamplingSetting) -> JsonValue:
-    value: JsonValue = getattr(sampling, name)
-    return list(sampling.stop_sequences) if name == "stop_sequences" else value
+    return sampling.as_fields({name: fields.field(name) for name in fields.takes})
 
 
 def add_sampling(body: Json, request: ProviderRequest, fields: PresetSampling | None) -> None:

@@ -30,7 +30,7 @@ llama.cpp, LM Studio, Ollama: no vendor key or price).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final, Literal, TypeAlias
 
@@ -129,6 +129,15 @@ OPENAI_SAMPLING: Final = PresetSampling(
 _OPENAI_STYLE: Final = ("low", "low", "medium", "high", "high")
 """`low`/`medium`/`high`, the values every `reasoning_effort` takes."""
 
+_GPT_OSS: Final = ThinkingRule(
+    models=r"gpt-oss",
+    efforts=_OPENAI_STYLE,
+    on="medium",
+    off=None,
+    note="gpt-oss always reasons; its least effort is thinking='low'",
+)
+"""OpenAI's gpt-oss models wherever they are served: `reasoning_effort`, never off."""
+
 _ALL_MODES: Final[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
 _TOOL_FIRST: Final[tuple[OutputMode, ...]] = ("tool", "native", "prompted")
 
@@ -186,13 +195,7 @@ PRESETS: Final[tuple[Preset, ...]] = (
             own_fields=("reasoning_effort",),
             rules=(
                 ThinkingRule(models=r"qwen3", efforts=("default",) * 5, on="default"),
-                ThinkingRule(
-                    models=r"gpt-oss",
-                    efforts=_OPENAI_STYLE,
-                    on="medium",
-                    off=None,
-                    note="gpt-oss always reasons; its least effort is thinking='low'",
-                ),
+                _GPT_OSS,
                 # Groq documents the field for these two families only (a 400 elsewhere).
                 ThinkingRule(shape=None, note="Groq reasons with Qwen 3 and gpt-oss only"),
             ),
@@ -350,13 +353,7 @@ PRESETS: Final[tuple[Preset, ...]] = (
             source="https://docs.together.ai/docs/inference/chat/reasoning",
             own_fields=("reasoning", "reasoning_effort", "chat_template_kwargs"),
             rules=(
-                ThinkingRule(
-                    models=r"gpt-oss",
-                    efforts=_OPENAI_STYLE,
-                    on="medium",
-                    off=None,
-                    note="gpt-oss always reasons; its least effort is thinking='low'",
-                ),
+                _GPT_OSS,
                 ThinkingRule(shape="reasoning_enabled"),
             ),
         ),
@@ -414,12 +411,7 @@ PRESETS: Final[tuple[Preset, ...]] = (
             own_fields=("reasoning_effort", "disable_reasoning"),
             rules=(
                 ThinkingRule(models=r"glm", shape="disable_reasoning"),
-                ThinkingRule(
-                    efforts=_OPENAI_STYLE,
-                    on="medium",
-                    off=None,
-                    note="gpt-oss always reasons; its least effort is thinking='low'",
-                ),
+                replace(_GPT_OSS, models=None),  # the rest take gpt-oss's field and values
             ),
         ),
         # https://inference-docs.cerebras.ai/api-reference/chat-completions: top_p, stop (up

@@ -95,3 +95,19 @@ def replay(path: Path, **overrides: Any) -> Iterator[Cassette]:
             f"{path.name}: {len(cassette.data) - cassette.play_count} recorded "
             "interaction(s) were never requested"
         )
+
+
+def body_values(text: str) -> Iterator[Any]:
+    """The JSON values of a recorded body: the body itself, or each `data:` event of a stream.
+
+    A stream's event that is not JSON (`[DONE]`) is skipped.
+    """
+    try:
+        yield json.loads(text)
+    except ValueError:
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                try:
+                    yield json.loads(line[5:])
+                except ValueError:
+                    continue

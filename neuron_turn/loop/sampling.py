@@ -23,6 +23,7 @@ from pydantic import JsonValue
 from layer0 import NonRetryableError
 
 __all__ = [
+    "PLAIN_FIELDS",
     "SAMPLING_SETTINGS",
     "InvalidSamplingError",
     "Sampling",
@@ -45,6 +46,17 @@ SAMPLING_SETTINGS: Final[tuple[SamplingSetting, ...]] = (
     "frequency_penalty",
 )
 """Every sampling setting, as `Provider.takes_sampling` names them."""
+
+PLAIN_FIELDS: Final[Mapping[SamplingSetting, str]] = {
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "stop_sequences": "stop",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+}
+"""Each setting under its own name, stop sequences as `stop`: the fields of Ollama's
+`options` and of the llama.cpp server (for `Sampling.as_fields`)."""
 
 
 class InvalidSamplingError(NonRetryableError, ValueError):

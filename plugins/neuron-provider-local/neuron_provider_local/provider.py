@@ -40,7 +40,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
-from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling, SamplingSetting
+from neuron_turn.loop.sampling import PLAIN_FIELDS, SAMPLING_SETTINGS, Sampling
 from neuron_turn.loop.tool_files import unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
@@ -422,23 +422,14 @@ class LocalProvider:
         return None
 
 
-_SAMPLING_FIELDS: Final[Mapping[SamplingSetting, str]] = {
-    "top_p": "top_p",
-    "top_k": "top_k",
-    "stop_sequences": "stop",
-    "seed": "seed",
-    "presence_penalty": "presence_penalty",
-    "frequency_penalty": "frequency_penalty",
-}
-# The llama.cpp server's chat endpoint takes its `/completion` sampling fields
-# beside the OpenAI ones.
-
-
 def _with_sampling(
     extra: Mapping[str, JsonValue], sampling: Sampling | None
 ) -> dict[str, JsonValue]:
-    """`extra` with the sampling setting as the llama.cpp server's fields, `extra`'s own winning."""
-    fields = {} if sampling is None else sampling.as_fields(_SAMPLING_FIELDS)
+    """`extra` with the sampling setting as the llama.cpp server's fields, `extra`'s own winning.
+
+    The server's chat endpoint takes its `/completion` sampling fields beside the OpenAI ones.
+    """
+    fields = {} if sampling is None else sampling.as_fields(PLAIN_FIELDS)
     return {**fields, **extra}
 
 

@@ -55,7 +55,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
-from neuron_turn.loop.sampling import SamplingSetting
+from neuron_turn.loop.sampling import PLAIN_FIELDS
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_files import files_intro, unseen_file_note
 
@@ -170,14 +170,7 @@ def _options(request: ProviderRequest) -> JsonObject:
     return options
 
 
-SAMPLING_OPTIONS: Final[Mapping[SamplingSetting, str]] = {
-    "top_p": "top_p",
-    "top_k": "top_k",
-    "stop_sequences": "stop",
-    "seed": "seed",
-    "presence_penalty": "presence_penalty",
-    "frequency_penalty": "frequency_penalty",
-}
+SAMPLING_OPTIONS: Final = PLAIN_FIELDS
 """Every sampling setting, by its `options` field (Ollama's Modelfile parameter names)."""
 
 

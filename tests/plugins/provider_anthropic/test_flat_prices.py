@@ -22,24 +22,12 @@ from genai_prices.types import ModelPrice, TieredPrices
 
 from neuron_provider_anthropic._flat_prices import model_prices, plan_for, usage_reader
 from neuron_provider_anthropic._pricing import Pricing, _flat_cost
-from tests.cassettes import CASSETTES, SHARED_CORPUS
+from tests.cassettes import CASSETTES, SHARED_CORPUS, body_values
 
 from ._support import ANSWERED, MODEL, usage_json
 
 PROVIDER = "anthropic"
 REFUSED = "refused"
-
-
-def _json_values(text: str) -> Iterator[Any]:
-    try:
-        yield json.loads(text)
-    except ValueError:
-        for line in text.splitlines():  # an event stream
-            if line.startswith("data:"):
-                try:
-                    yield json.loads(line[5:])
-                except ValueError:
-                    continue
 
 
 def _usages(value: Any) -> Iterator[dict[str, Any]]:
@@ -63,7 +51,7 @@ def _recorded_usages() -> list[dict[str, Any]]:
                     bodies = [response["parsed_body"]]
                 else:
                     body = response.get("body", {}).get("string", "")
-                    bodies = list(_json_values(body)) if isinstance(body, str) else []
+                    bodies = list(body_values(body)) if isinstance(body, str) else []
                 for body in bodies:
                     for usage in _usages(body):
                         found[json.dumps(usage, sort_keys=True)] = usage

@@ -11,7 +11,6 @@ provider's pricing now.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -37,20 +36,11 @@ from neuron_provider_google._pricing import (
 )
 from neuron_turn.loop.flat_price import model_prices, plan_for
 from neuron_turn.loop.provider import TokenUsage
-from tests.cassettes import CASSETTES
+from tests.cassettes import CASSETTES, body_values
 
 from ._support import MODEL, usage
 
 REFUSED = "refused"
-
-
-def _json_values(text: str) -> Iterator[Any]:
-    try:
-        yield json.loads(text)
-    except ValueError:
-        for line in text.splitlines():  # an event stream
-            if line.startswith("data:"):
-                yield json.loads(line[5:])
 
 
 def _recorded_metadata() -> list[dict[str, Any]]:
@@ -58,7 +48,7 @@ def _recorded_metadata() -> list[dict[str, Any]]:
     for path in sorted(Path(CASSETTES / "google").glob("*.yaml")):
         for interaction in yaml.safe_load(path.read_text())["interactions"]:
             body = interaction["response"].get("body", {}).get("string", "")
-            for value in _json_values(body) if isinstance(body, str) else ():
+            for value in body_values(body) if isinstance(body, str) else ():
                 metadata = value.get("usageMetadata") if isinstance(value, dict) else None
                 if isinstance(metadata, dict):
                     found[json.dumps(metadata, sort_keys=True)] = metadata

@@ -156,6 +156,25 @@ _RUNNER = (
 )
 
 
+def run_page(page: Path, tmp_path: Path, after: str = "") -> subprocess.CompletedProcess[str]:
+    """Run the page's Python blocks as one script in `tmp_path`, then `after` in its namespace."""
+    page_blocks = [
+        block
+        for block in ALL_BLOCKS
+        if block.path == page and block.runs and block.language in PYTHON_LANGUAGES
+    ]
+    return subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(page)],
+        input=page_script(page_blocks) + after,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=example_environment(tmp_path),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
 def _report(result: subprocess.CompletedProcess[str]) -> str:
     return (
         f"exit code {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
@@ -166,21 +185,7 @@ def _report(result: subprocess.CompletedProcess[str]) -> str:
     "page", PYTHON_PAGES, ids=[str(path.relative_to(ROOT)) for path in PYTHON_PAGES]
 )
 def test_python_examples_of_the_page_run_as_one_script(page: Path, tmp_path: Path) -> None:
-    page_blocks = [
-        block
-        for block in ALL_BLOCKS
-        if block.path == page and block.runs and block.language in PYTHON_LANGUAGES
-    ]
-    result = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(page)],
-        input=page_script(page_blocks),
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=example_environment(tmp_path),
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
+    result = run_page(page, tmp_path)
     assert result.returncode == 0, _report(result)
 
 

@@ -4,19 +4,9 @@ and those `from_file` refuses fail it as well."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.test_docs_examples import (
-    _RUNNER,
-    PYTHON_LANGUAGES,
-    ROOT,
-    TIMEOUT_SECONDS,
-    blocks,
-    example_environment,
-    page_script,
-)
+from tests.test_docs_examples import ROOT, run_page
 
 PAGE = ROOT / "docs" / "how-to" / "evals.md"
 
@@ -62,17 +52,7 @@ print(_json.dumps({"custom": sorted(map(str, _custom)), "files": _verdicts}))
 def test_every_dataset_file_the_evals_page_writes_validates_against_the_schema(
     tmp_path: Path,
 ) -> None:
-    runs = [block for block in blocks(PAGE) if block.runs and block.language in PYTHON_LANGUAGES]
-    result = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(PAGE)],
-        input=page_script(runs) + _VERDICTS,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=example_environment(tmp_path),
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
+    result = run_page(PAGE, tmp_path, after=_VERDICTS)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout.splitlines()[-1])
     assert len(found["custom"]) == 3  # Mentions, brevity, MeanLength

@@ -379,6 +379,12 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             ) from exc
         return text.encode("utf-8", "surrogatepass")
 
+    def _cost(self, completion: CompletionT, *, requested_model: str) -> Money | None:
+        """The call's cost from its usage; a subclass whose answer says more may price by it."""
+        return self._pricer.cost(
+            completion.usage, model=completion.model, requested_model=requested_model
+        )
+
     def _response(self, completion: CompletionT, *, requested_model: str) -> ProviderResponse:
         usage = completion.usage
         self.logger.debug(
@@ -393,7 +399,7 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             stop_reason=completion.stop_reason,
             usage=usage,
             model=completion.model,
-            cost=self._pricer.cost(usage, model=completion.model, requested_model=requested_model),
+            cost=self._cost(completion, requested_model=requested_model),
             truncated=completion.stop_reason == "max_tokens",
             hosted_calls=completion.hosted_calls,
         )

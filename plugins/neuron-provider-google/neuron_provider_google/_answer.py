@@ -87,6 +87,9 @@ class Completion:
     model: str
     hosted_calls: tuple[HostedToolCall, ...] = ()
     """What the hosted tools did for the answer: the code run, the searches, the fetches."""
+    media_usage: Mapping[str, JsonValue] | None = None
+    """`usageMetadata` as sent when it counts tokens of audio, images, video or documents,
+    which some models price apart (None: text only)."""
 
 
 def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> Completion:
@@ -122,6 +125,7 @@ def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> 
         usage=parse_usage(data.get("usageMetadata")),
         model=model if isinstance(model, str) and model else fallback_model,
         hosted_calls=hosted_calls(candidate, content),
+        media_usage=media_usage(data.get("usageMetadata")),
     )
 
 
@@ -289,6 +293,34 @@ def parse_usage(usage: object) -> TokenUsage:
         + token_count(usage.get("thoughtsTokenCount")),
         cache_read_tokens=None if cached is None else token_count(cached),
     )
+
+
+_DETAILS: Final = (
+    "promptTokensDetails",
+    "cacheTokensDetails",
+    "candidatesTokensDetails",
+    "toolUsePromptTokensDetails",
+)
+
+
+def media_usage(usage: object) -> Mapping[str, JsonValue] | None:
+    """`usage` when a modality detail counts tokens other than text, else None.
+
+    genai-prices reads those details (`input_audio_tokens`...) and prices audio
+    apart on models that list it; `TokenUsage` has no place for them.
+    """
+    if not isinstance(usage, dict):
+        return None
+    for key in _DETAILS:
+        details = usage.get(key)
+        for detail in details if isinstance(details, list) else ():
+            if (
+                isinstance(detail, dict)
+                and detail.get("modality") != "TEXT"
+                and token_count(detail.get("tokenCount")) > 0
+            ):
+                return usage
+    return None
 
 
 def token_count(value: object) -> int:

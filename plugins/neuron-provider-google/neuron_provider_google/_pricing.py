@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Final, TypeAlias
 
 from moneyed import Money
+from pydantic import JsonValue
 
 from neuron_turn.loop.flat_price import model_prices, plan_for
 from neuron_turn.loop.price_table import price_entry
@@ -86,15 +87,30 @@ class Pricer:
     overrides: Mapping[str, ModelPrice]
     lookup: bool = True
 
-    def cost(self, usage: TokenUsage, *, model: str, requested_model: str) -> Money | None:
-        """The call's cost in USD, or None when the model's price is unknown."""
+    def cost(
+        self,
+        usage: TokenUsage,
+        *,
+        model: str,
+        requested_model: str,
+        media_usage: Mapping[str, JsonValue] | None = None,
+    ) -> Money | None:
+        """The call's cost in USD, or None when the model's price is unknown.
+
+        `media_usage` (the `usageMetadata` of a call that counted audio, images or
+        video) is priced by genai-prices from the metadata itself, so audio is billed
+        at the model's audio price; `prices=` entries have one input price for all.
+        """
         answered, requested = price_model_name(model), price_model_name(requested_model)
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None:
             return Money(price.cost(usage), "USD")
         if not self.lookup:
             return None
-        amount = _price_data_cost(usage, answered)
+        if media_usage is not None:
+            amount = _media_cost(media_usage, answered)
+        else:
+            amount = _price_data_cost(usage, answered)
         return None if amount is None else Money(amount, "USD")
 
 
@@ -152,6 +168,20 @@ def _calc_price(usage: TokenUsage, model: str) -> Decimal | None:
         logger.debug("no price for model %r: %s", model, exc)
         return None
     return calculation.total_price
+
+
+def _media_cost(usage: Mapping[str, JsonValue], model: str) -> Decimal | None:
+    # genai-prices' own reading of the metadata (its modality details), then its price.
+    import genai_prices
+
+    try:
+        tokens = genai_prices.extract_usage(
+            {"usageMetadata": dict(usage)}, provider_id=PRICE_PROVIDER_ID
+        ).usage
+        return genai_prices.calc_price(tokens, model, provider_id=PRICE_PROVIDER_ID).total_price
+    except (LookupError, ValueError) as exc:
+        logger.debug("no price for model %r: %s", model, exc)
+        return None
 
 
 def context_window(model: str) -> int | None:

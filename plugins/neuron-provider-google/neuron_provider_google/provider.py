@@ -9,6 +9,7 @@ from typing import ClassVar, Final
 from urllib.parse import quote
 
 import httpx
+from moneyed import Money
 from pydantic import JsonValue
 
 from neuron_turn.loop.events import ProviderDelta
@@ -110,6 +111,7 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
     the turn; a `thinkingConfig` in `body_defaults` or `extra` wins."""
+    _pricer: Pricer
     takes_sampling: ClassVar[frozenset[str]] = frozenset(wire.SAMPLING_FIELDS)
     """Every sampling setting, as `generationConfig`'s `topP`, `topK`, `stopSequences`, `seed`,
     `presencePenalty` and `frequencyPenalty`; the same field in `body_defaults` or `extra`
@@ -212,6 +214,15 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
                     status_of(api_error), api_error, headers=None, context=context
                 )
         return self._parsed(data, content, context)
+
+    def _cost(self, completion: answer.Completion, *, requested_model: str) -> Money | None:
+        # Audio, image and video tokens are priced from the metadata that counts them.
+        return self._pricer.cost(
+            completion.usage,
+            model=completion.model,
+            requested_model=requested_model,
+            media_usage=completion.media_usage,
+        )
 
     def _parsed(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:
         try:

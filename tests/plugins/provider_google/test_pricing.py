@@ -9,9 +9,9 @@ import pytest
 from moneyed import Money
 
 from neuron_provider_google._pricing import parse_prices
-from neuron_turn.loop.provider import TokenUsage
+from neuron_turn.loop.provider import ProviderResponse, TokenUsage
 
-from ._support import json_response, mocked, request, response, text, usage
+from ._support import json_response, mocked, request, response, sse, text, usage
 
 BODY = response(text("Hi"), usageMetadata=usage(2000, 500, thoughts=128, cached=1024))
 
@@ -79,3 +79,59 @@ def test_context_window_comes_from_genai_prices_and_unknown_is_none() -> None:
 def test_bad_prices_are_refused_saying_why(entry: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         parse_prices({"gemini-2.5-flash": entry})  # type: ignore[dict-item]
+
+
+def _with_details(key: str, *details: tuple[str, int], **counts: int) -> dict[str, object]:
+    metadata = usage(**counts)  # type: ignore[arg-type]
+    metadata[key] = [{"modality": modality, "tokenCount": n} for modality, n in details]
+    return metadata
+
+
+async def test_audio_in_the_prompt_is_priced_at_the_models_audio_price() -> None:
+    metadata = _with_details(
+        "promptTokensDetails", ("TEXT", 200), ("AUDIO", 800), prompt=1000, candidates=100
+    )
+    body = response(text("Heard."), usageMetadata=metadata)
+    provider, _ = mocked(json_response(body))
+    answer = await provider.complete(request())
+    extracted = genai_prices.extract_usage(body, provider_id="google")
+    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
+    assert answer.cost == Money(expected.total_price, "USD")
+    # 200 text tokens at $0.30 and 800 audio tokens at $1 per million, 100 out at $2.50.
+    assert answer.cost == Money(Decimal("0.00111"), "USD")
+    assert answer.usage == TokenUsage(1000, 100, None)
+
+
+async def test_streamed_audio_is_priced_from_the_last_chunks_metadata() -> None:
+    metadata = _with_details("promptTokensDetails", ("AUDIO", 1000), prompt=1000, candidates=10)
+    provider, _ = mocked(sse(response(text("Heard."), usageMetadata=metadata)))
+    *_, final = [event async for event in provider.stream(request())]
+    # 1000 audio tokens at $1 and 10 out at $2.50 per million.
+    assert isinstance(final, ProviderResponse)
+    assert final.cost == Money(Decimal("0.001025"), "USD")
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        usage(1000, 100),
+        _with_details("promptTokensDetails", ("AUDIO", 0), ("TEXT", 1000), prompt=1000),
+        _with_details("promptTokensDetails", ("IMAGE", 600), ("TEXT", 400), prompt=1000),
+    ],
+)
+async def test_a_call_without_priced_media_costs_what_genai_prices_says(
+    metadata: dict[str, object],
+) -> None:
+    body = response(text("Seen."), usageMetadata=metadata)
+    provider, _ = mocked(json_response(body))
+    answer = await provider.complete(request())
+    extracted = genai_prices.extract_usage(body, provider_id="google")
+    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
+    assert answer.cost == Money(expected.total_price, "USD")
+
+
+async def test_prices_option_bills_audio_at_its_one_input_price() -> None:
+    metadata = _with_details("promptTokensDetails", ("AUDIO", 1000), prompt=1000, candidates=0)
+    prices = {"gemini-2.5-flash": {"input_mtok": "1", "output_mtok": "2"}}
+    provider, _ = mocked(json_response(response(usageMetadata=metadata)), prices=prices)
+    assert (await provider.complete(request())).cost == Money(Decimal("0.001"), "USD")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import pathlib
 import shlex
@@ -52,6 +53,7 @@ from ..loop.hosted_tools import (
     hosted_tool_from_json,
 )
 from ..loop.provider_errors import ProviderError
+from ..loop.sampling import InvalidSamplingError, Sampling
 from ..loop.thinking import THINKING_EFFORTS, Thinking
 from ..plugins import get_plugin_manager
 from ..plugins.errors import PluginError
@@ -451,8 +453,62 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="how much the model thinks before it answers, on any provider that takes it: "
         "on, off, minimal, low, medium, high or xhigh (default: the model's own)",
     )
+    _add_sampling_arguments(parser)
     add_approve_tool_argument(parser)
     parser.add_argument("--verbose", action="store_true", help="show progress even when piped")
+
+
+def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--temperature`, `--top-p`, `--top-k`, `--seed` and `--stop`: how the model samples."""
+    parser.add_argument(
+        "--temperature", type=float, metavar="T", help="sampling temperature (default: the API's)"
+    )
+    parser.add_argument(
+        "--top-p", type=float, metavar="P", help="nucleus sampling, above 0 and at most 1"
+    )
+    parser.add_argument(
+        "--top-k", type=int, metavar="K", help="sample from the K most likely tokens only"
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="N", help="ask for the same answer to the same request"
+    )
+    parser.add_argument(
+        "--stop",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="end the answer where the model writes TEXT (repeat); a provider that does not "
+        "take a setting refuses the run before any call",
+    )
+
+
+_SAMPLING_FLAGS: Final = {
+    "top_p": "--top-p",
+    "top_k": "--top-k",
+    "seed": "--seed",
+    "stop_sequences": "--stop",
+}
+
+
+def _sampling_flags(args: argparse.Namespace) -> Sampling | None:
+    """The sampling flags as a `Sampling` (None: none given).
+
+    Raises:
+        UsageError: a value no API takes, naming the flag.
+    """
+    given = {
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "seed": args.seed,
+        "stop_sequences": tuple(args.stop),
+    }
+    if all(value in (None, ()) for value in given.values()):
+        return None
+    try:
+        return Sampling(**given)
+    except InvalidSamplingError as exc:
+        flag = next(flag for name, flag in _SAMPLING_FLAGS.items() if f" {name} " in str(exc))
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def _add_orchestration_arguments(parser: argparse.ArgumentParser, *, worker: bool) -> None:
@@ -508,6 +564,18 @@ def _run_command(args: argparse.Namespace) -> int:
         _error(
             "--environment works with the local orchestrator, plugin tools and the provider's "
             "default options only (MCP tools and remote workers live outside the environment)"
+        )
+        return EXIT_USAGE
+    if args.environment is not None and (
+        args.temperature is not None
+        or args.top_p is not None
+        or args.top_k is not None
+        or args.seed is not None
+        or args.stop
+    ):
+        _error(
+            "--environment: --temperature, --top-p, --top-k, --seed and --stop do not reach a "
+            "turn in an environment; leave them out there"
         )
         return EXIT_USAGE
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
@@ -704,7 +772,20 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         provider_options=dict(args.option),
         hosted_tools=_hosted_tools(args.hosted_tool),
         thinking=args.thinking,
+        temperature=_temperature(args.temperature),
+        sampling=_sampling_flags(args),
     )
+
+
+def _temperature(value: float | None) -> float | None:
+    """`--temperature`, a finite number 0 or more.
+
+    Raises:
+        UsageError: it is not.
+    """
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"--temperature must be a number 0 or more; got {value}")
+    return value
 
 
 def _hosted_tools(given: Sequence[HostedTool]) -> tuple[HostedTool, ...]:

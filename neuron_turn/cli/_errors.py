@@ -23,6 +23,7 @@ from neuron_tool import ToolError, ToolPrepareError
 from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
 from ..loop.hosted_tools import UnsupportedHostedToolError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
+from ..loop.sampling import UnsupportedSamplingError
 from ..loop.stop_tools import UnknownStopToolError
 from ..loop.thinking import UnsupportedThinkingError
 from ..plugins.errors import (
@@ -168,6 +169,9 @@ def classify(
     thinking = in_chain(exc, UnsupportedThinkingError)
     if thinking is not None:
         return EXIT_USAGE, f"--thinking: {thinking}"
+    sampling = in_chain(exc, UnsupportedSamplingError)
+    if sampling is not None:
+        return EXIT_USAGE, f"--top-p/--top-k/--seed/--stop: {sampling}"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

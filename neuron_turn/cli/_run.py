@@ -48,6 +48,7 @@ from ..loop.continuation import continuation_input
 from ..loop.events import TurnEvent
 from ..loop.hosted_tools import HostedTool, hosted_tool_json
 from ..loop.provider_errors import ProviderError
+from ..loop.sampling import Sampling
 from ..loop.stream import close_cancelled
 from ..loop.thinking import Thinking
 from ..loop.turn import NeuronTurn
@@ -108,6 +109,10 @@ class TurnSpec:
     """The hosted tools the provider runs for the turn (`--hosted-tool`), with their limits."""
     thinking: Thinking | None = None
     """How much the model thinks before it answers (`--thinking`; None: the model's own)."""
+    temperature: float | None = None
+    """The sampling temperature (`--temperature`; None: the API's)."""
+    sampling: Sampling | None = None
+    """`--top-p`, `--top-k`, `--seed` and `--stop` (None: the API's defaults)."""
 
     def effect_policy(self) -> EffectPolicy:
         """Return the policy of `grants`, for the turn and the orchestrator alike."""
@@ -332,6 +337,8 @@ async def build_turn(
             approval=ApprovalPolicy.of(spec.approve_tools) if spec.approve_tools else None,
             hosted_tools=spec.hosted_tools,
             thinking=spec.thinking,
+            temperature=spec.temperature,
+            sampling=spec.sampling,
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
@@ -501,6 +508,8 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--context-limit", spec.context_limit),
             ("--approve-tool", spec.approve_tools),
             ("--option", spec.provider_options),
+            ("--temperature", spec.temperature is not None),
+            ("--top-p/--top-k/--seed/--stop", spec.sampling is not None),
         )
         if value
     ]

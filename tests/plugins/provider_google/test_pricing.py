@@ -16,6 +16,13 @@ from ._support import json_response, mocked, request, response, sse, text, usage
 BODY = response(text("Hi"), usageMetadata=usage(2000, 500, thoughts=128, cached=1024))
 
 
+def genai_prices_cost(body: dict[str, object]) -> Money:
+    """What genai-prices itself makes of `body`'s usage, for gemini-2.5-flash."""
+    extracted = genai_prices.extract_usage(body, provider_id="google")
+    price = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
+    return Money(price.total_price, "USD")
+
+
 async def test_usage_is_what_genai_prices_reads_from_a_gemini_body() -> None:
     provider, _ = mocked(json_response(BODY))
     answer = await provider.complete(request())
@@ -30,9 +37,7 @@ async def test_usage_is_what_genai_prices_reads_from_a_gemini_body() -> None:
 async def test_cost_is_genai_prices_price_for_the_answered_model() -> None:
     provider, _ = mocked(json_response(BODY))
     answer = await provider.complete(request())
-    extracted = genai_prices.extract_usage(BODY, provider_id="google")
-    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
-    assert answer.cost == Money(expected.total_price, "USD")
+    assert answer.cost == genai_prices_cost(BODY)
     assert answer.cost is not None and answer.cost.amount > 0
 
 
@@ -94,9 +99,7 @@ async def test_audio_in_the_prompt_is_priced_at_the_models_audio_price() -> None
     body = response(text("Heard."), usageMetadata=metadata)
     provider, _ = mocked(json_response(body))
     answer = await provider.complete(request())
-    extracted = genai_prices.extract_usage(body, provider_id="google")
-    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
-    assert answer.cost == Money(expected.total_price, "USD")
+    assert answer.cost == genai_prices_cost(body)
     # 200 text tokens at $0.30 and 800 audio tokens at $1 per million, 100 out at $2.50.
     assert answer.cost == Money(Decimal("0.00111"), "USD")
     assert answer.usage == TokenUsage(1000, 100, None)
@@ -125,9 +128,7 @@ async def test_a_call_without_priced_media_costs_what_genai_prices_says(
     body = response(text("Seen."), usageMetadata=metadata)
     provider, _ = mocked(json_response(body))
     answer = await provider.complete(request())
-    extracted = genai_prices.extract_usage(body, provider_id="google")
-    expected = genai_prices.calc_price(extracted.usage, "gemini-2.5-flash", provider_id="google")
-    assert answer.cost == Money(expected.total_price, "USD")
+    assert answer.cost == genai_prices_cost(body)
 
 
 async def test_prices_option_bills_audio_at_its_one_input_price() -> None:

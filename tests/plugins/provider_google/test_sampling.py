@@ -13,17 +13,9 @@ from neuron_provider_google._wire import UnsupportedContentError, request_body
 from neuron_turn import NeuronTurn, NeuronTurnConfig, Sampling
 from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS
+from tests.plugins._sampling import EVERY
 
 from ._support import MODEL, json_response, mocked, request, response, text
-
-EVERY = Sampling(
-    top_p=0.8,
-    top_k=20,
-    stop_sequences=("END", "STOP"),
-    seed=7,
-    presence_penalty=0.5,
-    frequency_penalty=-0.25,
-)
 
 
 def generation(

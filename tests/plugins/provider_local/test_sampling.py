@@ -14,18 +14,11 @@ from neuron_provider_local import LocalProvider
 from neuron_turn import NeuronTurn, NeuronTurnConfig, Sampling
 from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS
+from tests.plugins._sampling import EVERY
 
 from ._support import BASE_URL, completion, scripted_client, server_error, tool, user
 
 SERVED = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-EVERY = Sampling(
-    top_p=0.8,
-    top_k=20,
-    stop_sequences=("END", "STOP"),
-    seed=7,
-    presence_penalty=0.5,
-    frequency_penalty=-0.25,
-)
 SENT = {
     "top_p": 0.8,
     "top_k": 20,

@@ -9,17 +9,9 @@ from neuron_provider_ollama import OllamaProvider
 from neuron_provider_ollama._wire import build_chat_body
 from neuron_turn import NeuronTurn, NeuronTurnConfig, Sampling
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS
+from tests.plugins._sampling import EVERY
 
 from ._support import answering, chat_body, provider_with, sent_json, user_request
-
-EVERY = Sampling(
-    top_p=0.8,
-    top_k=20,
-    stop_sequences=("END", "STOP"),
-    seed=7,
-    presence_penalty=0.5,
-    frequency_penalty=-0.25,
-)
 
 
 def options_for(sampling: Sampling, **fields: object) -> object:

@@ -15,6 +15,7 @@ from typing import Any, Final
 from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
 from pydantic.json_schema import JsonSchemaMode
+from pydantic_core import PydanticSerializationError, to_json
 
 from .errors import EvaluatorSpecError
 from .evaluator import Evaluator, FunctionEvaluator
@@ -133,7 +134,13 @@ def check_arguments(shape: Shape, arguments: object) -> None:
                 f"{shape.name} has no argument {key!r} a file can give; its arguments: {known}"
             )
         try:
-            TypeAdapter(argument.hint).validate_python(value, strict=True)
+            # As JSON, strictly: what the file's JSON Schema says (an array is a
+            # tuple's value, a number is not a string).
+            TypeAdapter(argument.hint).validate_json(to_json(value), strict=True)
+        except PydanticSerializationError as exc:
+            raise ValueError(
+                f"{shape.name} argument {key!r}: a value with no JSON form, got {value!r}"
+            ) from exc
         except ValidationError as exc:
             wrong = (
                 exc.errors()[0]["msg"]

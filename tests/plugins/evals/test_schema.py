@@ -25,6 +25,7 @@ from neuron_evals import (
     ValidatesAs,
 )
 from neuron_evals._files import _CaseFile, _DatasetFile
+from neuron_evals._spec import CustomEvaluator
 from neuron_evals.evaluator import Evaluator
 
 from ._schema_check import file_data, schema_errors
@@ -121,11 +122,13 @@ def test_the_schema_may_not_overwrite_the_dataset_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def _read(tmp_path: Path, text: str) -> DatasetFileError | None:
+def _read(
+    tmp_path: Path, text: str, custom: tuple[CustomEvaluator, ...] = CUSTOM
+) -> DatasetFileError | None:
     path = tmp_path / "d.yaml"
     path.write_text(text, encoding="utf-8")
     try:
-        Dataset.from_file(path, custom_evaluators=CUSTOM)
+        Dataset.from_file(path, custom_evaluators=custom)
     except DatasetFileError as error:
         return error
     return None
@@ -168,6 +171,35 @@ def test_the_schema_accepts_an_evaluator_exactly_when_from_file_does(
     text = f"cases:\n- name: a\n  inputs: hi\n  evaluators: [{spec}]\n"
     assert (schema_errors(yaml.safe_load(text), CUSTOM) == []) is valid
     assert (_read(tmp_path, text) is None) is valid
+
+
+@dataclass(frozen=True)
+class Among(Evaluator):
+    """A custom evaluator with a tuple and a float argument, as frozen dataclasses have."""
+
+    words: tuple[str, ...]
+    weight: float = 1.0
+
+    async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
+        return ctx.output_text in self.words
+
+
+@pytest.mark.parametrize(
+    ("spec", "valid"),
+    [
+        ("{Among: [paris, rome]}", True),  # a list is a tuple's value in a file, as in its schema
+        ("{Among: {words: [paris], weight: 2}}", True),  # a whole number is a float's
+        ("{Among: {words: paris}}", False),
+        ("{Among: {words: [1]}}", False),
+        ("{Among: {words: [paris], weight: heavy}}", False),
+    ],
+)
+def test_arguments_are_checked_as_their_json_form_as_the_schema_does(
+    tmp_path: Path, spec: str, valid: bool
+) -> None:
+    text = f"cases:\n- name: a\n  inputs: hi\n  evaluators: [{spec}]\n"
+    assert (schema_errors(yaml.safe_load(text), (Among,)) == []) is valid
+    assert (_read(tmp_path, text, (Among,)) is None) is valid
 
 
 @pytest.mark.parametrize(

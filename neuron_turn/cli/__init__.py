@@ -566,18 +566,6 @@ def _run_command(args: argparse.Namespace) -> int:
             "default options only (MCP tools and remote workers live outside the environment)"
         )
         return EXIT_USAGE
-    if args.environment is not None and (
-        args.temperature is not None
-        or args.top_p is not None
-        or args.top_k is not None
-        or args.seed is not None
-        or args.stop
-    ):
-        _error(
-            "--environment: --temperature, --top-p, --top-k, --seed and --stop do not reach a "
-            "turn in an environment; leave them out there"
-        )
-        return EXIT_USAGE
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
         _error(f"--mcp-token-env: the environment variable {args.mcp_token_env} is not set")
         return EXIT_USAGE

@@ -377,6 +377,10 @@ async def _local_turn(
         recipe["approve_tools"] = list(spec.approve_tools)
     if spec.thinking is not None:
         recipe["thinking"] = spec.thinking
+    if spec.temperature is not None:
+        recipe["temperature"] = spec.temperature
+    if spec.sampling is not None:
+        recipe["sampling"] = spec.sampling
     if spec.hosted_tools:
         # Only when asked for: an environment that cannot take them refuses the key.
         recipe["hosted_tools"] = [hosted_tool_json(tool) for tool in spec.hosted_tools]

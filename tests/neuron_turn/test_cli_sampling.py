@@ -74,13 +74,3 @@ def test_a_value_no_api_takes_is_a_usage_error_naming_the_flag(
     assert main([*on_openai(server), *flags]) == 2
     assert named in capsys.readouterr().err
     assert server.requests == []
-
-
-def test_sampling_flags_with_an_environment_are_refused_not_dropped(
-    server: Server, capsys: pytest.CaptureFixture[str]
-) -> None:
-    argv = ["run", "hi", "--model", "openai:m", "--environment", "process", "--seed", "1"]
-    assert main(argv) == 2
-    assert "--environment: --temperature, --top-p, --top-k, --seed and --stop do not reach" in (
-        capsys.readouterr().err
-    )

@@ -94,12 +94,13 @@ class _Parent:
 class _ParentProvider:
     """The parent's provider, one channel call per model call."""
 
-    def __init__(self, parent: _Parent, hosted_tools: frozenset[str], thinking: bool) -> None:
+    def __init__(self, parent: _Parent, recipe: TurnRecipe) -> None:
         self.parent = parent
         # The recipe's: the parent checked, before it started the child, that its
-        # provider runs them (and takes the recipe's thinking setting).
-        self.hosted_tools = hosted_tools
-        self.takes_thinking = thinking
+        # provider runs them (and takes the recipe's thinking and sampling settings).
+        self.hosted_tools = frozenset(tool.name for tool in recipe.hosted_tools)
+        self.takes_thinking = recipe.thinking is not None
+        self.takes_sampling = frozenset() if recipe.sampling is None else recipe.sampling.names
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return decode_response(await self.parent.call("complete", encode_request(request)))
@@ -143,14 +144,13 @@ class _ParentPlugin:
 
     def __init__(self, parent: _Parent, recipe: TurnRecipe) -> None:
         self.parent = parent
-        self.hosted_tools = frozenset(tool.name for tool in recipe.hosted_tools)
-        self.thinking = recipe.thinking is not None
+        self.recipe = recipe
 
     @hookimpl
     def register_providers(self, register: RegisterProvider) -> None:
         register(
             PARENT_PROVIDER,
-            lambda model, **options: _ParentProvider(self.parent, self.hosted_tools, self.thinking),
+            lambda model, **options: _ParentProvider(self.parent, self.recipe),
         )
 
 

@@ -24,6 +24,7 @@ from layer0 import (
 from neuron_tool import requires_isolation
 from neuron_turn import PluginManager, Provider
 from neuron_turn.loop.hosted_tools import check_hosted_tools
+from neuron_turn.loop.sampling import check_provider_sampling
 from neuron_turn.loop.thinking import check_provider_thinking
 
 from ._code import import_root
@@ -129,6 +130,8 @@ class ChildEnvironment:
                 tool of the recipe (or a tool of the recipe takes its name).
             neuron_turn.UnsupportedThinkingError: the recipe sets thinking and the
                 provider does not take it.
+            neuron_turn.UnsupportedSamplingError: the recipe sets a sampling setting the
+                provider does not take.
             MissingCredentialError: a credential reference resolves to nothing.
             LimitExceededError: the child overran a limit and was stopped.
             ChildFailedError: the child crashed, was killed or broke the protocol.
@@ -143,6 +146,7 @@ class ChildEnvironment:
             self.recipe.hosted_tools, provider=provider, function_tools=self.recipe.tools
         )
         check_provider_thinking(self.recipe.thinking, provider)
+        check_provider_sampling(self.recipe.sampling, provider)
         with self._workspace() as workspace:
             prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
             await self._inject(prepared, spec)

@@ -41,6 +41,7 @@ from neuron_turn import (
     ToolUsePart,
 )
 from neuron_turn.loop.hosted_tools import hosted_tool_from_json, hosted_tool_json
+from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling
 from neuron_turn.loop.thinking import checked_thinking
 
 __all__ = [
@@ -94,7 +95,15 @@ def encode_request(request: ProviderRequest) -> dict[str, JsonValue]:
         "extra": dict(request.extra),
         "hosted_tools": [hosted_tool_json(t) for t in request.hosted_tools],
         "thinking": request.thinking,
+        "sampling": None if request.sampling is None else _sampling_json(request.sampling),
     }
+
+
+def _sampling_json(sampling: Sampling) -> dict[str, JsonValue]:
+    fields: dict[str, JsonValue] = {name: getattr(sampling, name) for name in sampling.names}
+    if sampling.stop_sequences:
+        fields["stop_sequences"] = list(sampling.stop_sequences)
+    return fields
 
 
 def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
@@ -110,9 +119,18 @@ def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
             extra=dict(data["extra"]),
             hosted_tools=tuple(hosted_tool_from_json(t) for t in data.get("hosted_tools", ())),
             thinking=checked_thinking(data.get("thinking")),
+            sampling=_read_sampling(data.get("sampling")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc
+
+
+def _read_sampling(data: object) -> Sampling | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or not set(data) <= set(SAMPLING_SETTINGS):
+        raise WireError(f"not sampling settings: {data!r}")
+    return Sampling(**data)
 
 
 def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:

@@ -37,6 +37,7 @@ from neuron_turn.loop.hosted_tools import (
     hosted_tool_from_json,
     hosted_tool_json,
 )
+from neuron_turn.loop.sampling import Sampling
 from neuron_turn.loop.thinking import Thinking
 
 
@@ -85,6 +86,11 @@ class TurnRecipe(BaseModel):
     thinking: Thinking | None = None
     """How much the model thinks (`NeuronTurnConfig.thinking`); the parent makes no model
     call for the child with another setting."""
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """The sampling temperature (`NeuronTurnConfig.temperature`; None: the API's)."""
+    sampling: Sampling | None = None
+    """Sampling settings beyond temperature (`NeuronTurnConfig.sampling`); the caller's
+    process checks its provider takes them before the child starts."""
     approve_tools: tuple[str, ...] = ()
     """Tool names or patterns (`"write_*"`) whose calls wait for a person's approval:
     the turn pauses in the child and a resume with the decisions runs them there."""
@@ -127,6 +133,8 @@ class TurnRecipe(BaseModel):
             stop_at_tools=self.stop_at_tools,
             hosted_tools=self.hosted_tools,
             thinking=self.thinking,
+            temperature=self.temperature,
+            sampling=self.sampling,
             approval=ApprovalPolicy.of(self.approve_tools) if self.approve_tools else None,
         )
         return NeuronTurn.from_plugins(

@@ -45,6 +45,7 @@ from neuron_turn import (
     ProviderResponse,
     RateLimitError,
     RawPart,
+    Sampling,
     TextPart,
     ThinkingPart,
     TokenUsage,
@@ -63,6 +64,15 @@ FILES = (
     DocumentPart(UrlSource(url="https://example.com/q3.pdf"), "application/pdf", "q3.pdf"),
 )
 """The files a tool returned with a result."""
+
+
+@pytest.mark.parametrize("sampling", [{"top_p": 2}, {"temperature": 1}, ["top_p"], "x"])
+def test_a_childs_request_with_settings_that_are_not_sampling_is_a_wire_error(
+    sampling: object,
+) -> None:
+    data = _through_json(encode_request(ProviderRequest(model="m", messages=[])))
+    with pytest.raises(WireError, match="not a provider request"):
+        decode_request({**data, "sampling": sampling})
 
 
 def test_requests_and_responses_survive_the_json_round_trip() -> None:
@@ -84,6 +94,7 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         temperature=0.5,
         system="be brief",
         extra={"metadata": {"trace": "x"}},
+        sampling=Sampling(top_k=3, stop_sequences=("END",), seed=0, frequency_penalty=-1.5),
     )
     assert decode_request(_through_json(encode_request(request))) == request
     response = ProviderResponse(

@@ -98,3 +98,26 @@ def test_a_call_held_for_approval_in_the_sandbox_runs_there_once_resumed(
 
     assert main(["resume", "held", "--approve", "call_1", *args]) == 0
     assert capsys.readouterr().out == "the sum is 5\n"
+
+
+@pytest.mark.parametrize("environment", ["process", "sandbox"])
+def test_temperature_and_sampling_reach_the_model_from_a_turn_in_an_environment(
+    capsys: pytest.CaptureFixture[str], environment: str
+) -> None:
+    args = ["run", "hi", "--model", "fixture:sampled", "--environment", environment]
+    flags = ["--temperature", "0.2", "--top-p", "0.5", "--seed", "7", "--stop", "END"]
+    assert main([*args, *flags]) == 0
+    assert capsys.readouterr().out == (
+        "temperature=0.2 Sampling(top_p=0.5, top_k=None, stop_sequences=('END',), seed=7, "
+        "presence_penalty=None, frequency_penalty=None)\n"
+    )
+
+
+def test_a_sampling_setting_the_provider_does_not_take_is_refused_before_the_child(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "hi", "--model", "fixture:echo", "--environment", "process", "--top-k", "3"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--top-p/--top-k/--seed/--stop: the provider FixtureProvider does not take" in err
+    assert "top_k" in err

@@ -507,8 +507,8 @@ def _sampling_flags(args: argparse.Namespace) -> Sampling | None:
     try:
         return Sampling(**given)
     except InvalidSamplingError as exc:
-        flag = next(flag for name, flag in _SAMPLING_FLAGS.items() if f" {name} " in str(exc))
-        raise UsageError(f"{flag}: {exc}") from None
+        named = (flag for name, flag in _SAMPLING_FLAGS.items() if f" {name} " in str(exc))
+        raise UsageError(f"{next(named, '--top-p/--top-k/--seed/--stop')}: {exc}") from None
 
 
 def _add_orchestration_arguments(parser: argparse.ArgumentParser, *, worker: bool) -> None:

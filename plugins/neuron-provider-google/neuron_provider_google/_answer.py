@@ -295,6 +295,13 @@ def parse_usage(usage: object) -> TokenUsage:
     )
 
 
+_COUNTS: Final = (
+    "promptTokenCount",
+    "cachedContentTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+)
 _DETAILS: Final = (
     "promptTokensDetails",
     "cacheTokensDetails",
@@ -304,23 +311,33 @@ _DETAILS: Final = (
 
 
 def media_usage(usage: object) -> Mapping[str, JsonValue] | None:
-    """`usage` when a modality detail counts tokens other than text, else None.
+    """`usage`'s counts and modality details when a detail counts tokens other than text.
 
     genai-prices reads those details (`input_audio_tokens`...) and prices audio
-    apart on models that list it; `TokenUsage` has no place for them.
+    apart on models that list it; `TokenUsage` has no place for them. What is
+    returned is rebuilt from the well-formed parts only (counts as `token_count`
+    reads them, details with a string modality): the API's answer is untrusted,
+    and genai-prices would fail on a detail of another shape.
     """
     if not isinstance(usage, dict):
         return None
+    cleaned: dict[str, JsonValue] = {
+        key: token_count(usage[key]) for key in _COUNTS if key in usage
+    }
+    media = False
     for key in _DETAILS:
         details = usage.get(key)
-        for detail in details if isinstance(details, list) else ():
-            if (
-                isinstance(detail, dict)
-                and detail.get("modality") != "TEXT"
-                and token_count(detail.get("tokenCount")) > 0
-            ):
-                return usage
-    return None
+        kept: list[JsonValue] = [
+            {"modality": detail["modality"], "tokenCount": token_count(detail.get("tokenCount"))}
+            for detail in (details if isinstance(details, list) else ())
+            if isinstance(detail, dict) and isinstance(detail.get("modality"), str)
+        ]
+        if kept:
+            cleaned[key] = kept
+        media = media or any(
+            isinstance(d, dict) and d["modality"] != "TEXT" and d["tokenCount"] for d in kept
+        )
+    return cleaned if media else None
 
 
 def token_count(value: object) -> int:

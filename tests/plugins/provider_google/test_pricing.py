@@ -9,7 +9,7 @@ import pytest
 from moneyed import Money
 
 from neuron_provider_google._pricing import parse_prices
-from neuron_turn.loop.provider import ProviderResponse, TokenUsage
+from neuron_turn.loop.provider import ProviderResponse, TextPart, TokenUsage
 
 from ._support import json_response, mocked, request, response, sse, text, usage
 
@@ -136,3 +136,22 @@ async def test_prices_option_bills_audio_at_its_one_input_price() -> None:
     prices = {"gemini-2.5-flash": {"input_mtok": "1", "output_mtok": "2"}}
     provider, _ = mocked(json_response(response(usageMetadata=metadata)), prices=prices)
     assert (await provider.complete(request())).cost == Money(Decimal("0.001"), "USD")
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        _with_details("promptTokensDetails", ("AUDIO", 5), prompt=10) | {"promptTokenCount": "x"},
+        {"promptTokenCount": 10, "promptTokensDetails": [{"modality": {"a": 1}, "tokenCount": 5}]},
+        {"promptTokenCount": 10, "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": "5"}]},
+        {"promptTokenCount": 10, "promptTokensDetails": {"modality": "AUDIO", "tokenCount": 5}},
+        {"promptTokenCount": 10, "promptTokensDetails": [7, None, {"modality": "AUDIO"}]},
+        {"promptTokenCount": 10, "cacheTokensDetails": [{"modality": "AUDIO", "tokenCount": 50}]},
+        {"promptTokenCount": 10, "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": -5}]},
+    ],
+)
+async def test_hostile_usage_details_never_fail_the_call(metadata: dict[str, object]) -> None:
+    provider, _ = mocked(json_response(response(text("Hi"), usageMetadata=metadata)))
+    answer = await provider.complete(request())
+    assert answer.content == [TextPart("Hi")]
+    assert answer.cost is None or answer.cost.amount >= 0

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .errors import (
         ExternalToolCallError,
         MCPBridgeError,
+        StrictSchemaError,
         ToolCallError,
         ToolContextError,
         ToolError,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from .registry import ToolRegistry, is_tool_name
     from .retry import ModelRetry
     from .schema import ToolSchema
+    from .strict import StrictForm, strict_form
     from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
     from .truncation import truncate_output
     from .usage import RunUsage
@@ -73,6 +75,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolPrepareError",
         "ToolRegistrationError",
         "ToolTimeoutError",
+        "StrictSchemaError",
     ),
     ".external": ("ExternalTool", "is_external"),
     ".files": (
@@ -103,6 +106,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".registry": ("ToolRegistry", "is_tool_name"),
     ".retry": ("ModelRetry",),
     ".schema": ("ToolSchema",),
+    ".strict": ("StrictForm", "strict_form"),
     ".tool": (
         "ContextTool",
         "FunctionTool",
@@ -131,6 +135,8 @@ __all__ = [
     "ProgressReporter",
     "RunContext",
     "RunUsage",
+    "StrictForm",
+    "StrictSchemaError",
     "ToolAnnotations",
     "ToolCall",
     "ToolCallError",
@@ -160,6 +166,7 @@ __all__ = [
     "permission",
     "requires_isolation",
     "source_document_block",
+    "strict_form",
     "timeout",
     "tool",
     "truncate_output",

@@ -21,6 +21,7 @@ def tool(
     annotations: ToolAnnotations | None = None,
     requires_isolation: bool = False,
     prepare: ToolPrepare | None = None,
+    strict: bool | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -33,6 +34,7 @@ def tool(
     annotations: ToolAnnotations | None = None,
     requires_isolation: bool = False,
     prepare: ToolPrepare | None = None,
+    strict: bool | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a `FunctionTool` from a function; use bare (`@tool`) or with options (`@tool(...)`).
 
@@ -48,6 +50,8 @@ def tool(
         requires_isolation: Run only inside an environment's sandbox (`neuron_tool.isolation`).
         prepare: Decide before each model call whether and as what the tool is offered,
             from the run's context (`neuron_tool.prepare`).
+        strict: Ask the provider to constrain the model's input to the schema as it
+            decodes it (`neuron_tool.strict`); a provider without strict mode refuses it.
 
     Raises:
         ToolRegistrationError: The signature cannot be described as a JSON Schema.
@@ -60,6 +64,7 @@ def tool(
             annotations=annotations,
             requires_isolation=requires_isolation,
             prepare=prepare,
+            strict=strict,
         )
 
     def decorate(function: Callable[..., Any]) -> FunctionTool:
@@ -70,6 +75,7 @@ def tool(
             annotations=annotations,
             requires_isolation=requires_isolation,
             prepare=prepare,
+            strict=strict,
         )
 
     return decorate

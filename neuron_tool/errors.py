@@ -12,6 +12,7 @@ ToolError(Exception)
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 ├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
 ├── ToolPrepareError(ToolError, NonRetryableError) a tool's `prepare` failed
+├── StrictSchemaError(ToolError, ValueError)      a strict tool's schema has no strict form
 ├── ExternalToolCallError(ToolError)              an external tool was called to run here
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
 ```
@@ -136,6 +137,19 @@ class ToolPrepareError(ToolError, NonRetryableError):
         self.tool = tool
         self.reason = reason
         super().__init__(f"the prepare of tool {tool!r} {reason}")
+
+
+class StrictSchemaError(ToolError, ValueError):
+    """A tool's input schema has no strict form; `path` says where, `reason` why."""
+
+    def __init__(self, tool: str, path: str, reason: str) -> None:
+        self.tool = tool
+        self.path = path
+        self.reason = reason
+        super().__init__(
+            f"tool {tool!r} cannot be strict: its input schema at {path} {reason}; "
+            "make the tool strict=False, or change its schema"
+        )
 
 
 class ExternalToolCallError(ToolError):

@@ -313,7 +313,15 @@ def _checked_name(tool: object) -> str:
 def _tool_schema(name: str, tool: ToolDyn) -> ToolSchema:
     # Validating into a ToolSchema copies the schema, so later edits to the
     # tool's dict cannot drift from the validator compiled from it.
+    strict = getattr(tool, "strict", None)
+    if strict is not None and not isinstance(strict, bool):
+        raise ToolRegistrationError(name, f"strict must be True, False or None; got {strict!r}")
     try:
-        return ToolSchema(name=name, description=tool.description, input_schema=tool.input_schema)
+        return ToolSchema(
+            name=name,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            strict=strict,
+        )
     except ValidationError as exc:
         raise ToolRegistrationError(name, f"schema or description is not JSON: {exc}") from exc

@@ -25,6 +25,14 @@ class ToolSchema(BaseModel):
     input_schema: dict[str, JsonValue] = Field(
         description="The JSON Schema (draft 2020-12) the tool's input must match."
     )
+    strict: bool | None = Field(
+        None,
+        description=(
+            "True: the provider constrains the model's input to the schema as it is "
+            "decoded (strict mode), and a provider without it refuses the turn; False or "
+            "None: not asked (the input is checked against the schema either way)."
+        ),
+    )
 
 
 class _ToolJsonSchema(GenerateJsonSchema):

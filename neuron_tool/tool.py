@@ -169,6 +169,7 @@ class FunctionTool:
         "output_schema",
         "prepare",
         "requires_isolation",
+        "strict",
         "takes_context",
     )
 
@@ -181,13 +182,15 @@ class FunctionTool:
         annotations: ToolAnnotations | None = None,
         requires_isolation: bool = False,
         prepare: ToolPrepare | None = None,
+        strict: bool | None = None,
     ) -> None:
         """Describe `function` as a tool; raise `ToolRegistrationError` if it cannot be.
 
         With `requires_isolation`, the tool runs only in a process an environment's
         sandbox marked isolated (`neuron_tool.isolation`), and refuses elsewhere.
         `prepare` decides before each model call whether and as what it is offered
-        (`neuron_tool.prepare`).
+        (`neuron_tool.prepare`). `strict=True` asks the provider to constrain the
+        model's input to the schema as it decodes it (`neuron_tool.strict`).
         """
         self.function: Final = function
         self.name: Final[str] = name if name is not None else _function_name(function)
@@ -210,6 +213,8 @@ class FunctionTool:
         self.output_schema: Final = _output_schema(function, tool=self.name)
         self.requires_isolation: Final = requires_isolation
         self.prepare: Final = prepare
+        self.strict: Final = strict
+        """Whether the provider constrains the model's input to the schema (None: not asked)."""
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r})"

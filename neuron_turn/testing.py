@@ -125,6 +125,7 @@ class ScriptedProvider:
         hosted_tools: Collection[str] = (),
         takes_thinking: bool = False,
         takes_sampling: Collection[SamplingSetting] = (),
+        takes_strict_tools: bool = False,
     ) -> None:
         """Create a provider that will answer with `responses`, one per call.
 
@@ -132,7 +133,8 @@ class ScriptedProvider:
         so a turn granting them can be tested; its script answers for them.
         `takes_thinking` lets a turn with a thinking setting run on it, and
         `takes_sampling` one with those sampling settings (`SAMPLING_SETTINGS`:
-        all); either setting is on each recorded request.
+        all); either setting is on each recorded request. `takes_strict_tools`
+        lets a turn offer strict tools (`ToolSchema.strict` on each request).
         """
         self._script = list(responses)
         self._next = 0
@@ -140,6 +142,7 @@ class ScriptedProvider:
         self.hosted_tools = frozenset(hosted_tools)
         self.takes_thinking = takes_thinking
         self.takes_sampling = frozenset(takes_sampling)
+        self.takes_strict_tools = takes_strict_tools
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -199,10 +202,12 @@ class FunctionProvider:
         hosted_tools: Collection[str] = (),
         takes_thinking: bool = False,
         takes_sampling: Collection[SamplingSetting] = (),
+        takes_strict_tools: bool = False,
     ) -> None:
         """Create a provider that calls `fn` for every request.
 
-        `hosted_tools`, `takes_thinking` and `takes_sampling` as `ScriptedProvider`'s.
+        `hosted_tools`, `takes_thinking`, `takes_sampling` and `takes_strict_tools` as
+        `ScriptedProvider`'s.
         """
         self.fn = fn
         self.chunk_size = chunk_size
@@ -210,6 +215,7 @@ class FunctionProvider:
         self.hosted_tools = frozenset(hosted_tools)
         self.takes_thinking = takes_thinking
         self.takes_sampling = frozenset(takes_sampling)
+        self.takes_strict_tools = takes_strict_tools
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -213,7 +213,9 @@ class Provider(Protocol):
     a turn with a thinking setting over any other is refused when it is made. One
     that maps `ProviderRequest.sampling` names the settings it takes in a
     `takes_sampling` frozenset (`"top_p"`, `"seed"`...); a turn setting any other
-    is refused when it is made.
+    is refused when it is made. One that constrains a strict tool's input to its
+    schema (`ToolSchema.strict`) sets `takes_strict_tools = True`; a strict tool
+    offered over any other is refused (`neuron_turn.loop.strict_tools`).
     """
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

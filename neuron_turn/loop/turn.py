@@ -175,6 +175,7 @@ from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
+from .strict_tools import check_strict_tools
 from .thinking import check_provider_thinking
 from .tokens import TokenMeter
 
@@ -263,6 +264,7 @@ class NeuronTurn(Generic[OutT]):
                 not run, or one a function tool's name shadows.
             UnsupportedThinkingError: `config.thinking` is set and the provider does not
                 take it.
+            UnsupportedStrictToolsError: a tool is strict and the provider has no strict mode.
             ToolRegistrationError: one of `tools` is not a tool, or two share a name.
             TypeError: `tools` is neither a registry nor a collection of tools.
         """
@@ -280,6 +282,7 @@ class NeuronTurn(Generic[OutT]):
         )
         check_provider_thinking(self.config.thinking, provider)
         check_provider_sampling(self.config.sampling, provider)
+        check_strict_tools(self.tools.schemas(None), provider)
         self.output: OutputSpec[OutT] | None = (
             None if output_type is None else output_spec(output_type)
         )
@@ -853,6 +856,7 @@ class NeuronTurn(Generic[OutT]):
             # The first step's, asked before anything runs: a resume's decided calls are
             # checked against it too, as the first model call's tools.
             tools = await self._prepared(run, schemas, allowed)
+        check_strict_tools(tools, self.provider)
         output.check_choice(tools)
         config = self.config
         rounds = ToolRound(
@@ -1152,9 +1156,12 @@ class NeuronTurn(Generic[OutT]):
 
         Raises:
             ToolPrepareError: a `prepare` failed; the turn fails before the call.
+            UnsupportedStrictToolsError: a `prepare` made a tool strict over a provider
+                without strict mode.
             NonRetryableError: they left out the tool a tool choice still forces.
         """
         tools = await self._prepared(run, schemas, allowed)
+        check_strict_tools(tools, self.provider)
         # A forced named tool left out would make the request one no model API takes.
         output.check_choice(tools, in_force=True)
         # The keeper only estimates the context's size from them until a call reports it;

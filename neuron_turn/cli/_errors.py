@@ -25,6 +25,7 @@ from ..loop.hosted_tools import UnsupportedHostedToolError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
 from ..loop.sampling import UnsupportedSamplingError
 from ..loop.stop_tools import UnknownStopToolError
+from ..loop.strict_tools import UnsupportedStrictToolsError
 from ..loop.thinking import UnsupportedThinkingError
 from ..plugins.errors import (
     InvalidModelError,
@@ -172,6 +173,9 @@ def classify(
     sampling = in_chain(exc, UnsupportedSamplingError)
     if sampling is not None:
         return EXIT_USAGE, f"--top-p/--top-k/--seed/--stop: {sampling}"
+    strict = in_chain(exc, UnsupportedStrictToolsError)
+    if strict is not None:
+        return EXIT_USAGE, f"--tool: {strict}, or choose a --model whose provider has it"
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

@@ -70,6 +70,7 @@ class MCPClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
+        strict_tools: bool | None = None,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -94,6 +95,10 @@ class MCPClient:
                 of a tool call (`neuron_tool.mcp.sampling`; `neuron_turn.ProviderSampler`
                 answers with a turn's provider); without it the client declares it
                 cannot, and a server that asks is told so.
+            strict_tools: True: every tool of the server is strict (`neuron_tool.strict`),
+                its input constrained to its schema as the model decodes it, on a
+                provider with strict mode; a schema with no strict form is refused
+                before the call naming the tool. None: not asked.
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
@@ -117,6 +122,7 @@ class MCPClient:
         self.max_response_bytes: Final = max_response_bytes
         self.elicitation: Final = elicitation
         self.sampling: Final = sampling
+        self.strict_tools: Final = strict_tools
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -141,6 +147,7 @@ class MCPClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
+        strict_tools: bool | None = None,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -158,6 +165,7 @@ class MCPClient:
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
             sampling=sampling,
+            strict_tools=strict_tools,
         )
 
     @classmethod
@@ -174,6 +182,7 @@ class MCPClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
+        strict_tools: bool | None = None,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -198,6 +207,7 @@ class MCPClient:
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
             sampling=sampling,
+            strict_tools=strict_tools,
         )
 
     def __repr__(self) -> str:

@@ -33,6 +33,11 @@ class _ToolServer(Protocol):
         """The client's sampling handler (None: its servers cannot sample)."""
         ...
 
+    @property
+    def strict_tools(self) -> bool | None:
+        """Whether the server's tools are strict (None: not asked)."""
+        ...
+
     async def call_tool(
         self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
     ) -> JsonValue | ToolReturn:
@@ -56,6 +61,7 @@ class MCPTool:
         "name",
         "output_schema",
         "remote_name",
+        "strict",
         "takes_context",
     )
 
@@ -76,6 +82,8 @@ class MCPTool:
         )
         # With a sampling handler, the call's context says whose turn a sample is charged to.
         self.takes_context: Final = client.sampling is not None
+        self.strict: Final = client.strict_tools
+        """Whether the model's input is constrained to the schema (the client's `strict_tools`)."""
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r}, server={self.server!r})"

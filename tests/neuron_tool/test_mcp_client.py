@@ -15,6 +15,7 @@ from neuron_tool import (
     ToolRegistry,
     ToolReturn,
     image_block,
+    strict_form,
 )
 from neuron_tool.mcp import MCPClient, MCPTimeoutError, MCPTool, MCPToolError
 
@@ -150,3 +151,16 @@ async def test_timeouts_must_be_positive_numbers() -> None:
         MCPClient.stdio("true", timeout=0)
     with pytest.raises(ValueError, match="positive"):
         MCPClient.http("http://127.0.0.1:1/mcp", connect_timeout=float("inf"))
+
+
+async def test_a_client_with_strict_tools_makes_every_tool_of_its_server_strict(
+    tools: dict[str, MCPTool],
+) -> None:
+    async with script_client("toolbox", name="toolbox", strict_tools=True) as strict:
+        schemas = ToolRegistry(await strict.list_tools()).schemas()
+
+    assert len(schemas) == len(tools) and all(schema.strict is True for schema in schemas)
+    assert {schema.strict for schema in ToolRegistry(tools.values()).schemas()} == {None}
+    weather = next(schema for schema in schemas if schema.name == "weather")
+    # The server leaves `city` optional: strict mode sends it nullable, and a null is not sent on.
+    assert strict_form(weather.input_schema, tool="weather").restore({"city": None}) == {}

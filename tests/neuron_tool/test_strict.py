@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field, JsonValue
 
 from neuron_tool import (
     StrictSchemaError,
+    ToolInputError,
     ToolRegistrationError,
     ToolRegistry,
     ToolSchema,
@@ -16,6 +19,7 @@ from neuron_tool import (
     tool,
 )
 from neuron_tool.schema import InputValidator
+from tests.layer0.strategies import json_values
 
 
 class Address(BaseModel):
@@ -341,3 +345,34 @@ def test_tool_schema_strict_is_unset_unless_given() -> None:
 
     assert schema.strict is None
     assert schema.model_copy(update={"description": "e"}).strict is None
+
+
+_BOOK_FORM = strict_form(book.input_schema, tool="book")
+_ARGUMENTS = st.fixed_dictionaries(
+    {},
+    optional={
+        key: st.one_of(st.none(), json_values)
+        for key in ("name", "seats", "address", "tags", "action")
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(json_values, _ARGUMENTS))
+def test_any_input_a_model_sends_a_strict_tool_is_restored_without_crashing_or_changing_it(
+    sent: Any,
+) -> None:
+    before = repr(sent)
+
+    restored = _BOOK_FORM.restore(sent)
+
+    assert repr(sent) == before
+    if isinstance(sent, dict):
+        assert isinstance(restored, dict)
+        dropped = set(sent) - set(restored)
+        assert all(sent[key] is None for key in dropped)
+        assert dropped <= {"seats", "tags"}  # optional, and not taking null themselves
+    try:
+        InputValidator(book.input_schema).check("book", restored)
+    except ToolInputError:
+        pass  # the registry's check names what is wrong, as for any tool

@@ -101,6 +101,8 @@ class _ParentProvider:
         self.hosted_tools = frozenset(tool.name for tool in recipe.hosted_tools)
         self.takes_thinking = recipe.thinking is not None
         self.takes_sampling = frozenset() if recipe.sampling is None else recipe.sampling.names
+        # The parent holds each call's strict tools to its own provider's strict mode.
+        self.takes_strict_tools = True
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return decode_response(await self.parent.call("complete", encode_request(request)))

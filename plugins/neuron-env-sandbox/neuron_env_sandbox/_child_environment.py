@@ -21,10 +21,11 @@ from layer0 import (
     TurnInput,
     TurnOutput,
 )
-from neuron_tool import requires_isolation
+from neuron_tool import ToolRegistry, requires_isolation
 from neuron_turn import PluginManager, Provider
 from neuron_turn.loop.hosted_tools import check_hosted_tools
 from neuron_turn.loop.sampling import check_provider_sampling
+from neuron_turn.loop.strict_tools import check_strict_tools
 from neuron_turn.loop.thinking import check_provider_thinking
 
 from ._code import import_root
@@ -132,6 +133,8 @@ class ChildEnvironment:
                 provider does not take it.
             neuron_turn.UnsupportedSamplingError: the recipe sets a sampling setting the
                 provider does not take.
+            neuron_turn.UnsupportedStrictToolsError: a tool of the recipe is strict and the
+                provider has no strict mode.
             MissingCredentialError: a credential reference resolves to nothing.
             LimitExceededError: the child overran a limit and was stopped.
             ChildFailedError: the child crashed, was killed or broke the protocol.
@@ -140,8 +143,8 @@ class ChildEnvironment:
         self.check_spec(spec)
         check_credentials(spec.credentials, environment=self.label, env_vars=True, files=True)
         limits = self.limits.with_spec(spec.resources, environment=self.label)
-        self._check_tools()
         provider = self._get_provider()
+        self._check_tools(provider)
         check_hosted_tools(
             self.recipe.hosted_tools, provider=provider, function_tools=self.recipe.tools
         )
@@ -203,11 +206,13 @@ class ChildEnvironment:
 
     # --- shared steps --------------------------------------------------------------
 
-    def _check_tools(self) -> None:
-        """Fail here, not in the child, on unknown tools and on tools that need isolation."""
-        for tool in self.plugins.tools_by_name(self.recipe.tools):
+    def _check_tools(self, provider: Provider) -> None:
+        """Fail here, not in the child, on tools unknown, unisolated or stricter than `provider`."""
+        tools = self.plugins.tools_by_name(self.recipe.tools)
+        for tool in tools:
             if self.isolation is None and requires_isolation(tool):
                 raise IsolationRequiredError(tool.name, self.label)
+        check_strict_tools(ToolRegistry(tools).schemas(), provider)
 
     @contextlib.contextmanager
     def _workspace(self) -> Iterator[Path]:

@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from layer0 import Scope, SessionId, SessionScope, StateReader, TurnOutput
 from neuron_turn import HostedTool, Provider, ProviderRequest
+from neuron_turn.loop.strict_tools import check_strict_tools
 from neuron_turn.loop.thinking import Thinking
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
@@ -119,7 +120,11 @@ class _Server:
         return [result.model_dump(mode="json") for result in found]
 
     def _granted(self, params: Any) -> ProviderRequest:
-        """The child's model call, once its hosted tools and thinking are the recipe's."""
+        """The child's model call, once its hosted tools, thinking and strict tools are granted.
+
+        Hosted tools and thinking must be the recipe's; strict tools need the provider's
+        strict mode, which a `prepare` in the child may ask for after the start's check.
+        """
         request = decode_request(params)
         if request.thinking != self.thinking:
             raise PermissionError(
@@ -133,6 +138,7 @@ class _Server:
                 f"the child asked for hosted tool(s) {names} beyond its recipe's, or with "
                 "other limits; the model call was not made"
             )
+        check_strict_tools(request.tools, self.provider)
         return request
 
 

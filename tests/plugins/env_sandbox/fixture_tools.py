@@ -81,8 +81,14 @@ def screenshot() -> ToolReturn:
     return ToolReturn("took it", files=[image_block(PIXEL, media_type="image/png")])
 
 
+@tool(strict=True)
+def strict_echo(text: str, times: int = 1) -> str:
+    """Return `text`, `times` times: a strict tool."""
+    return text * times
+
+
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
     """Offer the probes."""
-    for probe in (read_file, read_env, connect, spin, hog, hang, crash, screenshot):
+    for probe in (read_file, read_env, connect, spin, hog, hang, crash, screenshot, strict_echo):
         register(probe)

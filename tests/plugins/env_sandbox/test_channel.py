@@ -51,6 +51,7 @@ from neuron_turn import (
     TokenUsage,
     ToolResultPart,
     ToolUsePart,
+    UnsupportedStrictToolsError,
     UserLocation,
     WebFetch,
     WebSearch,
@@ -312,3 +313,24 @@ async def test_the_parent_makes_no_model_call_with_another_thinking_setting_than
         "complete", _through_json(encode_request(replace(request_with(), thinking="low")))
     )
     assert [call.thinking for call in calls] == ["low"]
+
+
+async def test_the_parent_makes_no_model_call_offering_a_strict_tool_its_provider_cannot_hold() -> (
+    None
+):
+    calls: list[ProviderRequest] = []
+
+    def answer(request: ProviderRequest) -> ProviderResponse:
+        calls.append(request)
+        return text_response("ok")
+
+    strict = ToolSchema(name="s", description="d", input_schema={"type": "object"}, strict=True)
+    asked = _through_json(encode_request(replace(request_with(), tools=[strict])))
+    plain = _Server(FunctionProvider(answer), None, None)
+    with pytest.raises(UnsupportedStrictToolsError, match="the tool\\(s\\) s ask for it"):
+        await plain._call("complete", asked)
+    assert calls == []
+
+    holding = _Server(FunctionProvider(answer, takes_strict_tools=True), None, None)
+    await holding._call("complete", asked)
+    assert [[t.strict for t in call.tools] for call in calls] == [[True]]

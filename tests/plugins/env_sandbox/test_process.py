@@ -36,6 +36,7 @@ from neuron_turn import (
     RateLimitError,
     ToolUsePart,
     UnsupportedHostedToolError,
+    UnsupportedStrictToolsError,
     UnsupportedThinkingError,
     WebSearch,
     carried_counts,
@@ -228,3 +229,42 @@ async def test_the_recipes_thinking_reaches_the_parents_provider_and_is_checked_
             TurnInput(message="think", trigger="user"), EnvironmentSpec()
         )
     assert plain.requests == []
+
+
+async def test_a_strict_tool_of_the_recipe_reaches_the_parents_provider_strict() -> None:
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "strict_echo", {"text": "ab"})),
+            text_response("done"),
+        ],
+        takes_strict_tools=True,
+    )
+    recipe = RECIPE.model_copy(update={"tools": ("strict_echo",)})
+
+    output = await ProcessEnvironment(recipe, provider=provider).run(
+        TurnInput(message="echo", trigger="user"), EnvironmentSpec()
+    )
+
+    assert output.exit_reason == "complete"
+    offered = provider.requests[0].tools
+    assert [(t.name, t.strict) for t in offered if t.name == "strict_echo"] == [
+        ("strict_echo", True)
+    ]
+    result = provider.requests[1].messages[-1].content[0]
+    assert getattr(result, "content", None) == "ab"
+
+
+async def test_a_strict_tool_over_a_provider_without_strict_mode_is_refused_before_the_child_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", lambda *a, **k: started.append(a))
+    provider = ScriptedProvider([text_response("never")])
+    recipe = RECIPE.model_copy(update={"tools": ("strict_echo",)})
+
+    with pytest.raises(UnsupportedStrictToolsError, match="the tool\\(s\\) strict_echo ask"):
+        await ProcessEnvironment(recipe, provider=provider).run(
+            TurnInput(message="echo", trigger="user"), EnvironmentSpec()
+        )
+
+    assert started == [] and provider.requests == []

@@ -152,6 +152,9 @@ class StrictForm:
 _MAX_DEPTH: Final = 200
 """Past this the model's input is returned as it is: the registry's check judges it."""
 
+_MAX_SCHEMA_DEPTH: Final = 100
+"""Schema nodes nested deeper are refused (OpenAI takes far fewer levels)."""
+
 
 def strict_form(schema: Mapping[str, JsonValue], *, tool: str) -> StrictForm:
     """Return `schema` (a tool's input schema) in OpenAI's strict subset.
@@ -169,6 +172,7 @@ class _Converter:
         defs = self.root.get("$defs")
         self.defs: Mapping[str, JsonValue] = defs if isinstance(defs, dict) else {}
         self.plans: dict[str, _Plan] = {}
+        self.depth = 0
 
     def form(self) -> StrictForm:
         if self.root.get("type") != "object" and "properties" not in self.root:
@@ -185,6 +189,17 @@ class _Converter:
         return StrictForm(out, plan, self.plans)
 
     def _node(self, node: JsonValue, path: str) -> tuple[_Json, _Plan]:
+        # An MCP server's schema is untrusted: nesting deep enough to exhaust the stack
+        # is refused like any other schema strict mode cannot take.
+        self.depth += 1
+        try:
+            if self.depth > _MAX_SCHEMA_DEPTH:
+                raise self._refused(path, f"nests deeper than {_MAX_SCHEMA_DEPTH} levels")
+            return self._converted(node, path)
+        finally:
+            self.depth -= 1
+
+    def _converted(self, node: JsonValue, path: str) -> tuple[_Json, _Plan]:
         if not isinstance(node, dict):
             raise self._refused(path, "is not a JSON Schema object")
         rest = dict(node)
@@ -208,14 +223,14 @@ class _Converter:
         return out, plan
 
     def _merged_all_of(self, rest: _Json, path: str) -> _Json:
-        all_of = rest.pop("allOf", None)
-        if all_of is None:
-            return rest
-        if not isinstance(all_of, list) or len(all_of) != 1 or not isinstance(all_of[0], dict):
-            raise self._refused(
-                path, "uses allOf of more than one schema, which strict mode has no form for"
-            )
-        return {**all_of[0], **rest}
+        # A loop, not recursion: a schema's allOf chain may be as deep as it likes.
+        while "allOf" in rest:
+            all_of = rest.pop("allOf")
+            if not isinstance(all_of, list) or len(all_of) != 1 or not isinstance(all_of[0], dict):
+                reason = "uses allOf of more than one schema, which strict mode has no form for"
+                raise self._refused(path, reason)
+            rest = {**all_of[0], **rest}
+        return rest
 
     def _ref(self, rest: _Json, path: str) -> tuple[_Json, _Plan]:
         ref = rest.pop("$ref")
@@ -318,16 +333,16 @@ class _Converter:
 
     def _resolved(self, node: JsonValue, seen: set[str]) -> JsonValue:
         """`node`, or what its `$ref` (or a lone `allOf`) stands for."""
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref not in seen:
-            seen.add(ref)
-            target = self.root if ref == _ROOT else self.defs.get(ref[len(_DEFS_PREFIX) :])
-            return self._resolved(target, seen)
-        all_of = node.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1:
-            return self._resolved(all_of[0], seen)
+        while isinstance(node, dict):
+            ref = node.get("$ref")
+            all_of = node.get("allOf")
+            if isinstance(ref, str) and ref not in seen:
+                seen.add(ref)
+                node = self.root if ref == _ROOT else self.defs.get(ref[len(_DEFS_PREFIX) :])
+            elif isinstance(all_of, list) and len(all_of) == 1:
+                node = all_of[0]
+            else:
+                break
         return node
 
     def _kind(self, node: JsonValue, seen: set[str]) -> str | None:

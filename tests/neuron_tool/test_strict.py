@@ -285,6 +285,27 @@ def test_a_schema_with_no_strict_form_is_refused_naming_where_and_why(
     assert "strict=False" in str(caught.value)
 
 
+def test_a_schema_nested_past_what_any_api_takes_is_refused_not_a_crash() -> None:
+    node: dict[str, JsonValue] = {"type": "string"}
+    for _ in range(5000):
+        node = {"type": "array", "items": node}
+
+    with pytest.raises(StrictSchemaError, match="nests deeper than 100 levels"):
+        strict_form({"type": "object", "properties": {"deep": node}}, tool="t")
+
+
+def test_a_chain_of_lone_all_ofs_is_merged_whatever_its_depth() -> None:
+    node: dict[str, JsonValue] = {"type": "string", "minLength": 2}
+    for _ in range(5000):
+        node = {"allOf": [node]}
+
+    schema = strict_form(
+        {"type": "object", "properties": {"x": node}, "required": ["x"]}, tool="t"
+    ).schema
+
+    assert schema["properties"] == {"x": {"type": "string", "description": "{minLength: 2}"}}
+
+
 def test_a_union_of_objects_without_optional_properties_needs_no_tag() -> None:
     schema: dict[str, JsonValue] = {
         "type": "object",

@@ -53,6 +53,13 @@ ONE_CALL_AT_A_TIME: Final = "Call at most one tool per answer."
 """Added to the system instruction for `parallel_tool_calls=False`: the API has no switch."""
 
 _CHOICE_MODES: Final = {"auto": "AUTO", "none": "NONE", "required": "ANY", "tool": "ANY"}
+STRICT_MODE: Final = "VALIDATED"
+"""The calling mode for `auto` when a tool is strict: text or a call, as `AUTO`, but a call
+"ensures function schema adherence" (constrained decoding; `ANY` already does), and takes
+`allowedFunctionNames` as `ANY` does. Google's function calling guide and REST reference:
+https://ai.google.dev/gemini-api/docs/function-calling#function_calling_modes and
+https://ai.google.dev/api/caching#FunctionCallingConfig."""
+_STRICT_CHOICE_MODES: Final = {**_CHOICE_MODES, "auto": STRICT_MODE}
 _NOT_SENT_EXTRA: Final = frozenset({"metadata"})
 _MERGED_FIELDS: Final = frozenset({"generationConfig", "toolConfig"})
 
@@ -82,7 +89,9 @@ def request_body(
     `maxOutputTokens`); other keys replace. `extra["metadata"]` (the caller's
     trace ids) is not sent: the API has no field for it. A `generationConfig`
     field of the provider's own (in `defaults` or `extra`) wins over the
-    thinking and sampling settings.
+    thinking and sampling settings. A strict tool sends `STRICT_MODE` for an
+    `auto` tool choice, or for none unless `defaults` hold a
+    `functionCallingConfig` (sent as it is, as without a strict tool).
 
     Raises:
         UnsupportedContentError: a message holds a part the API cannot take, a
@@ -100,10 +109,14 @@ def request_body(
     if tools:
         body["tools"] = tools
     if request.tools:
-        if request.tool_choice is not None:
-            _merge(
-                body, "toolConfig", {"functionCallingConfig": calling_config(request.tool_choice)}
-            )
+        choice = request.tool_choice
+        if choice is not None:
+            # Only `auto` maps otherwise for a strict tool, so the others skip the check.
+            strict = choice.mode == "auto" and has_strict_tool(request.tools)
+            _merge(body, "toolConfig", {"functionCallingConfig": calling_config(choice, strict)})
+        elif has_strict_tool(request.tools) and not _has_calling_config(body):
+            # With no tool choice the API defaults to AUTO, which does not decode to the schema.
+            _merge(body, "toolConfig", {"functionCallingConfig": {"mode": STRICT_MODE}})
     own = body.get("generationConfig")
     own_fields = own if isinstance(own, dict) else {}
     if request.thinking is not None and "thinkingConfig" in own_fields:
@@ -191,12 +204,32 @@ def declaration(tool: ToolSchema) -> Json:
     }
 
 
-def calling_config(choice: ToolChoice) -> Json:
-    """`{"mode": AUTO | NONE | ANY}`, and `allowedFunctionNames` for one named tool."""
-    config: Json = {"mode": _CHOICE_MODES[choice.mode]}
+def calling_config(choice: ToolChoice, strict: bool = False) -> Json:
+    """`{"mode": AUTO | NONE | ANY}`, and `allowedFunctionNames` for one named tool.
+
+    `strict` (a strict tool is offered) makes `auto` `STRICT_MODE`.
+    """
+    config: Json = {"mode": (_STRICT_CHOICE_MODES if strict else _CHOICE_MODES)[choice.mode]}
     if choice.name is not None:
         config["allowedFunctionNames"] = [choice.name]
     return config
+
+
+def has_strict_tool(tools: Sequence[ToolSchema]) -> bool:
+    """Whether any of `tools` asks for strict mode (`ToolSchema.strict is True`).
+
+    The API's calling mode is per request, so one strict tool makes it for all.
+    """
+    # A loop, not any() over a generator: it runs on every call that offers tools.
+    for tool in tools:
+        if tool.strict is True:
+            return True
+    return False
+
+
+def _has_calling_config(body: Json) -> bool:
+    own = body.get("toolConfig")
+    return isinstance(own, dict) and "functionCallingConfig" in own
 
 
 def generation_config(

@@ -54,6 +54,12 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     `:streamGenerateContent?alt=sse`. See the distribution's README for how
     each part of a conversation is mapped.
 
+    Strict tools (`@tool(strict=True)`) have no flag of their own on Gemini: a
+    call offering one asks for a function calling mode that keeps calls to their
+    schemas (`takes_strict_tools`). That mode is per request, so it applies to
+    all the call's function tools together, which only narrows each to its own
+    schema.
+
     Args:
         model: The model used when a request names none (`gemini-2.5-flash`,
             or `models/...`, `tunedModels/...`).
@@ -111,6 +117,12 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
     the turn; a `thinkingConfig` in `body_defaults` or `extra` wins."""
+    takes_strict_tools: ClassVar[bool] = True
+    """A call offering a strict tool keeps every function call to its declaration's schema:
+    `toolConfig.functionCallingConfig.mode` is `VALIDATED` for an `auto` tool choice or
+    none (text or a call, as `AUTO`), and `ANY` for `required` or a named tool, which
+    already adheres; `none` stays `NONE`. A `functionCallingConfig` in `extra` wins, and
+    one in `body_defaults` does when the turn sets no tool choice."""
     _pricer: Pricer
     takes_sampling: ClassVar[frozenset[str]] = frozenset(wire.SAMPLING_FIELDS)
     """Every sampling setting, as `generationConfig`'s `topP`, `topK`, `stopSequences`, `seed`,

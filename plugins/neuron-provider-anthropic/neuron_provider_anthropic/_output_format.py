@@ -7,11 +7,15 @@ formats) is written into the node's description, so the model still reads it,
 and the loop validates the answer against the full schema as in every mode. An
 object of free keys (a `dict[str, int]`) has no closed form: it is refused
 before the call rather than sent as an object that can only be `{}`.
+
+Strict tools (`_strict_tools`) take the same subset for their input schemas, so
+`subset_schema` serves both, each with its own refusal.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Final, TypeAlias
 
 from pydantic import JsonValue
@@ -28,6 +32,9 @@ _FORMATS: Final = frozenset(
 )
 _COMBINATIONS: Final = {"anyOf": "anyOf", "oneOf": "anyOf", "allOf": "allOf"}
 
+Refusal: TypeAlias = Callable[[str, str], InvalidRequestError]
+"""Makes the error for a node with no form in the subset, from its path (`$.a.b`) and why."""
+
 
 def output_format_json(output: OutputSchema) -> JsonObject:
     """The `output_config.format` asking for an answer of `output`'s schema.
@@ -36,34 +43,48 @@ def output_format_json(output: OutputSchema) -> JsonObject:
         InvalidRequestError: the schema holds an object of free keys, or a node that
             is not a JSON object.
     """
-    schema = _node(output.schema, "$")
+    schema = subset_schema(output.schema, _refused)
     if output.description and "description" not in schema:
         schema["description"] = output.description
     return {"type": "json_schema", "schema": schema}
 
 
-def _node(node: JsonValue, path: str) -> JsonObject:
+def subset_schema(schema: JsonValue, refused: Refusal) -> JsonObject:
+    """Return `schema` in structured outputs' subset of JSON Schema; `schema` is not changed.
+
+    Native output and strict tools share the subset, but not the advice for a
+    schema that has no form in it: `refused` words the error for its caller.
+
+    Raises:
+        InvalidRequestError: `refused`'s, for a node with no form in the subset.
+    """
+    return _node(schema, "$", refused)
+
+
+def _node(node: JsonValue, path: str, refused: Refusal) -> JsonObject:
     if not isinstance(node, dict):
-        raise _refused(path, "is not a JSON Schema object")
+        raise refused(path, "is not a JSON Schema object")
     rest = dict(node)
     if "$ref" in rest:
         return {"$ref": rest["$ref"]}
     kept: JsonObject = {}
     defs = rest.pop("$defs", None)
     if isinstance(defs, dict):
-        kept["$defs"] = {name: _node(value, f"{path}.$defs.{name}") for name, value in defs.items()}
+        kept["$defs"] = {
+            name: _node(value, f"{path}.$defs.{name}", refused) for name, value in defs.items()
+        }
     for key in ("type", "enum", "const", "title", "description"):
         if key in rest:
             kept[key] = rest.pop(key)
     for key, form in _COMBINATIONS.items():
         variants = rest.pop(key, None)
         if isinstance(variants, list):
-            kept[form] = [_node(v, f"{path}.{key}[{i}]") for i, v in enumerate(variants)]
+            kept[form] = [_node(v, f"{path}.{key}[{i}]", refused) for i, v in enumerate(variants)]
     kind = kept.get("type")
     if kind == "object" or "properties" in rest:
-        _object(rest, kept, path)
+        _object(rest, kept, path, refused)
     elif kind == "array":
-        _array(rest, kept, path)
+        _array(rest, kept, path, refused)
     elif kind == "string" and rest.get("format") in _FORMATS:
         kept["format"] = rest.pop("format")
     if rest:
@@ -71,27 +92,27 @@ def _node(node: JsonValue, path: str) -> JsonObject:
     return kept
 
 
-def _object(rest: JsonObject, kept: JsonObject, path: str) -> None:
+def _object(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal) -> None:
     properties = rest.pop("properties", None)
     extra = rest.pop("additionalProperties", None)
     if not isinstance(properties, dict) or not properties:
         if extra is not False:
-            raise _refused(
+            raise refused(
                 path, "is an object of free keys, which structured outputs cannot ask for"
             )
         properties = {}
     kept["properties"] = {
-        name: _node(value, f"{path}.{name}") for name, value in properties.items()
+        name: _node(value, f"{path}.{name}", refused) for name, value in properties.items()
     }
     kept["additionalProperties"] = False
     if "required" in rest:
         kept["required"] = rest.pop("required")
 
 
-def _array(rest: JsonObject, kept: JsonObject, path: str) -> None:
+def _array(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal) -> None:
     items = rest.pop("items", None)
     if items is not None:
-        kept["items"] = _node(items, f"{path}[]")
+        kept["items"] = _node(items, f"{path}[]", refused)
     if rest.get("minItems") in (0, 1):
         kept["minItems"] = rest.pop("minItems")
 

@@ -41,6 +41,7 @@ from neuron_turn.loop.tool_files import unseen_file_note
 
 from ._name import PROVIDER
 from ._output_format import output_format_json
+from ._strict_tools import check_strict_limits, strict_tool_json
 from ._thinking import thinking_fields
 
 JsonObject: TypeAlias = dict[str, JsonValue]
@@ -103,8 +104,8 @@ def build_body(
 
     Raises:
         InvalidRequestError: a message cannot be expressed in the Messages API, a
-            thinking setting the model cannot take, or a native output schema the
-            API's structured outputs cannot ask for.
+            thinking setting the model cannot take, or a native output schema or
+            strict tools the API's structured outputs cannot ask for.
     """
     system, messages = _messages_json(request.messages)
     if request.system:
@@ -116,7 +117,7 @@ def build_body(
     }
     if system:
         body["system"] = "\n".join(system)
-    tools: list[JsonValue] = [tool_json(tool) for tool in request.tools]
+    tools = tools_json(request.tools)
     tools.extend(hosted_tool_json(tool) for tool in request.hosted_tools)
     if tools:
         body["tools"] = tools
@@ -221,8 +222,29 @@ def _relax_forced_choice(body: JsonObject) -> None:
         body["tool_choice"] = relaxed
 
 
+def tools_json(tools: Sequence[ToolSchema]) -> list[JsonValue]:
+    """Return the body's `tools` entries for `tools`, a strict one with `strict: true`.
+
+    Raises:
+        InvalidRequestError: a strict tool's schema has no form in structured
+            outputs' subset, or the strict tools pass the API's stated limits.
+    """
+    entries: list[JsonValue] = []
+    strict: list[JsonObject] = []
+    for tool in tools:
+        if tool.strict:
+            entry = strict_tool_json(tool)
+            strict.append(entry)
+            entries.append(entry)
+        else:
+            entries.append(tool_json(tool))
+    if strict:
+        check_strict_limits(strict)
+    return entries
+
+
 def tool_json(tool: ToolSchema) -> JsonValue:
-    """Return one entry of the body's `tools` list."""
+    """Return the body's `tools` entry for a tool that is not strict: its schema as it is."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 

@@ -81,6 +81,10 @@ _log = logging.getLogger(__name__)
 class AnthropicProvider:
     """Calls `POST {base_url}/v1/messages` once per `complete`, over one reused httpx client.
 
+    Beside messages and tools it maps typed answers (`output_modes`), hosted tools,
+    thinking, sampling settings and strict tools (`takes_strict_tools`); each
+    attribute below says how.
+
     Example::
 
         async with AnthropicProvider("claude-haiku-4-5") as provider:
@@ -107,6 +111,14 @@ class AnthropicProvider:
     seed and no penalties, so a turn setting those is refused when made. Newer models
     answer a request with both `temperature` and `top_p`, or `top_k` beside thinking,
     with their own error."""
+
+    takes_strict_tools: ClassVar[bool] = True
+    """A strict tool (`ToolSchema.strict`) goes as structured outputs' strict tool use
+    (`"strict": true`, on the models `native` output serves), its schema in the subset
+    native output takes: objects closed, optional parameters left optional, what the subset
+    lacks written into descriptions. A schema with no form in the subset (an object of free
+    keys), or strict tools past the API's stated limits (20 tools, 24 optional and 16
+    union-typed parameters), are refused before the call, naming the tools."""
 
     def __init__(
         self,

@@ -1,11 +1,15 @@
-"""`run --attach PATH`: files sent with the prompt (an image, a PDF, or a text file).
+"""`run --attach PATH`: files sent with the prompt (an image, a PDF, audio, video or text).
 
 Each file goes in the user's message after the prompt's text: an image
 (PNG, JPEG, GIF or WebP, known by its first bytes, not its name) as an
 image block, a PDF (it starts with `%PDF-`) as an `application/pdf`
-document (`neuron_turn.document_block`), a UTF-8 file as a `text/plain` one.
-Anything else, or a file over the APIs' 32 MiB, is a usage error naming it:
-the model must never answer about a file it was not sent.
+document (`neuron_turn.document_block`), audio (WAV, MP3, FLAC, Ogg, AAC,
+AIFF, M4A) and video (MP4, QuickTime, WebM, AVI, MPEG, 3GPP), also known by
+their first bytes, as documents of their media type, a UTF-8 file as a
+`text/plain` one. Anything else, or a file over the APIs' 32 MiB, is a usage
+error naming it: the model must never answer about a file it was not sent.
+Whether the model's API takes what was attached is its provider's to say,
+before any call (`InvalidRequestError` naming it).
 """
 
 from __future__ import annotations
@@ -54,11 +58,54 @@ def _attachment(path: str) -> ImageBlock | CustomBlock:
         return image_block(data, media_type=image)
     if data.startswith(b"%PDF-"):
         return document_block(data, media_type="application/pdf", name=name)
+    media = _audio_or_video_type(data)
+    if media is not None:
+        return document_block(data, media_type=media, name=name)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(
-            f"--attach {path!r} is not an image (PNG, JPEG, GIF, WebP), a PDF or UTF-8 text; "
-            "the models here read those"
+            f"--attach {path!r} is not an image (PNG, JPEG, GIF, WebP), a PDF, audio (WAV, "
+            "MP3, FLAC, Ogg, AAC, AIFF, M4A), video (MP4, QuickTime, WebM, AVI, MPEG, 3GPP) or "
+            "UTF-8 text; the models here read those"
         ) from None
     return document_block(data, media_type="text/plain", name=name)
+
+
+_MP4_BRANDS: Final = {b"M4A ": "audio/mp4", b"qt  ": "video/quicktime", b"3gp": "video/3gpp"}
+
+
+def _audio_or_video_type(data: bytes) -> str | None:
+    """The audio or video media type `data`'s first bytes say (the formats Gemini reads)."""
+    head = data[:12]
+    if head[:4] == b"RIFF":
+        return {b"WAVE": "audio/wav", b"AVI ": "video/avi"}.get(head[8:12])
+    if head[:4] == b"FORM" and head[8:12] in (b"AIFF", b"AIFC"):
+        return "audio/aiff"
+    if head[4:8] == b"ftyp":
+        brand = head[8:12]
+        return _MP4_BRANDS.get(brand) or _MP4_BRANDS.get(brand[:3]) or "video/mp4"
+    for signature, media in _SIGNATURES:
+        if head.startswith(signature):
+            return media
+    if len(head) >= 2 and head[0] == 0xFF:
+        # ADTS AAC frames and MPEG audio frames share the 11-bit sync; the layer bits differ.
+        if head[1] & 0xF6 == 0xF0:
+            return "audio/aac"
+        if head[1] & 0xE0 == 0xE0 and head[1] & 0x06:
+            return "audio/mpeg"
+    return None
+
+
+_SIGNATURES: Final = (
+    # With their version bytes, so a text file that starts "ID3 tags" stays text.
+    (b"ID3\x02", "audio/mpeg"),
+    (b"ID3\x03", "audio/mpeg"),
+    (b"ID3\x04", "audio/mpeg"),
+    (b"fLaC\x00", "audio/flac"),  # then STREAMINFO, the first block
+    (b"fLaC\x80", "audio/flac"),  # STREAMINFO as the last block
+    (b"OggS\x00", "audio/ogg"),
+    (b"\x1a\x45\xdf\xa3", "video/webm"),
+    (b"\x00\x00\x01\xba", "video/mpeg"),
+    (b"\x00\x00\x01\xb3", "video/mpeg"),
+)

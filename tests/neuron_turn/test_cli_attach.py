@@ -70,10 +70,48 @@ def test_images_go_as_images_known_by_their_bytes(
     assert "[image image/webp]" in capsys.readouterr().out
 
 
+MEDIA = {
+    "voice.wav": (b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio/wav"),
+    "song.mp3": (b"ID3\x04\x00\x00\x00\x00\x00\x00", "audio/mpeg"),
+    "frame.mp3": (b"\xff\xfb\x90\x64\x00\x00", "audio/mpeg"),
+    "clip.aac": (b"\xff\xf1\x50\x80\x00\x1f", "audio/aac"),
+    "take.flac": (b"fLaC\x00\x00\x00\x22", "audio/flac"),
+    "id3.txt": (b"ID3 tags, explained", "text/plain"),  # text that starts like an MP3
+    "talk.ogg": (b"OggS\x00\x02\x00\x00", "audio/ogg"),
+    "memo.aiff": (b"FORM\x00\x00\x00\x00AIFFCOMM", "audio/aiff"),
+    "memo.m4a": (b"\x00\x00\x00\x20ftypM4A \x00\x00", "audio/mp4"),
+    "film.mp4": (b"\x00\x00\x00\x18ftypisom\x00\x00", "video/mp4"),
+    "film.mov": (b"\x00\x00\x00\x14ftypqt  \x00\x00", "video/quicktime"),
+    "phone.3gp": (b"\x00\x00\x00\x14ftyp3gp5\x00\x00", "video/3gpp"),
+    "web.webm": (b"\x1a\x45\xdf\xa3\x01\x00\x00\x00", "video/webm"),
+    "old.avi": (b"RIFF\x24\x00\x00\x00AVI LIST", "video/avi"),
+    "tv.mpg": (b"\x00\x00\x01\xba\x44\x00", "video/mpeg"),
+}
+
+
+def test_audio_and_video_go_as_documents_of_their_media_type_known_by_their_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    attach: list[str] = []
+    for name, (data, _) in MEDIA.items():
+        (tmp_path / name).write_bytes(data)
+        attach += ["--attach", str(tmp_path / name)]
+
+    assert main([*RUN, *attach, "--session", "m1"]) == 0
+    capsys.readouterr()
+
+    assert main(["history", "m1", "--json"]) == 0
+    blocks = json.loads(capsys.readouterr().out)[0]["content"][1:]
+    assert [(b["data"]["media_type"], b["data"]["name"]) for b in blocks] == [
+        (media_type, name) for name, (_, media_type) in MEDIA.items()
+    ]
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
-        (b"PK\x03\x04\x00\xff", "is not an image (PNG, JPEG, GIF, WebP), a PDF or UTF-8 text"),
+        (b"PK\x03\x04\x00\xff", "is not an image (PNG, JPEG, GIF, WebP), a PDF, audio (WAV"),
         (b"BM6\x00\x00\x00\x00\xff", "is not an image (PNG, JPEG, GIF, WebP), a PDF"),
         (None, "No such file or directory"),
     ],

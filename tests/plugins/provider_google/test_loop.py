@@ -14,21 +14,56 @@ from typing import Any
 
 import httpx
 import pytest
+from moneyed import Money
 
-from layer0 import TurnInput
+from layer0 import Content, TextBlock, TurnInput
 from neuron_provider_google import GoogleProvider
 from neuron_tool import tool
-from neuron_turn import NeuronTurn
+from neuron_turn import NeuronTurn, document_block
 
-from ._support import KEY, Recorder, call, json_response, response, text
+from ._support import KEY, Recorder, call, json_response, response, text, usage
 
 SCRIPTS = Path(sys.executable).parent
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
 
 
 @tool
 def get_weather(city: str) -> str:
     """Return the current weather in a city."""
     return f"Sunny in {city}"
+
+
+async def test_audio_and_a_video_by_url_reach_gemini_and_the_audio_is_priced_as_audio() -> None:
+    metadata = usage(prompt=1000, candidates=100)
+    metadata["promptTokensDetails"] = [
+        {"modality": "TEXT", "tokenCount": 200},
+        {"modality": "AUDIO", "tokenCount": 800},
+    ]
+    recorder = Recorder(
+        json_response(response(text("She asks for Friday."), usageMetadata=metadata))
+    )
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    provider = GoogleProvider("gemini-2.5-flash", api_key=KEY, client=client)
+    message = Content(
+        [
+            TextBlock(text="What does the caller ask, and does the video show it?"),
+            document_block(
+                b"RIFF\x24\x00\x00\x00WAVEfmt ", media_type="audio/wav", name="call.wav"
+            ),
+            document_block(url="https://www.youtube.com/watch?v=abc", media_type="video/mp4"),
+        ]
+    )
+
+    output = await NeuronTurn(provider).execute(TurnInput(message=message, trigger="user"))
+
+    assert output.message.as_text() == "She asks for Friday."
+    (sent,) = json.loads(recorder.requests[0].content)["contents"]
+    assert sent["parts"][1:] == [
+        {"inlineData": {"mimeType": "audio/wav", "data": "UklGRiQAAABXQVZFZm10IA=="}},
+        {"fileData": {"mimeType": "video/mp4", "fileUri": "https://www.youtube.com/watch?v=abc"}},
+    ]
+    # 200 text tokens at $0.30 and 800 audio tokens at $1 per million, 100 out at $2.50.
+    assert output.metadata.cost == Money("0.00111", "USD")
 
 
 async def test_a_tool_loop_sends_the_call_with_its_signature_and_the_named_response_back() -> None:

@@ -5,14 +5,15 @@ in the same envelope, stream server-sent events and are priced from the same
 data; only the body each sends and how each reads the answer differ. This
 class holds the shared part (options, key handling and scrubbing, the one
 `httpx.AsyncClient`, error mapping, pricing, the `complete` / `stream`
-skeleton); a subclass supplies the API's own mapping through the abstract
-methods.
+skeleton, strict tools); a subclass supplies the API's own mapping through the
+abstract methods.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar, Final, Protocol, TypeVar
 
 import httpx
@@ -22,12 +23,14 @@ from neuron_turn.loop.endpoint import parsed_endpoint
 from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.http_errors import redact
 from neuron_turn.loop.http_provider import DEFAULT_TIMEOUT, ErrorContext, HttpProvider
-from neuron_turn.loop.provider_errors import ProviderError
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+from neuron_turn.loop.provider_stream import ProviderStreamEvent
 
 from ._errors import api_error_from_json, error_from_response, error_from_status, status_for_code
 from ._pricing import Pricer, PriceTable, context_window, parse_prices
 from ._stream import MalformedStreamError, StreamError
-from ._wire import Completion
+from ._wire import Completion, StrictForms, UnsupportedContentError, restore_calls, strict_forms
 
 __all__ = ["API_KEY_ENV", "BASE_URL_ENV", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBase"]
 
@@ -41,6 +44,14 @@ BASE_URL_ENV: Final = "OPENAI_BASE_URL"
 The one OpenAI's own SDK reads, so a proxy or a compatible server set up for
 it (vLLM, LM Studio, OpenRouter, a llama.cpp server) is used here too.
 """
+
+
+def _any_strict(request: ProviderRequest) -> bool:
+    # A plain loop, not any() over a generator: it runs on every call, strict tools or not.
+    for tool in request.tools:
+        if tool.strict is True:
+            return True
+    return False
 
 
 class EventReader(Protocol):
@@ -61,6 +72,10 @@ ReaderT = TypeVar("ReaderT", bound=EventReader)
 
 class OpenAIBase(HttpProvider[Completion, ReaderT]):
     """The shared half of `OpenAIProvider` and `OpenAIResponsesProvider` (see their docstrings).
+
+    A call offering strict tools writes each one's strict form once: the body sends
+    it, and the answer's calls of those tools are read back through it
+    (`StrictForm.restore`) before the loop sees them.
 
     Args:
         model: The model used when a request names none.
@@ -97,6 +112,9 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
     """What a body should be, in error messages ("expected a JSON chat completion")."""
     logger: ClassVar[logging.Logger] = logging.getLogger("neuron_provider_openai")
     """Where requests and answers are logged (at DEBUG)."""
+    takes_strict_tools: ClassVar[bool] = False
+    """Whether a strict tool (`ToolSchema.strict`) is sent in the API's strict mode; where
+    not, a request offering one is refused before it is sent."""
 
     def __init__(
         self,
@@ -137,6 +155,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         self._url = f"{self.base_url}{self.endpoint}"
         self._post_url = parsed_endpoint(self._url)
         self._log_url = self._url
+        self._strict_call: tuple[ProviderRequest, StrictForms] | None = None
 
     def context_window(self, model: str) -> int | None:
         """Return `model`'s context window in tokens (genai-prices' data), None when unknown.
@@ -150,6 +169,86 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
             provider_id=self.price_provider_id if is_default else None,
             provider_api_url=None if is_default else self.base_url,
         )
+
+    # --- strict tools ------------------------------------------------------------
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one model call (see `HttpProvider.complete`); strict tools' calls read back.
+
+        Raises:
+            ProviderError: as `HttpProvider.complete`; an `InvalidRequestError` before
+                anything is sent for a strict tool with no strict form, or one offered
+                where the API has no strict mode.
+        """
+        if not _any_strict(request):
+            return await super().complete(request)
+        forms = self._strict_forms(request)
+        self._strict_call = (request, forms)
+        try:
+            response = await super().complete(request)
+        finally:
+            self._end_strict_call(request)
+        return replace(response, content=restore_calls(response.content, forms))
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one model call as a stream (see `HttpProvider.stream`).
+
+        The final response has strict tools' calls read back as `complete`'s has; the
+        deltas before it carry the arguments as the model wrote them.
+        """
+        if not _any_strict(request):
+            return super().stream(request)
+        return self._strict_stream(request)
+
+    async def _strict_stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        forms = self._strict_forms(request)
+        self._strict_call = (request, forms)
+        events = super().stream(request)
+        try:
+            async for event in events:
+                if isinstance(event, ProviderResponse):
+                    event = replace(event, content=restore_calls(event.content, forms))
+                yield event
+        finally:
+            self._end_strict_call(request)
+            # Closed now, not when collected: a caller closing this stream early closes
+            # the connection at once.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _strict_forms(self, request: ProviderRequest) -> StrictForms:
+        """The strict form of each strict tool of `request`, written once for the whole call.
+
+        Raises:
+            InvalidRequestError: a strict tool's schema has no strict form (naming the
+                tool, where and why), or the API has no strict mode.
+        """
+        if not self.takes_strict_tools:
+            named = ", ".join(tool.name for tool in request.tools if tool.strict is True)
+            raise InvalidRequestError(
+                f"{self.name}: the API has no documented strict mode for tool inputs, and "
+                f"the tool(s) {named} ask for it (strict=True); make them strict=None",
+                provider=self.name,
+            )
+        try:
+            return strict_forms(request.tools)
+        except UnsupportedContentError as exc:
+            raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
+
+    def _call_forms(self, request: ProviderRequest) -> StrictForms | None:
+        """The strict forms `complete` or `stream` wrote for `request`, for its body.
+
+        None outside such a call (`request_body` called alone): the body then writes
+        them itself.
+        """
+        call = self._strict_call
+        return call[1] if call is not None and call[0] is request else None
+
+    def _end_strict_call(self, request: ProviderRequest) -> None:
+        # Another call may have started since: its forms stay.
+        if self._strict_call is not None and self._strict_call[0] is request:
+            self._strict_call = None
 
     # --- what each API does its own way ----------------------------------------
 

@@ -27,6 +27,7 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_tool.strict import StrictForm
 from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, HostedToolCall, WebSearch
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
@@ -49,6 +50,7 @@ from ._wire import (
     ERROR_PREFIX,
     Completion,
     Json,
+    StrictForms,
     UnsupportedContentError,
     add_sampling,
     arguments_text,
@@ -61,6 +63,7 @@ from ._wire import (
     part_kind,
     reasoning_effort,
     token_count,
+    tool_strict_form,
 )
 from .presets import PresetSampling
 
@@ -106,6 +109,7 @@ def request_body(
     defaults: Mapping[str, JsonValue] | None = None,
     send_metadata: bool = False,
     encrypted_reasoning: bool = False,
+    forms: StrictForms | None = None,
 ) -> Json:
     """Build the JSON body for `POST /responses`.
 
@@ -116,17 +120,23 @@ def request_body(
     `encrypted_reasoning` (and `store` still off), `include` asks for the
     reasoning items' encrypted content, the only way a stateless call can
     hand a reasoning model its earlier reasoning back. `request.sampling` sets
-    `top_p` (`SAMPLING`), unless `defaults` or `request.extra` does.
+    `top_p` (`SAMPLING`), unless `defaults` or `request.extra` does. A strict tool
+    goes in its strict form: its entry in `forms` (`_wire.strict_forms`), else one
+    written here.
 
     Raises:
-        UnsupportedContentError: a sampling setting the API does not take.
+        UnsupportedContentError: a sampling setting the API does not take, or a strict
+            tool whose schema has no strict form.
     """
     body: Json = {"store": False, **(defaults or {})}
     body["model"] = model
     if request.system:
         body["instructions"] = request.system
     body["input"] = build_input(request.messages, stored=body["store"] is True)
-    tools = [tool_to_wire(tool) for tool in request.tools]
+    if forms:
+        tools = [tool_to_wire(tool, forms.get(tool.name)) for tool in request.tools]
+    else:
+        tools = [tool_to_wire(tool) for tool in request.tools]
     tools.extend(hosted_tool_to_wire(tool) for tool in request.hosted_tools)
     if tools:
         body["tools"] = list[JsonValue](tools)
@@ -206,19 +216,33 @@ def _with_encrypted_reasoning(include: JsonValue) -> list[JsonValue]:
     return values if ENCRYPTED_REASONING in values else [*values, ENCRYPTED_REASONING]
 
 
-def tool_to_wire(tool: ToolSchema) -> Json:
+def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
     """A function tool, flat (`name` beside `type`, not under `function`).
 
-    `strict` is sent as false: the Responses API defaults it to true, which
-    rejects every schema with an optional property; the tool registry checks
-    the arguments against the schema itself.
+    A strict tool (`strict=True`) sends its strict form (`form`, else one written
+    here) with `strict: true`. Any other sends its own schema with `strict: false`:
+    the Responses API defaults it to true, which rejects every schema with an
+    optional property; the tool registry checks the arguments against the schema
+    itself.
+
+    Raises:
+        UnsupportedContentError: a strict tool whose schema has no strict form.
     """
+    if tool.strict is not True:
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+            "strict": False,
+        }
+    strict = form if form is not None else tool_strict_form(tool)
     return {
         "type": "function",
         "name": tool.name,
         "description": tool.description,
-        "parameters": tool.input_schema,
-        "strict": False,
+        "parameters": strict.schema,
+        "strict": True,
     }
 
 

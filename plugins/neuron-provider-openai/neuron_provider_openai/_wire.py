@@ -3,6 +3,11 @@
 Request side: `request_body`. Response side: `parse_completion`. Both are
 plain functions so the provider, the streaming accumulator, the tests and
 the benchmark share them.
+
+Strict tools (`ToolSchema.strict`): `strict_forms` writes each strict tool's
+input schema in OpenAI's strict subset once per request; the body sends it
+with `strict: true` (`tool_to_wire`), and `restore_calls` reads the answer's
+calls of those tools back into the input the tool expects.
 """
 
 from __future__ import annotations
@@ -11,14 +16,16 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 from pydantic import JsonValue
 
 from layer0 import Base64Source
+from neuron_tool.errors import StrictSchemaError
 from neuron_tool.schema import ToolSchema
+from neuron_tool.strict import StrictForm, strict_form
 from neuron_turn.loop.hosted_tools import HostedToolCall
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
@@ -48,6 +55,9 @@ SystemRole: TypeAlias = Literal["system", "developer", "user"]
 """The role the system prompt is sent under."""
 
 Json: TypeAlias = dict[str, JsonValue]
+
+StrictForms: TypeAlias = Mapping[str, StrictForm]
+"""The strict form of each strict tool of one request, by tool name."""
 
 ERROR_PREFIX: Final = "Error: "
 """Put before a failed tool result: the API has no `is_error` flag on tool messages."""
@@ -107,6 +117,7 @@ def request_body(
     reasoning_field: str | None = None,
     preset_thinking: PresetThinking | None = None,
     sampling_fields: PresetSampling | None = OPENAI_SAMPLING,
+    forms: StrictForms | None = None,
 ) -> Json:
     """Build the JSON body for `POST /chat/completions`.
 
@@ -121,11 +132,14 @@ def request_body(
     `request.thinking` becomes `reasoning_effort`, or a vendor preset's own fields
     (`preset_thinking`, see `preset_thinking_fields`). `request.sampling` goes to the
     fields `sampling_fields` names (OpenAI's by default; a vendor preset's own, None for
-    an API that documents none), see `sampling_json`.
+    an API that documents none), see `sampling_json`. A strict tool goes in its strict
+    form: its entry in `forms` (what `strict_forms` returned for the request), else
+    one written here.
 
     Raises:
-        UnsupportedContentError: a thinking setting the preset's model does not take, or
-            a sampling setting the API does not take.
+        UnsupportedContentError: a thinking setting the preset's model does not take, a
+            sampling setting the API does not take, or a strict tool whose schema has no
+            strict form.
     """
     body: Json = dict(defaults or {})
     body["model"] = model
@@ -133,7 +147,10 @@ def request_body(
         request, system_role=system_role, reasoning_field=reasoning_field
     )
     if request.tools:
-        body["tools"] = [tool_to_wire(tool) for tool in request.tools]
+        if forms:
+            body["tools"] = [tool_to_wire(tool, forms.get(tool.name)) for tool in request.tools]
+        else:
+            body["tools"] = [tool_to_wire(tool) for tool in request.tools]
         if request.tool_choice is not None:
             body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
         if request.parallel_tool_calls is not None:
@@ -284,14 +301,73 @@ def response_format_json(output: OutputSchema) -> Json:
     return {"type": "json_schema", "json_schema": spec}
 
 
-def tool_to_wire(tool: ToolSchema) -> Json:
-    """One tool as a Chat Completions `function` tool."""
-    function: Json = {
+def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
+    """One tool as a Chat Completions `function` tool; a strict one with `strict: true`.
+
+    A strict tool (`strict=True`) sends its strict form: `form` when the caller wrote
+    it already (`strict_forms`), else written here. Any other tool goes without a
+    `strict` key, the form every compatible server reads.
+
+    Raises:
+        UnsupportedContentError: a strict tool whose schema has no strict form.
+    """
+    if tool.strict is not True:
+        function: Json = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+        }
+        return {"type": "function", "function": function}
+    strict = form if form is not None else tool_strict_form(tool)
+    function = {
         "name": tool.name,
         "description": tool.description,
-        "parameters": tool.input_schema,
+        "parameters": strict.schema,
+        "strict": True,
     }
     return {"type": "function", "function": function}
+
+
+def strict_forms(tools: Iterable[ToolSchema]) -> dict[str, StrictForm]:
+    """The strict form of each strict tool among `tools`, by name (empty: none is strict).
+
+    Raises:
+        UnsupportedContentError: a strict tool's schema has no strict form; the message
+            names the tool, where in its schema and why.
+    """
+    return {tool.name: tool_strict_form(tool) for tool in tools if tool.strict is True}
+
+
+def tool_strict_form(tool: ToolSchema) -> StrictForm:
+    """`tool`'s input schema in OpenAI's strict subset (`neuron_tool.strict_form`).
+
+    Raises:
+        UnsupportedContentError: the schema has no strict form (`StrictSchemaError`'s
+            message: the tool, the JSON path and why).
+    """
+    try:
+        return strict_form(tool.input_schema, tool=tool.name)
+    except StrictSchemaError as exc:
+        raise UnsupportedContentError(str(exc)) from exc
+
+
+def restore_calls(content: Sequence[ContentPart], forms: StrictForms) -> list[ContentPart]:
+    """`content` with each call of a strict tool in `forms` restored (`StrictForm.restore`).
+
+    Strict mode makes the model send every optional property, as null when it has
+    none; dropping those nulls gives the tool the input it would have got without
+    strict mode, so its defaults apply. Other parts are kept as they are.
+    """
+    return [_restored(part, forms) for part in content]
+
+
+def _restored(part: ContentPart, forms: StrictForms) -> ContentPart:
+    if not isinstance(part, ToolUsePart):
+        return part
+    form = forms.get(part.name)
+    if form is None:
+        return part
+    return ToolUsePart(part.id, part.name, form.restore(part.input))
 
 
 def build_messages(

@@ -61,6 +61,10 @@ class PresetProvider(OpenAIProvider):
     """The sampling settings the vendor documents (`Preset.sampling`: Mistral's seed as
     `random_seed`, no `seed` on DeepSeek, no `stop` or penalties on xAI...); a turn with
     another is refused when made: set the API's own field in `extra`."""
+    takes_strict_tools: ClassVar[bool] = False
+    """Whether strict tools are sent in strict mode, as `OpenAIProvider` sends them: true
+    where the vendor documents OpenAI's strict mode for function tools
+    (`Preset.strict_tools`: Cerebras); else a turn offering one is refused when made."""
 
     def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -75,6 +79,7 @@ class PresetProvider(OpenAIProvider):
         cls.output_modes = preset.output_modes
         cls.takes_thinking = preset.thinking is not None
         cls.takes_sampling = preset.sampling.takes if preset.sampling else frozenset()
+        cls.takes_strict_tools = preset.strict_tools
 
     def __init__(self, model: str = "", **options: Any) -> None:
         if not hasattr(type(self), "preset"):
@@ -130,7 +135,7 @@ class FireworksProvider(PresetProvider, preset=get_preset("fireworks")):
 
 
 class CerebrasProvider(PresetProvider, preset=get_preset("cerebras")):
-    """Cerebras (`"cerebras:<model>"`): `CEREBRAS_API_KEY`."""
+    """Cerebras (`"cerebras:<model>"`): `CEREBRAS_API_KEY`; takes strict tools."""
 
 
 _CLASSES: dict[str, type[PresetProvider]] = {

@@ -17,6 +17,12 @@ vendor's Chat Completions API documents, and under which body field each goes
 (`PresetSampling`: Mistral's seed is `random_seed`); the preset's class takes
 exactly those (`takes_sampling`), so a turn setting another is refused when made.
 
+`Preset.strict_tools` says whether the vendor's documentation has its Chat
+Completions API take `"strict": true` on a function tool as OpenAI's strict mode
+(constrained decoding of the arguments, the schema closed and every property
+required); the preset's class takes strict tools only then (`takes_strict_tools`),
+so a turn offering one elsewhere is refused when made, never sent unconstrained.
+
 This module imports nothing heavy: the plugin reads the table to register
 the names, and listing plugins must not load httpx.
 
@@ -176,6 +182,10 @@ class Preset:
     sampling: PresetSampling | None = None
     """The sampling settings the vendor documents and their body fields (None: none, and
     a turn that sets one is refused; set the API's own field in `extra`)."""
+    strict_tools: bool = False
+    """Whether the vendor documents OpenAI's strict mode for function tools (`"strict":
+    true`, the arguments decoded to the schema); False: a turn offering a strict tool is
+    refused when made."""
 
 
 PRESETS: Final[tuple[Preset, ...]] = (
@@ -207,6 +217,8 @@ PRESETS: Final[tuple[Preset, ...]] = (
             takes=OPENAI_SAMPLING.takes,
             renamed=(_STOP,),
         ),
+        # No strict tools: Groq documents `strict: true` for `response_format` only (on
+        # gpt-oss, https://console.groq.com/docs/structured-outputs), not on function tools.
     ),
     Preset(
         name="deepseek",
@@ -236,6 +248,8 @@ PRESETS: Final[tuple[Preset, ...]] = (
             renamed=(_STOP,),
             note="in thinking mode (the default) top_p and the penalties are ignored",
         ),
+        # No strict tools: https://api-docs.deepseek.com/guides/function_calling documents
+        # `strict` mode as a beta, on another root (`https://api.deepseek.com/beta`).
     ),
     Preset(
         name="openrouter",
@@ -423,6 +437,14 @@ PRESETS: Final[tuple[Preset, ...]] = (
             takes=OPENAI_SAMPLING.takes,
             renamed=(_STOP,),
         ),
+        # https://inference-docs.cerebras.ai/capabilities/tool-use: with `strict: true` on
+        # a function tool its arguments "are guaranteed to match your schema exactly
+        # through constrained decoding", under the rules of strict structured outputs
+        # (https://inference-docs.cerebras.ai/capabilities/structured-outputs): OpenAI's
+        # (objects closed, every property required, a nullable one as an `anyOf` with
+        # null). Its limits are narrower (at most 5 `anyOf` branches, no `"type": [...]`
+        # lists): the strict form keeps within them unless the tool's own schema does not.
+        strict_tools=True,
     ),
 )
 """The vendors the plugin registers, in the order `neuron-turn plugins` lists them."""

@@ -32,6 +32,10 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     `base_url` the key is optional and calls cost 0 USD unless `prices=` or
     `lookup_prices=True` says otherwise.
 
+    Beside messages and tools it maps typed answers (`output_modes`), thinking,
+    sampling settings and strict tools (`takes_strict_tools`); each attribute
+    below says how.
+
     Subclassing for another OpenAI-compatible API: override the class
     attributes `name`, `default_base_url`, `api_key_env` and `price_provider_id`,
     pass `body_defaults=` for fields every request should carry, and
@@ -97,6 +101,14 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
     `presence_penalty` and `frequency_penalty`; no `top_k` (the API has none, so a turn
     setting it is refused when made). The field in `body_defaults` or `extra` wins. The
     vendor presets take what their vendor documents (`Preset.sampling`)."""
+    takes_strict_tools: ClassVar[bool] = True
+    """A strict tool (`ToolSchema.strict`) is sent with `"strict": true` and its schema in
+    OpenAI's strict subset (`neuron_tool.strict_form`: objects closed, optional parameters
+    required and nullable); the nulls the model then sends for optional parameters are
+    dropped from its calls (`StrictForm.restore`), so the tool's defaults apply. A schema
+    with no strict form (an object of free keys) is refused before the call, naming the
+    tool and where. The vendor presets take it where their vendor documents it
+    (`Preset.strict_tools`)."""
 
     def __init__(
         self,
@@ -140,8 +152,9 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
 
         Raises:
             InvalidRequestError: a message holds content the API cannot take, a
-                vendor preset's model does not take the thinking setting, or the API
-                takes no such sampling setting.
+                vendor preset's model does not take the thinking setting, the API
+                takes no such sampling setting, or a strict tool's schema has no
+                strict form.
         """
         model = request.model or self.model
         role = self._system_role or _wire.default_system_role(model)
@@ -156,6 +169,7 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
                 reasoning_field=self._reasoning_field,
                 preset_thinking=self._preset_thinking(),
                 sampling_fields=self._sampling_fields(),
+                forms=self._call_forms(request),
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

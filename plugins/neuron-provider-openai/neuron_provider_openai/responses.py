@@ -40,6 +40,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     Key handling, `base_url`, pricing and errors are those of `OpenAIProvider`
     (same key, same environment variables, same genai-prices data).
 
+    Beside messages and tools it maps typed answers (`output_modes`), hosted
+    tools, thinking, sampling settings and strict tools (`takes_strict_tools`);
+    each attribute below says how.
+
     Args:
         model: The model used when a request names none.
         api_key: The API key; default: the `OPENAI_API_KEY` environment
@@ -92,6 +96,12 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     """`ProviderRequest.sampling`'s `top_p` becomes the body's `top_p` (a `top_p` in
     `body_defaults` or `extra` wins); the Responses API has no `top_k`, `stop`, `seed`
     nor penalties, so a turn setting one is refused when made."""
+    takes_strict_tools: ClassVar[bool] = True
+    """A strict tool (`ToolSchema.strict`) is sent with `"strict": true` and its schema in
+    OpenAI's strict subset (`neuron_tool.strict_form`), the nulls the model then sends for
+    optional parameters dropped from its calls (`StrictForm.restore`); any other goes with
+    `"strict": false`, as before. A schema with no strict form is refused before the call,
+    naming the tool and where."""
 
     def __init__(
         self,
@@ -130,8 +140,9 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         """The JSON body `complete` would send for `request` (override to add fields).
 
         Raises:
-            InvalidRequestError: a message holds content the API cannot take, or a
-                sampling setting the API does not take.
+            InvalidRequestError: a message holds content the API cannot take, a
+                sampling setting the API does not take, or a strict tool's schema has
+                no strict form.
         """
         model = request.model or self.model
         encrypted = self._encrypted_reasoning
@@ -142,6 +153,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                 defaults=self._body_defaults,
                 send_metadata=self._send_metadata,
                 encrypted_reasoning=is_reasoning_model(model) if encrypted is None else encrypted,
+                forms=self._call_forms(request),
             )
         except UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

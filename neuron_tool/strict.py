@@ -159,10 +159,27 @@ _MAX_SCHEMA_DEPTH: Final = 100
 def strict_form(schema: Mapping[str, JsonValue], *, tool: str) -> StrictForm:
     """Return `schema` (a tool's input schema) in OpenAI's strict subset.
 
+    The last `_CACHE_SIZE` forms are kept by the schema object, so a provider asking
+    on every model call of a turn writes each tool's form once. A `ToolSchema` is
+    read as made, as the registry's validator is: a changed schema is a new one
+    (`model_copy`, as a `prepare` makes), never its dict edited in place.
+
     Raises:
         StrictSchemaError: the schema has no strict form (the error names where and why).
     """
-    return _Converter(schema, tool).form()
+    held = _CACHE.get(id(schema))
+    # The entry holds the schema itself, so its id cannot be another object's meanwhile.
+    if held is not None and held[0] is schema and held[1] == tool:
+        return held[2]
+    form = _Converter(schema, tool).form()
+    if len(_CACHE) >= _CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]
+    _CACHE[id(schema)] = (schema, tool, form)
+    return form
+
+
+_CACHE: Final[dict[int, tuple[Mapping[str, JsonValue], str, StrictForm]]] = {}
+_CACHE_SIZE: Final = 256
 
 
 class _Converter:

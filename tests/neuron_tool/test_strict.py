@@ -397,3 +397,18 @@ def test_any_input_a_model_sends_a_strict_tool_is_restored_without_crashing_or_c
         InputValidator(book.input_schema).check("book", restored)
     except ToolInputError:
         pass  # the registry's check names what is wrong, as for any tool
+
+
+def test_a_schemas_form_is_written_once_and_a_new_schema_gets_its_own() -> None:
+    schema = ToolRegistry([book]).schemas()[0]
+    changed = schema.model_copy(
+        update={"input_schema": {**schema.input_schema, "required": ["name", "seats"]}}
+    )
+
+    first = strict_form(schema.input_schema, tool="book")
+
+    assert strict_form(schema.input_schema, tool="book") is first
+    assert strict_form(schema.input_schema, tool="other") is not first
+    assert strict_form(changed.input_schema, tool="book").restore({"seats": None}) == {
+        "seats": None
+    }

@@ -155,7 +155,6 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         self._url = f"{self.base_url}{self.endpoint}"
         self._post_url = parsed_endpoint(self._url)
         self._log_url = self._url
-        self._strict_call: tuple[ProviderRequest, StrictForms] | None = None
 
     def context_window(self, model: str) -> int | None:
         """Return `model`'s context window in tokens (genai-prices' data), None when unknown.
@@ -183,11 +182,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         if not _any_strict(request):
             return await super().complete(request)
         forms = self._strict_forms(request)
-        self._strict_call = (request, forms)
-        try:
-            response = await super().complete(request)
-        finally:
-            self._end_strict_call(request)
+        response = await super().complete(request)
         return replace(response, content=restore_calls(response.content, forms))
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
@@ -202,7 +197,6 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
 
     async def _strict_stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
         forms = self._strict_forms(request)
-        self._strict_call = (request, forms)
         events = super().stream(request)
         try:
             async for event in events:
@@ -210,7 +204,6 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
                     event = replace(event, content=restore_calls(event.content, forms))
                 yield event
         finally:
-            self._end_strict_call(request)
             # Closed now, not when collected: a caller closing this stream early closes
             # the connection at once.
             close = getattr(events, "aclose", None)
@@ -218,7 +211,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
                 await close()
 
     def _strict_forms(self, request: ProviderRequest) -> StrictForms:
-        """The strict form of each strict tool of `request`, written once for the whole call.
+        """The strict form of each strict tool of `request` (the body's, kept by `strict_form`).
 
         Raises:
             InvalidRequestError: a strict tool's schema has no strict form (naming the
@@ -235,20 +228,6 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
             return strict_forms(request.tools)
         except UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
-
-    def _call_forms(self, request: ProviderRequest) -> StrictForms | None:
-        """The strict forms `complete` or `stream` wrote for `request`, for its body.
-
-        None outside such a call (`request_body` called alone): the body then writes
-        them itself.
-        """
-        call = self._strict_call
-        return call[1] if call is not None and call[0] is request else None
-
-    def _end_strict_call(self, request: ProviderRequest) -> None:
-        # Another call may have started since: its forms stay.
-        if self._strict_call is not None and self._strict_call[0] is request:
-            self._strict_call = None
 
     # --- what each API does its own way ----------------------------------------
 

@@ -27,7 +27,6 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_tool.strict import StrictForm
 from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, HostedToolCall, WebSearch
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
@@ -50,7 +49,6 @@ from ._wire import (
     ERROR_PREFIX,
     Completion,
     Json,
-    StrictForms,
     UnsupportedContentError,
     add_sampling,
     arguments_text,
@@ -109,7 +107,6 @@ def request_body(
     defaults: Mapping[str, JsonValue] | None = None,
     send_metadata: bool = False,
     encrypted_reasoning: bool = False,
-    forms: StrictForms | None = None,
 ) -> Json:
     """Build the JSON body for `POST /responses`.
 
@@ -121,8 +118,7 @@ def request_body(
     reasoning items' encrypted content, the only way a stateless call can
     hand a reasoning model its earlier reasoning back. `request.sampling` sets
     `top_p` (`SAMPLING`), unless `defaults` or `request.extra` does. A strict tool
-    goes in its strict form: its entry in `forms` (`_wire.strict_forms`), else one
-    written here.
+    goes in its strict form (`tool_to_wire`).
 
     Raises:
         UnsupportedContentError: a sampling setting the API does not take, or a strict
@@ -133,10 +129,7 @@ def request_body(
     if request.system:
         body["instructions"] = request.system
     body["input"] = build_input(request.messages, stored=body["store"] is True)
-    if forms:
-        tools = [tool_to_wire(tool, forms.get(tool.name)) for tool in request.tools]
-    else:
-        tools = [tool_to_wire(tool) for tool in request.tools]
+    tools = [tool_to_wire(tool) for tool in request.tools]
     tools.extend(hosted_tool_to_wire(tool) for tool in request.hosted_tools)
     if tools:
         body["tools"] = list[JsonValue](tools)
@@ -216,11 +209,11 @@ def _with_encrypted_reasoning(include: JsonValue) -> list[JsonValue]:
     return values if ENCRYPTED_REASONING in values else [*values, ENCRYPTED_REASONING]
 
 
-def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
+def tool_to_wire(tool: ToolSchema) -> Json:
     """A function tool, flat (`name` beside `type`, not under `function`).
 
-    A strict tool (`strict=True`) sends its strict form (`form`, else one written
-    here) with `strict: true`. Any other sends its own schema with `strict: false`:
+    A strict tool (`strict=True`) sends its strict form (`tool_strict_form`) with
+    `strict: true`. Any other sends its own schema with `strict: false`:
     the Responses API defaults it to true, which rejects every schema with an
     optional property; the tool registry checks the arguments against the schema
     itself.
@@ -236,7 +229,7 @@ def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
             "parameters": tool.input_schema,
             "strict": False,
         }
-    strict = form if form is not None else tool_strict_form(tool)
+    strict = tool_strict_form(tool)
     return {
         "type": "function",
         "name": tool.name,

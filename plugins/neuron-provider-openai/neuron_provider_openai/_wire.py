@@ -117,7 +117,6 @@ def request_body(
     reasoning_field: str | None = None,
     preset_thinking: PresetThinking | None = None,
     sampling_fields: PresetSampling | None = OPENAI_SAMPLING,
-    forms: StrictForms | None = None,
 ) -> Json:
     """Build the JSON body for `POST /chat/completions`.
 
@@ -133,8 +132,7 @@ def request_body(
     (`preset_thinking`, see `preset_thinking_fields`). `request.sampling` goes to the
     fields `sampling_fields` names (OpenAI's by default; a vendor preset's own, None for
     an API that documents none), see `sampling_json`. A strict tool goes in its strict
-    form: its entry in `forms` (what `strict_forms` returned for the request), else
-    one written here.
+    form (`tool_to_wire`).
 
     Raises:
         UnsupportedContentError: a thinking setting the preset's model does not take, a
@@ -147,10 +145,7 @@ def request_body(
         request, system_role=system_role, reasoning_field=reasoning_field
     )
     if request.tools:
-        if forms:
-            body["tools"] = [tool_to_wire(tool, forms.get(tool.name)) for tool in request.tools]
-        else:
-            body["tools"] = [tool_to_wire(tool) for tool in request.tools]
+        body["tools"] = [tool_to_wire(tool) for tool in request.tools]
         if request.tool_choice is not None:
             body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
         if request.parallel_tool_calls is not None:
@@ -301,12 +296,11 @@ def response_format_json(output: OutputSchema) -> Json:
     return {"type": "json_schema", "json_schema": spec}
 
 
-def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
+def tool_to_wire(tool: ToolSchema) -> Json:
     """One tool as a Chat Completions `function` tool; a strict one with `strict: true`.
 
-    A strict tool (`strict=True`) sends its strict form: `form` when the caller wrote
-    it already (`strict_forms`), else written here. Any other tool goes without a
-    `strict` key, the form every compatible server reads.
+    A strict tool (`strict=True`) sends its strict form (`tool_strict_form`). Any
+    other tool goes without a `strict` key, the form every compatible server reads.
 
     Raises:
         UnsupportedContentError: a strict tool whose schema has no strict form.
@@ -318,7 +312,7 @@ def tool_to_wire(tool: ToolSchema, form: StrictForm | None = None) -> Json:
             "parameters": tool.input_schema,
         }
         return {"type": "function", "function": function}
-    strict = form if form is not None else tool_strict_form(tool)
+    strict = tool_strict_form(tool)
     function = {
         "name": tool.name,
         "description": tool.description,

@@ -169,7 +169,6 @@ class OpenAIProvider(OpenAIBase[StreamAccumulator]):
                 reasoning_field=self._reasoning_field,
                 preset_thinking=self._preset_thinking(),
                 sampling_fields=self._sampling_fields(),
-                forms=self._call_forms(request),
             )
         except _wire.UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

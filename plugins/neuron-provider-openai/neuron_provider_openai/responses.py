@@ -153,7 +153,6 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                 defaults=self._body_defaults,
                 send_metadata=self._send_metadata,
                 encrypted_reasoning=is_reasoning_model(model) if encrypted is None else encrypted,
-                forms=self._call_forms(request),
             )
         except UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc

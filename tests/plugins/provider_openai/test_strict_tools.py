@@ -12,6 +12,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
+import neuron_tool.strict as strict_module
 from layer0 import NonRetryableError, TurnInput
 from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider, _base, _wire
 from neuron_provider_openai.preset_providers import preset_provider_class
@@ -337,28 +338,31 @@ async def test_a_streamed_answers_final_response_is_restored_and_its_deltas_are_
 
 
 @pytest.mark.parametrize("name", ["openai", "openai-responses"])
-async def test_a_strict_tools_form_is_written_once_per_call_for_body_and_answer(
+async def test_a_strict_tools_form_is_written_once_for_every_call_that_offers_it(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     written: list[str] = []
-    real = _wire.strict_form
+    real = strict_module._Converter.form
 
-    def counted(schema: Any, *, tool: str) -> Any:
-        written.append(tool)
-        return real(schema, tool=tool)
+    def counted(self: Any) -> Any:
+        written.append(self.tool)
+        return real(self)
 
-    monkeypatch.setattr(_wire, "strict_form", counted)
+    monkeypatch.setattr(strict_module._Converter, "form", counted)
     answer = (
         completion(None, tool_calls=[tool_call("c1", "get_weather", NULL_UNIT)])
         if name == "openai"
         else response(function_call("c1", "get_weather", NULL_UNIT))
     )
-    built, recorder = provider(name, json_response(answer))
+    built, recorder = provider(name, json_response(answer), json_response(answer))
+    tools = [schema_of(weather_tool([]))]
 
-    got = await built.complete(request(tools=[schema_of(weather_tool([]))]))
+    got = [await built.complete(request(tools=tools)) for _ in range(2)]
 
-    assert written == ["get_weather"]
-    assert got.content == [ToolUsePart("c1", "get_weather", {"city": "Paris"})]
+    assert written == ["get_weather"]  # body and answer, both calls: one form
+    assert [reply.content for reply in got] == [
+        [ToolUsePart("c1", "get_weather", {"city": "Paris"})]
+    ] * 2
     assert "anyOf" in json.dumps(recorder.body["tools"])
 
 

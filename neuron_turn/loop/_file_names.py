@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from .documents import DOCUMENT_TYPE, document_from_block
+from .documents import DOCUMENT_TYPE, document_from_block, file_kind
 
 
 def tool_files_named(data: JsonValue) -> str:
@@ -20,7 +20,7 @@ def tool_files_named(data: JsonValue) -> str:
 
 
 def file_named(block: JsonValue) -> str | None:
-    """An image or document block named (`[image image/png]`, `[document q3.pdf]`); else None."""
+    """A file block named (`[image image/png]`, `[document q3.pdf]`, `[audio call.wav]`)."""
     if not isinstance(block, dict):
         return None
     if block.get("type") == "image":
@@ -28,5 +28,5 @@ def file_named(block: JsonValue) -> str | None:
     if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
         document = document_from_block(block.get("data"))
         if document is not None:
-            return f"[document {document.name or document.media_type}]"
+            return f"[{file_kind(document.media_type)} {document.name or document.media_type}]"
     return None

@@ -11,18 +11,25 @@ so it does not answer as if it had seen it.
 
 from __future__ import annotations
 
+from typing import Final
+
+from .documents import file_kind
 from .provider import DocumentPart, ImagePart, ToolResultPart
 
 __all__ = ["describe_file", "files_intro", "unseen_file_note"]
 
 
 def describe_file(file: ImagePart | DocumentPart) -> str:
-    """A file named for the model: `an image (image/png)`, `the document q3.pdf (...)`."""
+    """A file named for the model: `an image (image/png)`, `the audio call.wav (audio/wav)`."""
     if isinstance(file, ImagePart):
         return f"an image ({file.media_type})"
+    kind = file_kind(file.media_type)
     if file.name:
-        return f"the document {file.name} ({file.media_type})"
-    return f"a document ({file.media_type})"
+        return f"the {kind} {file.name} ({file.media_type})"
+    return f"{_UNNAMED[kind]} ({file.media_type})"
+
+
+_UNNAMED: Final = {"document": "a document", "audio": "an audio file", "video": "a video"}
 
 
 def files_intro(result: ToolResultPart, tool_name: str | None = None) -> str:

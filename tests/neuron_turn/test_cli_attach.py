@@ -106,6 +106,10 @@ def test_audio_and_video_go_as_documents_of_their_media_type_known_by_their_byte
     assert [(b["data"]["media_type"], b["data"]["name"]) for b in blocks] == [
         (media_type, name) for name, (_, media_type) in MEDIA.items()
     ]
+    assert main(["history", "m1"]) == 0
+    listed = capsys.readouterr().out.splitlines()[0]
+    assert "[audio voice.wav]" in listed and "[video film.mp4]" in listed
+    assert "[document id3.txt]" in listed
 
 
 @pytest.mark.parametrize(

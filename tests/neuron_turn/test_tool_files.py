@@ -195,6 +195,11 @@ def test_the_provider_helpers_name_each_file_and_its_call() -> None:
     assert describe_file(IMAGE) == "an image (image/png)"
     assert describe_file(REPORT) == "the document q3.pdf (application/pdf)"
     assert describe_file(DocumentPart(IMAGE.source, "text/plain")) == "a document (text/plain)"
+    assert describe_file(DocumentPart(IMAGE.source, "audio/wav", "call.wav")) == (
+        "the audio call.wav (audio/wav)"
+    )
+    assert describe_file(DocumentPart(IMAGE.source, "audio/wav")) == "an audio file (audio/wav)"
+    assert describe_file(DocumentPart(IMAGE.source, "video/mp4")) == "a video (video/mp4)"
     assert files_intro(result, "chart") == (
         "The tool call chart (call c1) returned these 2 files with its result:"
     )

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import ClassVar, Final, Protocol, TypeVar
 
 import httpx
+from moneyed import Money
 from pydantic import JsonValue
 
 from neuron_turn.loop.endpoint import parsed_endpoint
@@ -112,6 +113,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
     """What a body should be, in error messages ("expected a JSON chat completion")."""
     logger: ClassVar[logging.Logger] = logging.getLogger("neuron_provider_openai")
     """Where requests and answers are logged (at DEBUG)."""
+    _pricer: Pricer
     takes_strict_tools: ClassVar[bool] = False
     """Whether a strict tool (`ToolSchema.strict`) is sent in the API's strict mode; where
     not, a request offering one is refused before it is sent."""
@@ -167,6 +169,15 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
             model,
             provider_id=self.price_provider_id if is_default else None,
             provider_api_url=None if is_default else self.base_url,
+        )
+
+    def _cost(self, completion: Completion, *, requested_model: str) -> Money | None:
+        # Audio tokens are priced at the model's audio prices (gpt-audio's are 13x its text's).
+        return self._pricer.cost(
+            completion.usage,
+            model=completion.model,
+            requested_model=requested_model,
+            audio=completion.audio_tokens,
         )
 
     # --- strict tools ------------------------------------------------------------

@@ -84,14 +84,29 @@ class Pricer:
     provider_id: str | None = None
     provider_api_url: str | None = None
 
-    def cost(self, usage: TokenUsage, *, model: str, requested_model: str) -> Money | None:
-        """The call's cost in USD, or None when the model's price is unknown."""
+    def cost(
+        self,
+        usage: TokenUsage,
+        *,
+        model: str,
+        requested_model: str,
+        audio: tuple[int, int] | None = None,
+    ) -> Money | None:
+        """The call's cost in USD, or None when the model's price is unknown.
+
+        `audio` (the audio tokens among the input and output ones) is priced at the
+        model's audio prices by genai-prices; `prices=` entries have one input price
+        for all.
+        """
         price = self.overrides.get(model) or self.overrides.get(requested_model)
         if price is not None:
             return Money(price.cost(usage), "USD")
         if not self.lookup:
             return _ZERO
-        amount = self._price_data_cost(usage, model)
+        if audio is not None:
+            amount = self._calc_price(usage, model, audio)
+        else:
+            amount = self._price_data_cost(usage, model)
         return None if amount is None else Money(amount, "USD")
 
     def _price_data_cost(self, usage: TokenUsage, model: str) -> Decimal | None:
@@ -108,14 +123,20 @@ class Pricer:
             return flat.cost(usage)
         return self._calc_price(usage, model)
 
-    def _calc_price(self, usage: TokenUsage, model: str) -> Decimal | None:
+    def _calc_price(
+        self, usage: TokenUsage, model: str, audio: tuple[int, int] | None = None
+    ) -> Decimal | None:
         from genai_prices import Usage, calc_price
 
+        # Audio counts past their totals are the API's error; genai-prices would refuse them.
+        audio_in, audio_out = audio or (None, None)
         tokens = Usage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_creation_tokens,
+            input_audio_tokens=None if audio_in is None else min(audio_in, usage.input_tokens),
+            output_audio_tokens=None if audio_out is None else min(audio_out, usage.output_tokens),
         )
         try:
             if self.provider_id is not None:

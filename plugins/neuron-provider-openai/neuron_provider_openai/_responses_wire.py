@@ -44,6 +44,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.tool_choice import ToolChoice
+from neuron_turn.loop.tool_files import unseen_file_note
 
 from ._wire import (
     ERROR_PREFIX,
@@ -330,7 +331,13 @@ def tool_output_to_wire(part: ToolResultPart) -> Json:
 
 
 def _file_to_wire(file: ImagePart | DocumentPart) -> Json:
-    return image_to_wire(file) if isinstance(file, ImagePart) else document_to_wire(file)
+    if isinstance(file, ImagePart):
+        return image_to_wire(file)
+    try:
+        return document_to_wire(file)
+    except UnsupportedContentError as exc:
+        # A tool's file is not the caller's request: the model is told it is not shown.
+        return {"type": "input_text", "text": unseen_file_note(file, str(exc))}
 
 
 def image_to_wire(part: ImagePart) -> Json:
@@ -338,8 +345,21 @@ def image_to_wire(part: ImagePart) -> Json:
     return {"type": "input_image", "image_url": image_url(part), "detail": "auto"}
 
 
+_AUDIO_ELSEWHERE: Final = "send audio through Chat Completions (openai:), with an audio model"
+
+
 def document_to_wire(part: DocumentPart) -> Json:
-    """A document as `input_file`: its bytes as `file_data`, or its URL as `file_url`."""
+    """A document as `input_file`: its bytes as `file_data`, or its URL as `file_url`.
+
+    Raises:
+        UnsupportedContentError: audio or video, which the Responses API takes no input of.
+    """
+    kind = part.media_type.partition("/")[0]
+    if kind in ("audio", "video"):
+        raise UnsupportedContentError(
+            f"{kind} ({document_name(part)}, {part.media_type}): the Responses API takes no "
+            f"{kind} input; " + (_AUDIO_ELSEWHERE if kind == "audio" else "Gemini reads video")
+        )
     source = part.source
     if isinstance(source, Base64Source):
         data = data_url(part.media_type, source)

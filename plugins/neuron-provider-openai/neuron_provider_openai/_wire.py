@@ -435,7 +435,7 @@ def _user_messages(parts: Sequence[ContentPart], calls: ProviderMessage | None) 
         elif isinstance(part, ImagePart):
             content.append(image_to_wire(part))
         elif isinstance(part, DocumentPart):
-            content.append(document_to_wire(part))
+            content.append(file_to_wire(part))
         elif isinstance(part, ToolUsePart):
             raise UnsupportedContentError("a user message cannot hold a tool call")
         # ThinkingPart / RawPart come from other providers and mean nothing here.
@@ -486,10 +486,12 @@ def _tool_file(file: ImagePart | DocumentPart) -> Json:
     """
     if isinstance(file, ImagePart):
         return image_to_wire(file)
-    if isinstance(file.source, Base64Source):
-        return document_to_wire(file)
-    why = "Chat Completions take a document's bytes, not its URL"
-    return {"type": "text", "text": unseen_file_note(file, why)}
+    try:
+        return file_to_wire(file)
+    except UnsupportedContentError as exc:
+        media = file.media_type.partition("/")[0] in ("audio", "video")
+        why = str(exc) if media else "Chat Completions take a document's bytes, not its URL"
+        return {"type": "text", "text": unseen_file_note(file, why)}
 
 
 def image_to_wire(part: ImagePart) -> Json:
@@ -501,6 +503,53 @@ def image_url(part: ImagePart) -> str:
     """The image's URL, or its bytes as a `data:` URL."""
     source = part.source
     return data_url(part.media_type, source) if isinstance(source, Base64Source) else source.url
+
+
+AUDIO_FORMATS: Final = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+"""The audio Chat Completions take (`input_audio`'s formats), by media type."""
+
+
+def file_to_wire(part: DocumentPart) -> Json:
+    """A file that is not an image: audio as `input_audio`, a document as a `file` part.
+
+    Raises:
+        UnsupportedContentError: video, audio of another format than WAV or MP3 or by
+            URL, or a document by URL: the API takes none of them.
+    """
+    kind = part.media_type.partition("/")[0]
+    if kind == "video":
+        raise UnsupportedContentError(
+            f"video ({document_name(part)}, {part.media_type}): Chat Completions take no "
+            "video; Gemini reads it"
+        )
+    if kind == "audio":
+        return audio_to_wire(part)
+    return document_to_wire(part)
+
+
+def audio_to_wire(part: DocumentPart) -> Json:
+    """Audio as an `input_audio` part: WAV or MP3 bytes, for an audio model.
+
+    Raises:
+        UnsupportedContentError: another format, or audio by URL.
+    """
+    audio_format = AUDIO_FORMATS.get(part.media_type)
+    if audio_format is None or not isinstance(part.source, Base64Source):
+        given = f"{part.media_type} by URL" if audio_format else part.media_type
+        raise UnsupportedContentError(
+            f"audio ({document_name(part)}, {given}): Chat Completions take WAV or MP3 "
+            "audio by its bytes"
+        )
+    return {
+        "type": "input_audio",
+        "input_audio": {"data": part.source.data, "format": audio_format},
+    }
 
 
 def document_to_wire(part: DocumentPart) -> Json:
@@ -519,7 +568,12 @@ def document_to_wire(part: DocumentPart) -> Json:
     return {"type": "file", "file": file}
 
 
-_EXTENSIONS: Final = {"application/pdf": ".pdf", "text/plain": ".txt"}
+_EXTENSIONS: Final = {
+    "application/pdf": ".pdf",
+    "text/plain": ".txt",
+    "audio/wav": ".wav",
+    "audio/mpeg": ".mp3",
+}
 
 
 def document_name(part: DocumentPart) -> str:
@@ -592,6 +646,9 @@ class Completion:
     model: str
     hosted_calls: tuple[HostedToolCall, ...] = ()
     """The built-in tools' calls the API ran for the answer (the Responses API's)."""
+    audio_tokens: tuple[int, int] | None = None
+    """The audio tokens among the input and output tokens, when the usage counts any:
+    audio models price them apart."""
 
 
 def parse_completion(data: object, *, fallback_model: str) -> Completion:
@@ -615,6 +672,7 @@ def parse_completion(data: object, *, fallback_model: str) -> Completion:
         content=content,
         stop_reason=stop_reason(choice.get("finish_reason"), content),
         usage=parse_usage(data.get("usage")),
+        audio_tokens=audio_tokens(data.get("usage")),
         model=model if isinstance(model, str) and model else fallback_model,
     )
 
@@ -750,6 +808,17 @@ def parse_usage(usage: object) -> TokenUsage:
         cache_read_tokens=optional_token_count(details.get("cached_tokens")),
         cache_creation_tokens=optional_token_count(details.get("cache_write_tokens")),
     )
+
+
+def audio_tokens(usage: object) -> tuple[int, int] | None:
+    """The audio tokens `usage` counts in and out (`*_tokens_details.audio_tokens`), or None."""
+    if not isinstance(usage, dict):
+        return None
+    counts = []
+    for key in ("prompt_tokens_details", "completion_tokens_details"):
+        details = usage.get(key)
+        counts.append(token_count(details.get("audio_tokens")) if isinstance(details, dict) else 0)
+    return (counts[0], counts[1]) if any(counts) else None
 
 
 def optional_token_count(value: object) -> int | None:

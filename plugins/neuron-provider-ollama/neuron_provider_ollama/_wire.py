@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from pydantic import JsonValue
 
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.documents import file_kind
 from neuron_turn.loop.http_errors import body_prefix
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -270,12 +271,7 @@ def _add_part(message: _WireMessage, part: ContentPart) -> None:
         message.images.append(_image_base64(part))
     elif isinstance(part, DocumentPart):
         # Dropping it would answer a question about a file the model never saw.
-        raise InvalidRequestError(
-            f"Ollama's chat API takes no documents ({part.name or part.media_type}); "
-            "pass its text as a message, or use a provider that reads documents "
-            "(anthropic, openai)",
-            provider=PROVIDER,
-        )
+        raise InvalidRequestError(_refused_file(part), provider=PROVIDER)
     elif isinstance(part, ToolUsePart):
         message.tool_calls.append({"function": {"name": part.name, "arguments": part.input}})
     elif isinstance(part, ThinkingPart):
@@ -284,6 +280,20 @@ def _add_part(message: _WireMessage, part: ContentPart) -> None:
         # Another provider's opaque block means nothing to Ollama: drop it.
         if part.provider == PROVIDER and isinstance(part.data, dict):
             message.raw.update(part.data)
+
+
+_READERS: Final = {
+    "document": "pass its text as a message, or use a provider that reads documents "
+    "(anthropic, openai, google)",
+    "audio": "use a provider that hears audio (google, or openai with an audio model)",
+    "video": "use a provider that watches video (google)",
+}
+
+
+def _refused_file(part: DocumentPart) -> str:
+    kind = file_kind(part.media_type)
+    what = "documents" if kind == "document" else kind
+    return f"Ollama's chat API takes no {what} ({part.name or part.media_type}); {_READERS[kind]}"
 
 
 def _add_tool_files(message: _WireMessage, result: ToolResultPart, tool_name: str | None) -> None:

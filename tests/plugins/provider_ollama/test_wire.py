@@ -466,10 +466,33 @@ def test_native_output_is_left_out_while_tools_may_be_called() -> None:
     assert "format" not in body_for(HELLO, tools=[WEATHER], output=SCHEMA)
 
 
-def test_a_document_is_refused_rather_than_dropped() -> None:
-    pdf = DocumentPart(Base64Source(data="JVBERi0x"), "application/pdf", "report.pdf")
-    with pytest.raises(InvalidRequestError, match="Ollama's chat API takes no documents"):
-        body_for(ProviderMessage("user", [TextPart("Sum up."), pdf]))
+@pytest.mark.parametrize(
+    ("media_type", "name", "said"),
+    [
+        (
+            "application/pdf",
+            "report.pdf",
+            "Ollama's chat API takes no documents (report.pdf); pass its text as a message",
+        ),
+        (
+            "audio/wav",
+            "call.wav",
+            "Ollama's chat API takes no audio (call.wav); use a provider that hears audio",
+        ),
+        (
+            "video/mp4",
+            "clip.mp4",
+            "Ollama's chat API takes no video (clip.mp4); use a provider that watches video",
+        ),
+    ],
+)
+def test_a_document_audio_or_video_is_refused_rather_than_dropped(
+    media_type: str, name: str, said: str
+) -> None:
+    file = DocumentPart(Base64Source(data="JVBERi0x"), media_type, name)
+    with pytest.raises(InvalidRequestError) as refused:
+        body_for(ProviderMessage("user", [TextPart("Sum up."), file]))
+    assert said in str(refused.value)
 
 
 @pytest.mark.parametrize(

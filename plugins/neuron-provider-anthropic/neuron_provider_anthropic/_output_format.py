@@ -58,12 +58,20 @@ def subset_schema(schema: JsonValue, refused: Refusal) -> JsonObject:
     Raises:
         InvalidRequestError: `refused`'s, for a node with no form in the subset.
     """
-    return _node(schema, "$", refused)
+    return _node(schema, "$", refused, 0)
 
 
-def _node(node: JsonValue, path: str, refused: Refusal) -> JsonObject:
+_MAX_DEPTH: Final = 100
+"""Nodes nested deeper are refused: an MCP server's schema is untrusted, and recursion
+that deep would exhaust the stack (the API takes far fewer levels)."""
+
+
+def _node(node: JsonValue, path: str, refused: Refusal, depth: int) -> JsonObject:
+    if depth > _MAX_DEPTH:
+        raise refused(path, f"nests deeper than {_MAX_DEPTH} levels")
     if not isinstance(node, dict):
         raise refused(path, "is not a JSON Schema object")
+    depth += 1
     rest = dict(node)
     if "$ref" in rest:
         return {"$ref": rest["$ref"]}
@@ -71,7 +79,8 @@ def _node(node: JsonValue, path: str, refused: Refusal) -> JsonObject:
     defs = rest.pop("$defs", None)
     if isinstance(defs, dict):
         kept["$defs"] = {
-            name: _node(value, f"{path}.$defs.{name}", refused) for name, value in defs.items()
+            name: _node(value, f"{path}.$defs.{name}", refused, depth)
+            for name, value in defs.items()
         }
     for key in ("type", "enum", "const", "title", "description"):
         if key in rest:
@@ -79,12 +88,14 @@ def _node(node: JsonValue, path: str, refused: Refusal) -> JsonObject:
     for key, form in _COMBINATIONS.items():
         variants = rest.pop(key, None)
         if isinstance(variants, list):
-            kept[form] = [_node(v, f"{path}.{key}[{i}]", refused) for i, v in enumerate(variants)]
+            kept[form] = [
+                _node(v, f"{path}.{key}[{i}]", refused, depth) for i, v in enumerate(variants)
+            ]
     kind = kept.get("type")
     if kind == "object" or "properties" in rest:
-        _object(rest, kept, path, refused)
+        _object(rest, kept, path, refused, depth)
     elif kind == "array":
-        _array(rest, kept, path, refused)
+        _array(rest, kept, path, refused, depth)
     elif kind == "string" and rest.get("format") in _FORMATS:
         kept["format"] = rest.pop("format")
     if rest:
@@ -92,7 +103,7 @@ def _node(node: JsonValue, path: str, refused: Refusal) -> JsonObject:
     return kept
 
 
-def _object(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal) -> None:
+def _object(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal, depth: int) -> None:
     properties = rest.pop("properties", None)
     extra = rest.pop("additionalProperties", None)
     if not isinstance(properties, dict) or not properties:
@@ -102,17 +113,17 @@ def _object(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal) -> 
             )
         properties = {}
     kept["properties"] = {
-        name: _node(value, f"{path}.{name}", refused) for name, value in properties.items()
+        name: _node(value, f"{path}.{name}", refused, depth) for name, value in properties.items()
     }
     kept["additionalProperties"] = False
     if "required" in rest:
         kept["required"] = rest.pop("required")
 
 
-def _array(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal) -> None:
+def _array(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal, depth: int) -> None:
     items = rest.pop("items", None)
     if items is not None:
-        kept["items"] = _node(items, f"{path}[]", refused)
+        kept["items"] = _node(items, f"{path}[]", refused, depth)
     if rest.get("minItems") in (0, 1):
         kept["minItems"] = rest.pop("minItems")
 

@@ -146,6 +146,21 @@ async def test_a_strict_tool_of_free_keys_is_refused_naming_tool_and_path_unsent
     assert api.requests == []
 
 
+def test_a_schema_nested_past_what_the_api_takes_is_refused_not_a_crash() -> None:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(250):  # about as deep as a ToolSchema holds
+        node = {"type": "array", "items": node}
+    deep = ToolSchema(
+        name="deep",
+        description="An MCP server's schema.",
+        input_schema={"type": "object", "properties": {"x": node}},
+        strict=True,
+    )
+
+    with pytest.raises(InvalidRequestError, match="nests deeper than 100 levels"):
+        tools_sent(deep)
+
+
 def test_native_outputs_refusal_keeps_its_wording() -> None:
     with pytest.raises(InvalidRequestError) as caught:
         output_format_json(OutputSpec(dict[str, int]).provider_schema())

@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 
-from neuron_provider_openai import OpenAIProvider
+from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider
+from neuron_provider_openai.preset_providers import preset_provider_class
 from neuron_turn.loop.provider import ProviderMessage, ProviderRequest
 
 from .._http_provider_support import Recorder, json_response, user
@@ -66,3 +67,19 @@ def mocked(
     client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
     options.setdefault("api_key", KEY)
     return OpenAIProvider("gpt-4o-mini", client=client, **options), recorder
+
+
+def provider_class(name: str) -> type[Any]:
+    """The provider class called `name`: `openai`, `openai-responses` or a preset's."""
+    if name == "openai":
+        return OpenAIProvider
+    if name == "openai-responses":
+        return OpenAIResponsesProvider
+    return preset_provider_class(name)
+
+
+def named_provider(name: str, *responses: httpx.Response, **options: Any) -> tuple[Any, Recorder]:
+    """The provider called `name` for model `m`, its client answering from `responses`."""
+    recorder = Recorder(*(responses or (json_response(completion()),)))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    return provider_class(name)("m", api_key=KEY, client=client, **options), recorder

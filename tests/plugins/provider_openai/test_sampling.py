@@ -10,14 +10,14 @@ import httpx
 import pytest
 
 from layer0 import TurnInput
-from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider, PresetProvider
-from neuron_provider_openai.preset_providers import preset_provider_class
+from neuron_provider_openai import OpenAIProvider, PresetProvider
 from neuron_provider_openai.presets import PRESETS, Preset
 from neuron_turn import NeuronTurn, NeuronTurnConfig, Sampling, UnsupportedSamplingError
 from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS
 
-from ._support import KEY, Recorder, completion, json_response, request
+from ._support import KEY, Recorder, completion, json_response, provider_class, request
+from ._support import named_provider as provider
 
 # One value per setting, each different, so a body shows which became which field.
 ONE: dict[str, Any] = {
@@ -63,20 +63,6 @@ CASES = [(name, setting, field) for name, row in EXPECTED.items() for setting, f
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for preset in PRESETS:
         monkeypatch.delenv(preset.api_key_env, raising=False)
-
-
-def provider_class(name: str) -> type[Any]:
-    if name == "openai":
-        return OpenAIProvider
-    if name == "openai-responses":
-        return OpenAIResponsesProvider
-    return preset_provider_class(name)
-
-
-def provider(name: str, *responses: httpx.Response, **options: Any) -> tuple[Any, Recorder]:
-    recorder = Recorder(*(responses or (json_response(completion()),)))
-    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
-    return provider_class(name)("m", api_key=KEY, client=client, **options), recorder
 
 
 SAMPLING_KEYS = {"top_p", "top_k", "stop", "seed", "random_seed"} | {

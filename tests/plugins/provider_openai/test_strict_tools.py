@@ -14,8 +14,7 @@ from pydantic import BaseModel
 
 import neuron_tool.strict as strict_module
 from layer0 import NonRetryableError, TurnInput
-from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider, _base, _wire
-from neuron_provider_openai.preset_providers import preset_provider_class
+from neuron_provider_openai import _base, _wire
 from neuron_provider_openai.presets import PRESETS
 from neuron_tool import FunctionTool, ToolSchema, tool
 from neuron_turn import NeuronTurn, UnsupportedStrictToolsError
@@ -24,7 +23,8 @@ from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, ToolUse
 from neuron_turn.loop.provider_errors import InvalidRequestError
 
 from ._responses_support import function_call, message, response, sse
-from ._support import KEY, Recorder, completion, json_response, request, tool_call
+from ._support import completion, json_response, provider_class, request, tool_call
+from ._support import named_provider as provider
 from .test_responses_streaming import CREATED, call_events, text_events
 from .test_streaming import DONE, USAGE, call_chunk, chunk
 
@@ -95,20 +95,6 @@ def schema_of(function_tool: FunctionTool, **changed: Any) -> ToolSchema:
         strict=function_tool.strict,
     )
     return schema.model_copy(update=changed)
-
-
-def provider_class(name: str) -> type[Any]:
-    if name == "openai":
-        return OpenAIProvider
-    if name == "openai-responses":
-        return OpenAIResponsesProvider
-    return preset_provider_class(name)
-
-
-def provider(name: str, *answers: httpx.Response) -> tuple[Any, Recorder]:
-    recorder = Recorder(*(answers or (json_response(completion()),)))
-    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
-    return provider_class(name)("m", api_key=KEY, client=client), recorder
 
 
 def streamed(*lines: str) -> httpx.Response:

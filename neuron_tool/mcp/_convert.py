@@ -128,22 +128,35 @@ def _decoded_size(data: str) -> int | None:
 
 
 def _file(block: types.ContentBlock) -> FileBlock | None:
-    """The image or document a content block is, for the model to see; None if not one."""
+    """The image, document, audio or video a content block is, for the model; None if none.
+
+    Whether the model's API takes audio or video is its provider's to say: one
+    that cannot show a tool's file tells the model so in its place.
+    """
     if isinstance(block, types.ImageContent):
         media_type = _base_type(block.mime_type)
         if media_type not in IMAGE_TYPES or _decoded_size(block.data) is None:
             return None
         return ImageBlock(source=Base64Source(data=block.data), media_type=media_type)
+    if isinstance(block, types.AudioContent):
+        media_type = _base_type(block.mime_type)
+        if not media_type.startswith("audio/") or _decoded_size(block.data) is None:
+            return None
+        return source_document_block(Base64Source(data=block.data), media_type)
     if not isinstance(block, types.EmbeddedResource):
         return None
     contents = block.resource
     if not isinstance(contents, types.BlobResourceContents):
         return None  # text contents are in the result's text already
     media_type = _base_type(contents.mime_type)
-    if media_type not in _DOCUMENT_TYPES or _decoded_size(contents.blob) is None:
+    if not _is_file_type(media_type) or _decoded_size(contents.blob) is None:
         return None
     source = Base64Source(data=contents.blob)
     return source_document_block(source, media_type, _uri_name(contents.uri))
+
+
+def _is_file_type(media_type: str) -> bool:
+    return media_type in _DOCUMENT_TYPES or media_type.startswith(("audio/", "video/"))
 
 
 def _base_type(mime_type: str | None) -> str:
@@ -211,7 +224,7 @@ def success_result(
 
 
 def _file_content(file: FileBlock, index: int, *, links: bool) -> types.ContentBlock:
-    """A file as MCP content: an image, an embedded document, or a link to its URL.
+    """A file as MCP content: an image, audio, an embedded document, or a link to its URL.
 
     A document's URI is `neuron:document/` and its name (else its `index`).
     Without `links` (sessions before 2025-06-18) a URL is named in text.
@@ -227,6 +240,8 @@ def _file_content(file: FileBlock, index: int, *, links: bool) -> types.ContentB
         return types.ResourceLink(name=link_name, uri=source.url, mime_type=media_type)
     if isinstance(file, ImageBlock):
         return types.ImageContent(data=source.data, mime_type=media_type)
+    if media_type.startswith("audio/"):
+        return types.AudioContent(data=source.data, mime_type=media_type)
     uri = _DOCUMENT_URI + quote(name or str(index), safe="")
     blob = types.BlobResourceContents(uri=uri, mime_type=media_type, blob=source.data)
     return types.EmbeddedResource(resource=blob)

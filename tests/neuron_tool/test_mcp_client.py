@@ -14,13 +14,14 @@ from neuron_tool import (
     ToolInputError,
     ToolRegistry,
     ToolReturn,
+    document_block,
     image_block,
     strict_form,
 )
 from neuron_tool.mcp import MCPClient, MCPTimeoutError, MCPTool, MCPToolError
 
 from .mcp_servers.paths import script_client
-from .mcp_servers.toolbox import IMAGE
+from .mcp_servers.toolbox import AUDIO, IMAGE
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -91,7 +92,7 @@ async def test_structured_content_is_the_json_result(registry: ToolRegistry) -> 
     assert await registry.call("tb_weather", {"city": "Oslo"}) == {"city": "Oslo", "celsius": 21.5}
 
 
-async def test_images_and_resources_are_described_in_the_text_and_the_image_is_a_file(
+async def test_images_audio_and_resources_are_described_and_the_image_and_audio_are_files(
     registry: ToolRegistry,
 ) -> None:
     assert await registry.call("tb_media", {}) == ToolReturn(
@@ -106,7 +107,7 @@ async def test_images_and_resources_are_described_in_the_text_and_the_image_is_a
                 "[resource: memo://blob, 10 bytes]",
             ]
         ),
-        files=[image_block(IMAGE)],
+        files=[image_block(IMAGE), document_block(AUDIO, media_type="audio/wav")],
     )
 
 

@@ -1,6 +1,6 @@
-"""Files in an MCP server's results: images and PDF or plain-text blobs reach the model as files
-(a `ToolReturn`), still mentioned in the text; anything else, and base64 that does not decode,
-is only described. Against the file_results test server, over stdio."""
+"""Files in an MCP server's results: images, PDF or plain-text blobs, audio and video reach the
+model as files (a `ToolReturn`), still mentioned in the text; anything else, and base64 that does
+not decode, is only described. Against the file_results test server, over stdio."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest_asyncio
 from neuron_tool import ToolRegistry, ToolReturn, document_block, image_block
 from neuron_tool.mcp import MCPClient
 
-from .mcp_servers.file_results import NOTES, PDF, PNG, SVG, ZIP
+from .mcp_servers.file_results import MP4, NOTES, PDF, PNG, SVG, WAV, ZIP
 from .mcp_servers.paths import script_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -72,11 +72,10 @@ async def test_a_result_whose_only_image_does_not_decode_is_its_text(server: MCP
 async def test_a_result_without_files_for_the_model_is_its_text_as_before(
     server: MCPClient,
 ) -> None:
-    # Audio, links, text resources, SVG (no provider shows it) and other blobs stay text.
+    # Links, text resources, SVG (no provider shows it) and other blobs stay text.
     assert await server.call_tool("no_files", {}) == "\n".join(
         [
             "Nothing to show:",
-            "[audio: audio/wav, 8 bytes]",
             "[resource: https://example.com/r.pdf (application/pdf)]",
             "[resource: memo://n (text/plain)]",
             "hi",
@@ -89,3 +88,23 @@ async def test_a_result_without_files_for_the_model_is_its_text_as_before(
 async def test_structured_content_stays_the_value_beside_the_files(server: MCPClient) -> None:
     result = await server.call_tool("structured_screenshot", {})
     assert result == ToolReturn({"width": 2}, files=[image_block(PNG)])
+
+
+async def test_audio_and_a_video_blob_arrive_as_files_and_audio_that_does_not_decode_as_text(
+    server: MCPClient,
+) -> None:
+    result = await server.call_tool("recording", {})
+
+    assert result == ToolReturn(
+        "\n".join(
+            [
+                f"[audio: audio/wav, {len(WAV)} bytes]",
+                f"[resource: file:///clips/door.mp4 (video/mp4), {len(MP4)} bytes]",
+                "[audio: audio/mpeg, its base64 data did not decode]",
+            ]
+        ),
+        files=[
+            document_block(WAV, media_type="audio/wav"),
+            document_block(MP4, media_type="video/mp4", name="door.mp4"),
+        ],
+    )

@@ -17,7 +17,7 @@ from neuron_tool import MCPBridgeError, ToolAnnotations, ToolReturn, document_bl
 from neuron_tool.mcp import MCPClient, MCPTool, MCPToolError, mcp_server, serve_http
 
 from .mcp_servers.paths import script, script_client
-from .mcp_servers.registry import PDF, PNG, build_registry
+from .mcp_servers.registry import MP4, PDF, PNG, WAV, build_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -150,6 +150,19 @@ async def test_files_follow_the_text_as_image_content_and_an_embedded_document(
         types.EmbeddedResource(resource=document),
     ]
     assert result.structured_content is None
+
+
+async def test_audio_is_served_as_audio_content_and_video_as_an_embedded_resource() -> None:
+    async with Client(mcp_server(build_registry())) as peer:
+        result = await peer.call_tool("recording", {})
+    clip = types.BlobResourceContents(
+        uri="neuron:document/clip.mp4", mime_type="video/mp4", blob=_b64(MP4)
+    )
+    assert result.content == [
+        types.TextContent(text="recorded"),
+        types.AudioContent(data=_b64(WAV), mime_type="audio/wav"),
+        types.EmbeddedResource(resource=clip),
+    ]
 
 
 async def test_a_document_without_a_name_is_named_by_its_place_among_the_files(

@@ -29,7 +29,8 @@ TOOLS = [
         ("screenshot", "A screenshot, a PDF and a plain-text file."),
         ("broken", "An image and a PDF whose base64 does not decode, and one good image."),
         ("only_broken", "An image whose base64 does not decode."),
-        ("no_files", "Audio, links, text, an SVG image and a zip: nothing a model is shown."),
+        ("no_files", "Links, text, an SVG image and a zip: nothing a model is shown."),
+        ("recording", "A call's audio, a clip and audio whose base64 does not decode."),
         ("structured_screenshot", "Structured content with a screenshot."),
     ]
 ]
@@ -64,7 +65,6 @@ def _broken() -> list[types.ContentBlock]:
 def _no_files() -> list[types.ContentBlock]:
     return [
         types.TextContent(text="Nothing to show:"),
-        types.AudioContent(data=b64(bytes(8)), mime_type="audio/wav"),
         types.ResourceLink(name="r", uri="https://example.com/r.pdf", mime_type="application/pdf"),
         types.EmbeddedResource(
             resource=types.TextResourceContents(uri="memo://n", mime_type="text/plain", text="hi")
@@ -74,7 +74,21 @@ def _no_files() -> list[types.ContentBlock]:
     ]
 
 
+WAV = b"RIFF$\x00\x00\x00WAVEfmt "
+MP4 = b"\x00\x00\x00\x18ftypisom a clip"
+
+
+def _recording() -> list[types.ContentBlock]:
+    return [
+        types.AudioContent(data=b64(WAV), mime_type="audio/wav"),
+        _blob("file:///clips/door.mp4", "video/mp4", b64(MP4)),
+        types.AudioContent(data=NOT_BASE64, mime_type="audio/mpeg"),
+    ]
+
+
 def _content(name: str) -> list[types.ContentBlock]:
+    if name == "recording":
+        return _recording()
     if name == "screenshot":
         return _screenshot()
     if name == "broken":

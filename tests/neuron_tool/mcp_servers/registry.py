@@ -92,8 +92,24 @@ def unnamed() -> ToolReturn:
     return ToolReturn("notes", files=[document_block(b"plain words", media_type="text/plain")])
 
 
+WAV = b"RIFF$\x00\x00\x00WAVEfmt a voice"
+MP4 = b"\x00\x00\x00\x18ftypisom a clip"
+
+
+@tool
+def recording() -> ToolReturn:
+    """A voice message and a clip."""
+    files = [
+        document_block(WAV, media_type="audio/wav", name="voice.wav"),
+        document_block(MP4, media_type="video/mp4", name="clip.mp4"),
+    ]
+    return ToolReturn("recorded", files=files)
+
+
 def build_registry() -> ToolRegistry:
-    return ToolRegistry([add, forecast, greet, inventory, pick, explode, chart, links, unnamed])
+    return ToolRegistry(
+        [add, forecast, greet, inventory, pick, explode, chart, links, unnamed, recording]
+    )
 
 
 if __name__ == "__main__":

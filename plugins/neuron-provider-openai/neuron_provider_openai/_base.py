@@ -90,7 +90,8 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         headers: Extra headers on every request.
         timeout: Seconds or an `httpx.Timeout`.
         client: An `httpx.AsyncClient` to use; the caller keeps ownership.
-        prices: USD per million tokens by model; wins over genai-prices.
+        prices: USD per million tokens by model (and per 1,000 hosted web searches,
+            `web_searches_kcount`); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data.
         body_defaults: Request body fields sent on every call.
         stream: Ask for a server-sent-event stream and assemble it.
@@ -172,12 +173,14 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         )
 
     def _cost(self, completion: Completion, *, requested_model: str) -> Money | None:
-        # Audio tokens are priced at the model's audio prices (gpt-audio's are 13x its text's).
+        # Audio tokens are priced at the model's audio prices (gpt-audio's are 13x its text's);
+        # the Responses API's hosted web searches at their fee per search.
         return self._pricer.cost(
             completion.usage,
             model=completion.model,
             requested_model=requested_model,
             audio=completion.audio_tokens,
+            web_searches=completion.web_searches,
         )
 
     # --- strict tools ------------------------------------------------------------

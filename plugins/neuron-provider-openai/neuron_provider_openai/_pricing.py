@@ -25,24 +25,34 @@ logger = logging.getLogger("neuron_provider_openai")
 PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.15", "output_mtok": "0.6", "cache_read_mtok": "0.075"}}`,
 USD per million tokens as Decimal strings (or Decimals / ints; never floats).
-`cache_write_mtok` is accepted too."""
+`cache_write_mtok` is accepted too, and `web_searches_kcount` (USD per 1,000 hosted
+web searches, genai-prices' name; without it a model's searches cost nothing)."""
 
 _PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+_USER_PRICE_KEYS: Final = (*_PRICE_KEYS, "web_searches_kcount")
 _MTOK: Final = Decimal(1_000_000)
+_KCOUNT: Final = Decimal(1_000)
 _ZERO: Final = Money(Decimal(0), "USD")
 
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """USD per million tokens for one model; a missing cache price bills those tokens as input."""
+    """USD per million tokens for one model; a missing cache price bills those tokens as input.
+
+    `web_searches_kcount` is USD per 1,000 hosted web searches; missing, they cost nothing.
+    """
 
     input_mtok: Decimal
     output_mtok: Decimal
     cache_read_mtok: Decimal | None = None
     cache_write_mtok: Decimal | None = None
+    web_searches_kcount: Decimal | None = None
 
-    def cost(self, usage: TokenUsage) -> Decimal:
-        """The cost of `usage`, whose `input_tokens` include cache reads and writes (OpenAI)."""
+    def cost(self, usage: TokenUsage, *, web_searches: int = 0) -> Decimal:
+        """The cost of `usage` and of `web_searches` hosted web searches.
+
+        `usage.input_tokens` include cache reads and writes (OpenAI's count).
+        """
         read = min(usage.cache_read_tokens or 0, usage.input_tokens)
         written = min(usage.cache_creation_tokens or 0, usage.input_tokens - read)
         read_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
@@ -53,6 +63,8 @@ class ModelPrice:
             + written * write_price
             + usage.output_tokens * self.output_mtok
         )
+        if web_searches > 0 and self.web_searches_kcount is not None:
+            return total / _MTOK + web_searches * self.web_searches_kcount / _KCOUNT
         return total / _MTOK
 
 
@@ -67,7 +79,7 @@ def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
 
 
 def _model_price(model: str, entry: Mapping[str, str | Decimal | int]) -> ModelPrice:
-    return ModelPrice(**price_entry(model, entry, keys=_PRICE_KEYS, example="0.15"))
+    return ModelPrice(**price_entry(model, entry, keys=_USER_PRICE_KEYS, example="0.15"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,20 +103,24 @@ class Pricer:
         model: str,
         requested_model: str,
         audio: tuple[int, int] | None = None,
+        web_searches: int = 0,
     ) -> Money | None:
         """The call's cost in USD, or None when the model's price is unknown.
 
         `audio` (the audio tokens among the input and output ones) is priced at the
         model's audio prices by genai-prices; `prices=` entries have one input price
-        for all.
+        for all. `web_searches` (the hosted web searches the API ran) are priced per
+        search by genai-prices (`web_searches_kcount`), or by a `prices=` entry's
+        `web_searches_kcount` (none: they cost nothing).
         """
         price = self.overrides.get(model) or self.overrides.get(requested_model)
         if price is not None:
-            return Money(price.cost(usage), "USD")
+            return Money(price.cost(usage, web_searches=web_searches), "USD")
         if not self.lookup:
             return _ZERO
-        if audio is not None:
-            amount = self._calc_price(usage, model, audio)
+        if audio is not None or web_searches > 0:
+            # The flat prices know tokens only: a search fee is genai-prices' to add.
+            amount = self._calc_price(usage, model, audio, web_searches)
         else:
             amount = self._price_data_cost(usage, model)
         return None if amount is None else Money(amount, "USD")
@@ -124,7 +140,11 @@ class Pricer:
         return self._calc_price(usage, model)
 
     def _calc_price(
-        self, usage: TokenUsage, model: str, audio: tuple[int, int] | None = None
+        self,
+        usage: TokenUsage,
+        model: str,
+        audio: tuple[int, int] | None = None,
+        web_searches: int = 0,
     ) -> Decimal | None:
         from genai_prices import Usage, calc_price
 
@@ -137,6 +157,7 @@ class Pricer:
             cache_write_tokens=usage.cache_creation_tokens,
             input_audio_tokens=None if audio_in is None else min(audio_in, usage.input_tokens),
             output_audio_tokens=None if audio_out is None else min(audio_out, usage.output_tokens),
+            web_searches=web_searches or None,
         )
         try:
             if self.provider_id is not None:
@@ -206,10 +227,10 @@ def _changes_within_a_day(prices: object) -> bool:
 def _only_tokens_we_count(price_keys: set[str]) -> bool:
     """Whether the four token prices are all that apply to our usage, as genai-prices sums it.
 
-    Other priced units count nothing we report (web searches: 0, so 0 USD),
-    unless they are tokens too (audio, a cache duration: they split our
-    counts) or a fee per request (always 1). Prices genai-prices would refuse
-    to combine are left to it, so it says so itself.
+    Other priced units count nothing the flat path is given (web searches: 0, since
+    an answer with any is priced by `calc_price`), unless they are tokens too (audio,
+    a cache duration: they split our counts) or a fee per request (always 1). Prices
+    genai-prices would refuse to combine are left to it, so it says so itself.
     """
     from genai_prices.units import _get_registry
     from genai_prices.validation import validate_priced_units

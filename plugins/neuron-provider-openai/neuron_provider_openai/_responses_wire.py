@@ -458,12 +458,14 @@ def parse_response(data: object, *, fallback_model: str) -> Completion:
     if skipped and not content:
         raise MalformedResponseError(f"the output holds only items of unsupported types {skipped}")
     model = data.get("model")
+    calls = hosted_calls(output)
     return Completion(
         content=content,
         stop_reason=stop_reason(status, data.get("incomplete_details"), content),
         usage=parse_usage(data.get("usage")),
         model=model if isinstance(model, str) and model else fallback_model,
-        hosted_calls=hosted_calls(output),
+        hosted_calls=calls,
+        web_searches=web_searches(calls) if calls else 0,
     )
 
 
@@ -484,6 +486,19 @@ def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
         detail = item.get("action") if name == "web_search" else {"code": item.get("code")}
         calls.append(HostedToolCall(name, detail if isinstance(detail, dict) else None))
     return tuple(calls)
+
+
+def web_searches(calls: Iterable[HostedToolCall]) -> int:
+    """How many web searches to bill among the answer's hosted `calls`: every `web_search_call`.
+
+    OpenAI's web search guide (https://platform.openai.com/docs/guides/tools-web-search,
+    "Output and citations") says `search` actions incur a tool call cost (the pricing
+    page's fee per 1,000 calls) and says nothing either way of the `open_page` and
+    `find_in_page` actions reasoning models take; an item may also come without an
+    action. So every item counts, whatever its action: for a budget (`max_cost`), a
+    page opened counted as a search beats a search left out.
+    """
+    return sum(1 for call in calls if call.name == "web_search")
 
 
 def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]:

@@ -649,6 +649,9 @@ class Completion:
     audio_tokens: tuple[int, int] | None = None
     """The audio tokens among the input and output tokens, when the usage counts any:
     audio models price them apart."""
+    web_searches: int = 0
+    """The hosted web searches the API ran for the answer, each billed apart (the Responses
+    API's `web_search_call` items; Chat Completions never set it)."""
 
 
 def parse_completion(data: object, *, fallback_model: str) -> Completion:

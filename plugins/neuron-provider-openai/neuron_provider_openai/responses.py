@@ -58,8 +58,9 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         client: An `httpx.AsyncClient` to use; the caller keeps ownership.
             Default: one client built on first use and reused for every call.
         prices: `{model: {"input_mtok": ..., "output_mtok": ...,
-            "cache_read_mtok": ...}}` in USD per million tokens; wins over
-            genai-prices.
+            "cache_read_mtok": ...}}` in USD per million tokens, and
+            `"web_searches_kcount"` in USD per 1,000 web searches (without it a
+            priced model's searches cost nothing); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data. Default:
             true for OpenAI's URL (unknown model: cost None), false for a
             custom `base_url` (unlisted model: 0 USD).
@@ -87,7 +88,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     """Web search (`web_search`: allowed domains, location, `max_uses` as `max_tool_calls`)
     and code execution (`code_interpreter` in an automatic container) run on OpenAI's
     servers. Their calls' items are not sent back (`store` is off); the answer's text
-    follows from them. Their fees (per search, per container) are not in the cost."""
+    follows from them. The web search fee is in the call's cost (so in a turn's `max_cost`):
+    genai-prices' price per 1,000 searches (or a `prices=` entry's `web_searches_kcount`)
+    for each `web_search_call` item. OpenAI bills `search` actions; every item is counted,
+    pages opened and searched within (`open_page`, `find_in_page`, whose billing OpenAI's
+    guide does not state) too, so a budget errs high, not low. The code interpreter's fee
+    per container is not in the cost: it is billed when a container is created, and the
+    answer does not say whether its call created one."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `reasoning: {"effort": ..., "summary": "auto"}`
     (`True`: `"medium"`, `False`: `"none"`), so the reasoning summary reaches the turn

@@ -22,6 +22,7 @@ def tool(
     requires_isolation: bool = False,
     prepare: ToolPrepare | None = None,
     strict: bool | None = None,
+    sequential: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -35,6 +36,7 @@ def tool(
     requires_isolation: bool = False,
     prepare: ToolPrepare | None = None,
     strict: bool | None = None,
+    sequential: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a `FunctionTool` from a function; use bare (`@tool`) or with options (`@tool(...)`).
 
@@ -52,6 +54,9 @@ def tool(
             from the run's context (`neuron_tool.prepare`).
         strict: Ask the provider to constrain the model's input to the schema as it
             decodes it (`neuron_tool.strict`); a provider without strict mode refuses it.
+        sequential: Run it alone: a model answer that calls it has all its calls run one
+            after another, in the model's order, not concurrently (a tool sharing state
+            or a rate-limited API with the others).
 
     Raises:
         ToolRegistrationError: The signature cannot be described as a JSON Schema.
@@ -65,6 +70,7 @@ def tool(
             requires_isolation=requires_isolation,
             prepare=prepare,
             strict=strict,
+            sequential=sequential,
         )
 
     def decorate(function: Callable[..., Any]) -> FunctionTool:
@@ -76,6 +82,7 @@ def tool(
             requires_isolation=requires_isolation,
             prepare=prepare,
             strict=strict,
+            sequential=sequential,
         )
 
     return decorate

@@ -59,6 +59,9 @@ class ToolRegistry:
         """Whether some registered tool has a `prepare` (kept up to date)."""
         self.external_names: frozenset[str] = frozenset()
         """The names of the external tools (`neuron_tool.external`), kept up to date."""
+        self.sequential_names: frozenset[str] = frozenset()
+        """The names of the tools that run alone (`sequential`), kept up to date: a model
+        answer calling one has all its calls run one after another."""
         for tool in tools:
             self.register(tool)
 
@@ -72,6 +75,10 @@ class ToolRegistry:
         name = _checked_name(tool)
         if name in self._entries:
             raise ToolRegistrationError(name, "a tool with this name is already registered")
+        sequential = getattr(tool, "sequential", False)
+        if not isinstance(sequential, bool):
+            reason = f"sequential must be True or False; got {sequential!r}"
+            raise ToolRegistrationError(name, reason)
         schema = _tool_schema(name, tool)
         try:
             validator = InputValidator(schema.input_schema)
@@ -85,6 +92,8 @@ class ToolRegistry:
         self.any_prepares = self.any_prepares or entry.prepare is not None
         if is_external(tool):
             self.external_names = self.external_names | {name}
+        if sequential:
+            self.sequential_names = self.sequential_names | {name}
 
     def with_tools(self, tools: Iterable[ToolDyn]) -> ToolRegistry:
         """Return a registry holding this one's tools (and middleware), then `tools`.
@@ -100,6 +109,7 @@ class ToolRegistry:
         copy._entries = dict(self._entries)
         copy.any_takes_context, copy.any_prepares = self.any_takes_context, self.any_prepares
         copy.external_names = self.external_names
+        copy.sequential_names = self.sequential_names
         for tool in tools:
             copy.register(tool)
         return copy
@@ -111,6 +121,7 @@ class ToolRegistry:
         self.any_takes_context = any(e.takes_context for e in self._entries.values())
         self.any_prepares = any(e.prepare is not None for e in self._entries.values())
         self.external_names = self.external_names - {name}
+        self.sequential_names = self.sequential_names - {name}
 
     def use(self, middleware: Middleware) -> Middleware:
         """Add `middleware` around every tool, inside the global middleware added before it.

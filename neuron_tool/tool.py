@@ -169,6 +169,7 @@ class FunctionTool:
         "output_schema",
         "prepare",
         "requires_isolation",
+        "sequential",
         "strict",
         "takes_context",
     )
@@ -183,6 +184,7 @@ class FunctionTool:
         requires_isolation: bool = False,
         prepare: ToolPrepare | None = None,
         strict: bool | None = None,
+        sequential: bool = False,
     ) -> None:
         """Describe `function` as a tool; raise `ToolRegistrationError` if it cannot be.
 
@@ -191,6 +193,8 @@ class FunctionTool:
         `prepare` decides before each model call whether and as what it is offered
         (`neuron_tool.prepare`). `strict=True` asks the provider to constrain the
         model's input to the schema as it decodes it (`neuron_tool.strict`).
+        `sequential=True` runs it alone: a model answer that calls it has all its
+        calls run one after another, in the model's order.
         """
         self.function: Final = function
         self.name: Final[str] = name if name is not None else _function_name(function)
@@ -215,6 +219,8 @@ class FunctionTool:
         self.prepare: Final = prepare
         self.strict: Final = strict
         """Whether the provider constrains the model's input to the schema (None: not asked)."""
+        self.sequential: Final = sequential
+        """Whether a model answer calling it has its calls run one after another."""
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r})"

@@ -110,7 +110,7 @@ class ToolRound:
         self.sessions = sessions
         done: list[_Done | None] = [None] * len(calls)
         try:
-            if self.parallel and len(calls) > 1:
+            if self.parallel and len(calls) > 1 and not self._holds_sequential(calls):
                 async with asyncio.TaskGroup() as group:
                     for index, call in enumerate(calls):
                         group.create_task(self._into(done, index, call))
@@ -125,6 +125,11 @@ class ToolRound:
             raise halted.exceptions[0] from None
         finally:
             self._close_round(calls, done)
+
+    def _holds_sequential(self, calls: Sequence[ToolUsePart]) -> bool:
+        """Whether a call is to a tool that runs alone (`sequential`): then none runs beside it."""
+        names = self.tools.sequential_names
+        return bool(names) and any(call.name in names for call in calls)
 
     async def _into(self, done: list[_Done | None], index: int, call: ToolUsePart) -> None:
         run = self.run

@@ -64,7 +64,8 @@ class NeuronTurnConfig:
     """Most tool calls and tokens per turn (see `UsageLimits`); an input's own, in its
     metadata, win limit by limit."""
     parallel_tools: bool = True
-    """Run the tool calls of one model response concurrently (results stay in order)."""
+    """Run the tool calls of one model response concurrently (results stay in order);
+    a response calling a tool made `sequential` runs its calls one after another."""
     max_consecutive_failures: int = 5
     """This many failed tool calls in a row end the turn with `circuit_breaker`."""
     max_identical_calls: int = 3

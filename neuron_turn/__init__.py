@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
     from .loop.hosted_tools import (
         CodeExecution,
+        HostedMCP,
         HostedTool,
         HostedToolCall,
         UnsupportedHostedToolError,
@@ -320,6 +321,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.hosted_tools": (
         "CodeExecution",
+        "HostedMCP",
         "HostedTool",
         "HostedToolCall",
         "UnsupportedHostedToolError",
@@ -522,6 +524,7 @@ __all__ = [
     "FollowedDispatch",
     "GuardrailError",
     "HookHalted",
+    "HostedMCP",
     "HostedTool",
     "HostedToolCall",
     "ImagePart",

@@ -1,16 +1,17 @@
-"""Hosted tools: tools the model provider runs on its own servers (web search, code execution).
+"""Hosted tools: tools the model provider runs on its own servers (search, code, remote MCP).
 
 pydantic-ai calls them builtin tools, the OpenAI Agents SDK hosted tools. The
 caller grants them (`NeuronTurnConfig.hosted_tools`); each provider plugin
 maps the ones its API has to its own tool entries (Anthropic `web_search`,
 `web_fetch`, `code_execution`; the OpenAI Responses API `web_search`,
-`code_interpreter`) and says which it has in `Provider.hosted_tools`. A turn
+`code_interpreter`, `mcp`) and says which it has in `Provider.hosted_tools`. A turn
 over a provider that lacks one is refused when the turn is made
 (`UnsupportedHostedToolError`), never sent without it: a model told nothing of
 a search it was promised would answer from memory as if it had searched.
 
-The model cannot widen them: the domains, the location and the most uses per
-model call are the caller's, sent as the API's own limits, and a call's
+The model cannot widen them: the domains, the location, the most uses per
+model call and a remote MCP server's allowed tools are the caller's, sent as the
+API's own limits, and a call's
 `TurnConfig.allowed_tools` leaves out a hosted tool it does not name (by its
 `name`), as it does a function tool. What a provider runs for them is billed
 by the provider; each provider plugin says which fees its cost includes.
@@ -18,8 +19,9 @@ by the provider; each provider plugin says which fees its cost includes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from pydantic import JsonValue
@@ -29,6 +31,7 @@ from layer0 import NonRetryableError
 __all__ = [
     "HOSTED_TOOL_NAMES",
     "CodeExecution",
+    "HostedMCP",
     "HostedTool",
     "HostedToolCall",
     "HostedToolName",
@@ -43,14 +46,21 @@ __all__ = [
     "offered_hosted_tools",
 ]
 
-HostedToolName: TypeAlias = Literal["web_search", "web_fetch", "code_execution"]
+HostedToolName: TypeAlias = Literal["web_search", "web_fetch", "code_execution", "mcp"]
 """A hosted tool's name: what `Provider.hosted_tools` lists and `allowed_tools` names."""
 
-HOSTED_TOOL_NAMES: Final[tuple[HostedToolName, ...]] = ("web_search", "web_fetch", "code_execution")
+HOSTED_TOOL_NAMES: Final[tuple[HostedToolName, ...]] = (
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "mcp",
+)
 """Every hosted tool's name, in the order the docs list them."""
 
 _MAX_DOMAINS: Final = 100
 _MAX_TEXT: Final = 200
+_MAX_URL: Final = 2000
+_LABEL: Final = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 
 
 class UnsupportedHostedToolError(NonRetryableError, ValueError):
@@ -186,16 +196,75 @@ class CodeExecution:
     name: ClassVar[HostedToolName] = "code_execution"
 
 
-HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution
-"""A tool the provider runs: `WebSearch`, `WebFetch` or `CodeExecution`."""
+@dataclass(frozen=True, slots=True)
+class HostedMCP:
+    """A remote MCP server the provider connects to and calls for the model.
 
-_KINDS: Final = (WebSearch, WebFetch, CodeExecution)
+    pydantic-ai's `MCPServerTool`, the OpenAI Agents SDK's `HostedMCPTool`: the
+    Responses API's `mcp` tool, Anthropic's MCP connector. The provider lists
+    the server's tools and runs the model's calls itself, without asking (the
+    caller grants the server here, and `allowed_tools`, when given, the only
+    tools the model may call on it). Several servers may be granted, each
+    under its own `label` (1-64 of A-Z, a-z, 0-9, `_` and `-`). `url` is the
+    server's `https://` address, which the provider reaches, not this process.
+
+    `authorization` is a bearer token the provider sends the server: a secret,
+    never in a `repr`, a log line or an error, and never written as JSON, so a
+    server needing one is given in the process that calls the provider, not in a
+    recipe or on a command line.
+    """
+
+    name: ClassVar[HostedToolName] = "mcp"
+
+    label: str
+    url: str
+    allowed_tools: Sequence[str] | None = None
+    authorization: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        """Check the label, the address and the tool names (see `UnsupportedHostedToolError`)."""
+        if not isinstance(self.label, str) or _LABEL.match(self.label) is None:
+            raise UnsupportedHostedToolError(
+                f"HostedMCP.label is 1-64 of A-Z, a-z, 0-9, '_' and '-'; got {self.label!r}"
+            )
+        url = self.url
+        if (
+            not isinstance(url, str)
+            or not url.startswith("https://")
+            or len(url) > _MAX_URL
+            or any(ch.isspace() for ch in url)
+        ):
+            raise UnsupportedHostedToolError(
+                f"HostedMCP.url is the server's https:// address (the provider reaches it); "
+                f"got {url!r}"
+            )
+        if self.allowed_tools is not None:
+            if isinstance(self.allowed_tools, str):
+                raise UnsupportedHostedToolError(
+                    "HostedMCP.allowed_tools is a collection of tool names, not the string "
+                    f"{self.allowed_tools!r}"
+                )
+            names = tuple(_text(name, "HostedMCP.allowed_tools") for name in self.allowed_tools)
+            object.__setattr__(self, "allowed_tools", names)
+        if self.authorization is not None and (
+            not isinstance(self.authorization, str) or not self.authorization.strip()
+        ):
+            # The value itself is a secret: never in the message.
+            raise UnsupportedHostedToolError("HostedMCP.authorization is a non-empty string")
+
+
+HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution | HostedMCP
+"""A tool the provider runs: `WebSearch`, `WebFetch`, `CodeExecution` or `HostedMCP`."""
+
+_KINDS: Final = (WebSearch, WebFetch, CodeExecution, HostedMCP)
 _BY_NAME: Final[Mapping[str, type[HostedTool]]] = {kind.name: kind for kind in _KINDS}
 _FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "web_search": frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
     "web_fetch": frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
     "code_execution": frozenset(),
+    "mcp": frozenset({"label", "url", "allowed_tools"}),
 }
+_REQUIRED: Final[Mapping[str, frozenset[str]]] = {"mcp": frozenset({"label", "url"})}
 _LOCATION_FIELDS: Final = frozenset({"city", "region", "country", "timezone"})
 
 
@@ -218,8 +287,23 @@ def hosted_tool_json(tool: HostedTool) -> dict[str, JsonValue]:
 
     The form a recipe, a channel or a command line carries a hosted tool in;
     `hosted_tool_from_json` reads it back.
+
+    Raises:
+        UnsupportedHostedToolError: a `HostedMCP` with an `authorization`, a secret
+            no JSON form carries.
     """
     data: dict[str, JsonValue] = {"name": tool.name}
+    if isinstance(tool, HostedMCP):
+        if tool.authorization is not None:
+            raise UnsupportedHostedToolError(
+                f"the MCP server {tool.label!r} has an authorization token, a secret that is "
+                "never written as JSON (a recipe, a channel, a command line); grant it in the "
+                "process that calls the provider"
+            )
+        data["label"], data["url"] = tool.label, tool.url
+        if tool.allowed_tools is not None:
+            data["allowed_tools"] = list(tool.allowed_tools)
+        return data
     if isinstance(tool, WebSearch | WebFetch):
         if tool.max_uses is not None:
             data["max_uses"] = tool.max_uses
@@ -255,6 +339,17 @@ def hosted_tool_from_json(data: object) -> HostedTool:
         raise UnsupportedHostedToolError(
             f"hosted tool {kind.name} has no field {', '.join(map(repr, unknown))}"
         )
+    missing = sorted(_REQUIRED.get(kind.name, frozenset()) - set(fields))
+    if missing:
+        raise UnsupportedHostedToolError(
+            f"hosted tool {kind.name} needs {' and '.join(missing)} "
+            '(e.g. {"name": "mcp", "label": "docs", "url": "https://example.com/mcp"})'
+        )
+    if "allowed_tools" in fields and not isinstance(fields["allowed_tools"], list | tuple):
+        raise UnsupportedHostedToolError(
+            f"hosted tool {kind.name}: allowed_tools is a list of tool names; "
+            f"got {fields['allowed_tools']!r}"
+        )
     for key in ("allowed_domains", "blocked_domains"):
         if key in fields and not isinstance(fields[key], list | tuple):
             raise UnsupportedHostedToolError(
@@ -289,9 +384,11 @@ def _check_limits(tool: WebSearch | WebFetch, what: str) -> None:
 def as_hosted_tools(tools: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
     """Return `tools` as a tuple once each is a hosted tool and no two are of one kind.
 
+    Several `HostedMCP` servers may be given, each under its own label.
+
     Raises:
-        UnsupportedHostedToolError: naming the value that is not a hosted tool, or the
-            kind given twice.
+        UnsupportedHostedToolError: naming the value that is not a hosted tool, the
+            kind given twice, or an MCP server's label given twice.
     """
     if isinstance(tools, _KINDS):
         raise UnsupportedHostedToolError(
@@ -302,12 +399,14 @@ def as_hosted_tools(tools: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
     for tool in checked:
         if not isinstance(tool, _KINDS):
             raise UnsupportedHostedToolError(
-                "hosted_tools holds WebSearch, WebFetch and CodeExecution values; "
+                "hosted_tools holds WebSearch, WebFetch, CodeExecution and HostedMCP values; "
                 f"got {type(tool).__name__}"
             )
-        if tool.name in seen:
-            raise UnsupportedHostedToolError(f"hosted_tools has two {tool.name} tools; give one")
-        seen.add(tool.name)
+        # Several MCP servers, one of each other kind.
+        key = f"mcp server {tool.label!r}" if isinstance(tool, HostedMCP) else tool.name
+        if key in seen:
+            raise UnsupportedHostedToolError(f"hosted_tools has two {key} tools; give one")
+        seen.add(key)
     return checked
 
 

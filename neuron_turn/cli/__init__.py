@@ -48,6 +48,7 @@ from neuron_tool import ToolError
 from ..loop._exit_text import exit_reason_text
 from ..loop.hosted_tools import (
     HOSTED_TOOL_NAMES,
+    HostedMCP,
     HostedTool,
     UnsupportedHostedToolError,
     hosted_tool_from_json,
@@ -777,9 +778,12 @@ def _temperature(value: float | None) -> float | None:
 
 
 def _hosted_tools(given: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
-    """The `--hosted-tool`s, each once; one kind given with two sets of limits is refused."""
+    """The `--hosted-tool`s, each once; one kind given with two sets of limits is refused.
+
+    MCP servers are told apart by their label (`mcp docs`).
+    """
     tools = tuple(dict.fromkeys(given))
-    names = [tool.name for tool in tools]
+    names = [f"mcp {tool.label}" if isinstance(tool, HostedMCP) else tool.name for tool in tools]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise UsageError(
@@ -924,16 +928,16 @@ def _thinking(text: str) -> Thinking:
 
 def _hosted_tool(text: str) -> HostedTool:
     """`--hosted-tool`: a hosted tool's name, or its JSON with limits."""
-    if not text.lstrip().startswith("{"):
-        if text not in HOSTED_TOOL_NAMES:
-            known = ", ".join(HOSTED_TOOL_NAMES)
-            raise argparse.ArgumentTypeError(f"unknown hosted tool {text!r} (choose from {known})")
-        return hosted_tool_from_json({"name": text})
+    if not text.lstrip().startswith("{") and text not in HOSTED_TOOL_NAMES:
+        known = ", ".join(HOSTED_TOOL_NAMES)
+        raise argparse.ArgumentTypeError(f"unknown hosted tool {text!r} (choose from {known})")
     try:
-        return hosted_tool_from_json(json.loads(text))
+        data = json.loads(text) if text.lstrip().startswith("{") else {"name": text}
+        return hosted_tool_from_json(data)
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None
     except UnsupportedHostedToolError as exc:
+        # `mcp` alone names no server: the error says what to give.
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 

@@ -232,6 +232,8 @@ def test_a_hosted_tools_limits_given_as_json_reach_the_api(
         ('{"name": "web_fetch", "allowed_domains": ["https://a.com"]}', "is not a domain"),
         ('{"name": "code_execution", "max_uses": 1}', "has no field 'max_uses'"),
         ('{"name": "web_search",', "not a JSON object"),
+        ("mcp", "hosted tool mcp needs label and url"),
+        ('{"name": "mcp", "label": "d", "url": "http://a.com"}', "the server's https:// address"),
     ],
 )
 def test_a_malformed_hosted_tool_is_a_usage_error_naming_what_is_wrong(

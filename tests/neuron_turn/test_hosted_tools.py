@@ -15,6 +15,7 @@ from layer0 import TurnConfig
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import (
     CodeExecution,
+    HostedMCP,
     HostedTool,
     HostedToolCall,
     ModelCallDone,
@@ -120,6 +121,22 @@ def test_without_hosted_tools_a_function_tool_may_be_named_web_search() -> None:
         (lambda: NeuronTurnConfig(hosted_tools=WebSearch()), "put the single tool in a list"),
         (lambda: NeuronTurnConfig(hosted_tools=["web_search"]), "got str"),
         (lambda: NeuronTurnConfig(hosted_tools=[WebSearch(), WebSearch()]), "two web_search"),
+        (lambda: HostedMCP("my docs", "https://a.com/mcp"), "HostedMCP.label is 1-64 of"),
+        (lambda: HostedMCP("d" * 65, "https://a.com/mcp"), "HostedMCP.label is 1-64 of"),
+        (lambda: HostedMCP("docs", "http://a.com/mcp"), "the server's https:// address"),
+        (lambda: HostedMCP("docs", "https://a.com/m cp"), "the server's https:// address"),
+        (lambda: HostedMCP("docs", "https://a.com", allowed_tools="ask"), "not the string 'ask'"),
+        (lambda: HostedMCP("docs", "https://a.com", allowed_tools=[""]), "non-empty string"),
+        (lambda: HostedMCP("docs", "https://a.com", authorization=" "), "a non-empty string"),
+        (
+            lambda: NeuronTurnConfig(
+                hosted_tools=[
+                    HostedMCP("docs", "https://a.com"),
+                    HostedMCP("docs", "https://b.com"),
+                ]
+            ),
+            "two mcp server 'docs' tools",
+        ),
     ],
 )
 def test_a_malformed_hosted_tool_is_refused_naming_what_is_wrong(make: Any, complaint: str) -> None:
@@ -191,6 +208,8 @@ def test_a_done_events_malformed_hosted_calls_are_refused_naming_them(bad: Any) 
         ),
         WebFetch(max_uses=1, allowed_domains=["docs.python.org/3"]),
         CodeExecution(),
+        HostedMCP("docs", "https://mcp.example.com/mcp"),
+        HostedMCP("wiki", "https://mcp.example.com/wiki", allowed_tools=["ask", "read_page"]),
     ],
 )
 def test_a_hosted_tool_survives_its_json_form(tool: HostedTool) -> None:
@@ -210,6 +229,10 @@ def test_a_hosted_tool_survives_its_json_form(tool: HostedTool) -> None:
         ({"name": "web_search", "user_location": {"planet": "Mars"}}, "user_location is an object"),
         ({"name": "web_search", "user_location": {"country": "France"}}, "two-letter"),
         ({"name": "web_fetch", "max_uses": True}, "max_uses must be an int"),
+        ({"name": "mcp"}, "hosted tool mcp needs label and url"),
+        ({"name": "mcp", "label": "d", "url": "https://a.com", "authorization": "t"}, "no field"),
+        ({"name": "mcp", "label": "d", "url": "https://a.com", "allowed_tools": "a"}, "a list"),
+        ({"name": "mcp", "label": 3, "url": "https://a.com"}, "HostedMCP.label is 1-64"),
     ],
 )
 def test_malformed_hosted_tool_json_is_refused_naming_what_is_wrong(
@@ -227,13 +250,16 @@ _JSON = st.recursive(
     max_leaves=8,
 )
 _FIELD = st.sampled_from(
-    ["max_uses", "allowed_domains", "blocked_domains", "user_location", "city", "x"]
-)
+    [
+        "max_uses", "allowed_domains", "blocked_domains", "user_location", "city", "x",
+        "label", "url", "allowed_tools",
+    ]
+)  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    name=st.sampled_from(["web_search", "web_fetch", "code_execution", "nope"]) | _JSON,
+    name=st.sampled_from(["web_search", "web_fetch", "code_execution", "mcp", "nope"]) | _JSON,
     fields=st.dictionaries(_FIELD, _JSON, max_size=4),
 )
 def test_any_json_is_a_hosted_tool_or_the_error_naming_why_never_another_exception(
@@ -245,3 +271,34 @@ def test_any_json_is_a_hosted_tool_or_the_error_naming_why_never_another_excepti
         assert str(exc)
     else:
         assert hosted_tool_from_json(hosted_tool_json(tool)) == tool
+
+
+def test_an_mcp_servers_token_is_in_no_repr_and_never_written_as_json() -> None:
+    server = HostedMCP("docs", "https://mcp.example.com/mcp", authorization="tok-SECRET-123")
+
+    assert "tok-SECRET-123" not in repr(server)
+    assert "tok-SECRET-123" not in repr(NeuronTurnConfig(hosted_tools=[server]))
+    with pytest.raises(UnsupportedHostedToolError) as refused:
+        hosted_tool_json(server)
+    assert "'docs' has an authorization token" in str(refused.value)
+    assert "tok-SECRET-123" not in str(refused.value)
+
+
+def test_several_mcp_servers_may_be_granted_and_one_of_each_other_kind() -> None:
+    config = NeuronTurnConfig(
+        hosted_tools=[
+            HostedMCP("docs", "https://a.com/mcp"),
+            HostedMCP("wiki", "https://b.com/mcp", allowed_tools=("ask",)),
+            WebSearch(),
+        ]
+    )
+
+    assert [tool.name for tool in config.hosted_tools] == ["mcp", "mcp", "web_search"]
+
+
+def test_a_turn_granting_an_mcp_server_needs_a_provider_that_runs_mcp() -> None:
+    grant = NeuronTurnConfig(hosted_tools=[HostedMCP("docs", "https://a.com/mcp")])
+
+    with pytest.raises(UnsupportedHostedToolError, match="does not run the hosted tool"):
+        NeuronTurn(ScriptedProvider([], hosted_tools=["web_search"]), config=grant)
+    NeuronTurn(ScriptedProvider([], hosted_tools=["mcp"]), config=grant)

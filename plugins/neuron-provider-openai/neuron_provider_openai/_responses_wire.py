@@ -18,6 +18,8 @@ thinking back as its own, and would fail on OpenAI's ciphertext; a
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +29,13 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, HostedToolCall, WebSearch
+from neuron_turn.loop.hosted_tools import (
+    CodeExecution,
+    HostedMCP,
+    HostedTool,
+    HostedToolCall,
+    WebSearch,
+)
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
     ContentPart,
@@ -158,8 +166,9 @@ def request_body(
     return body
 
 
-HOSTED_TOOLS: Final = frozenset({"web_search", "code_execution"})
-"""The hosted tools the Responses API runs (`neuron_turn.WebSearch`, `CodeExecution`)."""
+HOSTED_TOOLS: Final = frozenset({"web_search", "code_execution", "mcp"})
+"""The hosted tools the Responses API runs (`neuron_turn.WebSearch`, `CodeExecution`,
+`HostedMCP`)."""
 
 
 def hosted_tool_to_wire(tool: HostedTool) -> Json:
@@ -170,6 +179,8 @@ def hosted_tool_to_wire(tool: HostedTool) -> Json:
     """
     if isinstance(tool, CodeExecution):
         return {"type": "code_interpreter", "container": {"type": "auto"}}
+    if isinstance(tool, HostedMCP):
+        return mcp_to_wire(tool)
     if not isinstance(tool, WebSearch):
         raise UnsupportedContentError(
             f"the Responses API does not run the hosted tool {tool.name!r}"
@@ -183,6 +194,34 @@ def hosted_tool_to_wire(tool: HostedTool) -> Json:
         entry["filters"] = {"allowed_domains": list[JsonValue](tool.allowed_domains)}
     if tool.user_location is not None:
         entry["user_location"] = {"type": "approximate", **tool.user_location.as_dict()}
+    return entry
+
+
+def mcp_to_wire(tool: HostedMCP) -> Json:
+    """A remote MCP server as the API's `mcp` tool entry.
+
+    The form of OpenAI's remote MCP guide
+    (https://platform.openai.com/docs/guides/tools-remote-mcp): `server_label`,
+    `server_url`, `allowed_tools` (only when the caller limited them; left out, the
+    model may call every tool the server lists) and `authorization` (the bearer
+    token OpenAI sends the server, only when set: a secret, which the provider
+    adds to the call's secrets so no log line nor error carries it).
+
+    `require_approval` is always `"never"`: the caller granted the server, and its
+    allowed tools, in code (`HostedMCP`), so OpenAI runs the model's calls without
+    stopping the answer to ask for each one (an `mcp_approval_request` the loop
+    could not answer).
+    """
+    entry: Json = {
+        "type": "mcp",
+        "server_label": tool.label,
+        "server_url": tool.url,
+        "require_approval": "never",
+    }
+    if tool.allowed_tools is not None:
+        entry["allowed_tools"] = list[JsonValue](tool.allowed_tools)
+    if tool.authorization is not None:
+        entry["authorization"] = tool.authorization
     return entry
 
 
@@ -469,23 +508,55 @@ def parse_response(data: object, *, fallback_model: str) -> Completion:
     )
 
 
-_HOSTED_ITEMS: Final = {"web_search_call": "web_search", "code_interpreter_call": "code_execution"}
+_HOSTED_ITEMS: Final = {
+    "web_search_call": "web_search",
+    "code_interpreter_call": "code_execution",
+    "mcp_call": "mcp",
+}
 
 
 def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
     """The built-in tools' calls among the output `items`: a search's action, the code run.
 
     Read for the record only (these items are not sent back); a field of
-    another shape is left out, never an error.
+    another shape is left out, never an error. An MCP server's listing of its
+    tools (`mcp_list_tools`) is no call and is left out.
     """
     calls: list[HostedToolCall] = []
     for item in items:
         if not isinstance(item, dict) or item.get("type") not in _HOSTED_ITEMS:
             continue
         name = _HOSTED_ITEMS[item["type"]]
-        detail = item.get("action") if name == "web_search" else {"code": item.get("code")}
+        detail: JsonValue
+        if name == "mcp":
+            detail = mcp_call_input(item)
+        elif name == "web_search":
+            detail = item.get("action")
+        else:
+            detail = {"code": item.get("code")}
         calls.append(HostedToolCall(name, detail if isinstance(detail, dict) else None))
     return tuple(calls)
+
+
+def mcp_call_input(item: Mapping[str, JsonValue]) -> Json:
+    """An `mcp_call` item's record: which server and tool, given what, and its error.
+
+    `arguments` is the JSON the model wrote, parsed (the raw string when it does
+    not parse); `error` is the item's error (None: the call succeeded). The
+    call's `output` is left out, as the other hosted calls' results are: the
+    record says what was run, the answer's text says what came of it.
+    """
+    arguments = item.get("arguments")
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError, RecursionError):  # else kept as written
+            arguments = json.loads(arguments)
+    server, tool = item.get("server_label"), item.get("name")
+    return {
+        "server": server if isinstance(server, str) else None,
+        "tool": tool if isinstance(tool, str) else None,
+        "arguments": arguments,
+        "error": item.get("error"),
+    }
 
 
 def web_searches(calls: Iterable[HostedToolCall]) -> int:

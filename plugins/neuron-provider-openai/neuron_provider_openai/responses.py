@@ -85,16 +85,21 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `text.format: json_schema` unless told otherwise."""
     hosted_tools: ClassVar[frozenset[str]] = wire.HOSTED_TOOLS
-    """Web search (`web_search`: allowed domains, location, `max_uses` as `max_tool_calls`)
-    and code execution (`code_interpreter` in an automatic container) run on OpenAI's
-    servers. Their calls' items are not sent back (`store` is off); the answer's text
-    follows from them. The web search fee is in the call's cost (so in a turn's `max_cost`):
-    genai-prices' price per 1,000 searches (or a `prices=` entry's `web_searches_kcount`)
-    for each `web_search_call` item. OpenAI bills `search` actions; every item is counted,
-    pages opened and searched within (`open_page`, `find_in_page`, whose billing OpenAI's
-    guide does not state) too, so a budget errs high, not low. The code interpreter's fee
-    per container is not in the cost: it is billed when a container is created, and the
-    answer does not say whether its call created one."""
+    """Web search (`web_search`: allowed domains, location, `max_uses` as `max_tool_calls`),
+    code execution (`code_interpreter` in an automatic container) and remote MCP servers
+    (`mcp`: each `HostedMCP` by its label, with its allowed tools and its token, and
+    `require_approval: "never"`, the caller having granted the server in code) run on
+    OpenAI's servers. Their calls' items are not sent back (`store` is off); the answer's
+    text follows from them. Each `mcp_call` is recorded as a `HostedToolCall("mcp", {"server",
+    "tool", "arguments", "error"})`, its output left out; an MCP server's token is hidden
+    from the call's logs, errors and answer as the API key is. The web search fee is in
+    the call's cost (so in a turn's `max_cost`): genai-prices' price per 1,000 searches (or
+    a `prices=` entry's `web_searches_kcount`) for each `web_search_call` item. OpenAI
+    bills `search` actions; every item is counted, pages opened and searched within
+    (`open_page`, `find_in_page`, whose billing OpenAI's guide does not state) too, so a
+    budget errs high, not low. The code interpreter's fee per container is not in the
+    cost: it is billed when a container is created, and the answer does not say whether
+    its call created one."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `reasoning: {"effort": ..., "summary": "auto"}`
     (`True`: `"medium"`, `False`: `"none"`), so the reasoning summary reaches the turn

@@ -146,8 +146,9 @@ def test_the_responses_provider_runs_search_and_code_but_not_fetch() -> None:
     provider, _ = mocked()
     with pytest.raises(UnsupportedHostedToolError) as refused:
         NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=[WebFetch()]))
-    assert "does not run the hosted tool(s) web_fetch (it runs: code_execution, web_search)" in (
-        str(refused.value)
+    assert (
+        "does not run the hosted tool(s) web_fetch (it runs: code_execution, mcp, web_search)"
+        in str(refused.value)
     )
 
 
@@ -158,7 +159,7 @@ def test_chat_completions_run_no_hosted_tool_and_say_so_when_the_turn_is_made() 
 
 
 def test_the_responses_provider_says_which_hosted_tools_it_runs() -> None:
-    assert OpenAIResponsesProvider.hosted_tools == {"web_search", "code_execution"}
+    assert OpenAIResponsesProvider.hosted_tools == {"web_search", "code_execution", "mcp"}
 
 
 async def test_code_the_api_ran_is_recorded_and_an_odd_item_is_left_out() -> None:

@@ -269,7 +269,7 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
         """
         model, body = self._prepared(request)
         headers = self._request_headers()
-        context = self._error_context(model)
+        context = self._error_context(model, request)
         if self._wants_stream(body):
             self._stream_body(body)
             completion = await self._stream(model, self._encode(body), headers, context)
@@ -291,7 +291,7 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
         """
         model, body = self._prepared(request)
         self._stream_body(body)
-        context = self._error_context(model)
+        context = self._error_context(model, request)
         streamed = self._streamed(model, self._encode(body), self._request_headers(), context)
         # aclosing: a caller closing this stream early closes the connection now, not at GC.
         async with aclosing(streamed) as items:
@@ -430,7 +430,14 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             return f"set the {names} environment variable or pass api_key="
         return "pass api_key="
 
-    def _error_context(self, model: str) -> ErrorContext:
+    def _request_secrets(self, request: ProviderRequest) -> tuple[str, ...]:
+        """Secrets `request`'s body carries besides the key (a remote MCP server's token).
+
+        Redacted from the call's errors, scrubbed lines and answer as the key is.
+        """
+        return ()
+
+    def _error_context(self, model: str, request: ProviderRequest | None = None) -> ErrorContext:
         key = self._api_key_value()
         # Keys given as headers (Azure's `api-key`, a proxy token) are hidden too.
         secrets = tuple(
@@ -439,6 +446,8 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             if any(word in name.lower() for word in SECRET_HEADER_WORDS)
         )
         secrets += (key,) if key else ()
+        if request is not None:
+            secrets += self._request_secrets(request)
         url = str(self._endpoint(model, stream=False))
         return ErrorContext(self.name, model, url, secrets, f"check the key: {self._key_hint()}")
 

@@ -263,23 +263,8 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
     def _api_key_names(self) -> tuple[str, ...]:
         return (self.api_key_env,) if self.api_key_env else ()
 
-    # The call's own secrets (`request_secrets`: a remote MCP server's token sent in the
-    # body) join the key in its ErrorContext, so every error, scrubbed line and answer of
-    # the call is redacted of them too. `HttpProvider.complete` and `.stream` build the
-    # context right after `_prepared`, with no await between: the secrets noted here are
-    # taken by that one call's `_error_context`, never another's.
-    _call_secrets: tuple[str, ...] = ()
-
-    def _prepared(self, request: ProviderRequest) -> tuple[str, dict[str, JsonValue]]:
-        self._call_secrets = ()
-        prepared = super()._prepared(request)
-        self._call_secrets = request_secrets(request)
-        return prepared
-
-    def _error_context(self, model: str) -> ErrorContext:
-        context = super()._error_context(model)
-        secrets, self._call_secrets = self._call_secrets, ()
-        return replace(context, secrets=(*context.secrets, *secrets)) if secrets else context
+    def _request_secrets(self, request: ProviderRequest) -> tuple[str, ...]:
+        return request_secrets(request)
 
     def _endpoint(self, model: str, *, stream: bool) -> httpx.URL | str:
         return self._post_url

@@ -19,7 +19,13 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source, UrlSource
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_tools import HostedTool, HostedToolCall, WebFetch, WebSearch
+from neuron_turn.loop.hosted_tools import (
+    HostedMCP,
+    HostedTool,
+    HostedToolCall,
+    WebFetch,
+    WebSearch,
+)
 from neuron_turn.loop.provider import (
     ContentPart,
     DocumentPart,
@@ -39,6 +45,7 @@ from neuron_turn.loop.sampling import SamplingSetting
 from neuron_turn.loop.tool_choice import ToolChoice
 from neuron_turn.loop.tool_files import unseen_file_note
 
+from ._mcp import MCP_BETA, mcp_call, mcp_servers_json, mcp_toolset_json
 from ._name import PROVIDER
 from ._output_format import output_format_json
 from ._strict_tools import check_strict_limits, strict_tool_json
@@ -78,7 +85,7 @@ class ParsedMessage:
     paused: bool = False
     """The API paused a long turn of its own tools (`pause_turn`): sent back, it goes on."""
     hosted_calls: tuple[HostedToolCall, ...] = ()
-    """Its server tools' calls (`server_tool_use` blocks), for the record."""
+    """Its server tools' calls (`server_tool_use` and `mcp_tool_use` blocks), for the record."""
 
 
 # --- request ------------------------------------------------------------------
@@ -121,6 +128,9 @@ def build_body(
     tools.extend(hosted_tool_json(tool) for tool in request.hosted_tools)
     if tools:
         body["tools"] = tools
+    servers = mcp_servers_json(request.hosted_tools)
+    if servers:
+        body["mcp_servers"] = servers
     if request.tools:
         choice = tool_choice_json(request.tool_choice, request.parallel_tool_calls)
         if choice is not None:
@@ -248,8 +258,8 @@ def tool_json(tool: ToolSchema) -> JsonValue:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
-HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution"})
-"""The hosted tools the Messages API runs (`neuron_turn.WebSearch`, ...)."""
+HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution", "mcp"})
+"""The hosted tools the Messages API runs (`neuron_turn.WebSearch`, ..., `HostedMCP`)."""
 
 _HOSTED_TYPES: Final = {
     "web_search": "web_search_20250305",
@@ -259,15 +269,21 @@ _HOSTED_TYPES: Final = {
 _HOSTED_BETAS: Final = {
     "web_fetch": "web-fetch-2025-09-10",
     "code_execution": "code-execution-2025-08-25",
+    "mcp": MCP_BETA,
 }
 
 
 def hosted_tool_json(tool: HostedTool) -> JsonObject:
     """Return the server tool entry of the body's `tools` list for hosted `tool`.
 
+    A `HostedMCP` server is an `mcp_toolset` entry (its server goes in the
+    body's `mcp_servers`, see `_mcp`).
+
     Raises:
         InvalidRequestError: a hosted tool this API does not run.
     """
+    if isinstance(tool, HostedMCP):
+        return mcp_toolset_json(tool)
     kind = _HOSTED_TYPES.get(tool.name)
     if kind is None:
         raise InvalidRequestError(
@@ -287,8 +303,12 @@ def hosted_tool_json(tool: HostedTool) -> JsonObject:
 
 
 def hosted_betas(tools: Sequence[HostedTool]) -> list[str]:
-    """The `anthropic-beta` flags the hosted `tools` need (web fetch and code execution)."""
-    return [beta for tool in tools if (beta := _HOSTED_BETAS.get(tool.name)) is not None]
+    """The `anthropic-beta` flags the hosted `tools` need (web fetch, code execution, MCP).
+
+    Each flag once, however many MCP servers need it.
+    """
+    betas = (beta for tool in tools if (beta := _HOSTED_BETAS.get(tool.name)) is not None)
+    return list(dict.fromkeys(betas))
 
 
 def continued_body(body: JsonObject, paused: ParsedMessage) -> JsonObject:
@@ -517,11 +537,18 @@ def hosted_calls(content: Sequence[ContentPart]) -> tuple[HostedToolCall, ...]:
 
     Code execution's own tools (`bash_code_execution`, `text_editor_code_execution`)
     count as `code_execution`; a server tool this mapping does not know keeps its name.
+    An MCP server's call (`mcp_tool_use`) is `mcp`, with its server, tool and arguments.
     """
     calls: list[HostedToolCall] = []
     for part in content:
         data = part.data if isinstance(part, RawPart) else None
-        if not isinstance(data, dict) or data.get("type") != "server_tool_use":
+        if not isinstance(data, dict):
+            continue
+        mcp = mcp_call(data)
+        if mcp is not None:
+            calls.append(mcp)
+            continue
+        if data.get("type") != "server_tool_use":
             continue
         name = str(data.get("name", ""))
         hosted = "code_execution" if name.endswith("code_execution") else name
@@ -546,8 +573,9 @@ def parse_block(data: JsonValue) -> ContentPart:
         return ThinkingPart(_str(block, "thinking"), signature)
     if not isinstance(kind, str):
         raise WireError("content block has no string 'type'")
-    # redacted_thinking, server_tool_use, web_search_tool_result, ...: kept whole,
-    # because the API wants them back unchanged on the next call.
+    # redacted_thinking, server_tool_use, web_search_tool_result, mcp_tool_use,
+    # mcp_tool_result, ...: kept whole, because the API wants them back unchanged
+    # on the next call.
     return RawPart(provider=PROVIDER, data=block)
 
 

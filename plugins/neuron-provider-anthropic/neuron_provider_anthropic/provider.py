@@ -35,6 +35,7 @@ from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 from neuron_turn.loop.sse import SSEDecoder
 
 from ._errors import error_for_event, error_for_response
+from ._mcp import mcp_secrets
 from ._name import PROVIDER
 from ._pricing import PriceTable, Pricing, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
@@ -97,9 +98,15 @@ class AnthropicProvider:
     Opus 4.1, Haiku 4.5 and later), which thinking allows where a forced tool is not."""
 
     hosted_tools: ClassVar[frozenset[str]] = HOSTED_TOOLS
-    """Web search, web fetch and code execution run on Anthropic's servers (the last two
-    with their beta flags added to `anthropic-beta`). Web search fees are in each call's
-    cost; code execution's container hours are billed apart and are not."""
+    """Web search, web fetch, code execution and remote MCP servers run on Anthropic's
+    servers (all but web search with their beta flags added to `anthropic-beta`). Web
+    search fees are in each call's cost; code execution's container hours are billed
+    apart and are not. A `HostedMCP` server goes through the MCP connector (beta
+    `mcp-client-2025-11-20`): the body's `mcp_servers` and an `mcp_toolset` per server
+    (its `allowed_tools` as the toolset's allowlist); each `mcp_tool_use` the API ran is a
+    `HostedToolCall("mcp", {"server", "tool", "arguments"})`. Its `authorization` token is
+    redacted, as the API key is, from errors, log lines and answers. Anthropic's docs say
+    the connector is not on Amazon Bedrock or Vertex AI: a gateway to those refuses it."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes adaptive thinking with an `output_config.effort`
     on Claude 4.6 and later, and a `budget_tokens` (1024 for `"minimal"` up to 32768 for
@@ -225,21 +232,33 @@ class AnthropicProvider:
         )
         requested = str(body["model"])
         headers = self._headers_for(request)
-        parts = [await self._call(body, key=key, requested=requested, headers=headers)]
-        while parts[-1].paused and len(parts) <= MAX_CONTINUATIONS:
-            body = continued_body(body, parts[-1])
-            parts.append(await self._call(body, key=key, requested=requested, headers=headers))
-        return self._response(parts, requested=requested, key=key)
+        secrets = _secrets(key, request)
+        parts: list[ParsedMessage] = []
+        while not parts or (parts[-1].paused and len(parts) <= MAX_CONTINUATIONS):
+            if parts:
+                body = continued_body(body, parts[-1])
+            parts.append(
+                await self._call(
+                    body, key=key, requested=requested, headers=headers, secrets=secrets
+                )
+            )
+        return self._response(parts, requested=requested, secrets=secrets)
 
     async def _call(
-        self, body: JsonObject, *, key: str, requested: str, headers: Mapping[str, str]
+        self,
+        body: JsonObject,
+        *,
+        key: str,
+        requested: str,
+        headers: Mapping[str, str],
+        secrets: tuple[str, ...],
     ) -> ParsedMessage:
-        response = await self._post(body, key=key, headers=headers)
+        response = await self._post(body, key=key, headers=headers, secrets=secrets)
         if not response.is_success:
-            error = error_for_response(response, model=requested, secret=key)
+            error = _error_for(response, model=requested, key=key, secrets=secrets)
             _log.debug("anthropic call failed: model=%s error=%s", requested, error)
             raise error
-        return self._parse(response, model=requested, secret=key)
+        return self._parse(response, model=requested, secrets=secrets)
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
         """Make one Messages API call as a stream: yield deltas as they arrive, then the response.
@@ -260,11 +279,14 @@ class AnthropicProvider:
         body["stream"] = True  # even when `extra` says otherwise: the caller wants events
         requested = str(body["model"])
         headers = self._headers_for(request)
+        secrets = _secrets(key, request)
         parts: list[ParsedMessage] = []
         while not parts or (parts[-1].paused and len(parts) <= MAX_CONTINUATIONS):
             if parts:
                 body = continued_body(body, parts[-1])
-            once = self._stream_once(body, key=key, requested=requested, headers=headers)
+            once = self._stream_once(
+                body, key=key, requested=requested, headers=headers, secrets=secrets
+            )
             # Closed with this iterator: a consumer stopping early closes the connection.
             async with aclosing(once):
                 async for event in once:
@@ -272,14 +294,20 @@ class AnthropicProvider:
                         parts.append(event)
                     else:
                         yield event
-        yield self._response(parts, requested=requested, key=key)
+        yield self._response(parts, requested=requested, secrets=secrets)
 
     async def _stream_once(
-        self, body: JsonObject, *, key: str, requested: str, headers: Mapping[str, str]
+        self,
+        body: JsonObject,
+        *,
+        key: str,
+        requested: str,
+        headers: Mapping[str, str],
+        secrets: tuple[str, ...],
     ) -> AsyncGenerator[ProviderDelta | ParsedMessage]:
         """One streamed call: its deltas as they arrive, then its parsed message."""
         what = f"the Anthropic API at {self.base_url}"
-        with transport_errors(provider=PROVIDER, secrets=(key,), what=what):
+        with transport_errors(provider=PROVIDER, secrets=secrets, what=what):
             async with self._client.stream(
                 "POST",
                 self._url,
@@ -287,28 +315,35 @@ class AnthropicProvider:
             ) as response:
                 if not response.is_success:
                     await response.aread()
-                    raise error_for_response(response, model=requested, secret=key)
+                    raise _error_for(response, model=requested, key=key, secrets=secrets)
                 if not response.headers.get("content-type", "").startswith("text/event-stream"):
                     # A gateway that ignored `stream` and answered in one piece.
                     await response.aread()
-                    parsed = self._parse(response, model=requested, secret=key)
-                    for delta in deltas_of(self._response([parsed], requested=requested, key=key)):
+                    parsed = self._parse(response, model=requested, secrets=secrets)
+                    whole = self._response([parsed], requested=requested, secrets=secrets)
+                    for delta in deltas_of(whole):
                         yield delta
                     yield parsed
                     return
                 message = MessageStream()
-                async for delta in self._deltas(response, message, model=requested, secret=key):
+                deltas = self._deltas(response, message, model=requested, secrets=secrets)
+                async for delta in deltas:
                     yield delta
-        yield self._parsed_stream(message, model=requested, secret=key)
+        yield self._parsed_stream(message, model=requested, secrets=secrets)
 
     async def _deltas(
-        self, response: httpx.Response, message: MessageStream, *, model: str, secret: str
+        self,
+        response: httpx.Response,
+        message: MessageStream,
+        *,
+        model: str,
+        secrets: tuple[str, ...],
     ) -> AsyncIterator[ProviderDelta]:
         decoder = SSEDecoder()
         try:
             async for line in response.aiter_lines():
-                # Scrubbed first: neither a delta nor a chained decoding error may hold the key.
-                event = decoder.feed(redact(line, (secret,)))
+                # Scrubbed first: neither a delta nor a chained decoding error may hold a secret.
+                event = decoder.feed(redact(line, secrets))
                 if event is None:
                     continue
                 delta = message.feed(event_json(event[1]))
@@ -318,27 +353,31 @@ class AnthropicProvider:
             if last is not None:
                 message.feed(event_json(last[1]))
         except StreamedError as exc:
-            raise error_for_event(exc, model=model, secret=secret) from exc
+            raise _event_error(exc, model=model, secrets=secrets) from exc
         except (ValueError, RecursionError) as exc:  # WireError, or JSON nested too deep
-            raise self._unexpected(exc, secret=secret, status=response.status_code) from exc
+            raise self._unexpected(exc, secrets=secrets, status=response.status_code) from exc
 
-    def _parsed_stream(self, message: MessageStream, *, model: str, secret: str) -> ParsedMessage:
+    def _parsed_stream(
+        self, message: MessageStream, *, model: str, secrets: tuple[str, ...]
+    ) -> ParsedMessage:
         try:
             return parse_message(message.result())
         except StreamCutError as exc:
             raise _cut_off(exc, model=model) from exc
         except (ValueError, RecursionError) as exc:
-            raise self._unexpected(exc, secret=secret, status=200) from exc
+            raise self._unexpected(exc, secrets=secrets, status=200) from exc
 
-    def _unexpected(self, exc: Exception, *, secret: str, status: int) -> ProviderError:
+    def _unexpected(
+        self, exc: Exception, *, secrets: tuple[str, ...], status: int
+    ) -> ProviderError:
         return ProviderResponseError(
-            f"unexpected stream from the Anthropic API ({redact(str(exc), (secret,))})",
+            f"unexpected stream from the Anthropic API ({redact(str(exc), secrets)})",
             provider=PROVIDER,
             status_code=status,
         )
 
     def _response(
-        self, parts: list[ParsedMessage], *, requested: str, key: str
+        self, parts: list[ParsedMessage], *, requested: str, secrets: tuple[str, ...]
     ) -> ProviderResponse:
         """One response from a call and its continuations (usually one part)."""
         costs = [self._pricing.cost(p.raw_usage, model=p.model, requested=requested) for p in parts]
@@ -370,8 +409,9 @@ class AnthropicProvider:
             truncated=truncated,
             hosted_calls=tuple(call for p in parts for call in p.hosted_calls),
         )
-        # An answer echoing the key (a proxy, a prompt injection) must not carry it on.
-        return redact_response(answer, (key,))
+        # An answer echoing the key or an MCP server's token (a proxy, a prompt
+        # injection, a server's result) must not carry it on.
+        return redact_response(answer, secrets)
 
     def _key(self) -> str:
         key = self._api_key or os.environ.get(API_KEY_ENV)
@@ -382,11 +422,16 @@ class AnthropicProvider:
         return key
 
     async def _post(
-        self, body: JsonObject, *, key: str, headers: Mapping[str, str]
+        self,
+        body: JsonObject,
+        *,
+        key: str,
+        headers: Mapping[str, str],
+        secrets: tuple[str, ...],
     ) -> httpx.Response:
         arguments = self._request_arguments(body, key=key, stream=self._stream, headers=headers)
         with transport_errors(
-            provider=PROVIDER, secrets=(key,), what=f"the Anthropic API at {self.base_url}"
+            provider=PROVIDER, secrets=secrets, what=f"the Anthropic API at {self.base_url}"
         ):
             return await self._client.post(self._url, **arguments)
 
@@ -420,29 +465,68 @@ class AnthropicProvider:
         timeout = httpx.USE_CLIENT_DEFAULT if self._timeout is None else self._timeout
         return {"content": content, "headers": headers, "timeout": timeout}
 
-    def _parse(self, response: httpx.Response, *, model: str, secret: str) -> ParsedMessage:
+    def _parse(
+        self, response: httpx.Response, *, model: str, secrets: tuple[str, ...]
+    ) -> ParsedMessage:
         """Map a 2xx response, JSON or an event stream (whatever the API sent).
 
-        The key is scrubbed from the body first, so neither a quoted prefix nor a
-        chained decoding error (which keeps the whole text) can hold it.
+        The secrets are scrubbed from the body first, so neither a quoted prefix nor
+        a chained decoding error (which keeps the whole text) can hold one.
         """
-        text = redact(response.text, (secret,))
+        text = redact(response.text, secrets)
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 return parse_message(fold_event_stream(text))
             return parse_message(json.loads(text))
         except StreamedError as exc:
-            raise error_for_event(exc, model=model, secret=secret) from exc
+            raise _event_error(exc, model=model, secrets=secrets) from exc
         except StreamCutError as exc:
             raise _cut_off(exc, model=model) from exc
         # WireError, a body that is not JSON at all, or one nested past what Python parses.
         except (ValueError, RecursionError) as exc:
             raise ProviderResponseError(
-                f"unexpected response from the Anthropic API ({redact(str(exc), (secret,))}); "
-                f"body starts: {body_prefix(text, secrets=(secret,))!r}",
+                f"unexpected response from the Anthropic API ({redact(str(exc), secrets)}); "
+                f"body starts: {body_prefix(text, secrets=secrets)!r}",
                 provider=PROVIDER,
                 status_code=response.status_code,
             ) from exc
+
+
+def _secrets(key: str, request: ProviderRequest) -> tuple[str, ...]:
+    """What a call must never let out: the API key and the request's MCP servers' tokens."""
+    return (key, *mcp_secrets(request.hosted_tools))
+
+
+# What may hold a body's length or encoding, which a scrubbed copy no longer has.
+_BODY_HEADERS: Final = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+def _error_for(
+    response: httpx.Response, *, model: str, key: str, secrets: tuple[str, ...]
+) -> ProviderError:
+    """The error for a non-2xx `response`, no secret of `secrets` in its message.
+
+    An error body may echo the request (an MCP server's `authorization_token`):
+    the body is scrubbed before it is read, so no part of a secret survives the
+    cut of a quoted prefix.
+    """
+    text = response.text
+    clean = redact(text, secrets)
+    if clean != text:
+        headers = {k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS}
+        response = httpx.Response(
+            response.status_code,
+            headers=headers,
+            content=clean.encode(response.encoding or "utf-8", "replace"),
+            request=response.request,
+        )
+    return error_for_response(response, model=model, secret=key)
+
+
+def _event_error(event: StreamedError, *, model: str, secrets: tuple[str, ...]) -> ProviderError:
+    """The error for a streamed `error` event, no secret of `secrets` in its message."""
+    scrubbed = StreamedError(event.kind, redact(event.message, secrets))
+    return error_for_event(scrubbed, model=model, secret=None)
 
 
 def _total(costs: list[Money | None]) -> Money | None:

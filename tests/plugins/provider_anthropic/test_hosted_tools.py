@@ -258,7 +258,7 @@ async def test_a_turn_sends_its_web_search_and_the_next_turn_sends_the_servers_b
 
 
 def test_the_provider_says_which_hosted_tools_it_runs() -> None:
-    assert AnthropicProvider.hosted_tools == {"web_search", "web_fetch", "code_execution"}
+    assert AnthropicProvider.hosted_tools == {"web_search", "web_fetch", "code_execution", "mcp"}
 
 
 async def test_code_executions_own_tools_are_recorded_as_code_execution() -> None:

@@ -138,8 +138,9 @@ class MessageStream:
         if kind == "input_json_delta":
             partial = str(delta.get("partial_json", ""))
             self.partial_json[index] = self.partial_json.get(index, "") + partial
-            # A server tool's input (web search's query) is the API's own call, not one
-            # the loop runs: only a `tool_use` block's input is a call's delta.
+            # A server tool's input (web search's query, an MCP tool's arguments) is the
+            # API's own call, not one the loop runs: only a `tool_use` block's input is
+            # a call's delta.
             if not partial or block.get("type") != "tool_use":
                 return None
             return ToolCallDelta(str(block.get("id", "")), partial)

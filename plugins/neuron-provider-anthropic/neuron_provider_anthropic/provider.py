@@ -106,7 +106,8 @@ class AnthropicProvider:
     (its `allowed_tools` as the toolset's allowlist); each `mcp_tool_use` the API ran is a
     `HostedToolCall("mcp", {"server", "tool", "arguments"})`. Its `authorization` token is
     redacted, as the API key is, from errors, log lines and answers. Anthropic's docs say
-    the connector is not on Amazon Bedrock or Vertex AI: a gateway to those refuses it."""
+    the connector is not on Amazon Bedrock or Vertex AI; this provider knows only its
+    `base_url`, so a gateway to those is left to answer with its own error."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes adaptive thinking with an `output_config.effort`
     on Claude 4.6 and later, and a `budget_tokens` (1024 for `"minimal"` up to 32768 for

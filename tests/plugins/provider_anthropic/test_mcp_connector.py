@@ -7,6 +7,8 @@ and raw parts sent back whole, and the server's token kept out of logs and error
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
 from typing import Any
 
@@ -21,7 +23,7 @@ from neuron_provider_anthropic._wire import build_body
 from neuron_turn import HostedMCP, HostedToolCall, NeuronTurn, NeuronTurnConfig, WebFetch
 from neuron_turn.loop.events import TextDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.provider import RawPart, TextPart
-from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError, RateLimitError
 from tests.plugins.chunked import collect
 
 from ._support import (
@@ -332,6 +334,30 @@ async def test_the_token_is_in_no_log_record_and_no_error(
     assert TOKEN in api.requests[0].content.decode()  # it was sent, and echoed
     assert "[REDACTED]" in str(raised.value)  # the echo reached the message, scrubbed
     assert _leaks(caplog, raised.value) == []
+
+
+async def test_a_scrubbed_error_keeps_its_wait_and_reads_a_compressed_body() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = error_body("rate_limit_error", f"slow down, {request.content.decode()}")
+        return httpx.Response(
+            429,
+            content=gzip.compress(json.dumps(body).encode()),
+            headers={
+                "content-type": "application/json",
+                "content-encoding": "gzip",
+                "retry-after": "7",
+            },
+        )
+
+    api = FakeApi(answer)
+    async with api.provider() as provider:
+        with pytest.raises(RateLimitError) as raised:
+            await provider.complete(request(hosted_tools=[TICKETS]))
+
+    assert raised.value.retry_after == 7.0
+    assert "slow down, {" in str(raised.value)
+    assert TOKEN not in str(raised.value)
+    assert "[REDACTED]" in str(raised.value)
 
 
 async def test_a_streamed_error_event_echoing_the_token_is_scrubbed(

@@ -18,6 +18,7 @@ ones are skipped with a debug log.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -90,6 +91,9 @@ class Completion:
     media_usage: Mapping[str, JsonValue] | None = None
     """`usageMetadata` as sent when it counts tokens of audio, images, video or documents,
     which some models price apart (None: text only)."""
+    web_searches: int = 0
+    """The Google Search grounding units Google bills for the answer (`billed_searches`):
+    1 for a grounded prompt of Gemini 2.x and older, each search query for Gemini 3."""
 
 
 def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> Completion:
@@ -119,13 +123,16 @@ def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> 
     if skipped and not any(not isinstance(part, RawPart) for part in content):
         raise MalformedResponseError(f"the answer holds only parts of unsupported kinds {skipped}")
     model = data.get("modelVersion")
+    model = model if isinstance(model, str) and model else fallback_model
+    grounding = candidate.get("groundingMetadata")
     return Completion(
         content=content,
         stop_reason=stop_reason(reason, content),
         usage=parse_usage(data.get("usageMetadata")),
-        model=model if isinstance(model, str) and model else fallback_model,
+        model=model,
         hosted_calls=hosted_calls(candidate, content),
         media_usage=media_usage(data.get("usageMetadata")),
+        web_searches=0 if grounding is None else billed_searches(grounding, model, fallback_model),
     )
 
 
@@ -158,6 +165,50 @@ def hosted_calls(
             if isinstance(url, dict) and isinstance(url.get("retrievedUrl"), str)
         ]
     return tuple(calls)
+
+
+_GEMINI_GENERATION: Final = re.compile(r"gemini-(\d{1,4})")
+
+
+def billed_searches(grounding: object, *models: str) -> int:
+    """How many Google Search grounding units Google bills for an answer's `groundingMetadata`.
+
+    What Google documents (checked 2026-11):
+    https://ai.google.dev/gemini-api/docs/google-search#pricing says Gemini 3 bills "each
+    search query that the model decides to execute" (two queries in one call are two
+    billable uses) and ignores empty queries "when counting unique queries"; "with Gemini
+    2.5 or older models, your project is billed per prompt".
+    https://ai.google.dev/gemini-api/docs/pricing gives $35 per 1,000 grounded prompts for
+    Gemini 2.x and $14 per 1,000 search queries for Gemini 3, the prices genai-prices lists
+    as `web_searches_kcount`. So: the distinct non-empty `webSearchQueries` for Gemini 3; 1
+    for an older model's answer that lists at least one (a prompt is grounded when the model
+    searched, as https://cloud.google.com/vertex-ai/generative-ai/pricing defines a
+    grounding prompt). The generation is the first of `models` (the answered model, then
+    the one asked for) that names one; a model that names none (`gemini-flash-latest`, a
+    tuned model) is counted per query, never less than per prompt.
+
+    The free allowances (1,500 grounded prompts a day for Gemini 2.x, 5,000 queries a month
+    for Gemini 3) depend on the project's other calls, which one answer cannot know: every
+    billed unit is counted, so a budget errs on the safe side. Without queries listed
+    nothing is counted: `urlContext` alone also fills `groundingChunks`. genai-prices'
+    own Google extractor reads `usageMetadata` only, not grounding. A field of another shape
+    (not an object, queries not a list, entries not strings) counts nothing, never an error.
+    """
+    queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+    if not isinstance(queries, list):
+        return 0
+    unique = {query for query in queries if isinstance(query, str) and query}
+    if not unique:
+        return 0
+    return 1 if _billed_per_prompt(models) else len(unique)
+
+
+def _billed_per_prompt(models: Iterable[str]) -> bool:
+    for model in models:
+        generation = _GEMINI_GENERATION.search(model)
+        if generation is not None:
+            return int(generation[1]) < 3
+    return False
 
 
 def _no_candidate(feedback: object) -> Exception:

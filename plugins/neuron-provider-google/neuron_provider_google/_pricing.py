@@ -6,7 +6,10 @@ applies Google's tiers (Gemini 2.5 Pro's price over 200k prompt tokens) and
 cache-read prices; flat prices take genai-prices' own arithmetic without its
 general machinery (`neuron_turn.loop.flat_price`), to the same digits. A
 model it does not know costs None, as with the other providers, so the loop
-says the price is unknown rather than guess.
+says the price is unknown rather than guess. Google Search grounding is priced
+as genai-prices' `web_searches` (its `web_searches_kcount`: $35 per 1,000
+grounded prompts for Gemini 2.x, $14 per 1,000 queries for Gemini 3), from the
+count `_answer.billed_searches` makes of the answer.
 """
 
 from __future__ import annotations
@@ -28,33 +31,42 @@ logger = logging.getLogger("neuron_provider_google")
 
 PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.3", "output_mtok": "2.5", "cache_read_mtok": "0.03"}}`,
-USD per million tokens as Decimal strings (or Decimals / ints; never floats)."""
+USD per million tokens as Decimal strings (or Decimals / ints; never floats); an
+optional `"web_searches_kcount": "35"` prices Google Search grounding, USD per 1,000
+billed units."""
 
 PRICE_PROVIDER_ID: Final = "google"
 """The genai-prices provider Gemini API calls are priced as."""
 
-_PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok")
+_PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok", "web_searches_kcount")
 _MTOK: Final = Decimal(1_000_000)
+_KCOUNT: Final = Decimal(1_000)
 
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """USD per million tokens for one model; no cache price bills cache reads as input."""
+    """USD per million tokens for one model; no cache price bills cache reads as input.
+
+    `web_searches_kcount`: USD per 1,000 grounding units; without it they cost nothing.
+    """
 
     input_mtok: Decimal
     output_mtok: Decimal
     cache_read_mtok: Decimal | None = None
+    web_searches_kcount: Decimal | None = None
 
-    def cost(self, usage: TokenUsage) -> Decimal:
-        """The cost of `usage`, whose `input_tokens` include the cache reads."""
+    def cost(self, usage: TokenUsage, *, web_searches: int = 0) -> Decimal:
+        """The cost of `usage` (its `input_tokens` include the cache reads) and of the searches."""
         read = min(usage.cache_read_tokens or 0, usage.input_tokens)
         read_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
         total = (
             (usage.input_tokens - read) * self.input_mtok
             + read * read_price
             + usage.output_tokens * self.output_mtok
-        )
-        return total / _MTOK
+        ) / _MTOK
+        if web_searches and self.web_searches_kcount is not None:
+            total += web_searches * self.web_searches_kcount / _KCOUNT
+        return total
 
 
 def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
@@ -94,21 +106,28 @@ class Pricer:
         model: str,
         requested_model: str,
         media_usage: Mapping[str, JsonValue] | None = None,
+        web_searches: int = 0,
     ) -> Money | None:
         """The call's cost in USD, or None when the model's price is unknown.
 
         `media_usage` (the `usageMetadata` of a call that counted audio, images or
         video) is priced by genai-prices from the metadata itself, so audio is billed
         at the model's audio price; `prices=` entries have one input price for all.
+        `web_searches` (Google Search grounding units the answer is billed for, see
+        `_answer.billed_searches`) are priced at genai-prices' `web_searches_kcount` for
+        the model (none listed: not priced), or a `prices=` entry's own (none: free). Each
+        is counted, as one call cannot know whether it fell in Google's free allowance.
         """
         answered, requested = price_model_name(model), price_model_name(requested_model)
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None:
-            return Money(price.cost(usage), "USD")
+            return Money(price.cost(usage, web_searches=web_searches), "USD")
         if not self.lookup:
             return None
         if media_usage is not None:
-            amount = _media_cost(media_usage, answered)
+            amount = _media_cost(media_usage, answered, web_searches)
+        elif web_searches:  # the flat path knows tokens only
+            amount = _calc_price(usage, answered, web_searches)
         else:
             amount = _price_data_cost(usage, answered)
         return None if amount is None else Money(amount, "USD")
@@ -154,7 +173,7 @@ def _plain_counts(usage: TokenUsage) -> dict[str, int] | None:
     return None
 
 
-def _calc_price(usage: TokenUsage, model: str) -> Decimal | None:
+def _calc_price(usage: TokenUsage, model: str, web_searches: int = 0) -> Decimal | None:
     from genai_prices import Usage, calc_price
 
     tokens = Usage(
@@ -162,6 +181,8 @@ def _calc_price(usage: TokenUsage, model: str) -> Decimal | None:
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
     )
+    if web_searches:
+        tokens.web_searches = web_searches
     try:
         calculation = calc_price(tokens, model, provider_id=PRICE_PROVIDER_ID)
     except (LookupError, ValueError) as exc:
@@ -170,7 +191,7 @@ def _calc_price(usage: TokenUsage, model: str) -> Decimal | None:
     return calculation.total_price
 
 
-def _media_cost(usage: Mapping[str, JsonValue], model: str) -> Decimal | None:
+def _media_cost(usage: Mapping[str, JsonValue], model: str, web_searches: int) -> Decimal | None:
     # genai-prices' own reading of the metadata (its modality details), then its price.
     import genai_prices
 
@@ -178,6 +199,8 @@ def _media_cost(usage: Mapping[str, JsonValue], model: str) -> Decimal | None:
         tokens = genai_prices.extract_usage(
             {"usageMetadata": dict(usage)}, provider_id=PRICE_PROVIDER_ID
         ).usage
+        if web_searches:  # its extractor reads usageMetadata only, not grounding
+            tokens.web_searches = web_searches
         return genai_prices.calc_price(tokens, model, provider_id=PRICE_PROVIDER_ID).total_price
     except (LookupError, ValueError) as exc:
         logger.debug("no price for model %r: %s", model, exc)

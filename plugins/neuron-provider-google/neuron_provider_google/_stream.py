@@ -11,13 +11,18 @@ Folding: consecutive text pieces of the same kind (thought or not) join into
 one part, unless either carries a `thoughtSignature`: a signature stays on
 the part it came on, and a signature streamed alone (on an empty text piece)
 stays a part of its own, as Google asks (never merge a signed part with
-another). The last chunk's `finishReason` and `usageMetadata` are the answer's.
+another). The last chunk's `finishReason` and `usageMetadata` are the answer's,
+and so is its `groundingMetadata`, but with the search queries of every chunk
+(`webSearchQueries`, each as many times as the chunk listing it most): one that
+sent the queries early and the sources later loses none of the searches made
+(recorded, and billed on Gemini 3).
 An event holding `{"error": ...}` raises `StreamError`.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -73,6 +78,8 @@ class ChunkReader:
     parts: list[dict[str, JsonValue]] = field(default_factory=list)
     fields: dict[str, JsonValue] = field(default_factory=dict)
     candidate_fields: dict[str, JsonValue] = field(default_factory=dict)
+    search_queries: list[str] = field(default_factory=list)
+    """Every chunk's `groundingMetadata.webSearchQueries` strings, folded (see the module)."""
     calls: int = 0
     decoder: SSEDecoder = field(default_factory=SSEDecoder)
 
@@ -122,6 +129,8 @@ class ChunkReader:
         for key in _KEPT_CANDIDATE_FIELDS:
             if key in candidate:
                 self.candidate_fields[key] = candidate[key]
+        if "groundingMetadata" in candidate:
+            self._fold_queries(candidate["groundingMetadata"])
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
@@ -186,6 +195,31 @@ class ChunkReader:
         started = ToolCallStart(call_id, name)
         return (started, ToolCallDelta(call_id, arguments)) if arguments else (started,)
 
+    def _fold_queries(self, grounding: JsonValue) -> None:
+        """Add the queries `grounding` lists beyond those already kept (none when malformed)."""
+        queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+        if not isinstance(queries, list):
+            return
+        listed = [query for query in queries if isinstance(query, str)]
+        if listed == self.search_queries:  # each chunk repeating the whole list
+            return
+        kept = Counter(self.search_queries)
+        for query in listed:
+            if kept[query]:
+                kept[query] -= 1
+            else:
+                self.search_queries.append(query)
+
+    def _grounding(self) -> JsonValue:
+        """The last chunk's `groundingMetadata`, with the queries of earlier chunks it lacks."""
+        grounding = self.candidate_fields["groundingMetadata"]
+        base = grounding if isinstance(grounding, dict) else {}
+        queries = base.get("webSearchQueries")
+        listed = queries if isinstance(queries, list) else []
+        if sum(isinstance(query, str) for query in listed) == len(self.search_queries):
+            return grounding  # it lists them all (what was kept holds its queries and more)
+        return {**base, "webSearchQueries": list(self.search_queries)}
+
     def _salt(self) -> str:
         response_id = self.fields.get("responseId")
         return response_id if isinstance(response_id, str) and response_id else self.fallback_salt
@@ -196,6 +230,8 @@ class ChunkReader:
             "content": {"role": "model", "parts": list(self.parts)},
             **self.candidate_fields,
         }
+        if self.search_queries:
+            candidate["groundingMetadata"] = self._grounding()
         if self.finish_reason is not None:
             candidate["finishReason"] = self.finish_reason
         if self.finish_message is not None:

@@ -75,8 +75,9 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         client: An `httpx.AsyncClient` to use; the caller keeps ownership.
             Default: one client built on first use and reused for every call.
         prices: `{model: {"input_mtok": ..., "output_mtok": ...,
-            "cache_read_mtok": ...}}` in USD per million tokens; wins over
-            genai-prices.
+            "cache_read_mtok": ...}}` in USD per million tokens, and optionally
+            `"web_searches_kcount"` in USD per 1,000 grounding units (left out:
+            grounding costs nothing); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data for
             Google (unknown model: cost None). Default: true.
         body_defaults: Request body fields sent on every call (e.g.
@@ -112,7 +113,9 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     Google's servers, without limits: the API has no field for uses, domains or a
     location, so a hosted tool setting one is refused before the call. Code the model
     ran and its output stay in the history and go back on later calls. Search
-    grounding's per-prompt fee is not in the cost."""
+    grounding's fee is in the cost at genai-prices' price: per grounded prompt on Gemini
+    2.x, per search query on Gemini 3, every one counted (a call cannot know whether it
+    fell in Google's free allowance)."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach
@@ -228,12 +231,14 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         return self._parsed(data, content, context)
 
     def _cost(self, completion: answer.Completion, *, requested_model: str) -> Money | None:
-        # Audio, image and video tokens are priced from the metadata that counts them.
+        # Audio, image and video tokens are priced from the metadata that counts them,
+        # Google Search grounding from the units the answer is billed for.
         return self._pricer.cost(
             completion.usage,
             model=completion.model,
             requested_model=requested_model,
             media_usage=completion.media_usage,
+            web_searches=completion.web_searches,
         )
 
     def _parsed(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:

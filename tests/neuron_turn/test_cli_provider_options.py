@@ -224,6 +224,25 @@ def test_a_hosted_tools_limits_given_as_json_reach_the_api(
     )
 
 
+def test_two_remote_mcp_servers_given_as_json_reach_anthropics_connector(
+    server: Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback")
+    docs = '{"name": "mcp", "label": "docs", "url": "https://mcp.example.com/docs"}'
+    wiki = (
+        '{"name": "mcp", "label": "wiki", "url": "https://mcp.example.com/wiki", '
+        '"allowed_tools": ["ask"]}'
+    )
+    assert main([*on_anthropic(server), "--hosted-tool", docs, "--hosted-tool", wiki]) == 0
+    assert capsys.readouterr().out == ANSWER + "\n"
+    [request] = server.requests
+    assert [(s["name"], s["url"]) for s in request.body["mcp_servers"]] == [
+        ("docs", "https://mcp.example.com/docs"),
+        ("wiki", "https://mcp.example.com/wiki"),
+    ]
+    assert "mcp-client-2025-11-20" in request.headers["anthropic-beta"]
+
+
 @pytest.mark.parametrize(
     ("given", "named"),
     [

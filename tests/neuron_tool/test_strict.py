@@ -21,6 +21,8 @@ from neuron_tool import (
 from neuron_tool.schema import InputValidator
 from tests.layer0.strategies import json_values
 
+from .shaped import ShapedTool
+
 
 class Address(BaseModel):
     city: str
@@ -344,21 +346,10 @@ def test_the_registry_carries_a_tools_strict_setting_to_its_schema() -> None:
 
 
 def test_a_tool_whose_strict_is_not_a_bool_is_refused_at_registration() -> None:
-    class Odd:
-        name = "odd"
-        description = "Odd."
-        input_schema: dict[str, JsonValue] = {"type": "object"}
-        output_schema = None
-        annotations = None
-        strict = "yes"
-
-        async def call(self, input: JsonValue) -> JsonValue:
-            return None
-
     with pytest.raises(
         ToolRegistrationError, match=r"strict must be True, False or None; got 'yes'"
     ):
-        ToolRegistry([Odd()])
+        ToolRegistry([ShapedTool(strict="yes")])
 
 
 def test_tool_schema_strict_is_unset_unless_given() -> None:

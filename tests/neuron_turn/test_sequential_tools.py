@@ -9,6 +9,7 @@ import pytest
 from neuron_tool import ToolRegistrationError, ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from tests.neuron_tool.shaped import ShapedTool
 
 from .support import ask
 
@@ -106,16 +107,5 @@ def test_the_registry_keeps_the_sequential_tools_names_up_to_date() -> None:
 
 
 def test_a_tool_whose_sequential_is_not_a_bool_is_refused_at_registration() -> None:
-    class Odd:
-        name = "odd"
-        description = "Odd."
-        input_schema: dict[str, object] = {"type": "object"}
-        output_schema = None
-        annotations = None
-        sequential = "yes"
-
-        async def call(self, input: object) -> object:
-            return None
-
     with pytest.raises(ToolRegistrationError, match="sequential must be True or False"):
-        ToolRegistry([Odd()])  # type: ignore[list-item]
+        ToolRegistry([ShapedTool(sequential="yes")])

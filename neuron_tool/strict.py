@@ -278,7 +278,8 @@ class _Converter:
                     path, "is an object of free keys, which closed could only be {}"
                 )
             properties = {}
-        wanted = set(required) if isinstance(required, list) else set()
+        names = required if isinstance(required, list) else []
+        wanted = {name for name in names if isinstance(name, str)}
         converted: _Json = {}
         plans: dict[str, _Plan] = {}
         nullable: set[str] = set()
@@ -373,7 +374,8 @@ class _Converter:
         return None
 
     def _keep(self, rest: _Json, out: _Json) -> None:
-        if rest.get("format") is not None and rest.get("format") not in _FORMATS:
+        form = rest.get("format")
+        if form is not None and not (isinstance(form, str) and form in _FORMATS):
             described: _Json = {"format": rest.pop("format")}
         else:
             described = {}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, JsonValue
 
@@ -403,3 +404,37 @@ def test_a_schemas_form_is_written_once_and_a_new_schema_gets_its_own() -> None:
     assert strict_form(changed.input_schema, tool="book").restore({"seats": None}) == {
         "seats": None
     }
+
+
+_SCHEMA_KEYS = st.sampled_from(
+    [
+        "type", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf",
+        "allOf", "$ref", "$defs", "enum", "const", "default", "description", "format",
+        "prefixItems", "not", "minLength",
+    ]
+)  # fmt: skip
+_SCHEMAS: st.SearchStrategy[Any] = st.recursive(
+    json_values,
+    lambda children: (
+        st.dictionaries(_SCHEMA_KEYS | st.text(max_size=4), children, max_size=5)
+        | st.lists(children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_SCHEMA_KEYS, _SCHEMAS, max_size=6), json_values)
+@example({"properties": {"x": {"format": []}}}, None)  # crashed: found by this test
+@example({"properties": {"x": {}}, "required": [[]]}, None)  # crashed: found by this test
+def test_any_schema_has_a_strict_form_or_is_refused_and_its_restore_never_crashes(
+    schema: dict[str, Any], sent: Any
+) -> None:
+    # An MCP server's schema is untrusted: nothing but StrictSchemaError may come out.
+    try:
+        form = strict_form({"type": "object", **schema}, tool="t")
+    except StrictSchemaError as exc:
+        assert exc.path.startswith("$") and exc.reason
+        return
+    json.dumps(form.schema)
+    form.restore(sent)

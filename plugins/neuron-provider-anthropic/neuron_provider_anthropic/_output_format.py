@@ -96,11 +96,16 @@ def _node(node: JsonValue, path: str, refused: Refusal, depth: int) -> JsonObjec
         _object(rest, kept, path, refused, depth)
     elif kind == "array":
         _array(rest, kept, path, refused, depth)
-    elif kind == "string" and rest.get("format") in _FORMATS:
+    elif kind == "string" and _listed_format(rest.get("format")):
         kept["format"] = rest.pop("format")
     if rest:
         _describe(kept, rest)
     return kept
+
+
+def _listed_format(value: JsonValue) -> bool:
+    # A schema is untrusted: a format of another type (a list) is described, never hashed.
+    return isinstance(value, str) and value in _FORMATS
 
 
 def _object(rest: JsonObject, kept: JsonObject, path: str, refused: Refusal, depth: int) -> None:

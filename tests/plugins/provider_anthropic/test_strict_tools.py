@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import httpx
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from layer0 import TurnInput
@@ -19,6 +21,7 @@ from neuron_provider_anthropic._wire import build_body
 from neuron_tool import FunctionTool, ToolSchema, tool
 from neuron_turn import NeuronTurn, OutputSpec
 from neuron_turn.loop.provider_errors import InvalidRequestError
+from tests.neuron_tool.test_strict import _SCHEMA_KEYS, _SCHEMAS
 
 from ._support import API_KEY, FakeApi, message_json, reply, request
 from .test_stream import END, START, block_start, delta, message_delta, sse, stop
@@ -285,3 +288,21 @@ async def test_a_streamed_strict_turn_runs_the_tool_on_the_models_input_and_comp
     [result] = [b for b in api.bodies[1]["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert result["content"] == ROUTE_RESULT
     await client.aclose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_SCHEMA_KEYS, _SCHEMAS, max_size=6))
+@example({"properties": {"x": {"type": "string", "format": []}}})  # crashed: found by review
+def test_any_strict_tools_schema_is_sent_in_the_subset_or_refused_never_a_crash(
+    schema: dict[str, Any],
+) -> None:
+    # An MCP server's schema is untrusted: nothing but the provider's refusal may come out.
+    tool = ToolSchema(
+        name="t", description="d", input_schema={"type": "object", **schema}, strict=True
+    )
+    try:
+        sent = tools_sent(tool)
+    except InvalidRequestError as exc:
+        assert "tool 't' cannot be strict" in str(exc) or "the request has" in str(exc)
+        return
+    json.dumps(sent)

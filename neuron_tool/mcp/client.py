@@ -71,6 +71,7 @@ class MCPClient:
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
+        sequential_tools: bool = False,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -99,6 +100,9 @@ class MCPClient:
                 its input constrained to its schema as the model decodes it, on a
                 provider with strict mode; a schema with no strict form is refused
                 before the call naming the tool. None: not asked.
+            sequential_tools: True: every tool of the server runs alone (`sequential`): a
+                model answer calling one has all its calls run one after another, for a
+                server that cannot serve calls at once.
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
@@ -123,6 +127,7 @@ class MCPClient:
         self.elicitation: Final = elicitation
         self.sampling: Final = sampling
         self.strict_tools: Final = strict_tools
+        self.sequential_tools: Final = sequential_tools
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -148,6 +153,7 @@ class MCPClient:
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
+        sequential_tools: bool = False,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -166,6 +172,7 @@ class MCPClient:
             elicitation=elicitation,
             sampling=sampling,
             strict_tools=strict_tools,
+            sequential_tools=sequential_tools,
         )
 
     @classmethod
@@ -183,6 +190,7 @@ class MCPClient:
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
+        sequential_tools: bool = False,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -208,6 +216,7 @@ class MCPClient:
             elicitation=elicitation,
             sampling=sampling,
             strict_tools=strict_tools,
+            sequential_tools=sequential_tools,
         )
 
     def __repr__(self) -> str:

@@ -38,6 +38,11 @@ class _ToolServer(Protocol):
         """Whether the server's tools are strict (None: not asked)."""
         ...
 
+    @property
+    def sequential_tools(self) -> bool:
+        """Whether the server's tools run alone."""
+        ...
+
     async def call_tool(
         self, name: str, arguments: Mapping[str, JsonValue], *, retry_if_lost: bool = False
     ) -> JsonValue | ToolReturn:
@@ -61,6 +66,7 @@ class MCPTool:
         "name",
         "output_schema",
         "remote_name",
+        "sequential",
         "strict",
         "takes_context",
     )
@@ -84,6 +90,8 @@ class MCPTool:
         self.takes_context: Final = client.sampling is not None
         self.strict: Final = client.strict_tools
         """Whether the model's input is constrained to the schema (the client's `strict_tools`)."""
+        self.sequential: Final = client.sequential_tools
+        """Whether it runs alone (the client's `sequential_tools`)."""
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r}, server={self.server!r})"

@@ -154,14 +154,19 @@ async def test_timeouts_must_be_positive_numbers() -> None:
         MCPClient.http("http://127.0.0.1:1/mcp", connect_timeout=float("inf"))
 
 
-async def test_a_client_with_strict_tools_makes_every_tool_of_its_server_strict(
+async def test_a_client_with_strict_or_sequential_tools_makes_every_tool_of_its_server_so(
     tools: dict[str, MCPTool],
 ) -> None:
     async with script_client("toolbox", name="toolbox", strict_tools=True) as strict:
         schemas = ToolRegistry(await strict.list_tools()).schemas()
+    async with script_client("toolbox", name="toolbox", sequential_tools=True) as alone:
+        sequential = ToolRegistry(await alone.list_tools()).sequential_names
 
     assert len(schemas) == len(tools) and all(schema.strict is True for schema in schemas)
     assert {schema.strict for schema in ToolRegistry(tools.values()).schemas()} == {None}
     weather = next(schema for schema in schemas if schema.name == "weather")
     # The server leaves `city` optional: strict mode sends it nullable, and a null is not sent on.
     assert strict_form(weather.input_schema, tool="weather").restore({"city": None}) == {}
+    # With sequential_tools, every tool of the server runs alone; without, none does.
+    assert sequential == {schema.name for schema in schemas} and len(sequential) == len(tools)
+    assert ToolRegistry(tools.values()).sequential_names == frozenset()

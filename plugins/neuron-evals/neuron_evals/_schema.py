@@ -47,11 +47,9 @@ def _forms(shape: Shape, schemas: dict[tuple[str, str], Any]) -> list[dict[str, 
     if not any(argument.required for argument in shape.arguments):
         forms.append({"const": shape.name, "description": shape.description})
     if shape.first is not None:
-        # `build` reads a mapping as the arguments by name, never as the first
-        # one, and null as no arguments at all.
-        required = any(a.required for a in shape.arguments if a.name == shape.first)
-        never = {"type": ["object", "null"] if required else "object"}
-        first = {"allOf": [schemas[(shape.name, shape.first)], {"not": never}]}
+        # `build` reads a mapping as the arguments by name, never as the first one;
+        # null is the first argument None, where the argument takes it.
+        first = {"allOf": [schemas[(shape.name, shape.first)], {"not": {"type": "object"}}]}
         forms.append(_one_key(shape.name, first, shape.description))
     by_name: dict[str, Any] = {
         "type": "object",

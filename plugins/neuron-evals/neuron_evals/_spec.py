@@ -120,10 +120,11 @@ def build(spec: JsonValue, evaluators: Mapping[str, Callable[..., Built]]) -> Bu
     factory = evaluators.get(name)
     if factory is None:
         raise UnknownEvaluatorError(name, sorted(evaluators))
-    if arguments is not None and isinstance(factory, type):
-        check_arguments(shape_of(factory), arguments)
-    if arguments is None:
+    if isinstance(spec, str):
         return factory()
+    # `{Name: null}` gives the first argument None (`{Equals: null}`), as any other value.
+    if isinstance(factory, type):
+        check_arguments(shape_of(factory), arguments)
     if isinstance(arguments, dict):
         return factory(**arguments)
     return factory(arguments)

@@ -144,7 +144,10 @@ def _read(
         ("{Contains: {value: {name: Paris}}}", True),
         ("{Contains: {name: Paris}}", False),  # a mapping is read as the arguments
         ("Contains", False),  # `value` is required
-        ("{Contains: null}", False),
+        ("{Contains: null}", True),  # `value` None: null is the first argument
+        ("{Equals: null}", True),
+        ("{MaxCost: null}", False),  # its first argument takes no None
+        ("{Shorter: null}", False),
         ("{MaxCost: '0.05'}", True),
         ("{MaxCost: 0.05}", True),
         ("{IsInstance: 3}", False),

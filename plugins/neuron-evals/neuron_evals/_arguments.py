@@ -40,8 +40,9 @@ class Argument:
 class Shape:
     """An evaluator as a file names it: its name, its arguments and its first parameter.
 
-    `checked` is False for a class that is no dataclass: its arguments are
-    unknown, so they are left to its constructor.
+    `checked` is False for a class whose arguments cannot be read (no dataclass,
+    and an `__init__` with untyped, `*args` or `**kwargs` parameters): they are
+    left to its constructor.
     """
 
     name: str
@@ -79,25 +80,69 @@ def shape_of(kind: type[Evaluator] | type[ReportEvaluator] | FunctionEvaluator) 
     name = kind.__name__
     shape: object = kind  # a subclass may or may not be a dataclass
     if not dataclasses.is_dataclass(shape):
-        return Shape(name, _summary(kind), (), None, checked=False)
+        return _init_shape(kind, name)
     try:
         hints = typing.get_type_hints(kind)
     except (NameError, TypeError) as exc:
         raise EvaluatorSpecError(f"{name}: cannot resolve its fields' types: {exc}") from exc
     fields = [item for item in dataclasses.fields(shape) if item.init]
-    arguments: list[Argument] = []
-    for item in fields:
-        required = (
-            item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+    parameters = [
+        (
+            item.name,
+            hints[item.name],
+            item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING,
         )
-        if _has_json_schema(hints[item.name]):
-            arguments.append(Argument(item.name, hints[item.name], required))
+        for item in fields
+    ]
+    return _shape(kind, name, parameters)
+
+
+def _init_shape(kind: type[Evaluator] | type[ReportEvaluator], name: str) -> Shape:
+    """The shape of a class that is no dataclass, from its `__init__`'s typed parameters.
+
+    One whose parameters cannot be read so (untyped, `*args`, `**kwargs`,
+    positional-only) is left unchecked: its constructor judges what a file gives.
+    """
+    unchecked = Shape(name, _summary(kind), (), None, checked=False)
+    init = kind.__init__
+    if init is object.__init__:
+        return _shape(kind, name, [])  # it takes no arguments
+    try:
+        signature = inspect.signature(init)
+        hints = typing.get_type_hints(init)
+    except (ValueError, TypeError, NameError):
+        return unchecked
+    parameters = list(signature.parameters.values())[1:]  # after `self`
+    readable = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(p.kind not in readable or p.name not in hints for p in parameters):
+        return unchecked
+    return _shape(
+        kind,
+        name,
+        [(p.name, hints[p.name], p.default is inspect.Parameter.empty) for p in parameters],
+    )
+
+
+def _shape(
+    kind: type[Evaluator] | type[ReportEvaluator],
+    name: str,
+    parameters: list[tuple[str, Any, bool]],
+) -> Shape:
+    """The shape of `kind` taking `parameters` (name, type, required), in order.
+
+    Raises:
+        EvaluatorSpecError: a required parameter's type has no JSON form.
+    """
+    arguments: list[Argument] = []
+    for parameter, hint, required in parameters:
+        if _has_json_schema(hint):
+            arguments.append(Argument(parameter, hint, required))
         elif required:
             raise EvaluatorSpecError(
-                f"{name}.{item.name} is of type {hints[item.name]!r}, which has no JSON form; "
+                f"{name}.{parameter} is of type {hint!r}, which has no JSON form; "
                 f"{name} cannot go in a dataset file"
             )
-    first = fields[0].name if fields else None
+    first = parameters[0][0] if parameters else None
     positional = (
         first is not None
         and any(argument.name == first for argument in arguments)

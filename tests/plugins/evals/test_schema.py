@@ -187,6 +187,35 @@ class Among(Evaluator):
         return ctx.output_text in self.words
 
 
+class Longer(Evaluator):
+    """A custom evaluator that is no dataclass: its arguments are its __init__'s typed ones."""
+
+    def __init__(self, limit: int, *, evaluation_name: str | None = None) -> None:
+        self.limit = limit
+        self.evaluation_name = evaluation_name
+
+    async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
+        return len(ctx.output_text) > self.limit
+
+
+@pytest.mark.parametrize(
+    ("spec", "valid"),
+    [
+        ("{Longer: 5}", True),
+        ("{Longer: {limit: 5, evaluation_name: long}}", True),
+        ("{Longer: five}", False),
+        ("{Longer: {limit: 5, extra: 1}}", False),
+        ("Longer", False),  # `limit` is required
+    ],
+)
+def test_a_custom_evaluator_that_is_no_dataclass_is_checked_by_its_init(
+    tmp_path: Path, spec: str, valid: bool
+) -> None:
+    text = f"cases:\n- name: a\n  inputs: hi\n  evaluators: [{spec}]\n"
+    assert (schema_errors(yaml.safe_load(text), (Longer,)) == []) is valid
+    assert (_read(tmp_path, text, (Longer,)) is None) is valid
+
+
 @pytest.mark.parametrize(
     ("spec", "valid"),
     [

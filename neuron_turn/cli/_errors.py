@@ -113,6 +113,16 @@ _CODES: Final = (
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
+_USAGE_ERRORS: Final[tuple[tuple[type[Exception], str], ...]] = (
+    (UnknownStopToolError, "--stop-at-tool: {}"),
+    (UnsupportedHostedToolError, "--hosted-tool: {}; choose a --model whose provider runs it"),
+    (UnsupportedThinkingError, "--thinking: {}"),
+    (UnsupportedSamplingError, "--top-p/--top-k/--seed/--stop: {}"),
+    (UnsupportedStrictToolsError, "--tool: {}, or choose a --model whose provider has it"),
+)
+"""A turn's setting its provider or tools refuse: the flag that set it, and the line saying
+so (exit 2, as for any flag given a value that cannot be used)."""
+
 _STATE_SOURCES: Final = (
     "the state is set by --state, else $NEURON_STATE_URL (a PostgreSQL database), "
     "else $NEURON_STATE_PATH (a SQLite file)"
@@ -161,21 +171,10 @@ def classify(
         # The store's message names the file (or database) and the fix; a retry would fail
         # the same way. Stores never put a password in their messages.
         return EXIT_STATE, f"{state} ({_STATE_SOURCES})"
-    stop = in_chain(exc, UnknownStopToolError)
-    if stop is not None:
-        return EXIT_USAGE, f"--stop-at-tool: {stop}"
-    hosted = in_chain(exc, UnsupportedHostedToolError)
-    if hosted is not None:
-        return EXIT_USAGE, f"--hosted-tool: {hosted}; choose a --model whose provider runs it"
-    thinking = in_chain(exc, UnsupportedThinkingError)
-    if thinking is not None:
-        return EXIT_USAGE, f"--thinking: {thinking}"
-    sampling = in_chain(exc, UnsupportedSamplingError)
-    if sampling is not None:
-        return EXIT_USAGE, f"--top-p/--top-k/--seed/--stop: {sampling}"
-    strict = in_chain(exc, UnsupportedStrictToolsError)
-    if strict is not None:
-        return EXIT_USAGE, f"--tool: {strict}, or choose a --model whose provider has it"
+    for kind, line in _USAGE_ERRORS:
+        usage = in_chain(exc, kind)
+        if usage is not None:
+            return EXIT_USAGE, line.format(usage)
     if isinstance(exc, NoProviderConfiguredError):
         return EXIT_UNKNOWN_PROVIDER, str(exc)
     if isinstance(exc, UnknownProviderError | InvalidModelError):

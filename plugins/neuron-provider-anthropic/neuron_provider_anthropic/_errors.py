@@ -9,6 +9,7 @@ spend-limit 429 is not retryable) and names the class for errors streamed after 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
@@ -47,12 +48,19 @@ _SPEND_LIMIT: Final = "enforced_spend_limit_reached"
 
 
 def error_for_response(
-    response: httpx.Response, *, model: str, secret: str | None, now: datetime | None = None
+    response: httpx.Response,
+    *,
+    model: str,
+    secrets: Sequence[str],
+    now: datetime | None = None,
 ) -> ProviderError:
-    """Return the error for a non-2xx `response` to a call for `model`."""
+    """Return the error for a non-2xx `response` to a call for `model`, no secret in it.
+
+    `secrets` are the call's (its key, a remote MCP server's token an error body may echo).
+    """
     status = response.status_code
-    # Redact before _error_body truncates, so no part of a key survives the cut.
-    kind, detail, code = _error_body(redact(response.text, (secret,)))
+    # Redact before _error_body truncates, so no part of a secret survives the cut.
+    kind, detail, code = _error_body(redact(response.text, secrets))
     cls = _class_for(status, kind=kind, code=code)
     described = f"{status} {kind}" if kind else str(status)
     if cls is ModelNotFoundError:
@@ -67,11 +75,11 @@ def error_for_response(
     return cls(message, provider=PROVIDER, status_code=status, retry_after=wait)
 
 
-def error_for_event(event: StreamedError, *, model: str, secret: str | None) -> ProviderError:
+def error_for_event(event: StreamedError, *, model: str, secrets: Sequence[str]) -> ProviderError:
     """Return the error for an `error` event streamed after a 200, by its error type."""
     kind = event.kind
     cls = _BY_TYPE.get(kind, ProviderServerError)
-    detail = redact(event.message, (secret,))
+    detail = redact(event.message, secrets)
     if cls is ModelNotFoundError:
         return cls(f"model {model!r} not found ({kind}): {detail}", provider=PROVIDER)
     return cls(f"Anthropic API error in the stream ({kind}): {detail}", provider=PROVIDER)

@@ -256,7 +256,7 @@ class AnthropicProvider:
     ) -> ParsedMessage:
         response = await self._post(body, key=key, headers=headers, secrets=secrets)
         if not response.is_success:
-            error = _error_for(response, model=requested, key=key, secrets=secrets)
+            error = error_for_response(response, model=requested, secrets=secrets)
             _log.debug("anthropic call failed: model=%s error=%s", requested, error)
             raise error
         return self._parse(response, model=requested, secrets=secrets)
@@ -316,7 +316,7 @@ class AnthropicProvider:
             ) as response:
                 if not response.is_success:
                     await response.aread()
-                    raise _error_for(response, model=requested, key=key, secrets=secrets)
+                    raise error_for_response(response, model=requested, secrets=secrets)
                 if not response.headers.get("content-type", "").startswith("text/event-stream"):
                     # A gateway that ignored `stream` and answered in one piece.
                     await response.aread()
@@ -354,7 +354,7 @@ class AnthropicProvider:
             if last is not None:
                 message.feed(event_json(last[1]))
         except StreamedError as exc:
-            raise _event_error(exc, model=model, secrets=secrets) from exc
+            raise error_for_event(exc, model=model, secrets=secrets) from exc
         except (ValueError, RecursionError) as exc:  # WireError, or JSON nested too deep
             raise self._unexpected(exc, secrets=secrets, status=response.status_code) from exc
 
@@ -480,7 +480,7 @@ class AnthropicProvider:
                 return parse_message(fold_event_stream(text))
             return parse_message(json.loads(text))
         except StreamedError as exc:
-            raise _event_error(exc, model=model, secrets=secrets) from exc
+            raise error_for_event(exc, model=model, secrets=secrets) from exc
         except StreamCutError as exc:
             raise _cut_off(exc, model=model) from exc
         # WireError, a body that is not JSON at all, or one nested past what Python parses.
@@ -496,38 +496,6 @@ class AnthropicProvider:
 def _secrets(key: str, request: ProviderRequest) -> tuple[str, ...]:
     """What a call must never let out: the API key and the request's MCP servers' tokens."""
     return (key, *mcp_secrets(request.hosted_tools))
-
-
-# What may hold a body's length or encoding, which a scrubbed copy no longer has.
-_BODY_HEADERS: Final = frozenset({"content-length", "content-encoding", "transfer-encoding"})
-
-
-def _error_for(
-    response: httpx.Response, *, model: str, key: str, secrets: tuple[str, ...]
-) -> ProviderError:
-    """The error for a non-2xx `response`, no secret of `secrets` in its message.
-
-    An error body may echo the request (an MCP server's `authorization_token`):
-    the body is scrubbed before it is read, so no part of a secret survives the
-    cut of a quoted prefix.
-    """
-    text = response.text
-    clean = redact(text, secrets)
-    if clean != text:
-        headers = {k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS}
-        response = httpx.Response(
-            response.status_code,
-            headers=headers,
-            content=clean.encode(response.encoding or "utf-8", "replace"),
-            request=response.request,
-        )
-    return error_for_response(response, model=model, secret=key)
-
-
-def _event_error(event: StreamedError, *, model: str, secrets: tuple[str, ...]) -> ProviderError:
-    """The error for a streamed `error` event, no secret of `secrets` in its message."""
-    scrubbed = StreamedError(event.kind, redact(event.message, secrets))
-    return error_for_event(scrubbed, model=model, secret=None)
 
 
 def _total(costs: list[Money | None]) -> Money | None:

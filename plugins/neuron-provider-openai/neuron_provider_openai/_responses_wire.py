@@ -18,8 +18,6 @@ thinking back as its own, and would fail on OpenAI's ciphertext; a
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -546,15 +544,12 @@ def mcp_call_input(item: Mapping[str, JsonValue]) -> Json:
     call's `output` is left out, as the other hosted calls' results are: the
     record says what was run, the answer's text says what came of it.
     """
-    arguments = item.get("arguments")
-    if isinstance(arguments, str):
-        with contextlib.suppress(ValueError, RecursionError):  # else kept as written
-            arguments = json.loads(arguments)
     server, tool = item.get("server_label"), item.get("name")
     return {
         "server": server if isinstance(server, str) else None,
         "tool": tool if isinstance(tool, str) else None,
-        "arguments": arguments,
+        # As a function call's: the decoded JSON, else the text as written.
+        "arguments": parse_arguments(item.get("arguments"), tool),
         "error": item.get("error"),
     }
 

@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         input_guardrail,
         output_guardrail,
     )
+    from .loop.hosted_approvals import HostedCallDecisionError
     from .loop.hosted_tools import (
         CodeExecution,
         HostedMCP,
@@ -256,6 +257,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resume_input",
         "split_decisions",
     ),
+    ".loop.hosted_approvals": ("HostedCallDecisionError",),
     ".loop.checkpoint": (
         "Checkpoint",
         "checkpointing",
@@ -524,6 +526,7 @@ __all__ = [
     "FollowedDispatch",
     "GuardrailError",
     "HookHalted",
+    "HostedCallDecisionError",
     "HostedMCP",
     "HostedTool",
     "HostedToolCall",

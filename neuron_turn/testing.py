@@ -126,11 +126,14 @@ class ScriptedProvider:
         takes_thinking: bool = False,
         takes_sampling: Collection[SamplingSetting] = (),
         takes_strict_tools: bool = False,
+        approves_hosted_calls: bool = False,
     ) -> None:
         """Create a provider that will answer with `responses`, one per call.
 
         `hosted_tools` names the hosted tools it stands in for (`"web_search"`, ...),
         so a turn granting them can be tested; its script answers for them.
+        `approves_hosted_calls` lets a turn grant a `HostedMCP` with
+        `require_approval` (its script then asks with a call named `mcp`).
         `takes_thinking` lets a turn with a thinking setting run on it, and
         `takes_sampling` one with those sampling settings (`SAMPLING_SETTINGS`:
         all); either setting is on each recorded request. `takes_strict_tools`
@@ -143,6 +146,7 @@ class ScriptedProvider:
         self.takes_thinking = takes_thinking
         self.takes_sampling = frozenset(takes_sampling)
         self.takes_strict_tools = takes_strict_tools
+        self.approves_hosted_calls = approves_hosted_calls
         self.requests: list[ProviderRequest] = []
 
     @property
@@ -203,11 +207,12 @@ class FunctionProvider:
         takes_thinking: bool = False,
         takes_sampling: Collection[SamplingSetting] = (),
         takes_strict_tools: bool = False,
+        approves_hosted_calls: bool = False,
     ) -> None:
         """Create a provider that calls `fn` for every request.
 
-        `hosted_tools`, `takes_thinking`, `takes_sampling` and `takes_strict_tools` as
-        `ScriptedProvider`'s.
+        `hosted_tools`, `takes_thinking`, `takes_sampling`, `takes_strict_tools` and
+        `approves_hosted_calls` as `ScriptedProvider`'s.
         """
         self.fn = fn
         self.chunk_size = chunk_size
@@ -216,6 +221,7 @@ class FunctionProvider:
         self.takes_thinking = takes_thinking
         self.takes_sampling = frozenset(takes_sampling)
         self.takes_strict_tools = takes_strict_tools
+        self.approves_hosted_calls = approves_hosted_calls
         self.requests: list[ProviderRequest] = []
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -181,6 +181,9 @@ class PendingCall(_Frozen):
     external: bool = Field(default=False, exclude_if=operator.not_)
     """The call is of an external tool: the caller carries it out and answers it
     (`Decision.answer`), or denies it; there is nothing here to approve."""
+    hosted: bool = Field(default=False, exclude_if=operator.not_)
+    """The call is a remote MCP server's the provider asked about (`HostedMCP.require_approval`):
+    approved as the model made it, the provider runs it; denied, it does not."""
 
 
 def _is_none(value: object) -> bool:
@@ -317,15 +320,20 @@ def pending_effect(
     calls: Sequence[ToolUsePart],
     delegated: Sequence[PendingCall] = (),
     external: Collection[str] = (),
+    hosted: Collection[str] = (),
 ) -> LogEffect:
     """Return the `log` effect announcing the pause and carrying the pending calls.
 
     `calls` are the turn's own; `delegated` the calls its delegated agents wait
-    on; `external` names the external tools, whose calls are marked so.
+    on; `external` names the external tools and `hosted` the hosted calls
+    (`hosted_approvals`), whose calls are marked so.
     """
-    listed: list[JsonValue] = [_listed(c.id, c.name, c.input, c.name in external) for c in calls]
+    listed: list[JsonValue] = [
+        _listed(c.id, c.name, c.input, c.name in external, c.name in hosted) for c in calls
+    ]
     listed.extend(
-        {**_listed(c.id, c.name, c.input, c.external), "agent": c.agent} for c in delegated
+        {**_listed(c.id, c.name, c.input, c.external, c.hosted), "agent": c.agent}
+        for c in delegated
     )
     names = ", ".join([*(c.name for c in calls), *(c.name for c in delegated)])
     answered = any(isinstance(c, dict) and c.get("external") for c in listed)
@@ -337,10 +345,14 @@ def pending_effect(
     )
 
 
-def _listed(id: str, name: str, input: JsonValue, external: bool) -> dict[str, JsonValue]:
+def _listed(
+    id: str, name: str, input: JsonValue, external: bool, hosted: bool
+) -> dict[str, JsonValue]:
     listed: dict[str, JsonValue] = {"id": id, "name": name, "input": input}
     if external:
         listed["external"] = True
+    if hosted:
+        listed["hosted"] = True
     return listed
 
 

@@ -212,6 +212,15 @@ class HostedMCP:
     never in a `repr`, a log line or an error, and never written as JSON, so a
     server needing one is given in the process that calls the provider, not in a
     recipe or on a command line.
+
+    `require_approval` makes the provider stop before running a call and ask
+    (the OpenAI Agents SDK's `require_approval` with `on_approval_request`):
+    True for every tool of the server, or the names of the tools that need a
+    person's "yes". The turn then pauses as on a held call of its own
+    (`pending_approvals` lists it as `hosted`; see `hosted_approvals`), and
+    the resume sends the decision to the provider, which runs the call or not.
+    Only providers that can pause a hosted call take it (the Responses API);
+    a turn granting it elsewhere is refused when made.
     """
 
     name: ClassVar[HostedToolName] = "mcp"
@@ -220,6 +229,7 @@ class HostedMCP:
     url: str
     allowed_tools: Sequence[str] | None = None
     authorization: str | None = field(default=None, repr=False)
+    require_approval: bool | Sequence[str] = False
 
     def __post_init__(self) -> None:
         """Check the label, the address and the tool names (see `UnsupportedHostedToolError`)."""
@@ -251,6 +261,32 @@ class HostedMCP:
         ):
             # The value itself is a secret: never in the message.
             raise UnsupportedHostedToolError("HostedMCP.authorization is a non-empty string")
+        object.__setattr__(self, "require_approval", _approval(self.require_approval))
+
+    @property
+    def approval_names(self) -> tuple[str, ...] | None:
+        """The tools whose calls wait for approval: None for all of them, () for none."""
+        asked = self.require_approval
+        if asked is True:
+            return None
+        return () if asked is False else tuple(asked)
+
+
+def _approval(value: object) -> bool | tuple[str, ...]:
+    """`HostedMCP.require_approval` checked: a bool, or a non-empty collection of tool names."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) or not isinstance(value, Collection):
+        raise UnsupportedHostedToolError(
+            "HostedMCP.require_approval is True, False or a collection of tool names; "
+            f"got {value!r}"
+        )
+    names = tuple(_text(name, "HostedMCP.require_approval") for name in value)
+    if not names:
+        raise UnsupportedHostedToolError(
+            "HostedMCP.require_approval names no tool; give False for none, True for all"
+        )
+    return names
 
 
 HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution | HostedMCP
@@ -262,7 +298,7 @@ _FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "web_search": frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
     "web_fetch": frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
     "code_execution": frozenset(),
-    "mcp": frozenset({"label", "url", "allowed_tools"}),
+    "mcp": frozenset({"label", "url", "allowed_tools", "require_approval"}),
 }
 _REQUIRED: Final[Mapping[str, frozenset[str]]] = {"mcp": frozenset({"label", "url"})}
 _LOCATION_FIELDS: Final = frozenset({"city", "region", "country", "timezone"})
@@ -303,6 +339,9 @@ def hosted_tool_json(tool: HostedTool) -> dict[str, JsonValue]:
         data["label"], data["url"] = tool.label, tool.url
         if tool.allowed_tools is not None:
             data["allowed_tools"] = list(tool.allowed_tools)
+        if tool.require_approval is not False:
+            asked = tool.require_approval
+            data["require_approval"] = True if asked is True else list(asked)
         return data
     if isinstance(tool, WebSearch | WebFetch):
         if tool.max_uses is not None:
@@ -344,6 +383,12 @@ def hosted_tool_from_json(data: object) -> HostedTool:
         raise UnsupportedHostedToolError(
             f"hosted tool {kind.name} needs {' and '.join(missing)} "
             '(e.g. {"name": "mcp", "label": "docs", "url": "https://example.com/mcp"})'
+        )
+    asked = fields.get("require_approval", False)
+    if not isinstance(asked, bool | list | tuple):
+        raise UnsupportedHostedToolError(
+            f"hosted tool {kind.name}: require_approval is true, false or a list of tool "
+            f"names; got {asked!r}"
         )
     if "allowed_tools" in fields and not isinstance(fields["allowed_tools"], list | tuple):
         raise UnsupportedHostedToolError(
@@ -426,6 +471,13 @@ def check_hosted_tools(
             "rename the function tool"
         )
     _check_provider(names, provider)
+    asking = [tool.label for tool in tools if isinstance(tool, HostedMCP) and tool.require_approval]
+    if asking and not getattr(provider, "approves_hosted_calls", False):
+        raise UnsupportedHostedToolError(
+            f"the provider {type(provider).__name__} runs a remote MCP server's calls without "
+            f"asking: HostedMCP {', '.join(map(repr, asking))} with require_approval needs one "
+            "that pauses a call for approval (the OpenAI Responses API)"
+        )
 
 
 def _check_provider(names: set[str], provider: object) -> None:

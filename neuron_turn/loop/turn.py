@@ -139,6 +139,12 @@ from .guardrails import (
     Tripped,
     first_trip,
 )
+from .hosted_approvals import (
+    HOSTED_CALL,
+    approval_servers,
+    decided_hosted,
+    screened_hosted,
+)
 from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
 from .limits import limit_reached
@@ -183,6 +189,7 @@ __all__ = ["NeuronTurn"]
 
 INPUT_EXTERNAL_TOOLS: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['external_tools']"
 _LOOP_TOOL_NAMES: Final = EFFECT_TOOL_NAMES | MEMORY_TOOL_NAMES
+_HOSTED_CALLS: Final = frozenset({HOSTED_CALL})
 
 OutT = TypeVar("OutT", default=str)
 _T = TypeVar("_T", default=str)
@@ -280,6 +287,8 @@ class NeuronTurn(Generic[OutT]):
         check_hosted_tools(
             self.config.hosted_tools, provider=provider, function_tools=self.tools.names()
         )
+        self._hosted_servers = approval_servers(self.config.hosted_tools)
+        """The remote MCP servers granted, whose calls the provider may ask about."""
         check_provider_thinking(self.config.thinking, provider)
         check_provider_sampling(self.config.sampling, provider)
         check_strict_tools(self.tools.schemas(None), provider)
@@ -772,6 +781,7 @@ class NeuronTurn(Generic[OutT]):
             delegated,
             lambda: self._tool_schemas(settings, session, self._memory(settings, session)),
             self.tools.external_names,
+            self._hosted_names,
         )
         if answers:
             resumed = [
@@ -1102,21 +1112,32 @@ class NeuronTurn(Generic[OutT]):
                 calls = await rounds.hand_out(
                     calls, lambda c: screened_external(c, self.tools, allows)
                 )
-        held = [] if policy is None and not external else _held(calls, policy, standing, external)
+        hosted = self._hosted_names
+        if hosted:
+            servers = self._hosted_servers
+            calls = [screened_hosted(c, servers) for c in calls]
+        # Nothing in the turn runs an external or a hosted call: each always waits.
+        waits = external | hosted if hosted else external
+        held = [] if policy is None and not waits else _held(calls, policy, standing, waits)
         if not held:
             await rounds.execute(calls)
             _pause_on_delegated(run, rounds)
             return
         # Declared first so that a hook halting a free call still reports what waits.
         announced = len(run.effects)
-        run.effects.append(pending_effect(held, (), external))
+        run.effects.append(pending_effect(held, (), external, hosted))
         free = [c for c in calls if c not in held]
         if free:
             await rounds.execute(free)
         delegated = rounds.take_held()
         if delegated:
-            run.effects[announced] = pending_effect(held, delegated, external)
+            run.effects[announced] = pending_effect(held, delegated, external, hosted)
         raise _Exit(AWAITING_APPROVAL)
+
+    @property
+    def _hosted_names(self) -> frozenset[str]:
+        """The call names of hosted calls the provider may ask about (empty: none granted)."""
+        return _HOSTED_CALLS if self._hosted_servers else frozenset()
 
     def _memory(self, settings: ResolvedConfig, session: str | None) -> MemoryReader | None:
         """The memory tools' reader, when the turn offers them (it has a state reader)."""
@@ -1563,12 +1584,14 @@ def _resumed(
     delegated: Mapping[str, Sequence[str]],
     schemas: Callable[[], Sequence[ToolSchema]],
     external: Collection[str],
+    hosted: Collection[str],
 ) -> list[ToolUsePart]:
     """Return the decided calls a resume runs first (empty for an ordinary input).
 
     `delegated` maps each pending `delegate` call whose agent waits on calls to
     their ids; `schemas` returns the turn's tool schemas, which an edited input
-    must match; `external` names the external tools, which no approval can run.
+    must match; `external` names the external tools, which no approval can run,
+    and `hosted` the hosted calls, which the provider runs once approved.
 
     Raises:
         ApprovalError: decisions without a paused session or not fitting its pending
@@ -1591,7 +1614,7 @@ def _resumed(
     by_id = match_decisions(pending, decisions, session, delegated)
     edited = any(d.decision == "approve" and d.input is not None for d in decisions)
     offered = {schema.name: schema for schema in schemas()} if edited else {}
-    return [_decided(call, by_id[call.id], offered, external) for call in pending]
+    return [_decided(call, by_id[call.id], offered, external, hosted) for call in pending]
 
 
 def _decided(
@@ -1599,9 +1622,12 @@ def _decided(
     decision: Decision | tuple[Decision, ...],
     schemas: Mapping[str, ToolSchema],
     external: Collection[str],
+    hosted: Collection[str],
 ) -> ToolUsePart:
     if isinstance(decision, tuple):
         return ResumedDelegation(call.id, call.name, call.input, decision)
+    if call.name in hosted and (approved := decided_hosted(call, decision)) is not None:
+        return approved
     if decision.decision == "deny":
         refusal = f"Denied by a person: {decision.reason or 'no reason given'}"
         return RefusedCall(call.id, call.name, call.input, refusal)

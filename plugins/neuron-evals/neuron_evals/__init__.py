@@ -9,10 +9,14 @@ cost, tokens, exit reason and duration, with totals, as a plain-text table
 Cases can run several times (`repeat=`); report evaluators (`PassRate`,
 `Accuracy`, `PrecisionRecall`...) judge the whole report, the dataset's own and
 those given to one `evaluate(report_evaluators=...)`.
+Evaluators may read the OpenTelemetry spans the task made (`ctx.span_tree`,
+`HasMatchingSpan` with a `SpanQuery`), recorded per case while
+neuron-tracing-otel is instrumenting.
 Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`), described
 by a JSON Schema (`Dataset.json_schema`) that editors check them with.
 """
 
+from ._span_capture import MAX_CASE_SPANS
 from .case import Case
 from .compare import CaseChange, ReportComparison
 from .context import EvaluatorContext
@@ -23,6 +27,9 @@ from .errors import (
     EvalsError,
     EvaluatorSpecError,
     JudgeError,
+    SpanQueryError,
+    SpanQueryLimitError,
+    SpanTreeRecordingError,
     UnknownEvaluatorError,
 )
 from .evaluator import (
@@ -38,6 +45,7 @@ from .evaluators import (
     Equals,
     EqualsExpected,
     ExitReasonIs,
+    HasMatchingSpan,
     IsInstance,
     MaxCost,
     MaxDuration,
@@ -49,11 +57,17 @@ from .report import EvaluationReport
 from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
 from .report_evaluator import ReportEvaluator, ReportEvaluatorContext
 from .report_evaluators import Accuracy, PassRate, PrecisionRecall
+from .span_query import MAX_QUERY_DEPTH, QUERY_STEP_LIMIT, SpanQuery
+from .span_tree import AttributeValue, SpanNode, SpanPredicate, SpanTree
 from .summary import ReportSummary
 
 __all__ = [
     "JUDGE_SYSTEM",
+    "MAX_CASE_SPANS",
+    "MAX_QUERY_DEPTH",
+    "QUERY_STEP_LIMIT",
     "Accuracy",
+    "AttributeValue",
     "Case",
     "CaseChange",
     "Contains",
@@ -74,6 +88,7 @@ __all__ = [
     "EvaluatorSpecError",
     "ExitReasonIs",
     "FunctionEvaluator",
+    "HasMatchingSpan",
     "IsInstance",
     "JudgeError",
     "JudgeVerdict",
@@ -87,6 +102,13 @@ __all__ = [
     "ReportEvaluator",
     "ReportEvaluatorContext",
     "ReportSummary",
+    "SpanNode",
+    "SpanPredicate",
+    "SpanQuery",
+    "SpanQueryError",
+    "SpanQueryLimitError",
+    "SpanTree",
+    "SpanTreeRecordingError",
     "TaskError",
     "ToolCalled",
     "UnknownEvaluatorError",

@@ -187,12 +187,21 @@ def check_arguments(shape: Shape, arguments: object) -> None:
                 f"{shape.name} argument {key!r}: a value with no JSON form, got {value!r}"
             ) from exc
         except ValidationError as exc:
-            wrong = (
-                exc.errors()[0]["msg"]
-                if exc.error_count() == 1
-                else f"Input should be one of {_type_text(argument.hint)}"
-            )
-            raise ValueError(f"{shape.name} argument {key!r}: {wrong}, got {value!r}") from exc
+            first = exc.errors()[0]
+            one = exc.error_count() == 1
+            wrong = first["msg"] if one else f"Input should be one of {_type_text(argument.hint)}"
+            # Within a structured argument (a span query), say where.
+            inside = _location(first["loc"]) if one else ""
+            at = f" at {inside}" if inside else ""
+            raise ValueError(f"{shape.name} argument {key!r}{at}: {wrong}, got {value!r}") from exc
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    """A validation error's location as a path: `some_child_has.or_[1]`."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 def _type_text(hint: Any) -> str:

@@ -62,6 +62,8 @@ def _parse(path: Path) -> Any:
         return yaml.safe_load(text) if kind == "yaml" else json.loads(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise DatasetFileError(path, f"not valid {kind.upper()}: {exc}") from exc
+    except RecursionError as exc:  # the parsers recurse once per level of nesting
+        raise DatasetFileError(path, f"nested too deeply to read as {kind.upper()}") from exc
 
 
 def _case_label(data: Any, index: int) -> str:

@@ -11,6 +11,7 @@ from layer0 import Turn, TurnInput, TurnOutput, usd
 from neuron_turn import NeuronTurn, OutputMissingError, output_value
 
 from ._json import as_text, to_json_value
+from ._span_capture import case_spans
 from ._specified import Specified
 from .case import Case
 from .context import EvaluatorContext, exit_reason_text
@@ -154,7 +155,8 @@ async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> R
     }
     start = time.perf_counter()
     try:
-        answer, turn_output = await _call(task, case)
+        with case_spans() as spans:
+            answer, turn_output = await _call(task, case)
     except Exception as exc:  # a failing case never stops the others
         return ReportCase.model_validate(
             {
@@ -174,6 +176,7 @@ async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> R
         metadata=case.metadata,
         turn_output=turn_output,
         duration=duration,
+        spans=spans.result(),
     )
     async with asyncio.TaskGroup() as group:
         running = [group.create_task(_evaluate(evaluator, ctx)) for evaluator in evaluators]

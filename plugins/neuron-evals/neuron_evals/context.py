@@ -9,6 +9,9 @@ from moneyed import Money
 
 from layer0 import CustomExit, ExitReason, ObserverHalt, TurnInput, TurnOutput
 
+from .errors import SpanTreeRecordingError
+from .span_tree import SpanTree
+
 __all__ = ["EvaluatorContext", "exit_reason_text"]
 
 
@@ -50,6 +53,24 @@ class EvaluatorContext:
     """Seconds the task ran."""
     evaluator_costs: list[Money] = field(default_factory=list, repr=False)
     """What evaluators spent on this case (a judge's model calls), apart from the task's."""
+    spans: SpanTree | SpanTreeRecordingError = field(
+        default_factory=lambda: SpanTreeRecordingError("this context was made without a run"),
+        repr=False,
+    )
+    """The spans the task made, or why they were not recorded; read them by `span_tree`."""
+
+    @property
+    def span_tree(self) -> SpanTree:
+        """The OpenTelemetry spans the task made during this case (pydantic-evals' `span_tree`).
+
+        Recorded while neuron-tracing-otel is instrumenting (see `HasMatchingSpan`).
+
+        Raises:
+            SpanTreeRecordingError: they were not recorded; it says why.
+        """
+        if isinstance(self.spans, SpanTreeRecordingError):
+            raise SpanTreeRecordingError(self.spans.reason)
+        return self.spans
 
     @property
     def cost(self) -> Money | None:

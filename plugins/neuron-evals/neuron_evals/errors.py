@@ -6,7 +6,10 @@ EvalsError
  ├── DatasetFileError        a dataset file cannot be read: names the file, the case, the field
  ├── UnknownEvaluatorError   a name no registered evaluator has
  ├── EvaluatorSpecError      an evaluator that cannot be written to a dataset file
- └── JudgeError              the judge's turn ended without a verdict
+ ├── JudgeError              the judge's turn ended without a verdict
+ ├── SpanQueryError          a span query that cannot be matched (a bad regex, too deep...)
+ ├── SpanQueryLimitError     a span query took more steps than allowed on a case's spans
+ └── SpanTreeRecordingError  a case's spans were not recorded, and an evaluator needs them
 ```
 
 A task or an evaluator that raises is not an error of the run: the report
@@ -24,6 +27,9 @@ __all__ = [
     "EvalsError",
     "EvaluatorSpecError",
     "JudgeError",
+    "SpanQueryError",
+    "SpanQueryLimitError",
+    "SpanTreeRecordingError",
     "UnknownEvaluatorError",
 ]
 
@@ -81,3 +87,46 @@ class EvaluatorSpecError(EvalsError, ValueError):
 
 class JudgeError(EvalsError):
     """The judge's turn ended without a verdict (a limit, an invalid answer)."""
+
+
+class SpanQueryError(EvalsError, ValueError):
+    """A span query cannot be matched: `path` names where in it (`some_child_has.or_[1]`).
+
+    A regex that does not compile, an unknown condition, a value of the wrong
+    type, `or_` beside other conditions, an empty `or_` or `and_`, or nesting
+    deeper than `neuron_evals.span_query.MAX_QUERY_DEPTH`. Raised when the query
+    is given (`HasMatchingSpan(...)`, `Dataset.from_file`), not when it runs.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"span query{f' at {path}' if path else ''}: {message}")
+        self.path = path
+
+
+class SpanQueryLimitError(EvalsError, RuntimeError):
+    """A span query took more than `limit` steps on one case's spans, and was stopped.
+
+    Why a limit: nested descendant and ancestor conditions over a large or deep
+    tree cost a power of its size; a run must not hang on one query.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the span query took more than {limit} steps on this case's spans; "
+            "simplify it (fewer nested descendant or ancestor conditions)"
+        )
+        self.limit = limit
+
+
+class SpanTreeRecordingError(EvalsError, RuntimeError):
+    """The case's spans were not recorded, so an evaluator that reads them cannot judge it.
+
+    `reason` says why: neuron-tracing-otel is not installed, or not instrumenting
+    when the case ran, or writes to a tracer provider that takes no span
+    processor. Raised by `EvaluatorContext.span_tree`; the report shows it as
+    that evaluator's failure, never as a failed assertion.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"no spans were recorded for this case: {reason}")
+        self.reason = reason

@@ -1,4 +1,4 @@
-"""The built-in evaluators: equality, containment, type, exit reason, cost, time, tools.
+"""The built-in evaluators: equality, containment, type, exit reason, cost, time, tools, spans.
 
 Each is a frozen dataclass, named in a dataset file by its class name.
 """
@@ -16,14 +16,17 @@ from pydantic import JsonValue, TypeAdapter, ValidationError
 from layer0 import usd
 
 from ._json import to_json_value
+from ._span_match import compile_query
 from .context import EvaluatorContext
 from .evaluator import EvaluationReason, Evaluator, EvaluatorOutput
+from .span_query import SpanQuery
 
 __all__ = [
     "Contains",
     "Equals",
     "EqualsExpected",
     "ExitReasonIs",
+    "HasMatchingSpan",
     "IsInstance",
     "MaxCost",
     "MaxDuration",
@@ -250,3 +253,34 @@ class ToolCalled(Evaluator):
         return EvaluationReason(
             False, f"{self.name!r} was not called (called: {', '.join(called) or 'none'})"
         )
+
+
+@dataclass(frozen=True)
+class HasMatchingSpan(Evaluator):
+    """Some span the task made during the case matches `query` (pydantic-evals' `HasMatchingSpan`).
+
+    The spans are those neuron-tracing-otel records (`invoke_agent`, `chat`,
+    `execute_tool` and any made under them), so it needs that plugin
+    instrumenting while the dataset runs; without it the evaluator fails
+    with `SpanTreeRecordingError` saying so, never a silent False.
+
+    Raises:
+        SpanQueryError: `query` is no valid `SpanQuery` (checked when made).
+    """
+
+    query: SpanQuery
+    evaluation_name: str | None = None
+
+    def __post_init__(self) -> None:
+        """Check the query now, so a bad one fails when the dataset is made or read."""
+        compile_query(self.query)
+
+    async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
+        """Look for a span matching the query among the case's spans."""
+        tree = ctx.span_tree
+        if tree.any(self.query):
+            return True
+        reason = f"no span of {len(tree)} matched"
+        if tree.dropped:
+            reason += f" ({tree.dropped} more were not kept)"
+        return EvaluationReason(False, reason)

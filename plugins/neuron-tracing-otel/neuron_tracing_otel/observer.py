@@ -101,6 +101,9 @@ class TracingObserver:
         definitions, arguments and results on the spans (never on metrics);
         they may hold personal data, so it is off unless asked for.
         """
+        self.tracer_provider = tracer_provider
+        """The provider given (None: the global one): where readers of the spans, as
+        neuron-evals, add a span processor."""
         self.tracer: Tracer = trace.get_tracer(_SCOPE, tracer_provider=tracer_provider)
         self.metrics = ClientMetrics(meter_provider)
         self.capture_content = capture_content

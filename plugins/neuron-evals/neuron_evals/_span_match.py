@@ -1,0 +1,347 @@
+"""How a `SpanQuery` is checked once, then matched against spans within a step budget (private).
+
+Spans' names and attributes may hold model text, and a query may come from a
+file: a query is checked whole before it runs (its nesting bounded, its regexes
+compiled), the tree is walked without recursion, and one query's matching
+stops after `QUERY_STEP_LIMIT` visited spans instead of hanging the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import SpanQueryError, SpanQueryLimitError
+from .span_query import MAX_QUERY_DEPTH, QUERY_STEP_LIMIT, SpanQuery
+
+if TYPE_CHECKING:
+    from .span_tree import SpanNode
+
+__all__ = ["CompiledQuery", "Matcher", "compile_query", "same_value"]
+
+_ADAPTER: Final = TypeAdapter(SpanQuery)
+_ONE: Final = (
+    "not_",
+    "some_child_has",
+    "all_children_have",
+    "no_child_has",
+    "stop_recursing_when",
+    "some_descendant_has",
+    "all_descendants_have",
+    "no_descendant_has",
+    "some_ancestor_has",
+    "all_ancestors_have",
+    "no_ancestor_has",
+)
+_MANY: Final = ("and_", "or_")
+_COUNTS: Final = (
+    "min_child_count",
+    "max_child_count",
+    "min_descendant_count",
+    "max_descendant_count",
+    "min_depth",
+    "max_depth",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledQuery:
+    """A checked `SpanQuery`: its regex compiled, its durations as `timedelta`s."""
+
+    name_equals: str | None = None
+    name_contains: str | None = None
+    name_regex: re.Pattern[str] | None = None
+    has_attributes: tuple[tuple[str, object], ...] = ()
+    has_attribute_keys: tuple[str, ...] = ()
+    min_duration: timedelta | None = None
+    max_duration: timedelta | None = None
+    and_: tuple[CompiledQuery, ...] = ()
+    or_: tuple[CompiledQuery, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+    """`min_child_count` ... `max_depth`, those given."""
+    queries: Mapping[str, CompiledQuery] = field(default_factory=dict)
+    """`not_`, `some_child_has` ... `no_ancestor_has`, `stop_recursing_when`, those given."""
+
+
+def _joined(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _check_depth(query: object) -> None:
+    """Refuse a query nested deeper than `MAX_QUERY_DEPTH` (or one that contains itself).
+
+    Walked with a stack of its own, so depth alone can never exhaust Python's.
+    """
+    stack: list[tuple[object, int, str]] = [(query, 1, "")]
+    while stack:
+        item, depth, path = stack.pop()
+        if not isinstance(item, Mapping):
+            continue  # not a query: validation names what it is
+        if depth > MAX_QUERY_DEPTH:
+            raise SpanQueryError(path, f"nested more than {MAX_QUERY_DEPTH} queries deep")
+        for key in _ONE:
+            if key in item:
+                stack.append((item[key], depth + 1, _joined(path, key)))
+        for key in _MANY:
+            items = item.get(key)
+            if isinstance(items, list | tuple):
+                stack.extend(
+                    (sub, depth + 1, _joined(_joined(path, key), index))
+                    for index, sub in enumerate(items)
+                )
+
+
+def compile_query(query: object) -> CompiledQuery:
+    """Check `query` whole and compile it for matching.
+
+    Raises:
+        SpanQueryError: it is no `SpanQuery` (an unknown condition, a value of
+            the wrong type), nests too deeply, has a regex that does not
+            compile, `or_` beside other conditions, or an empty `or_`/`and_`;
+            the error names where.
+    """
+    _check_depth(query)
+    try:
+        checked = _ADAPTER.validate_python(query)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ""
+        for part in first["loc"]:
+            path = _joined(path, part)
+        more = exc.error_count() - 1
+        raise SpanQueryError(
+            path, first["msg"] + (f" (and {more} more error(s))" if more else "")
+        ) from exc
+    return _compiled(checked, "")
+
+
+def _seconds(value: float | timedelta) -> timedelta:
+    return value if isinstance(value, timedelta) else timedelta(seconds=value)
+
+
+def _compiled(query: SpanQuery, path: str) -> CompiledQuery:
+    """`query`, already validated, compiled; its sub-queries in turn (depth is bounded)."""
+    if "or_" in query and len(query) > 1:
+        others = ", ".join(key for key in query if key != "or_")
+        raise SpanQueryError(
+            path, f"or_ cannot stand beside other conditions ({others}); put them in and_"
+        )
+    regex = None
+    pattern = query.get("name_matches_regex")
+    if pattern is not None:
+        try:
+            regex = re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise SpanQueryError(
+                _joined(path, "name_matches_regex"),
+                f"{pattern!r} is not a regular expression: {exc}",
+            ) from exc
+    # Read by name in loops: the keys are validated, their values typed as above.
+    by_key = cast(Mapping[str, Any], query)
+    lists: dict[str, tuple[CompiledQuery, ...]] = {}
+    for key in _MANY:
+        items: list[SpanQuery] | None = by_key.get(key)
+        if items is None:
+            continue
+        if not items:
+            raise SpanQueryError(_joined(path, key), "needs at least one query")
+        where = _joined(path, key)
+        lists[key] = tuple(_compiled(sub, _joined(where, i)) for i, sub in enumerate(items))
+    queries: dict[str, CompiledQuery] = {}
+    for key in _ONE:
+        sub: SpanQuery | None = by_key.get(key)
+        if sub is not None:
+            queries[key] = _compiled(sub, _joined(path, key))
+    minimum, maximum = query.get("min_duration"), query.get("max_duration")
+    return CompiledQuery(
+        name_equals=query.get("name_equals"),
+        name_contains=query.get("name_contains"),
+        name_regex=regex,
+        has_attributes=tuple(query.get("has_attributes", {}).items()),
+        has_attribute_keys=tuple(query.get("has_attribute_keys", ())),
+        min_duration=None if minimum is None else _seconds(minimum),
+        max_duration=None if maximum is None else _seconds(maximum),
+        and_=lists.get("and_", ()),
+        or_=lists.get("or_", ()),
+        counts={key: by_key[key] for key in _COUNTS if key in by_key},
+        queries=queries,
+    )
+
+
+def same_value(actual: object, expected: object) -> bool:
+    """Whether a span attribute's `actual` value is `expected`, as JSON would compare them.
+
+    A sequence equals a list of equal items (OpenTelemetry keeps tuples, a file
+    gives lists), and a bool equals only a bool (Python's `True == 1` would not do).
+    """
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
+    if isinstance(actual, str) or isinstance(expected, str):
+        return actual == expected
+    if isinstance(actual, Sequence) and isinstance(expected, Sequence):
+        return len(actual) == len(expected) and all(
+            same_value(one, other) for one, other in zip(actual, expected, strict=True)
+        )
+    return actual == expected
+
+
+def _within(count: int, low: int | None, high: int | None) -> bool:
+    return (low is None or count >= low) and (high is None or count <= high)
+
+
+class Matcher:
+    """Matches compiled queries against the spans of one tree, counting the spans it visits.
+
+    Results are remembered per query and span, so a sub-query met again costs
+    nothing; past `limit` visits it raises `SpanQueryLimitError`.
+    """
+
+    def __init__(self, limit: int = QUERY_STEP_LIMIT) -> None:
+        """A matcher allowed `limit` steps."""
+        self.limit = limit
+        self.steps = 0
+        self._known: dict[tuple[int, int], bool] = {}
+
+    def step(self) -> None:
+        """Count one visited span.
+
+        Raises:
+            SpanQueryLimitError: past the limit.
+        """
+        self.steps += 1
+        if self.steps > self.limit:
+            raise SpanQueryLimitError(self.limit)
+
+    def matches(self, node: SpanNode, query: CompiledQuery) -> bool:
+        """Whether `node` meets every condition of `query`.
+
+        Raises:
+            SpanQueryLimitError: matching took more than the limit's steps.
+        """
+        key = (id(query), id(node))
+        known = self._known.get(key)
+        if known is None:
+            self.step()
+            known = self._match(node, query)
+            self._known[key] = known
+        return known
+
+    def descendants(self, node: SpanNode, stop: CompiledQuery | None = None) -> Iterator[SpanNode]:
+        """`node`'s descendants depth first, in start order; none below a span matching `stop`."""
+        stack = list(reversed(node.children))
+        while stack:
+            current = stack.pop()
+            self.step()
+            yield current
+            if stop is None or not self.matches(current, stop):
+                stack.extend(reversed(current.children))
+
+    def ancestors(self, node: SpanNode, stop: CompiledQuery | None = None) -> Iterator[SpanNode]:
+        """`node`'s ancestors, its parent first; none above a span matching `stop`."""
+        current = node.parent
+        while current is not None:
+            self.step()
+            yield current
+            if stop is not None and self.matches(current, stop):
+                return
+            current = current.parent
+
+    def _match(self, node: SpanNode, query: CompiledQuery) -> bool:
+        if query.or_:
+            return any(self.matches(node, sub) for sub in query.or_)
+        sub = query.queries
+        if "not_" in sub and self.matches(node, sub["not_"]):
+            return False
+        if not all(self.matches(node, one) for one in query.and_):
+            return False
+        return (
+            self._own(node, query)
+            and self._children(node, query)
+            and self._descendants(node, query)
+            and self._ancestors(node, query)
+        )
+
+    @staticmethod
+    def _own(node: SpanNode, query: CompiledQuery) -> bool:
+        """The conditions on the span alone: name, attributes, duration."""
+        name = node.name
+        if query.name_equals is not None and name != query.name_equals:
+            return False
+        if query.name_contains is not None and query.name_contains not in name:
+            return False
+        if query.name_regex is not None and query.name_regex.match(name) is None:
+            return False
+        attributes = node.attributes
+        for key, value in query.has_attributes:
+            if key not in attributes or not same_value(attributes[key], value):
+                return False
+        if any(key not in attributes for key in query.has_attribute_keys):
+            return False
+        duration = node.duration
+        if query.min_duration is not None and duration < query.min_duration:
+            return False
+        return query.max_duration is None or duration <= query.max_duration
+
+    def _children(self, node: SpanNode, query: CompiledQuery) -> bool:
+        children = node.children
+        counts, sub = query.counts, query.queries
+        if not _within(len(children), counts.get("min_child_count"), counts.get("max_child_count")):
+            return False
+        if "some_child_has" in sub and not any(
+            self.matches(child, sub["some_child_has"]) for child in children
+        ):
+            return False
+        if "all_children_have" in sub and not all(
+            self.matches(child, sub["all_children_have"]) for child in children
+        ):
+            return False
+        return "no_child_has" not in sub or not any(
+            self.matches(child, sub["no_child_has"]) for child in children
+        )
+
+    def _descendants(self, node: SpanNode, query: CompiledQuery) -> bool:
+        counts, sub = query.counts, query.queries
+        low, high = counts.get("min_descendant_count"), counts.get("max_descendant_count")
+        if (low is not None or high is not None) and not _within(
+            sum(1 for _ in self.descendants(node)), low, high
+        ):
+            return False
+        stop = sub.get("stop_recursing_when")
+        if "some_descendant_has" in sub and not any(
+            self.matches(one, sub["some_descendant_has"]) for one in self.descendants(node, stop)
+        ):
+            return False
+        if "all_descendants_have" in sub and not all(
+            self.matches(one, sub["all_descendants_have"]) for one in self.descendants(node, stop)
+        ):
+            return False
+        return "no_descendant_has" not in sub or not any(
+            self.matches(one, sub["no_descendant_has"]) for one in self.descendants(node, stop)
+        )
+
+    def _ancestors(self, node: SpanNode, query: CompiledQuery) -> bool:
+        counts, sub = query.counts, query.queries
+        low, high = counts.get("min_depth"), counts.get("max_depth")
+        if (low is not None or high is not None) and not _within(
+            sum(1 for _ in self.ancestors(node)), low, high
+        ):
+            return False
+        stop = sub.get("stop_recursing_when")
+        if "some_ancestor_has" in sub and not any(
+            self.matches(one, sub["some_ancestor_has"]) for one in self.ancestors(node, stop)
+        ):
+            return False
+        if "all_ancestors_have" in sub and not all(
+            self.matches(one, sub["all_ancestors_have"]) for one in self.ancestors(node, stop)
+        ):
+            return False
+        return "no_ancestor_has" not in sub or not any(
+            self.matches(one, sub["no_ancestor_has"]) for one in self.ancestors(node, stop)
+        )

@@ -25,6 +25,7 @@ as if it were one of the grant's calls.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from pydantic import JsonValue
@@ -34,7 +35,14 @@ from .approval import ApprovalError, Decision
 from .hosted_tools import HostedMCP, HostedTool
 from .provider import ToolUsePart
 
-__all__ = ["APPROVED", "HOSTED_CALL", "HostedCallDecisionError", "hosted_call_input"]
+__all__ = [
+    "APPROVED",
+    "HOSTED_CALL",
+    "HostedCallDecisionError",
+    "HostedRequest",
+    "hosted_call_input",
+    "hosted_request",
+]
 
 HOSTED_CALL: Final = HostedMCP.name
 """The name of the tool call a remote MCP server's approval request arrives as."""
@@ -59,6 +67,30 @@ def hosted_call_input(server: str, tool: str, arguments: JsonValue) -> dict[str,
     return {"server": server, "tool": tool, "arguments": arguments}
 
 
+@dataclass(frozen=True, slots=True)
+class HostedRequest:
+    """What a provider asked about: the server's label, the tool, the arguments the model wrote."""
+
+    server: str
+    tool: str
+    arguments: JsonValue
+
+
+def hosted_request(part: ToolUsePart) -> HostedRequest | None:
+    """The request `part` stands for when it is a hosted call's (see the module docs), else None.
+
+    Why a provider asks: it sends such a call back as its API's own request item,
+    and its result as the API's "yes" or "no", not as a function call.
+    """
+    asked = part.input
+    if part.name != HOSTED_CALL or not isinstance(asked, dict) or set(asked) != _KEYS:
+        return None
+    server, tool = asked["server"], asked["tool"]
+    if not isinstance(server, str) or not isinstance(tool, str):
+        return None
+    return HostedRequest(server, tool, asked["arguments"])
+
+
 def approval_servers(tools: Sequence[HostedTool]) -> frozenset[str]:
     """The labels of the remote MCP servers of `tools`, whose calls a provider may ask about.
 
@@ -72,19 +104,14 @@ def screened_hosted(call: ToolUsePart, servers: Collection[str]) -> ToolUsePart:
     """`call` as the turn holds it: refused unrun unless a well-formed request of `servers`."""
     if call.name != HOSTED_CALL or isinstance(call, RefusedCall | AnsweredCall):
         return call
-    asked = call.input
-    if not isinstance(asked, dict) or set(asked) != _KEYS:
+    asked = hosted_request(call)
+    if asked is None:
         return RefusedCall(
             call.id, call.name, call.input, "Error: not a remote MCP server's approval request"
         )
-    server, tool = asked["server"], asked["tool"]
-    if not isinstance(server, str) or server not in servers or not isinstance(tool, str):
-        return RefusedCall(
-            call.id,
-            call.name,
-            call.input,
-            f"Error: the turn grants no remote MCP server {server!r}",
-        )
+    if asked.server not in servers:
+        refusal = f"Error: the turn grants no remote MCP server {asked.server!r}"
+        return RefusedCall(call.id, call.name, call.input, refusal)
     return call
 
 

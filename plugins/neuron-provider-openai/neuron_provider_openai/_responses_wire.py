@@ -18,15 +18,17 @@ thinking back as its own, and would fail on OpenAI's ciphertext; a
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final
 
 from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
+from neuron_turn.loop.hosted_approvals import HOSTED_CALL, hosted_call_input, hosted_request
 from neuron_turn.loop.hosted_tools import (
     CodeExecution,
     HostedMCP,
@@ -205,22 +207,36 @@ def mcp_to_wire(tool: HostedMCP) -> Json:
     token OpenAI sends the server, only when set: a secret, which the provider
     adds to the call's secrets so no log line nor error carries it).
 
-    `require_approval` is always `"never"`: the caller granted the server, and its
-    allowed tools, in code (`HostedMCP`), so OpenAI runs the model's calls without
-    stopping the answer to ask for each one (an `mcp_approval_request` the loop
-    could not answer).
+    `require_approval` is `"never"` unless the caller asked (`HostedMCP.require_approval`):
+    `"always"` for every tool, or `{"always": {"tool_names": [...]}}` for the named ones
+    (with `"never"` for the rest of `allowed_tools`, when those are given). Each call
+    OpenAI then asks about ends the answer with an `mcp_approval_request`, which
+    the turn pauses on (`neuron_turn.loop.hosted_approvals`).
     """
     entry: Json = {
         "type": "mcp",
         "server_label": tool.label,
         "server_url": tool.url,
-        "require_approval": "never",
+        "require_approval": _approval_to_wire(tool),
     }
     if tool.allowed_tools is not None:
         entry["allowed_tools"] = list[JsonValue](tool.allowed_tools)
     if tool.authorization is not None:
         entry["authorization"] = tool.authorization
     return entry
+
+
+def _approval_to_wire(tool: HostedMCP) -> JsonValue:
+    named = tool.approval_names
+    if named is None:
+        return "always"
+    if not named:
+        return "never"
+    asked: Json = {"always": {"tool_names": list[JsonValue](named)}}
+    free = [name for name in tool.allowed_tools or () if name not in named]
+    if free:
+        asked["never"] = {"tool_names": list[JsonValue](free)}
+    return asked
 
 
 def max_tool_calls(tools: Sequence[HostedTool]) -> int | None:
@@ -305,13 +321,19 @@ def build_input(messages: Sequence[ProviderMessage], *, stored: bool = False) ->
     may be sent back by its id alone.
     """
     items: list[JsonValue] = []
+    asked: set[str] = set()
     for message in messages:
         if message.role == "assistant":
             items.extend(assistant_items(message.content, stored=stored))
+            asked.update(
+                part.id
+                for part in message.content
+                if isinstance(part, ToolUsePart) and hosted_request(part) is not None
+            )
         elif message.role == "system":
             items.append({"role": "developer", "content": _system_text(message.content)})
         else:
-            items.extend(user_items(message.content))
+            items.extend(user_items(message.content, asked))
     return items
 
 
@@ -327,17 +349,20 @@ def _system_text(parts: Sequence[ContentPart]) -> str:
     return "\n".join(texts)
 
 
-def user_items(parts: Sequence[ContentPart]) -> list[Json]:
+def user_items(parts: Sequence[ContentPart], asked: Collection[str] = ()) -> list[Json]:
     """Tool results first, as `function_call_output` items, then the user's own message.
 
     The loop sends a round's tool results as one user message, possibly with
     text after them; the API wants each output as an item of its own after
-    the call it answers, so they lead.
+    the call it answers, so they lead. The result of a remote MCP call the API
+    asked about (an id of `asked`) is its `mcp_approval_response`.
     """
     outputs: list[Json] = []
     content: list[JsonValue] = []
     for part in parts:
-        if isinstance(part, ToolResultPart):
+        if isinstance(part, ToolResultPart) and part.tool_use_id in asked:
+            outputs.append(approval_response_to_wire(part))
+        elif isinstance(part, ToolResultPart):
             outputs.append(tool_output_to_wire(part))
         elif isinstance(part, TextPart):
             content.append({"type": "input_text", "text": part.text})
@@ -365,6 +390,40 @@ def tool_output_to_wire(part: ToolResultPart) -> Json:
     if part.files:
         output = [{"type": "input_text", "text": text}, *map(_file_to_wire, part.files)]
     return {"type": "function_call_output", "call_id": part.tool_use_id, "output": output}
+
+
+def approval_response_to_wire(part: ToolResultPart) -> Json:
+    """The decision on a remote MCP call the API asked about: "yes", or "no" with the reason.
+
+    Only a result that is no error approves it (`hosted_approvals.APPROVED`); a
+    denial, a refusal or a call cut off is a "no", so nothing runs unapproved.
+    """
+    decided: Json = {
+        "type": "mcp_approval_response",
+        "approval_request_id": part.tool_use_id,
+        "approve": not part.is_error,
+    }
+    if part.is_error:
+        decided["reason"] = part.content
+    return decided
+
+
+def approval_request_to_wire(part: ToolUsePart) -> Json | None:
+    """A remote MCP call the API asked about, as the `mcp_approval_request` it was (None: not one).
+
+    Sent back with its id, which the decision after it names.
+    """
+    asked = hosted_request(part)
+    if asked is None:
+        return None
+    arguments = asked.arguments
+    return {
+        "type": "mcp_approval_request",
+        "id": part.id,
+        "server_label": asked.server,
+        "name": asked.tool,
+        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+    }
 
 
 def _file_to_wire(file: ImagePart | DocumentPart) -> Json:
@@ -425,12 +484,12 @@ def assistant_items(parts: Sequence[ContentPart], *, stored: bool = False) -> li
             texts.append(part.text)
         elif isinstance(part, ToolUsePart):
             flush()
-            items.append(function_call_to_wire(part))
+            items.append(approval_request_to_wire(part) or function_call_to_wire(part))
         elif isinstance(part, RawPart):
-            reasoning = reasoning_to_wire(part, stored=stored)
-            if reasoning is not None:
+            kept = reasoning_to_wire(part, stored=stored) or approved_call_to_wire(part)
+            if kept is not None:
                 flush()
-                items.append(reasoning)
+                items.append(kept)
         elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
     flush()
@@ -462,6 +521,18 @@ def reasoning_to_wire(part: RawPart, *, stored: bool = False) -> Json | None:
         return None
     if not isinstance(data.get("encrypted_content"), str) and not stored:
         logger.debug("reasoning item %r has no encrypted content; not sent back", data.get("id"))
+        return None
+    return dict(data)
+
+
+def approved_call_to_wire(part: RawPart) -> Json | None:
+    """This provider's record of a remote MCP call run once approved, to send back; else None.
+
+    Why: it closes the request and the decision before it, so the API sees the
+    call done rather than a "yes" still to act on.
+    """
+    data = part.data
+    if part.provider != PROVIDER or not isinstance(data, dict) or data.get("type") != "mcp_call":
         return None
     return dict(data)
 
@@ -579,6 +650,11 @@ def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]
             content.append(parse_function_call(item))
         elif isinstance(item, dict) and kind == "reasoning":
             content.extend(parse_reasoning(item))
+        elif isinstance(item, dict) and kind == "mcp_approval_request":
+            content.append(parse_approval_request(item))
+        elif isinstance(item, dict) and kind == "mcp_call" and item.get("approval_request_id"):
+            # Kept to go back: see `approved_call_to_wire`.
+            content.append(RawPart(PROVIDER, item))
         else:
             what = kind if isinstance(kind, str) else type(item).__name__
             logger.debug("output item of type %r skipped: the loop has no use for it", what)
@@ -610,6 +686,22 @@ def parse_function_call(item: Mapping[str, JsonValue]) -> ToolUsePart:
         name=name if isinstance(name, str) else "",
         input=parse_arguments(item.get("arguments"), name),
     )
+
+
+def parse_approval_request(item: Mapping[str, JsonValue]) -> ToolUsePart:
+    """An `mcp_approval_request` item: the call named `mcp` the turn pauses on.
+
+    Raises:
+        MalformedResponseError: it has no id, server label or tool name (the decision
+            could name no request).
+    """
+    request_id, server, tool = item.get("id"), item.get("server_label"), item.get("name")
+    if not (isinstance(request_id, str) and request_id and isinstance(server, str)):
+        raise MalformedResponseError("an mcp_approval_request without an id or a server_label")
+    if not isinstance(tool, str):
+        raise MalformedResponseError(f"the mcp_approval_request {request_id!r} names no tool")
+    arguments = parse_arguments(item.get("arguments"), tool)
+    return ToolUsePart(request_id, HOSTED_CALL, hosted_call_input(server, tool, arguments))
 
 
 def new_call_id() -> str:

@@ -88,7 +88,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     """Web search (`web_search`: allowed domains, location, `max_uses` as `max_tool_calls`),
     code execution (`code_interpreter` in an automatic container) and remote MCP servers
     (`mcp`: each `HostedMCP` by its label, with its allowed tools and its token, and
-    `require_approval: "never"`, the caller having granted the server in code) run on
+    `require_approval: "never"` unless the caller asked otherwise) run on
     OpenAI's servers. Their calls' items are not sent back (`store` is off); the answer's
     text follows from them. Each `mcp_call` is recorded as a `HostedToolCall("mcp", {"server",
     "tool", "arguments", "error"})`, its output left out; an MCP server's token is hidden
@@ -100,6 +100,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     budget errs high, not low. The code interpreter's fee per container is not in the
     cost: it is billed when a container is created, and the answer does not say whether
     its call created one."""
+    approves_hosted_calls: ClassVar[bool] = True
+    """A `HostedMCP` with `require_approval` is sent with OpenAI's `require_approval`; each
+    `mcp_approval_request` becomes a call named `mcp` the turn pauses on
+    (`neuron_turn.loop.hosted_approvals`), sent back as that request with the decision
+    after it (`mcp_approval_response`: approved, or not with the reason). The `mcp_call`
+    of an approved call stays in the answer (a `RawPart`) and goes back on later calls,
+    so the API sees the request answered and the call done."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `reasoning: {"effort": ..., "summary": "auto"}`
     (`True`: `"medium"`, `False`: `"none"`), so the reasoning summary reaches the turn

@@ -23,7 +23,7 @@ from neuron_turn import (
 )
 from neuron_turn.loop.events import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
 from neuron_turn.loop.provider import ProviderMessage, TextPart
-from neuron_turn.loop.provider_errors import ProviderError, ProviderResponseError
+from neuron_turn.loop.provider_errors import ProviderError
 
 from ._responses_support import message, mocked, response, sse
 from ._support import json_response, request, user
@@ -228,34 +228,6 @@ async def test_two_servers_calls_are_recorded_by_label_in_order() -> None:
     assert answer.hosted_calls[1] == HostedToolCall(
         "mcp", {"server": "tracker", "tool": "open_issues", "arguments": {}, "error": None}
     )
-
-
-APPROVAL: dict[str, Any] = {
-    "type": "mcp_approval_request",
-    "id": "mcpr_1",
-    "server_label": "docs",
-    "name": "search_docs",
-    "arguments": '{"query":"layer0"}',
-}
-
-
-async def test_an_approval_request_beside_text_is_skipped_as_an_unknown_item() -> None:
-    provider, _ = mocked(json_response(response(LISTED, APPROVAL, ANSWER)))
-
-    answer = await provider.complete(request(hosted_tools=[DOCS]))
-
-    assert answer.content == [TextPart("layer0 is a protocol.")]
-    assert answer.hosted_calls == ()
-
-
-async def test_an_answer_of_only_an_approval_request_is_a_response_error_naming_it() -> None:
-    provider, _ = mocked(json_response(response(LISTED, APPROVAL)))
-
-    with pytest.raises(ProviderResponseError) as raised:
-        await provider.complete(request(hosted_tools=[DOCS]))
-
-    assert "mcp_approval_request" in str(raised.value)
-    assert TOKEN not in str(raised.value)
 
 
 # --- a whole turn ------------------------------------------------------------

@@ -15,7 +15,10 @@ again once it has grown by a sixteenth since the last parse (and when it
 closes), so a long answer in tiny pieces, which a hostile model may send,
 costs parsing time in proportion to its length, not to its square. The turn's output is still
 the answer that validated whole; a partial can come from an answer that is
-then refused (the model is asked again, and the partials start over).
+then refused (the model is asked again, and the partials start over). A strict
+final-answer tool's arguments are read as the provider reads the whole call
+(`StrictForm.restore`): the nulls strict mode has the model send for optional
+fields are dropped, so a partial validates as the answer will.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 from pydantic_core import from_json
+
+from neuron_tool import StrictSchemaError, ToolSchema
+from neuron_tool.strict import StrictForm, strict_form
 
 from .events import OutputDelta, TextDelta, ToolCallDelta, ToolCallStart, TurnEvent
 from .output import OutputMode, OutputSpec, OutputValidationError
@@ -44,11 +50,17 @@ class OutputFollower:
     """
 
     def __init__(
-        self, spec: OutputSpec[Any], mode: OutputMode, sink: Callable[[TurnEvent], None]
+        self,
+        spec: OutputSpec[Any],
+        mode: OutputMode,
+        sink: Callable[[TurnEvent], None],
+        final: ToolSchema | None = None,
     ) -> None:
+        """Follow `sink`'s events for `spec`'s answer; `final` is the call's final-answer tool."""
         self._spec = spec
         self._sink = sink
         self._tool = spec.tool_name if mode == "tool" else None
+        self._form = _strict_form(final) if mode == "tool" else None
         self._call: str | None = None
         self._pieces: list[str] = []
         self._length = 0
@@ -134,8 +146,21 @@ class OutputFollower:
         if parsed == self._last:
             return
         self._last = parsed
+        if self._form is not None:
+            parsed = self._form.restore(parsed)
         try:
             value = self._spec.validate_partial(parsed)
         except OutputValidationError:
             return  # a required field has yet to come
         self._sink(OutputDelta(value, self._spec.dump(value)))
+
+
+def _strict_form(final: ToolSchema | None) -> StrictForm | None:
+    """The strict form of a strict final-answer tool, to restore its arguments by."""
+    if final is None or final.strict is not True:
+        return None
+    try:
+        return strict_form(final.input_schema, tool=final.name)
+    except StrictSchemaError:
+        # No OpenAI form: the provider's own strict mode (Anthropic's) sends no nulls to drop.
+        return None

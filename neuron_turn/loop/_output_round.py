@@ -178,9 +178,12 @@ class OutputRound:
         retries: int,
         choice: ToolChoice | None,
         reset_choice: bool,
+        strict_tools: bool = False,
     ) -> None:
         self.spec = spec
         self.mode = mode
+        self.strict_tools = strict_tools
+        """Whether the provider takes strict tools (the final-answer tool may be strict)."""
         self.retries = retries
         self.choice = choice
         self.reset_choice = reset_choice
@@ -224,12 +227,11 @@ class OutputRound:
             NonRetryableError: in tool mode, a tool already has the final-answer tool's name.
         """
         choice = self._user_choice()
-        if not self._tool_mode():
+        final = self.final_tool()
+        if final is None:
             if self.mode == "native" and self.correcting and tools:
                 return tools, ToolChoice.NONE
             return tools, choice
-        assert self.spec is not None
-        final = self.spec.tool_schema()
         if any(tool.name == final.name for tool in tools):
             raise NonRetryableError(
                 f"a tool is named {final.name!r}, the final-answer tool's name; "
@@ -240,6 +242,13 @@ class OutputRound:
         if choice is not None and choice.forces_call:
             return [*tools, final], choice
         return [*tools, final], ToolChoice.REQUIRED
+
+    def final_tool(self) -> ToolSchema | None:
+        """The final-answer tool the model answers through (None: not in `tool` mode)."""
+        if not self._tool_mode():
+            return None
+        assert self.spec is not None
+        return self.spec.tool_schema(strict_tools=self.strict_tools)
 
     def system(self, base: str | None) -> str | None:
         """Return the system prompt, with the schema added in prompted mode."""

@@ -9,7 +9,7 @@ the output mode, one per provider unless the caller picks one:
   Ollama `format`, the local server's grammar); the request carries
   `ProviderRequest.output`.
 - `tool`: a `final_answer` tool whose input is the schema, which the model is
-  made to call (Anthropic).
+  made to call (Anthropic); strict (`OutputSpec(strict=...)`) as any strict tool.
 - `prompted`: the schema in the system prompt; works with any model.
 
 On the layer0 wire the result is the output message, two blocks: a text
@@ -47,8 +47,9 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from layer0 import Content, CustomBlock, TextBlock, TurnOutput
-from neuron_tool import ToolInputError, ToolSchema
+from neuron_tool import StrictSchemaError, ToolInputError, ToolSchema
 from neuron_tool.schema import InputValidator, InvalidSchemaError, json_schema_of
+from neuron_tool.strict import strict_form as strict_tool_form
 
 from ._nesting import MAX_INPUT_DEPTH, deeper_than
 
@@ -136,7 +137,12 @@ class OutputSpec(Generic[T]):
         output_type: Any type pydantic's `TypeAdapter` takes.
         name: The name the model sees (schema name, tool description); default: the type's.
         description: What the answer is, for the model; default: the type's docstring.
-        strict: Ask for OpenAI's strict mode; default: when the schema allows it.
+        strict: Ask for strict mode, as pydantic-ai's `ToolOutput(strict=...)`: native
+            output's OpenAI strict mode, and in `tool` mode a strict final-answer tool
+            (`neuron_tool.strict`), which a provider without strict mode refuses when
+            the turn is made. None (the default): strict when the schema fits strict
+            mode as it is (every property required, no object of free keys), and the
+            final-answer tool only over a provider that takes strict tools. False: never.
         mode: The output mode; default: the provider's preferred one.
         tool_name: The tool the model answers through in `tool` mode.
 
@@ -153,7 +159,7 @@ class OutputSpec(Generic[T]):
     wrapped: bool
     """Whether the answer is asked for as `{"response": <value>}` (a non-object schema)."""
     strict: bool
-    """Whether native output asks for OpenAI's strict mode."""
+    """Whether native output asks for OpenAI's strict mode (`strict`, or None resolved)."""
     mode: OutputMode | None
     """The output mode asked for (None: the provider's preferred one)."""
     tool_name: str
@@ -238,6 +244,9 @@ class OutputSpec(Generic[T]):
         strict_form = _strict_form(self.schema)
         self.strict = strict_form is not None if strict is None else strict
         self._strict_schema = strict_form if strict_form is not None else self.schema
+        self._strict_asked = strict
+        self._tools: dict[bool, ToolSchema] = {}
+        """The final-answer tool by whether the provider takes strict tools, made once."""
         self.mode = mode
         self.tool_name = tool_name
 
@@ -249,14 +258,29 @@ class OutputSpec(Generic[T]):
         schema = self._strict_schema if self.strict else self.schema
         return OutputSchema(self.name, schema, self.description, self.strict)
 
-    def tool_schema(self) -> ToolSchema:
-        """Return the final-answer tool of `tool` mode."""
+    def tool_schema(self, *, strict_tools: bool = False) -> ToolSchema:
+        """Return the final-answer tool of `tool` mode; `strict_tools`: the provider takes them.
+
+        It is strict (`ToolSchema.strict`) when made with `strict=True`, or with
+        `strict=None` over such a provider where the schema fits strict mode as it is;
+        else `strict` is left None, as a tool that asks for nothing.
+        """
+        made = self._tools.get(strict_tools)
+        if made is not None:
+            # One object per spec, so a provider's strict form of it is written once a turn.
+            return made
+        strict = self._strict_asked
+        if strict is None:
+            # Asked for only where strict mode can take the schema as it is, never refused.
+            strict = strict_tools and self.strict and _has_tool_form(self.schema, self.tool_name)
         what = f": {self.description}" if self.description else ""
-        return ToolSchema(
+        made = self._tools[strict_tools] = ToolSchema(
             name=self.tool_name,
             description=f"Give the final answer ({self.name}{what}); this ends the conversation.",
             input_schema=self.schema,
+            strict=True if strict else None,
         )
+        return made
 
     def validate_text(self, text: str) -> T:
         """Validate a text answer: JSON, possibly in a code fence.
@@ -409,12 +433,28 @@ def _wrap(schema: dict[str, JsonValue]) -> dict[str, JsonValue]:
     return wrapped
 
 
+def _has_tool_form(schema: dict[str, JsonValue], tool_name: str) -> bool:
+    """Whether a strict tool's form (`neuron_tool.strict_form`) exists for `schema`.
+
+    A schema `_strict_form` passes may still use what strict tools have no form
+    for (a tuple, `not`): sending it strict would be refused before the call.
+    """
+    try:
+        strict_tool_form(schema, tool=tool_name)
+    except StrictSchemaError:
+        return False
+    return True
+
+
 def _strict_form(schema: JsonValue) -> dict[str, JsonValue] | None:
-    """Return `schema` as OpenAI's strict mode takes it, or None when it does not fit.
+    """Return `schema` as OpenAI's strict mode takes it, or None when it does not fit as it is.
 
     Strict mode wants every object to list all its properties as required and
     to forbid others; objects that allow no extra keys implicitly get
-    `additionalProperties: false` spelled out.
+    `additionalProperties: false` spelled out. Unlike `neuron_tool.strict_form`,
+    nothing is rewritten (an optional property made nullable, an unsupported
+    keyword moved into a description): native output sends this schema itself,
+    and the model's text answer has no call to restore.
     """
     result = _strict_node(schema)
     return result if isinstance(result, dict) else None

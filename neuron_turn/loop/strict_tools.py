@@ -6,16 +6,29 @@ so sets `takes_strict_tools = True` (OpenAI, Anthropic, Gemini); a turn offering
 a strict tool to any other is refused, when it is made for the tools it has then
 and before each model call for the tools a `prepare` offers, never sent without
 the constraint it asked for.
+
+A typed turn's final-answer tool (`tool` mode) is strict as its `OutputSpec`
+says: with `strict=True` it is refused like any strict tool, when the turn is
+made; with `strict=None` it is strict only over a provider that takes strict
+tools, so it is never refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from layer0 import NonRetryableError
 from neuron_tool import ToolSchema
 
-__all__ = ["UnsupportedStrictToolsError", "check_strict_tools"]
+from .output import OutputSpec
+
+__all__ = [
+    "UnsupportedStrictToolsError",
+    "check_strict_output",
+    "check_strict_tools",
+    "takes_strict_tools",
+]
 
 
 class UnsupportedStrictToolsError(NonRetryableError, ValueError):
@@ -28,7 +41,7 @@ def check_strict_tools(tools: Iterable[ToolSchema], provider: object) -> None:
     Raises:
         UnsupportedStrictToolsError: naming the tools and the provider.
     """
-    if getattr(provider, "takes_strict_tools", False) is True:
+    if takes_strict_tools(provider):
         return
     strict = [tool.name for tool in tools if tool.strict]
     if strict:
@@ -37,3 +50,27 @@ def check_strict_tools(tools: Iterable[ToolSchema], provider: object) -> None:
             f"the tool(s) {', '.join(strict)} ask for it (strict=True); make them "
             "strict=None (their input is still checked against the schema)"
         )
+
+
+def takes_strict_tools(provider: object) -> bool:
+    """Whether `provider` sends strict tools in its API's strict mode (`takes_strict_tools`)."""
+    return getattr(provider, "takes_strict_tools", False) is True
+
+
+def check_strict_output(output: OutputSpec[Any], provider: object) -> None:
+    """Refuse a tool-mode output asking for a strict final-answer tool over `provider` without one.
+
+    Only `OutputSpec(strict=True)` asks whatever the provider: with `strict=None`
+    the final-answer tool is strict only where the provider takes strict tools.
+
+    Raises:
+        UnsupportedStrictToolsError: naming the output, its tool and the provider.
+    """
+    if takes_strict_tools(provider) or not output.tool_schema().strict:
+        return
+    raise UnsupportedStrictToolsError(
+        f"the provider {type(provider).__name__} has no strict mode for tool inputs, and "
+        f"the output {output.name!r} asks for its final-answer tool {output.tool_name!r} "
+        "to be strict (OutputSpec(strict=True) in tool mode); make it strict=None (the "
+        "answer is still validated against the schema), or use another output mode"
+    )

@@ -181,7 +181,7 @@ from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
-from .strict_tools import check_strict_tools
+from .strict_tools import check_strict_output, check_strict_tools, takes_strict_tools
 from .thinking import check_provider_thinking
 from .tokens import TokenMeter
 
@@ -271,7 +271,9 @@ class NeuronTurn(Generic[OutT]):
                 not run, or one a function tool's name shadows.
             UnsupportedThinkingError: `config.thinking` is set and the provider does not
                 take it.
-            UnsupportedStrictToolsError: a tool is strict and the provider has no strict mode.
+            UnsupportedStrictToolsError: a tool is strict and the provider has no strict mode,
+                or the output asks for a strict final-answer tool (`OutputSpec(strict=True)`,
+                `tool` mode) there.
             ToolRegistrationError: one of `tools` is not a tool, or two share a name.
             TypeError: `tools` is neither a registry nor a collection of tools.
         """
@@ -296,6 +298,8 @@ class NeuronTurn(Generic[OutT]):
             None if output_type is None else output_spec(output_type)
         )
         """The output type's spec (None: the turn ends in free text)."""
+        if self.output is not None and self._output_mode(self.output) == "tool":
+            check_strict_output(self.output, provider)
         self.meter = TokenMeter()
         """Learns each model's tokens per estimated token from its calls; shared by runs."""
         self.deps = deps
@@ -695,6 +699,7 @@ class NeuronTurn(Generic[OutT]):
             retries=config.output_retries,
             choice=choice,
             reset_choice=config.reset_tool_choice,
+            strict_tools=takes_strict_tools(self.provider),
         )
 
     def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:
@@ -1246,7 +1251,7 @@ class NeuronTurn(Generic[OutT]):
                 return await self.provider.complete(request)
             sink = run.sink
             if output.spec is not None:
-                sink = OutputFollower(output.spec, output.mode, sink)
+                sink = OutputFollower(output.spec, output.mode, sink, output.final_tool())
             return await self._streamed(request, sink)
         except ProviderError as exc:
             raise _turn_error(exc) from exc

@@ -1,0 +1,158 @@
+"""A typed turn's final-answer tool is strict as its `OutputSpec(strict=...)` says: always with
+True (refused when the turn is made over a provider without strict mode), with None only over a
+provider that takes strict tools and a schema strict mode takes as it is, never with False."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import NonRetryableError
+from neuron_tool import ToolSchema
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    OutputSpec,
+    ToolUsePart,
+    UnsupportedStrictToolsError,
+)
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+
+from .support import ask
+
+
+class Answer(BaseModel):
+    """The result."""
+
+    answer: int
+
+
+class Stay(BaseModel):
+    """Where to stay."""
+
+    city: str
+    nights: int = 1
+    hotel: str
+
+
+def answered(value: dict[str, Any], *, takes_strict_tools: bool) -> ScriptedProvider:
+    """A provider whose model gives `value` through the final-answer tool."""
+    return ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "final_answer", value))],
+        takes_strict_tools=takes_strict_tools,
+    )
+
+
+async def final_tool_sent(output: OutputSpec[Any], *, takes_strict_tools: bool) -> ToolSchema:
+    """The final-answer tool of the one request a tool-mode turn for `output` makes."""
+    provider = answered({"answer": 1}, takes_strict_tools=takes_strict_tools)
+    # No retry: an answer that is not of `output_type` ends the turn after its one call.
+    config = NeuronTurnConfig(output_retries=0)
+    await NeuronTurn(provider, output_type=output, config=config).execute(ask("go"))
+    [request] = provider.requests
+    [final] = request.tools
+    return final
+
+
+async def test_strict_true_offers_a_strict_final_answer_tool_and_its_answer_ends_the_turn() -> None:
+    provider = answered({"city": "Oslo", "hotel": "Grand"}, takes_strict_tools=True)
+    turn = NeuronTurn(provider, output_type=OutputSpec(Stay, mode="tool", strict=True))
+
+    output = await turn.execute(ask("Where?"))
+
+    assert turn.output_value(output) == Stay(city="Oslo", hotel="Grand")
+    [request] = provider.requests
+    assert [(tool.name, tool.strict) for tool in request.tools] == [("final_answer", True)]
+    # Strict mode's form is the provider's to write: the tool carries the output's own schema.
+    assert request.tools[0].input_schema == OutputSpec(Stay).schema
+
+
+def test_strict_true_over_a_provider_without_strict_mode_is_refused_when_the_turn_is_made() -> None:
+    provider = ScriptedProvider([text_response("never")])
+    strict = OutputSpec(Stay, mode="tool", strict=True)
+
+    with pytest.raises(UnsupportedStrictToolsError) as refused:
+        NeuronTurn(provider, output_type=strict)
+
+    assert str(refused.value) == (
+        "the provider ScriptedProvider has no strict mode for tool inputs, and the output "
+        "'Stay' asks for its final-answer tool 'final_answer' to be strict "
+        "(OutputSpec(strict=True) in tool mode); make it strict=None (the answer is still "
+        "validated against the schema), or use another output mode"
+    )
+    assert isinstance(refused.value, NonRetryableError)
+    with pytest.raises(UnsupportedStrictToolsError):
+        NeuronTurn(provider).with_output(strict)
+    assert provider.requests == []
+
+
+def test_strict_true_is_refused_only_where_the_output_is_asked_for_by_a_tool() -> None:
+    provider = ScriptedProvider([text_response("never")])
+
+    # Native output's strict mode is the provider's response format, not a strict tool.
+    NeuronTurn(provider, output_type=OutputSpec(Stay, mode="native", strict=True))
+    NeuronTurn(provider, output_type=OutputSpec(Stay, mode="prompted", strict=True))
+
+
+@pytest.mark.parametrize(
+    ("output_type", "strict"),
+    [
+        (Answer, True),  # every property required: strict mode takes it as it is
+        (int, True),  # wrapped as {"response": ...}, required
+        (Stay, None),  # an optional property strict mode would have to make nullable
+        (dict[str, int], None),  # an object of free keys
+        (tuple[int, str], None),  # required, but a tuple has no strict form
+    ],
+)
+async def test_strict_none_makes_the_tool_strict_only_for_a_schema_strict_mode_takes_as_it_is(
+    output_type: Any, strict: bool | None
+) -> None:
+    output = OutputSpec(output_type, mode="tool")
+
+    final = await final_tool_sent(output, takes_strict_tools=True)
+
+    assert final.strict is strict
+
+
+@pytest.mark.parametrize("output_type", [Answer, Stay, int])
+async def test_strict_none_over_a_provider_without_strict_mode_offers_the_tool_as_before(
+    output_type: Any,
+) -> None:
+    output = OutputSpec(output_type, mode="tool")
+
+    final = await final_tool_sent(output, takes_strict_tools=False)
+
+    assert final.model_dump() == {
+        "name": "final_answer",
+        "description": output.tool_schema().description,
+        "input_schema": output.schema,
+        "strict": None,
+    }
+
+
+async def test_strict_false_never_makes_the_tool_strict() -> None:
+    output = OutputSpec(Answer, mode="tool", strict=False)
+
+    final = await final_tool_sent(output, takes_strict_tools=True)
+
+    assert final.strict is None
+
+
+async def test_every_call_of_a_turn_offers_the_same_final_answer_tool_object() -> None:
+    # One object, so a provider writes its strict form once for the whole turn.
+    provider = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "final_answer", {"answer": "not a number"})),
+            tool_call_response(ToolUsePart("c2", "final_answer", {"answer": 2})),
+        ],
+        takes_strict_tools=True,
+    )
+    turn = NeuronTurn(provider, output_type=OutputSpec(Answer, mode="tool"))
+
+    output = await turn.execute(ask("go"))
+
+    assert turn.output_value(output) == Answer(answer=2)
+    first, second = (request.tools[0] for request in provider.requests)
+    assert first.strict is True and first is second

@@ -101,6 +101,9 @@ class _ParentProvider:
         self.hosted_tools = frozenset(tool.name for tool in recipe.hosted_tools)
         self.takes_thinking = recipe.thinking is not None
         self.takes_sampling = frozenset() if recipe.sampling is None else recipe.sampling.names
+        self.approves_hosted_calls = any(
+            getattr(tool, "require_approval", False) for tool in recipe.hosted_tools
+        )
         # The parent holds each call's strict tools to its own provider's strict mode.
         self.takes_strict_tools = True
 

@@ -31,8 +31,11 @@ from neuron_env_sandbox import (
 )
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
+    AWAITING_APPROVAL,
     INTERRUPTED,
     CodeExecution,
+    HostedMCP,
+    PendingCall,
     RateLimitError,
     ToolUsePart,
     UnsupportedHostedToolError,
@@ -40,6 +43,7 @@ from neuron_turn import (
     UnsupportedThinkingError,
     WebSearch,
     carried_counts,
+    pending_approvals,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -268,3 +272,24 @@ async def test_a_strict_tool_over_a_provider_without_strict_mode_is_refused_befo
         )
 
     assert started == [] and provider.requests == []
+
+
+async def test_a_remote_mcp_call_the_provider_asks_about_pauses_the_sandboxed_turn() -> None:
+    docs = HostedMCP("docs", "https://mcp.example.com/mcp", require_approval=True)
+    asked = {"server": "docs", "tool": "delete_page", "arguments": {"page": 7}}
+    provider = ScriptedProvider(
+        [tool_call_response(ToolUsePart("mcpr_1", "mcp", asked))],
+        hosted_tools=["mcp"],
+        approves_hosted_calls=True,
+    )
+    recipe = RECIPE.model_copy(update={"tools": ("read_file",), "hosted_tools": (docs,)})
+
+    output = await ProcessEnvironment(recipe, provider=provider).run(
+        TurnInput(message="delete page 7", trigger="user"), EnvironmentSpec()
+    )
+
+    assert output.exit_reason == AWAITING_APPROVAL
+    assert pending_approvals(output) == [
+        PendingCall(id="mcpr_1", name="mcp", input=asked, hosted=True)
+    ]
+    assert provider.requests[0].hosted_tools == (docs,)

@@ -20,6 +20,7 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     PendingCall,
+    TurnDone,
     UnsupportedHostedToolError,
     pending_approvals,
     resume_input,
@@ -243,3 +244,17 @@ def test_a_provider_that_cannot_pause_a_hosted_call_refuses_require_approval_whe
         OpenAIResponsesProvider("gpt-5-mini", api_key="sk-test"),
         config=NeuronTurnConfig(hosted_tools=[DOCS]),
     )
+
+
+async def test_a_streamed_turn_pauses_on_the_request_as_a_complete_one_does() -> None:
+    done = {"type": "response.completed", "response": response(LISTED, ASKED)}
+    item = {"type": "response.output_item.done", "output_index": 1, "item": ASKED}
+    provider, _ = mocked(sse(CREATED, item, done))
+    turn = NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=[DOCS]))
+
+    events = [e async for e in turn.stream(TurnInput(message="Delete page 7", trigger="user"))]
+
+    last = events[-1]
+    assert isinstance(last, TurnDone)
+    assert last.output.exit_reason == AWAITING_APPROVAL
+    assert [c.id for c in pending_approvals(last.output) if c.hosted] == ["mcpr_1"]

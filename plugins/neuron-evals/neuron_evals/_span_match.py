@@ -3,7 +3,7 @@
 Spans' names and attributes may hold model text, and a query may come from a
 file: a query is checked whole before it runs (its nesting bounded, its regexes
 compiled), the tree is walked without recursion, and one query's matching
-stops after `QUERY_STEP_LIMIT` visited spans instead of hanging the run.
+stops after `span_query.QUERY_STEP_LIMIT` visited spans instead of hanging the run.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import SpanQueryError, SpanQueryLimitError
-from .span_query import MAX_QUERY_DEPTH, QUERY_STEP_LIMIT, SpanQuery
+from . import span_query
+from .span_query import MAX_QUERY_DEPTH, SpanQuery
 
 if TYPE_CHECKING:
     from .span_tree import SpanNode
@@ -203,11 +204,13 @@ class Matcher:
     nothing; past `limit` visits it raises `SpanQueryLimitError`.
     """
 
-    def __init__(self, limit: int = QUERY_STEP_LIMIT) -> None:
-        """A matcher allowed `limit` steps."""
-        self.limit = limit
+    def __init__(self, limit: int | None = None) -> None:
+        """A matcher allowed `limit` steps (None: `QUERY_STEP_LIMIT`)."""
+        self.limit = span_query.QUERY_STEP_LIMIT if limit is None else limit
         self.steps = 0
         self._known: dict[tuple[int, int], bool] = {}
+        self._depths: dict[int, int] = {}
+        self._sizes: dict[int, int] = {}
 
     def step(self) -> None:
         """Count one visited span.
@@ -232,6 +235,37 @@ class Matcher:
             known = self._match(node, query)
             self._known[key] = known
         return known
+
+    def depth(self, node: SpanNode) -> int:
+        """How many ancestors `node` has, each span's depth worked out once."""
+        path: list[SpanNode] = []
+        current: SpanNode | None = node
+        while current is not None and id(current) not in self._depths:
+            path.append(current)
+            current = current.parent
+        depth = -1 if current is None else self._depths[id(current)]
+        for one in reversed(path):
+            self.step()
+            depth += 1
+            self._depths[id(one)] = depth
+        return self._depths[id(node)]
+
+    def size(self, node: SpanNode) -> int:
+        """How many descendants `node` has, each span's count worked out once."""
+        sizes = self._sizes
+        stack: list[tuple[SpanNode, bool]] = [(node, False)]
+        while stack:
+            current, counted = stack.pop()
+            if id(current) in sizes:
+                continue
+            children = current.children
+            if counted:
+                sizes[id(current)] = sum(1 + sizes[id(child)] for child in children)
+            else:
+                self.step()
+                stack.append((current, True))
+                stack.extend((child, False) for child in children if id(child) not in sizes)
+        return sizes[id(node)]
 
     def descendants(self, node: SpanNode, stop: CompiledQuery | None = None) -> Iterator[SpanNode]:
         """`node`'s descendants depth first, in start order; none below a span matching `stop`."""
@@ -309,9 +343,7 @@ class Matcher:
     def _descendants(self, node: SpanNode, query: CompiledQuery) -> bool:
         counts, sub = query.counts, query.queries
         low, high = counts.get("min_descendant_count"), counts.get("max_descendant_count")
-        if (low is not None or high is not None) and not _within(
-            sum(1 for _ in self.descendants(node)), low, high
-        ):
+        if (low is not None or high is not None) and not _within(self.size(node), low, high):
             return False
         stop = sub.get("stop_recursing_when")
         if "some_descendant_has" in sub and not any(
@@ -329,9 +361,7 @@ class Matcher:
     def _ancestors(self, node: SpanNode, query: CompiledQuery) -> bool:
         counts, sub = query.counts, query.queries
         low, high = counts.get("min_depth"), counts.get("max_depth")
-        if (low is not None or high is not None) and not _within(
-            sum(1 for _ in self.ancestors(node)), low, high
-        ):
+        if (low is not None or high is not None) and not _within(self.depth(node), low, high):
             return False
         stop = sub.get("stop_recursing_when")
         if "some_ancestor_has" in sub and not any(

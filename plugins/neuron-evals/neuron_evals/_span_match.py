@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import SpanQueryError, SpanQueryLimitError
 from . import span_query
+from .errors import SpanQueryError, SpanQueryLimitError
 from .span_query import MAX_QUERY_DEPTH, SpanQuery
 
 if TYPE_CHECKING:
     from .span_tree import SpanNode
 
-__all__ = ["CompiledQuery", "Matcher", "compile_query", "same_value"]
+__all__ = ["CompiledQuery", "Matcher", "checked_query", "compile_query", "same_value"]
 
 _ADAPTER: Final = TypeAdapter(SpanQuery)
 _ONE: Final = (
@@ -99,6 +99,15 @@ def _check_depth(query: object) -> None:
                 )
 
 
+def checked_query(query: object) -> SpanQuery:
+    """`query` validated whole: its values as their types (a file's `PT2S` as a `timedelta`).
+
+    Raises:
+        SpanQueryError: as `compile_query`.
+    """
+    return _checked(query)[1]
+
+
 def compile_query(query: object) -> CompiledQuery:
     """Check `query` whole and compile it for matching.
 
@@ -108,6 +117,11 @@ def compile_query(query: object) -> CompiledQuery:
             compile, `or_` beside other conditions, or an empty `or_`/`and_`;
             the error names where.
     """
+    compiled, _ = _checked(query)
+    return compiled
+
+
+def _checked(query: object) -> tuple[CompiledQuery, SpanQuery]:
     _check_depth(query)
     try:
         checked = _ADAPTER.validate_python(query)
@@ -120,7 +134,7 @@ def compile_query(query: object) -> CompiledQuery:
         raise SpanQueryError(
             path, first["msg"] + (f" (and {more} more error(s))" if more else "")
         ) from exc
-    return _compiled(checked, "")
+    return _compiled(checked, ""), checked
 
 
 def _seconds(value: float | timedelta) -> timedelta:

@@ -16,7 +16,7 @@ from pydantic import JsonValue, TypeAdapter, ValidationError
 from layer0 import usd
 
 from ._json import to_json_value
-from ._span_match import compile_query
+from ._span_match import checked_query
 from .context import EvaluatorContext
 from .evaluator import EvaluationReason, Evaluator, EvaluatorOutput
 from .span_query import SpanQuery
@@ -272,8 +272,11 @@ class HasMatchingSpan(Evaluator):
     evaluation_name: str | None = None
 
     def __post_init__(self) -> None:
-        """Check the query now, so a bad one fails when the dataset is made or read."""
-        compile_query(self.query)
+        """Check the query now, so a bad one fails when the dataset is made or read.
+
+        It is kept as checked: a file's `max_duration: PT2S` as a `timedelta`.
+        """
+        object.__setattr__(self, "query", checked_query(self.query))
 
     async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
         """Look for a span matching the query among the case's spans."""

@@ -178,12 +178,12 @@ class OutputRound:
         retries: int,
         choice: ToolChoice | None,
         reset_choice: bool,
-        strict_tools: bool = False,
+        infer_strict: bool = False,
     ) -> None:
         self.spec = spec
         self.mode = mode
-        self.strict_tools = strict_tools
-        """Whether the provider takes strict tools (the final-answer tool may be strict)."""
+        self.infer_strict = infer_strict
+        """Whether the provider infers strict tools (`OutputSpec.tool_schema`'s `infer_strict`)."""
         self.retries = retries
         self.choice = choice
         self.reset_choice = reset_choice
@@ -248,7 +248,7 @@ class OutputRound:
         if not self._tool_mode():
             return None
         assert self.spec is not None
-        return self.spec.tool_schema(strict_tools=self.strict_tools)
+        return self.spec.tool_schema(infer_strict=self.infer_strict)
 
     def system(self, base: str | None) -> str | None:
         """Return the system prompt, with the schema added in prompted mode."""

@@ -141,8 +141,9 @@ class OutputSpec(Generic[T]):
             output's OpenAI strict mode, and in `tool` mode a strict final-answer tool
             (`neuron_tool.strict`), which a provider without strict mode refuses when
             the turn is made. None (the default): strict when the schema fits strict
-            mode as it is (every property required, no object of free keys), and the
-            final-answer tool only over a provider that takes strict tools. False: never.
+            mode as it is (every property required, no object of free keys), the
+            final-answer tool only over a provider that infers strict tools
+            (`infers_strict_tools`: OpenAI's, as pydantic-ai infers). False: never.
         mode: The output mode; default: the provider's preferred one.
         tool_name: The tool the model answers through in `tool` mode.
 
@@ -246,7 +247,7 @@ class OutputSpec(Generic[T]):
         self._strict_schema = strict_form if strict_form is not None else self.schema
         self._strict_asked = strict
         self._tools: dict[bool, ToolSchema] = {}
-        """The final-answer tool by whether the provider takes strict tools, made once."""
+        """The final-answer tool by whether the provider infers strict tools, made once."""
         self.mode = mode
         self.tool_name = tool_name
 
@@ -258,23 +259,24 @@ class OutputSpec(Generic[T]):
         schema = self._strict_schema if self.strict else self.schema
         return OutputSchema(self.name, schema, self.description, self.strict)
 
-    def tool_schema(self, *, strict_tools: bool = False) -> ToolSchema:
-        """Return the final-answer tool of `tool` mode; `strict_tools`: the provider takes them.
+    def tool_schema(self, *, infer_strict: bool = False) -> ToolSchema:
+        """Return the final-answer tool of `tool` mode, for a provider inferring strict or not.
 
         It is strict (`ToolSchema.strict`) when made with `strict=True`, or with
-        `strict=None` over such a provider where the schema fits strict mode as it is;
-        else `strict` is left None, as a tool that asks for nothing.
+        `strict=None` where the schema fits strict mode as it is and `infer_strict`
+        (the provider's `infers_strict_tools`); else `strict` is left None, as a tool
+        that asks for nothing.
         """
-        made = self._tools.get(strict_tools)
+        made = self._tools.get(infer_strict)
         if made is not None:
             # One object per spec, so a provider's strict form of it is written once a turn.
             return made
         strict = self._strict_asked
         if strict is None:
             # Asked for only where strict mode can take the schema as it is, never refused.
-            strict = strict_tools and self.strict and _has_tool_form(self.schema, self.tool_name)
+            strict = infer_strict and self.strict and _has_tool_form(self.schema, self.tool_name)
         what = f": {self.description}" if self.description else ""
-        made = self._tools[strict_tools] = ToolSchema(
+        made = self._tools[infer_strict] = ToolSchema(
             name=self.tool_name,
             description=f"Give the final answer ({self.name}{what}); this ends the conversation.",
             input_schema=self.schema,

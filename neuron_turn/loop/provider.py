@@ -215,7 +215,10 @@ class Provider(Protocol):
     `takes_sampling` frozenset (`"top_p"`, `"seed"`...); a turn setting any other
     is refused when it is made. One that constrains a strict tool's input to its
     schema (`ToolSchema.strict`) sets `takes_strict_tools = True`; a strict tool
-    offered over any other is refused (`neuron_turn.loop.strict_tools`). One that
+    offered over any other is refused (`neuron_turn.loop.strict_tools`). One whose
+    strict mode may be asked for unasked also sets `infers_strict_tools = True`: a
+    typed turn's final-answer tool is then strict unless its `OutputSpec` says not,
+    where its schema fits strict mode as it is. One that
     pauses a remote MCP server's call for approval (`HostedMCP.require_approval`,
     handed to the loop as a call named `mcp`: `neuron_turn.loop.hosted_approvals`)
     sets `approves_hosted_calls = True`; a turn asking for it over any other is

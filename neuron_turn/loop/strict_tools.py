@@ -9,8 +9,10 @@ the constraint it asked for.
 
 A typed turn's final-answer tool (`tool` mode) is strict as its `OutputSpec`
 says: with `strict=True` it is refused like any strict tool, when the turn is
-made; with `strict=None` it is strict only over a provider that takes strict
-tools, so it is never refused.
+made; with `strict=None` it is strict only over a provider that also infers
+strict tools (`infers_strict_tools`, as pydantic-ai infers `strict` for OpenAI
+and not for Anthropic), and only for a schema strict mode takes as it is, so it
+is never refused.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "UnsupportedStrictToolsError",
     "check_strict_output",
     "check_strict_tools",
+    "infers_strict_tools",
     "takes_strict_tools",
 ]
 
@@ -57,11 +60,25 @@ def takes_strict_tools(provider: object) -> bool:
     return getattr(provider, "takes_strict_tools", False) is True
 
 
+def infers_strict_tools(provider: object) -> bool:
+    """Whether `provider` takes strict tools and makes one that leaves `strict` None strict.
+
+    A provider sets `infers_strict_tools = True` where strict mode can be asked
+    for unasked, as pydantic-ai infers `strict` for OpenAI: every model takes it,
+    and it brings no limits a request without it would not meet. Anthropic's
+    strict tool use is on newer models only and counts against limits per request
+    (20 strict tools...), so it is not inferred there. The loop makes a typed
+    turn's final-answer tool strict where the provider infers strict tools and its
+    schema fits strict mode as it is.
+    """
+    return takes_strict_tools(provider) and getattr(provider, "infers_strict_tools", False) is True
+
+
 def check_strict_output(output: OutputSpec[Any], provider: object) -> None:
     """Refuse a tool-mode output asking for a strict final-answer tool over `provider` without one.
 
     Only `OutputSpec(strict=True)` asks whatever the provider: with `strict=None`
-    the final-answer tool is strict only where the provider takes strict tools.
+    the final-answer tool is strict only where the provider infers strict tools.
 
     Raises:
         UnsupportedStrictToolsError: naming the output, its tool and the provider.

@@ -181,7 +181,7 @@ from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
 from .stream import TurnStream
-from .strict_tools import check_strict_output, check_strict_tools, takes_strict_tools
+from .strict_tools import check_strict_output, check_strict_tools, infers_strict_tools
 from .thinking import check_provider_thinking
 from .tokens import TokenMeter
 
@@ -699,7 +699,7 @@ class NeuronTurn(Generic[OutT]):
             retries=config.output_retries,
             choice=choice,
             reset_choice=config.reset_tool_choice,
-            strict_tools=takes_strict_tools(self.provider),
+            infer_strict=infers_strict_tools(self.provider),
         )
 
     def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:

@@ -1,6 +1,6 @@
 """A typed turn's final-answer tool is strict as its `OutputSpec(strict=...)` says: always with
 True (refused when the turn is made over a provider without strict mode), with None only over a
-provider that takes strict tools and a schema strict mode takes as it is, never with False."""
+provider that infers strict tools and for a schema strict mode takes as it is, never with False."""
 
 from __future__ import annotations
 
@@ -37,17 +37,23 @@ class Stay(BaseModel):
     hotel: str
 
 
-def answered(value: dict[str, Any], *, takes_strict_tools: bool) -> ScriptedProvider:
-    """A provider whose model gives `value` through the final-answer tool."""
-    return ScriptedProvider(
+# A provider's strict mode: none, taken when asked for (Anthropic's), or also inferred (OpenAI's).
+NONE, TAKES, INFERS = "none", "takes", "infers"
+
+
+def answered(value: dict[str, Any], strict_mode: str) -> ScriptedProvider:
+    """A provider with `strict_mode` whose model gives `value` through the final-answer tool."""
+    provider = ScriptedProvider(
         [tool_call_response(ToolUsePart("c1", "final_answer", value))],
-        takes_strict_tools=takes_strict_tools,
+        takes_strict_tools=strict_mode != NONE,
     )
+    provider.infers_strict_tools = strict_mode == INFERS  # type: ignore[attr-defined]
+    return provider
 
 
-async def final_tool_sent(output: OutputSpec[Any], *, takes_strict_tools: bool) -> ToolSchema:
+async def final_tool_sent(output: OutputSpec[Any], strict_mode: str) -> ToolSchema:
     """The final-answer tool of the one request a tool-mode turn for `output` makes."""
-    provider = answered({"answer": 1}, takes_strict_tools=takes_strict_tools)
+    provider = answered({"answer": 1}, strict_mode)
     # No retry: an answer that is not of `output_type` ends the turn after its one call.
     config = NeuronTurnConfig(output_retries=0)
     await NeuronTurn(provider, output_type=output, config=config).execute(ask("go"))
@@ -57,7 +63,7 @@ async def final_tool_sent(output: OutputSpec[Any], *, takes_strict_tools: bool) 
 
 
 async def test_strict_true_offers_a_strict_final_answer_tool_and_its_answer_ends_the_turn() -> None:
-    provider = answered({"city": "Oslo", "hotel": "Grand"}, takes_strict_tools=True)
+    provider = answered({"city": "Oslo", "hotel": "Grand"}, TAKES)
     turn = NeuronTurn(provider, output_type=OutputSpec(Stay, mode="tool", strict=True))
 
     output = await turn.execute(ask("Where?"))
@@ -111,18 +117,19 @@ async def test_strict_none_makes_the_tool_strict_only_for_a_schema_strict_mode_t
 ) -> None:
     output = OutputSpec(output_type, mode="tool")
 
-    final = await final_tool_sent(output, takes_strict_tools=True)
+    final = await final_tool_sent(output, INFERS)
 
     assert final.strict is strict
 
 
+@pytest.mark.parametrize("strict_mode", [NONE, TAKES])
 @pytest.mark.parametrize("output_type", [Answer, Stay, int])
-async def test_strict_none_over_a_provider_without_strict_mode_offers_the_tool_as_before(
-    output_type: Any,
+async def test_strict_none_where_the_provider_infers_no_strict_tools_offers_the_tool_as_before(
+    output_type: Any, strict_mode: str
 ) -> None:
     output = OutputSpec(output_type, mode="tool")
 
-    final = await final_tool_sent(output, takes_strict_tools=False)
+    final = await final_tool_sent(output, strict_mode)
 
     assert final.model_dump() == {
         "name": "final_answer",
@@ -135,7 +142,7 @@ async def test_strict_none_over_a_provider_without_strict_mode_offers_the_tool_a
 async def test_strict_false_never_makes_the_tool_strict() -> None:
     output = OutputSpec(Answer, mode="tool", strict=False)
 
-    final = await final_tool_sent(output, takes_strict_tools=True)
+    final = await final_tool_sent(output, INFERS)
 
     assert final.strict is None
 
@@ -149,6 +156,7 @@ async def test_every_call_of_a_turn_offers_the_same_final_answer_tool_object() -
         ],
         takes_strict_tools=True,
     )
+    provider.infers_strict_tools = True  # type: ignore[attr-defined]
     turn = NeuronTurn(provider, output_type=OutputSpec(Answer, mode="tool"))
 
     output = await turn.execute(ask("go"))

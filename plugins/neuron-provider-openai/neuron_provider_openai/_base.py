@@ -128,6 +128,10 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
     takes_strict_tools: ClassVar[bool] = False
     """Whether a strict tool (`ToolSchema.strict`) is sent in the API's strict mode; where
     not, a request offering one is refused before it is sent."""
+    infers_strict_tools: ClassVar[bool] = True
+    """Whether, where strict tools are taken, a typed turn's final-answer tool leaving
+    `strict` None is made strict when its schema fits strict mode as it is, as pydantic-ai
+    infers `strict` for OpenAI (`neuron_turn.loop.strict_tools.infers_strict_tools`)."""
 
     def __init__(
         self,

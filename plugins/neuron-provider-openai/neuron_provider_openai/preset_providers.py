@@ -65,6 +65,10 @@ class PresetProvider(OpenAIProvider):
     """Whether strict tools are sent in strict mode, as `OpenAIProvider` sends them: true
     where the vendor documents OpenAI's strict mode for function tools
     (`Preset.strict_tools`: Cerebras); else a turn offering one is refused when made."""
+    infers_strict_tools: ClassVar[bool] = False
+    """A vendor's strict mode is asked for only by a tool that asks for it: Cerebras' has
+    narrower limits than OpenAI's (at most 5 `anyOf` branches), which an output type's
+    schema could pass."""
 
     def __init_subclass__(cls, *, preset: Preset | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -1,7 +1,8 @@
 """A strict final-answer tool (`OutputSpec(strict=...)`, tool mode) on OpenAI's two APIs and the
 presets: sent in OpenAI's strict subset with `strict: true`, the null the model must send for an
 optional field dropped so its default applies (complete and streamed), and where the provider
-has no strict mode, refused when asked for and left as before when not."""
+has no strict mode (or infers none, as Cerebras'), refused when asked for and left as before
+when not."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from pydantic import BaseModel
 import neuron_tool.strict as strict_module
 from layer0 import TurnInput
 from neuron_turn import NeuronTurn, OutputDelta, OutputSpec, UnsupportedStrictToolsError
+from neuron_turn.loop.strict_tools import infers_strict_tools
 
 from ._responses_support import function_call, response, sse
 from ._support import completion, json_response, tool_call
 from ._support import named_provider as provider
 from .test_responses_streaming import CREATED, call_events
 from .test_streaming import DONE, USAGE, call_chunk, chunk
-from .test_strict_tools import WITHOUT_STRICT, streamed, weather_tool
+from .test_strict_tools import TAKES_STRICT, WITHOUT_STRICT, streamed, weather_tool
 
 
 class Stay(BaseModel):
@@ -221,6 +223,7 @@ async def test_strict_none_sends_a_schema_strict_mode_takes_as_it_is_strict(name
         *((api, Stay) for api in APIS),  # an optional field: not as it is
         *((preset, Answer) for preset in WITHOUT_STRICT),  # no strict mode
         *((preset, Stay) for preset in WITHOUT_STRICT),
+        ("cerebras", Answer),  # strict mode, with narrower limits: not inferred
     ],
 )
 async def test_strict_none_sends_what_strict_false_sends_byte_for_byte_where_it_is_not_strict(
@@ -255,3 +258,24 @@ def test_strict_true_over_a_preset_without_strict_mode_is_refused_when_the_turn_
     NeuronTurn(built, output_type=OutputSpec(Stay, mode="tool"))
     with pytest.raises(UnsupportedStrictToolsError, match="get_weather"):
         NeuronTurn(built, tools=[weather_tool([])], output_type=OutputSpec(Stay, mode="tool"))
+
+
+def test_only_openais_own_apis_infer_strict_tools() -> None:
+    inferring = {name for name in TAKES_STRICT if infers_strict_tools(provider(name)[0])}
+
+    assert inferring == {"openai", "openai-responses"}
+
+
+async def test_strict_true_over_cerebras_sends_a_strict_final_answer_tool() -> None:
+    built, recorder = provider("cerebras", answered("cerebras", "".join(NULL_NIGHTS)))
+    turn = NeuronTurn(built, output_type=STRICT_STAY)
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == STAY
+    assert final_tool(recorder.body) == {
+        "name": "final_answer",
+        "description": DESCRIPTION,
+        "parameters": STRICT_PARAMETERS,
+        "strict": True,
+    }

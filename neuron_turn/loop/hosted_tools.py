@@ -35,6 +35,7 @@ __all__ = [
     "HostedTool",
     "HostedToolCall",
     "HostedToolName",
+    "ImageGeneration",
     "UnsupportedHostedToolError",
     "UserLocation",
     "WebFetch",
@@ -46,7 +47,9 @@ __all__ = [
     "offered_hosted_tools",
 ]
 
-HostedToolName: TypeAlias = Literal["web_search", "web_fetch", "code_execution", "mcp"]
+HostedToolName: TypeAlias = Literal[
+    "web_search", "web_fetch", "code_execution", "mcp", "image_generation"
+]
 """A hosted tool's name: what `Provider.hosted_tools` lists and `allowed_tools` names."""
 
 HOSTED_TOOL_NAMES: Final[tuple[HostedToolName, ...]] = (
@@ -54,6 +57,7 @@ HOSTED_TOOL_NAMES: Final[tuple[HostedToolName, ...]] = (
     "web_fetch",
     "code_execution",
     "mcp",
+    "image_generation",
 )
 """Every hosted tool's name, in the order the docs list them."""
 
@@ -289,16 +293,54 @@ def _approval(value: object) -> bool | tuple[str, ...]:
     return names
 
 
-HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution | HostedMCP
-"""A tool the provider runs: `WebSearch`, `WebFetch`, `CodeExecution` or `HostedMCP`."""
+_ASPECT_RATIO: Final = re.compile(r"[1-9][0-9]?:[1-9][0-9]?\Z")
+_IMAGE_SIZES: Final = ("1K", "2K", "4K")
 
-_KINDS: Final = (WebSearch, WebFetch, CodeExecution, HostedMCP)
+
+@dataclass(frozen=True, slots=True)
+class ImageGeneration:
+    """The model makes images: they come back in its answer, beside its text.
+
+    pydantic-ai's `ImageGenerationTool`: on Gemini's image models (`gemini-2.5-flash-image`,
+    `gemini-3-pro-image-preview`, ...) the answer may hold images
+    (`responseModalities` with `IMAGE`). The images are in the turn's output
+    message as image blocks and in the session's history, and their output
+    tokens are in the cost at the model's image price. `aspect_ratio`
+    (`"16:9"`) and `image_size` (`"1K"`, `"2K"`, `"4K"`) are sent as the API's
+    own settings when given.
+    """
+
+    name: ClassVar[HostedToolName] = "image_generation"
+
+    aspect_ratio: str | None = None
+    image_size: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse an aspect ratio that is not `W:H` and a size that is not 1K, 2K or 4K."""
+        ratio = self.aspect_ratio
+        if ratio is not None and (not isinstance(ratio, str) or not _ASPECT_RATIO.match(ratio)):
+            raise UnsupportedHostedToolError(
+                f"ImageGeneration.aspect_ratio is width:height such as '16:9'; got {ratio!r}"
+            )
+        if self.image_size is not None and self.image_size not in _IMAGE_SIZES:
+            raise UnsupportedHostedToolError(
+                f"ImageGeneration.image_size is one of {', '.join(_IMAGE_SIZES)}; "
+                f"got {self.image_size!r}"
+            )
+
+
+HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution | HostedMCP | ImageGeneration
+"""A tool the provider runs: `WebSearch`, `WebFetch`, `CodeExecution`, `HostedMCP` or
+`ImageGeneration`."""
+
+_KINDS: Final = (WebSearch, WebFetch, CodeExecution, HostedMCP, ImageGeneration)
 _BY_NAME: Final[Mapping[str, type[HostedTool]]] = {kind.name: kind for kind in _KINDS}
 _FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "web_search": frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
     "web_fetch": frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
     "code_execution": frozenset(),
     "mcp": frozenset({"label", "url", "allowed_tools", "require_approval"}),
+    "image_generation": frozenset({"aspect_ratio", "image_size"}),
 }
 _REQUIRED: Final[Mapping[str, frozenset[str]]] = {"mcp": frozenset({"label", "url"})}
 _LOCATION_FIELDS: Final = frozenset({"city", "region", "country", "timezone"})
@@ -352,6 +394,11 @@ def hosted_tool_json(tool: HostedTool) -> dict[str, JsonValue]:
             data["blocked_domains"] = list(tool.blocked_domains)
     if isinstance(tool, WebSearch) and tool.user_location is not None:
         data["user_location"] = dict(tool.user_location.as_dict())
+    if isinstance(tool, ImageGeneration):
+        if tool.aspect_ratio is not None:
+            data["aspect_ratio"] = tool.aspect_ratio
+        if tool.image_size is not None:
+            data["image_size"] = tool.image_size
     return data
 
 
@@ -444,7 +491,8 @@ def as_hosted_tools(tools: Sequence[HostedTool]) -> tuple[HostedTool, ...]:
     for tool in checked:
         if not isinstance(tool, _KINDS):
             raise UnsupportedHostedToolError(
-                "hosted_tools holds WebSearch, WebFetch, CodeExecution and HostedMCP values; "
+                "hosted_tools holds WebSearch, WebFetch, CodeExecution, HostedMCP and "
+                "ImageGeneration values; "
                 f"got {type(tool).__name__}"
             )
         # Several MCP servers, one of each other kind.

@@ -18,6 +18,7 @@ from neuron_turn import (
     HostedMCP,
     HostedTool,
     HostedToolCall,
+    ImageGeneration,
     ModelCallDone,
     NeuronTurn,
     NeuronTurnConfig,
@@ -210,6 +211,9 @@ def test_a_done_events_malformed_hosted_calls_are_refused_naming_them(bad: Any) 
         CodeExecution(),
         HostedMCP("docs", "https://mcp.example.com/mcp"),
         HostedMCP("wiki", "https://mcp.example.com/wiki", allowed_tools=["ask", "read_page"]),
+        HostedMCP("docs", "https://mcp.example.com/mcp", require_approval=["delete"]),
+        ImageGeneration(),
+        ImageGeneration(aspect_ratio="16:9", image_size="2K"),
     ],
 )
 def test_a_hosted_tool_survives_its_json_form(tool: HostedTool) -> None:
@@ -233,6 +237,10 @@ def test_a_hosted_tool_survives_its_json_form(tool: HostedTool) -> None:
         ({"name": "mcp", "label": "d", "url": "https://a.com", "authorization": "t"}, "no field"),
         ({"name": "mcp", "label": "d", "url": "https://a.com", "allowed_tools": "a"}, "a list"),
         ({"name": "mcp", "label": 3, "url": "https://a.com"}, "HostedMCP.label is 1-64"),
+        ({"name": "image_generation", "aspect_ratio": "wide"}, "width:height such as '16:9'"),
+        ({"name": "image_generation", "aspect_ratio": "0:1"}, "width:height such as '16:9'"),
+        ({"name": "image_generation", "image_size": "8K"}, "one of 1K, 2K, 4K; got '8K'"),
+        ({"name": "image_generation", "size": "1024x1024"}, "has no field 'size'"),
     ],
 )
 def test_malformed_hosted_tool_json_is_refused_naming_what_is_wrong(
@@ -252,14 +260,17 @@ _JSON = st.recursive(
 _FIELD = st.sampled_from(
     [
         "max_uses", "allowed_domains", "blocked_domains", "user_location", "city", "x",
-        "label", "url", "allowed_tools",
+        "label", "url", "allowed_tools", "require_approval", "aspect_ratio", "image_size",
     ]
 )  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    name=st.sampled_from(["web_search", "web_fetch", "code_execution", "mcp", "nope"]) | _JSON,
+    name=st.sampled_from(
+        ["web_search", "web_fetch", "code_execution", "mcp", "image_generation", "nope"]
+    )
+    | _JSON,
     fields=st.dictionaries(_FIELD, _JSON, max_size=4),
 )
 def test_any_json_is_a_hosted_tool_or_the_error_naming_why_never_another_exception(

@@ -55,14 +55,16 @@ def test_every_dataset_file_the_evals_page_writes_validates_against_the_schema(
     result = run_page(PAGE, tmp_path, after=_VERDICTS)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout.splitlines()[-1])
-    assert len(found["custom"]) == 3  # Mentions, brevity, MeanLength
+    assert len(found["custom"]) == 4  # Mentions, brevity, MeanLength, model_calls
     files = found["files"]
     assert {name for name, verdict in files.items() if verdict["reads"]} == {
         "shop.yaml",
         "shop.json",
+        "tools.yaml",
     }
     assert {name for name, verdict in files.items() if verdict["valid"]} == {
         "shop.yaml",
         "shop.json",
+        "tools.yaml",
     }
     assert {"broken.yaml", "baseline.json", "shop_schema.json"} <= set(files)

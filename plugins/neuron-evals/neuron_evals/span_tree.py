@@ -183,8 +183,9 @@ class SpanTree:
     def __init__(self, nodes: Iterable[SpanNode] = (), *, dropped: int = 0) -> None:
         """Link `nodes` to each other by their ids; `dropped` counts spans left out.
 
-        A node already in another tree is moved to this one. A span id given
-        twice keeps its first node; parent ids that would make a cycle are cut.
+        The nodes' `parent` and `children` are set anew, so give each node to
+        one tree. A span id given twice keeps its first node; a parent id that
+        would close a cycle is cut, that node becoming a root.
         """
         ordered: dict[tuple[int, int], SpanNode] = {}
         for node in sorted(nodes, key=lambda one: one.start_timestamp):

@@ -16,7 +16,7 @@ from typing import Final
 from .documents import file_kind
 from .provider import DocumentPart, ImagePart, ToolResultPart
 
-__all__ = ["describe_file", "files_intro", "unseen_file_note"]
+__all__ = ["describe_file", "files_intro", "made_file_note", "unseen_file_note"]
 
 
 def describe_file(file: ImagePart | DocumentPart) -> str:
@@ -38,6 +38,16 @@ def files_intro(result: ToolResultPart, tool_name: str | None = None) -> str:
     count = len(result.files)
     what = "this file" if count == 1 else f"these {count} files"
     return f"The tool call {call} returned {what} with its result:"
+
+
+def made_file_note(file: ImagePart | DocumentPart) -> str:
+    """The text sent in place of a file a model made, to an API that takes none in its own turns.
+
+    Why: Anthropic and OpenAI refuse an image in an assistant message, so a
+    session whose image another model made (`ImageGeneration`) would fail every
+    later call there; the note keeps the turn's place in the conversation.
+    """
+    return f"[Here the assistant made {describe_file(file)}, which is not shown again]"
 
 
 def unseen_file_note(file: ImagePart | DocumentPart, why: str) -> str:

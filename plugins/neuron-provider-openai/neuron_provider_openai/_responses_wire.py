@@ -52,7 +52,7 @@ from neuron_turn.loop.provider import (
     ToolUsePart,
 )
 from neuron_turn.loop.tool_choice import ToolChoice
-from neuron_turn.loop.tool_files import unseen_file_note
+from neuron_turn.loop.tool_files import made_file_note, unseen_file_note
 
 from ._wire import (
     ERROR_PREFIX,
@@ -490,7 +490,10 @@ def assistant_items(parts: Sequence[ContentPart], *, stored: bool = False) -> li
             if kept is not None:
                 flush()
                 items.append(kept)
-        elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
+        elif isinstance(part, ImagePart | DocumentPart):
+            # A file another model made (ImageGeneration): the API takes none from the assistant.
+            texts.append(made_file_note(part))
+        elif isinstance(part, ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
     flush()
     return items

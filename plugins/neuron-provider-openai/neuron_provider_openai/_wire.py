@@ -45,7 +45,7 @@ from neuron_turn.loop.provider import (
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling
 from neuron_turn.loop.thinking import THINKING_EFFORTS, Thinking
 from neuron_turn.loop.tool_choice import ToolChoice
-from neuron_turn.loop.tool_files import files_intro, unseen_file_note
+from neuron_turn.loop.tool_files import files_intro, made_file_note, unseen_file_note
 
 from .presets import OPENAI_SAMPLING, PresetSampling, PresetThinking, ThinkingRule
 
@@ -597,7 +597,10 @@ def _assistant_message(parts: Sequence[ContentPart], reasoning_field: str | None
             thoughts.append(part.thinking)
         elif isinstance(part, ToolUsePart):
             calls.append(tool_call_to_wire(part))
-        elif isinstance(part, ImagePart | DocumentPart | ToolResultPart):
+        elif isinstance(part, ImagePart | DocumentPart):
+            # A file another model made (ImageGeneration): the API takes none from the assistant.
+            texts.append(made_file_note(part))
+        elif isinstance(part, ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
     text = "\n".join(texts)
     message: Json = {"role": "assistant", "content": text if text or not calls else None}

@@ -637,3 +637,24 @@ def test_the_apis_own_thinking_in_extra_wins_over_the_setting() -> None:
     own = {"type": "enabled", "budget_tokens": 5000}
     body = body_of(replace(request(), thinking="high", extra={"thinking": own}))
     assert body["thinking"] == own
+
+
+def test_an_image_another_model_made_goes_back_as_a_note_not_an_image_block() -> None:
+    made = ImagePart(Base64Source(data="iVBORw0K"), "image/png")
+    history = request(user("Draw a cat"), assistant(TextPart("Here:"), made), user("Bluer?"))
+
+    sent = body_of(history)["messages"][1]
+
+    assert sent == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Here:"},
+            {
+                "type": "text",
+                "text": "[Here the assistant made an image (image/png), which is not shown again]",
+            },
+        ],
+    }
+    # A user's own image is still sent as one.
+    shown = body_of(request(user("Look"), ProviderMessage("user", [made])))["messages"][0]
+    assert shown["content"][-1]["type"] == "image"

@@ -229,8 +229,8 @@ def test_extra_overrides_and_metadata_is_sent_only_when_asked() -> None:
     [
         (ProviderMessage("user", [ToolUsePart("c", "f", {})]), "user message cannot hold a tool"),
         (
-            ProviderMessage("assistant", [ImagePart(Base64Source(data="x"), "image/png")]),
-            "assistant message cannot hold an image",
+            ProviderMessage("assistant", [ToolResultPart("c", "r")]),
+            "assistant message cannot hold a tool result",
         ),
     ],
 )
@@ -239,6 +239,18 @@ def test_content_the_api_cannot_take_is_an_invalid_request(
 ) -> None:
     with pytest.raises(InvalidRequestError, match=match):
         body(message)
+
+
+def test_an_image_another_model_made_goes_back_as_a_note_the_api_takes() -> None:
+    made = ImagePart(Base64Source(data="x"), "image/png")
+
+    sent = body(ProviderMessage("assistant", [made, TextPart("A blue cat.")]))["input"][-1]
+
+    assert sent == {
+        "role": "assistant",
+        "content": "[Here the assistant made an image (image/png), which is not shown again]"
+        "\nA blue cat.",
+    }
 
 
 def test_the_body_is_plain_json() -> None:

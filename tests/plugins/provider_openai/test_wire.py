@@ -323,12 +323,17 @@ def test_a_document_by_url_is_refused_since_the_api_takes_its_bytes() -> None:
         body(request(ProviderMessage("user", [linked])))
 
 
-def test_image_in_an_assistant_message_is_rejected() -> None:
-    turn = ProviderMessage("assistant", [ImagePart(UrlSource(url="https://x/y.png"), "image/png")])
-    with pytest.raises(
-        _wire.UnsupportedContentError, match="assistant message cannot hold an image"
-    ):
-        body(request(turn))
+def test_an_image_another_model_made_goes_back_as_a_note_the_api_takes() -> None:
+    made = ImagePart(UrlSource(url="https://x/y.png"), "image/png")
+    turn = ProviderMessage("assistant", [TextPart("Here it is."), made])
+
+    sent = body(request(turn))["messages"][-1]
+
+    assert sent == {
+        "role": "assistant",
+        "content": "Here it is.\n[Here the assistant made an image (image/png), which is not "
+        "shown again]",
+    }
 
 
 # --- body fields ----------------------------------------------------------------

@@ -26,6 +26,7 @@ import pathlib
 import shlex
 import sys
 import urllib.parse
+import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -72,6 +73,7 @@ from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._errors import (
     EXIT_ERROR,
+    EXIT_IMAGES,
     EXIT_INTERRUPTED,
     EXIT_MODEL,
     EXIT_OK,
@@ -82,6 +84,7 @@ from ._errors import (
     stop_notes,
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
+from ._images import ImageSaveError, image_directory, images_note, save_images
 from ._listing import listing_json, listing_text
 from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
@@ -251,6 +254,12 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         help="auto, none, required, or a tool's name to force that tool (first call only)",
     )
     _add_trace_argument(run, "the run")
+    run.add_argument(
+        "--save-images",
+        type=image_directory,
+        metavar="DIR",
+        help="write the images the answer holds (--hosted-tool image_generation) to DIR",
+    )
     shape = run.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     shape.add_argument(
@@ -601,7 +610,7 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.json:
         result = asyncio.run(run_turn(manager, request))
         print(json_result(result.output, result.session))
-        return _paused(args, result) or EXIT_OK
+        return _saved_images(args, result) or _paused(args, result) or EXIT_OK
     if args.output_schema is not None:
         # The validated JSON alone on stdout: nothing streams before it.
         result = asyncio.run(run_turn(manager, request))
@@ -622,7 +631,7 @@ def _run_command(args: argparse.Namespace) -> int:
     turn = turn_id_of(result.output)
     if args.verbose and turn is not None:
         print(f"turn {turn} (neuron-turn show {turn})", file=sys.stderr)
-    paused = _paused(args, result)
+    paused = _saved_images(args, result) or _paused(args, result)
     if paused:
         return paused
     print(continue_hint(result.session), file=sys.stderr)
@@ -630,6 +639,28 @@ def _run_command(args: argparse.Namespace) -> int:
     if note is not None:
         print(f"{PROG}: {note}", file=sys.stderr)
     return EXIT_OK
+
+
+def _saved_images(args: argparse.Namespace, result: RunResult) -> int:
+    """0 once the answer's images are written (`--save-images`) or named; else the exit code."""
+    output = result.output
+    if args.save_images is None:
+        note = images_note(output)
+        if note is not None:
+            print(f"{PROG}: {note}", file=sys.stderr)
+        return 0
+    stem = turn_id_of(output) or uuid.uuid4().hex
+    try:
+        lines = save_images(output, args.save_images, stem)
+    except ImageSaveError as exc:
+        _error(
+            f"--save-images: {exc}; the turn ran, and the session's history keeps its images "
+            f"(neuron-turn history {result.session} --json)"
+        )
+        return EXIT_IMAGES
+    for line in lines:
+        print(line, file=sys.stderr)
+    return 0
 
 
 def _prompter(

@@ -51,6 +51,7 @@ EXIT_ENVIRONMENT: Final = 13
 EXIT_NOT_FOUND: Final = 14
 EXIT_AWAITING_APPROVAL: Final = 15
 EXIT_DECISIONS: Final = 16
+EXIT_IMAGES: Final = 17
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -109,6 +110,11 @@ _CODES: Final = (
         "`neuron-turn resume` decisions do not fit the paused session (a call without a "
         "decision, an unknown or twice-decided call, an edited input the tool refuses, a "
         "session not paused), or `run` gave a new message to a paused session; nothing ran",
+    ),
+    (
+        EXIT_IMAGES,
+        "--save-images: an image of the answer could not be written (the disk, the "
+        "directory); the turn ran and the session's history keeps its images",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )

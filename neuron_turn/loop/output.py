@@ -160,7 +160,8 @@ class OutputSpec(Generic[T]):
     wrapped: bool
     """Whether the answer is asked for as `{"response": <value>}` (a non-object schema)."""
     strict: bool
-    """Whether native output asks for OpenAI's strict mode (`strict`, or None resolved)."""
+    """Whether native output asks for OpenAI's strict mode: `strict=True`, or None with a
+    schema strict mode takes as it is."""
     mode: OutputMode | None
     """The output mode asked for (None: the provider's preferred one)."""
     tool_name: str

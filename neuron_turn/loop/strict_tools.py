@@ -63,13 +63,13 @@ def takes_strict_tools(provider: object) -> bool:
 def infers_strict_tools(provider: object) -> bool:
     """Whether `provider` takes strict tools and makes one that leaves `strict` None strict.
 
-    A provider sets `infers_strict_tools = True` where strict mode can be asked
-    for unasked, as pydantic-ai infers `strict` for OpenAI: every model takes it,
-    and it brings no limits a request without it would not meet. Anthropic's
-    strict tool use is on newer models only and counts against limits per request
-    (20 strict tools...), so it is not inferred there. The loop makes a typed
-    turn's final-answer tool strict where the provider infers strict tools and its
-    schema fits strict mode as it is.
+    A provider sets `infers_strict_tools = True` where strict mode may be used
+    unasked, as pydantic-ai infers `strict` for OpenAI's tools; not where it is on
+    some models only or counts against limits of its own (Anthropic's strict tool
+    use: newer models, 20 strict tools and 24 optional parameters a request;
+    Cerebras': 5 `anyOf` branches), which could refuse a request that worked
+    without it. The loop makes a typed turn's final-answer tool strict where the
+    provider infers strict tools and its schema fits strict mode as it is.
     """
     return takes_strict_tools(provider) and getattr(provider, "infers_strict_tools", False) is True
 

@@ -52,13 +52,15 @@ def answer_images(output: TurnOutput) -> list[ImageBlock]:
     return [block for block in output.message.blocks if isinstance(block, ImageBlock)]
 
 
-def images_note(output: TurnOutput) -> str | None:
+def images_note(
+    output: TurnOutput, how: str = "--save-images DIR writes them to files"
+) -> str | None:
     """What to say of an answer's images when they are not saved (None: it has none)."""
     count = len(answer_images(output))
     if not count:
         return None
     what = "an image" if count == 1 else f"{count} images"
-    return f"the answer holds {what}; --save-images DIR writes them to files"
+    return f"the answer holds {what}; {how}"
 
 
 def save_images(output: TurnOutput, directory: Path, stem: str) -> list[str]:

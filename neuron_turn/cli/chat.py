@@ -52,6 +52,7 @@ from ._attachments import read_attachments
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._errors import UsageError, classify
+from ._images import images_note
 from ._outcome import stop_note
 from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, streamed
@@ -420,6 +421,9 @@ def _one_answer(
     if output is None:  # the input ended before the earlier calls were decided
         return runner.run(chat_.waiting())
     printer.finish(output)
+    shown = images_note(output, f"neuron-turn history {chat_.session} --json holds them")
+    if shown is not None:
+        print(f"{_PROG}: {shown}", file=err)
     pending = awaiting(output)
     if pending:
         return pending

@@ -305,3 +305,19 @@ def test_max_cost_bounds_each_answer_and_the_note_names_the_flag(env: dict[str, 
     done = neuron_turn(env, "chat", *TOOL, "--max-cost", "0.0001", input="add them\n")
     assert done.returncode == 0, done.stderr
     assert "stopped at its cost limit (--max-cost; $0.0006 spent); raise --max-cost" in done.stderr
+
+
+def test_an_answers_images_are_named_with_where_the_session_keeps_them(
+    env: dict[str, str],
+) -> None:
+    argv = chat(
+        "--model", "fixture:painter", "--hosted-tool", "image_generation", "--session", "p1"
+    )
+    with Terminal(argv, env=env) as terminal:
+        say(terminal, b"draw a cat\r")
+        terminal.expect("Here is a cat.")
+        terminal.expect(r"the answer holds 2 images; neuron-turn history p1 --json holds them")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+    done = neuron_turn(env, "history", "p1", "--json")
+    assert [b["type"] for b in json.loads(done.stdout)[-1]["content"]] == ["text", "image", "image"]

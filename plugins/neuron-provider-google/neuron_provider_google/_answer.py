@@ -5,14 +5,18 @@ fold into (`_stream`), so both give the same answer.
 
 Parts: `text` becomes a `TextPart`, `text` with `thought: true` a
 `ThinkingPart`, `functionCall` a `ToolUsePart` (its `id`, or one made by
-`_tool_ids`). A part's `thoughtSignature` becomes this provider's
+`_tool_ids`), `inlineData` an `ImagePart` for an image (`ImageGeneration`:
+the model's images), else a `DocumentPart`, its bytes as the API's base64 and
+its media type the API's `mimeType`. A part's `thoughtSignature` becomes this provider's
 `RawPart("google", {"thoughtSignature": ...})` right before the part it came
 on, and `_wire` puts it back on that part. It is not `ThinkingPart.signature`:
 the Anthropic provider sends any signed thinking back as its own and would
 fail on Gemini's signature, while every other provider drops a `RawPart`. A
 signed part the loop has no type for (an empty text, a built-in tool's code)
 is kept whole as a `RawPart` so its signature goes back in its place; unsigned
-ones are skipped with a debug log.
+ones are skipped with a debug log. A thought image (`inlineData` with `thought:
+true`, a draft Gemini 3's image models make before the answer's image) is such
+a part: not an image of the answer.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from layer0 import Base64Source
 from neuron_turn.loop.hosted_tools import HostedToolCall
 from neuron_turn.loop.provider import (
     ContentPart,
+    DocumentPart,
+    ImagePart,
     RawPart,
     StopReason,
     TextPart,
@@ -71,7 +78,7 @@ class MalformedResponseError(ValueError):
 
 
 class UnusableAnswerError(Exception):
-    """The model's answer ended in a way that leaves nothing to use (a malformed call)."""
+    """The model's answer is unusable: a malformed call, an `inlineData` part without its data."""
 
 
 class BlockedRequestError(Exception):
@@ -104,7 +111,8 @@ def parse_response(data: object, *, fallback_model: str, fallback_salt: str) -> 
         BlockedRequestError: the prompt was blocked (`promptFeedback.blockReason`) or the
             API says the request lacked a thought signature.
         UnusableAnswerError: the model's call or answer was malformed (`finishReason`
-            `MALFORMED_FUNCTION_CALL` and its kin).
+            `MALFORMED_FUNCTION_CALL` and its kin), or an `inlineData` part of it lacks its
+            data or media type (see `inline_file`).
     """
     if not isinstance(data, dict):
         raise MalformedResponseError("the body is not a JSON object")
@@ -141,17 +149,24 @@ def hosted_calls(
 ) -> tuple[HostedToolCall, ...]:
     """The hosted tools' calls of an answer, for the record.
 
-    The code it ran (in order), the searches it made
+    The code it ran and the images it made (in order; an image as its media type
+    and size in bytes, never its bytes), the searches it made
     (`groundingMetadata.webSearchQueries`), the addresses it fetched
     (`urlContextMetadata`). A field of another shape is left out, never an error.
     """
-    calls = [
-        HostedToolCall("code_execution", part.data["executableCode"])
-        for part in content
-        if isinstance(part, RawPart)
-        and isinstance(part.data, dict)
-        and isinstance(part.data.get("executableCode"), dict)
-    ]
+    calls: list[HostedToolCall] = []
+    for part in content:
+        if type(part) is ImagePart and isinstance(part.source, Base64Source):
+            size = decoded_size(part.source.data)
+            calls.append(
+                HostedToolCall("image_generation", {"media_type": part.media_type, "bytes": size})
+            )
+        elif (
+            isinstance(part, RawPart)
+            and isinstance(part.data, dict)
+            and isinstance(part.data.get("executableCode"), dict)
+        ):
+            calls.append(HostedToolCall("code_execution", part.data["executableCode"]))
     grounding = candidate.get("groundingMetadata")
     queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
     if isinstance(queries, list):
@@ -238,12 +253,20 @@ def _parts_of(content: object) -> list[object]:
 
 
 def parse_parts(parts: Iterable[object], *, salt: str) -> tuple[list[ContentPart], list[str]]:
-    """The content parts the wire parts map to, and the kinds of the parts skipped."""
+    """The content parts the wire parts map to, and the kinds of the parts skipped.
+
+    Raises:
+        UnusableAnswerError: an `inlineData` part without its data or media type.
+    """
     content: list[ContentPart] = []
     skipped: list[str] = []
     calls = 0
-    for part in parts:
-        mapped = _mapped(part, salt=salt, position=calls) if isinstance(part, dict) else None
+    for index, part in enumerate(parts):
+        mapped = (
+            _mapped(part, salt=salt, position=calls, index=index)
+            if isinstance(part, dict)
+            else None
+        )
         signature = part.get(SIGNATURE) if isinstance(part, dict) else None
         signed = isinstance(signature, str) and bool(signature)
         if mapped is None:
@@ -266,12 +289,17 @@ _KEPT_WHOLE: Final = frozenset({"executableCode", "codeExecutionResult"})
 are kept whole (signature included) and go back in their place."""
 
 
-def _mapped(part: Mapping[str, JsonValue], *, salt: str, position: int) -> ContentPart | None:
+def _mapped(
+    part: Mapping[str, JsonValue], *, salt: str, position: int, index: int
+) -> ContentPart | None:
     call = part.get("functionCall")
     if isinstance(call, dict):
         return parse_call(call, salt=salt, position=position)
     if not _KEPT_WHOLE.isdisjoint(part):
         return RawPart(PROVIDER, dict(part))
+    if "inlineData" in part:
+        # A thought image is a draft, not the answer's: kept whole when signed, else skipped.
+        return None if part.get("thought") is True else inline_file(part["inlineData"], index)
     text = part.get("text")
     if isinstance(text, str) and text:
         return ThinkingPart(text) if part.get("thought") is True else TextPart(text)
@@ -292,6 +320,42 @@ def parse_call(call: Mapping[str, JsonValue], *, salt: str, position: int) -> To
     if not isinstance(call_id, str) or not call_id:
         call_id = synthesised_call_id(salt=salt, position=position, name=name, args=args)
     return ToolUsePart(call_id, name, args)
+
+
+def inline_file(inline: JsonValue, index: int) -> ImagePart | DocumentPart:
+    """An answer's `inlineData` (part `index`, from 0): an `ImagePart` for an `image/*` type.
+
+    Any other type (audio, a PDF: no model is asked for them here, but one may
+    send them) is a `DocumentPart`, kept and sent back as it came rather than lost.
+
+    Raises:
+        UnusableAnswerError: `inline` is not an object, or lacks a non-empty string
+            `data` (base64) or `mimeType`.
+    """
+    where = f"part {index + 1} of the answer (inlineData)"
+    if not isinstance(inline, dict):
+        raise UnusableAnswerError(f"{where} is {type(inline).__name__}, not an object")
+    data, media_type = inline.get("data"), inline.get("mimeType")
+    if not isinstance(data, str) or not data:
+        got = "none" if data is None else f"{type(data).__name__} {_short(data)}"
+        raise UnusableAnswerError(f"{where} has no data as base64 text (got {got})")
+    if not isinstance(media_type, str) or not media_type:
+        got = "none" if media_type is None else _short(media_type)
+        raise UnusableAnswerError(f"{where} has no mimeType (got {got})")
+    source = Base64Source(data=data)
+    if media_type.startswith("image/"):
+        return ImagePart(source, media_type)
+    return DocumentPart(source, media_type)
+
+
+def _short(value: JsonValue) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def decoded_size(data: str) -> int:
+    """How many bytes base64 `data` holds, counted from its length (no decoding)."""
+    return len(data.rstrip("=")) * 3 // 4
 
 
 def _part_kind(part: object) -> str:

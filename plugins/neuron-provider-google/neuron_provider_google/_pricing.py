@@ -9,7 +9,9 @@ model it does not know costs None, as with the other providers, so the loop
 says the price is unknown rather than guess. Google Search grounding is priced
 as genai-prices' `web_searches` (its `web_searches_kcount`: $35 per 1,000
 grounded prompts for Gemini 2.x, $14 per 1,000 queries for Gemini 3), from the
-count `_answer.billed_searches` makes of the answer.
+count `_answer.billed_searches` makes of the answer. Images the model makes
+(`candidatesTokensDetails` of modality `IMAGE`) are priced at genai-prices'
+`output_image_mtok` for the model, or a `prices=` entry's own.
 """
 
 from __future__ import annotations
@@ -33,12 +35,19 @@ PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.3", "output_mtok": "2.5", "cache_read_mtok": "0.03"}}`,
 USD per million tokens as Decimal strings (or Decimals / ints; never floats); an
 optional `"web_searches_kcount": "35"` prices Google Search grounding, USD per 1,000
-billed units."""
+billed units, and an optional `"output_image_mtok": "30"` the images the model makes
+(left out: at `output_mtok`)."""
 
 PRICE_PROVIDER_ID: Final = "google"
 """The genai-prices provider Gemini API calls are priced as."""
 
-_PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok", "web_searches_kcount")
+_PRICE_KEYS: Final = (
+    "input_mtok",
+    "output_mtok",
+    "cache_read_mtok",
+    "web_searches_kcount",
+    "output_image_mtok",
+)
 _MTOK: Final = Decimal(1_000_000)
 _KCOUNT: Final = Decimal(1_000)
 
@@ -48,21 +57,32 @@ class ModelPrice:
     """USD per million tokens for one model; no cache price bills cache reads as input.
 
     `web_searches_kcount`: USD per 1,000 grounding units; without it they cost nothing.
+    `output_image_mtok`: USD per million output image tokens; without it they are
+    billed at `output_mtok`.
     """
 
     input_mtok: Decimal
     output_mtok: Decimal
     cache_read_mtok: Decimal | None = None
     web_searches_kcount: Decimal | None = None
+    output_image_mtok: Decimal | None = None
 
-    def cost(self, usage: TokenUsage, *, web_searches: int = 0) -> Decimal:
-        """The cost of `usage` (its `input_tokens` include the cache reads) and of the searches."""
+    def cost(
+        self, usage: TokenUsage, *, web_searches: int = 0, output_image_tokens: int = 0
+    ) -> Decimal:
+        """The cost of `usage` (its `input_tokens` include the cache reads) and of the searches.
+
+        `output_image_tokens` are among `usage.output_tokens` (never counted as more).
+        """
         read = min(usage.cache_read_tokens or 0, usage.input_tokens)
         read_price = self.input_mtok if self.cache_read_mtok is None else self.cache_read_mtok
+        images = min(output_image_tokens, usage.output_tokens)
+        image_price = self.output_mtok if self.output_image_mtok is None else self.output_image_mtok
         total = (
             (usage.input_tokens - read) * self.input_mtok
             + read * read_price
-            + usage.output_tokens * self.output_mtok
+            + (usage.output_tokens - images) * self.output_mtok
+            + images * image_price
         ) / _MTOK
         if web_searches and self.web_searches_kcount is not None:
             total += web_searches * self.web_searches_kcount / _KCOUNT
@@ -112,7 +132,9 @@ class Pricer:
 
         `media_usage` (the `usageMetadata` of a call that counted audio, images or
         video) is priced by genai-prices from the metadata itself, so audio is billed
-        at the model's audio price; `prices=` entries have one input price for all.
+        at the model's audio price and the images the model made at its output image
+        price; `prices=` entries have one input price for all, and bill the images made
+        at their `output_image_mtok` (none: at `output_mtok`).
         `web_searches` (Google Search grounding units the answer is billed for, see
         `_answer.billed_searches`) are priced at genai-prices' `web_searches_kcount` for
         the model (none listed: not priced), or a `prices=` entry's own (none: free). Each
@@ -121,7 +143,9 @@ class Pricer:
         answered, requested = price_model_name(model), price_model_name(requested_model)
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None:
-            return Money(price.cost(usage, web_searches=web_searches), "USD")
+            images = output_image_tokens(media_usage)
+            cost = price.cost(usage, web_searches=web_searches, output_image_tokens=images)
+            return Money(cost, "USD")
         if not self.lookup:
             return None
         if media_usage is not None:
@@ -131,6 +155,23 @@ class Pricer:
         else:
             amount = _price_data_cost(usage, answered)
         return None if amount is None else Money(amount, "USD")
+
+
+def output_image_tokens(media_usage: Mapping[str, JsonValue] | None) -> int:
+    """The output image tokens `media_usage` counts (`candidatesTokensDetails`, `IMAGE`).
+
+    `media_usage` is `_answer.media_usage`'s, whose details are well formed.
+    """
+    details = None if media_usage is None else media_usage.get("candidatesTokensDetails")
+    if not isinstance(details, list):
+        return 0
+    return sum(
+        count
+        for detail in details
+        if isinstance(detail, dict)
+        and detail.get("modality") == "IMAGE"
+        and isinstance(count := detail.get("tokenCount"), int)
+    )
 
 
 def _price_data_cost(usage: TokenUsage, model: str) -> Decimal | None:

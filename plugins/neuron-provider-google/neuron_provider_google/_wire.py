@@ -4,6 +4,8 @@ Field names are the API's JSON (camelCase) from the v1beta reference:
 `GenerateContentRequest` (`contents`, `systemInstruction`, `tools`,
 `toolConfig`, `generationConfig`) and `Part` (`text`, `inlineData`,
 `fileData`, `functionCall`, `functionResponse`, `thought`, `thoughtSignature`).
+`ImageGeneration` is no `tools` entry: it asks for images beside the text
+(`generationConfig.responseModalities` and `imageConfig`).
 
 Thought signatures travel as this provider's `RawPart`s (see `_answer`): a
 marker `{"thoughtSignature": ...}` right before the part it came on is put
@@ -22,7 +24,13 @@ from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_tools import CodeExecution, HostedTool, WebSearch
+from neuron_turn.loop.hosted_tools import (
+    CodeExecution,
+    HostedTool,
+    ImageGeneration,
+    WebFetch,
+    WebSearch,
+)
 from neuron_turn.loop.provider import (
     ContentPart,
     DocumentPart,
@@ -89,7 +97,8 @@ def request_body(
     `maxOutputTokens`); other keys replace. `extra["metadata"]` (the caller's
     trace ids) is not sent: the API has no field for it. A `generationConfig`
     field of the provider's own (in `defaults` or `extra`) wins over the
-    thinking and sampling settings. A strict tool sends `STRICT_MODE` for an
+    thinking, sampling and image settings (`responseModalities`, `imageConfig`,
+    each whole). A strict tool sends `STRICT_MODE` for an
     `auto` tool choice, or for none unless `defaults` hold a
     `functionCallingConfig` (sent as it is, as without a strict tool).
 
@@ -103,7 +112,13 @@ def request_body(
     if system is not None:
         body["systemInstruction"] = system
     body["contents"] = build_contents(request.messages)
-    tools: list[JsonValue] = [hosted_tool_entry(tool) for tool in request.hosted_tools]
+    tools: list[JsonValue] = []
+    images: ImageGeneration | None = None
+    for hosted in request.hosted_tools:
+        if isinstance(hosted, ImageGeneration):
+            images = hosted
+        else:
+            tools.append(hosted_tool_entry(hosted))
     if request.tools:
         tools.insert(0, {"functionDeclarations": [declaration(tool) for tool in request.tools]})
     if tools:
@@ -126,6 +141,10 @@ def request_body(
         # The provider's own fields (`body_defaults`, then `extra`) win over the setting.
         given = own_fields.keys() | _extra_generation(request).keys()
         generation.update(sampling_config(request.sampling, skip=given))
+    if images is not None:
+        # As for sampling: the provider's own fields win, each whole.
+        given = own_fields.keys() | _extra_generation(request).keys()
+        generation.update(image_config(images, skip=given))
     if generation:
         _merge(body, "generationConfig", generation)
     for key, value in request.extra.items():
@@ -138,8 +157,32 @@ def request_body(
     return body
 
 
-HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution"})
-"""The hosted tools the Gemini API runs: Google Search, URL context, code execution."""
+HOSTED_TOOLS: Final = frozenset({"web_search", "web_fetch", "code_execution", "image_generation"})
+"""The hosted tools the Gemini API runs: Google Search, URL context, code execution, and
+images the model makes."""
+
+IMAGE_MODALITIES: Final[tuple[str, ...]] = ("TEXT", "IMAGE")
+"""`generationConfig.responseModalities` of a call offering `ImageGeneration`: text and images."""
+
+
+def image_config(tool: ImageGeneration, *, skip: AbstractSet[str] = frozenset()) -> Json:
+    """`responseModalities` (text and images) and `imageConfig` for `tool`, but for those in `skip`.
+
+    `imageConfig` holds `aspectRatio` and `imageSize` when `tool` sets them (none:
+    no `imageConfig`, the model's defaults). A field in `skip` (the provider's own,
+    in `body_defaults` or `extra`) is left out whole.
+    """
+    config: Json = {}
+    if "responseModalities" not in skip:
+        config["responseModalities"] = list(IMAGE_MODALITIES)
+    settings: Json = {}
+    if tool.aspect_ratio is not None:
+        settings["aspectRatio"] = tool.aspect_ratio
+    if tool.image_size is not None:
+        settings["imageSize"] = tool.image_size
+    if settings and "imageConfig" not in skip:
+        config["imageConfig"] = settings
+    return config
 
 
 def hosted_tool_entry(tool: HostedTool) -> Json:
@@ -147,10 +190,13 @@ def hosted_tool_entry(tool: HostedTool) -> Json:
 
     Raises:
         UnsupportedContentError: `tool` sets a limit (uses, domains, location): the
-            Gemini API takes none of them, and dropping one would widen the grant.
+            Gemini API takes none of them, and dropping one would widen the grant;
+            or `tool` is one with no `tools` entry (`ImageGeneration`, see `image_config`).
     """
     if isinstance(tool, CodeExecution):
         return {"codeExecution": {}}
+    if not isinstance(tool, WebSearch | WebFetch):
+        raise UnsupportedContentError(f"the Gemini API has no tools entry for {tool.name}")
     limits = [
         name for name in ("max_uses", "allowed_domains", "blocked_domains") if getattr(tool, name)
     ]
@@ -434,11 +480,13 @@ def model_parts(parts: Sequence[ContentPart]) -> list[JsonValue]:
 
     Text and tool calls go as `text` and `functionCall`; a thought goes back
     (`thought: true`) only when signed, as Gemini reads nothing from unsigned
-    thought text; other providers' `RawPart`s are dropped. The first call of
-    the message gets Google's documented stand-in when no Gemini model signed it.
+    thought text; other providers' `RawPart`s are dropped. An image (or other
+    file) the model made goes back as `inlineData` (`fileData` by URL), so a
+    later message can ask for an edit of it. The first call of the message gets
+    Google's documented stand-in when no Gemini model signed it.
 
     Raises:
-        UnsupportedContentError: an image, document or tool result in an assistant message.
+        UnsupportedContentError: a tool result in an assistant message.
     """
     builder = _ModelParts()
     for part in parts:
@@ -450,6 +498,8 @@ def model_parts(parts: Sequence[ContentPart]) -> list[JsonValue]:
             builder.thought(part)
         elif isinstance(part, ToolUsePart):
             builder.call(part)
+        elif isinstance(part, ImagePart | DocumentPart):
+            builder.add(file_part(part))
         else:
             raise UnsupportedContentError(f"an assistant message cannot hold {kind(part)}")
     return builder.finish()

@@ -77,7 +77,8 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         prices: `{model: {"input_mtok": ..., "output_mtok": ...,
             "cache_read_mtok": ...}}` in USD per million tokens, and optionally
             `"web_searches_kcount"` in USD per 1,000 grounding units (left out:
-            grounding costs nothing); wins over genai-prices.
+            grounding costs nothing) and `"output_image_mtok"` for the images the
+            model makes (left out: at `output_mtok`); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data for
             Google (unknown model: cost None). Default: true.
         body_defaults: Request body fields sent on every call (e.g.
@@ -115,7 +116,11 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
     ran and its output stay in the history and go back on later calls. Search
     grounding's fee is in the cost at genai-prices' price: per grounded prompt on Gemini
     2.x, per search query on Gemini 3, every one counted (a call cannot know whether it
-    fell in Google's free allowance)."""
+    fell in Google's free allowance). `image_generation` asks an image model for images
+    beside the text (`responseModalities`, and `imageConfig` with the aspect ratio and
+    size when set); they come back as `ImagePart`s, go back on later calls (with their
+    thought signatures) so a later message can ask for an edit, and their tokens are
+    priced at the model's output image price."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `thinkingConfig`: a `thinkingLevel` on Gemini 3, a
     `thinkingBudget` before it (`False`: 0), with `includeThoughts` so the thoughts reach

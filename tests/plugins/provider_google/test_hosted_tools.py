@@ -11,6 +11,7 @@ from neuron_tool import ToolSchema
 from neuron_turn import (
     CodeExecution,
     HostedToolCall,
+    ImageGeneration,
     NeuronTurn,
     NeuronTurnConfig,
     UserLocation,
@@ -81,11 +82,16 @@ async def test_code_the_model_ran_is_kept_and_goes_back_in_its_place() -> None:
     assert model_turn == {"role": "model", "parts": [CODE, signed, {"text": "It is 1024."}]}
 
 
-def test_the_provider_runs_all_three_hosted_tools() -> None:
+def test_the_provider_runs_all_four_hosted_tools() -> None:
     provider = GoogleProvider("gemini-2.5-flash", api_key="k")
-    hosted = [WebSearch(), WebFetch(), CodeExecution()]
+    hosted = [WebSearch(), WebFetch(), CodeExecution(), ImageGeneration()]
     NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=hosted))
-    assert GoogleProvider.hosted_tools == {"web_search", "web_fetch", "code_execution"}
+    assert GoogleProvider.hosted_tools == {
+        "web_search",
+        "web_fetch",
+        "code_execution",
+        "image_generation",
+    }
 
 
 def _schema() -> ToolSchema:

@@ -223,17 +223,17 @@ async def test_a_missing_thought_signature_is_an_invalid_request() -> None:
 
 
 async def test_unknown_parts_are_skipped_with_a_debug_log(caplog: pytest.LogCaptureFixture) -> None:
-    audio = {"inlineData": {"mimeType": "audio/wav", "data": "UklGRg=="}}
-    provider, _ = mocked(json_response(response(audio, text("Said it."))))
+    unknown = {"videoMetadata": {"startOffset": "1s"}}
+    provider, _ = mocked(json_response(response(unknown, text("Said it."))))
     with caplog.at_level(logging.DEBUG, logger="neuron_provider_google"):
         answer = await provider.complete(request())
     assert answer.content == [TextPart("Said it.")]
-    assert "inlineData" in caplog.text
+    assert "videoMetadata" in caplog.text
 
 
 async def test_an_answer_of_only_unknown_parts_is_a_response_error_naming_them() -> None:
-    provider, _ = mocked(json_response(response({"inlineData": {"mimeType": "image/png"}})))
-    with pytest.raises(ProviderResponseError, match="unsupported kinds \\['inlineData'\\]"):
+    provider, _ = mocked(json_response(response({"videoMetadata": {"startOffset": "1s"}})))
+    with pytest.raises(ProviderResponseError, match="unsupported kinds \\['videoMetadata'\\]"):
         await provider.complete(request())
 
 

@@ -293,7 +293,7 @@ def test_a_message_left_without_parts_is_not_sent() -> None:
 @pytest.mark.parametrize(
     ("message", "match"),
     [
-        (assistant(ImagePart(PNG, "image/png")), "an assistant message cannot hold an image"),
+        (assistant(ToolResultPart("c", "done")), "an assistant message cannot hold a tool result"),
         (ProviderMessage("user", [ToolUsePart("c", "f", {})]), "a user message cannot hold"),
         (ProviderMessage("system", [ImagePart(PNG, "image/png")]), "only text, not an image"),
     ],

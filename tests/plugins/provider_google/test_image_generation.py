@@ -435,3 +435,24 @@ async def test_a_turn_returns_the_image_and_the_next_turn_sends_it_back_for_an_e
     (edit,) = edited.message.blocks
     assert edit == ImageBlock(source=Base64Source(data=blue), media_type="image/png")
     await client.aclose()
+
+
+async def test_a_streamed_turn_returns_the_image_priced_from_the_last_chunk() -> None:
+    chunks = [
+        drawn(text("A cat:"), finish=None, usageMetadata={"promptTokenCount": 12}),
+        drawn(image(thoughtSignature=SIGNATURE), finish="STOP"),
+    ]
+    recorder = Recorder(sse(*chunks))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    provider = GoogleProvider(IMAGE_MODEL, api_key=KEY, client=client, stream=True)
+    config = NeuronTurnConfig(hosted_tools=[ImageGeneration()])
+    turn = NeuronTurn(provider, config=config)
+
+    output = await turn.execute(TurnInput(message="Draw a cat", trigger="user"))
+
+    assert recorder.requests[0].url.params["alt"] == "sse"
+    assert [block for block in output.message.blocks if isinstance(block, ImageBlock)] == [
+        ImageBlock(source=Base64Source(data=PNG), media_type="image/png")
+    ]
+    assert output.metadata.cost == calc_price(10, 1290, 12, IMAGE_MODEL)
+    await client.aclose()

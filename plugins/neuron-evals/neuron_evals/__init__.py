@@ -16,7 +16,7 @@ Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`), described
 by a JSON Schema (`Dataset.json_schema`) that editors check them with.
 """
 
-from ._span_capture import MAX_CASE_SPANS
+from ._case_spans import MAX_CASE_SPANS
 from .case import Case
 from .compare import CaseChange, ReportComparison
 from .context import EvaluatorContext

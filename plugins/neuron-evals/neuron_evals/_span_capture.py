@@ -15,51 +15,15 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
+from ._case_spans import CASE, CaseSpans
 from .errors import SpanTreeRecordingError
-from .span_tree import SpanTree
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import ReadableSpan
-
     from ._span_processor import CaseSpanProcessor
 
-__all__ = ["CASE", "MAX_CASE_SPANS", "CaseSpans", "case_spans"]
-
-MAX_CASE_SPANS: Final = 10_000
-"""The spans kept per case; past them a case's spans are counted (`SpanTree.dropped`), not kept.
-
-Why a bound: a task looping on tool calls, or a model's long answers
-captured as attributes, must not hold unbounded memory until its case ends.
-"""
-
-CASE: ContextVar[CaseSpans | None] = ContextVar("neuron_evals_case_spans", default=None)
-"""The case whose task runs in this context, if any."""
-
-
-class CaseSpans:
-    """The spans one case finished so far, or why it records none."""
-
-    def __init__(self, error: SpanTreeRecordingError | None = None) -> None:
-        """Record spans; with `error`, record none and say why."""
-        self.error = error
-        self.recording = error is None
-        self.finished: list[ReadableSpan] = []
-        self.dropped = 0
-        self.owned: list[tuple[int, int]] = []
-        """The (trace id, span id) of the case's spans, forgotten when it ends."""
-
-    def result(self) -> SpanTree | SpanTreeRecordingError:
-        """The case's spans as a tree, or why they were not recorded."""
-        if self.error is not None:
-            return self.error
-        from ._span_processor import span_node
-
-        nodes = (span_node(span) for span in self.finished)
-        return SpanTree((node for node in nodes if node is not None), dropped=self.dropped)
-
+__all__ = ["case_spans"]
 
 _processors: weakref.WeakKeyDictionary[object, CaseSpanProcessor] = weakref.WeakKeyDictionary()
 _processors_lock = threading.Lock()

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, Protocol, Self, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -20,10 +20,43 @@ from . import span_query
 from .errors import SpanQueryError, SpanQueryLimitError
 from .span_query import MAX_QUERY_DEPTH, SpanQuery
 
-if TYPE_CHECKING:
-    from .span_tree import SpanNode
 
-__all__ = ["CompiledQuery", "Matcher", "checked_query", "compile_query", "same_value"]
+class SpanLike(Protocol):
+    """What matching reads of a span: its name, attributes, time and place in the tree.
+
+    `span_tree.SpanNode` has them; a protocol here, so that this module needs
+    not import the tree that imports it.
+    """
+
+    @property
+    def name(self) -> str:
+        """The span's name."""
+        ...
+
+    @property
+    def attributes(self) -> Mapping[str, object]:
+        """The span's attributes."""
+        ...
+
+    @property
+    def duration(self) -> timedelta:
+        """How long the span ran."""
+        ...
+
+    @property
+    def parent(self) -> Self | None:
+        """The span it ran under (None: a root)."""
+        ...
+
+    @property
+    def children(self) -> Sequence[Self]:
+        """The spans that ran under it, in start order."""
+        ...
+
+
+N = TypeVar("N", bound=SpanLike)
+
+__all__ = ["CompiledQuery", "Matcher", "SpanLike", "checked_query", "compile_query", "same_value"]
 
 _ADAPTER: Final = TypeAdapter(SpanQuery)
 _ONE: Final = (
@@ -236,7 +269,7 @@ class Matcher:
         if self.steps > self.limit:
             raise SpanQueryLimitError(self.limit)
 
-    def matches(self, node: SpanNode, query: CompiledQuery) -> bool:
+    def matches(self, node: N, query: CompiledQuery) -> bool:
         """Whether `node` meets every condition of `query`.
 
         Raises:
@@ -250,10 +283,10 @@ class Matcher:
             self._known[key] = known
         return known
 
-    def depth(self, node: SpanNode) -> int:
+    def depth(self, node: N) -> int:
         """How many ancestors `node` has, each span's depth worked out once."""
-        path: list[SpanNode] = []
-        current: SpanNode | None = node
+        path: list[N] = []
+        current: N | None = node
         while current is not None and id(current) not in self._depths:
             path.append(current)
             current = current.parent
@@ -264,10 +297,10 @@ class Matcher:
             self._depths[id(one)] = depth
         return self._depths[id(node)]
 
-    def size(self, node: SpanNode) -> int:
+    def size(self, node: N) -> int:
         """How many descendants `node` has, each span's count worked out once."""
         sizes = self._sizes
-        stack: list[tuple[SpanNode, bool]] = [(node, False)]
+        stack: list[tuple[N, bool]] = [(node, False)]
         while stack:
             current, counted = stack.pop()
             if id(current) in sizes:
@@ -281,7 +314,7 @@ class Matcher:
                 stack.extend((child, False) for child in children if id(child) not in sizes)
         return sizes[id(node)]
 
-    def descendants(self, node: SpanNode, stop: CompiledQuery | None = None) -> Iterator[SpanNode]:
+    def descendants(self, node: N, stop: CompiledQuery | None = None) -> Iterator[N]:
         """`node`'s descendants depth first, in start order; none below a span matching `stop`."""
         stack = list(reversed(node.children))
         while stack:
@@ -291,7 +324,7 @@ class Matcher:
             if stop is None or not self.matches(current, stop):
                 stack.extend(reversed(current.children))
 
-    def ancestors(self, node: SpanNode, stop: CompiledQuery | None = None) -> Iterator[SpanNode]:
+    def ancestors(self, node: N, stop: CompiledQuery | None = None) -> Iterator[N]:
         """`node`'s ancestors, its parent first; none above a span matching `stop`."""
         current = node.parent
         while current is not None:
@@ -301,7 +334,7 @@ class Matcher:
                 return
             current = current.parent
 
-    def _match(self, node: SpanNode, query: CompiledQuery) -> bool:
+    def _match(self, node: N, query: CompiledQuery) -> bool:
         if query.or_:
             return any(self.matches(node, sub) for sub in query.or_)
         sub = query.queries
@@ -317,7 +350,7 @@ class Matcher:
         )
 
     @staticmethod
-    def _own(node: SpanNode, query: CompiledQuery) -> bool:
+    def _own(node: N, query: CompiledQuery) -> bool:
         """The conditions on the span alone: name, attributes, duration."""
         name = node.name
         if query.name_equals is not None and name != query.name_equals:
@@ -337,7 +370,7 @@ class Matcher:
             return False
         return query.max_duration is None or duration <= query.max_duration
 
-    def _children(self, node: SpanNode, query: CompiledQuery) -> bool:
+    def _children(self, node: N, query: CompiledQuery) -> bool:
         children = node.children
         counts, sub = query.counts, query.queries
         if not _within(len(children), counts.get("min_child_count"), counts.get("max_child_count")):
@@ -354,7 +387,7 @@ class Matcher:
             self.matches(child, sub["no_child_has"]) for child in children
         )
 
-    def _descendants(self, node: SpanNode, query: CompiledQuery) -> bool:
+    def _descendants(self, node: N, query: CompiledQuery) -> bool:
         counts, sub = query.counts, query.queries
         low, high = counts.get("min_descendant_count"), counts.get("max_descendant_count")
         if (low is not None or high is not None) and not _within(self.size(node), low, high):
@@ -372,7 +405,7 @@ class Matcher:
             self.matches(one, sub["no_descendant_has"]) for one in self.descendants(node, stop)
         )
 
-    def _ancestors(self, node: SpanNode, query: CompiledQuery) -> bool:
+    def _ancestors(self, node: N, query: CompiledQuery) -> bool:
         counts, sub = query.counts, query.queries
         low, high = counts.get("min_depth"), counts.get("max_depth")
         if (low is not None or high is not None) and not _within(self.depth(node), low, high):

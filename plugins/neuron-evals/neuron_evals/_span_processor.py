@@ -13,7 +13,7 @@ from typing import cast
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from ._span_capture import CASE, MAX_CASE_SPANS, CaseSpans
+from ._case_spans import CASE, MAX_CASE_SPANS, CaseSpans
 from .span_tree import AttributeValue, SpanNode
 
 __all__ = ["CaseSpanProcessor", "span_node"]
@@ -80,8 +80,8 @@ class CaseSpanProcessor(SpanProcessor):
                 return
             if len(owner.finished) >= MAX_CASE_SPANS:
                 owner.dropped += 1
-            else:
-                owner.finished.append(span)
+            elif (node := span_node(span)) is not None:
+                owner.finished.append(node)
 
     def close(self, case: CaseSpans) -> None:
         """Stop recording for `case`: spans ending later, or starting under them, are not kept."""

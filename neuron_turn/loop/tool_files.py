@@ -6,17 +6,35 @@ after the results, introduced by `files_intro` so the model knows which call
 they came from (as pydantic-ai and the OpenAI Agents SDK send them). A file
 an API cannot show at all is never dropped silently: the model is told, in
 the file's place, what it was and why it is not shown (`unseen_file_note`),
-so it does not answer as if it had seen it.
+so it does not answer as if it had seen it. The same holds for a file a model
+made (`ImageGeneration`), which most APIs take in no assistant message
+(`made_file_note`, `made_files_as_notes`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from .documents import file_kind
-from .provider import DocumentPart, ImagePart, ToolResultPart
+from .provider import (
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    TextPart,
+    ToolResultPart,
+)
 
-__all__ = ["describe_file", "files_intro", "made_file_note", "unseen_file_note"]
+__all__ = [
+    "describe_file",
+    "files_intro",
+    "made_file_as_text",
+    "made_file_note",
+    "made_files_as_notes",
+    "unseen_file_note",
+]
 
 
 def describe_file(file: ImagePart | DocumentPart) -> str:
@@ -48,6 +66,32 @@ def made_file_note(file: ImagePart | DocumentPart) -> str:
     later call there; the note keeps the turn's place in the conversation.
     """
     return f"[Here the assistant made {describe_file(file)}, which is not shown again]"
+
+
+def made_file_as_text(part: ContentPart) -> ContentPart:
+    """`part` of an assistant message, a file it holds as the note naming it (`made_file_note`)."""
+    if isinstance(part, ImagePart | DocumentPart):
+        return TextPart(made_file_note(part))
+    return part
+
+
+def made_files_as_notes(messages: Sequence[ProviderMessage]) -> Sequence[ProviderMessage]:
+    """`messages` with each assistant message's files as notes; `messages` itself if none has one.
+
+    For providers whose API takes no file from the assistant (or none at all).
+    """
+    if not any(
+        message.role == "assistant" and isinstance(part, ImagePart | DocumentPart)
+        for message in messages
+        for part in message.content
+    ):
+        return messages
+    return [
+        replace(message, content=[made_file_as_text(part) for part in message.content])
+        if message.role == "assistant"
+        else message
+        for message in messages
+    ]
 
 
 def unseen_file_note(file: ImagePart | DocumentPart, why: str) -> str:

@@ -43,7 +43,7 @@ from neuron_turn.loop.provider import (
 from neuron_turn.loop.provider_errors import InvalidRequestError
 from neuron_turn.loop.sampling import SamplingSetting
 from neuron_turn.loop.tool_choice import ToolChoice
-from neuron_turn.loop.tool_files import made_file_note, unseen_file_note
+from neuron_turn.loop.tool_files import made_file_as_text, unseen_file_note
 
 from ._mcp import MCP_BETA, mcp_call, mcp_servers_json, mcp_toolset_json
 from ._name import PROVIDER
@@ -357,7 +357,8 @@ def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list
             continue
         parts = message.content
         if message.role == "assistant":
-            parts = [_made_file_as_text(part) for part in parts]
+            # The API refuses image blocks within assistant turns (another model made them).
+            parts = [made_file_as_text(part) for part in parts]
         blocks: list[JsonValue] = [
             block for part in parts if (block := block_json(part)) is not None
         ]
@@ -376,17 +377,6 @@ def _messages_json(messages: Sequence[ProviderMessage]) -> tuple[list[str], list
 
 
 _EMPTY_TEXT: Final = {"type": "text", "text": ""}
-
-
-def _made_file_as_text(part: ContentPart) -> ContentPart:
-    """An assistant's image or document (another model made it) as a note naming it.
-
-    Why: the API refuses image blocks within assistant turns, which would fail
-    every later call of a session where a Gemini model made an image.
-    """
-    if isinstance(part, ImagePart | DocumentPart):
-        return TextPart(made_file_note(part))
-    return part
 
 
 def _system_text(message: ProviderMessage) -> str:

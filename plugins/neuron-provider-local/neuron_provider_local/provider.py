@@ -41,7 +41,7 @@ from neuron_turn.loop.provider import (
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 from neuron_turn.loop.sampling import PLAIN_FIELDS, SAMPLING_SETTINGS, Sampling
-from neuron_turn.loop.tool_files import unseen_file_note
+from neuron_turn.loop.tool_files import made_files_as_notes, unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
 from .errors import PROVIDER, ModelUnavailableError
@@ -326,9 +326,13 @@ class LocalProvider:
 
     def _prepare(self, request: ProviderRequest) -> ProviderRequest:
         # Only the caller's own images and documents are refused: the files a
-        # tool returned become notes in its result's text (`_files_as_notes`).
+        # tool returned become notes in its result's text (`_files_as_notes`), and
+        # those another model made notes in its message (`made_files_as_notes`).
         if any(
-            isinstance(p, ImagePart | DocumentPart) for m in request.messages for p in m.content
+            isinstance(p, ImagePart | DocumentPart)
+            for m in request.messages
+            if m.role != "assistant"
+            for p in m.content
         ):
             raise InvalidRequestError(
                 f"{PROVIDER}: {self.served_model} reads text only; remove the images and documents",
@@ -347,7 +351,9 @@ class LocalProvider:
             extra=_with_sampling(request.extra, request.sampling),
             sampling=None,  # sent as the server's own fields, above
             model=self.served_model,
-            messages=_files_as_notes(request.messages, f"{self.served_model} reads text only"),
+            messages=_files_as_notes(
+                made_files_as_notes(request.messages), f"{self.served_model} reads text only"
+            ),
             tools=tools,
             tool_choice=choice,
             output=output,

@@ -58,7 +58,7 @@ from neuron_turn.loop.provider import (
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
 from neuron_turn.loop.sampling import PLAIN_FIELDS
 from neuron_turn.loop.thinking import Thinking
-from neuron_turn.loop.tool_files import files_intro, unseen_file_note
+from neuron_turn.loop.tool_files import files_intro, made_files_as_notes, unseen_file_note
 
 from ._errors import PROVIDER
 from ._tool_ids import synthesise_tool_call_id
@@ -217,7 +217,9 @@ def _messages(request: ProviderRequest) -> list[JsonValue]:
     wire: list[JsonValue] = []
     if request.system:
         wire.append({"role": "system", "content": request.system})
-    for message in request.messages:
+    # A file a model made goes as a note: Ollama's chat templates show no image from the
+    # assistant, and its API takes no document at all.
+    for message in made_files_as_notes(request.messages):
         wire.extend(_message(message, tool_names))
     return wire
 

@@ -300,6 +300,25 @@ async def test_a_tool_results_files_are_notes_in_its_text_not_a_refusal() -> Non
     ]
 
 
+async def test_an_image_another_model_made_is_a_note_in_its_message_not_a_refusal() -> None:
+    client, bodies = scripted((200, completion("A cat, drawn.")))
+    made = ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png")
+    request = ProviderRequest(
+        model="default",
+        messages=[
+            user("Draw a cat"),
+            ProviderMessage("assistant", [TextPart("Here:"), made]),
+            user("What did you draw?"),
+        ],
+    )
+    await complete_with(client, request)
+    assert bodies[0]["messages"][1] == {
+        "role": "assistant",
+        "content": "Here:\n[Here the assistant made an image (image/png), which is not shown "
+        "again]",
+    }
+
+
 async def test_with_a_base_url_nothing_is_started_and_the_client_stays_open() -> None:
     client, _ = scripted((200, completion("Hi")))
     provider = LocalProvider("some-model", base_url=BASE_URL, client=client)

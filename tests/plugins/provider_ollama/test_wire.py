@@ -519,3 +519,16 @@ def test_a_thinking_setting_is_think_an_effort_only_for_gpt_oss(
 def test_the_apis_own_think_in_extra_wins_and_no_setting_sends_none() -> None:
     assert body_for(thinking="high", extra={"think": "low"})["think"] == "low"
     assert "think" not in body_for()
+
+
+def test_an_image_another_model_made_goes_back_as_a_note_not_an_image() -> None:
+    made = ImagePart(Base64Source(data=PNG), "image/png")
+    body = body_for(
+        ProviderMessage("user", [TextPart("Draw a cat")]),
+        ProviderMessage("assistant", [TextPart("Here:"), made]),
+    )
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": "Here:\n[Here the assistant made an image (image/png), which is not shown "
+        "again]",
+    }

@@ -9,29 +9,14 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from layer0 import TurnInput
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_turn import NeuronTurn, OutputSpec
 
+from ...neuron_turn.test_strict_output import Answer, Stay
 from ._support import FakeApi, message_json, reply
 from .test_stream import END, START, block_start, delta, message_delta, sse, stop
-
-
-class Stay(BaseModel):
-    """Where to stay."""
-
-    city: str
-    nights: int = 1
-    hotel: str
-
-
-class Answer(BaseModel):
-    """The result."""
-
-    answer: int
-
 
 DESCRIPTION = "Give the final answer (Stay: Where to stay.); this ends the conversation."
 STAY = Stay(city="Oslo", nights=1, hotel="Grand")

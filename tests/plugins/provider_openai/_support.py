@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
+import neuron_tool.strict as strict_module
 from neuron_provider_openai import OpenAIProvider, OpenAIResponsesProvider
 from neuron_provider_openai.preset_providers import preset_provider_class
 from neuron_turn.loop.provider import ProviderMessage, ProviderRequest
@@ -83,3 +85,16 @@ def named_provider(name: str, *responses: httpx.Response, **options: Any) -> tup
     recorder = Recorder(*(responses or (json_response(completion()),)))
     client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
     return provider_class(name)("m", api_key=KEY, client=client, **options), recorder
+
+
+def strict_forms_written(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the tools whose strict form is written from now on, once per writing."""
+    written: list[str] = []
+    real = strict_module._Converter.form
+
+    def counted(self: Any) -> Any:
+        written.append(self.tool)
+        return real(self)
+
+    monkeypatch.setattr(strict_module._Converter, "form", counted)
+    return written

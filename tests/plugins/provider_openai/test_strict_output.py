@@ -13,32 +13,17 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-import neuron_tool.strict as strict_module
 from layer0 import TurnInput
 from neuron_turn import NeuronTurn, OutputDelta, OutputSpec, UnsupportedStrictToolsError
 from neuron_turn.loop.strict_tools import infers_strict_tools
 
+from ...neuron_turn.test_strict_output import Answer, Stay
 from ._responses_support import function_call, response, sse
-from ._support import completion, json_response, tool_call
+from ._support import completion, json_response, strict_forms_written, tool_call
 from ._support import named_provider as provider
 from .test_responses_streaming import CREATED, call_events
 from .test_streaming import DONE, USAGE, call_chunk, chunk
 from .test_strict_tools import TAKES_STRICT, WITHOUT_STRICT, streamed, weather_tool
-
-
-class Stay(BaseModel):
-    """Where to stay."""
-
-    city: str
-    nights: int = 1
-    hotel: str
-
-
-class Answer(BaseModel):
-    """The result."""
-
-    answer: int
-
 
 STRICT_STAY = OutputSpec(Stay, mode="tool", strict=True)
 STAY = Stay(city="Oslo", nights=1, hotel="Grand")
@@ -183,14 +168,7 @@ async def test_a_streamed_strict_answers_null_validates_as_its_default_and_so_do
 async def test_a_turns_strict_final_answer_tool_has_its_form_written_once(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written: list[str] = []
-    real = strict_module._Converter.form
-
-    def counted(self: Any) -> Any:
-        written.append(self.tool)
-        return real(self)
-
-    monkeypatch.setattr(strict_module._Converter, "form", counted)
+    written = strict_forms_written(monkeypatch)
     wrong = '{"city":"Oslo","nights":"many","hotel":"Grand"}'
     built, recorder = provider(name, answered(name, wrong), answered(name, "".join(NULL_NIGHTS)))
     turn = NeuronTurn(built, output_type=OutputSpec(Stay, mode="tool", strict=True))

@@ -12,7 +12,6 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-import neuron_tool.strict as strict_module
 from layer0 import NonRetryableError, TurnInput
 from neuron_provider_openai import _base, _wire
 from neuron_provider_openai.presets import PRESETS
@@ -23,7 +22,14 @@ from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, ToolUse
 from neuron_turn.loop.provider_errors import InvalidRequestError
 
 from ._responses_support import function_call, message, response, sse
-from ._support import completion, json_response, provider_class, request, tool_call
+from ._support import (
+    completion,
+    json_response,
+    provider_class,
+    request,
+    strict_forms_written,
+    tool_call,
+)
 from ._support import named_provider as provider
 from .test_responses_streaming import CREATED, call_events, text_events
 from .test_streaming import DONE, USAGE, call_chunk, chunk
@@ -327,14 +333,7 @@ async def test_a_streamed_answers_final_response_is_restored_and_its_deltas_are_
 async def test_a_strict_tools_form_is_written_once_for_every_call_that_offers_it(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written: list[str] = []
-    real = strict_module._Converter.form
-
-    def counted(self: Any) -> Any:
-        written.append(self.tool)
-        return real(self)
-
-    monkeypatch.setattr(strict_module._Converter, "form", counted)
+    written = strict_forms_written(monkeypatch)
     answer = (
         completion(None, tool_calls=[tool_call("c1", "get_weather", NULL_UNIT)])
         if name == "openai"

@@ -592,10 +592,15 @@ def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
 
     Read for the record only (these items are not sent back); a field of
     another shape is left out, never an error. An MCP server's listing of its
-    tools (`mcp_list_tools`) is no call and is left out.
+    tools (`mcp_list_tools`) is no call and is left out, unless it failed: then
+    it is recorded as an `mcp` call with no tool and the listing's error, so a
+    caller sees why the model had none of the server's tools.
     """
     calls: list[HostedToolCall] = []
     for item in items:
+        if isinstance(item, dict) and item.get("type") == "mcp_list_tools" and item.get("error"):
+            calls.append(HostedToolCall("mcp", failed_listing(item)))
+            continue
         if not isinstance(item, dict) or item.get("type") not in _HOSTED_ITEMS:
             continue
         name = _HOSTED_ITEMS[item["type"]]
@@ -624,6 +629,17 @@ def mcp_call_input(item: Mapping[str, JsonValue]) -> Json:
         "tool": tool if isinstance(tool, str) else None,
         # As a function call's: the decoded JSON, else the text as written.
         "arguments": parse_arguments(item.get("arguments"), tool),
+        "error": item.get("error"),
+    }
+
+
+def failed_listing(item: Mapping[str, JsonValue]) -> Json:
+    """A failed `mcp_list_tools` item's record: the server, no tool, and the listing's error."""
+    server = item.get("server_label")
+    return {
+        "server": server if isinstance(server, str) else None,
+        "tool": None,
+        "arguments": None,
         "error": item.get("error"),
     }
 

@@ -358,3 +358,26 @@ def test_a_chat_completions_turn_with_a_server_is_refused_when_made() -> None:
     with pytest.raises(UnsupportedHostedToolError, match=r"mcp \(it runs: none\)") as refused:
         NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=(DOCS,)))
     assert TOKEN not in str(refused.value)
+
+
+async def test_a_server_whose_tools_could_not_be_listed_is_recorded_with_the_error() -> None:
+    failed = {**LISTED, "tools": [], "error": "424: the server answered 401 Unauthorized"}
+    answer = message("I could not reach the docs server.")
+    provider, _ = mocked(json_response(response(failed, answer)))
+
+    completion = await provider.complete(request(hosted_tools=[DOCS]))
+
+    assert completion.hosted_calls == (
+        HostedToolCall(
+            "mcp",
+            {
+                "server": "docs",
+                "tool": None,
+                "arguments": None,
+                "error": "424: the server answered 401 Unauthorized",
+            },
+        ),
+    )
+    # A listing that worked is no call.
+    provider, _ = mocked(json_response(response(LISTED, answer)))
+    assert (await provider.complete(request(hosted_tools=[DOCS]))).hosted_calls == ()

@@ -1,0 +1,146 @@
+"""A remote MCP call the provider asks about, from the command line: exit 15, then `resume`."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from neuron_turn.cli import main
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
+from neuron_turn.plugins import reset_plugin_manager
+
+PLUGINS = "provider-openai,state-sqlite,orch-local"
+DOCS = json.dumps(
+    {
+        "name": "mcp",
+        "label": "docs",
+        "url": "https://docs.example.com/mcp",
+        "require_approval": ["delete_page"],
+    }
+)
+ASKED = {
+    "type": "mcp_approval_request",
+    "id": "mcpr_1",
+    "server_label": "docs",
+    "name": "delete_page",
+    "arguments": '{"page": 7}',
+}
+RAN = {
+    "type": "mcp_call",
+    "id": "mcp_1",
+    "server_label": "docs",
+    "name": "delete_page",
+    "arguments": '{"page": 7}',
+    "output": "deleted",
+    "error": None,
+    "approval_request_id": "mcpr_1",
+}
+DONE = {
+    "type": "message",
+    "id": "msg_1",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "Page 7 is gone.", "annotations": []}],
+}
+
+
+def _response(*output: dict[str, Any]) -> dict[str, Any]:
+    usage = {"input_tokens": 20, "output_tokens": 5, "total_tokens": 25}
+    return {
+        "id": "resp_1",
+        "status": "completed",
+        "model": "gpt-5-mini",
+        "output": list(output),
+        "usage": usage,
+    }
+
+
+@pytest.fixture
+def api() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A loopback Responses API: the first call asks about a call, the later ones answer."""
+    bodies: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            answer = _response(ASKED) if len(bodies) == 1 else _response(RAN, DONE)
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bodies
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(autouse=True)
+def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.setenv("NEURON_LOAD_PLUGINS", PLUGINS)
+    monkeypatch.setenv("NEURON_STATE_PATH", str(tmp_path / "state.db"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def _options(base_url: str) -> list[str]:
+    model = ["--model", "openai-responses:gpt-5-mini"]
+    return [*model, "--option", f"base_url={base_url}", "--hosted-tool", DOCS, "--session", "s1"]
+
+
+def test_run_pauses_on_the_request_and_resume_sends_the_approval(
+    api: tuple[str, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base_url, bodies = api
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+
+    assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
+    err = capsys.readouterr().err
+    assert "mcpr_1" in err and "delete_page" in err
+    assert "neuron-turn resume s1 --approve mcpr_1" in err
+    assert '"require_approval": ["delete_page"]' in err  # the printed command grants it again
+    (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
+    assert granted["require_approval"] == {"always": {"tool_names": ["delete_page"]}}
+
+    assert main(["resume", "s1", "--approve", "mcpr_1", *_options(base_url)[:-2]]) == 0
+    assert "Page 7 is gone." in capsys.readouterr().out
+    assert bodies[1]["input"][-1] == {
+        "type": "mcp_approval_response",
+        "approval_request_id": "mcpr_1",
+        "approve": True,
+    }
+
+
+def test_an_edited_input_for_a_hosted_call_exits_with_the_decisions_code_and_runs_nothing(
+    api: tuple[str, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base_url, bodies = api
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
+    capsys.readouterr()
+
+    edited = ["resume", "s1", "--approve", "mcpr_1", "--input", '{"page": 8}']
+    assert main([*edited, *_options(base_url)[:-2]]) == EXIT_DECISIONS
+    assert "without an edited input" in capsys.readouterr().err
+    assert len(bodies) == 1

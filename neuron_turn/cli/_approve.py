@@ -188,8 +188,9 @@ def print_resume_hint(
         f"  {'answer' if not own else 'approve'}: {shlex.join([*base, *approve, *options])}",
         f"  deny:    {shlex.join([*base, *deny, *options])}",
     ]
-    if own:
-        first = own[0]
+    editable = [call for call in own if not call.hosted]
+    if editable:
+        first = editable[0]
         lines += [
             "  (run a call with other input: --approve ID --input JSON, e.g. "
             f"{shlex.join(['--approve', first.id, '--input', _json(first.input)])})",
@@ -208,8 +209,16 @@ def print_resume_hint(
 
 
 def _pending_line(call: PendingCall) -> str:
-    external = "  (an external tool: you carry it out)" if call.external else ""
-    return f"  {call.id}  {call.name}  {_json(call.input)}{external}"
+    return f"  {call.id}  {call.name}  {_json(call.input)}{_whose(call)}"
+
+
+def _whose(call: PendingCall) -> str:
+    """What the person does with `call`, when it is not an ordinary approval."""
+    if call.external:
+        return "  (an external tool: you carry it out)"
+    if call.hosted:
+        return "  (a remote MCP server's call: approved, the provider runs it as asked)"
+    return ""
 
 
 def kept_part_hint(
@@ -415,6 +424,9 @@ _QUESTION: Final = "  run it? [y]es / [n]o / [e]dit / [a]lways / ne[v]er: "
 """`always` and `never` decide the tool's later calls in the session too (`Decision.always`)."""
 
 
+_HOSTED_QUESTION: Final = "  let the provider run it? [y]es / [n]o: "
+"""A remote MCP server's call: run as the model made it, or not; no edit, no `always`."""
+
 _ANSWER_QUESTION: Final = "  its result? [t]ext / [j]son / [n]o, refuse it: "
 """An external tool's call: the person carries it out and gives its result."""
 
@@ -468,12 +480,15 @@ class Prompter:
     async def _decide(self, call: PendingCall) -> Decision | None:
         if call.external:
             return await self._answer(call)
-        self._say(f"  {call.id}: {call.name} {_json(call.input)}")
+        self._say(f"  {call.id}: {call.name} {_json(call.input)}{_whose(call)}")
         while True:
-            answer = await self._ask(_QUESTION)
+            answer = await self._ask(_HOSTED_QUESTION if call.hosted else _QUESTION)
             if answer is None:
                 return None
             choice = answer.strip().lower()
+            if call.hosted and choice not in ("y", "yes", "n", "no"):
+                self._say("  answer y or n")
+                continue
             if choice in ("y", "yes", "a", "always"):
                 return Decision.approve(call.id, always=choice[0] == "a")
             if choice in ("n", "no", "v", "never"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from neuron_turn import Decision, PendingCall
 from neuron_turn.cli import main
+from neuron_turn.cli._approve import Prompter
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
 from neuron_turn.plugins import reset_plugin_manager
 
@@ -118,6 +121,7 @@ def test_run_pauses_on_the_request_and_resume_sends_the_approval(
     assert "mcpr_1" in err and "delete_page" in err
     assert "neuron-turn resume s1 --approve mcpr_1" in err
     assert '"require_approval": ["delete_page"]' in err  # the printed command grants it again
+    assert "the provider runs it as asked" in err and "--input" not in err  # no edit offered
     (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
     assert granted["require_approval"] == {"always": {"tool_names": ["delete_page"]}}
 
@@ -144,3 +148,37 @@ def test_an_edited_input_for_a_hosted_call_exits_with_the_decisions_code_and_run
     assert main([*edited, *_options(base_url)[:-2]]) == EXIT_DECISIONS
     assert "without an edited input" in capsys.readouterr().err
     assert len(bodies) == 1
+
+
+HOSTED = PendingCall(
+    id="mcpr_1",
+    name="mcp",
+    input={"server": "docs", "tool": "delete_page", "arguments": {"page": 7}},
+    hosted=True,
+)
+
+
+def _prompter(answers: list[str]) -> tuple[Prompter, io.StringIO]:
+    given = iter(answers)
+
+    async def lines() -> str | None:
+        return next(given, None)
+
+    err = io.StringIO()
+    return Prompter(io.StringIO(), err, lines=lines), err
+
+
+async def test_the_prompt_offers_a_hosted_call_yes_or_no_only() -> None:
+    prompter, err = _prompter(["edit", "always", "y"])
+
+    assert await prompter("s1", [HOSTED], None) == [Decision.approve("mcpr_1")]
+    shown = err.getvalue()
+    assert "let the provider run it? [y]es / [n]o: " in shown
+    assert shown.count("answer y or n") == 2
+    assert "a remote MCP server's call: approved, the provider runs it as asked" in shown
+
+
+async def test_a_hosted_call_denied_at_the_prompt_carries_the_reason() -> None:
+    prompter, _ = _prompter(["n", "keep the page"])
+
+    assert await prompter("s1", [HOSTED], None) == [Decision.deny("mcpr_1", "keep the page")]

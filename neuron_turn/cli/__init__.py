@@ -84,6 +84,7 @@ from ._errors import (
     stop_notes,
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
+from ._hosted_token import ENV_KEY, with_env_token
 from ._images import ImageSaveError, image_directory, images_note, save_images
 from ._listing import listing_json, listing_text
 from ._numbers import whole_number
@@ -453,8 +454,11 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME|JSON",
         help="let the provider run this tool on its servers (repeat): web_search, web_fetch, "
         "code_execution (anthropic, google: all three; openai-responses: web_search, "
-        "code_execution), or one with limits as JSON, e.g. "
-        """'{"name": "web_fetch", "max_uses": 3, "allowed_domains": ["docs.python.org"]}'""",
+        "code_execution), image_generation (google), or one with limits as JSON, e.g. "
+        """'{"name": "web_fetch", "max_uses": 3, "allowed_domains": ["docs.python.org"]}'; """
+        "a remote MCP server as JSON with its label and url (anthropic, openai-responses), "
+        "its token read from the environment variable authorization_env names, "
+        "require_approval true or a list of its tools to be asked about",
     )
     parser.add_argument(
         "--thinking",
@@ -964,6 +968,9 @@ def _hosted_tool(text: str) -> HostedTool:
         raise argparse.ArgumentTypeError(f"unknown hosted tool {text!r} (choose from {known})")
     try:
         data = json.loads(text) if text.lstrip().startswith("{") else {"name": text}
+        if isinstance(data, dict) and ENV_KEY in data:
+            variable = data.pop(ENV_KEY)
+            return with_env_token(hosted_tool_from_json(data), variable)
         return hosted_tool_from_json(data)
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None

@@ -38,8 +38,8 @@ from ..loop.approval import (
     pending_approvals,
     resume_input,
 )
-from ..loop.hosted_tools import hosted_tool_json
 from ._errors import EXIT_AWAITING_APPROVAL, chain_of
+from ._hosted_token import hosted_tool_text
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
@@ -311,8 +311,7 @@ def _option_text(dest: str, value: Any) -> str:
     if dest == "thinking" and isinstance(value, bool):
         return "on" if value else "off"
     if dest == "hosted_tool":
-        data = hosted_tool_json(value)
-        return str(data["name"]) if len(data) == 1 else json.dumps(data, ensure_ascii=False)
+        return hosted_tool_text(value)
     return str(value)
 
 

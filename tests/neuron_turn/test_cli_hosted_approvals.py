@@ -15,7 +15,7 @@ import pytest
 from neuron_turn import Decision, PendingCall
 from neuron_turn.cli import main
 from neuron_turn.cli._approve import Prompter
-from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS, EXIT_USAGE
 from neuron_turn.plugins import reset_plugin_manager
 
 PLUGINS = "provider-openai,state-sqlite,orch-local"
@@ -182,3 +182,56 @@ async def test_a_hosted_call_denied_at_the_prompt_carries_the_reason() -> None:
     prompter, _ = _prompter(["n", "keep the page"])
 
     assert await prompter("s1", [HOSTED], None) == [Decision.deny("mcpr_1", "keep the page")]
+
+
+TOKEN = "mcp-bearer-from-env-7f3cSECRET"
+WITH_TOKEN = json.dumps({**json.loads(DOCS), "authorization_env": "DOCS_MCP_TOKEN"})
+
+
+def test_a_servers_token_comes_from_the_variable_named_and_is_never_printed(
+    api: tuple[str, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base_url, bodies = api
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    monkeypatch.setenv("DOCS_MCP_TOKEN", TOKEN)
+    argv = ["run", "Delete page 7", *_options(base_url)]
+    argv[argv.index(DOCS)] = WITH_TOKEN
+
+    assert main(argv) == EXIT_AWAITING_APPROVAL
+
+    (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
+    assert granted["authorization"] == TOKEN
+    captured = capsys.readouterr()
+    assert TOKEN not in captured.out + captured.err
+    # The printed resume command names the variable again, not the token.
+    assert '"authorization_env": "DOCS_MCP_TOKEN"' in captured.err
+
+
+@pytest.mark.parametrize(
+    ("grant", "says"),
+    [
+        (WITH_TOKEN, "the environment variable DOCS_MCP_TOKEN (the token of the MCP server"),
+        ('{"name": "web_search", "authorization_env": "X"}', "not web_search"),
+        (WITH_TOKEN.replace('"DOCS_MCP_TOKEN"', "3"), "the name of an environment variable"),
+    ],
+)
+def test_a_token_variable_not_set_or_misplaced_is_a_usage_error_before_any_call(
+    api: tuple[str, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    grant: str,
+    says: str,
+) -> None:
+    base_url, bodies = api
+    monkeypatch.delenv("DOCS_MCP_TOKEN", raising=False)
+    argv = ["run", "hi", *_options(base_url)]
+    argv[argv.index(DOCS)] = grant
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+
+    assert exited.value.code == EXIT_USAGE
+    assert says in capsys.readouterr().err
+    assert bodies == []

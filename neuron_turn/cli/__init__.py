@@ -84,7 +84,7 @@ from ._errors import (
     stop_notes,
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
-from ._hosted_token import ENV_KEY, with_env_token
+from ._hosted_token import ENV_KEY, EnvTokenMCP, with_env_token
 from ._images import ImageSaveError, image_directory, images_note, save_images
 from ._listing import listing_json, listing_text
 from ._numbers import whole_number
@@ -582,6 +582,12 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.mcp_token_env is not None and not os.environ.get(args.mcp_token_env):
         _error(f"--mcp-token-env: the environment variable {args.mcp_token_env} is not set")
+        return EXIT_USAGE
+    if args.environment is not None and any(isinstance(t, EnvTokenMCP) for t in args.hosted_tool):
+        _error(
+            "--environment: a remote MCP server's token (authorization_env) never goes into "
+            "a sandbox's recipe; grant that server without --environment"
+        )
         return EXIT_USAGE
 
     check_allowed_tools(args.tool, args.allow_tool)

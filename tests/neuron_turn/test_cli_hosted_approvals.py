@@ -235,3 +235,20 @@ def test_a_token_variable_not_set_or_misplaced_is_a_usage_error_before_any_call(
     assert exited.value.code == EXIT_USAGE
     assert says in capsys.readouterr().err
     assert bodies == []
+
+
+def test_a_servers_token_never_goes_into_a_sandboxs_recipe(
+    api: tuple[str, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base_url, bodies = api
+    monkeypatch.setenv("DOCS_MCP_TOKEN", TOKEN)
+    argv = ["run", "hi", *_options(base_url)[:-4], "--hosted-tool", WITH_TOKEN]
+    argv = [word for word in argv if not word.startswith("base_url=") and word != "--option"]
+
+    assert main([*argv, "--environment", "process"]) == EXIT_USAGE
+
+    err = capsys.readouterr().err
+    assert "--environment: a remote MCP server's token (authorization_env) never goes" in err
+    assert TOKEN not in err and bodies == []

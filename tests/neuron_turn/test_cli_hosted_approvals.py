@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from neuron_turn.cli import main
 from neuron_turn.cli._approve import Prompter
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_DECISIONS, EXIT_USAGE
 from neuron_turn.plugins import reset_plugin_manager
+from tests.loopback import Seen, json_server
 
 PLUGINS = "provider-openai,state-sqlite,orch-local"
 DOCS = json.dumps(
@@ -69,28 +68,12 @@ def api() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A loopback Responses API: the first call asks about a call, the later ones answer."""
     bodies: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            answer = _response(ASKED) if len(bodies) == 1 else _response(RAN, DONE)
-            data = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(request: Seen) -> tuple[int, Any]:
+        bodies.append(request.body)
+        return 200, _response(ASKED) if len(bodies) == 1 else _response(RAN, DONE)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bodies
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with json_server(answer) as running:
+        yield f"{running.url}/v1", bodies
 
 
 @pytest.fixture(autouse=True)

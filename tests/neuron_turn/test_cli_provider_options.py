@@ -7,11 +7,7 @@ Anthropic Messages) well enough for one answer, and records what it was sent.
 from __future__ import annotations
 
 import argparse
-import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +16,7 @@ import pytest
 from neuron_turn.cli import _add_run_options, _parser, main
 from neuron_turn.cli._approve import resume_options
 from neuron_turn.plugins import reset_plugin_manager
+from tests.loopback import Seen, Server, json_server
 
 PLUGINS = "provider-openai,provider-anthropic,state-sqlite,orch-local"
 ANSWER = "hello from loopback"
@@ -50,52 +47,17 @@ ANTHROPIC_BODY = {
 }
 
 
-@dataclass
-class Seen:
-    """One request the server got."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-@dataclass
-class Server:
-    """The loopback server's address and what it was sent."""
-
-    url: str
-    requests: list[Seen] = field(default_factory=list)
+def _known(request: Seen) -> tuple[int, Any]:
+    known = {"/v1/chat/completions": OPENAI_BODY, "/v1/messages": ANTHROPIC_BODY}
+    answer = known.get(request.path)
+    return (200, answer) if answer else (404, {"error": {"message": "no such path"}})
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    seen: list[Seen] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers["Content-Length"])
-            body = json.loads(self.rfile.read(length))
-            seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            known = {"/v1/chat/completions": OPENAI_BODY, "/v1/messages": ANTHROPIC_BODY}
-            answer = known.get(self.path)
-            data = json.dumps(answer or {"error": {"message": "no such path"}}).encode()
-            self.send_response(200 if answer else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", seen)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    """A loopback OpenAI and Anthropic API, answering each path's one reply."""
+    with json_server(_known) as running:
+        yield running
 
 
 @pytest.fixture(autouse=True)

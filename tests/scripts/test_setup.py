@@ -8,19 +8,16 @@ real run only checks them: it is quick, and it is the same run a user repeats.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.loopback import Server, json_server
 from tests.terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,35 +113,14 @@ def test_setup_piped_says_each_step_once(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def registry() -> Iterator[tuple[str, list[str]]]:
+def registry() -> Iterator[tuple[str, Server]]:
     """A loopback npm registry that knows no package and records what was asked."""
-    asked: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked.append(self.path)
-            body = json.dumps({"error": "Not found"}).encode()
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", asked
-    finally:
-        server.shutdown()
-        server.server_close()
+    with json_server(lambda request: (404, {"error": "Not found"})) as running:
+        yield f"{running.url}/", running
 
 
 def test_the_mcp_servers_step_keeps_npms_global_config(
-    tmp_path: Path, registry: tuple[str, list[str]]
+    tmp_path: Path, registry: tuple[str, Server]
 ) -> None:
     # npm's global config is {prefix}/etc/npmrc: here it names the loopback registry (on
     # a user's machine, a cafile). `npm install --prefix DIR` would read DIR/etc/npmrc
@@ -173,7 +149,8 @@ def test_the_mcp_servers_step_keeps_npms_global_config(
     )
     # The loopback registry knows nothing, so npm fails: after asking it, not anyone else.
     assert done.returncode != 0
-    assert "@modelcontextprotocol%2fserver-everything" in " ".join(asked), done.stderr
+    paths = " ".join(request.path for request in asked.requests)
+    assert "@modelcontextprotocol%2fserver-everything" in paths, done.stderr
     assert "E404" in done.stderr or "404" in done.stderr, done.stderr
     assert not (checkout / ".cache" / "npm" / "etc").exists()
     assert os.listdir(checkout / ".cache" / "npm") == ["package.json"]

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layer0 import TurnInput, TurnOutput
 from neuron_orch_local import LocalOrchestrator
 from neuron_provider_anthropic import AnthropicProvider
 from neuron_provider_openai import OpenAIResponsesProvider
+from neuron_provider_openai._responses_wire import (
+    MalformedResponseError,
+    approval_request_to_wire,
+    parse_response,
+)
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -258,3 +266,36 @@ async def test_a_streamed_turn_pauses_on_the_request_as_a_complete_one_does() ->
     assert isinstance(last, TurnDone)
     assert last.output.exit_reason == AWAITING_APPROVAL
     assert [c.id for c in pending_approvals(last.output) if c.hosted] == ["mcpr_1"]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_ITEM = st.fixed_dictionaries(
+    {"type": st.sampled_from(["mcp_approval_request", "mcp_call", "mcp_list_tools"])},
+    optional={
+        key: _JSON | st.text(max_size=12)
+        for key in ("id", "server_label", "name", "arguments", "error", "approval_request_id")
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(_ITEM, min_size=1, max_size=3))
+def test_any_mcp_items_are_read_or_refused_naming_why_never_a_crash(
+    items: list[dict[str, Any]],
+) -> None:
+    try:
+        completion = parse_response(response(*items, message("ok")), fallback_model="m")
+    except MalformedResponseError as exc:
+        assert "mcp_approval_request" in str(exc)
+        return
+    for part in completion.content:
+        if isinstance(part, ToolUsePart):
+            # Each request read is sent back as the API's own item, whatever it held.
+            assert approval_request_to_wire(part) is not None
+    json.dumps([dataclasses.asdict(call) for call in completion.hosted_calls])

@@ -10,7 +10,9 @@ for the server's own tools, `tool-output-available` (a JSON object or array
 as such, other results as text) or `tool-output-error`.
 A typed answer is the `data-output` part (updated in place as it grows); each
 call the provider ran itself (a hosted tool: a web search, code execution) a
-`data-hosted-tool-call` part when the model's answer is done. The
+`data-hosted-tool-call` part when the model's answer is done; each image the
+model made (`ImageGeneration`) a `file` part (its bytes as a `data:` URL), in
+its place after the text before it. The
 response ends with `finish` (and its `finishReason`), after an `error` chunk
 when the turn failed or stopped short, never with a traceback.
 """
@@ -24,16 +26,18 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import TurnOutput
+from layer0 import Base64Source, ImageBlock, ImageSource, TurnOutput
 from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
     Decision,
     HostedToolCall,
+    ImagePart,
     ModelCallDone,
     ModelCallStart,
     OutputDelta,
     PendingCall,
+    ProviderResponse,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -73,6 +77,7 @@ class ChatChunks:
         self._resumed = {d.id: d for d in resumed}
         self._output_id = f"output-{uuid.uuid4()}"
         self._streamed_text = False
+        self._answers_seen = False  # a model call's answer came with its event
 
     def on(self, event: object) -> list[Chunk]:
         """The chunks of one of the turn's events (none for most)."""
@@ -96,7 +101,11 @@ class ChatChunks:
             ]
         if isinstance(event, ModelCallDone):
             self._writing.clear()  # whole now; available when the call runs or waits
-            return [*self._close(), *map(_hosted_call, event.hosted_calls)]
+            files: list[Chunk] = []
+            if event.response is not None:
+                self._answers_seen = True
+                files = [_file(part.source, part.media_type) for part in _images(event.response)]
+            return [*self._close(), *files, *map(_hosted_call, event.hosted_calls)]
         if isinstance(event, OutputDelta):
             return [self._output(event.data)]
         if isinstance(event, ToolStart):
@@ -113,6 +122,10 @@ class ChatChunks:
             text = answer_text(output)
             if text:
                 chunks += [*self._text_delta(text), *self._close()]
+        if not self._answers_seen:
+            # Nor the model's answers (events over a wire carry none): its images, whole.
+            images = (block for block in output.message.blocks if isinstance(block, ImageBlock))
+            chunks += [_file(block.source, block.media_type) for block in images]
         reason = output.exit_reason
         if reason == "complete":
             result = typed_result(output)
@@ -244,6 +257,19 @@ def _structured(content: str) -> JsonValue:
             return content
         return value
     return content
+
+
+def _images(response: ProviderResponse) -> list[ImagePart]:
+    """The images of a model's answer (`ImageGeneration`), in order."""
+    return [part for part in response.content if isinstance(part, ImagePart)]
+
+
+def _file(source: ImageSource, media_type: str) -> Chunk:
+    """An image the model made as the AI SDK's `file` part: its bytes as a `data:` URL."""
+    if isinstance(source, Base64Source):
+        url = f"data:{media_type};base64,{source.data}"
+        return {"type": "file", "mediaType": media_type, "url": url}
+    return {"type": "file", "mediaType": media_type, "url": source.url}
 
 
 def _hosted_call(call: HostedToolCall) -> Chunk:

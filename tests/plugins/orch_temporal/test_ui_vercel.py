@@ -9,10 +9,18 @@ import pytest
 from neuron_ui_vercel import serve_vercel_ai
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import HISTORY_KEY, SessionScope
+from layer0 import HISTORY_KEY, Base64Source, SessionScope
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TemporalOrchestrator
-from neuron_turn import NeuronTurn, NeuronTurnConfig
+from neuron_turn import (
+    ImageGeneration,
+    ImagePart,
+    NeuronTurn,
+    NeuronTurnConfig,
+    ProviderResponse,
+    TextPart,
+    TokenUsage,
+)
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 from tests.plugins.ui_vercel._server import (
     PICK_COLOUR,
@@ -69,3 +77,31 @@ async def test_a_frontend_tool_round_trip_runs_on_the_worker_and_the_output_resu
     # The workflows kept the exchange in the chat's session, the answer once.
     history = await store.read(SessionScope(id="vercel:v1"), HISTORY_KEY)
     assert isinstance(history, list) and len(history) == 4
+
+
+async def test_an_image_the_model_made_on_the_worker_reaches_the_chat_once_as_a_file(
+    env: WorkflowEnvironment,
+) -> None:
+    store = InMemoryStore()
+    pixel = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+        "AAAABJRU5ErkJggg=="
+    )
+    drawn = ProviderResponse(
+        content=(TextPart("A cat:"), ImagePart(Base64Source(data=pixel), "image/png")),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="m",
+    )
+    model = ScriptedProvider([drawn], hosted_tools={"image_generation"})
+    config = NeuronTurnConfig(model="m", hosted_tools=[ImageGeneration()])
+    turn = NeuronTurn(model, state=store, config=config)
+    async with hosting(env, {"helper": turn}, store) as orchestrator:
+        async with served(orchestrator, store) as server:
+            answer = await post(server, chat("v2", user("Draw a cat")))
+
+    assert text_of(answer) == "A cat:"
+    # The worker's events carry no answer: the image comes from the output, once.
+    assert of(answer, "file") == [
+        {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{pixel}"}
+    ]

@@ -57,6 +57,7 @@ REQUIRED = {
     "tool-output-available": {"toolCallId", "output"},
     "tool-output-error": {"toolCallId", "errorText"},
     "tool-output-denied": {"toolCallId"},
+    "file": {"url", "mediaType"},
 }
 FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other"}
 

@@ -10,10 +10,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from layer0 import Base64Source, UrlSource
 from neuron_tool import tool
 from neuron_turn import (
     ApprovalPolicy,
     HostedToolCall,
+    ImageGeneration,
+    ImagePart,
     NeuronTurnConfig,
     ProviderResponse,
     TextPart,
@@ -27,6 +30,10 @@ from ._server import PICK_COLOUR, serving
 
 ROOT = Path(__file__).resolve().parents[3]
 MODULES = ROOT / ".cache" / "npm" / "node_modules"
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
 SCRIPT = Path(__file__).with_name("ai_sdk_client.cjs")
 
 
@@ -132,6 +139,36 @@ async def test_the_ai_sdk_chat_keeps_what_the_provider_ran_as_a_data_part() -> N
         {
             "type": "data-hosted-tool-call",
             "data": {"name": "web_search", "input": {"query": "Oslo weather"}},
+        },
+    ]
+
+
+async def test_the_ai_sdk_chat_shows_an_image_the_model_made_as_a_file_part() -> None:
+    drawn = ProviderResponse(
+        content=(
+            TextPart("A cat:"),
+            ImagePart(Base64Source(data=PIXEL), "image/png"),
+            ImagePart(UrlSource(url="https://images.example.com/cat.webp"), "image/webp"),
+        ),
+        stop_reason="end_turn",
+        usage=TokenUsage(),
+        model="m",
+    )
+    model = ScriptedProvider([drawn], hosted_tools={"image_generation"})
+    config = NeuronTurnConfig(model="m", hosted_tools=[ImageGeneration()])
+    async with serving(model, config=config) as served:
+        lines = await drive(served.url, served.token, "text")
+
+    assert "error" not in lines[-1], lines[-1]
+    (_, answered) = lines[-1]["messages"]
+    parts = [p for p in answered["parts"] if p["type"] != "step-start"]
+    assert parts == [
+        {"type": "text", "text": "A cat:", "state": "done"},
+        {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PIXEL}"},
+        {
+            "type": "file",
+            "mediaType": "image/webp",
+            "url": "https://images.example.com/cat.webp",
         },
     ]
 

@@ -255,18 +255,22 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         help="auto, none, required, or a tool's name to force that tool (first call only)",
     )
     _add_trace_argument(run, "the run")
-    run.add_argument(
-        "--save-images",
-        type=image_directory,
-        metavar="DIR",
-        help="write the images the answer holds (--hosted-tool image_generation) to DIR",
-    )
+    _add_save_images_argument(run)
     shape = run.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print only the TurnOutput JSON")
     shape.add_argument(
         "--jsonl",
         action="store_true",
         help="print every event of the turn as a JSON line as it happens, the output last",
+    )
+
+
+def _add_save_images_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--save-images",
+        type=image_directory,
+        metavar="DIR",
+        help="write the images an answer holds (--hosted-tool image_generation) to DIR",
     )
 
 
@@ -339,6 +343,7 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     chat.add_argument("--session", metavar="ID", help="continue this conversation")
+    _add_save_images_argument(chat)
     _add_limit_arguments(chat)  # each answer's own
     _add_allow_tool_argument(chat)
     _add_stop_argument(chat)
@@ -368,6 +373,7 @@ def _chat_command(args: argparse.Namespace) -> int:
         metadata=_call_options(args),
         verbose=args.verbose,
         paused=paused,
+        save_images=args.save_images,
     )
 
 

@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Final, TextIO
 
 from moneyed import Money
@@ -52,8 +53,8 @@ from ._attachments import read_attachments
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._errors import UsageError, classify
-from ._images import images_note
-from ._outcome import stop_note
+from ._images import ImageSaveError, images_note, save_images
+from ._outcome import stop_note, turn_id_of
 from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, streamed
 from ._sessions import new_session_note, read_history, record_run
@@ -128,6 +129,8 @@ class Chat:
         self.totals = ChatTotals()
         self.attached: list[ImageBlock | CustomBlock] = []
         """Images and documents `/attach` added, sent with the next message."""
+        self.save_images: Path | None = None
+        """Where each answer's images are written (`--save-images`; None: named only)."""
         self.questions: TerminalQuestions | None = None
         """Puts the MCP servers' questions to the person (on a terminal only)."""
 
@@ -267,8 +270,11 @@ def chat(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     paused: PausedHint | None = None,
+    save_images: Path | None = None,
 ) -> int:
     """Run the chat until end of input or `/exit`; return the exit code.
+
+    `save_images`: the directory each answer's images are written to (None: named only).
 
     Errors of one answer (a provider failure) are reported and the chat goes
     on; errors building the turn (an unknown model or tool) are raised. A
@@ -296,6 +302,7 @@ def chat(
                     metadata=metadata,
                 )
             )
+            chat_.save_images = save_images
             given = session is not None
             _greet(err, model, held if given else f"new session {session_id}")
             waiting = _settle_earlier(runner, chat_, reader, out, err, config, verbose)
@@ -421,9 +428,7 @@ def _one_answer(
     if output is None:  # the input ended before the earlier calls were decided
         return runner.run(chat_.waiting())
     printer.finish(output)
-    shown = images_note(output, f"neuron-turn history {chat_.session} --json holds them")
-    if shown is not None:
-        print(f"{_PROG}: {shown}", file=err)
+    _show_images(chat_, output, err)
     pending = awaiting(output)
     if pending:
         return pending
@@ -431,6 +436,26 @@ def _one_answer(
     if note is not None:
         print(f"{_PROG}: {note}", file=err)
     return []
+
+
+def _show_images(chat_: Chat, output: TurnOutput, err: TextIO) -> None:
+    """Write the answer's images where `--save-images` says, or say the session keeps them.
+
+    A write that fails is reported and the chat goes on: the session holds the images.
+    """
+    kept = f"neuron-turn history {chat_.session} --json holds them"
+    if chat_.save_images is None:
+        shown = images_note(output, kept)
+        if shown is not None:
+            print(f"{_PROG}: {shown}", file=err)
+        return
+    try:
+        lines = save_images(output, chat_.save_images, turn_id_of(output) or uuid.uuid4().hex)
+    except ImageSaveError as exc:
+        print(f"{_PROG}: error: --save-images: {exc}; {kept}", file=err)
+        return
+    for line in lines:
+        print(line, file=err)
 
 
 def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: WaitingLine) -> Prompter:

@@ -321,3 +321,22 @@ def test_an_answers_images_are_named_with_where_the_session_keeps_them(
         assert terminal.wait() == 0
     done = neuron_turn(env, "history", "p1", "--json")
     assert [b["type"] for b in json.loads(done.stdout)[-1]["content"]] == ["text", "image", "image"]
+
+
+def test_chat_writes_each_answers_images_where_save_images_says(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    images = tmp_path / "images"
+    argv = chat(
+        "--model", "fixture:painter", "--hosted-tool", "image_generation",
+        "--save-images", str(images),
+    )  # fmt: skip
+    with Terminal(argv, env=env) as terminal:
+        say(terminal, b"draw a cat\r")
+        terminal.expect("Here is a cat.")
+        terminal.expect(r"image 1: \S+\.png")
+        terminal.expect("image 2: https://images.example.com/cat.webp")
+        say(terminal, CTRL_D)
+        assert terminal.wait() == 0
+    (written,) = images.iterdir()
+    assert written.read_bytes().startswith(b"\x89PNG")

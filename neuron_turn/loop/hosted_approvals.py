@@ -4,9 +4,13 @@ A `HostedMCP` with `require_approval` has the provider stop before it runs a
 call and ask (the Responses API's `mcp_approval_request`). The provider hands
 the request to the loop as a tool call named `mcp` (`HOSTED_CALL`, the hosted
 tool's name, which no function tool of such a turn may have) whose input is
-`{"server": label, "tool": name, "arguments": ...}` (`hosted_call_input`), and
+`{"server": label, "tool": name, "arguments": ...}` (`hosted_call_input`) and
+whose id is the request's own behind `HOSTED_ID_PREFIX` (`hosted_call_id`), and
 the loop pauses on it as on a held call of its own: `pending_approvals` lists
-it with `hosted=True`, and the resume decides it.
+it with `hosted=True`, and the resume decides it. Why the prefix: a call's id is
+the API's, never the model's, so the model cannot forge a request by calling a
+function named `mcp` (such a call is refused unrun, and never goes back to the
+API as a request it did not make, which would fail every later call).
 
 - Approved (`Decision.approve(id)`), the call's result is `APPROVED` and the
   provider sends the API its "yes"; the provider then runs the call with the
@@ -17,9 +21,9 @@ it with `hosted=True`, and the resume decides it.
   the provider sends as its "no" with the reason.
 - `Decision.answer` is refused: nothing here ran the call.
 
-A request naming a server the turn did not grant, or not shaped as above, is
-answered as refused unrun (a "no" for the provider), never shown to a person
-as if it were one of the grant's calls.
+A request naming a server the turn did not grant, or a call named `mcp` that is
+no request, is answered as refused unrun, never shown to a person as if it
+were one of the grant's calls.
 """
 
 from __future__ import annotations
@@ -38,14 +42,19 @@ from .provider import ToolUsePart
 __all__ = [
     "APPROVED",
     "HOSTED_CALL",
+    "HOSTED_ID_PREFIX",
     "HostedCallDecisionError",
     "HostedRequest",
+    "hosted_call_id",
     "hosted_call_input",
     "hosted_request",
 ]
 
 HOSTED_CALL: Final = HostedMCP.name
 """The name of the tool call a remote MCP server's approval request arrives as."""
+
+HOSTED_ID_PREFIX: Final = "hosted:"
+"""Before the provider's own id of a request, in the id of the call it arrives as."""
 
 APPROVED: Final = "Approved by a person"
 """An approved hosted call's result: the provider sends it as the API's "yes"."""
@@ -67,10 +76,16 @@ def hosted_call_input(server: str, tool: str, arguments: JsonValue) -> dict[str,
     return {"server": server, "tool": tool, "arguments": arguments}
 
 
+def hosted_call_id(request_id: str) -> str:
+    """The id of the tool call an approval request arrives as: the provider's id, prefixed."""
+    return f"{HOSTED_ID_PREFIX}{request_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class HostedRequest:
-    """What a provider asked about: the server's label, the tool, the arguments the model wrote."""
+    """What a provider asked about: its id for the request, the server, the tool, the arguments."""
 
+    request_id: str
     server: str
     tool: str
     arguments: JsonValue
@@ -82,13 +97,15 @@ def hosted_request(part: ToolUsePart) -> HostedRequest | None:
     Why a provider asks: it sends such a call back as its API's own request item,
     and its result as the API's "yes" or "no", not as a function call.
     """
-    asked = part.input
+    asked, call_id = part.input, part.id
     if part.name != HOSTED_CALL or not isinstance(asked, dict) or set(asked) != _KEYS:
+        return None
+    if not call_id.startswith(HOSTED_ID_PREFIX) or len(call_id) == len(HOSTED_ID_PREFIX):
         return None
     server, tool = asked["server"], asked["tool"]
     if not isinstance(server, str) or not isinstance(tool, str):
         return None
-    return HostedRequest(server, tool, asked["arguments"])
+    return HostedRequest(call_id[len(HOSTED_ID_PREFIX) :], server, tool, asked["arguments"])
 
 
 def approval_servers(tools: Sequence[HostedTool]) -> frozenset[str]:
@@ -106,9 +123,8 @@ def screened_hosted(call: ToolUsePart, servers: Collection[str]) -> ToolUsePart:
         return call
     asked = hosted_request(call)
     if asked is None:
-        return RefusedCall(
-            call.id, call.name, call.input, "Error: not a remote MCP server's approval request"
-        )
+        refusal = f"Error: {HOSTED_CALL} is a tool the provider runs; it cannot be called here"
+        return RefusedCall(call.id, call.name, call.input, refusal)
     if asked.server not in servers:
         refusal = f"Error: the turn grants no remote MCP server {asked.server!r}"
         return RefusedCall(call.id, call.name, call.input, refusal)

@@ -102,13 +102,13 @@ def test_run_pauses_on_the_request_and_resume_sends_the_approval(
     assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
     err = capsys.readouterr().err
     assert "mcpr_1" in err and "delete_page" in err
-    assert "neuron-turn resume s1 --approve mcpr_1" in err
+    assert "neuron-turn resume s1 --approve hosted:mcpr_1" in err
     assert '"require_approval": ["delete_page"]' in err  # the printed command grants it again
     assert "the provider runs it as asked" in err and "--input" not in err  # no edit offered
     (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
     assert granted["require_approval"] == {"always": {"tool_names": ["delete_page"]}}
 
-    assert main(["resume", "s1", "--approve", "mcpr_1", *_options(base_url)[:-2]]) == 0
+    assert main(["resume", "s1", "--approve", "hosted:mcpr_1", *_options(base_url)[:-2]]) == 0
     assert "Page 7 is gone." in capsys.readouterr().out
     assert bodies[1]["input"][-1] == {
         "type": "mcp_approval_response",
@@ -127,14 +127,14 @@ def test_an_edited_input_for_a_hosted_call_exits_with_the_decisions_code_and_run
     assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
     capsys.readouterr()
 
-    edited = ["resume", "s1", "--approve", "mcpr_1", "--input", '{"page": 8}']
+    edited = ["resume", "s1", "--approve", "hosted:mcpr_1", "--input", '{"page": 8}']
     assert main([*edited, *_options(base_url)[:-2]]) == EXIT_DECISIONS
     assert "without an edited input" in capsys.readouterr().err
     assert len(bodies) == 1
 
 
 HOSTED = PendingCall(
-    id="mcpr_1",
+    id="hosted:mcpr_1",
     name="mcp",
     input={"server": "docs", "tool": "delete_page", "arguments": {"page": 7}},
     hosted=True,
@@ -154,7 +154,7 @@ def _prompter(answers: list[str]) -> tuple[Prompter, io.StringIO]:
 async def test_the_prompt_offers_a_hosted_call_yes_or_no_only() -> None:
     prompter, err = _prompter(["edit", "always", "y"])
 
-    assert await prompter("s1", [HOSTED], None) == [Decision.approve("mcpr_1")]
+    assert await prompter("s1", [HOSTED], None) == [Decision.approve("hosted:mcpr_1")]
     shown = err.getvalue()
     assert "let the provider run it? [y]es / [n]o: " in shown
     assert shown.count("answer y or n") == 2
@@ -164,7 +164,7 @@ async def test_the_prompt_offers_a_hosted_call_yes_or_no_only() -> None:
 async def test_a_hosted_call_denied_at_the_prompt_carries_the_reason() -> None:
     prompter, _ = _prompter(["n", "keep the page"])
 
-    assert await prompter("s1", [HOSTED], None) == [Decision.deny("mcpr_1", "keep the page")]
+    assert await prompter("s1", [HOSTED], None) == [Decision.deny("hosted:mcpr_1", "keep the page")]
 
 
 TOKEN = "mcp-bearer-from-env-7f3cSECRET"

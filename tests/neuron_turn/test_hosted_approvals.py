@@ -46,7 +46,7 @@ async def weather(city: str) -> str:
 
 DOCS = HostedMCP("docs", "https://mcp.example.com/mcp", require_approval=["delete_page"])
 CONFIG = NeuronTurnConfig(model="m", hosted_tools=[DOCS])
-ASKED = ToolUsePart("mcpr_1", "mcp", hosted_call_input("docs", "delete_page", {"page": 7}))
+ASKED = ToolUsePart("hosted:mcpr_1", "mcp", hosted_call_input("docs", "delete_page", {"page": 7}))
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +84,7 @@ async def test_a_hosted_call_the_provider_asks_about_pauses_the_turn_and_is_list
     assert output.exit_reason == AWAITING_APPROVAL
     assert pending_approvals(output) == [
         PendingCall(
-            id="mcpr_1",
+            id="hosted:mcpr_1",
             name="mcp",
             input={"server": "docs", "tool": "delete_page", "arguments": {"page": 7}},
             hosted=True,
@@ -98,13 +98,13 @@ async def test_an_approved_hosted_call_goes_back_to_the_provider_as_approved(
     tmp_path: Path,
 ) -> None:
     await _pause(tmp_path / "s.db", ASKED)
-    done, provider = await _resume(tmp_path / "s.db", [Decision.approve("mcpr_1")])
+    done, provider = await _resume(tmp_path / "s.db", [Decision.approve("hosted:mcpr_1")])
 
     assert done.exit_reason == "complete"
     assert done.message.as_text() == "Done."
     assert results_sent(provider, 1) == [
         ToolResultPart("c1", "sunny in Oslo"),
-        ToolResultPart("mcpr_1", APPROVED),
+        ToolResultPart("hosted:mcpr_1", APPROVED),
     ]
     # The request the approval went back in still holds what was asked.
     assert ASKED in provider.requests[0].messages[-2].content
@@ -113,20 +113,22 @@ async def test_an_approved_hosted_call_goes_back_to_the_provider_as_approved(
 
 async def test_a_denied_hosted_call_goes_back_as_a_denial_with_the_reason(tmp_path: Path) -> None:
     await _pause(tmp_path / "s.db", ASKED)
-    _, provider = await _resume(tmp_path / "s.db", [Decision.deny("mcpr_1", "keep the page")])
+    _, provider = await _resume(
+        tmp_path / "s.db", [Decision.deny("hosted:mcpr_1", "keep the page")]
+    )
 
     assert results_sent(provider, 1)[-1] == ToolResultPart(
-        "mcpr_1", "Denied by a person: keep the page", is_error=True
+        "hosted:mcpr_1", "Denied by a person: keep the page", is_error=True
     )
 
 
 @pytest.mark.parametrize(
     ("decision", "says"),
     [
-        (Decision.answer("mcpr_1", "deleted"), "approve it (Decision.approve) or deny it"),
-        (Decision.approve("mcpr_1", {"page": 8}), "without an edited input"),
-        (Decision.approve("mcpr_1", always=True), "decided one at a time"),
-        (Decision.deny("mcpr_1", "no", always=True), "decided one at a time"),
+        (Decision.answer("hosted:mcpr_1", "deleted"), "approve it (Decision.approve) or deny it"),
+        (Decision.approve("hosted:mcpr_1", {"page": 8}), "without an edited input"),
+        (Decision.approve("hosted:mcpr_1", always=True), "decided one at a time"),
+        (Decision.deny("hosted:mcpr_1", "no", always=True), "decided one at a time"),
     ],
 )
 async def test_a_decision_a_hosted_call_cannot_take_fails_before_anything_and_keeps_the_pause(
@@ -136,10 +138,10 @@ async def test_a_decision_a_hosted_call_cannot_take_fails_before_anything_and_ke
     with pytest.raises(DispatchFailed) as failed:
         await _resume(tmp_path / "s.db", [decision])
     assert isinstance(failed.value.__cause__, HostedCallDecisionError)
-    assert "call 'mcpr_1' is the remote MCP server 'docs''s" in str(failed.value)
+    assert "call 'hosted:mcpr_1' is the remote MCP server 'docs''s" in str(failed.value)
     assert says in str(failed.value)
 
-    done, _ = await _resume(tmp_path / "s.db", [Decision.approve("mcpr_1")])
+    done, _ = await _resume(tmp_path / "s.db", [Decision.approve("hosted:mcpr_1")])
     assert done.exit_reason == "complete"
 
 
@@ -149,7 +151,7 @@ async def test_a_request_the_grant_did_not_ask_for_still_pauses_the_turn(tmp_pat
     output = await _pause(tmp_path / "s.db", ASKED, config=config)
 
     assert output.exit_reason == AWAITING_APPROVAL
-    assert [c.id for c in pending_approvals(output)] == ["mcpr_1"]
+    assert [c.id for c in pending_approvals(output)] == ["hosted:mcpr_1"]
 
 
 @pytest.mark.parametrize(
@@ -164,7 +166,7 @@ async def test_a_request_the_grant_did_not_ask_for_still_pauses_the_turn(tmp_pat
 async def test_a_request_of_a_server_not_granted_or_of_another_shape_is_refused_not_shown(
     tmp_path: Path, asked: JsonValue
 ) -> None:
-    forged = ToolUsePart("mcpr_9", "mcp", asked)
+    forged = ToolUsePart("hosted:mcpr_9", "mcp", asked)
     async with SqliteStore(tmp_path / "s.db") as store:
         orchestrator, provider = _turn([calls(forged), answer("ok")], store)
         output = await orchestrator.dispatch("a", ask("go", session="s"))
@@ -172,8 +174,24 @@ async def test_a_request_of_a_server_not_granted_or_of_another_shape_is_refused_
     assert output.exit_reason == "complete"
     assert pending_approvals(output) == []
     [result] = results_sent(provider, 2)
-    assert result.is_error and result.tool_use_id == "mcpr_9"
+    assert result.is_error and result.tool_use_id == "hosted:mcpr_9"
     assert result.content.startswith("Error:")
+
+
+async def test_a_function_call_named_mcp_is_no_request_and_is_refused_unrun(
+    tmp_path: Path,
+) -> None:
+    # The model cannot choose a call's id: a request's comes from the provider, prefixed.
+    forged = ToolUsePart("call_9", "mcp", hosted_call_input("docs", "delete_page", {"page": 1}))
+    async with SqliteStore(tmp_path / "s.db") as store:
+        orchestrator, provider = _turn([calls(forged), answer("ok")], store)
+        output = await orchestrator.dispatch("a", ask("go", session="s"))
+
+    assert pending_approvals(output) == []
+    [result] = results_sent(provider, 2)
+    assert result == ToolResultPart(
+        "call_9", "Error: mcp is a tool the provider runs; it cannot be called here", is_error=True
+    )
 
 
 async def test_an_approval_policy_holding_every_call_does_not_change_how_a_hosted_one_waits(
@@ -185,7 +203,7 @@ async def test_an_approval_policy_holding_every_call_does_not_change_how_a_hoste
     output = await _pause(tmp_path / "s.db", ASKED, config=config)
 
     pending = {c.id: c for c in pending_approvals(output)}
-    assert pending["mcpr_1"].hosted and not pending["c1"].hosted
+    assert pending["hosted:mcpr_1"].hosted and not pending["c1"].hosted
     assert RAN == []
 
 

@@ -21,14 +21,20 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from pydantic import JsonValue
 
 from layer0 import Base64Source
 from neuron_tool.schema import ToolSchema
-from neuron_turn.loop.hosted_approvals import HOSTED_CALL, hosted_call_input, hosted_request
+from neuron_turn.loop.hosted_approvals import (
+    HOSTED_CALL,
+    HOSTED_ID_PREFIX,
+    hosted_call_id,
+    hosted_call_input,
+    hosted_request,
+)
 from neuron_turn.loop.hosted_tools import (
     CodeExecution,
     HostedMCP,
@@ -321,15 +327,13 @@ def build_input(messages: Sequence[ProviderMessage], *, stored: bool = False) ->
     may be sent back by its id alone.
     """
     items: list[JsonValue] = []
-    asked: set[str] = set()
+    asked: dict[str, str] = {}  # a request's call id: the API's id of the request
     for message in messages:
         if message.role == "assistant":
             items.extend(assistant_items(message.content, stored=stored))
-            asked.update(
-                part.id
-                for part in message.content
-                if isinstance(part, ToolUsePart) and hosted_request(part) is not None
-            )
+            for part in message.content:
+                if isinstance(part, ToolUsePart) and (request := hosted_request(part)):
+                    asked[part.id] = request.request_id
         elif message.role == "system":
             items.append({"role": "developer", "content": _system_text(message.content)})
         else:
@@ -349,19 +353,21 @@ def _system_text(parts: Sequence[ContentPart]) -> str:
     return "\n".join(texts)
 
 
-def user_items(parts: Sequence[ContentPart], asked: Collection[str] = ()) -> list[Json]:
+def user_items(parts: Sequence[ContentPart], asked: Mapping[str, str] | None = None) -> list[Json]:
     """Tool results first, as `function_call_output` items, then the user's own message.
 
     The loop sends a round's tool results as one user message, possibly with
     text after them; the API wants each output as an item of its own after
     the call it answers, so they lead. The result of a remote MCP call the API
-    asked about (an id of `asked`) is its `mcp_approval_response`.
+    asked about (its call id in `asked`, with the API's id of the request) is its
+    `mcp_approval_response`.
     """
     outputs: list[Json] = []
     content: list[JsonValue] = []
+    asked = asked or {}
     for part in parts:
         if isinstance(part, ToolResultPart) and part.tool_use_id in asked:
-            outputs.append(approval_response_to_wire(part))
+            outputs.append(approval_response_to_wire(part, asked[part.tool_use_id]))
         elif isinstance(part, ToolResultPart):
             outputs.append(tool_output_to_wire(part))
         elif isinstance(part, TextPart):
@@ -392,15 +398,15 @@ def tool_output_to_wire(part: ToolResultPart) -> Json:
     return {"type": "function_call_output", "call_id": part.tool_use_id, "output": output}
 
 
-def approval_response_to_wire(part: ToolResultPart) -> Json:
-    """The decision on a remote MCP call the API asked about: "yes", or "no" with the reason.
+def approval_response_to_wire(part: ToolResultPart, request_id: str) -> Json:
+    """The decision on the API's request `request_id`: "yes", or "no" with the reason.
 
     Only a result that is no error approves it (`hosted_approvals.APPROVED`); a
     denial, a refusal or a call cut off is a "no", so nothing runs unapproved.
     """
     decided: Json = {
         "type": "mcp_approval_response",
-        "approval_request_id": part.tool_use_id,
+        "approval_request_id": request_id,
         "approve": not part.is_error,
     }
     if part.is_error:
@@ -419,7 +425,7 @@ def approval_request_to_wire(part: ToolUsePart) -> Json | None:
     arguments = asked.arguments
     return {
         "type": "mcp_approval_request",
-        "id": part.id,
+        "id": asked.request_id,
         "server_label": asked.server,
         "name": asked.tool,
         "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
@@ -700,8 +706,11 @@ def parse_function_call(item: Mapping[str, JsonValue]) -> ToolUsePart:
     """
     call_id = item.get("call_id")
     name = item.get("name")
+    if not isinstance(call_id, str) or not call_id or call_id.startswith(HOSTED_ID_PREFIX):
+        # A request's prefix is ours alone: a function call never passes for one.
+        call_id = new_call_id()
     return ToolUsePart(
-        id=call_id if isinstance(call_id, str) and call_id else new_call_id(),
+        id=call_id,
         name=name if isinstance(name, str) else "",
         input=parse_arguments(item.get("arguments"), name),
     )
@@ -720,7 +729,8 @@ def parse_approval_request(item: Mapping[str, JsonValue]) -> ToolUsePart:
     if not isinstance(tool, str):
         raise MalformedResponseError(f"the mcp_approval_request {request_id!r} names no tool")
     arguments = parse_arguments(item.get("arguments"), tool)
-    return ToolUsePart(request_id, HOSTED_CALL, hosted_call_input(server, tool, arguments))
+    call_input = hosted_call_input(server, tool, arguments)
+    return ToolUsePart(hosted_call_id(request_id), HOSTED_CALL, call_input)
 
 
 def new_call_id() -> str:

@@ -278,7 +278,7 @@ async def test_a_remote_mcp_call_the_provider_asks_about_pauses_the_sandboxed_tu
     docs = HostedMCP("docs", "https://mcp.example.com/mcp", require_approval=True)
     asked = {"server": "docs", "tool": "delete_page", "arguments": {"page": 7}}
     provider = ScriptedProvider(
-        [tool_call_response(ToolUsePart("mcpr_1", "mcp", asked))],
+        [tool_call_response(ToolUsePart("hosted:mcpr_1", "mcp", asked))],
         hosted_tools=["mcp"],
         approves_hosted_calls=True,
     )
@@ -290,6 +290,6 @@ async def test_a_remote_mcp_call_the_provider_asks_about_pauses_the_sandboxed_tu
 
     assert output.exit_reason == AWAITING_APPROVAL
     assert pending_approvals(output) == [
-        PendingCall(id="mcpr_1", name="mcp", input=asked, hosted=True)
+        PendingCall(id="hosted:mcpr_1", name="mcp", input=asked, hosted=True)
     ]
     assert provider.requests[0].hosted_tools == (docs,)

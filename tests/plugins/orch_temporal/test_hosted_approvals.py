@@ -31,7 +31,9 @@ async def test_the_paused_workflow_sends_the_decision_to_the_provider_when_decid
     env: WorkflowEnvironment,
 ) -> None:
     store = InMemoryStore()
-    asked = ToolUsePart("mcpr_1", "mcp", hosted_call_input("docs", "delete_page", {"page": 7}))
+    asked = ToolUsePart(
+        "hosted:mcpr_1", "mcp", hosted_call_input("docs", "delete_page", {"page": 7})
+    )
     model = ScriptedProvider(
         [tool_call_response(asked), text_response("Page 7 is gone.")],
         hosted_tools=["mcp"],
@@ -44,13 +46,13 @@ async def test_the_paused_workflow_sends_the_decision_to_the_provider_when_decid
         with env.auto_time_skipping_disabled():
             paused = await orchestrator.run("editor", ask, workflow_id="hosted-1")
             [waiting] = await orchestrator.awaiting("hosted-1")
-            done = await orchestrator.decide("hosted-1", [Decision.approve("mcpr_1")])
+            done = await orchestrator.decide("hosted-1", [Decision.approve("hosted:mcpr_1")])
 
     assert paused.output.exit_reason == AWAITING_APPROVAL
-    assert [(c.id, c.hosted) for c in pending_approvals(paused.output)] == [("mcpr_1", True)]
-    assert [c.id for c in waiting.calls] == ["mcpr_1"]
+    assert [(c.id, c.hosted) for c in pending_approvals(paused.output)] == [("hosted:mcpr_1", True)]
+    assert [c.id for c in waiting.calls] == ["hosted:mcpr_1"]
     assert done.output.message.as_text() == "Page 7 is gone."
     last = model.requests[1].messages[-1].content
     assert [p for p in last if isinstance(p, ToolResultPart)] == [
-        ToolResultPart("mcpr_1", APPROVED)
+        ToolResultPart("hosted:mcpr_1", APPROVED)
     ]

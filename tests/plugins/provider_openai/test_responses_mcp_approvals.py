@@ -61,7 +61,7 @@ ASKED: dict[str, Any] = {
     "arguments": '{"page": 7}',
 }
 ASKED_CALL = ToolUsePart(
-    "mcpr_1", "mcp", {"server": "docs", "tool": "delete_page", "arguments": {"page": 7}}
+    "hosted:mcpr_1", "mcp", {"server": "docs", "tool": "delete_page", "arguments": {"page": 7}}
 )
 RAN: dict[str, Any] = {
     "type": "mcp_call",
@@ -175,11 +175,13 @@ async def test_a_turn_pauses_on_the_request_and_an_approval_goes_back_after_it(
     tmp_path: Path,
 ) -> None:
     ran = json_response(response(RAN, message("Page 7 is deleted.")))
-    paused, done, recorder = await _paused_then(tmp_path / "s.db", Decision.approve("mcpr_1"), ran)
+    paused, done, recorder = await _paused_then(
+        tmp_path / "s.db", Decision.approve("hosted:mcpr_1"), ran
+    )
 
     assert paused.exit_reason == AWAITING_APPROVAL
     assert pending_approvals(paused) == [
-        PendingCall(id="mcpr_1", name="mcp", input=ASKED_CALL.input, hosted=True)
+        PendingCall(id="hosted:mcpr_1", name="mcp", input=ASKED_CALL.input, hosted=True)
     ]
     assert done.exit_reason == "complete"
     assert done.message.as_text() == "Page 7 is deleted."
@@ -198,7 +200,7 @@ async def test_a_turn_pauses_on_the_request_and_an_approval_goes_back_after_it(
 async def test_a_denial_goes_back_as_a_no_with_the_persons_reason(tmp_path: Path) -> None:
     declined = json_response(response(message("I left page 7 alone.")))
     _, done, recorder = await _paused_then(
-        tmp_path / "s.db", Decision.deny("mcpr_1", "page 7 is still linked"), declined
+        tmp_path / "s.db", Decision.deny("hosted:mcpr_1", "page 7 is still linked"), declined
     )
 
     assert done.message.as_text() == "I left page 7 alone."
@@ -216,7 +218,7 @@ async def test_later_calls_send_the_request_the_decision_and_the_call_it_ran_in_
     ran = json_response(response(RAN, message("Page 7 is deleted.")))
     later = json_response(response(message("Nothing else to delete.")))
     db = tmp_path / "s.db"
-    _, _, _ = await _paused_then(db, Decision.approve("mcpr_1"), ran)
+    _, _, _ = await _paused_then(db, Decision.approve("hosted:mcpr_1"), ran)
     async with SqliteStore(db) as store:
         orchestrator, recorder = _agent(store, [later])
         ask = TurnInput(message="Anything else?", trigger="user", session="s")
@@ -265,7 +267,7 @@ async def test_a_streamed_turn_pauses_on_the_request_as_a_complete_one_does() ->
     last = events[-1]
     assert isinstance(last, TurnDone)
     assert last.output.exit_reason == AWAITING_APPROVAL
-    assert [c.id for c in pending_approvals(last.output) if c.hosted] == ["mcpr_1"]
+    assert [c.id for c in pending_approvals(last.output) if c.hosted] == ["hosted:mcpr_1"]
 
 
 _JSON = st.recursive(
@@ -299,3 +301,20 @@ def test_any_mcp_items_are_read_or_refused_naming_why_never_a_crash(
             # Each request read is sent back as the API's own item, whatever it held.
             assert approval_request_to_wire(part) is not None
     json.dumps([dataclasses.asdict(call) for call in completion.hosted_calls])
+
+
+async def test_a_function_call_never_passes_for_a_request_by_its_id() -> None:
+    posing = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "hosted:mcpr_1",
+        "name": "mcp",
+        "arguments": '{"server": "docs", "tool": "delete_page", "arguments": {"page": 7}}',
+    }
+    provider, _ = mocked(json_response(response(posing)))
+
+    (call,) = (await provider.complete(request(hosted_tools=[DOCS]))).content
+
+    assert isinstance(call, ToolUsePart) and call.name == "mcp"
+    assert not call.id.startswith("hosted:")
+    assert approval_request_to_wire(call) is None

@@ -86,9 +86,24 @@ def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     reset_plugin_manager()
 
 
-def _options(base_url: str) -> list[str]:
-    model = ["--model", "openai-responses:gpt-5-mini"]
-    return [*model, "--option", f"base_url={base_url}", "--hosted-tool", DOCS, "--session", "s1"]
+def _options(base_url: str, grant: str = DOCS) -> list[str]:
+    """The turn's options, a `resume` takes too: the model, the API's address, the grant."""
+    return [
+        *("--model", "openai-responses:gpt-5-mini", "--option", f"base_url={base_url}"),
+        *("--hosted-tool", grant),
+    ]
+
+
+def _run(base_url: str, monkeypatch: pytest.MonkeyPatch, grant: str = DOCS) -> int:
+    """`run` the turn on session s1 with no terminal to ask at."""
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    return main(["run", "Delete page 7", *_options(base_url, grant), "--session", "s1"])
+
+
+def _granted(body: dict[str, Any]) -> dict[str, Any]:
+    """The `mcp` tool entry of a request body."""
+    (granted,) = [tool for tool in body["tools"] if tool["type"] == "mcp"]
+    return granted
 
 
 def test_run_pauses_on_the_request_and_resume_sends_the_approval(
@@ -97,18 +112,16 @@ def test_run_pauses_on_the_request_and_resume_sends_the_approval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base_url, bodies = api
-    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
 
-    assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
+    assert _run(base_url, monkeypatch) == EXIT_AWAITING_APPROVAL
     err = capsys.readouterr().err
     assert "mcpr_1" in err and "delete_page" in err
     assert "neuron-turn resume s1 --approve hosted:mcpr_1" in err
     assert '"require_approval": ["delete_page"]' in err  # the printed command grants it again
     assert "the provider runs it as asked" in err and "--input" not in err  # no edit offered
-    (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
-    assert granted["require_approval"] == {"always": {"tool_names": ["delete_page"]}}
+    assert _granted(bodies[0])["require_approval"] == {"always": {"tool_names": ["delete_page"]}}
 
-    assert main(["resume", "s1", "--approve", "hosted:mcpr_1", *_options(base_url)[:-2]]) == 0
+    assert main(["resume", "s1", "--approve", "hosted:mcpr_1", *_options(base_url)]) == 0
     assert "Page 7 is gone." in capsys.readouterr().out
     assert bodies[1]["input"][-1] == {
         "type": "mcp_approval_response",
@@ -123,12 +136,11 @@ def test_an_edited_input_for_a_hosted_call_exits_with_the_decisions_code_and_run
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base_url, bodies = api
-    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    assert main(["run", "Delete page 7", *_options(base_url)]) == EXIT_AWAITING_APPROVAL
+    assert _run(base_url, monkeypatch) == EXIT_AWAITING_APPROVAL
     capsys.readouterr()
 
     edited = ["resume", "s1", "--approve", "hosted:mcpr_1", "--input", '{"page": 8}']
-    assert main([*edited, *_options(base_url)[:-2]]) == EXIT_DECISIONS
+    assert main([*edited, *_options(base_url)]) == EXIT_DECISIONS
     assert "without an edited input" in capsys.readouterr().err
     assert len(bodies) == 1
 
@@ -177,15 +189,11 @@ def test_a_servers_token_comes_from_the_variable_named_and_is_never_printed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base_url, bodies = api
-    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     monkeypatch.setenv("DOCS_MCP_TOKEN", TOKEN)
-    argv = ["run", "Delete page 7", *_options(base_url)]
-    argv[argv.index(DOCS)] = WITH_TOKEN
 
-    assert main(argv) == EXIT_AWAITING_APPROVAL
+    assert _run(base_url, monkeypatch, WITH_TOKEN) == EXIT_AWAITING_APPROVAL
 
-    (granted,) = [tool for tool in bodies[0]["tools"] if tool["type"] == "mcp"]
-    assert granted["authorization"] == TOKEN
+    assert _granted(bodies[0])["authorization"] == TOKEN
     captured = capsys.readouterr()
     assert TOKEN not in captured.out + captured.err
     # The printed resume command names the variable again, not the token.
@@ -209,11 +217,9 @@ def test_a_token_variable_not_set_or_misplaced_is_a_usage_error_before_any_call(
 ) -> None:
     base_url, bodies = api
     monkeypatch.delenv("DOCS_MCP_TOKEN", raising=False)
-    argv = ["run", "hi", *_options(base_url)]
-    argv[argv.index(DOCS)] = grant
 
     with pytest.raises(SystemExit) as exited:
-        main(argv)
+        _run(base_url, monkeypatch, grant)
 
     assert exited.value.code == EXIT_USAGE
     assert says in capsys.readouterr().err
@@ -225,12 +231,12 @@ def test_a_servers_token_never_goes_into_a_sandboxs_recipe(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base_url, bodies = api
+    _, bodies = api
     monkeypatch.setenv("DOCS_MCP_TOKEN", TOKEN)
-    argv = ["run", "hi", *_options(base_url)[:-4], "--hosted-tool", WITH_TOKEN]
-    argv = [word for word in argv if not word.startswith("base_url=") and word != "--option"]
+    model = ["--model", "openai-responses:gpt-5-mini"]
+    argv = ["run", "hi", *model, "--hosted-tool", WITH_TOKEN, "--environment", "process"]
 
-    assert main([*argv, "--environment", "process"]) == EXIT_USAGE
+    assert main(argv) == EXIT_USAGE
 
     err = capsys.readouterr().err
     assert "--environment: a remote MCP server's token (authorization_env) never goes" in err

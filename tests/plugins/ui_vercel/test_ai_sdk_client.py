@@ -14,6 +14,7 @@ from layer0 import Base64Source, UrlSource
 from neuron_tool import tool
 from neuron_turn import (
     ApprovalPolicy,
+    HostedTool,
     HostedToolCall,
     ImageGeneration,
     ImagePart,
@@ -118,6 +119,18 @@ async def test_the_ai_sdk_chat_approves_a_held_call_and_reads_its_output() -> No
     assert answered["parts"][-1] == {"type": "text", "text": "Sunny in Oslo.", "state": "done"}
 
 
+async def answered_parts(answer: ProviderResponse, hosted: HostedTool) -> list[dict[str, Any]]:
+    """The parts of the chat's one answer, the model answering `answer` with `hosted` granted."""
+    model = ScriptedProvider([answer], hosted_tools={hosted.name})
+    config = NeuronTurnConfig(model="m", hosted_tools=[hosted])
+    async with serving(model, config=config) as served:
+        lines = await drive(served.url, served.token, "text")
+
+    assert "error" not in lines[-1], lines[-1]
+    (_, answered) = lines[-1]["messages"]
+    return [p for p in answered["parts"] if p["type"] != "step-start"]
+
+
 async def test_the_ai_sdk_chat_keeps_what_the_provider_ran_as_a_data_part() -> None:
     searched = ProviderResponse(
         content=(TextPart("Sunny in Oslo."),),
@@ -126,15 +139,7 @@ async def test_the_ai_sdk_chat_keeps_what_the_provider_ran_as_a_data_part() -> N
         model="m",
         hosted_calls=(HostedToolCall("web_search", {"query": "Oslo weather"}),),
     )
-    model = ScriptedProvider([searched], hosted_tools={"web_search"})
-    config = NeuronTurnConfig(model="m", hosted_tools=[WebSearch()])
-    async with serving(model, config=config) as served:
-        lines = await drive(served.url, served.token, "text")
-
-    assert "error" not in lines[-1], lines[-1]
-    (_, answered) = lines[-1]["messages"]
-    parts = [p for p in answered["parts"] if p["type"] != "step-start"]
-    assert parts == [
+    assert await answered_parts(searched, WebSearch()) == [
         {"type": "text", "text": "Sunny in Oslo.", "state": "done"},
         {
             "type": "data-hosted-tool-call",
@@ -154,15 +159,7 @@ async def test_the_ai_sdk_chat_shows_an_image_the_model_made_as_a_file_part() ->
         usage=TokenUsage(),
         model="m",
     )
-    model = ScriptedProvider([drawn], hosted_tools={"image_generation"})
-    config = NeuronTurnConfig(model="m", hosted_tools=[ImageGeneration()])
-    async with serving(model, config=config) as served:
-        lines = await drive(served.url, served.token, "text")
-
-    assert "error" not in lines[-1], lines[-1]
-    (_, answered) = lines[-1]["messages"]
-    parts = [p for p in answered["parts"] if p["type"] != "step-start"]
-    assert parts == [
+    assert await answered_parts(drawn, ImageGeneration()) == [
         {"type": "text", "text": "A cat:", "state": "done"},
         {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PIXEL}"},
         {

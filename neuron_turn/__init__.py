@@ -160,6 +160,7 @@ if TYPE_CHECKING:
     from .loop.remote import (
         FollowedDispatch,
         Translator,
+        answer_images,
         answer_text,
         follow_dispatch,
         relay,
@@ -407,6 +408,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.remote": (
         "FollowedDispatch",
         "Translator",
+        "answer_images",
         "answer_text",
         "follow_dispatch",
         "relay",
@@ -661,6 +663,7 @@ __all__ = [
     "WebSearch",
     "Worker",
     "add_turn_observer",
+    "answer_images",
     "answer_text",
     "answering",
     "build_hook_registry",

@@ -19,9 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from layer0 import Base64Source, ImageBlock, TurnOutput
+from layer0 import Base64Source, TurnOutput
 
-__all__ = ["answer_images", "image_directory", "images_note", "save_images"]
+from ..loop.remote import answer_images
+
+__all__ = ["image_directory", "images_note", "save_images"]
 
 _EXTENSIONS: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
 
@@ -45,11 +47,6 @@ def image_directory(text: str) -> Path:
     if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory this user can write in")
     return directory
-
-
-def answer_images(output: TurnOutput) -> list[ImageBlock]:
-    """The image blocks of the turn's answer, in order."""
-    return [block for block in output.message.blocks if isinstance(block, ImageBlock)]
 
 
 def images_note(

@@ -3,7 +3,7 @@
 Each such server follows one dispatch as it runs (`follow_dispatch`: the events
 of its own workflow, then its output; `relay`: the same, made into its
 protocol's messages by a `Translator`) and tells its client the answer
-(`answer_text`, `typed_result`) or why there is none (`stopped_reason`), in
+(`answer_text`, `answer_images`, `typed_result`) or why there is none (`stopped_reason`), in
 its protocol's words. Why here: every server says the same things, and says
 them alike.
 """
@@ -17,7 +17,16 @@ from typing import Final, Protocol, TypeVar
 
 from pydantic import JsonValue
 
-from layer0 import AgentId, CustomExit, ObserverHalt, Orchestrator, TextBlock, TurnInput, TurnOutput
+from layer0 import (
+    AgentId,
+    CustomExit,
+    ImageBlock,
+    ObserverHalt,
+    Orchestrator,
+    TextBlock,
+    TurnInput,
+    TurnOutput,
+)
 from neuron_tool.serving import error_text
 
 from .output import OutputMissingError, output_value
@@ -26,6 +35,7 @@ from .stream import DispatchStream, dispatch_streamer
 __all__ = [
     "FollowedDispatch",
     "Translator",
+    "answer_images",
     "answer_text",
     "follow_dispatch",
     "relay",
@@ -168,6 +178,14 @@ def answer_text(output: TurnOutput) -> str:
     if isinstance(root, str):
         return root
     return "".join(block.text for block in root if isinstance(block, TextBlock))
+
+
+def answer_images(output: TurnOutput) -> list[ImageBlock]:
+    """The images of the answer (a model's, `ImageGeneration`), in order; none for text."""
+    root = output.message.root
+    if isinstance(root, str):
+        return []
+    return [block for block in root if isinstance(block, ImageBlock)]
 
 
 def typed_result(output: TurnOutput) -> JsonValue:

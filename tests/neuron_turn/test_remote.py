@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from layer0 import Content, ExitReason, ObserverHalt, TextBlock, TurnInput, TurnMetadata, TurnOutput
+from layer0 import (
+    Base64Source,
+    Content,
+    ExitReason,
+    ImageBlock,
+    ObserverHalt,
+    TextBlock,
+    TurnInput,
+    TurnMetadata,
+    TurnOutput,
+    UrlSource,
+)
 from neuron_orch_local import LocalOrchestrator
 from neuron_turn import (
     ModelCallStart,
@@ -12,6 +23,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     OutputSpec,
     TextDelta,
+    answer_images,
     answer_text,
     follow_dispatch,
     relay,
@@ -90,6 +102,14 @@ async def test_answer_text_joins_every_text_block_and_typed_result_is_the_typed_
     model = ScriptedProvider([text_response('{"n": 391}')])
     typed = NeuronTurn(model, config=native, output_type=answer)
     assert typed_result(await typed.execute(ask("17*23?"))) == {"n": 391}
+
+
+def test_answer_images_are_the_image_blocks_in_order_and_none_for_text() -> None:
+    first = ImageBlock(source=Base64Source(data="iVBORw0K"), media_type="image/png")
+    second = ImageBlock(source=UrlSource(url="https://x.example/b.webp"), media_type="image/webp")
+    output = ended("complete", [first, TextBlock(text="and"), second])
+    assert answer_images(output) == [first, second]
+    assert answer_images(ended("complete", "plain")) == []
 
 
 class Names:

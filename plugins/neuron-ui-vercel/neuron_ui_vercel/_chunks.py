@@ -26,7 +26,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from layer0 import Base64Source, ImageBlock, ImageSource, TurnOutput
+from layer0 import Base64Source, ImageSource, TurnOutput
 from neuron_tool.serving import error_text
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -44,6 +44,7 @@ from neuron_turn import (
     ToolCallStart,
     ToolResult,
     ToolStart,
+    answer_images,
     answer_text,
     pending_approvals,
     stopped_reason,
@@ -124,8 +125,7 @@ class ChatChunks:
                 chunks += [*self._text_delta(text), *self._close()]
         if not self._answers_seen:
             # Nor the model's answers (events over a wire carry none): its images, whole.
-            images = (block for block in output.message.blocks if isinstance(block, ImageBlock))
-            chunks += [_file(block.source, block.media_type) for block in images]
+            chunks += [_file(block.source, block.media_type) for block in answer_images(output)]
         reason = output.exit_reason
         if reason == "complete":
             result = typed_result(output)

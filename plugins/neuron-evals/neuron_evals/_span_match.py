@@ -9,7 +9,7 @@ stops after `span_query.QUERY_STEP_LIMIT` visited spans instead of hanging the r
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final, Protocol, Self, TypeVar, cast
@@ -372,53 +372,47 @@ class Matcher:
 
     def _children(self, node: N, query: CompiledQuery) -> bool:
         children = node.children
-        counts, sub = query.counts, query.queries
+        counts = query.counts
         if not _within(len(children), counts.get("min_child_count"), counts.get("max_child_count")):
             return False
-        if "some_child_has" in sub and not any(
-            self.matches(child, sub["some_child_has"]) for child in children
-        ):
-            return False
-        if "all_children_have" in sub and not all(
-            self.matches(child, sub["all_children_have"]) for child in children
-        ):
-            return False
-        return "no_child_has" not in sub or not any(
-            self.matches(child, sub["no_child_has"]) for child in children
-        )
+        return self._quantified(query, _CHILD_CONDITIONS, lambda: iter(children))
 
     def _descendants(self, node: N, query: CompiledQuery) -> bool:
-        counts, sub = query.counts, query.queries
+        counts = query.counts
         low, high = counts.get("min_descendant_count"), counts.get("max_descendant_count")
         if (low is not None or high is not None) and not _within(self.size(node), low, high):
             return False
-        stop = sub.get("stop_recursing_when")
-        if "some_descendant_has" in sub and not any(
-            self.matches(one, sub["some_descendant_has"]) for one in self.descendants(node, stop)
-        ):
-            return False
-        if "all_descendants_have" in sub and not all(
-            self.matches(one, sub["all_descendants_have"]) for one in self.descendants(node, stop)
-        ):
-            return False
-        return "no_descendant_has" not in sub or not any(
-            self.matches(one, sub["no_descendant_has"]) for one in self.descendants(node, stop)
-        )
+        stop = query.queries.get("stop_recursing_when")
+        return self._quantified(query, _DESCENDANT_CONDITIONS, lambda: self.descendants(node, stop))
 
     def _ancestors(self, node: N, query: CompiledQuery) -> bool:
-        counts, sub = query.counts, query.queries
+        counts = query.counts
         low, high = counts.get("min_depth"), counts.get("max_depth")
         if (low is not None or high is not None) and not _within(self.depth(node), low, high):
             return False
-        stop = sub.get("stop_recursing_when")
-        if "some_ancestor_has" in sub and not any(
-            self.matches(one, sub["some_ancestor_has"]) for one in self.ancestors(node, stop)
-        ):
+        stop = query.queries.get("stop_recursing_when")
+        return self._quantified(query, _ANCESTOR_CONDITIONS, lambda: self.ancestors(node, stop))
+
+    def _quantified(
+        self,
+        query: CompiledQuery,
+        conditions: tuple[str, str, str],
+        spans: Callable[[], Iterator[N]],
+    ) -> bool:
+        """Whether the `spans` (walked anew for each condition) meet `query`'s some/all/no ones.
+
+        `conditions` names them: the query's key for "some span has", "every span
+        has" and "no span has" (`some_child_has`, `all_children_have`, `no_child_has`).
+        """
+        some, every, none = conditions
+        sub = query.queries
+        if some in sub and not any(self.matches(one, sub[some]) for one in spans()):
             return False
-        if "all_ancestors_have" in sub and not all(
-            self.matches(one, sub["all_ancestors_have"]) for one in self.ancestors(node, stop)
-        ):
+        if every in sub and not all(self.matches(one, sub[every]) for one in spans()):
             return False
-        return "no_ancestor_has" not in sub or not any(
-            self.matches(one, sub["no_ancestor_has"]) for one in self.ancestors(node, stop)
-        )
+        return none not in sub or not any(self.matches(one, sub[none]) for one in spans())
+
+
+_CHILD_CONDITIONS: Final = ("some_child_has", "all_children_have", "no_child_has")
+_DESCENDANT_CONDITIONS: Final = ("some_descendant_has", "all_descendants_have", "no_descendant_has")
+_ANCESTOR_CONDITIONS: Final = ("some_ancestor_has", "all_ancestors_have", "no_ancestor_has")

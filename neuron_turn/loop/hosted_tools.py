@@ -280,7 +280,8 @@ def _approval(value: object) -> bool | tuple[str, ...]:
     """`HostedMCP.require_approval` checked: a bool, or a non-empty collection of tool names."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) or not isinstance(value, Collection):
+    # A mapping's keys would pass for names unseen.
+    if isinstance(value, str | Mapping) or not isinstance(value, Collection):
         raise UnsupportedHostedToolError(
             "HostedMCP.require_approval is True, False or a collection of tool names; "
             f"got {value!r}"

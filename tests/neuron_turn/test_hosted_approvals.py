@@ -242,6 +242,7 @@ def test_require_approval_travels_as_json_and_reads_back_the_same(
         ([], "names no tool"),
         ([""], "HostedMCP.require_approval must be a non-empty string"),
         (1, "True, False or a collection of tool names"),
+        ({"delete_page": True}, "True, False or a collection of tool names"),
     ],
 )
 def test_require_approval_of_another_shape_is_refused_naming_it(asked: object, says: str) -> None:

@@ -156,7 +156,13 @@ if TYPE_CHECKING:
         RateLimitError,
         RetryableProviderError,
     )
-    from .loop.provider_stream import ProviderStreamEvent, StreamingProvider, deltas_of, streaming
+    from .loop.provider_stream import (
+        ProviderStreamEvent,
+        StreamingProvider,
+        call_deltas,
+        deltas_of,
+        streaming,
+    )
     from .loop.remote import (
         FollowedDispatch,
         Translator,
@@ -402,6 +408,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.provider_stream": (
         "ProviderStreamEvent",
         "StreamingProvider",
+        "call_deltas",
         "deltas_of",
         "streaming",
     ),
@@ -667,6 +674,7 @@ __all__ = [
     "answer_text",
     "answering",
     "build_hook_registry",
+    "call_deltas",
     "carried_counts",
     "carried_usage_limits",
     "checkpointing",

@@ -22,7 +22,13 @@ from .provider import (
     ToolUsePart,
 )
 
-__all__ = ["ProviderStreamEvent", "StreamingProvider", "deltas_of", "streaming"]
+__all__ = [
+    "ProviderStreamEvent",
+    "StreamingProvider",
+    "call_deltas",
+    "deltas_of",
+    "streaming",
+]
 
 
 ProviderStreamEvent: TypeAlias = ProviderDelta | ProviderResponse
@@ -72,10 +78,20 @@ def deltas_of(
         elif isinstance(part, ThinkingPart):
             yield from map(ThinkingDelta, _pieces(part.thinking, chunk_size))
         elif isinstance(part, ToolUsePart):
-            yield ToolCallStart(part.id, part.name)
-            arguments = json.dumps(part.input, ensure_ascii=False, separators=(",", ":"))
-            for piece in _pieces(arguments, chunk_size):
-                yield ToolCallDelta(part.id, piece)
+            yield from call_deltas(part, chunk_size=chunk_size)
+
+
+def call_deltas(part: ToolUsePart, *, chunk_size: int | None = None) -> Iterator[ProviderDelta]:
+    """Yield a whole call's deltas: its `ToolCallStart`, then its input's compact JSON.
+
+    Why: a call the API sends whole (an item only ever sent done, such as a
+    remote MCP server's approval request) reaches a streaming caller as a
+    streamed call does.
+    """
+    yield ToolCallStart(part.id, part.name)
+    arguments = json.dumps(part.input, ensure_ascii=False, separators=(",", ":"))
+    for piece in _pieces(arguments, chunk_size):
+        yield ToolCallDelta(part.id, piece)
 
 
 def _pieces(text: str, size: int | None) -> Iterator[str]:

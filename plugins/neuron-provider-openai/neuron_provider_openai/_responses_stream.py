@@ -2,7 +2,8 @@
 
 `ResponseEventReader` turns each `data:` line into the deltas it carries
 (text, refusal and reasoning text, function calls as `ToolCallStart` then
-`ToolCallDelta`s) and keeps the final response object of the terminal
+`ToolCallDelta`s, a remote MCP server's approval request as the call the turn
+pauses on, whole when its item is done) and keeps the final response object of the terminal
 event (`response.completed` or `response.incomplete`), which
 `_responses_wire.parse_response` reads as it reads a non-streamed body.
 `response.failed` and `error` events raise `StreamError`.
@@ -28,9 +29,10 @@ from neuron_turn.loop.events import (
     ToolCallDelta,
     ToolCallStart,
 )
+from neuron_turn.loop.provider_stream import call_deltas
 
 from ._errors import ApiError, api_error_from_json
-from ._responses_wire import new_call_id
+from ._responses_wire import MalformedResponseError, new_call_id, parse_approval_request
 from ._stream import MalformedStreamError, StreamError
 
 _DATA: Final = "data:"
@@ -148,6 +150,8 @@ class ResponseEventReader:
         if not isinstance(index, int) or not isinstance(item, dict):
             return _NONE
         self.items[index] = item
+        if item.get("type") == "mcp_approval_request":
+            return _approval_request(item)
         if item.get("type") != "function_call" or index in self.calls:
             return _NONE
         started = self._item_added(index, item)
@@ -190,6 +194,19 @@ class ResponseEventReader:
         if isinstance(item.get("call_id"), str) and item["call_id"]:
             return item
         return {**item, "call_id": call.call_id}
+
+
+def _approval_request(item: dict[str, JsonValue]) -> Sequence[ProviderDelta]:
+    """A remote MCP server's approval request as the call it is, or none when malformed.
+
+    Why none: the final response is read as a whole and refused there, naming
+    what the request lacks; a stream shows only what the answer will hold.
+    """
+    try:
+        call = parse_approval_request(item)
+    except MalformedResponseError:
+        return _NONE
+    return tuple(call_deltas(call))
 
 
 def _failure(response: object) -> ApiError:

@@ -28,6 +28,8 @@ from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
     PendingCall,
+    ToolCallDelta,
+    ToolCallStart,
     TurnDone,
     UnsupportedHostedToolError,
     pending_approvals,
@@ -117,14 +119,35 @@ async def test_an_approval_request_is_a_call_named_mcp_with_the_server_tool_and_
     assert answer.stop_reason == "tool_use"
 
 
-async def test_a_streamed_approval_request_is_the_same_call() -> None:
+async def test_a_streamed_approval_request_is_the_same_call_streamed_as_it_arrives() -> None:
     done = {"type": "response.completed", "response": response(LISTED, ASKED)}
     item = {"type": "response.output_item.done", "output_index": 1, "item": ASKED}
     provider, _ = mocked(sse(CREATED, item, done))
 
-    _, answer = await collect(provider, request(hosted_tools=[DOCS]))
+    deltas, answer = await collect(provider, request(hosted_tools=[DOCS]))
 
     assert answer.content == [ASKED_CALL]
+    assert deltas == [
+        ToolCallStart("hosted:mcpr_1", "mcp"),
+        ToolCallDelta(
+            "hosted:mcpr_1", '{"server":"docs","tool":"delete_page","arguments":{"page":7}}'
+        ),
+    ]
+
+
+async def test_a_malformed_streamed_request_is_not_streamed_and_the_answer_names_it() -> None:
+    broken = {**ASKED, "name": None}
+    done = {"type": "response.completed", "response": response(broken)}
+    item = {"type": "response.output_item.done", "output_index": 0, "item": broken}
+    provider, _ = mocked(sse(CREATED, item, done))
+    seen: list[object] = []
+
+    with pytest.raises(ProviderResponseError) as raised:
+        async for event in provider.stream(request(hosted_tools=[DOCS])):
+            seen.append(event)
+
+    assert "'mcpr_1' names no tool" in str(raised.value)
+    assert not any(isinstance(event, ToolCallStart) for event in seen)
 
 
 @pytest.mark.parametrize(
@@ -268,6 +291,7 @@ async def test_a_streamed_turn_pauses_on_the_request_as_a_complete_one_does() ->
     assert isinstance(last, TurnDone)
     assert last.output.exit_reason == AWAITING_APPROVAL
     assert [c.id for c in pending_approvals(last.output) if c.hosted] == ["hosted:mcpr_1"]
+    assert ToolCallStart("hosted:mcpr_1", "mcp") in events
 
 
 _JSON = st.recursive(

@@ -3,7 +3,8 @@
 Everything that comes from a turn (prompts, model text, tool input and
 output, error messages, ids) is hostile: it passes through `html.escape`
 before it reaches a page, in text and in attributes alike, so a
-`<script>` a model wrote is shown as text.
+`<script>` a model wrote is shown as text. Images are shown inline only
+under the rules of `_images`; documents and the other files are named.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from layer0 import (
 from ..loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE
 from ..loop._exit_text import exit_reason_text
 from ..loop._file_names import file_named, tool_files_named
+from ._images import Figure, ImageAllowance, shown_image
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
@@ -73,6 +75,9 @@ details{padding:0 8px 6px 228px}summary{cursor:pointer;color:#0969da;font-size:1
 pre.thinking{color:#59636e;font-style:italic;background:#f6f8fa}
 .legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
 .legend .mark{width:3px;background:#bf8700}
+figure.image{margin:6px 0}figure.image img{display:block;max-width:min(100%,640px);
+max-height:480px;border:1px solid #d0d7de;background:#fff}
+figure.image figcaption{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace;color:#59636e}
 """
 
 
@@ -131,7 +136,7 @@ def turn_page(record: TurnRecord, *, where: str) -> str:
     parts.append("<h2>Timeline</h2>")
     parts.append(_waterfall(waterfall(record)) if record.timeline else _no_timeline(record))
     parts.append("<h2>Messages</h2>")
-    parts.extend(_messages(record))
+    parts.extend(_messages(record, ImageAllowance()))
     effects = [] if record.output is None else [e for e in record.output.effects if not _history(e)]
     parts.append(f"<h2>Effects ({escape(record.status)})</h2>")
     parts.append("".join(_effect(e) for e in effects) or "<p>None declared.</p>")
@@ -234,7 +239,7 @@ def _no_timeline(record: TurnRecord) -> str:
     return "<p>This turn kept no timeline (it is not a NeuronTurn).</p>"
 
 
-def _messages(record: TurnRecord) -> list[str]:
+def _messages(record: TurnRecord, images: ImageAllowance) -> list[str]:
     """The turn's messages from its history append, else its input and answer."""
     output = record.output
     appended = [] if output is None else [e for e in output.effects if _history(e)]
@@ -242,25 +247,27 @@ def _messages(record: TurnRecord) -> list[str]:
         data = appended[0].data if isinstance(appended[0], CustomEffect) else None
         messages = data.get("messages") if isinstance(data, dict) else None
         if isinstance(messages, list):
-            return [_message(m) for m in messages]
-    shown = [_message({"role": "user", "content": record.input.message.model_dump(mode="json")})]
+            return [_message(m, images) for m in messages]
+    question = record.input.message.model_dump(mode="json")
+    shown = [_message({"role": "user", "content": question}, images)]
     if output is not None:
         answer = output.message.model_dump(mode="json")
-        shown.append(_message({"role": "assistant", "content": answer}))
+        shown.append(_message({"role": "assistant", "content": answer}, images))
     return shown
 
 
-def _message(message: JsonValue) -> str:
+def _message(message: JsonValue, images: ImageAllowance) -> str:
+    """One message of a turn; `images` is what its page may still inline."""
     if not isinstance(message, dict):
         return f'<div class="msg"><pre>{escape(_json(message))}</pre></div>'
     role = message.get("role")
     content = message.get("content")
     blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
-    body = "".join(_block(block) for block in blocks)
+    body = "".join(_block(block, images) for block in blocks)
     return f'<div class="msg"><b>{escape(str(role))}</b>{body}</div>'
 
 
-def _block(block: JsonValue) -> str:
+def _block(block: JsonValue, images: ImageAllowance) -> str:
     if isinstance(block, str):
         return f"<pre>{escape(block)}</pre>"
     if not isinstance(block, dict):
@@ -276,8 +283,11 @@ def _block(block: JsonValue) -> str:
         content = block.get("content")
         text = content if isinstance(content, str) else _json(content)
         return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
+    if kind == "image":
+        image = shown_image(block, images)
+        return image.html if isinstance(image, Figure) else f"<pre>{escape(str(image))}</pre>"
     if kind == "custom":
-        shown = _custom_block(block.get("content_type"), block.get("data"))
+        shown = _custom_block(block.get("content_type"), block.get("data"), images)
         if shown is not None:
             return shown
     named = file_named(block)
@@ -286,11 +296,10 @@ def _block(block: JsonValue) -> str:
     return f"<pre>{escape(_json(block))}</pre>"
 
 
-def _custom_block(content_type: JsonValue, data: JsonValue) -> str | None:
-    """A block of ours: tool files named, thinking as text, a provider's part by its kind."""
-    # Named, never dumped: an image's or a document's bytes are megabytes of base64.
+def _custom_block(content_type: JsonValue, data: JsonValue, images: ImageAllowance) -> str | None:
+    """A block of ours: tool files shown, thinking as text, a provider's part by its kind."""
     if content_type == TOOL_FILES_TYPE:
-        return f"<pre>{escape(tool_files_named(data))}</pre>"
+        return _tool_files(data, images)
     if not isinstance(data, dict):
         return None
     thinking = data.get("thinking")
@@ -303,6 +312,31 @@ def _custom_block(content_type: JsonValue, data: JsonValue) -> str | None:
         label = f"[{provider} {kind if isinstance(kind, str) else 'part'}]"
         return f"<pre>{escape(label + ' ' + _json(_elided(part)))}</pre>"
     return None
+
+
+def _tool_files(data: JsonValue, images: ImageAllowance) -> str:
+    """The files a tool returned: images shown as `_images` allows, the rest named on one line.
+
+    Never dumped: a document's bytes (an image's not shown) are megabytes of base64.
+    """
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return f"<pre>{escape(tool_files_named(data))}</pre>"
+    shown: list[str] = []
+    named: list[str] = []
+    for file in files:
+        image = shown_image(file, images)
+        if isinstance(image, Figure):
+            shown += [_names(named), image.html]
+            named = []
+        else:
+            named.append(image or file_named(file) or "[unreadable file]")
+    return "".join([*shown, _names(named)])
+
+
+def _names(names: list[str]) -> str:
+    """Files named on one line, as `history` names them; nothing for none."""
+    return f"<pre>{escape(' '.join(names))}</pre>" if names else ""
 
 
 def _elided(value: JsonValue) -> JsonValue:

@@ -185,7 +185,7 @@ if TYPE_CHECKING:
         close_cancelled,
         dispatch_streamer,
     )
-    from .loop.strict_tools import UnsupportedStrictToolsError
+    from .loop.strict_tools import UnsupportedStrictOutputError, UnsupportedStrictToolsError
     from .loop.thinking import Thinking, ThinkingEffort, UnsupportedThinkingError
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.tool_files import describe_file, files_intro, unseen_file_note
@@ -343,7 +343,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
     ".loop.sampling": ("InvalidSamplingError", "Sampling", "UnsupportedSamplingError"),
-    ".loop.strict_tools": ("UnsupportedStrictToolsError",),
+    ".loop.strict_tools": ("UnsupportedStrictOutputError", "UnsupportedStrictToolsError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
     ".loop.mcp_sampling": ("ProviderSampler",),
@@ -661,6 +661,7 @@ __all__ = [
     "UnknownWorkerError",
     "UnsupportedHostedToolError",
     "UnsupportedSamplingError",
+    "UnsupportedStrictOutputError",
     "UnsupportedStrictToolsError",
     "UnsupportedThinkingError",
     "UsageLimit",

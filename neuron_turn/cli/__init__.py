@@ -123,6 +123,9 @@ _USAGE_FLAGS: Final = {
     "total_tokens": "most input and output tokens together",
 }
 """The usage limits `run` takes as `--max-*` options (`neuron_turn.UsageLimits`' fields)."""
+OUTPUT_MODES: Final = ("native", "tool", "prompted")
+"""`--output-mode`'s choices: `neuron_turn.OutputMode`'s values, spelled here so that parsing
+the command line imports no loop."""
 
 
 def console_main() -> NoReturn:
@@ -247,6 +250,21 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         type=_schema_file,
         metavar="FILE",
         help="a JSON Schema file the answer must match; prints the validated JSON",
+    )
+    run.add_argument(
+        "--output-mode",
+        choices=OUTPUT_MODES,
+        help="with --output-schema, how the model is asked: native (the provider's JSON-schema "
+        "output), tool (a final-answer tool) or prompted (the schema in the system prompt); "
+        "default: the provider's choice",
+    )
+    run.add_argument(
+        "--strict-output",
+        type=_on_off,
+        metavar="on|off",
+        help="with --output-schema: on makes the answer strict (OpenAI's strict native output, "
+        "a strict final-answer tool; refused over a provider without strict mode), off never; "
+        "default: strict where the provider infers it and the schema fits",
     )
     run.add_argument(
         "--tool-choice",
@@ -574,7 +592,7 @@ def _run_command(args: argparse.Namespace) -> int:
     from ._stream_output import JsonLinesPrinter, TextPrinter
     from ._trace import load_traced
 
-    problem = fallback_usage_error(args)
+    problem = fallback_usage_error(args) or _output_usage_error(args)
     if problem is not None:
         _error(problem)
         return EXIT_USAGE
@@ -736,6 +754,10 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
         path, schema = args.output_schema
         options["output_schema"] = schema
         options["output_name"] = path
+        if args.output_mode is not None:
+            options["output_mode"] = args.output_mode
+        if args.strict_output is not None:
+            options["output_strict"] = args.strict_output
     if getattr(args, "tool_choice", None) is not None:
         options["tool_choice"] = args.tool_choice
     given = {limit: getattr(args, f"max_{limit}") for limit in _USAGE_FLAGS}
@@ -962,6 +984,22 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def _on_off(text: str) -> bool:
+    """`--strict-output`: on or off."""
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"choose from on, off; got {text!r}")
+    return text == "on"
+
+
+def _output_usage_error(args: argparse.Namespace) -> str | None:
+    """Why `--output-mode` or `--strict-output` cannot be used (they shape a typed answer)."""
+    flags = (("--output-mode", args.output_mode), ("--strict-output", args.strict_output))
+    given = [flag for flag, value in flags if value is not None]
+    if not given or args.output_schema is not None:
+        return None
+    return f"{' and '.join(given)} shape a typed answer; give --output-schema FILE too"
 
 
 def _thinking(text: str) -> Thinking:

@@ -60,6 +60,8 @@ _NOT_CARRIED: Final = frozenset(
         "answer",
         "failed",
         "output_schema",  # parsed, the file's path is gone; the hint asks for it
+        "output_mode",  # only with --output-schema: the hint names them beside it
+        "strict_output",
     }
 )
 
@@ -202,10 +204,20 @@ def print_resume_hint(
             "model its result, a text in quotes; --failed after it if it failed)"
         )
     if getattr(args, "output_schema", None) is not None:
-        lines.append("  (add the --output-schema FILE this run had)")
+        lines.append(f"  (add the {_output_flags(args)} this run had)")
     err.write(shown_on(err)("\n".join(lines)) + "\n")
     err.flush()
     return EXIT_AWAITING_APPROVAL
+
+
+def _output_flags(args: argparse.Namespace) -> str:
+    """The typed answer's options a resume must give again: the schema's file, its mode, strict."""
+    flags = ["--output-schema FILE"]
+    if args.output_mode is not None:
+        flags += ["--output-mode", args.output_mode]
+    if args.strict_output is not None:
+        flags += ["--strict-output", "on" if args.strict_output else "off"]
+    return " ".join(flags)
 
 
 def _pending_line(call: PendingCall) -> str:

@@ -25,7 +25,7 @@ from ..loop.hosted_tools import UnsupportedHostedToolError
 from ..loop.provider_errors import ProviderAuthenticationError, ProviderError
 from ..loop.sampling import UnsupportedSamplingError
 from ..loop.stop_tools import UnknownStopToolError
-from ..loop.strict_tools import UnsupportedStrictToolsError
+from ..loop.strict_tools import UnsupportedStrictOutputError, UnsupportedStrictToolsError
 from ..loop.thinking import UnsupportedThinkingError
 from ..plugins.errors import (
     InvalidModelError,
@@ -124,6 +124,10 @@ _USAGE_ERRORS: Final[tuple[tuple[type[Exception], str], ...]] = (
     (UnsupportedHostedToolError, "--hosted-tool: {}; choose a --model whose provider runs it"),
     (UnsupportedThinkingError, "--thinking: {}"),
     (UnsupportedSamplingError, "--top-p/--top-k/--seed/--stop: {}"),
+    (
+        UnsupportedStrictOutputError,
+        "--strict-output: {}, or choose a --model whose provider has it",
+    ),
     (UnsupportedStrictToolsError, "--tool: {}, or choose a --model whose provider has it"),
 )
 """A turn's setting its provider or tools refuse: the flag that set it, and the line saying

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, get_args
 
 from pydantic import JsonValue
 
@@ -43,6 +43,7 @@ from .tool_choice import ToolChoice
 CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
+"output_mode": "tool", "output_strict": true,
 "usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
 "external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
 
@@ -58,6 +59,8 @@ _OPTION_KEYS: Final = frozenset(
         "tool_choice",
         "output_schema",
         "output_name",
+        "output_mode",
+        "output_strict",
         "usage_limits",
         "stop_at_tools",
         "external_tools",
@@ -66,6 +69,7 @@ _OPTION_KEYS: Final = frozenset(
         "continue",
     }
 )
+_OUTPUT_MODES: Final[tuple[OutputMode, ...]] = get_args(OutputMode)
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
 _NOT_RUN_BESIDE: Final = "Not run: it came beside an answer, which was sent back."
@@ -137,13 +141,21 @@ def _stops(value: JsonValue) -> frozenset[str]:
 def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
     schema = options.get("output_schema")
     if schema is None:
+        given = [key for key in ("output_mode", "output_strict") if options.get(key) is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} given without an output_schema")
         return None
     if not isinstance(schema, dict):
         raise ValueError(f"output_schema must be a JSON Schema object, not {schema!r}")
     name = options.get("output_name", "output")
     if not isinstance(name, str):
         raise ValueError(f"output_name must be a string, not {name!r}")
-    return OutputSpec.json_schema(schema, name=name)
+    mode, strict = options.get("output_mode"), options.get("output_strict")
+    if mode is not None and mode not in _OUTPUT_MODES:
+        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {mode!r}")
+    if strict is not None and not isinstance(strict, bool):
+        raise ValueError(f"output_strict must be true or false, not {strict!r}")
+    return OutputSpec.json_schema(schema, name=name, strict=strict, mode=mode)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,15 @@ __all__ = ["PAUSED_OPTIONS_KEY", "has_own_options", "paused_options_effect", "wi
 PAUSED_OPTIONS_KEY: Final = "neuron_turn/paused_options"
 """The session-scope key of the options a turn paused for approval keeps for its resume."""
 
-_KEPT: Final = ("output_schema", "output_name", "usage_limits", "stop_at_tools", "external_tools")
+_KEPT: Final = (
+    "output_schema",
+    "output_name",
+    "output_mode",
+    "output_strict",
+    "usage_limits",
+    "stop_at_tools",
+    "external_tools",
+)
 
 
 def paused_options_effect(

@@ -26,6 +26,7 @@ from neuron_tool import ToolSchema
 from .output import OutputSpec
 
 __all__ = [
+    "UnsupportedStrictOutputError",
     "UnsupportedStrictToolsError",
     "check_strict_output",
     "check_strict_tools",
@@ -36,6 +37,14 @@ __all__ = [
 
 class UnsupportedStrictToolsError(NonRetryableError, ValueError):
     """A strict tool offered over a provider without strict mode (`takes_strict_tools`)."""
+
+
+class UnsupportedStrictOutputError(UnsupportedStrictToolsError):
+    """A strict final-answer tool (`OutputSpec(strict=True)`, tool mode) over a provider without.
+
+    Its own class: what to change is the output spec (or an input's
+    `output_strict`), not a tool.
+    """
 
 
 def check_strict_tools(tools: Iterable[ToolSchema], provider: object) -> None:
@@ -81,13 +90,14 @@ def check_strict_output(output: OutputSpec[Any], provider: object) -> None:
     the final-answer tool is strict only where the provider infers strict tools.
 
     Raises:
-        UnsupportedStrictToolsError: naming the output, its tool and the provider.
+        UnsupportedStrictOutputError: naming the output, its tool and the provider.
     """
     if takes_strict_tools(provider) or not output.tool_schema().strict:
         return
-    raise UnsupportedStrictToolsError(
+    raise UnsupportedStrictOutputError(
         f"the provider {type(provider).__name__} has no strict mode for tool inputs, and "
         f"the output {output.name!r} asks for its final-answer tool {output.tool_name!r} "
-        "to be strict (OutputSpec(strict=True) in tool mode); make it strict=None (the "
+        "to be strict (OutputSpec(strict=True), or an input's output_strict, in tool mode); "
+        "make it strict=None (the "
         "answer is still validated against the schema), or use another output mode"
     )

@@ -442,6 +442,8 @@ class NeuronTurn(Generic[OutT]):
         turn = self._offering(options.external_tools) if options.external_tools else self
         if options.stop_at_tools:
             check_stop_tools(options.stop_at_tools, turn.tools, where=INPUT_STOP_TOOLS)
+        if options.output is not None and self._output_mode(options.output) == "tool":
+            check_strict_output(options.output, self.provider)
         settings = self.config.resolve(input.config, options)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)

@@ -345,6 +345,23 @@ def test_without_a_terminal_run_exits_with_its_code_and_the_printed_command_resu
     assert (again.returncode, again.stdout) == (0, "echo: and now?\n")
 
 
+def test_a_typed_runs_resume_hint_names_its_schema_mode_and_strictness_to_give_again(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    schema = tmp_path / "sum.json"
+    schema.write_text('{"type": "object"}', encoding="utf-8")
+    typed = ["--output-schema", str(schema), "--output-mode", "prompted", "--strict-output", "off"]
+    paused = neuron_turn(env, "run", "add", *TOOL, "--approve-tool", "fixture_add", *typed)
+
+    assert paused.returncode == EXIT_AWAITING_APPROVAL, paused.stderr
+    assert (
+        "  (add the --output-schema FILE --output-mode prompted --strict-output off this run had)"
+        in paused.stderr.splitlines()
+    )
+    approve = hint_command(paused.stderr, "approve")
+    assert "--output-mode" not in approve and "--strict-output" not in approve
+
+
 def test_resume_denies_with_a_reason_and_edits_an_input(env: dict[str, str]) -> None:
     for session, decision, answer in [
         ("s-deny", ["--deny", "call_1", "--reason", "ask me tomorrow"], "Denied by a person"),

@@ -289,6 +289,55 @@ def test_output_schema_json_mode_prints_the_turn_output_with_the_result(
     assert output_value(output) == {"answer": 7}
 
 
+@pytest.mark.parametrize(("mode", "offered"), [("tool", True), ("prompted", False)])
+def test_output_mode_sets_how_the_model_is_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mode: str, offered: bool
+) -> None:
+    # This model answers with the names of the tools it was offered.
+    argv = ["run", "hi", "--model", "fixture:list-tools", "--output-mode", mode, "--json"]
+    main([*argv, "--output-schema", schema_file(tmp_path)])
+    output = TurnOutput.model_validate_json(capsys.readouterr().out)
+    assert output.message.as_text().endswith(", final_answer") is offered
+
+
+def test_strict_output_over_a_provider_without_strict_mode_is_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["run", "hi", "--model", "fixture:echo", "--output-mode", "tool"]
+    assert main([*argv, "--strict-output", "on", "--output-schema", schema_file(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(
+        "neuron-turn: error: --strict-output: the provider FixtureProvider has no strict mode"
+    )
+    assert err[-1].endswith(", or choose a --model whose provider has it")
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--output-mode", "native"], "--output-mode shape"),
+        (["--strict-output", "off"], "--strict-output shape"),
+        (["--output-mode", "tool", "--strict-output", "on"], "--output-mode and --strict-output"),
+    ],
+)
+def test_output_mode_or_strictness_without_an_output_schema_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    assert main(["run", "hi", "--model", "fixture:echo", *flags]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "give --output-schema FILE too" in err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--output-mode", "json"), ("--strict-output", "yes")])
+def test_an_unknown_output_mode_or_strictness_is_refused_by_the_parser(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--model", "fixture:echo", flag, value])
+    assert exited.value.code == 2
+    assert repr(value) in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

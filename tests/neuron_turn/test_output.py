@@ -23,6 +23,7 @@ from neuron_turn import (
     TextPart,
     ToolChoice,
     ToolResultPart,
+    UnsupportedStrictOutputError,
     output_value,
 )
 from neuron_turn.testing import ScriptedProvider
@@ -403,6 +404,64 @@ async def test_an_output_schema_in_the_metadata_applies_to_that_call() -> None:
     assert provider.requests[0].extra["metadata"] == {"trace": "t-1"}
 
 
+_N_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+}
+
+
+async def test_an_inputs_output_mode_and_strict_shape_that_calls_final_answer_tool() -> None:
+    provider = ScriptedProvider([calls(call("f1", "final_answer", n=2))], takes_strict_tools=True)
+    turn = NeuronTurn(provider, tools=ToolRegistry([add]))
+    options = {"output_schema": _N_SCHEMA, "output_mode": "tool", "output_strict": True}
+
+    output = await turn.execute(ask(neuron_turn=options))
+
+    assert output_value(output) == {"n": 2}
+    (final,) = [tool for tool in provider.requests[0].tools if tool.name == "final_answer"]
+    assert final.strict is True
+    assert provider.requests[0].output is None  # asked through the tool, not natively
+
+
+@pytest.mark.parametrize(("given", "sent"), [({"output_strict": False}, None), ({}, True)])
+async def test_an_inputs_output_strict_false_leaves_its_final_answer_tool_loose_where_inferred(
+    given: dict[str, JsonValue], sent: bool | None
+) -> None:
+    provider = ScriptedProvider([calls(call("f1", "final_answer", n=2))], takes_strict_tools=True)
+    provider.infers_strict_tools = True  # type: ignore[attr-defined]  # as OpenAI's providers
+    turn = NeuronTurn(provider)
+    options = {"output_schema": _N_SCHEMA, "output_mode": "tool", **given}
+
+    await turn.execute(ask(neuron_turn=options))
+
+    assert [tool.strict for tool in provider.requests[0].tools] == [sent]
+
+
+async def test_an_inputs_native_output_mode_puts_the_schema_on_the_request() -> None:
+    provider = ScriptedProvider([answer('{"n": 3}')])
+    turn = NeuronTurn(provider)
+    options = {"output_schema": _N_SCHEMA, "output_mode": "native", "output_strict": True}
+
+    output = await turn.execute(ask(neuron_turn=options))
+
+    assert output_value(output) == {"n": 3}
+    sent = provider.requests[0].output
+    assert sent is not None and sent.strict is True and sent.schema["required"] == ["n"]
+
+
+async def test_an_inputs_strict_final_answer_without_strict_mode_is_refused_unsent() -> None:
+    provider = ScriptedProvider([answer("never read")])
+    turn = NeuronTurn(provider)
+    options = {"output_schema": _N_SCHEMA, "output_mode": "tool", "output_strict": True}
+
+    with pytest.raises(UnsupportedStrictOutputError) as refused:
+        await turn.execute(ask(neuron_turn=options))
+
+    assert "'final_answer' to be strict" in str(refused.value)
+    assert provider.requests == []
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -411,6 +470,18 @@ async def test_an_output_schema_in_the_metadata_applies_to_that_call() -> None:
         ({"output_schema": []}, "output_schema must be a JSON Schema object"),
         ({"output_schema": {"type": 7}}, "not a valid JSON Schema"),
         ({"toolchoice": "auto"}, "unknown keys"),
+        (
+            {"output_schema": {"type": "object"}, "output_mode": "json"},
+            "output_mode must be one of native, tool, prompted, not 'json'",
+        ),
+        (
+            {"output_schema": {"type": "object"}, "output_strict": "yes"},
+            "output_strict must be true or false, not 'yes'",
+        ),
+        (
+            {"output_mode": "tool", "output_strict": True},
+            "output_mode and output_strict given without an output_schema",
+        ),
     ],
 )
 async def test_malformed_call_options_are_refused_clearly(options: Any, message: str) -> None:

@@ -98,6 +98,23 @@ async def test_a_typed_answer_asked_for_by_the_input_is_typed_after_the_resume()
     assert output_value(done) == {"deleted": 1}
 
 
+async def test_an_inputs_output_mode_and_strictness_hold_after_the_resume() -> None:
+    agent = _Agent()
+    asked = _options(output_schema=SCHEMA, output_mode="tool", output_strict=False)
+    await agent.run([calls(call("c1", "delete_file", path="old.log"))], _ask(asked))
+    kept = await agent.store.read(SESSION, PAUSED_OPTIONS_KEY)
+    assert isinstance(kept, dict) and isinstance(kept["options"], dict)
+    assert (kept["options"]["output_mode"], kept["options"]["output_strict"]) == ("tool", False)
+
+    done = await agent.run(
+        [calls(call("f1", "final_answer", deleted=1))],
+        resume_input("s1", [Decision.approve("c1")]),
+    )
+
+    assert output_value(done) == {"deleted": 1}
+    assert "final_answer" in [tool.name for tool in agent.model.requests[0].tools]
+
+
 async def test_the_resume_gets_what_the_paused_part_left_of_the_usage_limits() -> None:
     agent = _Agent()
     await agent.run(

@@ -16,6 +16,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     OutputSpec,
     ToolUsePart,
+    UnsupportedStrictOutputError,
     UnsupportedStrictToolsError,
 )
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
@@ -79,14 +80,16 @@ def test_strict_true_over_a_provider_without_strict_mode_is_refused_when_the_tur
     provider = ScriptedProvider([text_response("never")])
     strict = OutputSpec(Stay, mode="tool", strict=True)
 
-    with pytest.raises(UnsupportedStrictToolsError) as refused:
+    with pytest.raises(UnsupportedStrictOutputError) as refused:
         NeuronTurn(provider, output_type=strict)
 
+    assert isinstance(refused.value, UnsupportedStrictToolsError)
     assert str(refused.value) == (
         "the provider ScriptedProvider has no strict mode for tool inputs, and the output "
         "'Stay' asks for its final-answer tool 'final_answer' to be strict "
-        "(OutputSpec(strict=True) in tool mode); make it strict=None (the answer is still "
-        "validated against the schema), or use another output mode"
+        "(OutputSpec(strict=True), or an input's output_strict, in tool mode); make it "
+        "strict=None (the answer is still validated against the schema), or use another "
+        "output mode"
     )
     assert isinstance(refused.value, NonRetryableError)
     with pytest.raises(UnsupportedStrictToolsError):

@@ -123,7 +123,7 @@ _USAGE_FLAGS: Final = {
     "total_tokens": "most input and output tokens together",
 }
 """The usage limits `run` takes as `--max-*` options (`neuron_turn.UsageLimits`' fields)."""
-OUTPUT_MODES: Final = ("native", "tool", "prompted")
+_OUTPUT_MODES: Final = ("native", "tool", "prompted")
 """`--output-mode`'s choices: `neuron_turn.OutputMode`'s values, spelled here so that parsing
 the command line imports no loop."""
 
@@ -253,7 +253,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--output-mode",
-        choices=OUTPUT_MODES,
+        choices=_OUTPUT_MODES,
         help="with --output-schema, how the model is asked: native (the provider's JSON-schema "
         "output), tool (a final-answer tool) or prompted (the schema in the system prompt); "
         "default: the provider's choice",

@@ -466,3 +466,12 @@ def test_temporal_options_given_to_the_local_orchestrator_are_named_as_ignored(
         "the local orchestrator runs the turn here and ignores them"
     ) in captured.err.splitlines()
     assert not (tmp_path / "payloads").exists()
+
+
+def test_output_modes_on_the_command_line_are_the_loops() -> None:
+    from typing import get_args
+
+    from neuron_turn import OutputMode
+    from neuron_turn.cli import _OUTPUT_MODES as modes
+
+    assert modes == get_args(OutputMode)

@@ -96,6 +96,12 @@ def shown_image(block: JsonValue, allowance: ImageAllowance) -> Figure | str | N
         return name
     if source.get("type") != "base64" or not isinstance(data, str):
         return name
+    return _inlined(media_type, data, name, allowance)
+
+
+def _inlined(media_type: str, data: str, name: str, allowance: ImageAllowance) -> Figure | str:
+    """The image of a type inlined, if its data allows: checked for size, base64, signature."""
+    # Sized before decoding: an image past the caps costs no decoding of its megabytes.
     refusal = _too_large(_decoded_size(data), allowance)
     if refusal:
         return f"{name} not shown: {refusal}"
@@ -116,7 +122,7 @@ def _too_large(size: int, allowance: ImageAllowance) -> str:
 
 
 def _decoded_size(data: str) -> int:
-    """The bytes `data` decodes to, from its length: known before decoding megabytes."""
+    """The bytes `data` decodes to, from its length alone."""
     return len(data) // 4 * 3 - (len(data) - len(data.rstrip("="))) if data else 0
 
 

@@ -17,6 +17,7 @@ import operator
 from collections.abc import Sequence
 from typing import Final
 
+from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError, to_json
 
 from layer0 import Base64Source
@@ -161,7 +162,43 @@ def _chars(part: TextPart | ToolUsePart | ToolResultPart | ThinkingPart | RawPar
         return len(part.content)
     if isinstance(part, ThinkingPart):
         return len(part.thinking)
-    return _json_size(part.data)
+    return _raw_units(part.data)
+
+
+_MEDIA_TYPE_KEYS: Final = ("mimeType", "media_type", "mime_type")
+
+
+def _raw_units(data: JsonValue) -> int:
+    """A provider's kept part in characters, each image inside it counted as `_IMAGE_UNITS`.
+
+    Why: a kept part may hold an image's base64 (a Gemini draft image, signed), which
+    the API counts as an image's tokens; by its length it would count as hundreds of
+    thousands, and a context strategy would drop the session's history for it. An
+    image is an object with a `data` string and an `image/...` media type under any
+    API's name for it (`mimeType`, `media_type`, `mime_type`).
+    """
+    size = _json_size(data)
+    pending: list[JsonValue] = [data] if isinstance(data, dict | list) else []
+    while pending:  # no recursion: a kept part is nested as the provider's answer was
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            base64 = _image_data(node)
+            if base64 is None:
+                pending.extend(node.values())
+            else:  # base64 needs no escaping in JSON: its length is its size there
+                size += _IMAGE_UNITS - len(base64)
+    return size
+
+
+def _image_data(node: dict[str, JsonValue]) -> str | None:
+    """The base64 of the image `node` is, or None when it is none."""
+    media = next((node[key] for key in _MEDIA_TYPE_KEYS if key in node), None)
+    data = node.get("data")
+    if isinstance(data, str) and isinstance(media, str) and media.startswith("image/"):
+        return data
+    return None
 
 
 def _json_size(value: object) -> int:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from layer0 import UrlSource
 from neuron_tool import ToolSchema
-from neuron_turn import ImagePart, ProviderMessage, TextPart, ToolResultPart, ToolUsePart
+from neuron_turn import (
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+)
 from neuron_turn.loop.tokens import (
     IMAGE_TOKENS,
     RunningEstimate,
@@ -77,3 +84,50 @@ def test_estimate_measures_tool_input_utf8_cannot_hold() -> None:
     # A lone surrogate is valid in a Python str but not in UTF-8: still measured.
     message = ProviderMessage("assistant", [ToolUsePart("c1", "t", {"q": "\ud800"})])
     assert estimate_tokens([message]) > 0
+
+
+def _kept(data: object) -> list[ProviderMessage]:
+    return [ProviderMessage("assistant", [RawPart("google", data)])]  # type: ignore[arg-type]
+
+
+def test_an_image_inside_a_kept_part_counts_as_an_image_not_as_its_base64() -> None:
+    draft = {
+        "inlineData": {"mimeType": "image/png", "data": "A" * 1_000_000},
+        "thought": True,
+        "thoughtSignature": "sig",
+    }
+    around = {**draft, "inlineData": {"mimeType": "image/png", "data": ""}}
+
+    estimated = estimate_tokens(_kept(draft))
+
+    assert IMAGE_TOKENS <= estimated <= IMAGE_TOKENS + estimate_tokens(_kept(around))
+    assert RunningEstimate().tokens(_kept(draft)) == estimated
+
+
+def test_every_apis_name_for_a_media_type_and_every_image_of_a_kept_part_count() -> None:
+    images = [
+        {"type": "image", "source": {"media_type": "image/jpeg", "data": "B" * 50_000}},
+        {"mime_type": "image/webp", "data": "C" * 50_000},
+        {"mimeType": "image/gif", "data": "D" * 50_000},
+    ]
+
+    assert 3 * IMAGE_TOKENS <= estimate_tokens(_kept({"parts": images})) < 3 * IMAGE_TOKENS + 100
+
+
+def test_a_kept_parts_other_long_strings_still_count_by_their_length() -> None:
+    for data in (
+        {"type": "reasoning", "encrypted_content": "E" * 40_000},
+        {"mimeType": "audio/wav", "data": "F" * 40_000},
+        {"mimeType": ["image/png"], "data": "G" * 40_000},
+        "H" * 40_000,
+    ):
+        assert estimate_tokens(_kept(data)) >= 10_000
+
+
+def test_a_kept_part_nested_as_deep_as_a_parsed_answer_can_be_is_sized() -> None:
+    # Deeper than pydantic-core writes; a provider's JSON reader stops well before 900.
+    data: object = {"mimeType": "image/png", "data": "I" * 100_000}
+    for _ in range(900):
+        data = [data]
+
+    assert IMAGE_TOKENS <= estimate_tokens(_kept(data)) < IMAGE_TOKENS + 1_000

@@ -1,5 +1,8 @@
 """The MCP bridge: tools from any MCP server as `ToolDyn`s, and a `ToolRegistry` served over MCP.
 
+`MCPClient` also lists a server's prompts and resources and gets them as layer0
+content (`MCPPromptMessages`, `MCPResourceContents`).
+
 A server may ask, mid tool call, for what only the client has: a person's answer
 (`elicitation`) or the client's model's words (`sampling`).
 """
@@ -11,12 +14,19 @@ from .errors import (
     MCPConnectionError,
     MCPConnectTimeoutError,
     MCPElicitationError,
+    MCPInvalidAnswerError,
+    MCPMissingArgumentError,
+    MCPPromptArgumentError,
     MCPRequestError,
     MCPResponseTooLargeError,
     MCPSamplingError,
     MCPTimeoutError,
     MCPToolError,
+    MCPUndeclaredArgumentError,
+    MCPUnknownPromptError,
 )
+from .prompts import MCPPrompt, MCPPromptArgument, MCPPromptMessage, MCPPromptMessages
+from .resources import MCPResource, MCPResourceContents, MCPResourceTemplate
 from .sampling import (
     SamplingAnswer,
     SamplingContent,
@@ -41,12 +51,24 @@ __all__ = [
     "MCPConnectTimeoutError",
     "MCPConnectionError",
     "MCPElicitationError",
+    "MCPInvalidAnswerError",
+    "MCPMissingArgumentError",
+    "MCPPrompt",
+    "MCPPromptArgument",
+    "MCPPromptArgumentError",
+    "MCPPromptMessage",
+    "MCPPromptMessages",
     "MCPRequestError",
+    "MCPResource",
+    "MCPResourceContents",
+    "MCPResourceTemplate",
     "MCPResponseTooLargeError",
     "MCPSamplingError",
     "MCPTimeoutError",
     "MCPTool",
     "MCPToolError",
+    "MCPUndeclaredArgumentError",
+    "MCPUnknownPromptError",
     "SamplingAnswer",
     "SamplingContent",
     "SamplingHandler",

@@ -1,8 +1,10 @@
-"""Conversions between MCP's wire types and `neuron_tool`'s: names, annotations and results.
+"""Conversions between MCP's wire types and `neuron_tool`'s: names, annotations and content.
 
 A result's images and documents cross in both directions as files
 (`ToolReturn`): MCP image content is an image, an embedded PDF or plain-text
-blob a document; whatever else a server sends is described in the text.
+blob a document; whatever else a server sends is described in the text. A
+prompt's message takes the same conversion, block by block (`message_block`),
+and a resource's blob is a file of its own media type (`blob_file`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from urllib.parse import quote, unquote
 import mcp_types as types
 from pydantic import JsonValue
 
-from layer0 import Base64Source, ImageBlock, UrlSource
+from layer0 import Base64Source, ImageBlock, TextBlock, UrlSource
 
 from ..errors import ToolFileError
 from ..files import IMAGE_TYPES, FileBlock, ToolReturn, document_of, source_document_block
@@ -110,6 +112,47 @@ def _block_text(block: types.ContentBlock) -> str:
     return f"[resource: {contents.uri}{_mime(contents.mime_type)}, {_size(contents.blob)}]"
 
 
+def message_block(block: types.ContentBlock) -> TextBlock | FileBlock:
+    """A content block as a message holds it: the file it is (as a tool result's), else its text.
+
+    Text, resource links, embedded text and what no model API takes are the text
+    `content_text` gives them; the base64 of a block that is a file is not checked
+    here (`base64_fault` tells).
+    """
+    file = _file(block)
+    return file if file is not None else TextBlock(text=_block_text(block))
+
+
+def base64_fault(block: types.ContentBlock) -> str | None:
+    """Why an image's, audio's or embedded blob's base64 data is invalid; None if it is valid."""
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        data, what = block.data, f"its {block.type}"
+    elif isinstance(block, types.EmbeddedResource) and isinstance(
+        block.resource, types.BlobResourceContents
+    ):
+        data, what = block.resource.blob, f"its embedded resource {block.resource.uri!r}"
+    else:
+        return None
+    return None if decodes(data) else f"the base64 data of {what} does not decode"
+
+
+def blob_file(blob: str, mime_type: str | None, uri: str) -> FileBlock:
+    """A resource's blob as a file: an image of `IMAGE_TYPES`, else a document of its media type.
+
+    Unlike a tool result's blob, every type is kept: the caller asked for these
+    bytes, and a model API that cannot take them says so when sent them.
+    """
+    media_type = _base_type(mime_type) or "application/octet-stream"
+    if media_type in IMAGE_TYPES:
+        return ImageBlock(source=Base64Source(data=blob), media_type=media_type)
+    return source_document_block(Base64Source(data=blob), media_type, _uri_name(uri))
+
+
+def decodes(data: str) -> bool:
+    """Whether `data` is base64 that decodes, by the test `ToolReturn` makes of a file."""
+    return _decoded_size(data) is not None
+
+
 def _mime(mime_type: str | None) -> str:
     return f" ({mime_type})" if mime_type else ""
 
@@ -151,8 +194,7 @@ def _file(block: types.ContentBlock) -> FileBlock | None:
     media_type = _base_type(contents.mime_type)
     if not _is_file_type(media_type) or _decoded_size(contents.blob) is None:
         return None
-    source = Base64Source(data=contents.blob)
-    return source_document_block(source, media_type, _uri_name(contents.uri))
+    return blob_file(contents.blob, media_type, contents.uri)
 
 
 def _is_file_type(media_type: str) -> bool:

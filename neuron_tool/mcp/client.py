@@ -1,4 +1,4 @@
-"""`MCPClient`: one MCP server's tools as `ToolDyn`s, with deadlines and restarts."""
+"""`MCPClient`: one MCP server's tools, prompts and resources, with deadlines and restarts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self, TypeVar
+from typing import Any, Final, Protocol, Self, TypeVar
 
 import mcp_types as types
 from mcp import Client, MCPError
@@ -26,10 +26,22 @@ from .endpoint import Endpoint, HttpEndpoint, StdioCommand
 from .errors import (
     MCPConnectionError,
     MCPElicitationError,
+    MCPInvalidAnswerError,
     MCPRequestError,
     MCPResponseTooLargeError,
     MCPSamplingError,
     MCPTimeoutError,
+)
+from .prompts import MCPPrompt, MCPPromptMessages, find_prompt, prompt_messages, prompt_of
+from .prompts import prompt_request as _prompt_request
+from .resources import (
+    MCPResource,
+    MCPResourceContents,
+    MCPResourceTemplate,
+    read_request,
+    resource_contents,
+    resource_of,
+    template_of,
 )
 from .sampling import SamplingHandler
 from .sampling import refusal as sampling_refusal
@@ -38,8 +50,12 @@ from .tool import MCPTool
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-# A server whose cursors never end must not keep `list_tools` busy forever.
+_Item_co = TypeVar("_Item_co", covariant=True)
+# A server whose cursors never end must not keep a listing busy forever.
 _MAX_PAGES: Final = 1000
+# How much of an invalid answer a message quotes: a hostile server's may be megabytes.
+_ERRORS_SHOWN: Final = 3
+_INPUT_SHOWN: Final = 60
 DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 """Seconds starting a server and the MCP handshake may take unless told otherwise."""
 # How the SDK words the `CONNECTION_CLOSED` errors it makes up itself over HTTP.
@@ -48,8 +64,20 @@ _HTTP_STREAM_LOST: Final = "SSE stream "
 _HTTP_CLOSURES: Final = ("Connection closed", _HTTP_STREAM_LOST)
 
 
+class _Pager(Protocol[_Item_co]):
+    """Fetches one page of a listing: its items and the cursor of the next page, if any."""
+
+    def __call__(
+        self, client: Client, *, cursor: str | None
+    ) -> Awaitable[tuple[Sequence[_Item_co], str | None]]: ...
+
+
 class MCPClient:
     """A session with one MCP server, whose tools it offers as `ToolDyn`s.
+
+    It also lists the server's prompts and resources and gets them as layer0
+    content (`get_prompt`, `read_resource`), as pydantic-ai's and the OpenAI
+    Agents SDK's `MCPServer` do.
 
     Use it as an async context manager (`async with MCPClient.stdio(...) as
     client`), which connects on entry and always stops the server on exit. It
@@ -332,20 +360,117 @@ class MCPClient:
         call = partial(_call_tool, name=name, arguments=arguments)
         return await self._request(connection, f"the call to tool {name!r}", call)
 
+    async def list_prompts(self) -> list[MCPPrompt]:
+        """List the server's prompts, following pagination cursors; none if it declares none.
+
+        Raises:
+            MCPBridgeError: As for `call_tool` (`MCPInvalidAnswerError` for a
+                listing that is not MCP's, or a cursor sent twice).
+        """
+        listed = await self._send(self._list_prompts, retry_if_lost=True)
+        return [prompt_of(prompt, server=self.name) for prompt in listed]
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> MCPPromptMessages:
+        """The server's prompt `name` filled in with `arguments`: its messages as layer0 content.
+
+        The prompt is looked up in the server's listing first, and `arguments`
+        checked against what it declares; nothing is sent for a prompt it does
+        not list or arguments it does not take. `.text()` of the answer is a
+        system prompt, `.content()` a turn's input message.
+
+        Raises:
+            MCPUnknownPromptError: The server lists no prompt `name`.
+            MCPUndeclaredArgumentError: An argument the prompt does not declare.
+            MCPMissingArgumentError: A required argument is missing.
+            TypeError: An argument's value is not a string.
+            MCPRequestError: The server answered with a JSON-RPC error.
+            MCPInvalidAnswerError: The answer is not MCP's (a role other than user
+                or assistant, base64 that does not decode...).
+            MCPBridgeError: As for `call_tool`: not started, lost, timed out, too large.
+        """
+        send = partial(self._get_prompt, name=name, arguments=dict(arguments or {}))
+        result = await self._send(send, retry_if_lost=True)
+        return prompt_messages(result, server=self.name, prompt=name)
+
+    async def list_resources(self) -> list[MCPResource]:
+        """List the server's resources, following pagination cursors; none if it declares none.
+
+        Raises:
+            MCPBridgeError: As for `list_prompts`.
+        """
+        send = partial(self._list_offered, method="resources/list", page=_resources_page)
+        listed = await self._send(send, retry_if_lost=True)
+        return [resource_of(resource, server=self.name) for resource in listed]
+
+    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        """List the server's resource templates, following pagination cursors; none if it has none.
+
+        Raises:
+            MCPBridgeError: As for `list_prompts`.
+        """
+        send = partial(self._list_offered, method="resources/templates/list", page=_templates_page)
+        listed = await self._send(send, retry_if_lost=True)
+        return [template_of(template, server=self.name) for template in listed]
+
+    async def read_resource(self, uri: str) -> list[MCPResourceContents]:
+        """Read the resource at `uri`, sent as given (nothing is fetched here): its contents.
+
+        Text comes as a `TextBlock`, a blob as a file of its media type (see
+        `MCPResourceContents`), each naming its uri.
+
+        Raises:
+            MCPRequestError: The server answered with a JSON-RPC error (say, no such resource).
+            MCPInvalidAnswerError: The answer is not MCP's, or a blob's base64 does not decode.
+            MCPBridgeError: As for `call_tool`: not started, lost, timed out, too large.
+        """
+        read = partial(_read_resource, uri=uri)
+        result = await self._send(
+            partial(self._request, what=read_request(uri), send=read), retry_if_lost=True
+        )
+        return resource_contents(result, server=self.name, uri=uri)
+
+    async def _list_prompts(self, connection: Connection) -> list[types.Prompt]:
+        return await self._list_offered(connection, method="prompts/list", page=_prompts_page)
+
+    async def _get_prompt(
+        self, connection: Connection, *, name: str, arguments: dict[str, str]
+    ) -> types.GetPromptResult:
+        listed = (
+            prompt_of(prompt, server=self.name) for prompt in await self._list_prompts(connection)
+        )
+        find_prompt(listed, name, server=self.name).check(arguments)
+        get = partial(_get_prompt, name=name, arguments=arguments or None)
+        return await self._request(connection, _prompt_request(name), get)
+
+    async def _list_offered(
+        self, connection: Connection, *, method: str, page: _Pager[_T]
+    ) -> list[_T]:
+        """Every page of `method`; nothing, unasked, from a server not declaring the capability."""
+        capabilities = connection.client.server_capabilities
+        offered = capabilities.prompts if method.startswith("prompts/") else capabilities.resources
+        if offered is None:
+            return []
+        return await self._list_pages(connection, method, page)
+
     async def _list_all(self, connection: Connection) -> list[types.Tool]:
-        tools: list[types.Tool] = []
+        return await self._list_pages(connection, "tools/list", _tools_page)
+
+    async def _list_pages(self, connection: Connection, method: str, page: _Pager[_T]) -> list[_T]:
+        """Every item of a paginated listing, each page in its deadline; `_MAX_PAGES` at most."""
+        items: list[_T] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(_MAX_PAGES):
-            page = await self._request(connection, "tools/list", partial(_list_page, cursor=cursor))
-            tools.extend(page.tools)
-            cursor = page.next_cursor
+            found, cursor = await self._request(connection, method, partial(page, cursor=cursor))
+            items.extend(found)
             if cursor is None:
-                return tools
+                return items
             if cursor in seen:
-                raise MCPBridgeError(f"{self._label} sent the tools/list cursor {cursor!r} twice")
+                raise MCPInvalidAnswerError(self.name, method, f"the cursor {cursor!r} came twice")
             seen.add(cursor)
-        raise MCPBridgeError(f"{self._label} listed more than {_MAX_PAGES} pages of tools")
+        raise MCPInvalidAnswerError(self.name, method, f"more than {_MAX_PAGES} pages")
 
     async def _send(
         self, send: Callable[[Connection], Awaitable[_T]], *, retry_if_lost: bool
@@ -429,9 +554,10 @@ class MCPClient:
             if reason is not None:
                 raise MCPSamplingError(self.name, what, reason) from exc
             raise MCPRequestError(self.name, what, exc.code, exc.message) from exc
-        except (ValidationError, RuntimeError) as exc:
-            message = f"{self._label} answered {what} with an invalid result: {describe(exc)}"
-            raise MCPBridgeError(message) from exc
+        except ValidationError as exc:
+            raise MCPInvalidAnswerError(self.name, what, _invalid(exc)) from exc
+        except RuntimeError as exc:
+            raise MCPInvalidAnswerError(self.name, what, describe(exc)) from exc
 
 
 def _ended(connection: Connection, exc: MCPError) -> bool:
@@ -455,5 +581,53 @@ async def _call_tool(
     return await client.call_tool(name, arguments)
 
 
-async def _list_page(client: Client, *, cursor: str | None) -> types.ListToolsResult:
-    return await client.list_tools(cursor=cursor)
+def _invalid(exc: ValidationError) -> str:
+    """Where the answer is wrong and how, briefly: pydantic's own text runs to many lines."""
+    errors = exc.errors(include_url=False)
+    shown = "; ".join(
+        f"{'.'.join(map(str, error['loc']))}: {error['msg']} (got {_brief(error['input'])})"
+        for error in errors[:_ERRORS_SHOWN]
+    )
+    more = len(errors) - _ERRORS_SHOWN
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _INPUT_SHOWN else text[: _INPUT_SHOWN - 3] + "..."
+
+
+async def _get_prompt(
+    client: Client, *, name: str, arguments: dict[str, str] | None
+) -> types.GetPromptResult:
+    return await client.get_prompt(name, arguments)
+
+
+async def _read_resource(client: Client, *, uri: str) -> types.ReadResourceResult:
+    return await client.read_resource(uri)
+
+
+async def _tools_page(client: Client, *, cursor: str | None) -> tuple[list[types.Tool], str | None]:
+    page = await client.list_tools(cursor=cursor)
+    return page.tools, page.next_cursor
+
+
+async def _prompts_page(
+    client: Client, *, cursor: str | None
+) -> tuple[list[types.Prompt], str | None]:
+    page = await client.list_prompts(cursor=cursor)
+    return page.prompts, page.next_cursor
+
+
+async def _resources_page(
+    client: Client, *, cursor: str | None
+) -> tuple[list[types.Resource], str | None]:
+    page = await client.list_resources(cursor=cursor)
+    return page.resources, page.next_cursor
+
+
+async def _templates_page(
+    client: Client, *, cursor: str | None
+) -> tuple[list[types.ResourceTemplate], str | None]:
+    page = await client.list_resource_templates(cursor=cursor)
+    return page.resource_templates, page.next_cursor

@@ -8,6 +8,11 @@ ToolError
 │   ├── MCPElicitationError                 the server asked a question this client did not answer
 │   ├── MCPSamplingError                    the server asked for the model's words and was refused
 │   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
+│   ├── MCPInvalidAnswerError               its answer was not what MCP says it is
+│   ├── MCPUnknownPromptError               a prompt it does not list, refused before sending
+│   ├── MCPPromptArgumentError              a prompt's arguments, refused before sending
+│   │   ├── MCPUndeclaredArgumentError      ... one the prompt does not declare
+│   │   └── MCPMissingArgumentError         ... a required one left out
 │   └── MCPTimeoutError(..., TimeoutError)  the server did not answer in time
 │       └── MCPConnectTimeoutError          ... the MCP handshake, within `connect_timeout`
 └── MCPToolError                            the server's tool answered with an error result
@@ -116,6 +121,86 @@ class MCPResponseTooLargeError(MCPBridgeError):
             f"MCP server {server!r} answered {what} with {amount}, more than the {_mib(limit)}"
             f" cap ({limit} bytes, max_response_bytes); ask for less, or raise the cap"
         )
+
+
+class MCPInvalidAnswerError(MCPBridgeError):
+    """Raised when an MCP server's answer to a request (`what`) is not what MCP says it is.
+
+    Wrong types, a role other than user or assistant, base64 that does not
+    decode, a pagination cursor sent twice: `reason` says which.
+    """
+
+    def __init__(self, server: str, what: str, reason: str) -> None:
+        self.server = server
+        self.what = what
+        self.reason = reason
+        super().__init__(f"MCP server {server!r} answered {what} with an invalid answer: {reason}")
+
+
+class MCPUnknownPromptError(MCPBridgeError):
+    """Raised, before any request for it, when a prompt is not one the server lists.
+
+    `available` holds the names it lists, so a caller can tell a typo from a
+    server that has none.
+    """
+
+    def __init__(self, server: str, prompt: str, available: tuple[str, ...]) -> None:
+        self.server = server
+        self.prompt = prompt
+        self.available = available
+        offered = f"it lists {', '.join(map(repr, available))}" if available else "it lists none"
+        super().__init__(f"MCP server {server!r} has no prompt {prompt!r} ({offered})")
+
+
+class MCPPromptArgumentError(MCPBridgeError):
+    """Raised, before the request, when a prompt's arguments are not the ones it declares.
+
+    `arguments` names the offending ones; the subclass says how they offend.
+    """
+
+    def __init__(self, server: str, prompt: str, arguments: tuple[str, ...], message: str) -> None:
+        self.server = server
+        self.prompt = prompt
+        self.arguments = arguments
+        super().__init__(message)
+
+
+class MCPUndeclaredArgumentError(MCPPromptArgumentError):
+    """Raised, before the request, for arguments the prompt does not declare (`arguments`).
+
+    A server's prompt is untrusted: what it was never told it takes is not sent.
+    """
+
+    def __init__(
+        self, server: str, prompt: str, arguments: tuple[str, ...], declared: tuple[str, ...]
+    ) -> None:
+        self.declared = declared
+        takes = f"it declares {', '.join(map(repr, declared))}" if declared else "it declares none"
+        super().__init__(
+            server,
+            prompt,
+            arguments,
+            f"prompt {prompt!r} of MCP server {server!r} does not declare the argument"
+            f"{_plural(arguments)} {', '.join(map(repr, arguments))} ({takes}); nothing was sent",
+        )
+
+
+class MCPMissingArgumentError(MCPPromptArgumentError):
+    """Raised, before the request, when arguments the prompt requires (`arguments`) are missing."""
+
+    def __init__(self, server: str, prompt: str, arguments: tuple[str, ...]) -> None:
+        super().__init__(
+            server,
+            prompt,
+            arguments,
+            f"prompt {prompt!r} of MCP server {server!r} requires the argument"
+            f"{_plural(arguments)} {', '.join(map(repr, arguments))}, missing here;"
+            " nothing was sent",
+        )
+
+
+def _plural(names: tuple[str, ...]) -> str:
+    return "s" if len(names) > 1 else ""
 
 
 def _mib(size: int) -> str:

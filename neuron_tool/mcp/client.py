@@ -32,8 +32,14 @@ from .errors import (
     MCPSamplingError,
     MCPTimeoutError,
 )
-from .prompts import MCPPrompt, MCPPromptMessages, find_prompt, prompt_messages, prompt_of
-from .prompts import prompt_request as _prompt_request
+from .prompts import (
+    MCPPrompt,
+    MCPPromptMessages,
+    find_prompt,
+    prompt_messages,
+    prompt_of,
+    prompt_request,
+)
 from .resources import (
     MCPResource,
     MCPResourceContents,
@@ -442,7 +448,7 @@ class MCPClient:
         )
         find_prompt(listed, name, server=self.name).check(arguments)
         get = partial(_get_prompt, name=name, arguments=arguments or None)
-        return await self._request(connection, _prompt_request(name), get)
+        return await self._request(connection, prompt_request(name), get)
 
     async def _list_offered(
         self, connection: Connection, *, method: str, page: _Pager[_T]

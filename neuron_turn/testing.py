@@ -255,10 +255,11 @@ class SchemaProvider:
     every tool but the effect and memory tools) once, with arguments the
     tool's JSON Schema accepts. Then, or when there is no tool to call, it
     answers: through the final-answer tool (`final_tool`) when offered (tool
-    mode), with JSON the output schema accepts in native mode, else with
-    `text`, or by default the last results as JSON (`{"add": 5}`; a result
-    with files names them, never their data: `{"shot": {"result": "took it",
-    "files": ["an image (image/png)"]}}`). Values are made from the schemas
+    mode; for a choice of output types, the first type's `final_tool_<Type>`),
+    with JSON the output schema accepts in native mode, else with `text`, or
+    by default the last results as JSON (`{"add": 5}`; a result with files
+    names them, never their data: `{"shot": {"result": "took it", "files":
+    ["an image (image/png)"]}}`). Values are made from the schemas
     alone (`required` properties, bounds, enums, formats); a `pattern` may go
     unmet. It prefers native output, then tool mode; in prompted mode it
     answers `text`.
@@ -297,7 +298,7 @@ class SchemaProvider:
         calls = [] if answered else self._calls_for(request)
         if calls:
             return tool_call_response(*calls, model="schema")
-        final = next((t for t in request.tools if t.name == self.final_tool), None)
+        final = next((t for t in request.tools if self._is_final(t.name)), None)
         if final is not None:
             return tool_call_response(self._call(final), model="schema")
         if request.output is not None:
@@ -314,7 +315,7 @@ class SchemaProvider:
             yield event
 
     def _calls_for(self, request: ProviderRequest) -> list[ToolUsePart]:
-        offered = {tool.name: tool for tool in request.tools if tool.name != self.final_tool}
+        offered = {tool.name: tool for tool in request.tools if not self._is_final(tool.name)}
         if self.call_tools is None:
             own = EFFECT_TOOL_NAMES | MEMORY_TOOL_NAMES
             return [self._call(tool) for name, tool in offered.items() if name not in own]
@@ -326,6 +327,10 @@ class SchemaProvider:
                 provider="schema",
             )
         return [self._call(offered[name]) for name in self.call_tools]
+
+    def _is_final(self, name: str) -> bool:
+        """Whether `name` is a final-answer tool: `final_tool`, or one type's of a choice."""
+        return name == self.final_tool or name.startswith(f"{self.final_tool}_")
 
     def _call(self, tool: ToolSchema) -> ToolUsePart:
         self._calls += 1

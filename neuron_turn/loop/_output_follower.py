@@ -23,7 +23,7 @@ fields are dropped, so a partial validates as the answer will.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -54,13 +54,17 @@ class OutputFollower:
         spec: OutputSpec[Any],
         mode: OutputMode,
         sink: Callable[[TurnEvent], None],
-        final: ToolSchema | None = None,
+        finals: Sequence[ToolSchema] = (),
     ) -> None:
-        """Follow `sink`'s events for `spec`'s answer; `final` is the call's final-answer tool."""
+        """Follow `sink`'s events for `spec`'s answer; `finals`: the call's final-answer tools.
+
+        In `tool` mode the answer is the first call to one of them (a choice of
+        types has one per type), validated by its type's spec.
+        """
         self._spec = spec
         self._sink = sink
-        self._tool = spec.tool_name if mode == "tool" else None
-        self._form = _strict_form(final) if mode == "tool" else None
+        self._finals = {tool.name: tool for tool in finals} if mode == "tool" else None
+        self._form: StrictForm | None = None
         self._call: str | None = None
         self._pieces: list[str] = []
         self._length = 0
@@ -81,11 +85,13 @@ class OutputFollower:
 
     def _piece(self, event: TurnEvent) -> str | None:
         """The part of `event` that belongs to the answer, if any."""
-        if self._tool is None:
+        if self._finals is None:
             return event.text if isinstance(event, TextDelta) else None
         if isinstance(event, ToolCallStart):
-            if event.name == self._tool and self._call is None:
-                self._call = event.id
+            answered = self._spec.final_spec(event.name)
+            if answered is not None and event.name in self._finals and self._call is None:
+                self._call, self._spec = event.id, answered
+                self._form = _strict_form(self._finals[event.name])
             return None
         if isinstance(event, ToolCallDelta) and event.id == self._call:
             return event.arguments
@@ -155,9 +161,9 @@ class OutputFollower:
         self._sink(OutputDelta(value, self._spec.dump(value)))
 
 
-def _strict_form(final: ToolSchema | None) -> StrictForm | None:
+def _strict_form(final: ToolSchema) -> StrictForm | None:
     """The strict form of a strict final-answer tool, to restore its arguments by."""
-    if final is None or final.strict is not True:
+    if final.strict is not True:
         return None
     try:
         return strict_form(final.input_schema, tool=final.name)

@@ -204,6 +204,8 @@ class OutputRound:
         self.correcting = False
         self.value: JsonValue = None
         self.typed: Any = None
+        self.kind: str | None = None
+        """The type of a choice the accepted answer is (`OutputSpec.members`)."""
         self.accepted = False
         self._final: tuple[ToolUsePart, list[ToolUsePart]] | None = None
         """The final-answer call accepted and the response's calls, in tool mode."""
@@ -239,28 +241,30 @@ class OutputRound:
             NonRetryableError: in tool mode, a tool already has the final-answer tool's name.
         """
         choice = self._user_choice()
-        final = self.final_tool()
-        if final is None:
+        finals = self.final_tools()
+        if not finals:
             if self.mode == "native" and self.correcting and tools:
                 return tools, ToolChoice.NONE
             return tools, choice
-        if any(tool.name == final.name for tool in tools):
-            raise NonRetryableError(
-                f"a tool is named {final.name!r}, the final-answer tool's name; "
-                "rename it or give the output spec another tool_name"
-            )
+        for final in finals:
+            if any(tool.name == final.name for tool in tools):
+                raise NonRetryableError(
+                    f"a tool is named {final.name!r}, the final-answer tool's name; "
+                    "rename it or give the output spec another tool_name"
+                )
         if not tools or (choice is not None and choice.mode == "none"):
-            return [final], ToolChoice.tool(final.name)
+            only = ToolChoice.tool(finals[0].name) if len(finals) == 1 else ToolChoice.REQUIRED
+            return list(finals), only
         if choice is not None and choice.forces_call:
-            return [*tools, final], choice
-        return [*tools, final], ToolChoice.REQUIRED
+            return [*tools, *finals], choice
+        return [*tools, *finals], ToolChoice.REQUIRED
 
-    def final_tool(self) -> ToolSchema | None:
-        """The final-answer tool the model answers through (None: not in `tool` mode)."""
+    def final_tools(self) -> tuple[ToolSchema, ...]:
+        """The final-answer tools of `tool` mode: one, one per type of a choice; else none."""
         if not self._tool_mode():
-            return None
+            return ()
         assert self.spec is not None
-        return self.spec.tool_schema(infer_strict=self.infer_strict)
+        return self.spec.tool_schemas(infer_strict=self.infer_strict)
 
     def system(self, base: str | None) -> str | None:
         """Return the system prompt, with the schema added in prompted mode."""
@@ -315,7 +319,7 @@ class OutputRound:
         """Return the output message holding the validated value, once there is one."""
         if not self.accepted or self.spec is None:
             return None
-        return output_content(self.spec, self.value)
+        return output_content(self.spec, self.value, self.kind)
 
     def answer(self, content: Sequence[ContentPart]) -> Any:
         """The final answer, as an output guardrail reads it: the typed value, else the text."""
@@ -329,7 +333,7 @@ class OutputRound:
         It counts against the retries as any failed answer does.
         """
         self.accepted = False
-        self.typed = self.value = None
+        self.typed = self.value = self.kind = None
         final, self._final = self._final, None
         if final is not None:
             return self._bad_final_call(*final, hint)
@@ -342,45 +346,46 @@ class OutputRound:
             OutputValidationError: a typed turn's result is not of its output type.
         """
         if self.spec is not None:
-            self._accept(self.spec.validate_text(text))
+            self._accept(self.spec.validate_tool_result(text))
 
     def replace(self, value: Any) -> None:
         """Make `value` (of the output type, already validated) the accepted answer."""
         self._accept(value)
 
-    def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
+    def _final_spec(self, call: ToolUsePart) -> OutputSpec[Any] | None:
+        """The spec `call` answers by, when it calls a final-answer tool in `tool` mode."""
         if self.spec is None or self.mode != "tool":
-            return []
-        return [call for call in calls if call.name == self.spec.tool_name]
+            return None
+        return self.spec.final_spec(call.name)
+
+    def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
+        return [call for call in calls if self._final_spec(call) is not None]
 
     def _calls(self, calls: list[ToolUsePart]) -> Step:
         finals = self._final_calls(calls)
         if not finals:
             return Calls(calls)
-        assert self.spec is not None
         first = finals[0]
+        answered = self._final_spec(first)
+        assert answered is not None
         try:
-            value = self.spec.validate_json(first.input)
+            value = answered.validate_json(first.input)
         except OutputValidationError as exc:
             return self._bad_final_call(first, calls, str(exc))
-        self._accept(value)
+        self._accept(value, answered.name if answered is not self.spec else None)
         self._final = (first, calls)
         closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in calls]
         return Finish("complete", closing)
 
     def _bad_final_call(self, first: ToolUsePart, calls: list[ToolUsePart], errors: str) -> Step:
-        assert self.spec is not None
         text = (
             f"Error: invalid final answer, {errors}. "
-            f"Call {self.spec.tool_name} again with a corrected input."
+            f"Call {first.name} again with a corrected input."
         )
         error = ToolResultPart(first.id, text, is_error=True)
-        others = [c for c in calls if c.name != self.spec.tool_name]
-        extra = [
-            ToolResultPart(c.id, _NOT_RUN, is_error=True)
-            for c in calls
-            if c.name == self.spec.tool_name and c is not first
-        ]
+        finals = self._final_calls(calls)
+        others = [c for c in calls if c not in finals]
+        extra = [ToolResultPart(c.id, _NOT_RUN, is_error=True) for c in finals if c is not first]
         if self._spend_retry():
             return Calls(others, pending=[error, *extra], order=[c.id for c in calls])
         closing = [error if c is first else ToolResultPart(c.id, _NOT_RUN, True) for c in calls]
@@ -408,19 +413,22 @@ class OutputRound:
         if self.spec is None:
             return f"Your answer was not accepted: {errors}. Answer again."
         if self._tool_mode():
+            names = [tool.name for tool in self.final_tools()]
+            which = f"the {names[0]} tool" if len(names) == 1 else f"one of {', '.join(names)}"
             return (
-                f"Your answer is not a valid final answer ({errors}). "
-                f"Give it by calling the {self.spec.tool_name} tool."
+                f"Your answer is not a valid final answer ({errors}). Give it by calling {which}."
             )
         return (
             f"Your answer does not match the required output: {errors}. "
             "Reply with only the corrected JSON, nothing else."
         )
 
-    def _accept(self, value: Any) -> None:
+    def _accept(self, value: Any, kind: str | None = None) -> None:
+        """Take `value` as the answer; `kind`: the type of a choice the model answered as."""
         assert self.spec is not None
         self.value = self.spec.dump(value)
         self.typed = value
+        self.kind = kind or self.spec.kind_of(value)
         self.accepted = True
 
     def _spend_retry(self) -> bool:

@@ -19,6 +19,15 @@ and a custom block `{"type": "custom", "content_type": "neuron.output",
 Rust reference reads as any custom block. `output_value(output, Answer)`
 reads it back as the Python type. A schema that is not an object at its root
 (`int`, `list[str]`) is asked for wrapped as `{"response": ...}` and unwrapped.
+
+A choice of output types (`[Refund, Escalation]`, `Refund | Escalation`: two or
+more pydantic models, dataclasses or TypedDicts), as pydantic-ai's
+`output_type=[...]`, is asked for as the model's choice: in `tool` mode one
+final-answer tool per type (`final_answer_Refund`, `final_answer_Escalation`,
+each with its type's schema and docstring), in `native` and `prompted` modes
+`{"result": {"kind": "Refund", "data": {...}}}`. The custom block then names
+the kind (`"kind": "Refund"`), so the value reads back as the type the model
+chose, even where two types take the same fields.
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping
+import types
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import (
     Any,
@@ -36,15 +46,17 @@ from typing import (
     Protocol,
     TypeAlias,
     TypeVar,
+    Union,
     cast,
+    get_args,
     get_origin,
-    is_typeddict,
     overload,
     runtime_checkable,
 )
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+from typing_extensions import is_typeddict  # typing's misses typing_extensions.TypedDict
 
 from layer0 import Content, CustomBlock, TextBlock, TurnOutput
 from neuron_tool import StrictSchemaError, ToolInputError, ToolSchema
@@ -80,6 +92,7 @@ FINAL_ANSWER_TOOL: Final = "final_answer"
 """The default name of the tool the model answers through in `tool` mode."""
 
 _WRAP_KEY: Final = "response"
+_CHOICE_KEY: Final = "result"
 _MAX_ERRORS: Final = 5
 _NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]")
 _FENCE: Final = re.compile(r"\A```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
@@ -165,7 +178,10 @@ class OutputSpec(Generic[T]):
     mode: OutputMode | None
     """The output mode asked for (None: the provider's preferred one)."""
     tool_name: str
-    """The tool the model answers through in `tool` mode."""
+    """The tool the model answers through in `tool` mode (a choice: the start of each type's)."""
+    members: tuple[OutputSpec[Any], ...]
+    """A choice of output types: each type's own spec, answered through its own final-answer
+    tool (`final_answer_Refund`); empty for one type."""
 
     def __init__(
         self,
@@ -177,8 +193,9 @@ class OutputSpec(Generic[T]):
         mode: OutputMode | None = None,
         tool_name: str = FINAL_ANSWER_TOOL,
     ) -> None:
+        union = _union_of(output_type)
         try:
-            adapter: TypeAdapter[T] = TypeAdapter(output_type)
+            adapter: TypeAdapter[T] = TypeAdapter(union)
             schema = json_schema_of(adapter, mode="validation")
         except (PydanticSchemaGenerationError, PydanticUserError) as exc:
             raise OutputTypeError(
@@ -186,14 +203,21 @@ class OutputSpec(Generic[T]):
             ) from exc
         self._adapter: TypeAdapter[T] | None = adapter
         self._validator: InputValidator | None = None
+        choices = _record_choices(union)
+        members: tuple[OutputSpec[Any], ...] = tuple(
+            OutputSpec(choice, strict=strict, mode=mode, tool_name=_member_tool(tool_name, choice))
+            for choice in choices
+        )
+        _check_members(members)
         self._setup(
-            schema,
-            name=name or _type_name(output_type),
-            description=description if description is not None else _type_doc(output_type),
+            _choice_schema(members, choices) if members else schema,
+            name=name or _type_name(union),
+            description=description if description is not None else _type_doc(union),
             strict=strict,
             mode=mode,
             tool_name=tool_name,
         )
+        self.members = members
 
     @classmethod
     def json_schema(
@@ -251,9 +275,11 @@ class OutputSpec(Generic[T]):
         """The final-answer tool by whether the provider infers strict tools, made once."""
         self.mode = mode
         self.tool_name = tool_name
+        self.members = ()
 
     def __repr__(self) -> str:
-        return f"OutputSpec(name={self.name!r}, mode={self.mode!r})"
+        kinds = f", members={[m.name for m in self.members]!r}" if self.members else ""
+        return f"OutputSpec(name={self.name!r}, mode={self.mode!r}{kinds})"
 
     def provider_schema(self) -> OutputSchema:
         """Return what a request carries for native output."""
@@ -268,6 +294,11 @@ class OutputSpec(Generic[T]):
         (the provider's `infers_strict_tools`); else `strict` is left None, as a tool
         that asks for nothing.
         """
+        if self.members:
+            raise OutputTypeError(
+                f"the output {self.name!r} is a choice of types, each answered through its "
+                "own final-answer tool: see tool_schemas()"
+            )
         made = self._tools.get(infer_strict)
         if made is not None:
             # One object per spec, so a provider's strict form of it is written once a turn.
@@ -285,6 +316,48 @@ class OutputSpec(Generic[T]):
         )
         return made
 
+    def tool_schemas(self, *, infer_strict: bool = False) -> tuple[ToolSchema, ...]:
+        """Return `tool` mode's final-answer tools: one, or one per type of a choice."""
+        if self.members:
+            return tuple(m.tool_schema(infer_strict=infer_strict) for m in self.members)
+        return (self.tool_schema(infer_strict=infer_strict),)
+
+    def final_spec(self, tool: str) -> OutputSpec[Any] | None:
+        """The spec a call to final-answer tool `tool` is validated by (None: no such tool)."""
+        if not self.members:
+            return self if tool == self.tool_name else None
+        return next((m for m in self.members if m.tool_name == tool), None)
+
+    def kind_of(self, value: object) -> str | None:
+        """The name of the type of a choice that `value` is (None: one type, or none fits).
+
+        Why: a value a validator returned says its type only by what it is; the
+        first type that takes it as it is (strict validation) names it.
+        """
+        for member in self.members:
+            assert member._adapter is not None
+            try:
+                member._adapter.validate_python(value, strict=True)
+            except ValidationError:
+                continue
+            return member.name
+        return None
+
+    def validate_stored(self, value: JsonValue, kind: JsonValue = None) -> T:
+        """Validate a result as a turn output holds it (`output_value`): the value and its kind.
+
+        A choice's value is validated as the type its kind names; without a
+        kind, as the first type that takes it.
+
+        Raises:
+            OutputValidationError: it does not validate, or its kind names no type.
+        """
+        if self.members:
+            if kind is None:
+                return self.validate_value(value)
+            return cast(T, self._member(kind).validate_json(value))
+        return self.validate_json(_wrap_value(value) if self.wrapped else value)
+
     def validate_text(self, text: str) -> T:
         """Validate a text answer: JSON, possibly in a code fence.
 
@@ -292,17 +365,20 @@ class OutputSpec(Generic[T]):
             OutputValidationError: not JSON, JSON nested deeper than a tool call's
                 arguments may be (`MAX_INPUT_DEPTH`), or JSON that does not validate.
         """
-        too_deep = f"the answer nests deeper than {MAX_INPUT_DEPTH} levels of objects and arrays"
-        try:
-            value: JsonValue = json.loads(_json_body(text))
-        except RecursionError:
-            raise OutputValidationError(too_deep) from None
-        except ValueError as exc:
-            raise OutputValidationError(f"the answer is not valid JSON ({exc})") from exc
-        if deeper_than(value, MAX_INPUT_DEPTH):
-            # As a tool call's arguments: what nests this deep crashes the code reading it.
-            raise OutputValidationError(too_deep)
-        return self.validate_json(value)
+        return self.validate_json(_decoded(text))
+
+    def validate_tool_result(self, text: str) -> T:
+        """Validate a stop tool's result as the answer (`NeuronTurnConfig.stop_at_tools`).
+
+        As `validate_text`, but a choice's result is a value of one of its types
+        as the tool returned it, not the model's `{"result": {"kind": ...}}`.
+
+        Raises:
+            OutputValidationError: not JSON, or not a value of the output type.
+        """
+        if not self.members:
+            return self.validate_text(text)
+        return self.validate_value(_decoded(text))
 
     def validate_json(self, value: JsonValue) -> T:
         """Validate a decoded answer (unwrapping `{"response": ...}` for non-object types).
@@ -310,6 +386,9 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: the value does not validate.
         """
+        if self.members:
+            member, data = self._chosen(value)
+            return cast(T, member.validate_json(data))
         if self.wrapped:
             if not isinstance(value, dict) or _WRAP_KEY not in value:
                 raise OutputValidationError(
@@ -317,6 +396,29 @@ class OutputSpec(Generic[T]):
                 )
             value = value[_WRAP_KEY]
         return self.validate_value(value)
+
+    def _chosen(self, value: JsonValue) -> tuple[OutputSpec[Any], JsonValue]:
+        """The type a choice's answer names and its data.
+
+        Raises:
+            OutputValidationError: not `{"result": {"kind": ..., "data": ...}}`, or an
+                unknown kind.
+        """
+        result = value.get(_CHOICE_KEY) if isinstance(value, dict) else None
+        if not isinstance(result, dict) or "kind" not in result or "data" not in result:
+            kinds = " or ".join(repr(m.name) for m in self.members)
+            raise OutputValidationError(
+                f'the answer must be a JSON object {{"{_CHOICE_KEY}": {{"kind": <{kinds}>, '
+                '"data": <the answer of that kind>}}'
+            )
+        return self._member(result["kind"]), result["data"]
+
+    def _member(self, kind: JsonValue) -> OutputSpec[Any]:
+        found = next((m for m in self.members if m.name == kind), None)
+        if found is None:
+            kinds = ", ".join(repr(m.name) for m in self.members)
+            raise OutputValidationError(f"the kind {kind!r} is none of {kinds}")
+        return found
 
     def validate_value(self, value: object) -> T:
         """Validate a value said to be of the output type (what an output validator returned).
@@ -342,6 +444,9 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: not valid even so (a required field has yet to come).
         """
+        if self.members:
+            member, data = self._chosen(value)
+            return cast(T, member.validate_partial(data))
         if self.wrapped:
             if not isinstance(value, dict) or _WRAP_KEY not in value:
                 raise OutputValidationError(f"{_WRAP_KEY!r} has yet to come")
@@ -362,8 +467,13 @@ class OutputSpec(Generic[T]):
         return cast(JsonValue, self._adapter.dump_python(value, mode="json"))
 
 
-def output_spec(output_type: OutputSpec[T] | type[T] | Mapping[str, JsonValue]) -> OutputSpec[Any]:
-    """Return `output_type` as a spec: a spec as is, a mapping as a raw schema, else a type."""
+def output_spec(
+    output_type: OutputSpec[T] | type[T] | Sequence[type[Any]] | Mapping[str, JsonValue],
+) -> OutputSpec[Any]:
+    """Return `output_type` as a spec: a spec as is, a mapping as a raw schema, else a type.
+
+    A list of types is a choice (`[Refund, Escalation]`), as their union is.
+    """
     if isinstance(output_type, OutputSpec):
         return output_type
     if isinstance(output_type, Mapping):
@@ -371,10 +481,15 @@ def output_spec(output_type: OutputSpec[T] | type[T] | Mapping[str, JsonValue]) 
     return OutputSpec(output_type)
 
 
-def output_content(spec: OutputSpec[Any], value: JsonValue) -> Content:
-    """Return the output message for a validated value (see the module docstring)."""
+def output_content(spec: OutputSpec[Any], value: JsonValue, kind: str | None = None) -> Content:
+    """Return the output message for a validated value (see the module docstring).
+
+    `kind` names the type of a choice the value is.
+    """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    data: JsonValue = {"name": spec.name, "value": value}
+    data: dict[str, JsonValue] = {"name": spec.name, "value": value}
+    if kind is not None:
+        data["kind"] = kind
     return Content([TextBlock(text=text), CustomBlock(content_type=OUTPUT_CONTENT_TYPE, data=data)])
 
 
@@ -393,21 +508,24 @@ def output_value(output: TurnOutput, output_type: Any = None) -> Any:
         OutputMissingError: the turn did not end with a validated result.
         OutputValidationError: the result does not validate as `output_type`.
     """
-    value = _stored_value(output)
+    value, kind = _stored(output)
     if output_type is None:
         return value
-    spec = output_type if isinstance(output_type, OutputSpec) else _cached_spec(output_type)
-    return spec.validate_json(_wrap_value(value) if spec.wrapped else value)
+    if isinstance(output_type, OutputSpec):
+        return output_type.validate_stored(value, kind)
+    spec = _cached_spec(tuple(output_type) if isinstance(output_type, list) else output_type)
+    return spec.validate_stored(value, kind)
 
 
-def _stored_value(output: TurnOutput) -> JsonValue:
+def _stored(output: TurnOutput) -> tuple[JsonValue, JsonValue]:
+    """The result a turn output holds, and the kind it names (None: not a choice's)."""
     blocks = output.message.root
     if not isinstance(blocks, str):
         for block in blocks:
             if isinstance(block, CustomBlock) and block.content_type == OUTPUT_CONTENT_TYPE:
                 data = block.data
                 if isinstance(data, dict) and "value" in data:
-                    return data["value"]
+                    return data["value"], data.get("kind")
     raise OutputMissingError(
         f"the turn output holds no validated result (exit reason: {output.exit_reason!r})"
     )
@@ -416,6 +534,84 @@ def _stored_value(output: TurnOutput) -> JsonValue:
 @lru_cache(maxsize=64)
 def _cached_spec(output_type: Any) -> OutputSpec[Any]:
     return OutputSpec(output_type)
+
+
+def _union_of(output_type: Any) -> Any:
+    """`output_type`, a list or tuple of types as their union (`[A, B]` is `A | B`)."""
+    if not isinstance(output_type, list | tuple):
+        return output_type
+    if not output_type:
+        raise OutputTypeError("an empty list of output types: give at least one")
+    return Union[tuple(output_type)]  # noqa: UP007  # a union of types known only at run time
+
+
+def _record_choices(union: Any) -> tuple[type[Any], ...]:
+    """The types of a union to choose between, each through its own tool; () if not a choice.
+
+    A choice is two or more pydantic models, dataclasses or TypedDicts: each has an
+    object schema of its own, so each can be a tool's input. A union holding any
+    other type (`int | str`, `Refund | None`) is asked for whole, as one type.
+    """
+    if get_origin(union) not in (Union, types.UnionType):
+        return ()
+    members = get_args(union)
+    return members if len(members) > 1 and all(map(_is_record, members)) else ()
+
+
+def _is_record(member: object) -> bool:
+    return isinstance(member, type) and (
+        issubclass(member, BaseModel) or dataclasses.is_dataclass(member) or is_typeddict(member)
+    )
+
+
+def _check_members(members: tuple[OutputSpec[Any], ...]) -> None:
+    """Refuse a choice whose types' names clash: the model names its choice by them."""
+    seen: dict[str, str] = {}
+    for member in members:
+        for label, key in (("name", member.name), ("final-answer tool", member.tool_name)):
+            if key in seen:
+                raise OutputTypeError(
+                    f"two output types of the choice have the {label} {key!r}; give the "
+                    "choice types of other names (the model names its choice by them)"
+                )
+            seen[key] = label
+
+
+def _member_tool(tool_name: str, choice: type[Any]) -> str:
+    """The final-answer tool of one type of a choice: `final_answer_Refund`."""
+    return _NAME_CHARS.sub("_", f"{tool_name}_{_type_name(choice)}")[:64]
+
+
+def _choice_schema(
+    members: tuple[OutputSpec[Any], ...], choices: tuple[type[Any], ...]
+) -> dict[str, JsonValue]:
+    """The schema of a choice's answer in `native` and `prompted` modes, as pydantic-ai's.
+
+    `{"result": {"kind": <a type's name>, "data": <an answer of that type>}}`, one
+    `anyOf` branch per type, so the answer names the type it is.
+    """
+    adapter: TypeAdapter[Any] = TypeAdapter(tuple[choices])  # type: ignore[valid-type]
+    joint = json_schema_of(adapter, mode="validation")  # one set of $defs for all the types
+    items = joint.get("prefixItems")
+    assert isinstance(items, list) and len(items) == len(members)
+    branches: list[JsonValue] = [
+        {
+            "type": "object",
+            "properties": {"kind": {"type": "string", "enum": [member.name]}, "data": item},
+            "required": ["kind", "data"],
+            "additionalProperties": False,
+        }
+        for member, item in zip(members, items, strict=True)
+    ]
+    schema: dict[str, JsonValue] = {
+        "type": "object",
+        "properties": {_CHOICE_KEY: {"anyOf": branches}},
+        "required": [_CHOICE_KEY],
+        "additionalProperties": False,
+    }
+    if "$defs" in joint:
+        schema["$defs"] = joint["$defs"]
+    return schema
 
 
 def _wrap_value(value: JsonValue) -> JsonValue:
@@ -491,6 +687,26 @@ def _strict_walk(node: JsonValue) -> JsonValue:
             raise _NotStrict
         walked["additionalProperties"] = False
     return walked
+
+
+def _decoded(text: str) -> JsonValue:
+    """A text answer's JSON: possibly in a code fence or after a line of prose.
+
+    Raises:
+        OutputValidationError: not JSON, or nested deeper than a tool call's arguments
+            may be (`MAX_INPUT_DEPTH`).
+    """
+    too_deep = f"the answer nests deeper than {MAX_INPUT_DEPTH} levels of objects and arrays"
+    try:
+        value: JsonValue = json.loads(_json_body(text))
+    except RecursionError:
+        raise OutputValidationError(too_deep) from None
+    except ValueError as exc:
+        raise OutputValidationError(f"the answer is not valid JSON ({exc})") from exc
+    if deeper_than(value, MAX_INPUT_DEPTH):
+        # As a tool call's arguments: what nests this deep crashes the code reading it.
+        raise OutputValidationError(too_deep)
+    return value
 
 
 def _json_body(text: str) -> str:

@@ -92,12 +92,14 @@ def check_strict_output(output: OutputSpec[Any], provider: object) -> None:
     Raises:
         UnsupportedStrictOutputError: naming the output, its tool and the provider.
     """
-    if takes_strict_tools(provider) or not output.tool_schema().strict:
+    strict = [repr(tool.name) for tool in output.tool_schemas() if tool.strict]
+    if takes_strict_tools(provider) or not strict:
         return
+    tools = f"tool {strict[0]}" if len(strict) == 1 else f"tools {', '.join(strict)}"
     raise UnsupportedStrictOutputError(
         f"the provider {type(provider).__name__} has no strict mode for tool inputs, and "
-        f"the output {output.name!r} asks for its final-answer tool {output.tool_name!r} "
-        "to be strict (OutputSpec(strict=True), or an input's output_strict, in tool mode); "
-        "make it strict=None (the "
-        "answer is still validated against the schema), or use another output mode"
+        f"the output {output.name!r} asks for its final-answer {tools} to be strict "
+        "(OutputSpec(strict=True), or an input's output_strict, in tool mode); make it "
+        "strict=None (the answer is still validated against the schema), or use another "
+        "output mode"
     )

@@ -249,7 +249,7 @@ class NeuronTurn(Generic[OutT]):
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
-        output_type: type[OutT] | OutputSpec[OutT] | None = None,
+        output_type: type[OutT] | OutputSpec[OutT] | Sequence[type[Any]] | None = None,
         deps: object = None,
     ) -> None:
         """Create a turn over `provider`; everything else is optional.
@@ -259,8 +259,9 @@ class NeuronTurn(Generic[OutT]):
         make a registry of their own.
 
         `output_type` is a pydantic model, dataclass, TypedDict, any type
-        pydantic validates, or an `OutputSpec` (`OutputSpec.json_schema(...)`
-        for a raw JSON Schema). `deps` is what tools asking for a
+        pydantic validates, a list of types for the model to choose between
+        (`[Refund, Escalation]`, as their union), or an `OutputSpec`
+        (`OutputSpec.json_schema(...)` for a raw JSON Schema). `deps` is what tools asking for a
         `neuron_tool.RunContext` get as `context.deps` (a database handle, an
         HTTP client, the user), unless a call of `execute` passes its own.
 
@@ -320,7 +321,7 @@ class NeuronTurn(Generic[OutT]):
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
-        output_type: type[_T] | OutputSpec[_T] | None = None,
+        output_type: type[_T] | OutputSpec[_T] | Sequence[type[Any]] | None = None,
         deps: object = None,
     ) -> NeuronTurn[_T]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
@@ -377,7 +378,9 @@ class NeuronTurn(Generic[OutT]):
         output = "" if self.output is None else f", output={self.output.name!r}"
         return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{output})"
 
-    def with_output(self, output_type: type[_T] | OutputSpec[_T]) -> NeuronTurn[_T]:
+    def with_output(
+        self, output_type: type[_T] | OutputSpec[_T] | Sequence[type[Any]]
+    ) -> NeuronTurn[_T]:
         """Return this turn with another output type (same provider, tools, hooks, config).
 
         Cheap: a turn holds only configuration, so one per output type is fine.
@@ -1253,7 +1256,7 @@ class NeuronTurn(Generic[OutT]):
                 return await self.provider.complete(request)
             sink = run.sink
             if output.spec is not None:
-                sink = OutputFollower(output.spec, output.mode, sink, output.final_tool())
+                sink = OutputFollower(output.spec, output.mode, sink, output.final_tools())
             return await self._streamed(request, sink)
         except ProviderError as exc:
             raise _turn_error(exc) from exc

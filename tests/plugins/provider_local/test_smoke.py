@@ -165,3 +165,22 @@ def test_a_server_left_running_is_stopped_at_interpreter_exit() -> None:
     )
     pid = int(out.stdout.strip())
     assert gone(pid)
+
+
+async def test_a_choice_of_types_is_answered_as_one_of_them_under_the_grammar() -> None:
+    from ...neuron_turn.test_output_choice import CHOICE, Escalation, Refund, kind_of
+
+    turn = NeuronTurn.from_plugins(model="local:default", output_type=CHOICE)
+    try:
+        output = await turn.execute(
+            TurnInput(message="My parcel never came. Refund me 20 dollars.", trigger="user")
+        )
+    finally:
+        await turn.provider.aclose()
+    # The grammar admits only {"result": {"kind": ..., "data": ...}} of one type: no correction.
+    assert output.exit_reason == "complete" and output.metadata.turns_used == 1
+    value = turn.output_value(output)
+    assert isinstance(value, Refund | Escalation)
+    stored = json.loads(output.message.as_text() or "")
+    assert stored == value.model_dump(mode="json")
+    assert kind_of(output) == type(value).__name__

@@ -1,0 +1,432 @@
+"""A choice of output types: the model answers as one of them, and the answer says which."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, JsonValue
+from typing_extensions import TypedDict
+
+from layer0 import CustomBlock, CustomExit, TurnInput, TurnOutput
+from neuron_tool import ToolRegistry, tool
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    OutputDelta,
+    OutputSpec,
+    OutputTypeError,
+    OutputValidationError,
+    ToolChoice,
+    ToolResultPart,
+    UnsupportedStrictOutputError,
+    output_validator,
+    output_value,
+)
+from neuron_turn.testing import SchemaProvider, ScriptedProvider
+
+from .support import answer, ask, call, calls
+
+
+class Refund(BaseModel):
+    """Money goes back to the customer."""
+
+    amount: float
+
+
+class Escalation(BaseModel):
+    """A person takes the case over."""
+
+    reason: str
+
+
+class Approve(BaseModel):
+    """The request is approved."""
+
+    note: str
+
+
+class Reject(BaseModel):
+    """The request is rejected."""
+
+    note: str
+
+
+CHOICE: list[type[Any]] = [Refund, Escalation]
+
+
+def _turn(script: list[Any], output_type: Any = CHOICE, **config: Any) -> tuple[NeuronTurn, Any]:
+    provider = ScriptedProvider(script)
+    settings = NeuronTurnConfig(model="m", **config)
+    return NeuronTurn(provider, config=settings, output_type=output_type), provider
+
+
+def kind_of(output: TurnOutput) -> JsonValue:
+    """The kind a turn output's result names (None: not a choice's)."""
+    blocks = output.message.root
+    assert not isinstance(blocks, str)
+    (block,) = [b for b in blocks if isinstance(b, CustomBlock)]
+    assert isinstance(block.data, dict)
+    return block.data.get("kind")
+
+
+# --- the spec -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", [[Refund, Escalation], (Refund, Escalation), Refund | Escalation])
+def test_a_list_a_tuple_or_a_union_of_models_is_a_choice_with_a_tool_per_type(given: Any) -> None:
+    spec = OutputSpec(given)
+
+    tools = spec.tool_schemas()
+
+    assert [m.name for m in spec.members] == ["Refund", "Escalation"]
+    assert [t.name for t in tools] == ["final_answer_Refund", "final_answer_Escalation"]
+    assert tools[0].input_schema == OutputSpec(Refund).schema
+    assert tools[1].description == (
+        "Give the final answer (Escalation: A person takes the case over.); "
+        "this ends the conversation."
+    )
+
+
+def test_dataclasses_and_typeddicts_make_a_choice_too() -> None:
+    @dataclasses.dataclass
+    class Parcel:
+        weight: float
+
+    class Letter(TypedDict):
+        pages: int
+
+    spec = OutputSpec([Parcel, Letter])
+
+    assert [t.name for t in spec.tool_schemas()] == ["final_answer_Parcel", "final_answer_Letter"]
+    assert spec.validate_json({"result": {"kind": "Letter", "data": {"pages": 2}}}) == {"pages": 2}
+
+
+@pytest.mark.parametrize("whole", [int | str, Refund | None, [Refund, str], [Refund]])
+def test_a_union_holding_another_type_is_asked_for_whole_through_one_tool(whole: Any) -> None:
+    spec = OutputSpec(whole)
+
+    assert spec.members == ()
+    assert [t.name for t in spec.tool_schemas()] == ["final_answer"]
+
+
+def test_the_native_schema_names_each_type_as_a_kind_beside_its_data() -> None:
+    spec = OutputSpec(CHOICE)
+
+    branches = spec.schema["properties"]["result"]["anyOf"]  # type: ignore[index,call-overload]
+
+    assert spec.schema["required"] == ["result"] and not spec.wrapped
+    assert [b["properties"]["kind"] for b in branches] == [
+        {"type": "string", "enum": ["Refund"]},
+        {"type": "string", "enum": ["Escalation"]},
+    ]
+    assert [b["properties"]["data"] for b in branches] == [
+        {"$ref": "#/$defs/Refund"},
+        {"$ref": "#/$defs/Escalation"},
+    ]
+    assert spec.provider_schema().strict is True  # every branch fits strict mode as it is
+
+
+@pytest.mark.parametrize(
+    ("answer_json", "says"),
+    [
+        ({"kind": "Refund"}, 'must be a JSON object {"result": {"kind": <\'Refund\' or'),
+        ({"result": {"kind": "Gift", "data": {}}}, "the kind 'Gift' is none of 'Refund'"),
+        ({"result": {"kind": "Refund", "data": {"reason": "x"}}}, "at amount: Field required"),
+        ([1], '"data": <the answer of that kind>'),
+    ],
+)
+def test_an_answer_not_of_the_choices_form_is_refused_naming_what_is_wrong(
+    answer_json: JsonValue, says: str
+) -> None:
+    with pytest.raises(OutputValidationError) as refused:
+        OutputSpec(CHOICE).validate_json(answer_json)
+
+    assert says in str(refused.value)
+
+
+def test_two_types_of_one_name_are_refused_as_the_model_could_not_tell_them_apart() -> None:
+    first = type("Item", (BaseModel,), {"__annotations__": {"a": int}})
+    second = type("Item", (BaseModel,), {"__annotations__": {"b": int}})
+
+    with pytest.raises(OutputTypeError, match="two output types of the choice have the name"):
+        OutputSpec([first, second])
+
+
+def test_an_empty_list_of_types_is_refused() -> None:
+    with pytest.raises(OutputTypeError, match="an empty list of output types"):
+        OutputSpec([])
+
+
+def test_a_choices_one_final_answer_tool_is_asked_for_by_name_and_refused_clearly() -> None:
+    with pytest.raises(OutputTypeError, match="each answered through its own final-answer tool"):
+        OutputSpec(CHOICE).tool_schema()
+
+
+# --- tool mode ----------------------------------------------------------------
+
+
+async def test_the_model_answers_through_one_types_tool_and_the_answer_is_of_that_type() -> None:
+    turn, provider = _turn(
+        [calls(call("c1", "final_answer_Escalation", reason="a broken screen"))],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask("My phone arrived broken."))
+
+    assert turn.output_value(output) == Escalation(reason="a broken screen")
+    assert kind_of(output) == "Escalation"
+    sent = provider.requests[0]
+    assert [t.name for t in sent.tools] == ["final_answer_Refund", "final_answer_Escalation"]
+    assert sent.tool_choice == ToolChoice.REQUIRED
+
+
+async def test_two_types_of_the_same_fields_read_back_as_the_one_the_model_chose() -> None:
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_Reject", note="late"))],
+        [Approve, Reject],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask())
+    wire = TurnOutput.model_validate_json(output.model_dump_json())
+
+    assert output_value(wire, [Approve, Reject]) == Reject(note="late")
+    assert output_value(wire, OutputSpec(Approve | Reject)) == Reject(note="late")
+
+
+async def test_a_bad_answer_to_one_types_tool_goes_back_naming_that_tool() -> None:
+    turn, provider = _turn(
+        [
+            calls(call("c1", "final_answer_Refund", amount="lots")),
+            calls(call("c2", "final_answer_Refund", amount=12.5)),
+        ],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Refund(amount=12.5)
+    (error,) = [
+        p for p in provider.requests[1].messages[-1].content if isinstance(p, ToolResultPart)
+    ]
+    assert error.is_error and error.content.endswith(
+        "Call final_answer_Refund again with a corrected input."
+    )
+
+
+async def test_a_text_answer_in_tool_mode_is_asked_again_through_one_of_the_tools() -> None:
+    turn, provider = _turn(
+        [answer("I refund it."), calls(call("c2", "final_answer_Refund", amount=3))],
+        output_mode="tool",
+    )
+
+    await turn.execute(ask())
+
+    correction = provider.requests[1].messages[-1].content[-1].text
+    assert correction.endswith(
+        "Give it by calling one of final_answer_Refund, final_answer_Escalation."
+    )
+
+
+async def test_the_first_final_call_wins_and_the_others_are_not_run() -> None:
+    turn, _ = _turn(
+        [
+            calls(
+                call("c1", "final_answer_Escalation", reason="unsure"),
+                call("c2", "final_answer_Refund", amount=1),
+            )
+        ],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Escalation(reason="unsure")
+
+
+async def test_a_tool_named_as_one_types_final_answer_tool_is_refused() -> None:
+    @tool
+    async def final_answer_Refund(amount: float) -> str:
+        """Shadow the choice's tool."""
+        return "no"
+
+    provider = ScriptedProvider([answer("never read")])
+    turn = NeuronTurn(
+        provider,
+        tools=ToolRegistry([final_answer_Refund]),
+        config=NeuronTurnConfig(output_mode="tool"),
+        output_type=CHOICE,
+    )
+
+    with pytest.raises(Exception, match="'final_answer_Refund', the final-answer tool's name"):
+        await turn.execute(ask())
+
+
+async def test_a_tool_of_the_turns_own_is_offered_beside_the_choices_tools() -> None:
+    @tool
+    async def order_total(order: str) -> float:
+        """What an order cost."""
+        return 12.5
+
+    provider = ScriptedProvider(
+        [
+            calls(call("c1", "order_total", order="A7")),
+            calls(call("c2", "final_answer_Refund", amount=12.5)),
+        ]
+    )
+    turn = NeuronTurn(
+        provider,
+        tools=ToolRegistry([order_total]),
+        config=NeuronTurnConfig(output_mode="tool"),
+        output_type=CHOICE,
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Refund(amount=12.5)
+    offered = [t.name for t in provider.requests[0].tools]
+    assert offered == ["order_total", "final_answer_Refund", "final_answer_Escalation"]
+
+
+async def test_a_strict_choice_over_a_provider_without_strict_mode_names_every_tool() -> None:
+    with pytest.raises(UnsupportedStrictOutputError) as refused:
+        NeuronTurn(ScriptedProvider([]), output_type=OutputSpec(CHOICE, mode="tool", strict=True))
+
+    assert "tools 'final_answer_Refund', 'final_answer_Escalation' to be strict" in str(
+        refused.value
+    )
+
+
+async def test_a_strict_choice_over_a_provider_with_strict_mode_sends_each_tool_strict() -> None:
+    provider = ScriptedProvider(
+        [calls(call("c1", "final_answer_Refund", amount=2))], takes_strict_tools=True
+    )
+    turn = NeuronTurn(provider, output_type=OutputSpec(CHOICE, mode="tool", strict=True))
+
+    await turn.execute(ask())
+
+    assert [t.strict for t in provider.requests[0].tools] == [True, True]
+
+
+# --- native and prompted modes -------------------------------------------------
+
+
+async def test_native_mode_sends_the_choices_schema_and_reads_the_kind() -> None:
+    turn, provider = _turn(
+        [answer('{"result": {"kind": "Reject", "data": {"note": "no stock"}}}')],
+        [Approve, Reject],
+        output_mode="native",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Reject(note="no stock")
+    assert kind_of(output) == "Reject"
+    assert provider.requests[0].output == OutputSpec([Approve, Reject]).provider_schema()
+
+
+async def test_prompted_mode_corrects_an_unknown_kind_naming_the_kinds() -> None:
+    turn, provider = _turn(
+        [
+            answer('{"result": {"kind": "Maybe", "data": {"note": "?"}}}'),
+            answer('{"result": {"kind": "Approve", "data": {"note": "ok"}}}'),
+        ],
+        [Approve, Reject],
+        output_mode="prompted",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Approve(note="ok")
+    assert "the kind 'Maybe' is none of 'Approve', 'Reject'" in (
+        provider.requests[1].messages[-1].content[-1].text
+    )
+    assert '"kind":{"type":"string","enum":["Approve"]}' in provider.requests[0].system
+
+
+async def test_a_choice_that_never_validates_ends_output_invalid() -> None:
+    turn, _ = _turn([answer("no"), answer("no"), answer("no")], output_mode="prompted")
+
+    output = await turn.execute(ask())
+
+    assert output.exit_reason == CustomExit(name="output_invalid")
+
+
+# --- streamed, validators, stop tools -------------------------------------------
+
+
+async def test_a_streamed_choice_yields_partials_of_the_type_the_model_chose() -> None:
+    provider = ScriptedProvider(
+        [calls(call("c1", "final_answer_Escalation", reason="a broken screen, twice"))],
+        chunk_size=4,
+    )
+    turn = NeuronTurn(provider, config=NeuronTurnConfig(output_mode="tool"), output_type=CHOICE)
+
+    async with turn.stream(TurnInput(message="?", trigger="user")) as stream:
+        events = [event async for event in stream]
+
+    grown = [e.value for e in events if isinstance(e, OutputDelta)]
+    assert grown and all(isinstance(value, Escalation) for value in grown)
+    assert grown[-1] == Escalation(reason="a broken screen, twice")
+
+
+async def test_a_validators_answer_of_another_type_is_stored_as_that_kind() -> None:
+    @output_validator
+    async def cap(ctx: Any, value: Refund | Escalation) -> Refund | Escalation:
+        if isinstance(value, Refund) and value.amount > 100:
+            return Escalation(reason="a refund over 100 needs a person")
+        return value
+
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_Refund", amount=500))],
+        output_mode="tool",
+        output_validators=[cap],
+    )
+
+    output = await turn.execute(ask())
+
+    assert kind_of(output) == "Escalation"
+    assert turn.output_value(output) == Escalation(reason="a refund over 100 needs a person")
+
+
+async def test_a_stop_tools_result_of_one_type_is_the_answer_of_that_type() -> None:
+    @tool
+    async def refund_order(order: str) -> Refund:
+        """Refund an order in full."""
+        return Refund(amount=12.5)
+
+    provider = ScriptedProvider([calls(call("c1", "refund_order", order="A7"))])
+    turn = NeuronTurn(
+        provider,
+        tools=ToolRegistry([refund_order]),
+        config=NeuronTurnConfig(output_mode="tool", stop_at_tools=["refund_order"]),
+        output_type=CHOICE,
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Refund(amount=12.5)
+    assert kind_of(output) == "Refund"
+
+
+async def test_a_result_stored_without_a_kind_reads_back_as_the_first_type_that_takes_it() -> None:
+    one_type, _ = _turn(
+        [calls(call("c1", "final_answer", reason="x"))], Escalation, output_mode="tool"
+    )
+    output = await one_type.execute(ask())
+
+    assert kind_of(output) is None
+    assert output_value(output, Refund | Escalation) == Escalation(reason="x")
+
+
+async def test_the_schema_provider_answers_a_choice_through_its_first_types_tool() -> None:
+    provider = SchemaProvider()
+    turn = NeuronTurn(provider, config=NeuronTurnConfig(output_mode="tool"), output_type=CHOICE)
+
+    output = await turn.execute(ask())
+
+    assert isinstance(turn.output_value(output), Refund)
+    assert len(provider.requests) == 1
+    assert provider._calls == 1  # one call, to the first type's tool alone

@@ -6,6 +6,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 from typing_extensions import TypedDict
 
@@ -430,3 +432,39 @@ async def test_the_schema_provider_answers_a_choice_through_its_first_types_tool
     assert isinstance(turn.output_value(output), Refund)
     assert len(provider.requests) == 1
     assert provider._calls == 1  # one call, to the first type's tool alone
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_ANSWERS = st.one_of(
+    _JSON,
+    st.fixed_dictionaries(
+        {
+            "result": st.fixed_dictionaries(
+                {"kind": st.sampled_from(["Refund", "Escalation"]) | _JSON, "data": _JSON}
+            )
+        }
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_ANSWERS, tool=st.sampled_from(["final_answer_Refund", "final_answer_Escalation"]))
+def test_any_answer_to_a_choice_validates_or_is_refused_naming_why_never_a_crash(
+    value: JsonValue, tool: str
+) -> None:
+    spec = OutputSpec(CHOICE)
+    member = spec.final_spec(tool)
+    assert member is not None
+    for check in (spec.validate_json, spec.validate_partial, member.validate_json):
+        try:
+            result = check(value)
+        except OutputValidationError as exc:
+            assert str(exc)
+        else:
+            assert isinstance(result, Refund | Escalation)

@@ -595,13 +595,7 @@ def _choice_schema(
     items = joint.get("prefixItems")
     assert isinstance(items, list) and len(items) == len(members)
     branches: list[JsonValue] = [
-        {
-            "type": "object",
-            "properties": {"kind": {"type": "string", "enum": [member.name]}, "data": item},
-            "required": ["kind", "data"],
-            "additionalProperties": False,
-        }
-        for member, item in zip(members, items, strict=True)
+        _branch(member, item) for member, item in zip(members, items, strict=True)
     ]
     schema: dict[str, JsonValue] = {
         "type": "object",
@@ -612,6 +606,19 @@ def _choice_schema(
     if "$defs" in joint:
         schema["$defs"] = joint["$defs"]
     return schema
+
+
+def _branch(member: OutputSpec[Any], data: JsonValue) -> JsonValue:
+    """One type's branch of a choice's schema, described as its type is, to choose by."""
+    branch: dict[str, JsonValue] = {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "enum": [member.name]}, "data": data},
+        "required": ["kind", "data"],
+        "additionalProperties": False,
+    }
+    if member.description:
+        branch["description"] = member.description
+    return branch
 
 
 def _wrap_value(value: JsonValue) -> JsonValue:

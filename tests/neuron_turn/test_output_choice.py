@@ -468,3 +468,12 @@ def test_any_answer_to_a_choice_validates_or_is_refused_naming_why_never_a_crash
             assert str(exc)
         else:
             assert isinstance(result, Refund | Escalation)
+
+
+def test_each_branch_of_the_native_schema_is_described_as_its_type_is() -> None:
+    branches = OutputSpec(CHOICE).schema["properties"]["result"]["anyOf"]  # type: ignore[index,call-overload]
+
+    assert [b.get("description") for b in branches] == [
+        "Money goes back to the customer.",
+        "A person takes the case over.",
+    ]

@@ -29,7 +29,14 @@ from neuron_tool import ExternalTool, ToolSchema
 
 from .external_tools import external_tools_of
 from .limits import UsageLimits
-from .output import OutputMode, OutputSchema, OutputSpec, OutputValidationError, output_content
+from .output import (
+    TEXT_KIND,
+    OutputMode,
+    OutputSchema,
+    OutputSpec,
+    OutputValidationError,
+    output_content,
+)
 from .provider import (
     ContentPart,
     ProviderMessage,
@@ -252,6 +259,9 @@ class OutputRound:
                     f"a tool is named {final.name!r}, the final-answer tool's name; "
                     "rename it or give the output spec another tool_name"
                 )
+        assert self.spec is not None
+        if self.spec.allows_text:
+            return [*tools, *finals], choice  # a text answer is one: no call is forced
         if not tools or (choice is not None and choice.mode == "none"):
             only = ToolChoice.tool(finals[0].name) if len(finals) == 1 else ToolChoice.REQUIRED
             return list(finals), only
@@ -271,10 +281,17 @@ class OutputRound:
         if self.spec is None or self.mode != "prompted":
             return base
         schema = json.dumps(self.spec.schema, ensure_ascii=False, separators=(",", ":"))
-        instruction = (
-            "Give your final answer as only a JSON object matching this JSON Schema, "
-            f"with no other text and no code fence:\n{schema}"
-        )
+        if self.spec.allows_text:
+            instruction = (
+                "Give your final answer as plain text, or, for a structured answer, as only "
+                "a JSON object matching this JSON Schema, with no other text and no code "
+                f"fence:\n{schema}"
+            )
+        else:
+            instruction = (
+                "Give your final answer as only a JSON object matching this JSON Schema, "
+                f"with no other text and no code fence:\n{schema}"
+            )
         return f"{base}\n{instruction}" if base else instruction
 
     def provider_output(self) -> OutputSchema | None:
@@ -393,6 +410,10 @@ class OutputRound:
 
     def _text_answer(self, text: str, messages: list[ProviderMessage]) -> Step:
         assert self.spec is not None
+        if self.spec.allows_text and self.mode == "tool":
+            # Structured answers come through the final-answer tools: text is text.
+            self._accept(text, TEXT_KIND)
+            return Finish("complete")
         try:
             value = self.spec.validate_text(text)
         except OutputValidationError as exc:

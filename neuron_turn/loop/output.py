@@ -68,6 +68,7 @@ from ._nesting import MAX_INPUT_DEPTH, deeper_than
 __all__ = [
     "FINAL_ANSWER_TOOL",
     "OUTPUT_CONTENT_TYPE",
+    "TEXT_KIND",
     "OutputError",
     "OutputMissingError",
     "OutputMode",
@@ -86,6 +87,8 @@ OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 """How the model is asked for a typed answer: the provider's JSON-schema output, a
 forced `final_answer` tool, or the schema in the system prompt."""
 
+TEXT_KIND: Final = "text"
+"""The kind of a plain text answer to a choice that takes text (`OutputSpec.allows_text`)."""
 OUTPUT_CONTENT_TYPE: Final = "neuron.output"
 """The `content_type` of the custom block holding a turn's validated output."""
 FINAL_ANSWER_TOOL: Final = "final_answer"
@@ -181,7 +184,11 @@ class OutputSpec(Generic[T]):
     """The tool the model answers through in `tool` mode (a choice: the start of each type's)."""
     members: tuple[OutputSpec[Any], ...]
     """A choice of output types: each type's own spec, answered through its own final-answer
-    tool (`final_answer_Refund`); empty for one type."""
+    tool (`final_answer_Refund`; the one type beside `str`: `final_answer`); empty for one
+    type."""
+    allows_text: bool
+    """Whether a plain text answer is an answer (`str` among a choice's types, as in
+    pydantic-ai's `output_type=[Refund, str]`): the text itself, of kind `text`."""
 
     def __init__(
         self,
@@ -203,14 +210,28 @@ class OutputSpec(Generic[T]):
             ) from exc
         self._adapter: TypeAdapter[T] | None = adapter
         self._validator: InputValidator | None = None
-        choices = _record_choices(union)
+        choices, text = _record_choices(union)
+        if text and mode == "native":
+            raise OutputTypeError(
+                f"the output type {output_type!r} takes plain text, which native output "
+                "(JSON only) cannot give: ask for it in tool or prompted mode"
+            )
         members: tuple[OutputSpec[Any], ...] = tuple(
-            OutputSpec(choice, strict=strict, mode=mode, tool_name=_member_tool(tool_name, choice))
+            OutputSpec(
+                choice,
+                strict=strict,
+                mode=mode,
+                tool_name=tool_name if len(choices) == 1 else _member_tool(tool_name, choice),
+            )
             for choice in choices
         )
         _check_members(members)
+        if len(members) > 1:
+            schema = _choice_schema(members, choices)
+        elif members:
+            schema = members[0].schema
         self._setup(
-            _choice_schema(members, choices) if members else schema,
+            schema,
             name=name or _type_name(union),
             description=description if description is not None else _type_doc(union),
             strict=strict,
@@ -218,6 +239,7 @@ class OutputSpec(Generic[T]):
             tool_name=tool_name,
         )
         self.members = members
+        self.allows_text = text
 
     @classmethod
     def json_schema(
@@ -276,6 +298,7 @@ class OutputSpec(Generic[T]):
         self.mode = mode
         self.tool_name = tool_name
         self.members = ()
+        self.allows_text = False
 
     def __repr__(self) -> str:
         kinds = f", members={[m.name for m in self.members]!r}" if self.members else ""
@@ -334,6 +357,8 @@ class OutputSpec(Generic[T]):
         Why: a value a validator returned says its type only by what it is; the
         first type that takes it as it is (strict validation) names it.
         """
+        if self.allows_text and isinstance(value, str):
+            return TEXT_KIND
         for member in self.members:
             assert member._adapter is not None
             try:
@@ -355,8 +380,15 @@ class OutputSpec(Generic[T]):
         if self.members:
             if kind is None:
                 return self.validate_value(value)
+            if kind == TEXT_KIND and self.allows_text:
+                return self._text(value)
             return cast(T, self._member(kind).validate_json(value))
         return self.validate_json(_wrap_value(value) if self.wrapped else value)
+
+    def _text(self, value: object) -> T:
+        if not isinstance(value, str):
+            raise OutputValidationError(f"a text answer must be a string, not {value!r}")
+        return cast(T, value)
 
     def validate_text(self, text: str) -> T:
         """Validate a text answer: JSON, possibly in a code fence.
@@ -364,8 +396,16 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: not JSON, JSON nested deeper than a tool call's
                 arguments may be (`MAX_INPUT_DEPTH`), or JSON that does not validate.
+                A spec that takes plain text (`allows_text`) refuses only a JSON object
+                that is none of its types: any other text is the answer as it is.
         """
-        return self.validate_json(_decoded(text))
+        if not self.allows_text:
+            return self.validate_json(_decoded(text))
+        try:
+            value = _decoded(text)
+        except OutputValidationError:
+            return self._text(text)
+        return self.validate_json(value) if isinstance(value, dict) else self._text(text)
 
     def validate_tool_result(self, text: str) -> T:
         """Validate a stop tool's result as the answer (`NeuronTurnConfig.stop_at_tools`).
@@ -378,7 +418,13 @@ class OutputSpec(Generic[T]):
         """
         if not self.members:
             return self.validate_text(text)
-        return self.validate_value(_decoded(text))
+        try:
+            value = _decoded(text)
+        except OutputValidationError:
+            if self.allows_text:
+                return self._text(text)
+            raise
+        return self.validate_value(value)
 
     def validate_json(self, value: JsonValue) -> T:
         """Validate a decoded answer (unwrapping `{"response": ...}` for non-object types).
@@ -386,6 +432,8 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: the value does not validate.
         """
+        if self.allows_text and isinstance(value, str):
+            return self._text(value)
         if self.members:
             member, data = self._chosen(value)
             return cast(T, member.validate_json(data))
@@ -404,6 +452,8 @@ class OutputSpec(Generic[T]):
             OutputValidationError: not `{"result": {"kind": ..., "data": ...}}`, or an
                 unknown kind.
         """
+        if len(self.members) == 1:  # one type beside text: its own schema, no kind to name
+            return self.members[0], value
         result = value.get(_CHOICE_KEY) if isinstance(value, dict) else None
         if not isinstance(result, dict) or "kind" not in result or "data" not in result:
             kinds = " or ".join(repr(m.name) for m in self.members)
@@ -486,7 +536,10 @@ def output_content(spec: OutputSpec[Any], value: JsonValue, kind: str | None = N
 
     `kind` names the type of a choice the value is.
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if kind == TEXT_KIND and isinstance(value, str):
+        text = value  # a plain text answer reads as itself, not as a JSON string
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     data: dict[str, JsonValue] = {"name": spec.name, "value": value}
     if kind is not None:
         data["kind"] = kind
@@ -545,17 +598,22 @@ def _union_of(output_type: Any) -> Any:
     return Union[tuple(output_type)]  # noqa: UP007  # a union of types known only at run time
 
 
-def _record_choices(union: Any) -> tuple[type[Any], ...]:
-    """The types of a union to choose between, each through its own tool; () if not a choice.
+def _record_choices(union: Any) -> tuple[tuple[type[Any], ...], bool]:
+    """A union's types to choose between, and whether text answers too; `((), False)`: none.
 
-    A choice is two or more pydantic models, dataclasses or TypedDicts: each has an
-    object schema of its own, so each can be a tool's input. A union holding any
-    other type (`int | str`, `Refund | None`) is asked for whole, as one type.
+    A choice is two or more pydantic models, dataclasses or TypedDicts (each has an
+    object schema of its own, so each can be a tool's input), or one or more of them
+    beside `str` (text then is an answer). A union holding any other type (`int | str`,
+    `Refund | None`) is asked for whole, as one type.
     """
     if get_origin(union) not in (Union, types.UnionType):
-        return ()
-    members = get_args(union)
-    return members if len(members) > 1 and all(map(_is_record, members)) else ()
+        return (), False
+    given = get_args(union)
+    records = tuple(member for member in given if member is not str)
+    text = len(records) < len(given)
+    if records and all(map(_is_record, records)) and (len(records) > 1 or text):
+        return records, text
+    return (), False
 
 
 def _is_record(member: object) -> bool:

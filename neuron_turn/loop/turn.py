@@ -153,6 +153,7 @@ from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
     OutputSpec,
+    OutputTypeError,
     OutputValidationError,
     SupportsOutputModes,
     output_spec,
@@ -708,16 +709,29 @@ class NeuronTurn(Generic[OutT]):
         )
 
     def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:
+        """The mode `spec` is asked for in: its own, the config's, else the provider's first.
+
+        Raises:
+            OutputTypeError: a spec taking plain text asked for natively (by the config).
+        """
         if spec is None:
             # Never read without an output type; asking the provider is a protocol check.
             return "prompted"
         if spec.mode is not None:
             return spec.mode
         if self.config.output_mode is not None:
+            if spec.allows_text and self.config.output_mode == "native":
+                raise OutputTypeError(
+                    f"the output {spec.name!r} takes plain text, which native output (JSON "
+                    "only) cannot give, and NeuronTurnConfig.output_mode is native: ask for "
+                    "this output in tool or prompted mode (OutputSpec(..., mode=...))"
+                )
             return self.config.output_mode
         provider = self.provider
         if isinstance(provider, SupportsOutputModes) and provider.output_modes:
-            return provider.output_modes[0]
+            # A spec taking text skips native output, whose answer is JSON only.
+            usable = [m for m in provider.output_modes if m != "native" or not spec.allows_text]
+            return usable[0] if usable else "prompted"
         return "prompted"
 
     async def check_resume(self, input: TurnInput) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -105,7 +106,7 @@ def test_dataclasses_and_typeddicts_make_a_choice_too() -> None:
     assert spec.validate_json({"result": {"kind": "Letter", "data": {"pages": 2}}}) == {"pages": 2}
 
 
-@pytest.mark.parametrize("whole", [int | str, Refund | None, [Refund, str], [Refund]])
+@pytest.mark.parametrize("whole", [int | str, Refund | None, [Refund, int], [Refund]])
 def test_a_union_holding_another_type_is_asked_for_whole_through_one_tool(whole: Any) -> None:
     spec = OutputSpec(whole)
 
@@ -454,20 +455,27 @@ _ANSWERS = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(value=_ANSWERS, tool=st.sampled_from(["final_answer_Refund", "final_answer_Escalation"]))
+@given(
+    value=_ANSWERS,
+    tool=st.sampled_from(["final_answer_Refund", "final_answer_Escalation"]),
+    text=st.booleans(),
+)
 def test_any_answer_to_a_choice_validates_or_is_refused_naming_why_never_a_crash(
-    value: JsonValue, tool: str
+    value: JsonValue, tool: str, text: bool
 ) -> None:
-    spec = OutputSpec(CHOICE)
+    spec = OutputSpec([*CHOICE, str] if text else CHOICE)
     member = spec.final_spec(tool)
     assert member is not None
-    for check in (spec.validate_json, spec.validate_partial, member.validate_json):
+    checks = (spec.validate_json, spec.validate_partial, member.validate_json)
+    for check, answered in (*((c, value) for c in checks), (spec.validate_text, json.dumps(value))):
         try:
-            result = check(value)
+            result = check(answered)
         except OutputValidationError as exc:
             assert str(exc)
         else:
-            assert isinstance(result, Refund | Escalation)
+            assert isinstance(result, Refund | Escalation | str) and (
+                text or not isinstance(result, str)
+            )
 
 
 def test_each_branch_of_the_native_schema_is_described_as_its_type_is() -> None:
@@ -477,3 +485,126 @@ def test_each_branch_of_the_native_schema_is_described_as_its_type_is() -> None:
         "Money goes back to the customer.",
         "A person takes the case over.",
     ]
+
+
+# --- text or typed ---------------------------------------------------------------
+
+
+class _NativeFirst(ScriptedProvider):
+    """A scripted model whose provider prefers native output, as OpenAI's and Gemini's do."""
+
+    output_modes = ("native", "tool", "prompted")
+
+
+def test_a_choice_with_str_takes_text_and_asks_its_one_type_through_final_answer() -> None:
+    spec = OutputSpec([Refund, str])
+
+    assert spec.allows_text and [m.name for m in spec.members] == ["Refund"]
+    assert [t.name for t in spec.tool_schemas()] == ["final_answer"]
+    assert spec.schema == OutputSpec(Refund).schema
+    both = OutputSpec([Refund, Escalation, str])
+    assert both.allows_text
+    assert [t.name for t in both.tool_schemas()] == [
+        "final_answer_Refund",
+        "final_answer_Escalation",
+    ]
+
+
+async def test_a_text_answer_is_the_answer_as_it_is_and_no_call_is_forced() -> None:
+    turn, provider = _turn(
+        [answer("Sorry to hear it; I have passed it on.")], [Refund, str], output_mode="tool"
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == "Sorry to hear it; I have passed it on."
+    assert output.message.as_text() == "Sorry to hear it; I have passed it on."
+    assert kind_of(output) == "text"
+    sent = provider.requests[0]
+    assert [t.name for t in sent.tools] == ["final_answer"] and sent.tool_choice is None
+    wire = TurnOutput.model_validate_json(output.model_dump_json())
+    assert output_value(wire, [Refund, str]) == "Sorry to hear it; I have passed it on."
+
+
+async def test_a_structured_answer_beside_text_comes_through_the_tool() -> None:
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer", amount=20))], [Refund, str], output_mode="tool"
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Refund(amount=20.0)
+    assert kind_of(output) == "Refund"
+
+
+async def test_a_provider_preferring_native_output_asks_a_text_choice_through_tools() -> None:
+    provider = _NativeFirst([answer("Done.")])
+    turn = NeuronTurn(provider, output_type=[Refund, str])
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == "Done."
+    assert provider.requests[0].output is None
+    assert [t.name for t in provider.requests[0].tools] == ["final_answer"]
+
+
+def test_a_text_choice_asked_natively_is_refused_naming_why() -> None:
+    with pytest.raises(OutputTypeError, match="takes plain text, which native output"):
+        OutputSpec([Refund, str], mode="native")
+    with pytest.raises(OutputTypeError, match=r"NeuronTurnConfig\.output_mode is native"):
+        NeuronTurn(
+            ScriptedProvider([]),
+            config=NeuronTurnConfig(output_mode="native"),
+            output_type=[Refund, str],
+        )
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("I will look into it.", "I will look into it."),
+        ('{"amount": 7}', Refund(amount=7.0)),
+        ('```json\n{"amount": 7}\n```', Refund(amount=7.0)),
+        ('"just a quoted line"', '"just a quoted line"'),
+    ],
+)
+async def test_prompted_text_or_json_is_read_as_text_or_as_the_type(said: str, value: Any) -> None:
+    turn, provider = _turn([answer(said)], [Refund, str], output_mode="prompted")
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == value
+    assert provider.requests[0].system.startswith("Give your final answer as plain text, or")
+
+
+async def test_a_prompted_json_object_of_no_type_is_corrected_not_taken_as_text() -> None:
+    turn, provider = _turn(
+        [answer('{"amount": "lots"}'), answer('{"amount": 5}')],
+        [Refund, str],
+        output_mode="prompted",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Refund(amount=5.0)
+    assert len(provider.requests) == 2
+
+
+async def test_a_stop_tools_plain_text_is_a_text_answer() -> None:
+    @tool
+    async def hand_over(reason: str) -> str:
+        """Pass the case to a person."""
+        return "A person will call you today."
+
+    provider = ScriptedProvider([calls(call("c1", "hand_over", reason="angry"))])
+    turn = NeuronTurn(
+        provider,
+        tools=ToolRegistry([hand_over]),
+        config=NeuronTurnConfig(output_mode="tool", stop_at_tools=["hand_over"]),
+        output_type=[Refund, str],
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == "A person will call you today."
+    assert kind_of(output) == "text"

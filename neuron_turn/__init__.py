@@ -114,6 +114,7 @@ if TYPE_CHECKING:
     from .loop.output import (
         FINAL_ANSWER_TOOL,
         OUTPUT_CONTENT_TYPE,
+        TEXT_KIND,
         OutputError,
         OutputMissingError,
         OutputMode,
@@ -370,6 +371,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OutputTypeError",
         "OutputValidationError",
         "SupportsOutputModes",
+        "TEXT_KIND",
         "output_value",
     ),
     ".loop.provider": (
@@ -512,6 +514,7 @@ __all__ = [
     "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
     "STANDING_KEY",
+    "TEXT_KIND",
     "ApprovalError",
     "ApprovalPolicy",
     "AwaitingApprovalError",

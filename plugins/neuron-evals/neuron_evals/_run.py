@@ -11,6 +11,7 @@ from layer0 import Turn, TurnInput, TurnOutput, usd
 from neuron_turn import NeuronTurn, OutputMissingError, output_value
 
 from ._json import as_text, to_json_value
+from ._run_spans import CaseSpan, RunSpans
 from ._span_capture import case_spans
 from ._specified import Specified
 from .case import Case
@@ -53,9 +54,12 @@ async def _call(task: Task, case: Case) -> tuple[object, TurnOutput | None]:
     return result, None
 
 
-async def _evaluate(evaluator: Evaluator, ctx: EvaluatorContext) -> EvaluatorOutput | Exception:
+async def _evaluate(
+    evaluator: Evaluator, ctx: EvaluatorContext, span: CaseSpan
+) -> EvaluatorOutput | Exception:
     try:
-        return await evaluator.evaluate(ctx)
+        with span.evaluator(evaluator.result_name()):
+            return await evaluator.evaluate(ctx)
     except Exception as exc:  # an evaluator's failure is its result for this case
         return exc
 
@@ -145,8 +149,28 @@ def gather_results(
     return found, failures
 
 
-async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> ReportCase:
-    """Run `task` on `case`, then every evaluator; an exception becomes part of the report."""
+async def run_case(
+    task: Task,
+    case: Case,
+    evaluators: Sequence[Evaluator],
+    *,
+    spans: RunSpans | None = None,
+    name: str | None = None,
+) -> ReportCase:
+    """Run `task` on `case`, then every evaluator; an exception becomes part of the report.
+
+    With `spans`, the case has a span of its own, named after the run `name`
+    (default: the case's), that is current while the task and evaluators run.
+    """
+    with (spans or RunSpans()).case(name or case.name, case, task_name=task_name(task)) as span:
+        done = await _run_case(task, case, evaluators, span)
+        span.finish(done)
+    return done
+
+
+async def _run_case(
+    task: Task, case: Case, evaluators: Sequence[Evaluator], span: CaseSpan
+) -> ReportCase:
     common = {
         "name": case.name,
         "inputs": case.inputs,
@@ -179,7 +203,7 @@ async def run_case(task: Task, case: Case, evaluators: Sequence[Evaluator]) -> R
         spans=spans.result(),
     )
     async with asyncio.TaskGroup() as group:
-        running = [group.create_task(_evaluate(evaluator, ctx)) for evaluator in evaluators]
+        running = [group.create_task(_evaluate(evaluator, ctx, span)) for evaluator in evaluators]
     results, failures = gather_results(evaluators, [done.result() for done in running])
     buckets: dict[str, dict[str, EvaluationResult]] = {"assertions": {}, "scores": {}, "labels": {}}
     for result in results:

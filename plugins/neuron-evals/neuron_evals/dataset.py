@@ -13,6 +13,7 @@ from typing import Any
 
 from ._files import dataset_text, read_dataset
 from ._run import Task, run_case, task_name
+from ._run_tracing import run_spans
 from ._schema import custom_evaluators_of, dataset_schema
 from ._spec import CustomEvaluator
 from .case import Case
@@ -252,32 +253,42 @@ class Dataset:
             else contextlib.nullcontext()
         )
 
+        spans = run_spans()
+
         async def one(case: Case, run: int) -> ReportCase:
+            label = case.name if repeat == 1 else f"{case.name} [{run}/{repeat}]"
             async with limit:
-                done = await run_case(task, case, [*self.evaluators, *case.evaluators])
+                evaluators = [*self.evaluators, *case.evaluators]
+                done = await run_case(task, case, evaluators, spans=spans, name=label)
             if repeat == 1:
                 return done
-            return done.model_copy(
-                update={
-                    "name": f"{case.name} [{run}/{repeat}]",
-                    "source_case": case.name,
-                    "run": run,
-                }
-            )
+            return done.model_copy(update={"name": label, "source_case": case.name, "run": run})
 
-        start = time.perf_counter()
-        async with asyncio.TaskGroup() as group:
-            running = [
-                group.create_task(one(case, run))
-                for case in self.cases
-                for run in range(1, repeat + 1)
-            ]
-        report = EvaluationReport(
-            name=name or self.name or task_name(task),
-            cases=[done.result() for done in running],
-            duration=time.perf_counter() - start,
-        )
-        return await run_report_evaluators(report, [*self.report_evaluators, *extra], self.name)
+        run_name = name or self.name or task_name(task)
+        with spans.dataset(
+            run_name,
+            task_name=task_name(task),
+            dataset_name=self.name,
+            cases=len(self.cases),
+            repeat=repeat,
+        ) as span:
+            start = time.perf_counter()
+            async with asyncio.TaskGroup() as group:
+                running = [
+                    group.create_task(one(case, run))
+                    for case in self.cases
+                    for run in range(1, repeat + 1)
+                ]
+            report = EvaluationReport(
+                name=run_name,
+                cases=[done.result() for done in running],
+                duration=time.perf_counter() - start,
+            )
+            judged = await run_report_evaluators(
+                report, [*self.report_evaluators, *extra], self.name
+            )
+            span.finish(judged)
+        return judged
 
     def evaluate_sync(
         self,

@@ -11,7 +11,10 @@ with `send_state` or `send_state_delta` a STATE_SNAPSHOT or STATE_DELTA; what
 the provider ran itself (a hosted tool) a CUSTOM `neuron.hosted_tool_call`; and the
 output the run's end: RUN_FINISHED (with the typed result, or the calls the
 client must answer), or RUN_ERROR with the kind and message of what stopped it,
-never a traceback.
+never a traceback. A run that finishes or pauses sends, before its end, a
+MESSAGES_SNAPSHOT of its conversation (see `_snapshot`); a failed one sends
+none: what the session kept of it is no answer the client should take as the
+agent's.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     Interrupt,
+    Message,
     ReasoningEndEvent,
     ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
@@ -69,6 +73,7 @@ from neuron_turn import (
     typed_result,
 )
 
+from ._snapshot import StreamedIds, messages_snapshot
 from .state import DELTA_KEY, SNAPSHOT_KEY
 
 APPROVAL_EVENT: Final = "neuron.awaiting_approval"
@@ -95,11 +100,20 @@ _DECISION_SCHEMA: Final[dict[str, JsonValue]] = {
 class RunEvents:
     """The AG-UI events of one run, made as the turn's events and its end arrive."""
 
-    def __init__(self, thread_id: str, run_id: str, resumed: Sequence[Decision] = ()) -> None:
+    def __init__(
+        self,
+        thread_id: str,
+        run_id: str,
+        resumed: Sequence[Decision] = (),
+        *,
+        sent: Sequence[Message] | None = None,
+    ) -> None:
         """Follow the run `run_id` of thread `thread_id`, resuming the calls `resumed` decides.
 
         The client knows the resumed calls from the run that paused on them, and
-        the results of those it answered itself: neither is sent again.
+        the results of those it answered itself: neither is sent again. With
+        `sent` (the run's `messages`), a run that finishes or pauses sends a
+        MESSAGES_SNAPSHOT of them and of what the turn added, before its end.
         """
         self._thread = thread_id
         self._run = run_id
@@ -110,11 +124,15 @@ class RunEvents:
         self._writing: dict[str, None] = {}  # calls whose arguments are streaming, in order
         self._answered = {d.id for d in resumed if d.decision == "answer"}
         self._streamed_text = False
+        self._sent = sent
+        self._asked = not resumed  # a run resuming calls carries no new user message
+        self._ids = StreamedIds()
 
     def on(self, event: object) -> list[BaseEvent]:
         """The AG-UI events of one of the turn's events (none for most)."""
         if isinstance(event, ModelCallStart):
             self._answer = None
+            self._ids.answer()
             return self._close()
         if isinstance(event, TextDelta) and event.text:
             return self._text(event.text)
@@ -135,6 +153,7 @@ class RunEvents:
             result = ToolCallResultEvent(
                 message_id=_new_id(), tool_call_id=event.id, content=event.content, role="tool"
             )
+            self._ids.result(event.id, result.message_id)
             return [*self._announce(event.id, event.name, None), result]
         return []
 
@@ -145,13 +164,15 @@ class RunEvents:
             # An orchestrator that does not stream: the answer comes whole.
             text = answer_text(output)
             if text:
+                self._ids.whole(text)
                 events += [*self._text(text), *self._close()]
         reason = output.exit_reason
         if reason == "complete":
-            return [*events, self._finished(result=typed_result(output))]
+            snapshot = self._snapshot(output)
+            return [*events, *snapshot, self._finished(result=typed_result(output))]
         pending = pending_approvals(output) if reason == AWAITING_APPROVAL else []
         if pending:
-            return events + self._paused(pending)
+            return events + self._paused(pending, output)
         code, message = stopped_reason(output)
         return [*events, RunErrorEvent(code=code, message=message)]
 
@@ -163,10 +184,11 @@ class RunEvents:
             RunErrorEvent(code=error_code(exc), message=error_text(exc)),
         ]
 
-    def _paused(self, pending: Sequence[PendingCall]) -> list[BaseEvent]:
+    def _paused(self, pending: Sequence[PendingCall], output: TurnOutput) -> list[BaseEvent]:
         events: list[BaseEvent] = []
         for call in pending:
             events += self._announce(call.id, call.name, call.input)
+        events += self._snapshot(output)
         held = [call for call in pending if not call.external]
         if not held:
             # Only the client's calls: a completed run, the calls for it to answer.
@@ -191,6 +213,13 @@ class RunEvents:
         ]
         return [*events, self._finished(outcome=RunFinishedInterruptOutcome(interrupts=interrupts))]
 
+    def _snapshot(self, output: TurnOutput) -> list[BaseEvent]:
+        """The run's MESSAGES_SNAPSHOT, when it sends one and the turn's history reads."""
+        if self._sent is None:
+            return []
+        snapshot = messages_snapshot(self._sent, self._asked, output, self._ids)
+        return [] if snapshot is None else [snapshot]
+
     def _finished(
         self,
         *,
@@ -207,6 +236,7 @@ class RunEvents:
         if self._reasoning is None:
             events += self._close()
             self._reasoning = _new_id()
+            self._ids.reasoning(self._reasoning)
             events += [
                 ReasoningStartEvent(message_id=self._reasoning),
                 ReasoningMessageStartEvent(message_id=self._reasoning, role="reasoning"),
@@ -219,6 +249,7 @@ class RunEvents:
         events = self._close_reasoning()
         if self._open is None:
             self._open = self._answer = _new_id()
+            self._ids.text(self._open)
             events.append(TextMessageStartEvent(message_id=self._open, role="assistant"))
         events.append(TextMessageContentEvent(message_id=self._open, delta=text))
         return events
@@ -251,10 +282,14 @@ class RunEvents:
         self._writing[id] = None
         return [
             *self._close(),
-            ToolCallStartEvent(
-                tool_call_id=id, tool_call_name=name, parent_message_id=self._answer
-            ),
+            self._call_start(id, name),
         ]
+
+    def _call_start(self, id: str, name: str) -> ToolCallStartEvent:
+        self._ids.call(id, self._answer)
+        return ToolCallStartEvent(
+            tool_call_id=id, tool_call_name=name, parent_message_id=self._answer
+        )
 
     def _end_writing(self) -> list[BaseEvent]:
         """The END of each call whose arguments were streaming: the model's answer is done."""
@@ -272,9 +307,7 @@ class RunEvents:
         arguments = json.dumps({} if input is None else input, ensure_ascii=False)
         return [
             *self._close(),
-            ToolCallStartEvent(
-                tool_call_id=id, tool_call_name=name, parent_message_id=self._answer
-            ),
+            self._call_start(id, name),
             ToolCallArgsEvent(tool_call_id=id, delta=arguments),
             ToolCallEndEvent(tool_call_id=id),
         ]

@@ -40,7 +40,10 @@ class AgUiRunner:
       `neuron.awaiting_approval` event and an interrupt outcome; the next
       run's `resume` entries (or `forwardedProps.neuron_decisions`) decide them.
     - Every run ends with RUN_FINISHED or RUN_ERROR (the error's kind as
-      `code`, its message; never a traceback).
+      `code`, its message; never a traceback). Before RUN_FINISHED (and a
+      pause's interrupt events), a MESSAGES_SNAPSHOT holds the run's
+      conversation: the messages it was sent, then what the turn added, under
+      the ids its events used; a client takes it in place of its own list.
     - Cancelling the iteration (the client went away) cancels the dispatch.
     """
 
@@ -53,6 +56,7 @@ class AgUiRunner:
         limits: RunLimits | None = None,
         stream: bool = True,
         max_running: int = 32,
+        messages_snapshot: bool = True,
     ) -> None:
         """Serve `agent` of `orchestrator`.
 
@@ -67,6 +71,13 @@ class AgUiRunner:
                 otherwise the answer comes whole at the end.
             max_running: the most runs at once; a run past them ends at once
                 with RUN_ERROR `ServerBusyError`, nothing started.
+            messages_snapshot: send a MESSAGES_SNAPSHOT before a finished or paused
+                run's end. On by default: AG-UI clients send the whole
+                conversation with each run and take the snapshot in place of
+                theirs, so it is what they should hold. Off, for a client that
+                sends only the new message (it would keep only what it sent and
+                the run's additions), or to save the bytes: the snapshot repeats
+                the messages sent, images included, uncut.
         """
         if max_running < 1:
             raise ValueError("max_running must be at least 1")
@@ -77,6 +88,7 @@ class AgUiRunner:
         self._stream = stream
         self._max_running = max_running
         self._running = 0
+        self._messages_snapshot = messages_snapshot
 
     def __repr__(self) -> str:
         return f"AgUiRunner(agent={self._agent!r}, orchestrator={self._orchestrator!r})"
@@ -98,7 +110,8 @@ class AgUiRunner:
             yield RunErrorEvent(code=type(exc).__name__, message=str(exc))
             return
         resumed, _ = split_decisions(input.metadata)
-        events = RunEvents(run.thread_id, run.run_id, resumed or ())
+        sent = run.messages if self._messages_snapshot else None
+        events = RunEvents(run.thread_id, run.run_id, resumed or (), sent=sent)
         self._running += 1  # no await since the check: the count cannot be overtaken
         try:
             stream = relay(self._orchestrator, self._agent, input, events, stream=self._stream)

@@ -45,6 +45,7 @@ def ag_ui_app(
     session_prefix: str = "ag-ui:",
     limits: RunLimits | None = None,
     max_running: int = 32,
+    messages_snapshot: bool = True,
 ) -> ASGIApp:
     """The guarded ASGI app serving `agent` of `orchestrator` over AG-UI at `RUN_PATH`.
 
@@ -53,7 +54,8 @@ def ag_ui_app(
     header must be one of `allowed_hosts` (`"name:port"`, or `"name:*"` for any
     port; default: the loopback names); an Origin header, one of
     `allowed_origins` (default: `http://` and each allowed host); bodies past
-    `limits.max_request_bytes` are refused. See `AgUiRunner` for the runs.
+    `limits.max_request_bytes` are refused. See `AgUiRunner` for the runs
+    (`messages_snapshot` among them).
 
     Raises:
         ValueError: the token is too short or not header-safe.
@@ -66,6 +68,7 @@ def ag_ui_app(
         session_prefix=session_prefix,
         limits=limits,
         max_running=max_running,
+        messages_snapshot=messages_snapshot,
     )
     # The endpoint bounds a chunked body itself, as it reads it.
     rules = GuardRules.serving(token, hosts, allowed_origins, runner.limits.max_request_bytes)
@@ -85,6 +88,7 @@ async def serve_ag_ui(
     session_prefix: str = "ag-ui:",
     limits: RunLimits | None = None,
     max_running: int = 32,
+    messages_snapshot: bool = True,
 ) -> None:
     """Serve `agent` of `orchestrator` over AG-UI at `http://host:port/` until cancelled.
 
@@ -116,6 +120,8 @@ async def serve_ag_ui(
         session_prefix: see `AgUiRunner`.
         limits: what one run may carry (default: `RunLimits()`).
         max_running: the most runs at once (see `AgUiRunner`).
+        messages_snapshot: send a MESSAGES_SNAPSHOT before a finished or paused
+            run's end (see `AgUiRunner`).
 
     Raises:
         ValueError: the token is too short or not header-safe, or a wildcard
@@ -132,6 +138,7 @@ async def serve_ag_ui(
         session_prefix=session_prefix,
         limits=limits,
         max_running=max_running,
+        messages_snapshot=messages_snapshot,
     )
     await serve_asgi(
         lambda base: app,

@@ -62,7 +62,7 @@ async def test_a_run_streams_the_answer_in_order_as_one_message_and_finishes() -
         events = await run(served, body)
 
     assert types(events)[:2] == ["RUN_STARTED", "TEXT_MESSAGE_START"]
-    assert types(events)[-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert types(events)[-3:] == ["TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     contents = of(events, EventType.TEXT_MESSAGE_CONTENT)
     assert len(contents) > 1 and text_of(events) == "Hello there, friend!"
     (start,) = of(events, EventType.TEXT_MESSAGE_START)
@@ -96,6 +96,7 @@ async def test_a_server_tool_call_streams_its_call_then_its_result_then_the_answ
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
     (start,) = of(events, EventType.TOOL_CALL_START)

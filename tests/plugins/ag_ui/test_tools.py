@@ -55,6 +55,7 @@ async def test_a_frontend_tool_call_ends_the_run_for_the_client_then_its_result_
         "TOOL_CALL_START",
         "TOOL_CALL_ARGS",
         "TOOL_CALL_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
     (start,) = of(first, EventType.TOOL_CALL_START)
@@ -76,8 +77,8 @@ async def test_a_streamed_frontend_call_is_announced_once_with_its_arguments_who
 
     kinds = types(events)
     assert kinds[:2] == ["RUN_STARTED", "TOOL_CALL_START"]
-    assert kinds[-2:] == ["TOOL_CALL_END", "RUN_FINISHED"]
-    assert set(kinds[2:-2]) == {"TOOL_CALL_ARGS"} and len(kinds[2:-2]) > 1
+    assert kinds[-3:] == ["TOOL_CALL_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert set(kinds[2:-3]) == {"TOOL_CALL_ARGS"} and len(kinds[2:-3]) > 1
     arguments = "".join(e.delta for e in of(events, EventType.TOOL_CALL_ARGS))
     assert json.loads(arguments) == PICKING.input
     assert events[-1].outcome.pending_tool_call_ids == ["c2"]

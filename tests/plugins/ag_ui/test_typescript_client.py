@@ -63,6 +63,7 @@ async def test_the_typescript_client_runs_a_frontend_tool_round_trip_over_two_ru
         "TOOL_CALL_START",
         "TOOL_CALL_ARGS",
         "TOOL_CALL_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
     assert first[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["c2"]}
@@ -110,6 +111,7 @@ async def test_the_typescript_client_keeps_the_reasoning_and_the_next_run_takes_
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
     assert second[-1]["type"] == "RUN_FINISHED"

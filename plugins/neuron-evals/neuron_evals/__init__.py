@@ -11,7 +11,9 @@ Cases can run several times (`repeat=`); report evaluators (`PassRate`,
 those given to one `evaluate(report_evaluators=...)`.
 Evaluators may read the OpenTelemetry spans the task made (`ctx.span_tree`,
 `HasMatchingSpan` with a `SpanQuery`), recorded per case while
-neuron-tracing-otel is instrumenting.
+neuron-tracing-otel is instrumenting; a run then makes spans of its own too
+(`evaluate {name}`, and `case: {case_name}` over each case's task), as
+pydantic-evals does.
 Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`), described
 by a JSON Schema (`Dataset.json_schema`) that editors check them with.
 """

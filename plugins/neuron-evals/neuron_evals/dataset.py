@@ -13,6 +13,7 @@ from typing import Any
 
 from ._files import dataset_text, read_dataset
 from ._run import Task, run_case, task_name
+from ._run_spans import RunSpans
 from ._run_tracing import run_spans
 from ._schema import custom_evaluators_of, dataset_schema
 from ._spec import CustomEvaluator
@@ -247,13 +248,35 @@ class Dataset:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if repeat < 1:
             raise ValueError(f"repeat must be at least 1, got {repeat}")
+        spans = run_spans()
+        run_name = name or self.name or task_name(task)
+        with spans.dataset(
+            run_name,
+            task_name=task_name(task),
+            dataset_name=self.name,
+            cases=len(self.cases),
+            repeat=repeat,
+        ) as span:
+            start = time.perf_counter()
+            cases = await self._run_cases(task, spans, max_concurrency, repeat)
+            report = EvaluationReport(
+                name=run_name, cases=cases, duration=time.perf_counter() - start
+            )
+            judged = await run_report_evaluators(
+                report, [*self.report_evaluators, *extra], self.name
+            )
+            span.finish(judged)
+        return judged
+
+    async def _run_cases(
+        self, task: Task, spans: RunSpans, max_concurrency: int | None, repeat: int
+    ) -> list[ReportCase]:
+        """Every case's runs, at most `max_concurrency` at once, in the dataset's order."""
         limit = (
             asyncio.Semaphore(max_concurrency)
             if max_concurrency is not None
             else contextlib.nullcontext()
         )
-
-        spans = run_spans()
 
         async def one(case: Case, run: int) -> ReportCase:
             label = case.name if repeat == 1 else f"{case.name} [{run}/{repeat}]"
@@ -264,31 +287,13 @@ class Dataset:
                 return done
             return done.model_copy(update={"name": label, "source_case": case.name, "run": run})
 
-        run_name = name or self.name or task_name(task)
-        with spans.dataset(
-            run_name,
-            task_name=task_name(task),
-            dataset_name=self.name,
-            cases=len(self.cases),
-            repeat=repeat,
-        ) as span:
-            start = time.perf_counter()
-            async with asyncio.TaskGroup() as group:
-                running = [
-                    group.create_task(one(case, run))
-                    for case in self.cases
-                    for run in range(1, repeat + 1)
-                ]
-            report = EvaluationReport(
-                name=run_name,
-                cases=[done.result() for done in running],
-                duration=time.perf_counter() - start,
-            )
-            judged = await run_report_evaluators(
-                report, [*self.report_evaluators, *extra], self.name
-            )
-            span.finish(judged)
-        return judged
+        async with asyncio.TaskGroup() as group:
+            running = [
+                group.create_task(one(case, run))
+                for case in self.cases
+                for run in range(1, repeat + 1)
+            ]
+        return [done.result() for done in running]
 
     def evaluate_sync(
         self,

@@ -376,7 +376,9 @@ class OutputRound:
         return self.spec.final_spec(call.name)
 
     def _final_calls(self, calls: list[ToolUsePart]) -> list[ToolUsePart]:
-        return [call for call in calls if self._final_spec(call) is not None]
+        if self.spec is None or self.mode != "tool":
+            return []  # asked once a step, not once a call: most turns are untyped
+        return [call for call in calls if self.spec.final_spec(call.name) is not None]
 
     def _calls(self, calls: list[ToolUsePart]) -> Step:
         finals = self._final_calls(calls)

@@ -27,7 +27,9 @@ final-answer tool per type (`final_answer_Refund`, `final_answer_Escalation`,
 each with its type's schema and docstring), in `native` and `prompted` modes
 `{"result": {"kind": "Refund", "data": {...}}}`. The custom block then names
 the kind (`"kind": "Refund"`), so the value reads back as the type the model
-chose, even where two types take the same fields.
+chose, even where two types take the same fields. With `str` among the types
+(`[Refund, str]`) a plain text answer is an answer too (`allows_text`, kind
+`text`): no tool call is forced, and native output (JSON only) is not used.
 """
 
 from __future__ import annotations

@@ -48,6 +48,13 @@ async function twoQuestions(agent) {
   await runOnce(agent, 2, {});
 }
 
+async function parallelCalls(agent) {
+  // The model calls two server tools at once, with no text: the client makes an
+  // assistant message per call as they stream, and the snapshot merges them.
+  agent.addMessage({ id: "u1", role: "user", content: "Weather in Rome and Nice?" });
+  await runOnce(agent, 1, {});
+}
+
 async function main() {
   const agent = new HttpAgent({
     url,
@@ -59,6 +66,8 @@ async function main() {
       await frontendTool(agent);
     } else if (scenario === "two-questions") {
       await twoQuestions(agent);
+    } else if (scenario === "parallel-calls") {
+      await parallelCalls(agent);
     } else {
       agent.addMessage({ id: "u1", role: "user", content: "Hi" });
       await runOnce(agent, 1, {});

@@ -10,7 +10,8 @@ server's tool calls and results, the run's end); the client's own tools
 calls held for approval end the run as interrupts; the frontend's shared state
 and context reach the tools (`shared_state`, `frontend_context`) and the model
 (`frontend_instructions`), and tools send state back (`send_state`,
-`send_state_delta`). Every request needs the
+`send_state_delta`); a run that finishes or pauses sends a MESSAGES_SNAPSHOT
+of its conversation under the ids its events used. Every request needs the
 bearer token, and the Host and Origin headers are checked. `ag_ui_app` gives
 the guarded ASGI app; `AgUiRunner` the runs' events, for a server of one's own.
 """

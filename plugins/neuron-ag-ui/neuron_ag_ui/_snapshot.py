@@ -15,7 +15,9 @@ the agent holds), each under the id the run's events gave it:
 - a tool result: its TOOL_CALL_RESULT's message id;
 - the model's thinking: its reasoning message's id.
 
-What no event named gets a fresh id. An answer sent whole at the run's end that
+What no event named gets a fresh id, and so does one whose id a message sent
+already has (a model that numbers its calls afresh each turn reuses their ids):
+each id names one message. An answer sent whole at the run's end that
 the history holds as no message of its own (a typed answer given by a final-answer
 tool) ends the snapshot under its text message's id.
 
@@ -137,10 +139,14 @@ class StreamedIds:
             found[index] = answer
         return found
 
-    def unmatched_whole(self, matched: Sequence[_Answer | None]) -> list[_Answer]:
-        """The answers sent whole that no history message was matched to."""
+    def unmatched_whole(self, matched: Sequence[_Answer | None]) -> list[tuple[str, str]]:
+        """The (message id, text) of each answer sent whole that no history message matched."""
         taken = {id(answer) for answer in matched if answer is not None}
-        return [a for a in self._answers if a.whole is not None and a.ids and id(a) not in taken]
+        return [
+            (a.ids[0], a.whole)
+            for a in self._answers
+            if a.whole is not None and a.ids and id(a) not in taken
+        ]
 
     def _by_calls(self, blocks: Sequence[ContentBlock]) -> _Answer | None:
         for block in blocks:
@@ -160,7 +166,8 @@ def messages_snapshot(
     """The MESSAGES_SNAPSHOT of a run: the messages `sent`, then those the turn added.
 
     `asked`: the run sent a new user message, which the turn's history holds
-    first (and `sent` holds already). None when the output's history append
+    first (and `sent` holds already); the tool messages ending `sent` answer
+    calls whose results the history holds too. None when the output's history append
     does not read as a history: a wrong snapshot would make the client drop
     messages, so none is sent.
     """
@@ -169,8 +176,18 @@ def messages_snapshot(
         return None
     if asked and added and added[0][0] == "user":
         added = added[1:]
-    answered = {m.tool_call_id for m in sent if isinstance(m, ToolMessage)}
-    return MessagesSnapshotEvent(messages=[*sent, *_Converter(ids, answered).messages(added)])
+    converter = _Converter(ids, _trailing_calls(sent), {m.id for m in sent})
+    return MessagesSnapshotEvent(messages=[*sent, *converter.messages(added)])
+
+
+def _trailing_calls(sent: Sequence[Message]) -> set[str]:
+    """The calls the tool messages ending `sent` answer (an earlier one answered another turn)."""
+    calls: set[str] = set()
+    for message in reversed(sent):
+        if not isinstance(message, ToolMessage):
+            break
+        calls.add(message.tool_call_id)
+    return calls
 
 
 def _added_messages(output: TurnOutput) -> list[tuple[str, list[ContentBlock]]] | None:
@@ -194,23 +211,25 @@ def _stored_message(message: JsonValue) -> tuple[str, list[ContentBlock]]:
     Raises:
         ValueError: it is not `{"role": "user" | "assistant", "content": ...}`.
     """
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+    role = message.get("role") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or role not in ("user", "assistant"):
         raise ValueError("a stored message is not a user or assistant message")
-    role = message["role"]
-    assert isinstance(role, str)
     root = Content.model_validate(message.get("content")).root
-    return role, [TextBlock(text=root)] if isinstance(root, str) else list(root)
+    blocks: list[ContentBlock] = [TextBlock(text=root)] if isinstance(root, str) else list(root)
+    return ("user" if role == "user" else "assistant"), blocks
 
 
 class _Converter:
     """The turn's stored messages as AG-UI messages, under the ids the run's events used."""
 
-    def __init__(self, ids: StreamedIds, answered: set[str]) -> None:
+    def __init__(self, ids: StreamedIds, answered: set[str], taken: set[str]) -> None:
         self._ids = ids
         self._answered = answered  # calls whose result the client sent: it holds them
+        self._taken = set(taken)  # the ids of the messages so far
         self._out: list[Message] = []
 
     def messages(self, added: Sequence[tuple[str, list[ContentBlock]]]) -> list[Message]:
+        """The AG-UI messages of the turn's `added` (role, blocks), each under its own id."""
         answers = iter(self._ids.matched([blocks for role, blocks in added if role == "assistant"]))
         matched: list[_Answer | None] = []
         for role, blocks in added:
@@ -220,10 +239,16 @@ class _Converter:
                 self._assistant(blocks, answer)
             else:
                 self._user(blocks)
-        for answer in self._ids.unmatched_whole(matched):
-            assert answer.whole is not None
-            self._out.append(AssistantMessage(id=answer.ids[0], content=_clean(answer.whole)))
+        for message_id, text in self._ids.unmatched_whole(matched):
+            self._out.append(AssistantMessage(id=self._own(message_id), content=_clean(text)))
         return self._out
+
+    def _own(self, message_id: str | None) -> str:
+        """`message_id` if no message has it yet (else, or without one, a fresh id), taken."""
+        if message_id is None or message_id in self._taken:
+            message_id = _new_id()
+        self._taken.add(message_id)
+        return message_id
 
     def _assistant(self, blocks: Sequence[ContentBlock], answer: _Answer | None) -> None:
         texts: list[str] = []
@@ -238,12 +263,12 @@ class _Converter:
                 texts.append(_text_of(block))
         known = answer.reasoning if answer is not None else []
         for index, thought in enumerate(thoughts):
-            message_id = known[index] if index < len(known) else _new_id()
+            message_id = self._own(known[index] if index < len(known) else None)
             self._out.append(ReasoningMessage(id=message_id, content=_clean(thought)))
         text = "".join(texts)
         if not text and not calls:
             return
-        message_id = answer.ids[0] if answer is not None and answer.ids else _new_id()
+        message_id = self._own(answer.ids[0] if answer is not None and answer.ids else None)
         self._out.append(
             AssistantMessage(id=message_id, content=text or None, tool_calls=calls or None)
         )
@@ -267,7 +292,7 @@ class _Converter:
         content = _clean(block.content)
         self._out.append(
             ToolMessage(
-                id=self._ids.result_id(call) or _new_id(),
+                id=self._own(self._ids.result_id(call)),
                 tool_call_id=_clean(call),
                 content=content,
                 error=content if block.is_error else None,
@@ -289,7 +314,7 @@ class _Converter:
         text = "".join(texts)
         texts.clear()
         if text:
-            self._out.append(UserMessage(id=_new_id(), content=text))
+            self._out.append(UserMessage(id=self._own(None), content=text))
 
 
 def _tool_call(block: ToolUseBlock) -> ToolCall:

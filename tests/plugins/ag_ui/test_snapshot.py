@@ -289,6 +289,43 @@ async def test_a_frontend_tools_result_the_client_sent_is_in_the_snapshot_once_u
     assert messages[3:] == [{"id": text_id, "role": "assistant", "content": "Red it is."}]
 
 
+async def test_a_call_id_the_model_reuses_next_turn_gets_a_fresh_message_id_and_its_result() -> (
+    None
+):
+    # Some models number their calls afresh each turn: "c1" again in the second run.
+    again = ToolUsePart("c1", "weather", {"city": "Rome"})
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c1", "weather", {"city": "Oslo"})),
+            text_response("Sunny in Oslo."),
+            tool_call_response(again),
+            text_response("Sunny in Rome."),
+        ]
+    )
+    async with serving(model, tools=[weather]) as served:
+        first = await run(served, run_input("t1", user("Oslo?", "u1")))
+        sent = [*snapshot_of(first), user("And Rome?", "u2")]
+        events = await run(served, run_input("t1", *sent))
+
+    messages = snapshot_of(events)
+    assert messages[: len(sent)] == sent
+    added = messages[len(sent) :]
+    assert [m["role"] for m in added] == ["assistant", "tool", "assistant"]
+    # The turn renamed the call (its events name both); the message holding it gets an
+    # id of its own, not the id of the first run's message the client sent back.
+    (result,) = of(events, EventType.TOOL_CALL_RESULT)
+    assert result.tool_call_id != "c1"
+    assert [c["id"] for c in added[0]["toolCalls"]] == [result.tool_call_id]
+    assert added[0]["id"] != "c1"
+    assert added[1] == {
+        "id": result.message_id,
+        "role": "tool",
+        "content": "sunny in Rome",
+        "toolCallId": result.tool_call_id,
+    }
+    assert len({m["id"] for m in messages}) == len(messages)
+
+
 async def test_the_models_thinking_is_in_the_snapshot_under_its_reasoning_message_id() -> None:
     thinking = ProviderResponse(
         content=(ThinkingPart("Two and two.", signature="sig"), TextPart("Four.")),

@@ -15,8 +15,9 @@ hostile model, or a compatible server that numbers the calls of every answer
 from `call_0`), or an empty id, would let one call's result or decision stand
 for another's, and Anthropic refuses a conversation whose `tool_use` ids
 repeat. A repeated or empty id is replaced, in the history as in the result,
-by the id with a suffix no call has (`c1_1`; `call_1` for an empty one); a
-stream has already shown the id as sent.
+by the id with a suffix no call has (`c1_1`; `call_1` for an empty one), and
+a streamed call is shown under that id from its start (`StreamedCallIds`), so
+a stream's ids are those its tool events and the history use.
 
 Arguments that are not a JSON object (text that did not parse, a list) are
 refused the same way, kept as `{}`: every tool takes an object, and Anthropic
@@ -32,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -41,6 +42,7 @@ from neuron_tool import is_tool_name
 
 from ._nesting import MAX_INPUT_DEPTH, deeper_than
 from ._well_formed import well_formed
+from .events import ToolCallDelta, ToolCallStart, TurnEvent
 from .provider import ContentPart, ProviderMessage, RawPart, ToolUsePart
 
 
@@ -113,19 +115,59 @@ def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[
 
 
 def _own_id(call: ToolUsePart, taken: set[str]) -> ToolUsePart:
-    """`call` with an id no call in `taken` has: its own unless empty or taken.
+    """`call` with an id no call in `taken` has: its own unless empty or taken."""
+    own = _free_id(call.id, taken)
+    return call if own is call.id else replace(call, id=own)
+
+
+def _free_id(call_id: str, taken: set[str]) -> str:
+    """`call_id`, or with a suffix no id in `taken` has when it is empty or taken.
 
     Compared well formed, as it is kept: two ids differing only in lone surrogates
     become the same text.
     """
-    own = well_formed(call.id)
+    own = well_formed(call_id)
     if own and own not in taken:
-        return call if own is call.id else replace(call, id=own)
+        return own
     base = own or "call"
     suffix = 1
     while f"{base}_{suffix}" in taken:
         suffix += 1
-    return replace(call, id=f"{base}_{suffix}")
+    return f"{base}_{suffix}"
+
+
+class StreamedCallIds:
+    """A model call's stream sink that shows each call under the id the history will give it.
+
+    Why: `guard_tool_calls` renames a repeated or empty id once the answer is
+    whole; a stream shown under the id as sent would name one call by two ids
+    (a frontend would add the new call's arguments to an earlier call of that
+    id). Each call start takes its id as `guard_tool_calls` will, in the same
+    order, from the ids the conversation had before the call.
+    """
+
+    __slots__ = ("_names", "_sink", "_taken")
+
+    def __init__(self, sink: Callable[[TurnEvent], None], taken: set[str]) -> None:
+        """Pass `sink` the stream's events; `taken`: the conversation's call ids (copied)."""
+        self._sink = sink
+        self._taken = set(taken)
+        self._names: dict[str, str] = {}
+
+    def __call__(self, event: TurnEvent) -> None:
+        if isinstance(event, ToolCallStart):
+            call_id = event.id
+            fresh = call_id and call_id.isascii() and call_id not in self._taken
+            named = call_id if fresh else _free_id(call_id, self._taken)
+            self._taken.add(named)
+            self._names[call_id] = named
+            if named != call_id:
+                event = replace(event, id=named)
+        elif isinstance(event, ToolCallDelta):
+            named = self._names.get(event.id, event.id)
+            if named != event.id:
+                event = replace(event, id=named)
+        self._sink(event)
 
 
 def call_ids(messages: Iterable[ProviderMessage]) -> set[str]:

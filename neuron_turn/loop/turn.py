@@ -75,7 +75,14 @@ from ._output_round import (
 from ._recorder import TimelineRecorder, both
 from ._run import RunState
 from ._stored_history import read_history
-from ._tool_input import UNRUN, AnsweredCall, RefusedCall, call_ids, guard_tool_calls
+from ._tool_input import (
+    UNRUN,
+    AnsweredCall,
+    RefusedCall,
+    StreamedCallIds,
+    call_ids,
+    guard_tool_calls,
+)
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
 from .approval import (
@@ -1271,7 +1278,7 @@ class NeuronTurn(Generic[OutT]):
             sink = run.sink
             if output.spec is not None:
                 sink = OutputFollower(output.spec, output.mode, sink, output.final_tools())
-            return await self._streamed(request, sink)
+            return await self._streamed(request, StreamedCallIds(sink, run.call_ids))
         except ProviderError as exc:
             raise _turn_error(exc) from exc
         except Exception as exc:

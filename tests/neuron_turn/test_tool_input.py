@@ -22,14 +22,25 @@ from layer0.testing import InMemoryStore
 from neuron_hooks import FunctionHook, HookRegistry
 from neuron_orch_local import LocalOrchestrator
 from neuron_state_sqlite import SqliteStore
-from neuron_tool import is_tool_name
-from neuron_turn import ProviderResponse, RawPart, TextPart, ToolResultPart, ToolUsePart
+from neuron_tool import ToolRegistry, is_tool_name
+from neuron_turn import (
+    NeuronTurn,
+    ProviderResponse,
+    RawPart,
+    TextPart,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolResultPart,
+    ToolStart,
+    ToolUsePart,
+)
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._nesting import MAX_INPUT_DEPTH
 from neuron_turn.loop._tool_input import guard_tool_calls
 from neuron_turn.loop._well_formed import well_formed
+from neuron_turn.testing import ScriptedProvider
 
-from .support import answer, ask, build, call, calls
+from .support import answer, ask, build, call, calls, echo
 
 
 def nested(depth: int, leaf: JsonValue = "x") -> JsonValue:
@@ -214,3 +225,25 @@ async def test_arguments_that_are_not_an_object_are_an_error_and_kept_as_an_empt
     assert isinstance(result, ToolResultPart) and result.is_error
     assert result.content.startswith("Error: the arguments of this call to 'echo' ")
     assert said in result.content
+
+
+async def test_a_streamed_call_is_shown_under_the_id_its_tool_events_and_history_use() -> None:
+    # The model reuses the id of its earlier call: the history renames it c1_1, and so
+    # does the stream, from the call's start, so no consumer sees one id for two calls.
+    first = calls(call("c1", "echo", text="one"))
+    again = calls(call("c1", "echo", text="two"), call("", "echo", text="three"))
+    provider = ScriptedProvider([first, again, answer("done")], chunk_size=4)
+    turn = NeuronTurn(provider, tools=ToolRegistry([echo]))
+
+    async with turn.stream(ask("go")) as stream:
+        events = [event async for event in stream]
+
+    started = [e.id for e in events if isinstance(e, ToolCallStart)]
+    ran = [e.id for e in events if isinstance(e, ToolStart)]
+    assert started == ran == ["c1", "c1_1", "call_1"]
+    streamed = {e.id for e in events if isinstance(e, ToolCallDelta)}
+    assert streamed == {"c1", "c1_1", "call_1"}
+    assert (
+        "".join(e.arguments for e in events if isinstance(e, ToolCallDelta) and e.id == "c1_1")
+        == '{"text":"two"}'
+    )

@@ -311,10 +311,12 @@ async def test_a_call_id_the_model_reuses_next_turn_gets_a_fresh_message_id_and_
     assert messages[: len(sent)] == sent
     added = messages[len(sent) :]
     assert [m["role"] for m in added] == ["assistant", "tool", "assistant"]
-    # The turn renamed the call (its events name both); the message holding it gets an
-    # id of its own, not the id of the first run's message the client sent back.
+    # The turn renamed the call, and its events name it so from its start; the message
+    # holding it gets an id of its own, not the id of the first run's message sent back.
     (result,) = of(events, EventType.TOOL_CALL_RESULT)
     assert result.tool_call_id != "c1"
+    assert {e.tool_call_id for e in of(events, EventType.TOOL_CALL_START)} == {result.tool_call_id}
+    assert {e.tool_call_id for e in of(events, EventType.TOOL_CALL_ARGS)} == {result.tool_call_id}
     assert [c["id"] for c in added[0]["toolCalls"]] == [result.tool_call_id]
     assert added[0]["id"] != "c1"
     assert added[1] == {

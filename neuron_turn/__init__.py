@@ -15,6 +15,8 @@ from layer0._exports import lazy_exports as _lazy_exports
 from .loop import plugin_source as _plugin_source
 
 if TYPE_CHECKING:
+    from .loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE
+    from .loop._well_formed import well_formed
     from .loop.approval import (
         AWAITING_APPROVAL,
         DECISIONS_KEY,
@@ -286,6 +288,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "carried_usage_limits",
         "continuation_input",
     ),
+    ".loop._convert": ("RAW_TYPE", "THINKING_TYPE", "TOOL_FILES_TYPE"),
+    ".loop._well_formed": ("well_formed",),
     ".loop.documents": ("DOCUMENT_TYPE", "document_block"),
     ".loop.tool_files": ("describe_file", "files_intro", "unseen_file_note"),
     ".loop.effect_answers": (
@@ -513,8 +517,11 @@ __all__ = [
     "KEPT_COUNTS_KEY",
     "MEMORY_TOOL_NAMES",
     "OUTPUT_CONTENT_TYPE",
+    "RAW_TYPE",
     "STANDING_KEY",
     "TEXT_KIND",
+    "THINKING_TYPE",
+    "TOOL_FILES_TYPE",
     "ApprovalError",
     "ApprovalPolicy",
     "AwaitingApprovalError",
@@ -722,6 +729,7 @@ __all__ = [
     "typed_result",
     "unseen_file_note",
     "waiting_calls",
+    "well_formed",
     "with_external_tools",
 ]
 

@@ -52,8 +52,11 @@ from .provider import (
 logger = logging.getLogger("neuron_turn")
 
 THINKING_TYPE: Final = "neuron.thinking"
+"""The `content_type` of a stored history's custom block holding the model's thinking."""
 RAW_TYPE: Final = "neuron.raw"
+"""The `content_type` of a stored history's custom block holding a provider's opaque part."""
 TOOL_FILES_TYPE: Final = "neuron.tool_files"
+"""The `content_type` of a stored history's custom block holding the files a tool returned."""
 
 
 class HistoryFormatError(ValueError):

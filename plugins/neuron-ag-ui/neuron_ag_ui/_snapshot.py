@@ -61,13 +61,9 @@ from layer0 import (
     TurnOutput,
 )
 from neuron_tool.files import DOCUMENT_TYPE, document_of
+from neuron_turn import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE, well_formed
 
 _logger: Final = logging.getLogger("neuron_ag_ui")
-# The custom blocks of neuron_turn's stored history (its wire form, see
-# neuron_turn.loop._convert): thinking, a provider's opaque block, a result's files.
-_THINKING: Final = "neuron.thinking"
-_RAW: Final = "neuron.raw"
-_TOOL_FILES: Final = "neuron.tool_files"
 
 
 @dataclass(slots=True)
@@ -240,7 +236,7 @@ class _Converter:
             else:
                 self._user(blocks)
         for message_id, text in self._ids.unmatched_whole(matched):
-            self._out.append(AssistantMessage(id=self._own(message_id), content=_clean(text)))
+            self._out.append(AssistantMessage(id=self._own(message_id), content=well_formed(text)))
         return self._out
 
     def _own(self, message_id: str | None) -> str:
@@ -257,14 +253,14 @@ class _Converter:
         for block in blocks:
             if isinstance(block, ToolUseBlock):
                 calls.append(_tool_call(block))
-            elif isinstance(block, CustomBlock) and block.content_type == _THINKING:
+            elif isinstance(block, CustomBlock) and block.content_type == THINKING_TYPE:
                 thoughts += _thinking(block.data)
             else:
                 texts.append(_text_of(block))
         known = answer.reasoning if answer is not None else []
         for index, thought in enumerate(thoughts):
             message_id = self._own(known[index] if index < len(known) else None)
-            self._out.append(ReasoningMessage(id=message_id, content=_clean(thought)))
+            self._out.append(ReasoningMessage(id=message_id, content=well_formed(thought)))
         text = "".join(texts)
         if not text and not calls:
             return
@@ -279,7 +275,7 @@ class _Converter:
             if isinstance(block, ToolResultBlock):
                 self._flush(texts)
                 self._tool_result(block)
-            elif isinstance(block, CustomBlock) and block.content_type == _TOOL_FILES:
+            elif isinstance(block, CustomBlock) and block.content_type == TOOL_FILES_TYPE:
                 self._files(block.data, texts)
             else:
                 texts.append(_text_of(block))
@@ -289,11 +285,11 @@ class _Converter:
         call = block.tool_use_id
         if call in self._answered:
             return
-        content = _clean(block.content)
+        content = well_formed(block.content)
         self._out.append(
             ToolMessage(
                 id=self._own(self._ids.result_id(call)),
-                tool_call_id=_clean(call),
+                tool_call_id=well_formed(call),
                 content=content,
                 error=content if block.is_error else None,
             )
@@ -319,8 +315,8 @@ class _Converter:
 
 def _tool_call(block: ToolUseBlock) -> ToolCall:
     arguments = json.dumps(block.input, ensure_ascii=False)
-    function = FunctionCall(name=_clean(block.name), arguments=_clean(arguments))
-    return ToolCall(id=_clean(block.id), function=function)
+    function = FunctionCall(name=well_formed(block.name), arguments=well_formed(arguments))
+    return ToolCall(id=well_formed(block.id), function=function)
 
 
 def _thinking(data: JsonValue) -> list[str]:
@@ -331,25 +327,25 @@ def _thinking(data: JsonValue) -> list[str]:
 def _text_of(block: ContentBlock) -> str:
     """A block as the text of an AG-UI message: text as itself, anything else named."""
     if isinstance(block, TextBlock):
-        return _clean(block.text)
+        return well_formed(block.text)
     if isinstance(block, ImageBlock):
-        return f"[image: {_clean(block.media_type)}]"
+        return f"[image: {well_formed(block.media_type)}]"
     if isinstance(block, ToolResultBlock):
-        return f"[tool result: {_clean(block.content)}]"
+        return f"[tool result: {well_formed(block.content)}]"
     if isinstance(block, ToolUseBlock):
-        return f"[tool call: {_clean(block.name)}]"
-    if block.content_type == _RAW:
+        return f"[tool call: {well_formed(block.name)}]"
+    if block.content_type == RAW_TYPE:
         # A provider's opaque block (redacted thinking): nothing a person reads.
         return ""
     if block.content_type == DOCUMENT_TYPE:
         return _named_document(block.data)
-    return f"[{_clean(block.content_type)}]"
+    return f"[{well_formed(block.content_type)}]"
 
 
 def _named_file(item: JsonValue) -> str:
     if isinstance(item, dict) and item.get("type") == "image":
         media_type = item.get("media_type")
-        return f"[image: {_clean(media_type) if isinstance(media_type, str) else 'unknown'}]"
+        return f"[image: {well_formed(media_type) if isinstance(media_type, str) else 'unknown'}]"
     if isinstance(item, dict) and item.get("content_type") == DOCUMENT_TYPE:
         return _named_document(item.get("data"))
     return "[file]"
@@ -360,19 +356,8 @@ def _named_document(data: JsonValue) -> str:
     if document is None:
         return "[document]"
     _, media_type, name = document
-    named = f"{_clean(name)}, " if name else ""
-    return f"[document: {named}{_clean(media_type)}]"
-
-
-def _clean(text: str) -> str:
-    """`text` as UTF-8 can carry it: each lone surrogate replaced by U+FFFD."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+    named = f"{well_formed(name)}, " if name else ""
+    return f"[document: {named}{well_formed(media_type)}]"
 
 
 def _new_id() -> str:

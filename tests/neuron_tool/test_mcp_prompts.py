@@ -8,7 +8,6 @@ import base64
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
@@ -30,24 +29,14 @@ from neuron_tool.mcp import (
     MCPUnknownPromptError,
 )
 
+from .library_server import CAP, hostile, library_client
 from .mcp_servers.library import AUDIO, IMAGE, PDF
-from .mcp_servers.paths import script, script_client
+from .mcp_servers.paths import script_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-TIMEOUT = 1.0
-CAP = 64 * 1024
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def library() -> AsyncIterator[MCPClient]:
-    async with script_client("library", name="library", timeout=TIMEOUT) as client:
-        yield client
-
-
-def hostile(mode: str) -> MCPClient:
-    command, *args = script("hostile")
-    return MCPClient.stdio(command, [*args, mode], name="hostile", timeout=TIMEOUT)
+library = pytest_asyncio.fixture(loop_scope="module", scope="module", name="library")(
+    library_client
+)
 
 
 async def _gets(client: MCPClient) -> int:

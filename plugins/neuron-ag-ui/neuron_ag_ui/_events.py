@@ -71,6 +71,7 @@ from neuron_turn import (
     pending_approvals,
     stopped_reason,
     typed_result,
+    well_formed,
 )
 
 from ._snapshot import StreamedIds, messages_snapshot
@@ -141,7 +142,9 @@ class RunEvents:
         if isinstance(event, ToolCallStart):
             return self._start_writing(event.id, event.name)
         if isinstance(event, ToolCallDelta) and event.id in self._writing and event.arguments:
-            return [ToolCallArgsEvent(tool_call_id=event.id, delta=event.arguments)]
+            # Well formed here too: an orchestrator's events need not come from a NeuronTurn,
+            # and a lone surrogate would fail the event's JSON, ending the stream unfinished.
+            return [ToolCallArgsEvent(tool_call_id=event.id, delta=well_formed(event.arguments))]
         if isinstance(event, ModelCallDone):
             hosted = [_hosted_call(call) for call in event.hosted_calls]
             return [*self._close_reasoning(), *self._end_writing(), *hosted]
@@ -150,8 +153,9 @@ class RunEvents:
         if isinstance(event, ToolStart):
             return self._announce(event.id, event.name, event.input)
         if isinstance(event, ToolResult) and event.id not in self._answered:
+            content = well_formed(event.content)
             result = ToolCallResultEvent(
-                message_id=_new_id(), tool_call_id=event.id, content=event.content, role="tool"
+                message_id=_new_id(), tool_call_id=event.id, content=content, role="tool"
             )
             self._ids.result(event.id, result.message_id)
             return [*self._announce(event.id, event.name, None), result]

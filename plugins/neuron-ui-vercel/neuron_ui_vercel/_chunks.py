@@ -49,6 +49,7 @@ from neuron_turn import (
     pending_approvals,
     stopped_reason,
     typed_result,
+    well_formed,
 )
 
 Chunk = dict[str, JsonValue]
@@ -285,5 +286,14 @@ def _new_id() -> str:
 
 
 def dumps(chunk: Chunk) -> bytes:
-    """One chunk as a server-sent event."""
-    return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+    """One chunk as a server-sent event.
+
+    Text UTF-8 cannot carry (a lone surrogate, from an orchestrator whose events
+    no NeuronTurn cleaned) is replaced, never left to end the stream unfinished.
+    """
+    text = json.dumps(chunk, ensure_ascii=False)
+    try:
+        encoded = text.encode()
+    except UnicodeEncodeError:
+        encoded = well_formed(text).encode()
+    return b"data: " + encoded + b"\n\n"

@@ -125,6 +125,7 @@ if TYPE_CHECKING:
         OutputTypeError,
         OutputValidationError,
         SupportsOutputModes,
+        output_kind,
         output_value,
     )
     from .loop.output_validators import OutputValidator, OutputValidatorError, output_validator
@@ -376,6 +377,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OutputValidationError",
         "SupportsOutputModes",
         "TEXT_KIND",
+        "output_kind",
         "output_value",
     ),
     ".loop.provider": (
@@ -712,6 +714,7 @@ __all__ = [
     "input_guardrail",
     "limit_crossed",
     "output_guardrail",
+    "output_kind",
     "output_validator",
     "output_value",
     "parse_scope",

@@ -248,8 +248,11 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--output-schema",
         type=_schema_file,
+        action="append",
         metavar="FILE",
-        help="a JSON Schema file the answer must match; prints the validated JSON",
+        help="a JSON Schema file the answer must match; prints the validated JSON; repeat it "
+        "to let the model choose between them (each kind named by its file's name up to the "
+        'first dot): prints {"kind": ..., "data": ...}',
     )
     run.add_argument(
         "--output-mode",
@@ -730,10 +733,11 @@ def _prompt_of(args: argparse.Namespace) -> str:
 
 def _print_typed(output: TurnOutput, session: str) -> int:
     """Print the validated JSON; without one, say so and exit as for an unusable answer."""
-    from ..loop.output import OutputMissingError, output_value
+    from ..loop.output import OutputMissingError, output_kind, output_value
 
     try:
         value = output_value(output)
+        kind = output_kind(output)
     except OutputMissingError:
         print(summary(output), file=sys.stderr)
         _error(
@@ -741,7 +745,8 @@ def _print_typed(output: TurnOutput, session: str) -> int:
             f"(exit reason: {exit_reason_text(output.exit_reason)})"
         )
         return EXIT_MODEL
-    print(json.dumps(value, ensure_ascii=False))
+    shown = value if kind is None else {"kind": kind, "data": value}
+    print(json.dumps(shown, ensure_ascii=False))
     print(summary(output), file=sys.stderr)
     print(continue_hint(session), file=sys.stderr)
     return EXIT_OK
@@ -751,9 +756,15 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
     """The turn input's metadata: the options TurnConfig has no field for (see CALL_OPTIONS_KEY)."""
     options: dict[str, JsonValue] = {}
     if getattr(args, "output_schema", None) is not None:  # `chat` has no typed answers
-        path, schema = args.output_schema
-        options["output_schema"] = schema
-        options["output_name"] = path
+        if len(args.output_schema) == 1:
+            ((path, schema),) = args.output_schema
+            options["output_schema"] = schema
+            options["output_name"] = path
+        else:
+            options["output_schema"] = [
+                {"name": _kind_of_file(path), "schema": schema}
+                for path, schema in args.output_schema
+            ]
         if args.output_mode is not None:
             options["output_mode"] = args.output_mode
         if args.strict_output is not None:
@@ -997,9 +1008,23 @@ def _output_usage_error(args: argparse.Namespace) -> str | None:
     """Why `--output-mode` or `--strict-output` cannot be used (they shape a typed answer)."""
     flags = (("--output-mode", args.output_mode), ("--strict-output", args.strict_output))
     given = [flag for flag, value in flags if value is not None]
-    if not given or args.output_schema is not None:
+    if args.output_schema is not None:
+        kinds = [_kind_of_file(path) for path, _ in args.output_schema]
+        twice = sorted({kind for kind in kinds if kinds.count(kind) > 1})
+        if twice:
+            return (
+                f"--output-schema: two files name the kind {twice[0]!r} (a file's name up to "
+                "its first dot); rename one"
+            )
+        return None
+    if not given:
         return None
     return f"{' and '.join(given)} shape a typed answer; give --output-schema FILE too"
+
+
+def _kind_of_file(path: str) -> str:
+    """The kind a choice's schema file names: its file name up to the first dot."""
+    return os.path.basename(path).split(".", 1)[0] or "output"
 
 
 def _thinking(text: str) -> Thinking:

@@ -212,7 +212,7 @@ def print_resume_hint(
 
 def _output_flags(args: argparse.Namespace) -> str:
     """The typed answer's options a resume must give again: the schema's file, its mode, strict."""
-    flags = ["--output-schema FILE"]
+    flags = ["--output-schema FILE"] * len(args.output_schema)
     if args.output_mode is not None:
         flags += ["--output-mode", args.output_mode]
     if args.strict_output is not None:

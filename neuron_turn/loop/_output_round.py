@@ -18,7 +18,7 @@ the local server) apply the schema to it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, get_args
 
@@ -51,6 +51,7 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
 "output_mode": "tool", "output_strict": true,
+(a choice: "output_schema": [{"name": "refund", "schema": {...}}, ...]),
 "usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
 "external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
 
@@ -77,6 +78,7 @@ _OPTION_KEYS: Final = frozenset(
     }
 )
 _OUTPUT_MODES: Final[tuple[OutputMode, ...]] = get_args(OutputMode)
+_CHOICE_ITEM: Final = frozenset({"name", "schema"})
 _ACCEPTED: Final = "Final answer received."
 _NOT_RUN: Final = "Not run: the turn ended with the final answer."
 _NOT_RUN_BESIDE: Final = "Not run: it came beside an answer, which was sent back."
@@ -152,8 +154,6 @@ def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
         if given:
             raise ValueError(f"{' and '.join(given)} given without an output_schema")
         return None
-    if not isinstance(schema, dict):
-        raise ValueError(f"output_schema must be a JSON Schema object, not {schema!r}")
     name = options.get("output_name", "output")
     if not isinstance(name, str):
         raise ValueError(f"output_name must be a string, not {name!r}")
@@ -162,7 +162,32 @@ def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
         raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {mode!r}")
     if strict is not None and not isinstance(strict, bool):
         raise ValueError(f"output_strict must be true or false, not {strict!r}")
+    if isinstance(schema, list):
+        choice = _choice_schemas(schema)
+        return OutputSpec.json_schema_choice(choice, name=name, strict=strict, mode=mode)
+    if not isinstance(schema, dict):
+        raise ValueError(
+            "output_schema must be a JSON Schema object, or a list of "
+            f'{{"name": ..., "schema": {{...}}}} to choose between, not {schema!r}'
+        )
     return OutputSpec.json_schema(schema, name=name, strict=strict, mode=mode)
+
+
+def _choice_schemas(given: list[JsonValue]) -> dict[str, Mapping[str, JsonValue]]:
+    """A choice's schemas by kind, from `[{"name": kind, "schema": {...}}, ...]`."""
+    schemas: dict[str, Mapping[str, JsonValue]] = {}
+    for index, item in enumerate(given):
+        fields = item if isinstance(item, dict) else {}
+        kind, schema = fields.get("name"), fields.get("schema")
+        if not isinstance(kind, str) or not isinstance(schema, dict) or set(fields) != _CHOICE_ITEM:
+            raise ValueError(
+                f'output_schema[{index}] must be {{"name": <a kind>, "schema": {{...}}}}, '
+                f"not {item!r}"
+            )
+        if kind in schemas:
+            raise ValueError(f"output_schema names the kind {kind!r} twice")
+        schemas[kind] = schema
+    return schemas
 
 
 @dataclass(frozen=True, slots=True)

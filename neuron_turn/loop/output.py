@@ -80,6 +80,7 @@ __all__ = [
     "OutputValidationError",
     "SupportsOutputModes",
     "output_content",
+    "output_kind",
     "output_value",
 ]
 
@@ -223,7 +224,9 @@ class OutputSpec(Generic[T]):
                 choice,
                 strict=strict,
                 mode=mode,
-                tool_name=tool_name if len(choices) == 1 else _member_tool(tool_name, choice),
+                tool_name=tool_name
+                if len(choices) == 1
+                else _member_tool(tool_name, _type_name(choice)),
             )
             for choice in choices
         )
@@ -275,6 +278,60 @@ class OutputSpec(Generic[T]):
             mode=mode,
             tool_name=tool_name,
         )
+        return spec
+
+    @classmethod
+    def json_schema_choice(
+        cls,
+        schemas: Mapping[str, Mapping[str, JsonValue]],
+        *,
+        name: str = "output",
+        description: str | None = None,
+        strict: bool | None = None,
+        mode: OutputMode | None = None,
+        tool_name: str = FINAL_ANSWER_TOOL,
+    ) -> OutputSpec[JsonValue]:
+        """Return a spec for a choice between raw JSON Schemas by kind, as `OutputSpec([A, B])`.
+
+        Each schema (an object at its root) is answered through a final-answer
+        tool of its own in `tool` mode (`final_answer_<kind>`), and the answer
+        names its kind, as for a choice of types; values are plain JSON.
+
+        Raises:
+            OutputTypeError: fewer than two schemas, one not a valid JSON Schema or not
+                an object at its root, kinds that clash, or `$defs` that disagree.
+        """
+        if len(schemas) < 2:
+            raise OutputTypeError("a choice of schemas needs two or more of them")
+        members: tuple[OutputSpec[Any], ...] = tuple(
+            cls.json_schema(
+                schema,
+                name=kind,
+                strict=strict,
+                mode=mode,
+                tool_name=_member_tool(tool_name, kind),
+            )
+            for kind, schema in schemas.items()
+        )
+        for member in members:
+            if member.wrapped:
+                raise OutputTypeError(
+                    f"the choice's schema {member.name!r} must be an object at its root "
+                    '({"type": "object", ...}): its kind\'s answer is that object'
+                )
+        _check_members(members)
+        spec = cast(OutputSpec[JsonValue], cls.__new__(cls))
+        spec._adapter = None
+        spec._validator = None
+        spec._setup(
+            _raw_choice_schema(members),
+            name=name,
+            description=description,
+            strict=strict,
+            mode=mode,
+            tool_name=tool_name,
+        )
+        spec.members = members
         return spec
 
     def _setup(
@@ -361,14 +418,18 @@ class OutputSpec(Generic[T]):
         """
         if self.allows_text and isinstance(value, str):
             return TEXT_KIND
-        for member in self.members:
-            assert member._adapter is not None
-            try:
-                member._adapter.validate_python(value, strict=True)
-            except ValidationError:
-                continue
-            return member.name
-        return None
+        return next((m.name for m in self.members if m._takes(value)), None)
+
+    def _takes(self, value: object) -> bool:
+        """Whether `value` is of this type as it is (strict: no coercion to tell types by)."""
+        try:
+            if self._adapter is not None:
+                self._adapter.validate_python(value, strict=True)
+            else:
+                self.validate_value(value)
+        except (ValidationError, OutputValidationError):
+            return False
+        return True
 
     def validate_stored(self, value: JsonValue, kind: JsonValue = None) -> T:
         """Validate a result as a turn output holds it (`output_value`): the value and its kind.
@@ -483,6 +544,12 @@ class OutputSpec(Generic[T]):
                 return self._adapter.validate_python(value)
             except ValidationError as exc:
                 raise OutputValidationError(_pydantic_errors(exc)) from exc
+        if self.members:  # a choice of raw schemas: the first that takes the value
+            found = next((m for m in self.members if m._takes(value)), None)
+            if found is None:
+                kinds = ", ".join(repr(m.name) for m in self.members)
+                raise OutputValidationError(f"the value is of none of the kinds {kinds}")
+            return cast(T, value)
         assert self._validator is not None
         try:
             self._validator.check(self.name, cast(JsonValue, value))
@@ -572,6 +639,16 @@ def output_value(output: TurnOutput, output_type: Any = None) -> Any:
     return spec.validate_stored(value, kind)
 
 
+def output_kind(output: TurnOutput) -> str | None:
+    """The kind of a choice's answer a turn output names (`"Refund"`, `"text"`), else None.
+
+    Raises:
+        OutputMissingError: the turn did not end with a validated result.
+    """
+    kind = _stored(output)[1]
+    return kind if isinstance(kind, str) else None
+
+
 def _stored(output: TurnOutput) -> tuple[JsonValue, JsonValue]:
     """The result a turn output holds, and the kind it names (None: not a choice's)."""
     blocks = output.message.root
@@ -637,9 +714,9 @@ def _check_members(members: tuple[OutputSpec[Any], ...]) -> None:
             seen[key] = label
 
 
-def _member_tool(tool_name: str, choice: type[Any]) -> str:
+def _member_tool(tool_name: str, kind: str) -> str:
     """The final-answer tool of one type of a choice: `final_answer_Refund`."""
-    return _NAME_CHARS.sub("_", f"{tool_name}_{_type_name(choice)}")[:64]
+    return _NAME_CHARS.sub("_", f"{tool_name}_{kind}")[:64]
 
 
 def _choice_schema(
@@ -654,8 +731,37 @@ def _choice_schema(
     joint = json_schema_of(adapter, mode="validation")  # one set of $defs for all the types
     items = joint.get("prefixItems")
     assert isinstance(items, list) and len(items) == len(members)
+    defs = joint.get("$defs")
+    return _choice_of(members, items, defs if isinstance(defs, dict) else {})
+
+
+def _raw_choice_schema(members: tuple[OutputSpec[Any], ...]) -> dict[str, JsonValue]:
+    """The choice schema of raw JSON Schemas: each its own data, their `$defs` merged.
+
+    Raises:
+        OutputTypeError: two schemas define one name differently.
+    """
+    defs: dict[str, JsonValue] = {}
+    datas: list[JsonValue] = []
+    for member in members:
+        data = dict(member.schema)
+        own = data.pop("$defs", None)
+        for key, value in own.items() if isinstance(own, dict) else ():
+            if key in defs and defs[key] != value:
+                raise OutputTypeError(
+                    f"the choice's schemas define {key!r} differently under $defs; give "
+                    "one of them another name"
+                )
+            defs[key] = value
+        datas.append(data)
+    return _choice_of(members, datas, defs)
+
+
+def _choice_of(
+    members: tuple[OutputSpec[Any], ...], datas: list[JsonValue], defs: dict[str, JsonValue]
+) -> dict[str, JsonValue]:
     branches: list[JsonValue] = [
-        _branch(member, item) for member, item in zip(members, items, strict=True)
+        _branch(member, data) for member, data in zip(members, datas, strict=True)
     ]
     schema: dict[str, JsonValue] = {
         "type": "object",
@@ -663,8 +769,8 @@ def _choice_schema(
         "required": [_CHOICE_KEY],
         "additionalProperties": False,
     }
-    if "$defs" in joint:
-        schema["$defs"] = joint["$defs"]
+    if defs:
+        schema["$defs"] = defs
     return schema
 
 

@@ -300,6 +300,49 @@ def test_output_mode_sets_how_the_model_is_asked(
     assert output.message.as_text().endswith(", final_answer") is offered
 
 
+def choice_files(tmp_path: Path) -> list[str]:
+    """Two schema files to choose between: refund.schema.json and escalation.json."""
+    refund = tmp_path / "refund.schema.json"
+    refund.write_text(
+        '{"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}'
+    )
+    escalation = tmp_path / "escalation.json"
+    escalation.write_text(
+        '{"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}'
+    )
+    return ["--output-schema", str(refund), "--output-schema", str(escalation)]
+
+
+def test_output_schema_twice_is_a_choice_printed_with_its_kind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The echo model repeats the prompt: here the choice's answer, which names its kind.
+    said = '{"result": {"kind": "refund", "data": {"amount": 3}}}'
+    argv = ["run", said, "--model", "fixture:echo", "--output-mode", "prompted"]
+    assert main([*argv, *choice_files(tmp_path)]) == 0
+    assert capsys.readouterr().out == '{"kind": "refund", "data": {"amount": 3}}\n'
+
+
+def test_a_choice_of_schema_files_offers_a_final_answer_tool_per_kind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["run", "hi", "--model", "fixture:list-tools", "--output-mode", "tool", "--json"]
+    main([*argv, *choice_files(tmp_path)])
+    output = TurnOutput.model_validate_json(capsys.readouterr().out)
+    assert output.message.as_text().endswith(", final_answer_refund, final_answer_escalation")
+
+
+def test_two_schema_files_of_one_kind_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "a").mkdir()
+    again = tmp_path / "a" / "refund.json"
+    again.write_text('{"type": "object"}')
+    files = [*choice_files(tmp_path), "--output-schema", str(again)]
+    assert main(["run", "hi", "--model", "fixture:echo", *files]) == 2
+    assert "two files name the kind 'refund'" in capsys.readouterr().err
+
+
 def test_strict_output_over_a_provider_without_strict_mode_is_a_usage_error_before_any_call(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -467,7 +467,8 @@ async def test_an_inputs_strict_final_answer_without_strict_mode_is_refused_unse
     [
         ("required", "must be an object"),
         ({"tool_choice": 3}, "tool_choice must be a string"),
-        ({"output_schema": []}, "output_schema must be a JSON Schema object"),
+        ({"output_schema": 3}, "output_schema must be a JSON Schema object, or a list of"),
+        ({"output_schema": []}, "a choice of schemas needs two or more of them"),
         ({"output_schema": {"type": 7}}, "not a valid JSON Schema"),
         ({"toolchoice": "auto"}, "unknown keys"),
         (

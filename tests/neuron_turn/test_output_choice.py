@@ -24,6 +24,7 @@ from neuron_turn import (
     ToolChoice,
     ToolResultPart,
     UnsupportedStrictOutputError,
+    output_kind,
     output_validator,
     output_value,
 )
@@ -608,3 +609,89 @@ async def test_a_stop_tools_plain_text_is_a_text_answer() -> None:
 
     assert turn.output_value(output) == "A person will call you today."
     assert kind_of(output) == "text"
+
+
+# --- a choice of raw JSON Schemas, per call and on the wire ------------------------
+
+REFUND_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {"amount": {"type": "number"}},
+    "required": ["amount"],
+}
+ESCALATION_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string"}},
+    "required": ["reason"],
+}
+RAW_CHOICE: list[JsonValue] = [
+    {"name": "refund", "schema": REFUND_SCHEMA},
+    {"name": "escalation", "schema": ESCALATION_SCHEMA},
+]
+
+
+async def test_an_inputs_list_of_schemas_is_a_choice_answered_and_named_by_kind() -> None:
+    turn, provider = _turn(
+        [calls(call("c1", "final_answer_escalation", reason="broken"))], None, output_mode="tool"
+    )
+
+    output = await turn.execute(ask(neuron_turn={"output_schema": RAW_CHOICE}))
+
+    assert output_value(output) == {"reason": "broken"}
+    assert output_kind(output) == "escalation"
+    assert [t.name for t in provider.requests[0].tools] == [
+        "final_answer_refund",
+        "final_answer_escalation",
+    ]
+    assert provider.requests[0].tools[0].input_schema == REFUND_SCHEMA
+
+
+async def test_a_prompted_choice_of_schemas_reads_the_kind_from_the_answer() -> None:
+    said = '{"result": {"kind": "refund", "data": {"amount": 3}}}'
+    turn, provider = _turn([answer(said)], None, output_mode="prompted")
+
+    output = await turn.execute(ask(neuron_turn={"output_schema": RAW_CHOICE}))
+
+    assert (output_value(output), output_kind(output)) == ({"amount": 3}, "refund")
+    assert '"enum":["refund"]' in provider.requests[0].system
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ([{"name": "refund", "schema": REFUND_SCHEMA}], "needs two or more of them"),
+        ([*RAW_CHOICE, {"name": "refund", "schema": {}}], "names the kind 'refund' twice"),
+        ([*RAW_CHOICE, "gift"], 'output_schema[2] must be {"name": <a kind>, "schema": {...}}'),
+        ([{"name": "a", "schema": REFUND_SCHEMA, "x": 1}, RAW_CHOICE[1]], "output_schema[0]"),
+        ([{"name": "a", "schema": {"type": "string"}}, RAW_CHOICE[1]], "object at its root"),
+        ([{"name": "a", "schema": {"type": 7}}, RAW_CHOICE[1]], "not a valid JSON Schema"),
+    ],
+)
+async def test_a_malformed_choice_of_schemas_is_refused_before_any_call(
+    given: JsonValue, says: str
+) -> None:
+    from layer0 import NonRetryableError
+
+    turn, provider = _turn([answer("never read")], None)
+
+    with pytest.raises(NonRetryableError) as refused:
+        await turn.execute(ask(neuron_turn={"output_schema": given}))
+
+    assert says in str(refused.value)
+    assert provider.requests == []
+
+
+def test_schemas_of_a_choice_share_defs_and_refuse_ones_that_disagree() -> None:
+    def with_def(kind: str, shape: JsonValue) -> dict[str, JsonValue]:
+        return {
+            "type": "object",
+            "properties": {kind: {"$ref": "#/$defs/Money"}},
+            "$defs": {"Money": shape},
+        }
+
+    money: JsonValue = {"type": "number"}
+    spec = OutputSpec.json_schema_choice({"a": with_def("a", money), "b": with_def("b", money)})
+    assert spec.schema["$defs"] == {"Money": money}
+    assert spec.validate_json({"result": {"kind": "b", "data": {"b": 2}}}) == {"b": 2}
+
+    with pytest.raises(OutputTypeError, match="define 'Money' differently"):
+        OutputSpec.json_schema_choice({"a": with_def("a", money), "b": with_def("b", {})})

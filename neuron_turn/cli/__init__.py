@@ -1005,7 +1005,11 @@ def _on_off(text: str) -> bool:
 
 
 def _output_usage_error(args: argparse.Namespace) -> str | None:
-    """Why `--output-mode` or `--strict-output` cannot be used (they shape a typed answer)."""
+    """Why the typed answer's options cannot be used, or None.
+
+    `--output-mode` and `--strict-output` shape a typed answer, so they need
+    `--output-schema`; schema files of one kind could not be told apart.
+    """
     flags = (("--output-mode", args.output_mode), ("--strict-output", args.strict_output))
     given = [flag for flag, value in flags if value is not None]
     if args.output_schema is not None:

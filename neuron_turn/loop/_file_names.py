@@ -6,9 +6,21 @@ by its media type or file name instead.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import JsonValue
 
 from .documents import DOCUMENT_TYPE, document_from_block, file_kind
+
+LONGEST_URL: Final = 300
+"""The most characters of a file's URL a listing shows."""
+
+
+def cut_url(url: str) -> str:
+    """`url`, cut at `LONGEST_URL` characters with a note of its full length."""
+    if len(url) <= LONGEST_URL:
+        return url
+    return f"{url[:LONGEST_URL]}… ({len(url)} characters)"
 
 
 def tool_files_named(data: JsonValue) -> str:
@@ -20,11 +32,19 @@ def tool_files_named(data: JsonValue) -> str:
 
 
 def file_named(block: JsonValue) -> str | None:
-    """A file block named (`[image image/png]`, `[document q3.pdf]`, `[audio call.wav]`)."""
+    """A file block named (`[image image/png]`, `[document q3.pdf]`, `[audio call.wav]`).
+
+    An image by URL is named with its URL as text, cut at `LONGEST_URL` characters
+    (a `data:` URL can be megabytes): it says where the image is, and nothing fetches it.
+    """
     if not isinstance(block, dict):
         return None
     if block.get("type") == "image":
-        return f"[image {block.get('media_type')}]"
+        named = f"[image {block.get('media_type')}]"
+        source = block.get("source")
+        if isinstance(source, dict) and source.get("type") == "url":
+            return f"{named} {cut_url(str(source.get('url')))}"
+        return named
     if block.get("type") == "custom" and block.get("content_type") == DOCUMENT_TYPE:
         document = document_from_block(block.get("data"))
         if document is not None:

@@ -31,8 +31,6 @@ MAX_IMAGE_BYTES: Final = 5 * 1024 * 1024
 """The most decoded bytes one image inlined may have: a larger one is named."""
 MAX_PAGE_BYTES: Final = 20 * 1024 * 1024
 """The most decoded bytes of images one page inlines: the images after are named."""
-_LONGEST_URL: Final = 300
-"""The most characters of an image's URL a page shows (a `data:` URL can be megabytes)."""
 
 
 def _png(raw: bytes) -> bool:
@@ -90,7 +88,7 @@ def shown_image(block: JsonValue, allowance: ImageAllowance) -> Figure | str | N
     source = block.get("source")
     source = source if isinstance(source, dict) else {}
     if source.get("type") == "url":
-        return f"{name} {_cut(str(source.get('url')))}"
+        return name  # named with its URL (`file_named`), never fetched
     media_type, data = block.get("media_type"), source.get("data")
     if not isinstance(media_type, str) or media_type not in _SIGNATURES:
         return name
@@ -143,12 +141,6 @@ def _figure(media_type: str, raw: bytes, name: str) -> Figure:
         f'alt="{escape(f"image ({media_type})", quote=True)}">'
         f"<figcaption>{escape(f'{name} {_size(len(raw))}')}</figcaption></figure>"
     )
-
-
-def _cut(url: str) -> str:
-    if len(url) <= _LONGEST_URL:
-        return url
-    return f"{url[:_LONGEST_URL]}… ({len(url)} characters)"
 
 
 def _size(count: int) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import Base64Source, SessionScope
+from layer0 import Base64Source, SessionScope, UrlSource
 from neuron_state_sqlite import SqliteStore
 from neuron_turn import (
     DocumentPart,
@@ -165,7 +165,7 @@ def test_sessions_shows_the_tools_a_person_decided_for_good(
     assert "[always run: fixture_add]  add" in line
 
 
-def test_history_names_the_files_a_tool_returned_never_their_data(
+def test_history_names_files_never_their_data_and_an_image_by_url_by_its_url(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     secret = base64.b64encode(b"%PDF-1.7 the secret plan").decode()
@@ -173,9 +173,11 @@ def test_history_names_the_files_a_tool_returned_never_their_data(
         ImagePart(Base64Source(data="iVBORw0KGgo="), "image/png"),
         DocumentPart(Base64Source(data=secret), "application/pdf", "q3.pdf"),
     )
+    by_url = ImagePart(UrlSource(url="https://images.example.com/cat.webp"), "image/webp")
+    in_data_url = ImagePart(UrlSource(url="data:image/png;base64," + "A" * 5000), "image/png")
     history = history_to_json(
         [
-            ProviderMessage("user", [TextPart("Look."), files[0]]),
+            ProviderMessage("user", [TextPart("Look."), files[0], by_url, in_data_url]),
             ProviderMessage("assistant", [ToolUsePart("t1", "snapshot", {})]),
             ProviderMessage("user", [ToolResultPart("t1", "Took them.", files=files)]),
         ]
@@ -189,7 +191,8 @@ def test_history_names_the_files_a_tool_returned_never_their_data(
     assert main(["history", "f"]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.splitlines() == [
-        "user: Look. [image image/png]",
+        "user: Look. [image image/png] [image image/webp] https://images.example.com/cat.webp"
+        f" [image image/png] data:image/png;base64,{'A' * 278}… (5022 characters)",
         "assistant: [calls snapshot({})]",
         "user: [result: Took them.] [image image/png] [document q3.pdf]",
     ]

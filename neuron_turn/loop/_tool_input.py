@@ -96,12 +96,13 @@ def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[
         ModelError: a provider-specific block nests deeper than `MAX_INPUT_DEPTH`.
     """
     guarded: list[ContentPart] | None = None
+    suffixes: dict[str, int] = {}
     for index, part in enumerate(content):
         if isinstance(part, ToolUsePart):
             call_id = part.id
             # The common id (new, ASCII) without a call: this runs for every tool call.
             fresh = call_id and call_id.isascii() and call_id not in ids
-            checked = _guarded(part if fresh else _own_id(part, ids))
+            checked = _guarded(part if fresh else _own_id(part, ids, suffixes))
             ids.add(checked.id)
             if checked is not part:
                 guarded = list(content) if guarded is None else guarded
@@ -114,25 +115,28 @@ def guard_tool_calls(content: Sequence[ContentPart], ids: set[str]) -> Sequence[
     return content if guarded is None else guarded
 
 
-def _own_id(call: ToolUsePart, taken: set[str]) -> ToolUsePart:
+def _own_id(call: ToolUsePart, taken: set[str], suffixes: dict[str, int]) -> ToolUsePart:
     """`call` with an id no call in `taken` has: its own unless empty or taken."""
-    own = _free_id(call.id, taken)
+    own = _free_id(call.id, taken, suffixes)
     return call if own is call.id else replace(call, id=own)
 
 
-def _free_id(call_id: str, taken: set[str]) -> str:
+def _free_id(call_id: str, taken: set[str], suffixes: dict[str, int]) -> str:
     """`call_id`, or with a suffix no id in `taken` has when it is empty or taken.
 
     Compared well formed, as it is kept: two ids differing only in lone surrogates
-    become the same text.
+    become the same text. `suffixes` remembers, per id, the first suffix not yet
+    tried (`taken` only grows): a model repeating one id in thousands of calls costs
+    time in proportion to them, not to their square, which would stall the loop.
     """
     own = well_formed(call_id)
     if own and own not in taken:
         return own
     base = own or "call"
-    suffix = 1
+    suffix = suffixes.get(base, 1)
     while f"{base}_{suffix}" in taken:
         suffix += 1
+    suffixes[base] = suffix + 1
     return f"{base}_{suffix}"
 
 
@@ -146,19 +150,20 @@ class StreamedCallIds:
     order, from the ids the conversation had before the call.
     """
 
-    __slots__ = ("_names", "_sink", "_taken")
+    __slots__ = ("_names", "_sink", "_suffixes", "_taken")
 
     def __init__(self, sink: Callable[[TurnEvent], None], taken: set[str]) -> None:
         """Pass `sink` the stream's events; `taken`: the conversation's call ids (copied)."""
         self._sink = sink
         self._taken = set(taken)
         self._names: dict[str, str] = {}
+        self._suffixes: dict[str, int] = {}
 
     def __call__(self, event: TurnEvent) -> None:
         if isinstance(event, ToolCallStart):
             call_id = event.id
             fresh = call_id and call_id.isascii() and call_id not in self._taken
-            named = call_id if fresh else _free_id(call_id, self._taken)
+            named = call_id if fresh else _free_id(call_id, self._taken, self._suffixes)
             self._taken.add(named)
             self._names[call_id] = named
             if named != call_id:

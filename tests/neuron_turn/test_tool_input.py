@@ -36,7 +36,7 @@ from neuron_turn import (
 )
 from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._nesting import MAX_INPUT_DEPTH
-from neuron_turn.loop._tool_input import guard_tool_calls
+from neuron_turn.loop._tool_input import StreamedCallIds, guard_tool_calls
 from neuron_turn.loop._well_formed import well_formed
 from neuron_turn.testing import ScriptedProvider
 
@@ -247,3 +247,20 @@ async def test_a_streamed_call_is_shown_under_the_id_its_tool_events_and_history
         "".join(e.arguments for e in events if isinstance(e, ToolCallDelta) and e.id == "c1_1")
         == '{"text":"two"}'
     )
+
+
+def test_thousands_of_calls_of_one_id_are_named_apart_alike_in_the_history_and_the_stream() -> None:
+    # A hostile model repeating one id: each later call takes the next free suffix, the
+    # ones an earlier answer holds skipped, in time proportional to the calls.
+    taken = {"x", "x_2"}
+    answer_calls = [call("x", "echo", text=str(n)) for n in range(3000)]
+    expected = ["x_1", *(f"x_{n}" for n in range(3, 3002))]
+
+    guarded = guard_tool_calls(answer_calls, set(taken))
+
+    assert [getattr(part, "id", None) for part in guarded] == expected
+    streamed: list[object] = []
+    renamer = StreamedCallIds(streamed.append, taken)
+    for part in answer_calls:
+        renamer(ToolCallStart(part.id, part.name))
+    assert [getattr(event, "id", None) for event in streamed] == expected

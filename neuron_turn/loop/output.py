@@ -349,7 +349,12 @@ class OutputSpec(Generic[T]):
         self.wrapped = schema.get("type") != "object"
         self.schema = _wrap(schema) if self.wrapped else schema
         strict_form = _strict_form(self.schema)
-        self.strict = strict_form is not None if strict is None else strict
+        if strict is None:
+            # Inferred only where OpenAI takes the schema: past its limits a strict
+            # request is refused, where the same request without strict would run.
+            self.strict = strict_form is not None and _within_strict_limits(self.schema)
+        else:
+            self.strict = strict
         self._strict_schema = strict_form if strict_form is not None else self.schema
         self._strict_asked = strict
         self._tools: dict[bool, ToolSchema] = {}
@@ -815,6 +820,58 @@ def _has_tool_form(schema: dict[str, JsonValue], tool_name: str) -> bool:
         strict_tool_form(schema, tool=tool_name)
     except StrictSchemaError:
         return False
+    return True
+
+
+_MOST_PROPERTIES: Final = 5000
+_MOST_OBJECT_DEPTH: Final = 10
+_MOST_NAME_CHARS: Final = 120_000
+_MOST_ENUM_VALUES: Final = 1000
+_LONG_ENUM: Final = 250
+_MOST_LONG_ENUM_CHARS: Final = 15_000
+
+
+def _within_strict_limits(schema: JsonValue) -> bool:
+    """Whether `schema` is within the limits OpenAI sets on a strict schema.
+
+    At most 5,000 object properties, objects nested 10 deep, 120,000 characters of
+    property names, definition names, enum and const values together, 1,000 enum
+    values, and 15,000 characters of the values of an enum of more than 250 strings.
+    Walked without recursion; a `$ref` counts where it is, its definition on its own.
+    """
+    properties = chars = enums = 0
+    pending: list[tuple[JsonValue, int]] = [(schema, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, list):
+            pending.extend((item, depth) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        named = node.get("properties")
+        if isinstance(named, dict) or node.get("type") == "object":
+            depth += 1
+            if depth > _MOST_OBJECT_DEPTH:
+                return False
+        if isinstance(named, dict):
+            properties += len(named)
+            chars += sum(map(len, named))
+        defs = node.get("$defs")
+        if isinstance(defs, dict):
+            chars += sum(map(len, defs))
+        values = node.get("enum")
+        if isinstance(values, list):
+            enums += len(values)
+            texts = [str(value) for value in values]
+            chars += sum(map(len, texts))
+            strings = sum(len(v) for v in values if isinstance(v, str))
+            if len(values) > _LONG_ENUM and strings > _MOST_LONG_ENUM_CHARS:
+                return False
+        if "const" in node:
+            chars += len(str(node["const"]))
+        if properties > _MOST_PROPERTIES or chars > _MOST_NAME_CHARS or enums > _MOST_ENUM_VALUES:
+            return False
+        pending.extend((value, 0 if key == "$defs" else depth) for key, value in node.items())
     return True
 
 

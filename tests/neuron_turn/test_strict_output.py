@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from layer0 import NonRetryableError
 from neuron_tool import ToolSchema
@@ -167,3 +167,52 @@ async def test_every_call_of_a_turn_offers_the_same_final_answer_tool_object() -
     assert turn.output_value(output) == Answer(answer=2)
     first, second = (request.tools[0] for request in provider.requests)
     assert first.strict is True and first is second
+
+
+def _nested(depth: int) -> dict[str, JsonValue]:
+    """An object schema with objects nested `depth` deep, every property required."""
+    schema: dict[str, JsonValue] = {"type": "string"}
+    for _ in range(depth):
+        schema = {
+            "type": "object",
+            "properties": {"next": schema},
+            "required": ["next"],
+            "additionalProperties": False,
+        }
+    return schema
+
+
+def _flat(count: int, enum: list[JsonValue] | None = None) -> dict[str, JsonValue]:
+    leaf: dict[str, JsonValue] = {"type": "string"} if enum is None else {"enum": enum}
+    names = [f"p{n}" for n in range(count)]
+    return {
+        "type": "object",
+        "properties": dict.fromkeys(names, leaf),
+        "required": names,
+        "additionalProperties": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("schema", "inferred"),
+    [
+        (_nested(10), True),
+        (_nested(11), False),
+        (_flat(5000), True),
+        (_flat(5001), False),
+        (_flat(1, [str(n) for n in range(1000)]), True),
+        (_flat(1, [str(n) for n in range(1001)]), False),
+        (_flat(1, ["x" * 60] * 251), False),
+        (_flat(1, ["x" * 59] * 251), True),
+    ],
+)
+def test_strict_is_inferred_only_within_openais_limits_and_asked_for_past_them(
+    schema: dict[str, JsonValue], inferred: bool
+) -> None:
+    # Past OpenAI's limits a strict request is refused where a loose one runs: strict=None
+    # must never make a working request fail; strict=True asks all the same.
+    spec = OutputSpec.json_schema(schema, mode="tool")
+
+    assert spec.strict is inferred
+    assert (spec.tool_schema(infer_strict=True).strict is True) is inferred
+    assert OutputSpec.json_schema(schema, strict=True).strict is True

@@ -14,6 +14,9 @@ Evaluators may read the OpenTelemetry spans the task made (`ctx.span_tree`,
 neuron-tracing-otel is instrumenting; a run then makes spans of its own too
 (`evaluate {name}`, and `case: {case_name}` over each case's task), as
 pydantic-evals does.
+A task records facts and counts of its case with `set_eval_attribute` and
+`increment_eval_metric`, as in pydantic-evals: the report, the evaluators and
+the case's span see them.
 Datasets live in YAML or JSON files (`Dataset.from_file`, `to_file`), described
 by a JSON Schema (`Dataset.json_schema`) that editors check them with.
 """
@@ -26,6 +29,7 @@ from .dataset import Dataset
 from .errors import (
     DatasetFileError,
     DuplicateCaseError,
+    EvalRecordError,
     EvalsError,
     EvaluatorSpecError,
     JudgeError,
@@ -56,12 +60,13 @@ from .evaluators import (
 )
 from .judge import JUDGE_SYSTEM, JudgeVerdict, LLMJudge
 from .report import EvaluationReport
-from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+from .report_case import EvaluationResult, EvaluatorFailure, MetricValue, ReportCase, TaskError
 from .report_evaluator import ReportEvaluator, ReportEvaluatorContext
 from .report_evaluators import Accuracy, PassRate, PrecisionRecall
 from .span_query import MAX_QUERY_DEPTH, QUERY_STEP_LIMIT, SpanQuery
 from .span_tree import AttributeValue, SpanNode, SpanPredicate, SpanTree
 from .summary import ReportSummary
+from .task_record import increment_eval_metric, set_eval_attribute
 
 __all__ = [
     "JUDGE_SYSTEM",
@@ -78,6 +83,7 @@ __all__ = [
     "DuplicateCaseError",
     "Equals",
     "EqualsExpected",
+    "EvalRecordError",
     "EvalsError",
     "EvaluationReason",
     "EvaluationReport",
@@ -97,6 +103,7 @@ __all__ = [
     "LLMJudge",
     "MaxCost",
     "MaxDuration",
+    "MetricValue",
     "PassRate",
     "PrecisionRecall",
     "ReportCase",
@@ -116,4 +123,6 @@ __all__ = [
     "UnknownEvaluatorError",
     "ValidatesAs",
     "evaluator",
+    "increment_eval_metric",
+    "set_eval_attribute",
 ]

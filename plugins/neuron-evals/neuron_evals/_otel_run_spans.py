@@ -9,12 +9,13 @@ plugin writes to, with pydantic-evals' names and attributes:
   `assertion_pass_rate`, `pass_rate` and the report evaluators' `analyses`);
 - `case: {case_name}`, one per case run, under it (`task_name`, `case_name`,
   `inputs`, `metadata`, `expected_output`; at the end `output`,
-  `task_duration`, `assertions`, `scores`, `labels`), the parent of the
-  spans its task makes and of
+  `task_duration`, `attributes`, `metrics`, `assertions`, `scores`,
+  `labels`), the parent of the spans its task makes and of
 - `evaluator: {evaluator_name}`, one per evaluator.
 
 A task or evaluator that raised makes its case span's status ERROR, with an
-`exception` event each; an evaluator's own span records its exception too.
+`exception` event each (`exception.type`, `exception.message`,
+`exception.stacktrace`); an evaluator's own span records its exception too.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from opentelemetry import context, trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
+from ._raised import stacktrace
 from ._run_spans import CaseSpan, DatasetSpan, RunSpans
-from ._span_attributes import attribute_value, bounded, results_attribute
+from ._span_attributes import attribute_value, bounded, bounded_tail, results_attribute
 from .case import Case
 from .report import EvaluationReport
 from .report_case import ReportCase
@@ -39,18 +41,23 @@ __all__ = ["OTelRunSpans"]
 _SCOPE: Final = "neuron_evals"
 
 
-def _record_error(span: Span, error_type: str, message: str, **more: AttributeValue) -> None:
+def _record_error(
+    span: Span, error_type: str, message: str, trace: str | None, **more: AttributeValue
+) -> None:
     """Mark `span` failed and add the `exception` event OpenTelemetry's conventions name.
 
     By hand rather than `record_exception`: the message may quote a model's
-    answer, so it is bounded, and a task's error may be reported without
-    its exception object (the report keeps only the class and message).
+    answer, so it is bounded, the stack trace keeps its end, and a task's
+    error is reported from the case's report, without its exception object.
+    `trace` None (a report made by hand) leaves `exception.stacktrace` out.
     """
     details: dict[str, AttributeValue] = {
         "exception.type": error_type,
         "exception.message": bounded(message),
-        **more,
     }
+    if trace is not None:
+        details["exception.stacktrace"] = bounded_tail(trace)
+    details.update(more)
     span.add_event("exception", details)
     span.set_attribute("error.type", error_type)
     span.set_status(Status(StatusCode.ERROR, bounded(f"{error_type}: {message}")))
@@ -67,7 +74,7 @@ def _current(span: Span) -> Iterator[None]:
         span.set_attribute("error.type", "cancelled")
         raise
     except BaseException as exc:
-        _record_error(span, type(exc).__name__, str(exc))
+        _record_error(span, type(exc).__name__, str(exc), stacktrace(exc))
         raise
     finally:
         context.detach(token)
@@ -98,16 +105,23 @@ class _OTelCaseSpan(CaseSpan):
         span.set_attributes(
             {
                 "task_duration": case.duration,
+                "attributes": attribute_value(case.attributes),
+                "metrics": attribute_value(case.metrics),
                 "assertions": results_attribute(case.assertions),
                 "scores": results_attribute(case.scores),
                 "labels": results_attribute(case.labels),
             }
         )
-        if case.task_error is not None:
-            _record_error(span, case.task_error.error_type, case.task_error.message)
+        error = case.task_error
+        if error is not None:
+            _record_error(span, error.error_type, error.message, error.stacktrace)
         for failure in case.evaluator_failures:
             _record_error(
-                span, failure.error_type, failure.message, evaluator_name=bounded(failure.name)
+                span,
+                failure.error_type,
+                failure.message,
+                failure.stacktrace,
+                evaluator_name=bounded(failure.name),
             )
 
 

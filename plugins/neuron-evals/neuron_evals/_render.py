@@ -10,6 +10,7 @@ from moneyed import Money
 
 from layer0 import usd
 
+from ._json import as_text
 from .report_case import EvaluationResult, EvaluatorFailure, ReportCase
 from .summary import ReportSummary, summarize
 
@@ -17,7 +18,9 @@ _GAP: Final = "  "
 _DETAIL_WIDTH: Final = 120
 _ARROW: Final = " -> "
 # Columns that are left out when no case has anything to show in them.
-_OPTIONAL: Final = frozenset({"Scores", "Labels", "Exit", "Cost", "Tokens"})
+_OPTIONAL: Final = frozenset(
+    {"Scores", "Labels", "Metrics", "Attributes", "Exit", "Cost", "Tokens"}
+)
 
 
 def cut(text: str, width: int) -> str:
@@ -44,6 +47,11 @@ def number(value: float) -> str:
     return f"{value:.2f}"
 
 
+def metric(value: float) -> str:
+    """A metric as it is: `3`, `0.25`, `0.000312`; six significant digits at most."""
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
+
+
 def _signed(value: float, show: Callable[[float], str]) -> str:
     return ("+" if value >= 0 else "-") + show(abs(value))
 
@@ -67,6 +75,14 @@ def _scores(case: ReportCase) -> dict[str, float]:
     return {name: float(result.value) for name, result in case.scores.items()}
 
 
+def _metrics(case: ReportCase) -> dict[str, float]:
+    return dict(case.metrics)
+
+
+def _attributes(case: ReportCase) -> str:
+    return _named({name: as_text(value) for name, value in case.attributes.items()})
+
+
 def _tokens(case: ReportCase) -> str:
     if case.tokens_in is None or case.tokens_out is None:
         return "-"
@@ -87,6 +103,8 @@ def _cells(case: ReportCase, before: ReportCase | None, new: bool) -> dict[str, 
         "Assertions": _assertions(case),
         "Scores": _named({name: number(value) for name, value in _scores(case).items()}),
         "Labels": _named({name: str(result.value) for name, result in case.labels.items()}),
+        "Metrics": _named({name: metric(value) for name, value in _metrics(case).items()}),
+        "Attributes": _attributes(case),
         "Exit": case.exit_reason or "-",
         "Cost": money(case.cost),
         "Tokens": _tokens(case),
@@ -95,11 +113,12 @@ def _cells(case: ReportCase, before: ReportCase | None, new: bool) -> dict[str, 
     }
     if before is None:
         return cells
-    for column in ("Result", "Assertions", "Exit", "Tokens"):
+    for column in ("Result", "Assertions", "Attributes", "Exit", "Tokens"):
         old = _cells(before, None, False)[column]
         if old != cells[column]:
             cells[column] = old + _ARROW + cells[column]
     cells["Scores"] = _score_changes(_scores(before), _scores(case))
+    cells["Metrics"] = _score_changes(_metrics(before), _metrics(case), metric)
     cells["Cost"] = _cost_change(before.cost, case.cost)
     delta = case.duration - before.duration
     cells["Duration"] = (
@@ -108,26 +127,29 @@ def _cells(case: ReportCase, before: ReportCase | None, new: bool) -> dict[str, 
     return cells
 
 
-def _score_changes(before: dict[str, float], after: dict[str, float]) -> str:
+def _score_changes(
+    before: Mapping[str, float], after: Mapping[str, float], show: Callable[[float], str] = number
+) -> str:
+    """Each value by name, before and after (a score's two decimals, or as `show` shows it)."""
     shown: dict[str, str] = {}
     for name in [*before, *(n for n in after if n not in before)]:
         old, new = before.get(name), after.get(name)
         if old is None or new is None:
             shown[name] = (
-                (number(old) if old is not None else "-")
+                (show(old) if old is not None else "-")
                 + _ARROW
-                + (number(new) if new is not None else "-")
+                + (show(new) if new is not None else "-")
             )
         else:
-            shown[name] = _number_change(old, new)
+            shown[name] = _number_change(old, new, show)
     return _named(shown)
 
 
-def _number_change(old: float, new: float) -> str:
+def _number_change(old: float, new: float, show: Callable[[float], str] = number) -> str:
     """`0.50 -> 0.80 (+0.30)`; just `0.80` when it did not change."""
     if old == new:
-        return number(new)
-    return f"{number(old)}{_ARROW}{number(new)} ({_signed(new - old, number)})"
+        return show(new)
+    return f"{show(old)}{_ARROW}{show(new)} ({_signed(new - old, show)})"
 
 
 def _cost_change(before: Money | None, after: Money | None) -> str:
@@ -195,6 +217,13 @@ def _totals(summary: ReportSummary, earlier: ReportSummary | None) -> list[str]:
             else _score_changes(earlier.mean_scores, summary.mean_scores)
         )
         lines.append(f"Mean scores: {scores}")
+    if summary.mean_metrics or (earlier is not None and earlier.mean_metrics):
+        metrics = (
+            _named({name: metric(value) for name, value in summary.mean_metrics.items()})
+            if earlier is None
+            else _score_changes(earlier.mean_metrics, summary.mean_metrics, metric)
+        )
+        lines.append(f"Mean metrics: {metrics}")
     cost = (
         money(summary.total_cost)
         if earlier is None
@@ -229,6 +258,9 @@ def _repeated(cases: Sequence[ReportCase]) -> list[str]:
         if summary.mean_scores:
             scores = {key: number(value) for key, value in summary.mean_scores.items()}
             parts.append(f"mean scores {_named(scores)}")
+        if summary.mean_metrics:
+            metrics = {key: metric(value) for key, value in summary.mean_metrics.items()}
+            parts.append(f"mean metrics {_named(metrics)}")
         costs = [run.cost for run in runs if run.cost is not None]
         if costs:
             parts.append(f"mean cost {money(usd(summary.total_cost.amount / len(costs)))}")

@@ -11,6 +11,7 @@ from layer0 import Turn, TurnInput, TurnOutput, usd
 from neuron_turn import NeuronTurn, OutputMissingError, output_value
 
 from ._json import as_text, to_json_value
+from ._raised import Raised
 from ._run_spans import CaseSpan, RunSpans
 from ._span_capture import case_spans
 from ._specified import Specified
@@ -18,6 +19,7 @@ from .case import Case
 from .context import EvaluatorContext, exit_reason_text
 from .evaluator import EvaluationReason, EvaluationScalar, Evaluator, EvaluatorOutput
 from .report_case import EvaluationResult, EvaluatorFailure, ReportCase, TaskError
+from .task_record import recording
 
 TaskFunction: TypeAlias = Callable[[str | TurnInput], Awaitable[object]]
 """An async function of a case's inputs: returns a `TurnOutput` or any answer."""
@@ -56,12 +58,12 @@ async def _call(task: Task, case: Case) -> tuple[object, TurnOutput | None]:
 
 async def _evaluate(
     evaluator: Evaluator, ctx: EvaluatorContext, span: CaseSpan
-) -> EvaluatorOutput | Exception:
+) -> EvaluatorOutput | Raised:
     try:
         with span.evaluator(evaluator.result_name()):
             return await evaluator.evaluate(ctx)
     except Exception as exc:  # an evaluator's failure is its result for this case
-        return exc
+        return Raised.of(exc)
 
 
 def results_of(
@@ -114,28 +116,29 @@ def _facts(output: TurnOutput | None) -> dict[str, object]:
 
 
 def gather_results(
-    evaluators: Sequence[Specified], outcomes: Sequence[EvaluatorOutput | Exception]
+    evaluators: Sequence[Specified], outcomes: Sequence[EvaluatorOutput | Raised]
 ) -> tuple[list[EvaluationResult], list[EvaluatorFailure]]:
     """The results of `evaluators` from what each returned or raised, names made unique.
 
     An evaluator that raised, or returned something other than scalars,
-    becomes an `EvaluatorFailure` naming its exception.
+    becomes an `EvaluatorFailure` naming its exception, with its stack trace.
     """
     found: list[EvaluationResult] = []
     failures: list[EvaluatorFailure] = []
     taken: set[str] = set()
     for evaluator, outcome in zip(evaluators, outcomes, strict=True):
         try:
-            if isinstance(outcome, Exception):
-                raise outcome
-            results = results_of(evaluator, outcome)
-        except Exception as exc:
+            results = [] if isinstance(outcome, Raised) else results_of(evaluator, outcome)
+        except TypeError as exc:
+            outcome = Raised.of(exc)
+        if isinstance(outcome, Raised):
             failures.append(
                 EvaluatorFailure(
                     name=unique_name(evaluator.result_name(), taken),
                     source=evaluator.spec_name(),
-                    error_type=type(exc).__name__,
-                    message=str(exc),
+                    error_type=outcome.error_type,
+                    message=outcome.message,
+                    stacktrace=outcome.stacktrace,
                 )
             )
             continue
@@ -178,17 +181,26 @@ async def _run_case(
         "metadata": to_json_value(dict(case.metadata)),
     }
     start = time.perf_counter()
-    try:
-        with case_spans() as spans:
-            answer, turn_output = await _call(task, case)
-    except Exception as exc:  # a failing case never stops the others
-        return ReportCase.model_validate(
-            {
-                **common,
-                "duration": time.perf_counter() - start,
-                "task_error": TaskError(error_type=type(exc).__name__, message=str(exc)),
-            }
-        )
+    # The record is current while the task runs only: evaluators record nothing.
+    with recording() as record:
+        try:
+            with case_spans() as spans:
+                answer, turn_output = await _call(task, case)
+        except Exception as exc:  # a failing case never stops the others
+            raised = Raised.of(exc)
+            return ReportCase.model_validate(
+                {
+                    **common,
+                    "duration": time.perf_counter() - start,
+                    "task_error": TaskError(
+                        error_type=raised.error_type,
+                        message=raised.message,
+                        stacktrace=raised.stacktrace,
+                    ),
+                    "attributes": record.attributes(),
+                    "metrics": record.metrics(),
+                }
+            )
     duration = time.perf_counter() - start
     text = None if turn_output is None else turn_output.message.as_text()
     ctx = EvaluatorContext(
@@ -201,6 +213,8 @@ async def _run_case(
         turn_output=turn_output,
         duration=duration,
         spans=spans.result(),
+        attributes=record.attributes(),
+        metrics=record.metrics(),
     )
     async with asyncio.TaskGroup() as group:
         running = [group.create_task(_evaluate(evaluator, ctx, span)) for evaluator in evaluators]
@@ -227,6 +241,8 @@ async def _run_case(
             "output": to_json_value(answer),
             "output_text": ctx.output_text,
             "duration": duration,
+            "attributes": record.attributes(),
+            "metrics": record.metrics(),
             "evaluator_failures": failures,
             "evaluator_cost": evaluator_cost,
         }

@@ -17,6 +17,7 @@ __all__ = [
     "Scalar",
     "attribute_value",
     "bounded",
+    "bounded_tail",
     "results_attribute",
 ]
 
@@ -37,6 +38,18 @@ def bounded(text: str) -> str:
     if len(text) <= MAX_ATTRIBUTE_CHARS:
         return text
     return f"{text[:MAX_ATTRIBUTE_CHARS]}... [cut: {len(text)} characters in all]"
+
+
+def bounded_tail(text: str) -> str:
+    """`text`, or a note of its full length and its end: `MAX_ATTRIBUTE_CHARS` in all.
+
+    For a stack trace: its end names the function that raised, and the error.
+    The note counts in the bound, so a text bounded once is left as it is.
+    """
+    if len(text) <= MAX_ATTRIBUTE_CHARS:
+        return text
+    note = f"[cut: {len(text)} characters in all] ..."
+    return note + text[len(text) - (MAX_ATTRIBUTE_CHARS - len(note)) :]
 
 
 def attribute_value(value: object) -> Scalar:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from moneyed import Money
+from pydantic import JsonValue
 
 from layer0 import CustomExit, ExitReason, ObserverHalt, TurnInput, TurnOutput
 
@@ -58,6 +59,10 @@ class EvaluatorContext:
         repr=False,
     )
     """The spans the task made, or why they were not recorded; read them by `span_tree`."""
+    attributes: Mapping[str, JsonValue] = field(default_factory=dict)
+    """What the task recorded with `set_eval_attribute`, by name (pydantic-evals' `attributes`)."""
+    metrics: Mapping[str, int | float] = field(default_factory=dict)
+    """The sums the task recorded with `increment_eval_metric` (pydantic-evals' `metrics`)."""
 
     @property
     def span_tree(self) -> SpanTree:

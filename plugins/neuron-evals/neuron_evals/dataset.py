@@ -23,8 +23,11 @@ from .evaluator import Evaluator
 from .report import EvaluationReport
 from .report_case import ReportCase
 from .report_evaluator import ReportEvaluator, run_report_evaluators
+from .task_record import increment_eval_metric, set_eval_attribute
 
-__all__ = ["Dataset"]
+# The two recording functions are here too, where pydantic-evals has them
+# (`pydantic_evals.dataset.set_eval_attribute`), so its imports read the same.
+__all__ = ["Dataset", "increment_eval_metric", "set_eval_attribute"]
 
 
 def _report_evaluators(given: Sequence[ReportEvaluator]) -> tuple[ReportEvaluator, ...]:

@@ -9,7 +9,8 @@ EvalsError
  ├── JudgeError              the judge's turn ended without a verdict
  ├── SpanQueryError          a span query that cannot be matched (a bad regex, too deep...)
  ├── SpanQueryLimitError     a span query took more steps than allowed on a case's spans
- └── SpanTreeRecordingError  a case's spans were not recorded, and an evaluator needs them
+ ├── SpanTreeRecordingError  a case's spans were not recorded, and an evaluator needs them
+ └── EvalRecordError         a task recorded an attribute or metric that is no JSON or number
 ```
 
 A task or an evaluator that raises is not an error of the run: the report
@@ -24,6 +25,7 @@ from pathlib import Path
 __all__ = [
     "DatasetFileError",
     "DuplicateCaseError",
+    "EvalRecordError",
     "EvalsError",
     "EvaluatorSpecError",
     "JudgeError",
@@ -130,3 +132,20 @@ class SpanTreeRecordingError(EvalsError, RuntimeError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"no spans were recorded for this case: {reason}")
         self.reason = reason
+
+
+class EvalRecordError(EvalsError, ValueError):
+    """A task recorded what a report cannot hold: `kind` `attribute` or `metric`, its `name`.
+
+    Raised by `set_eval_attribute` (a name that is no string, a value that is
+    not JSON) and `increment_eval_metric` (an amount that is no int or float,
+    a bool, a value that is not finite) where the task calls them, so the
+    case records it as its task's error, as any exception of the task.
+    Why so strict: a report is kept as JSON and compared with later ones; a
+    value JSON cannot hold would be changed or lost there, silently.
+    """
+
+    def __init__(self, kind: str, name: object, message: str) -> None:
+        super().__init__(f"eval {kind} {name!r}: {message}")
+        self.kind = kind
+        self.name = name

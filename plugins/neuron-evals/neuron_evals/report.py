@@ -86,6 +86,10 @@ class EvaluationReport(BaseModel):
             for key in ("source_case", "run"):
                 if case[key] is None:
                     del case[key]
+            # Likewise for a task that recorded nothing (`set_eval_attribute`...).
+            for key in ("attributes", "metrics"):
+                if not case[key]:
+                    del case[key]
         # Likewise without report evaluators.
         for key in ("analyses", "analysis_failures"):
             if not data[key]:

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
+from typing import Annotated, TypeAlias
+
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+)
 
 from layer0 import Cost, TurnInput, usd
 
-__all__ = ["EvaluationResult", "EvaluatorFailure", "ReportCase", "TaskError"]
+__all__ = ["EvaluationResult", "EvaluatorFailure", "MetricValue", "ReportCase", "TaskError"]
+
+MetricValue: TypeAlias = StrictInt | Annotated[StrictFloat, AllowInfNan(False)]
+"""A metric's sum as a report holds it: an int, or a finite float (never a bool)."""
 
 
 class _Model(BaseModel):
@@ -36,6 +50,8 @@ class EvaluatorFailure(_Model):
     """The exception's class name."""
     message: str
     """The exception's message."""
+    stacktrace: str | None = None
+    """Its traceback as Python prints it (its end past 8,192 characters); None in old reports."""
 
 
 class TaskError(_Model):
@@ -45,6 +61,8 @@ class TaskError(_Model):
     """The exception's class name."""
     message: str
     """The exception's message."""
+    stacktrace: str | None = None
+    """Its traceback as Python prints it (its end past 8,192 characters); None in old reports."""
 
 
 class ReportCase(_Model):
@@ -76,6 +94,10 @@ class ReportCase(_Model):
     evaluator_cost: Cost = Field(default_factory=usd)
     """What evaluators (a judge) spent on this case, apart from `cost`."""
     task_error: TaskError | None = None
+    attributes: dict[str, JsonValue] = Field(default_factory=dict)
+    """What the task recorded with `set_eval_attribute`, by name (kept when it then raised)."""
+    metrics: dict[str, MetricValue] = Field(default_factory=dict)
+    """The sums the task recorded with `increment_eval_metric`, by name (kept when it raised)."""
     source_case: str | None = None
     """The dataset case this is a run of, when runs were repeated (`name` is then `case [i/n]`)."""
     run: int | None = None

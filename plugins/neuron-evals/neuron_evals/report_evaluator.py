@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._raised import Raised
 from ._run import gather_results
 from ._specified import Specified
 from .evaluator import EvaluatorOutput
@@ -43,11 +44,11 @@ class ReportEvaluator(Specified, ABC):
 
 async def _outcome(
     evaluator: ReportEvaluator, ctx: ReportEvaluatorContext
-) -> EvaluatorOutput | Exception:
+) -> EvaluatorOutput | Raised:
     try:
         return await evaluator.evaluate(ctx)
     except Exception as exc:  # a report evaluator's failure is its result, never the run's
-        return exc
+        return Raised.of(exc)
 
 
 async def run_report_evaluators(

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from statistics import fmean
 
 from moneyed import Money
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from layer0 import Cost, usd
 
@@ -33,6 +33,8 @@ class ReportSummary(BaseModel):
     """`assertions_passed / assertions_total` (1 when there are none)."""
     mean_scores: dict[str, float]
     """Each score's mean over the cases that have it."""
+    mean_metrics: dict[str, float] = Field(default_factory=dict)
+    """Each metric's mean over the cases whose task recorded it (`increment_eval_metric`)."""
     total_cost: Cost
     """What the tasks spent (USD)."""
     evaluator_cost: Cost
@@ -51,9 +53,12 @@ def summarize(cases: Sequence[ReportCase]) -> ReportSummary:
     asserted = sum(case.assertions_passed for case in cases)
     total = sum(case.assertions_total for case in cases)
     scores: dict[str, list[float]] = {}
+    metrics: dict[str, list[float]] = {}
     for case in cases:
         for name, result in case.scores.items():
             scores.setdefault(name, []).append(float(result.value))
+        for name, value in case.metrics.items():
+            metrics.setdefault(name, []).append(float(value))
     durations = [case.duration for case in cases]
     return ReportSummary(
         cases=len(cases),
@@ -64,6 +69,7 @@ def summarize(cases: Sequence[ReportCase]) -> ReportSummary:
         assertions_total=total,
         assertion_pass_rate=asserted / total if total else 1.0,
         mean_scores={name: fmean(values) for name, values in scores.items()},
+        mean_metrics={name: fmean(values) for name, values in metrics.items()},
         total_cost=_sum(case.cost for case in cases if case.cost is not None),
         evaluator_cost=_sum(case.evaluator_cost for case in cases),
         tokens_in=sum(case.tokens_in or 0 for case in cases),

@@ -279,11 +279,14 @@ async def test_an_evaluator_that_raises_is_recorded_on_its_case_span_and_the_run
     assert cake.status.description == "ValueError: no verdict for cake"
     (event,) = cake.events
     assert event.name == "exception"
-    assert dict(event.attributes or {}) == {
+    seen = dict(event.attributes or {})
+    trace = str(seen.pop("exception.stacktrace"))
+    assert seen == {
         "exception.type": "ValueError",
         "exception.message": "no verdict for cake",
         "evaluator_name": "fussy",
     }
+    assert ", in fussy\n" in trace and trace.endswith("ValueError: no verdict for cake\n")
     own = [span for span in named(spans, "evaluator: fussy") if parent_id(span) == span_id(cake)]
     assert [span.status.status_code for span in own] == [StatusCode.ERROR]
     assert only(spans, "case: tea").status.status_code is StatusCode.UNSET
@@ -303,10 +306,10 @@ async def test_a_task_that_raises_is_recorded_on_its_case_span_without_an_output
     assert tea.status.status_code is StatusCode.ERROR
     assert "output" not in attributes(tea)
     (event,) = tea.events
-    assert dict(event.attributes or {}) == {
-        "exception.type": "RuntimeError",
-        "exception.message": "no shop for tea",
-    }
+    seen = dict(event.attributes or {})
+    trace = str(seen.pop("exception.stacktrace"))
+    assert seen == {"exception.type": "RuntimeError", "exception.message": "no shop for tea"}
+    assert ", in broken\n" in trace and trace.endswith("RuntimeError: no shop for tea\n")
 
 
 async def test_a_judges_turn_is_under_its_evaluators_span_not_in_the_cases_tree(

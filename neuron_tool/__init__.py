@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .retry import ModelRetry
     from .schema import ToolSchema
     from .strict import StrictForm, strict_form
-    from .tool import ContextTool, FunctionTool, ToolAnnotations, ToolDyn
+    from .tool import BoundArguments, ContextTool, FunctionTool, ToolAnnotations, ToolDyn
     from .truncation import truncate_output
     from .usage import RunUsage
 
@@ -108,6 +108,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".schema": ("ToolSchema",),
     ".strict": ("StrictForm", "strict_form"),
     ".tool": (
+        "BoundArguments",
         "ContextTool",
         "FunctionTool",
         "ToolAnnotations",
@@ -120,6 +121,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __all__ = [
     "DOCUMENT_TYPE",
     "IMAGE_TYPES",
+    "BoundArguments",
     "Charger",
     "ContextTool",
     "ExternalTool",

@@ -147,6 +147,14 @@ class _ContextParameter:
     wanted: str
 
 
+@dataclass(frozen=True, slots=True)
+class BoundArguments:
+    """A function tool's validated arguments (`FunctionTool.arguments`), without the run context."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
 class FunctionTool:
     """A `ToolDyn` backed by a typed Python function, sync or async; usually made by `@tool`.
 
@@ -255,19 +263,64 @@ class FunctionTool:
             ToolIsolationError: the tool requires isolation and this process is not isolated.
             ToolContextError: `context.deps` is not of the type the annotation asks for.
         """
-        parameter = self._context
-        if parameter is None:
+        if self._context is None:
             return await self.call(input)
+        self._check(context)
+        args, kwargs = self._bind(input)
+        return _jsonable(await self._started(*self._placed(args, kwargs, context)))
+
+    def arguments(self, input: JsonValue) -> BoundArguments:
+        """Validate `input` into the function's arguments, without running it.
+
+        Why: a caller that must refuse bad input before anything runs (an output
+        function's answer, checked while the model can still correct it) binds
+        first and runs later with `returned`.
+
+        Raises:
+            ToolInputError: `input` does not fit the signature (names the field).
+        """
+        args, kwargs = self._bind(input)
+        return BoundArguments(tuple(args), kwargs)
+
+    async def returned(self, bound: BoundArguments, context: RunContext[Any]) -> Any:
+        """Run the function on `bound` arguments (giving `context` if it asks); its result as is.
+
+        Why: what an output function returns is the turn's answer itself, not the
+        JSON a tool's result is made into.
+
+        Raises:
+            ToolIsolationError: the tool requires isolation and this process is not isolated.
+            ToolContextError: `context.deps` is not of the type the annotation asks for.
+        """
+        self._check(context)
+        args, kwargs = list(bound.args), dict(bound.kwargs)
+        if self._context is not None:
+            args, kwargs = self._placed(args, kwargs, context)
+        return await self._started(args, kwargs)
+
+    def _check(self, context: RunContext[Any]) -> None:
+        """Refuse to run outside a required isolation, or with deps not of the type asked for."""
         if self.requires_isolation:
             check_isolated(self.name)
-        if parameter.deps is not None and not isinstance(context.deps, parameter.deps):
+        parameter = self._context
+        if (
+            parameter is not None
+            and parameter.deps is not None
+            and not isinstance(context.deps, parameter.deps)
+        ):
             raise ToolContextError(self.name, parameter.wanted, context.deps)
-        args, kwargs = self._bind(input)
+
+    def _placed(
+        self, args: list[Any], kwargs: dict[str, Any], context: RunContext[Any]
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """`args` and `kwargs` with `context` where the function asks for it."""
+        parameter = self._context
+        assert parameter is not None
         if parameter.positional:
             args.insert(0, context)
         else:
             kwargs[parameter.name] = context
-        return _jsonable(await self._started(args, kwargs))
+        return args, kwargs
 
     def _started(self, args: list[Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
         # An awaitable, not a coroutine of our own: one frame less on every call.

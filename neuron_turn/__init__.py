@@ -122,12 +122,14 @@ if TYPE_CHECKING:
         OutputMode,
         OutputSchema,
         OutputSpec,
+        OutputType,
         OutputTypeError,
         OutputValidationError,
         SupportsOutputModes,
         output_kind,
         output_value,
     )
+    from .loop.output_functions import OutputFunctionError
     from .loop.output_validators import OutputValidator, OutputValidatorError, output_validator
     from .loop.provider import (
         ContentPart,
@@ -373,6 +375,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OutputMode",
         "OutputSchema",
         "OutputSpec",
+        "OutputType",
         "OutputTypeError",
         "OutputValidationError",
         "SupportsOutputModes",
@@ -380,6 +383,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_kind",
         "output_value",
     ),
+    ".loop.output_functions": ("OutputFunctionError",),
     ".loop.provider": (
         "ContentPart",
         "DispatchStream",
@@ -581,11 +585,13 @@ __all__ = [
     "NotAwaitingApprovalError",
     "OutputDelta",
     "OutputError",
+    "OutputFunctionError",
     "OutputGuardrail",
     "OutputMissingError",
     "OutputMode",
     "OutputSchema",
     "OutputSpec",
+    "OutputType",
     "OutputTypeError",
     "OutputValidationError",
     "OutputValidator",

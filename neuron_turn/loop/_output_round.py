@@ -37,6 +37,7 @@ from .output import (
     OutputValidationError,
     output_content,
 )
+from .output_functions import OutputCall
 from .provider import (
     ContentPart,
     ProviderMessage,
@@ -239,6 +240,8 @@ class OutputRound:
         self.kind: str | None = None
         """The type of a choice the accepted answer is (`OutputSpec.members`)."""
         self.accepted = False
+        self.call: OutputCall | None = None
+        """An output function's answer, its arguments valid, to run before the answer is taken."""
         self._final: tuple[ToolUsePart, list[ToolUsePart]] | None = None
         """The final-answer call accepted and the response's calls, in tool mode."""
         self._beside: list[ToolUsePart] = []
@@ -375,7 +378,7 @@ class OutputRound:
         It counts against the retries as any failed answer does.
         """
         self.accepted = False
-        self.typed = self.value = self.kind = None
+        self.typed = self.value = self.kind = self.call = None
         final, self._final = self._final, None
         if final is not None:
             return self._bad_final_call(*final, hint)
@@ -393,6 +396,12 @@ class OutputRound:
     def replace(self, value: Any) -> None:
         """Make `value` (of the output type, already validated) the accepted answer."""
         self._accept(value)
+
+    def called(self, result: Any) -> None:
+        """Take what the output function of the pending `call` returned as the answer."""
+        call, self.call = self.call, None
+        assert call is not None
+        self._accept(result, call.kind)
 
     def _final_spec(self, call: ToolUsePart) -> OutputSpec[Any] | None:
         """The spec `call` answers by, when it calls a final-answer tool in `tool` mode."""
@@ -416,7 +425,7 @@ class OutputRound:
             value = answered.validate_json(first.input)
         except OutputValidationError as exc:
             return self._bad_final_call(first, calls, str(exc))
-        self._accept(value, answered.name if answered is not self.spec else None)
+        self._take(value, answered.name if answered is not self.spec else None)
         self._final = (first, calls)
         closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in calls]
         return Finish("complete", closing)
@@ -445,7 +454,7 @@ class OutputRound:
             value = self.spec.validate_text(text)
         except OutputValidationError as exc:
             return self._send_text_back(str(exc), messages)
-        self._accept(value)
+        self._take(value)
         return Finish("complete")
 
     def _send_text_back(self, errors: str, messages: list[ProviderMessage]) -> Step:
@@ -470,6 +479,13 @@ class OutputRound:
             f"Your answer does not match the required output: {errors}. "
             "Reply with only the corrected JSON, nothing else."
         )
+
+    def _take(self, value: Any, kind: str | None = None) -> None:
+        """Accept a valid answer, or hold an output function's call until it has run."""
+        if isinstance(value, OutputCall):
+            self.call = value if kind is None else value.of_kind(kind)
+        else:
+            self._accept(value, kind)
 
     def _accept(self, value: Any, kind: str | None = None) -> None:
         """Take `value` as the answer; `kind`: the type of a choice the model answered as."""

@@ -38,7 +38,7 @@ import dataclasses
 import json
 import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import (
     Any,
@@ -66,6 +66,7 @@ from neuron_tool.schema import InputValidator, InvalidSchemaError, json_schema_o
 from neuron_tool.strict import strict_form as strict_tool_form
 
 from ._nesting import MAX_INPUT_DEPTH, deeper_than
+from .output_functions import OutputCall, OutputFunction, is_output_function
 
 __all__ = [
     "FINAL_ANSWER_TOOL",
@@ -76,6 +77,7 @@ __all__ = [
     "OutputMode",
     "OutputSchema",
     "OutputSpec",
+    "OutputType",
     "OutputTypeError",
     "OutputValidationError",
     "SupportsOutputModes",
@@ -85,6 +87,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+OutputType: TypeAlias = Union[  # a generic alias: `X | Y` of strings is no type
+    type[T],
+    "OutputSpec[T]",
+    Callable[..., Awaitable[T]],
+    Callable[..., T],
+    Sequence[Any],
+]
+"""What `output_type=` takes: a type, an `OutputSpec`, an output function (sync or async), or
+a list of types and functions (and `str`) for the model to choose between."""
 
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 """How the model is asked for a typed answer: the provider's JSON-schema output, a
@@ -100,6 +112,10 @@ FINAL_ANSWER_TOOL: Final = "final_answer"
 _WRAP_KEY: Final = "response"
 _CHOICE_KEY: Final = "result"
 _MAX_ERRORS: Final = 5
+_NO_NATIVE_TEXT: Final = (
+    "the output type {given!r} takes plain text, which native output (JSON only) cannot "
+    "give: ask for it in tool or prompted mode"
+)
 _NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]")
 _FENCE: Final = re.compile(r"\A```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
 
@@ -192,6 +208,9 @@ class OutputSpec(Generic[T]):
     allows_text: bool
     """Whether a plain text answer is an answer (`str` among a choice's types, as in
     pydantic-ai's `output_type=[Refund, str]`): the text itself, of kind `text`."""
+    function: OutputFunction | None
+    """The output function the model answers by calling (`neuron_turn.loop.output_functions`):
+    the schema is its arguments', the answer what it returns; None for a type."""
 
     def __init__(
         self,
@@ -203,6 +222,13 @@ class OutputSpec(Generic[T]):
         mode: OutputMode | None = None,
         tool_name: str = FINAL_ANSWER_TOOL,
     ) -> None:
+        given = _items_of(output_type)
+        if any(map(is_output_function, given)):
+            self._with_functions(
+                given, name=name, description=description, strict=strict, mode=mode,
+                tool_name=tool_name,
+            )  # fmt: skip
+            return
         union = _union_of(output_type)
         try:
             adapter: TypeAdapter[T] = TypeAdapter(union)
@@ -215,10 +241,7 @@ class OutputSpec(Generic[T]):
         self._validator: InputValidator | None = None
         choices, text = _record_choices(union)
         if text and mode == "native":
-            raise OutputTypeError(
-                f"the output type {output_type!r} takes plain text, which native output "
-                "(JSON only) cannot give: ask for it in tool or prompted mode"
-            )
+            raise OutputTypeError(_NO_NATIVE_TEXT.format(given=output_type))
         members: tuple[OutputSpec[Any], ...] = tuple(
             OutputSpec(
                 choice,
@@ -245,6 +268,84 @@ class OutputSpec(Generic[T]):
         )
         self.members = members
         self.allows_text = text
+
+    def _with_functions(
+        self,
+        given: tuple[Any, ...],
+        *,
+        name: str | None,
+        description: str | None,
+        strict: bool | None,
+        mode: OutputMode | None,
+        tool_name: str,
+    ) -> None:
+        """Set up a spec of output functions, alone or in a choice with types and `str`."""
+        text = str in given
+        answers = tuple(item for item in given if item is not str)
+        for item in answers:
+            if not (is_output_function(item) or _is_record(item)):
+                raise OutputTypeError(
+                    f"{item!r} cannot be a choice beside an output function: give functions, "
+                    "pydantic models, dataclasses, TypedDicts and str"
+                )
+        if text and mode == "native":
+            raise OutputTypeError(_NO_NATIVE_TEXT.format(given=list(given)))
+        if len(answers) == 1 and not text:
+            self._as_function(
+                _compiled(answers[0]), name=name, description=description, strict=strict,
+                mode=mode, tool_name=tool_name,
+            )  # fmt: skip
+            return
+        members = tuple(
+            _member_of(
+                item,
+                strict=strict,
+                mode=mode,
+                tool_name=tool_name if len(answers) == 1 else None,
+                choice_tool=tool_name,
+            )
+            for item in answers
+        )
+        _check_members(members)
+        kinds = [
+            item if member.function is None else member.function.returns
+            for item, member in zip(answers, members, strict=True)
+        ]
+        answered: Any = Union[(*kinds, *((str,) if text else ()))]  # run time
+        self._adapter = TypeAdapter(answered)
+        self._validator = None
+        self._setup(
+            members[0].schema if len(members) == 1 else _raw_choice_schema(members),
+            name=name or "output",
+            description=description,
+            strict=strict,
+            mode=mode,
+            tool_name=tool_name,
+        )
+        self.members = members
+        self.allows_text = text
+
+    def _as_function(
+        self,
+        function: OutputFunction,
+        *,
+        name: str | None,
+        description: str | None,
+        strict: bool | None,
+        mode: OutputMode | None,
+        tool_name: str,
+    ) -> None:
+        """Set up the spec of one output function: its arguments asked for, its result kept."""
+        self._adapter, self._validator = function.adapter, None
+        self._setup(
+            function.schema,
+            name=name or function.name,
+            description=description if description is not None else function.description,
+            strict=strict,
+            mode=mode,
+            tool_name=tool_name,
+        )
+        self.function = function
 
     @classmethod
     def json_schema(
@@ -363,6 +464,7 @@ class OutputSpec(Generic[T]):
         self.tool_name = tool_name
         self.members = ()
         self.allows_text = False
+        self.function = None
 
     def __repr__(self) -> str:
         kinds = f", members={[m.name for m in self.members]!r}" if self.members else ""
@@ -450,8 +552,8 @@ class OutputSpec(Generic[T]):
                 return self.validate_value(value)
             if kind == TEXT_KIND and self.allows_text:
                 return self._text(value)
-            return cast(T, self._member(kind).validate_json(value))
-        return self.validate_json(_wrap_value(value) if self.wrapped else value)
+            return cast(T, self._member(kind).validate_value(value))
+        return self.validate_value(value)
 
     def _text(self, value: object) -> T:
         if not isinstance(value, str):
@@ -484,6 +586,8 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: not JSON, or not a value of the output type.
         """
+        if self.function is not None:
+            return self.validate_value(_decoded(text))  # what the function would have returned
         if not self.members:
             return self.validate_text(text)
         try:
@@ -497,14 +601,25 @@ class OutputSpec(Generic[T]):
     def validate_json(self, value: JsonValue) -> T:
         """Validate a decoded answer (unwrapping `{"response": ...}` for non-object types).
 
+        An answer to an output function is an `OutputCall` to make, its arguments
+        valid: the answer is what the call returns.
+
         Raises:
             OutputValidationError: the value does not validate.
         """
+        if self.function is not None:
+            try:
+                return cast(T, self.function.answer(value, None))
+            except ValueError as exc:
+                raise OutputValidationError(str(exc)) from exc
         if self.allows_text and isinstance(value, str):
             return self._text(value)
         if self.members:
             member, data = self._chosen(value)
-            return cast(T, member.validate_json(data))
+            answer = member.validate_json(data)
+            if isinstance(answer, OutputCall):
+                return cast(T, answer.of_kind(member.name))
+            return cast(T, answer)
         if self.wrapped:
             if not isinstance(value, dict) or _WRAP_KEY not in value:
                 raise OutputValidationError(
@@ -568,6 +683,8 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: not valid even so (a required field has yet to come).
         """
+        if self.function is not None:
+            raise OutputValidationError("an output function's answer is what it returns")
         if self.members:
             member, data = self._chosen(value)
             return cast(T, member.validate_partial(data))
@@ -592,7 +709,7 @@ class OutputSpec(Generic[T]):
 
 
 def output_spec(
-    output_type: OutputSpec[T] | type[T] | Sequence[type[Any]] | Mapping[str, JsonValue],
+    output_type: OutputType[T] | Mapping[str, JsonValue],
 ) -> OutputSpec[Any]:
     """Return `output_type` as a spec: a spec as is, a mapping as a raw schema, else a type.
 
@@ -671,6 +788,43 @@ def _stored(output: TurnOutput) -> tuple[JsonValue, JsonValue]:
 @lru_cache(maxsize=64)
 def _cached_spec(output_type: Any) -> OutputSpec[Any]:
     return OutputSpec(output_type)
+
+
+def _items_of(output_type: Any) -> tuple[Any, ...]:
+    """The types or functions given: a list's or tuple's items, else the one given."""
+    return tuple(output_type) if isinstance(output_type, list | tuple) else (output_type,)
+
+
+def _compiled(function: Any) -> OutputFunction:
+    try:
+        return OutputFunction(function)
+    except ValueError as exc:
+        raise OutputTypeError(str(exc)) from exc
+
+
+def _member_of(
+    item: Any,
+    *,
+    strict: bool | None,
+    mode: OutputMode | None,
+    tool_name: str | None,
+    choice_tool: str,
+) -> OutputSpec[Any]:
+    """One function's or type's spec in a choice.
+
+    It answers through `tool_name` if given, else through a final-answer tool of
+    its own (`final_answer_<its name>`).
+    """
+    if not is_output_function(item):
+        own = tool_name or _member_tool(choice_tool, _type_name(item))
+        return OutputSpec(item, strict=strict, mode=mode, tool_name=own)
+    function = _compiled(item)
+    member: OutputSpec[Any] = OutputSpec.__new__(OutputSpec)
+    member._as_function(
+        function, name=None, description=None, strict=strict, mode=mode,
+        tool_name=tool_name or _member_tool(choice_tool, function.name),
+    )  # fmt: skip
+    return member
 
 
 def _union_of(output_type: Any) -> Any:

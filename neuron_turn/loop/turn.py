@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Final, Generic, cast
+from typing import Any, ClassVar, Final, Generic, cast, overload
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
@@ -44,6 +44,7 @@ from layer0 import (
 from neuron_hooks import HookRegistry
 from neuron_tool import (
     ExternalTool,
+    ModelRetry,
     RunContext,
     ToolDyn,
     ToolRegistrationError,
@@ -160,6 +161,7 @@ from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
     OutputSpec,
+    OutputType,
     OutputTypeError,
     OutputValidationError,
     SupportsOutputModes,
@@ -248,6 +250,22 @@ class NeuronTurn(Generic[OutT]):
     continues_partial_turns: ClassVar[bool] = True
     """It runs the continuations of the partial turns it hands on (`layer0.PartialTurn`)."""
 
+    # An async output function first: in one union with `Callable[..., T]` a type checker
+    # cannot tell its result from its coroutine.
+    @overload
+    def __init__(
+        self: NeuronTurn[_T],
+        provider: Provider,
+        *,
+        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
+        hooks: HookRegistry | None = None,
+        context: ContextStrategy | None = None,
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        output_type: Callable[..., Awaitable[_T]],
+        deps: object = None,
+    ) -> None: ...
+    @overload
     def __init__(
         self,
         provider: Provider,
@@ -257,7 +275,19 @@ class NeuronTurn(Generic[OutT]):
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
-        output_type: type[OutT] | OutputSpec[OutT] | Sequence[type[Any]] | None = None,
+        output_type: OutputType[OutT] | None = None,
+        deps: object = None,
+    ) -> None: ...
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
+        hooks: HookRegistry | None = None,
+        context: ContextStrategy | None = None,
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        output_type: OutputType[Any] | None = None,
         deps: object = None,
     ) -> None:
         """Create a turn over `provider`; everything else is optional.
@@ -314,6 +344,7 @@ class NeuronTurn(Generic[OutT]):
         self.deps = deps
         """The dependencies tools get in their `RunContext` when a call passes none."""
 
+    @overload
     @classmethod
     def from_plugins(
         cls,
@@ -329,9 +360,46 @@ class NeuronTurn(Generic[OutT]):
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
-        output_type: type[_T] | OutputSpec[_T] | Sequence[type[Any]] | None = None,
+        output_type: Callable[..., Awaitable[_T]],
         deps: object = None,
-    ) -> NeuronTurn[_T]:
+    ) -> NeuronTurn[_T]: ...
+    @overload
+    @classmethod
+    def from_plugins(
+        cls,
+        *,
+        model: str,
+        tools: Sequence[str | ToolDyn] = (),
+        context: str | None = "sliding_window",
+        context_options: Mapping[str, Any] | None = None,
+        system: str = "",
+        instructions: Instructions | None = None,
+        hooks: Sequence[Hook] = (),
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+        plugins: PluginSource | None = None,
+        output_type: OutputType[_T] | None = None,
+        deps: object = None,
+    ) -> NeuronTurn[_T]: ...
+    @classmethod
+    def from_plugins(
+        cls,
+        *,
+        model: str,
+        tools: Sequence[str | ToolDyn] = (),
+        context: str | None = "sliding_window",
+        context_options: Mapping[str, Any] | None = None,
+        system: str = "",
+        instructions: Instructions | None = None,
+        hooks: Sequence[Hook] = (),
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+        plugins: PluginSource | None = None,
+        output_type: OutputType[Any] | None = None,
+        deps: object = None,
+    ) -> NeuronTurn[Any]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
 
         Tools named by string come from plugins' `register_tools`; ToolDyn
@@ -386,9 +454,11 @@ class NeuronTurn(Generic[OutT]):
         output = "" if self.output is None else f", output={self.output.name!r}"
         return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{output})"
 
-    def with_output(
-        self, output_type: type[_T] | OutputSpec[_T] | Sequence[type[Any]]
-    ) -> NeuronTurn[_T]:
+    @overload
+    def with_output(self, output_type: Callable[..., Awaitable[_T]]) -> NeuronTurn[_T]: ...
+    @overload
+    def with_output(self, output_type: OutputType[_T]) -> NeuronTurn[_T]: ...
+    def with_output(self, output_type: OutputType[Any]) -> NeuronTurn[Any]:
         """Return this turn with another output type (same provider, tools, hooks, config).
 
         Cheap: a turn holds only configuration, so one per output type is fine.
@@ -997,8 +1067,12 @@ class NeuronTurn(Generic[OutT]):
             if keeper.after_call(request, response):
                 await keeper.report_call(response)
         step = output.judge(response, run.messages)  # 6
-        if self.config.output_validators and isinstance(step, Finish) and step.reason == "complete":
-            step = await self._validated(run, input, output, step)
+        if (
+            (self.config.output_validators or output.call is not None)
+            and isinstance(step, Finish)
+            and step.reason == "complete"
+        ):
+            step = await self._answered(run, input, output, step)
         if not isinstance(step, Calls):
             run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
             raise _Exit(step.reason)
@@ -1044,6 +1118,24 @@ class NeuronTurn(Generic[OutT]):
             run.account(response)
         _withhold(run, tripped, len(run.messages))
         raise _Exit(GUARDRAIL_TRIPPED)
+
+    async def _answered(
+        self, run: RunState, input: TurnInput, output: OutputRound, step: Finish
+    ) -> Step:
+        """Step 6 for a final answer: the output function run on it, then the validators.
+
+        An output function sending the answer back (`ModelRetry`) counts as a
+        failed answer; what it returns is the answer the validators see.
+        """
+        call = output.call
+        if call is not None:
+            try:
+                output.called(await call.result(self._context(run, input)))
+            except ModelRetry as retry:
+                return output.send_back(retry.hint, run.messages)
+        if self.config.output_validators:
+            return await self._validated(run, input, output, step)
+        return step
 
     async def _validated(
         self, run: RunState, input: TurnInput, output: OutputRound, step: Finish

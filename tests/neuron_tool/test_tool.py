@@ -12,7 +12,15 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel
 
-from neuron_tool import FunctionTool, ToolAnnotations, ToolInputError, tool
+from neuron_tool import (
+    FunctionTool,
+    RunContext,
+    ToolAnnotations,
+    ToolContextError,
+    ToolInputError,
+    ToolIsolationError,
+    tool,
+)
 
 
 class Colour(enum.Enum):
@@ -163,3 +171,43 @@ def test_annotations_dump_with_mcp_camel_case_names() -> None:
         "openWorldHint": False,
     }
     assert ToolAnnotations.model_validate({"readOnlyHint": True}).read_only_hint is True
+
+
+async def test_bound_arguments_run_later_return_what_the_function_returned_as_it_is() -> None:
+    def measure(ctx: RunContext[int], point: Point) -> Point:
+        return Point(x=point.x * ctx.deps, y=point.y)
+
+    made = FunctionTool(measure)
+    bound = made.arguments({"point": {"x": "2", "y": 3}})
+
+    returned = await made.returned(bound, RunContext(deps=10))
+
+    assert returned == Point(x=20, y=3)  # the model itself, not its JSON
+    assert bound.args == () and bound.kwargs == {"point": Point(x=2, y=3)}
+
+
+async def test_binding_refuses_bad_input_before_anything_runs() -> None:
+    ran: list[int] = []
+    made = FunctionTool(lambda x: ran.append(x), name="note")
+
+    with pytest.raises(ToolInputError, match="extra"):
+        made.arguments({"x": 1, "extra": 2})
+
+    assert ran == []
+
+
+async def test_bound_arguments_refuse_deps_of_another_type_than_asked() -> None:
+    def scaled(ctx: RunContext[int], x: int) -> int:
+        return x * ctx.deps
+
+    made = FunctionTool(scaled)
+
+    with pytest.raises(ToolContextError, match="int"):
+        await made.returned(made.arguments({"x": 1}), RunContext(deps="ten"))
+
+
+async def test_bound_arguments_refuse_to_run_a_tool_requiring_isolation_outside_it() -> None:
+    made = FunctionTool(lambda: 1, name="sealed", requires_isolation=True)
+
+    with pytest.raises(ToolIsolationError):
+        await made.returned(made.arguments({}), RunContext(deps=None))

@@ -1,0 +1,413 @@
+"""Output functions: the model calls a function for its answer; what it returns ends the turn."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import CustomExit, NonRetryableError, TurnOutput
+from neuron_tool import ModelRetry, RunContext
+from neuron_turn import (
+    NeuronTurn,
+    NeuronTurnConfig,
+    OutputDelta,
+    OutputFunctionError,
+    OutputSpec,
+    OutputTypeError,
+    ToolResultPart,
+    output_kind,
+    output_validator,
+    output_value,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, ask, call, calls
+
+
+class Refund(BaseModel):
+    """Money goes back to the customer."""
+
+    amount: float
+
+
+@dataclass
+class Shop:
+    """What the output functions below may reach: the caller's deps."""
+
+    prices: dict[str, float]
+    ran: list[str]
+
+
+async def order_total(ctx: RunContext[Shop], items: list[str]) -> float:
+    """Add up the prices of the items the customer named.
+
+    Args:
+        items: The items' names, as the shop lists them.
+    """
+    unknown = [item for item in items if item not in ctx.deps.prices]
+    if unknown:
+        raise ModelRetry(f"no such items: {', '.join(unknown)}")
+    ctx.deps.ran.append("order_total")
+    return sum(ctx.deps.prices[item] for item in items)
+
+
+def shout(text: str) -> str:
+    """Say it loud."""
+    return text.upper()
+
+
+def whisper(text: str) -> str:
+    """Say it softly."""
+    return text.lower()
+
+
+def _turn(script: list[Any], output_type: Any, **config: Any) -> tuple[NeuronTurn[Any], Any]:
+    provider = ScriptedProvider(script)
+    settings = NeuronTurnConfig(model="m", **config)
+    return NeuronTurn(provider, config=settings, output_type=output_type), provider
+
+
+def _shop() -> Shop:
+    return Shop(prices={"tea": 3.5, "cake": 4.0}, ran=[])
+
+
+# --- what the model is asked for ---------------------------------------------
+
+
+def test_the_model_is_asked_for_the_functions_arguments_described_by_its_docstring() -> None:
+    spec = OutputSpec(order_total)
+
+    (tool,) = spec.tool_schemas()
+
+    assert tool.name == "final_answer"
+    assert tool.input_schema["properties"] == {
+        "items": {
+            "description": "The items' names, as the shop lists them.",
+            "items": {"type": "string"},
+            "type": "array",
+        }
+    }
+    assert tool.input_schema["required"] == ["items"]  # the run context is the turn's to give
+    assert "Add up the prices of the items the customer named." in (tool.description or "")
+    assert spec.name == "order_total"
+
+
+def test_functions_and_types_in_a_list_are_a_choice_with_a_tool_each() -> None:
+    spec = OutputSpec([Refund, shout, order_total])
+
+    tools = spec.tool_schemas()
+
+    assert [t.name for t in tools] == [
+        "final_answer_Refund",
+        "final_answer_shout",
+        "final_answer_order_total",
+    ]
+    assert [m.name for m in spec.members] == ["Refund", "shout", "order_total"]
+    branches = spec.schema["properties"]["result"]["anyOf"]  # type: ignore[index,call-overload]
+    assert [b["properties"]["kind"]["enum"] for b in branches] == [
+        ["Refund"],
+        ["shout"],
+        ["order_total"],
+    ]
+    assert branches[1]["description"] == "Say it loud."
+
+
+def test_a_bound_method_is_an_output_function_too() -> None:
+    class Desk:
+        def file(self, title: str) -> Refund:
+            """File a refund by its title's length."""
+            return Refund(amount=len(title))
+
+    spec = OutputSpec(Desk().file)
+
+    assert spec.tool_schema().input_schema["required"] == ["title"]
+    assert spec.name == "file"
+
+
+def test_a_lambda_is_refused_as_it_has_no_name_for_the_model() -> None:
+    with pytest.raises(OutputTypeError, match="no usable __name__"):
+        OutputSpec(lambda text: text)
+
+
+def test_a_function_without_a_return_annotation_is_refused_naming_why() -> None:
+    def guess(text: str):  # type: ignore[no-untyped-def]
+        return text
+
+    with pytest.raises(OutputTypeError, match="'guess' has no return annotation"):
+        OutputSpec(guess)
+
+
+def test_a_function_the_model_could_not_be_told_of_is_refused() -> None:
+    def spread(*words: str) -> str:
+        return " ".join(words)
+
+    with pytest.raises(OutputTypeError, match=r"\*args parameters cannot be described"):
+        OutputSpec([spread, Refund])
+
+
+def test_a_choice_beside_a_function_takes_only_records_functions_and_str() -> None:
+    with pytest.raises(OutputTypeError, match="int'> cannot be a choice beside an output function"):
+        OutputSpec([shout, int])
+
+
+def test_text_beside_a_function_cannot_be_asked_for_natively() -> None:
+    with pytest.raises(OutputTypeError, match="native output"):
+        OutputSpec([shout, str], mode="native")
+
+
+def test_a_function_named_as_a_type_of_the_choice_is_refused() -> None:
+    def Refund(amount: float) -> float:  # the clash is the point
+        return amount
+
+    with pytest.raises(OutputTypeError, match="have the name 'Refund'"):
+        OutputSpec([Refund, globals()["Refund"]])
+
+
+# --- a turn that answers by a function -----------------------------------------
+
+
+async def test_the_function_runs_on_the_models_arguments_and_its_result_is_the_answer() -> None:
+    shop = _shop()
+    turn, provider = _turn(
+        [calls(call("c1", "final_answer", items=["tea", "cake"]))], order_total, output_mode="tool"
+    )
+
+    output = await turn.execute(ask("Tea and cake, please."), deps=shop)
+
+    assert output.exit_reason == "complete"
+    assert turn.output_value(output) == 7.5
+    assert output.message.as_text() == "7.5"
+    wire = TurnOutput.model_validate_json(output.model_dump_json())
+    assert output_value(wire, order_total) == 7.5
+    assert shop.ran == ["order_total"]
+    assert len(provider.requests) == 1  # the function's result ends the turn: no second call
+
+
+async def test_model_retry_sends_the_answer_back_with_its_hint_and_the_model_corrects_it() -> None:
+    shop = _shop()
+    turn, provider = _turn(
+        [
+            calls(call("c1", "final_answer", items=["tea", "scone"])),
+            calls(call("c2", "final_answer", items=["tea"])),
+        ],
+        order_total,
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask(), deps=shop)
+
+    assert turn.output_value(output) == 3.5
+    sent_back = provider.requests[1].messages[-1].content[0]
+    assert isinstance(sent_back, ToolResultPart) and sent_back.is_error
+    assert "no such items: scone" in sent_back.content
+    assert shop.ran == ["order_total"]
+
+
+async def test_a_function_sending_back_past_the_retries_ends_the_turn_output_invalid() -> None:
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer", items=["scone"]))],
+        order_total,
+        output_mode="tool",
+        output_retries=0,
+    )
+
+    output = await turn.execute(ask(), deps=_shop())
+
+    assert output.exit_reason == CustomExit(name="output_invalid")
+
+
+async def test_arguments_that_do_not_fit_are_sent_back_and_the_function_is_not_run() -> None:
+    shop = _shop()
+    turn, provider = _turn(
+        [
+            calls(call("c1", "final_answer", items="tea")),
+            calls(call("c2", "final_answer", items=["cake"], extra=1)),
+            calls(call("c3", "final_answer", items=["cake"])),
+        ],
+        order_total,
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask(), deps=shop)
+
+    assert turn.output_value(output) == 4.0
+    errors = [request.messages[-1].content[0] for request in provider.requests[1:]]
+    assert ["items: Input should be a valid list" in e.content for e in errors] == [True, False]  # type: ignore[union-attr]
+    assert "extra: Extra inputs are not permitted" in errors[1].content  # type: ignore[union-attr]
+    assert shop.ran == ["order_total"]
+
+
+async def test_a_function_raising_fails_the_turn_naming_the_function() -> None:
+    def broken(text: str) -> str:
+        raise KeyError(text)
+
+    turn, _ = _turn([calls(call("c1", "final_answer", text="x"))], broken, output_mode="tool")
+
+    with pytest.raises(OutputFunctionError, match=r"output function 'broken' failed: KeyError"):
+        await turn.execute(ask())
+
+
+async def test_a_turn_error_from_a_function_is_raised_as_it_is() -> None:
+    def refuse(text: str) -> str:
+        raise NonRetryableError("the ledger is closed")
+
+    turn, _ = _turn([calls(call("c1", "final_answer", text="x"))], refuse, output_mode="tool")
+
+    with pytest.raises(NonRetryableError, match="the ledger is closed") as raised:
+        await turn.execute(ask())
+
+    assert not isinstance(raised.value, OutputFunctionError)
+
+
+async def test_a_sync_function_runs_off_the_event_loops_thread() -> None:
+    threads: list[int] = []
+
+    def where(text: str) -> str:
+        threads.append(threading.get_ident())
+        return text
+
+    turn, _ = _turn([calls(call("c1", "final_answer", text="x"))], where, output_mode="tool")
+
+    await turn.execute(ask())
+
+    assert threads and threads[0] != threading.get_ident()
+
+
+async def test_deps_of_another_type_than_the_function_asks_for_fail_the_turn_naming_them() -> None:
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer", items=["tea"]))], order_total, output_mode="tool"
+    )
+
+    with pytest.raises(OutputFunctionError, match=r"order_total.*Shop"):
+        await turn.execute(ask(), deps="not a shop")
+
+
+# --- a choice holding functions -------------------------------------------------
+
+
+async def test_the_model_chooses_a_function_and_the_kind_names_it() -> None:
+    choice = [Refund, shout, order_total]
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_order_total", items=["cake"]))], choice, output_mode="tool"
+    )
+
+    output = await turn.execute(ask(), deps=_shop())
+
+    assert output_kind(output) == "order_total"
+    assert output_value(output, choice) == 4.0
+    assert output_value(output) == 4.0
+
+
+async def test_two_functions_returning_one_type_keep_the_kind_the_model_chose() -> None:
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_whisper", text="Hello"))],
+        [shout, whisper],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask())
+
+    assert (turn.output_value(output), output_kind(output)) == ("hello", "whisper")
+
+
+@pytest.mark.parametrize("mode", ["prompted", "native"])
+async def test_a_text_answer_naming_a_functions_kind_runs_that_function(mode: str) -> None:
+    turn, _ = _turn(
+        [answer('{"result": {"kind": "order_total", "data": {"items": ["tea", "tea"]}}}')],
+        [Refund, order_total],
+        output_mode=mode,
+    )
+
+    output = await turn.execute(ask(), deps=_shop())
+
+    assert (turn.output_value(output), output_kind(output)) == (7.0, "order_total")
+
+
+async def test_a_type_chosen_beside_functions_runs_none_of_them() -> None:
+    shop = _shop()
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_Refund", amount=2))],
+        [Refund, order_total],
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask(), deps=shop)
+
+    assert turn.output_value(output) == Refund(amount=2)
+    assert shop.ran == []
+
+
+async def test_beside_str_plain_text_is_the_answer_and_a_call_runs_the_function() -> None:
+    spoken, _ = _turn([answer("just text")], [shout, str], output_mode="tool")
+    called, provider = _turn(
+        [calls(call("c1", "final_answer", text="loud"))], [shout, str], output_mode="tool"
+    )
+
+    text = await spoken.execute(ask())
+    loud = await called.execute(ask())
+
+    assert (spoken.output_value(text), output_kind(text)) == ("just text", "text")
+    assert (called.output_value(loud), output_kind(loud)) == ("LOUD", "shout")
+    assert [t.name for t in provider.requests[0].tools] == ["final_answer"]
+
+
+# --- with the rest of the loop ------------------------------------------------------
+
+
+async def test_output_validators_see_what_the_function_returned() -> None:
+    seen: list[Any] = []
+
+    @output_validator
+    async def no_free_orders(ctx: RunContext[Any], total: float) -> float:
+        seen.append(total)
+        if total == 0:
+            raise ModelRetry("an order costs something")
+        return total
+
+    turn, _ = _turn(
+        [
+            calls(call("c1", "final_answer", items=[])),
+            calls(call("c2", "final_answer", items=["tea"])),
+        ],
+        order_total,
+        output_mode="tool",
+        output_validators=[no_free_orders],
+    )
+
+    output = await turn.execute(ask(), deps=_shop())
+
+    assert turn.output_value(output) == 3.5
+    assert seen == [0, 3.5]
+
+
+async def test_a_streamed_function_answer_yields_no_partial_arguments_as_the_answer() -> None:
+    events: list[Any] = []
+    turn, _ = _turn([calls(call("c1", "final_answer", text="hey"))], shout, output_mode="tool")
+
+    async with turn.stream(ask()) as stream:
+        events.extend([event async for event in stream])
+    output = stream.output
+
+    assert turn.output_value(output) == "HEY"
+    assert not [e for e in events if isinstance(e, OutputDelta)]
+
+
+async def test_arguments_of_the_wrong_type_past_the_retries_end_the_turn_never_running_it() -> None:
+    ran: list[str] = []
+
+    async def keep(text: str) -> str:
+        ran.append(text)
+        return text
+
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer", text=1))], keep, output_mode="tool", output_retries=0
+    )
+
+    output = await turn.execute(ask())
+
+    assert output.exit_reason == CustomExit(name="output_invalid")
+    assert ran == []

@@ -68,8 +68,9 @@ def _copy(value: object, path: str, depth: int) -> JsonValue:
         return [_copy(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
     if isinstance(value, dict):
         return _copy_dict(value, path, depth)
+    kind = type(value).__name__
     raise ValueError(
-        f"{_where(path)} is {_SHOWN.repr(value)}, a {type(value).__name__}, not JSON: give {_KINDS}"
+        f"{_where(path)} is {_SHOWN.repr(value)}, of type {kind}, not JSON: give {_KINDS}"
     )
 
 
@@ -78,8 +79,8 @@ def _copy_dict(value: dict[object, object], path: str, depth: int) -> JsonValue:
     for key, item in value.items():
         if not isinstance(key, str):
             raise ValueError(
-                f"{_where(path)} has the key {_SHOWN.repr(key)}, a {type(key).__name__}; "
+                f"{_where(path)} has the key {_SHOWN.repr(key)}, of type {type(key).__name__}; "
                 "JSON object keys are strings"
             )
-        copied[str.__str__(key)] = _copy(item, f"{path}[{key!r}]", depth + 1)
+        copied[str.__str__(key)] = _copy(item, f"{path}[{_SHOWN.repr(key)}]", depth + 1)
     return copied

@@ -27,6 +27,8 @@ from neuron_evals import (
     PassRate,
     SpanTree,
     evaluator,
+    increment_eval_metric,
+    set_eval_attribute,
 )
 from neuron_evals._run_spans import RunSpans
 from neuron_evals._run_tracing import run_spans
@@ -383,6 +385,85 @@ async def test_an_output_past_the_bound_is_cut_naming_its_full_length(
     assert output.startswith('{"answer":"xxx')
     assert output.endswith(f"... [cut: {whole} characters in all]")
     assert len(output) < MAX_ATTRIBUTE_CHARS + 50
+
+
+async def test_a_case_span_carries_what_its_task_recorded_as_json_attributes(
+    exporter: InMemorySpanExporter,
+) -> None:
+    async def task(inputs: str | TurnInput) -> str:
+        if inputs == "tea":
+            set_eval_attribute("prompt", {"version": 2, "tags": ["short"]})
+            increment_eval_metric("retries", 2)
+            increment_eval_metric("retries", 1)
+            increment_eval_metric("seconds", 0.5)
+        return "ok"
+
+    await Dataset([Case("tea", "tea"), Case("cake", "cake")]).evaluate(task)
+
+    spans = exporter.get_finished_spans()
+    tea, cake = attributes(only(spans, "case: tea")), attributes(only(spans, "case: cake"))
+    assert tea["attributes"] == '{"prompt":{"version":2,"tags":["short"]}}'
+    assert json.loads(str(tea["metrics"])) == {"retries": 3, "seconds": 0.5}
+    assert (cake["attributes"], cake["metrics"]) == ("{}", "{}")
+
+
+async def test_a_task_s_record_is_on_its_span_even_when_it_then_raised_and_is_cut_when_long(
+    exporter: InMemorySpanExporter,
+) -> None:
+    async def task(inputs: str | TurnInput) -> str:
+        set_eval_attribute("document", "x" * 1_000_000)
+        increment_eval_metric("pages", 3)
+        raise RuntimeError("gave up")
+
+    await Dataset([Case("tea", "tea")]).evaluate(task)
+
+    seen = attributes(only(exporter.get_finished_spans(), "case: tea"))
+    recorded = str(seen["attributes"])
+    assert recorded.startswith('{"document":"xxx')
+    whole = len(json.dumps({"document": "x" * 1_000_000}, separators=(",", ":")))
+    assert recorded.endswith(f"... [cut: {whole} characters in all]")
+    assert len(recorded) < MAX_ATTRIBUTE_CHARS + 50
+    assert seen["metrics"] == '{"pages":3}'
+
+
+async def test_an_evaluator_s_own_span_records_its_exception_with_the_stack_trace(
+    exporter: InMemorySpanExporter,
+) -> None:
+    def refuse(ctx: EvaluatorContext) -> bool:
+        raise LookupError(f"nothing to judge in {ctx.name}")
+
+    @evaluator
+    def strict(ctx: EvaluatorContext) -> bool:
+        return refuse(ctx)
+
+    await Dataset([Case("tea", "tea")], evaluators=[strict]).evaluate(priced)
+
+    own = only(exporter.get_finished_spans(), "evaluator: strict")
+    (event,) = own.events
+    seen = dict(event.attributes or {})
+    assert (seen["exception.type"], seen["exception.message"]) == (
+        "LookupError",
+        "nothing to judge in tea",
+    )
+    trace = str(seen["exception.stacktrace"])
+    assert ", in strict\n" in trace and ", in refuse\n" in trace
+    assert trace.endswith("LookupError: nothing to judge in tea\n")
+
+
+async def test_a_long_stack_trace_on_an_exception_event_keeps_its_end_within_the_bound(
+    exporter: InMemorySpanExporter,
+) -> None:
+    async def loud(inputs: str | TurnInput) -> str:
+        raise ValueError("x" * 50_000 + " the end")
+
+    await Dataset([Case("tea", "tea")]).evaluate(loud)
+
+    (event,) = only(exporter.get_finished_spans(), "case: tea").events
+    seen = dict(event.attributes or {})
+    trace = str(seen["exception.stacktrace"])
+    assert len(trace) == MAX_ATTRIBUTE_CHARS
+    assert trace.startswith("[cut: ") and trace.endswith("xxx the end\n")
+    assert str(seen["exception.message"]).endswith("characters in all]")
 
 
 def test_without_opentelemetry_neuron_evals_imports_and_runs(tmp_path: Path) -> None:

@@ -55,7 +55,8 @@ def test_every_dataset_file_the_evals_page_writes_validates_against_the_schema(
     result = run_page(PAGE, tmp_path, after=_VERDICTS)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout.splitlines()[-1])
-    assert len(found["custom"]) == 5  # Mentions, brevity, MeanLength, model_calls, no_refusal
+    # Mentions, brevity, few_tool_calls, MeanLength, model_calls, no_refusal
+    assert len(found["custom"]) == 6
     files = found["files"]
     assert {name for name, verdict in files.items() if verdict["reads"]} == {
         "shop.yaml",

@@ -1,16 +1,20 @@
 """The MCP bridge: tools from any MCP server as `ToolDyn`s, and a `ToolRegistry` served over MCP.
 
 `MCPClient` also lists a server's prompts and resources and gets them as layer0
-content (`MCPPromptMessages`, `MCPResourceContents`).
+content (`MCPPromptMessages`, `MCPResourceContents`), caches its listings until the
+server says a list changed, hears of changes to resources it subscribed to
+(`MCPResourceUpdate`), and asks for an argument's completions (`MCPCompletion`).
 
 A server may ask, mid tool call, for what only the client has: a person's answer
 (`elicitation`) or the client's model's words (`sampling`).
 """
 
 from .client import MCPClient
+from .completions import MCPCompletion
 from .elicitation import Elicitation, ElicitationAnswer, ElicitationHandler
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
 from .errors import (
+    MCPCapabilityError,
     MCPConnectionError,
     MCPConnectTimeoutError,
     MCPElicitationError,
@@ -38,6 +42,7 @@ from .sampling import (
     charge_for_sampling,
 )
 from .server import mcp_server, serve_http, serve_stdio
+from .subscriptions import MCPResourceUpdate, ResourceUpdateHandler
 from .tool import MCPTool
 from .toolset import mcp_tools
 
@@ -47,7 +52,9 @@ __all__ = [
     "ElicitationHandler",
     "Endpoint",
     "HttpEndpoint",
+    "MCPCapabilityError",
     "MCPClient",
+    "MCPCompletion",
     "MCPConnectTimeoutError",
     "MCPConnectionError",
     "MCPElicitationError",
@@ -62,6 +69,7 @@ __all__ = [
     "MCPResource",
     "MCPResourceContents",
     "MCPResourceTemplate",
+    "MCPResourceUpdate",
     "MCPResponseTooLargeError",
     "MCPSamplingError",
     "MCPTimeoutError",
@@ -69,6 +77,7 @@ __all__ = [
     "MCPToolError",
     "MCPUndeclaredArgumentError",
     "MCPUnknownPromptError",
+    "ResourceUpdateHandler",
     "SamplingAnswer",
     "SamplingContent",
     "SamplingHandler",

@@ -5,23 +5,30 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client import Transport
+from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ._listings import KIND_OF_NOTICE, Listings
 from ._response_size import body_cap
 from ._stdio import GRACE_SECONDS, stdio_transport
 from .elicitation import ElicitationHandler, elicitation_callback
 from .endpoint import Endpoint, HttpEndpoint
 from .errors import MCPConnectionError, MCPConnectTimeoutError
 from .sampling import SamplingHandler, sampling_callback
+
+if TYPE_CHECKING:
+    from ._listen import Listener
 
 CLOSED: Final = "it was closed"
 """The `Connection.lost` reason when the session ended because we closed it."""
@@ -52,6 +59,11 @@ class Connection:
     task that enters them. Entering them here keeps a transport failure from
     cancelling whichever tool call happens to be running, and lets any task
     open, use and close the session.
+
+    The server's change notices act on the session's `listings` (a changed list
+    is listed again) and go to `on_resource_updated` (a resource's URI); the
+    streams that carry them from MCP 2026-07-28 on are `list_watch` and the
+    values of `subscribed`, closed with the session.
     """
 
     def __init__(
@@ -63,6 +75,8 @@ class Connection:
         max_response_bytes: int,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
+        cache_lists: bool = True,
+        on_resource_updated: Callable[[str], None] | None = None,
     ) -> None:
         """Prepare a session with `endpoint`; `open` makes and starts one."""
         self.endpoint: Final = endpoint
@@ -81,6 +95,14 @@ class Connection:
         self._stderr: IO[str] | None = None
         self._stderr_tail = ""
         self._task: asyncio.Task[None] | None = None
+        self.listings: Final = Listings(enabled=cache_lists)
+        """The session's cached listings."""
+        self.list_watch: Listener | None = None
+        """The stream of list changes, on a 2026-07-28 session that has one open."""
+        self.subscribed: dict[str, Listener | None] = {}
+        """The resources this session subscribed to: each one's stream on a 2026-07-28
+        session, `None` on an earlier one (where the server keeps the subscription)."""
+        self._on_resource_updated: Final = on_resource_updated
 
     @classmethod
     async def open(
@@ -93,6 +115,8 @@ class Connection:
         max_response_bytes: int,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
+        cache_lists: bool = True,
+        on_resource_updated: Callable[[str], None] | None = None,
     ) -> Connection:
         """Start or reach the server and finish the MCP handshake within `timeout` seconds.
 
@@ -108,6 +132,8 @@ class Connection:
             max_response_bytes=max_response_bytes,
             elicitation=elicitation,
             sampling=sampling,
+            cache_lists=cache_lists,
+            on_resource_updated=on_resource_updated,
         )
         await connection._start(timeout)
         return connection
@@ -118,6 +144,11 @@ class Connection:
         if self._client is None:
             raise RuntimeError("the connection is not open")
         return self._client
+
+    @property
+    def modern(self) -> bool:
+        """Whether the session speaks MCP 2026-07-28 or later, where changes come on streams."""
+        return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def stderr_tail(self) -> str:
         """The last lines a stdio server wrote to its stderr; empty for HTTP servers."""
@@ -132,6 +163,11 @@ class Connection:
 
     async def close(self) -> None:
         """End the session and wait until the server is stopped (a stdio child is reaped)."""
+        watches = [self.list_watch, *self.subscribed.values()]
+        self.subscribed = {}
+        for watch in watches:
+            if watch is not None:
+                await watch.close()
         self._lose(CLOSED)
         if self._task is None:
             return
@@ -183,6 +219,7 @@ class Connection:
                     client_info=_client_info(),
                     elicitation_callback=answers,
                     sampling_callback=samples,
+                    message_handler=self._received,
                 )
                 await stack.enter_async_context(client)
                 if ready.done():  # the opener gave up while we were connecting
@@ -223,6 +260,23 @@ class Connection:
             on_lost=self._lose,
             grace=lambda: self._grace,
         )
+
+    async def _received(self, message: IncomingMessage) -> None:
+        """Act on a server's notice; a transport fault (an `Exception`) fails its request instead.
+
+        It never waits: a server flooding notices costs a dictionary look-up each.
+        The SDK's versioned notice classes differ, so they are told apart by method.
+        """
+        method = getattr(message, "method", None)
+        if not isinstance(method, str):
+            return
+        kind = KIND_OF_NOTICE.get(method)
+        if kind is not None:
+            self.listings.changed(kind)
+        elif method == "notifications/resources/updated" and self._on_resource_updated:
+            uri = getattr(getattr(message, "params", None), "uri", None)
+            if isinstance(uri, str):
+                self._on_resource_updated(uri)
 
     def _keep_stderr_tail(self) -> None:
         self._stderr_tail = self.stderr_tail()

@@ -20,10 +20,14 @@ from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
 from ._connection import Connection, describe
 from ._convert import call_result
+from ._listen import Listener
+from ._listings import ListKind
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
+from .completions import MCPCompletion, completion_of, completion_request, reference
 from .elicitation import ElicitationHandler, refusal
 from .endpoint import Endpoint, HttpEndpoint, StdioCommand
 from .errors import (
+    MCPCapabilityError,
     MCPConnectionError,
     MCPElicitationError,
     MCPInvalidAnswerError,
@@ -51,6 +55,7 @@ from .resources import (
 )
 from .sampling import SamplingHandler
 from .sampling import refusal as sampling_refusal
+from .subscriptions import ResourceUpdateHandler, ResourceUpdates
 from .tool import MCPTool
 
 logger = logging.getLogger(__name__)
@@ -91,6 +96,11 @@ class MCPClient:
     manifest rely on. Every request has a deadline; a server found stopped is
     restarted (once per request, logged at WARNING); `close()` reaps a stdio
     server's process. Failures come out as `MCPBridgeError`s naming the server.
+
+    Listings (tools, prompts, resources, templates) are cached until the server
+    says the list changed, the session restarts, or `invalidate_cache()`, as
+    pydantic-ai's `MCPServer` does; a subscribed resource's changes go to
+    `on_resource_updated`; `complete` asks for an argument's completions.
     """
 
     def __init__(
@@ -106,6 +116,8 @@ class MCPClient:
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
         sequential_tools: bool = False,
+        cache_lists: bool = True,
+        on_resource_updated: ResourceUpdateHandler | None = None,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -137,6 +149,15 @@ class MCPClient:
             sequential_tools: True: every tool of the server runs alone (`sequential`): a
                 model answer calling one has all its calls run one after another, for a
                 server that cannot serve calls at once.
+            cache_lists: True (the default): a listing of tools, prompts, resources or
+                templates is kept and served again until the server says that list
+                changed (MCP's `list_changed` notices), the session restarts, or
+                `invalidate_cache()`. False, for a server that changes a list without
+                saying so: every listing asks the server.
+            on_resource_updated: Awaited with an `MCPResourceUpdate` each time the
+                server says a resource subscribed to with `subscribe_resource` changed
+                (`neuron_tool.mcp.subscriptions`: one at a time, in a task of its own,
+                updates of one URI merged and the waiting ones bounded).
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
@@ -162,6 +183,11 @@ class MCPClient:
         self.sampling: Final = sampling
         self.strict_tools: Final = strict_tools
         self.sequential_tools: Final = sequential_tools
+        self.cache_lists: Final = cache_lists
+        self.on_resource_updated: Final = on_resource_updated
+        self._updates: Final = (
+            None if on_resource_updated is None else ResourceUpdates(self.name, on_resource_updated)
+        )
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -188,6 +214,8 @@ class MCPClient:
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
         sequential_tools: bool = False,
+        cache_lists: bool = True,
+        on_resource_updated: ResourceUpdateHandler | None = None,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -207,6 +235,8 @@ class MCPClient:
             sampling=sampling,
             strict_tools=strict_tools,
             sequential_tools=sequential_tools,
+            cache_lists=cache_lists,
+            on_resource_updated=on_resource_updated,
         )
 
     @classmethod
@@ -225,6 +255,8 @@ class MCPClient:
         sampling: SamplingHandler | None = None,
         strict_tools: bool | None = None,
         sequential_tools: bool = False,
+        cache_lists: bool = True,
+        on_resource_updated: ResourceUpdateHandler | None = None,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -251,6 +283,8 @@ class MCPClient:
             sampling=sampling,
             strict_tools=strict_tools,
             sequential_tools=sequential_tools,
+            cache_lists=cache_lists,
+            on_resource_updated=on_resource_updated,
         )
 
     def __repr__(self) -> str:
@@ -280,8 +314,13 @@ class MCPClient:
         await self._live()
 
     async def close(self) -> None:
-        """End the session and stop the server; later calls fail until `connect()` is called."""
+        """End the session and stop the server; later calls fail until `connect()` is called.
+
+        Subscriptions end with it: after `connect()`, subscribe again.
+        """
         self._closed = True
+        if self._updates is not None:
+            await self._updates.close()
         if self._loop is not asyncio.get_running_loop():
             self._connection = None  # its event loop has ended, and stopped it
             return
@@ -291,7 +330,15 @@ class MCPClient:
                 await connection.close()
 
     async def list_tools(self) -> list[MCPTool]:
-        """List the server's tools, following pagination cursors, as `ToolDyn`s."""
+        """List the server's tools, following pagination cursors, as `ToolDyn`s.
+
+        The listing is cached (`cache_lists`): a tool the server added is in the
+        next listing after it says its tools changed. A turn's tools are those of
+        the registry it was built with, so a new list reaches the next turn built
+        from a new `list_tools()`; an `MCPTool` listed earlier goes on calling the
+        server's tool of its name, and one the server removed answers with the
+        server's error (`MCPRequestError`).
+        """
         return [
             MCPTool(self, tool) for tool in await self._send(self._list_all, retry_if_lost=True)
         ]
@@ -300,6 +347,16 @@ class MCPClient:
         """The server's tools in MCP's wire form: what a plugin ships for `tools_from_manifest`."""
         tools = await self._send(self._list_all, retry_if_lost=True)
         return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+    def invalidate_cache(self) -> None:
+        """Drop the cached listings, so that the next of each asks the server again.
+
+        For a server that changed a list without saying so; one that says so
+        needs none of this. A listing under way when this is called is not kept.
+        """
+        connection = self._connection
+        if connection is not None:
+            connection.listings.clear()
 
     def tools_from_manifest(self, manifest: Iterable[Mapping[str, Any]]) -> list[MCPTool]:
         """`ToolDyn`s for tools described in MCP's wire form, without connecting.
@@ -369,6 +426,8 @@ class MCPClient:
     async def list_prompts(self) -> list[MCPPrompt]:
         """List the server's prompts, following pagination cursors; none if it declares none.
 
+        Cached as `list_tools` is, until the server says its prompts changed.
+
         Raises:
             MCPBridgeError: As for `call_tool` (`MCPInvalidAnswerError` for a
                 listing that is not MCP's, or a cursor sent twice).
@@ -420,6 +479,72 @@ class MCPClient:
         listed = await self._send(send, retry_if_lost=True)
         return [template_of(template, server=self.name) for template in listed]
 
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask the server to say when the resource at `uri` changes; `on_resource_updated` hears it.
+
+        On an MCP 2026-07-28 session this opens a `subscriptions/listen` stream for
+        `uri`; on an earlier one it sends `resources/subscribe`. Subscribing again
+        is a no-op. The subscription outlives a restarted server: the new session
+        subscribes again and an update is delivered for `uri`, as it may have
+        changed unseen. If the server ends a stream, that is logged and an update
+        delivered for the same reason; subscribe again to resume.
+
+        Raises:
+            ValueError: The client has no `on_resource_updated`, so no update could be heard.
+            MCPCapabilityError: The server does not declare `resources.subscribe`;
+                nothing was sent.
+            MCPBridgeError: As for `call_tool`: refused, not started, lost, timed out.
+        """
+        self._require_updates(uri)
+        await self._send(partial(self._subscribe, uri=uri), retry_if_lost=True)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop hearing of changes to the resource at `uri`; a no-op if not subscribed.
+
+        Raises:
+            MCPCapabilityError: The server does not declare `resources.subscribe`;
+                nothing was sent.
+            MCPBridgeError: As for `call_tool`: refused, not started, lost, timed out.
+        """
+        if self._updates is not None:
+            self._updates.discard(uri)
+        await self._send(partial(self._unsubscribe, uri=uri), retry_if_lost=True)
+
+    async def complete(
+        self,
+        ref: MCPPrompt | MCPResourceTemplate,
+        argument_name: str,
+        value: str,
+        context_arguments: Mapping[str, str] | None = None,
+    ) -> MCPCompletion:
+        """The server's completions of `value`, what is typed so far of an argument of `ref`.
+
+        `ref` is a prompt or a resource template (as listed, or made by hand with
+        its name or `uri_template`); `context_arguments` are its arguments already
+        filled in, which a server may use to narrow its suggestions. A prompt is
+        looked up in the server's listing first, and the argument names checked
+        against those it declares, as for `get_prompt`.
+
+        Raises:
+            MCPCapabilityError: The server does not declare `completions`; nothing was sent.
+            MCPUnknownPromptError: The server lists no prompt of `ref`'s name.
+            MCPUndeclaredArgumentError: A name the prompt does not declare.
+            TypeError: `value` or an argument of `context_arguments` is not a string.
+            MCPInvalidAnswerError: The answer is not MCP's (more than 100 values,
+                values that are not strings, a total below their number).
+            MCPBridgeError: As for `call_tool`: refused, not started, lost, timed out.
+        """
+        context = dict(context_arguments or {})
+        given: dict[str, object] = {argument_name: value, **context}  # typed or not
+        for name, each in given.items():
+            if not isinstance(each, str):
+                kind = type(each).__name__
+                raise TypeError(f"completion arguments are strings; {name!r} is a {kind}")
+        send = partial(
+            self._complete, ref=ref, argument=argument_name, value=value, context=context
+        )
+        return await self._send(send, retry_if_lost=True)
+
     async def read_resource(self, uri: str) -> list[MCPResourceContents]:
         """Read the resource at `uri`, sent as given (nothing is fetched here): its contents.
 
@@ -436,6 +561,174 @@ class MCPClient:
             partial(self._request, what=read_request(uri), send=read), retry_if_lost=True
         )
         return resource_contents(result, server=self.name, uri=uri)
+
+    def _require_updates(self, uri: str) -> ResourceUpdates:
+        if self._updates is None:
+            message = (
+                f"subscribing to {uri!r} needs MCPClient(on_resource_updated=...), the handler"
+                " its updates go to; this client has none"
+            )
+            raise ValueError(message)
+        return self._updates
+
+    def _heard_update(self, uri: str) -> None:
+        if self._updates is not None:
+            self._updates.push(uri)
+
+    async def _subscribe(self, connection: Connection, *, uri: str) -> None:
+        updates = self._require_updates(uri)
+        # Taken before the request, so that an update sent as it is answered is not lost.
+        updates.add(uri)
+        if uri in connection.subscribed:
+            return
+        try:
+            await self._subscribe_on(connection, uri)
+        except BaseException:
+            updates.discard(uri)
+            raise
+
+    async def _subscribe_on(self, connection: Connection, uri: str) -> None:
+        what = _subscription_request(uri)
+        resources = connection.client.server_capabilities.resources
+        declared = resources is not None and bool(resources.subscribe)
+        self._require(declared, "resources.subscribe", what)
+        if not connection.modern:
+            await self._request(connection, what, partial(_subscribe, uri=uri))
+            connection.subscribed[uri] = None
+            return
+
+        def ended(reason: str) -> None:
+            self._subscription_ended(connection, uri, listener, reason)
+
+        listener = Listener(connection.client, uris=[uri], on_end=ended)
+        honored = await self._request(connection, what, lambda _client: listener.open())
+        if uri not in (honored.resource_subscriptions or ()):
+            await listener.close()
+            reason = "its acknowledgment of the stream leaves the resource out"
+            raise MCPInvalidAnswerError(self.name, what, reason)
+        connection.subscribed[uri] = listener
+
+    def _subscription_ended(
+        self, connection: Connection, uri: str, listener: Listener, reason: str
+    ) -> None:
+        if connection.lost is not None or connection.subscribed.get(uri) is not listener:
+            return  # the session ended: a new one subscribes again
+        del connection.subscribed[uri]
+        logger.warning(
+            "%s ended the subscription to resource %r (%s); subscribe again to resume",
+            self._label,
+            uri,
+            reason,
+        )
+        self._heard_update(uri)  # it may have changed unseen since
+
+    async def _unsubscribe(self, connection: Connection, *, uri: str) -> None:
+        what = f"the end of the subscription to resource {uri!r}"
+        resources = connection.client.server_capabilities.resources
+        self._require(
+            resources is not None and bool(resources.subscribe), "resources.subscribe", what
+        )
+        if uri not in connection.subscribed:
+            return
+        listener = connection.subscribed.pop(uri)
+        if listener is not None:
+            await listener.close()
+        else:
+            await self._request(connection, what, partial(_unsubscribe, uri=uri))
+
+    async def _resubscribe(self, connection: Connection) -> None:
+        """Subscribe a new session to what the last one was, and say each may have changed."""
+        if self._updates is None:
+            return
+        for uri in self._updates.subscribed:
+            try:
+                await self._subscribe_on(connection, uri)
+            except MCPConnectionError:
+                raise
+            except MCPBridgeError as exc:
+                logger.warning("%s: dropped the subscription to %r: %s", self._label, uri, exc)
+                self._updates.discard(uri)
+                continue
+            self._heard_update(uri)
+
+    async def _watch_lists(self, connection: Connection) -> None:
+        """On a 2026-07-28 session, open the stream the server tells list changes on.
+
+        An earlier session hears them unasked. A list whose changes cannot be
+        heard (no stream, or one that ended) is not cached, lest it go stale.
+        """
+        if not (self.cache_lists and connection.modern):
+            return
+        capabilities = connection.client.server_capabilities
+        declared: dict[ListKind, object] = {
+            "tools": capabilities.tools,
+            "prompts": capabilities.prompts,
+            "resources": capabilities.resources,
+        }
+        kinds = [kind for kind, cap in declared.items() if getattr(cap, "list_changed", None)]
+        if not kinds:
+            return
+        listener = Listener(
+            connection.client,
+            tools="tools" in kinds,
+            prompts="prompts" in kinds,
+            resources="resources" in kinds,
+            on_end=partial(self._lists_unheard, connection, kinds),
+        )
+        what = "the stream of list changes"
+        try:
+            honored = await self._request(connection, what, lambda _client: listener.open())
+        except MCPConnectionError:
+            raise
+        except MCPBridgeError as exc:
+            logger.warning("%s: %s; its lists are not cached", self._label, exc)
+            connection.listings.unheard(kinds)
+            return
+        connection.list_watch = listener
+        connection.listings.unheard(
+            kind for kind in kinds if not getattr(honored, f"{kind}_list_changed")
+        )
+
+    def _lists_unheard(self, connection: Connection, kinds: list[ListKind], reason: str) -> None:
+        if connection.lost is None:
+            logger.warning(
+                "%s ended its stream of list changes (%s); its lists are not cached any more",
+                self._label,
+                reason,
+            )
+        connection.listings.unheard(kinds)
+
+    def _require(self, declared: bool, capability: str, what: str) -> None:
+        if not declared:
+            raise MCPCapabilityError(self.name, capability, what)
+
+    async def _complete(
+        self,
+        connection: Connection,
+        *,
+        ref: MCPPrompt | MCPResourceTemplate,
+        argument: str,
+        value: str,
+        context: dict[str, str],
+    ) -> MCPCompletion:
+        what = completion_request(ref, argument)
+        self._require(
+            connection.client.server_capabilities.completions is not None, "completions", what
+        )
+        if isinstance(ref, MCPPrompt):
+            listed = await self._list_prompts(connection)
+            prompts = (prompt_of(prompt, server=self.name) for prompt in listed)
+            find_prompt(prompts, ref.name, server=self.name).check_declared(
+                {**context, argument: value}
+            )
+        ask = partial(
+            _complete,
+            ref=reference(ref),
+            argument={"name": argument, "value": value},
+            context=context or None,
+        )
+        result = await self._request(connection, what, ask)
+        return completion_of(result, server=self.name, what=what)
 
     async def _list_prompts(self, connection: Connection) -> list[types.Prompt]:
         return await self._list_offered(connection, method="prompts/list", page=_prompts_page)
@@ -458,10 +751,21 @@ class MCPClient:
         offered = capabilities.prompts if method.startswith("prompts/") else capabilities.resources
         if offered is None:
             return []
-        return await self._list_pages(connection, method, page)
+        return await self._listing(connection, method, page)
 
     async def _list_all(self, connection: Connection) -> list[types.Tool]:
-        return await self._list_pages(connection, "tools/list", _tools_page)
+        return await self._listing(connection, "tools/list", _tools_page)
+
+    async def _listing(self, connection: Connection, method: str, page: _Pager[_T]) -> list[_T]:
+        """The listing `method` from the session's cache, or from the server (and then cached)."""
+        listings = connection.listings
+        cached = listings.get(method)
+        if cached is not None:
+            return cached
+        generation = listings.generation(method)
+        items = await self._list_pages(connection, method, page)
+        listings.keep(method, generation, items)
+        return items
 
     async def _list_pages(self, connection: Connection, method: str, page: _Pager[_T]) -> list[_T]:
         """Every item of a paginated listing, each page in its deadline; `_MAX_PAGES` at most."""
@@ -518,14 +822,17 @@ class MCPClient:
             max_response_bytes=self.max_response_bytes,
             elicitation=self.elicitation,
             sampling=self.sampling,
+            cache_lists=self.cache_lists,
+            on_resource_updated=self._heard_update if self._updates is not None else None,
         )
-        if connection.client.server_capabilities.tools is None:
-            return connection
         try:
-            # The SDK checks results against the output schemas of the tools it
-            # has seen listed, and lists page one again for any other; listing
-            # every page up front spares a request on such calls.
-            await self._list_all(connection)
+            await self._watch_lists(connection)
+            if connection.client.server_capabilities.tools is not None:
+                # The SDK checks results against the output schemas of the tools it
+                # has seen listed, and lists page one again for any other; listing
+                # every page up front spares a request on such calls (and is cached).
+                await self._list_all(connection)
+            await self._resubscribe(connection)
         except BaseException:
             await connection.close()
             raise
@@ -611,6 +918,32 @@ async def _get_prompt(
 
 async def _read_resource(client: Client, *, uri: str) -> types.ReadResourceResult:
     return await client.read_resource(uri)
+
+
+def _subscription_request(uri: str) -> str:
+    return f"the subscription to resource {uri!r}"
+
+
+async def _subscribe(client: Client, *, uri: str) -> None:
+    # The SDK's own subscribe_resource is deprecated (MCP 2026-07-28 has streams);
+    # this request is what a session of an earlier version sends.
+    request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+    await client.session.send_request(request, types.EmptyResult)
+
+
+async def _unsubscribe(client: Client, *, uri: str) -> None:
+    request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+    await client.session.send_request(request, types.EmptyResult)
+
+
+async def _complete(
+    client: Client,
+    *,
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    argument: dict[str, str],
+    context: dict[str, str] | None,
+) -> types.CompleteResult:
+    return await client.complete(ref, argument, context)
 
 
 async def _tools_page(client: Client, *, cursor: str | None) -> tuple[list[types.Tool], str | None]:

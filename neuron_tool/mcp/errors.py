@@ -10,6 +10,7 @@ ToolError
 │   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
 │   ├── MCPInvalidAnswerError               its answer was not what MCP says it is
 │   ├── MCPUnknownPromptError               a prompt it does not list, refused before sending
+│   ├── MCPCapabilityError                  what the server does not declare, refused before sending
 │   ├── MCPPromptArgumentError              a prompt's arguments, refused before sending
 │   │   ├── MCPUndeclaredArgumentError      ... one the prompt does not declare
 │   │   └── MCPMissingArgumentError         ... a required one left out
@@ -150,6 +151,24 @@ class MCPUnknownPromptError(MCPBridgeError):
         self.available = available
         offered = f"it lists {', '.join(map(repr, available))}" if available else "it lists none"
         super().__init__(f"MCP server {server!r} has no prompt {prompt!r} ({offered})")
+
+
+class MCPCapabilityError(MCPBridgeError):
+    """Raised, before any request, for what needs a capability the server does not declare.
+
+    A server declares what it serves in the MCP handshake (`resources.subscribe`,
+    `completions`); asking one that did not is refused here, naming the
+    `capability` and the request (`what`), rather than left to the server.
+    """
+
+    def __init__(self, server: str, capability: str, what: str) -> None:
+        self.server = server
+        self.capability = capability
+        self.what = what
+        super().__init__(
+            f"MCP server {server!r} does not declare the {capability!r} capability, which"
+            f" {what} needs; nothing was sent"
+        )
 
 
 class MCPPromptArgumentError(MCPBridgeError):

@@ -60,18 +60,31 @@ class MCPPrompt:
             MCPMissingArgumentError: Some required ones are missing (all of them named).
             TypeError: A value is not a string (MCP's arguments are strings).
         """
-        declared = tuple(argument.name for argument in self.arguments)
-        undeclared = tuple(name for name in arguments if name not in declared)
-        if undeclared:
-            raise MCPUndeclaredArgumentError(self.server, self.name, undeclared, declared)
+        self._check_names(arguments)
         required = (argument.name for argument in self.arguments if argument.required)
         missing = tuple(name for name in required if name not in arguments)
         if missing:
             raise MCPMissingArgumentError(self.server, self.name, missing)
-        for name, value in arguments.items():
-            if not isinstance(value, str):
-                kind = type(value).__name__
-                raise TypeError(f"prompt arguments are strings; {name!r} is a {kind}")
+        _check_strings(arguments)
+
+    def check_declared(self, arguments: Mapping[str, object]) -> None:
+        """Refuse `arguments` unless each is declared and a string; some may be left out.
+
+        What a completion's arguments are checked against: the argument it
+        completes and those already filled in, not every required one.
+
+        Raises:
+            MCPUndeclaredArgumentError: Some are not declared (all of them named).
+            TypeError: A value is not a string (MCP's arguments are strings).
+        """
+        self._check_names(arguments)
+        _check_strings(arguments)
+
+    def _check_names(self, arguments: Mapping[str, object]) -> None:
+        declared = tuple(argument.name for argument in self.arguments)
+        undeclared = tuple(name for name in arguments if name not in declared)
+        if undeclared:
+            raise MCPUndeclaredArgumentError(self.server, self.name, undeclared, declared)
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,13 @@ def prompt_of(prompt: types.Prompt, *, server: str) -> MCPPrompt:
         description=prompt.description,
         arguments=arguments,
     )
+
+
+def _check_strings(arguments: Mapping[str, object]) -> None:
+    for name, value in arguments.items():
+        if not isinstance(value, str):
+            kind = type(value).__name__
+            raise TypeError(f"prompt arguments are strings; {name!r} is a {kind}")
 
 
 def find_prompt(prompts: Iterable[MCPPrompt], name: str, *, server: str) -> MCPPrompt:

@@ -1,0 +1,139 @@
+"""Subscriptions to an MCP server's resources: its word that one changed, to read it again.
+
+`MCPClient.subscribe_resource(uri)` asks the server to tell when the resource at
+`uri` changes (MCP `resources/subscribe`, or from MCP 2026-07-28 on a
+`subscriptions/listen` stream); each time it does, the client's
+`on_resource_updated` handler is awaited with an `MCPResourceUpdate`. An update
+carries no content: read the resource again to see what changed.
+
+Updates are level triggers, so they are bounded rather than queued: an update
+for a URI already waiting is merged into it, and past `MAX_PENDING_UPDATES`
+waiting URIs the oldest is dropped (logged at WARNING), so a server flooding
+updates costs bounded memory however slow the handler. The handler is awaited
+one update at a time, in a task of its own: it may read the resource through
+the client; its failures are logged, never raised into the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+__all__ = ["MAX_PENDING_UPDATES", "MCPResourceUpdate", "ResourceUpdateHandler"]
+
+logger = logging.getLogger(__name__)
+
+MAX_PENDING_UPDATES: Final = 1000
+"""How many URIs' updates may wait for the handler; past it, the oldest is dropped."""
+# A sub-resource's URI longer than this is not taken: with the cap on waiting
+# URIs it bounds what a hostile server can make the client hold.
+_MAX_SUBRESOURCE_URI: Final = 8192
+
+
+@dataclass(frozen=True)
+class MCPResourceUpdate:
+    """The MCP server `server` said the resource at `uri` changed: read it again to see how.
+
+    `uri` is one the client subscribed to, or a sub-resource of one (a URI
+    beginning with it), which MCP lets a server name.
+    """
+
+    server: str
+    uri: str
+
+
+ResourceUpdateHandler: TypeAlias = Callable[[MCPResourceUpdate], Awaitable[None]]
+"""What `MCPClient(on_resource_updated=...)` takes: awaited with each update, one at a time."""
+
+
+class ResourceUpdates:
+    """A client's subscribed URIs, and the updates for them waiting for the handler.
+
+    `push` never waits (it runs as the notice arrives); a task of its own awaits
+    the handler with each waiting update, oldest first, and ends when none wait.
+    """
+
+    def __init__(
+        self, server: str, handler: ResourceUpdateHandler, *, limit: int = MAX_PENDING_UPDATES
+    ) -> None:
+        """Nothing subscribed, nothing waiting; updates go to `handler`, at most `limit` waiting."""
+        self.server: Final = server
+        self._handler: Final = handler
+        self._limit: Final = limit
+        self._subscribed: dict[str, None] = {}
+        self._waiting: dict[str, None] = {}  # in order of arrival, oldest first
+        self._dropped = 0
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def subscribed(self) -> tuple[str, ...]:
+        """The subscribed URIs, in the order they were subscribed."""
+        return tuple(self._subscribed)
+
+    def add(self, uri: str) -> None:
+        """Take updates for `uri` (and its sub-resources) from now on."""
+        self._subscribed[uri] = None
+
+    def discard(self, uri: str) -> None:
+        """Take no more updates for `uri`, and drop one waiting for it."""
+        self._subscribed.pop(uri, None)
+        self._waiting.pop(uri, None)
+
+    def push(self, uri: str) -> None:
+        """The server said `uri` changed: have the handler told, unless it is none of ours."""
+        if not self._takes(uri):
+            return
+        self._waiting.pop(uri, None)  # merged, and moved to the newest
+        if len(self._waiting) >= self._limit:
+            del self._waiting[next(iter(self._waiting))]
+            self._dropped += 1
+            if self._dropped == 1:
+                logger.warning(
+                    "MCP server %r sends resource updates faster than on_resource_updated"
+                    " takes them; past %d waiting, the oldest are dropped",
+                    self.server,
+                    self._limit,
+                )
+        self._waiting[uri] = None
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._deliver(), name=f"MCP server {self.server!r} resource updates"
+            )
+
+    async def close(self) -> None:
+        """Forget every subscription and waiting update, and stop the delivering task."""
+        self._subscribed.clear()
+        self._waiting.clear()
+        task = self._task
+        if task is None or task.done() or task is asyncio.current_task():
+            return
+        if task.get_loop() is not asyncio.get_running_loop():
+            return  # its event loop has ended, and cancelled it
+        task.cancel()
+        await asyncio.wait([task])
+
+    def _takes(self, uri: str) -> bool:
+        if uri in self._subscribed:
+            return True
+        return len(uri) <= _MAX_SUBRESOURCE_URI and any(map(uri.startswith, self._subscribed))
+
+    async def _deliver(self) -> None:
+        while self._waiting:
+            uri = next(iter(self._waiting))
+            del self._waiting[uri]
+            try:
+                await self._handler(MCPResourceUpdate(self.server, uri))
+            except Exception:
+                logger.exception(
+                    "on_resource_updated failed for %r of MCP server %r", uri, self.server
+                )
+        if self._dropped:
+            logger.warning(
+                "%d resource updates of MCP server %r were dropped, newer ones kept",
+                self._dropped,
+                self.server,
+            )
+            self._dropped = 0

@@ -129,7 +129,7 @@ def gather_results(
     for evaluator, outcome in zip(evaluators, outcomes, strict=True):
         try:
             results = [] if isinstance(outcome, Raised) else results_of(evaluator, outcome)
-        except TypeError as exc:
+        except Exception as exc:  # what it returned is refused: its failure, as a raise is
             outcome = Raised.of(exc)
         if isinstance(outcome, Raised):
             failures.append(

@@ -24,6 +24,8 @@ class CaseChange:
     """Each assertion's value before and now (None: not there)."""
     scores: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     """Each score before and now (None: not there)."""
+    metrics: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    """Each metric the task recorded (`increment_eval_metric`) before and now (None: not there)."""
     cost: tuple[Money | None, Money | None] = (None, None)
     duration: tuple[float, float] = (0.0, 0.0)
 
@@ -75,11 +77,13 @@ def _change(before: ReportCase, after: ReportCase) -> CaseChange:
 
     assertion_names = list(dict.fromkeys([*before.assertions, *after.assertions]))
     score_names = list(dict.fromkeys([*before.scores, *after.scores]))
+    metric_names = list(dict.fromkeys([*before.metrics, *after.metrics]))
     return CaseChange(
         name=after.name,
         passed=(before.passed, after.passed),
         assertions={n: (assertion(before, n), assertion(after, n)) for n in assertion_names},
         scores={n: (score(before, n), score(after, n)) for n in score_names},
+        metrics={n: (before.metrics.get(n), after.metrics.get(n)) for n in metric_names},
         cost=(before.cost, after.cost),
         duration=(before.duration, after.duration),
     )

@@ -472,6 +472,20 @@ def test_against_a_baseline_each_metric_shows_its_change() -> None:
     assert "Mean metrics: retries=2.5 -> 3 (+0.5), ms=12.5" in lines
 
 
+def test_compare_lists_each_metric_before_and_now() -> None:
+    before = _with_records()
+    capital, story, broken = before.cases
+    after = before.model_copy(
+        update={"cases": [capital.model_copy(update={"metrics": {"retries": 3}}), story, broken]}
+    )
+
+    comparison = after.compare(before)
+
+    changes = {change.name: change.metrics for change in comparison.cases}
+    assert changes["capital"] == {"retries": (1, 3), "ms": (12.5, None)}
+    assert changes["story"] == {"retries": (4, 4)} and changes["broken"] == {}
+
+
 async def test_runs_of_a_repeated_case_show_the_mean_of_their_metrics() -> None:
     calls = iter([1, 2, 6])
 

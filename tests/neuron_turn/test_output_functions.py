@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, JsonValue
 
 from layer0 import CustomExit, NonRetryableError, TurnOutput
 from neuron_tool import ModelRetry, RunContext
@@ -18,11 +21,13 @@ from neuron_turn import (
     OutputFunctionError,
     OutputSpec,
     OutputTypeError,
+    OutputValidationError,
     ToolResultPart,
     output_kind,
     output_validator,
     output_value,
 )
+from neuron_turn.loop.output_functions import OutputCall
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask, call, calls
@@ -411,3 +416,43 @@ async def test_arguments_of_the_wrong_type_past_the_retries_end_the_turn_never_r
 
     assert output.exit_reason == CustomExit(name="output_invalid")
     assert ran == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_ANSWERS = st.one_of(
+    _JSON,
+    st.fixed_dictionaries({"items": st.lists(st.text(max_size=4), max_size=3) | _JSON}),
+    st.fixed_dictionaries(
+        {
+            "result": st.fixed_dictionaries(
+                {"kind": st.sampled_from(["order_total", "shout"]) | _JSON, "data": _JSON}
+            )
+        }
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_ANSWERS, text=st.booleans())
+def test_any_answer_to_a_function_is_a_call_or_is_refused_naming_why_never_a_crash(
+    value: JsonValue, text: bool
+) -> None:
+    one = OutputSpec(order_total)
+    choice = OutputSpec([order_total, shout, str] if text else [order_total, shout])
+    specs = (one, choice)
+    for check, answered in (
+        *((c, value) for spec in specs for c in (spec.validate_json, spec.validate_partial)),
+        *((spec.validate_text, json.dumps(value)) for spec in specs),
+    ):
+        try:
+            result = check(answered)
+        except OutputValidationError as exc:
+            assert str(exc)
+        else:
+            assert isinstance(result, OutputCall) or (text and isinstance(result, str))

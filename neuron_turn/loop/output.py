@@ -34,6 +34,7 @@ chose, even where two types take the same fields. With `str` among the types
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
@@ -208,6 +209,8 @@ class OutputSpec(Generic[T]):
     allows_text: bool
     """Whether a plain text answer is an answer (`str` among a choice's types, as in
     pydantic-ai's `output_type=[Refund, str]`): the text itself, of kind `text`."""
+    value_type: Any
+    """The Python type of the answer (an output function's return type); None: plain JSON."""
     function: OutputFunction | None
     """The output function the model answers by calling (`neuron_turn.loop.output_functions`):
     the schema is its arguments', the answer what it returns; None for a type."""
@@ -223,8 +226,8 @@ class OutputSpec(Generic[T]):
         tool_name: str = FINAL_ANSWER_TOOL,
     ) -> None:
         given = _items_of(output_type)
-        if any(map(is_output_function, given)):
-            self._with_functions(
+        if any(is_output_function(item) or isinstance(item, OutputSpec) for item in given):
+            self._composite(
                 given, name=name, description=description, strict=strict, mode=mode,
                 tool_name=tool_name,
             )  # fmt: skip
@@ -268,8 +271,9 @@ class OutputSpec(Generic[T]):
         )
         self.members = members
         self.allows_text = text
+        self.value_type = union
 
-    def _with_functions(
+    def _composite(
         self,
         given: tuple[Any, ...],
         *,
@@ -279,23 +283,27 @@ class OutputSpec(Generic[T]):
         mode: OutputMode | None,
         tool_name: str,
     ) -> None:
-        """Set up a spec of output functions, alone or in a choice with types and `str`."""
+        """Set up a spec of output functions or specs, alone or in a choice with types and `str`."""
         text = str in given
         answers = tuple(item for item in given if item is not str)
         for item in answers:
-            if not (is_output_function(item) or _is_record(item)):
+            if not (is_output_function(item) or _is_record(item) or isinstance(item, OutputSpec)):
                 raise OutputTypeError(
-                    f"{item!r} cannot be a choice beside an output function: give functions, "
-                    "pydantic models, dataclasses, TypedDicts and str"
+                    f"{item!r} cannot be a choice beside an output function or spec: give "
+                    "functions, OutputSpecs, pydantic models, dataclasses, TypedDicts and str"
                 )
         if text and mode == "native":
             raise OutputTypeError(_NO_NATIVE_TEXT.format(given=list(given)))
-        if len(answers) == 1 and not text:
+        if len(answers) == 1 and not text and is_output_function(answers[0]):
             self._as_function(
                 _compiled(answers[0]), name=name, description=description, strict=strict,
                 mode=mode, tool_name=tool_name,
             )  # fmt: skip
             return
+        if len(answers) == 1 and not text:
+            raise OutputTypeError(
+                "a list holding one OutputSpec: give the OutputSpec itself as the output type"
+            )
         members = tuple(
             _member_of(
                 item,
@@ -307,12 +315,12 @@ class OutputSpec(Generic[T]):
             for item in answers
         )
         _check_members(members)
-        kinds = [
-            item if member.function is None else member.function.returns
-            for item, member in zip(answers, members, strict=True)
-        ]
-        answered: Any = Union[(*kinds, *((str,) if text else ()))]  # run time
-        self._adapter = TypeAdapter(answered)
+        kinds = [member.value_type for member in members]
+        answered: Any = None
+        if all(kind is not None for kind in kinds):
+            answered = Union[(*kinds, *((str,) if text else ()))]  # run time
+        # A raw schema among them: no Python type; a value is told apart by member.
+        self._adapter = None if answered is None else TypeAdapter(answered)
         self._validator = None
         self._setup(
             members[0].schema if len(members) == 1 else _raw_choice_schema(members),
@@ -324,6 +332,7 @@ class OutputSpec(Generic[T]):
         )
         self.members = members
         self.allows_text = text
+        self.value_type = answered
 
     def _as_function(
         self,
@@ -346,6 +355,7 @@ class OutputSpec(Generic[T]):
             tool_name=tool_name,
         )
         self.function = function
+        self.value_type = function.returns
 
     @classmethod
     def json_schema(
@@ -465,6 +475,7 @@ class OutputSpec(Generic[T]):
         self.members = ()
         self.allows_text = False
         self.function = None
+        self.value_type = None
 
     def __repr__(self) -> str:
         kinds = f", members={[m.name for m in self.members]!r}" if self.members else ""
@@ -664,7 +675,9 @@ class OutputSpec(Generic[T]):
                 return self._adapter.validate_python(value)
             except ValidationError as exc:
                 raise OutputValidationError(_pydantic_errors(exc)) from exc
-        if self.members:  # a choice of raw schemas: the first that takes the value
+        if self.members:  # a choice holding raw schemas: the first that takes the value
+            if self.allows_text and isinstance(value, str):
+                return cast(T, value)
             found = next((m for m in self.members if m._takes(value)), None)
             if found is None:
                 kinds = ", ".join(repr(m.name) for m in self.members)
@@ -704,7 +717,8 @@ class OutputSpec(Generic[T]):
     def dump(self, value: T) -> JsonValue:
         """Return a validated value as JSON."""
         if self._adapter is None:
-            return cast(JsonValue, value)
+            taker = next((m for m in self.members if m._takes(value)), None)
+            return cast(JsonValue, value) if taker is None else taker.dump(value)
         return cast(JsonValue, self._adapter.dump_python(value, mode="json"))
 
 
@@ -815,6 +829,8 @@ def _member_of(
     It answers through `tool_name` if given, else through a final-answer tool of
     its own (`final_answer_<its name>`).
     """
+    if isinstance(item, OutputSpec):
+        return _member_spec(item, mode=mode, tool_name=tool_name, choice_tool=choice_tool)
     if not is_output_function(item):
         own = tool_name or _member_tool(choice_tool, _type_name(item))
         return OutputSpec(item, strict=strict, mode=mode, tool_name=own)
@@ -824,6 +840,28 @@ def _member_of(
         function, name=None, description=None, strict=strict, mode=mode,
         tool_name=tool_name or _member_tool(choice_tool, function.name),
     )  # fmt: skip
+    return member
+
+
+def _member_spec(
+    spec: OutputSpec[Any], *, mode: OutputMode | None, tool_name: str | None, choice_tool: str
+) -> OutputSpec[Any]:
+    """A spec given in a choice, as pydantic-ai's `ToolOutput(Fruit, name=...)`.
+
+    It keeps its own name (the kind), description, strictness and tool name
+    (`final_answer_<name>` unless it set one).
+    """
+    if spec.members or spec.allows_text:
+        raise OutputTypeError(
+            f"the OutputSpec {spec.name!r} is itself a choice: list its types in the choice"
+        )
+    member = copy.copy(spec)
+    member.mode = mode
+    if tool_name is not None:
+        member.tool_name = tool_name
+    elif spec.tool_name == FINAL_ANSWER_TOOL:
+        member.tool_name = _member_tool(choice_tool, spec.name)
+    member._tools = {}  # made again under the tool name it answers through here
     return member
 
 

@@ -456,3 +456,64 @@ def test_any_answer_to_a_function_is_a_call_or_is_refused_naming_why_never_a_cra
             assert str(exc)
         else:
             assert isinstance(result, OutputCall) or (text and isinstance(result, str))
+
+
+# --- specs named in a choice (pydantic-ai's ToolOutput(Fruit, name=...)) ---------------
+
+
+def test_a_spec_in_a_choice_keeps_its_name_description_and_tool_name() -> None:
+    spec = OutputSpec(
+        [
+            OutputSpec(Refund, name="refund", description="Pay the customer back."),
+            OutputSpec(shout, tool_name="say_it_loud"),
+            order_total,
+        ]
+    )
+
+    tools = spec.tool_schemas()
+
+    assert [m.name for m in spec.members] == ["refund", "shout", "order_total"]
+    assert [t.name for t in tools] == [
+        "final_answer_refund",
+        "say_it_loud",
+        "final_answer_order_total",
+    ]
+    assert "Pay the customer back." in (tools[0].description or "")
+
+
+async def test_a_named_spec_is_answered_and_read_back_by_its_own_kind() -> None:
+    choice = [OutputSpec(Refund, name="refund"), OutputSpec(Refund, name="credit"), shout]
+    turn, _ = _turn(
+        [calls(call("c1", "final_answer_credit", amount=5))], choice, output_mode="tool"
+    )
+
+    output = await turn.execute(ask())
+
+    assert output_kind(output) == "credit"
+    assert output_value(output, choice) == Refund(amount=5)
+
+
+async def test_a_raw_schema_spec_beside_a_function_is_answered_as_json() -> None:
+    ticket = OutputSpec.json_schema(
+        {"type": "object", "properties": {"team": {"type": "string"}}, "required": ["team"]},
+        name="ticket",
+    )
+    choice = [ticket, shout, str]
+    turn, _ = _turn(
+        [answer('{"result": {"kind": "ticket", "data": {"team": "billing"}}}')],
+        [ticket, shout],
+        output_mode="prompted",
+    )
+
+    output = await turn.execute(ask())
+
+    assert (output_value(output), output_kind(output)) == ({"team": "billing"}, "ticket")
+    assert OutputSpec(choice).validate_value("plain words") == "plain words"
+    assert OutputSpec(choice).validate_value({"team": "x"}) == {"team": "x"}
+
+
+def test_a_choice_or_one_spec_alone_in_a_list_is_refused_naming_what_to_give() -> None:
+    with pytest.raises(OutputTypeError, match="is itself a choice"):
+        OutputSpec([OutputSpec([Refund, shout]), order_total])
+    with pytest.raises(OutputTypeError, match="give the OutputSpec itself"):
+        OutputSpec([OutputSpec(Refund)])

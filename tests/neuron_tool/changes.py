@@ -1,0 +1,118 @@
+"""Clients of the changing test server over each transport, and waiting for what they hear.
+
+Nothing here sleeps: a test waits on an event or a condition, bounded by `WAIT`
+so that a notice that never comes fails the test rather than hanging it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import pytest
+
+from neuron_tool.mcp import MCPClient, MCPResourceUpdate, MCPTool
+from neuron_tool.mcp._listings import Listings, ListKind
+
+from .mcp_servers.changing import Changing
+from .mcp_servers.paths import script
+from .mcp_servers.served import TOKEN, served_over_http
+
+WAIT: Final = 10.0
+"""Seconds a test waits for a notice before failing: a bound, never a pause."""
+TIMEOUT: Final = 10.0
+TRANSPORTS: Final = ("stdio", "legacy", "http")
+"""stdio and HTTP speaking MCP 2026-07-28 (change streams), and stdio speaking 2025-11-25."""
+MODERN: Final = ("stdio", "http")
+
+
+@asynccontextmanager
+async def changing(
+    transport: str, *, quiet: bool = False, **options: Any
+) -> AsyncIterator[MCPClient]:
+    """A connected client of the changing server over `transport` (one of `TRANSPORTS`)."""
+    if transport == "http":
+        async with served_over_http(Changing(quiet=quiet).server()) as url:
+            client = MCPClient.http(url, token=TOKEN, name="changing", timeout=TIMEOUT, **options)
+            async with client:
+                yield client
+        return
+    command, *args = script("changing")
+    args += ["legacy"] if transport == "legacy" else []
+    args += ["quiet"] if quiet else []
+    client = MCPClient.stdio(command, args, name="changing", timeout=TIMEOUT, **options)
+    async with client:
+        yield client
+
+
+async def counts(client: MCPClient) -> dict[str, int]:
+    """How many listings and completions of each kind the changing server has answered."""
+    answer = await client.call_tool("counts", {})
+    assert isinstance(answer, str)
+    counted: dict[str, int] = json.loads(answer)
+    return counted
+
+
+def names(tools: Iterable[MCPTool]) -> list[str]:
+    """The tools' names, sorted."""
+    return sorted(tool.name for tool in tools)
+
+
+class Heard:
+    """Events set as clients' listings hear of changes (patched into `Listings`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._changes: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
+        self._unheard = asyncio.Event()
+        changed, unheard = Listings.changed, Listings.unheard
+
+        def on_change(listings: Listings, kind: ListKind) -> None:
+            changed(listings, kind)
+            self._changes[kind].set()
+
+        def on_unheard(listings: Listings, kinds: Iterable[ListKind]) -> None:
+            kinds = list(kinds)
+            unheard(listings, kinds)
+            if kinds:
+                self._unheard.set()
+
+        monkeypatch.setattr(Listings, "changed", on_change)
+        monkeypatch.setattr(Listings, "unheard", on_unheard)
+
+    async def change(self, kind: ListKind) -> None:
+        """Wait until a client hears that the list `kind` changed (then forget it)."""
+        async with asyncio.timeout(WAIT):
+            await self._changes[kind].wait()
+        self._changes[kind].clear()
+
+    async def unheard(self) -> None:
+        """Wait until a client can no longer hear of a list's changes."""
+        async with asyncio.timeout(WAIT):
+            await self._unheard.wait()
+
+
+class Updates:
+    """An `on_resource_updated` handler that records each update, for a test to wait on."""
+
+    def __init__(self) -> None:
+        self.updates: list[MCPResourceUpdate] = []
+        self._arrived = asyncio.Condition()
+
+    @property
+    def uris(self) -> list[str]:
+        """The URIs updated, in the order the handler heard them."""
+        return [update.uri for update in self.updates]
+
+    async def __call__(self, update: MCPResourceUpdate) -> None:
+        async with self._arrived:
+            self.updates.append(update)
+            self._arrived.notify_all()
+
+    async def count(self, uri: str, times: int = 1) -> None:
+        """Wait until the handler has heard of `uri` `times` times."""
+        async with asyncio.timeout(WAIT), self._arrived:
+            await self._arrived.wait_for(lambda: self.uris.count(uri) >= times)

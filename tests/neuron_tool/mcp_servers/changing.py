@@ -1,0 +1,255 @@
+"""An MCP server whose tools, prompts and resources change on request, and which says so.
+
+Tools: `add_tool(name)` and `remove_tool(name)` add or remove a tool (which answers
+its own name), `add_prompt(name)` and `add_resource(uri)` add to those lists,
+`update(uri, text)` sets a resource's text and says it was updated, `end_streams`
+ends every change stream it holds (MCP 2026-07-28), `counts` answers how many
+listings and completions it served, `pid` its process id, `echo(text)` the text.
+
+Prompt `greet` (arguments `name`, required, and `style`); resource `note://current`;
+template `note://{name}`. Completions of `greet`'s `style` (`many`: 101 values,
+`short`: a total below the values sent) and of the template's `name`; a `name` of
+`Ada` in the context narrows `style` to `ada`.
+
+`python changing.py [legacy] [quiet]`: `legacy` serves only the handshake era (MCP
+2025-11-25: change notices sent unasked, `resources/subscribe`); `quiet` changes its
+lists without saying so. Without `legacy` a client speaking MCP 2026-07-28 hears of
+changes on `subscriptions/listen` streams. `Changing(...).server(...)` is the same
+server in this process, for serving over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+NOT_FOUND = -32002
+STYLES = ["formal", "friendly", "funny", "flowery", "plain"]
+NAMED = {"type": "object", "properties": {"name": {"type": "string"}}}
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
+UPDATE = {"type": "object", "properties": {"uri": {"type": "string"}, "text": {"type": "string"}}}
+NOTHING: dict[str, Any] = {"type": "object", "properties": {}}
+BUILT_IN = {
+    "add_tool": NAMED,
+    "remove_tool": NAMED,
+    "add_prompt": NAMED,
+    "add_resource": {"type": "object", "properties": {"uri": {"type": "string"}}},
+    "update": UPDATE,
+    "end_streams": NOTHING,
+    "counts": NOTHING,
+    "pid": NOTHING,
+    "echo": TEXT,
+}
+GREET = types.Prompt(
+    name="greet",
+    arguments=[
+        types.PromptArgument(name="name", required=True),
+        types.PromptArgument(name="style"),
+    ],
+)
+TEMPLATE = types.ResourceTemplate(uri_template="note://{name}", name="note")
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+class Changing:
+    """The server's state, which changes, and its handlers."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self.tools: dict[str, dict[str, Any]] = dict(BUILT_IN)
+        self.prompts: dict[str, types.Prompt] = {"greet": GREET}
+        self.texts: dict[str, str] = {"note://current": "first"}
+        self.subscribed: set[str] = set()  # what a handshake-era client subscribed to
+        self.counts: Counter[str] = Counter()
+
+    def server(self, *, legacy: bool = False) -> Server[Any]:
+        """The low-level server; `legacy` serves no change streams, as before MCP 2026-07-28."""
+        return Server(
+            "changing",
+            # Over HTTP a tool call's headers are checked against its schema: from
+            # here, so that only a client's listings are counted.
+            get_tool_input_schema=self.tools.get,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_templates,
+            on_read_resource=self.read_resource,
+            on_completion=self.complete,
+            on_subscribe_resource=self.subscribe,
+            on_unsubscribe_resource=self.unsubscribe,
+            on_subscriptions_listen=None if legacy else self.listen,
+        )
+
+    async def list_tools(
+        self, context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        self.counts["tools/list"] += 1
+        tools = [types.Tool(name=name, input_schema=schema) for name, schema in self.tools.items()]
+        return types.ListToolsResult(tools=tools)
+
+    async def list_prompts(
+        self, context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        self.counts["prompts/list"] += 1
+        return types.ListPromptsResult(prompts=list(self.prompts.values()))
+
+    async def list_resources(
+        self, context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        self.counts["resources/list"] += 1
+        resources = [types.Resource(uri=uri, name=uri) for uri in self.texts]
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(
+        self, context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        self.counts["resources/templates/list"] += 1
+        return types.ListResourceTemplatesResult(resource_templates=[TEMPLATE])
+
+    async def get_prompt(
+        self, context: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        arguments = params.arguments or {}
+        text = f"{params.name}: hello {arguments.get('name', '')}"
+        message = types.PromptMessage(role="user", content=types.TextContent(text=text))
+        return types.GetPromptResult(messages=[message])
+
+    async def read_resource(
+        self, context: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri not in self.texts:
+            raise MCPError(NOT_FOUND, f"Resource not found: {params.uri}")
+        contents = types.TextResourceContents(uri=params.uri, text=self.texts[params.uri])
+        return types.ReadResourceResult(contents=[contents])
+
+    async def complete(
+        self, context: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        self.counts["completion/complete"] += 1
+        value = params.argument.value
+        given = params.context.arguments if params.context and params.context.arguments else {}
+        if value == "many":
+            return types.CompleteResult(completion=types.Completion(values=["x"] * 101))
+        if value == "short":
+            return types.CompleteResult(completion=types.Completion(values=["a", "b"], total=1))
+        if isinstance(params.ref, types.ResourceTemplateReference):
+            names = [uri.removeprefix("note://") for uri in self.texts]
+            found = [name for name in names if name.startswith(value)]
+        elif given.get("name") == "Ada":
+            found = ["ada"]
+        else:
+            found = [style for style in STYLES if style.startswith(value)]
+        completion = types.Completion(values=found[:2], total=len(found), has_more=len(found) > 2)
+        return types.CompleteResult(completion=completion)
+
+    async def subscribe(
+        self, context: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.subscribed.add(params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, context: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.subscribed.discard(params.uri)
+        return types.EmptyResult()
+
+    async def call_tool(
+        self, context: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        name = params.name
+        if name not in self.tools:
+            raise MCPError(-32602, f"Unknown tool: {name}")
+        if name == "add_tool":
+            self.tools[arguments["name"]] = NOTHING
+            await self._say(context, ToolsListChanged())
+        elif name == "remove_tool":
+            del self.tools[arguments["name"]]
+            await self._say(context, ToolsListChanged())
+        elif name == "add_prompt":
+            self.prompts[arguments["name"]] = types.Prompt(name=arguments["name"])
+            await self._say(context, PromptsListChanged())
+        elif name == "add_resource":
+            self.texts[arguments["uri"]] = "new"
+            await self._say(context, ResourcesListChanged())
+        elif name == "update":
+            self.texts[arguments["uri"]] = arguments["text"]
+            await self._say(context, ResourceUpdated(uri=arguments["uri"]))
+        elif name == "end_streams":
+            self.listen.close()
+        elif name == "counts":
+            return _text(json.dumps(self.counts))
+        elif name == "pid":
+            return _text(str(os.getpid()))
+        elif name == "echo":
+            return _text(arguments["text"])
+        return _text(name)
+
+    async def _say(self, context: ServerRequestContext[Any], event: Any) -> None:
+        """Tell clients of a change: on their streams (2026-07-28), else as notices unasked."""
+        if self.quiet:
+            return
+        if context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self.bus.publish(event)
+            return
+        session = context.session
+        if isinstance(event, ToolsListChanged):
+            await session.send_tool_list_changed()
+        elif isinstance(event, PromptsListChanged):
+            await session.send_prompt_list_changed()
+        elif isinstance(event, ResourcesListChanged):
+            await session.send_resource_list_changed()
+        elif any(event.uri.startswith(uri) for uri in self.subscribed):
+            await session.send_resource_updated(event.uri)
+
+
+async def main() -> None:
+    legacy = "legacy" in sys.argv[1:]
+    server = Changing(quiet="quiet" in sys.argv[1:]).server(legacy=legacy)
+    async with stdio_server() as (read_stream, write_stream):
+        if not legacy:
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            return
+        # The handshake era only: a client's MCP 2026-07-28 probe is refused, and it
+        # falls back to the initialize handshake.
+        changes = NotificationOptions(
+            prompts_changed=True, resources_changed=True, tools_changed=True
+        )
+        options = server.create_initialization_options(changes)
+        async with server.lifespan(server) as state:
+            await serve_loop(
+                server, read_stream, write_stream, lifespan_state=state, init_options=options
+            )
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -21,7 +21,7 @@ import json
 import sys
 from typing import Any
 
-MODE = sys.argv[1]
+MODE = sys.argv[1] if __name__ == "__main__" else "flood"
 UPDATES = 5000
 NOTICES = 10_000
 CAPABILITIES: dict[str, dict[str, Any]] = {
@@ -105,15 +105,20 @@ def handle(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-for line in sys.stdin:
-    request = json.loads(line)
-    method, request_id = request.get("method"), request.get("id")
-    if request_id is None:
-        continue  # a notification
-    seen.append(method)
-    result = handle(method, request.get("params") or {})
-    if result is None:
-        send({"id": request_id, "error": {"code": -32601, "message": method}})
-        sys.stdout.flush()
-    else:
-        answer(request_id, result)
+def main() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        method, request_id = request.get("method"), request.get("id")
+        if request_id is None:
+            continue  # a notification
+        seen.append(method)
+        result = handle(method, request.get("params") or {})
+        if result is None:
+            send({"id": request_id, "error": {"code": -32601, "message": method}})
+            sys.stdout.flush()
+        else:
+            answer(request_id, result)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,8 @@ Resources: `memo://note` (text), `file:///pixel.png` and `file:///report.pdf`
 `count://gets` (how many prompts/get it answered); `big://SIZE` is SIZE characters,
 `hang://` never answers, any other uri is a JSON-RPC error.
 
-Run it as a script: `python tests/neuron_tool/mcp_servers/library.py`.
+Run it as a script: `python tests/neuron_tool/mcp_servers/library.py`; `library_server()`
+is the same server in a test's process, to serve over HTTP.
 """
 
 from __future__ import annotations
@@ -193,8 +194,9 @@ def _read(
     return types.ReadResourceResult(contents=[contents])
 
 
-async def main() -> None:
-    server = Server(
+def library_server() -> Server[Any]:
+    """The library's handlers as a low-level server, for stdio here or HTTP in a test."""
+    return Server(
         "library",
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
@@ -202,6 +204,10 @@ async def main() -> None:
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
+
+
+async def main() -> None:
+    server = library_server()
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -601,12 +601,18 @@ class MCPClient:
             self._subscription_ended(connection, uri, listener, reason)
 
         listener = Listener(connection.client, uris=[uri], on_end=ended)
-        honored = await self._request(connection, what, lambda _client: listener.open())
-        if uri not in (honored.resource_subscriptions or ()):
-            await listener.close()
-            reason = "its acknowledgment of the stream leaves the resource out"
-            raise MCPInvalidAnswerError(self.name, what, reason)
+        # Held before it opens, so that a stream ending at once is seen to end.
         connection.subscribed[uri] = listener
+        try:
+            honored = await self._request(connection, what, lambda _client: listener.open())
+            if uri not in (honored.resource_subscriptions or ()):
+                reason = "its acknowledgment of the stream leaves the resource out"
+                raise MCPInvalidAnswerError(self.name, what, reason)
+        except BaseException:
+            if connection.subscribed.get(uri) is listener:
+                del connection.subscribed[uri]
+            await listener.close()
+            raise
 
     def _subscription_ended(
         self, connection: Connection, uri: str, listener: Listener, reason: str

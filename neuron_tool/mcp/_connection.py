@@ -29,6 +29,7 @@ from .sampling import SamplingHandler, sampling_callback
 
 if TYPE_CHECKING:
     from ._listen import Listener
+    from ._resource_watch import ResourceWatch
 
 CLOSED: Final = "it was closed"
 """The `Connection.lost` reason when the session ended because we closed it."""
@@ -62,8 +63,8 @@ class Connection:
 
     The server's change notices act on the session's `listings` (a changed list
     is listed again) and go to `on_resource_updated` (a resource's URI); the
-    streams that carry them from MCP 2026-07-28 on are `list_watch` and the
-    values of `subscribed`, closed with the session.
+    streams that carry them from MCP 2026-07-28 on are `list_watch` and
+    `resource_watch`, closed with the session.
     """
 
     def __init__(
@@ -99,9 +100,10 @@ class Connection:
         """The session's cached listings."""
         self.list_watch: Listener | None = None
         """The stream of list changes, on a 2026-07-28 session that has one open."""
-        self.subscribed: dict[str, Listener | None] = {}
-        """The resources this session subscribed to: each one's stream on a 2026-07-28
-        session, `None` on an earlier one (where the server keeps the subscription)."""
+        self.subscribed: set[str] = set()
+        """What a session before 2026-07-28 subscribed to (the server keeps the subscriptions)."""
+        self.resource_watch: ResourceWatch | None = None
+        """The stream of subscribed resources' updates, on a 2026-07-28 session."""
         self._on_resource_updated: Final = on_resource_updated
 
     @classmethod
@@ -163,11 +165,10 @@ class Connection:
 
     async def close(self) -> None:
         """End the session and wait until the server is stopped (a stdio child is reaped)."""
-        watches = [self.list_watch, *self.subscribed.values()]
-        self.subscribed = {}
-        for watch in watches:
-            if watch is not None:
-                await watch.close()
+        if self.list_watch is not None:
+            await self.list_watch.close()
+        if self.resource_watch is not None:
+            await self.resource_watch.close()
         self._lose(CLOSED)
         if self._task is None:
             return

@@ -66,6 +66,11 @@ class Listener:
             await self.close()
             raise
 
+    @property
+    def ended(self) -> bool:
+        """Whether the stream has ended, by `close` or otherwise."""
+        return self._task is not None and self._task.done()
+
     async def close(self) -> None:
         """End the stream (the server is told by the request's cancellation) and its task."""
         self._closing = True

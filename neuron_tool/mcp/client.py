@@ -6,6 +6,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +23,7 @@ from ._connection import Connection, describe
 from ._convert import call_result
 from ._listen import Listener
 from ._listings import ListKind
+from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
 from .completions import MCPCompletion, completion_of, completion_request, reference
 from .elicitation import ElicitationHandler, refusal
@@ -482,12 +484,14 @@ class MCPClient:
     async def subscribe_resource(self, uri: str) -> None:
         """Ask the server to say when the resource at `uri` changes; `on_resource_updated` hears it.
 
-        On an MCP 2026-07-28 session this opens a `subscriptions/listen` stream for
-        `uri`; on an earlier one it sends `resources/subscribe`. Subscribing again
-        is a no-op. The subscription outlives a restarted server: the new session
-        subscribes again and an update is delivered for `uri`, as it may have
-        changed unseen. If the server ends a stream, that is logged and an update
-        delivered for the same reason; subscribe again to resume.
+        On an MCP 2026-07-28 session every subscribed URI shares one
+        `subscriptions/listen` stream, opened anew for the new set (then the old
+        one closed); on an earlier one this sends `resources/subscribe`.
+        Subscribing again is a no-op. The subscription outlives a restarted
+        server: the new session subscribes again and an update is delivered for
+        `uri`, as it may have changed unseen. If the server ends the stream, that
+        is logged and an update delivered for each of its URIs for the same
+        reason; subscribe again to resume.
 
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
@@ -579,7 +583,7 @@ class MCPClient:
         updates = self._require_updates(uri)
         # Taken before the request, so that an update sent as it is answered is not lost.
         updates.add(uri)
-        if uri in connection.subscribed:
+        if uri in _subscribed(connection):
             return
         try:
             await self._subscribe_on(connection, uri)
@@ -589,73 +593,89 @@ class MCPClient:
 
     async def _subscribe_on(self, connection: Connection, uri: str) -> None:
         what = _subscription_request(uri)
-        resources = connection.client.server_capabilities.resources
-        declared = resources is not None and bool(resources.subscribe)
-        self._require(declared, "resources.subscribe", what)
+        self._require_subscribe(connection, what)
         if not connection.modern:
             await self._request(connection, what, partial(_subscribe, uri=uri))
-            connection.subscribed[uri] = None
+            connection.subscribed.add(uri)
             return
-
-        def ended(reason: str) -> None:
-            self._subscription_ended(connection, uri, listener, reason)
-
-        listener = Listener(connection.client, uris=[uri], on_end=ended)
-        # Held before it opens, so that a stream ending at once is seen to end.
-        connection.subscribed[uri] = listener
-        try:
-            honored = await self._request(connection, what, lambda _client: listener.open())
-            if uri not in (honored.resource_subscriptions or ()):
-                reason = "its acknowledgment of the stream leaves the resource out"
-                raise MCPInvalidAnswerError(self.name, what, reason)
-        except BaseException:
-            if connection.subscribed.get(uri) is listener:
-                del connection.subscribed[uri]
-            await listener.close()
-            raise
-
-    def _subscription_ended(
-        self, connection: Connection, uri: str, listener: Listener, reason: str
-    ) -> None:
-        if connection.lost is not None or connection.subscribed.get(uri) is not listener:
-            return  # the session ended: a new one subscribes again
-        del connection.subscribed[uri]
-        logger.warning(
-            "%s ended the subscription to resource %r (%s); subscribe again to resume",
-            self._label,
-            uri,
-            reason,
-        )
-        self._heard_update(uri)  # it may have changed unseen since
+        watch = self._resource_watch(connection)
+        await watch.watch([*watch.uris, uri], self._opener(connection, what))
+        if uri not in watch.uris:
+            reason = "its acknowledgment of the stream leaves the resource out"
+            raise MCPInvalidAnswerError(self.name, what, reason)
 
     async def _unsubscribe(self, connection: Connection, *, uri: str) -> None:
         what = f"the end of the subscription to resource {uri!r}"
-        resources = connection.client.server_capabilities.resources
-        self._require(
-            resources is not None and bool(resources.subscribe), "resources.subscribe", what
-        )
-        if uri not in connection.subscribed:
+        self._require_subscribe(connection, what)
+        if uri not in _subscribed(connection):
             return
-        listener = connection.subscribed.pop(uri)
-        if listener is not None:
-            await listener.close()
+        watch = connection.resource_watch
+        if watch is not None:
+            await watch.watch(watch.uris - {uri}, self._opener(connection, what))
         else:
+            connection.subscribed.discard(uri)
             await self._request(connection, what, partial(_unsubscribe, uri=uri))
 
     async def _resubscribe(self, connection: Connection) -> None:
         """Subscribe a new session to what the last one was, and say each may have changed."""
-        if self._updates is None:
+        if self._updates is None or not self._updates.subscribed:
             return
-        for uri in self._updates.subscribed:
+        wanted = self._updates.subscribed
+        if connection.modern:
+            what = f"the subscription to {len(wanted)} resources"
             try:
-                await self._subscribe_on(connection, uri)
+                self._require_subscribe(connection, what)
+                await self._resource_watch(connection).watch(wanted, self._opener(connection, what))
             except MCPConnectionError:
                 raise
             except MCPBridgeError as exc:
-                logger.warning("%s: dropped the subscription to %r: %s", self._label, uri, exc)
+                logger.warning("%s: %s", self._label, exc)
+        else:
+            for uri in wanted:
+                try:
+                    await self._subscribe_on(connection, uri)
+                except MCPConnectionError:
+                    raise
+                except MCPBridgeError as exc:
+                    logger.warning("%s: %s", self._label, exc)
+        taken = _subscribed(connection)
+        for uri in wanted:
+            if uri in taken:
+                self._heard_update(uri)  # it may have changed unseen
+            else:
+                logger.warning("%s: dropped the subscription to %r", self._label, uri)
                 self._updates.discard(uri)
-                continue
-            self._heard_update(uri)
+
+    def _resource_watch(self, connection: Connection) -> ResourceWatch:
+        if connection.resource_watch is None:
+            ended = partial(self._resources_unheard, connection)
+            connection.resource_watch = ResourceWatch(connection.client, on_end=ended)
+        return connection.resource_watch
+
+    def _opener(self, connection: Connection, what: str) -> Opener:
+        async def open_stream(listener: Listener) -> types.SubscriptionFilter:
+            return await self._request(connection, what, lambda _client: listener.open())
+
+        return open_stream
+
+    def _resources_unheard(
+        self, connection: Connection, uris: tuple[str, ...], reason: str
+    ) -> None:
+        if connection.lost is not None:
+            return  # the session ended: a new one subscribes again
+        logger.warning(
+            "%s ended its stream of updates of %s (%s); subscribe again to resume",
+            self._label,
+            ", ".join(map(repr, uris)),
+            reason,
+        )
+        for uri in uris:
+            self._heard_update(uri)  # each may have changed unseen since
+
+    def _require_subscribe(self, connection: Connection, what: str) -> None:
+        resources = connection.client.server_capabilities.resources
+        declared = resources is not None and bool(resources.subscribe)
+        self._require(declared, "resources.subscribe", what)
 
     async def _watch_lists(self, connection: Connection) -> None:
         """On a 2026-07-28 session, open the stream the server tells list changes on.
@@ -924,6 +944,12 @@ async def _get_prompt(
 
 async def _read_resource(client: Client, *, uri: str) -> types.ReadResourceResult:
     return await client.read_resource(uri)
+
+
+def _subscribed(connection: Connection) -> AbstractSet[str]:
+    """The resources `connection` is subscribed to, in either era."""
+    watch = connection.resource_watch
+    return watch.uris if watch is not None else connection.subscribed
 
 
 def _subscription_request(uri: str) -> str:

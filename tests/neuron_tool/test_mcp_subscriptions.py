@@ -106,23 +106,27 @@ async def test_a_restarted_server_is_subscribed_again_and_each_resource_said_to_
 
 
 @pytest.mark.parametrize("transport", MODERN)
-async def test_a_subscription_stream_the_server_ends_is_said_to_have_changed_and_logged(
+async def test_when_the_server_ends_the_stream_each_resource_is_said_to_have_changed(
     transport: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     updates = Updates()
     async with changing(transport, on_resource_updated=updates) as client:
         await client.subscribe_resource(NOTE)
+        await client.subscribe_resource(OTHER)
         with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
             await client.call_tool("end_streams", {})
             await updates.count(NOTE)
+            await updates.count(OTHER)
         await client.subscribe_resource(NOTE)
         await client.call_tool("update", {"uri": NOTE, "text": "resumed"})
         await updates.count(NOTE, 2)
 
-    ended = [r.getMessage() for r in caplog.records if "subscription" in r.getMessage()]
+    ended = [r.getMessage() for r in caplog.records if "stream of updates" in r.getMessage()]
     assert len(ended) == 1
-    assert "ended the subscription to resource 'note://current' (the server ended it);" in ended[0]
-    assert ended[0].endswith("subscribe again to resume")
+    assert ended[0].endswith(
+        "ended its stream of updates of 'note://current', 'note://other' (the server ended"
+        " it); subscribe again to resume"
+    )
 
 
 async def test_a_failing_handler_is_logged_and_later_updates_still_reach_it(
@@ -185,3 +189,18 @@ async def test_subscribing_without_a_handler_is_refused_before_the_server_is_sta
         "subscribing to 'note://current' needs MCPClient(on_resource_updated=...), the handler"
         " its updates go to; this client has none"
     )
+
+
+async def test_many_subscriptions_over_http_share_one_stream_and_leave_requests_room() -> None:
+    # Over HTTP each stream holds a request open, and the connection pool has 100.
+    uris = [f"note://many/{index}" for index in range(150)]
+    updates = Updates()
+    async with changing("http", on_resource_updated=updates) as client:
+        for uri in uris:
+            await client.subscribe_resource(uri)
+        await client.call_tool("update", {"uri": uris[-1], "text": "the last"})
+        await updates.count(uris[-1])
+        await client.unsubscribe_resource(uris[-1])
+        assert await client.call_tool("echo", {"text": "room left"}) == "room left"
+
+    assert updates.uris == [uris[-1]]

@@ -129,7 +129,7 @@ if TYPE_CHECKING:
         output_kind,
         output_value,
     )
-    from .loop.output_functions import OutputFunctionError
+    from .loop.output_functions import OutputFunctionError, TextOutput
     from .loop.output_validators import OutputValidator, OutputValidatorError, output_validator
     from .loop.provider import (
         ContentPart,
@@ -383,7 +383,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_kind",
         "output_value",
     ),
-    ".loop.output_functions": ("OutputFunctionError",),
+    ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
     ".loop.provider": (
         "ContentPart",
         "DispatchStream",
@@ -644,6 +644,7 @@ __all__ = [
     "StreamingProvider",
     "SupportsOutputModes",
     "TextDelta",
+    "TextOutput",
     "TextPart",
     "Thinking",
     "ThinkingDelta",

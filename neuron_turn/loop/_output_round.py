@@ -306,7 +306,7 @@ class OutputRound:
 
     def system(self, base: str | None) -> str | None:
         """Return the system prompt, with the schema added in prompted mode."""
-        if self.spec is None or self.mode != "prompted":
+        if self.spec is None or self.mode != "prompted" or self.spec.text_only:
             return base
         schema = json.dumps(self.spec.schema, ensure_ascii=False, separators=(",", ":"))
         if self.spec.allows_text:
@@ -446,11 +446,11 @@ class OutputRound:
 
     def _text_answer(self, text: str, messages: list[ProviderMessage]) -> Step:
         assert self.spec is not None
-        if self.spec.allows_text and self.mode == "tool":
-            # Structured answers come through the final-answer tools: text is text.
-            self._accept(text, TEXT_KIND)
-            return Finish("complete")
         try:
+            if self.spec.allows_text and self.mode == "tool":
+                # Structured answers come through the final-answer tools: text is text.
+                self._take(self.spec.text_answer(text), TEXT_KIND)
+                return Finish("complete")
             value = self.spec.validate_text(text)
         except OutputValidationError as exc:
             return self._send_text_back(str(exc), messages)
@@ -467,7 +467,7 @@ class OutputRound:
         return Calls(())
 
     def _correction(self, errors: str) -> str:
-        if self.spec is None:
+        if self.spec is None or self.spec.text_only:
             return f"Your answer was not accepted: {errors}. Answer again."
         if self._tool_mode():
             names = [tool.name for tool in self.final_tools()]

@@ -67,7 +67,13 @@ from neuron_tool.schema import InputValidator, InvalidSchemaError, json_schema_o
 from neuron_tool.strict import strict_form as strict_tool_form
 
 from ._nesting import MAX_INPUT_DEPTH, deeper_than
-from .output_functions import OutputCall, OutputFunction, is_output_function
+from .output_functions import (
+    OutputCall,
+    OutputFunction,
+    TextFunction,
+    TextOutput,
+    is_output_function,
+)
 
 __all__ = [
     "FINAL_ANSWER_TOOL",
@@ -92,12 +98,13 @@ T = TypeVar("T")
 OutputType: TypeAlias = Union[  # a generic alias: `X | Y` of strings is no type
     type[T],
     "OutputSpec[T]",
+    TextOutput[T],
     Callable[..., Awaitable[T]],
     Callable[..., T],
     Sequence[Any],
 ]
-"""What `output_type=` takes: a type, an `OutputSpec`, an output function (sync or async), or
-a list of types and functions (and `str`) for the model to choose between."""
+"""What `output_type=` takes: a type, an `OutputSpec`, an output function (sync or async), a
+`TextOutput`, or a list of them (and `str`) for the model to choose between."""
 
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 """How the model is asked for a typed answer: the provider's JSON-schema output, a
@@ -211,6 +218,8 @@ class OutputSpec(Generic[T]):
     pydantic-ai's `output_type=[Refund, str]`): the text itself, of kind `text`."""
     value_type: Any
     """The Python type of the answer (an output function's return type); None: plain JSON."""
+    text_function: TextFunction | None
+    """The function a plain text answer goes through (`TextOutput`); None: text is the answer."""
     function: OutputFunction | None
     """The output function the model answers by calling (`neuron_turn.loop.output_functions`):
     the schema is its arguments', the answer what it returns; None for a type."""
@@ -226,7 +235,7 @@ class OutputSpec(Generic[T]):
         tool_name: str = FINAL_ANSWER_TOOL,
     ) -> None:
         given = _items_of(output_type)
-        if any(is_output_function(item) or isinstance(item, OutputSpec) for item in given):
+        if any(map(_composes, given)):
             self._composite(
                 given, name=name, description=description, strict=strict, mode=mode,
                 tool_name=tool_name,
@@ -284,8 +293,19 @@ class OutputSpec(Generic[T]):
         tool_name: str,
     ) -> None:
         """Set up a spec of output functions or specs, alone or in a choice with types and `str`."""
-        text = str in given
-        answers = tuple(item for item in given if item is not str)
+        texts = [item for item in given if item is str or isinstance(item, TextOutput)]
+        if len(texts) > 1:
+            raise OutputTypeError(
+                f"the output types hold {texts!r}: give one way to take a text answer"
+            )
+        outputs = [item for item in texts if isinstance(item, TextOutput)]
+        text_function = _text_function(outputs[0]) if outputs else None
+        text = bool(texts)
+        answers = tuple(item for item in given if item not in texts)
+        if not answers:
+            assert text_function is not None  # a list of only str is a union, not this way
+            self._as_text_function(text_function, name=name, description=description, mode=mode)
+            return
         for item in answers:
             if not (is_output_function(item) or _is_record(item) or isinstance(item, OutputSpec)):
                 raise OutputTypeError(
@@ -316,9 +336,11 @@ class OutputSpec(Generic[T]):
         )
         _check_members(members)
         kinds = [member.value_type for member in members]
+        if text:
+            kinds.append(str if text_function is None else text_function.function.returns)
         answered: Any = None
         if all(kind is not None for kind in kinds):
-            answered = Union[(*kinds, *((str,) if text else ()))]  # run time
+            answered = Union[tuple(kinds)]  # noqa: UP007  # known only at run time
         # A raw schema among them: no Python type; a value is told apart by member.
         self._adapter = None if answered is None else TypeAdapter(answered)
         self._validator = None
@@ -332,7 +354,33 @@ class OutputSpec(Generic[T]):
         )
         self.members = members
         self.allows_text = text
+        self.text_function = text_function
         self.value_type = answered
+
+    def _as_text_function(
+        self,
+        text_function: TextFunction,
+        *,
+        name: str | None,
+        description: str | None,
+        mode: OutputMode | None,
+    ) -> None:
+        """Set up a `TextOutput` alone: every answer is text, made the answer by its function."""
+        if mode == "native":
+            raise OutputTypeError(_NO_NATIVE_TEXT.format(given=text_function.function.name))
+        function = text_function.function
+        self._adapter, self._validator = function.adapter, None
+        self._setup(
+            {"type": "string"},  # asked for by no tool and no prompt: the answer is text
+            name=name or function.name,
+            description=description if description is not None else function.description,
+            strict=False,
+            mode=mode,
+            tool_name=FINAL_ANSWER_TOOL,
+        )
+        self.allows_text = True
+        self.text_function = text_function
+        self.value_type = function.returns
 
     def _as_function(
         self,
@@ -475,7 +523,13 @@ class OutputSpec(Generic[T]):
         self.members = ()
         self.allows_text = False
         self.function = None
+        self.text_function = None
         self.value_type = None
+
+    @property
+    def text_only(self) -> bool:
+        """Whether every answer is text (a `TextOutput` alone): no schema is asked for."""
+        return self.allows_text and not self.members
 
     def __repr__(self) -> str:
         kinds = f", members={[m.name for m in self.members]!r}" if self.members else ""
@@ -517,13 +571,20 @@ class OutputSpec(Generic[T]):
         return made
 
     def tool_schemas(self, *, infer_strict: bool = False) -> tuple[ToolSchema, ...]:
-        """Return `tool` mode's final-answer tools: one, or one per type of a choice."""
+        """Return `tool` mode's final-answer tools: one, or one per type of a choice.
+
+        A `TextOutput` alone has none: its answers are text.
+        """
+        if self.text_only:
+            return ()
         if self.members:
             return tuple(m.tool_schema(infer_strict=infer_strict) for m in self.members)
         return (self.tool_schema(infer_strict=infer_strict),)
 
     def final_spec(self, tool: str) -> OutputSpec[Any] | None:
         """The spec a call to final-answer tool `tool` is validated by (None: no such tool)."""
+        if self.text_only:
+            return None  # its answers are text: a call named as a final answer is no answer
         if not self.members:
             return self if tool == self.tool_name else None
         return next((m for m in self.members if m.tool_name == tool), None)
@@ -567,9 +628,28 @@ class OutputSpec(Generic[T]):
         return self.validate_value(value)
 
     def _text(self, value: object) -> T:
+        """A value of kind `text`: the text, or what a `TextOutput`'s function returns."""
+        if self.text_function is not None:
+            try:
+                return cast(T, self.text_function.function.adapter.validate_python(value))
+            except ValidationError as exc:
+                raise OutputValidationError(_pydantic_errors(exc)) from exc
         if not isinstance(value, str):
             raise OutputValidationError(f"a text answer must be a string, not {value!r}")
         return cast(T, value)
+
+    def text_answer(self, text: str) -> T:
+        """A plain text answer: the text, or a `TextOutput`'s call to make of it.
+
+        Raises:
+            OutputValidationError: the text is not what the `TextOutput`'s function takes.
+        """
+        if self.text_function is None:
+            return cast(T, text)
+        try:
+            return cast(T, self.text_function.answer(text, TEXT_KIND))
+        except ValueError as exc:
+            raise OutputValidationError(str(exc)) from exc
 
     def validate_text(self, text: str) -> T:
         """Validate a text answer: JSON, possibly in a code fence.
@@ -582,11 +662,13 @@ class OutputSpec(Generic[T]):
         """
         if not self.allows_text:
             return self.validate_json(_decoded(text))
+        if self.text_only:
+            return self.text_answer(text)
         try:
             value = _decoded(text)
         except OutputValidationError:
-            return self._text(text)
-        return self.validate_json(value) if isinstance(value, dict) else self._text(text)
+            return self.text_answer(text)
+        return self.validate_json(value) if isinstance(value, dict) else self.text_answer(text)
 
     def validate_tool_result(self, text: str) -> T:
         """Validate a stop tool's result as the answer (`NeuronTurnConfig.stop_at_tools`).
@@ -599,6 +681,8 @@ class OutputSpec(Generic[T]):
         """
         if self.function is not None:
             return self.validate_value(_decoded(text))  # what the function would have returned
+        if self.text_only:
+            return self._text(text)  # a TextOutput alone: the result is what its function gives
         if not self.members:
             return self.validate_text(text)
         try:
@@ -624,7 +708,7 @@ class OutputSpec(Generic[T]):
             except ValueError as exc:
                 raise OutputValidationError(str(exc)) from exc
         if self.allows_text and isinstance(value, str):
-            return self._text(value)
+            return self.text_answer(value)
         if self.members:
             member, data = self._chosen(value)
             answer = member.validate_json(data)
@@ -696,7 +780,7 @@ class OutputSpec(Generic[T]):
         Raises:
             OutputValidationError: not valid even so (a required field has yet to come).
         """
-        if self.function is not None:
+        if self.function is not None or self.text_only:
             raise OutputValidationError("an output function's answer is what it returns")
         if self.members:
             member, data = self._chosen(value)
@@ -807,6 +891,18 @@ def _cached_spec(output_type: Any) -> OutputSpec[Any]:
 def _items_of(output_type: Any) -> tuple[Any, ...]:
     """The types or functions given: a list's or tuple's items, else the one given."""
     return tuple(output_type) if isinstance(output_type, list | tuple) else (output_type,)
+
+
+def _composes(item: object) -> bool:
+    """Whether `item` makes a list a choice of its own kinds, not a union of types."""
+    return isinstance(item, OutputSpec | TextOutput) or is_output_function(item)
+
+
+def _text_function(output: TextOutput[Any]) -> TextFunction:
+    try:
+        return TextFunction(output)
+    except ValueError as exc:
+        raise OutputTypeError(str(exc)) from exc
 
 
 def _compiled(function: Any) -> OutputFunction:

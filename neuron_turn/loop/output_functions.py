@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from pydantic import JsonValue, TypeAdapter
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
@@ -44,7 +45,16 @@ from neuron_tool import (
 )
 from neuron_tool.schema import json_schema_of
 
-__all__ = ["OutputCall", "OutputFunction", "OutputFunctionError", "is_output_function"]
+T = TypeVar("T")
+
+__all__ = [
+    "OutputCall",
+    "OutputFunction",
+    "OutputFunctionError",
+    "TextFunction",
+    "TextOutput",
+    "is_output_function",
+]
 
 
 class OutputFunctionError(NonRetryableError):
@@ -100,6 +110,59 @@ class OutputFunction:
         except ToolInputError as exc:
             raise ValueError(f"at {exc.path}: {exc.message}") from exc
         return OutputCall(self, bound, kind)
+
+
+class TextOutput(Generic[T]):
+    """A plain text answer made into the turn's answer by a function, as pydantic-ai's.
+
+    `output_type=TextOutput(split_words)`, or in a choice in place of `str`
+    (`[Refund, TextOutput(parse_note)]`): the model answers in text, and the
+    function's one parameter besides a first `RunContext` gets it; what it
+    returns is the answer (of kind `text`), its return annotation the type
+    read back. It may send the text back with `ModelRetry`, as an output
+    function may. The function is checked when the output spec is made
+    (`OutputTypeError`: it must take one `str` and annotate what it returns).
+    """
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[..., Awaitable[T]] | Callable[..., T]) -> None:
+        self.function: Final = function
+
+    def __repr__(self) -> str:
+        return f"TextOutput({self.function!r})"
+
+
+class TextFunction:
+    """A `TextOutput`'s function compiled once: the parameter its text goes to, its return type.
+
+    Raises (on construction):
+        ValueError: the function takes other than one `str` (a first `RunContext`
+            aside), or is no output function (see `OutputFunction`).
+    """
+
+    __slots__ = ("function", "parameter")
+
+    def __init__(self, output: TextOutput[Any]) -> None:
+        self.function: Final = OutputFunction(output.function)
+        properties = self.function.schema.get("properties")
+        names = list(properties) if isinstance(properties, dict) else []
+        taken = properties.get(names[0]) if isinstance(properties, dict) and names else None
+        if len(names) != 1 or not isinstance(taken, dict) or taken.get("type") != "string":
+            raise ValueError(
+                f"TextOutput's function {self.function.name!r} must take one str (the "
+                "answer's text), besides a first RunContext"
+            )
+        self.parameter: Final = names[0]
+        """The parameter the text is given to."""
+
+    def answer(self, text: str, kind: str) -> OutputCall:
+        """The call that makes `text` the answer, of kind `kind`.
+
+        Raises:
+            ValueError: the text is not what the parameter takes (a `Literal`, a pattern).
+        """
+        return self.function.answer({self.parameter: text}, kind)
 
 
 @dataclass(frozen=True, slots=True)

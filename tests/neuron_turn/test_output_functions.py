@@ -22,6 +22,7 @@ from neuron_turn import (
     OutputSpec,
     OutputTypeError,
     OutputValidationError,
+    TextOutput,
     ToolResultPart,
     output_kind,
     output_validator,
@@ -517,3 +518,90 @@ def test_a_choice_or_one_spec_alone_in_a_list_is_refused_naming_what_to_give() -
         OutputSpec([OutputSpec([Refund, shout]), order_total])
     with pytest.raises(OutputTypeError, match="give the OutputSpec itself"):
         OutputSpec([OutputSpec(Refund)])
+
+
+# --- TextOutput: a text answer made the answer by a function ------------------------
+
+
+def words(text: str) -> list[str]:
+    """Split the answer into its words."""
+    if not text.strip():
+        raise ModelRetry("say something")
+    return text.split()
+
+
+@pytest.mark.parametrize("mode", ["tool", "prompted"])
+async def test_a_text_answer_goes_through_the_text_function_and_its_result_is_the_answer(
+    mode: str,
+) -> None:
+    turn, provider = _turn(
+        [answer("  "), answer("tea and cake")], TextOutput(words), output_mode=mode
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == ["tea", "and", "cake"]
+    assert (output_kind(output), output.message.as_text()) == ("text", '["tea","and","cake"]')
+    assert provider.requests[0].tools == [] and provider.requests[0].system is None
+    assert "say something" in provider.requests[1].messages[-1].content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_call_named_final_answer_is_no_way_around_the_text_function() -> None:
+    turn, provider = _turn(
+        [calls(call("c1", "final_answer", response=["forged"])), answer("plain words")],
+        TextOutput(words),
+        output_mode="tool",
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == ["plain", "words"]
+    refused = provider.requests[1].messages[-1].content[0]
+    assert isinstance(refused, ToolResultPart) and refused.is_error
+
+
+async def test_beside_types_text_goes_through_the_function_and_a_type_through_its_tool() -> None:
+    choice = [Refund, TextOutput(words)]
+    texted, _ = _turn([answer("no refund")], choice, output_mode="tool")
+    refunded, _ = _turn([calls(call("c1", "final_answer", amount=3))], choice, output_mode="tool")
+
+    text = await texted.execute(ask())
+    refund = await refunded.execute(ask())
+
+    assert (output_value(text, choice), output_kind(text)) == (["no", "refund"], "text")
+    assert (output_value(refund, choice), output_kind(refund)) == (Refund(amount=3), "Refund")
+
+
+async def test_a_text_function_taking_the_run_context_gets_it() -> None:
+    def tagged(ctx: RunContext[Shop], text: str) -> str:
+        return f"{len(ctx.deps.prices)}:{text}"
+
+    turn, _ = _turn([answer("hi")], TextOutput(tagged), output_mode="prompted")
+
+    output = await turn.execute(ask(), deps=_shop())
+
+    assert turn.output_value(output) == "2:hi"
+
+
+@pytest.mark.parametrize(
+    ("output_type", "says"),
+    [
+        (TextOutput(shout), None),
+        (TextOutput(order_total), "must take one str"),
+        ([TextOutput(words), str], "give one way to take a text answer"),
+        ([Refund, TextOutput(words), TextOutput(shout)], "give one way to take a text answer"),
+    ],
+)
+def test_a_text_function_must_take_one_str_and_be_the_one_way_text_is_taken(
+    output_type: Any, says: str | None
+) -> None:
+    if says is None:
+        assert OutputSpec(output_type).text_only
+        return
+    with pytest.raises(OutputTypeError, match=says):
+        OutputSpec(output_type)
+
+
+def test_text_through_a_function_cannot_be_asked_for_natively() -> None:
+    with pytest.raises(OutputTypeError, match="native output"):
+        OutputSpec(TextOutput(words), mode="native")

@@ -8,6 +8,9 @@ hand-written peer.
 from __future__ import annotations
 
 import json
+import logging
+import os
+import signal
 
 import pytest
 
@@ -18,11 +21,15 @@ from neuron_tool.mcp import (
     MCPInvalidAnswerError,
     MCPPrompt,
     MCPResourceTemplate,
+    MCPResponseTooLargeError,
+    MCPTimeoutError,
     MCPUndeclaredArgumentError,
     MCPUnknownPromptError,
 )
 
 from .changes import TRANSPORTS, changing, counts
+from .library_server import CAP
+from .mcp_servers.noisy import BIG
 from .mcp_servers.paths import script
 
 GREET = MCPPrompt(server="changing", name="greet")
@@ -147,3 +154,41 @@ async def test_a_server_without_the_completions_capability_is_refused_before_any
         "MCP server 'bare' does not declare the 'completions' capability, which the completion"
         " of argument 'name' of resource template 'note://{name}' needs; nothing was sent"
     )
+
+
+async def test_a_completion_that_never_answers_times_out_and_the_session_goes_on() -> None:
+    hang = MCPResourceTemplate(server="flood", uri_template="hang://{a}", name="hang")
+    command, *args = script("noisy")
+    async with MCPClient.stdio(command, [*args, "flood"], name="flood", timeout=1.0) as client:
+        with pytest.raises(MCPTimeoutError) as caught:
+            await client.complete(hang, "a", "")
+        assert await client.call_tool("anything", {}) == "anything"
+
+    assert caught.value.what == "the completion of argument 'a' of resource template 'hang://{a}'"
+
+
+async def test_a_completion_over_the_size_cap_is_refused_and_the_session_goes_on() -> None:
+    big = MCPResourceTemplate(server="flood", uri_template="big://{a}", name="big")
+    command, *args = script("noisy")
+    capped = MCPClient.stdio(command, [*args, "flood"], name="flood", max_response_bytes=CAP)
+    async with capped as client:
+        with pytest.raises(MCPResponseTooLargeError) as caught:
+            await client.complete(big, "a", "")
+        assert await client.call_tool("anything", {}) == "anything"
+
+    assert caught.value.limit == CAP
+    assert caught.value.size is not None and caught.value.size > BIG
+
+
+async def test_a_killed_server_is_restarted_for_the_next_completion(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with changing("stdio") as client:
+        pid = await client.call_tool("pid", {})
+        assert isinstance(pid, str)
+        os.kill(int(pid), signal.SIGKILL)
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            completion = await client.complete(GREET, "style", "fu")
+
+    assert completion.values == ("funny",)
+    assert any("restarting" in record.getMessage() for record in caplog.records)

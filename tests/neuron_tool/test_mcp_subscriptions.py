@@ -20,6 +20,7 @@ from neuron_tool.mcp import (
     MCPClient,
     MCPConnectionError,
     MCPResourceUpdate,
+    MCPTimeoutError,
 )
 
 from .changes import MODERN, TRANSPORTS, Updates, changing
@@ -204,3 +205,20 @@ async def test_many_subscriptions_over_http_share_one_stream_and_leave_requests_
         assert await client.call_tool("echo", {"text": "room left"}) == "room left"
 
     assert updates.uris == [uris[-1]]
+
+
+async def test_a_subscription_never_answered_times_out_and_the_session_goes_on() -> None:
+    updates = Updates()
+    command, *args = script("noisy")
+    noisy = MCPClient.stdio(
+        command, [*args, "flood"], name="noisy", timeout=1.0, on_resource_updated=updates
+    )
+    async with noisy as client:
+        with pytest.raises(MCPTimeoutError) as caught:
+            await client.subscribe_resource("hang://")
+        await client.subscribe_resource("flood://good")
+        await client.read_resource("flood://shapes")  # says flood://good was updated
+        await updates.count("flood://good")
+
+    assert caught.value.what == "the subscription to resource 'hang://'"
+    assert updates.uris == ["flood://good"]

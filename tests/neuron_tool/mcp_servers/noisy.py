@@ -9,7 +9,8 @@ changed; `flood://shapes` sends notices of the wrong shapes, then one good one, 
 `flood://good` was updated. Its one tool is named `listed_N`, N the tools/list
 requests it has answered. Completions of the resource template `strings://{a}` are
 values that are not strings, of `many://{a}` 101 values, of `total://{a}` a total
-below the values sent.
+below the values sent, of `big://{a}` a value of `BIG` characters; those of `hang://{a}`,
+and a subscription to `hang://`, are never answered.
 
 `python noisy.py bare`: declares tools only; its tool `seen` answers the methods it
 was sent, so a test can tell that nothing else was.
@@ -24,6 +25,7 @@ from typing import Any
 MODE = sys.argv[1] if __name__ == "__main__" else "flood"
 UPDATES = 5000
 NOTICES = 10_000
+BIG = 200_000
 CAPABILITIES: dict[str, dict[str, Any]] = {
     "flood": {
         "tools": {"listChanged": True},
@@ -44,7 +46,9 @@ COMPLETIONS: dict[str, dict[str, Any]] = {
     "strings://{a}": {"values": ["fine", 5, None]},
     "many://{a}": {"values": [f"v{index}" for index in range(101)]},
     "total://{a}": {"values": ["a", "b", "c"], "total": 2},
+    "big://{a}": {"values": ["x" * BIG]},
 }
+NEVER = ("hang://{a}", "hang://")  # what it never answers
 
 seen: list[str] = []
 listings = 0
@@ -83,6 +87,7 @@ def call(name: str) -> dict[str, Any]:
 
 
 def handle(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The result for `method`; `{"error": method}` for one it does not know, None for none."""
     global listings
     if method == "initialize":
         return {
@@ -97,12 +102,13 @@ def handle(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "tools/call":
         return call(params["name"])
     if method in ("resources/subscribe", "resources/unsubscribe"):
-        return {}
+        return None if params["uri"] in NEVER else {}
     if method == "resources/read":
         return read(params["uri"])
     if method == "completion/complete":
-        return {"completion": COMPLETIONS[params["ref"]["uri"]]}
-    return None
+        uri = params["ref"]["uri"]
+        return None if uri in NEVER else {"completion": COMPLETIONS[uri]}
+    return {"error": method}
 
 
 def main() -> None:
@@ -114,6 +120,8 @@ def main() -> None:
         seen.append(method)
         result = handle(method, request.get("params") or {})
         if result is None:
+            continue  # never answered
+        if "error" in result:
             send({"id": request_id, "error": {"code": -32601, "message": method}})
             sys.stdout.flush()
         else:

@@ -31,31 +31,38 @@ class ResourceWatch:
     """
 
     def __init__(self, client: Client, *, on_end: StreamEnded) -> None:
-        """No stream yet; `watch` opens one."""
+        """No stream yet; `change` opens one."""
         self._client: Final = client
         self._on_end: Final = on_end
         self._listener: Listener | None = None
         self._lock = asyncio.Lock()
         self.uris: frozenset[str] = frozenset()
 
-    async def watch(self, uris: Iterable[str], open_stream: Opener) -> None:
-        """Hear of `uris` from now on, on a new stream in place of the current one (none: close).
+    async def change(
+        self, wanted: Callable[[frozenset[str]], Iterable[str]], open_stream: Opener
+    ) -> None:
+        """Hear of `wanted(uris)` from now on, on a new stream in place of the current one.
 
-        If opening fails, the current stream goes on as it was.
+        `wanted` is given the URIs of the current stream as the change is made,
+        so that changes made at once each build on the last. An empty set closes
+        the stream; the set there is opens none. If opening fails, the current
+        stream goes on as it was.
         """
-        wanted = tuple(dict.fromkeys(uris))
         async with self._lock:
+            uris = tuple(dict.fromkeys(wanted(self.uris)))
+            if self._listener is not None and frozenset(uris) == self.uris:
+                return
             old = self._listener
-            if not wanted:
+            if not uris:
                 self._listener, self.uris = None, frozenset()
             else:
 
                 def ended(reason: str) -> None:
                     self._ended(listener, reason)
 
-                listener = Listener(self._client, uris=wanted, on_end=ended)
+                listener = Listener(self._client, uris=uris, on_end=ended)
                 honored = await open_stream(listener)
-                taken = frozenset(honored.resource_subscriptions or ()) & frozenset(wanted)
+                taken = frozenset(honored.resource_subscriptions or ()) & frozenset(uris)
                 self._listener, self.uris = listener, taken
                 if listener.ended:  # between its acknowledgment and now
                     self._ended(listener, "it ended as it opened")

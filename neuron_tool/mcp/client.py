@@ -599,7 +599,7 @@ class MCPClient:
             connection.subscribed.add(uri)
             return
         watch = self._resource_watch(connection)
-        await watch.watch([*watch.uris, uri], self._opener(connection, what))
+        await watch.change(lambda uris: (*uris, uri), self._opener(connection, what))
         if uri not in watch.uris:
             reason = "its acknowledgment of the stream leaves the resource out"
             raise MCPInvalidAnswerError(self.name, what, reason)
@@ -611,7 +611,7 @@ class MCPClient:
             return
         watch = connection.resource_watch
         if watch is not None:
-            await watch.watch(watch.uris - {uri}, self._opener(connection, what))
+            await watch.change(lambda uris: uris - {uri}, self._opener(connection, what))
         else:
             connection.subscribed.discard(uri)
             await self._request(connection, what, partial(_unsubscribe, uri=uri))
@@ -625,7 +625,8 @@ class MCPClient:
             what = f"the subscription to {len(wanted)} resources"
             try:
                 self._require_subscribe(connection, what)
-                await self._resource_watch(connection).watch(wanted, self._opener(connection, what))
+                watch = self._resource_watch(connection)
+                await watch.change(lambda _: wanted, self._opener(connection, what))
             except MCPConnectionError:
                 raise
             except MCPBridgeError as exc:

@@ -7,6 +7,7 @@ Against a real server over stdio and loopback HTTP speaking MCP 2026-07-28 (a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -222,3 +223,16 @@ async def test_a_subscription_never_answered_times_out_and_the_session_goes_on()
 
     assert caught.value.what == "the subscription to resource 'hang://'"
     assert updates.uris == ["flood://good"]
+
+
+async def test_subscriptions_made_at_once_are_all_kept(transport: str) -> None:
+    uris = [f"note://at-once/{index}" for index in range(8)]
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await asyncio.gather(*(client.subscribe_resource(uri) for uri in uris))
+        for uri in uris:
+            await client.call_tool("update", {"uri": uri, "text": "changed"})
+        for uri in uris:
+            await updates.count(uri)
+
+    assert sorted(updates.uris) == sorted(uris)

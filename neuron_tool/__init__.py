@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .registry import ToolRegistry, is_tool_name
     from .retry import ModelRetry
     from .schema import ToolSchema
+    from .source import FunctionToolSource, ToolSource, ToolSourceFunction, tool_source
     from .strict import StrictForm, strict_form
     from .tool import BoundArguments, ContextTool, FunctionTool, ToolAnnotations, ToolDyn
     from .truncation import truncate_output
@@ -74,6 +75,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolPermissionError",
         "ToolPrepareError",
         "ToolRegistrationError",
+        "ToolSourceError",
         "ToolTimeoutError",
         "StrictSchemaError",
     ),
@@ -106,6 +108,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".registry": ("ToolRegistry", "is_tool_name"),
     ".retry": ("ModelRetry",),
     ".schema": ("ToolSchema",),
+    ".source": ("FunctionToolSource", "ToolSource", "ToolSourceFunction", "tool_source"),
     ".strict": ("StrictForm", "strict_form"),
     ".tool": (
         "BoundArguments",
@@ -128,6 +131,7 @@ __all__ = [
     "ExternalToolCallError",
     "FileBlock",
     "FunctionTool",
+    "FunctionToolSource",
     "MCPBridgeError",
     "Middleware",
     "ModelRetry",
@@ -156,6 +160,9 @@ __all__ = [
     "ToolRegistry",
     "ToolReturn",
     "ToolSchema",
+    "ToolSource",
+    "ToolSourceError",
+    "ToolSourceFunction",
     "ToolTimeoutError",
     "document_block",
     "document_of",
@@ -171,6 +178,7 @@ __all__ = [
     "strict_form",
     "timeout",
     "tool",
+    "tool_source",
     "truncate_output",
 ]
 

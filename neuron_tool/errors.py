@@ -139,6 +139,18 @@ class ToolPrepareError(ToolError, NonRetryableError):
         super().__init__(f"the prepare of tool {tool!r} {reason}")
 
 
+class ToolSourceError(ToolError):
+    """A tool source (`neuron_tool.source`) failed to give a run's tools, or gave a bad one.
+
+    The run fails before any model call, naming the source.
+    """
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"tool source {source!r} {reason}")
+
+
 class StrictSchemaError(ToolError, ValueError):
     """A tool's input schema has no strict form; `path` says where, `reason` why."""
 

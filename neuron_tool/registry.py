@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pydantic import JsonValue, ValidationError
 
 from .context import RunContext
-from .errors import ToolCallError, ToolError, ToolNotFoundError, ToolRegistrationError
+from .errors import (
+    ToolCallError,
+    ToolError,
+    ToolNotFoundError,
+    ToolRegistrationError,
+    ToolSourceError,
+)
 from .external import is_external
 from .files import ToolReturn
 from .middleware import Middleware, Next, ToolCall, compose
 from .prepare import ToolPrepare, prepare_of, prepared_schema
 from .retry import ModelRetry
 from .schema import InputValidator, InvalidSchemaError, ToolSchema
+from .source import ToolSource, is_tool_source
 from .tool import ToolDyn, takes_context
 
 # The name rule the major providers share; checked here so a bad name fails
@@ -48,10 +56,15 @@ class ToolRegistry:
     """
 
     def __init__(
-        self, tools: Iterable[ToolDyn] = (), *, middleware: Iterable[Middleware] = ()
+        self,
+        tools: Iterable[ToolDyn | ToolSource] = (),
+        *,
+        middleware: Iterable[Middleware] = (),
     ) -> None:
-        """Create a registry holding `tools`, with `middleware` around every call."""
+        """Create a registry of `tools` (sources among them), `middleware` around every call."""
         self._entries: dict[str, _Entry] = {}
+        self.sources: tuple[ToolSource, ...] = ()
+        """The tool sources asked for each run's tools (`neuron_tool.source`), in order."""
         self._middleware: tuple[Middleware, ...] = tuple(middleware)
         self.any_takes_context = False
         """Whether some registered tool asks for a `RunContext` (kept up to date)."""
@@ -63,7 +76,43 @@ class ToolRegistry:
         """The names of the tools that run alone (`sequential`), kept up to date: a model
         answer calling one has all its calls run one after another."""
         for tool in tools:
-            self.register(tool)
+            if is_tool_source(tool):
+                self.add_source(cast(ToolSource, tool))
+            else:
+                self.register(cast(ToolDyn, tool))
+
+    def add_source(self, source: ToolSource) -> None:
+        """Add a tool source: each run asks it for tools that join this registry's for that run.
+
+        Raises:
+            ToolRegistrationError: `source` has no callable `tools_for`.
+        """
+        if not is_tool_source(source):
+            raise ToolRegistrationError(repr(source), "a tool source needs `tools_for(context)`")
+        self.sources = (*self.sources, source)
+
+    async def for_run(self, context: RunContext[Any]) -> ToolRegistry:
+        """This registry with its sources' tools for the run `context` describes.
+
+        The sources are asked at once; the registry returned has no sources (its
+        tools are the run's). Without sources, this registry itself.
+
+        Raises:
+            ToolSourceError: a source raised (its error named), or gave a tool that
+                cannot be registered (a name taken, by the registry or another source).
+        """
+        if not self.sources:
+            return self
+        given = await asyncio.gather(*(_tools_of(source, context) for source in self.sources))
+        run = self.with_tools(())
+        run.sources = ()
+        for source, tools in zip(self.sources, given, strict=True):
+            for tool in tools:
+                try:
+                    run.register(tool)
+                except ToolRegistrationError as exc:
+                    raise ToolSourceError(_source_name(source), f"gave {exc}") from exc
+        return run
 
     def register(self, tool: ToolDyn, *, middleware: Iterable[Middleware] = ()) -> None:
         """Add `tool`, with `middleware` around its calls (inside the global middleware).
@@ -110,6 +159,7 @@ class ToolRegistry:
         copy.any_takes_context, copy.any_prepares = self.any_takes_context, self.any_prepares
         copy.external_names = self.external_names
         copy.sequential_names = self.sequential_names
+        copy.sources = self.sources
         for tool in tools:
             copy.register(tool)
         return copy
@@ -269,6 +319,25 @@ class ToolRegistry:
     def _chain(self, entry: _Entry) -> Next | None:
         layers = self._middleware + entry.middleware
         return compose(layers, _call_tool) if layers else None
+
+
+async def _tools_of(source: ToolSource, context: RunContext[Any]) -> Sequence[ToolDyn]:
+    """What `source` gives for the run, any failure as a `ToolSourceError` naming it."""
+    try:
+        tools: object = await source.tools_for(context)  # checked: a source is the caller's code
+    except ToolSourceError:
+        raise
+    except Exception as exc:
+        reason = f"raised {type(exc).__name__}: {exc}"
+        raise ToolSourceError(_source_name(source), reason) from exc
+    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
+        raise ToolSourceError(_source_name(source), f"gave {type(tools).__name__}, not tools")
+    return cast(Sequence[ToolDyn], tools)
+
+
+def _source_name(source: object) -> str:
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else repr(source)
 
 
 async def _call_tool(call: ToolCall) -> JsonValue | ToolReturn:

@@ -50,6 +50,7 @@ from neuron_tool import (
     ToolRegistrationError,
     ToolRegistry,
     ToolSchema,
+    ToolSource,
 )
 
 from ._compaction import ContextKeeper, context_limit
@@ -224,7 +225,7 @@ class _Exit(Exception):
         self.reason = reason
 
 
-def _registry(tools: ToolRegistry | Iterable[ToolDyn] | None) -> ToolRegistry:
+def _registry(tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None) -> ToolRegistry:
     if tools is None:
         return ToolRegistry()
     if isinstance(tools, ToolRegistry):
@@ -257,7 +258,7 @@ class NeuronTurn(Generic[OutT]):
         self: NeuronTurn[_T],
         provider: Provider,
         *,
-        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None = None,
         hooks: HookRegistry | None = None,
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
@@ -270,7 +271,7 @@ class NeuronTurn(Generic[OutT]):
         self,
         provider: Provider,
         *,
-        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None = None,
         hooks: HookRegistry | None = None,
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
@@ -282,7 +283,7 @@ class NeuronTurn(Generic[OutT]):
         self,
         provider: Provider,
         *,
-        tools: ToolRegistry | Iterable[ToolDyn] | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None = None,
         hooks: HookRegistry | None = None,
         context: ContextStrategy | None = None,
         state: StateReader | None = None,
@@ -322,9 +323,10 @@ class NeuronTurn(Generic[OutT]):
         self.context = context
         self.state = state
         self.config = config if config is not None else NeuronTurnConfig()
-        check_stop_tools(
-            self.config.stop_at_tools, self.tools, where="NeuronTurnConfig.stop_at_tools"
-        )
+        if not self.tools.sources:  # else checked on each run's tools, the sources' among them
+            check_stop_tools(
+                self.config.stop_at_tools, self.tools, where="NeuronTurnConfig.stop_at_tools"
+            )
         check_hosted_tools(
             self.config.hosted_tools, provider=provider, function_tools=self.tools.names()
         )
@@ -350,7 +352,7 @@ class NeuronTurn(Generic[OutT]):
         cls,
         *,
         model: str,
-        tools: Sequence[str | ToolDyn] = (),
+        tools: Sequence[str | ToolDyn | ToolSource] = (),
         context: str | None = "sliding_window",
         context_options: Mapping[str, Any] | None = None,
         system: str = "",
@@ -369,7 +371,7 @@ class NeuronTurn(Generic[OutT]):
         cls,
         *,
         model: str,
-        tools: Sequence[str | ToolDyn] = (),
+        tools: Sequence[str | ToolDyn | ToolSource] = (),
         context: str | None = "sliding_window",
         context_options: Mapping[str, Any] | None = None,
         system: str = "",
@@ -387,7 +389,7 @@ class NeuronTurn(Generic[OutT]):
         cls,
         *,
         model: str,
-        tools: Sequence[str | ToolDyn] = (),
+        tools: Sequence[str | ToolDyn | ToolSource] = (),
         context: str | None = "sliding_window",
         context_options: Mapping[str, Any] | None = None,
         system: str = "",
@@ -521,6 +523,8 @@ class NeuronTurn(Generic[OutT]):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata)
         turn = self._offering(options.external_tools) if options.external_tools else self
+        if turn.tools.sources:
+            turn = await turn._sourced(input, deps)
         if options.stop_at_tools:
             check_stop_tools(options.stop_at_tools, turn.tools, where=INPUT_STOP_TOOLS)
         if options.output is not None and self._output_mode(options.output) == "tool":
@@ -832,9 +836,38 @@ class NeuronTurn(Generic[OutT]):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata)
         turn = self._offering(options.external_tools) if options.external_tools else self
+        if turn.tools.sources:
+            turn = await turn._sourced(input, None)
         settings = self.config.resolve(input.config)
         history = await self._read_history(input.session)
         await turn._resumed_calls(history, decisions, input, settings)
+
+    async def _sourced(self, input: TurnInput, deps: object) -> NeuronTurn[OutT]:
+        """This turn with its tool sources' tools for the run `input` starts.
+
+        The sources are asked once, before anything runs (`neuron_tool.source`);
+        the checks a turn's own tools get when it is made are made on theirs.
+
+        Raises:
+            ToolSourceError: a source failed, or gave a tool whose name is taken.
+            UnknownStopToolError: `NeuronTurnConfig.stop_at_tools` names a tool the run lacks.
+            UnsupportedHostedToolError: a source's tool shadows a hosted tool.
+            UnsupportedStrictToolsError: a source's tool is strict and the provider has no
+                strict mode (checked with the run's other tools, before the first call).
+        """
+        context = RunContext(
+            deps=self.deps if deps is None else deps, session=input.session, input=input
+        )
+        registry = await self.tools.for_run(context)
+        check_stop_tools(
+            self.config.stop_at_tools, registry, where="NeuronTurnConfig.stop_at_tools"
+        )
+        check_hosted_tools(
+            self.config.hosted_tools, provider=self.provider, function_tools=registry.names()
+        )
+        sourced = copy.copy(self)
+        sourced.tools = registry
+        return sourced
 
     def _offering(self, tools: Sequence[ExternalTool]) -> NeuronTurn[OutT]:
         """This turn offering `tools` beside its own, for one call (`with_external_tools`).

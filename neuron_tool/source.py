@@ -1,0 +1,85 @@
+"""Tool sources: tools a turn asks for each time it runs, not once when it is made.
+
+A `ToolRegistry` holds tools fixed when it is built. Some tools are not: an
+MCP server adds and removes tools while it runs (and says so), a tenant's
+tools depend on who calls, a feature flag turns a family of tools on. A
+tool source (`ToolSource`: anything with `async def tools_for(context)`,
+such as an `MCPClient`, or a function made one with `@tool_source`) is put
+among a turn's tools (`NeuronTurn(tools=[lookup, client])`,
+`ToolRegistry.add_source`) and asked for its tools at the start of every
+run, with the run's context (deps, session, input), as pydantic-ai's
+dynamic toolsets and the OpenAI Agents SDK's MCP servers are listed per
+run. The tools it gives join the registry for that run only: they pass the
+registry's middleware, name checks, strictness and stop-tool checks as any
+other tool does, and a name taken twice fails the run naming both.
+
+Why per run, not per model call: a run's tools stay what the model was
+first shown, so a tool cannot vanish between the model asking for it and
+the turn running it; a run after a change sees the change.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
+
+from .context import RunContext
+from .tool import ToolDyn
+
+__all__ = [
+    "FunctionToolSource",
+    "ToolSource",
+    "ToolSourceFunction",
+    "is_tool_source",
+    "tool_source",
+]
+
+ToolSourceFunction: TypeAlias = Callable[
+    [RunContext[Any]], Sequence[ToolDyn] | Awaitable[Sequence[ToolDyn]]
+]
+"""`def tools(ctx) -> list[ToolDyn]` (or `async def`): the tools for the run `ctx` describes."""
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Gives the tools of one run: asked once, at the run's start, with its context."""
+
+    async def tools_for(self, context: RunContext[Any]) -> Sequence[ToolDyn]:
+        """The tools this run may call (an empty sequence: none this time)."""
+        ...
+
+
+def is_tool_source(value: object) -> bool:
+    """Whether `value` is a tool source (has a callable `tools_for`) rather than a tool."""
+    return callable(getattr(value, "tools_for", None))
+
+
+class FunctionToolSource:
+    """A function of the run context giving tools, as a `ToolSource` (made by `@tool_source`)."""
+
+    __slots__ = ("function", "name")
+
+    def __init__(self, function: ToolSourceFunction, *, name: str | None = None) -> None:
+        self.function: Final = function
+        self.name: Final[str] = name or str(getattr(function, "__name__", repr(function)))
+        """How errors name the source."""
+
+    def __repr__(self) -> str:
+        return f"FunctionToolSource({self.name!r})"
+
+    async def tools_for(self, context: RunContext[Any]) -> Sequence[ToolDyn]:
+        """Call the function with `context`; the tools it gave (the registry checks them)."""
+        given = self.function(context)
+        if inspect.isawaitable(given):
+            return await given
+        return given
+
+
+def tool_source(function: ToolSourceFunction) -> FunctionToolSource:
+    """Make a function of the run context, giving that run's tools, a tool source.
+
+    As pydantic-ai's `@agent.toolset`: `@tool_source def admin_tools(ctx): return
+    [ban, unban] if ctx.deps.is_admin else []`.
+    """
+    return FunctionToolSource(function)

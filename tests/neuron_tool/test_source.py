@@ -1,0 +1,130 @@
+"""Tool sources: a registry asks them for each run's tools, checked as its own are."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from neuron_tool import (
+    FunctionToolSource,
+    RunContext,
+    ToolDyn,
+    ToolRegistrationError,
+    ToolRegistry,
+    ToolSourceError,
+    tool,
+    tool_source,
+)
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return key
+
+
+@tool
+def ban(user: str) -> str:
+    """Ban a user."""
+    return user
+
+
+@tool_source
+def admin_tools(ctx: RunContext[dict[str, bool]]) -> list[ToolDyn]:
+    return [ban] if ctx.deps.get("admin") else []
+
+
+async def test_a_registry_asks_its_sources_for_each_runs_tools_with_the_runs_context() -> None:
+    registry = ToolRegistry([lookup, admin_tools])
+
+    admin = await registry.for_run(RunContext(deps={"admin": True}))
+    guest = await registry.for_run(RunContext(deps={"admin": False}))
+
+    assert registry.names() == ["lookup"] and registry.sources == (admin_tools,)
+    assert admin.names() == ["lookup", "ban"] and admin.sources == ()
+    assert guest.names() == ["lookup"]
+
+
+async def test_a_registry_without_sources_is_its_own_run_registry() -> None:
+    registry = ToolRegistry([lookup])
+
+    assert await registry.for_run(RunContext(deps=None)) is registry
+
+
+async def test_sources_are_asked_at_once_not_one_after_another() -> None:
+    both_asked = asyncio.Barrier(2)
+
+    async def waits(ctx: RunContext[None]) -> list[ToolDyn]:
+        await both_asked.wait()  # returns only once the other source was asked too
+        return []
+
+    registry = ToolRegistry([FunctionToolSource(waits, name="a"), FunctionToolSource(waits)])
+
+    await asyncio.wait_for(registry.for_run(RunContext(deps=None)), timeout=10)
+
+
+async def test_the_middleware_wraps_a_sources_tools_too() -> None:
+    seen: list[str] = []
+
+    async def note(call: Any, call_next: Any) -> Any:
+        seen.append(call.name)
+        return await call_next(call)
+
+    registry = ToolRegistry([admin_tools], middleware=[note])
+    run = await registry.for_run(RunContext(deps={"admin": True}))
+
+    assert await run.call("ban", {"user": "mallory"}) == "mallory"
+    assert seen == ["ban"]
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        (
+            FunctionToolSource(lambda ctx: [lookup], name="dup"),
+            "'dup' gave cannot register tool 'lookup'",
+        ),
+        (FunctionToolSource(lambda ctx: "ban", name="text"), "'text' gave str, not tools"),
+        (FunctionToolSource(lambda ctx: 1 / 0, name="broken"), "'broken' raised ZeroDivisionError"),
+        (FunctionToolSource(lambda ctx: [object()], name="junk"), "'junk' gave cannot register"),
+    ],
+)
+async def test_a_source_failing_or_giving_a_bad_tool_fails_the_run_naming_it(
+    source: FunctionToolSource, says: str
+) -> None:
+    registry = ToolRegistry([lookup, source])
+
+    with pytest.raises(ToolSourceError, match=says):
+        await registry.for_run(RunContext(deps=None))
+
+
+async def test_two_sources_giving_one_name_fail_the_run_naming_the_second() -> None:
+    first = FunctionToolSource(lambda ctx: [ban], name="first")
+    second = FunctionToolSource(lambda ctx: [ban], name="second")
+
+    with pytest.raises(ToolSourceError, match="'second' gave"):
+        await ToolRegistry([first, second]).for_run(RunContext(deps=None))
+
+
+async def test_an_async_source_is_awaited() -> None:
+    @tool_source
+    async def later(ctx: RunContext[None]) -> Sequence[ToolDyn]:
+        return [ban]
+
+    run = await ToolRegistry([later]).for_run(RunContext(deps=None))
+
+    assert run.names() == ["ban"]
+
+
+def test_a_registry_with_tools_for_a_call_keeps_its_sources() -> None:
+    registry = ToolRegistry([admin_tools])
+
+    assert registry.with_tools([lookup]).sources == (admin_tools,)
+
+
+def test_adding_what_is_no_source_is_refused() -> None:
+    with pytest.raises(ToolRegistrationError, match="tools_for"):
+        ToolRegistry().add_source(object())  # type: ignore[arg-type]

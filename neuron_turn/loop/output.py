@@ -30,6 +30,12 @@ the kind (`"kind": "Refund"`), so the value reads back as the type the model
 chose, even where two types take the same fields. With `str` among the types
 (`[Refund, str]`) a plain text answer is an answer too (`allows_text`, kind
 `text`): no tool call is forced, and native output (JSON only) is not used.
+
+An output function (`output_type=place_order`, or one of a choice) is asked for
+by its arguments and answers with what it returns, once it has run
+(`neuron_turn.loop.output_functions`); `TextOutput(function)` makes a plain
+text answer the answer through a function; a choice may hold `OutputSpec`s,
+each keeping its own name (its kind), description and tool name.
 """
 
 from __future__ import annotations

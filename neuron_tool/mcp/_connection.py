@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ._describe import describe
 from ._listings import KIND_OF_NOTICE, Listings
 from ._response_size import body_cap
 from ._stdio import GRACE_SECONDS, stdio_transport
@@ -295,11 +296,3 @@ def _tail(fd: int) -> str:
     if start > 0:
         lines = lines[1:]  # most likely cut in the middle
     return "\n".join(lines[-_TAIL_LINES:])
-
-
-def describe(exc: BaseException) -> str:
-    """`Type: message` of the first error in `exc`, looking inside exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -16,7 +16,7 @@ from typing import Final
 import mcp_types as types
 from mcp import Client
 
-from ._connection import describe
+from ._describe import describe
 
 Ended = Callable[[str], None]
 """Called with the reason when a stream ends other than by `Listener.close`."""

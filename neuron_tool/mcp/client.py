@@ -19,8 +19,9 @@ from pydantic import JsonValue, ValidationError
 
 from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
-from ._connection import Connection, describe
+from ._connection import Connection
 from ._convert import call_result
+from ._describe import describe
 from ._listen import Listener
 from ._listings import ListKind
 from ._resource_watch import Opener, ResourceWatch

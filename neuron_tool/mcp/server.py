@@ -17,8 +17,8 @@ from ..errors import ToolError
 from ..registry import ToolRegistry
 from ..retry import ModelRetry
 from ..serving import serve_asgi, server_token
-from ._connection import describe
 from ._convert import advertised_output_schema, error_result, success_result, to_mcp_tool
+from ._describe import describe
 from ._http_guard import BearerAuth, security_settings
 
 _DEFAULT_NAME: Final = "neuron-tool"

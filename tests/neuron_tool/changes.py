@@ -22,9 +22,9 @@ from .mcp_servers.changing import Changing
 from .mcp_servers.paths import script
 from .mcp_servers.served import TOKEN, served_over_http
 
-WAIT: Final = 10.0
+WAIT: Final = 30.0
 """Seconds a test waits for a notice before failing: a bound, never a pause."""
-TIMEOUT: Final = 10.0
+TIMEOUT: Final = 30.0
 TRANSPORTS: Final = ("stdio", "legacy", "http")
 """stdio and HTTP speaking MCP 2026-07-28 (change streams), and stdio speaking 2025-11-25."""
 MODERN: Final = ("stdio", "http")

@@ -24,7 +24,7 @@ from .mcp_servers.paths import script
 
 def noisy(**options: Any) -> MCPClient:
     command, *args = script("noisy")
-    return MCPClient.stdio(command, [*args, "flood"], name="noisy", timeout=10.0, **options)
+    return MCPClient.stdio(command, [*args, "flood"], name="noisy", timeout=60.0, **options)
 
 
 async def test_a_flood_of_updates_keeps_only_the_newest_waiting_while_the_handler_is_busy(

@@ -24,7 +24,7 @@ from typing import Any
 
 MODE = sys.argv[1] if __name__ == "__main__" else "flood"
 UPDATES = 5000
-NOTICES = 10_000
+NOTICES = 3000
 BIG = 200_000
 CAPABILITIES: dict[str, dict[str, Any]] = {
     "flood": {

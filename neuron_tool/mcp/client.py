@@ -17,6 +17,7 @@ from mcp import Client, MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import JsonValue, ValidationError
 
+from ..context import RunContext
 from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
 from ._connection import Connection
@@ -336,15 +337,24 @@ class MCPClient:
         """List the server's tools, following pagination cursors, as `ToolDyn`s.
 
         The listing is cached (`cache_lists`): a tool the server added is in the
-        next listing after it says its tools changed. A turn's tools are those of
-        the registry it was built with, so a new list reaches the next turn built
-        from a new `list_tools()`; an `MCPTool` listed earlier goes on calling the
-        server's tool of its name, and one the server removed answers with the
-        server's error (`MCPRequestError`).
+        next listing after it says its tools changed. Tools listed into a registry
+        stay that registry's; put the client itself among a turn's tools (a tool
+        source, `tools_for`) for each run to list them again. An `MCPTool` listed
+        earlier goes on calling the server's tool of its name, and one the server
+        removed answers with the server's error (`MCPRequestError`).
         """
         return [
             MCPTool(self, tool) for tool in await self._send(self._list_all, retry_if_lost=True)
         ]
+
+    async def tools_for(self, context: RunContext[Any]) -> list[MCPTool]:
+        """The server's tools for one run: the client is a tool source (`neuron_tool.source`).
+
+        `NeuronTurn(provider, tools=[client])` lists them at the start of each run
+        (cached until the server says they changed), so a run after a change
+        offers the server's new tools, as the Agents SDK lists its MCP servers.
+        """
+        return await self.list_tools()
 
     async def fetch_manifest(self) -> list[dict[str, Any]]:
         """The server's tools in MCP's wire form: what a plugin ships for `tools_from_manifest`."""

@@ -270,6 +270,13 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         "default: strict where the provider infers it and the schema fits",
     )
     run.add_argument(
+        "--output-text",
+        action="store_true",
+        help="with --output-schema: a plain text answer is an answer too; prints "
+        '{"kind": "text", "data": ...} for text, the schema\'s kind (its file\'s name up to the '
+        "first dot) for JSON",
+    )
+    run.add_argument(
         "--tool-choice",
         type=_tool_choice,
         metavar="CHOICE",
@@ -756,15 +763,17 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
     """The turn input's metadata: the options TurnConfig has no field for (see CALL_OPTIONS_KEY)."""
     options: dict[str, JsonValue] = {}
     if getattr(args, "output_schema", None) is not None:  # `chat` has no typed answers
-        if len(args.output_schema) == 1:
+        if len(args.output_schema) == 1 and not args.output_text:
             ((path, schema),) = args.output_schema
             options["output_schema"] = schema
             options["output_name"] = path
-        else:
+        else:  # a choice: between the files, or a file and text, each answer naming its kind
             options["output_schema"] = [
                 {"name": _kind_of_file(path), "schema": schema}
                 for path, schema in args.output_schema
             ]
+        if args.output_text:
+            options["output_text"] = True
         if args.output_mode is not None:
             options["output_mode"] = args.output_mode
         if args.strict_output is not None:
@@ -1010,7 +1019,11 @@ def _output_usage_error(args: argparse.Namespace) -> str | None:
     `--output-mode` and `--strict-output` shape a typed answer, so they need
     `--output-schema`; schema files of one kind could not be told apart.
     """
-    flags = (("--output-mode", args.output_mode), ("--strict-output", args.strict_output))
+    flags = (
+        ("--output-mode", args.output_mode),
+        ("--strict-output", args.strict_output),
+        ("--output-text", args.output_text or None),
+    )
     given = [flag for flag, value in flags if value is not None]
     if args.output_schema is not None:
         kinds = [_kind_of_file(path) for path, _ in args.output_schema]

@@ -62,6 +62,7 @@ _NOT_CARRIED: Final = frozenset(
         "output_schema",  # parsed, the file's path is gone; the hint asks for it
         "output_mode",  # only with --output-schema: the hint names them beside it
         "strict_output",
+        "output_text",
     }
 )
 
@@ -217,6 +218,8 @@ def _output_flags(args: argparse.Namespace) -> str:
         flags += ["--output-mode", args.output_mode]
     if args.strict_output is not None:
         flags += ["--strict-output", "on" if args.strict_output else "off"]
+    if args.output_text:
+        flags.append("--output-text")
     return " ".join(flags)
 
 

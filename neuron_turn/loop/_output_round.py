@@ -51,7 +51,7 @@ from .tool_choice import ToolChoice
 CALL_OPTIONS_KEY: Final = "neuron_turn"
 """The `TurnInput.metadata` key holding one call's options, which TurnConfig has no field for:
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
-"output_mode": "tool", "output_strict": true,
+"output_mode": "tool", "output_strict": true, "output_text": true (a plain text answer too),
 (a choice: "output_schema": [{"name": "refund", "schema": {...}}, ...]),
 "usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
 "external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
@@ -70,6 +70,7 @@ _OPTION_KEYS: Final = frozenset(
         "output_name",
         "output_mode",
         "output_strict",
+        "output_text",
         "usage_limits",
         "stop_at_tools",
         "external_tools",
@@ -150,28 +151,40 @@ def _stops(value: JsonValue) -> frozenset[str]:
 
 def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
     schema = options.get("output_schema")
+    shaping = ("output_mode", "output_strict", "output_text")
     if schema is None:
-        given = [key for key in ("output_mode", "output_strict") if options.get(key) is not None]
+        given = [key for key in shaping if options.get(key) is not None]
         if given:
             raise ValueError(f"{' and '.join(given)} given without an output_schema")
         return None
     name = options.get("output_name", "output")
     if not isinstance(name, str):
         raise ValueError(f"output_name must be a string, not {name!r}")
-    mode, strict = options.get("output_mode"), options.get("output_strict")
+    mode = options.get("output_mode")
     if mode is not None and mode not in _OUTPUT_MODES:
         raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {mode!r}")
-    if strict is not None and not isinstance(strict, bool):
-        raise ValueError(f"output_strict must be true or false, not {strict!r}")
+    strict, text = _flag(options, "output_strict"), _flag(options, "output_text")
     if isinstance(schema, list):
         choice = _choice_schemas(schema)
+        if text:
+            # Each kind a raw schema of its own, text beside them (`OutputSpec([..., str])`).
+            kinds = [OutputSpec.json_schema(s, name=k, strict=strict) for k, s in choice.items()]
+            return OutputSpec([*kinds, str], name=name, strict=strict, mode=mode)
         return OutputSpec.json_schema_choice(choice, name=name, strict=strict, mode=mode)
     if not isinstance(schema, dict):
         raise ValueError(
             "output_schema must be a JSON Schema object, or a list of "
             f'{{"name": ..., "schema": {{...}}}} to choose between, not {schema!r}'
         )
-    return OutputSpec.json_schema(schema, name=name, strict=strict, mode=mode)
+    spec = OutputSpec.json_schema(schema, name=name, strict=strict, mode=mode)
+    return OutputSpec([spec, str], name=name, strict=strict, mode=mode) if text else spec
+
+
+def _flag(options: dict[str, JsonValue], key: str) -> bool | None:
+    flag = options.get(key)
+    if flag is not None and not isinstance(flag, bool):
+        raise ValueError(f"{key} must be true or false, not {flag!r}")
+    return flag
 
 
 def _choice_schemas(given: list[JsonValue]) -> dict[str, Mapping[str, JsonValue]]:

@@ -49,6 +49,7 @@ _KEPT: Final = (
     "output_name",
     "output_mode",
     "output_strict",
+    "output_text",
     "usage_limits",
     "stop_at_tools",
     "external_tools",

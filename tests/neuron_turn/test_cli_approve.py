@@ -351,15 +351,18 @@ def test_a_typed_runs_resume_hint_names_its_schema_mode_and_strictness_to_give_a
     schema = tmp_path / "sum.json"
     schema.write_text('{"type": "object"}', encoding="utf-8")
     typed = ["--output-schema", str(schema), "--output-mode", "prompted", "--strict-output", "off"]
+    typed.append("--output-text")
     paused = neuron_turn(env, "run", "add", *TOOL, "--approve-tool", "fixture_add", *typed)
 
     assert paused.returncode == EXIT_AWAITING_APPROVAL, paused.stderr
     assert (
-        "  (add the --output-schema FILE --output-mode prompted --strict-output off this run had)"
-        in paused.stderr.splitlines()
+        "  (add the --output-schema FILE --output-mode prompted --strict-output off "
+        "--output-text this run had)" in paused.stderr.splitlines()
     )
     approve = hint_command(paused.stderr, "approve")
-    assert "--output-mode" not in approve and "--strict-output" not in approve
+    assert all(
+        flag not in approve for flag in ("--output-mode", "--strict-output", "--output-text")
+    )
 
 
 def test_resume_denies_with_a_reason_and_edits_an_input(env: dict[str, str]) -> None:

@@ -343,6 +343,35 @@ def test_two_schema_files_of_one_kind_are_a_usage_error(
     assert "two files name the kind 'refund'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mode", ["tool", "prompted"])
+def test_output_text_takes_a_plain_answer_as_text_and_json_as_its_schemas_kind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mode: str
+) -> None:
+    argv = ["run", "--model", "fixture:echo", "--output-mode", mode, "--output-text"]
+    schema = ["--output-schema", schema_file(tmp_path)]
+
+    assert main([*argv, "just words", *schema]) == 0
+    spoken = capsys.readouterr().out
+    assert main([*argv, '{"answer": 391}', *schema]) == 0
+    typed = capsys.readouterr().out
+
+    assert json.loads(spoken) == {"kind": "text", "data": "echo: just words"}
+    if mode == "prompted":  # the echo model's JSON is its answer
+        assert json.loads(typed) == {"kind": "answer", "data": {"answer": 391}}
+    else:  # structured answers come through the final-answer tool, which echo never calls
+        assert json.loads(typed) == {"kind": "text", "data": 'echo: {"answer": 391}'}
+
+
+def test_output_text_with_a_choice_offers_its_tools_without_forcing_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["run", "hi", "--model", "fixture:list-tools", "--output-mode", "tool"]
+    assert main([*argv, "--output-text", *choice_files(tmp_path)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["kind"] == "text"
+    assert shown["data"].endswith(", final_answer_refund, final_answer_escalation")
+
+
 def test_strict_output_over_a_provider_without_strict_mode_is_a_usage_error_before_any_call(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -361,6 +390,7 @@ def test_strict_output_over_a_provider_without_strict_mode_is_a_usage_error_befo
         (["--output-mode", "native"], "--output-mode shape"),
         (["--strict-output", "off"], "--strict-output shape"),
         (["--output-mode", "tool", "--strict-output", "on"], "--output-mode and --strict-output"),
+        (["--output-text"], "--output-text shape"),
     ],
 )
 def test_output_mode_or_strictness_without_an_output_schema_is_a_usage_error(

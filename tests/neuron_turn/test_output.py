@@ -24,6 +24,7 @@ from neuron_turn import (
     ToolChoice,
     ToolResultPart,
     UnsupportedStrictOutputError,
+    output_kind,
     output_value,
 )
 from neuron_turn.testing import ScriptedProvider
@@ -438,6 +439,39 @@ async def test_an_inputs_output_strict_false_leaves_its_final_answer_tool_loose_
     assert [tool.strict for tool in provider.requests[0].tools] == [sent]
 
 
+@pytest.mark.parametrize("said", ["No number today.", '{"n": 4}'])
+async def test_an_inputs_output_text_takes_plain_text_or_the_schemas_json(said: str) -> None:
+    provider = ScriptedProvider([answer(said)])
+    turn = NeuronTurn(provider)
+    options = {"output_schema": _N_SCHEMA, "output_name": "number", "output_text": True}
+
+    output = await turn.execute(ask(neuron_turn=options))
+
+    text = said.startswith("No")
+    assert output_value(output) == (said if text else {"n": 4})
+    assert output_kind(output) == ("text" if text else "number")
+
+
+async def test_an_inputs_choice_with_output_text_offers_each_kinds_tool_and_forces_none() -> None:
+    provider = ScriptedProvider([calls(call("f1", "final_answer_count", n=5))])
+    turn = NeuronTurn(provider)
+    options = {
+        "output_schema": [
+            {"name": "count", "schema": _N_SCHEMA},
+            {"name": "note", "schema": {"type": "object", "properties": {"t": {"type": "string"}}}},
+        ],
+        "output_mode": "tool",
+        "output_text": True,
+    }
+
+    output = await turn.execute(ask(neuron_turn=options))
+
+    assert (output_value(output), output_kind(output)) == ({"n": 5}, "count")
+    sent = provider.requests[0]
+    assert [t.name for t in sent.tools] == ["final_answer_count", "final_answer_note"]
+    assert sent.tool_choice is None  # text is an answer: no call is forced
+
+
 async def test_an_inputs_native_output_mode_puts_the_schema_on_the_request() -> None:
     provider = ScriptedProvider([answer('{"n": 3}')])
     turn = NeuronTurn(provider)
@@ -482,6 +516,11 @@ async def test_an_inputs_strict_final_answer_without_strict_mode_is_refused_unse
         (
             {"output_mode": "tool", "output_strict": True},
             "output_mode and output_strict given without an output_schema",
+        ),
+        ({"output_text": True}, "output_text given without an output_schema"),
+        (
+            {"output_schema": {"type": "object"}, "output_text": "yes"},
+            "output_text must be true or false, not 'yes'",
         ),
     ],
 )

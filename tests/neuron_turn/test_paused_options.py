@@ -27,6 +27,7 @@ from neuron_turn import (
     ToolResultPart,
     TurnDone,
     limit_crossed,
+    output_kind,
     output_value,
     resume_input,
 )
@@ -113,6 +114,16 @@ async def test_an_inputs_output_mode_and_strictness_hold_after_the_resume() -> N
 
     assert output_value(done) == {"deleted": 1}
     assert "final_answer" in [tool.name for tool in agent.model.requests[0].tools]
+
+
+async def test_an_inputs_output_text_holds_after_the_resume() -> None:
+    agent = _Agent()
+    asked = _options(output_schema=SCHEMA, output_text=True)
+    await agent.run([calls(call("c1", "delete_file", path="old.log"))], _ask(asked))
+
+    done = await agent.run([answer("Deleted it.")], resume_input("s1", [Decision.approve("c1")]))
+
+    assert (output_value(done), output_kind(done)) == ("Deleted it.", "text")
 
 
 async def test_the_resume_gets_what_the_paused_part_left_of_the_usage_limits() -> None:

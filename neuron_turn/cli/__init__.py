@@ -1033,10 +1033,29 @@ def _output_usage_error(args: argparse.Namespace) -> str | None:
                 f"--output-schema: two files name the kind {twice[0]!r} (a file's name up to "
                 "its first dot); rename one"
             )
-        return None
+        return _choice_error(args.output_schema)
     if not given:
         return None
     return f"{' and '.join(given)} shape a typed answer; give --output-schema FILE too"
+
+
+def _choice_error(files: list[tuple[str, dict[str, JsonValue]]]) -> str | None:
+    """Why schema files cannot make a choice as the turn would make it, or None.
+
+    Checked here, before any call, by the turn's own rules: kinds whose final-answer
+    tools' names are one once cut to 64 characters, `$defs` that disagree, a root that
+    is no object.
+    """
+    if len(files) < 2:
+        return None
+    from ..loop.output import OutputSpec, OutputTypeError
+
+    schemas = {_kind_of_file(path): schema for path, schema in files}
+    try:
+        OutputSpec.json_schema_choice(schemas)
+    except OutputTypeError as exc:
+        return f"--output-schema: {exc}"
+    return None
 
 
 def _kind_of_file(path: str) -> str:

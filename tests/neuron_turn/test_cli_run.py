@@ -372,6 +372,39 @@ def test_output_text_with_a_choice_offers_its_tools_without_forcing_one(
     assert shown["data"].endswith(", final_answer_refund, final_answer_escalation")
 
 
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        (
+            {f"{'k' * 60}1.json": '{"type": "object"}', f"{'k' * 60}2.json": '{"type": "object"}'},
+            "have the final-answer tool 'final_answer_kkkk",
+        ),
+        (
+            {"one.json": '{"type": "object"}', "many.json": '{"type": "array"}'},
+            "object at its root",
+        ),
+        (
+            {
+                "a.json": '{"type": "object", "$defs": {"X": {"type": "string"}}}',
+                "b.json": '{"type": "object", "$defs": {"X": {"type": "integer"}}}',
+            },
+            "define 'X' differently",
+        ),
+    ],
+)
+def test_schema_files_that_cannot_make_a_choice_are_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, files: dict[str, str], says: str
+) -> None:
+    flags: list[str] = []
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        flags += ["--output-schema", str(tmp_path / name)]
+
+    assert main(["run", "hi", "--model", "fixture:echo", *flags]) == 2
+    err = capsys.readouterr().err
+    assert "--output-schema: " in err and says in err
+
+
 def test_strict_output_over_a_provider_without_strict_mode_is_a_usage_error_before_any_call(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

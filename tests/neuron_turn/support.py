@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hypothesis import strategies as st
 from moneyed import Money
 from pydantic import JsonValue
 
@@ -99,3 +100,15 @@ def build(
 def dollars(amount: str) -> Money:
     """USD Money."""
     return Money(amount, "USD")
+
+
+def json_values(max_leaves: int = 10) -> st.SearchStrategy[JsonValue]:
+    """Any JSON value, small: what a hostile model may send where JSON is asked for."""
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    return st.recursive(
+        scalars | st.text(max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+        ),
+        max_leaves=max_leaves,
+    )

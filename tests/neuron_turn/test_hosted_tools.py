@@ -34,7 +34,7 @@ from neuron_turn.loop.http_errors import redact_response
 from neuron_turn.loop.provider import TokenUsage
 from neuron_turn.testing import ScriptedProvider
 
-from .support import answer, ask
+from .support import answer, ask, json_values
 
 
 @tool
@@ -250,13 +250,7 @@ def test_malformed_hosted_tool_json_is_refused_naming_what_is_wrong(
         hosted_tool_from_json(data)
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
+_JSON = json_values(8)
 _FIELD = st.sampled_from(
     [
         "max_uses", "allowed_domains", "blocked_domains", "user_location", "city", "x",

@@ -30,7 +30,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import SchemaProvider, ScriptedProvider
 
-from .support import answer, ask, call, calls
+from .support import answer, ask, call, calls, json_values
 
 
 class Refund(BaseModel):
@@ -436,13 +436,7 @@ async def test_the_schema_provider_answers_a_choice_through_its_first_types_tool
     assert provider._calls == 1  # one call, to the first type's tool alone
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
+_JSON = json_values()
 _ANSWERS = st.one_of(
     _JSON,
     st.fixed_dictionaries(

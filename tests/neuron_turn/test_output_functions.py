@@ -31,7 +31,7 @@ from neuron_turn import (
 from neuron_turn.loop.output_functions import OutputCall
 from neuron_turn.testing import ScriptedProvider
 
-from .support import answer, ask, call, calls
+from .support import answer, ask, call, calls, json_values
 
 
 class Refund(BaseModel):
@@ -419,13 +419,7 @@ async def test_arguments_of_the_wrong_type_past_the_retries_end_the_turn_never_r
     assert ran == []
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
+_JSON = json_values()
 _ANSWERS = st.one_of(
     _JSON,
     st.fixed_dictionaries({"items": st.lists(st.text(max_size=4), max_size=3) | _JSON}),

@@ -322,7 +322,10 @@ class OutputRound:
         if self.spec is None or self.mode != "prompted" or self.spec.text_only:
             return base
         schema = json.dumps(self.spec.schema, ensure_ascii=False, separators=(",", ":"))
-        if self.spec.allows_text:
+        if self.spec.prompt_template is not None:
+            # Not `format`: a template may hold other braces (a JSON example).
+            instruction = self.spec.prompt_template.replace("{schema}", schema)
+        elif self.spec.allows_text:
             instruction = (
                 "Give your final answer as plain text, or, for a structured answer, as only "
                 "a JSON object matching this JSON Schema, with no other text and no code "

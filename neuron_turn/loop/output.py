@@ -195,9 +195,12 @@ class OutputSpec(Generic[T]):
             (`infers_strict_tools`: OpenAI's, as pydantic-ai infers). False: never.
         mode: The output mode; default: the provider's preferred one.
         tool_name: The tool the model answers through in `tool` mode.
+        prompt_template: The instruction `prompted` mode adds to the system prompt, with
+            `{schema}` where the schema's JSON goes; default: the loop's own.
 
     Raises:
-        OutputTypeError: pydantic cannot build a JSON Schema for `output_type`.
+        OutputTypeError: pydantic cannot build a JSON Schema for `output_type`, or
+            `prompt_template` has no `{schema}`.
     """
 
     name: str
@@ -222,6 +225,9 @@ class OutputSpec(Generic[T]):
     allows_text: bool
     """Whether a plain text answer is an answer (`str` among a choice's types, as in
     pydantic-ai's `output_type=[Refund, str]`): the text itself, of kind `text`."""
+    prompt_template: str | None = None
+    """The instruction `prompted` mode adds to the system prompt, `{schema}` standing for
+    the schema's JSON (as pydantic-ai's `PromptedOutput(template=...)`); None: the loop's."""
     value_type: Any
     """The Python type of the answer (an output function's return type); None: plain JSON."""
     text_function: TextFunction | None
@@ -239,7 +245,9 @@ class OutputSpec(Generic[T]):
         strict: bool | None = None,
         mode: OutputMode | None = None,
         tool_name: str = FINAL_ANSWER_TOOL,
+        prompt_template: str | None = None,
     ) -> None:
+        self.prompt_template = _template(prompt_template)
         given = _items_of(output_type)
         if any(map(_composes, given)):
             self._composite(
@@ -421,13 +429,16 @@ class OutputSpec(Generic[T]):
         strict: bool | None = None,
         mode: OutputMode | None = None,
         tool_name: str = FINAL_ANSWER_TOOL,
+        prompt_template: str | None = None,
     ) -> OutputSpec[JsonValue]:
         """Return a spec for a raw JSON Schema (draft 2020-12); values are plain JSON.
 
         Raises:
-            OutputTypeError: `schema` is not a valid JSON Schema.
+            OutputTypeError: `schema` is not a valid JSON Schema, or `prompt_template` has
+                no `{schema}`.
         """
         spec = cast(OutputSpec[JsonValue], cls.__new__(cls))
+        spec.prompt_template = _template(prompt_template)
         given = dict(schema)
         try:
             spec._validator = InputValidator(given)
@@ -455,6 +466,7 @@ class OutputSpec(Generic[T]):
         strict: bool | None = None,
         mode: OutputMode | None = None,
         tool_name: str = FINAL_ANSWER_TOOL,
+        prompt_template: str | None = None,
     ) -> OutputSpec[JsonValue]:
         """Return a spec for a choice between raw JSON Schemas by kind, as `OutputSpec([A, B])`.
 
@@ -486,6 +498,7 @@ class OutputSpec(Generic[T]):
                 )
         _check_members(members)
         spec = cast(OutputSpec[JsonValue], cls.__new__(cls))
+        spec.prompt_template = _template(prompt_template)
         spec._adapter = None
         spec._validator = None
         spec._setup(
@@ -892,6 +905,16 @@ def _stored(output: TurnOutput) -> tuple[JsonValue, JsonValue]:
 @lru_cache(maxsize=64)
 def _cached_spec(output_type: Any) -> OutputSpec[Any]:
     return OutputSpec(output_type)
+
+
+def _template(template: str | None) -> str | None:
+    """`template`, once it is seen to have a place for the schema."""
+    if template is not None and "{schema}" not in template:
+        raise OutputTypeError(
+            f"the prompt template {template[:80]!r} has no {{schema}}: the model would not "
+            "see what to answer"
+        )
+    return template
 
 
 def _items_of(output_type: Any) -> tuple[Any, ...]:

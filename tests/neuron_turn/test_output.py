@@ -153,6 +153,28 @@ async def test_prompted_mode_puts_the_schema_in_the_system_prompt() -> None:
     assert '"answer":{"type":"integer"}' in request.system
 
 
+async def test_a_prompt_template_is_what_prompted_mode_adds_with_the_schema_in_its_place() -> None:
+    template = 'Antworte nur mit JSON wie {"answer": 1}, nach diesem Schema: {schema}'
+    spec = OutputSpec(Answer, mode="prompted", prompt_template=template)
+    turn, provider = typed([answer('{"answer": 2}')], spec, system="Sei knapp.")
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Answer(answer=2)
+    system = provider.requests[0].system
+    assert system is not None and system.startswith(
+        'Sei knapp.\nAntworte nur mit JSON wie {"answer": 1}, nach diesem Schema: {"'
+    )
+    assert '"answer":{"type":"integer"}' in system and "{schema}" not in system
+
+
+def test_a_prompt_template_without_a_place_for_the_schema_is_refused() -> None:
+    with pytest.raises(OutputTypeError, match=r"has no \{schema\}"):
+        OutputSpec(Answer, prompt_template="Answer in JSON.")
+    with pytest.raises(OutputTypeError, match=r"has no \{schema\}"):
+        OutputSpec.json_schema({"type": "object"}, prompt_template="JSON please")
+
+
 async def test_native_mode_sends_the_schema_and_no_prompt() -> None:
     turn, provider = typed([answer('{"answer": 1}')], mode="native")
     await turn.execute(ask())

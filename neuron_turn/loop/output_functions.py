@@ -81,10 +81,15 @@ class OutputFunction:
     __slots__ = ("adapter", "description", "name", "returns", "schema", "tool")
 
     def __init__(self, function: Any) -> None:
+        if getattr(function, "__name__", "<lambda>") == "<lambda>":
+            raise ValueError(
+                f"the output function {function!r} has no name to be asked for by (the kind "
+                "and tool the model answers through): define it with def, not lambda"
+            )
         try:
             self.tool: Final = FunctionTool(function)
         except ToolRegistrationError as exc:
-            raise ValueError(exc.reason) from exc
+            raise ValueError(f"output function {exc.tool!r}: {exc.reason}") from exc
         self.name: Final = self.tool.name
         """The function's name: the kind of the answer it gives."""
         self.description: Final[str | None] = self.tool.description or None

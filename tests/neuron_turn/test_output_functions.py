@@ -135,7 +135,7 @@ def test_a_bound_method_is_an_output_function_too() -> None:
 
 
 def test_a_lambda_is_refused_as_it_has_no_name_for_the_model() -> None:
-    with pytest.raises(OutputTypeError, match="no usable __name__"):
+    with pytest.raises(OutputTypeError, match=r"has no name .* not lambda"):
         OutputSpec(lambda text: text)
 
 
@@ -151,7 +151,7 @@ def test_a_function_the_model_could_not_be_told_of_is_refused() -> None:
     def spread(*words: str) -> str:
         return " ".join(words)
 
-    with pytest.raises(OutputTypeError, match=r"\*args parameters cannot be described"):
+    with pytest.raises(OutputTypeError, match=r"'spread': \*args parameters cannot be described"):
         OutputSpec([spread, Refund])
 
 

@@ -2,8 +2,10 @@
 
 `MCPClient` also lists a server's prompts and resources and gets them as layer0
 content (`MCPPromptMessages`, `MCPResourceContents`), caches its listings until the
-server says a list changed, hears of changes to resources it subscribed to
-(`MCPResourceUpdate`), and asks for an argument's completions (`MCPCompletion`).
+server says a list changed (and tells `on_list_changed`: `MCPListChange`), hears of
+changes to resources it subscribed to (`MCPResourceUpdate`), and asks for an
+argument's completions (`MCPCompletion`). It is a tool source: among a turn's tools
+it gives each run the server's tools of the moment; `mcp_servers` connects several.
 
 A server may ask, mid tool call, for what only the client has: a person's answer
 (`elicitation`) or the client's model's words (`sampling`).
@@ -29,6 +31,7 @@ from .errors import (
     MCPUndeclaredArgumentError,
     MCPUnknownPromptError,
 )
+from .list_changes import ListChangeHandler, MCPListChange
 from .prompts import MCPPrompt, MCPPromptArgument, MCPPromptMessage, MCPPromptMessages
 from .resources import MCPResource, MCPResourceContents, MCPResourceTemplate
 from .sampling import (
@@ -44,7 +47,7 @@ from .sampling import (
 from .server import mcp_server, serve_http, serve_stdio
 from .subscriptions import MCPResourceUpdate, ResourceUpdateHandler
 from .tool import MCPTool
-from .toolset import mcp_tools
+from .toolset import mcp_servers, mcp_tools
 
 __all__ = [
     "Elicitation",
@@ -52,6 +55,7 @@ __all__ = [
     "ElicitationHandler",
     "Endpoint",
     "HttpEndpoint",
+    "ListChangeHandler",
     "MCPCapabilityError",
     "MCPClient",
     "MCPCompletion",
@@ -59,6 +63,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPElicitationError",
     "MCPInvalidAnswerError",
+    "MCPListChange",
     "MCPMissingArgumentError",
     "MCPPrompt",
     "MCPPromptArgument",
@@ -88,6 +93,7 @@ __all__ = [
     "StdioCommand",
     "charge_for_sampling",
     "mcp_server",
+    "mcp_servers",
     "mcp_tools",
     "serve_http",
     "serve_stdio",

@@ -20,7 +20,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._describe import describe
-from ._listings import KIND_OF_NOTICE, Listings
+from ._listings import KIND_OF_NOTICE, Listings, ListKind
 from ._response_size import body_cap
 from ._stdio import GRACE_SECONDS, stdio_transport
 from .elicitation import ElicitationHandler, elicitation_callback
@@ -63,7 +63,8 @@ class Connection:
     open, use and close the session.
 
     The server's change notices act on the session's `listings` (a changed list
-    is listed again) and go to `on_resource_updated` (a resource's URI); the
+    is listed again) and go to `on_list_changed` (the list's kind) and
+    `on_resource_updated` (a resource's URI); the
     streams that carry them from MCP 2026-07-28 on are `list_watch` and
     `resource_watch`, closed with the session.
     """
@@ -79,6 +80,7 @@ class Connection:
         sampling: SamplingHandler | None = None,
         cache_lists: bool = True,
         on_resource_updated: Callable[[str], None] | None = None,
+        on_list_changed: Callable[[ListKind], None] | None = None,
     ) -> None:
         """Prepare a session with `endpoint`; `open` makes and starts one."""
         self.endpoint: Final = endpoint
@@ -106,6 +108,7 @@ class Connection:
         self.resource_watch: ResourceWatch | None = None
         """The stream of subscribed resources' updates, on a 2026-07-28 session."""
         self._on_resource_updated: Final = on_resource_updated
+        self._on_list_changed: Final = on_list_changed
 
     @classmethod
     async def open(
@@ -120,6 +123,7 @@ class Connection:
         sampling: SamplingHandler | None = None,
         cache_lists: bool = True,
         on_resource_updated: Callable[[str], None] | None = None,
+        on_list_changed: Callable[[ListKind], None] | None = None,
     ) -> Connection:
         """Start or reach the server and finish the MCP handshake within `timeout` seconds.
 
@@ -137,6 +141,7 @@ class Connection:
             sampling=sampling,
             cache_lists=cache_lists,
             on_resource_updated=on_resource_updated,
+            on_list_changed=on_list_changed,
         )
         await connection._start(timeout)
         return connection
@@ -274,7 +279,9 @@ class Connection:
             return
         kind = KIND_OF_NOTICE.get(method)
         if kind is not None:
-            self.listings.changed(kind)
+            self.listings.changed(kind)  # first, so that a handler told of it lists anew
+            if self._on_list_changed is not None:
+                self._on_list_changed(kind)
         elif method == "notifications/resources/updated" and self._on_resource_updated:
             uri = getattr(getattr(message, "params", None), "uri", None)
             if isinstance(uri, str):

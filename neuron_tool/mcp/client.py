@@ -22,9 +22,10 @@ from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
 from ._connection import Connection
 from ._convert import call_result
+from ._deliveries import Deliveries
 from ._describe import describe
 from ._listen import Listener
-from ._listings import ListKind
+from ._listings import KIND_OF_NOTICE, ListKind
 from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
 from .completions import MCPCompletion, completion_of, completion_request, reference
@@ -40,6 +41,7 @@ from .errors import (
     MCPSamplingError,
     MCPTimeoutError,
 )
+from .list_changes import ListChangeHandler, MCPListChange
 from .prompts import (
     MCPPrompt,
     MCPPromptMessages,
@@ -103,8 +105,9 @@ class MCPClient:
 
     Listings (tools, prompts, resources, templates) are cached until the server
     says the list changed, the session restarts, or `invalidate_cache()`, as
-    pydantic-ai's `MCPServer` does; a subscribed resource's changes go to
-    `on_resource_updated`; `complete` asks for an argument's completions.
+    pydantic-ai's `MCPServer` does, and each change is told to `on_list_changed`;
+    a subscribed resource's changes go to `on_resource_updated`; `complete` asks
+    for an argument's completions.
     """
 
     def __init__(
@@ -122,6 +125,7 @@ class MCPClient:
         sequential_tools: bool = False,
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
+        on_list_changed: ListChangeHandler | None = None,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -162,6 +166,10 @@ class MCPClient:
                 server says a resource subscribed to with `subscribe_resource` changed
                 (`neuron_tool.mcp.subscriptions`: one at a time, in a task of its own,
                 updates of one URI merged and the waiting ones bounded).
+            on_list_changed: Awaited with an `MCPListChange` each time the server says
+                its tools, prompts or resources changed (`neuron_tool.mcp.list_changes`:
+                one at a time, in a task of its own, the changes of one list merged),
+                with or without `cache_lists`; a handler that raises is logged.
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
@@ -192,6 +200,20 @@ class MCPClient:
         self._updates: Final = (
             None if on_resource_updated is None else ResourceUpdates(self.name, on_resource_updated)
         )
+        self.on_list_changed: Final = on_list_changed
+        self._list_changes: Final = (
+            None
+            if on_list_changed is None
+            else Deliveries(
+                server=self.name,
+                handler=on_list_changed,
+                event=partial(MCPListChange, self.name),
+                # One waiting per list: none is ever dropped, however many the server sends.
+                limit=len(set(KIND_OF_NOTICE.values())),
+                what="list changes",
+                handler_name="on_list_changed",
+            )
+        )
         described = endpoint.describe()
         self._label: Final = f"MCP server {self.name!r}" + (
             f" ({described})" if described != self.name else ""
@@ -220,6 +242,7 @@ class MCPClient:
         sequential_tools: bool = False,
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
+        on_list_changed: ListChangeHandler | None = None,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -241,6 +264,7 @@ class MCPClient:
             sequential_tools=sequential_tools,
             cache_lists=cache_lists,
             on_resource_updated=on_resource_updated,
+            on_list_changed=on_list_changed,
         )
 
     @classmethod
@@ -261,6 +285,7 @@ class MCPClient:
         sequential_tools: bool = False,
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
+        on_list_changed: ListChangeHandler | None = None,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -289,6 +314,7 @@ class MCPClient:
             sequential_tools=sequential_tools,
             cache_lists=cache_lists,
             on_resource_updated=on_resource_updated,
+            on_list_changed=on_list_changed,
         )
 
     def __repr__(self) -> str:
@@ -325,6 +351,8 @@ class MCPClient:
         self._closed = True
         if self._updates is not None:
             await self._updates.close()
+        if self._list_changes is not None:
+            await self._list_changes.close()
         if self._loop is not asyncio.get_running_loop():
             self._connection = None  # its event loop has ended, and stopped it
             return
@@ -538,12 +566,15 @@ class MCPClient:
         its name or `uri_template`); `context_arguments` are its arguments already
         filled in, which a server may use to narrow its suggestions. A prompt is
         looked up in the server's listing first, and the argument names checked
-        against those it declares, as for `get_prompt`.
+        against those it declares, as for `get_prompt`; a template's are checked
+        against the variables of its URI template (`MCPResourceTemplate.variables`)
+        before the server is even reached.
 
         Raises:
             MCPCapabilityError: The server does not declare `completions`; nothing was sent.
             MCPUnknownPromptError: The server lists no prompt of `ref`'s name.
-            MCPUndeclaredArgumentError: A name the prompt does not declare.
+            MCPUndeclaredArgumentError: A name the prompt does not declare, or that is no
+                variable of the template's URI template; nothing was sent.
             TypeError: `value` or an argument of `context_arguments` is not a string.
             MCPInvalidAnswerError: The answer is not MCP's (more than 100 values,
                 values that are not strings, a total below their number).
@@ -555,6 +586,8 @@ class MCPClient:
             if not isinstance(each, str):
                 kind = type(each).__name__
                 raise TypeError(f"completion arguments are strings; {name!r} is a {kind}")
+        if isinstance(ref, MCPResourceTemplate):
+            ref.check_declared(given)  # its URI says what it takes: no listing to ask for
         send = partial(
             self._complete, ref=ref, argument=argument_name, value=value, context=context
         )
@@ -692,10 +725,11 @@ class MCPClient:
     async def _watch_lists(self, connection: Connection) -> None:
         """On a 2026-07-28 session, open the stream the server tells list changes on.
 
-        An earlier session hears them unasked. A list whose changes cannot be
-        heard (no stream, or one that ended) is not cached, lest it go stale.
+        For the cache and for `on_list_changed`; an earlier session hears them
+        unasked. A list whose changes cannot be heard (no stream, or one that
+        ended) is not cached, lest it go stale.
         """
-        if not (self.cache_lists and connection.modern):
+        if not ((self.cache_lists or self._list_changes is not None) and connection.modern):
             return
         capabilities = connection.client.server_capabilities
         declared: dict[ListKind, object] = {
@@ -719,7 +753,7 @@ class MCPClient:
         except MCPConnectionError:
             raise
         except MCPBridgeError as exc:
-            logger.warning("%s: %s; its lists are not cached", self._label, exc)
+            logger.warning("%s: %s; %s", self._label, exc, self._unheard_means(now=True))
             connection.listings.unheard(kinds)
             return
         connection.list_watch = listener
@@ -728,13 +762,27 @@ class MCPClient:
         )
 
     def _lists_unheard(self, connection: Connection, kinds: list[ListKind], reason: str) -> None:
-        if connection.lost is None:
-            logger.warning(
-                "%s ended its stream of list changes (%s); its lists are not cached any more",
-                self._label,
-                reason,
-            )
         connection.listings.unheard(kinds)
+        if connection.lost is not None:
+            return  # the session ended: a restarted one tells of its lists anew
+        logger.warning(
+            "%s ended its stream of list changes (%s); %s",
+            self._label,
+            reason,
+            self._unheard_means(now=False),
+        )
+        if self._list_changes is not None:
+            for kind in kinds:
+                self._list_changes.push(kind)  # each may have changed unseen
+
+    def _unheard_means(self, *, now: bool) -> str:
+        """What a list's changes going unheard costs this client, for the log."""
+        means = []
+        if self.cache_lists:
+            means.append("its lists are not cached" + ("" if now else " any more"))
+        if self._list_changes is not None:
+            means.append("on_list_changed hears of no " + ("change" if now else "more changes"))
+        return "; ".join(means)
 
     def _require(self, declared: bool, capability: str, what: str) -> None:
         if not declared:
@@ -849,7 +897,16 @@ class MCPClient:
                 logger.warning("%s stopped (%s); restarting it", self._label, connection.lost)
                 await connection.close()
             self._connection = await self._open()
+            if connection is not None:
+                self._lists_may_have_changed(self._connection)
             return self._connection
+
+    def _lists_may_have_changed(self, connection: Connection) -> None:
+        """Tell `on_list_changed` of each list a restarted server offers: it may differ now."""
+        if self._list_changes is None:
+            return
+        for kind in _offered_lists(connection):
+            self._list_changes.push(kind)
 
     async def _open(self) -> Connection:
         connection = await Connection.open(
@@ -862,6 +919,7 @@ class MCPClient:
             sampling=self.sampling,
             cache_lists=self.cache_lists,
             on_resource_updated=self._heard_update if self._updates is not None else None,
+            on_list_changed=self._list_changes.push if self._list_changes is not None else None,
         )
         try:
             await self._watch_lists(connection)
@@ -956,6 +1014,17 @@ async def _get_prompt(
 
 async def _read_resource(client: Client, *, uri: str) -> types.ReadResourceResult:
     return await client.read_resource(uri)
+
+
+def _offered_lists(connection: Connection) -> list[ListKind]:
+    """The lists the server of `connection` declares it has."""
+    capabilities = connection.client.server_capabilities
+    offered: dict[ListKind, object] = {
+        "tools": capabilities.tools,
+        "prompts": capabilities.prompts,
+        "resources": capabilities.resources,
+    }
+    return [kind for kind, capability in offered.items() if capability is not None]
 
 
 def _subscribed(connection: Connection) -> AbstractSet[str]:

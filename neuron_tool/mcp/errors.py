@@ -12,7 +12,7 @@ ToolError
 │   ├── MCPUnknownPromptError               a prompt it does not list, refused before sending
 │   ├── MCPCapabilityError                  what the server does not declare, refused before sending
 │   ├── MCPPromptArgumentError              a prompt's arguments, refused before sending
-│   │   ├── MCPUndeclaredArgumentError      ... one the prompt does not declare
+│   │   ├── MCPUndeclaredArgumentError      ... one it (or a template's URI) does not declare
 │   │   └── MCPMissingArgumentError         ... a required one left out
 │   └── MCPTimeoutError(..., TimeoutError)  the server did not answer in time
 │       └── MCPConnectTimeoutError          ... the MCP handshake, within `connect_timeout`
@@ -174,7 +174,9 @@ class MCPCapabilityError(MCPBridgeError):
 class MCPPromptArgumentError(MCPBridgeError):
     """Raised, before the request, when a prompt's arguments are not the ones it declares.
 
-    `arguments` names the offending ones; the subclass says how they offend.
+    `arguments` names the offending ones; the subclass says how they offend. A
+    completion's arguments of a resource template are checked alike, against the
+    variables of its URI template: `prompt` is then that URI template.
     """
 
     def __init__(self, server: str, prompt: str, arguments: tuple[str, ...], message: str) -> None:
@@ -188,18 +190,29 @@ class MCPUndeclaredArgumentError(MCPPromptArgumentError):
     """Raised, before the request, for arguments the prompt does not declare (`arguments`).
 
     A server's prompt is untrusted: what it was never told it takes is not sent.
+    `of` says what declares them: `"prompt"`, or `"resource template"` for a
+    completion of an argument its URI template has no variable of (`declared`
+    then holds the variables, `{id}`, `{+path}`, `{?q,lang}` giving `id`,
+    `path`, `q` and `lang`).
     """
 
     def __init__(
-        self, server: str, prompt: str, arguments: tuple[str, ...], declared: tuple[str, ...]
+        self,
+        server: str,
+        prompt: str,
+        arguments: tuple[str, ...],
+        declared: tuple[str, ...],
+        *,
+        of: str = "prompt",
     ) -> None:
         self.declared = declared
+        self.of = of
         takes = f"it declares {', '.join(map(repr, declared))}" if declared else "it declares none"
         super().__init__(
             server,
             prompt,
             arguments,
-            f"prompt {prompt!r} of MCP server {server!r} does not declare the argument"
+            f"{of} {prompt!r} of MCP server {server!r} does not declare the argument"
             f"{_plural(arguments)} {', '.join(map(repr, arguments))} ({takes}); nothing was sent",
         )
 

@@ -11,7 +11,10 @@ A blob whose base64 does not decode is refused naming its uri
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 import mcp_types as types
 
@@ -19,9 +22,15 @@ from layer0 import Base64Source, CustomBlock, ImageBlock, TextBlock
 
 from ..files import FileBlock, document_of
 from ._convert import blob_file, decodes
-from .errors import MCPInvalidAnswerError
+from .errors import MCPInvalidAnswerError, MCPUndeclaredArgumentError
 
-__all__ = ["MCPResource", "MCPResourceContents", "MCPResourceTemplate"]
+__all__ = ["MCPResource", "MCPResourceContents", "MCPResourceTemplate", "uri_variables"]
+
+_EXPRESSION: Final = re.compile(r"\{([^{}]*)\}")
+# RFC 6570's operators (section 2.2), the reserved ones included, which a name follows.
+_OPERATORS: Final = "+#./;?&=,!@|"
+# A prefix (`:3`) or explode (`*`) modifier after a name (section 2.4).
+_MODIFIER: Final = re.compile(r"(?::\d*|\*)$")
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,47 @@ class MCPResourceTemplate:
     title: str | None = None
     description: str | None = None
     mime_type: str | None = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The names of the URI template's variables, in order: its arguments to complete.
+
+        RFC 6570's expressions, operators and modifiers taken off:
+        `files://{+path}{?q,lang}` has `path`, `q` and `lang`.
+        """
+        return uri_variables(self.uri_template)
+
+    def check_declared(self, arguments: Mapping[str, object]) -> None:
+        """Refuse `arguments` (a completion's) unless each is a variable of the URI template.
+
+        Why: the server is untrusted, and a name its template never had is sent
+        to no one, as a prompt's undeclared argument is not.
+
+        Raises:
+            MCPUndeclaredArgumentError: Some are not variables (all of them named).
+        """
+        variables = self.variables
+        undeclared = tuple(name for name in arguments if name not in variables)
+        if undeclared:
+            raise MCPUndeclaredArgumentError(
+                self.server, self.uri_template, undeclared, variables, of="resource template"
+            )
+
+
+def uri_variables(template: str) -> tuple[str, ...]:
+    """The variable names of an RFC 6570 URI template, each once, in order of appearance.
+
+    `{id}`, `{+path}`, `{#frag}`, `{.ext}`, `{/seg*}`, `{;p}`, `{?q,lang}`, `{&x:3}`:
+    the operator before the names and each name's modifier (`*`, `:N`) are not
+    part of it. Text outside braces is no variable.
+    """
+    names: dict[str, None] = {}
+    for expression in _EXPRESSION.findall(template):
+        for spec in expression.lstrip(_OPERATORS).split(","):
+            name = _MODIFIER.sub("", spec.strip())
+            if name:
+                names[name] = None
+    return tuple(names)
 
 
 @dataclass(frozen=True)

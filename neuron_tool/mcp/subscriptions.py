@@ -16,15 +16,14 @@ the client; its failures are logged, never raised into the session.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, TypeAlias
 
-__all__ = ["MAX_PENDING_UPDATES", "MCPResourceUpdate", "ResourceUpdateHandler"]
+from ._deliveries import Deliveries
 
-logger = logging.getLogger(__name__)
+__all__ = ["MAX_PENDING_UPDATES", "MCPResourceUpdate", "ResourceUpdateHandler"]
 
 MAX_PENDING_UPDATES: Final = 1000
 """How many URIs' updates may wait for the handler; past it, the oldest is dropped."""
@@ -53,7 +52,7 @@ class ResourceUpdates:
     """A client's subscribed URIs, and the updates for them waiting for the handler.
 
     `push` never waits (it runs as the notice arrives); a task of its own awaits
-    the handler with each waiting update, oldest first, and ends when none wait.
+    the handler with each waiting update, oldest first (`_deliveries.Deliveries`).
     """
 
     def __init__(
@@ -61,12 +60,15 @@ class ResourceUpdates:
     ) -> None:
         """Nothing subscribed, nothing waiting; updates go to `handler`, at most `limit` waiting."""
         self.server: Final = server
-        self._handler: Final = handler
-        self._limit: Final = limit
         self._subscribed: dict[str, None] = {}
-        self._waiting: dict[str, None] = {}  # in order of arrival, oldest first
-        self._dropped = 0
-        self._task: asyncio.Task[None] | None = None
+        self._deliveries: Final = Deliveries(
+            server=server,
+            handler=handler,
+            event=partial(MCPResourceUpdate, server),
+            limit=limit,
+            what="resource updates",
+            handler_name="on_resource_updated",
+        )
 
     @property
     def subscribed(self) -> tuple[str, ...]:
@@ -80,60 +82,19 @@ class ResourceUpdates:
     def discard(self, uri: str) -> None:
         """Take no more updates for `uri`, and drop one waiting for it."""
         self._subscribed.pop(uri, None)
-        self._waiting.pop(uri, None)
+        self._deliveries.discard(uri)
 
     def push(self, uri: str) -> None:
         """The server said `uri` changed: have the handler told, unless it is none of ours."""
-        if not self._takes(uri):
-            return
-        self._waiting.pop(uri, None)  # merged, and moved to the newest
-        if len(self._waiting) >= self._limit:
-            del self._waiting[next(iter(self._waiting))]
-            self._dropped += 1
-            if self._dropped == 1:
-                logger.warning(
-                    "MCP server %r sends resource updates faster than on_resource_updated"
-                    " takes them; past %d waiting, the oldest are dropped",
-                    self.server,
-                    self._limit,
-                )
-        self._waiting[uri] = None
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
-                self._deliver(), name=f"MCP server {self.server!r} resource updates"
-            )
+        if self._takes(uri):
+            self._deliveries.push(uri)
 
     async def close(self) -> None:
         """Forget every subscription and waiting update, and stop the delivering task."""
         self._subscribed.clear()
-        self._waiting.clear()
-        task = self._task
-        if task is None or task.done() or task is asyncio.current_task():
-            return
-        if task.get_loop() is not asyncio.get_running_loop():
-            return  # its event loop has ended, and cancelled it
-        task.cancel()
-        await asyncio.wait([task])
+        await self._deliveries.close()
 
     def _takes(self, uri: str) -> bool:
         if uri in self._subscribed:
             return True
         return len(uri) <= _MAX_SUBRESOURCE_URI and any(map(uri.startswith, self._subscribed))
-
-    async def _deliver(self) -> None:
-        while self._waiting:
-            uri = next(iter(self._waiting))
-            del self._waiting[uri]
-            try:
-                await self._handler(MCPResourceUpdate(self.server, uri))
-            except Exception:
-                logger.exception(
-                    "on_resource_updated failed for %r of MCP server %r", uri, self.server
-                )
-        if self._dropped:
-            logger.warning(
-                "%d resource updates of MCP server %r were dropped, newer ones kept",
-                self._dropped,
-                self.server,
-            )
-            self._dropped = 0

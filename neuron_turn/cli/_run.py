@@ -40,7 +40,10 @@ from layer0 import (
     TurnInput,
     TurnOutput,
 )
-from neuron_tool import ToolDyn, ToolError
+from neuron_tool import ToolError
+from neuron_tool.context import RunContext
+from neuron_tool.registry import ToolRegistry
+from neuron_tool.source import ToolSource
 
 from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
@@ -322,7 +325,7 @@ async def build_turn(
     model = spec.model or _announce(*choose_model(manager, os.environ))
     # The servers connect before the turn exists: its provider answers them once built.
     sampler = LateSampler() if spec.mcp_sampling else None
-    mcp = await _mcp_tools(stack, spec, connect, sampler)
+    mcp = await _mcp_servers(stack, spec, connect, sampler)
     turn = NeuronTurn.from_plugins(
         model=model,
         tools=[*spec.tools, *mcp],
@@ -342,6 +345,7 @@ async def build_turn(
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
+    await _check_tool_names(turn, mcp)
     if sampler is not None:
         sampler.answer_with(turn.provider)
     if spec.progress:
@@ -457,9 +461,15 @@ async def streamed(
     return output
 
 
-async def _mcp_tools(
+async def _mcp_servers(
     stack: AsyncExitStack, spec: TurnSpec, connect: float | None, sampler: LateSampler | None
-) -> list[ToolDyn]:
+) -> list[ToolSource]:
+    """The `--mcp` and `--mcp-url` servers, connected, as the turn's tool sources.
+
+    Sources, not their tools listed once: each run of the turn lists them (from
+    the clients' caches until a server says its tools changed), so a chat, or a
+    worker, offers a tool a server added since its last answer.
+    """
     if not (spec.mcp_commands or spec.mcp_urls):
         if spec.mcp_sampling:
             print(
@@ -469,7 +479,7 @@ async def _mcp_tools(
             )
         return []
     # The MCP SDK takes ~0.5 s to import.
-    from neuron_tool.mcp import HttpEndpoint, mcp_tools
+    from neuron_tool.mcp import HttpEndpoint, mcp_servers
     from neuron_tool.mcp.client import DEFAULT_CONNECT_TIMEOUT
 
     seconds = DEFAULT_CONNECT_TIMEOUT if connect is None else min(connect, DEFAULT_CONNECT_TIMEOUT)
@@ -478,7 +488,7 @@ async def _mcp_tools(
         # Read here, not kept in the spec: the token stays out of every repr.
         headers["Authorization"] = f"Bearer {os.environ[spec.mcp_token_env]}"
     urls = [HttpEndpoint(url, headers) for url in spec.mcp_urls]
-    servers = mcp_tools(
+    servers = mcp_servers(
         commands=spec.mcp_commands,
         urls=urls,
         connect_timeout=seconds,
@@ -486,6 +496,20 @@ async def _mcp_tools(
         sampling=sampler,
     )
     return list(await stack.enter_async_context(servers))
+
+
+async def _check_tool_names(turn: NeuronTurn, sources: Sequence[ToolSource]) -> None:
+    """Refuse now, not at the first answer, a server's tool named as a `--tool` one is.
+
+    `mcp_servers` refused two servers' tools of one name; the run's own check
+    (`ToolRegistry.for_run`) sees the servers' tools beside the plugins' ones.
+    The listings it asks for are those the servers gave on connecting, cached.
+
+    Raises:
+        ToolSourceError: A server offers a tool of a name taken, naming the server.
+    """
+    if sources:
+        await ToolRegistry([*turn.tools, *sources]).for_run(RunContext(deps=None))
 
 
 def _left_after(config: TurnConfig, started: float) -> TurnConfig:

@@ -1,0 +1,188 @@
+"""`neuron-turn chat --mcp` / `--mcp-url`: each answer offers the servers' tools of the moment.
+
+The command line gives the turn its MCP clients as tool sources, so a chat (one
+turn, many answers, one process) offers a tool a server added since the last
+answer. `main` runs in this process, against the changing test server over stdio
+(MCP 2026-07-28 and 2025-11-25) and loopback HTTP. The model is a scripted one a
+plugin of the test's own registers: in the first answer it calls `add_tool`, and
+before answering again it waits until the command line's client heard the server
+say its tools changed (an event, never a pause); in the second it calls the new tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shlex
+import threading
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from neuron_tool import ToolRegistry, tool
+from neuron_tool.mcp import serve_http
+from neuron_turn import (
+    ProviderRequest,
+    ProviderResponse,
+    ProviderStreamEvent,
+    RegisterProvider,
+    ToolResultPart,
+    ToolUsePart,
+    hookimpl,
+)
+from neuron_turn.cli import main
+from neuron_turn.cli._errors import EXIT_TOOL_SOURCE
+from neuron_turn.plugins import get_plugin_manager
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
+from tests.neuron_tool.changes import Heard
+from tests.neuron_tool.mcp_servers.changing import Changing
+from tests.neuron_tool.mcp_servers.paths import script
+from tests.neuron_tool.mcp_servers.served import TOKEN, served_over_http
+
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
+
+
+class HearingModel(ScriptedProvider):
+    """A scripted model whose second answer waits until a client heard the tools change."""
+
+    def __init__(self, heard: Heard, tool: str) -> None:
+        super().__init__(
+            [
+                tool_call_response(ToolUsePart("c1", "add_tool", {"name": tool})),
+                text_response("added"),
+                tool_call_response(ToolUsePart("c2", tool, {})),
+                text_response("ran it"),
+            ]
+        )
+        self.heard = heard
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        await self._after_the_change()
+        return await super().complete(request)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        await self._after_the_change()
+        async for event in super().stream(request):
+            yield event
+
+    async def _after_the_change(self) -> None:
+        if len(self.requests) == 1:  # add_tool has run: the change is on its way
+            await self.heard.change("tools")
+
+
+class ModelPlugin:
+    """Registers `hearing:<any>`, the one model of the test."""
+
+    def __init__(self, model: HearingModel) -> None:
+        self.model = model
+
+    @hookimpl
+    def register_providers(self, register: RegisterProvider) -> None:
+        register("hearing", self._make)
+
+    def _make(self, model: str, **options: Any) -> HearingModel:
+        return self.model
+
+
+@pytest.fixture(scope="module")
+def changing_url() -> Iterator[str]:
+    """The changing server over loopback HTTP, on a loop of its own thread (`main` has its own)."""
+    ready: Future[str] = Future()
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        async with served_over_http(Changing().server()) as url:
+            ready.set_result(url)
+            await stop.wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    yield ready.result(timeout=30)
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the MCP server did not stop"
+    loop.close()
+
+
+def server_flags(transport: str, request: pytest.FixtureRequest) -> list[str]:
+    if transport == "http":
+        url: str = request.getfixturevalue("changing_url")
+        request.getfixturevalue("monkeypatch").setenv("CHANGING_TOKEN", TOKEN)
+        return ["--mcp-url", url, "--mcp-token-env", "CHANGING_TOKEN"]
+    legacy = ["legacy"] if transport == "legacy" else []
+    return ["--mcp", shlex.join([*script("changing"), *legacy])]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "legacy", "http"])
+def test_a_chat_offers_in_its_next_answer_a_tool_the_server_added_during_the_last(
+    transport: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = f"fresh_{transport}"  # the HTTP server lives on: a name no other test added
+    model = HearingModel(Heard(monkeypatch), name)
+    get_plugin_manager().register(ModelPlugin(model), name="hearing-model")
+    monkeypatch.setattr("sys.stdin", io.StringIO("add a tool\nuse it\n"))
+
+    code = main(["chat", "--model", "hearing:m", *server_flags(transport, request)])
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.splitlines() == ["added", "ran it"]
+    first, second = ({tool.name for tool in model.requests[i].tools} for i in (0, 2))
+    assert "add_tool" in first and name not in first
+    assert second - first == {name}
+    (ran,) = model.requests[3].messages[-1].content
+    assert isinstance(ran, ToolResultPart) and not ran.is_error
+    assert ran.content == name
+
+
+@tool(name="fixture_add")
+async def remote_add(a: int, b: int) -> str:
+    """Add two numbers, on the MCP server: named as the fixture plugin's tool is."""
+    return f"{a + b} (from the MCP server)"
+
+
+@pytest.fixture(scope="module")
+def adding_url() -> Iterator[str]:
+    """A server offering `fixture_add` over loopback HTTP, on a loop of its own thread."""
+    ready: Future[str] = Future()
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        registry = ToolRegistry([remote_add])
+        server = asyncio.create_task(
+            serve_http(registry, port=0, token=TOKEN, on_ready=ready.set_result)
+        )
+        await stop.wait()
+        server.cancel()
+        await asyncio.wait([server])
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    yield ready.result(timeout=30)
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the MCP server did not stop"
+    loop.close()
+
+
+def test_a_servers_tool_named_as_a_plugin_tool_is_refused_at_the_start_naming_the_server(
+    adding_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ADDING_TOKEN", TOKEN)
+    argv = ["run", "add", "--model", "fixture:tool", "--tool", "fixture_add"]
+
+    code = main([*argv, "--mcp-url", adding_url, "--mcp-token-env", "ADDING_TOKEN"])
+
+    out, err = capsys.readouterr()
+    assert code == EXIT_TOOL_SOURCE
+    assert out == ""  # refused before the model was asked
+    assert err.count("\n") == 1
+    assert err.startswith(f"neuron-turn: error: tool source {adding_url!r} gave ")
+    assert "'fixture_add'" in err and "already registered" in err

@@ -345,7 +345,10 @@ async def build_turn(
         ),
     )
     stack.push_async_callback(close_resource, turn.provider)
-    await _check_tool_names(turn, mcp)
+    if mcp:
+        # Now, not at the first answer: a server's tool named as a `--tool` one is
+        # refused naming the server (`mcp_servers` refused two servers' clashes).
+        await offered_tools(turn)
     if sampler is not None:
         sampler.answer_with(turn.provider)
     if spec.progress:
@@ -498,18 +501,17 @@ async def _mcp_servers(
     return list(await stack.enter_async_context(servers))
 
 
-async def _check_tool_names(turn: NeuronTurn, sources: Sequence[ToolSource]) -> None:
-    """Refuse now, not at the first answer, a server's tool named as a `--tool` one is.
+async def offered_tools(turn: NeuronTurn, session: str | None = None) -> ToolRegistry:
+    """The tools a run of `turn` on `session` would offer now: its own and its sources'.
 
-    `mcp_servers` refused two servers' tools of one name; the run's own check
-    (`ToolRegistry.for_run`) sees the servers' tools beside the plugins' ones.
-    The listings it asks for are those the servers gave on connecting, cached.
+    Why: the `--mcp` and `--mcp-url` servers' tools are not among `turn.tools`
+    but given to each run (tool sources); what a chat lists or checks its stop
+    tools against is this. The servers are asked from their clients' caches.
 
     Raises:
-        ToolSourceError: A server offers a tool of a name taken, naming the server.
+        ToolSourceError: A source failed, or offers a tool of a name taken, naming it.
     """
-    if sources:
-        await ToolRegistry([*turn.tools, *sources]).for_run(RunContext(deps=None))
+    return await turn.tools.for_run(RunContext(deps=turn.deps, session=session))
 
 
 def _left_after(config: TurnConfig, started: float) -> TurnConfig:

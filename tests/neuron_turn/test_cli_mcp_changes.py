@@ -17,12 +17,13 @@ import shlex
 import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
 
 from neuron_tool import ToolRegistry, tool
-from neuron_tool.mcp import serve_http
+from neuron_tool.mcp import MCPClient, serve_http
 from neuron_turn import (
     ProviderRequest,
     ProviderResponse,
@@ -33,7 +34,10 @@ from neuron_turn import (
     hookimpl,
 )
 from neuron_turn.cli import main
+from neuron_turn.cli._closing import close_resource
 from neuron_turn.cli._errors import EXIT_TOOL_SOURCE
+from neuron_turn.cli._run import TurnSpec, build_turn, offered_tools
+from neuron_turn.cli._state_option import open_state_store
 from neuron_turn.plugins import get_plugin_manager
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 from tests.neuron_tool.changes import Heard
@@ -186,3 +190,25 @@ def test_a_servers_tool_named_as_a_plugin_tool_is_refused_at_the_start_naming_th
     assert err.count("\n") == 1
     assert err.startswith(f"neuron-turn: error: tool source {adding_url!r} gave ")
     assert "'fixture_add'" in err and "already registered" in err
+
+
+async def test_offered_tools_are_the_turns_own_and_the_servers_of_the_moment() -> None:
+    manager = get_plugin_manager()
+    spec = TurnSpec(
+        model="fixture:echo",
+        tools=["fixture_add"],
+        mcp_commands=[shlex.join([*script("changing"), "legacy"])],
+    )
+    async with AsyncExitStack() as stack:
+        store = open_state_store(None, manager=manager)
+        stack.push_async_callback(close_resource, store)
+        turn, _ = await build_turn(stack, manager, spec, store)
+        (client,) = turn.tools.sources
+        assert isinstance(client, MCPClient)
+        before = (await offered_tools(turn, "s1")).names()
+        await client.call_tool("add_tool", {"name": "fresh"})  # legacy: told before it answers
+        after = (await offered_tools(turn, "s1")).names()
+
+    assert turn.tools.names() == ["fixture_add"]  # the servers' tools come per run
+    assert before[0] == "fixture_add" and {"add_tool", "echo"} <= set(before)
+    assert set(after) - set(before) == {"fresh"}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ToolPermissionError,
         ToolPrepareError,
         ToolRegistrationError,
+        ToolSourceError,
         ToolTimeoutError,
     )
     from .external import ExternalTool, is_external

@@ -192,3 +192,31 @@ def test_neuron_turn_keeps_its_public_api_whatever_the_layout() -> None:
     }
     scripts = importlib.metadata.entry_points(group="console_scripts", name="neuron-turn")
     assert [script.value for script in scripts] == ["neuron_turn.cli:console_main"]
+
+
+_LAZY = ["layer0", "neuron_hooks", "neuron_tool", "neuron_turn"]
+
+
+@pytest.mark.parametrize("package", _LAZY)
+def test_every_lazily_exported_name_is_imported_for_type_checkers_too(package: str) -> None:
+    """Type checkers and the API reference see a lazy name only through `if TYPE_CHECKING:`."""
+    import ast
+
+    module = importlib.import_module(package)
+    assert module.__file__ is not None
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    checked = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.ImportFrom)
+        for alias in inner.names
+    }
+    eager = {  # bound when the package is imported: imports and definitions at its top
+        alias.asname or alias.name.split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    } | {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    assert set(module.__all__) - eager - checked == set()

@@ -731,13 +731,8 @@ class MCPClient:
         """
         if not ((self.cache_lists or self._list_changes is not None) and connection.modern):
             return
-        capabilities = connection.client.server_capabilities
-        declared: dict[ListKind, object] = {
-            "tools": capabilities.tools,
-            "prompts": capabilities.prompts,
-            "resources": capabilities.resources,
-        }
-        kinds = [kind for kind, cap in declared.items() if getattr(cap, "list_changed", None)]
+        declared = _list_capabilities(connection).items()
+        kinds = [kind for kind, cap in declared if getattr(cap, "list_changed", None)]
         if not kinds:
             return
         listener = Listener(
@@ -1016,15 +1011,20 @@ async def _read_resource(client: Client, *, uri: str) -> types.ReadResourceResul
     return await client.read_resource(uri)
 
 
-def _offered_lists(connection: Connection) -> list[ListKind]:
-    """The lists the server of `connection` declares it has."""
+def _list_capabilities(connection: Connection) -> dict[ListKind, object]:
+    """What the server of `connection` declares of each of its lists (`None`: it has none)."""
     capabilities = connection.client.server_capabilities
-    offered: dict[ListKind, object] = {
+    return {
         "tools": capabilities.tools,
         "prompts": capabilities.prompts,
         "resources": capabilities.resources,
     }
-    return [kind for kind, capability in offered.items() if capability is not None]
+
+
+def _offered_lists(connection: Connection) -> list[ListKind]:
+    """The lists the server of `connection` declares it has."""
+    declared = _list_capabilities(connection).items()
+    return [kind for kind, capability in declared if capability is not None]
 
 
 def _subscribed(connection: Connection) -> AbstractSet[str]:

@@ -111,7 +111,8 @@ class ToolRegistry:
                 try:
                     run.register(tool)
                 except ToolRegistrationError as exc:
-                    raise ToolSourceError(_source_name(source), f"gave {exc}") from exc
+                    reason = f"gave a tool it cannot offer: tool {exc.tool!r}: {exc.reason}"
+                    raise ToolSourceError(_source_name(source), reason) from exc
         return run
 
     def register(self, tool: ToolDyn, *, middleware: Iterable[Middleware] = ()) -> None:

@@ -56,7 +56,7 @@ from ._errors import UsageError, classify
 from ._images import ImageSaveError, images_note, save_images
 from ._outcome import stop_note, turn_id_of
 from ._prompt import utf8_text
-from ._run import AGENT, REPORTED, TurnSpec, build_turn, streamed
+from ._run import AGENT, REPORTED, TurnSpec, build_turn, offered_tools, streamed
 from ._sessions import new_session_note, read_history, record_run
 from ._state_option import open_state_store
 from ._stream_output import TextPrinter
@@ -240,7 +240,9 @@ async def open_chat(
     stack.push_async_callback(close_resource, store)
     turn, model = await build_turn(stack, manager, spec, store)
     orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
-    tools = [(tool.name, tool.description) for tool in turn.tools]
+    # The servers' tools are the runs' (tool sources), not `turn.tools`: as a run has them now.
+    offered = await offered_tools(turn, session)
+    tools = [(tool.name, tool.description) for tool in offered]
     history = await read_history(store, session)
     if isinstance(history, list) and history:
         count = len(history)
@@ -249,7 +251,7 @@ async def open_chat(
         held = await new_session_note(store, session) or f"session {session}"
     stops = read_call_options(metadata).stop_at_tools
     if stops:
-        check_stop_tools(stops, turn.tools, where=INPUT_STOP_TOOLS)
+        check_stop_tools(stops, offered, where=INPUT_STOP_TOOLS)
     chat = Chat(
         orchestrator=orchestrator, store=store, tools=tools, session=session, metadata=metadata
     )

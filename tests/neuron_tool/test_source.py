@@ -85,11 +85,14 @@ async def test_the_middleware_wraps_a_sources_tools_too() -> None:
     [
         (
             FunctionToolSource(lambda ctx: [lookup], name="dup"),
-            "'dup' gave cannot register tool 'lookup'",
+            "'dup' gave a tool it cannot offer: tool 'lookup': a tool with this name is already",
         ),
         (FunctionToolSource(lambda ctx: "ban", name="text"), "'text' gave str, not tools"),
         (FunctionToolSource(lambda ctx: 1 / 0, name="broken"), "'broken' raised ZeroDivisionError"),
-        (FunctionToolSource(lambda ctx: [object()], name="junk"), "'junk' gave cannot register"),
+        (
+            FunctionToolSource(lambda ctx: [object()], name="junk"),
+            "'junk' gave a tool it cannot offer",
+        ),
     ],
 )
 async def test_a_source_failing_or_giving_a_bad_tool_fails_the_run_naming_it(

@@ -212,3 +212,17 @@ async def test_offered_tools_are_the_turns_own_and_the_servers_of_the_moment() -
     assert turn.tools.names() == ["fixture_add"]  # the servers' tools come per run
     assert before[0] == "fixture_add" and {"add_tool", "echo"} <= set(before)
     assert set(after) - set(before) == {"fresh"}
+
+
+def test_a_chat_lists_and_stops_at_its_servers_tools(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("/tools\n"))
+    server = ["--mcp", shlex.join([*script("changing"), "legacy"])]
+
+    code = main(["chat", "--model", "fixture:echo", *server, "--stop-at-tool", "echo"])
+
+    _, err = capsys.readouterr()
+    assert code == 0, err  # a server's tool is one to stop at
+    listed = [line.strip().split(":")[0] for line in err.splitlines() if line.startswith("  ")]
+    assert {"add_tool", "echo"} <= set(listed)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Future
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 
 Serve = Callable[[Callable[[str], object]], Awaitable[None]]
 """Runs a server until cancelled, calling its argument with the URL once it accepts."""
@@ -27,3 +29,35 @@ async def running(serve: Serve) -> AsyncIterator[str]:
     finally:
         server.cancel()
         await asyncio.wait([server])
+
+
+@contextmanager
+def running_in_thread(server: Callable[[], AbstractAsyncContextManager[str]]) -> Iterator[str]:
+    """Enter `server()` on an event loop of its own thread; yield its URL; leave it at the end.
+
+    Why: a test calling the command line's `main` in this thread has `main` run its
+    own loop, so a server it talks to must run on another.
+    """
+    ready: Future[str] = Future()
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        try:
+            async with server() as url:
+                ready.set_result(url)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)  # a server that fails to start fails the test
+            raise
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        yield ready.result(timeout=30)
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "the server did not stop"
+        loop.close()

@@ -11,12 +11,9 @@ say its tools changed (an event, never a pause); in the second it calls the new 
 
 from __future__ import annotations
 
-import asyncio
 import io
 import shlex
-import threading
-from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import Future
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -44,6 +41,7 @@ from tests.neuron_tool.changes import Heard
 from tests.neuron_tool.mcp_servers.changing import Changing
 from tests.neuron_tool.mcp_servers.paths import script
 from tests.neuron_tool.mcp_servers.served import TOKEN, served_over_http
+from tests.serving import running, running_in_thread
 
 pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
@@ -93,22 +91,8 @@ class ModelPlugin:
 @pytest.fixture(scope="module")
 def changing_url() -> Iterator[str]:
     """The changing server over loopback HTTP, on a loop of its own thread (`main` has its own)."""
-    ready: Future[str] = Future()
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        async with served_over_http(Changing().server()) as url:
-            ready.set_result(url)
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    yield ready.result(timeout=30)
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "the MCP server did not stop"
-    loop.close()
+    with running_in_thread(lambda: served_over_http(Changing().server())) as url:
+        yield url
 
 
 def server_flags(transport: str, request: pytest.FixtureRequest) -> list[str]:
@@ -154,26 +138,13 @@ async def remote_add(a: int, b: int) -> str:
 @pytest.fixture(scope="module")
 def adding_url() -> Iterator[str]:
     """A server offering `fixture_add` over loopback HTTP, on a loop of its own thread."""
-    ready: Future[str] = Future()
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
+    registry = ToolRegistry([remote_add])
 
-    async def serve() -> None:
-        registry = ToolRegistry([remote_add])
-        server = asyncio.create_task(
-            serve_http(registry, port=0, token=TOKEN, on_ready=ready.set_result)
-        )
-        await stop.wait()
-        server.cancel()
-        await asyncio.wait([server])
+    def serve(ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_http(registry, port=0, token=TOKEN, on_ready=ready)
 
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    yield ready.result(timeout=30)
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "the MCP server did not stop"
-    loop.close()
+    with running_in_thread(lambda: running(serve)) as url:
+        yield url
 
 
 def test_a_servers_tool_named_as_a_plugin_tool_is_refused_at_the_start_naming_the_server(

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
@@ -14,6 +11,7 @@ from neuron_tool import ToolRegistry, tool
 from neuron_tool.mcp import serve_http
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_TOOL_SOURCE, EXIT_USAGE
+from tests.serving import running, running_in_thread
 
 TOKEN = "cli-mcp-token-0123456789abcdef"
 
@@ -33,25 +31,13 @@ def mcp_url() -> Iterator[str]:
 
     Its own thread: `main` runs its own event loop (`asyncio.run`), as on a command line.
     """
-    ready: Future[str] = Future()
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
+    registry = ToolRegistry([remote_add])
 
-    async def serve() -> None:
-        server = asyncio.create_task(
-            serve_http(ToolRegistry([remote_add]), port=0, token=TOKEN, on_ready=ready.set_result)
-        )
-        await stop.wait()
-        server.cancel()
-        await asyncio.wait([server])
+    def serve(ready: Callable[[str], object]) -> Awaitable[None]:
+        return serve_http(registry, port=0, token=TOKEN, on_ready=ready)
 
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    yield ready.result(timeout=30)
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "the MCP server did not stop"
-    loop.close()
+    with running_in_thread(lambda: running(serve)) as url:
+        yield url
 
 
 def run_against(url: str) -> list[str]:

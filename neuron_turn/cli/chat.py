@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -42,6 +43,7 @@ from layer0 import (
     TurnOutput,
     usd,
 )
+from neuron_tool import ToolError, ToolRegistry
 
 from ..loop._output_round import read_call_options
 from ..loop.approval import Decision, PendingCall, resume_input
@@ -112,11 +114,11 @@ class Chat:
         *,
         orchestrator: Any,
         store: StateStore,
-        tools: list[tuple[str, str]],
+        tools: Callable[[], Awaitable[ToolRegistry]],
         session: str,
         metadata: JsonValue = None,
     ) -> None:
-        """Talk through `orchestrator` on `session`; `tools` are (name, description) pairs.
+        """Talk through `orchestrator` on `session`; `tools` gives the tools a run has now.
 
         `metadata` goes with each answer's input: the loop's options for it (usage
         limits, stop tools), as `run` sends them.
@@ -205,12 +207,15 @@ class Chat:
 
         return resume
 
-    def tools_text(self, allowed: Sequence[str] | None = None) -> str:
-        """Return one line per tool the model may call (of `allowed`, when given)."""
+    async def tools_text(self, allowed: Sequence[str] | None = None) -> str:
+        """Return one line per tool the model may call now (of `allowed`, when given).
+
+        Asked anew each time: an MCP server may have added a tool since (`--mcp`).
+        """
         lines = [
-            f"  {name}: {_first_line(description)}"
-            for name, description in self.tools
-            if allowed is None or name in allowed
+            f"  {tool.name}: {_first_line(tool.description)}"
+            for tool in await self.tools()
+            if allowed is None or tool.name in allowed
         ]
         if allowed is None or {"write_memory", "delete_memory"} & set(allowed):
             lines.append("  write_memory, delete_memory: this session's memory (more with --grant)")
@@ -240,9 +245,6 @@ async def open_chat(
     stack.push_async_callback(close_resource, store)
     turn, model = await build_turn(stack, manager, spec, store)
     orchestrator = manager.get_orchestrator("local", agents={AGENT: turn}, store=store)
-    # The servers' tools are the runs' (tool sources), not `turn.tools`: as a run has them now.
-    offered = await offered_tools(turn, session)
-    tools = [(tool.name, tool.description) for tool in offered]
     history = await read_history(store, session)
     if isinstance(history, list) and history:
         count = len(history)
@@ -251,9 +253,14 @@ async def open_chat(
         held = await new_session_note(store, session) or f"session {session}"
     stops = read_call_options(metadata).stop_at_tools
     if stops:
-        check_stop_tools(stops, offered, where=INPUT_STOP_TOOLS)
+        # The servers' tools are the runs' (tool sources), not `turn.tools`: as a run has them.
+        check_stop_tools(stops, await offered_tools(turn, session), where=INPUT_STOP_TOOLS)
     chat = Chat(
-        orchestrator=orchestrator, store=store, tools=tools, session=session, metadata=metadata
+        orchestrator=orchestrator,
+        store=store,
+        tools=partial(offered_tools, turn, session),
+        session=session,
+        metadata=metadata,
     )
     chat.questions = spec.questions
     return chat, model, held
@@ -349,7 +356,7 @@ def _converse(
         if not text:
             continue
         if text.startswith("/"):
-            if not _command(text, chat_, err, config):
+            if not _command(runner, text, chat_, err, config):
                 return []
             continue
 
@@ -482,13 +489,19 @@ def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: Waiti
     return Prompter(reader.stdin, err, before=asking, lines=lambda: asyncio.to_thread(answer))
 
 
-def _command(text: str, chat_: Chat, err: TextIO, config: TurnConfig | None) -> bool:
+def _command(
+    runner: asyncio.Runner, text: str, chat_: Chat, err: TextIO, config: TurnConfig | None
+) -> bool:
     """Carry out a /command; return False to leave the chat."""
     name = text.split()[0]
     if name in ("/exit", "/quit"):
         return False
     if name == "/tools":
-        print(chat_.tools_text(None if config is None else config.allowed_tools), file=err)
+        allowed = None if config is None else config.allowed_tools
+        try:
+            print(runner.run(chat_.tools_text(allowed)), file=err)
+        except ToolError as exc:  # an MCP server gone: said, and the chat goes on
+            print(f"{_PROG}: cannot list the tools: {exc}", file=err)
     elif name == "/cost":
         print(chat_.totals.text(), file=err)
     elif name == "/attach":

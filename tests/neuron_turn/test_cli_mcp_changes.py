@@ -197,3 +197,19 @@ def test_a_chat_lists_and_stops_at_its_servers_tools(
     assert code == 0, err  # a server's tool is one to stop at
     listed = [line.strip().split(":")[0] for line in err.splitlines() if line.startswith("  ")]
     assert {"add_tool", "echo"} <= set(listed)
+
+
+def test_tools_in_a_chat_lists_a_tool_the_server_added_since_the_chat_began(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = HearingModel(Heard(monkeypatch), "fresh_listed")
+    get_plugin_manager().register(ModelPlugin(model), name="hearing-model")
+    monkeypatch.setattr("sys.stdin", io.StringIO("/tools\nadd a tool\n/tools\n"))
+    server = ["--mcp", shlex.join([*script("changing"), "legacy"])]
+
+    code = main(["chat", "--model", "hearing:m", *server])
+
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    # Two listings, the tool in the second alone: added between them.
+    assert (err.count("  add_tool: "), err.count("  fresh_listed: ")) == (2, 1)

@@ -295,14 +295,17 @@ class NeuronTurn(Generic[OutT]):
 
         `tools` is a `ToolRegistry` (with its middleware) or the tools themselves
         (`@tool` functions, `ExternalTool`s, MCP tools: any `ToolDyn`), which
-        make a registry of their own.
+        make a registry of their own; tool sources among them (`@tool_source`, an
+        `MCPClient`) give each run's tools when it starts (`neuron_tool.source`).
 
         `output_type` is a pydantic model, dataclass, TypedDict, any type
-        pydantic validates, a list of types for the model to choose between
-        (`[Refund, Escalation]`, as their union), or an `OutputSpec`
-        (`OutputSpec.json_schema(...)` for a raw JSON Schema). `deps` is what tools asking for a
-        `neuron_tool.RunContext` get as `context.deps` (a database handle, an
-        HTTP client, the user), unless a call of `execute` passes its own.
+        pydantic validates, an output function (the model calls it; what it
+        returns is the answer), a `TextOutput`, a list of them for the model to
+        choose between (`[Refund, Escalation]`, as their union; `str` for text),
+        or an `OutputSpec` (`OutputSpec.json_schema(...)` for a raw JSON Schema).
+        `deps` is what tools asking for a `neuron_tool.RunContext` get as
+        `context.deps` (a database handle, an HTTP client, the user), unless a
+        call of `execute` passes its own.
 
         Raises:
             OutputTypeError: pydantic has no JSON Schema for `output_type`.
@@ -454,7 +457,10 @@ class NeuronTurn(Generic[OutT]):
 
     def __repr__(self) -> str:
         output = "" if self.output is None else f", output={self.output.name!r}"
-        return f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{output})"
+        sources = f", sources={list(self.tools.sources)!r}" if self.tools.sources else ""
+        return (
+            f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{sources}{output})"
+        )
 
     @overload
     def with_output(self, output_type: Callable[..., Awaitable[_T]]) -> NeuronTurn[_T]: ...

@@ -190,3 +190,9 @@ async def test_the_source_sees_the_runs_input_and_session() -> None:
     await turn.execute(ask("hello", session="s1"))
 
     assert seen == [("s1", "hello")]
+
+
+def test_a_turns_repr_names_its_sources() -> None:
+    turn, _ = _turn([], [lookup, admin_tools])
+
+    assert "tools=['lookup'], sources=[FunctionToolSource('admin_tools')]" in repr(turn)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     # Annotations only: importing this module must not load the loop.
     from neuron_hooks import HookRegistry
-    from neuron_tool import ToolDyn
+    from neuron_tool import ToolDyn, ToolSource
 
     from .approval import ApprovalPolicy
     from .context import ContextStrategy
@@ -32,8 +32,8 @@ class PluginSource(Protocol):
         """Build the provider for `"<provider>:<model>"`."""
         ...
 
-    def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn]:
-        """Return the plugin tools called `names`, in that order."""
+    def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn | ToolSource]:
+        """Return the plugin tools (or tool sources) called `names`, in that order."""
         ...
 
     def build_hook_registry(self, registry: HookRegistry | None = None) -> HookRegistry:

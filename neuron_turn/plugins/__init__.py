@@ -28,6 +28,7 @@ from typing import Any
 
 from layer0 import Environment, Orchestrator, StateStore
 from neuron_hooks import HookRegistry
+from neuron_tool.source import ToolSource
 from neuron_tool.tool import ToolDyn
 
 from ..loop.context import ContextStrategy
@@ -122,7 +123,7 @@ def registered_tools() -> list[PluginTool]:
     return get_plugin_manager().registered_tools()
 
 
-def tools_by_name(names: Iterable[str]) -> list[ToolDyn]:
+def tools_by_name(names: Iterable[str]) -> list[ToolDyn | ToolSource]:
     """Return the plugin tools called `names`; see `PluginManager.tools_by_name`."""
     return get_plugin_manager().tools_by_name(names)
 

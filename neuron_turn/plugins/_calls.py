@@ -17,6 +17,7 @@ from typing import Final
 import pluggy
 
 from layer0 import Hook
+from neuron_tool.source import ToolSource, is_tool_source
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
@@ -73,7 +74,7 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
     def register_hook(hook: Hook, /, *, name: str | None = None, observer: bool = False) -> None:
         found.hooks.append(_plugin_hook(found, plugin, hook, name, observer=observer))
 
-    def register_tool(tool: ToolDyn, /) -> None:
+    def register_tool(tool: ToolDyn | ToolSource, /) -> None:
         found.tools.append(_plugin_tool(found, plugin, tool))
 
     def register_approval_policy(policy: ApprovalPolicy, /) -> None:
@@ -150,12 +151,20 @@ def _plugin_hook(
     return PluginHook(qualified, hook, observer, plugin)
 
 
-def _plugin_tool(found: Contributions, plugin: str, tool: ToolDyn) -> PluginTool:
-    if not isinstance(tool, ToolDyn):
-        raise TypeError(f"{tool!r} is not a neuron_tool.ToolDyn (use @neuron_tool.tool)")
-    if any(other.name == tool.name for other in found.tools):
-        raise ValueError(f"tool {tool.name!r} is registered twice by this plugin")
-    return PluginTool(tool.name, tool, plugin)
+def _plugin_tool(found: Contributions, plugin: str, tool: ToolDyn | ToolSource) -> PluginTool:
+    name = getattr(tool, "name", None)  # a source's is not in its protocol: checked here
+    if is_tool_source(tool):
+        if not isinstance(name, str):
+            raise TypeError(f"the tool source {tool!r} has no `name` to be picked by")
+    elif not isinstance(tool, ToolDyn):
+        raise TypeError(
+            f"{tool!r} is not a neuron_tool.ToolDyn (use @neuron_tool.tool) nor a tool source "
+            "(@neuron_tool.tool_source)"
+        )
+    assert isinstance(name, str)
+    if any(other.name == name for other in found.tools):
+        raise ValueError(f"tool {name!r} is registered twice by this plugin")
+    return PluginTool(name, tool, plugin)
 
 
 def _default_hook_name(hook: object) -> str:

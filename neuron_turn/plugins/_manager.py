@@ -19,6 +19,7 @@ import pluggy
 
 from layer0 import EnvError, Environment, Orchestrator, StateStore
 from neuron_hooks import HookRegistry
+from neuron_tool.source import ToolSource
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
@@ -299,15 +300,15 @@ class PluginManager:
         loaded = self._loaded.values()
         return [v for plugin in loaded for v in plugin.contributions.output_validators]
 
-    def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn]:
-        """Return the plugin tools called `names`, in that order.
+    def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn | ToolSource]:
+        """Return the plugin tools (or tool sources) called `names`, in that order.
 
         Raises:
             UnknownToolError: no plugin registered one of the names.
             NameConflictError: two plugins registered one of the names.
         """
         tools = self.registered_tools()
-        found: list[ToolDyn] = []
+        found: list[ToolDyn | ToolSource] = []
         for name in names:
             matches = [tool for tool in tools if tool.name == name]
             if not matches:

@@ -13,6 +13,7 @@ from typing import Final, Literal, TypeAlias
 from pydantic import JsonValue
 
 from layer0 import Hook
+from neuron_tool.source import ToolSource
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
@@ -146,10 +147,10 @@ class PluginHook:
 
 @dataclass(frozen=True, slots=True)
 class PluginTool:
-    """A tool a plugin registered, under the tool's own name."""
+    """A tool (or a tool source) a plugin registered, under its own name."""
 
     name: str
-    tool: ToolDyn
+    tool: ToolDyn | ToolSource
     plugin: str
 
 

@@ -30,6 +30,7 @@ from typing import Protocol
 import pluggy
 
 from layer0 import Environment, Hook, Orchestrator, StateStore
+from neuron_tool.source import ToolSource
 from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
@@ -103,8 +104,8 @@ class RegisterHook(Protocol):
 class RegisterTool(Protocol):
     """The `register` callback of `register_tools`."""
 
-    def __call__(self, tool: ToolDyn, /) -> None:
-        """Offer `tool` under its own name."""
+    def __call__(self, tool: ToolDyn | ToolSource, /) -> None:
+        """Offer `tool` (or a tool source, by its `name`) under its own name."""
         ...
 
 
@@ -311,7 +312,10 @@ def register_tools(register: RegisterTool) -> None:
 
     Called once per plugin, when the plugin manager first loads plugins. A
     tool is offered, not imposed: `NeuronTurn.from_plugins(tools=[...])` and
-    `neuron-turn run --tool NAME` pick tools by their names.
+    `neuron-turn run --tool NAME` pick tools by their names. A tool source
+    (`@neuron_tool.tool_source`, anything with `tools_for(context)` and a
+    `name`) may be registered too: picked by its name, it gives each run its
+    tools (`neuron_tool.source`).
 
     Two plugins registering a tool of the same name are both kept; asking for
     that name raises `NameConflictError` naming both.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,16 @@ from neuron_turn import (
     InvalidEditedInputError,
     NeuronTurn,
     NeuronTurnConfig,
+    PluginManager,
+    RegisterProvider,
+    RegisterTool,
     ToolResultPart,
     UnknownStopToolError,
     UnsupportedStrictToolsError,
+    hookimpl,
     resume_input,
 )
+from neuron_turn.plugins.errors import PluginHookError
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask, call, calls
@@ -196,3 +202,42 @@ def test_a_turns_repr_names_its_sources() -> None:
     turn, _ = _turn([], [lookup, admin_tools])
 
     assert "tools=['lookup'], sources=[FunctionToolSource('admin_tools')]" in repr(turn)
+
+
+def test_a_tool_source_a_plugin_registers_is_picked_by_its_name() -> None:
+    model = ScriptedProvider([answer("hello")])
+
+    class Plugin:
+        @hookimpl
+        def register_tools(self, register: RegisterTool) -> None:
+            register(lookup)
+            register(admin_tools)
+
+        @hookimpl
+        def register_providers(self, register: RegisterProvider) -> None:
+            register("scripted", lambda model_name, **options: model)
+
+    manager = PluginManager()
+    manager.register(Plugin(), name="sources-plugin")
+    turn = NeuronTurn.from_plugins(
+        model="scripted:m", plugins=manager, tools=["lookup", "admin_tools"], context=None
+    )
+
+    asyncio.run(turn.execute(ask(), deps={"admin": True}))
+
+    assert turn.tools.sources == (admin_tools,)
+    assert [t.name for t in model.requests[0].tools] == ["lookup", "ban"]
+
+
+def test_what_is_neither_a_tool_nor_a_named_source_is_refused_when_registered() -> None:
+    class Nameless:
+        async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
+            return []
+
+    class Plugin:
+        @hookimpl
+        def register_tools(self, register: RegisterTool) -> None:
+            register(Nameless())  # type: ignore[arg-type]
+
+    with pytest.raises(PluginHookError, match="has no `name` to be picked by"):
+        PluginManager().register(Plugin(), name="nameless-plugin")

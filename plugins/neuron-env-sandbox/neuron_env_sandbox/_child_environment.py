@@ -208,11 +208,11 @@ class ChildEnvironment:
 
     def _check_tools(self, provider: Provider) -> None:
         """Fail here, not in the child, on tools unknown, unisolated or stricter than `provider`."""
-        tools = self.plugins.tools_by_name(self.recipe.tools)
-        for tool in tools:
+        registry = ToolRegistry(self.plugins.tools_by_name(self.recipe.tools))
+        for tool in registry:  # a tool source's tools are a run's: checked in the child's run
             if self.isolation is None and requires_isolation(tool):
                 raise IsolationRequiredError(tool.name, self.label)
-        check_strict_tools(ToolRegistry(tools).schemas(), provider)
+        check_strict_tools(registry.schemas(), provider)
 
     @contextlib.contextmanager
     def _workspace(self) -> Iterator[Path]:

@@ -403,11 +403,13 @@ class OutputRound:
     def tool_answer(self, text: str) -> None:
         """Take a stop tool's result as the final answer (`NeuronTurnConfig.stop_at_tools`).
 
+        Text a `TextOutput` takes is held as the `call` of its function, to run.
+
         Raises:
             OutputValidationError: a typed turn's result is not of its output type.
         """
         if self.spec is not None:
-            self._accept(self.spec.validate_tool_result(text))
+            self._take(self.spec.validate_tool_result(text))
 
     def replace(self, value: Any) -> None:
         """Make `value` (of the output type, already validated) the accepted answer."""

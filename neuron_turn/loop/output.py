@@ -693,7 +693,9 @@ class OutputSpec(Generic[T]):
         """Validate a stop tool's result as the answer (`NeuronTurnConfig.stop_at_tools`).
 
         As `validate_text`, but a choice's result is a value of one of its types
-        as the tool returned it, not the model's `{"result": {"kind": ...}}`.
+        as the tool returned it, not the model's `{"result": {"kind": ...}}`; an
+        output function's, a value of what it returns. Text a spec takes is a
+        text answer: through a `TextOutput`'s function, an `OutputCall` to make.
 
         Raises:
             OutputValidationError: not JSON, or not a value of the output type.
@@ -701,14 +703,14 @@ class OutputSpec(Generic[T]):
         if self.function is not None:
             return self.validate_value(_decoded(text))  # what the function would have returned
         if self.text_only:
-            return self._text(text)  # a TextOutput alone: the result is what its function gives
+            return self.text_answer(text)
         if not self.members:
             return self.validate_text(text)
         try:
             value = _decoded(text)
         except OutputValidationError:
             if self.allows_text:
-                return self._text(text)
+                return self.text_answer(text)
             raise
         return self.validate_value(value)
 

@@ -1201,8 +1201,9 @@ class NeuronTurn(Generic[OutT]):
     ) -> None:
         """After a round of calls: end the turn on a stop tool's result, as its final answer.
 
-        The answer passes the output validators (one sending it back lets the model
-        read why and go on) and, once the turn ends, the output guardrails.
+        The answer passes a `TextOutput`'s function (text it takes), then the output
+        validators (either sending it back lets the model read why and go on) and,
+        once the turn ends, the output guardrails.
 
         Raises:
             _Exit: a stop tool's call succeeded (`complete`), or a typed turn's stop tool
@@ -1226,8 +1227,8 @@ class NeuronTurn(Generic[OutT]):
             )
             raise _Exit(OUTPUT_INVALID) from None
         done = Finish("complete")
-        validators = self.config.output_validators
-        step = await self._validated(run, input, output, done) if validators else done
+        finishing = self.config.output_validators or output.call is not None
+        step = await self._answered(run, input, output, done) if finishing else done
         if isinstance(step, Finish):
             raise _Exit(step.reason)
 

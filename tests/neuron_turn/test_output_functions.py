@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 from layer0 import CustomExit, NonRetryableError, TurnOutput
-from neuron_tool import ModelRetry, RunContext
+from neuron_tool import ModelRetry, RunContext, tool
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
@@ -599,3 +599,42 @@ def test_a_text_function_must_take_one_str_and_be_the_one_way_text_is_taken(
 def test_text_through_a_function_cannot_be_asked_for_natively() -> None:
     with pytest.raises(OutputTypeError, match="native output"):
         OutputSpec(TextOutput(words), mode="native")
+
+
+# --- stop tools -------------------------------------------------------------------------
+
+
+@tool
+def quote(item: str) -> str:
+    """The price list's line for an item."""
+    return f"{item} costs 3.5" if item == "tea" else "[3.5, 4.0]"
+
+
+async def test_a_stop_tools_text_goes_through_a_text_outputs_function() -> None:
+    provider = ScriptedProvider([calls(call("c1", "quote", item="tea"))])
+    settings = NeuronTurnConfig(model="m", stop_at_tools=frozenset({"quote"}))
+    turn = NeuronTurn(provider, tools=[quote], config=settings, output_type=TextOutput(words))
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == ["tea", "costs", "3.5"]
+    assert len(provider.requests) == 1  # the stop tool's result ended the turn
+
+
+@pytest.mark.parametrize(("item", "ends"), [("cake", "complete"), ("tea", "output_invalid")])
+async def test_a_stop_tools_result_for_an_output_function_is_a_value_of_what_it_returns(
+    item: str, ends: str
+) -> None:
+    def cheapest(prices: list[float]) -> list[float]:
+        return sorted(prices)[:1]
+
+    provider = ScriptedProvider([calls(call("c1", "quote", item=item))])
+    settings = NeuronTurnConfig(model="m", stop_at_tools=frozenset({"quote"}))
+    turn = NeuronTurn(provider, tools=[quote], config=settings, output_type=cheapest)
+
+    output = await turn.execute(ask())
+
+    if ends == "complete":
+        assert turn.output_value(output) == [3.5, 4.0]  # the tool's value, the function unrun
+    else:
+        assert output.exit_reason == CustomExit(name="output_invalid")

@@ -103,10 +103,16 @@ class ToolRegistry:
         """
         if not self.sources:
             return self
-        given = await asyncio.gather(*(_tools_of(source, context) for source in self.sources))
+        # Each waited for, so none is left running when another fails; the first by order wins.
+        given = await asyncio.gather(
+            *(_tools_of(source, context) for source in self.sources), return_exceptions=True
+        )
+        failed = next((r for r in given if isinstance(r, BaseException)), None)
+        if failed is not None:
+            raise failed
         run = self.with_tools(())
         run.sources = ()
-        for source, tools in zip(self.sources, given, strict=True):
+        for source, tools in zip(self.sources, cast(list[Sequence[ToolDyn]], given), strict=True):
             for tool in tools:
                 try:
                     run.register(tool)

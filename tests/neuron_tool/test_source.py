@@ -131,3 +131,24 @@ def test_a_registry_with_tools_for_a_call_keeps_its_sources() -> None:
 def test_adding_what_is_no_source_is_refused() -> None:
     with pytest.raises(ToolRegistrationError, match="tools_for"):
         ToolRegistry().add_source(object())  # type: ignore[arg-type]
+
+
+async def test_a_failing_source_fails_the_run_only_once_the_others_have_answered() -> None:
+    slow_done = asyncio.Event()
+    failing_asked = asyncio.Event()
+
+    async def slow(ctx: RunContext[None]) -> list[ToolDyn]:
+        await failing_asked.wait()  # answers only after the other source has failed
+        slow_done.set()
+        return [ban]
+
+    async def failing(ctx: RunContext[None]) -> list[ToolDyn]:
+        failing_asked.set()
+        raise ConnectionError("gone")
+
+    registry = ToolRegistry([FunctionToolSource(slow), FunctionToolSource(failing)])
+
+    with pytest.raises(ToolSourceError, match="'failing' raised ConnectionError: gone"):
+        await registry.for_run(RunContext(deps=None))
+
+    assert slow_done.is_set()  # nothing of the run is left running behind it

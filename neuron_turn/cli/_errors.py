@@ -18,7 +18,7 @@ from layer0 import (
     RetryableError,
     StateError,
 )
-from neuron_tool import ToolError, ToolPrepareError
+from neuron_tool import MCPBridgeError, ToolError, ToolPrepareError, ToolSourceError
 
 from ..loop.approval import ApprovalError, AwaitingApprovalError, NotAwaitingApprovalError
 from ..loop.hosted_tools import UnsupportedHostedToolError
@@ -72,7 +72,11 @@ _CODES: Final = (
     ),
     (EXIT_REJECTED, "the provider rejected the request (invalid request, unknown model)"),
     (EXIT_MODEL, "the model's answer could not be used (truncated, filtered, malformed)"),
-    (EXIT_TOOL_SOURCE, "an MCP server given with --mcp / --mcp-url could not be used"),
+    (
+        EXIT_TOOL_SOURCE,
+        "an MCP server given with --mcp / --mcp-url, or a tool source a plugin offers, could "
+        "not be used",
+    ),
     (
         EXIT_ORCHESTRATOR,
         "the orchestrator could not run the turn (no worker picked it up, server unreachable)",
@@ -166,6 +170,12 @@ def classify(
     if prepare is not None:
         return EXIT_PLUGIN, f"{prepare}; fix that tool's prepare where the tool is defined"
     if isinstance(exc, ToolError):
+        if isinstance(exc, ToolSourceError) and in_chain(exc, MCPBridgeError) is None:
+            # It may be an --mcp server's (a name clash) or a plugin's source (--tool).
+            return EXIT_TOOL_SOURCE, (
+                f"{exc}; check that source: an --mcp or --mcp-url server, or the plugin "
+                "offering it as a --tool"
+            )
         return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url"
     auth = in_chain(exc, ProviderAuthenticationError)
     if auth is not None:

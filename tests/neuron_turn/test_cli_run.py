@@ -581,3 +581,33 @@ def test_output_modes_on_the_command_line_are_the_loops() -> None:
     from neuron_turn.cli import _OUTPUT_MODES as modes
 
     assert modes == get_args(OutputMode)
+
+
+def test_a_plugins_tool_source_that_fails_exits_as_a_tool_source_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from neuron_tool import ToolDyn, tool_source
+    from neuron_turn import RegisterTool, hookimpl
+    from neuron_turn.cli._errors import EXIT_TOOL_SOURCE
+    from neuron_turn.plugins import get_plugin_manager
+
+    @tool_source
+    def tenant_tools(ctx: object) -> list[ToolDyn]:
+        raise LookupError("no tenant in the deps")
+
+    class Plugin:
+        @hookimpl
+        def register_tools(self, register: RegisterTool) -> None:
+            register(tenant_tools)
+
+    get_plugin_manager().register(Plugin(), name="tenant-plugin")
+
+    code = main(["run", "hi", "--model", "fixture:echo", "--tool", "tenant_tools"])
+
+    out, err = capsys.readouterr()
+    assert (code, out) == (EXIT_TOOL_SOURCE, "")
+    assert err.splitlines()[-1] == (
+        "neuron-turn: error: tool source 'tenant_tools' raised LookupError: no tenant in the "
+        "deps; check that source: an --mcp or --mcp-url server, or the plugin offering it "
+        "as a --tool"
+    )

@@ -822,7 +822,10 @@ class OutputSpec(Generic[T]):
     def dump(self, value: T) -> JsonValue:
         """Return a validated value as JSON."""
         if self._adapter is None:
-            taker = next((m for m in self.members if m._takes(value)), None)
+            # Only a Python-typed member has a value to dump; raw schemas' values are JSON
+            # already, so a choice of them validates nothing here (a streamed partial's path).
+            typed = (m for m in self.members if m.value_type is not None and m._takes(value))
+            taker = next(typed, None)
             return cast(JsonValue, value) if taker is None else taker.dump(value)
         return cast(JsonValue, self._adapter.dump_python(value, mode="json"))
 

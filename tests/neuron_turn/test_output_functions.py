@@ -638,3 +638,11 @@ async def test_a_stop_tools_result_for_an_output_function_is_a_value_of_what_it_
         assert turn.output_value(output) == [3.5, 4.0]  # the tool's value, the function unrun
     else:
         assert output.exit_reason == CustomExit(name="output_invalid")
+
+
+def test_beside_a_raw_schema_a_typed_kinds_value_is_stored_as_its_json() -> None:
+    ticket = OutputSpec.json_schema({"type": "object", "properties": {"t": {"type": "string"}}})
+    spec = OutputSpec([ticket, Refund, shout])
+
+    assert spec.dump(Refund(amount=2)) == {"amount": 2.0}
+    assert spec.dump({"t": "x"}) == {"t": "x"}  # a raw kind's value is JSON as it is

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from layer0 import CustomExit, NonRetryableError, TurnOutput
 from neuron_tool import ModelRetry, RunContext, tool
@@ -646,3 +646,20 @@ def test_beside_a_raw_schema_a_typed_kinds_value_is_stored_as_its_json() -> None
 
     assert spec.dump(Refund(amount=2)) == {"amount": 2.0}
     assert spec.dump({"t": "x"}) == {"t": "x"}  # a raw kind's value is JSON as it is
+
+
+async def test_text_a_text_functions_parameter_refuses_is_sent_back_never_run() -> None:
+    ran: list[str] = []
+
+    def code(text: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]) -> str:
+        ran.append(text)
+        return text
+
+    hostile = "\ud800" + "x" * 10_000  # a lone surrogate and far too long
+    turn, provider = _turn([answer(hostile), answer("EUR")], TextOutput(code), output_mode="tool")
+
+    output = await turn.execute(ask())
+
+    assert (turn.output_value(output), ran) == ("EUR", ["EUR"])
+    sent_back = provider.requests[1].messages[-1].content[0]
+    assert "should match pattern" in sent_back.text  # type: ignore[union-attr]

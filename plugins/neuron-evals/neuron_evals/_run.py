@@ -14,6 +14,7 @@ from ._json import as_text, to_json_value
 from ._raised import Raised
 from ._run_spans import CaseSpan, RunSpans
 from ._span_capture import case_spans
+from ._span_metrics import record_span_metrics
 from ._specified import Specified
 from .case import Case
 from .context import EvaluatorContext, exit_reason_text
@@ -186,6 +187,9 @@ async def _run_case(
         try:
             with case_spans() as spans:
                 answer, turn_output = await _call(task, case)
+            tree = spans.result()
+            # Once the task is done, as pydantic-evals: its own increments come first.
+            record_span_metrics(record, tree)
         except Exception as exc:  # a failing case never stops the others
             raised = Raised.of(exc)
             return ReportCase.model_validate(
@@ -212,7 +216,7 @@ async def _run_case(
         metadata=case.metadata,
         turn_output=turn_output,
         duration=duration,
-        spans=spans.result(),
+        spans=tree,
         attributes=record.attributes(),
         metrics=record.metrics(),
     )

@@ -62,7 +62,12 @@ class EvaluatorContext:
     attributes: Mapping[str, JsonValue] = field(default_factory=dict)
     """What the task recorded with `set_eval_attribute`, by name (pydantic-evals' `attributes`)."""
     metrics: Mapping[str, int | float] = field(default_factory=dict)
-    """The sums the task recorded with `increment_eval_metric` (pydantic-evals' `metrics`)."""
+    """The sums the task recorded with `increment_eval_metric` (pydantic-evals' `metrics`).
+
+    With its spans recorded (see `span_tree`), its model requests' `requests`,
+    `input_tokens`, `output_tokens`, `cost`... are added, as pydantic-evals adds
+    them (see `neuron_evals._span_metrics`).
+    """
 
     @property
     def span_tree(self) -> SpanTree:

@@ -97,7 +97,11 @@ class ReportCase(_Model):
     attributes: dict[str, JsonValue] = Field(default_factory=dict)
     """What the task recorded with `set_eval_attribute`, by name (kept when it then raised)."""
     metrics: dict[str, MetricValue] = Field(default_factory=dict)
-    """The sums the task recorded with `increment_eval_metric`, by name (kept when it raised)."""
+    """The sums the task recorded with `increment_eval_metric`, by name (kept when it raised).
+
+    With its spans recorded, plus its model requests' `requests`, tokens and
+    `cost` (USD, a float) summed from them, unless it raised (`EvaluatorContext.metrics`).
+    """
     source_case: str | None = None
     """The dataset case this is a run of, when runs were repeated (`name` is then `case [i/n]`)."""
     run: int | None = None

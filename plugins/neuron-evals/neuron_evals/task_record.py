@@ -154,6 +154,9 @@ def increment_eval_metric(name: str, amount: int | float) -> None:
     evaluators read them (`EvaluatorContext.metrics`), and its `case:` span
     carries them. Int amounts sum to an int; one float makes the sum a float.
     A metric never incremented but by 0 is not recorded, as pydantic-evals'.
+    With the case's spans recorded, its model requests' `requests`, tokens and
+    `cost` are added once the task returned, as pydantic-evals adds them: a
+    task's own amount under one of those names is summed with them.
 
     Outside a case's task it does nothing and checks nothing, as
     `set_eval_attribute` (see there).

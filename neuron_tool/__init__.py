@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ToolRegistrationError,
         ToolSourceError,
         ToolTimeoutError,
+        ToolViewError,
     )
     from .external import ExternalTool, is_external
     from .files import (
@@ -54,6 +55,13 @@ if TYPE_CHECKING:
     from .source import FunctionToolSource, ToolSource, ToolSourceFunction, tool_source
     from .strict import StrictForm, strict_form
     from .tool import BoundArguments, ContextTool, FunctionTool, ToolAnnotations, ToolDyn
+    from .tool_views import (
+        ToolFilter,
+        ToolSourceView,
+        filtered_tools,
+        prefixed_tools,
+        renamed_tools,
+    )
     from .truncation import truncate_output
     from .usage import RunUsage
 
@@ -78,6 +86,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolRegistrationError",
         "ToolSourceError",
         "ToolTimeoutError",
+        "ToolViewError",
         "StrictSchemaError",
     ),
     ".external": ("ExternalTool", "is_external"),
@@ -118,6 +127,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolAnnotations",
         "ToolDyn",
     ),
+    ".tool_views": (
+        "ToolFilter",
+        "ToolSourceView",
+        "filtered_tools",
+        "prefixed_tools",
+        "renamed_tools",
+    ),
     ".truncation": ("truncate_output",),
     ".usage": ("RunUsage",),
 }
@@ -151,6 +167,7 @@ __all__ = [
     "ToolDyn",
     "ToolError",
     "ToolFileError",
+    "ToolFilter",
     "ToolInputError",
     "ToolIsolationError",
     "ToolNotFoundError",
@@ -164,9 +181,12 @@ __all__ = [
     "ToolSource",
     "ToolSourceError",
     "ToolSourceFunction",
+    "ToolSourceView",
     "ToolTimeoutError",
+    "ToolViewError",
     "document_block",
     "document_of",
+    "filtered_tools",
     "image_block",
     "image_type",
     "is_external",
@@ -174,6 +194,8 @@ __all__ = [
     "isolation",
     "mark_isolated",
     "permission",
+    "prefixed_tools",
+    "renamed_tools",
     "requires_isolation",
     "source_document_block",
     "strict_form",

@@ -151,6 +151,19 @@ class ToolSourceError(ToolError):
         super().__init__(f"tool source {source!r} {reason}")
 
 
+class ToolViewError(ToolError, ValueError):
+    """A tool view (`filtered_tools`, `prefixed_tools`, `renamed_tools`) cannot be made.
+
+    Raised when the view is made, naming the view and what was wrong: a prefix or
+    new name no tool may have, a rename of a tool the list does not hold.
+    """
+
+    def __init__(self, view: str, reason: str) -> None:
+        self.view = view
+        self.reason = reason
+        super().__init__(f"{view}: {reason}")
+
+
 class StrictSchemaError(ToolError, ValueError):
     """A tool's input schema has no strict form; `path` says where, `reason` why."""
 

@@ -29,7 +29,7 @@ from .errors import MCPConnectionError, MCPConnectTimeoutError
 from .sampling import SamplingHandler, sampling_callback
 
 if TYPE_CHECKING:
-    from ._listen import Listener
+    from ._list_watch import ListWatch
     from ._resource_watch import ResourceWatch
 
 CLOSED: Final = "it was closed"
@@ -66,7 +66,7 @@ class Connection:
     is listed again) and go to `on_list_changed` (the list's kind) and
     `on_resource_updated` (a resource's URI); the
     streams that carry them from MCP 2026-07-28 on are `list_watch` and
-    `resource_watch`, closed with the session.
+    `resource_watch`, reopened while the session lives and closed with it.
     """
 
     def __init__(
@@ -101,8 +101,8 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self.listings: Final = Listings(enabled=cache_lists)
         """The session's cached listings."""
-        self.list_watch: Listener | None = None
-        """The stream of list changes, on a 2026-07-28 session that has one open."""
+        self.list_watch: ListWatch | None = None
+        """The stream of list changes (reopened if it ends), on a 2026-07-28 session."""
         self.subscribed: set[str] = set()
         """What a session before 2026-07-28 subscribed to (the server keeps the subscriptions)."""
         self.resource_watch: ResourceWatch | None = None

@@ -30,9 +30,10 @@ KIND_OF_NOTICE: Final[dict[str, ListKind]] = {
 class Listings:
     """The listings of one session, served until a change of their list is heard.
 
-    `enabled` False keeps nothing. A kind marked `unheard` (its changes can no
-    longer reach this session) keeps nothing either, as a cached listing of it
-    could go stale unnoticed.
+    `enabled` False keeps nothing. A kind marked `unheard` (its changes cannot
+    reach this session, say while its stream of changes is being reopened)
+    keeps nothing either, as a cached listing of it could go stale unnoticed,
+    until it is marked `heard` again.
     """
 
     def __init__(self, *, enabled: bool) -> None:
@@ -70,6 +71,15 @@ class Listings:
         """Changes of `kinds` can no longer reach this session: drop and stop caching them."""
         for kind in kinds:
             self._unheard.add(kind)
+            self.changed(kind)
+
+    def heard(self, kinds: Iterable[ListKind]) -> None:
+        """Changes of `kinds` reach this session again: cache them anew, from a new listing.
+
+        A listing fetched while they went unheard is not kept: it may be stale.
+        """
+        for kind in kinds:
+            self._unheard.discard(kind)
             self.changed(kind)
 
     def clear(self) -> None:

@@ -24,8 +24,10 @@ from ._connection import Connection
 from ._convert import call_result
 from ._deliveries import Deliveries
 from ._describe import describe
+from ._list_watch import ListWatch
 from ._listen import Listener
 from ._listings import KIND_OF_NOTICE, ListKind
+from ._reopen import Consequences
 from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
 from .completions import MCPCompletion, completion_of, completion_request, reference
@@ -107,7 +109,12 @@ class MCPClient:
     says the list changed, the session restarts, or `invalidate_cache()`, as
     pydantic-ai's `MCPServer` does, and each change is told to `on_list_changed`;
     a subscribed resource's changes go to `on_resource_updated`; `complete` asks
-    for an argument's completions.
+    for an argument's completions. On an MCP 2026-07-28 session these changes
+    come on `subscriptions/listen` streams: one the server ends (or that fails)
+    is reopened after a pause doubling from 0.5 s to 30 s, ten times in a row at
+    most, for the same lists and resources; the lists are not cached while it is
+    down, and what it carries is told as changed once it is back. A server that
+    answers the stream with an error is not asked again. Each step is logged.
     """
 
     def __init__(
@@ -160,8 +167,10 @@ class MCPClient:
             cache_lists: True (the default): a listing of tools, prompts, resources or
                 templates is kept and served again until the server says that list
                 changed (MCP's `list_changed` notices), the session restarts, or
-                `invalidate_cache()`. False, for a server that changes a list without
-                saying so: every listing asks the server.
+                `invalidate_cache()`; not while the stream those changes come on (MCP
+                2026-07-28) is down and being reopened, nor after the server refused
+                it. False, for a server that changes a list without saying so: every
+                listing asks the server.
             on_resource_updated: Awaited with an `MCPResourceUpdate` each time the
                 server says a resource subscribed to with `subscribe_resource` changed
                 (`neuron_tool.mcp.subscriptions`: one at a time, in a task of its own,
@@ -346,7 +355,8 @@ class MCPClient:
     async def close(self) -> None:
         """End the session and stop the server; later calls fail until `connect()` is called.
 
-        Subscriptions end with it: after `connect()`, subscribe again.
+        Subscriptions end with it: after `connect()`, subscribe again. A change
+        stream being reopened stops being reopened, at once and without a word.
         """
         self._closed = True
         if self._updates is not None:
@@ -528,9 +538,11 @@ class MCPClient:
         one closed); on an earlier one this sends `resources/subscribe`.
         Subscribing again is a no-op. The subscription outlives a restarted
         server: the new session subscribes again and an update is delivered for
-        `uri`, as it may have changed unseen. If the server ends the stream, that
-        is logged and an update delivered for each of its URIs for the same
-        reason; subscribe again to resume.
+        `uri`, as it may have changed unseen. If the server ends the stream, it
+        is reopened for the same URIs (as `MCPClient` says, logged) and an update
+        delivered for each once it is back, for the same reason; if it cannot be
+        (the server refuses it, or it keeps failing), an update is delivered for
+        each and the subscriptions end: subscribe again to resume.
 
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
@@ -693,8 +705,20 @@ class MCPClient:
 
     def _resource_watch(self, connection: Connection) -> ResourceWatch:
         if connection.resource_watch is None:
-            ended = partial(self._resources_unheard, connection)
-            connection.resource_watch = ResourceWatch(connection.client, on_end=ended)
+            told = "each is told as updated, as it may have changed unseen"
+            connection.resource_watch = ResourceWatch(
+                connection.client,
+                label=self._label,
+                reopen_stream=self._opener(connection, "the stream of updates of its resources"),
+                alive=partial(self._alive, connection),
+                on_back=self._heard_updates,
+                on_end=self._heard_updates,
+                consequences=Consequences(
+                    down="their updates go unheard",
+                    back=told,
+                    over=f"{told}; subscribe again to resume",
+                ),
+            )
         return connection.resource_watch
 
     def _opener(self, connection: Connection, what: str) -> Opener:
@@ -703,19 +727,14 @@ class MCPClient:
 
         return open_stream
 
-    def _resources_unheard(
-        self, connection: Connection, uris: tuple[str, ...], reason: str
-    ) -> None:
-        if connection.lost is not None:
-            return  # the session ended: a new one subscribes again
-        logger.warning(
-            "%s ended its stream of updates of %s (%s); subscribe again to resume",
-            self._label,
-            ", ".join(map(repr, uris)),
-            reason,
-        )
+    def _alive(self, connection: Connection) -> bool:
+        """Whether the session of `connection` goes on, so its streams are worth reopening."""
+        return connection.lost is None and not self._closed
+
+    def _heard_updates(self, uris: tuple[str, ...]) -> None:
+        """Updates of `uris` went unheard for a while (their stream was down): each may be one."""
         for uri in uris:
-            self._heard_update(uri)  # each may have changed unseen since
+            self._heard_update(uri)
 
     def _require_subscribe(self, connection: Connection, what: str) -> None:
         resources = connection.client.server_capabilities.resources
@@ -726,8 +745,9 @@ class MCPClient:
         """On a 2026-07-28 session, open the stream the server tells list changes on.
 
         For the cache and for `on_list_changed`; an earlier session hears them
-        unasked. A list whose changes cannot be heard (no stream, or one that
-        ended) is not cached, lest it go stale.
+        unasked. A list whose changes cannot be heard (the stream is down, or
+        refused) is not cached, lest it go stale. A stream that ends or fails to
+        open is reopened (`_reopen`); one the server refuses is not asked again.
         """
         if not ((self.cache_lists or self._list_changes is not None) and connection.modern):
             return
@@ -735,40 +755,56 @@ class MCPClient:
         kinds = [kind for kind, cap in declared if getattr(cap, "list_changed", None)]
         if not kinds:
             return
-        listener = Listener(
-            connection.client,
-            tools="tools" in kinds,
-            prompts="prompts" in kinds,
-            resources="resources" in kinds,
-            on_end=partial(self._lists_unheard, connection, kinds),
-        )
-        what = "the stream of list changes"
+        watch = connection.list_watch = self._list_watch(connection, kinds)
         try:
-            honored = await self._request(connection, what, lambda _client: listener.open())
+            honored = await watch.open()
         except MCPConnectionError:
             raise
-        except MCPBridgeError as exc:
-            logger.warning("%s: %s; %s", self._label, exc, self._unheard_means(now=True))
+        except MCPRequestError as exc:
             connection.listings.unheard(kinds)
+            logger.warning(
+                "%s: its stream of list changes is refused (the error %r, code %d); %s",
+                self._label,
+                exc.message,
+                exc.code,
+                self._unheard_means(now=True),
+            )
             return
-        connection.list_watch = listener
-        connection.listings.unheard(
-            kind for kind in kinds if not getattr(honored, f"{kind}_list_changed")
+        except MCPBridgeError as exc:
+            watch.failed(f"could not be opened ({exc})")
+            return
+        connection.listings.unheard(kind for kind in kinds if kind not in honored)
+
+    def _list_watch(self, connection: Connection, kinds: list[ListKind]) -> ListWatch:
+        """The stream of changes of `kinds`, to be opened; what its state means, for the log."""
+        return ListWatch(
+            connection.client,
+            kinds,
+            label=self._label,
+            open_stream=self._opener(connection, "the stream of list changes"),
+            alive=partial(self._alive, connection),
+            on_down=partial(connection.listings.unheard, kinds),
+            on_back=partial(self._lists_back, connection, kinds),
+            on_over=partial(self._lists_unseen, kinds),
+            consequences=Consequences(
+                down=self._unheard_means(now=True),
+                back=self._heard_means(),
+                over=self._unheard_means(now=False),
+            ),
         )
 
-    def _lists_unheard(self, connection: Connection, kinds: list[ListKind], reason: str) -> None:
-        connection.listings.unheard(kinds)
-        if connection.lost is not None:
-            return  # the session ended: a restarted one tells of its lists anew
-        logger.warning(
-            "%s ended its stream of list changes (%s); %s",
-            self._label,
-            reason,
-            self._unheard_means(now=False),
-        )
+    def _lists_back(
+        self, connection: Connection, kinds: list[ListKind], honored: frozenset[ListKind]
+    ) -> None:
+        """The stream of list changes is back: cache again, and tell each list as changed."""
+        connection.listings.heard(honored)
+        self._lists_unseen(kinds)
+
+    def _lists_unseen(self, kinds: list[ListKind]) -> None:
+        """Changes of `kinds` went unheard for a while: tell each as changed, as it may have."""
         if self._list_changes is not None:
             for kind in kinds:
-                self._list_changes.push(kind)  # each may have changed unseen
+                self._list_changes.push(kind)
 
     def _unheard_means(self, *, now: bool) -> str:
         """What a list's changes going unheard costs this client, for the log."""
@@ -777,6 +813,15 @@ class MCPClient:
             means.append("its lists are not cached" + ("" if now else " any more"))
         if self._list_changes is not None:
             means.append("on_list_changed hears of no " + ("change" if now else "more changes"))
+        return "; ".join(means)
+
+    def _heard_means(self) -> str:
+        """What a list's changes being heard again does, for the log."""
+        means = []
+        if self.cache_lists:
+            means.append("its lists are cached again")
+        if self._list_changes is not None:
+            means.append("on_list_changed is told each changed, as it may have unseen")
         return "; ".join(means)
 
     def _require(self, declared: bool, capability: str, what: str) -> None:

@@ -14,8 +14,9 @@ handler is the same change, and at most one per list waits however many the
 server sends (a flood costs a dictionary update a notice). The handler is
 awaited one change at a time, in a task of its own (it may call the client);
 a handler that raises is logged with the server's name and the next change is
-still delivered. A restarted server's lists, and those whose stream of changes
-the server ended, are told as changed too, as each may have changed unseen.
+still delivered. A restarted server's lists are told as changed too, as each
+may have changed unseen; so are those of a stream of changes the server ended,
+once the client has reopened it (or, if it cannot, once it gives it up).
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ for a URI already waiting is merged into it, and past `MAX_PENDING_UPDATES`
 waiting URIs the oldest is dropped (logged at WARNING), so a server flooding
 updates costs bounded memory however slow the handler. The handler is awaited
 one update at a time, in a task of its own: it may read the resource through
-the client; its failures are logged, never raised into the session.
+the client; its failures are logged, never raised into the session. A stream
+the server ends is reopened for the same URIs, and each is told as updated once
+it is back, as it may have changed unseen.
 """
 
 from __future__ import annotations

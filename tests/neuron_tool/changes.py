@@ -15,8 +15,9 @@ from typing import Any, Final
 
 import pytest
 
-from neuron_tool.mcp import MCPClient, MCPResourceUpdate, MCPTool
+from neuron_tool.mcp import MCPClient, MCPResourceUpdate, MCPTool, _reopen
 from neuron_tool.mcp._listings import Listings, ListKind
+from neuron_tool.mcp._reopen import Backoff
 
 from .mcp_servers.changing import Changing
 from .mcp_servers.paths import script
@@ -32,11 +33,14 @@ MODERN: Final = ("stdio", "http")
 
 @asynccontextmanager
 async def changing(
-    transport: str, *, quiet: bool = False, **options: Any
+    transport: str, *, quiet: bool = False, refuse: bool = False, **options: Any
 ) -> AsyncIterator[MCPClient]:
-    """A connected client of the changing server over `transport` (one of `TRANSPORTS`)."""
+    """A connected client of the changing server over `transport` (one of `TRANSPORTS`).
+
+    `quiet` and `refuse` are the server's modes of those names.
+    """
     if transport == "http":
-        async with served_over_http(Changing(quiet=quiet).server()) as url:
+        async with served_over_http(Changing(quiet=quiet, refuse=refuse).server()) as url:
             client = MCPClient.http(url, token=TOKEN, name="changing", timeout=TIMEOUT, **options)
             async with client:
                 yield client
@@ -44,9 +48,17 @@ async def changing(
     command, *args = script("changing")
     args += ["legacy"] if transport == "legacy" else []
     args += ["quiet"] if quiet else []
+    args += ["refuse"] if refuse else []
     client = MCPClient.stdio(command, args, name="changing", timeout=TIMEOUT, **options)
     async with client:
         yield client
+
+
+def reopen_with(monkeypatch: pytest.MonkeyPatch, **backoff: float) -> Backoff:
+    """Have clients made from now on reopen their change streams with this `Backoff`."""
+    chosen = Backoff(**backoff)  # type: ignore[arg-type]
+    monkeypatch.setattr(_reopen, "BACKOFF", chosen)
+    return chosen
 
 
 async def counts(client: MCPClient) -> dict[str, int]:
@@ -55,6 +67,14 @@ async def counts(client: MCPClient) -> dict[str, int]:
     assert isinstance(answer, str)
     counted: dict[str, int] = json.loads(answer)
     return counted
+
+
+async def streams(client: MCPClient) -> dict[str, int]:
+    """How many change streams the changing server holds open (`open`) and was asked for."""
+    answer = await client.call_tool("streams", {})
+    assert isinstance(answer, str)
+    held: dict[str, int] = json.loads(answer)
+    return held
 
 
 def names(tools: Iterable[MCPTool]) -> list[str]:
@@ -68,7 +88,8 @@ class Heard:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self._changes: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
         self._unheard = asyncio.Event()
-        changed, unheard = Listings.changed, Listings.unheard
+        self._heard = asyncio.Event()
+        changed, unheard, heard = Listings.changed, Listings.unheard, Listings.heard
 
         def on_change(listings: Listings, kind: ListKind) -> None:
             changed(listings, kind)
@@ -80,8 +101,15 @@ class Heard:
             if kinds:
                 self._unheard.set()
 
+        def on_heard(listings: Listings, kinds: Iterable[ListKind]) -> None:
+            kinds = list(kinds)
+            heard(listings, kinds)
+            if kinds:
+                self._heard.set()
+
         monkeypatch.setattr(Listings, "changed", on_change)
         monkeypatch.setattr(Listings, "unheard", on_unheard)
+        monkeypatch.setattr(Listings, "heard", on_heard)
 
     async def change(self, kind: ListKind) -> None:
         """Wait until a client hears that the list `kind` changed (then forget it)."""
@@ -90,9 +118,16 @@ class Heard:
         self._changes[kind].clear()
 
     async def unheard(self) -> None:
-        """Wait until a client can no longer hear of a list's changes."""
+        """Wait until a client can no longer hear of a list's changes (then forget it)."""
         async with asyncio.timeout(WAIT):
             await self._unheard.wait()
+        self._unheard.clear()
+
+    async def heard(self) -> None:
+        """Wait until a client hears of a list's changes again, its stream reopened."""
+        async with asyncio.timeout(WAIT):
+            await self._heard.wait()
+        self._heard.clear()
 
 
 class Updates:

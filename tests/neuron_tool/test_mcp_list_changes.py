@@ -16,7 +16,7 @@ import pytest
 from neuron_tool.mcp import MCPConnectionError, MCPRequestError
 from neuron_tool.mcp._listings import Listings
 
-from .changes import MODERN, TRANSPORTS, Heard, changing, counts, names
+from .changes import MODERN, TRANSPORTS, Heard, changing, counts, names, reopen_with
 
 
 @pytest.fixture(params=TRANSPORTS)
@@ -148,9 +148,10 @@ async def test_a_restarted_server_is_listed_anew_not_from_the_last_sessions_cach
 
 
 @pytest.mark.parametrize("transport", MODERN)
-async def test_once_the_stream_of_list_changes_ends_listings_are_not_cached(
-    transport: str, heard: Heard, caplog: pytest.LogCaptureFixture
+async def test_while_the_stream_of_list_changes_is_down_listings_are_not_cached(
+    transport: str, heard: Heard, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    reopen_with(monkeypatch, first=3600.0, cap=3600.0)  # not reopened before the test ends
     async with changing(transport) as client:
         with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
             await client.call_tool("end_streams", {})
@@ -163,7 +164,8 @@ async def test_once_the_stream_of_list_changes_ends_listings_are_not_cached(
     (ended,) = [r.getMessage() for r in caplog.records if "list changes" in r.getMessage()]
     assert ended.startswith("MCP server 'changing' (")
     assert ended.endswith(
-        "ended its stream of list changes (the server ended it); its lists are not cached any more"
+        "its stream of list changes ended (the server ended it); reopening it in 3600 s;"
+        " until then its lists are not cached"
     )
 
 

@@ -108,7 +108,7 @@ async def test_a_restarted_server_is_subscribed_again_and_each_resource_said_to_
 
 
 @pytest.mark.parametrize("transport", MODERN)
-async def test_when_the_server_ends_the_stream_each_resource_is_said_to_have_changed(
+async def test_when_the_server_ends_the_stream_it_is_reopened_and_each_resource_updated(
     transport: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     updates = Updates()
@@ -119,15 +119,16 @@ async def test_when_the_server_ends_the_stream_each_resource_is_said_to_have_cha
             await client.call_tool("end_streams", {})
             await updates.count(NOTE)
             await updates.count(OTHER)
-        await client.subscribe_resource(NOTE)
+        # Reopened for both, with nothing asked of the client.
         await client.call_tool("update", {"uri": NOTE, "text": "resumed"})
         await updates.count(NOTE, 2)
 
+    assert sorted(updates.uris) == [NOTE, NOTE, OTHER]
     ended = [r.getMessage() for r in caplog.records if "stream of updates" in r.getMessage()]
     assert len(ended) == 1
     assert ended[0].endswith(
-        "ended its stream of updates of 'note://current', 'note://other' (the server ended"
-        " it); subscribe again to resume"
+        "its stream of updates of 'note://current', 'note://other' ended (the server ended"
+        " it); reopening it in 0.5 s; until then their updates go unheard"
     )
 
 

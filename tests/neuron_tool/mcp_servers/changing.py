@@ -3,17 +3,22 @@
 Tools: `add_tool(name)` and `remove_tool(name)` add or remove a tool (which answers
 its own name), `add_prompt(name)` and `add_resource(uri)` add to those lists,
 `update(uri, text)` sets a resource's text and says it was updated, `end_streams`
-ends every change stream it holds (MCP 2026-07-28), `counts` answers how many
-listings and completions it served, `pid` its process id, `echo(text)` the text.
+ends every change stream it holds (MCP 2026-07-28; new ones are served),
+`drop_streams(times)` ends them and answers the next `times` asked for at once,
+without acknowledging them, `refuse_streams` ends them and refuses every one asked
+for from then on, `streams` answers how many are open and how many were asked for,
+`counts` answers how many listings and completions it served, `pid` its process id,
+`echo(text)` the text.
 
 Prompt `greet` (arguments `name`, required, and `style`); resource `note://current`;
 template `note://{name}`. Completions of `greet`'s `style` (`many`: 101 values,
 `short`: a total below the values sent) and of the template's `name`; a `name` of
 `Ada` in the context narrows `style` to `ada`.
 
-`python changing.py [legacy] [quiet]`: `legacy` serves only the handshake era (MCP
-2025-11-25: change notices sent unasked, `resources/subscribe`); `quiet` changes its
-lists without saying so. Without `legacy` a client speaking MCP 2026-07-28 hears of
+`python changing.py [legacy] [quiet] [refuse]`: `legacy` serves only the handshake
+era (MCP 2025-11-25: change notices sent unasked, `resources/subscribe`); `quiet`
+changes its lists without saying so; `refuse` declares change streams but refuses
+every one, as `refuse_streams` does. Without `legacy` a client speaking MCP 2026-07-28 hears of
 changes on `subscriptions/listen` streams. `Changing(...).server(...)` is the same
 server in this process, for serving over HTTP.
 """
@@ -34,6 +39,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     InMemorySubscriptionBus,
     ListenHandler,
     PromptsListChanged,
@@ -45,6 +51,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 NOT_FOUND = -32002
+METHOD_NOT_FOUND = -32601
 STYLES = ["formal", "friendly", "funny", "flowery", "plain"]
 NAMED = {"type": "object", "properties": {"name": {"type": "string"}}}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -57,6 +64,9 @@ BUILT_IN = {
     "add_resource": {"type": "object", "properties": {"uri": {"type": "string"}}},
     "update": UPDATE,
     "end_streams": NOTHING,
+    "drop_streams": {"type": "object", "properties": {"times": {"type": "integer"}}},
+    "refuse_streams": NOTHING,
+    "streams": NOTHING,
     "counts": NOTHING,
     "pid": NOTHING,
     "echo": TEXT,
@@ -71,17 +81,49 @@ GREET = types.Prompt(
 TEMPLATE = types.ResourceTemplate(uri_template="note://{name}", name="note")
 
 
+REFUSED = "subscriptions/listen is not served here"
+
+
 def _text(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+class Gate:
+    """Serves `subscriptions/listen` with the bus's handler, unless told to drop or refuse it."""
+
+    def __init__(self, listen: ListenHandler, *, refusing: bool = False) -> None:
+        self.listen = listen
+        self.refusing = refusing
+        self.dropping = 0  # how many of the next streams are answered at once, unacknowledged
+        self.open = 0
+        self.asked = 0
+
+    async def __call__(
+        self, context: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        self.asked += 1
+        if self.refusing:
+            raise MCPError(METHOD_NOT_FOUND, REFUSED)
+        if self.dropping:
+            self.dropping -= 1
+            # The spec's graceful close, sent before any acknowledgment.
+            meta = {SUBSCRIPTION_ID_META_KEY: context.request_id}
+            return types.SubscriptionsListenResult(_meta=meta)
+        self.open += 1
+        try:
+            return await self.listen(context, params)
+        finally:
+            self.open -= 1
 
 
 class Changing:
     """The server's state, which changes, and its handlers."""
 
-    def __init__(self, *, quiet: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, refuse: bool = False) -> None:
         self.quiet = quiet
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
+        self.gate = Gate(self.listen, refusing=refuse)
         self.tools: dict[str, dict[str, Any]] = dict(BUILT_IN)
         self.prompts: dict[str, types.Prompt] = {"greet": GREET}
         self.texts: dict[str, str] = {"note://current": "first"}
@@ -105,7 +147,7 @@ class Changing:
             on_completion=self.complete,
             on_subscribe_resource=self.subscribe,
             on_unsubscribe_resource=self.unsubscribe,
-            on_subscriptions_listen=None if legacy else self.listen,
+            on_subscriptions_listen=None if legacy else self.gate,
         )
 
     async def list_tools(
@@ -206,6 +248,14 @@ class Changing:
             await self._say(context, ResourceUpdated(uri=arguments["uri"]))
         elif name == "end_streams":
             self.listen.close()
+        elif name == "drop_streams":
+            self.gate.dropping = arguments["times"]
+            self.listen.close()
+        elif name == "refuse_streams":
+            self.gate.refusing = True
+            self.listen.close()
+        elif name == "streams":
+            return _text(json.dumps({"open": self.gate.open, "asked": self.gate.asked}))
         elif name == "counts":
             return _text(json.dumps(self.counts))
         elif name == "pid":
@@ -234,7 +284,8 @@ class Changing:
 
 async def main() -> None:
     legacy = "legacy" in sys.argv[1:]
-    server = Changing(quiet="quiet" in sys.argv[1:]).server(legacy=legacy)
+    modes = sys.argv[1:]
+    server = Changing(quiet="quiet" in modes, refuse="refuse" in modes).server(legacy=legacy)
     async with stdio_server() as (read_stream, write_stream):
         if not legacy:
             await server.run(read_stream, write_stream, server.create_initialization_options())

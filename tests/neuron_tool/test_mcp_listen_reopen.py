@@ -1,0 +1,329 @@
+"""A change stream (`subscriptions/listen`) the server ends is reopened; one it refuses is not.
+
+Against the real changing server over stdio and loopback HTTP speaking MCP
+2026-07-28, which ends its streams (`end_streams`), answers the next ones at once
+unacknowledged (`drop_streams`) or refuses them (`refuse_streams`, `refuse`) on
+request. The backoff is made small (or huge, to hold a stream down) rather than
+waited out: nothing here sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from neuron_tool.mcp import MCPConnectionError, MCPListChange, MCPRequestError
+from neuron_tool.mcp._reopen import BACKOFF, Backoff
+
+from .changes import MODERN, WAIT, Heard, Updates, changing, counts, names, reopen_with, streams
+from .mcp_servers.changing import REFUSED
+from .test_mcp_on_list_changed import Changes
+
+NOTE = "note://current"
+OTHER = "note://other"
+LISTS = ["prompts", "resources", "tools"]
+
+
+@pytest.fixture(params=MODERN)
+def transport(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def heard(monkeypatch: pytest.MonkeyPatch) -> Heard:
+    return Heard(monkeypatch)
+
+
+def reopening() -> list[str]:
+    """The names of the reopening tasks under way in this event loop."""
+    return [task.get_name() for task in asyncio.all_tasks() if ": reopen " in task.get_name()]
+
+
+class Said(logging.Handler):
+    """The bridge's log, for a test to wait on: lines are emitted in the event loop's thread."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._lines: list[str] = []
+        self._arrived = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._lines.append(record.getMessage())
+        self._arrived.set()
+
+    async def says(self, words: str) -> None:
+        """Wait until a line says `words`."""
+        async with asyncio.timeout(WAIT):
+            while not any(words in line for line in self._lines):
+                self._arrived.clear()
+                await self._arrived.wait()
+
+
+@pytest.fixture
+def said() -> Iterator[Said]:
+    handler = Said()
+    bridge = logging.getLogger("neuron_tool.mcp")
+    level = bridge.level
+    bridge.addHandler(handler)
+    bridge.setLevel(logging.INFO)
+    yield handler
+    bridge.removeHandler(handler)
+    bridge.setLevel(level)
+
+
+def logged(caplog: pytest.LogCaptureFixture, words: str) -> list[str]:
+    """The bridge's log lines that say `words`, in order."""
+    lines = [record.getMessage() for record in caplog.records]
+    return [line for line in lines if words in line]
+
+
+async def test_an_ended_stream_is_reopened_its_lists_told_once_and_cached_again(
+    transport: str,
+    heard: Heard,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reopen_with(monkeypatch, first=0.01)
+    changes = Changes()
+    async with changing(transport, on_list_changed=changes) as client:
+        with caplog.at_level(logging.INFO, logger="neuron_tool.mcp"):
+            await client.call_tool("end_streams", {})
+            await heard.unheard()
+            await heard.heard()
+            for kind in LISTS:
+                await changes.count(kind)
+        await client.list_tools()
+        await client.list_tools()
+        asked = await counts(client)
+        held = await streams(client)
+        # The reopened stream carries the lists' changes as the first did.
+        await client.call_tool("add_tool", {"name": "fresh"})
+        await changes.count("tools", 2)
+        assert "fresh" in names(await client.list_tools())
+
+    # Told once each as the stream came back, then the one change it carried.
+    assert sorted(changes.kinds[:3]) == LISTS
+    assert changes.changes[3:] == [MCPListChange("changing", "tools")]
+    assert asked["tools/list"] == 2  # one on connecting, one once it was back: cached again
+    assert held == {"open": 1, "asked": 2}
+    (back,) = logged(caplog, "is reopened")
+    assert back.endswith(
+        "its stream of list changes is reopened (attempt 1); its lists are cached again;"
+        " on_list_changed is told each changed, as it may have unseen"
+    )
+
+
+async def test_resource_subscriptions_are_declared_again_on_the_reopened_stream(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reopen_with(monkeypatch, first=0.01)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await client.subscribe_resource(NOTE)
+        await client.subscribe_resource(OTHER)
+        await client.call_tool("end_streams", {})
+        # Each is said to have changed once its stream is back: it may have, unseen.
+        await updates.count(NOTE)
+        await updates.count(OTHER)
+        await client.call_tool("update", {"uri": OTHER, "text": "after the reopening"})
+        await updates.count(OTHER, 2)
+        held = await streams(client)
+
+    assert sorted(updates.uris) == [NOTE, OTHER, OTHER]
+    # The stream of list changes, that of NOTE, that of both in its place, and the
+    # two reopened: one of lists, one of both resources.
+    assert held == {"open": 2, "asked": 5}
+
+
+async def test_a_server_that_refuses_the_stream_is_asked_once_and_it_is_logged_once(
+    transport: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001)
+    changes = Changes()
+    with caplog.at_level(logging.INFO, logger="neuron_tool.mcp"):
+        async with changing(transport, refuse=True, on_list_changed=changes) as client:
+            await client.list_tools()
+            await client.list_tools()
+            asked = await counts(client)
+            held = await streams(client)
+            still = reopening()
+
+    assert still == []
+    assert held == {"open": 0, "asked": 1}
+    assert asked["tools/list"] == 3  # connecting's listing and both of these: none cached
+    assert changes.changes == []
+    (refused,) = logged(caplog, "stream of list changes")
+    assert refused.startswith("MCP server 'changing' (")
+    assert refused.endswith(
+        f"its stream of list changes is refused (the error {REFUSED!r}, code -32601);"
+        " its lists are not cached; on_list_changed hears of no change"
+    )
+
+
+async def test_a_stream_refused_as_it_is_reopened_is_given_up_and_its_lists_told_once(
+    transport: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001)
+    changes = Changes()
+    async with changing(transport, on_list_changed=changes) as client:
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            await client.call_tool("refuse_streams", {})
+            for kind in LISTS:
+                await changes.count(kind)
+        await client.list_tools()
+        await client.list_tools()
+        asked = await counts(client)
+        held = await streams(client)
+        still = reopening()
+
+    assert still == []
+    assert sorted(changes.kinds) == LISTS
+    assert held == {"open": 0, "asked": 2}
+    assert asked["tools/list"] == 3
+    ended, over = logged(caplog, "stream of list changes")
+    assert ended.endswith(
+        "its stream of list changes ended (the server ended it); reopening it in 0.001 s;"
+        " until then its lists are not cached; on_list_changed hears of no change"
+    )
+    assert over.endswith(
+        f"its stream of list changes is given up (the server refused to reopen it: {REFUSED!r}"
+        " (code -32601)); its lists are not cached any more; on_list_changed hears of no"
+        " more changes"
+    )
+
+
+async def test_a_refused_stream_of_updates_is_given_up_and_each_resource_said_to_have_changed(
+    transport: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await client.subscribe_resource(NOTE)
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            await client.call_tool("refuse_streams", {})
+            await updates.count(NOTE)
+        with pytest.raises(MCPRequestError) as again:
+            await client.subscribe_resource(NOTE)  # given up: subscribing again asks anew
+
+    assert again.value.message == REFUSED
+    assert updates.uris == [NOTE]
+    (over,) = logged(caplog, "stream of updates of 'note://current' is given up")
+    assert over.endswith(
+        "its stream of updates of 'note://current' is given up (the server refused to reopen"
+        f" it: {REFUSED!r} (code -32601)); each is told as updated, as it may have changed"
+        " unseen; subscribe again to resume"
+    )
+
+
+async def test_a_stream_failing_to_reopen_is_tried_again_after_longer_pauses(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001, factor=2.0, attempts=5)
+    changes = Changes()
+    async with changing("stdio", on_list_changed=changes) as client:
+        with caplog.at_level(logging.INFO, logger="neuron_tool.mcp"):
+            # Ends the stream, and answers the next two at once, unacknowledged.
+            await client.call_tool("drop_streams", {"times": 2})
+            await heard.heard()
+            for kind in LISTS:
+                await changes.count(kind)
+        held = await streams(client)
+
+    assert held == {"open": 1, "asked": 4}
+    assert sorted(changes.kinds) == LISTS
+    failed = logged(caplog, "failed (attempt")
+    assert [line.split(": ", 1)[1] for line in failed] == [
+        "reopening its stream of list changes failed (attempt 1 of 5: it ended as it opened);"
+        " trying again in 0.002 s",
+        "reopening its stream of list changes failed (attempt 2 of 5: it ended as it opened);"
+        " trying again in 0.004 s",
+    ]
+    (back,) = logged(caplog, "is reopened")
+    assert "is reopened (attempt 3)" in back
+
+
+async def test_a_stream_that_never_stays_open_is_given_up_after_its_attempts(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001, attempts=3)
+    changes = Changes()
+    async with changing("stdio", on_list_changed=changes) as client:
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            await client.call_tool("drop_streams", {"times": 1000})
+            for kind in LISTS:
+                await changes.count(kind)
+        await client.list_tools()
+        asked = await counts(client)
+        held = await streams(client)
+        still = reopening()
+
+    assert still == []
+    assert held == {"open": 0, "asked": 4}  # the first stream, then three attempts
+    assert asked["tools/list"] == 2
+    (over,) = logged(caplog, "is given up")
+    assert over.endswith(
+        "its stream of list changes is given up (it did not reopen in 3 attempts; the last:"
+        " it ended as it opened); its lists are not cached any more; on_list_changed hears"
+        " of no more changes"
+    )
+
+
+async def test_close_stops_a_reopening_under_way_at_once_and_quietly(
+    transport: str, said: Said, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=3600.0, cap=3600.0)
+    updates = Updates()
+    with caplog.at_level(logging.INFO, logger="neuron_tool.mcp"):
+        async with asyncio.timeout(WAIT):  # an hour's pause cut short, or the test fails
+            async with changing(transport, on_resource_updated=updates) as client:
+                await client.subscribe_resource(NOTE)
+                await client.call_tool("end_streams", {})
+                await said.says("stream of list changes ended")
+                await said.says(f"stream of updates of {NOTE!r} ended")
+                during = reopening()
+                caplog.clear()  # from here, what closing logs
+        after = reopening()
+
+    assert len(during) == 2  # each stream waits to be reopened
+    assert after == []
+    said_then = [r.getMessage() for r in caplog.records]
+    assert [line for line in said_then if "stream" in line] == []
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert updates.uris == []
+
+
+async def test_a_restarted_server_gets_one_stream_not_two(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reopen_with(monkeypatch, first=3600.0, cap=3600.0)
+    async with changing("stdio") as client:
+        await client.call_tool("end_streams", {})
+        await heard.unheard()
+        pid = await client.call_tool("pid", {})
+        assert isinstance(pid, str)
+        assert reopening()  # the old session's stream waits to be reopened
+        os.kill(int(pid), signal.SIGKILL)
+        with pytest.raises(MCPConnectionError):
+            await client.call_tool("echo", {"text": "anyone?"})
+        assert await client.call_tool("pid", {}) != pid  # restarted
+        held = await streams(client)
+        still = reopening()
+
+    assert held == {"open": 1, "asked": 1}
+    assert still == []  # the old session's reopening ended with it
+
+
+def test_the_default_backoff_doubles_from_half_a_second_to_thirty_ten_times() -> None:
+    pauses = [BACKOFF.pause(attempt) for attempt in range(BACKOFF.attempts)]
+
+    assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0, 30.0]
+    assert BACKOFF.settle == 30.0
+    assert BACKOFF.pause(10_000) == 30.0  # 2.0**10_000 would overflow
+    assert math.isfinite(Backoff(first=1.0, cap=math.inf).pause(10_000))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ToolPrepareError,
         ToolRegistrationError,
         ToolSourceError,
+        ToolStepSourceError,
         ToolTimeoutError,
         ToolViewError,
     )
@@ -85,6 +86,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolPrepareError",
         "ToolRegistrationError",
         "ToolSourceError",
+        "ToolStepSourceError",
         "ToolTimeoutError",
         "ToolViewError",
         "StrictSchemaError",
@@ -182,6 +184,7 @@ __all__ = [
     "ToolSourceError",
     "ToolSourceFunction",
     "ToolSourceView",
+    "ToolStepSourceError",
     "ToolTimeoutError",
     "ToolViewError",
     "document_block",

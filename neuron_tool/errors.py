@@ -12,6 +12,9 @@ ToolError(Exception)
 ├── ToolContextError(ToolError)                   the run's deps are not what the tool asks for
 ├── ToolFileError(ToolError, ValueError)          a file a tool returns is not an image or document
 ├── ToolPrepareError(ToolError, NonRetryableError) a tool's `prepare` failed
+├── ToolSourceError(ToolError)                    a tool source failed or gave a bad tool
+│   └── ToolStepSourceError(…, NonRetryableError) a per-step source failed mid-run
+├── ToolViewError(ToolError, ValueError)          a tool view cannot be made
 ├── StrictSchemaError(ToolError, ValueError)      a strict tool's schema has no strict form
 ├── ExternalToolCallError(ToolError)              an external tool was called to run here
 └── MCPBridgeError(ToolError)                     the MCP bridge failed
@@ -149,6 +152,14 @@ class ToolSourceError(ToolError):
         self.source = source
         self.reason = reason
         super().__init__(f"tool source {source!r} {reason}")
+
+
+class ToolStepSourceError(ToolSourceError, NonRetryableError):
+    """A tool source asked at every step (`per_step`) failed after the run's first model call.
+
+    The turn fails before its next model call, naming the source, with what its
+    tools did so far kept (`partial`), as a `prepare` that fails then does.
+    """
 
 
 class ToolViewError(ToolError, ValueError):

@@ -65,6 +65,11 @@ class ToolRegistry:
         self._entries: dict[str, _Entry] = {}
         self.sources: tuple[ToolSource, ...] = ()
         """The tool sources asked for each run's tools (`neuron_tool.source`), in order."""
+        self.step_sources: tuple[ToolSource, ...] = ()
+        """On a run's registry (`for_run`): its sources asked again before each model call
+        after the first (`per_step`), by `for_step`."""
+        self._before_steps: ToolRegistry | None = None
+        """On a run's registry with step sources: its tools but theirs, which `for_step` adds to."""
         self._middleware: tuple[Middleware, ...] = tuple(middleware)
         self.any_takes_context = False
         """Whether some registered tool asks for a `RunContext` (kept up to date)."""
@@ -95,7 +100,9 @@ class ToolRegistry:
         """This registry with its sources' tools for the run `context` describes.
 
         The sources are asked at once; the registry returned has no sources (its
-        tools are the run's). Without sources, this registry itself.
+        tools are the run's), and keeps those asked at every step (`per_step`) as
+        its `step_sources`, their tools after the others'. Without sources, this
+        registry itself.
 
         Raises:
             ToolSourceError: a source raised (its error named), or gave a tool that
@@ -103,23 +110,33 @@ class ToolRegistry:
         """
         if not self.sources:
             return self
-        # Each waited for, so none is left running when another fails; the first by order wins.
-        given = await asyncio.gather(
-            *(_tools_of(source, context) for source in self.sources), return_exceptions=True
-        )
-        failed = next((r for r in given if isinstance(r, BaseException)), None)
-        if failed is not None:
-            raise failed
+        given = await _asked(self.sources, context)
         run = self.with_tools(())
         run.sources = ()
-        for source, tools in zip(self.sources, cast(list[Sequence[ToolDyn]], given), strict=True):
-            for tool in tools:
-                try:
-                    run.register(tool)
-                except ToolRegistrationError as exc:
-                    reason = f"gave a tool it cannot offer: tool {exc.tool!r}: {exc.reason}"
-                    raise ToolSourceError(_source_name(source), reason) from exc
-        return run
+        stepped = tuple(source for source in self.sources if _per_step(source))
+        if not stepped:
+            return _given(run, given)
+        run = _given(run, [(source, tools) for source, tools in given if not _per_step(source)])
+        steps = _given(run.with_tools(()), [(s, tools) for s, tools in given if _per_step(s)])
+        steps.step_sources, steps._before_steps = stepped, run
+        return steps
+
+    async def for_step(self, context: RunContext[Any]) -> ToolRegistry:
+        """This run's registry with its step sources asked again, for the step `context` is at.
+
+        The run's other tools (its own, its per-run sources') are kept as they
+        were; only the `per_step` sources are asked, at once. Without step sources,
+        this registry itself.
+
+        Raises:
+            ToolSourceError: as for `for_run`.
+        """
+        base = self._before_steps
+        if base is None:
+            return self
+        steps = _given(base.with_tools(()), await _asked(self.step_sources, context))
+        steps.step_sources, steps._before_steps = self.step_sources, base
+        return steps
 
     def register(self, tool: ToolDyn, *, middleware: Iterable[Middleware] = ()) -> None:
         """Add `tool`, with `middleware` around its calls (inside the global middleware).
@@ -326,6 +343,42 @@ class ToolRegistry:
     def _chain(self, entry: _Entry) -> Next | None:
         layers = self._middleware + entry.middleware
         return compose(layers, _call_tool) if layers else None
+
+
+async def _asked(
+    sources: Sequence[ToolSource], context: RunContext[Any]
+) -> list[tuple[ToolSource, Sequence[ToolDyn]]]:
+    """Each source with what it gave for `context`, asked at once.
+
+    Each is waited for, so none is left running when another fails; the first
+    failure by order is raised.
+    """
+    given = await asyncio.gather(
+        *(_tools_of(source, context) for source in sources), return_exceptions=True
+    )
+    failed = next((r for r in given if isinstance(r, BaseException)), None)
+    if failed is not None:
+        raise failed
+    return list(zip(sources, cast(list[Sequence[ToolDyn]], given), strict=True))
+
+
+def _given(
+    run: ToolRegistry, given: Iterable[tuple[ToolSource, Sequence[ToolDyn]]]
+) -> ToolRegistry:
+    """`run` with the tools each source gave registered, in order; returned for chaining."""
+    for source, tools in given:
+        for tool in tools:
+            try:
+                run.register(tool)
+            except ToolRegistrationError as exc:
+                reason = f"gave a tool it cannot offer: tool {exc.tool!r}: {exc.reason}"
+                raise ToolSourceError(_source_name(source), reason) from exc
+    return run
+
+
+def _per_step(source: ToolSource) -> bool:
+    """Whether `source` is asked before every model call, not once a run (`per_step`)."""
+    return getattr(source, "per_step", False) is True
 
 
 async def _tools_of(source: ToolSource, context: RunContext[Any]) -> Sequence[ToolDyn]:

@@ -71,6 +71,11 @@ class ToolSourceView:
     def __repr__(self) -> str:
         return self._description
 
+    @property
+    def per_step(self) -> bool:
+        """Whether it is asked before every model call: as its source is."""
+        return getattr(self.source, "per_step", False) is True
+
     async def tools_for(self, context: RunContext[Any]) -> Sequence[ToolDyn]:
         """The source's tools for the run `context` describes, shaped."""
         return await self._shape(context, await _tools_of(self.source, context))

@@ -234,6 +234,18 @@ class RunState:
             charger=self.charge,
         )
 
+    def step_context(self) -> RunContext[Any]:
+        """Return what a tool source asked before a model call (`per_step`) sees of the run."""
+        return RunContext(
+            deps=self.deps,
+            session=self.session,
+            input=self.input,
+            deadline=self.deadline,
+            step=self.turns_used,
+            usage=self.usage(),
+            charger=self.charge,
+        )
+
     def usage(self) -> RunUsage:
         """Return what the turn has used so far, as a tool's `RunContext` shows it."""
         return RunUsage(

@@ -51,6 +51,8 @@ from neuron_tool import (
     ToolRegistry,
     ToolSchema,
     ToolSource,
+    ToolSourceError,
+    ToolStepSourceError,
 )
 
 from ._compaction import ContextKeeper, context_limit
@@ -1000,7 +1002,8 @@ class NeuronTurn(Generic[OutT]):
         memory = self._memory(run.settings, run.session)
         tools = self._tool_schemas(run.settings, run.session, memory)
         # Read once: the no-prepare loop pays one local test a step, nothing more.
-        prepares = self.tools.any_prepares
+        stepped = bool(self.tools.step_sources)
+        prepares = self.tools.any_prepares or stepped
         schemas, allowed = tools, run.settings.allowed_tools
         if prepares:
             # The first step's, asked before anything runs: a resume's decided calls are
@@ -1038,6 +1041,8 @@ class NeuronTurn(Generic[OutT]):
             while True:
                 await self._iterate(run, input, tools, rounds, output, keeper)
                 if prepares:
+                    if stepped:
+                        schemas = await self._restocked(run, rounds, memory, allowed)
                     tools = await self._next_step(run, schemas, allowed, output, keeper)
         except _Exit as stop:
             reason = stop.reason
@@ -1327,6 +1332,34 @@ class NeuronTurn(Generic[OutT]):
         return [s for s in own if s.name not in reserved] + [
             s for s in loop if settings.allows(s.name)
         ]
+
+    async def _restocked(
+        self,
+        run: RunState,
+        rounds: ToolRound,
+        memory: MemoryReader | None,
+        allowed: frozenset[str] | None,
+    ) -> list[ToolSchema]:
+        """The schemas of the next model call's tools, the per-step sources asked again.
+
+        The calls of the answer just handled ran against the tools its model call
+        was shown; from here on the run's registry is the one the sources give now.
+        `self` is this run's own copy (a turn with sources runs as one: `_sourced`).
+
+        Raises:
+            ToolStepSourceError: a source failed or gave a tool that cannot be offered.
+            UnsupportedHostedToolError: a source's tool shadows a hosted tool.
+        """
+        try:
+            registry = await self.tools.for_step(run.step_context())
+        except ToolSourceError as exc:
+            raise ToolStepSourceError(exc.source, exc.reason) from exc
+        # No stop-tool check here: one a step's sources leave out is not offered that step.
+        check_hosted_tools(
+            self.config.hosted_tools, provider=self.provider, function_tools=registry.names()
+        )
+        self.tools = rounds.tools = registry
+        return self._tool_schemas(replace(run.settings, allowed_tools=allowed), run.session, memory)
 
     async def _next_step(
         self,

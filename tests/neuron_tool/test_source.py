@@ -152,3 +152,36 @@ async def test_a_failing_source_fails_the_run_only_once_the_others_have_answered
         await registry.for_run(RunContext(deps=None))
 
     assert slow_done.is_set()  # nothing of the run is left running behind it
+
+
+async def test_for_step_asks_only_the_step_sources_again_and_keeps_the_runs_other_tools() -> None:
+    asked = {"run": 0, "step": 0}
+
+    @tool_source
+    def per_run(ctx: RunContext[None]) -> list[ToolDyn]:
+        asked["run"] += 1
+        return [lookup]
+
+    @tool_source(per_step=True)
+    def per_step(ctx: RunContext[None]) -> list[ToolDyn]:
+        asked["step"] += 1
+        return [ban] if ctx.step % 2 else []
+
+    registry = ToolRegistry([per_step, per_run])
+    run = await registry.for_run(RunContext(deps=None))
+    second = await run.for_step(RunContext(deps=None, step=1))
+    third = await second.for_step(RunContext(deps=None, step=2))
+
+    assert (run.names(), second.names(), third.names()) == (
+        ["lookup"],
+        ["lookup", "ban"],
+        ["lookup"],
+    )
+    assert asked == {"run": 1, "step": 3}
+    assert run.step_sources == second.step_sources == (per_step,)
+
+
+async def test_for_step_without_step_sources_is_the_same_registry() -> None:
+    run = await ToolRegistry([lookup, admin_tools]).for_run(RunContext(deps={"admin": True}))
+
+    assert run.step_sources == () and await run.for_step(RunContext(deps=None, step=1)) is run

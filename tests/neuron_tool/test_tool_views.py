@@ -189,3 +189,13 @@ async def test_views_compose_filter_then_prefix_and_errors_name_the_innermost_so
     with pytest.raises(ToolSourceError, match="'down' raised ConnectionError: gone"):
         await registry.for_run(RunContext(deps=None))
     assert repr(view) == "prefixed_tools(filtered_tools(FunctionToolSource('maths')), 'm_')"
+
+
+def test_a_view_is_asked_per_step_when_its_source_is() -> None:
+    @tool_source(per_step=True)
+    def stepping(ctx: RunContext[None]) -> list[ToolDyn]:
+        return []
+
+    assert prefixed_tools(stepping, "s_").per_step is True
+    assert filtered_tools(renamed_tools(stepping, {"x": "y"}), block=["x"]).per_step is True
+    assert prefixed_tools(maths, "m_").per_step is False

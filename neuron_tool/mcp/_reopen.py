@@ -116,7 +116,8 @@ class Reopener:
         if loop.time() - self._back_at >= self._backoff.settle:
             self._tries = 0  # it stayed open: this is a new trouble, not the last one again
         if self._tries >= self._backoff.attempts:
-            self._give_up(f"it {how} again after {self._tries} attempts in a row")
+            spent = f"all {self._tries} attempts spent"
+            self._give_up(f"it {how} again too soon after being reopened, with {spent}")
             return
         logger.warning(
             "%s: its %s %s; reopening it in %g s; until then %s",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -33,14 +34,20 @@ MODERN: Final = ("stdio", "http")
 
 @asynccontextmanager
 async def changing(
-    transport: str, *, quiet: bool = False, refuse: bool = False, **options: Any
+    transport: str,
+    *,
+    quiet: bool = False,
+    refuse: bool = False,
+    drop: bool = False,
+    **options: Any,
 ) -> AsyncIterator[MCPClient]:
     """A connected client of the changing server over `transport` (one of `TRANSPORTS`).
 
-    `quiet` and `refuse` are the server's modes of those names.
+    `quiet`, `refuse` and `drop` are the server's modes of those names.
     """
     if transport == "http":
-        async with served_over_http(Changing(quiet=quiet, refuse=refuse).server()) as url:
+        server = Changing(quiet=quiet, refuse=refuse, drop=drop).server()
+        async with served_over_http(server) as url:
             client = MCPClient.http(url, token=TOKEN, name="changing", timeout=TIMEOUT, **options)
             async with client:
                 yield client
@@ -49,14 +56,26 @@ async def changing(
     args += ["legacy"] if transport == "legacy" else []
     args += ["quiet"] if quiet else []
     args += ["refuse"] if refuse else []
+    args += ["drop"] if drop else []
     client = MCPClient.stdio(command, args, name="changing", timeout=TIMEOUT, **options)
     async with client:
         yield client
 
 
-def reopen_with(monkeypatch: pytest.MonkeyPatch, **backoff: float) -> Backoff:
-    """Have clients made from now on reopen their change streams with this `Backoff`."""
-    chosen = Backoff(**backoff)  # type: ignore[arg-type]
+def reopen_with(
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    first: float = 0.5,
+    factor: float = 2.0,
+    cap: float = 30.0,
+    attempts: int = 10,
+    settle: float = math.inf,
+) -> Backoff:
+    """Have clients connected from now on reopen their change streams with this `Backoff`.
+
+    By default no stream stays open long enough to count as settled: every attempt counts.
+    """
+    chosen = Backoff(first=first, factor=factor, cap=cap, attempts=attempts, settle=settle)
     monkeypatch.setattr(_reopen, "BACKOFF", chosen)
     return chosen
 

@@ -142,6 +142,59 @@ async def test_resource_subscriptions_are_declared_again_on_the_reopened_stream(
     assert held == {"open": 2, "asked": 5}
 
 
+async def test_a_stream_that_fails_to_open_as_the_client_connects_is_reopened(
+    transport: str,
+    heard: Heard,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reopen_with(monkeypatch, first=0.001)
+    changes = Changes()
+    with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+        async with changing(transport, drop=True, on_list_changed=changes) as client:
+            await heard.heard()
+            for kind in LISTS:
+                await changes.count(kind)
+            await client.list_tools()
+            before = await counts(client)
+            await client.list_tools()
+            after = await counts(client)
+            held = await streams(client)
+
+    assert held == {"open": 1, "asked": 2}
+    assert after["tools/list"] == before["tools/list"]  # cached once the stream is back
+    assert sorted(changes.kinds) == LISTS
+    (failed,) = logged(caplog, "stream of list changes")
+    assert failed.endswith(
+        "its stream of list changes ended as it opened; reopening it in 0.001 s; until then"
+        " its lists are not cached; on_list_changed hears of no change"
+    )
+
+
+async def test_subscribing_while_the_stream_of_updates_is_down_opens_it_for_all_at_once(
+    transport: str, said: Said, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reopen_with(monkeypatch, first=3600.0, cap=3600.0)  # reopened by the subscription only
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await client.subscribe_resource(NOTE)
+        await client.call_tool("end_streams", {})
+        await said.says(f"stream of updates of {NOTE!r} ended")
+        await client.subscribe_resource(OTHER)
+        # NOTE's stream is back: it may have changed while it was down.
+        await updates.count(NOTE)
+        left = reopening()
+        await client.call_tool("update", {"uri": NOTE, "text": "heard"})
+        await client.call_tool("update", {"uri": OTHER, "text": "heard too"})
+        await updates.count(NOTE, 2)
+        await updates.count(OTHER)
+        held = await streams(client)
+
+    assert len(left) == 1  # the stream of list changes', still paused
+    assert sorted(updates.uris) == [NOTE, NOTE, OTHER]
+    assert held["open"] == 1  # the stream of both resources; that of list changes is down
+
+
 async def test_a_server_that_refuses_the_stream_is_asked_once_and_it_is_logged_once(
     transport: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -273,6 +326,44 @@ async def test_a_stream_that_never_stays_open_is_given_up_after_its_attempts(
         " it ended as it opened); its lists are not cached any more; on_list_changed hears"
         " of no more changes"
     )
+
+
+async def test_a_stream_ending_again_soon_after_its_reopening_counts_as_one_more_attempt(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    reopen_with(monkeypatch, first=0.001, attempts=1)  # never open long enough to settle
+    changes = Changes()
+    async with changing("stdio", on_list_changed=changes) as client:
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            await client.call_tool("end_streams", {})
+            await heard.heard()
+            await client.call_tool("end_streams", {})
+            for kind in LISTS:
+                await changes.count(kind, 2)  # once back, once given up
+        held = await streams(client)
+        still = reopening()
+
+    assert still == []
+    assert held == {"open": 0, "asked": 2}
+    (over,) = logged(caplog, "is given up")
+    assert over.endswith(
+        "its stream of list changes is given up (it ended (the server ended it) again too soon"
+        " after being reopened, with all 1 attempts spent); its lists are not cached any"
+        " more; on_list_changed hears of no more changes"
+    )
+
+
+async def test_a_stream_that_stayed_open_long_enough_has_all_its_attempts_again(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reopen_with(monkeypatch, first=0.001, attempts=1, settle=0.0)  # any time open settles it
+    async with changing("stdio") as client:
+        for _ in range(3):
+            await client.call_tool("end_streams", {})
+            await heard.heard()
+        held = await streams(client)
+
+    assert held == {"open": 1, "asked": 4}
 
 
 async def test_close_stops_a_reopening_under_way_at_once_and_quietly(

@@ -15,12 +15,13 @@ template `note://{name}`. Completions of `greet`'s `style` (`many`: 101 values,
 `short`: a total below the values sent) and of the template's `name`; a `name` of
 `Ada` in the context narrows `style` to `ada`.
 
-`python changing.py [legacy] [quiet] [refuse]`: `legacy` serves only the handshake
-era (MCP 2025-11-25: change notices sent unasked, `resources/subscribe`); `quiet`
-changes its lists without saying so; `refuse` declares change streams but refuses
-every one, as `refuse_streams` does. Without `legacy` a client speaking MCP 2026-07-28 hears of
-changes on `subscriptions/listen` streams. `Changing(...).server(...)` is the same
-server in this process, for serving over HTTP.
+`python changing.py [legacy] [quiet] [refuse] [drop]`: `legacy` serves only the
+handshake era (MCP 2025-11-25: change notices sent unasked, `resources/subscribe`);
+`quiet` changes its lists without saying so; `refuse` declares change streams but
+refuses every one, as `refuse_streams` does; `drop` answers the first stream asked for
+at once, unacknowledged, as `drop_streams` does. Without `legacy` a client speaking MCP
+2026-07-28 hears of changes on `subscriptions/listen` streams. `Changing(...).server(...)`
+is the same server in this process, for serving over HTTP.
 """
 
 from __future__ import annotations
@@ -119,11 +120,12 @@ class Gate:
 class Changing:
     """The server's state, which changes, and its handlers."""
 
-    def __init__(self, *, quiet: bool = False, refuse: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, refuse: bool = False, drop: bool = False) -> None:
         self.quiet = quiet
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self.gate = Gate(self.listen, refusing=refuse)
+        self.gate.dropping = 1 if drop else 0
         self.tools: dict[str, dict[str, Any]] = dict(BUILT_IN)
         self.prompts: dict[str, types.Prompt] = {"greet": GREET}
         self.texts: dict[str, str] = {"note://current": "first"}
@@ -285,7 +287,8 @@ class Changing:
 async def main() -> None:
     legacy = "legacy" in sys.argv[1:]
     modes = sys.argv[1:]
-    server = Changing(quiet="quiet" in modes, refuse="refuse" in modes).server(legacy=legacy)
+    changing = Changing(quiet="quiet" in modes, refuse="refuse" in modes, drop="drop" in modes)
+    server = changing.server(legacy=legacy)
     async with stdio_server() as (read_stream, write_stream):
         if not legacy:
             await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -179,6 +179,7 @@ if TYPE_CHECKING:
         stopped_reason,
         typed_result,
     )
+    from .loop.run_result import RunResult, RunSyncError, UnansweredRunError
     from .loop.sampling import InvalidSamplingError, Sampling, UnsupportedSamplingError
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
@@ -384,6 +385,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_value",
     ),
     ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
+    ".loop.run_result": ("RunResult", "RunSyncError", "UnansweredRunError"),
     ".loop.provider": (
         "ContentPart",
         "DispatchStream",
@@ -637,6 +639,8 @@ __all__ = [
     "RegisterWorker",
     "RetryableProviderError",
     "Role",
+    "RunResult",
+    "RunSyncError",
     "Sampling",
     "SlidingWindow",
     "StandingDecision",
@@ -668,6 +672,7 @@ __all__ = [
     "TurnStart",
     "TurnStream",
     "TurnWatch",
+    "UnansweredRunError",
     "UnknownContextStrategyError",
     "UnknownDecisionError",
     "UnknownEnvironmentError",

@@ -18,6 +18,7 @@ from typing_extensions import TypeVar
 
 from layer0 import (
     RECORD_OPTION,
+    Content,
     CustomExit,
     DelegateEffect,
     ExitReason,
@@ -190,6 +191,7 @@ from .provider_errors import (
     ProviderResponseError,
 )
 from .provider_stream import deltas_of, streaming
+from .run_result import RunResult, RunSyncError
 from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
@@ -523,6 +525,55 @@ class NeuronTurn(Generic[OutT]):
         the events that came before them. `deps` is as for `execute`.
         """
         return TurnStream(lambda sink: self._run(input, sink, deps))
+
+    async def run(
+        self,
+        message: str | Content,
+        *,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[OutT]:
+        """Run one turn on a user's `message`; `result.output` is its answer, typed.
+
+        `execute(TurnInput(message=message, trigger="user", session=...))` with the
+        answer read as the turn's output type, as pydantic-ai's `agent.run` gives it.
+        `session` reads that session's history from the turn's state; the messages
+        the run adds are declared as effects (`result.turn_output.effects`), which an
+        orchestrator writes (`LocalOrchestrator.dispatch`), as for `execute`. Errors
+        are `execute`'s.
+        """
+        input = TurnInput(
+            message=message, trigger="user", session=session, config=config, metadata=metadata
+        )
+        return RunResult(await self.execute(input, deps=deps), self.output_value)
+
+    def run_sync(
+        self,
+        message: str | Content,
+        *,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[OutT]:
+        """`run` from code with no event loop (a script, a notebook cell without await).
+
+        Runs its own loop, closed after (`asyncio.run`), as pydantic-ai's `run_sync`.
+
+        Raises:
+            RunSyncError: an event loop already runs here (async code): await `run`.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(
+                self.run(message, session=session, deps=deps, config=config, metadata=metadata)
+            )
+        raise RunSyncError(
+            "run_sync was called where an event loop already runs; await turn.run(...) instead"
+        )
 
     async def _run(
         self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object

@@ -1,0 +1,118 @@
+"""`NeuronTurn.run` and `run_sync`: a prompt in, the answer typed out (pydantic-ai's `run`)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import TurnConfig
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+from neuron_tool import tool
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    ApprovalPolicy,
+    NeuronTurn,
+    NeuronTurnConfig,
+    OutputMissingError,
+    RunSyncError,
+    UnansweredRunError,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, ask, call, calls
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: int
+
+
+@tool
+def forecast(city: str) -> str:
+    """Tomorrow's weather in a city."""
+    return f"{city}: 21 C"
+
+
+async def test_run_answers_a_prompt_with_its_text_its_usage_and_its_output() -> None:
+    provider = ScriptedProvider(
+        [calls(call("c1", "forecast", city="Oslo"), cost="0.01"), answer("21 C", cost="0.02")]
+    )
+    turn = NeuronTurn(provider, tools=[forecast])
+
+    result = await turn.run("Weather in Oslo?", deps=None)
+
+    assert result.output == "21 C" and result.exit_reason == "complete"
+    usage = result.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.tool_calls) == (20, 10, 1)
+    assert usage.cost.amount == Decimal("0.03")
+    assert result.turn_output.message.as_text() == "21 C"
+    assert provider.requests[0].messages[0].content[0].text == "Weather in Oslo?"  # type: ignore[union-attr]
+
+
+async def test_run_of_a_typed_turn_gives_a_value_of_its_output_type() -> None:
+    provider = ScriptedProvider([answer('{"city": "Oslo", "celsius": 21}')])
+    turn = NeuronTurn(provider, output_type=Weather)
+
+    result = await turn.run("Weather in Oslo?")
+
+    assert result.output == Weather(city="Oslo", celsius=21)
+
+
+async def test_a_run_that_hit_a_limit_has_no_output_and_says_why() -> None:
+    provider = ScriptedProvider([calls(call("c1", "forecast", city="Oslo"))])
+    turn = NeuronTurn(provider, tools=[forecast])
+
+    result = await turn.run("Weather?", config=TurnConfig(max_turns=1))
+
+    assert result.exit_reason == "max_turns"
+    with pytest.raises(UnansweredRunError, match="exit reason: 'max_turns'") as missing:
+        _ = result.output
+    assert isinstance(missing.value, OutputMissingError)
+    assert result.turn_output.metadata.turns_used == 1  # what it did is still there
+
+
+async def test_a_run_paused_for_approval_lists_what_it_waits_on() -> None:
+    provider = ScriptedProvider([calls(call("c1", "forecast", city="Oslo"))])
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["forecast"]))
+    turn = NeuronTurn(provider, tools=[forecast], state=InMemoryStore(), config=config)
+
+    result = await turn.run("Weather?", session="s1")
+
+    assert result.exit_reason == AWAITING_APPROVAL
+    assert [(p.id, p.name, p.input) for p in result.pending] == [
+        ("c1", "forecast", {"city": "Oslo"})
+    ]
+    with pytest.raises(UnansweredRunError, match=r"result\.pending, decided with resume_input"):
+        _ = result.output
+
+
+async def test_run_on_a_session_reads_the_history_an_orchestrator_kept() -> None:
+    provider = ScriptedProvider([answer("Hello Ann."), answer("You are Ann.")])
+    store = InMemoryStore()
+    turn = NeuronTurn(provider, state=store)
+    # The turn declares the messages it adds; an orchestrator writes them.
+    await LocalOrchestrator({"a": turn}, store).dispatch("a", ask("I am Ann.", session="s1"))
+
+    second = await turn.run("Who am I?", session="s1")
+
+    assert second.output == "You are Ann."
+    texts = [m.content[0].text for m in provider.requests[1].messages]  # type: ignore[union-attr]
+    assert texts == ["I am Ann.", "Hello Ann.", "Who am I?"]
+
+
+def test_run_sync_runs_from_code_without_an_event_loop() -> None:
+    turn = NeuronTurn(ScriptedProvider([answer("hi")]))
+
+    assert turn.run_sync("hello").output == "hi"
+
+
+async def test_run_sync_inside_a_running_loop_is_refused_naming_run() -> None:
+    provider = ScriptedProvider([answer("never")])
+    turn = NeuronTurn(provider)
+
+    with pytest.raises(RunSyncError, match=r"await turn.run\(...\) instead"):
+        turn.run_sync("hello")
+    assert provider.requests == []

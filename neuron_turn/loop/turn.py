@@ -512,8 +512,10 @@ class NeuronTurn(Generic[OutT]):
         """
         return await self._run(input, None, deps)
 
-    def stream(self, input: TurnInput, *, deps: object = None) -> TurnStream:
+    def stream(self, input: TurnInput | str, *, deps: object = None) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
+
+        `input` may be a user's message alone (`turn.stream("Hi")`), as for `run`.
 
         The turn starts when iteration starts. Use it as `async for event in
         turn.stream(input)`, or as `async with turn.stream(input) as events:`
@@ -524,7 +526,8 @@ class NeuronTurn(Generic[OutT]):
         errors are the ones `execute` raises, raised by the iteration after
         the events that came before them. `deps` is as for `execute`.
         """
-        return TurnStream(lambda sink: self._run(input, sink, deps))
+        given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
+        return TurnStream(lambda sink: self._run(given, sink, deps))
 
     async def run(
         self,

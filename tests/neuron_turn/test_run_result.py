@@ -18,6 +18,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     OutputMissingError,
     RunSyncError,
+    TurnDone,
     UnansweredRunError,
 )
 from neuron_turn.testing import ScriptedProvider
@@ -116,3 +117,12 @@ async def test_run_sync_inside_a_running_loop_is_refused_naming_run() -> None:
     with pytest.raises(RunSyncError, match=r"await turn.run\(...\) instead"):
         turn.run_sync("hello")
     assert provider.requests == []
+
+
+async def test_stream_takes_a_users_message_alone_as_run_does() -> None:
+    turn = NeuronTurn(ScriptedProvider([answer("streamed")]))
+
+    events = [event async for event in turn.stream("hello")]
+
+    done = events[-1]
+    assert isinstance(done, TurnDone) and done.output.message.as_text() == "streamed"

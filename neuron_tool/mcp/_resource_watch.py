@@ -87,17 +87,16 @@ class ResourceWatch:
             uris = tuple(dict.fromkeys(wanted(self.uris)))
             if self._listener is not None and frozenset(uris) == self.uris:
                 return
-            old, was = self._listener, self.uris
+            old, was, down = self._listener, self.uris, self._reopener.reopening
             if not uris:
                 self._listener, self.uris = None, frozenset()
             else:
                 await self._open(uris, open_stream)
-            if self._reopener.reopening:
-                # Down until now: what it carries again may have changed unseen.
-                await self._reopener.stop()
+            if down and (self._listener is not None or not uris):
+                await self._reopener.stop()  # this stream takes the place of the one reopened
                 back = tuple(sorted(was & self.uris))
                 if back:
-                    self._on_back(back)
+                    self._on_back(back)  # down until now: each may have changed unseen
             if old is not None:
                 await old.close()
 
@@ -117,10 +116,12 @@ class ResourceWatch:
 
         listener = Listener(self._client, uris=uris, on_end=ended)
         honored = await open_stream(listener)
+        if listener.ended:  # between its acknowledgment and now: reopened for all it asked
+            self._listener, self.uris = listener, frozenset(uris)
+            self._ended(listener, "ended as it opened")
+            return
         taken = frozenset(honored.resource_subscriptions or ()) & frozenset(uris)
         self._listener, self.uris = listener, taken
-        if listener.ended:  # between its acknowledgment and now
-            self._ended(listener, "ended as it opened")
 
     def _ended(self, listener: Listener, how: str) -> None:
         if listener is not self._listener:
@@ -134,7 +135,6 @@ class ResourceWatch:
             was = self.uris
             await self._open(tuple(sorted(was)), self._reopen_stream)
             if self._listener is None:
-                self.uris = was  # the next attempt asks for them all again
                 return "it ended as it opened"
             listener = self._listener
             if not self.uris:

@@ -195,6 +195,30 @@ async def test_subscribing_while_the_stream_of_updates_is_down_opens_it_for_all_
     assert held["open"] == 1  # the stream of both resources; that of list changes is down
 
 
+async def test_a_subscription_whose_stream_ends_as_it_opens_is_kept_for_the_next_stream(
+    transport: str, said: Said, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reopen_with(monkeypatch, first=3600.0, cap=3600.0)  # reopened by the subscriptions only
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await client.subscribe_resource(NOTE)
+        await client.call_tool("end_streams", {})
+        await said.says(f"stream of updates of {NOTE!r} ended")
+        await client.call_tool("drop_streams", {"times": 1})
+        await client.subscribe_resource(OTHER)  # its stream ends as it opens
+        await client.unsubscribe_resource(NOTE)  # a stream for OTHER alone, which stays
+        await updates.count(OTHER)  # back: it may have changed unseen
+        left = reopening()
+        await client.call_tool("update", {"uri": OTHER, "text": "heard"})
+        await updates.count(OTHER, 2)
+        await client.call_tool("update", {"uri": NOTE, "text": "unheard"})
+        held = await streams(client)
+
+    assert len(left) == 1  # the stream of list changes', still paused
+    assert updates.uris == [OTHER, OTHER]
+    assert held == {"open": 1, "asked": 4}
+
+
 async def test_a_server_that_refuses_the_stream_is_asked_once_and_it_is_logged_once(
     transport: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -10,10 +10,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
-from ..errors import ToolError
+from ..context import RunContext
+from ..errors import ToolError, ToolSourceError
 from ..registry import ToolRegistry
 from ..retry import ModelRetry
 from ..serving import serve_asgi, server_token
@@ -27,7 +28,9 @@ _DEFAULT_NAME: Final = "neuron-tool"
 _RESOURCE_LINKS_SINCE: Final = "2025-06-18"
 
 
-def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[Any]:
+def mcp_server(
+    registry: ToolRegistry, *, name: str = _DEFAULT_NAME, deps: object = None
+) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) that lists and calls `registry`'s tools.
 
     Calls go through the registry, so its input validation and middleware
@@ -36,22 +39,39 @@ def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[A
     tool's `ToolError`, `ModelRetry` or exception becomes an `isError` result
     the client's model can read; an unknown tool name is a JSON-RPC error, as
     the MCP specification asks.
+
+    The registry's tool sources (`neuron_tool.source`) are asked on every
+    listing and every call, with a `RunContext` holding `deps` (which the
+    tools asking for a context get too), so a client sees their tools as they
+    are then: a registry of `MCPClient`s, filtered, prefixed or renamed
+    (`neuron_tool.tool_views`), serves several servers as one. A source that
+    fails fails that request with a JSON-RPC error naming it.
     """
+
+    async def served() -> ToolRegistry:
+        try:
+            return await registry.for_run(RunContext(deps=deps))
+        except ToolSourceError as exc:
+            raise MCPError(INTERNAL_ERROR, str(exc)) from exc
 
     async def list_tools(
         context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         modern = _is_modern(context)
-        return types.ListToolsResult(tools=[to_mcp_tool(tool, modern=modern) for tool in registry])
+        tools = await served()
+        return types.ListToolsResult(tools=[to_mcp_tool(tool, modern=modern) for tool in tools])
 
     async def call_tool(
         context: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in registry:
-            known = ", ".join(registry.names()) or "none"
+        tools = await served()
+        if params.name not in tools:
+            known = ", ".join(tools.names()) or "none"
             raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}; available: {known}")
         try:
-            value = await registry.call(params.name, params.arguments or {})
+            value = await tools.call(
+                params.name, params.arguments or {}, context=RunContext(deps=deps)
+            )
         except ModelRetry as retry:
             return error_result(retry.hint)
         except ToolError as exc:
@@ -59,7 +79,7 @@ def mcp_server(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> Server[A
         except Exception as exc:  # the registry wraps tool errors; this is a last resort
             return error_result(f"tool {params.name!r} failed: {describe(exc)}")
         modern = _is_modern(context)
-        schema = advertised_output_schema(registry.get(params.name), modern=modern)
+        schema = advertised_output_schema(tools.get(params.name), modern=modern)
         links = is_version_at_least(context.protocol_version, _RESOURCE_LINKS_SINCE)
         return success_result(
             value, schema_advertised=schema is not None, modern=modern, resource_links=links
@@ -72,9 +92,14 @@ def _is_modern(context: ServerRequestContext[Any]) -> bool:
     return context.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-async def serve_stdio(registry: ToolRegistry, *, name: str = _DEFAULT_NAME) -> None:
-    """Serve `registry` over this process's stdin and stdout until the client hangs up."""
-    server = mcp_server(registry, name=name)
+async def serve_stdio(
+    registry: ToolRegistry, *, name: str = _DEFAULT_NAME, deps: object = None
+) -> None:
+    """Serve `registry` over this process's stdin and stdout until the client hangs up.
+
+    `deps` is what its tool sources and context-taking tools see (`mcp_server`).
+    """
+    server = mcp_server(registry, name=name, deps=deps)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -90,6 +115,7 @@ async def serve_http(
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     on_ready: Callable[[str], object] | None = None,
+    deps: object = None,
 ) -> None:
     """Serve `registry` over Streamable HTTP at `http://host:port/path` until cancelled.
 
@@ -114,6 +140,7 @@ async def serve_http(
         allowed_origins: The Origin header values accepted (requests without
             one are accepted); by default `http://` and each allowed host.
         on_ready: Called with the endpoint URL once connections are accepted.
+        deps: What its tool sources and context-taking tools see (`mcp_server`).
 
     Raises:
         ValueError: The token is too short or not header-safe, or a wildcard
@@ -121,7 +148,7 @@ async def serve_http(
     """
     security = security_settings(host, allowed_hosts, allowed_origins)
     token, show = server_token(token)
-    app = mcp_server(registry, name=name).streamable_http_app(
+    app = mcp_server(registry, name=name, deps=deps).streamable_http_app(
         streamable_http_path=path, host=host, transport_security=security
     )
     await serve_asgi(

@@ -120,6 +120,35 @@ async def test_an_ended_stream_is_reopened_its_lists_told_once_and_cached_again(
     )
 
 
+async def test_a_stream_broken_by_an_error_after_its_acknowledgment_is_reopened_not_refused(
+    transport: str,
+    heard: Heard,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reopen_with(monkeypatch, first=0.001)
+    changes = Changes()
+    updates = Updates()
+    async with changing(transport, on_list_changed=changes, on_resource_updated=updates) as client:
+        await client.subscribe_resource(NOTE)
+        with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+            await client.call_tool("break_streams", {})
+            await heard.heard()
+            await updates.count(NOTE)
+            for kind in LISTS:
+                await changes.count(kind)
+        await client.call_tool("update", {"uri": NOTE, "text": "after the break"})
+        await updates.count(NOTE, 2)
+        held = await streams(client)
+
+    assert held == {"open": 2, "asked": 4}
+    assert sorted(changes.kinds) == LISTS
+    ended = logged(caplog, "ended (SubscriptionLost: ")
+    assert len(ended) == 2  # the stream of list changes and that of NOTE's updates
+    assert all("; reopening it in 0.001 s; until then " in line for line in ended)
+    assert logged(caplog, "given up") == []
+
+
 async def test_resource_subscriptions_are_declared_again_on_the_reopened_stream(
     transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,7 +5,8 @@ its own name), `add_prompt(name)` and `add_resource(uri)` add to those lists,
 `update(uri, text)` sets a resource's text and says it was updated, `end_streams`
 ends every change stream it holds (MCP 2026-07-28; new ones are served),
 `drop_streams(times)` ends them and answers the next `times` asked for at once,
-without acknowledging them, `refuse_streams` ends them and refuses every one asked
+without acknowledging them, `break_streams` ends them with an error answer (a
+failure mid-stream, not a close), `refuse_streams` ends them and refuses every one asked
 for from then on, `streams` answers how many are open and how many were asked for,
 `counts` answers how many listings and completions it served, `pid` its process id,
 `echo(text)` the text.
@@ -53,6 +54,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
 STYLES = ["formal", "friendly", "funny", "flowery", "plain"]
 NAMED = {"type": "object", "properties": {"name": {"type": "string"}}}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -67,6 +69,7 @@ BUILT_IN = {
     "end_streams": NOTHING,
     "drop_streams": {"type": "object", "properties": {"times": {"type": "integer"}}},
     "refuse_streams": NOTHING,
+    "break_streams": NOTHING,
     "streams": NOTHING,
     "counts": NOTHING,
     "pid": NOTHING,
@@ -83,6 +86,7 @@ TEMPLATE = types.ResourceTemplate(uri_template="note://{name}", name="note")
 
 
 REFUSED = "subscriptions/listen is not served here"
+BROKEN = "the stream broke"
 
 
 def _text(text: str) -> types.CallToolResult:
@@ -98,6 +102,7 @@ class Gate:
         self.dropping = 0  # how many of the next streams are answered at once, unacknowledged
         self.open = 0
         self.asked = 0
+        self.serving: set[anyio.CancelScope] = set()
 
     async def __call__(
         self, context: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
@@ -111,10 +116,21 @@ class Gate:
             meta = {SUBSCRIPTION_ID_META_KEY: context.request_id}
             return types.SubscriptionsListenResult(_meta=meta)
         self.open += 1
+        scope = anyio.CancelScope()
+        self.serving.add(scope)
         try:
-            return await self.listen(context, params)
+            with scope:
+                return await self.listen(context, params)
+            # Broken mid-stream: an error answer after the acknowledgment, not a close.
+            raise MCPError(INTERNAL_ERROR, BROKEN)
         finally:
+            self.serving.discard(scope)
             self.open -= 1
+
+    def break_all(self) -> None:
+        """End every open stream with an error, as a server failing mid-stream does."""
+        for scope in self.serving:
+            scope.cancel()
 
 
 class Changing:
@@ -253,6 +269,8 @@ class Changing:
         elif name == "drop_streams":
             self.gate.dropping = arguments["times"]
             self.listen.close()
+        elif name == "break_streams":
+            self.gate.break_all()
         elif name == "refuse_streams":
             self.gate.refusing = True
             self.listen.close()

@@ -537,6 +537,7 @@ class NeuronTurn(Generic[OutT]):
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
+        charge_to: RunContext[Any] | None = None,
     ) -> RunResult[OutT]:
         """Run one turn on a user's `message`; `result.output` is its answer, typed.
 
@@ -546,11 +547,24 @@ class NeuronTurn(Generic[OutT]):
         the run adds are declared as effects (`result.turn_output.effects`), which an
         orchestrator writes (`LocalOrchestrator.dispatch`), as for `execute`. Errors
         are `execute`'s.
+
+        `charge_to` is the `RunContext` of a tool running this turn as its own agent
+        (pydantic-ai's `usage=ctx.usage`): the run's tokens and cost are charged to
+        that tool's turn (`RunContext.charge`), so its `max_cost` and token limits
+        cover both; a run that fails is charged what its partial turn used.
         """
         input = TurnInput(
             message=message, trigger="user", session=session, config=config, metadata=metadata
         )
-        return RunResult(await self.execute(input, deps=deps), self.output_value)
+        try:
+            output = await self.execute(input, deps=deps)
+        except TurnError as exc:
+            if charge_to is not None and exc.partial is not None:
+                _charge(charge_to, exc.partial.output)
+            raise
+        if charge_to is not None:
+            _charge(charge_to, output)
+        return RunResult(output, self.output_value)
 
     def run_sync(
         self,
@@ -1643,6 +1657,12 @@ def _keep_options(run: RunState, input: TurnInput) -> None:
     kept = paused_options_effect(run.session, input.metadata, left, pending_in(run.messages))
     if kept is not None:
         run.effects.append(kept)
+
+
+def _charge(context: RunContext[Any], output: TurnOutput) -> None:
+    """Charge what `output`'s turn used to the turn `context` belongs to."""
+    used = output.metadata
+    context.charge(used.cost, input_tokens=used.tokens_in, output_tokens=used.tokens_out)
 
 
 def _resumes(metadata: JsonValue) -> bool:

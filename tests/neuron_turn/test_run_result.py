@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from layer0 import TurnConfig
+from layer0 import ModelError, TurnConfig, usd
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
-from neuron_tool import tool
+from neuron_tool import RunContext, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
     ApprovalPolicy,
@@ -126,3 +127,43 @@ async def test_stream_takes_a_users_message_alone_as_run_does() -> None:
 
     done = events[-1]
     assert isinstance(done, TurnDone) and done.output.message.as_text() == "streamed"
+
+
+async def test_a_tool_running_a_turn_as_its_agent_charges_its_usage_to_the_callers_turn() -> None:
+    helper = NeuronTurn(
+        ScriptedProvider([calls(call("h1", "forecast", city="Oslo"), cost="0.5"), answer("21 C")]),
+        tools=[forecast],
+    )
+
+    @tool
+    async def ask_helper(ctx: RunContext[None], question: str) -> str:
+        """Ask the weather agent."""
+        return (await helper.run(question, charge_to=ctx)).output
+
+    provider = ScriptedProvider(
+        [calls(call("c1", "ask_helper", question="Oslo?")), answer("never")]
+    )
+    turn = NeuronTurn(provider, tools=[ask_helper])
+
+    done = await turn.run("Weather?", config=TurnConfig(max_cost=usd("0.25")))
+
+    assert done.exit_reason == "budget_exhausted"  # the helper's $0.50 counted against it
+    assert (done.usage.input_tokens, done.usage.output_tokens) == (30, 15)
+    assert done.usage.cost == usd("0.5")
+    assert len(provider.requests) == 1
+
+
+async def test_a_failed_run_charges_what_its_partial_turn_used() -> None:
+    helper = NeuronTurn(
+        ScriptedProvider([calls(call("h1", "forecast", city="Oslo"), cost="0.01")]),
+        tools=[forecast],
+        state=InMemoryStore(),
+    )
+    charged: list[tuple[Any, int, int]] = []
+    context = RunContext(deps=None, charger=lambda cost, i, o: charged.append((cost, i, o)))
+
+    with pytest.raises(ModelError) as failed:
+        await helper.run("Weather?", session="h", charge_to=context)  # its model runs out
+
+    assert failed.value.partial is not None
+    assert charged == [(usd("0.01"), 10, 5)]

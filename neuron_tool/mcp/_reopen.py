@@ -5,8 +5,10 @@ what it would have told, so the client listens again and has what depended on
 it looked at anew, as the SDK's own docstrings advise. A stream that ended (a
 graceful close, a dropped HTTP response, one that failed to open) is tried
 again after a pause that doubles from `Backoff.first` to `Backoff.cap`, at most
-`Backoff.attempts` times in a row; a server that answers the stream with a
-JSON-RPC error refuses it, and is not asked again. The session's end (a
+`Backoff.attempts` times in a row; a server that answers the request for a
+stream with a JSON-RPC error before acknowledging it refuses it, and is not
+asked again (an error after the acknowledgment ends the stream, which is
+reopened: the SDK raises `SubscriptionLost` then). The session's end (a
 restart opens its own streams) and the watch's `close` stop the reopening at
 once, cancelling a pause or an attempt under way.
 """

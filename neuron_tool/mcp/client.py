@@ -114,7 +114,8 @@ class MCPClient:
     is reopened after a pause doubling from 0.5 s to 30 s, ten times in a row at
     most, for the same lists and resources; the lists are not cached while it is
     down, and what it carries is told as changed once it is back. A server that
-    answers the stream with an error is not asked again. Each step is logged.
+    answers the request for a stream with an error, before acknowledging it, is not
+    asked again. Each step is logged.
     """
 
     def __init__(

@@ -118,6 +118,8 @@ class RunState:
     """The model calls this run of the turn has made (a resume or a continuation starts at 0)."""
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
+    unpriced_search_models: set[str] = field(default_factory=set)
+    """The models a warning already said ran web searches no price covers."""
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0
@@ -280,7 +282,11 @@ class RunState:
         )
 
     def account(self, response: ProviderResponse) -> None:
-        """Add a response's tokens and cost; declare one warning per model with no price."""
+        """Add a response's tokens and cost; declare one warning per model with no price.
+
+        A priced call whose web searches no price covers declares its own warning,
+        once per model, so a search fee left out of the cost is never silent.
+        """
         self.tokens_in += response.usage.input_tokens
         self.tokens_out += response.usage.output_tokens
         cost = response.cost
@@ -299,6 +305,24 @@ class RunState:
                     data={"model": response.model},
                 )
             )
+        if cost is not None and response.unpriced_web_searches > 0:
+            self._declare_unpriced_searches(response.model, response.unpriced_web_searches)
+
+    def _declare_unpriced_searches(self, model: str, searches: int) -> None:
+        if model in self.unpriced_search_models:
+            return
+        self.unpriced_search_models.add(model)
+        counted = "1 web search is" if searches == 1 else f"{searches} web searches are"
+        self.effects.append(
+            LogEffect(
+                level=LogLevel.WARN,
+                message=(
+                    f"web search price unknown for model {model!r}; "
+                    f"its {counted} not counted in the cost"
+                ),
+                data={"model": model, "web_searches": searches},
+            )
+        )
 
     def charge(self, cost: Money | None, input_tokens: int, output_tokens: int) -> None:
         """Add what a tool's own model call used (`RunContext.charge`, checked there).

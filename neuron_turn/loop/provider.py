@@ -199,6 +199,9 @@ class ProviderResponse:
     truncated: bool | None = None
     hosted_calls: Sequence[HostedToolCall] = ()
     """The hosted tools' calls the provider ran for this answer, in order (for the record)."""
+    unpriced_web_searches: int = 0
+    """The hosted web searches this call ran that no price covers, so `cost` leaves them
+    out; the loop declares a warning rather than let a budget count them as free."""
 
 
 @runtime_checkable

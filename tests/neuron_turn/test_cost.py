@@ -1,11 +1,12 @@
-"""Tokens and cost aggregate exactly; an unpriced response declares one warning."""
+"""Tokens and cost aggregate exactly; an unpriced response or search declares one warning."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from layer0 import LogEffect, LogLevel
-from neuron_turn import TokenUsage
+from neuron_turn import ProviderResponse, TokenUsage
 from neuron_turn.testing import text_response, tool_call_response
 
 from .support import answer, ask, build, call, calls, dollars
@@ -68,3 +69,52 @@ async def test_a_halt_at_post_inference_still_counts_that_calls_tokens_and_cost(
     assert output.exit_reason != "complete"
     assert (output.metadata.tokens_in, output.metadata.tokens_out) == (7, 3)
     assert output.metadata.cost == dollars("0.02")
+
+
+def _searched(response: ProviderResponse, searches: int) -> ProviderResponse:
+    """`response` answered by the model "searcher", with `searches` no price covers."""
+    return replace(response, model="searcher", unpriced_web_searches=searches)
+
+
+async def test_unpriced_web_searches_keep_the_token_cost_and_declare_one_warning_per_model() -> (
+    None
+):
+    script = [
+        _searched(calls(call("c1", "add", a=1, b=1), cost="0.1"), 2),
+        _searched(answer("done", cost="0.2"), 3),
+    ]
+    turn, _ = build(script)
+
+    output = await turn.execute(ask())
+
+    assert output.metadata.cost == dollars("0.3")
+    (warning,) = [e for e in output.effects if isinstance(e, LogEffect)]
+    assert warning.level == LogLevel.WARN
+    assert warning.message == (
+        "web search price unknown for model 'searcher'; its 2 web searches are not counted "
+        "in the cost"
+    )
+    assert warning.data == {"model": "searcher", "web_searches": 2}
+
+
+async def test_one_unpriced_web_search_is_named_in_the_singular() -> None:
+    turn, _ = build([_searched(answer("done", cost="0.1"), 1)])
+
+    output = await turn.execute(ask())
+
+    (warning,) = output.effects
+    assert isinstance(warning, LogEffect)
+    assert warning.message == (
+        "web search price unknown for model 'searcher'; its 1 web search is not counted in the cost"
+    )
+
+
+async def test_an_unpriced_call_warns_of_its_price_only_not_of_its_searches() -> None:
+    unknown = replace(text_response("hi", model="mystery"), cost=None, unpriced_web_searches=2)
+    turn, _ = build([unknown])
+
+    output = await turn.execute(ask())
+
+    (warning,) = output.effects
+    assert isinstance(warning, LogEffect)
+    assert warning.message == "price unknown for model 'mystery'; its cost is not counted"

@@ -5,6 +5,11 @@ extractor, so cache reads, 5-minute and 1-hour cache writes and web searches
 are each priced at their own rate (Anthropic's `input_tokens` excludes them).
 For flat prices the same arithmetic runs without genai-prices' general
 machinery (`_flat_prices`), which was most of a call's CPU time.
+
+Web searches are never priced at 0 by default: a `prices=` entry without
+`web_searches_kcount` takes genai-prices' search fee for the model, and the
+searches no price covers are counted (`Pricing.unpriced_searches`) so the loop
+warns that the cost leaves them out.
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ PRICE_KEYS: Final = frozenset(
         "web_searches_kcount",
     }
 )
-"""The price keys a user may set (genai-prices' names); all are optional."""
+"""The price keys a user may set (genai-prices' names); all are optional.
+
+Without `web_searches_kcount`, a model's web searches cost genai-prices' fee for it;
+where none is known they are left out of the cost, and the turn warns of them."""
 
 _log = logging.getLogger(__name__)
 
@@ -67,10 +75,13 @@ class Pricing:
 
         User prices are looked up by the answered model, then by the `requested`
         name (an alias such as `claude-haiku-4-5`); genai-prices by the answered model.
+        A user price without `web_searches_kcount` bills the call's web searches at
+        genai-prices' fee for the model; see `unpriced_searches` for those none prices.
         """
-        price = self._overrides.get(model)
-        if price is None:
-            price = self._overrides.get(requested)
+        price = self._override(model, requested)
+        if price is not None and getattr(price, "web_searches_kcount", None) is None:
+            if web_searches(usage) > 0:
+                price = _with_search_fee(price, search_fee(model, requested))
         try:
             flat = _flat_cost(usage, model, price)
             if flat is not None:
@@ -86,6 +97,55 @@ class Pricing:
             # which the loop reports, beats failing a call that succeeded.
             _log.warning("cannot price a call answered by %s: %s", model, exc)
             return None
+
+    def unpriced_searches(
+        self, usage: Mapping[str, JsonValue], *, model: str, requested: str
+    ) -> int:
+        """How many of the call's web searches its `cost` leaves out, no price being known.
+
+        The loop warns of them (`ProviderResponse.unpriced_web_searches`) rather than
+        let a budget count them as free.
+        """
+        searches = web_searches(usage)
+        if searches == 0:
+            return 0
+        price = self._override(model, requested)
+        if price is not None and getattr(price, "web_searches_kcount", None) is not None:
+            return 0
+        return 0 if search_fee(model, requested) is not None else searches
+
+    def _override(self, model: str, requested: str) -> ModelPrice | None:
+        price = self._overrides.get(model)
+        return self._overrides.get(requested) if price is None else price
+
+
+def web_searches(usage: Mapping[str, JsonValue]) -> int:
+    """The web searches `usage` counts (`server_tool_use.web_search_requests`); 0 if none."""
+    tools = usage.get("server_tool_use")
+    count = tools.get("web_search_requests") if isinstance(tools, Mapping) else None
+    # Anything but a plain count is genai-prices' to refuse when it prices the call.
+    return count if type(count) is int and count > 0 else 0
+
+
+def search_fee(*models: str) -> Decimal | None:
+    """genai-prices' USD per 1,000 web searches for the first of `models` it has one for."""
+    for model in models:
+        try:
+            prices = model_prices(model, provider_id=PROVIDER)
+        except LookupError:
+            continue  # a model genai-prices does not know: try the next name
+        fee = getattr(prices, "web_searches_kcount", None)
+        if isinstance(fee, Decimal):
+            return fee
+    return None
+
+
+def _with_search_fee(price: ModelPrice, fee: Decimal | None) -> ModelPrice:
+    """`price` with genai-prices' web search `fee` added (none known: `price` as it is)."""
+    if fee is None:
+        return price
+    prices = {key: value for key, value in vars(price).items() if not key.startswith("_")}
+    return ModelPrice(**{**prices, "web_searches_kcount": fee})
 
 
 def _flat_cost(

@@ -156,7 +156,10 @@ class AnthropicProvider:
                 closed by `aclose`.
             max_tokens: Sent when a request sets no `max_tokens`.
             prices: USD per million tokens per model, over genai-prices' data, e.g.
-                `{"my-model": {"input_mtok": "0.5", "output_mtok": "1.5"}}`.
+                `{"my-model": {"input_mtok": "0.5", "output_mtok": "1.5"}}`, and
+                `"web_searches_kcount"` in USD per 1,000 web searches (left out:
+                genai-prices' fee for the model; searches no price covers are left
+                out of the cost, and the turn warns of them once per model).
             stream: Ask for server-sent events and fold them into one response,
                 which keeps very long generations from idling out a connection.
             headers: Extra request headers, e.g. `{"anthropic-beta": "..."}`.
@@ -382,6 +385,10 @@ class AnthropicProvider:
     ) -> ProviderResponse:
         """One response from a call and its continuations (usually one part)."""
         costs = [self._pricing.cost(p.raw_usage, model=p.model, requested=requested) for p in parts]
+        unpriced = sum(
+            self._pricing.unpriced_searches(p.raw_usage, model=p.model, requested=requested)
+            for p in parts
+        )
         last = parts[-1]
         stop, truncated = last.stop_reason, any(p.truncated for p in parts)
         if last.paused:
@@ -409,6 +416,7 @@ class AnthropicProvider:
             cost=_total(costs),
             truncated=truncated,
             hosted_calls=tuple(call for p in parts for call in p.hosted_calls),
+            unpriced_web_searches=unpriced,
         )
         # An answer echoing the key or an MCP server's token (a proxy, a prompt
         # injection, a server's result) must not carry it on.

@@ -9,7 +9,10 @@ model it does not know costs None, as with the other providers, so the loop
 says the price is unknown rather than guess. Google Search grounding is priced
 as genai-prices' `web_searches` (its `web_searches_kcount`: $35 per 1,000
 grounded prompts for Gemini 2.x, $14 per 1,000 queries for Gemini 3), from the
-count `_answer.billed_searches` makes of the answer. Images the model makes
+count `_answer.billed_searches` makes of the answer; a `prices=` entry without
+`web_searches_kcount` takes genai-prices' fee for the model, and grounding no
+price covers is counted (`Pricer.unpriced_searches`) so the loop warns that the
+cost leaves it out, never priced at 0. Images the model makes
 (`candidatesTokensDetails` of modality `IMAGE`) are priced at genai-prices'
 `output_image_mtok` for the model, or a `prices=` entry's own.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, TypeAlias
 
@@ -35,8 +38,9 @@ PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.3", "output_mtok": "2.5", "cache_read_mtok": "0.03"}}`,
 USD per million tokens as Decimal strings (or Decimals / ints; never floats); an
 optional `"web_searches_kcount": "35"` prices Google Search grounding, USD per 1,000
-billed units, and an optional `"output_image_mtok": "30"` the images the model makes
-(left out: at `output_mtok`)."""
+billed units (left out: genai-prices' fee for the model, else the grounding is left
+out of the cost with a warning), and an optional `"output_image_mtok": "30"` the
+images the model makes (left out: at `output_mtok`)."""
 
 PRICE_PROVIDER_ID: Final = "google"
 """The genai-prices provider Gemini API calls are priced as."""
@@ -56,7 +60,8 @@ _KCOUNT: Final = Decimal(1_000)
 class ModelPrice:
     """USD per million tokens for one model; no cache price bills cache reads as input.
 
-    `web_searches_kcount`: USD per 1,000 grounding units; without it they cost nothing.
+    `web_searches_kcount`: USD per 1,000 grounding units; without it `cost` leaves them
+    out (`Pricer` fills it from genai-prices, or reports them as unpriced).
     `output_image_mtok`: USD per million output image tokens; without it they are
     billed at `output_mtok`.
     """
@@ -136,13 +141,16 @@ class Pricer:
         price; `prices=` entries have one input price for all, and bill the images made
         at their `output_image_mtok` (none: at `output_mtok`).
         `web_searches` (Google Search grounding units the answer is billed for, see
-        `_answer.billed_searches`) are priced at genai-prices' `web_searches_kcount` for
-        the model (none listed: not priced), or a `prices=` entry's own (none: free). Each
-        is counted, as one call cannot know whether it fell in Google's free allowance.
+        `_answer.billed_searches`) are priced at a `prices=` entry's `web_searches_kcount`,
+        else (when `lookup` is on) at genai-prices' for the model; units neither prices
+        are left out, and `unpriced_searches` counts them. Each is counted, as one call
+        cannot know whether it fell in Google's free allowance.
         """
         answered, requested = price_model_name(model), price_model_name(requested_model)
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None:
+            if web_searches > 0 and price.web_searches_kcount is None and self.lookup:
+                price = replace(price, web_searches_kcount=search_fee(answered, requested))
             images = output_image_tokens(media_usage)
             cost = price.cost(usage, web_searches=web_searches, output_image_tokens=images)
             return Money(cost, "USD")
@@ -155,6 +163,35 @@ class Pricer:
         else:
             amount = _price_data_cost(usage, answered)
         return None if amount is None else Money(amount, "USD")
+
+    def unpriced_searches(self, *, model: str, requested_model: str, web_searches: int) -> int:
+        """How many of a call's `web_searches` (grounding units) its `cost` leaves out.
+
+        The loop warns of them (`ProviderResponse.unpriced_web_searches`) rather than
+        let a budget count them as free.
+        """
+        if web_searches <= 0:
+            return 0
+        answered, requested = price_model_name(model), price_model_name(requested_model)
+        price = self.overrides.get(answered) or self.overrides.get(requested)
+        if price is not None and price.web_searches_kcount is not None:
+            return 0
+        if self.lookup and search_fee(answered, requested) is not None:
+            return 0
+        return web_searches
+
+
+def search_fee(*models: str) -> Decimal | None:
+    """genai-prices' USD per 1,000 grounding units for the first of `models` it has one for."""
+    for model in models:
+        try:
+            prices = model_prices(model, provider_id=PRICE_PROVIDER_ID)
+        except LookupError:
+            continue  # a model genai-prices does not know: try the next name
+        fee = getattr(prices, "web_searches_kcount", None)
+        if isinstance(fee, Decimal):
+            return fee
+    return None
 
 
 def output_image_tokens(media_usage: Mapping[str, JsonValue] | None) -> int:

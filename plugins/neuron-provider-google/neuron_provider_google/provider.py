@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import ClassVar, Final
 from urllib.parse import quote
 
@@ -16,7 +17,7 @@ from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.http_errors import redact
 from neuron_turn.loop.http_provider import DEFAULT_TIMEOUT, ErrorContext, HttpProvider
 from neuron_turn.loop.output import OutputMode
-from neuron_turn.loop.provider import ProviderRequest
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderError,
@@ -77,7 +78,9 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         prices: `{model: {"input_mtok": ..., "output_mtok": ...,
             "cache_read_mtok": ...}}` in USD per million tokens, and optionally
             `"web_searches_kcount"` in USD per 1,000 grounding units (left out:
-            grounding costs nothing) and `"output_image_mtok"` for the images the
+            genai-prices' fee for the model; grounding no price covers is left out
+            of the cost, and the turn warns of it once per model) and
+            `"output_image_mtok"` for the images the
             model makes (left out: at `output_mtok`); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data for
             Google (unknown model: cost None). Default: true.
@@ -245,6 +248,18 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
             media_usage=completion.media_usage,
             web_searches=completion.web_searches,
         )
+
+    def _response(self, completion: answer.Completion, *, requested_model: str) -> ProviderResponse:
+        response = super()._response(completion, requested_model=requested_model)
+        if completion.web_searches <= 0:
+            return response
+        # Grounding no price covers is not in the cost: the loop warns of it.
+        unpriced = self._pricer.unpriced_searches(
+            model=completion.model,
+            requested_model=requested_model,
+            web_searches=completion.web_searches,
+        )
+        return replace(response, unpriced_web_searches=unpriced) if unpriced else response
 
     def _parsed(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:
         try:

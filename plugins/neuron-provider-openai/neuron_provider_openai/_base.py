@@ -101,7 +101,9 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         timeout: Seconds or an `httpx.Timeout`.
         client: An `httpx.AsyncClient` to use; the caller keeps ownership.
         prices: USD per million tokens by model (and per 1,000 hosted web searches,
-            `web_searches_kcount`); wins over genai-prices.
+            `web_searches_kcount`; left out: genai-prices' fee for the model, and
+            searches no price covers are left out of the cost with a warning); wins
+            over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data.
         body_defaults: Request body fields sent on every call.
         stream: Ask for a server-sent-event stream and assemble it.
@@ -196,6 +198,18 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
             audio=completion.audio_tokens,
             web_searches=completion.web_searches,
         )
+
+    def _response(self, completion: Completion, *, requested_model: str) -> ProviderResponse:
+        response = super()._response(completion, requested_model=requested_model)
+        if completion.web_searches <= 0:
+            return response
+        # Searches no price covers are not in the cost: the loop warns of them.
+        unpriced = self._pricer.unpriced_searches(
+            model=completion.model,
+            requested_model=requested_model,
+            web_searches=completion.web_searches,
+        )
+        return replace(response, unpriced_web_searches=unpriced) if unpriced else response
 
     # --- strict tools ------------------------------------------------------------
 

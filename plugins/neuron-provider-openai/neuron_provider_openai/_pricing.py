@@ -3,6 +3,11 @@
 Amounts are `Decimal` throughout and end as `moneyed.Money` in USD; no float
 is ever involved. genai-prices is imported on first use, so a provider for a
 local server (which costs nothing) never pays for loading its data.
+
+Hosted web searches are never priced at 0 by default: a `prices=` entry without
+`web_searches_kcount` takes genai-prices' search fee for the model (when prices
+are looked up), and searches no price covers are counted by
+`Pricer.unpriced_searches` so the loop warns that the cost leaves them out.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Final, TypeAlias
@@ -26,7 +31,8 @@ PriceTable: TypeAlias = Mapping[str, Mapping[str, "str | Decimal | int"]]
 """`{model: {"input_mtok": "0.15", "output_mtok": "0.6", "cache_read_mtok": "0.075"}}`,
 USD per million tokens as Decimal strings (or Decimals / ints; never floats).
 `cache_write_mtok` is accepted too, and `web_searches_kcount` (USD per 1,000 hosted
-web searches, genai-prices' name; without it a model's searches cost nothing)."""
+web searches, genai-prices' name; without it a model's searches cost genai-prices' fee
+for it, and where none is known they are left out of the cost with a warning)."""
 
 _PRICE_KEYS: Final = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
 _USER_PRICE_KEYS: Final = (*_PRICE_KEYS, "web_searches_kcount")
@@ -39,7 +45,8 @@ _ZERO: Final = Money(Decimal(0), "USD")
 class ModelPrice:
     """USD per million tokens for one model; a missing cache price bills those tokens as input.
 
-    `web_searches_kcount` is USD per 1,000 hosted web searches; missing, they cost nothing.
+    `web_searches_kcount` is USD per 1,000 hosted web searches; missing, `cost` leaves
+    them out (`Pricer` fills it from genai-prices, or reports them as unpriced).
     """
 
     input_mtok: Decimal
@@ -110,11 +117,15 @@ class Pricer:
         `audio` (the audio tokens among the input and output ones) is priced at the
         model's audio prices by genai-prices; `prices=` entries have one input price
         for all. `web_searches` (the hosted web searches the API ran) are priced per
-        search by genai-prices (`web_searches_kcount`), or by a `prices=` entry's
-        `web_searches_kcount` (none: they cost nothing).
+        search by a `prices=` entry's `web_searches_kcount`, else (when `lookup` is on)
+        by genai-prices' for the model; searches neither prices are left out, and
+        `unpriced_searches` counts them.
         """
         price = self.overrides.get(model) or self.overrides.get(requested_model)
         if price is not None:
+            if web_searches > 0 and price.web_searches_kcount is None and self.lookup:
+                fee = self._search_fee(model, requested_model)
+                price = replace(price, web_searches_kcount=fee)
             return Money(price.cost(usage, web_searches=web_searches), "USD")
         if not self.lookup:
             return _ZERO
@@ -124,6 +135,30 @@ class Pricer:
         else:
             amount = self._price_data_cost(usage, model)
         return None if amount is None else Money(amount, "USD")
+
+    def unpriced_searches(self, *, model: str, requested_model: str, web_searches: int) -> int:
+        """How many of a call's `web_searches` its `cost` leaves out, no price being known.
+
+        The loop warns of them (`ProviderResponse.unpriced_web_searches`) rather than
+        let a budget count them as free. A self-hosted server's calls (no `prices=`
+        entry, `lookup` off) cost nothing, searches included: none is unpriced.
+        """
+        if web_searches <= 0:
+            return 0
+        price = self.overrides.get(model) or self.overrides.get(requested_model)
+        if price is not None and price.web_searches_kcount is not None:
+            return 0
+        if not self.lookup:
+            return 0 if price is None else web_searches
+        return 0 if self._search_fee(model, requested_model) is not None else web_searches
+
+    def _search_fee(self, model: str, requested_model: str) -> Decimal | None:
+        """genai-prices' USD per 1,000 web searches for the answered model, else the requested."""
+        for name in (model, requested_model):
+            fee = search_fee(name, provider_id=self.provider_id, api_url=self.provider_api_url)
+            if fee is not None:
+                return fee
+        return None
 
     def _price_data_cost(self, usage: TokenUsage, model: str) -> Decimal | None:
         from genai_prices.data_snapshot import get_snapshot
@@ -209,6 +244,23 @@ def flat_price(
     if not all(value is None or isinstance(value, Decimal) for value in (read_mtok, write_mtok)):
         return None
     return ModelPrice(input_mtok, output_mtok, read_mtok, write_mtok)
+
+
+def search_fee(model: str, *, provider_id: str | None, api_url: str | None) -> Decimal | None:
+    """genai-prices' USD per 1,000 hosted web searches for `model` today; None when unknown.
+
+    Read only for a call that searched, so it is not cached as `flat_price` is.
+    """
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, info = get_snapshot().find_provider_model(model, None, provider_id, api_url)
+    except LookupError as exc:
+        logger.debug("no web search price for model %r: %s", model, exc)
+        return None
+    fee = getattr(info.get_prices(datetime.now(tz=UTC)), "web_searches_kcount", None)
+    # A tiered or missing fee is no single price per search: left to the warning.
+    return fee if isinstance(fee, Decimal) else None
 
 
 def _changes_within_a_day(prices: object) -> bool:

@@ -59,8 +59,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             Default: one client built on first use and reused for every call.
         prices: `{model: {"input_mtok": ..., "output_mtok": ...,
             "cache_read_mtok": ...}}` in USD per million tokens, and
-            `"web_searches_kcount"` in USD per 1,000 web searches (without it a
-            priced model's searches cost nothing); wins over genai-prices.
+            `"web_searches_kcount"` in USD per 1,000 web searches (without it
+            genai-prices' fee for the model, when prices are looked up; searches
+            no price covers are left out of the cost, and the turn warns of them
+            once per model); wins over genai-prices.
         lookup_prices: Price unlisted models from genai-prices' data. Default:
             true for OpenAI's URL (unknown model: cost None), false for a
             custom `base_url` (unlisted model: 0 USD).
@@ -93,8 +95,9 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     text follows from them. Each `mcp_call` is recorded as a `HostedToolCall("mcp", {"server",
     "tool", "arguments", "error"})`, its output left out; an MCP server's token is hidden
     from the call's logs, errors and answer as the API key is. The web search fee is in
-    the call's cost (so in a turn's `max_cost`): genai-prices' price per 1,000 searches (or
-    a `prices=` entry's `web_searches_kcount`) for each `web_search_call` item. OpenAI
+    the call's cost (so in a turn's `max_cost`): a `prices=` entry's `web_searches_kcount`
+    or else genai-prices' price per 1,000 searches for each `web_search_call` item (a
+    model neither prices: its searches are left out, and the turn warns). OpenAI
     bills `search` actions; every item is counted, pages opened and searched within
     (`open_page`, `find_in_page`, whose billing OpenAI's guide does not state) too, so a
     budget errs high, not low. The code interpreter's fee per container is not in the

@@ -14,13 +14,15 @@ import genai_prices
 import pytest
 from moneyed import Money
 
+from layer0 import LogEffect, LogLevel, TurnInput
 from neuron_provider_google._answer import billed_searches, parse_response
 from neuron_provider_google._pricing import parse_prices
 from neuron_provider_google._stream import ChunkReader
-from neuron_turn import HostedToolCall, WebSearch
+from neuron_tool import tool
+from neuron_turn import HostedToolCall, NeuronTurn, NeuronTurnConfig, WebSearch
 from neuron_turn.loop.provider import ProviderResponse, TextPart
 
-from ._support import json_response, mocked, request, response, sse, text, usage
+from ._support import call, json_response, mocked, request, response, sse, text, usage
 
 GEMINI_2 = "gemini-2.5-flash"
 GEMINI_3 = "gemini-3.1-flash-lite"
@@ -249,10 +251,90 @@ async def test_a_prices_entry_bills_grounding_at_its_own_web_searches_kcount() -
     assert await cost_of(answer(GEMINI_3, search(*QUERIES)), prices=prices) == expected
 
 
-async def test_a_prices_entry_without_web_searches_kcount_bills_tokens_only() -> None:
-    prices = {GEMINI_3: {"input_mtok": "1", "output_mtok": "2"}}
-    cost = await cost_of(answer(GEMINI_3, search(*QUERIES)), prices=prices)
-    assert cost == Money(Decimal("0.0012"), "USD")
+TOKENS = {"input_mtok": "1", "output_mtok": "2"}
+"""A `prices=` entry's token prices: 1000 in at $1, 100 out at $2 per million, $0.0012."""
+OWN_MODEL = "gemini-acme-tuned"
+"""A model genai-prices does not know (its name gives no generation: billed per query)."""
+
+
+async def answered(body: dict[str, Any], model: str, **options: Any) -> ProviderResponse:
+    """The response to a grounded call asking for `model`, answered with `body`."""
+    provider, _ = mocked(json_response(body), **options)
+    return await provider.complete(request(model=model, hosted_tools=[WebSearch()]))
+
+
+async def test_a_prices_entry_without_web_searches_kcount_takes_genai_prices_fee() -> None:
+    reply = await answered(answer(GEMINI_3, search(*QUERIES)), GEMINI_3, prices={GEMINI_3: TOKENS})
+
+    # The entry's tokens, then three queries at genai-prices' $14 per 1,000 for Gemini 3.
+    assert reply.cost == Money(Decimal("0.0432"), "USD")
+    assert reply.unpriced_web_searches == 0
+
+
+async def test_grounding_of_a_model_no_price_covers_keeps_the_token_cost_and_is_reported() -> None:
+    body = answer(OWN_MODEL, search(*QUERIES))
+
+    reply = await answered(body, OWN_MODEL, prices={OWN_MODEL: TOKENS})
+    with_fee = {OWN_MODEL: {**TOKENS, "web_searches_kcount": "10"}}
+    priced = await answered(body, OWN_MODEL, prices=with_fee)
+
+    assert reply.cost == Money(Decimal("0.0012"), "USD")
+    assert reply.unpriced_web_searches == 3
+    assert priced.cost == Money(Decimal("0.0312"), "USD")  # the entry's own fee: 3 * 10 / 1,000
+    assert priced.unpriced_web_searches == 0
+
+
+async def test_grounding_genai_prices_has_no_fee_for_is_reported_not_priced_at_zero() -> None:
+    old = "gemini-1.5-flash"  # genai-prices lists its tokens, not a grounding fee
+
+    reply = await answered(answer(old, search(*QUERIES)), old)
+
+    # 1000 in at $0.075, 100 out at $0.30 per million; one grounded prompt unpriced.
+    assert reply.cost == Money(Decimal("0.000105"), "USD")
+    assert reply.unpriced_web_searches == 1
+
+
+async def test_with_lookup_off_a_prices_entry_takes_no_fee_from_genai_prices() -> None:
+    body = answer(GEMINI_3, search(*QUERIES))
+
+    reply = await answered(body, GEMINI_3, prices={GEMINI_3: TOKENS}, lookup_prices=False)
+
+    assert reply.cost == Money(Decimal("0.0012"), "USD")
+    assert reply.unpriced_web_searches == 3
+
+
+@tool
+def look_up(term: str) -> str:
+    """Look a term up in the almanac."""
+    return f"{term}: Spain"
+
+
+async def test_a_turn_warns_once_per_model_of_grounding_no_price_covers() -> None:
+    asking = response(
+        call("look_up", {"term": "euro 2024"}),
+        usageMetadata=usage(1000, 100),
+        modelVersion=OWN_MODEL,
+    )
+    bodies = [grounded(asking, search(*QUERIES)), answer(OWN_MODEL, search("one more"))]
+    provider, recorder = mocked(
+        *(json_response(body) for body in bodies), prices={OWN_MODEL: TOKENS}
+    )
+    config = NeuronTurnConfig(model=OWN_MODEL, hosted_tools=(WebSearch(),))
+    turn = NeuronTurn(provider, tools=[look_up], config=config)
+
+    output = await turn.execute(TurnInput(message="Who won Euro 2024?", trigger="user"))
+
+    assert len(recorder.requests) == 2
+    assert output.metadata.cost == Money(Decimal("0.0024"), "USD")  # the tokens of two calls
+    warnings = [effect for effect in output.effects if isinstance(effect, LogEffect)]
+    assert [(w.level, w.message, w.data) for w in warnings] == [
+        (
+            LogLevel.WARN,
+            "web search price unknown for model 'gemini-acme-tuned'; its 3 web searches are "
+            "not counted in the cost",
+            {"model": OWN_MODEL, "web_searches": 3},
+        )
+    ]
 
 
 def test_a_web_searches_kcount_price_is_checked_like_the_others() -> None:

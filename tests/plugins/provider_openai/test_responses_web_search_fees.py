@@ -9,7 +9,7 @@ import pytest
 from genai_prices import Usage, calc_price
 from moneyed import Money
 
-from layer0 import TurnInput
+from layer0 import LogEffect, LogLevel, TurnInput
 from neuron_provider_openai._pricing import Pricer
 from neuron_tool import tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, WebSearch
@@ -125,20 +125,101 @@ async def test_an_answer_with_no_search_is_priced_as_before_on_the_flat_path(
     assert answer.cost == genai_price()
 
 
-async def test_a_prices_entry_bills_searches_at_its_own_fee_and_none_without_one() -> None:
+TOKENS = {"input_mtok": "1", "output_mtok": "2", "cache_read_mtok": "0.5"}
+"""A `prices=` entry's token prices: (2000 - 1024) * 1 + 1024 * 0.5 + 500 * 2 per
+million tokens, $0.002488 for `USAGE`."""
+
+
+async def test_a_prices_entry_bills_searches_at_its_own_fee() -> None:
     body = response(*SEARCHES, message("layer0 is a protocol."), usage=USAGE)
-    tokens = {"input_mtok": "1", "output_mtok": "2", "cache_read_mtok": "0.5"}
     priced, _ = mocked(
-        json_response(body), prices={"gpt-5-mini": {**tokens, "web_searches_kcount": "25"}}
+        json_response(body), prices={"gpt-5-mini": {**TOKENS, "web_searches_kcount": "25"}}
     )
-    unpriced, _ = mocked(json_response(body), prices={"gpt-5-mini": tokens})
 
     with_fee = await priced.complete(request(model="gpt-5-mini"))
-    without_fee = await unpriced.complete(request(model="gpt-5-mini"))
 
-    # (2000 - 1024) * 1 + 1024 * 0.5 + 500 * 2 per million tokens, then 2 * 25 / 1,000.
-    assert without_fee.cost == Money(Decimal("0.002488"), "USD")
-    assert with_fee.cost == Money(Decimal("0.052488"), "USD")
+    assert with_fee.cost == Money(Decimal("0.052488"), "USD")  # then 2 * 25 / 1,000
+    assert with_fee.unpriced_web_searches == 0
+
+
+async def test_a_prices_entry_without_a_search_fee_takes_genai_prices_fee_for_the_model() -> None:
+    body = response(*SEARCHES, message("layer0 is a protocol."), usage=USAGE)
+    provider, _ = mocked(json_response(body), prices={"gpt-5-mini": TOKENS})
+
+    answer = await provider.complete(request(model="gpt-5-mini"))
+
+    # The entry's tokens, then genai-prices' $10 per 1,000 searches for gpt-5-mini.
+    assert answer.cost == Money(Decimal("0.022488"), "USD")
+    assert answer.unpriced_web_searches == 0
+
+
+async def test_searches_of_a_model_no_price_covers_keep_the_token_cost_and_are_reported() -> None:
+    body = response(*SEARCHES, message("Found."), usage=USAGE, model="ft:gpt-5-mini:acme:1")
+    provider, _ = mocked(json_response(body), prices={"ft:gpt-5-mini:acme:1": TOKENS})
+
+    answer = await provider.complete(request(model="ft:gpt-5-mini:acme:1"))
+
+    assert answer.cost == Money(Decimal("0.002488"), "USD")
+    assert answer.unpriced_web_searches == 2
+
+
+async def test_searches_genai_prices_has_no_fee_for_are_reported_not_priced_at_zero() -> None:
+    body = response(*SEARCHES, message("Found."), usage=USAGE, model="gpt-3.5-turbo")
+    provider, _ = mocked(json_response(body))
+
+    answer = await provider.complete(request(model="gpt-3.5-turbo"))
+
+    tokens = Usage(input_tokens=INPUT, output_tokens=OUTPUT, cache_read_tokens=CACHED)
+    assert answer.cost == Money(
+        calc_price(tokens, "gpt-3.5-turbo", provider_id="openai").total_price, "USD"
+    )
+    assert answer.unpriced_web_searches == 2
+
+
+async def test_a_self_hosted_server_costs_nothing_and_a_prices_entry_there_reports_searches() -> (
+    None
+):
+    body = response(*SEARCHES, message("Found."), usage=USAGE)
+    local = "http://localhost:8000/v1"
+    free, _ = mocked(json_response(body), base_url=local)
+    priced, _ = mocked(json_response(body), base_url=local, prices={ANSWERED: TOKENS})
+
+    unpriced_server = await free.complete(request(model="gpt-5-mini"))
+    priced_tokens = await priced.complete(request(model="gpt-5-mini"))
+
+    assert unpriced_server.cost == Money(Decimal(0), "USD")
+    assert unpriced_server.unpriced_web_searches == 0
+    # Prices are not looked up for a custom URL: no fee is taken from genai-prices.
+    assert priced_tokens.cost == Money(Decimal("0.002488"), "USD")
+    assert priced_tokens.unpriced_web_searches == 2
+
+
+async def test_a_turn_warns_once_per_model_of_searches_no_price_covers() -> None:
+    model = "ft:gpt-5-mini:acme:1"
+    searched = response(
+        *SEARCHES,
+        function_call("call_1", "look_up", '{"term":"layer0"}'),
+        usage=USAGE,
+        model=model,
+    )
+    answered = response(*SEARCHES, message("layer0 is a protocol."), usage=USAGE, model=model)
+    provider, _ = mocked(json_response(searched), json_response(answered), prices={model: TOKENS})
+    turn = NeuronTurn(
+        provider, tools=[look_up], config=NeuronTurnConfig(model=model, hosted_tools=(WebSearch(),))
+    )
+
+    output = await turn.execute(TurnInput(message="What is layer0?", trigger="user"))
+
+    assert output.metadata.cost == Money(Decimal("0.004976"), "USD")  # the tokens of two calls
+    warnings = [effect for effect in output.effects if isinstance(effect, LogEffect)]
+    assert [(w.level, w.message, w.data) for w in warnings] == [
+        (
+            LogLevel.WARN,
+            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; its 2 web searches "
+            "are not counted in the cost",
+            {"model": model, "web_searches": 2},
+        )
+    ]
 
 
 def test_a_prices_entry_takes_a_search_fee_but_not_as_a_float() -> None:

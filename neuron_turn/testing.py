@@ -25,6 +25,7 @@ from pydantic import JsonValue
 from layer0 import usd
 from neuron_tool import ToolSchema
 
+from .loop._output_round import prompted_schema_text
 from .loop._schema_values import value_for
 from .loop.effect_tools import EFFECT_TOOL_NAMES
 from .loop.memory_tools import MEMORY_TOOL_NAMES
@@ -256,19 +257,28 @@ class SchemaProvider:
     tool's JSON Schema accepts. Then, or when there is no tool to call, it
     answers: through the final-answer tool (`final_tool`) when offered (tool
     mode; for a choice of output types, the first type's `final_tool_<Type>`),
-    with JSON the output schema accepts in native mode, else with `text`, or
-    by default the last results as JSON (`{"add": 5}`; a result with files
-    names them, never their data: `{"shot": {"result": "took it", "files":
-    ["an image (image/png)"]}}`). Values are made from the schemas
-    alone (`required` properties, bounds, enums, formats); a `pattern` may go
-    unmet. It prefers native output, then tool mode; in prompted mode it
-    answers `text`.
+    with JSON the output schema accepts in native mode, and in prompted mode
+    unless `text` is given (for a choice, `{"result": {"kind": <the first
+    type>, "data": ...}}`), else with `text`, or by default the last results
+    as JSON (`{"add": 5}`; a result with files names them, never their data:
+    `{"shot": {"result": "took it", "files": ["an image (image/png)"]}}`).
+    Values are made from the schemas alone (`required` properties, bounds,
+    enums, formats); a `pattern` may go unmet. It prefers native output, then
+    tool mode, then prompted mode.
+
+    Prompted mode's schema is read as the model reads it, from the system
+    prompt: the loop writes it there as compact JSON with `"type": "object"`
+    at its root (where `{schema}` stands in a `prompt_template`), after the
+    base prompt, so the last such object is taken and other JSON (a
+    template's example) passed over. A system prompt holding such an object
+    after the schema misleads it; so does one of an untyped turn, which is
+    then answered as if prompted.
 
     Every request is kept in `requests`; `stream` streams each answer in
     pieces of `chunk_size` characters, as `ScriptedProvider` does.
     """
 
-    output_modes: tuple[OutputMode, ...] = ("native", "tool")
+    output_modes: tuple[OutputMode, ...] = ("native", "tool", "prompted")
 
     def __init__(
         self,
@@ -298,14 +308,7 @@ class SchemaProvider:
         calls = [] if answered else self._calls_for(request)
         if calls:
             return tool_call_response(*calls, model="schema")
-        final = next((t for t in request.tools if self._is_final(t.name)), None)
-        if final is not None:
-            return tool_call_response(self._call(final), model="schema")
-        if request.output is not None:
-            value = value_for(request.output.schema)
-            return text_response(json.dumps(value, ensure_ascii=False), model="schema")
-        text = self.text if self.text is not None else _results(request.messages)
-        return text_response(text, model="schema")
+        return self._answer(request)
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
         """Record `request` and stream its answer."""
@@ -313,6 +316,27 @@ class SchemaProvider:
         for event in _events(response, self.chunk_size):
             await asyncio.sleep(0)
             yield event
+
+    def _answer(self, request: ProviderRequest) -> ProviderResponse:
+        """The final answer: a final-answer call, JSON of the output schema, else text."""
+        final = next((t for t in request.tools if self._is_final(t.name)), None)
+        if final is not None:
+            return tool_call_response(self._call(final), model="schema")
+        schema = self._answer_schema(request)
+        if schema is not None:
+            value = value_for(schema)
+            return text_response(json.dumps(value, ensure_ascii=False), model="schema")
+        text = self.text if self.text is not None else _results(request.messages)
+        return text_response(text, model="schema")
+
+    def _answer_schema(self, request: ProviderRequest) -> dict[str, JsonValue] | None:
+        """The schema a text answer is to match: native output's, else prompted mode's."""
+        if request.output is not None:
+            return request.output.schema
+        if self.text is not None:
+            # Asked for in words only, a schema yields to the text the test chose to answer.
+            return None
+        return _prompted_schema(request.system)
 
     def _calls_for(self, request: ProviderRequest) -> list[ToolUsePart]:
         offered = {tool.name: tool for tool in request.tools if not self._is_final(tool.name)}
@@ -335,6 +359,39 @@ class SchemaProvider:
     def _call(self, tool: ToolSchema) -> ToolUsePart:
         self._calls += 1
         return ToolUsePart(f"schema_{self._calls}", tool.name, value_for(tool.input_schema))
+
+
+def _prompted_schema(system: str | None) -> dict[str, JsonValue] | None:
+    """The last output schema the system prompt holds as prompted mode writes it, if any."""
+    if not system:
+        return None
+    decoder = json.JSONDecoder()
+    found: dict[str, JsonValue] | None = None
+    start = system.find("{")
+    while start != -1:
+        schema = _schema_at(decoder, system, start)
+        if schema is None:
+            start = system.find("{", start + 1)
+            continue
+        found, end = schema
+        # Past a schema, not into it: its properties' own object schemas are not answers.
+        start = system.find("{", end)
+    return found
+
+
+def _schema_at(
+    decoder: json.JSONDecoder, text: str, start: int
+) -> tuple[dict[str, JsonValue], int] | None:
+    """The object schema written at `start` as `prompted_schema_text` writes it, and its end."""
+    try:
+        value, end = decoder.raw_decode(text, start)
+    except (ValueError, RecursionError):  # JSON nested past the parser's depth is no schema
+        return None
+    if not isinstance(value, dict) or value.get("type") != "object":
+        return None
+    if text[start:end] != prompted_schema_text(value):
+        return None  # written by hand (spaced), so not the loop's schema
+    return value, end
 
 
 def _results(messages: Sequence[ProviderMessage]) -> str:

@@ -25,7 +25,6 @@ from pydantic import JsonValue
 from layer0 import usd
 from neuron_tool import ToolSchema
 
-from .loop._output_round import prompted_schema_text
 from .loop._schema_values import value_for
 from .loop.effect_tools import EFFECT_TOOL_NAMES
 from .loop.memory_tools import MEMORY_TOOL_NAMES
@@ -266,13 +265,8 @@ class SchemaProvider:
     enums, formats); a `pattern` may go unmet. It prefers native output, then
     tool mode, then prompted mode.
 
-    Prompted mode's schema is read as the model reads it, from the system
-    prompt: the loop writes it there as compact JSON with `"type": "object"`
-    at its root (where `{schema}` stands in a `prompt_template`), after the
-    base prompt, so the last such object is taken and other JSON (a
-    template's example) passed over. A system prompt holding such an object
-    after the schema misleads it; so does one of an untyped turn, which is
-    then answered as if prompted.
+    Prompted mode's schema is the one the request's `prompted_output` names
+    (the schema its system prompt asks for).
 
     Every request is kept in `requests`; `stream` streams each answer in
     pieces of `chunk_size` characters, as `ScriptedProvider` does.
@@ -336,7 +330,7 @@ class SchemaProvider:
         if self.text is not None:
             # Asked for in words only, a schema yields to the text the test chose to answer.
             return None
-        return _prompted_schema(request.system)
+        return None if request.prompted_output is None else request.prompted_output.schema
 
     def _calls_for(self, request: ProviderRequest) -> list[ToolUsePart]:
         offered = {tool.name: tool for tool in request.tools if not self._is_final(tool.name)}
@@ -359,39 +353,6 @@ class SchemaProvider:
     def _call(self, tool: ToolSchema) -> ToolUsePart:
         self._calls += 1
         return ToolUsePart(f"schema_{self._calls}", tool.name, value_for(tool.input_schema))
-
-
-def _prompted_schema(system: str | None) -> dict[str, JsonValue] | None:
-    """The last output schema the system prompt holds as prompted mode writes it, if any."""
-    if not system:
-        return None
-    decoder = json.JSONDecoder()
-    found: dict[str, JsonValue] | None = None
-    start = system.find("{")
-    while start != -1:
-        schema = _schema_at(decoder, system, start)
-        if schema is None:
-            start = system.find("{", start + 1)
-            continue
-        found, end = schema
-        # Past a schema, not into it: its properties' own object schemas are not answers.
-        start = system.find("{", end)
-    return found
-
-
-def _schema_at(
-    decoder: json.JSONDecoder, text: str, start: int
-) -> tuple[dict[str, JsonValue], int] | None:
-    """The object schema written at `start` as `prompted_schema_text` writes it, and its end."""
-    try:
-        value, end = decoder.raw_decode(text, start)
-    except (ValueError, RecursionError):  # JSON nested past the parser's depth is no schema
-        return None
-    if not isinstance(value, dict) or value.get("type") != "object":
-        return None
-    if text[start:end] != prompted_schema_text(value):
-        return None  # written by hand (spaced), so not the loop's schema
-    return value, end
 
 
 def _results(messages: Sequence[ProviderMessage]) -> str:

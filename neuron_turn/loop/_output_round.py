@@ -321,7 +321,7 @@ class OutputRound:
         """Return the system prompt, with the schema added in prompted mode."""
         if self.spec is None or self.mode != "prompted" or self.spec.text_only:
             return base
-        schema = prompted_schema_text(self.spec.schema)
+        schema = json.dumps(self.spec.schema, ensure_ascii=False, separators=(",", ":"))
         if self.spec.prompt_template is not None:
             # Not `format`: a template may hold other braces (a JSON example).
             instruction = self.spec.prompt_template.replace("{schema}", schema)
@@ -343,6 +343,12 @@ class OutputRound:
         if self.spec is None or self.mode != "native":
             return None
         return self.spec.provider_schema()
+
+    def prompted_output(self) -> OutputSchema | None:
+        """Return the schema a prompted-mode request's system prompt asks for."""
+        if self.spec is None or self.mode != "prompted" or self.spec.text_only:
+            return None
+        return OutputSchema(self.spec.name, self.spec.schema, self.spec.description)
 
     # --- the response -------------------------------------------------------
 
@@ -526,15 +532,6 @@ class OutputRound:
         if choice is not None and choice.forces_call and self.tool_called and self.reset_choice:
             return ToolChoice.AUTO
         return choice
-
-
-def prompted_schema_text(schema: Mapping[str, JsonValue]) -> str:
-    """The schema as prompted mode writes it into the system prompt: compact JSON.
-
-    `testing.SchemaProvider` reads it back from there as a model would, so the two
-    agree on its form through this one function.
-    """
-    return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
 
 
 def merge_results(messages: list[ProviderMessage], step: Calls) -> None:

@@ -159,6 +159,10 @@ class ProviderRequest:
     output: OutputSchema | None = None
     """The JSON Schema the answer must match, for providers with native structured
     output (set only in `native` output mode)."""
+    prompted_output: OutputSchema | None = None
+    """The JSON Schema the system prompt asks the answer to match (set only in
+    `prompted` output mode, where `system` holds the instruction): a provider sends
+    nothing for it; a test model (`testing.SchemaProvider`) answers by it."""
     hosted_tools: Sequence[HostedTool] = ()
     """The tools the provider runs itself (web search, code execution) that this call
     offers; a provider sends those its `hosted_tools` lists and refuses any other."""

@@ -144,6 +144,7 @@ def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:
         "cost": None if cost is None else [str(cost.amount), str(cost.currency)],
         "truncated": response.truncated,
         "hosted_calls": [{"name": c.name, "input": c.input} for c in response.hosted_calls],
+        "unpriced_web_searches": response.unpriced_web_searches,
     }
 
 
@@ -161,9 +162,20 @@ def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
             hosted_calls=tuple(
                 HostedToolCall(str(c["name"]), c["input"]) for c in data.get("hosted_calls", [])
             ),
+            unpriced_web_searches=_count(data.get("unpriced_web_searches", 0)),
         )
     except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
         raise WireError(f"not a provider response: {type(exc).__name__}: {exc}") from exc
+
+
+def _count(value: object) -> int:
+    """A count the channel carries; a ValueError (made a `WireError`) unless an int >= 0.
+
+    The child's loop warns of searches by it: a bad one must not pass as none.
+    """
+    if type(value) is not int or value < 0:
+        raise ValueError(f"unpriced_web_searches must be a count, got {value!r}")
+    return value
 
 
 def encode_error(error: BaseException) -> dict[str, JsonValue]:

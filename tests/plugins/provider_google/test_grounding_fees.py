@@ -284,6 +284,20 @@ async def test_grounding_of_a_model_no_price_covers_keeps_the_token_cost_and_is_
     assert priced.unpriced_web_searches == 0
 
 
+async def test_a_streamed_answer_reports_the_grounding_no_price_covers() -> None:
+    first = response(text("Spain "), finish=None, modelVersion=OWN_MODEL)
+    provider, _ = mocked(
+        sse(first, answer(OWN_MODEL, search(*QUERIES))), prices={OWN_MODEL: TOKENS}
+    )
+    asked = request(model=OWN_MODEL, hosted_tools=[WebSearch()])
+
+    *_, final = [event async for event in provider.stream(asked)]
+
+    assert isinstance(final, ProviderResponse)
+    assert final.cost == Money(Decimal("0.0012"), "USD")
+    assert final.unpriced_web_searches == 3
+
+
 async def test_grounding_genai_prices_has_no_fee_for_is_reported_not_priced_at_zero() -> None:
     old = "gemini-1.5-flash"  # genai-prices lists its tokens, not a grounding fee
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["FlatPlan", "model_prices", "plan_for"]
+__all__ = ["FlatPlan", "model_prices", "plan_for", "search_fee"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +150,26 @@ def _flat_price(key: str, value: object, registry: Any) -> bool:
         and value.is_finite()
         and value >= 0
     )
+
+
+def search_fee(*models: str, provider_id: str | None, api_url: str | None = None) -> Decimal | None:
+    """genai-prices' USD per 1,000 hosted web searches for the first of `models` it has one for.
+
+    None when it knows none: a model it does not know, or no fee, or a tiered one
+    (no single price per search), which the caller reports as unpriced. Read only
+    for a call that searched, so it is not cached as a flat plan is.
+    """
+    from genai_prices.data_snapshot import get_snapshot
+
+    for model in models:
+        try:
+            _, info = get_snapshot().find_provider_model(model, None, provider_id, api_url)
+        except LookupError:
+            continue  # a model genai-prices does not know: try the next name
+        fee = getattr(info.get_prices(datetime.now(tz=UTC)), "web_searches_kcount", None)
+        if isinstance(fee, Decimal):
+            return fee
+    return None
 
 
 def model_prices(model: str, *, provider_id: str) -> object:

@@ -25,6 +25,7 @@ from moneyed import Money
 from pydantic import JsonValue
 
 from layer0 import usd
+from neuron_turn.loop.flat_price import search_fee
 
 from ._flat_prices import model_prices, plan_for, usage_reader
 from ._name import PROVIDER
@@ -81,7 +82,7 @@ class Pricing:
         price = self._override(model, requested)
         if price is not None and getattr(price, "web_searches_kcount", None) is None:
             if web_searches(usage) > 0:
-                price = _with_search_fee(price, search_fee(model, requested))
+                price = _with_search_fee(price, search_fee(model, requested, provider_id=PROVIDER))
         try:
             flat = _flat_cost(usage, model, price)
             if flat is not None:
@@ -112,7 +113,7 @@ class Pricing:
         price = self._override(model, requested)
         if price is not None and getattr(price, "web_searches_kcount", None) is not None:
             return 0
-        return 0 if search_fee(model, requested) is not None else searches
+        return 0 if search_fee(model, requested, provider_id=PROVIDER) is not None else searches
 
     def _override(self, model: str, requested: str) -> ModelPrice | None:
         price = self._overrides.get(model)
@@ -125,19 +126,6 @@ def web_searches(usage: Mapping[str, JsonValue]) -> int:
     count = tools.get("web_search_requests") if isinstance(tools, Mapping) else None
     # Anything but a plain count is genai-prices' to refuse when it prices the call.
     return count if type(count) is int and count > 0 else 0
-
-
-def search_fee(*models: str) -> Decimal | None:
-    """genai-prices' USD per 1,000 web searches for the first of `models` it has one for."""
-    for model in models:
-        try:
-            prices = model_prices(model, provider_id=PROVIDER)
-        except LookupError:
-            continue  # a model genai-prices does not know: try the next name
-        fee = getattr(prices, "web_searches_kcount", None)
-        if isinstance(fee, Decimal):
-            return fee
-    return None
 
 
 def _with_search_fee(price: ModelPrice, fee: Decimal | None) -> ModelPrice:

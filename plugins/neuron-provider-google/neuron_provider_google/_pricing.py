@@ -28,7 +28,7 @@ from typing import Final, TypeAlias
 from moneyed import Money
 from pydantic import JsonValue
 
-from neuron_turn.loop.flat_price import model_prices, plan_for
+from neuron_turn.loop.flat_price import model_prices, plan_for, search_fee
 from neuron_turn.loop.price_table import price_entry
 from neuron_turn.loop.provider import TokenUsage
 
@@ -150,7 +150,12 @@ class Pricer:
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None:
             if web_searches > 0 and price.web_searches_kcount is None and self.lookup:
-                price = replace(price, web_searches_kcount=search_fee(answered, requested))
+                price = replace(
+                    price,
+                    web_searches_kcount=search_fee(
+                        answered, requested, provider_id=PRICE_PROVIDER_ID
+                    ),
+                )
             images = output_image_tokens(media_usage)
             cost = price.cost(usage, web_searches=web_searches, output_image_tokens=images)
             return Money(cost, "USD")
@@ -176,22 +181,12 @@ class Pricer:
         price = self.overrides.get(answered) or self.overrides.get(requested)
         if price is not None and price.web_searches_kcount is not None:
             return 0
-        if self.lookup and search_fee(answered, requested) is not None:
+        if (
+            self.lookup
+            and search_fee(answered, requested, provider_id=PRICE_PROVIDER_ID) is not None
+        ):
             return 0
         return web_searches
-
-
-def search_fee(*models: str) -> Decimal | None:
-    """genai-prices' USD per 1,000 grounding units for the first of `models` it has one for."""
-    for model in models:
-        try:
-            prices = model_prices(model, provider_id=PRICE_PROVIDER_ID)
-        except LookupError:
-            continue  # a model genai-prices does not know: try the next name
-        fee = getattr(prices, "web_searches_kcount", None)
-        if isinstance(fee, Decimal):
-            return fee
-    return None
 
 
 def output_image_tokens(media_usage: Mapping[str, JsonValue] | None) -> int:

@@ -22,6 +22,7 @@ from typing import Final, TypeAlias
 
 from moneyed import Money
 
+from neuron_turn.loop.flat_price import search_fee
 from neuron_turn.loop.price_table import price_entry
 from neuron_turn.loop.provider import TokenUsage
 
@@ -154,11 +155,9 @@ class Pricer:
 
     def _search_fee(self, model: str, requested_model: str) -> Decimal | None:
         """genai-prices' USD per 1,000 web searches for the answered model, else the requested."""
-        for name in (model, requested_model):
-            fee = search_fee(name, provider_id=self.provider_id, api_url=self.provider_api_url)
-            if fee is not None:
-                return fee
-        return None
+        return search_fee(
+            model, requested_model, provider_id=self.provider_id, api_url=self.provider_api_url
+        )
 
     def _price_data_cost(self, usage: TokenUsage, model: str) -> Decimal | None:
         from genai_prices.data_snapshot import get_snapshot
@@ -244,23 +243,6 @@ def flat_price(
     if not all(value is None or isinstance(value, Decimal) for value in (read_mtok, write_mtok)):
         return None
     return ModelPrice(input_mtok, output_mtok, read_mtok, write_mtok)
-
-
-def search_fee(model: str, *, provider_id: str | None, api_url: str | None) -> Decimal | None:
-    """genai-prices' USD per 1,000 hosted web searches for `model` today; None when unknown.
-
-    Read only for a call that searched, so it is not cached as `flat_price` is.
-    """
-    from genai_prices.data_snapshot import get_snapshot
-
-    try:
-        _, info = get_snapshot().find_provider_model(model, None, provider_id, api_url)
-    except LookupError as exc:
-        logger.debug("no web search price for model %r: %s", model, exc)
-        return None
-    fee = getattr(info.get_prices(datetime.now(tz=UTC)), "web_searches_kcount", None)
-    # A tiered or missing fee is no single price per search: left to the warning.
-    return fee if isinstance(fee, Decimal) else None
 
 
 def _changes_within_a_day(prices: object) -> bool:

@@ -222,6 +222,19 @@ class RunState:
         Built only for a tool that asks for a context or has a `prepare`: the usage
         snapshot in it costs the other tools nothing.
         """
+        return self._context(name, call_id, reporter, loop)
+
+    def step_context(self) -> RunContext[Any]:
+        """Return what a tool source asked before a model call (`per_step`) sees of the run."""
+        return self._context(None)
+
+    def _context(
+        self,
+        name: str | None,
+        call_id: str | None = None,
+        reporter: ProgressReporter | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> RunContext[Any]:
         return RunContext(
             deps=self.deps,
             session=self.session,
@@ -231,18 +244,6 @@ class RunState:
             tool_call_id=call_id,
             reporter=reporter,
             loop=loop,
-            step=self.turns_used,
-            usage=self.usage(),
-            charger=self.charge,
-        )
-
-    def step_context(self) -> RunContext[Any]:
-        """Return what a tool source asked before a model call (`per_step`) sees of the run."""
-        return RunContext(
-            deps=self.deps,
-            session=self.session,
-            input=self.input,
-            deadline=self.deadline,
             step=self.turns_used,
             usage=self.usage(),
             charger=self.charge,

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from .tool_views import (
         ToolFilter,
         ToolSourceView,
+        each_step,
         filtered_tools,
         prefixed_tools,
         renamed_tools,
@@ -132,6 +133,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".tool_views": (
         "ToolFilter",
         "ToolSourceView",
+        "each_step",
         "filtered_tools",
         "prefixed_tools",
         "renamed_tools",
@@ -189,6 +191,7 @@ __all__ = [
     "ToolViewError",
     "document_block",
     "document_of",
+    "each_step",
     "filtered_tools",
     "image_block",
     "image_type",

@@ -12,7 +12,9 @@ tools, once) without touching them, as pydantic-ai's `FilteredToolset`,
   run for the rest (a person's plan, a tenant's grants);
 - `prefixed_tools(tools, "gh_")` offers each under the prefix;
 - `renamed_tools(tools, {"plus": "add"})` offers `add` as `plus` (new name
-  first, as pydantic-ai's map reads).
+  first, as pydantic-ai's map reads);
+- `each_step(source)` asks a source before every model call of a run, not
+  once a run (`per_step`).
 
 A view of a source is a source, asked each run; a view of a list is a list.
 A tool left out is not in the run's registry, so a call to it is refused as
@@ -41,6 +43,7 @@ from .tool import ToolAnnotations, ToolDyn
 __all__ = [
     "ToolFilter",
     "ToolSourceView",
+    "each_step",
     "filtered_tools",
     "prefixed_tools",
     "renamed_tools",
@@ -59,21 +62,31 @@ class ToolSourceView:
     it by its source's name, so a failing MCP server is still named.
     """
 
-    __slots__ = ("_description", "_shape", "name", "source")
+    __slots__ = ("_description", "_per_step", "_shape", "name", "source")
 
-    def __init__(self, source: ToolSource, shape: _Shape, description: str) -> None:
+    def __init__(
+        self,
+        source: ToolSource,
+        shape: _Shape,
+        description: str,
+        *,
+        per_step: bool | None = None,
+    ) -> None:
         self.source: Final = source
         self.name: Final[str] = _source_name(source)
         """How errors name the view: as its source."""
         self._shape: Final = shape
         self._description: Final = description
+        self._per_step: Final = per_step
 
     def __repr__(self) -> str:
         return self._description
 
     @property
     def per_step(self) -> bool:
-        """Whether it is asked before every model call: as its source is."""
+        """Whether it is asked before every model call: as its source is, unless `each_step`."""
+        if self._per_step is not None:
+            return self._per_step
         return getattr(self.source, "per_step", False) is True
 
     async def tools_for(self, context: RunContext[Any]) -> Sequence[ToolDyn]:
@@ -116,6 +129,21 @@ def filtered_tools(
         return [t for t in named if await _kept(where, context, t, name)]
 
     return ToolSourceView(source, shape, description)
+
+
+def each_step(source: ToolSource) -> ToolSourceView:
+    """`source` asked before every model call of a run, not once a run (`per_step`).
+
+    Why: a source of its own (an `MCPClient`, a plugin's) may change within a run
+    because of the run's own calls: a server whose `enable_toolset` tool adds
+    tools (GitHub's dynamic toolsets) offers them from the model's next call.
+
+    Raises:
+        ToolViewError: `source` is not a tool source.
+    """
+    description = f"each_step({source!r})"
+    _check_source(description, source)
+    return ToolSourceView(source, _each_run(list), description, per_step=True)
 
 
 @overload

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neuron_tool import filtered_tools, prefixed_tools
+from neuron_tool import each_step, filtered_tools, prefixed_tools
 from neuron_turn import NeuronTurn, ToolResultPart, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
@@ -42,4 +42,26 @@ async def test_a_filtered_prefixed_server_offers_its_allowed_tools_prefixed_and_
     assert all(isinstance(p, ToolResultPart) and p.is_error for p in refused)
     assert not added  # neither the blocked tool nor its own name reached the server
     ran = model.requests[3].messages[-1].content[0]
+    assert isinstance(ran, ToolResultPart) and ran.content == "fresh" and not ran.is_error
+
+
+async def test_a_server_asked_each_step_offers_a_tool_its_own_call_added_in_the_same_run() -> None:
+    async with changing("stdio", cache_lists=False) as client:
+        model = ScriptedProvider(
+            [
+                tool_call_response(ToolUsePart("c1", "add_tool", {"name": "fresh"})),
+                tool_call_response(ToolUsePart("c2", "fresh", {})),
+                text_response("used it"),
+            ]
+        )
+        turn = NeuronTurn(
+            model, tools=[each_step(filtered_tools(client, allow=["add_tool", "fresh"]))]
+        )
+
+        done = await turn.execute(ask("add a tool and use it"))
+
+    assert done.exit_reason == "complete"
+    offered = [[t.name for t in request.tools] for request in model.requests]
+    assert offered == [["add_tool"], ["add_tool", "fresh"], ["add_tool", "fresh"]]
+    ran = model.requests[2].messages[-1].content[0]
     assert isinstance(ran, ToolResultPart) and ran.content == "fresh" and not ran.is_error

@@ -14,6 +14,7 @@ from neuron_tool import (
     ToolSourceError,
     ToolSourceView,
     ToolViewError,
+    each_step,
     filtered_tools,
     prefixed_tools,
     renamed_tools,
@@ -199,3 +200,13 @@ def test_a_view_is_asked_per_step_when_its_source_is() -> None:
     assert prefixed_tools(stepping, "s_").per_step is True
     assert filtered_tools(renamed_tools(stepping, {"x": "y"}), block=["x"]).per_step is True
     assert prefixed_tools(maths, "m_").per_step is False
+
+
+async def test_each_step_makes_any_source_asked_per_step_and_gives_its_tools_as_they_are() -> None:
+    stepped = each_step(maths)
+
+    assert stepped.per_step is True and maths.per_step is False
+    assert await _names(stepped) == ["add", "mul", "wipe", "whoami"]
+    assert prefixed_tools(stepped, "m_").per_step is True
+    with pytest.raises(ToolViewError, match="not a tool source"):
+        each_step([add])  # type: ignore[arg-type]

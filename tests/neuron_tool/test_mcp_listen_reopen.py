@@ -150,7 +150,7 @@ async def test_a_stream_broken_by_an_error_after_its_acknowledgment_is_reopened_
 
 
 async def test_resource_subscriptions_are_declared_again_on_the_reopened_stream(
-    transport: str, monkeypatch: pytest.MonkeyPatch
+    transport: str, heard: Heard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reopen_with(monkeypatch, first=0.01)
     updates = Updates()
@@ -161,6 +161,7 @@ async def test_resource_subscriptions_are_declared_again_on_the_reopened_stream(
         # Each is said to have changed once its stream is back: it may have, unseen.
         await updates.count(NOTE)
         await updates.count(OTHER)
+        await heard.heard()  # the stream of list changes, reopened on its own
         await client.call_tool("update", {"uri": OTHER, "text": "after the reopening"})
         await updates.count(OTHER, 2)
         held = await streams(client)

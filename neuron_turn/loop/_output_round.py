@@ -259,6 +259,12 @@ class OutputRound:
         """The final-answer call accepted and the response's calls, in tool mode."""
         self._beside: list[ToolUsePart] = []
         """The calls a text answer came with (a server stopping `end_turn` beside them)."""
+        self.prompted_output: OutputSchema | None = (
+            None
+            if spec is None or mode != "prompted" or spec.text_only
+            else OutputSchema(spec.name, spec.schema, spec.description)
+        )
+        """The schema a prompted-mode request's system prompt asks for (once per run)."""
 
     # --- the request --------------------------------------------------------
 
@@ -343,12 +349,6 @@ class OutputRound:
         if self.spec is None or self.mode != "native":
             return None
         return self.spec.provider_schema()
-
-    def prompted_output(self) -> OutputSchema | None:
-        """Return the schema a prompted-mode request's system prompt asks for."""
-        if self.spec is None or self.mode != "prompted" or self.spec.text_only:
-            return None
-        return OutputSchema(self.spec.name, self.spec.schema, self.spec.description)
 
     # --- the response -------------------------------------------------------
 

@@ -1497,7 +1497,7 @@ class NeuronTurn(Generic[OutT]):
             tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls if offered else None,
             output=output.provider_output(),
-            prompted_output=output.prompted_output(),
+            prompted_output=output.prompted_output,
             hosted_tools=run.hosted_tools,
             thinking=self.config.thinking,
             sampling=self.config.sampling,

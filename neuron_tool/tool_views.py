@@ -58,8 +58,8 @@ _Shape: TypeAlias = Callable[[RunContext[Any], Sequence[ToolDyn]], Awaitable[lis
 class ToolSourceView:
     """A tool source whose tools, each run, are shaped before the registry sees them.
 
-    Made by `filtered_tools`, `prefixed_tools` and `renamed_tools`; errors name
-    it by its source's name, so a failing MCP server is still named.
+    Made by `filtered_tools`, `prefixed_tools`, `renamed_tools` and `each_step`;
+    errors name it by its source's name, so a failing MCP server is still named.
     """
 
     __slots__ = ("_description", "_per_step", "_shape", "name", "source")

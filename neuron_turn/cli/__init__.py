@@ -434,6 +434,20 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         help="add the tools of this Streamable HTTP MCP server (repeat)",
     )
     parser.add_argument(
+        "--mcp-allow",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="offer only this tool of the MCP servers (repeat; the others are never offered)",
+    )
+    parser.add_argument(
+        "--mcp-block",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="never offer this tool of the MCP servers (repeat; wins over --mcp-allow)",
+    )
+    parser.add_argument(
         "--mcp-token-env",
         metavar="VAR",
         help="send the --mcp-url servers the bearer token in this environment variable "
@@ -839,6 +853,8 @@ def _turn_spec(args: argparse.Namespace) -> TurnSpec:
         tools=args.tool,
         mcp_commands=args.mcp,
         mcp_urls=args.mcp_url,
+        mcp_allow=tuple(args.mcp_allow),
+        mcp_block=tuple(args.mcp_block),
         mcp_token_env=args.mcp_token_env,
         mcp_sampling=args.mcp_sampling,
         progress=args.verbose or sys.stderr.isatty(),

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import JsonValue
 
@@ -44,6 +44,7 @@ from neuron_tool import ToolError
 from neuron_tool.context import RunContext
 from neuron_tool.registry import ToolRegistry
 from neuron_tool.source import ToolSource
+from neuron_tool.tool_views import filtered_tools
 
 from ..loop.approval import ApprovalPolicy, Decision
 from ..loop.config import NeuronTurnConfig
@@ -60,11 +61,15 @@ from ..plugins.errors import NoProviderConfiguredError, PluginError
 from ._approve import Decide, resume_paused, until_decided
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
+from ._errors import UsageError
 from ._fallback import local_agent
 from ._sampling import LateSampler
 from ._sessions import new_session_note, record_run
 from ._state_option import open_state_store
 from .progress import ProgressHook
+
+if TYPE_CHECKING:
+    from neuron_tool.mcp import MCPClient
 
 REPORTED: Final = (PluginError, ProviderError, Layer0Error, ToolError)
 """The errors the command line turns into one line and an exit code."""
@@ -90,6 +95,10 @@ class TurnSpec:
     tools: Sequence[str] = ()
     mcp_commands: Sequence[str] = ()
     mcp_urls: Sequence[str] = ()
+    mcp_allow: Sequence[str] = ()
+    """The only tools of the MCP servers offered (empty: all of them)."""
+    mcp_block: Sequence[str] = ()
+    """The tools of the MCP servers never offered."""
     mcp_token_env: str | None = None
     """The environment variable holding the bearer token for the `mcp_urls` servers."""
     mcp_sampling: bool = False
@@ -474,6 +483,9 @@ async def _mcp_servers(
     worker, offers a tool a server added since its last answer.
     """
     if not (spec.mcp_commands or spec.mcp_urls):
+        if spec.mcp_allow or spec.mcp_block:
+            flag = "--mcp-allow" if spec.mcp_allow else "--mcp-block"
+            raise UsageError(f"{flag} names tools of MCP servers; give an --mcp or --mcp-url")
         if spec.mcp_sampling:
             print(
                 "neuron-turn: note: --mcp-sampling lets MCP servers (--mcp, --mcp-url) sample;"
@@ -498,7 +510,30 @@ async def _mcp_servers(
         elicitation=spec.questions,
         sampling=sampler,
     )
-    return list(await stack.enter_async_context(servers))
+    clients = list(await stack.enter_async_context(servers))
+    if not (spec.mcp_allow or spec.mcp_block):
+        return list(clients)
+    return await _mcp_filtered(clients, spec.mcp_allow, spec.mcp_block)
+
+
+async def _mcp_filtered(
+    clients: Sequence[MCPClient], allow: Sequence[str], block: Sequence[str]
+) -> list[ToolSource]:
+    """The servers with only the tools `allow` names (all, if none) and none `block` names.
+
+    Raises:
+        UsageError: a name no server offers now (a misspelt name would leave a tool
+            offered, or none).
+    """
+    offered = {tool.name for client in clients for tool in await client.list_tools()}
+    for flag, names in (("--mcp-allow", allow), ("--mcp-block", block)):
+        unknown = sorted(set(names) - offered)
+        if unknown:
+            raise UsageError(
+                f"{flag} names tools no MCP server offers: {', '.join(unknown)}; "
+                f"they offer: {', '.join(sorted(offered)) or 'none'}"
+            )
+    return [filtered_tools(client, allow=allow or None, block=block) for client in clients]
 
 
 async def offered_tools(turn: NeuronTurn, session: str | None = None) -> ToolRegistry:
@@ -532,6 +567,8 @@ def _ignored_turn_options(spec: TurnSpec, orchestrator: str) -> None:
             ("--tool", spec.tools),
             ("--mcp", spec.mcp_commands),
             ("--mcp-url", spec.mcp_urls),
+            ("--mcp-allow", spec.mcp_allow),
+            ("--mcp-block", spec.mcp_block),
             ("--mcp-sampling", spec.mcp_sampling),
             ("--context", spec.context != "sliding_window"),
             ("--context-option", spec.context_options),

@@ -385,6 +385,14 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             completion.usage, model=completion.model, requested_model=requested_model
         )
 
+    def _unpriced_searches(self, completion: CompletionT, *, requested_model: str) -> int:
+        """The call's hosted web searches its cost leaves out, no price covering them.
+
+        0 here; a provider whose API runs searches says how many went unpriced, and
+        the loop warns of them (`ProviderResponse.unpriced_web_searches`).
+        """
+        return 0
+
     def _response(self, completion: CompletionT, *, requested_model: str) -> ProviderResponse:
         usage = completion.usage
         self.logger.debug(
@@ -402,6 +410,9 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             cost=self._cost(completion, requested_model=requested_model),
             truncated=completion.stop_reason == "max_tokens",
             hosted_calls=completion.hosted_calls,
+            unpriced_web_searches=self._unpriced_searches(
+                completion, requested_model=requested_model
+            ),
         )
 
     def _api_key_value(self) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
 from typing import ClassVar, Final
 from urllib.parse import quote
 
@@ -17,7 +16,7 @@ from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.http_errors import redact
 from neuron_turn.loop.http_provider import DEFAULT_TIMEOUT, ErrorContext, HttpProvider
 from neuron_turn.loop.output import OutputMode
-from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
+from neuron_turn.loop.provider import ProviderRequest
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
     ProviderError,
@@ -249,17 +248,12 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
             web_searches=completion.web_searches,
         )
 
-    def _response(self, completion: answer.Completion, *, requested_model: str) -> ProviderResponse:
-        response = super()._response(completion, requested_model=requested_model)
-        if completion.web_searches <= 0:
-            return response
-        # Grounding no price covers is not in the cost: the loop warns of it.
-        unpriced = self._pricer.unpriced_searches(
+    def _unpriced_searches(self, completion: answer.Completion, *, requested_model: str) -> int:
+        return self._pricer.unpriced_searches(
             model=completion.model,
             requested_model=requested_model,
             web_searches=completion.web_searches,
         )
-        return replace(response, unpriced_web_searches=unpriced) if unpriced else response
 
     def _parsed(self, data: object, content: bytes, context: ErrorContext) -> answer.Completion:
         try:

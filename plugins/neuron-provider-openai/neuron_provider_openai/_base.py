@@ -199,17 +199,12 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
             web_searches=completion.web_searches,
         )
 
-    def _response(self, completion: Completion, *, requested_model: str) -> ProviderResponse:
-        response = super()._response(completion, requested_model=requested_model)
-        if completion.web_searches <= 0:
-            return response
-        # Searches no price covers are not in the cost: the loop warns of them.
-        unpriced = self._pricer.unpriced_searches(
+    def _unpriced_searches(self, completion: Completion, *, requested_model: str) -> int:
+        return self._pricer.unpriced_searches(
             model=completion.model,
             requested_model=requested_model,
             web_searches=completion.web_searches,
         )
-        return replace(response, unpriced_web_searches=unpriced) if unpriced else response
 
     # --- strict tools ------------------------------------------------------------
 

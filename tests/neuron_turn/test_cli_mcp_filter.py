@@ -7,10 +7,7 @@ first of them.
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,29 +15,16 @@ import pytest
 from neuron_turn import EFFECT_TOOL_NAMES, MEMORY_TOOL_NAMES
 from tests.neuron_tool.mcp_servers.paths import script
 
-PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+from .cli_process import fixture_env, neuron_turn
+
 SERVER = " ".join(shlex.quote(part) for part in script("changing"))
+LIST = ["run", "hi", "--model", "fixture:list-tools", "--mcp", SERVER]
+"""Asks the fixture model that answers with the names of the tools it was offered."""
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "NEURON_LOAD_PLUGINS": PLUGINS,
-        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
-    }
-
-
-def neuron_turn(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "neuron_turn", "run", "hi", *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
+    return fixture_env(tmp_path)
 
 
 def _offered(stdout: str) -> set[str]:
@@ -50,20 +34,17 @@ def _offered(stdout: str) -> set[str]:
 
 
 def test_mcp_allow_offers_only_the_named_tools(env: dict[str, str]) -> None:
-    done = neuron_turn(
-        env, "--model", "fixture:list-tools", "--mcp", SERVER, "--mcp-allow", "echo",
-        "--mcp-allow", "counts",
-    )  # fmt: skip
+    done = neuron_turn(env, *LIST, "--mcp-allow", "echo", "--mcp-allow", "counts")
 
     assert done.returncode == 0, done.stderr
     assert _offered(done.stdout) == {"echo", "counts"}
 
 
 def test_mcp_block_leaves_the_named_tools_out_and_wins_over_allow(env: dict[str, str]) -> None:
-    everything = neuron_turn(env, "--model", "fixture:list-tools", "--mcp", SERVER)
+    everything = neuron_turn(env, *LIST)
     done = neuron_turn(
-        env, "--model", "fixture:list-tools", "--mcp", SERVER, "--mcp-block", "add_tool",
-        "--mcp-block", "echo", "--mcp-allow", "echo", "--mcp-allow", "pid",
+        env, *LIST, "--mcp-block", "add_tool", "--mcp-block", "echo", "--mcp-allow", "echo",
+        "--mcp-allow", "pid",
     )  # fmt: skip
 
     assert everything.returncode == done.returncode == 0, done.stderr
@@ -72,7 +53,9 @@ def test_mcp_block_leaves_the_named_tools_out_and_wins_over_allow(env: dict[str,
 
 
 def test_an_allowed_tool_is_called_on_its_server(env: dict[str, str]) -> None:
-    done = neuron_turn(env, "--model", "fixture:first-tool", "--mcp", SERVER, "--mcp-allow", "pid")
+    done = neuron_turn(
+        env, "run", "hi", "--model", "fixture:first-tool", "--mcp", SERVER, "--mcp-allow", "pid"
+    )
 
     assert done.returncode == 0, done.stderr
     said = done.stdout.strip().removeprefix("the tool said: ")
@@ -82,7 +65,9 @@ def test_an_allowed_tool_is_called_on_its_server(env: dict[str, str]) -> None:
 def test_a_name_no_server_offers_exits_2_naming_the_flag_and_what_they_offer(
     env: dict[str, str],
 ) -> None:
-    done = neuron_turn(env, "--model", "fixture:list-tools", "--mcp", SERVER, "--mcp-allow", "ech0")
+    done = neuron_turn(
+        env, "run", "hi", "--model", "fixture:list-tools", "--mcp", SERVER, "--mcp-allow", "ech0"
+    )
 
     assert done.returncode == 2
     assert "--mcp-allow names tools no MCP server offers: ech0; they offer: " in done.stderr
@@ -90,7 +75,7 @@ def test_a_name_no_server_offers_exits_2_naming_the_flag_and_what_they_offer(
 
 
 def test_mcp_allow_without_a_server_exits_2(env: dict[str, str]) -> None:
-    done = neuron_turn(env, "--model", "fixture:list-tools", "--mcp-block", "echo")
+    done = neuron_turn(env, "run", "hi", "--model", "fixture:list-tools", "--mcp-block", "echo")
 
     assert done.returncode == 2
     assert "--mcp-block names tools of MCP servers; give an --mcp or --mcp-url" in done.stderr

@@ -7,40 +7,22 @@ the tool said.
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.neuron_tool.mcp_servers.paths import script
 
-PLUGINS = "fixture-plugin,state-sqlite,orch-local"
+from .cli_process import fixture_env, neuron_turn
+
 SERVER = " ".join(shlex.quote(part) for part in script("samples"))
 ASK = ["run", "a haiku, please", "--model", "fixture:first-tool", "--mcp", SERVER]
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "NEURON_LOAD_PLUGINS": PLUGINS,
-        "NEURON_STATE_PATH": str(tmp_path / "state.db"),
-    }
-
-
-def neuron_turn(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "neuron_turn", *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
+    return fixture_env(tmp_path)
 
 
 def test_with_mcp_sampling_the_servers_request_is_answered_by_the_runs_model(

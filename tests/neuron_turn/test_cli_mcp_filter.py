@@ -7,12 +7,15 @@ first of them.
 
 from __future__ import annotations
 
+import argparse
 import shlex
 from pathlib import Path
 
 import pytest
 
 from neuron_turn import EFFECT_TOOL_NAMES, MEMORY_TOOL_NAMES
+from neuron_turn.cli import _add_run_options, _parser
+from neuron_turn.cli._approve import resume_options
 from tests.neuron_tool.mcp_servers.paths import script
 
 from .cli_process import fixture_env, neuron_turn
@@ -79,3 +82,17 @@ def test_mcp_allow_without_a_server_exits_2(env: dict[str, str]) -> None:
 
     assert done.returncode == 2
     assert "--mcp-block names tools of MCP servers; give an --mcp or --mcp-url" in done.stderr
+
+
+def test_a_paused_runs_resume_command_names_the_filters_again() -> None:
+    args = _parser().parse_args(
+        ["run", "hi", "--mcp", SERVER, "--mcp-allow", "echo", "--mcp-block", "pid"]
+    )
+    scratch = argparse.ArgumentParser(add_help=False)
+    _add_run_options(scratch)
+
+    words = resume_options(args, scratch, None)
+
+    assert words == ["--mcp", SERVER, "--mcp-allow", "echo", "--mcp-block", "pid"]
+    again = _parser().parse_args(["resume", "s1", "--approve", "c1", *words])
+    assert (again.mcp_allow, again.mcp_block) == (["echo"], ["pid"])

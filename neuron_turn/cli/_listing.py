@@ -17,6 +17,7 @@ _TITLES: Final = {
     "tools": "tools",
     "approval_policies": "approval policies",
     "output_validators": "output validators",
+    "output_types": "output types",
 }
 
 

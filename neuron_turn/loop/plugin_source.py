@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .approval import ApprovalPolicy
     from .context import ContextStrategy
     from .guardrails import InputGuardrail, OutputGuardrail
+    from .output import OutputSpec
     from .output_validators import OutputValidator
     from .provider import Provider
 
@@ -54,6 +55,10 @@ class PluginSource(Protocol):
 
     def registered_output_validators(self) -> list[OutputValidator]:
         """Return the output validators plugins registered, in load order."""
+        ...
+
+    def output_type_named(self, name: str) -> OutputSpec[Any]:
+        """Return the output type a plugin registered as `name`."""
         ...
 
 

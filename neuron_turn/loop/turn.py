@@ -369,6 +369,25 @@ class NeuronTurn(Generic[OutT]):
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
+        output_type: str,
+        deps: object = None,
+    ) -> NeuronTurn[Any]: ...
+    @overload
+    @classmethod
+    def from_plugins(
+        cls,
+        *,
+        model: str,
+        tools: Sequence[str | ToolDyn | ToolSource] = (),
+        context: str | None = "sliding_window",
+        context_options: Mapping[str, Any] | None = None,
+        system: str = "",
+        instructions: Instructions | None = None,
+        hooks: Sequence[Hook] = (),
+        state: StateReader | None = None,
+        config: NeuronTurnConfig | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+        plugins: PluginSource | None = None,
         output_type: Callable[..., Awaitable[_T]],
         deps: object = None,
     ) -> NeuronTurn[_T]: ...
@@ -406,7 +425,7 @@ class NeuronTurn(Generic[OutT]):
         config: NeuronTurnConfig | None = None,
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
-        output_type: OutputType[Any] | None = None,
+        output_type: OutputType[Any] | str | None = None,
         deps: object = None,
     ) -> NeuronTurn[Any]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
@@ -418,14 +437,20 @@ class NeuronTurn(Generic[OutT]):
         order, each in its own order), then `hooks`. `context` names a context
         strategy (None: never compact). `plugins` defaults to the process-wide
         manager (`get_plugin_manager()`).
-        `output_type` and `deps` are as for the constructor; `instructions` goes
-        into the config (`NeuronTurnConfig.instructions`).
+        `output_type` and `deps` are as for the constructor, and `output_type` may
+        name an output type a plugin registered (`register_output_types`);
+        `instructions` goes into the config (`NeuronTurnConfig.instructions`).
 
         Raises:
-            neuron_turn.PluginError: an unknown or conflicting provider, tool or strategy.
+            neuron_turn.PluginError: an unknown or conflicting provider, tool, strategy or
+                output type.
             ProviderError: the provider's factory refused (e.g. a missing API key).
         """
         manager = default_plugin_source() if plugins is None else plugins
+        # Before the provider is built: an unknown name leaves nothing to close.
+        output = (
+            manager.output_type_named(output_type) if isinstance(output_type, str) else output_type
+        )
         provider = manager.get_provider(model, **(provider_options or {}))
         named = [t for t in tools if isinstance(t, str)]
         by_name = iter(manager.tools_by_name(named))
@@ -455,7 +480,7 @@ class NeuronTurn(Generic[OutT]):
             context=strategy,
             state=state,
             config=resolved,
-            output_type=output_type,
+            output_type=output,
             deps=deps,
         )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Any, Final
 
 import pluggy
 
@@ -22,8 +22,16 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output import OutputType, output_spec
 from ..loop.output_validators import OutputValidator
-from ._records import Contributions, FactoryKind, PluginHook, PluginTool, Registered
+from ._records import (
+    Contributions,
+    FactoryKind,
+    PluginHook,
+    PluginOutputType,
+    PluginTool,
+    Registered,
+)
 from .errors import PluginHookError
 from .hookspecs import HOOK_NAMES
 
@@ -99,6 +107,17 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
             )
         found.output_validators.append(validator)
 
+    def register_output_type(name: str, output_type: OutputType[Any], /) -> None:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(
+                f"output type name {name!r} is not valid: use letters, digits, '_', '-' or "
+                "'.', starting with a letter or digit"
+            )
+        if any(registered.name == name for registered in found.output_types):
+            raise ValueError(f"output type {name!r} is registered twice by this plugin")
+        # Compiled now: a type that cannot be one fails this plugin's hook, naming it.
+        found.output_types.append(PluginOutputType(name, output_spec(output_type), plugin))
+
     return {
         "register_providers": register_provider,
         "register_context_strategies": named("context_strategy"),
@@ -107,6 +126,7 @@ def _callbacks(found: Contributions, plugin: str) -> dict[str, Callable[..., Non
         "register_approval_policies": register_approval_policy,
         "register_guardrails": register_guardrail,
         "register_output_validators": register_output_validator,
+        "register_output_types": register_output_type,
         "register_state_stores": named("state_store"),
         "register_orchestrators": named("orchestrator"),
         "register_workers": named("worker"),

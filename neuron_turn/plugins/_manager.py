@@ -25,6 +25,7 @@ from neuron_tool.tool import ToolDyn
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output import OutputSpec
 from ..loop.output_validators import OutputValidator
 from ..loop.provider import Provider
 from ..loop.provider_errors import ProviderError
@@ -54,6 +55,7 @@ from .errors import (
     UnknownEnvironmentError,
     UnknownNameError,
     UnknownOrchestratorError,
+    UnknownOutputTypeError,
     UnknownProviderError,
     UnknownStateStoreError,
     UnknownToolError,
@@ -211,7 +213,7 @@ class PluginManager:
         ]
 
     def conflicts(self) -> list[NameConflictError]:
-        """Return one error per name that two or more plugins registered (factories, tools)."""
+        """Return one error per name two or more plugins registered (factories, tools, outputs)."""
         owners: dict[tuple[str, str], list[str]] = {}
         for loaded in self._loaded.values():
             for item in loaded.contributions.factories:
@@ -219,6 +221,8 @@ class PluginManager:
                     owners.setdefault((_LABELS[item.kind], name), []).append(item.plugin)
             for tool in loaded.contributions.tools:
                 owners.setdefault(("tool", tool.name), []).append(tool.plugin)
+            for output in loaded.contributions.output_types:
+                owners.setdefault(("output type", output.name), []).append(output.plugin)
         return [
             self._conflict(kind, name, plugins)
             for (kind, name), plugins in owners.items()
@@ -299,6 +303,23 @@ class PluginManager:
         """Return every plugin output validator: plugins in load order, each in its own order."""
         loaded = self._loaded.values()
         return [v for plugin in loaded for v in plugin.contributions.output_validators]
+
+    def output_type_named(self, name: str) -> OutputSpec[Any]:
+        """Return the output type a plugin registered as `name` (`register_output_types`).
+
+        Raises:
+            UnknownOutputTypeError: no plugin registered the name.
+            NameConflictError: two plugins registered it.
+        """
+        loaded = self._loaded.values()
+        types = [t for plugin in loaded for t in plugin.contributions.output_types]
+        matches = [t for t in types if t.name == name]
+        if not matches:
+            available = [t.name for t in types]
+            raise UnknownOutputTypeError(name, available=available, failures=self._suspects(name))
+        if len(matches) > 1:
+            raise self._conflict("output type", name, [t.plugin for t in matches])
+        return matches[0].spec
 
     def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn | ToolSource]:
         """Return the plugin tools (or tool sources) called `names`, in that order.

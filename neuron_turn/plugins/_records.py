@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from pydantic import JsonValue
 
@@ -18,6 +18,7 @@ from neuron_tool.tool import ToolDyn
 
 from ..loop.approval import ApprovalPolicy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output import OutputSpec
 from ..loop.output_validators import OutputValidator
 from .hookspecs import PROJECT
 
@@ -154,6 +155,15 @@ class PluginTool:
     plugin: str
 
 
+@dataclass(frozen=True, slots=True)
+class PluginOutputType:
+    """An output type a plugin registered by name, compiled when the plugin loaded."""
+
+    name: str
+    spec: OutputSpec[Any]
+    plugin: str
+
+
 @dataclass(slots=True)
 class Contributions:
     """Everything one plugin registered, in the order it registered it."""
@@ -164,6 +174,7 @@ class Contributions:
     approval_policies: list[ApprovalPolicy] = field(default_factory=list)
     guardrails: list[InputGuardrail | OutputGuardrail] = field(default_factory=list)
     output_validators: list[OutputValidator] = field(default_factory=list)
+    output_types: list[PluginOutputType] = field(default_factory=list)
 
     def names(self) -> dict[str, list[str]]:
         """Return the registered names by kind (plural keys), for the listing."""
@@ -175,6 +186,7 @@ class Contributions:
         listing["approval_policies"] = [describe_policy(p) for p in self.approval_policies]
         listing["guardrails"] = [f"{g.name} ({_stage(g)})" for g in self.guardrails]
         listing["output_validators"] = [v.name for v in self.output_validators]
+        listing["output_types"] = [t.name for t in self.output_types]
         return listing
 
 

@@ -14,7 +14,8 @@ PluginError(Exception)
 │   ├── UnknownOrchestratorError
 │   ├── UnknownWorkerError
 │   ├── UnknownEnvironmentError
-│   └── UnknownToolError
+│   ├── UnknownToolError
+│   └── UnknownOutputTypeError
 └── NameConflictError                    two plugins registered the same name
     └── ProviderConflictError
 ```
@@ -47,6 +48,7 @@ __all__ = [
     "UnknownEnvironmentError",
     "UnknownNameError",
     "UnknownOrchestratorError",
+    "UnknownOutputTypeError",
     "UnknownProviderError",
     "UnknownStateStoreError",
     "UnknownToolError",
@@ -191,6 +193,12 @@ class UnknownToolError(UnknownNameError):
     """No plugin registered the tool asked for."""
 
     kind: ClassVar[str] = "tool"
+
+
+class UnknownOutputTypeError(UnknownNameError):
+    """No plugin registered the output type asked for by name."""
+
+    kind: ClassVar[str] = "output type"
 
 
 class NoProviderConfiguredError(PluginError):

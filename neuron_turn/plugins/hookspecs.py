@@ -25,7 +25,7 @@ entry-point name: entry-point names must be unique across distributions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import pluggy
 
@@ -36,6 +36,7 @@ from neuron_tool.tool import ToolDyn
 from ..loop.approval import ApprovalPolicy
 from ..loop.context import ContextStrategy
 from ..loop.guardrails import InputGuardrail, OutputGuardrail
+from ..loop.output import OutputType
 from ..loop.output_validators import OutputValidator
 from ..loop.provider import Provider
 from .worker import Worker
@@ -49,6 +50,7 @@ __all__ = [
     "RegisterGuardrail",
     "RegisterHook",
     "RegisterOrchestrator",
+    "RegisterOutputType",
     "RegisterProvider",
     "RegisterStateStore",
     "RegisterTool",
@@ -130,6 +132,14 @@ class RegisterOutputValidator(Protocol):
 
     def __call__(self, validator: OutputValidator, /) -> None:
         """Check the final answer of every turn built here with `validator`."""
+        ...
+
+
+class RegisterOutputType(Protocol):
+    """The `register` callback of `register_output_types`."""
+
+    def __call__(self, name: str, output_type: OutputType[Any], /) -> None:
+        """Offer `output_type` (anything `output_type=` takes) as `name`."""
         ...
 
 
@@ -462,6 +472,43 @@ def register_output_validators(register: RegisterOutputValidator) -> None:
 
 
 @hookspec
+def register_output_types(register: RegisterOutputType) -> None:
+    """Offer output types by name, for turns that ask for one by it.
+
+    Called once per plugin, when the plugin manager first loads plugins.
+    `NeuronTurn.from_plugins(output_type="refund")` builds a turn typed by
+    what a plugin registered as `refund`: a pydantic model, a dataclass, a
+    choice of types, an output function, a `TextOutput`, an `OutputSpec`:
+    anything `output_type=` takes, checked when the plugin loads (one that
+    cannot be an output type fails the plugin's hook, naming it). A worker, or
+    any code that names its output instead of importing it, gets the type.
+
+    Two plugins registering one name make it ambiguous: asking for it raises
+    `NameConflictError` naming both, and other names still work.
+
+    Args:
+        register: Call `register(name, output_type)` once per output type; a
+            name is letters, digits, `_`, `-` or `.`, starting with a letter or
+            digit, once per plugin.
+
+    Example:
+        from pydantic import BaseModel
+
+        from neuron_turn import RegisterOutputType, hookimpl
+
+
+        class Refund(BaseModel):
+            order: str
+            amount_eur: float
+
+
+        @hookimpl
+        def register_output_types(register: RegisterOutputType) -> None:
+            register("refund", Refund)
+    """
+
+
+@hookspec
 def register_state_stores(register: RegisterStateStore) -> None:
     """Offer state stores (`layer0.StateStore`), looked up by name.
 
@@ -669,6 +716,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_approval_policies",
     "register_guardrails",
     "register_output_validators",
+    "register_output_types",
     "register_state_stores",
     "register_orchestrators",
     "register_workers",

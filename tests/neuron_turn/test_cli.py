@@ -124,6 +124,7 @@ def test_plugins_json(install: Callable[..., None], capsys: pytest.CaptureFixtur
             "approval_policies": [],
             "guardrails": [],
             "output_validators": [],
+            "output_types": [],
         },
     }
     (failure,) = listing["failures"]

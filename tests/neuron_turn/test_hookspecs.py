@@ -254,3 +254,76 @@ def test_a_plugin_registering_something_else_as_a_policy_fails_to_load() -> None
 
     with pytest.raises(neuron_turn.PluginError, match=r"is not a neuron_turn\.ApprovalPolicy"):
         PluginManager().register(Wrong(), name="wrong")
+
+
+async def test_register_output_types_example() -> None:
+    class Model:
+        @hookspecs.hookimpl
+        def register_providers(self, register: Any) -> None:
+            answer = text_response('{"order": "A7", "amount_eur": 12.5}')
+            register("scripted", lambda model: ScriptedProvider([answer]))
+
+    manager = manager_with_example(hookspecs.register_output_types)
+    manager.register(Model(), name="scripted")
+    turn = NeuronTurn.from_plugins(model="scripted:m", plugins=manager, output_type="refund")
+    (info,) = [info for info in manager.plugins() if info.name == "example"]
+    assert info.registered["output_types"] == ("refund",)
+
+    output = await turn.execute(TurnInput(message="refund A7", trigger="user"))
+
+    refund = turn.output_value(output)
+    assert type(refund).__name__ == "Refund"
+    assert (refund.order, refund.amount_eur) == ("A7", 12.5)
+
+
+@pytest.mark.parametrize(
+    ("name", "output_type", "match"),
+    [
+        ("bad name", int, r"output type name 'bad name' is not valid"),
+        ("anon", lambda text: text, r"define it with def"),
+        ("nothing", object(), r"raised OutputTypeError: no JSON Schema for the output type"),
+    ],
+)
+def test_a_plugin_registering_what_cannot_be_an_output_type_fails_to_load(
+    name: str, output_type: Any, match: str
+) -> None:
+    class Wrong:
+        @hookspecs.hookimpl
+        def register_output_types(self, register: Any) -> None:
+            register(name, output_type)
+
+    with pytest.raises(neuron_turn.PluginError, match=match):
+        PluginManager().register(Wrong(), name="wrong")
+
+
+def test_an_output_type_is_asked_for_by_its_name_and_an_unknown_or_shared_one_is_refused() -> None:
+    built: list[str] = []
+
+    class Plugin:
+        def __init__(self, names: list[str]) -> None:
+            self.names = names
+
+        @hookspecs.hookimpl
+        def register_output_types(self, register: Any) -> None:
+            for name in self.names:
+                register(name, int)
+
+    class Model:
+        @hookspecs.hookimpl
+        def register_providers(self, register: Any) -> None:
+            register("scripted", lambda model: built.append(model) or ScriptedProvider([]))
+
+    manager = PluginManager()
+    manager.register(Plugin(["count", "shared"]), name="one")
+    manager.register(Plugin(["shared"]), name="two")
+    manager.register(Model(), name="scripted")
+
+    assert NeuronTurn.from_plugins(model="scripted:m", plugins=manager, output_type="count").output
+    with pytest.raises(neuron_turn.UnknownOutputTypeError, match=r"'cuont'.*did you mean 'count'"):
+        NeuronTurn.from_plugins(model="scripted:m", plugins=manager, output_type="cuont")
+    with pytest.raises(neuron_turn.NameConflictError, match=r"shared"):
+        NeuronTurn.from_plugins(model="scripted:m", plugins=manager, output_type="shared")
+    assert built == ["m"]  # refused names build no provider
+    assert [str(c) for c in manager.conflicts()] == [
+        str(manager._conflict("output type", "shared", ["one", "two"]))
+    ]

@@ -40,11 +40,17 @@ Answer = Callable[[Seen], tuple[int, Any]]
 
 
 @contextmanager
-def json_server(answer: Answer) -> Iterator[Server]:
-    """Serve `answer`'s replies on a loopback port until the block ends."""
+def json_server(answer: Answer, *, keep_alive: bool = False) -> Iterator[Server]:
+    """Serve `answer`'s replies on a loopback port until the block ends.
+
+    `keep_alive`: speak HTTP/1.1 and keep connections open, as an API does, so a
+    client's pooled connection is used again.
+    """
     server = Server("")
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""

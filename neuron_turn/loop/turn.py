@@ -56,6 +56,7 @@ from neuron_tool import (
     ToolStepSourceError,
 )
 
+from ._blocking import run_blocking
 from ._compaction import ContextKeeper, context_limit
 from ._convert import (
     content_from_parts,
@@ -602,7 +603,9 @@ class NeuronTurn(Generic[OutT]):
     ) -> RunResult[OutT]:
         """`run` from code with no event loop (a script, a notebook cell without await).
 
-        Runs its own loop, closed after (`asyncio.run`), as pydantic-ai's `run_sync`.
+        Runs on an event loop of this thread's own, kept open between calls (not
+        `asyncio.run`, which closes it: a provider's pooled connections belong to the
+        loop that opened them), as pydantic-ai's `run_sync` does.
 
         Raises:
             RunSyncError: an event loop already runs here (async code): await `run`.
@@ -610,7 +613,7 @@ class NeuronTurn(Generic[OutT]):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(
+            return run_blocking(
                 self.run(message, session=session, deps=deps, config=config, metadata=metadata)
             )
         raise RunSyncError(

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from layer0 import ModelError, TurnConfig, usd
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
+from neuron_provider_openai import OpenAIProvider
 from neuron_tool import RunContext, tool
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -22,8 +23,10 @@ from neuron_turn import (
     TurnDone,
     UnansweredRunError,
 )
+from neuron_turn.loop._blocking import run_blocking
 from neuron_turn.testing import ScriptedProvider
 
+from ..loopback import json_server
 from .support import answer, ask, call, calls
 
 
@@ -167,3 +170,26 @@ async def test_a_failed_run_charges_what_its_partial_turn_used() -> None:
 
     assert failed.value.partial is not None
     assert charged == [(usd("0.01"), 10, 5)]
+
+
+def test_run_sync_again_on_a_real_http_provider_reuses_its_pooled_connection() -> None:
+    answer = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "served-model",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+    with json_server(lambda seen: (200, answer), keep_alive=True) as server:
+        provider = OpenAIProvider(base_url=f"{server.url}/v1", api_key="sk-loopback")
+        turn = NeuronTurn(provider, config=NeuronTurnConfig(model="served-model"))
+
+        # asyncio.run per call closed the loop the pooled connection belonged to:
+        # the second call failed with "Event loop is closed".
+        outputs = [turn.run_sync("hello").output for _ in range(3)]
+        run_blocking(provider.aclose())  # on the loop its connection belongs to
+
+    assert outputs == ["hi", "hi", "hi"] and len(server.requests) == 3

@@ -34,6 +34,7 @@ from .output import (
     OutputMode,
     OutputSchema,
     OutputSpec,
+    OutputTypeError,
     OutputValidationError,
     output_content,
 )
@@ -53,6 +54,7 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 `{"tool_choice": "required", "output_schema": {...JSON Schema...}, "output_name": "...",
 "output_mode": "tool", "output_strict": true, "output_text": true (a plain text answer too),
 (a choice: "output_schema": [{"name": "refund", "schema": {...}}, ...]),
+(or an output type the turn knows by name: "output_type": "refund", with "output_text" alone),
 "usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
 "external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
 
@@ -67,6 +69,7 @@ _OPTION_KEYS: Final = frozenset(
     {
         "tool_choice",
         "output_schema",
+        "output_type",
         "output_name",
         "output_mode",
         "output_strict",
@@ -98,11 +101,18 @@ class CallOptions:
     """Tools the caller offers for this call and carries out itself (`with_external_tools`)."""
 
 
-def read_call_options(metadata: JsonValue) -> CallOptions:
+def read_call_options(
+    metadata: JsonValue, named: Mapping[str, OutputSpec[Any]] | None = None
+) -> CallOptions:
     """Read the loop's options from an input's metadata (absent: none).
 
+    `named` are the output types an input may name (`"output_type": "refund"`),
+    the turn's `named_outputs`; None for a reader of the other options only, which
+    leaves a named one unresolved (`CallOptions.output` None) rather than refused.
+
     Raises:
-        NonRetryableError: the options are malformed (what is wrong is named).
+        NonRetryableError: the options are malformed, or name an output type not in
+            `named` (what is wrong is named).
     """
     if not isinstance(metadata, dict) or metadata.get(CALL_OPTIONS_KEY) is None:
         return CallOptions()
@@ -118,7 +128,7 @@ def read_call_options(metadata: JsonValue) -> CallOptions:
     try:
         return CallOptions(
             _choice(options.get("tool_choice")),
-            _output(options),
+            _output(options, named),
             _usage(options),
             _stops(options.get("stop_at_tools")),
             external_tools_of(options.get("external_tools")),
@@ -149,9 +159,13 @@ def _stops(value: JsonValue) -> frozenset[str]:
     return frozenset(names)
 
 
-def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
+def _output(
+    options: dict[str, JsonValue], named: Mapping[str, OutputSpec[Any]] | None
+) -> OutputSpec[Any] | None:
     schema = options.get("output_schema")
     shaping = ("output_mode", "output_strict", "output_text")
+    if options.get("output_type") is not None:
+        return _named_output(options, named)
     if schema is None:
         given = [key for key in shaping if options.get(key) is not None]
         if given:
@@ -178,6 +192,76 @@ def _output(options: dict[str, JsonValue]) -> OutputSpec[Any] | None:
         )
     spec = OutputSpec.json_schema(schema, name=name, strict=strict, mode=mode)
     return OutputSpec([spec, str], name=name, strict=strict, mode=mode) if text else spec
+
+
+def _named_output(
+    options: dict[str, JsonValue], named: Mapping[str, OutputSpec[Any]] | None
+) -> OutputSpec[Any] | None:
+    """The output type an input names, with a text answer beside it when it asks for one.
+
+    A named type keeps the mode, strictness and name it was made with: changing them
+    per call would make another type than the one its owner checked and named.
+    """
+    name = options["output_type"]
+    if not isinstance(name, str):
+        raise ValueError(f"output_type must be the name of an output type, not {name!r}")
+    fixed = ("output_schema", "output_name", "output_mode", "output_strict")
+    others = [key for key in fixed if options.get(key) is not None]
+    if others:
+        raise ValueError(
+            f"output_type names an output type made with its own schema, name, mode and "
+            f"strictness; {' and '.join(others)} cannot be given with it"
+        )
+    if named is None:
+        return None
+    spec = named.get(name)
+    if spec is None:
+        raise ValueError(unknown_output_type(name, named))
+    if not _flag(options, "output_text"):
+        return spec
+    try:
+        return OutputSpec([spec, str], name=spec.name)
+    except OutputTypeError as exc:
+        raise ValueError(f"output_type {name!r} with output_text: {exc}") from exc
+
+
+def with_output_type(metadata: JsonValue, name: str | None) -> JsonValue:
+    """`metadata` with its call options naming the output type `name` (None: unchanged).
+
+    Raises:
+        OutputTypeError: `metadata` asks for an output of its own (`run(output_type=...)`
+            and metadata naming one would leave it unclear which answers), or is not an
+            object.
+    """
+    if metadata is not None and not isinstance(metadata, dict):
+        raise OutputTypeError(f"output_type= needs metadata to be an object, not {metadata!r}")
+    options = (metadata or {}).get(CALL_OPTIONS_KEY) or {}
+    if not isinstance(options, dict):
+        raise OutputTypeError(f"metadata[{CALL_OPTIONS_KEY!r}] must be an object, not {options!r}")
+    asked = [key for key in ("output_schema", "output_type") if options.get(key) is not None]
+    if asked:
+        raise OutputTypeError(
+            f"output_type= given while metadata[{CALL_OPTIONS_KEY!r}] has {' and '.join(asked)}; "
+            "ask for the output one way"
+        )
+    if name is None:
+        return metadata
+    return {**(metadata or {}), CALL_OPTIONS_KEY: {**options, "output_type": name}}
+
+
+def unknown_output_type(name: str, named: Mapping[str, OutputSpec[Any]]) -> str:
+    """The message for an output type name the turn does not know, naming the ones it does."""
+    import difflib  # only to word this error
+
+    known = sorted(named)
+    if not known:
+        return (
+            f"output_type {name!r}: this turn knows no output types by name (give them as "
+            "NeuronTurn(named_output_types={...}), or from plugins' register_output_types)"
+        )
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"output_type {name!r} is not one this turn knows; it knows {known}{hint}"
 
 
 def _flag(options: dict[str, JsonValue], key: str) -> bool | None:

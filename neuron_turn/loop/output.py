@@ -844,6 +844,31 @@ def output_spec(
     return OutputSpec(output_type)
 
 
+def named_specs(
+    given: Mapping[str, OutputType[Any] | Mapping[str, JsonValue]] | None,
+) -> Mapping[str, OutputSpec[Any]]:
+    """Return output types by name compiled (`NeuronTurn(named_output_types=...)`), read-only.
+
+    Raises:
+        OutputTypeError: a name is not a non-empty string, or a type cannot be an
+            output type (the name says which).
+    """
+    if not given:
+        return _NO_NAMED_SPECS
+    specs: dict[str, OutputSpec[Any]] = {}
+    for name, output_type in given.items():
+        if not isinstance(name, str) or not name:
+            raise OutputTypeError(f"an output type's name must be a non-empty string, not {name!r}")
+        try:
+            specs[name] = output_spec(output_type)
+        except OutputTypeError as exc:
+            raise OutputTypeError(f"output type {name!r}: {exc}") from exc
+    return types.MappingProxyType(specs)
+
+
+_NO_NAMED_SPECS: Final[Mapping[str, OutputSpec[Any]]] = types.MappingProxyType({})
+
+
 def output_content(spec: OutputSpec[Any], value: JsonValue, kind: str | None = None) -> Content:
     """Return the output message for a validated value (see the module docstring).
 

@@ -46,6 +46,7 @@ PAUSED_OPTIONS_KEY: Final = "neuron_turn/paused_options"
 
 _KEPT: Final = (
     "output_schema",
+    "output_type",
     "output_name",
     "output_mode",
     "output_strict",

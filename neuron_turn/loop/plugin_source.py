@@ -61,6 +61,10 @@ class PluginSource(Protocol):
         """Return the output type a plugin registered as `name`."""
         ...
 
+    def output_types(self) -> dict[str, OutputSpec[Any]]:
+        """Return the output types plugins registered, by name (one two registered left out)."""
+        ...
+
 
 _default: Callable[[], PluginSource] | None = None
 

@@ -74,6 +74,7 @@ from ._output_round import (
     OutputRound,
     Step,
     read_call_options,
+    with_output_type,
 )
 from ._output_round import (
     merge_results as merge_pending,
@@ -170,6 +171,7 @@ from .output import (
     OutputTypeError,
     OutputValidationError,
     SupportsOutputModes,
+    named_specs,
     output_spec,
     output_value,
 )
@@ -269,6 +271,7 @@ class NeuronTurn(Generic[OutT]):
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         output_type: Callable[..., Awaitable[_T]],
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> None: ...
     @overload
@@ -282,6 +285,7 @@ class NeuronTurn(Generic[OutT]):
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         output_type: OutputType[OutT] | None = None,
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> None: ...
     def __init__(
@@ -294,6 +298,7 @@ class NeuronTurn(Generic[OutT]):
         state: StateReader | None = None,
         config: NeuronTurnConfig | None = None,
         output_type: OutputType[Any] | None = None,
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> None:
         """Create a turn over `provider`; everything else is optional.
@@ -308,12 +313,17 @@ class NeuronTurn(Generic[OutT]):
         returns is the answer), a `TextOutput`, a list of them for the model to
         choose between (`[Refund, Escalation]`, as their union; `str` for text),
         or an `OutputSpec` (`OutputSpec.json_schema(...)` for a raw JSON Schema).
-        `deps` is what tools asking for a `neuron_tool.RunContext` get as
+        `named_output_types` are output types (anything `output_type` takes) a call
+        may ask for by name instead (`run(..., output_type="refund")`, or an input's
+        `{"neuron_turn": {"output_type": "refund"}}`), so code that sends inputs as
+        JSON (an orchestrator, a worker's caller, the command line) can ask for a
+        typed answer. `deps` is what tools asking for a `neuron_tool.RunContext` get as
         `context.deps` (a database handle, an HTTP client, the user), unless a
         call of `execute` passes its own.
 
         Raises:
-            OutputTypeError: pydantic has no JSON Schema for `output_type`.
+            OutputTypeError: pydantic has no JSON Schema for `output_type` or one of
+                `named_output_types` (named in the message), or a name is not a string.
             UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
             UnsupportedHostedToolError: `config.hosted_tools` holds one the provider does
                 not run, or one a function tool's name shadows.
@@ -349,6 +359,11 @@ class NeuronTurn(Generic[OutT]):
         """The output type's spec (None: the turn ends in free text)."""
         if self.output is not None and self._output_mode(self.output) == "tool":
             check_strict_output(self.output, provider)
+        self.named_outputs: Mapping[str, OutputSpec[Any]] = named_specs(named_output_types)
+        """The output types a call may ask for by name (`named_output_types`, compiled)."""
+        for spec in self.named_outputs.values():
+            if self._output_mode(spec) == "tool":
+                check_strict_output(spec, provider)
         self.meter = TokenMeter()
         """Learns each model's tokens per estimated token from its calls; shared by runs."""
         self.deps = deps
@@ -371,6 +386,7 @@ class NeuronTurn(Generic[OutT]):
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
         output_type: str,
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> NeuronTurn[Any]: ...
     @overload
@@ -390,6 +406,7 @@ class NeuronTurn(Generic[OutT]):
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
         output_type: Callable[..., Awaitable[_T]],
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> NeuronTurn[_T]: ...
     @overload
@@ -409,6 +426,7 @@ class NeuronTurn(Generic[OutT]):
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
         output_type: OutputType[_T] | None = None,
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> NeuronTurn[_T]: ...
     @classmethod
@@ -427,6 +445,7 @@ class NeuronTurn(Generic[OutT]):
         provider_options: Mapping[str, Any] | None = None,
         plugins: PluginSource | None = None,
         output_type: OutputType[Any] | str | None = None,
+        named_output_types: Mapping[str, OutputType[Any]] | None = None,
         deps: object = None,
     ) -> NeuronTurn[Any]:
         """Build a turn from installed plugins: `model` is `"<provider>:<model>"`.
@@ -439,7 +458,10 @@ class NeuronTurn(Generic[OutT]):
         strategy (None: never compact). `plugins` defaults to the process-wide
         manager (`get_plugin_manager()`).
         `output_type` and `deps` are as for the constructor, and `output_type` may
-        name an output type a plugin registered (`register_output_types`);
+        name an output type a plugin registered (`register_output_types`). Every
+        output type plugins registered may be asked for by name per call, with
+        `named_output_types` (yours over a plugin's of the same name; one two
+        plugins registered is not, `neuron-turn plugins` shows the conflict).
         `instructions` goes into the config (`NeuronTurnConfig.instructions`).
 
         Raises:
@@ -482,6 +504,7 @@ class NeuronTurn(Generic[OutT]):
             state=state,
             config=resolved,
             output_type=output,
+            named_output_types={**manager.output_types(), **(named_output_types or {})},
             deps=deps,
         )
 
@@ -509,6 +532,7 @@ class NeuronTurn(Generic[OutT]):
             state=self.state,
             config=self.config,
             output_type=output_type,
+            named_output_types=self.named_outputs,
             deps=self.deps,
         )
 
@@ -555,20 +579,74 @@ class NeuronTurn(Generic[OutT]):
         given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
         return TurnStream(lambda sink: self._run(given, sink, deps))
 
+    @overload
     async def run(
         self,
         message: str | Content,
         *,
+        output_type: None = None,
         session: SessionId | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
         charge_to: RunContext[Any] | None = None,
-    ) -> RunResult[OutT]:
+    ) -> RunResult[OutT]: ...
+    @overload
+    async def run(
+        self,
+        message: str | Content,
+        *,
+        output_type: Callable[..., Awaitable[_T]],
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+        charge_to: RunContext[Any] | None = None,
+    ) -> RunResult[_T]: ...
+    @overload
+    async def run(
+        self,
+        message: str | Content,
+        *,
+        output_type: str,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+        charge_to: RunContext[Any] | None = None,
+    ) -> RunResult[Any]: ...
+    @overload
+    async def run(
+        self,
+        message: str | Content,
+        *,
+        output_type: OutputType[_T],
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+        charge_to: RunContext[Any] | None = None,
+    ) -> RunResult[_T]: ...
+    async def run(
+        self,
+        message: str | Content,
+        *,
+        output_type: OutputType[Any] | str | None = None,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+        charge_to: RunContext[Any] | None = None,
+    ) -> RunResult[Any]:
         """Run one turn on a user's `message`; `result.output` is its answer, typed.
 
         `execute(TurnInput(message=message, trigger="user", session=...))` with the
         answer read as the turn's output type, as pydantic-ai's `agent.run` gives it.
+        `output_type` asks this run for another (pydantic-ai's `run(output_type=...)`):
+        anything the constructor's `output_type` takes, or the name of one of the
+        turn's `named_output_types`. A name is kept across an approval pause, as an
+        input's options are; a type is not (a resume, often in another process, cannot
+        carry a Python type): give a name to a run that may pause.
         `session` reads that session's history from the turn's state; the messages
         the run adds are declared as effects (`result.turn_output.effects`), which an
         orchestrator writes (`LocalOrchestrator.dispatch`), as for `execute`. Errors
@@ -578,29 +656,82 @@ class NeuronTurn(Generic[OutT]):
         (pydantic-ai's `usage=ctx.usage`): the run's tokens and cost are charged to
         that tool's turn (`RunContext.charge`), so its `max_cost` and token limits
         cover both; a run that fails is charged what its partial turn used.
+
+        Raises:
+            OutputTypeError: `output_type` cannot be an output type, or `metadata` asks
+                for an output too.
         """
+        spec, metadata = self._asked_output(output_type, metadata)
         input = TurnInput(
             message=message, trigger="user", session=session, config=config, metadata=metadata
         )
         try:
-            output = await self.execute(input, deps=deps)
+            output = await self._run(input, None, deps, spec)
         except TurnError as exc:
             if charge_to is not None and exc.partial is not None:
                 _charge(charge_to, exc.partial.output)
             raise
         if charge_to is not None:
             _charge(charge_to, output)
-        return RunResult(output, self.output_value)
+        if output_type is None:
+            return RunResult(output, self.output_value)
+        answered = spec if spec is not None else self.named_outputs[cast(str, output_type)]
+        return RunResult(output, lambda done: output_value(done, answered))
 
+    @overload
     def run_sync(
         self,
         message: str | Content,
         *,
+        output_type: None = None,
         session: SessionId | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
-    ) -> RunResult[OutT]:
+    ) -> RunResult[OutT]: ...
+    @overload
+    def run_sync(
+        self,
+        message: str | Content,
+        *,
+        output_type: Callable[..., Awaitable[_T]],
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[_T]: ...
+    @overload
+    def run_sync(
+        self,
+        message: str | Content,
+        *,
+        output_type: str,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[Any]: ...
+    @overload
+    def run_sync(
+        self,
+        message: str | Content,
+        *,
+        output_type: OutputType[_T],
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[_T]: ...
+    def run_sync(
+        self,
+        message: str | Content,
+        *,
+        output_type: OutputType[Any] | str | None = None,
+        session: SessionId | None = None,
+        deps: object = None,
+        config: TurnConfig | None = None,
+        metadata: JsonValue = None,
+    ) -> RunResult[Any]:
         """`run` from code with no event loop (a script, a notebook cell without await).
 
         Runs on an event loop of this thread's own, kept open between calls (not
@@ -614,18 +745,47 @@ class NeuronTurn(Generic[OutT]):
             asyncio.get_running_loop()
         except RuntimeError:
             return run_blocking(
-                self.run(message, session=session, deps=deps, config=config, metadata=metadata)
+                self.run(
+                    message,
+                    output_type=output_type,
+                    session=session,
+                    deps=deps,
+                    config=config,
+                    metadata=metadata,
+                )
             )
         raise RunSyncError(
             "run_sync was called where an event loop already runs; await turn.run(...) instead"
         )
 
+    def _asked_output(
+        self, output_type: OutputType[Any] | str | None, metadata: JsonValue
+    ) -> tuple[OutputSpec[Any] | None, JsonValue]:
+        """A run's own output type: a spec to answer in, or `metadata` naming one.
+
+        Raises:
+            OutputTypeError: `output_type` cannot be an output type, or `metadata` asks
+                for an output too.
+        """
+        if output_type is None:
+            return None, metadata
+        if isinstance(output_type, str):
+            return None, with_output_type(metadata, output_type)
+        with_output_type(metadata, None)  # refuses metadata that asks for one too
+        return output_spec(output_type), metadata
+
     async def _run(
-        self, input: TurnInput, sink: Callable[[TurnEvent], None] | None, deps: object
+        self,
+        input: TurnInput,
+        sink: Callable[[TurnEvent], None] | None,
+        deps: object,
+        output: OutputSpec[Any] | None = None,
     ) -> TurnOutput:
         if _resumes(input.metadata) and not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
-        options = read_call_options(input.metadata)
+        options = read_call_options(input.metadata, self.named_outputs)
+        if output is not None:  # `run(output_type=...)`: metadata asking for one was refused
+            options = replace(options, output=output)
         turn = self._offering(options.external_tools) if options.external_tools else self
         if turn.tools.sources:
             turn = await turn._sourced(input, deps)
@@ -938,7 +1098,7 @@ class NeuronTurn(Generic[OutT]):
         input = input.model_copy(update={"metadata": metadata})
         if not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
-        options = read_call_options(input.metadata)
+        options = read_call_options(input.metadata, self.named_outputs)
         turn = self._offering(options.external_tools) if options.external_tools else self
         if turn.tools.sources:
             turn = await turn._sourced(input, None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -320,6 +321,15 @@ class PluginManager:
         if len(matches) > 1:
             raise self._conflict("output type", name, [t.plugin for t in matches])
         return matches[0].spec
+
+    def output_types(self) -> dict[str, OutputSpec[Any]]:
+        """Return the output types plugins registered, by name; a name two registered is left out.
+
+        Such a name is in `conflicts()`, and `output_type_named` raises naming the plugins.
+        """
+        types = [t for plugin in self._loaded.values() for t in plugin.contributions.output_types]
+        counts = Counter(t.name for t in types)
+        return {t.name: t.spec for t in types if counts[t.name] == 1}
 
     def tools_by_name(self, names: Iterable[str]) -> list[ToolDyn | ToolSource]:
         """Return the plugin tools (or tool sources) called `names`, in that order.

@@ -57,7 +57,7 @@ from ..loop.hosted_tools import (
 from ..loop.provider_errors import ProviderError
 from ..loop.sampling import InvalidSamplingError, Sampling
 from ..loop.thinking import THINKING_EFFORTS, Thinking
-from ..plugins import get_plugin_manager
+from ..plugins import PluginManager, get_plugin_manager
 from ..plugins.errors import PluginError
 from ..plugins.warnings import NeuronWarning, PluginLoadWarning
 from ._approve import (
@@ -257,6 +257,12 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         'first dot): prints {"kind": ..., "data": ...}',
     )
     run.add_argument(
+        "--output-type",
+        metavar="NAME",
+        help="an output type a plugin registered (`neuron-turn plugins` lists them) the answer "
+        'must be; prints the validated JSON (a choice: {"kind": ..., "data": ...})',
+    )
+    run.add_argument(
         "--output-mode",
         choices=_OUTPUT_MODES,
         help="with --output-schema, how the model is asked: native (the provider's JSON-schema "
@@ -274,7 +280,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--output-text",
         action="store_true",
-        help="with --output-schema: a plain text answer is an answer too; prints "
+        help="with --output-schema or --output-type: a plain text answer is an answer too; prints "
         '{"kind": "text", "data": ...} for text, the schema\'s kind (its file\'s name up to the '
         "first dot) for JSON",
     )
@@ -667,14 +673,21 @@ def _run_command(args: argparse.Namespace) -> int:
         stopping=lambda: waiting.expect("the worker to stop the turn"),
     )
     manager = load_traced(get_plugin_manager) if args.trace else get_plugin_manager()
+    unknown = _unknown_output_type(args, manager)
+    if unknown is not None:
+        _error(unknown)
+        return EXIT_USAGE
     if args.json:
         result = asyncio.run(run_turn(manager, request))
         print(json_result(result.output, result.session))
         return _saved_images(args, result) or _paused(args, result) or EXIT_OK
-    if args.output_schema is not None:
+    if args.output_schema is not None or args.output_type is not None:
         # The validated JSON alone on stdout: nothing streams before it.
         result = asyncio.run(run_turn(manager, request))
-        return _paused(args, result) or _print_typed(result.output, result.session)
+        asked = (
+            "--output-schema" if args.output_type is None else f"--output-type {args.output_type}"
+        )
+        return _paused(args, result) or _print_typed(result.output, result.session, asked)
     if args.jsonl:
         result = asyncio.run(run_turn(manager, request, JsonLinesPrinter(sys.stdout)))
         return _paused(args, result) or EXIT_OK
@@ -754,7 +767,7 @@ def _prompt_of(args: argparse.Namespace) -> str:
     return read_prompt(args.prompt, args.prompt_file, sys.stdin)
 
 
-def _print_typed(output: TurnOutput, session: str) -> int:
+def _print_typed(output: TurnOutput, session: str, asked: str) -> int:
     """Print the validated JSON; without one, say so and exit as for an unusable answer."""
     from ..loop.output import OutputMissingError, output_kind, output_value
 
@@ -764,7 +777,7 @@ def _print_typed(output: TurnOutput, session: str) -> int:
     except OutputMissingError:
         print(summary(output), file=sys.stderr)
         _error(
-            "the turn ended without an answer matching --output-schema "
+            f"the turn ended without an answer matching {asked} "
             f"(exit reason: {exit_reason_text(output.exit_reason)})"
         )
         return EXIT_MODEL
@@ -794,6 +807,10 @@ def _call_options(args: argparse.Namespace) -> JsonValue:
             options["output_mode"] = args.output_mode
         if args.strict_output is not None:
             options["output_strict"] = args.strict_output
+    if getattr(args, "output_type", None) is not None:
+        options["output_type"] = args.output_type
+        if args.output_text:
+            options["output_text"] = True
     if getattr(args, "tool_choice", None) is not None:
         options["tool_choice"] = args.tool_choice
     given = {limit: getattr(args, f"max_{limit}") for limit in _USAGE_FLAGS}
@@ -1043,6 +1060,8 @@ def _output_usage_error(args: argparse.Namespace) -> str | None:
         ("--output-text", args.output_text or None),
     )
     given = [flag for flag, value in flags if value is not None]
+    if args.output_type is not None:
+        return _named_output_error(args, given)
     if args.output_schema is not None:
         kinds = [_kind_of_file(path) for path, _ in args.output_schema]
         twice = sorted({kind for kind in kinds if kinds.count(kind) > 1})
@@ -1054,7 +1073,35 @@ def _output_usage_error(args: argparse.Namespace) -> str | None:
         return _choice_error(args.output_schema)
     if not given:
         return None
-    return f"{' and '.join(given)} shape a typed answer; give --output-schema FILE too"
+    also = " or --output-type NAME" if given == ["--output-text"] else ""
+    return f"{' and '.join(given)} shape a typed answer; give --output-schema FILE{also} too"
+
+
+def _unknown_output_type(args: argparse.Namespace, manager: PluginManager) -> str | None:
+    """Why `--output-type NAME` names no output type the plugins here offer, or None.
+
+    Only for a turn run here: a remote worker has plugins of its own and answers for them.
+    """
+    if args.output_type is None or args.orchestrator != "local":
+        return None
+    try:
+        manager.output_type_named(args.output_type)
+    except PluginError as exc:
+        return f"--output-type: {exc}"
+    return None
+
+
+def _named_output_error(args: argparse.Namespace, given: list[str]) -> str | None:
+    """Why `--output-type NAME` cannot be used with the other flags given, or None."""
+    if args.output_schema is not None:
+        return "--output-type and --output-schema both give the answer's type; give one"
+    fixed = [flag for flag in given if flag != "--output-text"]
+    if fixed:
+        return (
+            f"{' and '.join(fixed)} cannot shape --output-type {args.output_type}: a named "
+            "output type keeps the mode and strictness it was registered with"
+        )
+    return None
 
 
 def _choice_error(files: list[tuple[str, dict[str, JsonValue]]]) -> str | None:

@@ -313,6 +313,8 @@ def resume_options(
             continue
         for item in value if isinstance(value, list) else [value]:
             words.extend([flag, _option_text(dest, item)])
+    if getattr(args, "output_type", None) is not None and args.output_text:
+        words.append("--output-text")  # beside --output-schema the hint names it instead
     return words
 
 

@@ -365,6 +365,20 @@ def test_a_typed_runs_resume_hint_names_its_schema_mode_and_strictness_to_give_a
     )
 
 
+def test_a_named_typed_runs_resume_command_carries_its_output_type_and_answers_typed(
+    env: dict[str, str],
+) -> None:
+    typed = ["--output-type", "fixture_sum", "--output-text"]
+    paused = neuron_turn(env, "run", "add", *TOOL, "--approve-tool", "fixture_add", *typed)
+    assert paused.returncode == EXIT_AWAITING_APPROVAL, paused.stderr
+    approve = hint_command(paused.stderr, "approve")
+    assert approve[-3:] == typed
+
+    done = neuron_turn(env, *approve)
+
+    assert (done.returncode, done.stdout) == (0, '{"kind": "text", "data": "the sum is 5"}\n')
+
+
 def test_resume_denies_with_a_reason_and_edits_an_input(env: dict[str, str]) -> None:
     for session, decision, answer in [
         ("s-deny", ["--deny", "call_1", "--reason", "ask me tomorrow"], "Denied by a person"),

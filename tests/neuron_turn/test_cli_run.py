@@ -431,7 +431,7 @@ def test_output_mode_or_strictness_without_an_output_schema_is_a_usage_error(
 ) -> None:
     assert main(["run", "hi", "--model", "fixture:echo", *flags]) == 2
     err = capsys.readouterr().err
-    assert named in err and "give --output-schema FILE too" in err
+    assert named in err and "give --output-schema FILE" in err
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--output-mode", "json"), ("--strict-output", "yes")])
@@ -610,4 +610,72 @@ def test_a_plugins_tool_source_that_fails_exits_as_a_tool_source_naming_it(
         "neuron-turn: error: tool source 'tenant_tools' raised LookupError: no tenant in the "
         "deps; check that source: an --mcp or --mcp-url server, or the plugin offering it "
         "as a --tool"
+    )
+
+
+def test_output_type_names_a_plugins_type_and_prints_the_validated_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", '{"answer": 391}', "--model", "fixture:echo", "--output-type", "fixture_sum"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out == '{"answer": 391}\n'
+    assert summary_of(err)["reason"] == "complete"
+
+
+def test_output_type_naming_a_choice_prints_the_kind_answered(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    said = '{"result": {"kind": "Escalation", "data": {"reason": "fraud"}}}'
+    argv = ["run", said, "--model", "fixture:echo", "--output-type", "fixture_triage"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == '{"kind": "Escalation", "data": {"reason": "fraud"}}\n'
+
+
+def test_output_type_with_output_text_takes_a_plain_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", "hello", "--model", "fixture:echo", "--output-type", "fixture_sum"]
+    assert main([*argv, "--output-text"]) == 0
+    assert capsys.readouterr().out == '{"kind": "text", "data": "echo: hello"}\n'
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--output-type", "fixture_smu"],
+            "--output-type: unknown output type 'fixture_smu'; available: fixture_sum, "
+            "fixture_triage (did you mean 'fixture_sum'?)",
+        ),
+        (
+            ["--output-type", "fixture_sum", "--output-mode", "tool"],
+            "--output-mode cannot shape --output-type fixture_sum: a named output type keeps "
+            "the mode and strictness it was registered with",
+        ),
+        (
+            ["--output-type", "fixture_sum", "--output-schema", "SCHEMA"],
+            "--output-type and --output-schema both give the answer's type; give one",
+        ),
+    ],
+)
+def test_output_type_unknown_or_shaped_is_a_usage_error_before_any_model_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: list[str], message: str
+) -> None:
+    flags = [schema_file(tmp_path) if flag == "SCHEMA" else flag for flag in flags]
+    assert main(["run", "hi", "--model", "fixture:echo", *flags]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert message in err
+    assert SUMMARY.search(err) is None  # no turn ran
+
+
+def test_an_answer_never_of_the_named_type_exits_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["run", "hello", "--model", "fixture:echo", "--output-type", "fixture_sum"]
+    assert main(argv) == 8
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "neuron-turn: error: the turn ended without an answer matching --output-type "
+        "fixture_sum (exit reason: custom (output_invalid))"
     )

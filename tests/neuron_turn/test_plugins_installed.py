@@ -64,6 +64,7 @@ async def test_the_fixture_plugin_loads_through_its_real_entry_point() -> None:
         "register_approval_policies",
         "register_guardrails",
         "register_output_validators",
+        "register_output_types",
     )
     assert info.registered["providers"] == ("fixture",)
     assert info.registered["tools"] == ("fixture_add", "fixture_ask_user")
@@ -74,6 +75,7 @@ async def test_the_fixture_plugin_loads_through_its_real_entry_point() -> None:
         "fixture_no_classified (output)",
     )
     assert info.registered["output_validators"] == ("fixture_no_drafts",)
+    assert info.registered["output_types"] == ("fixture_sum", "fixture_triage")
     provider = manager.get_provider("fixture:echo")
     request = ProviderRequest(model="echo", messages=[ProviderMessage("user", [TextPart("hi")])])
     assert (await provider.complete(request)).content == [TextPart("echo: hi")]
@@ -91,16 +93,18 @@ def test_neuron_turn_plugins_lists_the_fixture(command: tuple[str, ...]) -> None
     assert done.stderr == ""
     lines = done.stdout.splitlines()
     start = lines.index("fixture-plugin (neuron-fixture-plugin 0.1.0)")
-    assert lines[start + 1 : start + 9] == [
+    assert lines[start + 1 : start + 10] == [
         "  entry point: fixture-plugin = neuron_fixture_plugin.plugin",
         "  implements: register_providers, register_hooks, register_tools, "
-        "register_approval_policies, register_guardrails, register_output_validators",
+        "register_approval_policies, register_guardrails, register_output_validators, "
+        "register_output_types",
         "  providers: fixture",
         "  hooks: fixture-plugin.fixture_observer",
         "  tools: fixture_add, fixture_ask_user",
         "  approval policies: predicate large_numbers",
         "  guardrails: fixture_no_forbidden (input), fixture_no_classified (output)",
         "  output validators: fixture_no_drafts",
+        "  output types: fixture_sum, fixture_triage",
     ]
 
 

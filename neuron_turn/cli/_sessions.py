@@ -17,7 +17,7 @@ import datetime
 import difflib
 import uuid
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue
 
@@ -27,6 +27,9 @@ from ..loop._convert import TOOL_FILES_TYPE
 from ..loop._file_names import file_named, tool_files_named
 from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
+
+if TYPE_CHECKING:
+    from ..loop.fork import ForkedSession
 
 INDEX_PREFIX: Final = "neuron-turn/sessions/"
 """Keys of the session index, in the global scope."""
@@ -72,6 +75,22 @@ async def record_run(store: StateStore, session: str, prompt: str) -> None:
         runs=earlier.runs if earlier is not None else 0,
     )
     await store.write("global", key, entry.as_json())
+
+
+async def record_fork(store: StateStore, forked: ForkedSession) -> None:
+    """Add the session `forked` made to the index, titled by the session and turn it came from."""
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    source = await store.read("global", INDEX_PREFIX + forked.source)
+    origin = _entry(forked.source, source).title if isinstance(source, dict) else ""
+    title = f"forked from {forked.source} at turn {forked.turns} of {forked.source_turns}"
+    entry = SessionEntry(forked.session, f"{title}: {origin}" if origin else title, now, 0)
+    await store.write("global", INDEX_PREFIX + forked.session, entry.as_json())
+
+
+async def close_sessions(store: StateReader, session: str) -> list[str]:
+    """Return the kept sessions whose ids are nearest to `session` (a mistyped id), best first."""
+    kept = [key.removeprefix(INDEX_PREFIX) for key in await store.list("global", INDEX_PREFIX)]
+    return difflib.get_close_matches(session, kept, n=3, cutoff=0.6)
 
 
 async def list_sessions(store: StateReader) -> list[SessionEntry]:

@@ -118,7 +118,8 @@ class RunState:
     """The model calls this run of the turn has made (a resume or a continuation starts at 0)."""
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
-    unpriced_search_models: set[str] = field(default_factory=set)
+    unpriced_searches: dict[str, list[int]] = field(default_factory=dict)
+    """By model: the web searches no price covered, as first warned of and in all."""
     """The models a warning already said ran web searches no price covers."""
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
@@ -310,20 +311,24 @@ class RunState:
             self._declare_unpriced_searches(response.model, response.unpriced_web_searches)
 
     def _declare_unpriced_searches(self, model: str, searches: int) -> None:
-        if model in self.unpriced_search_models:
+        counts = self.unpriced_searches.get(model)
+        if counts is not None:
+            counts[1] += searches  # the turn's output says the total (`_unpriced_totals`)
             return
-        self.unpriced_search_models.add(model)
-        counted = "1 web search is" if searches == 1 else f"{searches} web searches are"
-        self.effects.append(
-            LogEffect(
-                level=LogLevel.WARN,
-                message=(
-                    f"web search price unknown for model {model!r}; "
-                    f"its {counted} not counted in the cost"
-                ),
-                data={"model": model, "web_searches": searches},
-            )
-        )
+        self.unpriced_searches[model] = [searches, searches]
+        self.effects.append(_unpriced_search_warning(model, searches, "its"))
+
+    def _unpriced_totals(self) -> list[LogEffect]:
+        """A warning of the total for each model whose later calls searched unpriced too.
+
+        The first warning went out when its call ended (a stream's reader saw it then),
+        so it cannot grow; this one, with the output, says how many in all.
+        """
+        return [
+            _unpriced_search_warning(model, total, "in all, this turn's")
+            for model, (first, total) in self.unpriced_searches.items()
+            if total > first
+        ]
 
     def charge(self, cost: Money | None, input_tokens: int, output_tokens: int) -> None:
         """Add what a tool's own model call used (`RunContext.charge`, checked there).
@@ -410,6 +415,8 @@ class RunState:
         so turns running at once on one session never overwrite each other.
         """
         effects = list(self.effects)
+        if self.unpriced_searches:
+            effects.extend(self._unpriced_totals())
         session = self.session
         new = [] if session is None else self.new_messages()
         # A continuation that a limit ends before its first model call has nothing to append.
@@ -436,3 +443,16 @@ class RunState:
         return TurnOutput(
             message=message, exit_reason=exit_reason, metadata=metadata, effects=effects
         )
+
+
+def _unpriced_search_warning(model: str, searches: int, whose: str) -> LogEffect:
+    """The warning that `searches` web searches of `model` are left out of the cost."""
+    counted = "1 web search is" if searches == 1 else f"{searches} web searches are"
+    return LogEffect(
+        level=LogLevel.WARN,
+        message=(
+            f"web search price unknown for model {model!r}; {whose} {counted} not counted "
+            "in the cost"
+        ),
+        data={"model": model, "web_searches": searches},
+    )

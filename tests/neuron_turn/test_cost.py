@@ -6,7 +6,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from layer0 import LogEffect, LogLevel
-from neuron_turn import ProviderResponse, TokenUsage
+from neuron_turn import EffectDeclared, ProviderResponse, TokenUsage
 from neuron_turn.testing import text_response, tool_call_response
 
 from .support import answer, ask, build, call, calls, dollars
@@ -76,7 +76,7 @@ def _searched(response: ProviderResponse, searches: int) -> ProviderResponse:
     return replace(response, model="searcher", unpriced_web_searches=searches)
 
 
-async def test_unpriced_web_searches_keep_the_token_cost_and_declare_one_warning_per_model() -> (
+async def test_unpriced_web_searches_keep_the_token_cost_warn_at_once_and_total_at_the_end() -> (
     None
 ):
     script = [
@@ -85,16 +85,25 @@ async def test_unpriced_web_searches_keep_the_token_cost_and_declare_one_warning
     ]
     turn, _ = build(script)
 
-    output = await turn.execute(ask())
+    events = [event async for event in turn.stream(ask())]
 
+    output = events[-1].output  # type: ignore[attr-defined]
     assert output.metadata.cost == dollars("0.3")
-    (warning,) = [e for e in output.effects if isinstance(e, LogEffect)]
-    assert warning.level == LogLevel.WARN
-    assert warning.message == (
+    first, total = [e for e in output.effects if isinstance(e, LogEffect)]
+    assert (first.level, total.level) == (LogLevel.WARN, LogLevel.WARN)
+    assert first.message == (
         "web search price unknown for model 'searcher'; its 2 web searches are not counted "
         "in the cost"
     )
-    assert warning.data == {"model": "searcher", "web_searches": 2}
+    assert first.data == {"model": "searcher", "web_searches": 2}
+    assert total.message == (
+        "web search price unknown for model 'searcher'; in all, this turn's 5 web searches are "
+        "not counted in the cost"
+    )
+    assert total.data == {"model": "searcher", "web_searches": 5}
+    # The first is declared as its call ends, before the tool runs.
+    declared = [e for e in events if isinstance(e, EffectDeclared)]
+    assert declared and declared[0].effect == first
 
 
 async def test_one_unpriced_web_search_is_named_in_the_singular() -> None:

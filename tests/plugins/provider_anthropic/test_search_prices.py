@@ -80,7 +80,7 @@ def look_up(term: str) -> str:
     return f"{term}: a protocol"
 
 
-async def test_a_turn_warns_once_per_model_of_searches_no_price_covers() -> None:
+async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> None:
     call = {"type": "tool_use", "id": "toolu_1", "name": "look_up", "input": {"term": "layer0"}}
     usage = usage_json(1000, 100, server_tool_use={"web_search_requests": 2})
     first = message_json(
@@ -100,5 +100,11 @@ async def test_a_turn_warns_once_per_model_of_searches_no_price_covers() -> None
             "web search price unknown for model 'claude-acme-ft'; its 2 web searches are not "
             "counted in the cost",
             {"model": OWN_MODEL, "web_searches": 2},
-        )
+        ),
+        (
+            LogLevel.WARN,
+            "web search price unknown for model 'claude-acme-ft'; in all, this turn's 3 web searches "
+            "are not counted in the cost",
+            {"model": OWN_MODEL, "web_searches": 3},
+        ),
     ]

@@ -323,7 +323,7 @@ def look_up(term: str) -> str:
     return f"{term}: Spain"
 
 
-async def test_a_turn_warns_once_per_model_of_grounding_no_price_covers() -> None:
+async def test_a_turn_warns_of_grounding_no_price_covers_at_once_and_in_all() -> None:
     asking = response(
         call("look_up", {"term": "euro 2024"}),
         usageMetadata=usage(1000, 100),
@@ -347,7 +347,13 @@ async def test_a_turn_warns_once_per_model_of_grounding_no_price_covers() -> Non
             "web search price unknown for model 'gemini-acme-tuned'; its 3 web searches are "
             "not counted in the cost",
             {"model": OWN_MODEL, "web_searches": 3},
-        )
+        ),
+        (
+            LogLevel.WARN,
+            "web search price unknown for model 'gemini-acme-tuned'; in all, this turn's 4 web searches "
+            "are not counted in the cost",
+            {"model": OWN_MODEL, "web_searches": 4},
+        ),
     ]
 
 

@@ -194,7 +194,7 @@ async def test_a_self_hosted_server_costs_nothing_and_a_prices_entry_there_repor
     assert priced_tokens.unpriced_web_searches == 2
 
 
-async def test_a_turn_warns_once_per_model_of_searches_no_price_covers() -> None:
+async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> None:
     model = "ft:gpt-5-mini:acme:1"
     searched = response(
         *SEARCHES,
@@ -218,7 +218,13 @@ async def test_a_turn_warns_once_per_model_of_searches_no_price_covers() -> None
             "web search price unknown for model 'ft:gpt-5-mini:acme:1'; its 2 web searches "
             "are not counted in the cost",
             {"model": model, "web_searches": 2},
-        )
+        ),
+        (
+            LogLevel.WARN,
+            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; in all, this turn's 4 web searches "
+            "are not counted in the cost",
+            {"model": model, "web_searches": 4},
+        ),
     ]
 
 

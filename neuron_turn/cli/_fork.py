@@ -140,7 +140,11 @@ def _ways_on(exc: PendingCallsError, args: argparse.Namespace) -> str:
         if exc.fits is None
         else [f"fork there with: {PROG} fork {session} --turns {exc.fits}{state}"]
     )
-    decide = f"decide with: {PROG} resume {session} --approve ID or --deny ID"
+    # The paused run's own options (model, tools) belong in the resume too: it said them.
+    decide = (
+        f"decide with: {PROG} resume {session} --approve ID or --deny ID, and the options "
+        "of the run that paused"
+    )
     return "; ".join([*fork, decide])
 
 

@@ -4,9 +4,9 @@ A conversation that went astray three turns ago need not start over:
 `fork_session(store, "trip", turns=2)` makes a new session whose history is
 the first two turns of `trip`, message for message, and the next turn on it
 goes on from there. Nothing of `trip` is changed or deleted. (pydantic-ai's
-users slice `message_history` for this; the OpenAI Agents SDK's sessions
-`pop_item`. Both can cut between a tool call and its result, and both lose
-what they drop.)
+users slice `message_history` for this, which can cut between a tool call and
+its result; the OpenAI Agents SDK's sessions `pop_item`, which loses what it
+removes.)
 
 - Turns are counted as a person counts them in `neuron-turn history`: each
   message sent on the session starts one, a tool's result never does

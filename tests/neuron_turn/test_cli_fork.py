@@ -212,7 +212,7 @@ def test_a_fork_ending_on_a_turn_that_waits_exits_15_naming_its_call_and_where_t
         "a fork there would wait on the same calls, and approving them in both sessions would "
         "run them twice; fork its first 1 turn instead, or decide them in 'w' first and fork "
         f"after (fork there with: neuron-turn fork w --turns 1 --state {state}; decide with: "
-        "neuron-turn resume w --approve ID or --deny ID)"
+        "neuron-turn resume w --approve ID or --deny ID, and the options of the run that paused)"
     )
     assert main(["fork", "w", "--turns", "1", "--state", str(state)]) == EXIT_OK
 

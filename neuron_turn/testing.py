@@ -28,7 +28,7 @@ from neuron_tool import ToolSchema
 from .loop._schema_values import value_for
 from .loop.effect_tools import EFFECT_TOOL_NAMES
 from .loop.memory_tools import MEMORY_TOOL_NAMES
-from .loop.output import FINAL_ANSWER_TOOL, OutputMode
+from .loop.output import FINAL_ANSWER_TOOL, TEXT_KIND, OutputMode
 from .loop.provider import (
     ContentPart,
     ProviderMessage,
@@ -50,6 +50,7 @@ __all__ = [
     "SchemaProvider",
     "ScriptExhaustedError",
     "ScriptedProvider",
+    "UnofferedKindError",
     "UnofferedToolError",
     "text_response",
     "tool_call_response",
@@ -247,6 +248,10 @@ class UnofferedToolError(ProviderError):
     """A `SchemaProvider` was told to call a tool that the request does not offer."""
 
 
+class UnofferedKindError(ProviderError):
+    """A `SchemaProvider` was told to answer as a kind of output the request does not offer."""
+
+
 class SchemaProvider:
     """Answers from the request's own schemas, as pydantic-ai's `TestModel`: no script to write.
 
@@ -261,6 +266,9 @@ class SchemaProvider:
     type>, "data": ...}}`), else with `text`, or by default the last results
     as JSON (`{"add": 5}`; a result with files names them, never their data:
     `{"shot": {"result": "took it", "files": ["an image (image/png)"]}}`).
+    `kind` answers a choice as that type instead of the first (`kind="Escalation"`:
+    its final-answer tool, or its `{"kind": "Escalation", ...}`), or `"text"` with
+    text as above, so a test reaches each branch of a choice.
     Values are made from the schemas alone (`required` properties, bounds,
     enums, formats); a `pattern` may go unmet. It prefers native output, then
     tool mode, then prompted mode.
@@ -281,10 +289,12 @@ class SchemaProvider:
         text: str | None = None,
         final_tool: str = FINAL_ANSWER_TOOL,
         chunk_size: int | None = None,
+        kind: str | None = None,
     ) -> None:
         """Create a provider that answers from the schemas of each request."""
         self.call_tools = None if call_tools is None else tuple(call_tools)
         self.text = text
+        self.kind = kind
         self.final_tool = final_tool
         self.chunk_size = chunk_size
         self.requests: list[ProviderRequest] = []
@@ -295,6 +305,7 @@ class SchemaProvider:
 
         Raises:
             UnofferedToolError: `call_tools` names a tool the request does not offer.
+            UnofferedKindError: `kind` names a type the request's choice does not hold.
         """
         self.requests.append(request)
         last = request.messages[-1] if request.messages else None
@@ -313,15 +324,45 @@ class SchemaProvider:
 
     def _answer(self, request: ProviderRequest) -> ProviderResponse:
         """The final answer: a final-answer call, JSON of the output schema, else text."""
-        final = next((t for t in request.tools if self._is_final(t.name)), None)
+        final = None if self.kind == TEXT_KIND else self._final_tool(request)
         if final is not None:
             return tool_call_response(self._call(final), model="schema")
-        schema = self._answer_schema(request)
+        schema = None if self.kind == TEXT_KIND else self._answer_schema(request)
         if schema is not None:
-            value = value_for(schema)
+            value = value_for(self._kind_schema(schema))
             return text_response(json.dumps(value, ensure_ascii=False), model="schema")
         text = self.text if self.text is not None else _results(request.messages)
         return text_response(text, model="schema")
+
+    def _final_tool(self, request: ProviderRequest) -> ToolSchema | None:
+        """The final-answer tool to call: the first offered, or `kind`'s of a choice."""
+        finals = [tool for tool in request.tools if self._is_final(tool.name)]
+        kinds = [tool for tool in finals if tool.name != self.final_tool]
+        if self.kind is None or not kinds:
+            return finals[0] if finals else None
+        chosen = f"{self.final_tool}_{self.kind}"
+        found = next((tool for tool in kinds if tool.name == chosen), None)
+        if found is None:
+            self._refuse_kind([tool.name.removeprefix(f"{self.final_tool}_") for tool in kinds])
+        return found
+
+    def _kind_schema(self, schema: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """`schema` narrowed to `kind`'s branch when it is a choice's (`{"result": anyOf}`)."""
+        branches = _choice_branches(schema)
+        if self.kind is None or not branches:
+            return schema
+        if self.kind not in branches:
+            self._refuse_kind(list(branches))
+        properties = schema["properties"]
+        assert isinstance(properties, dict)  # a choice's, read by `_choice_branches`
+        return {**schema, "properties": {**properties, "result": branches[self.kind]}}
+
+    def _refuse_kind(self, offered: list[str]) -> None:
+        raise UnofferedKindError(
+            f"SchemaProvider was told to answer as {self.kind!r}, which the request's choice "
+            f"does not hold (it holds: {', '.join(offered)}; or 'text')",
+            provider="schema",
+        )
 
     def _answer_schema(self, request: ProviderRequest) -> dict[str, JsonValue] | None:
         """The schema a text answer is to match: native output's, else prompted mode's."""
@@ -353,6 +394,21 @@ class SchemaProvider:
     def _call(self, tool: ToolSchema) -> ToolUsePart:
         self._calls += 1
         return ToolUsePart(f"schema_{self._calls}", tool.name, value_for(tool.input_schema))
+
+
+def _choice_branches(schema: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """A choice's schema's branches by kind (`{"result": {"anyOf": [...]}}`); else empty."""
+    properties = schema.get("properties")
+    result = properties.get("result") if isinstance(properties, dict) else None
+    branches = result.get("anyOf") if isinstance(result, dict) else None
+    found: dict[str, JsonValue] = {}
+    for branch in branches if isinstance(branches, list) else ():
+        fields = branch.get("properties") if isinstance(branch, dict) else None
+        kind = fields.get("kind") if isinstance(fields, dict) else None
+        names = kind.get("enum") if isinstance(kind, dict) else None
+        if isinstance(names, list) and len(names) == 1 and isinstance(names[0], str):
+            found[names[0]] = branch
+    return found
 
 
 def _results(messages: Sequence[ProviderMessage]) -> str:

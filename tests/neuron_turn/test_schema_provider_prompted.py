@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 from typing_extensions import TypedDict
 
+from layer0 import ModelError
 from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, OutputSpec, TurnDone, output_kind
 from neuron_turn.loop._output_round import OUTPUT_INVALID
@@ -115,6 +116,41 @@ async def test_a_choice_taking_text_is_answered_as_its_type_not_as_text() -> Non
 
     assert output.exit_reason == "complete"
     assert isinstance(turn.output_value(output), Booking)
+
+
+@pytest.mark.parametrize("mode", ["native", "tool", "prompted"])
+async def test_a_choice_is_answered_as_the_kind_asked_for_in_every_mode(mode: str) -> None:
+    config = NeuronTurnConfig(output_mode=mode)  # type: ignore[arg-type]
+    turn = NeuronTurn(SchemaProvider(kind="Escalation"), config=config, output_type=CHOICE)
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == Escalation(reason="a")
+    assert output_kind(output) == "Escalation"
+
+
+async def test_a_choice_taking_text_is_answered_with_text_when_asked() -> None:
+    turn = NeuronTurn(
+        SchemaProvider(kind="text", text="No booking yet."),
+        config=PROMPTED,
+        output_type=[Booking, str],
+    )
+
+    output = await turn.execute(ask())
+
+    assert turn.output_value(output) == "No booking yet."
+    assert output_kind(output) == "text"
+
+
+@pytest.mark.parametrize("mode", ["tool", "prompted"])
+async def test_a_kind_the_choice_does_not_hold_is_refused_naming_the_kinds_it_does(
+    mode: str,
+) -> None:
+    config = NeuronTurnConfig(output_mode=mode)  # type: ignore[arg-type]
+    turn = NeuronTurn(SchemaProvider(kind="Refnd"), config=config, output_type=CHOICE)
+
+    with pytest.raises(ModelError, match=r"answer as 'Refnd'.*it holds: Refund, Escalation"):
+        await turn.execute(ask())
 
 
 async def test_a_raw_schema_asked_for_in_prompted_mode_is_answered_with_json_it_accepts() -> None:

@@ -35,7 +35,9 @@ from pydantic import JsonValue
 from layer0 import (
     Content,
     CustomBlock,
+    HistoryStore,
     ImageBlock,
+    StateError,
     StateStore,
     TextBlock,
     TurnConfig,
@@ -47,6 +49,7 @@ from neuron_tool import ToolError, ToolRegistry
 
 from ..loop._output_round import read_call_options
 from ..loop.approval import Decision, PendingCall, resume_input
+from ..loop.fork import ForkedSession, ForkError, fork_session
 from ..loop.stop_tools import INPUT_STOP_TOOLS, check_stop_tools
 from ..loop.waiting import waiting_calls
 from ..plugins import PluginManager
@@ -59,7 +62,7 @@ from ._images import ImageSaveError, images_note, save_images
 from ._outcome import stop_note, turn_id_of
 from ._prompt import utf8_text
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, offered_tools, streamed
-from ._sessions import new_session_note, read_history, record_run
+from ._sessions import new_session_note, read_history, record_fork, record_run
 from ._state_option import open_state_store
 from ._stream_output import TextPrinter
 from ._visible import shown_on
@@ -72,6 +75,8 @@ COMMANDS: Final = {
     "/tools": "the tools the model may call",
     "/cost": "tokens and cost of this chat so far",
     "/attach": "send an image, a PDF or a text file with the next message: /attach PATH",
+    "/back": "go back to after your Nth message: /back N goes on in a new session holding "
+    "that much (this one is kept)",
     "/exit": "leave (Ctrl-D too); the session is kept",
 }
 """The chat's own commands and what each does."""
@@ -114,11 +119,11 @@ class Chat:
         *,
         orchestrator: Any,
         store: StateStore,
-        tools: Callable[[], Awaitable[ToolRegistry]],
+        tools: Callable[[str], Awaitable[ToolRegistry]],
         session: str,
         metadata: JsonValue = None,
     ) -> None:
-        """Talk through `orchestrator` on `session`; `tools` gives the tools a run has now.
+        """Talk through `orchestrator` on `session`; `tools(session)` gives the tools a run has now.
 
         `metadata` goes with each answer's input: the loop's options for it (usage
         limits, stop tools), as `run` sends them.
@@ -207,6 +212,27 @@ class Chat:
 
         return resume
 
+    async def back(self, turns: int) -> tuple[ForkedSession, str | None]:
+        """Go on in a new session holding this one's first `turns` turns (`fork_session`).
+
+        This session is kept as it was. Returns the fork, and why the session index
+        does not list it (None: it does).
+
+        Raises:
+            ForkError: the fork cannot be made (nothing was written); the chat stays here.
+            StateError: the store failed; the chat stays here.
+        """
+        store = self.store
+        if not isinstance(store, HistoryStore):
+            raise TypeError(f"/back needs a store that keeps histories, not {type(store).__name__}")
+        forked = await fork_session(store, self.session, turns=turns)
+        self.session = forked.session
+        try:
+            await record_fork(store, forked)
+        except StateError as exc:
+            return forked, str(exc)
+        return forked, None
+
     async def tools_text(self, allowed: Sequence[str] | None = None) -> str:
         """Return one line per tool the model may call now (of `allowed`, when given).
 
@@ -214,7 +240,7 @@ class Chat:
         """
         lines = [
             f"  {tool.name}: {_first_line(tool.description)}"
-            for tool in await self.tools()
+            for tool in await self.tools(self.session)
             if allowed is None or tool.name in allowed
         ]
         if allowed is None or {"write_memory", "delete_memory"} & set(allowed):
@@ -258,7 +284,7 @@ async def open_chat(
     chat = Chat(
         orchestrator=orchestrator,
         store=store,
-        tools=partial(offered_tools, turn, session),
+        tools=partial(offered_tools, turn),
         session=session,
         metadata=metadata,
     )
@@ -319,6 +345,7 @@ def chat(
                 waiting = _converse(runner, chat_, reader, out, err, config=config, verbose=verbose)
         finally:
             runner.run(stack.aclose())
+    session_id = chat_.session  # `/back` may have moved the chat to a session of its own
     if waiting:
         return 0 if paused is None else paused(session_id, model, waiting)
     print(
@@ -506,12 +533,33 @@ def _command(
         print(chat_.totals.text(), file=err)
     elif name == "/attach":
         _attach(text.removeprefix("/attach").strip(), chat_, err)
+    elif name == "/back":
+        _back(runner, text.removeprefix("/back").strip(), chat_, err)
     elif name == "/help":
         for command, meaning in COMMANDS.items():
             print(f"  {command:<7} {meaning}", file=err)
     else:
         print(f"{_PROG}: unknown command {name}; /help lists them", file=err)
     return True
+
+
+def _back(runner: asyncio.Runner, count: str, chat_: Chat, err: TextIO) -> None:
+    """Go back to after the person's `count`th message, in a new session, or say why not."""
+    if not count.isdecimal():
+        print(f"{_PROG}: /back needs how many of your messages to keep: /back N", file=err)
+        return
+    try:
+        forked, unlisted = runner.run(chat_.back(int(count)))
+    except (ForkError, StateError) as exc:
+        print(f"{_PROG}: {exc}; the chat goes on in session {chat_.session}", file=err)
+        return
+    print(
+        f"{_PROG}: back after message {forked.turns} of {forked.source_turns}: the chat goes "
+        f"on in session {forked.session}; session {forked.source} is kept as it was",
+        file=err,
+    )
+    if unlisted is not None:
+        print(f"{_PROG}: note: `neuron-turn sessions` does not list it ({unlisted})", file=err)
 
 
 def _attach(path: str, chat_: Chat, err: TextIO) -> None:

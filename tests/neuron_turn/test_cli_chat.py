@@ -148,6 +148,54 @@ def test_a_chat_reads_piped_lines_without_a_prompt(env: dict[str, str]) -> None:
     assert "\n1 answer, 12 tokens in / 3 out, $0.0006\n" in done.stderr  # /cost came before bye
 
 
+def test_back_goes_on_in_a_new_session_from_an_earlier_message_keeping_the_old_one(
+    env: dict[str, str],
+) -> None:
+    lines = "one\ntwo\nthree\n/back 1\nanother two\n"
+    done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "b1", input=lines)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "echo: one\necho: two\necho: three\necho: another two\n"
+    said = [line for line in done.stderr.splitlines() if "back after" in line]
+    assert len(said) == 1 and said[0].startswith("neuron-turn: back after message 1 of 3: ")
+    forked = said[0].split("goes on in session ")[1].split(";")[0]
+    assert done.stderr.splitlines()[-1] == (
+        f"session {forked} (continue with: neuron-turn chat --session {forked})"
+    )
+    assert history(env, forked) == [
+        ("user", "one"),
+        ("assistant", "echo: one"),
+        ("user", "another two"),
+        ("assistant", "echo: another two"),
+    ]
+    assert [text for role, text in history(env, "b1") if role == "user"] == ["one", "two", "three"]
+    listed = neuron_turn(env, "sessions", "--json")
+    titles = {entry["session"]: entry["title"] for entry in json.loads(listed.stdout)}
+    assert titles[forked].startswith("forked from b1 at turn 1 of 3")
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("/back", "/back needs how many of your messages to keep: /back N"),
+        ("/back two", "/back needs how many of your messages to keep: /back N"),
+        ("/back 5", "cannot fork the first 5 turns of session 'b2': it has 1 turn; give 1"),
+    ],
+)
+def test_back_that_cannot_go_back_says_why_and_the_chat_stays(
+    env: dict[str, str], command: str, said: str
+) -> None:
+    lines = f"one\n{command}\nagain\n"
+    done = neuron_turn(env, "chat", "--model", "fixture:echo", "--session", "b2", input=lines)
+
+    assert done.returncode == 0, done.stderr
+    assert said in done.stderr
+    assert (
+        done.stderr.splitlines()[-1] == "session b2 (continue with: neuron-turn chat --session b2)"
+    )
+    assert [text for role, text in history(env, "b2") if role == "user"] == ["one", "again"]
+
+
 def test_a_piped_line_that_is_not_utf8_is_refused_and_the_chat_goes_on(
     env: dict[str, str],
 ) -> None:

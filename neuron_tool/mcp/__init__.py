@@ -3,14 +3,16 @@
 `MCPClient` also lists a server's prompts and resources and gets them as layer0
 content (`MCPPromptMessages`, `MCPResourceContents`), caches its listings until the
 server says a list changed (and tells `on_list_changed`: `MCPListChange`), hears of
-changes to resources it subscribed to (`MCPResourceUpdate`), and asks for an
-argument's completions (`MCPCompletion`). It is a tool source: among a turn's tools
+changes to resources it subscribed to (`MCPResourceUpdate`), reopens the streams
+those changes come on as `StreamBackoff` says, and asks for an argument's
+completions (`MCPCompletion`). It is a tool source: among a turn's tools
 it gives each run the server's tools of the moment; `mcp_servers` connects several.
 
 A server may ask, mid tool call, for what only the client has: a person's answer
 (`elicitation`) or the client's model's words (`sampling`).
 """
 
+from ._backoff import StreamBackoff
 from .client import MCPClient
 from .completions import MCPCompletion
 from .elicitation import Elicitation, ElicitationAnswer, ElicitationHandler
@@ -91,6 +93,7 @@ __all__ = [
     "SamplingRefused",
     "SamplingRequest",
     "StdioCommand",
+    "StreamBackoff",
     "charge_for_sampling",
     "mcp_server",
     "mcp_servers",

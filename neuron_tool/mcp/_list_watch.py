@@ -13,6 +13,7 @@ from typing import Final
 
 from mcp import Client
 
+from ._backoff import StreamBackoff
 from ._listen import Listener
 from ._listings import ListKind
 from ._reopen import Consequences, Reopener
@@ -34,8 +35,9 @@ class ListWatch:
         on_back: Callable[[frozenset[ListKind]], None],
         on_over: Callable[[], None],
         consequences: Consequences,
+        backoff: StreamBackoff | None,
     ) -> None:
-        """No stream yet; `open` opens the first."""
+        """No stream yet; `open` opens the first; one that ends is reopened with `backoff`."""
         self._client: Final = client
         self.kinds: Final = tuple(kinds)
         self._open_stream: Final = open_stream
@@ -51,6 +53,7 @@ class ListWatch:
             alive=self._live,
             on_over=on_over,
             consequences=consequences,
+            backoff=backoff,
         )
 
     async def open(self) -> frozenset[ListKind]:

@@ -4,13 +4,15 @@ MCP 2026-07-28 has no replay: a `subscriptions/listen` stream that ends loses
 what it would have told, so the client listens again and has what depended on
 it looked at anew, as the SDK's own docstrings advise. A stream that ended (a
 graceful close, a dropped HTTP response, one that failed to open) is tried
-again after a pause that doubles from `Backoff.first` to `Backoff.cap`, at most
-`Backoff.attempts` times in a row; a server that answers the request for a
-stream with a JSON-RPC error before acknowledging it refuses it, and is not
-asked again (an error after the acknowledgment ends the stream, which is
-reopened: the SDK raises `SubscriptionLost` then). The session's end (a
-restart opens its own streams) and the watch's `close` stop the reopening at
-once, cancelling a pause or an attempt under way.
+again after the pauses of the client's `StreamBackoff`, or given up at once if
+it has none. A server that answers the request for a stream with a JSON-RPC
+error before acknowledging it refuses it: an error that may pass (`_refusals`:
+an internal error such as the MCP SDK's limit of open streams) is one more
+failed attempt, tried again; a final one (method not found) gives the stream
+up, and it is not asked again. An error after the acknowledgment ends the
+stream, which is reopened: the SDK raises `SubscriptionLost` then. The
+session's end (a restart opens its own streams) and the watch's `close` stop
+the reopening at once, cancelling a pause or an attempt under way.
 """
 
 from __future__ import annotations
@@ -22,41 +24,18 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..errors import MCPBridgeError
+from ._backoff import StreamBackoff
+from ._refusals import stream_refusal
 from .errors import MCPRequestError
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """How a stream that ended is reopened: the pause before each attempt, and how many.
-
-    Attempt n (from 0) waits `first * factor**n` seconds, at most `cap`; after
-    `attempts` in a row that did not leave the stream open for `settle` seconds
-    it is given up. A server that ends each stream as soon as it is reopened is
-    so given up too, rather than reopened forever.
-    """
-
-    first: float = 0.5
-    factor: float = 2.0
-    cap: float = 30.0
-    attempts: int = 10
-    settle: float = 30.0
-
-    def pause(self, attempt: int) -> float:
-        """Seconds to wait before attempt number `attempt` (from 0)."""
-        # The exponent is bounded so that a long run of attempts cannot overflow a float.
-        return min(self.cap, self.first * self.factor ** min(attempt, 64))
-
-
-BACKOFF: Backoff = Backoff()
-"""The backoff every client's streams are reopened with: about 2.5 minutes of attempts."""
-
 Attempt = Callable[[], Awaitable[str | None]]
 """Opens the stream once more: `None` once it is back, else why not (then tried again).
 
-Raises `MCPRequestError` if the server refused it, another `MCPBridgeError` if
-the attempt failed in a way worth trying again.
+Raises `MCPRequestError` if the server refused it (tried again if the refusal
+may pass), another `MCPBridgeError` if the attempt failed in a way worth trying again.
 """
 
 
@@ -77,7 +56,8 @@ class Reopener:
 
     `what` names the stream as it is now ("stream of list changes"); `alive`
     says whether its session still lives; `on_over` is called once the stream
-    is given up (refused, or too many attempts), after the log says why.
+    is given up (refused for good, too many attempts, or no `backoff` to
+    reopen it with), after the log says why.
     """
 
     def __init__(
@@ -89,6 +69,7 @@ class Reopener:
         alive: Callable[[], bool],
         on_over: Callable[[], None],
         consequences: Consequences,
+        backoff: StreamBackoff | None,
     ) -> None:
         """Nothing to reopen until `ended`."""
         self._label: Final = label
@@ -97,7 +78,7 @@ class Reopener:
         self._alive: Final = alive
         self._on_over: Final = on_over
         self._consequences: Final = consequences
-        self._backoff: Final = BACKOFF
+        self._backoff: Final = backoff
         self._tries = 0
         self._back_at = asyncio.get_running_loop().time()
         self._task: asyncio.Task[None] | None = None
@@ -114,10 +95,14 @@ class Reopener:
         """
         if self.reopening or not self._alive():
             return
+        backoff = self._backoff
+        if backoff is None:
+            self._give_up(f"it {how}, and this client reopens none (reopen_streams=None)")
+            return
         loop = asyncio.get_running_loop()
-        if loop.time() - self._back_at >= self._backoff.settle:
+        if loop.time() - self._back_at >= backoff.settle:
             self._tries = 0  # it stayed open: this is a new trouble, not the last one again
-        if self._tries >= self._backoff.attempts:
+        if self._tries >= backoff.attempts:
             spent = f"all {self._tries} attempts spent"
             self._give_up(f"it {how} again too soon after being reopened, with {spent}")
             return
@@ -126,10 +111,12 @@ class Reopener:
             self._label,
             self._what(),
             how,
-            self._backoff.pause(self._tries),
+            backoff.pause(self._tries),
             self._consequences.down,
         )
-        self._task = loop.create_task(self._reopen(), name=f"{self._label}: reopen a change stream")
+        self._task = loop.create_task(
+            self._reopen(backoff), name=f"{self._label}: reopen a change stream"
+        )
 
     async def stop(self) -> None:
         """Stop reopening, cancelling a pause or an attempt under way; nothing is logged."""
@@ -141,14 +128,14 @@ class Reopener:
         task.cancel()
         await asyncio.wait([task])
 
-    async def _reopen(self) -> None:
+    async def _reopen(self, backoff: StreamBackoff) -> None:
         while True:
-            await asyncio.sleep(self._backoff.pause(self._tries))
+            await asyncio.sleep(backoff.pause(self._tries))
             self._tries += 1
             failure = await self._try()
             if failure is None or not self._alive():
                 return  # back, given up, or its session ended and a new one has its own
-            if self._tries >= self._backoff.attempts:
+            if self._tries >= backoff.attempts:
                 self._give_up(f"it did not reopen in {self._tries} attempts; the last: {failure}")
                 return
             logger.info(
@@ -156,9 +143,9 @@ class Reopener:
                 self._label,
                 self._what(),
                 self._tries,
-                self._backoff.attempts,
+                backoff.attempts,
                 failure,
-                self._backoff.pause(self._tries),
+                backoff.pause(self._tries),
             )
 
     async def _try(self) -> str | None:
@@ -168,8 +155,11 @@ class Reopener:
         try:
             failure = await self._attempt()
         except MCPRequestError as exc:
+            refused = stream_refusal(exc)
+            if refused.transient:
+                return f"the server refused it for now: {refused}"
             if self._alive():
-                self._give_up(f"the server refused to reopen it: {exc.message!r} (code {exc.code})")
+                self._give_up(f"the server refused to reopen it: {refused}")
             return None
         except MCPBridgeError as exc:
             return str(exc)

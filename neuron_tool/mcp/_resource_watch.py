@@ -22,6 +22,7 @@ from typing import Final
 import mcp_types as types
 from mcp import Client
 
+from ._backoff import StreamBackoff
 from ._listen import Listener
 from ._reopen import Consequences, Reopener
 
@@ -52,8 +53,9 @@ class ResourceWatch:
         on_back: Callable[[tuple[str, ...]], None],
         on_end: StreamEnded,
         consequences: Consequences,
+        backoff: StreamBackoff | None,
     ) -> None:
-        """No stream yet; `change` opens one."""
+        """No stream yet; `change` opens one; one that ends is reopened with `backoff`."""
         self._client: Final = client
         self._label: Final = label
         self._reopen_stream: Final = reopen_stream
@@ -71,6 +73,7 @@ class ResourceWatch:
             alive=self._reopener_alive,
             on_over=self._over,
             consequences=consequences,
+            backoff=backoff,
         )
 
     async def change(
@@ -99,6 +102,19 @@ class ResourceWatch:
                     self._on_back(back)  # down until now: each may have changed unseen
             if old is not None:
                 await old.close()
+
+    def failed(self, uris: Iterable[str], how: str) -> None:
+        """A stream for `uris` could not be opened (`how`): it is reopened for them.
+
+        For a watch with no stream yet (a new session's); one with a stream, or
+        being reopened, goes on as it is. Until the stream is back `uris` names
+        them, so that a change of the set builds on them.
+        """
+        if self._listener is not None or self._reopener.reopening:
+            return
+        self.uris = frozenset(uris)
+        if self.uris:
+            self._reopener.ended(how)
 
     async def close(self) -> None:
         """Close the stream and stop reopening it; nothing more is heard."""

@@ -20,6 +20,7 @@ from pydantic import JsonValue, ValidationError
 from ..context import RunContext
 from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
+from ._backoff import DEFAULT_STREAM_BACKOFF, StreamBackoff
 from ._connection import Connection
 from ._convert import call_result
 from ._deliveries import Deliveries
@@ -27,6 +28,7 @@ from ._describe import describe
 from ._list_watch import ListWatch
 from ._listen import Listener
 from ._listings import KIND_OF_NOTICE, ListKind
+from ._refusals import stream_refusal
 from ._reopen import Consequences
 from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
@@ -111,11 +113,14 @@ class MCPClient:
     a subscribed resource's changes go to `on_resource_updated`; `complete` asks
     for an argument's completions. On an MCP 2026-07-28 session these changes
     come on `subscriptions/listen` streams: one the server ends (or that fails)
-    is reopened after a pause doubling from 0.5 s to 30 s, ten times in a row at
-    most, for the same lists and resources; the lists are not cached while it is
-    down, and what it carries is told as changed once it is back. A server that
-    answers the request for a stream with an error, before acknowledging it, is not
-    asked again. Each step is logged.
+    is reopened as `reopen_streams` says (by default after a pause doubling from
+    0.5 s to 30 s, ten times in a row at most), for the same lists and resources;
+    the lists are not cached while it is down, and what it carries is told as
+    changed once it is back. A server that answers the request for a stream with
+    an error before acknowledging it refuses it: if the error may pass (an
+    internal error, as the MCP SDK's limit of open streams is) it is tried again
+    as a stream that ended is; if it is final (method not found, invalid params)
+    it is not asked again. Each step is logged with the server's name.
     """
 
     def __init__(
@@ -134,6 +139,7 @@ class MCPClient:
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
         on_list_changed: ListChangeHandler | None = None,
+        reopen_streams: StreamBackoff | None = DEFAULT_STREAM_BACKOFF,
     ) -> None:
         """Describe a session with the server at `endpoint`; nothing starts until first use.
 
@@ -180,10 +186,17 @@ class MCPClient:
                 its tools, prompts or resources changed (`neuron_tool.mcp.list_changes`:
                 one at a time, in a task of its own, the changes of one list merged),
                 with or without `cache_lists`; a handler that raises is logged.
+            reopen_streams: How a change stream (MCP 2026-07-28) that ended, failed to
+                open, or was refused with an error that may pass is reopened: a
+                `StreamBackoff` (by default 0.5 s doubling to 30 s, ten attempts in a
+                row), or None to reopen none, giving each up at once (its lists are
+                not cached any more, its resources told as updated and their
+                subscriptions ended).
 
         Raises:
             ValueError: A timeout is not a positive number of seconds, or the cap
                 not a positive number of bytes.
+            TypeError: `reopen_streams` is neither a `StreamBackoff` nor None.
         """
         for seconds in (timeout, connect_timeout):
             if not 0 < seconds < math.inf:
@@ -195,6 +208,10 @@ class MCPClient:
                 f"max_response_bytes must be a positive number of bytes, got {max_response_bytes!r}"
             )
             raise ValueError(message)
+        given: object = reopen_streams  # checked as given: callers need not be typed
+        if given is not None and not isinstance(given, StreamBackoff):
+            message = f"reopen_streams must be a StreamBackoff or None, got {given!r}"
+            raise TypeError(message)
         self.endpoint: Final = endpoint
         self.name: Final = name if name is not None else endpoint.default_name
         self.prefix: Final = prefix
@@ -206,6 +223,7 @@ class MCPClient:
         self.strict_tools: Final = strict_tools
         self.sequential_tools: Final = sequential_tools
         self.cache_lists: Final = cache_lists
+        self.reopen_streams: Final = reopen_streams
         self.on_resource_updated: Final = on_resource_updated
         self._updates: Final = (
             None if on_resource_updated is None else ResourceUpdates(self.name, on_resource_updated)
@@ -253,6 +271,7 @@ class MCPClient:
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
         on_list_changed: ListChangeHandler | None = None,
+        reopen_streams: StreamBackoff | None = DEFAULT_STREAM_BACKOFF,
     ) -> MCPClient:
         """A client for the server that `command` starts, speaking MCP on its stdin and stdout.
 
@@ -275,6 +294,7 @@ class MCPClient:
             cache_lists=cache_lists,
             on_resource_updated=on_resource_updated,
             on_list_changed=on_list_changed,
+            reopen_streams=reopen_streams,
         )
 
     @classmethod
@@ -296,6 +316,7 @@ class MCPClient:
         cache_lists: bool = True,
         on_resource_updated: ResourceUpdateHandler | None = None,
         on_list_changed: ListChangeHandler | None = None,
+        reopen_streams: StreamBackoff | None = DEFAULT_STREAM_BACKOFF,
     ) -> MCPClient:
         """A client for the Streamable HTTP server at `url`, sending `headers` with every request.
 
@@ -325,6 +346,7 @@ class MCPClient:
             cache_lists=cache_lists,
             on_resource_updated=on_resource_updated,
             on_list_changed=on_list_changed,
+            reopen_streams=reopen_streams,
         )
 
     def __repr__(self) -> str:
@@ -679,15 +701,8 @@ class MCPClient:
             return
         wanted = self._updates.subscribed
         if connection.modern:
-            what = f"the subscription to {len(wanted)} resources"
-            try:
-                self._require_subscribe(connection, what)
-                watch = self._resource_watch(connection)
-                await watch.change(lambda _: wanted, self._opener(connection, what))
-            except MCPConnectionError:
-                raise
-            except MCPBridgeError as exc:
-                logger.warning("%s: %s", self._label, exc)
+            if not await self._resubscribe_modern(connection, wanted):
+                return  # a stream for them is being reopened, and tells of each once back
         else:
             for uri in wanted:
                 try:
@@ -704,6 +719,34 @@ class MCPClient:
                 logger.warning("%s: dropped the subscription to %r", self._label, uri)
                 self._updates.discard(uri)
 
+    async def _resubscribe_modern(self, connection: Connection, wanted: tuple[str, ...]) -> bool:
+        """Open a new session's stream of updates of `wanted`: False if it is being reopened.
+
+        A refusal that may pass leaves them subscribed, on a stream reopened as
+        one that ended is; any other failure is logged, and drops those not taken.
+        """
+        what = f"the subscription to {len(wanted)} resources"
+        try:
+            self._require_subscribe(connection, what)
+        except MCPBridgeError as exc:
+            logger.warning("%s: %s", self._label, exc)
+            return True
+        watch = self._resource_watch(connection)
+        try:
+            await watch.change(lambda _: wanted, self._opener(connection, what))
+        except MCPConnectionError:
+            raise
+        except MCPRequestError as exc:
+            refused = stream_refusal(exc)
+            if not refused.transient:
+                logger.warning("%s: %s (%s, which is final)", self._label, exc, refused.meaning)
+                return True
+            watch.failed(wanted, f"was refused for now ({refused})")
+            return False
+        except MCPBridgeError as exc:
+            logger.warning("%s: %s", self._label, exc)
+        return True
+
     def _resource_watch(self, connection: Connection) -> ResourceWatch:
         if connection.resource_watch is None:
             told = "each is told as updated, as it may have changed unseen"
@@ -714,6 +757,7 @@ class MCPClient:
                 alive=partial(self._alive, connection),
                 on_back=self._heard_updates,
                 on_end=self._heard_updates,
+                backoff=self.reopen_streams,
                 consequences=Consequences(
                     down="their updates go unheard",
                     back=told,
@@ -747,8 +791,9 @@ class MCPClient:
 
         For the cache and for `on_list_changed`; an earlier session hears them
         unasked. A list whose changes cannot be heard (the stream is down, or
-        refused) is not cached, lest it go stale. A stream that ends or fails to
-        open is reopened (`_reopen`); one the server refuses is not asked again.
+        refused) is not cached, lest it go stale. A stream that ends, fails to
+        open, or is refused with an error that may pass is reopened (`_reopen`);
+        one refused with a final error is not asked again.
         """
         if not ((self.cache_lists or self._list_changes is not None) and connection.modern):
             return
@@ -762,12 +807,15 @@ class MCPClient:
         except MCPConnectionError:
             raise
         except MCPRequestError as exc:
+            refused = stream_refusal(exc)
+            if refused.transient:
+                watch.failed(f"was refused for now ({refused})")
+                return
             connection.listings.unheard(kinds)
             logger.warning(
-                "%s: its stream of list changes is refused (the error %r, code %d); %s",
+                "%s: its stream of list changes is refused (%s); it is not asked again; %s",
                 self._label,
-                exc.message,
-                exc.code,
+                refused,
                 self._unheard_means(now=True),
             )
             return
@@ -787,6 +835,7 @@ class MCPClient:
             on_down=partial(connection.listings.unheard, kinds),
             on_back=partial(self._lists_back, connection, kinds),
             on_over=partial(self._lists_unseen, kinds),
+            backoff=self.reopen_streams,
             consequences=Consequences(
                 down=self._unheard_means(now=True),
                 back=self._heard_means(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import sys
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -16,9 +17,8 @@ from typing import Any, Final
 
 import pytest
 
-from neuron_tool.mcp import MCPClient, MCPResourceUpdate, MCPTool, _reopen
+from neuron_tool.mcp import MCPClient, MCPResourceUpdate, MCPTool, StreamBackoff
 from neuron_tool.mcp._listings import Listings, ListKind
-from neuron_tool.mcp._reopen import Backoff
 
 from .mcp_servers.changing import Changing
 from .mcp_servers.paths import script
@@ -30,6 +30,8 @@ TIMEOUT: Final = 30.0
 TRANSPORTS: Final = ("stdio", "legacy", "http")
 """stdio and HTTP speaking MCP 2026-07-28 (change streams), and stdio speaking 2025-11-25."""
 MODERN: Final = ("stdio", "http")
+_REOPEN: StreamBackoff | None = StreamBackoff()
+"""What `changing` clients reopen their streams with unless a test says (`reopen_with`)."""
 
 
 @asynccontextmanager
@@ -39,14 +41,17 @@ async def changing(
     quiet: bool = False,
     refuse: bool = False,
     drop: bool = False,
+    full: bool = False,
     **options: Any,
 ) -> AsyncIterator[MCPClient]:
     """A connected client of the changing server over `transport` (one of `TRANSPORTS`).
 
-    `quiet`, `refuse` and `drop` are the server's modes of those names.
+    `quiet`, `refuse`, `drop` and `full` are the server's modes of those names;
+    `options` go to the client, `reopen_streams` by default as `reopen_with` chose.
     """
+    options.setdefault("reopen_streams", _REOPEN)
     if transport == "http":
-        server = Changing(quiet=quiet, refuse=refuse, drop=drop).server()
+        server = Changing(quiet=quiet, refuse=refuse, drop=drop, full=full).server()
         async with served_over_http(server) as url:
             client = MCPClient.http(url, token=TOKEN, name="changing", timeout=TIMEOUT, **options)
             async with client:
@@ -57,6 +62,7 @@ async def changing(
     args += ["quiet"] if quiet else []
     args += ["refuse"] if refuse else []
     args += ["drop"] if drop else []
+    args += ["full"] if full else []
     client = MCPClient.stdio(command, args, name="changing", timeout=TIMEOUT, **options)
     async with client:
         yield client
@@ -66,17 +72,16 @@ def reopen_with(
     monkeypatch: pytest.MonkeyPatch,
     *,
     first: float = 0.5,
-    factor: float = 2.0,
     cap: float = 30.0,
     attempts: int = 10,
     settle: float = math.inf,
-) -> Backoff:
-    """Have clients connected from now on reopen their change streams with this `Backoff`.
+) -> StreamBackoff:
+    """Have `changing` clients reopen their change streams with this `StreamBackoff` (`cap`: most).
 
     By default no stream stays open long enough to count as settled: every attempt counts.
     """
-    chosen = Backoff(first=first, factor=factor, cap=cap, attempts=attempts, settle=settle)
-    monkeypatch.setattr(_reopen, "BACKOFF", chosen)
+    chosen = StreamBackoff(first=first, most=cap, attempts=attempts, settle=settle)
+    monkeypatch.setattr(sys.modules[__name__], "_REOPEN", chosen)
     return chosen
 
 

@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
 import signal
 from collections.abc import Iterator
 
 import pytest
 
-from neuron_tool.mcp import MCPConnectionError, MCPListChange, MCPRequestError
-from neuron_tool.mcp._reopen import BACKOFF, Backoff
+from neuron_tool.mcp import MCPClient, MCPConnectionError, MCPListChange, MCPRequestError
 
-from .changes import MODERN, WAIT, Heard, Updates, changing, counts, names, reopen_with, streams
-from .mcp_servers.changing import REFUSED
+from .changes import (
+    MODERN,
+    TIMEOUT,
+    WAIT,
+    Heard,
+    Updates,
+    changing,
+    counts,
+    names,
+    reopen_with,
+    streams,
+)
+from .mcp_servers.changing import REFUSED, Changing
+from .mcp_servers.served import TOKEN, served_over_http
 from .test_mcp_on_list_changed import Changes
 
 NOTE = "note://current"
@@ -269,8 +279,9 @@ async def test_a_server_that_refuses_the_stream_is_asked_once_and_it_is_logged_o
     (refused,) = logged(caplog, "stream of list changes")
     assert refused.startswith("MCP server 'changing' (")
     assert refused.endswith(
-        f"its stream of list changes is refused (the error {REFUSED!r}, code -32601);"
-        " its lists are not cached; on_list_changed hears of no change"
+        f"its stream of list changes is refused (the error {REFUSED!r}, code -32601: method"
+        " not found, which is final); it is not asked again; its lists are not cached;"
+        " on_list_changed hears of no change"
     )
 
 
@@ -300,9 +311,9 @@ async def test_a_stream_refused_as_it_is_reopened_is_given_up_and_its_lists_told
         " until then its lists are not cached; on_list_changed hears of no change"
     )
     assert over.endswith(
-        f"its stream of list changes is given up (the server refused to reopen it: {REFUSED!r}"
-        " (code -32601)); its lists are not cached any more; on_list_changed hears of no"
-        " more changes"
+        "its stream of list changes is given up (the server refused to reopen it: the error"
+        f" {REFUSED!r}, code -32601: method not found, which is final); its lists are not"
+        " cached any more; on_list_changed hears of no more changes"
     )
 
 
@@ -324,15 +335,15 @@ async def test_a_refused_stream_of_updates_is_given_up_and_each_resource_said_to
     (over,) = logged(caplog, "stream of updates of 'note://current' is given up")
     assert over.endswith(
         "its stream of updates of 'note://current' is given up (the server refused to reopen"
-        f" it: {REFUSED!r} (code -32601)); each is told as updated, as it may have changed"
-        " unseen; subscribe again to resume"
+        f" it: the error {REFUSED!r}, code -32601: method not found, which is final); each is"
+        " told as updated, as it may have changed unseen; subscribe again to resume"
     )
 
 
 async def test_a_stream_failing_to_reopen_is_tried_again_after_longer_pauses(
     heard: Heard, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    reopen_with(monkeypatch, first=0.001, factor=2.0, attempts=5)
+    reopen_with(monkeypatch, first=0.001, attempts=5)
     changes = Changes()
     async with changing("stdio", on_list_changed=changes) as client:
         with caplog.at_level(logging.INFO, logger="neuron_tool.mcp"):
@@ -444,7 +455,7 @@ async def test_close_stops_a_reopening_under_way_at_once_and_quietly(
     assert updates.uris == []
 
 
-async def test_a_restarted_server_gets_one_stream_not_two(
+async def test_a_restarted_stdio_server_gets_one_stream_not_two(
     heard: Heard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reopen_with(monkeypatch, first=3600.0, cap=3600.0)
@@ -465,10 +476,38 @@ async def test_a_restarted_server_gets_one_stream_not_two(
     assert still == []  # the old session's reopening ended with it
 
 
-def test_the_default_backoff_doubles_from_half_a_second_to_thirty_ten_times() -> None:
-    pauses = [BACKOFF.pause(attempt) for attempt in range(BACKOFF.attempts)]
+async def test_a_restarted_http_server_gets_one_stream_not_two(
+    heard: Heard, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    backoff = reopen_with(monkeypatch, first=3600.0, cap=3600.0)
+    first, second = Changing(), Changing()
+    async with served_over_http(first.server()) as url:
+        client = MCPClient.http(
+            url, token=TOKEN, name="changing", timeout=TIMEOUT, reopen_streams=backoff
+        )
+        await client.connect()
+        await client.call_tool("end_streams", {})
+        await heard.unheard()
+        waiting = reopening()  # the old session's stream waits to be reopened
+    try:
+        with pytest.raises(MCPConnectionError):
+            await client.call_tool("echo", {"text": "anyone?"})  # stopped
+        port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+        async with served_over_http(second.server(), port=port):
+            with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
+                assert await client.call_tool("echo", {"text": "back"}) == "back"
+            held = await streams(client)
+            still = reopening()
+            await client.close()  # before the server stops: its open stream would hold it up
+    finally:
+        await client.close()
 
-    assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0, 30.0]
-    assert BACKOFF.settle == 30.0
-    assert BACKOFF.pause(10_000) == 30.0  # 2.0**10_000 would overflow
-    assert math.isfinite(Backoff(first=1.0, cap=math.inf).pause(10_000))
+    assert len(waiting) == 1
+    assert (first.gate.asked, held) == (1, {"open": 1, "asked": 1})
+    assert still == []  # the old session's reopening ended with it
+    (restarted,) = [
+        r.getMessage() for r in caplog.records if r.name.startswith("neuron_tool.mcp.client")
+    ]
+    assert restarted.endswith(
+        "stopped (ConnectError: All connection attempts failed); restarting it"
+    )

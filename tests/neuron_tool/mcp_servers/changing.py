@@ -6,8 +6,11 @@ its own name), `add_prompt(name)` and `add_resource(uri)` add to those lists,
 ends every change stream it holds (MCP 2026-07-28; new ones are served),
 `drop_streams(times)` ends them and answers the next `times` asked for at once,
 without acknowledging them, `break_streams` ends them with an error answer (a
-failure mid-stream, not a close), `refuse_streams` ends them and refuses every one asked
-for from then on, `streams` answers how many are open and how many were asked for,
+failure mid-stream, not a close), `refuse_streams(code)` ends them and refuses every one
+asked for from then on (with `code`, by default method not found), `fill_streams` ends
+them and has the MCP SDK's own `ListenHandler` refuse the next ones as past its limit
+of open streams (an internal error: "Subscription limit reached"), `make_room` serves
+them again, `streams` answers how many are open and how many were asked for,
 `counts` answers how many listings and completions it served, `pid` its process id,
 `echo(text)` the text.
 
@@ -16,11 +19,12 @@ template `note://{name}`. Completions of `greet`'s `style` (`many`: 101 values,
 `short`: a total below the values sent) and of the template's `name`; a `name` of
 `Ada` in the context narrows `style` to `ada`.
 
-`python changing.py [legacy] [quiet] [refuse] [drop]`: `legacy` serves only the
+`python changing.py [legacy] [quiet] [refuse] [drop] [full]`: `legacy` serves only the
 handshake era (MCP 2025-11-25: change notices sent unasked, `resources/subscribe`);
 `quiet` changes its lists without saying so; `refuse` declares change streams but
 refuses every one, as `refuse_streams` does; `drop` answers the first stream asked for
-at once, unacknowledged, as `drop_streams` does. Without `legacy` a client speaking MCP
+at once, unacknowledged, as `drop_streams` does; `full` starts as `fill_streams` leaves
+it, until `make_room`. Without `legacy` a client speaking MCP
 2026-07-28 hears of changes on `subscriptions/listen` streams. `Changing(...).server(...)`
 is the same server in this process, for serving over HTTP.
 """
@@ -68,7 +72,9 @@ BUILT_IN = {
     "update": UPDATE,
     "end_streams": NOTHING,
     "drop_streams": {"type": "object", "properties": {"times": {"type": "integer"}}},
-    "refuse_streams": NOTHING,
+    "refuse_streams": {"type": "object", "properties": {"code": {"type": "integer"}}},
+    "fill_streams": NOTHING,
+    "make_room": NOTHING,
     "break_streams": NOTHING,
     "streams": NOTHING,
     "counts": NOTHING,
@@ -94,11 +100,17 @@ def _text(text: str) -> types.CallToolResult:
 
 
 class Gate:
-    """Serves `subscriptions/listen` with the bus's handler, unless told to drop or refuse it."""
+    """Serves `subscriptions/listen` with the bus's handler, unless told to drop or refuse it.
 
-    def __init__(self, listen: ListenHandler, *, refusing: bool = False) -> None:
-        self.listen = listen
-        self.refusing = refusing
+    Without `room` the streams go to a handler of the SDK's with none (no open
+    streams allowed), which refuses each as past its limit, in its own words.
+    """
+
+    def __init__(self, bus: InMemorySubscriptionBus, *, refusing: int | None = None) -> None:
+        self.listen = ListenHandler(bus)
+        self.crowded = ListenHandler(bus, max_subscriptions=0)
+        self.room = True
+        self.refusing = refusing  # the code every stream is refused with, if any
         self.dropping = 0  # how many of the next streams are answered at once, unacknowledged
         self.open = 0
         self.asked = 0
@@ -108,8 +120,8 @@ class Gate:
         self, context: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         self.asked += 1
-        if self.refusing:
-            raise MCPError(METHOD_NOT_FOUND, REFUSED)
+        if self.refusing is not None:
+            raise MCPError(self.refusing, REFUSED)
         if self.dropping:
             self.dropping -= 1
             # The spec's graceful close, sent before any acknowledgment.
@@ -120,7 +132,7 @@ class Gate:
         self.serving.add(scope)
         try:
             with scope:
-                return await self.listen(context, params)
+                return await (self.listen if self.room else self.crowded)(context, params)
             # Broken mid-stream: an error answer after the acknowledgment, not a close.
             raise MCPError(INTERNAL_ERROR, BROKEN)
         finally:
@@ -136,12 +148,15 @@ class Gate:
 class Changing:
     """The server's state, which changes, and its handlers."""
 
-    def __init__(self, *, quiet: bool = False, refuse: bool = False, drop: bool = False) -> None:
+    def __init__(
+        self, *, quiet: bool = False, refuse: bool = False, drop: bool = False, full: bool = False
+    ) -> None:
         self.quiet = quiet
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
-        self.gate = Gate(self.listen, refusing=refuse)
+        self.gate = Gate(self.bus, refusing=METHOD_NOT_FOUND if refuse else None)
+        self.listen = self.gate.listen
         self.gate.dropping = 1 if drop else 0
+        self.gate.room = not full
         self.tools: dict[str, dict[str, Any]] = dict(BUILT_IN)
         self.prompts: dict[str, types.Prompt] = {"greet": GREET}
         self.texts: dict[str, str] = {"note://current": "first"}
@@ -272,8 +287,13 @@ class Changing:
         elif name == "break_streams":
             self.gate.break_all()
         elif name == "refuse_streams":
-            self.gate.refusing = True
+            self.gate.refusing = arguments.get("code", METHOD_NOT_FOUND)
             self.listen.close()
+        elif name == "fill_streams":
+            self.gate.room = False
+            self.listen.close()
+        elif name == "make_room":
+            self.gate.room = True
         elif name == "streams":
             return _text(json.dumps({"open": self.gate.open, "asked": self.gate.asked}))
         elif name == "counts":
@@ -305,7 +325,9 @@ class Changing:
 async def main() -> None:
     legacy = "legacy" in sys.argv[1:]
     modes = sys.argv[1:]
-    changing = Changing(quiet="quiet" in modes, refuse="refuse" in modes, drop="drop" in modes)
+    changing = Changing(
+        quiet="quiet" in modes, refuse="refuse" in modes, drop="drop" in modes, full="full" in modes
+    )
     server = changing.server(legacy=legacy)
     async with stdio_server() as (read_stream, write_stream):
         if not legacy:

@@ -22,8 +22,8 @@ HOST: Final = "127.0.0.1"
 
 
 @asynccontextmanager
-async def served_over_http(server: Server[Any]) -> AsyncIterator[str]:
-    """Serve `server` at a free loopback port until the block ends; yields its URL."""
+async def served_over_http(server: Server[Any], *, port: int = 0) -> AsyncIterator[str]:
+    """Serve `server` at a loopback port (0: a free one) until the block ends; yields its URL."""
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=HOST,
@@ -34,7 +34,7 @@ async def served_over_http(server: Server[Any]) -> AsyncIterator[str]:
         serve_asgi(
             lambda base: BearerAuth(app, TOKEN),
             host=HOST,
-            port=0,
+            port=port,
             what="MCP",
             token=TOKEN,
             show_token=False,

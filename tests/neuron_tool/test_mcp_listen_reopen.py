@@ -455,7 +455,7 @@ async def test_close_stops_a_reopening_under_way_at_once_and_quietly(
     assert updates.uris == []
 
 
-async def test_a_restarted_stdio_server_gets_one_stream_not_two(
+async def test_a_restarted_server_gets_one_stream_not_two(
     heard: Heard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reopen_with(monkeypatch, first=3600.0, cap=3600.0)

@@ -6,10 +6,12 @@ import asyncio
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 from pydantic import JsonValue, ValidationError
 
+from . import _compiled_schemas
+from ._compiled_schemas import Compiled, schema_key
 from .context import RunContext
 from .errors import (
     ToolCallError,
@@ -32,6 +34,10 @@ from .tool import ToolDyn, takes_context
 _NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 # Errors that already speak the registry's language, and the signal for the model.
 _PASS_THROUGH: Final = (ToolError, ModelRetry)
+# The members `isinstance(tool, ToolDyn)` looks for, read once: Python 3.11's protocol
+# check gathers them again on every call (~25 µs, as long as compiling a schema),
+# and a tool source's tools are checked again on every step.
+_TOOL_MEMBERS: Final = tuple(name for name in vars(ToolDyn) if not name.startswith("_"))
 
 
 @dataclass(slots=True)
@@ -52,7 +58,9 @@ class ToolRegistry:
     """The tools available to a turn, kept in registration order.
 
     Everything costly (schema checks, validator compilation, middleware
-    chains) happens at registration, so `call` stays cheap.
+    chains) happens at registration, so `call` stays cheap. A schema checked
+    before (a source's tool given again, each step or each request) is not
+    checked or compiled again: its validator is reused (`_compiled_schemas`).
     """
 
     def __init__(
@@ -152,11 +160,7 @@ class ToolRegistry:
         if not isinstance(sequential, bool):
             reason = f"sequential must be True or False; got {sequential!r}"
             raise ToolRegistrationError(name, reason)
-        schema = _tool_schema(name, tool)
-        try:
-            validator = InputValidator(schema.input_schema)
-        except InvalidSchemaError as exc:
-            raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
+        schema, validator = _compiled(name, tool)
         entry = _Entry(tool, schema, validator, tuple(middleware), takes_context(tool))
         entry.chain = self._chain(entry)
         entry.prepare = prepare_of(tool)
@@ -440,8 +444,16 @@ def is_tool_name(name: object) -> bool:
     return isinstance(name, str) and _NAME.match(name) is not None
 
 
+def _is_tool(value: object) -> TypeGuard[ToolDyn]:
+    """`isinstance(value, ToolDyn)`, its usual yes found without the protocol check's cost."""
+    members = all(hasattr(value, member) for member in _TOOL_MEMBERS)
+    if members and getattr(value, "call", None) is not None:
+        return True
+    return isinstance(value, ToolDyn)  # a no is the protocol check's own
+
+
 def _checked_name(tool: object) -> str:
-    if not isinstance(tool, ToolDyn):
+    if not _is_tool(tool):
         raise ToolRegistrationError(repr(tool), "not a ToolDyn (see neuron_tool.ToolDyn)")
     name = tool.name
     if not isinstance(name, str) or not is_tool_name(name):
@@ -450,17 +462,45 @@ def _checked_name(tool: object) -> str:
     return name
 
 
-def _tool_schema(name: str, tool: ToolDyn) -> ToolSchema:
-    # Validating into a ToolSchema copies the schema, so later edits to the
-    # tool's dict cannot drift from the validator compiled from it.
+def _compiled(name: str, tool: ToolDyn) -> tuple[ToolSchema, InputValidator]:
+    """`tool`'s schema and its compiled input validator, reused if its schema was seen before.
+
+    Raises:
+        ToolRegistrationError: `strict` is not a bool or None, the schema or the
+            description is not JSON, or the input schema is not a valid JSON Schema.
+    """
     strict = getattr(tool, "strict", None)
     if strict is not None and not isinstance(strict, bool):
         raise ToolRegistrationError(name, f"strict must be True, False or None; got {strict!r}")
+    description, input_schema = tool.description, tool.input_schema
+    key = schema_key(input_schema)
+    known = None if key is None else _compiled_schemas.COMPILED.get(key, input_schema)
+    if known is not None and type(name) is str and type(description) is str:
+        # Checked and copied when first compiled: only the name and description are new.
+        schema = ToolSchema.model_construct(
+            name=name, description=description, input_schema=known.schema, strict=strict
+        )
+        return schema, known.validator
+    schema = _tool_schema(name, description, input_schema, strict)
+    try:
+        validator = InputValidator(schema.input_schema)
+    except InvalidSchemaError as exc:
+        raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
+    if key is not None:
+        _compiled_schemas.COMPILED.put(key, Compiled(schema.input_schema, validator))
+    return schema, validator
+
+
+def _tool_schema(
+    name: str, description: object, input_schema: object, strict: bool | None
+) -> ToolSchema:
+    # Validating into a ToolSchema copies the schema, so later edits to the
+    # tool's dict cannot drift from the validator compiled from it.
     try:
         return ToolSchema(
             name=name,
-            description=tool.description,
-            input_schema=tool.input_schema,
+            description=description,
+            input_schema=input_schema,
             strict=strict,
         )
     except ValidationError as exc:

@@ -18,8 +18,10 @@ from neuron_tool import (
     ToolRegistrationError,
     ToolRegistry,
     ToolSchema,
+    _compiled_schemas,
     tool,
 )
+from neuron_tool._compiled_schemas import CompiledSchemas
 
 if TYPE_CHECKING:
     # Only for annotations: fixtures hand the class over at run time.
@@ -144,6 +146,7 @@ async def test_input_validator_is_compiled_once_at_registration(
 
     monkeypatch.setattr(jsonschema, "Draft202012Validator", CountingSlow)
     monkeypatch.setattr(jsonschema_rs, "Draft202012Validator", counting_fast)
+    monkeypatch.setattr(_compiled_schemas, "COMPILED", CompiledSchemas())  # none seen before
     registry = ToolRegistry([echo])
     for _ in range(3):
         await registry.call("echo", {"text": "hi"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import sys
 from collections import defaultdict
@@ -175,3 +176,23 @@ class Updates:
         """Wait until the handler has heard of `uri` `times` times."""
         async with asyncio.timeout(WAIT), self._arrived:
             await self._arrived.wait_for(lambda: self.uris.count(uri) >= times)
+
+
+class Said(logging.Handler):
+    """The bridge's log, for a test to wait on: lines are emitted in the event loop's thread."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._lines: list[str] = []
+        self._arrived = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._lines.append(record.getMessage())
+        self._arrived.set()
+
+    async def says(self, words: str) -> None:
+        """Wait until a line says `words`."""
+        async with asyncio.timeout(WAIT):
+            while not any(words in line for line in self._lines):
+                self._arrived.clear()
+                await self._arrived.wait()

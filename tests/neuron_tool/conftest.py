@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 from pydantic import JsonValue
 
 from neuron_tool import ToolAnnotations
+
+from .changes import Heard, Said
 
 ECHO_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
@@ -48,3 +51,22 @@ def make_tool() -> type[FakeTool]:
 @pytest.fixture
 def echo() -> FakeTool:
     return FakeTool()
+
+
+@pytest.fixture
+def heard(monkeypatch: pytest.MonkeyPatch) -> Heard:
+    """What the MCP clients of a test heard of list changes (`changes.Heard`)."""
+    return Heard(monkeypatch)
+
+
+@pytest.fixture
+def said() -> Iterator[Said]:
+    """The MCP bridge's log lines, for a test to wait on (`changes.Said`)."""
+    handler = Said()
+    bridge = logging.getLogger("neuron_tool.mcp")
+    level = bridge.level
+    bridge.addHandler(handler)
+    bridge.setLevel(logging.INFO)
+    yield handler
+    bridge.removeHandler(handler)
+    bridge.setLevel(level)

@@ -25,11 +25,6 @@ def transport(request: pytest.FixtureRequest) -> str:
     return name
 
 
-@pytest.fixture
-def heard(monkeypatch: pytest.MonkeyPatch) -> Heard:
-    return Heard(monkeypatch)
-
-
 async def test_each_listing_is_asked_once_and_then_served_from_the_cache(transport: str) -> None:
     async with changing(transport) as client:
         tools = names(await client.list_tools())

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Iterator
 
 import pytest
 
@@ -24,6 +23,7 @@ from .changes import (
     TIMEOUT,
     WAIT,
     Heard,
+    Said,
     Updates,
     changing,
     counts,
@@ -46,46 +46,9 @@ def transport(request: pytest.FixtureRequest) -> str:
     return name
 
 
-@pytest.fixture
-def heard(monkeypatch: pytest.MonkeyPatch) -> Heard:
-    return Heard(monkeypatch)
-
-
 def reopening() -> list[str]:
     """The names of the reopening tasks under way in this event loop."""
     return [task.get_name() for task in asyncio.all_tasks() if ": reopen " in task.get_name()]
-
-
-class Said(logging.Handler):
-    """The bridge's log, for a test to wait on: lines are emitted in the event loop's thread."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self._lines: list[str] = []
-        self._arrived = asyncio.Event()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._lines.append(record.getMessage())
-        self._arrived.set()
-
-    async def says(self, words: str) -> None:
-        """Wait until a line says `words`."""
-        async with asyncio.timeout(WAIT):
-            while not any(words in line for line in self._lines):
-                self._arrived.clear()
-                await self._arrived.wait()
-
-
-@pytest.fixture
-def said() -> Iterator[Said]:
-    handler = Said()
-    bridge = logging.getLogger("neuron_tool.mcp")
-    level = bridge.level
-    bridge.addHandler(handler)
-    bridge.setLevel(logging.INFO)
-    yield handler
-    bridge.removeHandler(handler)
-    bridge.setLevel(level)
 
 
 def logged(caplog: pytest.LogCaptureFixture, words: str) -> list[str]:

@@ -16,7 +16,6 @@ import logging
 import math
 import os
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,9 +23,9 @@ import pytest
 from neuron_tool.mcp import MCPClient, MCPConnectionError, MCPRequestError, StreamBackoff
 from neuron_tool.mcp._refusals import stream_refusal
 
-from .changes import MODERN, Heard, Updates, changing, streams
+from .changes import MODERN, Heard, Said, Updates, changing, streams
 from .mcp_servers.changing import REFUSED
-from .test_mcp_listen_reopen import LISTS, NOTE, Said, logged, reopening
+from .test_mcp_listen_reopen import LISTS, NOTE, logged, reopening
 from .test_mcp_on_list_changed import Changes
 
 LIMIT = "Subscription limit reached"
@@ -39,23 +38,6 @@ QUICK = StreamBackoff(first=0.001, most=0.001, attempts=10_000, settle=math.inf)
 def transport(request: pytest.FixtureRequest) -> str:
     name: str = request.param
     return name
-
-
-@pytest.fixture
-def heard(monkeypatch: pytest.MonkeyPatch) -> Heard:
-    return Heard(monkeypatch)
-
-
-@pytest.fixture
-def said() -> Iterator[Said]:
-    handler = Said()
-    bridge = logging.getLogger("neuron_tool.mcp")
-    level = bridge.level
-    bridge.addHandler(handler)
-    bridge.setLevel(logging.INFO)
-    yield handler
-    bridge.removeHandler(handler)
-    bridge.setLevel(level)
 
 
 def after_label(lines: list[str]) -> list[str]:

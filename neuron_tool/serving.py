@@ -49,13 +49,15 @@ async def serve_asgi(
     show_token: bool,
     path: str = "",
     on_ready: Callable[[str], object] | None = None,
+    on_stop: Callable[[], object] | None = None,
 ) -> None:
     """Serve `app_for(base_url)` on `host`:`port` until cancelled.
 
     The socket is bound first (port 0 picks a free one), so the base URL is
     known before the app is made (an A2A card names it). With `show_token`
     (the server made it), "serving <what> at <url>" and the header to send go
-    to stderr. `on_ready` gets the base URL and `path`.
+    to stderr. `on_ready` gets the base URL and `path`; `on_stop` is called
+    as the server is asked to stop (`serve_until_cancelled`).
     """
     # Binding here rather than in uvicorn lets port 0 work: the URL is known
     # now, and connections queue in the backlog until uvicorn takes them.
@@ -76,7 +78,7 @@ async def serve_asgi(
                 f"serving {what} at {url}; clients send 'Authorization: Bearer {token}'",
                 file=sys.stderr,
             )
-        await serve_until_cancelled(server, sock, url, on_ready)
+        await serve_until_cancelled(server, sock, url, on_ready, on_stop)
 
 
 async def serve_until_cancelled(
@@ -84,13 +86,15 @@ async def serve_until_cancelled(
     sock: socket.socket,
     url: str,
     on_ready: Callable[[str], object] | None = None,
+    on_stop: Callable[[], object] | None = None,
 ) -> None:
     """Serve on `sock` (bound and listening) until cancelled, calling `on_ready(url)` first.
 
     Connections made before uvicorn starts wait in the socket's backlog, so
     `on_ready` is called at once. Responses go out without delay (TCP_NODELAY).
-    Cancelling the caller asks uvicorn to exit, waits for it to finish the
-    requests in flight, and re-raises.
+    Cancelling the caller calls `on_stop()` (to end responses that would
+    otherwise last as long as their clients), asks uvicorn to exit, waits for
+    it to finish the requests in flight, and re-raises.
     """
     if sock.family in (socket.AF_INET, socket.AF_INET6):
         # Accepted connections inherit it (Linux). asyncio sets it on each connection
@@ -104,6 +108,8 @@ async def serve_until_cancelled(
             on_ready(url)
         await asyncio.shield(task)
     except BaseException:
+        if on_stop is not None:
+            on_stop()
         server.should_exit = True
         await asyncio.wait([task])
         raise

@@ -21,6 +21,10 @@ asked again before every model call of the run, as pydantic-ai's dynamic
 toolsets are by default (`per_run_step`): the calls of a model answer run
 against the tools that model call was shown, so a tool cannot vanish between
 the model asking for it and the turn running it.
+
+A source that can say its tools changed carries a `ToolChanges`
+(`neuron_tool._tool_changes`), which a served registry listens to, to tell
+its MCP clients to list again.
 """
 
 from __future__ import annotations
@@ -29,14 +33,17 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Protocol, TypeAlias, overload, runtime_checkable
 
+from ._tool_changes import ToolChanges, tool_changes_of
 from .context import RunContext
 from .tool import ToolDyn
 
 __all__ = [
     "FunctionToolSource",
+    "ToolChanges",
     "ToolSource",
     "ToolSourceFunction",
     "is_tool_source",
+    "tool_changes_of",
     "tool_source",
 ]
 

@@ -45,6 +45,7 @@ from layer0 import (
 from neuron_hooks import HookRegistry
 from neuron_tool import (
     ExternalTool,
+    FunctionTool,
     ModelRetry,
     RunContext,
     ToolDyn,
@@ -92,6 +93,7 @@ from ._tool_input import (
 )
 from ._tool_round import ToolRound, TurnHalted
 from ._well_formed import well_formed_content, well_formed_delta
+from .agent_tool import agent_tool
 from .approval import (
     AWAITING_APPROVAL,
     DECISIONS_KEY,
@@ -514,6 +516,20 @@ class NeuronTurn(Generic[OutT]):
         return (
             f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{sources}{output})"
         )
+
+    def as_tool(self, name: str, description: str, *, pass_deps: bool = False) -> FunctionTool:
+        """This agent as a tool of another turn, as the OpenAI Agents SDK's `agent.as_tool()`.
+
+        The tool takes one `input` (the question or task) and answers with this
+        agent's answer; each call is a fresh conversation, charged to the calling
+        turn (`run(charge_to=ctx)`). `pass_deps=True` gives it the calling run's
+        deps. A run that ends unanswered fails the call, naming why (see
+        `neuron_turn.loop.agent_tool`).
+
+        Raises:
+            ToolRegistrationError: `name` is no tool name, or `description` is empty.
+        """
+        return agent_tool(self, name, description, pass_deps=pass_deps)
 
     @overload
     def with_output(self, output_type: Callable[..., Awaitable[_T]]) -> NeuronTurn[_T]: ...

@@ -1,0 +1,148 @@
+"""`NeuronTurn.as_tool`: an agent as another's tool (the Agents SDK's `agent.as_tool()`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import TurnConfig, usd
+from neuron_tool import RunContext, ToolRegistrationError, tool
+from neuron_turn import ApprovalPolicy, NeuronTurn, NeuronTurnConfig, ToolResultPart
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, call, calls
+
+
+class Product(BaseModel):
+    value: int
+
+
+def _caller(*script: Any, tools: list[Any]) -> NeuronTurn[Any]:
+    return NeuronTurn(ScriptedProvider(list(script)), tools=tools)
+
+
+def _result(turn: NeuronTurn[Any], request: int = 1) -> ToolResultPart:
+    (result,) = turn.provider.requests[request].messages[-1].content  # type: ignore[attr-defined]
+    assert isinstance(result, ToolResultPart)
+    return result
+
+
+async def test_an_agent_tool_answers_with_the_agents_typed_answer_and_charges_the_caller() -> None:
+    inner = ScriptedProvider([answer('{"value": 391}', cost="0.25")])
+    calculator = NeuronTurn(inner, output_type=Product)
+    researcher = _caller(
+        calls(call("r1", "ask_calculator", input="What is 17*23?"), cost="0.1"),
+        answer("391", cost="0.1"),
+        tools=[calculator.as_tool("ask_calculator", "Ask the calculator agent.")],
+    )
+
+    result = await researcher.run("17*23?")
+
+    assert result.output == "391"
+    assert _result(researcher).content == '{"value":391}'
+    assert inner.requests[0].messages[0].content[0].text == "What is 17*23?"  # type: ignore[union-attr]
+    assert result.usage.cost == usd("0.45")  # the calculator's 0.25 counted
+
+
+async def test_an_agent_tool_that_stops_unanswered_fails_the_call_naming_why() -> None:
+    loops = ScriptedProvider([calls(call("c1", "noop")), calls(call("c2", "noop"))])
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    looping = NeuronTurn(loops, tools=[noop], config=NeuronTurnConfig(max_turns=1))
+    caller = _caller(
+        calls(call("r1", "ask_looping", input="go")),
+        answer("gave up"),
+        tools=[looping.as_tool("ask_looping", "Ask an agent that never ends.")],
+    )
+
+    await caller.run("go")
+
+    failed = _result(caller)
+    assert failed.is_error
+    assert failed.content == (
+        "tool 'ask_looping' failed: the agent did not answer: it stopped without an answer "
+        "(max_turns)"
+    )
+
+
+async def test_an_agent_tool_whose_call_waits_for_approval_says_a_tool_cannot_give_it() -> None:
+    @tool
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return "paid"
+
+    payer = NeuronTurn(
+        ScriptedProvider([calls(call("p1", "pay", amount=5))]),
+        tools=[pay],
+        config=NeuronTurnConfig(approval=ApprovalPolicy.of(["pay"])),
+    )
+    caller = _caller(
+        calls(call("r1", "ask_payer", input="pay 5")),
+        answer("could not"),
+        tools=[payer.as_tool("ask_payer", "Ask the payer.")],
+    )
+
+    await caller.run("pay")
+
+    assert _result(caller).content.endswith(
+        "one of its calls waits for a person's approval, which a tool cannot give"
+    )
+
+
+@dataclass
+class Shop:
+    name: str
+
+
+async def test_pass_deps_gives_the_agent_the_calling_runs_deps_else_its_own() -> None:
+    seen: list[str] = []
+
+    @tool
+    def shop_name(ctx: RunContext[Shop]) -> str:
+        """The shop's name."""
+        seen.append(ctx.deps.name)
+        return ctx.deps.name
+
+    def helper() -> NeuronTurn[Any]:
+        script = [calls(call("s1", "shop_name")), answer("named")]
+        return NeuronTurn(ScriptedProvider(script), tools=[shop_name], deps=Shop("own"))
+
+    for pass_deps in (True, False):
+        agent_tool = helper().as_tool("ask_shop", "Ask the shop agent.", pass_deps=pass_deps)
+        caller = _caller(
+            calls(call("r1", "ask_shop", input="name?")), answer("done"), tools=[agent_tool]
+        )
+        await caller.run("name?", deps=Shop("caller's"))
+
+    assert seen == ["caller's", "own"]
+
+
+async def test_the_callers_budget_covers_what_its_agent_tool_spends() -> None:
+    spender = NeuronTurn(ScriptedProvider([answer("spent", cost="0.6")]))
+    caller = _caller(
+        calls(call("r1", "ask_spender", input="spend")),
+        answer("never"),
+        tools=[spender.as_tool("ask_spender", "Ask the spender.")],
+    )
+
+    result = await caller.run("go", config=TurnConfig(max_cost=usd("0.5")))
+
+    assert result.exit_reason == "budget_exhausted"
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "match"),
+    [("ask me", "Ask.", r"cannot register tool 'ask me'"), ("ask", " ", r"needs a description")],
+)
+def test_an_agent_tool_with_a_bad_name_or_no_description_is_refused(
+    name: str, description: str, match: str
+) -> None:
+    with pytest.raises(ToolRegistrationError, match=match):
+        NeuronTurn(ScriptedProvider([])).as_tool(name, description)

@@ -16,22 +16,28 @@ orchestrator instead (the `delegate` effect), where its pause can be resumed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from neuron_tool import FunctionTool, RunContext, ToolCallError, ToolRegistrationError
 from neuron_tool.registry import is_tool_name
 
 from ._exit_text import exit_reason_text
 from .approval import AWAITING_APPROVAL
-
-if TYPE_CHECKING:
-    from .turn import NeuronTurn
+from .run_result import RunResult
 
 __all__ = ["agent_tool"]
 
 
+class _Agent(Protocol):
+    """What an agent tool runs: `NeuronTurn.run` (named so, not imported: turn imports this)."""
+
+    async def run(
+        self, message: str, *, deps: object = None, charge_to: RunContext[Any] | None = None
+    ) -> RunResult[Any]: ...
+
+
 def agent_tool(
-    agent: NeuronTurn[Any], name: str, description: str, *, pass_deps: bool = False
+    agent: _Agent, name: str, description: str, *, pass_deps: bool = False
 ) -> FunctionTool:
     """Return `agent` as a tool named `name` (see the module doc).
 

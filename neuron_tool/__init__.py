@@ -53,7 +53,13 @@ if TYPE_CHECKING:
     from .registry import ToolRegistry, is_tool_name
     from .retry import ModelRetry
     from .schema import ToolSchema
-    from .source import FunctionToolSource, ToolSource, ToolSourceFunction, tool_source
+    from .source import (
+        FunctionToolSource,
+        ToolChanges,
+        ToolSource,
+        ToolSourceFunction,
+        tool_source,
+    )
     from .strict import StrictForm, strict_form
     from .tool import BoundArguments, ContextTool, FunctionTool, ToolAnnotations, ToolDyn
     from .tool_views import (
@@ -121,7 +127,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".registry": ("ToolRegistry", "is_tool_name"),
     ".retry": ("ModelRetry",),
     ".schema": ("ToolSchema",),
-    ".source": ("FunctionToolSource", "ToolSource", "ToolSourceFunction", "tool_source"),
+    ".source": (
+        "FunctionToolSource",
+        "ToolChanges",
+        "ToolSource",
+        "ToolSourceFunction",
+        "tool_source",
+    ),
     ".strict": ("StrictForm", "strict_form"),
     ".tool": (
         "BoundArguments",
@@ -167,6 +179,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolCall",
     "ToolCallError",
+    "ToolChanges",
     "ToolContextError",
     "ToolDyn",
     "ToolError",

@@ -3,9 +3,8 @@
 A served registry (`neuron_tool.mcp.serve_http`) asks its sources on every
 listing, so a client that lists again sees a source's new tools; it is told
 to list again only if someone says they changed. A source says so through a
-`ToolChanges` it carries as `tool_changes`; an `MCPClient` hears its server's
-word and says it when given one as its `on_list_changed` handler
-(`MCPClient.stdio(..., on_list_changed=changes)`). A view of a source
+`ToolChanges` it carries as `tool_changes`; every `MCPClient` has one, told
+each time its server's tools may have changed. A view of a source
 (`filtered_tools`, `prefixed_tools`, ...) says what its source says.
 
 A change carries nothing but itself: listeners list again to see it.
@@ -73,15 +72,14 @@ class ToolChanges:
 
 
 def tool_changes_of(source: object) -> ToolChanges | None:
-    """What says `source`'s tools changed: its `tool_changes`, or an `MCPClient`'s handler.
+    """What says `source`'s tools changed: its `tool_changes` (every `MCPClient` has one).
 
     A view is followed to the source it shapes (`source`).
     """
     for _ in range(_MOST_VIEWS):
-        for attribute in ("tool_changes", "on_list_changed"):
-            found = getattr(source, attribute, None)
-            if isinstance(found, ToolChanges):
-                return found
+        found = getattr(source, "tool_changes", None)
+        if isinstance(found, ToolChanges):
+            return found
         source = getattr(source, "source", None)
         if source is None:
             return None

@@ -17,6 +17,7 @@ from mcp import Client, MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import JsonValue, ValidationError
 
+from .._tool_changes import ToolChanges
 from ..context import RunContext
 from ..errors import MCPBridgeError, ToolRegistrationError
 from ..files import ToolReturn
@@ -229,6 +230,9 @@ class MCPClient:
             None if on_resource_updated is None else ResourceUpdates(self.name, on_resource_updated)
         )
         self.on_list_changed: Final = on_list_changed
+        self.tool_changes: Final = ToolChanges()
+        """Told each time the server's tools may have changed, as `on_list_changed` is: a
+        gateway serving this client (`serve_http`) listens, to tell its own clients."""
         self._list_changes: Final = (
             None
             if on_list_changed is None
@@ -852,9 +856,15 @@ class MCPClient:
 
     def _lists_unseen(self, kinds: list[ListKind]) -> None:
         """Changes of `kinds` went unheard for a while: tell each as changed, as it may have."""
+        for kind in kinds:
+            self._list_changed(kind)
+
+    def _list_changed(self, kind: ListKind) -> None:
+        """Tell `on_list_changed`, and `tool_changes` for the tools, that a list changed."""
+        if kind == "tools":
+            self.tool_changes.changed()
         if self._list_changes is not None:
-            for kind in kinds:
-                self._list_changes.push(kind)
+            self._list_changes.push(kind)
 
     def _unheard_means(self, *, now: bool) -> str:
         """What a list's changes going unheard costs this client, for the log."""
@@ -993,10 +1003,8 @@ class MCPClient:
 
     def _lists_may_have_changed(self, connection: Connection) -> None:
         """Tell `on_list_changed` of each list a restarted server offers: it may differ now."""
-        if self._list_changes is None:
-            return
         for kind in _offered_lists(connection):
-            self._list_changes.push(kind)
+            self._list_changed(kind)
 
     async def _open(self) -> Connection:
         connection = await Connection.open(
@@ -1009,7 +1017,7 @@ class MCPClient:
             sampling=self.sampling,
             cache_lists=self.cache_lists,
             on_resource_updated=self._heard_update if self._updates is not None else None,
-            on_list_changed=self._list_changes.push if self._list_changes is not None else None,
+            on_list_changed=self._list_changed,
         )
         try:
             await self._watch_lists(connection)

@@ -71,9 +71,8 @@ def _client(url: str, told: Told) -> MCPClient:
 
 
 async def test_a_gateway_client_is_told_when_the_upstream_adds_a_tool_and_then_lists_it() -> None:
-    changes = ToolChanges()
     told = Told()
-    async with changing("stdio", on_list_changed=changes) as upstream:
+    async with changing("stdio") as upstream:
         registry = ToolRegistry([prefixed_tools(upstream, "up_")])
         async with gateway(registry) as url, _client(url, told) as client:
             before = names(await client.list_tools())  # cached from now on
@@ -89,14 +88,13 @@ async def test_a_gateway_client_is_told_when_the_upstream_adds_a_tool_and_then_l
 
 
 async def test_a_handshake_era_client_gets_the_notice_on_its_session() -> None:
-    changes = ToolChanges()
     heard = asyncio.Event()
 
     async def notices(message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             heard.set()
 
-    async with changing("stdio", on_list_changed=changes) as upstream:
+    async with changing("stdio") as upstream:
         async with (
             gateway(ToolRegistry([upstream])) as url,
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,

@@ -56,9 +56,9 @@ async def test_as_an_on_list_changed_handler_only_a_change_of_tools_is_one() -> 
     assert heard == [None]
 
 
-def test_a_sources_changes_are_found_through_its_views() -> None:
+def test_a_sources_changes_are_found_through_its_views_and_every_mcp_client_has_them() -> None:
     changes = ToolChanges()
-    client = MCPClient.stdio("never-started", on_list_changed=changes)  # nothing starts yet
+    client = MCPClient.stdio("never-started")  # nothing starts yet
 
     class Own:
         tool_changes = changes
@@ -70,10 +70,21 @@ def test_a_sources_changes_are_found_through_its_views() -> None:
     def plain(ctx: RunContext[None]) -> list[ToolDyn]:
         return []
 
-    assert tool_changes_of(prefixed_tools(filtered_tools(client, allow=["a"]), "x_")) is changes
+    viewed = prefixed_tools(filtered_tools(client, allow=["a"]), "x_")
+    assert tool_changes_of(viewed) is client.tool_changes
     assert tool_changes_of(Own()) is changes
     assert tool_changes_of(plain) is None
-    assert tool_changes_of(MCPClient.stdio("never-started")) is None
+
+
+def test_an_mcp_clients_tool_changes_are_told_of_its_tools_only_with_no_handler_set() -> None:
+    told: list[str] = []
+    client = MCPClient.stdio("never-started")
+    client.tool_changes.listen(lambda: told.append("tools"))
+
+    for kind in ("tools", "prompts", "resources"):
+        client._list_changed(kind)  # as a server's notice is told
+
+    assert told == ["tools"]
 
 
 def test_a_view_that_is_its_own_source_is_no_endless_search() -> None:

@@ -199,7 +199,7 @@ from .provider_stream import deltas_of, streaming
 from .run_result import RunResult, RunSyncError
 from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
-from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result
+from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result, unoffered_stop_tools
 from .stream import TurnStream
 from .strict_tools import check_strict_output, check_strict_tools, infers_strict_tools
 from .thinking import check_provider_thinking
@@ -259,6 +259,9 @@ class NeuronTurn(Generic[OutT]):
 
     continues_partial_turns: ClassVar[bool] = True
     """It runs the continuations of the partial turns it hands on (`layer0.PartialTurn`)."""
+
+    _unseen_stops: frozenset[str] = frozenset()
+    """Stop tools a run's per-step sources have not offered yet (set on the run's own copy)."""
 
     # An async output function first: in one union with `Callable[..., T]` a type checker
     # cannot tell its result from its coroutine.
@@ -806,7 +809,9 @@ class NeuronTurn(Generic[OutT]):
         if turn.tools.sources:
             turn = await turn._sourced(input, deps)
         if options.stop_at_tools:
-            check_stop_tools(options.stop_at_tools, turn.tools, where=INPUT_STOP_TOOLS)
+            unseen = check_stop_tools(options.stop_at_tools, turn.tools, where=INPUT_STOP_TOOLS)
+            if unseen:  # only with per-step sources, so `turn` is this run's own copy
+                turn._unseen_stops = turn._unseen_stops | unseen
         if options.output is not None and self._output_mode(options.output) == "tool":
             check_strict_output(options.output, self.provider)
         settings = self.config.resolve(input.config, options)
@@ -1139,7 +1144,7 @@ class NeuronTurn(Generic[OutT]):
             deps=self.deps if deps is None else deps, session=input.session, input=input
         )
         registry = await self.tools.for_run(context)
-        check_stop_tools(
+        unseen = check_stop_tools(
             self.config.stop_at_tools, registry, where="NeuronTurnConfig.stop_at_tools"
         )
         check_hosted_tools(
@@ -1147,6 +1152,7 @@ class NeuronTurn(Generic[OutT]):
         )
         sourced = copy.copy(self)
         sourced.tools = registry
+        sourced._unseen_stops = unseen
         return sourced
 
     def _offering(self, tools: Sequence[ExternalTool]) -> NeuronTurn[OutT]:
@@ -1320,6 +1326,8 @@ class NeuronTurn(Generic[OutT]):
             reason = stop.reason
         except TurnHalted as halted:
             reason = ObserverHalt(reason=halted.reason)
+        if self._unseen_stops:
+            run.effects.append(unoffered_stop_tools(self._unseen_stops))
         if reason == "complete" and self.config.guardrails:
             reason = await self._check_answer(run, input, output)
         if reason == "budget_exhausted":
@@ -1627,6 +1635,8 @@ class NeuronTurn(Generic[OutT]):
         except ToolSourceError as exc:
             raise ToolStepSourceError(exc.source, exc.reason) from exc
         # No stop-tool check here: one a step's sources leave out is not offered that step.
+        if self._unseen_stops:
+            self._unseen_stops = self._unseen_stops - set(registry.names())
         check_hosted_tools(
             self.config.hosted_tools, provider=self.provider, function_tools=registry.names()
         )

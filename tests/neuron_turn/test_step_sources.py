@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from layer0 import NonRetryableError
+from layer0 import LogEffect, LogLevel, NonRetryableError
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import (
     RunContext,
@@ -17,7 +17,7 @@ from neuron_tool import (
     tool,
     tool_source,
 )
-from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolResultPart
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolResultPart, UnknownStopToolError
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, ask, call, calls
@@ -165,3 +165,41 @@ def test_per_step_is_said_in_the_repr_and_must_be_a_bool() -> None:
     assert repr(account) == "FunctionToolSource('account', per_step=True)"
     with pytest.raises(TypeError, match="per_step must be True or False; got 1"):
         tool_source(per_step=1)(lambda ctx: [])  # type: ignore[arg-type]
+
+
+async def test_a_stop_tool_a_later_step_offers_ends_the_turn_with_its_result() -> None:
+    provider = ScriptedProvider([calls(call("c1", "login")), calls(call("c2", "balance"))])
+    config = NeuronTurnConfig(model="m", stop_at_tools=("balance",))
+    turn = NeuronTurn(provider, tools=[login, account], config=config)
+
+    done = await turn.execute(ask("my balance?"), deps=Session())
+
+    assert done.exit_reason == "complete"
+    assert done.message.as_text() == "42 EUR"
+    assert len(provider.requests) == 2  # no model call after the stop tool's result
+    assert not [e for e in done.effects if isinstance(e, LogEffect)]
+
+
+async def test_an_inputs_stop_tool_no_step_offers_is_warned_of_at_the_end_not_refused() -> None:
+    provider = ScriptedProvider([answer("no login needed")])
+    turn = NeuronTurn(provider, tools=[login, account], config=NeuronTurnConfig(model="m"))
+    asked = ask("hi", neuron_turn={"stop_at_tools": ["balanse"]})
+
+    done = await turn.execute(asked, deps=Session())
+
+    assert done.exit_reason == "complete"
+    (warning,) = [e for e in done.effects if isinstance(e, LogEffect)]
+    assert warning.level == LogLevel.WARN
+    assert warning.message.startswith("stop tools never offered in this run: balanse; ")
+    assert warning.data == {"stop_at_tools": ["balanse"]}
+
+
+def test_a_stop_tool_no_tool_has_is_still_refused_without_per_step_sources() -> None:
+    with pytest.raises(
+        UnknownStopToolError, match=r"names stop tools this turn does not have: balanse"
+    ):
+        NeuronTurn(
+            ScriptedProvider([]),
+            tools=[login, balance],
+            config=NeuronTurnConfig(stop_at_tools=("balanse",)),
+        )

@@ -23,8 +23,9 @@ from pydantic import JsonValue
 
 from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
 
-from ..loop._convert import TOOL_FILES_TYPE
+from ..loop._convert import TOOL_FILES_TYPE, HistoryFormatError, history_from_json
 from ..loop._file_names import file_named, tool_files_named
+from ..loop._turn_starts import turn_starts
 from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
 
@@ -159,16 +160,32 @@ async def approvals_in(store: StateReader, session: str) -> SessionApprovals:
 
 
 def history_text(history: JsonValue) -> str:
-    """Render stored history for people: one block per message, tool calls summarised."""
+    """Render stored history for people: one block per message, tool calls summarised.
+
+    The message that starts each turn says which (`user (turn 2): ...`), as `neuron-turn
+    fork --turns N` and `chat`'s `/back N` count them.
+    """
     if not isinstance(history, list):
         return f"(history is not a list: {history!r})"
+    opening = _turn_openings(history)
     lines = []
-    for message in history:
+    for index, message in enumerate(history):
         if not isinstance(message, dict):
             continue
         content = Content.model_validate(message.get("content", ""))
-        lines.append(f"{message.get('role', '?')}: {_content_text(content)}")
+        turn = opening.get(index)
+        role = f"{message.get('role', '?')}" + ("" if turn is None else f" (turn {turn})")
+        lines.append(f"{role}: {_content_text(content)}")
     return "\n".join(lines)
+
+
+def _turn_openings(history: list[JsonValue]) -> dict[int, int]:
+    """Each turn's opening message's index, to its turn's number (none if it does not parse)."""
+    try:
+        messages = history_from_json(history)
+    except HistoryFormatError:
+        return {}
+    return {start: number for number, start in enumerate(turn_starts(messages), 1)}
 
 
 def continue_hint(session: str) -> str:

@@ -29,7 +29,7 @@ def test_attached_files_go_with_the_prompt_and_stay_in_the_session(
 
     assert main(["history", "a1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (
-        "user: Sum these up [document notes.md] [document report.pdf]"
+        "user (turn 1): Sum these up [document notes.md] [document report.pdf]"
     )
     assert main(["history", "a1", "--json"]) == 0
     blocks = json.loads(capsys.readouterr().out)[0]["content"]

@@ -319,8 +319,8 @@ def test_attach_sends_a_file_with_the_next_message_only(
     assert "cannot read --attach" in done.stderr and "nothing was attached" in done.stderr
     assert f"attached {notes}; it goes with your next message" in done.stderr
     shown = neuron_turn(env, "history", "d1")
-    assert shown.stdout.splitlines()[0] == "user: sum up [document notes.txt]"
-    assert shown.stdout.splitlines()[2] == "user: again"
+    assert shown.stdout.splitlines()[0] == "user (turn 1): sum up [document notes.txt]"
+    assert shown.stdout.splitlines()[2] == "user (turn 2): again"
 
 
 TOOL = ("--model", "fixture:tool", "--tool", "fixture_add")

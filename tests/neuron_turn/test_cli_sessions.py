@@ -46,6 +46,25 @@ def _run(*argv: str) -> None:
     assert main(["run", *argv]) == 0
 
 
+def test_history_numbers_the_turns_as_fork_counts_them_not_the_tools_results(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _run("hello", "--model", "fixture:echo", "--session", "n1")
+    _run("add", "--model", "fixture:tool", "--tool", "fixture_add", "--session", "n1")
+    capsys.readouterr()
+
+    assert main(["history", "n1"]) == 0
+
+    assert capsys.readouterr().out.splitlines() == [
+        "user (turn 1): hello",
+        "assistant: echo: hello",
+        "user (turn 2): add",
+        "assistant: [calls fixture_add({'a': 2, 'b': 3})]",
+        "user: [result: 5]",
+        "assistant: the sum is 5",
+    ]
+
+
 def test_session_history_persists_across_runs_and_history_prints_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -63,9 +82,9 @@ def test_session_history_persists_across_runs_and_history_prints_it(
     ]
     assert main(["history", "chat-1"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "user: first message",
+        "user (turn 1): first message",
         "assistant: echo: first message",
-        "user: second message",
+        "user (turn 2): second message",
         "assistant: echo: second message",
     ]
 
@@ -122,7 +141,7 @@ def test_sessions_continue_across_separate_processes(tmp_path: Path) -> None:
     shown = subprocess.run(
         [*base, "history", "p"], capture_output=True, text=True, env=env, timeout=60
     )
-    assert shown.stdout.count("user: ") == 2
+    assert shown.stdout.count("user (turn ") == 2
 
 
 def test_sessions_says_which_wait_for_approval_and_lists_past_an_unreadable_history(
@@ -191,7 +210,7 @@ def test_history_names_files_never_their_data_and_an_image_by_url_by_its_url(
     assert main(["history", "f"]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.splitlines() == [
-        "user: Look. [image image/png] [image image/webp] https://images.example.com/cat.webp"
+        "user (turn 1): Look. [image image/png] [image image/webp] https://images.example.com/cat.webp"
         f" [image image/png] data:image/png;base64,{'A' * 278}… (5022 characters)",
         "assistant: [calls snapshot({})]",
         "user: [result: Took them.] [image image/png] [document q3.pdf]",

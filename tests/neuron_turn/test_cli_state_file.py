@@ -131,7 +131,10 @@ def test_sessions_and_history_read_a_read_only_state_file(
     assert "chat" in sessions.stdout and "hello there" in sessions.stdout
     history = _cli("history", "chat", "--state", str(read_only_state), cwd=tmp_path)
     assert (history.returncode, history.stderr) == (0, "")
-    assert history.stdout.splitlines() == ["user: hello there", "assistant: echo: hello there"]
+    assert history.stdout.splitlines() == [
+        "user (turn 1): hello there",
+        "assistant: echo: hello there",
+    ]
     assert read_only_state.read_bytes() == before
     assert sorted(p.name for p in read_only_state.parent.iterdir()) == ["state.db"]
 

@@ -84,6 +84,7 @@ from ._errors import (
     stop_notes,
 )
 from ._fallback import add_fallback_arguments, fallback_usage_error, retry_options
+from ._forget import add_forget_parser
 from ._fork import add_fork_parser
 from ._hosted_token import ENV_KEY, EnvTokenMCP, with_env_token
 from ._images import ImageSaveError, image_directory, images_note, save_images
@@ -197,6 +198,7 @@ def _parser() -> argparse.ArgumentParser:
     add_show_parser(commands)
     add_revoke_parser(commands)
     add_fork_parser(commands)
+    add_forget_parser(commands)
     add_ui_parser(commands)
     return parser
 

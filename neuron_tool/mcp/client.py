@@ -793,13 +793,14 @@ class MCPClient:
     async def _watch_lists(self, connection: Connection) -> None:
         """On a 2026-07-28 session, open the stream the server tells list changes on.
 
-        For the cache and for `on_list_changed`; an earlier session hears them
-        unasked. A list whose changes cannot be heard (the stream is down, or
-        refused) is not cached, lest it go stale. A stream that ends, fails to
-        open, or is refused with an error that may pass is reopened (`_reopen`);
-        one refused with a final error is not asked again.
+        For the cache, `on_list_changed` and `tool_changes` (which a gateway may
+        listen to at any time, so even a client that caches nothing opens it); an
+        earlier session hears them unasked. A list whose changes cannot be heard
+        (the stream is down, or refused) is not cached, lest it go stale. A stream
+        that ends, fails to open, or is refused with an error that may pass is
+        reopened (`_reopen`); one refused with a final error is not asked again.
         """
-        if not ((self.cache_lists or self._list_changes is not None) and connection.modern):
+        if not connection.modern:
             return
         declared = _list_capabilities(connection).items()
         kinds = [kind for kind, cap in declared if getattr(cap, "list_changed", None)]

@@ -87,6 +87,20 @@ async def test_a_gateway_client_is_told_when_the_upstream_adds_a_tool_and_then_l
     assert set(told.kinds) == {"tools"}
 
 
+async def test_a_gateway_of_an_uncached_upstream_client_still_tells_its_clients() -> None:
+    # Asked afresh on every listing, the upstream client keeps no cache to drop: it must
+    # hear its server's changes all the same, for the gateway's clients keep theirs.
+    told = Told()
+    async with changing("stdio", cache_lists=False) as upstream:
+        async with gateway(ToolRegistry([upstream])) as url, _client(url, told) as client:
+            before = names(await client.list_tools())
+            await upstream.call_tool("add_tool", {"name": "fresh"})
+            await told.tools()
+            after = names(await client.list_tools())
+
+    assert "fresh" not in before and "fresh" in after
+
+
 async def test_a_handshake_era_client_gets_the_notice_on_its_session() -> None:
     heard = asyncio.Event()
 

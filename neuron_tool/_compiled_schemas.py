@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pydantic import JsonValue
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from .schema import InputValidator
 
@@ -41,10 +41,31 @@ MAX_SCHEMA_BYTES: Final = 256 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A schema as the registry keeps it (its checked copy) and its compiled validator."""
+    """A schema as the registry keeps it (its checked copy) and its compiled validator.
+
+    `schema` is the table's own, never offered: registries share this entry, and a
+    caller editing the schema its registry offers (a `prepare` narrowing it in
+    place) must not change what another registry offers or checks. Each
+    registration offers a copy of its own (`copy`).
+    """
 
     schema: dict[str, JsonValue]
     validator: InputValidator
+    text: bytes
+    """`schema` as JSON (its key), which `copy` reads back: faster than copying the dicts."""
+
+    @classmethod
+    def of(
+        cls, key: bytes, schema: dict[str, JsonValue], validator: InputValidator
+    ) -> Compiled | None:
+        """`schema` and its `validator` as kept under `key` (None: `key` reads back otherwise)."""
+        compiled = cls(schema, validator, key)
+        return compiled if compiled.copy() == schema else None
+
+    def copy(self) -> dict[str, JsonValue]:
+        """A copy of `schema` for one registration to offer, shared with no other."""
+        copied: dict[str, JsonValue] = from_json(self.text)
+        return copied
 
 
 def schema_key(schema: object) -> bytes | None:

@@ -478,7 +478,7 @@ def _compiled(name: str, tool: ToolDyn) -> tuple[ToolSchema, InputValidator]:
     if known is not None and type(name) is str and type(description) is str:
         # Checked and copied when first compiled: only the name and description are new.
         schema = ToolSchema.model_construct(
-            name=name, description=description, input_schema=known.schema, strict=strict
+            name=name, description=description, input_schema=known.copy(), strict=strict
         )
         return schema, known.validator
     schema = _tool_schema(name, description, input_schema, strict)
@@ -486,9 +486,11 @@ def _compiled(name: str, tool: ToolDyn) -> tuple[ToolSchema, InputValidator]:
         validator = InputValidator(schema.input_schema)
     except InvalidSchemaError as exc:
         raise ToolRegistrationError(name, f"invalid input schema: {exc}") from exc
-    if key is not None:
-        _compiled_schemas.COMPILED.put(key, Compiled(schema.input_schema, validator))
-    return schema, validator
+    kept = None if key is None else Compiled.of(key, schema.input_schema, validator)
+    if kept is None:
+        return schema, validator
+    _compiled_schemas.COMPILED.put(kept.text, kept)
+    return schema.model_copy(update={"input_schema": kept.copy()}), validator
 
 
 def _tool_schema(

@@ -94,8 +94,7 @@ async def test_a_tool_given_anew_each_step_with_an_equal_schema_is_compiled_once
     steps = await _steps(lambda step: [FakeTool("lookup", input_schema=copy.deepcopy(TEXT))], 3)
 
     assert len(compiles) == 1
-    kept = {id(registry.schemas()[0].input_schema) for registry in steps}
-    assert len(kept) == 1  # one checked copy, shared by every step's schema
+    assert all(registry.schemas()[0].input_schema == TEXT for registry in steps)
     with pytest.raises(ToolInputError, match="'text' is a required property"):
         await steps[-1].call("lookup", {})
     assert await steps[-1].call("lookup", {"text": "hi"}) == {"text": "hi"}
@@ -155,6 +154,24 @@ async def test_two_tools_sharing_a_schema_are_each_named_in_their_errors(
 
     assert caught.value.tool == "b" and len(compiles) == 1
     assert [schema.name for schema in registry.schemas()] == ["a", "b"]
+
+
+async def test_a_schema_one_registry_offers_edited_in_place_leaves_every_other_as_it_was(
+    compiles: list[object],
+) -> None:
+    first = ToolRegistry([FakeTool("a", input_schema=copy.deepcopy(TEXT))])
+    second = ToolRegistry([FakeTool("b", input_schema=copy.deepcopy(TEXT))])
+    # A caller (or a tool's `prepare`) narrowing what its registry offers, in place.
+    properties = first.schemas()[0].input_schema["properties"]
+    assert isinstance(properties, dict)
+    properties["text"] = {"type": "integer"}
+    third = ToolRegistry([FakeTool("c", input_schema=copy.deepcopy(TEXT))])
+
+    assert second.schemas()[0].input_schema == third.schemas()[0].input_schema == TEXT
+    for registry, name in ((second, "b"), (third, "c")):
+        with pytest.raises(ToolInputError, match="5 is not of type 'string'"):
+            await registry.call(name, {"text": 5})
+    assert len(compiles) == 1
 
 
 def test_the_table_keeps_its_capacity_dropping_the_least_recently_used_first(

@@ -123,7 +123,7 @@ if TYPE_CHECKING:
     from .refusal import effect_refusal
     from .scope import AgentScope, CustomScope, Scope, SessionScope, WorkflowScope
     from .signal import SignalPayload
-    from .state import HistoryStore, SearchResult, StateReader, StateStore
+    from .state import HistoryStore, SearchResult, SessionEraser, StateReader, StateStore
     from .trigger import CustomTrigger, TriggerKind, TriggerType
     from .turn import Turn
     from .turn_input import TurnInput
@@ -295,6 +295,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".state": (
         "HistoryStore",
         "SearchResult",
+        "SessionEraser",
         "StateReader",
         "StateStore",
     ),
@@ -430,6 +431,7 @@ __all__ = [
     "SearchResult",
     "SerializationError",
     "SessionConflict",
+    "SessionEraser",
     "SessionId",
     "SessionScope",
     "SessionTurns",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
@@ -10,9 +11,10 @@ from pydantic import JsonValue
 from ._scalars import F64
 from ._tagged import Frozen
 from .history import HistoryAppend
+from .ids import SessionId
 from .scope import Scope
 
-__all__ = ["HistoryStore", "SearchResult", "StateReader", "StateStore"]
+__all__ = ["HistoryStore", "SearchResult", "SessionEraser", "StateReader", "StateStore"]
 
 
 class SearchResult(Frozen):
@@ -67,5 +69,32 @@ class HistoryStore(StateStore, Protocol):
             HistoryConflict: `append.expected_length` is set and the history's
                 length differs; nothing was appended.
             WriteFailed: the store refused; nothing was appended.
+        """
+        ...
+
+
+@runtime_checkable
+class SessionEraser(Protocol):
+    """A store that deletes whole sessions in one transaction: everything kept of them, or nothing.
+
+    Why: a person asking to be forgotten must not be left half-deleted by a
+    failure part-way. Python API only; nothing of it crosses the wire.
+    """
+
+    async def forget_sessions(
+        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+    ) -> int:
+        """Delete every key of each session's scope, its turn records and `keys`, all or none.
+
+        `keys` are other keys kept about the sessions (an index of them in
+        another scope), deleted in the same transaction. Search finds none of
+        them afterwards. Deleting what is not there is no error, so running
+        it again after a failure is safe.
+
+        Returns how many entries went: keys of the scopes, turn records, and
+        those of `keys` that were there.
+
+        Raises:
+            WriteFailed: the store refused; nothing was deleted.
         """
         ...

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import builtins
 import copy
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 
 from pydantic import JsonValue, TypeAdapter
 
 from .errors import HistoryConflict, WriteFailed
 from .history import HISTORY_KEY, HistoryAppend
 from .hook import Continue, HookAction, HookContext, HookPoint
+from .ids import SessionId
 from .metadata import TurnMetadata
-from .scope import Scope
+from .scope import Scope, SessionScope
 from .state import SearchResult
 from .turn_input import TurnInput
 from .turn_output import TurnOutput
@@ -38,6 +39,8 @@ class EchoTurn:
 
 class InMemoryStore:
     """A complete StateStore in a dict: read, write, delete, list by prefix, substring search.
+
+    It is a `HistoryStore` and a `SessionEraser` too.
 
     Values are deep-copied in and out, so a caller mutating what it wrote or
     read cannot change what is stored, as with a real store.
@@ -85,6 +88,23 @@ class InMemoryStore:
         self._data[slot] = [*history, *copy.deepcopy(append.messages)]
         self._appended.add((slot[0], append.turn_id))
         return len(history) + len(append.messages)
+
+    async def forget_sessions(
+        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+    ) -> int:
+        """Delete every key of each session's scope, and `keys` (a `SessionEraser`).
+
+        Returns how many were there. Its appends' turn ids go too, so a turn
+        run again on a forgotten session appends afresh.
+        """
+        scopes = {self._scope_key(SessionScope(id=session)) for session in sessions}
+        slots = {(self._scope_key(scope), key) for scope, key in keys}
+        gone = [slot for slot in self._data if slot[0] in scopes or slot in slots]
+        # No await from here on: one step for every task on the loop, all or nothing.
+        for slot in gone:
+            del self._data[slot]
+        self._appended = {appended for appended in self._appended if appended[0] not in scopes}
+        return len(gone)
 
     async def list(self, scope: Scope, prefix: str) -> builtins.list[str]:
         """Return the keys of `scope` starting with `prefix`, sorted."""

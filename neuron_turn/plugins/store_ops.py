@@ -3,19 +3,21 @@
 For state store plugins (`neuron-state-sqlite`, `neuron-state-postgres`): a
 history append and a turn record become these, serialized in the caller's task
 (later changes to the caller's objects cannot leak in, and a value that is not
-JSON is refused before the database is touched), and a delete is one. A store
-adds its own kind of write (each keeps what its search index needs).
+JSON is refused before the database is touched), and a delete is one, as is
+forgetting whole sessions. A store adds its own kind of write (each keeps what
+its search index needs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from layer0 import HISTORY_KEY, HistoryAppend, TurnRecord
+from layer0 import HISTORY_KEY, HistoryAppend, Scope, SessionId, SessionScope, TurnRecord
 
 from .stored_values import encode_value, scope_key
 
-__all__ = ["Append", "PutTurn", "Remove", "append_op", "turn_op"]
+__all__ = ["Append", "Forget", "PutTurn", "Remove", "append_op", "forget_op", "turn_op"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,30 @@ class PutTurn:
     started: str
     summary: str
     record: str
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Delete whole sessions: their scopes' keys, their turn records, and other `keys`.
+
+    What `layer0.SessionEraser.forget_sessions` deletes; its answer is how many
+    entries went (a scope's appends belong to its keys, so are not counted).
+    """
+
+    scopes: tuple[str, ...]
+    """The sessions' scopes, as stored (`scope_key`)."""
+    sessions: tuple[str, ...]
+    keys: tuple[tuple[str, str], ...]
+    """Other `(scope, key)` pairs, as stored."""
+
+
+def forget_op(sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]]) -> Forget:
+    """Forgetting `sessions` and `keys` as an operation (see `Forget`)."""
+    return Forget(
+        scopes=tuple(scope_key(SessionScope(id=session)) for session in sessions),
+        sessions=tuple(sessions),
+        keys=tuple((scope_key(scope), key) for scope, key in keys),
+    )
 
 
 def append_op(append: HistoryAppend) -> Append:

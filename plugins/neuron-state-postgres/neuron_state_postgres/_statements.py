@@ -97,6 +97,29 @@ _TEMPLATES: Final[dict[str, LiteralString]] = {
             started = excluded.started, summary = excluded.summary, record = excluded.record
     """,
     "read_turn": "SELECT record FROM {s}.turns WHERE turn_id = %s",
+    # Forgetting sessions: each statement answers how many entries it deleted. The
+    # search index is a column of `entries`, so it goes with the rows.
+    "forget_scopes": """
+        WITH gone AS (DELETE FROM {s}.entries WHERE scope = ANY(%s::text[]) RETURNING 1)
+        SELECT count(*) FROM gone
+    """,
+    "forget_scopes_appended": "DELETE FROM {s}.appended WHERE scope = ANY(%s::text[])",
+    "forget_turns": """
+        WITH gone AS (DELETE FROM {s}.turns WHERE session = ANY(%s::text[]) RETURNING 1)
+        SELECT count(*) FROM gone
+    """,
+    "forget_keys": """
+        WITH gone AS (
+            DELETE FROM {s}.entries AS e USING unnest(%(scopes)s::text[], %(keys)s::text[])
+                AS k (scope, key)
+            WHERE e.scope = k.scope AND e.key = k.key RETURNING 1
+        ), appended AS (
+            DELETE FROM {s}.appended AS a USING unnest(%(scopes)s::text[], %(keys)s::text[])
+                AS k (scope, key)
+            WHERE a.scope = k.scope AND a.key = k.key
+        )
+        SELECT count(*) FROM gone
+    """,
     "summaries": "SELECT summary FROM {s}.turns ORDER BY started DESC, turn_id LIMIT %s",
     "session_summaries": """
         SELECT summary FROM {s}.turns WHERE session IS NOT DISTINCT FROM %s
@@ -127,6 +150,10 @@ class Statements:
     search: sql.Composed
     put_turn: sql.Composed
     read_turn: sql.Composed
+    forget_scopes: sql.Composed
+    forget_scopes_appended: sql.Composed
+    forget_turns: sql.Composed
+    forget_keys: sql.Composed
     summaries: sql.Composed
     session_summaries: sql.Composed
     sessions: sql.Composed

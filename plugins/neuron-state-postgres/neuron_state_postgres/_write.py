@@ -29,12 +29,12 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
 from layer0 import HistoryConflict, WriteFailed
-from neuron_turn.plugins.store_ops import Append, PutTurn, Remove
+from neuron_turn.plugins.store_ops import Append, Forget, PutTurn, Remove
 
 from ._db import Connection, failure
 from ._statements import Statements
 
-__all__ = ["Append", "Op", "Put", "PutTurn", "Remove", "apply"]
+__all__ = ["Append", "Forget", "Op", "Put", "PutTurn", "Remove", "apply"]
 
 Cursor: TypeAlias = AsyncCursor[TupleRow]
 
@@ -55,15 +55,16 @@ class Put:
     words: str
 
 
-Op: TypeAlias = Put | Remove | Append | PutTurn
+Op: TypeAlias = Put | Remove | Append | PutTurn | Forget
 """One operation of an `apply` batch."""
 
 
 async def apply(connection: Connection, sql: Statements, ops: Sequence[Op]) -> list[int]:
     """Apply `ops` in order in one transaction: all of them or, on any error, none.
 
-    Returns the length of the list under each `Append`'s key after it, in order.
-    A transaction the server aborted to break a deadlock is run again.
+    Returns the length of the list under each `Append`'s key after it, and the
+    count of entries each `Forget` deleted, in order. A transaction the server
+    aborted to break a deadlock is run again.
 
     Raises:
         WriteFailed: nothing was changed; the message names the failing operation
@@ -149,6 +150,9 @@ async def _transaction(
                 if isinstance(op, Append):
                     sent.checking = index
                     lengths.append(await _appended(op, sent.ops[index]))
+                elif isinstance(op, Forget):
+                    sent.checking = index
+                    lengths.append(await _counted(sent.ops[index]))
             sent.checking = None
             sent.committing = True
             await connection.execute("COMMIT")
@@ -194,12 +198,43 @@ async def _send(connection: Connection, sql: Statements, op: Op) -> list[Cursor]
     if isinstance(op, PutTurn):
         row5 = (op.turn_id, op.session, op.started, op.summary, op.record)
         return [await connection.execute(sql.put_turn, row5)]
+    if isinstance(op, Forget):
+        return await _send_forget(connection, sql, op)
     if "\0" in op.key:
         return []  # no such key can be stored, so there is nothing to delete
     return [
         await connection.execute(sql.delete, (op.scope, op.key)),
         await connection.execute(sql.delete_appended, (op.scope, op.key)),
     ]
+
+
+async def _send_forget(connection: Connection, sql: Statements, op: Forget) -> list[Cursor]:
+    """Queue the deletes of `op`; each but the appends' answers a count.
+
+    Names holding NUL are left out: Postgres text cannot hold one, so nothing
+    is stored under them.
+    """
+    scopes = [scope for scope in op.scopes if "\0" not in scope]
+    sessions = [session for session in op.sessions if "\0" not in session]
+    keys = [(scope, key) for scope, key in op.keys if "\0" not in scope + key]
+    pairs = {"scopes": [scope for scope, _ in keys], "keys": [key for _, key in keys]}
+    return [
+        await connection.execute(sql.forget_scopes, (scopes,)),
+        await connection.execute(sql.forget_scopes_appended, (scopes,)),
+        await connection.execute(sql.forget_turns, (sessions,)),
+        await connection.execute(sql.forget_keys, pairs),
+    ]
+
+
+async def _counted(cursors: list[Cursor]) -> int:
+    """The entries a `Forget` deleted, as the server's answers say."""
+    gone = 0
+    for cursor in cursors:
+        if cursor.description is not None:
+            row = await cursor.fetchone()
+            assert row is not None  # count(*) answers one row
+            gone += int(row[0])
+    return gone
 
 
 async def _appended(op: Append, cursors: list[Cursor]) -> int:
@@ -237,7 +272,12 @@ async def _lock_keys(connection: Connection, sql: Statements, ops: Sequence[Op])
 
 def _lock_key(op: Op) -> int:
     """A 64-bit lock id for the row `op` writes (a collision only makes two batches queue)."""
-    name = f"turn\0{op.turn_id}" if isinstance(op, PutTurn) else f"{op.scope}\0{op.key}"
+    if isinstance(op, Forget):
+        name = "forget\0" + "\0".join(op.sessions)
+    elif isinstance(op, PutTurn):
+        name = f"turn\0{op.turn_id}"
+    else:
+        name = f"{op.scope}\0{op.key}"
     digest = hashlib.blake2b(name.encode(errors="surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
@@ -247,7 +287,7 @@ def _refuse_nul(ops: Sequence[Op], index: int, op: Op) -> None:
 
     A delete of such a key is no error: no such key can be stored.
     """
-    if isinstance(op, Remove):
+    if isinstance(op, Remove | Forget):
         return
     names = (
         (("turn id", op.turn_id), ("session", op.session or ""))
@@ -293,5 +333,7 @@ def _describe(op: Op) -> str:
     """Name one operation: its kind, key and scope (a turn record: its id)."""
     if isinstance(op, PutTurn):
         return f"write of turn record {op.turn_id!r}"
+    if isinstance(op, Forget):
+        return f"forgetting of session(s) {', '.join(map(repr, op.sessions))}"
     verb = "write" if isinstance(op, Put) else "delete" if isinstance(op, Remove) else "append"
     return f"{verb} of key {op.key!r} in scope {op.scope}"

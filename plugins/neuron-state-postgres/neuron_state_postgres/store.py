@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Final, TypeVar, assert_never
@@ -19,13 +19,14 @@ from layer0 import (
     Scope,
     SearchResult,
     SerializationError,
+    SessionId,
     SessionTurns,
     StateError,
     TurnRecord,
     TurnSummary,
     WriteMemoryEffect,
 )
-from neuron_turn.plugins.store_ops import Append, Remove, append_op, turn_op
+from neuron_turn.plugins.store_ops import Append, Remove, append_op, forget_op, turn_op
 
 from . import _connect, _db, _write
 from ._codec import (
@@ -293,6 +294,24 @@ class PostgresStore:
         ops = [self._op(effect) for effect in effects]
         await self._run_write([*ops, turn_op(record)])
 
+    async def forget_sessions(
+        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+    ) -> int:
+        """Delete everything kept of `sessions`, and `keys`, in one transaction (a `SessionEraser`).
+
+        Every key of each session's scope (its history with its appends, its
+        memory, anything else, with their search index), its turn records,
+        and `keys` go; or, on any error, nothing. Returns how many entries
+        went (keys and turn records). Deleting what is not there is no error.
+
+        Raises:
+            WriteFailed: the database refused; nothing was deleted (or, the
+                connection lost as it committed, the message says it may have
+                been: forgetting again is safe).
+        """
+        (gone,) = await self._run_write([forget_op(sessions, keys)])
+        return gone
+
     async def record_turn(self, record: TurnRecord) -> None:
         """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
 
@@ -365,7 +384,7 @@ class PostgresStore:
         return _write.Put(scope_json, key, text, body, searched_text(key, body))
 
     async def _run_write(self, ops: builtins.list[_write.Op]) -> builtins.list[int]:
-        """Apply `ops` all or none; return each append's new length.
+        """Apply `ops` all or none; return each append's new length, each forgetting's count.
 
         The write runs in a task of its own: a caller cancelled while it runs
         does not cut it short (the transaction commits or rolls back whole),

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from layer0 import HistoryConflict, StateError, WriteFailed
-from neuron_turn.plugins.store_ops import Append, PutTurn, Remove
+from neuron_turn.plugins.store_ops import Append, Forget, PutTurn, Remove
 
 from ._schema import SCHEMA_VERSION, check, migrate, shadow_missing
 from .errors import NotAStateDatabaseError, StateFileAccessError, StateFileError
 
 __all__ = [
     "Append",
+    "Forget",
     "Op",
     "Put",
     "PutTurn",
@@ -60,6 +61,9 @@ ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, body = excluded.b
 """
 _DELETE: Final = "DELETE FROM entries WHERE scope = ? AND key = ?"
 _DELETE_APPENDED: Final = "DELETE FROM appended WHERE scope = ? AND key = ?"
+_DELETE_SCOPE: Final = "DELETE FROM entries WHERE scope = ?"
+_DELETE_SCOPE_APPENDED: Final = "DELETE FROM appended WHERE scope = ?"
+_DELETE_TURNS: Final = "DELETE FROM turns WHERE session = ?"
 _READ: Final = "SELECT value FROM entries WHERE scope = ? AND key = ?"
 _READ_APPENDED: Final = "SELECT items FROM appended WHERE scope = ? AND key = ? ORDER BY id"
 _HAS_APPENDED_TABLE: Final = (
@@ -116,7 +120,7 @@ class Put:
     body: str
 
 
-Op: TypeAlias = Put | Remove | Append | PutTurn
+Op: TypeAlias = Put | Remove | Append | PutTurn | Forget
 """One operation of an `apply` batch."""
 
 
@@ -203,7 +207,8 @@ def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
 def apply(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> list[int]:
     """Apply `ops` in order in one transaction: all of them or, on any error, none.
 
-    Returns the length of the list under each `Append`'s key after it, in order.
+    Returns the length of the list under each `Append`'s key after it, and the
+    count of entries each `Forget` deleted, in order.
 
     Raises:
         WriteFailed: nothing was changed; the message names the failing operation.
@@ -278,7 +283,7 @@ def _alone(
 
 
 def _apply_ops(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path) -> list[int]:
-    """Apply `ops` inside the open transaction; return each `Append`'s resulting length.
+    """Apply `ops` inside the open transaction; return each `Append`'s length, `Forget`'s count.
 
     Raises:
         WriteFailed: the message names the failing operation.
@@ -297,12 +302,31 @@ def _apply_ops(connection: sqlite3.Connection, ops: Sequence[Op], *, path: Path)
             elif isinstance(op, PutTurn):
                 row = (op.turn_id, op.session, op.started, op.summary, op.record)
                 connection.execute(_PUT_TURN, row)
+            elif isinstance(op, Forget):
+                lengths.append(_forget(connection, op))
             else:
                 connection.execute(_DELETE, (op.scope, op.key))
                 connection.execute(_DELETE_APPENDED, (op.scope, op.key))
     except _DB_ERRORS as exc:
         raise _failure(ops, failed_at, path, exc) from exc
     return lengths
+
+
+def _forget(connection: sqlite3.Connection, op: Forget) -> int:
+    """Delete what `op` names inside the open transaction; return how many entries went.
+
+    The search index follows `entries` by its triggers, in the same transaction.
+    """
+    gone = 0
+    for scope in op.scopes:
+        gone += connection.execute(_DELETE_SCOPE, (scope,)).rowcount
+        connection.execute(_DELETE_SCOPE_APPENDED, (scope,))
+    for session in op.sessions:
+        gone += connection.execute(_DELETE_TURNS, (session,)).rowcount
+    for scope, key in op.keys:
+        gone += connection.execute(_DELETE, (scope, key)).rowcount
+        connection.execute(_DELETE_APPENDED, (scope, key))
+    return gone
 
 
 def _failure(ops: Sequence[Op], failed_at: int | None, path: Path, exc: Exception) -> StateError:
@@ -545,5 +569,7 @@ def _describe(op: Op) -> str:
     """Name one operation: its kind, key and scope (a turn record: its id)."""
     if isinstance(op, PutTurn):
         return f"write of turn record {op.turn_id!r}"
+    if isinstance(op, Forget):
+        return f"forgetting of session(s) {', '.join(map(repr, op.sessions))}"
     verb = "write" if isinstance(op, Put) else "delete" if isinstance(op, Remove) else "append"
     return f"{verb} of key {op.key!r} in scope {op.scope}"

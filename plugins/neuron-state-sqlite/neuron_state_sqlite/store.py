@@ -6,7 +6,7 @@ import asyncio
 import builtins
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -20,13 +20,14 @@ from layer0 import (
     Scope,
     SearchResult,
     SerializationError,
+    SessionId,
     SessionTurns,
     StateError,
     TurnRecord,
     TurnSummary,
     WriteMemoryEffect,
 )
-from neuron_turn.plugins.store_ops import Append, Remove, append_op, turn_op
+from neuron_turn.plugins.store_ops import Append, Remove, append_op, forget_op, turn_op
 
 from . import _db
 from ._codec import decode_value, encode_value, match_expression, scope_key
@@ -276,6 +277,23 @@ class SqliteStore:
         ops = [self._op(effect) for effect in effects]
         await self._run_write([*ops, turn_op(record)])
 
+    async def forget_sessions(
+        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+    ) -> int:
+        """Delete everything kept of `sessions`, and `keys`, in one transaction (a `SessionEraser`).
+
+        Every key of each session's scope (its history with its appends, its
+        memory, anything else), its turn records and their search index entries
+        go, with `keys`; or, on any error, nothing. Returns how many entries
+        went (keys and turn records). Deleting what is not there is no error.
+
+        Raises:
+            WriteFailed: the database refused; nothing was deleted.
+            StateFileError: the file cannot be written as it is; nothing was deleted.
+        """
+        (gone,) = await self._run_write([forget_op(sessions, keys)])
+        return gone
+
     async def record_turn(self, record: TurnRecord) -> None:
         """Store a turn's record (a `layer0.TurnRecordStore`), replacing one with its id.
 
@@ -346,7 +364,7 @@ class SqliteStore:
         return _db.Put(scope_json, key, text, body)
 
     async def _run_write(self, ops: builtins.list[_db.Op]) -> builtins.list[int]:
-        """Apply `ops` all or none on the writer thread; return each append's new length.
+        """Apply `ops` all or none on the writer thread; return appends' lengths, forgets' counts.
 
         Writes that queue while a commit runs are committed together
         (`neuron_state_sqlite._writer`); each still succeeds or fails alone.

@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
-from typing import TypeAlias
+from typing import NoReturn, TypeAlias
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -331,6 +331,8 @@ class SchemaProvider:
         if schema is not None:
             value = value_for(self._kind_schema(schema))
             return text_response(json.dumps(value, ensure_ascii=False), model="schema")
+        if self.kind not in (None, TEXT_KIND):
+            self._refuse_kind([])  # answering text instead would pass a test for the wrong reason
         text = self.text if self.text is not None else _results(request.messages)
         return text_response(text, model="schema")
 
@@ -357,7 +359,13 @@ class SchemaProvider:
         assert isinstance(properties, dict)  # a choice's, read by `_choice_branches`
         return {**schema, "properties": {**properties, "result": branches[self.kind]}}
 
-    def _refuse_kind(self, offered: list[str]) -> None:
+    def _refuse_kind(self, offered: list[str]) -> NoReturn:
+        if not offered:
+            raise UnofferedKindError(
+                f"SchemaProvider was told to answer as {self.kind!r}, but the request asks for "
+                "text, no typed answer (kind= picks one type of a choice)",
+                provider="schema",
+            )
         raise UnofferedKindError(
             f"SchemaProvider was told to answer as {self.kind!r}, which the request's choice "
             f"does not hold (it holds: {', '.join(offered)}; or 'text')",

@@ -153,6 +153,15 @@ async def test_a_kind_the_choice_does_not_hold_is_refused_naming_the_kinds_it_do
         await turn.execute(ask())
 
 
+async def test_a_kind_asked_of_a_turn_that_asks_for_text_is_refused_not_answered_with_text() -> (
+    None
+):
+    turn = NeuronTurn(SchemaProvider(kind="Escalation"))
+
+    with pytest.raises(ModelError, match=r"answer as 'Escalation'.*asks for text, no typed"):
+        await turn.execute(ask())
+
+
 async def test_a_raw_schema_asked_for_in_prompted_mode_is_answered_with_json_it_accepts() -> None:
     schema: dict[str, Any] = {
         "type": "object",

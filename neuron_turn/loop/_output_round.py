@@ -220,7 +220,7 @@ def _named_output(
     if not _flag(options, "output_text"):
         return spec
     try:
-        return OutputSpec([spec, str], name=spec.name)
+        return OutputSpec([spec, str], name=spec.name, mode=spec.mode, strict=spec.strict)
     except OutputTypeError as exc:
         raise ValueError(f"output_type {name!r} with output_text: {exc}") from exc
 

@@ -694,7 +694,9 @@ class NeuronTurn(Generic[OutT]):
             _charge(charge_to, output)
         if output_type is None:
             return RunResult(output, self.output_value)
-        answered = spec if spec is not None else self.named_outputs[cast(str, output_type)]
+        # A name with `output_text` beside it (in `metadata`) answered in a choice with text.
+        answered = spec or read_call_options(metadata, self.named_outputs).output
+        assert answered is not None  # a name the turn does not know failed the run
         return RunResult(output, lambda done: output_value(done, answered))
 
     @overload

@@ -237,3 +237,28 @@ async def test_a_turn_from_plugins_knows_every_output_type_plugins_registered_by
     # Two plugins' "shared" is no one's; a name of the caller's own is over a plugin's.
     assert sorted(turn.named_outputs) == ["mine", "refund"]
     assert (await turn.run("refund A7", output_type="mine")).output == Escalation(reason="fraud")
+
+
+async def test_run_naming_a_type_with_output_text_in_its_metadata_gives_a_plain_answer() -> None:
+    turn = NeuronTurn(
+        ScriptedProvider([answer("I need the order number first.")]),
+        named_output_types={"refund": Refund},
+    )
+
+    result = await turn.run(
+        "refund it", output_type="refund", metadata={"neuron_turn": {"output_text": True}}
+    )
+
+    assert result.output == "I need the order number first."
+
+
+def test_a_named_type_asked_for_with_output_text_keeps_the_mode_it_was_made_with() -> None:
+    from neuron_turn.loop._output_round import read_call_options
+
+    named = {"refund": OutputSpec(Refund, mode="tool")}
+
+    options = read_call_options(
+        {"neuron_turn": {"output_type": "refund", "output_text": True}}, named
+    )
+
+    assert options.output is not None and options.output.mode == "tool"

@@ -101,7 +101,8 @@ _CODES: Final = (
     (
         EXIT_NOT_FOUND,
         "show: the turn, or the session's turns, are not in the state file; revoke: the "
-        "session has no decision for good for a tool named",
+        "session has no decision for good for a tool named; forget: nothing is kept of the "
+        "session",
     ),
     (
         EXIT_AWAITING_APPROVAL,

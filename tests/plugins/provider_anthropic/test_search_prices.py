@@ -103,8 +103,8 @@ async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> 
         ),
         (
             LogLevel.WARN,
-            "web search price unknown for model 'claude-acme-ft'; in all, this turn's 3 web searches "
-            "are not counted in the cost",
+            "web search price unknown for model 'claude-acme-ft'; in all, this turn's "
+            "3 web searches are not counted in the cost",
             {"model": OWN_MODEL, "web_searches": 3},
         ),
     ]

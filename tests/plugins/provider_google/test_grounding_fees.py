@@ -350,8 +350,8 @@ async def test_a_turn_warns_of_grounding_no_price_covers_at_once_and_in_all() ->
         ),
         (
             LogLevel.WARN,
-            "web search price unknown for model 'gemini-acme-tuned'; in all, this turn's 4 web searches "
-            "are not counted in the cost",
+            "web search price unknown for model 'gemini-acme-tuned'; in all, this turn's "
+            "4 web searches are not counted in the cost",
             {"model": OWN_MODEL, "web_searches": 4},
         ),
     ]

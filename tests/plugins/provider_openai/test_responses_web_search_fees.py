@@ -221,8 +221,8 @@ async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> 
         ),
         (
             LogLevel.WARN,
-            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; in all, this turn's 4 web searches "
-            "are not counted in the cost",
+            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; in all, this turn's "
+            "4 web searches are not counted in the cost",
             {"model": model, "web_searches": 4},
         ),
     ]

@@ -186,7 +186,10 @@ async def test_a_worker_process_answers_runs_and_keeps_their_session(
         assert err.splitlines()[-1] == hint
 
         code, out, err = await neuron_turn("history", session, "--state", str(state))
-        conversation = "user: hello\nassistant: echo: hello\nuser: again\nassistant: echo: again\n"
+        conversation = (
+            "user (turn 1): hello\nassistant: echo: hello\n"
+            "user (turn 2): again\nassistant: echo: again\n"
+        )
         assert (code, out) == (0, conversation), err
 
         assert await hosting.interrupt() == 130

@@ -70,6 +70,17 @@ def _client(url: str, told: Told) -> MCPClient:
     return MCPClient.http(url, token=TOKEN, name="gateway", on_list_changed=told)
 
 
+class _Saying:
+    """A tool source of one's own that says when its tools change (`tool_changes`)."""
+
+    def __init__(self, changes: ToolChanges, tools: list[ToolDyn]) -> None:
+        self.tool_changes = changes
+        self.tools = tools
+
+    async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
+        return self.tools
+
+
 async def test_a_gateway_client_is_told_when_the_upstream_adds_a_tool_and_then_lists_it() -> None:
     told = Told()
     async with changing("stdio") as upstream:
@@ -168,14 +179,11 @@ async def test_a_per_step_source_giving_other_tools_after_a_call_is_told_as_chan
 async def test_a_change_said_from_another_thread_is_told() -> None:
     changes = ToolChanges()
 
-    class Source:
-        tool_changes = changes
-
-        async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
-            return [extra]
-
     told = Told()
-    async with gateway(ToolRegistry([Source()])) as url, _client(url, told) as client:
+    async with (
+        gateway(ToolRegistry([_Saying(changes, [extra])])) as url,
+        _client(url, told) as client,
+    ):
         await client.list_tools()
         saying = threading.Thread(target=changes.changed)
         saying.start()
@@ -186,14 +194,11 @@ async def test_a_change_said_from_another_thread_is_told() -> None:
 async def test_a_flood_of_changes_is_told_as_a_few_notices_and_the_gateway_goes_on() -> None:
     changes = ToolChanges()
 
-    class Source:
-        tool_changes = changes
-
-        async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
-            return [extra]
-
     told = Told()
-    async with gateway(ToolRegistry([Source()])) as url, _client(url, told) as client:
+    async with (
+        gateway(ToolRegistry([_Saying(changes, [extra])])) as url,
+        _client(url, told) as client,
+    ):
         await client.list_tools()
         for _ in range(10_000):
             changes.changed()
@@ -222,13 +227,9 @@ async def test_a_registry_whose_sources_cannot_say_declares_no_list_changes(
 async def test_a_registry_with_a_source_that_can_say_declares_list_changes(mode: Any) -> None:
     changes = ToolChanges()
 
-    class Source:
-        tool_changes = changes
-
-        async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
-            return []
-
-    async with Client(mcp_server(ToolRegistry([prefixed_tools(Source(), "x_")])), mode=mode) as c:
+    async with Client(
+        mcp_server(ToolRegistry([prefixed_tools(_Saying(changes, []), "x_")])), mode=mode
+    ) as c:
         declared = c.server_capabilities.tools
 
     assert declared is not None and declared.list_changed is True
@@ -239,15 +240,14 @@ async def test_a_gateway_stops_at_once_though_a_client_listens_for_changes(
 ) -> None:
     changes = ToolChanges()
 
-    class Source:
-        tool_changes = changes
-
-        async def tools_for(self, context: RunContext[Any]) -> list[ToolDyn]:
-            return [extra]
-
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     server = asyncio.create_task(
-        serve_http(ToolRegistry([Source()]), port=0, token=TOKEN, on_ready=ready.set_result)
+        serve_http(
+            ToolRegistry([_Saying(changes, [extra])]),
+            port=0,
+            token=TOKEN,
+            on_ready=ready.set_result,
+        )
     )
     async with _client(await ready, Told()) as client:
         await client.list_tools()  # connected: its stream of changes is open

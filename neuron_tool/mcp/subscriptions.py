@@ -63,9 +63,10 @@ class ResourceUpdates:
         """Nothing subscribed, nothing waiting; updates go to `handler`, at most `limit` waiting."""
         self.server: Final = server
         self._subscribed: dict[str, None] = {}
+        self._handler: Final = handler
         self._deliveries: Final = Deliveries(
             server=server,
-            handler=handler,
+            handler=self._hand_over,
             event=partial(MCPResourceUpdate, server),
             limit=limit,
             what="resource updates",
@@ -82,7 +83,7 @@ class ResourceUpdates:
         self._subscribed[uri] = None
 
     def discard(self, uri: str) -> None:
-        """Take no more updates for `uri`, and drop one waiting for it."""
+        """Take no more updates for `uri` or its sub-resources (but as another URI covers them)."""
         self._subscribed.pop(uri, None)
         self._deliveries.discard(uri)
 
@@ -95,6 +96,12 @@ class ResourceUpdates:
         """Forget every subscription and waiting update, and stop the delivering task."""
         self._subscribed.clear()
         await self._deliveries.close()
+
+    async def _hand_over(self, update: MCPResourceUpdate) -> None:
+        # Asked again as it is handed over: a sub-resource's update may be waiting
+        # when the URI it is under is unsubscribed, and `discard` drops only the URI's own.
+        if self._takes(update.uri):
+            await self._handler(update)
 
     def _takes(self, uri: str) -> bool:
         if uri in self._subscribed:

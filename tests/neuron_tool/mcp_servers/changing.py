@@ -17,7 +17,18 @@ them again, `streams` answers how many are open and how many were asked for,
 Prompt `greet` (arguments `name`, required, and `style`); resource `note://current`;
 template `note://{name}`. Completions of `greet`'s `style` (`many`: 101 values,
 `short`: a total below the values sent) and of the template's `name`; a `name` of
-`Ada` in the context narrows `style` to `ada`.
+`Ada` in the context narrows `style` to `ada`. The values in `UNCHECKED` are answered
+as they are, bypassing the MCP SDK's check of what a server sends (which on MCP
+2026-07-28 refuses more than 100 values): `over`, 101 values; `hundred`, exactly 100
+and more to come; `below`, a total below the values sent; `negative`, a negative
+total; `fraction`, a total that is no integer; `text`, a total and a `hasMore` that
+are strings.
+
+`update(uri, text)` on a 2026-07-28 stream also tells of a sub-resource of a URI the
+stream carries (a URI beginning with it), as MCP lets a server and as the handshake
+era does: the SDK's own `ListenHandler` tells of its URIs exactly, so the gate sends
+those itself. `tell(uri)` tells every open stream of resource updates that `uri` was
+updated, whatever URIs the stream carries, as a careless (or hostile) server might.
 
 `python changing.py [legacy] [quiet] [refuse] [drop] [full]`: `legacy` serves only the
 handshake era (MCP 2025-11-25: change notices sent unasked, `resources/subscribe`);
@@ -39,7 +50,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.runner import serve_loop
@@ -54,6 +65,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import event_to_notification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 NOT_FOUND = -32002
@@ -70,6 +82,7 @@ BUILT_IN = {
     "add_prompt": NAMED,
     "add_resource": {"type": "object", "properties": {"uri": {"type": "string"}}},
     "update": UPDATE,
+    "tell": {"type": "object", "properties": {"uri": {"type": "string"}}},
     "end_streams": NOTHING,
     "drop_streams": {"type": "object", "properties": {"times": {"type": "integer"}}},
     "refuse_streams": {"type": "object", "properties": {"code": {"type": "integer"}}},
@@ -90,6 +103,20 @@ GREET = types.Prompt(
 )
 TEMPLATE = types.ResourceTemplate(uri_template="note://{name}", name="note")
 
+
+UNCHECKED: dict[str, dict[str, Any]] = {
+    "over": {"values": [f"over{index}" for index in range(101)]},
+    "hundred": {"values": [f"v{index}" for index in range(100)], "total": 250, "hasMore": True},
+    "below": {"values": ["a", "b", "c"], "total": 2},
+    "negative": {"values": [], "total": -1},
+    "fraction": {"values": ["a"], "total": 2.5},
+    "text": {"values": ["a"], "total": "many", "hasMore": "yes"},
+}
+"""Completions answered as they are, not as the SDK would let a server send them."""
+
+
+Carried = tuple[ServerRequestContext[Any], frozenset[str]]
+"""An open stream's request, and the URIs it asked to be told of."""
 
 REFUSED = "subscriptions/listen is not served here"
 BROKEN = "the stream broke"
@@ -115,6 +142,8 @@ class Gate:
         self.open = 0
         self.asked = 0
         self.serving: set[anyio.CancelScope] = set()
+        # Each open stream's request and the URIs it asked for: for telling of sub-resources.
+        self.carrying: dict[anyio.CancelScope, Carried] = {}
 
     async def __call__(
         self, context: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
@@ -130,6 +159,9 @@ class Gate:
         self.open += 1
         scope = anyio.CancelScope()
         self.serving.add(scope)
+        if self.room:
+            uris = frozenset(params.notifications.resource_subscriptions or ())
+            self.carrying[scope] = (context, uris)
         try:
             with scope:
                 return await (self.listen if self.room else self.crowded)(context, params)
@@ -137,7 +169,29 @@ class Gate:
             raise MCPError(INTERNAL_ERROR, BROKEN)
         finally:
             self.serving.discard(scope)
+            self.carrying.pop(scope, None)
             self.open -= 1
+
+    async def tell_sub_resource(self, uri: str) -> None:
+        """Tell each open stream of `uri` if it is a sub-resource of a URI it carries.
+
+        A URI it carries itself the SDK's handler tells of, from the bus.
+        """
+        for context, uris in list(self.carrying.values()):
+            if uri in uris or not any(map(uri.startswith, uris)):
+                continue
+            meta = {SUBSCRIPTION_ID_META_KEY: context.request_id}
+            notice = event_to_notification(ResourceUpdated(uri=uri), meta)
+            await context.session.send_notification(notice, related_request_id=context.request_id)
+
+    async def tell_all(self, uri: str) -> None:
+        """Tell every open stream of resource updates that `uri` was, whatever URIs it carries."""
+        for context, uris in list(self.carrying.values()):
+            if not uris:
+                continue  # one of list changes only
+            meta = {SUBSCRIPTION_ID_META_KEY: context.request_id}
+            notice = event_to_notification(ResourceUpdated(uri=uri), meta)
+            await context.session.send_notification(notice, related_request_id=context.request_id)
 
     def break_all(self) -> None:
         """End every open stream with an error, as a server failing mid-stream does."""
@@ -165,7 +219,7 @@ class Changing:
 
     def server(self, *, legacy: bool = False) -> Server[Any]:
         """The low-level server; `legacy` serves no change streams, as before MCP 2026-07-28."""
-        return Server(
+        server = Server(
             "changing",
             # Over HTTP a tool call's headers are checked against its schema: from
             # here, so that only a client's listings are counted.
@@ -182,6 +236,19 @@ class Changing:
             on_unsubscribe_resource=self.unsubscribe,
             on_subscriptions_listen=None if legacy else self.gate,
         )
+        server.middleware.append(self.unchecked)
+        return server
+
+    async def unchecked(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        """Answer a completion of a value in `UNCHECKED` as it is: the SDK checks only handlers'."""
+        params = ctx.params or {}
+        argument = params.get("argument")
+        value = argument.get("value") if isinstance(argument, dict) else None
+        if ctx.method != "completion/complete" or value not in UNCHECKED:
+            return await call_next(ctx)
+        self.counts["completion/complete"] += 1
+        # Returned past the SDK, so with the envelope MCP 2026-07-28 asks of a result.
+        return {"completion": UNCHECKED[value], "resultType": "complete"}
 
     async def list_tools(
         self, context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -279,6 +346,8 @@ class Changing:
         elif name == "update":
             self.texts[arguments["uri"]] = arguments["text"]
             await self._say(context, ResourceUpdated(uri=arguments["uri"]))
+        elif name == "tell":
+            await self.gate.tell_all(arguments["uri"])
         elif name == "end_streams":
             self.listen.close()
         elif name == "drop_streams":
@@ -310,6 +379,8 @@ class Changing:
             return
         if context.protocol_version in MODERN_PROTOCOL_VERSIONS:
             await self.bus.publish(event)
+            if isinstance(event, ResourceUpdated):
+                await self.gate.tell_sub_resource(event.uri)
             return
         session = context.session
         if isinstance(event, ToolsListChanged):

@@ -39,7 +39,8 @@ class MCPResourceUpdate:
     """The MCP server `server` said the resource at `uri` changed: read it again to see how.
 
     `uri` is one the client subscribed to, or a sub-resource of one (a URI
-    beginning with it), which MCP lets a server name.
+    beginning with it and then a `/`, `?` or `#`, or with it ending in `/`), which
+    MCP lets a server name; `note://current-x` is no sub-resource of `note://current`.
     """
 
     server: str
@@ -106,4 +107,13 @@ class ResourceUpdates:
     def _takes(self, uri: str) -> bool:
         if uri in self._subscribed:
             return True
-        return len(uri) <= _MAX_SUBRESOURCE_URI and any(map(uri.startswith, self._subscribed))
+        if len(uri) > _MAX_SUBRESOURCE_URI:
+            return False
+        return any(_under(uri, subscribed) for subscribed in self._subscribed)
+
+
+def _under(uri: str, parent: str) -> bool:
+    """Whether `uri` names a sub-resource of `parent`: its path, query or fragment goes on."""
+    if not uri.startswith(parent) or len(uri) == len(parent):
+        return False
+    return parent.endswith("/") or uri[len(parent)] in "/?#"

@@ -91,7 +91,8 @@ async def test_updates_on_the_stream_of_uris_neither_subscribed_nor_under_one_ar
     too_long = f"{NOTE}/{'x' * 8192}"  # a sub-resource, but past the length taken
     async with changing(transport, on_resource_updated=updates) as client:
         await client.subscribe_resource(NOTE)  # one stream: the order told is the order heard
-        for uri in ("note://unrelated", "note://", too_long, MARGIN):
+        # A sibling beginning with the URI's text (`note://current-x`) is no sub-resource.
+        for uri in ("note://unrelated", "note://", f"{NOTE}-x", too_long, MARGIN):
             await client.call_tool("tell", {"uri": uri})
         await updates.count(MARGIN)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from neuron_evals import Dataset
 from neuron_evals._schema import custom_evaluators_of
 from neuron_evals._spec import CustomEvaluator
+from neuron_tracing_otel import uninstrument
 
 from ._schema_check import file_data, schema_errors
 
@@ -39,3 +40,12 @@ def _dataset_files_validate_against_the_schema(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(Dataset, "to_file", checked_to_file)
     monkeypatch.setattr(Dataset, "from_file", classmethod(checked_from_file))
+
+
+@pytest.fixture
+def tracing_off(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tracing off around a test that turns it on itself; no metric export from the test process."""
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    uninstrument()
+    yield
+    uninstrument()

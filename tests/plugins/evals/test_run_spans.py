@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -60,13 +60,9 @@ SECRET = "sk-test-never-on-a-span-7f3a"
 
 
 @pytest.fixture(autouse=True)
-def _tracing_off_around_each_test(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test turns tracing on itself; no metric export; a key in the environment."""
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+def _a_key_in_the_environment(monkeypatch: pytest.MonkeyPatch, tracing_off: None) -> None:
+    """Each test turns tracing on itself (`tracing_off`), with a key in the environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    uninstrument()
-    yield
-    uninstrument()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from neuron_evals import (
     increment_eval_metric,
 )
 from neuron_evals._span_metrics import span_metrics
-from neuron_tracing_otel import instrument, uninstrument
+from neuron_tracing_otel import instrument
 from opentelemetry.sdk.trace import TracerProvider
 
 from layer0 import TurnInput, TurnOutput, usd
@@ -40,13 +40,7 @@ from neuron_turn.testing import ScriptedProvider, text_response, tool_call_respo
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off_around_each_test(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test turns tracing on itself; no metric export from the test process."""
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
-    uninstrument()
-    yield
-    uninstrument()
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 
 import pytest
 from neuron_evals import (
@@ -21,7 +20,7 @@ from neuron_evals import (
     SpanTreeRecordingError,
     evaluator,
 )
-from neuron_tracing_otel import instrument, uninstrument
+from neuron_tracing_otel import instrument
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -33,14 +32,7 @@ from neuron_tool import ToolRegistry, tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
-
-@pytest.fixture(autouse=True)
-def _tracing_off_around_each_test(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test turns tracing on itself; no metric export from the test process."""
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
-    uninstrument()
-    yield
-    uninstrument()
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ from typing import Any
 
 from moneyed import Money
 
-from layer0 import LogEffect, LogLevel, TurnInput
+from layer0 import TurnInput
 from neuron_tool import tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, WebSearch
+from tests.unpriced_searches import unpriced_searches, warnings_of
 
 from ._support import ANSWERED, MODEL, FakeApi, message_json, reply, request, usage_json
 from .test_hosted_tools import ANSWER, SEARCH_CALL, SEARCH_RESULT
@@ -93,18 +94,4 @@ async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> 
         output = await turn.execute(TurnInput(message="What is layer0?", trigger="user"))
 
     assert output.metadata.cost == Money(Decimal("0.003"), "USD")  # the tokens of two calls
-    warnings = [effect for effect in output.effects if isinstance(effect, LogEffect)]
-    assert [(w.level, w.message, w.data) for w in warnings] == [
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'claude-acme-ft'; its 2 web searches are not "
-            "counted in the cost",
-            {"model": OWN_MODEL, "web_searches": 2},
-        ),
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'claude-acme-ft'; in all, this turn's "
-            "3 web searches are not counted in the cost",
-            {"model": OWN_MODEL, "web_searches": 3},
-        ),
-    ]
+    assert warnings_of(output) == unpriced_searches(OWN_MODEL, 2, 3)

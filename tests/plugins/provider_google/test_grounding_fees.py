@@ -14,13 +14,14 @@ import genai_prices
 import pytest
 from moneyed import Money
 
-from layer0 import LogEffect, LogLevel, TurnInput
+from layer0 import TurnInput
 from neuron_provider_google._answer import billed_searches, parse_response
 from neuron_provider_google._pricing import parse_prices
 from neuron_provider_google._stream import ChunkReader
 from neuron_tool import tool
 from neuron_turn import HostedToolCall, NeuronTurn, NeuronTurnConfig, WebSearch
 from neuron_turn.loop.provider import ProviderResponse, TextPart
+from tests.unpriced_searches import unpriced_searches, warnings_of
 
 from ._support import call, json_response, mocked, request, response, sse, text, usage
 
@@ -340,21 +341,7 @@ async def test_a_turn_warns_of_grounding_no_price_covers_at_once_and_in_all() ->
 
     assert len(recorder.requests) == 2
     assert output.metadata.cost == Money(Decimal("0.0024"), "USD")  # the tokens of two calls
-    warnings = [effect for effect in output.effects if isinstance(effect, LogEffect)]
-    assert [(w.level, w.message, w.data) for w in warnings] == [
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'gemini-acme-tuned'; its 3 web searches are "
-            "not counted in the cost",
-            {"model": OWN_MODEL, "web_searches": 3},
-        ),
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'gemini-acme-tuned'; in all, this turn's "
-            "4 web searches are not counted in the cost",
-            {"model": OWN_MODEL, "web_searches": 4},
-        ),
-    ]
+    assert warnings_of(output) == unpriced_searches(OWN_MODEL, 3, 4)
 
 
 def test_a_web_searches_kcount_price_is_checked_like_the_others() -> None:

@@ -9,10 +9,11 @@ import pytest
 from genai_prices import Usage, calc_price
 from moneyed import Money
 
-from layer0 import LogEffect, LogLevel, TurnInput
+from layer0 import TurnInput
 from neuron_provider_openai._pricing import Pricer
 from neuron_tool import tool
 from neuron_turn import NeuronTurn, NeuronTurnConfig, WebSearch
+from tests.unpriced_searches import unpriced_searches, warnings_of
 
 from ._responses_support import ANSWERED, function_call, message, mocked, response, sse, usage
 from ._support import json_response, request
@@ -211,21 +212,7 @@ async def test_a_turn_warns_of_searches_no_price_covers_at_once_and_in_all() -> 
     output = await turn.execute(TurnInput(message="What is layer0?", trigger="user"))
 
     assert output.metadata.cost == Money(Decimal("0.004976"), "USD")  # the tokens of two calls
-    warnings = [effect for effect in output.effects if isinstance(effect, LogEffect)]
-    assert [(w.level, w.message, w.data) for w in warnings] == [
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; its 2 web searches "
-            "are not counted in the cost",
-            {"model": model, "web_searches": 2},
-        ),
-        (
-            LogLevel.WARN,
-            "web search price unknown for model 'ft:gpt-5-mini:acme:1'; in all, this turn's "
-            "4 web searches are not counted in the cost",
-            {"model": model, "web_searches": 4},
-        ),
-    ]
+    assert warnings_of(output) == unpriced_searches(model, 2, 4)
 
 
 def test_a_prices_entry_takes_a_search_fee_but_not_as_a_float() -> None:

@@ -82,17 +82,25 @@ class SessionEraser(Protocol):
     """
 
     async def forget_sessions(
-        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+        self,
+        sessions: Sequence[SessionId],
+        keys: Sequence[tuple[Scope, str]] = (),
+        turns: Sequence[str] = (),
     ) -> int:
         """Delete every key of each session's scope, its turn records and `keys`, all or none.
 
         `keys` are other keys kept about the sessions (an index of them in
-        another scope), deleted in the same transaction. Search finds none of
-        them afterwards. Deleting what is not there is no error, so running
-        it again after a failure is safe.
+        another scope), deleted in the same transaction. `turns` are the ids
+        of turn records kept without a session (those of the runs the
+        sessions delegated to without one), deleted in it too; a record
+        kept with a session is not deleted by its id here. Search finds none
+        of them afterwards. Deleting what is not there is no error, so
+        running it again after a failure is safe. `turns` came later:
+        callers pass it only when it names some, so an eraser without it
+        stays one (and is refused only what it cannot delete).
 
         Returns how many entries went: keys of the scopes, turn records, and
-        those of `keys` that were there.
+        those of `keys` and `turns` that were there.
 
         Raises:
             WriteFailed: the store refused; nothing was deleted.

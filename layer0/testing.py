@@ -90,12 +90,16 @@ class InMemoryStore:
         return len(history) + len(append.messages)
 
     async def forget_sessions(
-        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+        self,
+        sessions: Sequence[SessionId],
+        keys: Sequence[tuple[Scope, str]] = (),
+        turns: Sequence[str] = (),
     ) -> int:
         """Delete every key of each session's scope, and `keys` (a `SessionEraser`).
 
         Returns how many were there. Its appends' turn ids go too, so a turn
-        run again on a forgotten session appends afresh.
+        run again on a forgotten session appends afresh. It keeps no turn
+        records, so `turns` names none of its own: none goes, none is counted.
         """
         scopes = {self._scope_key(SessionScope(id=session)) for session in sessions}
         slots = {(self._scope_key(scope), key) for scope, key in keys}

@@ -12,6 +12,18 @@ deletes, of `trip`:
 - with `delegated=True` (the default), the same of each session its turns
   delegated to (`delegation_session` names them from the parent's history:
   they hold the same person's conversation), and of theirs, at any depth;
+- with `delegated=True`, the turn records of the runs its turns delegated to
+  without a session (a turn without a state reader, or a delegate its parent
+  cannot resume), which hold the task the model passed on: at any depth.
+  They are found from the session's own turn records only: the `log` effect
+  the orchestrator puts in a turn's output for each delegation it answered
+  (`neuron_orch_local.DELEGATION_LOG`) names the child's workflow, a random id
+  the orchestrator chose, and the records kept without a session in that
+  workflow are the child's. Nothing a model says is followed, and a record
+  kept with a session is never deleted this way, so no other session's
+  record can go. Not found: a delegation declared one way (a hand-written
+  turn's `delegate` effect, or an orchestrator not answering delegations),
+  and one of a turn that raised (its record keeps no output);
 - `also`: other keys kept about it, such as the command line's index.
 
 Nothing of another session is touched. A fork (`fork_session`) copies the
@@ -34,12 +46,14 @@ to it again afterwards. Stop its runs first.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from layer0 import (
     HISTORY_KEY,
     ContextAssemblyError,
+    LogEffect,
     NonRetryableError,
     Scope,
     SessionEraser,
@@ -48,7 +62,9 @@ from layer0 import (
     StateError,
     StateReader,
     StateStore,
+    TurnRecord,
     TurnRecordReader,
+    WorkflowId,
     scope_text,
 )
 
@@ -70,6 +86,9 @@ __all__ = [
 
 _ALL_RECORDS = 2**31 - 1
 """As many turn records as a session can have: all of them are counted."""
+
+_DELEGATION_LOG = "delegation"
+"""The key of a delegation in its `log` effect's data (`neuron_orch_local.DELEGATION_LOG`)."""
 
 
 class ForgetError(NonRetryableError):
@@ -104,13 +123,24 @@ class DelegationsUnreadableError(ForgetError, ValueError):
 class TurnRecordsUndeletableError(ForgetError):
     """The store keeps turn records of the session but has no way to delete them."""
 
-    def __init__(self, session: SessionId, store: object, records: int) -> None:
-        """`store` keeps `records` turn records of `session`; nothing was deleted."""
+    def __init__(
+        self, session: SessionId, store: object, records: int, *, delegated: bool = False
+    ) -> None:
+        """`store` keeps `records` turn records of `session`; nothing was deleted.
+
+        `delegated`: they are those of the runs it delegated to without a session,
+        which the store's `forget_sessions` cannot be given (it takes no `turns`).
+        """
         self.session, self.records = session, records
+        if delegated:
+            what = f"of runs session {session!r} delegated to without a session"
+            why = "its forget_sessions takes no `turns`"
+        else:
+            what, why = f"of session {session!r}", "it is not a layer0.SessionEraser"
         super().__init__(
-            f"{type(store).__name__} keeps {records} turn record(s) of session {session!r} "
-            "but cannot delete them (it is not a layer0.SessionEraser), so nothing was "
-            "deleted: forgetting the rest would leave those behind unsaid"
+            f"{type(store).__name__} keeps {records} turn record(s) {what} but cannot "
+            f"delete them ({why}), so nothing was deleted: forgetting the rest would leave "
+            "those behind unsaid"
         )
 
 
@@ -157,6 +187,11 @@ class KeptSession:
     """How many messages its history holds (0: none)."""
     turns_recorded: int
     """How many turn records the store keeps of it (0 when it keeps none)."""
+    delegated_turns: tuple[str, ...] = ()
+    """The ids of the turn records of the runs it delegated to without a session, at any depth.
+
+    Found from its own turn records (see the module doc); empty without `delegated`.
+    """
 
     @property
     def empty(self) -> bool:
@@ -175,7 +210,7 @@ class ForgottenSession:
     also: tuple[tuple[Scope, str], ...]
     """The other keys deleted with it (those of `also` that were there)."""
     entries: int
-    """How many entries went: keys and turn records."""
+    """How many entries went: keys and turn records (those of sessionless delegates too)."""
 
 
 async def kept_of_session(
@@ -187,7 +222,8 @@ async def kept_of_session(
     """Return what `store` keeps of `session`, then of the sessions it delegated to; reads only.
 
     With `delegated`, the sessions its turns delegated to follow it, at any
-    depth, those holding something only.
+    depth, those holding something only, and each names the turn records of
+    the runs it delegated to without a session (`KeptSession.delegated_turns`).
 
     Raises:
         DelegationsUnreadableError: `delegated`, and a history does not parse.
@@ -196,12 +232,13 @@ async def kept_of_session(
     found: list[KeptSession] = []
     waiting = [session]
     seen: set[SessionId] = set()
+    sessionless = _Sessionless(store) if delegated else None
     while waiting:
         current = waiting.pop(0)
         if current in seen:
             continue
         seen.add(current)
-        kept = await _kept(store, current)
+        kept = await _kept(store, current, sessionless)
         if kept.empty and current != session:
             continue
         found.append(kept)
@@ -222,8 +259,8 @@ async def forget_session(
     Raises:
         NothingKeptError: nothing is kept of `session` nor under `also`.
         DelegationsUnreadableError: `delegated`, and a history does not parse; nothing deleted.
-        TurnRecordsUndeletableError: the store keeps turn records it cannot delete; nothing
-            deleted.
+        TurnRecordsUndeletableError: the store keeps turn records it cannot delete (a
+            sessionless delegate's included); nothing deleted.
         ForgetFailedError: the store (a `SessionEraser`) refused; nothing deleted.
         PartlyForgottenError: another store failed part-way; names what remains.
         layer0.StateError: the store failed to read; nothing deleted.
@@ -235,8 +272,15 @@ async def forget_session(
     if all(kept.empty for kept in sessions) and not there:
         raise NothingKeptError(session)
     if isinstance(store, SessionEraser):
+        ids = [kept.session for kept in sessions]
+        turns = list(dict.fromkeys(turn for kept in sessions for turn in kept.delegated_turns))
+        if turns and not _takes_turns(store):
+            raise TurnRecordsUndeletableError(session, store, len(turns), delegated=True)
         try:
-            entries = await store.forget_sessions([kept.session for kept in sessions], also)
+            if turns:
+                entries = await store.forget_sessions(ids, also, turns=turns)
+            else:
+                entries = await store.forget_sessions(ids, also)
         except StateError as exc:
             raise ForgetFailedError(session, exc) from exc
         return ForgottenSession(session, sessions, there, entries)
@@ -248,15 +292,107 @@ async def forget_session(
     return ForgottenSession(session, sessions, there, len(order))
 
 
-async def _kept(store: StateReader, session: SessionId) -> KeptSession:
+async def _kept(
+    store: StateReader, session: SessionId, sessionless: _Sessionless | None
+) -> KeptSession:
+    """What is kept of `session`; with `sessionless`, its sessionless delegates' records too."""
     scope = SessionScope(id=session)
     keys = tuple(await store.list(scope, ""))
     history = await store.read(scope, HISTORY_KEY) if HISTORY_KEY in keys else None
-    records = 0
-    if isinstance(store, TurnRecordReader):
-        records = len(await store.turn_summaries(session=session, limit=_ALL_RECORDS))
     messages = len(history) if isinstance(history, list) else 0
-    return KeptSession(session, keys, messages, records)
+    if not isinstance(store, TurnRecordReader):
+        return KeptSession(session, keys, messages, 0)
+    summaries = await store.turn_summaries(session=session, limit=_ALL_RECORDS)
+    delegated: tuple[str, ...] = ()
+    if sessionless is not None:
+        children: list[WorkflowId] = []
+        for summary in summaries:
+            record = await store.turn_record(summary.turn_id)
+            if record is not None and record.session == session:
+                children.extend(_delegated_workflows(record))
+        delegated = await sessionless.reached_from(children)
+    return KeptSession(session, keys, messages, len(summaries), delegated)
+
+
+class _Sessionless:
+    """The turn records a store keeps without a session, by workflow; read once, when needed.
+
+    Why: a run delegated to without a session is found only by its workflow, and
+    a store lists records by session, so they are read once for every session.
+    """
+
+    def __init__(self, store: StateReader) -> None:
+        self._store = store
+        self._by_workflow: dict[WorkflowId, list[tuple[str, list[WorkflowId]]]] | None = None
+
+    async def reached_from(self, workflows: Sequence[WorkflowId]) -> tuple[str, ...]:
+        """The ids of the records in `workflows`, and in those they delegated to, at any depth."""
+        if not workflows:
+            return ()
+        by_workflow = await self._index()
+        found: list[str] = []
+        waiting, seen = list(workflows), set[WorkflowId]()
+        while waiting:
+            workflow = waiting.pop(0)
+            if workflow in seen:
+                continue
+            seen.add(workflow)
+            for turn_id, children in by_workflow.get(workflow, ()):
+                found.append(turn_id)
+                waiting.extend(children)
+        return tuple(found)
+
+    async def _index(self) -> dict[WorkflowId, list[tuple[str, list[WorkflowId]]]]:
+        if self._by_workflow is None:
+            self._by_workflow = {}
+            store = self._store
+            assert isinstance(store, TurnRecordReader)  # only built for one
+            for summary in await store.turn_summaries(limit=_ALL_RECORDS):
+                if summary.session is not None:
+                    continue
+                record = await _sessionless_record(store, summary.turn_id)
+                if record is not None:
+                    entry = (record.turn_id, _delegated_workflows(record))
+                    self._by_workflow.setdefault(record.workflow_id, []).append(entry)
+        return self._by_workflow
+
+
+async def _sessionless_record(store: TurnRecordReader, turn_id: str) -> TurnRecord | None:
+    """The record `turn_id` if it is kept without a session; None if not, or unreadable.
+
+    Why unreadable is skipped: a record that does not parse names no workflow,
+    so it cannot be found as anyone's, and must not stop a forget of another.
+    """
+    try:
+        record = await store.turn_record(turn_id)
+    except StateError:
+        return None
+    return record if record is not None and record.session is None else None
+
+
+def _delegated_workflows(record: TurnRecord) -> list[WorkflowId]:
+    """The workflows of the delegations the orchestrator answered in `record`'s turn."""
+    effects = () if record.output is None else record.output.effects
+    found: list[WorkflowId] = []
+    for effect in effects:
+        if isinstance(effect, LogEffect) and isinstance(effect.data, dict):
+            delegation = effect.data.get(_DELEGATION_LOG)
+            if isinstance(delegation, dict):
+                workflow = delegation.get("workflow_id")
+                if isinstance(workflow, str) and workflow:
+                    found.append(workflow)
+    return found
+
+
+def _takes_turns(eraser: SessionEraser) -> bool:
+    """Whether `eraser.forget_sessions` takes `turns` (one written before it does not)."""
+    try:
+        parameters = inspect.signature(eraser.forget_sessions).parameters
+    except (TypeError, ValueError):
+        return False
+    return "turns" in parameters or any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
+    )
 
 
 async def _delegated_from(store: StateReader, session: SessionId) -> list[SessionId]:

@@ -69,14 +69,21 @@ class Forget:
     sessions: tuple[str, ...]
     keys: tuple[tuple[str, str], ...]
     """Other `(scope, key)` pairs, as stored."""
+    turns: tuple[str, ...] = ()
+    """Ids of turn records kept without a session; one kept with a session stays."""
 
 
-def forget_op(sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]]) -> Forget:
-    """Forgetting `sessions` and `keys` as an operation (see `Forget`)."""
+def forget_op(
+    sessions: Sequence[SessionId],
+    keys: Sequence[tuple[Scope, str]],
+    turns: Sequence[str] = (),
+) -> Forget:
+    """Forgetting `sessions`, `keys` and sessionless records `turns` as an operation."""
     return Forget(
         scopes=tuple(scope_key(SessionScope(id=session)) for session in sessions),
         sessions=tuple(sessions),
         keys=tuple((scope_key(scope), key) for scope, key in keys),
+        turns=tuple(turns),
     )
 
 

@@ -65,3 +65,15 @@ async def test_forgetting_what_is_not_there_deletes_nothing() -> None:
 
     assert await store.forget_sessions(["alice"], [("global", "index/alice")]) == 0
     assert store._data == before
+
+
+async def test_turn_ids_named_are_taken_and_none_counted_as_it_keeps_no_records() -> None:
+    store = InMemoryStore()
+    await _kept(store, ALICE)
+    await _kept(store, BOB)
+    bobs = copy.deepcopy({slot: v for slot, v in store._data.items() if "bob" in str(slot)})
+
+    gone = await store.forget_sessions(["alice"], [("global", "index/alice")], turns=["t1"])
+
+    assert gone == 4
+    assert store._data == bobs

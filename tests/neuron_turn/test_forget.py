@@ -22,6 +22,7 @@ from layer0 import (
     SessionEraser,
     SessionScope,
     TurnInput,
+    TurnSummary,
     WriteFailed,
 )
 from layer0.testing import InMemoryStore
@@ -211,8 +212,11 @@ class RecordsKept(KeyByKey):
 
     async def turn_summaries(
         self, *, session: str | None = None, limit: int = 100
-    ) -> Sequence[object]:
-        return ["a record"] if session == "alice" else []
+    ) -> Sequence[TurnSummary]:
+        summary = TurnSummary(
+            turn_id="t1", session="alice", agent="lead", started="", status="executed", title=""
+        )
+        return [summary] if session == "alice" else []
 
     async def turn_sessions(self, *, limit: int = 100) -> Sequence[object]:
         return []

@@ -108,6 +108,14 @@ _TEMPLATES: Final[dict[str, LiteralString]] = {
         WITH gone AS (DELETE FROM {s}.turns WHERE session = ANY(%s::text[]) RETURNING 1)
         SELECT count(*) FROM gone
     """,
+    # By id, but only a record kept without a session: no id can reach a session's.
+    "forget_sessionless_turns": """
+        WITH gone AS (
+            DELETE FROM {s}.turns WHERE turn_id = ANY(%s::text[]) AND session IS NULL
+            RETURNING 1
+        )
+        SELECT count(*) FROM gone
+    """,
     "forget_keys": """
         WITH gone AS (
             DELETE FROM {s}.entries AS e USING unnest(%(scopes)s::text[], %(keys)s::text[])
@@ -153,6 +161,7 @@ class Statements:
     forget_scopes: sql.Composed
     forget_scopes_appended: sql.Composed
     forget_turns: sql.Composed
+    forget_sessionless_turns: sql.Composed
     forget_keys: sql.Composed
     summaries: sql.Composed
     session_summaries: sql.Composed

@@ -217,11 +217,13 @@ async def _send_forget(connection: Connection, sql: Statements, op: Forget) -> l
     scopes = [scope for scope in op.scopes if "\0" not in scope]
     sessions = [session for session in op.sessions if "\0" not in session]
     keys = [(scope, key) for scope, key in op.keys if "\0" not in scope + key]
+    turns = [turn_id for turn_id in op.turns if "\0" not in turn_id]
     pairs = {"scopes": [scope for scope, _ in keys], "keys": [key for _, key in keys]}
     return [
         await connection.execute(sql.forget_scopes, (scopes,)),
         await connection.execute(sql.forget_scopes_appended, (scopes,)),
         await connection.execute(sql.forget_turns, (sessions,)),
+        await connection.execute(sql.forget_sessionless_turns, (turns,)),
         await connection.execute(sql.forget_keys, pairs),
     ]
 

@@ -295,13 +295,17 @@ class PostgresStore:
         await self._run_write([*ops, turn_op(record)])
 
     async def forget_sessions(
-        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+        self,
+        sessions: Sequence[SessionId],
+        keys: Sequence[tuple[Scope, str]] = (),
+        turns: Sequence[str] = (),
     ) -> int:
         """Delete everything kept of `sessions`, and `keys`, in one transaction (a `SessionEraser`).
 
         Every key of each session's scope (its history with its appends, its
         memory, anything else, with their search index), its turn records,
-        and `keys` go; or, on any error, nothing. Returns how many entries
+        `keys`, and the sessionless turn records `turns` names (one kept with
+        a session stays) go; or, on any error, nothing. Returns how many entries
         went (keys and turn records). Deleting what is not there is no error.
 
         Raises:
@@ -309,7 +313,7 @@ class PostgresStore:
                 connection lost as it committed, the message says it may have
                 been: forgetting again is safe).
         """
-        (gone,) = await self._run_write([forget_op(sessions, keys)])
+        (gone,) = await self._run_write([forget_op(sessions, keys, turns)])
         return gone
 
     async def record_turn(self, record: TurnRecord) -> None:

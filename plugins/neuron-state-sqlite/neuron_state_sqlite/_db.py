@@ -64,6 +64,8 @@ _DELETE_APPENDED: Final = "DELETE FROM appended WHERE scope = ? AND key = ?"
 _DELETE_SCOPE: Final = "DELETE FROM entries WHERE scope = ?"
 _DELETE_SCOPE_APPENDED: Final = "DELETE FROM appended WHERE scope = ?"
 _DELETE_TURNS: Final = "DELETE FROM turns WHERE session = ?"
+# By id, but only a record kept without a session: no id can reach a session's.
+_DELETE_SESSIONLESS_TURN: Final = "DELETE FROM turns WHERE turn_id = ? AND session IS NULL"
 _READ: Final = "SELECT value FROM entries WHERE scope = ? AND key = ?"
 _READ_APPENDED: Final = "SELECT items FROM appended WHERE scope = ? AND key = ? ORDER BY id"
 _HAS_APPENDED_TABLE: Final = (
@@ -323,6 +325,8 @@ def _forget(connection: sqlite3.Connection, op: Forget) -> int:
         connection.execute(_DELETE_SCOPE_APPENDED, (scope,))
     for session in op.sessions:
         gone += connection.execute(_DELETE_TURNS, (session,)).rowcount
+    for turn_id in op.turns:
+        gone += connection.execute(_DELETE_SESSIONLESS_TURN, (turn_id,)).rowcount
     for scope, key in op.keys:
         gone += connection.execute(_DELETE, (scope, key)).rowcount
         connection.execute(_DELETE_APPENDED, (scope, key))

@@ -278,20 +278,24 @@ class SqliteStore:
         await self._run_write([*ops, turn_op(record)])
 
     async def forget_sessions(
-        self, sessions: Sequence[SessionId], keys: Sequence[tuple[Scope, str]] = ()
+        self,
+        sessions: Sequence[SessionId],
+        keys: Sequence[tuple[Scope, str]] = (),
+        turns: Sequence[str] = (),
     ) -> int:
         """Delete everything kept of `sessions`, and `keys`, in one transaction (a `SessionEraser`).
 
         Every key of each session's scope (its history with its appends, its
         memory, anything else), its turn records and their search index entries
-        go, with `keys`; or, on any error, nothing. Returns how many entries
+        go, with `keys` and the sessionless turn records `turns` names (one
+        kept with a session stays); or, on any error, nothing. Returns how many entries
         went (keys and turn records). Deleting what is not there is no error.
 
         Raises:
             WriteFailed: the database refused; nothing was deleted.
             StateFileError: the file cannot be written as it is; nothing was deleted.
         """
-        (gone,) = await self._run_write([forget_op(sessions, keys)])
+        (gone,) = await self._run_write([forget_op(sessions, keys, turns)])
         return gone
 
     async def record_turn(self, record: TurnRecord) -> None:

@@ -130,3 +130,33 @@ async def test_several_sessions_and_keys_are_forgotten_together(any_store: AnySt
     assert await any_store.list(SessionScope(id="alice/delegate-0123456789abcdef"), "") == []
     assert await any_store.list(BOB, "") != []
     assert await any_store.list("global", "neuron-turn/sessions/") == ["neuron-turn/sessions/bob"]
+
+
+async def test_sessionless_turn_records_named_go_with_the_session_and_a_sessions_record_stays(
+    any_store: AnyStore,
+) -> None:
+    await keep_a_session(any_store, "alice", "banana")
+    await keep_a_session(any_store, "bob", "banana")
+    for turn_id in ("delegated-1", "delegated-2", "another-run"):
+        await any_store.record_turn(record(turn_id, None, "2026-01-01T00:00:03.000+00:00"))
+    bobs = await everything_of(any_store, "bob", "banana")
+
+    # `bob-t1` is a record of session bob: named among `turns`, it stays.
+    gone = await any_store.forget_sessions(
+        ["alice"], [ALICE_INDEX], turns=["delegated-1", "delegated-2", "bob-t1", "missing"]
+    )
+
+    assert gone == 8 + 2
+    assert await any_store.turn_record("delegated-1") is None
+    assert await any_store.turn_record("delegated-2") is None
+    assert await any_store.turn_record("another-run") is not None
+    assert await everything_of(any_store, "bob", "banana") == bobs
+
+
+async def test_sessionless_turn_records_are_forgotten_again_without_error(
+    any_store: AnyStore,
+) -> None:
+    await any_store.record_turn(record("delegated-1", None, "2026-01-01T00:00:03.000+00:00"))
+    await any_store.forget_sessions(["alice"], turns=["delegated-1"])
+
+    assert await any_store.forget_sessions(["alice"], turns=["delegated-1", "with NUL \0"]) == 0

@@ -2,8 +2,9 @@
 
 `forget SESSION` deletes what `neuron_turn.forget_session` deletes (the
 session's history, memory, standing decisions, paused options, kept counts,
-turn records, and those of the sessions it delegated to), with the command
-line's own entries of it: its line in `neuron-turn sessions` and its runs. It
+turn records, those of the sessions it delegated to, and the turn records of
+the runs it delegated to without a session), with the command line's own
+entries of it: its line in `neuron-turn sessions` and its runs. It
 says first what will go and asks on a terminal; `--yes` does not ask, and
 without a terminal it is needed. A fork is a session of its own and stays.
 Each refusal has its own line and exit code; a refused forget deletes nothing,
@@ -55,8 +56,9 @@ def add_forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="delete a conversation and everything kept of it, for good",
         description="Delete SESSION for good: its history, the memory written in it, the "
         "decisions given for good (--always), a paused turn's options, its turn records "
-        "(`neuron-turn show`), its line in `neuron-turn sessions`, and the same of the "
-        "sessions its turns delegated to. Another session is never touched; a fork "
+        "(`neuron-turn show`), its line in `neuron-turn sessions`, the same of the "
+        "sessions its turns delegated to, and the turn records of the runs they delegated "
+        "to without a session. Another session is never touched; a fork "
         "(`neuron-turn fork`) is a session of its own and stays. Says what will go and asks "
         "first; --yes does not ask (and is needed without a terminal).",
     )
@@ -65,7 +67,7 @@ def add_forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     forget.add_argument(
         "--only-this",
         action="store_true",
-        help="keep the sessions its turns delegated to (default: forget them too)",
+        help="keep the sessions and runs its turns delegated to (default: forget them too)",
     )
     add_state_argument(forget)
     forget.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -161,6 +163,9 @@ def _contents(sessions: Sequence[KeptSession], listed: int) -> str:
     if delegated:
         messages = sum(kept.messages for kept in delegated)
         parts.append(f"{len(delegated)} delegated session(s) ({messages} message(s))")
+    runs = len({turn for kept in sessions for turn in kept.delegated_turns})
+    if runs:
+        parts.append(f"{runs} turn record(s) of runs delegated to without a session")
     return f"session {first.session!r}: {', '.join(parts)}"
 
 
@@ -186,6 +191,7 @@ def _as_json(forgotten: ForgottenSession) -> dict[str, JsonValue]:
                 "messages": kept.messages,
                 "keys": [*kept.keys],
                 "turns_recorded": kept.turns_recorded,
+                "delegated_turns": [*kept.delegated_turns],
             }
             for kept in forgotten.sessions
         ],

@@ -105,7 +105,13 @@ def test_json_says_what_went(state: Path, capsys: pytest.CaptureFixture[str]) ->
     forgotten = json.loads(out)
     assert code == EXIT_OK
     assert forgotten["sessions"] == [
-        {"session": "trip", "messages": 2, "keys": ["messages"], "turns_recorded": 1}
+        {
+            "session": "trip",
+            "messages": 2,
+            "keys": ["messages"],
+            "turns_recorded": 1,
+            "delegated_turns": [],
+        }
     ]
     assert forgotten["listed"][0] == "neuron-turn/sessions/trip"
     assert [key.rsplit("/", 2)[-2] for key in forgotten["listed"][1:]] == ["trip"]

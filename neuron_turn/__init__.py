@@ -127,6 +127,7 @@ if TYPE_CHECKING:
     from .loop.limits import LimitCrossed, UsageLimit, UsageLimits, limit_crossed
     from .loop.mcp_sampling import ProviderSampler
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
+    from .loop.message_history import MessageHistoryError, messages_from_json, messages_to_json
     from .loop.observers import (
         TurnObserver,
         TurnStart,
@@ -201,7 +202,7 @@ if TYPE_CHECKING:
         stopped_reason,
         typed_result,
     )
-    from .loop.run_result import RunResult, RunSyncError, UnansweredRunError
+    from .loop.run_result import RunArgumentsError, RunResult, RunSyncError, UnansweredRunError
     from .loop.sampling import InvalidSamplingError, Sampling, UnsupportedSamplingError
     from .loop.sliding_window import NoCompaction, SlidingWindow
     from .loop.standing import STANDING_KEY, StandingDecision
@@ -431,7 +432,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "output_value",
     ),
     ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
-    ".loop.run_result": ("RunResult", "RunSyncError", "UnansweredRunError"),
+    ".loop.run_result": ("RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"),
+    ".loop.message_history": ("MessageHistoryError", "messages_from_json", "messages_to_json"),
     ".loop.provider": (
         "ContentPart",
         "DispatchStream",
@@ -628,6 +630,7 @@ __all__ = [
     "LimitReached",
     "MalformedDecisionsError",
     "MemoryLimits",
+    "MessageHistoryError",
     "MissingDecisionError",
     "ModelCallDone",
     "ModelCallStart",
@@ -698,6 +701,7 @@ __all__ = [
     "RegisterWorker",
     "RetryableProviderError",
     "Role",
+    "RunArgumentsError",
     "RunResult",
     "RunSyncError",
     "Sampling",
@@ -793,6 +797,8 @@ __all__ = [
     "input_guardrail",
     "kept_of_session",
     "limit_crossed",
+    "messages_from_json",
+    "messages_to_json",
     "output_guardrail",
     "output_kind",
     "output_validator",

@@ -416,7 +416,7 @@ def split_decisions(metadata: JsonValue) -> tuple[list[Decision] | None, JsonVal
 def match_decisions(
     pending: Sequence[ToolUsePart],
     decisions: Sequence[Decision],
-    session: str,
+    session: str | None,
     delegated: Mapping[str, Sequence[str]] | None = None,
 ) -> Mapping[str, Decision | tuple[Decision, ...]]:
     """Return each pending call's decision by id, checking that every one is decided once.
@@ -426,7 +426,8 @@ def match_decisions(
     decided by the decisions of those calls, named `<call id>/<their id>`; it
     maps to them, named as the agent names them. An agent's call that waits on
     an agent of its own is decided the same way, one level down (`<id>/<id>/...`),
-    which that agent checks. An agent that waits on nothing any more (it went on
+    which that agent checks. `session` None: the calls are those of a message
+    history given to `run`. An agent that waits on nothing any more (it went on
     without this turn) takes whatever decisions name it, none included: its end
     answers the call.
 
@@ -436,9 +437,10 @@ def match_decisions(
         UnknownDecisionError: a decision names no pending call.
         MissingDecisionError: a pending call has no decision.
     """
+    where = "the message history" if session is None else f"session {session!r}"
     if not pending:
         raise NotAwaitingApprovalError(
-            f"session {session!r} is not awaiting approval; decisions have nothing to decide"
+            f"{where} is not awaiting approval; decisions have nothing to decide"
         )
     delegated = delegated or {}
     own = [c.id for c in pending if c.id not in delegated]
@@ -456,15 +458,14 @@ def match_decisions(
         waiting = _delegated_to(decision.id, delegated)
         if waiting is None:
             raise UnknownDecisionError(
-                f"call {decision.id!r} is not pending on session {session!r}; pending: "
-                + ", ".join(ids)
+                f"call {decision.id!r} is not pending on {where}; pending: " + ", ".join(ids)
             )
         theirs = decision.model_copy(update={"id": decision.id[len(waiting) + 1 :]})
         passed.setdefault(waiting, []).append(theirs)
     missing = [i for i in ids if not _decided(i, seen)]
     if missing:
         raise MissingDecisionError(
-            f"session {session!r} has pending call(s) without a decision: {', '.join(missing)}"
+            f"{where} has pending call(s) without a decision: {', '.join(missing)}"
         )
     return {**by_id, **{call: tuple(passed.get(call, ())) for call in delegated}}
 

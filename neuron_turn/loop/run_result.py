@@ -10,7 +10,7 @@ and the calls it waits on when it paused for approval. The layer0
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -18,9 +18,11 @@ from layer0 import ExitReason, TurnOutput
 from neuron_tool import RunUsage
 
 from .approval import AWAITING_APPROVAL, PendingCall, pending_approvals
+from .message_history import messages_to_json, settled
 from .output import OutputMissingError
+from .provider import ProviderMessage
 
-__all__ = ["RunResult", "RunSyncError", "UnansweredRunError"]
+__all__ = ["RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"]
 
 OutT = TypeVar("OutT")
 
@@ -41,6 +43,13 @@ class UnansweredRunError(OutputMissingError):
         super().__init__(f"the run ended without an answer (exit reason: {exit_reason!r}){hint}")
 
 
+class RunArgumentsError(TypeError):
+    """`run`'s arguments do not make one run (a message and decisions, a session and a history).
+
+    Raised before anything runs; the message names the arguments and what to give instead.
+    """
+
+
 class RunSyncError(RuntimeError):
     """`run_sync` was called where an event loop already runs (async code): await `run` there."""
 
@@ -52,6 +61,8 @@ class RunResult(Generic[OutT]):
     turn_output: TurnOutput
     """The turn's output, as `execute` returns it (effects, exit reason, metadata)."""
     _read: Callable[[TurnOutput], OutT]
+    _history: Sequence[ProviderMessage] = ()
+    _new: Sequence[ProviderMessage] = ()
 
     @property
     def output(self) -> OutT:
@@ -85,3 +96,26 @@ class RunResult(Generic[OutT]):
     def pending(self) -> list[PendingCall]:
         """The calls a run paused for approval waits on (empty when it did not pause)."""
         return pending_approvals(self.turn_output)
+
+    def all_messages(self) -> list[ProviderMessage]:
+        """The conversation after this run: the history it went on from, then its own messages.
+
+        Each message's parts are a tuple (as `messages_from_json` reads them).
+
+        Pass it to the next run (`run(..., message_history=result.all_messages())`) to go
+        on without a store, as pydantic-ai's `all_messages()`. A run on a `session`
+        gives the history it read from the store with its messages after it.
+        """
+        return settled([*self._history, *self._new])
+
+    def new_messages(self) -> list[ProviderMessage]:
+        """The messages this run added: its user message (none on a resume) to its answer."""
+        return settled(self._new)
+
+    def all_messages_json(self) -> bytes:
+        """`all_messages()` as JSON, the stored history's form (`messages_from_json` reads it)."""
+        return messages_to_json(self.all_messages())
+
+    def new_messages_json(self) -> bytes:
+        """`new_messages()` as JSON, the stored history's form."""
+        return messages_to_json(self._new)

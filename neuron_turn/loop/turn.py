@@ -11,6 +11,7 @@ import asyncio
 import copy
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any, ClassVar, Final, Generic, cast, overload
 
 from pydantic import JsonValue
@@ -82,6 +83,7 @@ from ._output_round import (
 )
 from ._recorder import TimelineRecorder, both
 from ._run import RunState
+from ._run_input import run_input
 from ._stored_history import read_history
 from ._tool_input import (
     UNRUN,
@@ -92,6 +94,7 @@ from ._tool_input import (
     guard_tool_calls,
 )
 from ._tool_round import ToolRound, TurnHalted
+from ._transcript import Transcript
 from ._well_formed import well_formed_content, well_formed_delta
 from .agent_tool import agent_tool
 from .approval import (
@@ -601,10 +604,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     async def run(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: None = None,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -613,10 +618,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     async def run(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: Callable[..., Awaitable[_T]],
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -625,10 +632,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     async def run(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: str,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -637,10 +646,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     async def run(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: OutputType[_T],
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -648,10 +659,12 @@ class NeuronTurn(Generic[OutT]):
     ) -> RunResult[_T]: ...
     async def run(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: OutputType[Any] | str | None = None,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -669,7 +682,13 @@ class NeuronTurn(Generic[OutT]):
         `session` reads that session's history from the turn's state; the messages
         the run adds are declared as effects (`result.turn_output.effects`), which an
         orchestrator writes (`LocalOrchestrator.dispatch`), as for `execute`. Errors
-        are `execute`'s.
+        are `execute`'s. `message_history` is a conversation kept in code instead (no
+        store: `result.all_messages()` of the run before, or `messages_from_json`),
+        pydantic-ai's `message_history=`; the result's `all_messages()` goes on from it.
+
+        `decisions` resume a run paused for approval (pydantic-ai's
+        `deferred_tool_results`): no message, and the paused run's `session` or its
+        `message_history` (the paused result's `all_messages()`); as `resume_input`.
 
         `charge_to` is the `RunContext` of a tool running this turn as its own agent
         (pydantic-ai's `usage=ctx.usage`): the run's tokens and cost are charged to
@@ -679,13 +698,22 @@ class NeuronTurn(Generic[OutT]):
         Raises:
             OutputTypeError: `output_type` cannot be an output type, or `metadata` asks
                 for an output too.
+            RunArgumentsError: the arguments make no one run (a message and decisions,
+                a session and a message history, neither a message nor decisions).
+            MessageHistoryError: `message_history` holds what is no message of a history.
         """
         spec, metadata = self._asked_output(output_type, metadata)
-        input = TurnInput(
-            message=message, trigger="user", session=session, config=config, metadata=metadata
+        input, history = run_input(
+            message,
+            session=session,
+            message_history=message_history,
+            decisions=decisions,
+            config=config,
+            metadata=metadata,
         )
+        transcript = Transcript()
         try:
-            output = await self._run(input, None, deps, spec)
+            output = await self._run(input, None, deps, spec, history, transcript)
         except TurnError as exc:
             if charge_to is not None and exc.partial is not None:
                 _charge(charge_to, exc.partial.output)
@@ -693,19 +721,23 @@ class NeuronTurn(Generic[OutT]):
         if charge_to is not None:
             _charge(charge_to, output)
         if output_type is None:
-            return RunResult(output, self.output_value)
-        # A name with `output_text` beside it (in `metadata`) answered in a choice with text.
-        answered = spec or read_call_options(metadata, self.named_outputs).output
-        assert answered is not None  # a name the turn does not know failed the run
-        return RunResult(output, lambda done: output_value(done, answered))
+            read: Callable[[TurnOutput], Any] = self.output_value
+        else:
+            # A name with `output_text` beside it (in `metadata`) answered in a choice with text.
+            answered = spec or read_call_options(metadata, self.named_outputs).output
+            assert answered is not None  # a name the turn does not know failed the run
+            read = partial(output_value, output_type=answered)
+        return RunResult(output, read, transcript.history, transcript.new)
 
     @overload
     def run_sync(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: None = None,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -713,10 +745,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     def run_sync(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: Callable[..., Awaitable[_T]],
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -724,10 +758,12 @@ class NeuronTurn(Generic[OutT]):
     @overload
     def run_sync(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: str,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -735,20 +771,24 @@ class NeuronTurn(Generic[OutT]):
     @overload
     def run_sync(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: OutputType[_T],
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
     ) -> RunResult[_T]: ...
     def run_sync(
         self,
-        message: str | Content,
+        message: str | Content | None = None,
         *,
         output_type: OutputType[Any] | str | None = None,
         session: SessionId | None = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        decisions: Sequence[Decision] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -770,6 +810,8 @@ class NeuronTurn(Generic[OutT]):
                     message,
                     output_type=output_type,
                     session=session,
+                    message_history=message_history,
+                    decisions=decisions,
                     deps=deps,
                     config=config,
                     metadata=metadata,
@@ -801,7 +843,15 @@ class NeuronTurn(Generic[OutT]):
         sink: Callable[[TurnEvent], None] | None,
         deps: object,
         output: OutputSpec[Any] | None = None,
+        history: Sequence[ProviderMessage] | None = None,
+        transcript: Transcript | None = None,
     ) -> TurnOutput:
+        """Run the turn on `input`: `execute`, `stream` and `run` come here.
+
+        `run` alone passes `output` (its own output type), `history` (its
+        `message_history`, read instead of the session's) and `transcript` (where
+        the run leaves the messages `RunResult.all_messages` gives).
+        """
         if _resumes(input.metadata) and not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata, self.named_outputs)
@@ -821,7 +871,9 @@ class NeuronTurn(Generic[OutT]):
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
         )
         if watches is None:
-            return await turn._run_turn(input, options, settings, sink, sink, deps)
+            return await turn._run_turn(
+                input, options, settings, sink, sink, deps, history, transcript
+            )
         try:
             result = await turn._run_turn(
                 input,
@@ -830,6 +882,8 @@ class NeuronTurn(Generic[OutT]):
                 sink,
                 watches if sink is None else both(sink, watches),
                 deps,
+                history,
+                transcript,
             )
         except BaseException as exc:
             watches.end(None, exc)
@@ -845,10 +899,13 @@ class NeuronTurn(Generic[OutT]):
         sink: Callable[[TurnEvent], None] | None,
         events: Callable[[TurnEvent], None] | None,
         deps: object,
+        given: Sequence[ProviderMessage] | None,
+        transcript: Transcript | None,
     ) -> TurnOutput:
         """Run the turn; `sink` is a stream's consumer, `events` where every event goes.
 
-        `options` are the input's own (`read_call_options`), read once.
+        `options` are the input's own (`read_call_options`), read once; `given` and
+        `transcript` are `_run`'s `history` and `transcript`.
         """
         decisions, metadata = split_decisions(input.metadata)
         if decisions is not None:
@@ -860,7 +917,7 @@ class NeuronTurn(Generic[OutT]):
             )
         counts = carried_counts(input.metadata) if continuing else None
         output = self._output_round(options)
-        history = await self._read_history(input.session)
+        history = await self._read_history(input.session) if given is None else given
         standing: dict[str, StandingDecision] = {}
         if self.config.approval is not None and input.session and self.state is not None:
             # Only a turn with an approval policy reads them: the usual turn pays nothing.
@@ -938,6 +995,8 @@ class NeuronTurn(Generic[OutT]):
         if reason == AWAITING_APPROVAL:
             _keep_options(run, input)
         result = run.output(reason)
+        if transcript is not None:
+            transcript.history, transcript.new = history, run.new_messages()
         message = None if reason == GUARDRAIL_TRIPPED else output.message()
         if message is not None:
             result = result.model_copy(update={"message": message})
@@ -2094,8 +2153,12 @@ def _resumed(
                 "resume it with decisions (neuron_turn.resume_input) before a new message"
             )
         return []
-    if session is None:
-        raise NotAwaitingApprovalError("decisions came for a turn without a session")
+    if session is None and not pending:
+        # Without a session only a message history given to `run` holds paused calls.
+        raise NotAwaitingApprovalError(
+            "decisions came for a turn without a session, or with a message history "
+            "that waits on no call"
+        )
     if not is_empty(input.message):
         raise MalformedDecisionsError("a resume carries decisions, not a message; send it empty")
     by_id = match_decisions(pending, decisions, session, delegated)

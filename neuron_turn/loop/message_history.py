@@ -1,0 +1,131 @@
+"""A conversation kept in code: `run(message_history=...)` and `RunResult.all_messages()`.
+
+A state store is where a session's history lives when an orchestrator runs the
+turn (`session=`). A script, a test or a web handler that keeps its own
+conversation passes it in instead, as pydantic-ai's `message_history=` does:
+`again = await turn.run("And in May?", message_history=result.all_messages())`.
+The messages are the ones a store would hold (`ProviderMessage`), and their JSON
+(`messages_to_json`) is the stored history's own form, layer0 `Content` per
+message, so a conversation moves between code, a file and a store unchanged.
+
+Given history comes from outside the run (a file, a request, another process):
+`check_history` refuses what a run cannot go on from before any model call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from ._convert import HistoryFormatError, history_from_json, history_to_json
+from .provider import (
+    DocumentPart,
+    ImagePart,
+    ProviderMessage,
+    RawPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+
+__all__ = [
+    "MessageHistoryError",
+    "check_history",
+    "messages_from_json",
+    "messages_to_json",
+    "settled",
+]
+
+_PARTS: Final = (
+    TextPart,
+    ToolUsePart,
+    ToolResultPart,
+    ThinkingPart,
+    ImagePart,
+    DocumentPart,
+    RawPart,
+)
+_ROLES: Final = ("user", "assistant")
+
+
+class MessageHistoryError(ValueError):
+    """A message history given to a run, or read from JSON, is not one a run can go on from."""
+
+
+def messages_to_json(messages: Sequence[ProviderMessage]) -> bytes:
+    """Return `messages` as JSON, the form a session's stored history has.
+
+    Raises:
+        MessageHistoryError: an item is no message a history holds (see `check_history`).
+    """
+    return json.dumps(history_to_json(check_history(messages)), ensure_ascii=False).encode()
+
+
+def messages_from_json(data: str | bytes | bytearray) -> list[ProviderMessage]:
+    """Read messages `messages_to_json` wrote (or a store's stored history, as JSON).
+
+    Raises:
+        MessageHistoryError: `data` is not JSON, or not a list of messages (named where).
+    """
+    try:
+        value: JsonValue = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        # json raises ValueError (JSONDecodeError, UnicodeDecodeError) on what is not JSON.
+        raise MessageHistoryError(f"the message history is not JSON: {exc}") from exc
+    try:
+        return settled(history_from_json(value))
+    except HistoryFormatError as exc:
+        raise MessageHistoryError(f"the message history does not parse: {exc}") from exc
+
+
+def settled(messages: Iterable[ProviderMessage]) -> list[ProviderMessage]:
+    """`messages` each with its parts in a tuple, so equal conversations compare equal.
+
+    The loop builds some messages' parts as lists and some as tuples; a caller
+    comparing a history read back from JSON with the run's own sees one form.
+    """
+    return [
+        m if type(m.content) is tuple else ProviderMessage(m.role, tuple(m.content), m.pinned)
+        for m in messages
+    ]
+
+
+def check_history(messages: object) -> list[ProviderMessage]:
+    """Return `messages` as a list once each is a user or assistant message of known parts.
+
+    Raises:
+        MessageHistoryError: `messages` is no sequence of messages; the error names the
+            first item that is not one, and why.
+    """
+    if isinstance(messages, str | bytes | bytearray) or not isinstance(messages, Sequence):
+        raise MessageHistoryError(
+            "message_history must be a sequence of ProviderMessage (as "
+            "RunResult.all_messages() returns), not "
+            f"{type(messages).__name__}; JSON is read with messages_from_json"
+        )
+    checked = list(messages)
+    for index, message in enumerate(checked):
+        problem = _problem(message)
+        if problem is not None:
+            raise MessageHistoryError(f"message_history[{index}] {problem}")
+    return checked
+
+
+def _problem(message: object) -> str | None:
+    """What makes `message` no message of a history (None: it is one)."""
+    if not isinstance(message, ProviderMessage):
+        return f"is a {type(message).__name__}, not a ProviderMessage"
+    if message.role not in _ROLES:
+        # The turn's instructions are its system prompt; a history never stores one.
+        return f"has the role {message.role!r}; a history holds user and assistant messages"
+    content: object = message.content  # typed, but a caller's object may hold anything
+    if isinstance(content, str | bytes) or not isinstance(content, Sequence):
+        return f"has content of type {type(content).__name__}, not a sequence of parts"
+    for position, part in enumerate(content):
+        if not isinstance(part, _PARTS):
+            return f"holds a {type(part).__name__} at content[{position}], which is no part"
+    return None

@@ -1,0 +1,310 @@
+"""A conversation kept in code: `run(message_history=...)`, `all_messages()`, `decisions=`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import HISTORY_KEY, SessionScope, TurnInput
+from layer0.testing import InMemoryStore
+from neuron_orch_local import LocalOrchestrator
+from neuron_tool import tool
+from neuron_turn import (
+    AWAITING_APPROVAL,
+    DECISIONS_KEY,
+    ApprovalPolicy,
+    Decision,
+    MessageHistoryError,
+    MissingDecisionError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    NotAwaitingApprovalError,
+    ProviderMessage,
+    RunArgumentsError,
+    SlidingWindow,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+    UnknownDecisionError,
+    messages_from_json,
+    messages_to_json,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, call, calls
+
+WRITTEN: list[str] = []
+
+
+@tool
+def forecast(city: str) -> str:
+    """Tomorrow's weather in a city."""
+    return f"{city}: 21 C"
+
+
+@tool
+def write_file(path: str) -> str:
+    """Write a file (pretend)."""
+    WRITTEN.append(path)
+    return f"wrote {path}"
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: int
+
+
+def _texts(messages: list[ProviderMessage]) -> list[tuple[str, str]]:
+    """Each message's role and its text parts joined (tool parts left out)."""
+    return [
+        (m.role, "".join(p.text for p in m.content if isinstance(p, TextPart))) for m in messages
+    ]
+
+
+async def test_a_second_run_goes_on_from_the_first_runs_messages_without_a_store() -> None:
+    provider = ScriptedProvider([answer("Hello Ada."), answer("Your name is Ada.")])
+    turn = NeuronTurn(provider)
+
+    first = await turn.run("My name is Ada.")
+    second = await turn.run("What is my name?", message_history=first.all_messages())
+
+    sent = _texts(list(provider.requests[1].messages))
+    assert sent == [
+        ("user", "My name is Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "What is my name?"),
+    ]
+    assert _texts(second.all_messages()) == [*sent, ("assistant", "Your name is Ada.")]
+    assert _texts(second.new_messages()) == [
+        ("user", "What is my name?"),
+        ("assistant", "Your name is Ada."),
+    ]
+    assert second.turn_output.effects == []  # no session: nothing for a store to write
+
+
+async def test_all_messages_hold_the_tool_round_between_question_and_answer() -> None:
+    provider = ScriptedProvider([calls(call("c1", "forecast", city="Oslo")), answer("21 C")])
+    turn = NeuronTurn(provider, tools=[forecast])
+
+    result = await turn.run("Weather in Oslo?")
+
+    messages = result.all_messages()
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1].content == (ToolUsePart("c1", "forecast", {"city": "Oslo"}),)
+    [answered] = messages[2].content
+    assert isinstance(answered, ToolResultPart)
+    assert (answered.tool_use_id, answered.content) == ("c1", "Oslo: 21 C")
+    assert result.new_messages() == messages  # no history before it
+
+
+async def test_the_json_of_all_messages_is_the_history_a_store_keeps() -> None:
+    provider = ScriptedProvider([calls(call("c1", "forecast", city="Oslo")), answer("21 C")])
+    store = InMemoryStore()
+    turn = NeuronTurn(provider, tools=[forecast], state=store)
+    orchestrator = LocalOrchestrator({"weather": turn}, store)
+    await orchestrator.dispatch(
+        "weather", TurnInput(message="Weather in Oslo?", trigger="user", session="s1")
+    )
+    stored = await store.read(SessionScope(id="s1"), HISTORY_KEY)
+
+    provider = ScriptedProvider([calls(call("c1", "forecast", city="Oslo")), answer("21 C")])
+    result = await NeuronTurn(provider, tools=[forecast]).run("Weather in Oslo?")
+
+    assert json.loads(result.all_messages_json()) == stored
+    assert messages_from_json(result.all_messages_json()) == result.all_messages()
+    assert messages_from_json(json.dumps(stored)) == result.all_messages()
+
+
+async def test_a_run_on_a_session_gives_the_stored_history_then_its_own_messages() -> None:
+    store = InMemoryStore()
+    provider = ScriptedProvider([answer("Hello Ada."), answer("Ada.")])
+    turn = NeuronTurn(provider, state=store)
+    orchestrator = LocalOrchestrator({"chat": turn}, store)
+    await orchestrator.dispatch("chat", TurnInput(message="I am Ada.", trigger="user", session="s"))
+
+    result = await turn.run("Who am I?", session="s")
+
+    assert _texts(result.all_messages()) == [
+        ("user", "I am Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "Who am I?"),
+        ("assistant", "Ada."),
+    ]
+    assert json.loads(result.new_messages_json()) == [
+        {"role": "user", "content": "Who am I?"},
+        {"role": "assistant", "content": "Ada."},
+    ]
+
+
+async def test_a_compacting_turn_still_gives_every_message_of_the_conversation() -> None:
+    history = [
+        ProviderMessage("user" if i % 2 == 0 else "assistant", [TextPart(f"m{i}")])
+        for i in range(10)
+    ]
+    provider = ScriptedProvider([answer("done")])
+    turn = NeuronTurn(provider, context=SlidingWindow(max_messages=3))
+
+    result = await turn.run("last", message_history=history)
+
+    assert len(provider.requests[0].messages) < 11  # the model saw a window
+    assert result.all_messages() == [
+        *messages_from_json(messages_to_json(history)),
+        *result.new_messages(),
+    ]
+    assert _texts(result.new_messages()) == [("user", "last"), ("assistant", "done")]
+
+
+async def test_a_typed_run_goes_on_from_a_history_and_answers_in_its_type() -> None:
+    history = [
+        ProviderMessage("user", (TextPart("I live in Oslo."),)),
+        ProviderMessage("assistant", (TextPart("Noted."),)),
+    ]
+    provider = ScriptedProvider([answer('{"city": "Oslo", "celsius": 21}')])
+
+    result = await NeuronTurn(provider).run(
+        "Weather where I live?", output_type=Weather, message_history=history
+    )
+
+    assert result.output == Weather(city="Oslo", celsius=21)
+    assert result.all_messages()[:2] == history
+
+
+def test_run_sync_takes_a_message_history_too() -> None:
+    provider = ScriptedProvider([answer("Hi."), answer("Ada.")])
+    turn = NeuronTurn(provider)
+
+    first = turn.run_sync("I am Ada.")
+    second = turn.run_sync("Who am I?", message_history=first.all_messages())
+
+    assert second.output == "Ada."
+    assert len(second.all_messages()) == 4
+
+
+async def test_decisions_resume_a_run_paused_in_code_from_its_messages() -> None:
+    WRITTEN.clear()
+    provider = ScriptedProvider(
+        [calls(call("w1", "write_file", path="/etc/motd")), answer("Written.")]
+    )
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["write_file"]))
+    turn = NeuronTurn(provider, tools=[write_file], config=config)
+
+    paused = await turn.run("Write the motd")
+    assert paused.exit_reason == AWAITING_APPROVAL and WRITTEN == []
+    [waiting] = paused.pending
+
+    done = await turn.run(
+        decisions=[Decision.approve(waiting.id)], message_history=paused.all_messages()
+    )
+
+    assert done.output == "Written." and WRITTEN == ["/etc/motd"]
+    messages = done.all_messages()
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    [result] = messages[2].content
+    assert isinstance(result, ToolResultPart) and result.content == "wrote /etc/motd"
+    assert done.new_messages() == messages[2:]  # a resume adds no user message
+
+
+async def test_a_denied_call_answers_the_model_with_the_reason_in_code() -> None:
+    WRITTEN.clear()
+    provider = ScriptedProvider([calls(call("w1", "write_file", path="/x")), answer("Not done.")])
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["write_file"]))
+    turn = NeuronTurn(provider, tools=[write_file], config=config)
+    paused = await turn.run("Write /x")
+
+    done = await turn.run(
+        decisions=[Decision.deny("w1", "not today")], message_history=paused.all_messages()
+    )
+
+    assert done.output == "Not done." and WRITTEN == []
+    [denied] = done.all_messages()[2].content
+    assert isinstance(denied, ToolResultPart) and denied.is_error
+    assert "not today" in str(denied.content)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        ({"message": "hi", "session": "s", "message_history": []}, "not both"),
+        ({}, "run needs a message, or decisions="),
+        ({"message": "hi", "decisions": []}, "not a message"),
+        ({"decisions": []}, "give its session= or its message_history="),
+        (
+            {"decisions": [], "message_history": [], "metadata": {DECISIONS_KEY: []}},
+            "decisions are given twice",
+        ),
+        ({"decisions": [], "message_history": [], "metadata": [1]}, "must be an object"),
+        ({"decisions": "w1", "message_history": []}, "a sequence of Decision"),
+    ],
+)
+async def test_arguments_that_make_no_one_run_are_refused_before_any_model_call(
+    arguments: dict[str, Any], words: str
+) -> None:
+    provider = ScriptedProvider([])
+    with pytest.raises(RunArgumentsError, match=words):
+        await NeuronTurn(provider).run(**arguments)
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("history", "words"),
+    [
+        ("hello", "a sequence of ProviderMessage.*not str"),
+        ([{"role": "user", "content": "hi"}], r"message_history\[0\] is a dict"),
+        ([ProviderMessage("system", [TextPart("be nice")])], "has the role 'system'"),
+        ([ProviderMessage("user", "hi")], "content of type str"),  # type: ignore[arg-type]
+        ([ProviderMessage("user", [TextPart("a")]), ProviderMessage("user", [7])], r"\[1\].*int"),  # type: ignore[list-item]
+    ],
+)
+async def test_a_history_holding_what_is_no_message_is_refused_naming_it(
+    history: Any, words: str
+) -> None:
+    provider = ScriptedProvider([])
+    with pytest.raises(MessageHistoryError, match=words):
+        await NeuronTurn(provider).run("hi", message_history=history)
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ("not json", "is not JSON"),
+        (b"\xff\xfe", "is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "is not JSON"),
+        ('{"role": "user"}', "does not parse"),
+        ('[{"role": "tool", "content": "x"}]', "does not parse.*role"),
+    ],
+)
+def test_json_that_is_no_message_history_is_refused_saying_why(
+    data: str | bytes, words: str
+) -> None:
+    with pytest.raises(MessageHistoryError, match=words):
+        messages_from_json(data)
+
+
+def test_messages_to_json_refuses_what_it_could_not_read_back() -> None:
+    with pytest.raises(MessageHistoryError, match="has the role 'system'"):
+        messages_to_json([ProviderMessage("system", [TextPart("x")])])
+
+
+async def test_decisions_for_a_history_waiting_on_nothing_are_refused() -> None:
+    provider = ScriptedProvider([answer("Hi.")])
+    turn = NeuronTurn(provider)
+    first = await turn.run("Hello")
+
+    with pytest.raises(NotAwaitingApprovalError, match="a message history that waits on no call"):
+        await turn.run(decisions=[Decision.approve("c1")], message_history=first.all_messages())
+
+
+async def test_a_decision_for_no_waiting_call_names_the_calls_of_the_history() -> None:
+    provider = ScriptedProvider([calls(call("w1", "write_file", path="/x"))])
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["write_file"]))
+    turn = NeuronTurn(provider, tools=[write_file], config=config)
+    paused = await turn.run("Write /x")
+
+    with pytest.raises(UnknownDecisionError, match="'w9' is not pending on the message history"):
+        await turn.run(decisions=[Decision.approve("w9")], message_history=paused.all_messages())
+    with pytest.raises(MissingDecisionError, match="the message history has pending call"):
+        await turn.run(decisions=[], message_history=paused.all_messages())

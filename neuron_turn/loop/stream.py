@@ -19,7 +19,10 @@ from typing import Final, Generic, Protocol, Self, TypeAlias, TypeVar, cast
 
 from layer0 import AgentId, PartialTurn, TurnInput, TurnOutput, partial_of
 
+from ._transcript import Transcript
 from .events import TurnEvent
+from .message_history import settled
+from .provider import ProviderMessage
 
 __all__ = [
     "DispatchStream",
@@ -191,6 +194,13 @@ class TurnStream(EventStream[TurnEvent, TurnOutput]):
         output = events.output
     """
 
+    def __init__(
+        self, runner: Runner[TurnEvent, TurnOutput], transcript: Transcript | None = None
+    ) -> None:
+        """Wrap `runner`; `transcript` is where the turn leaves its messages (`all_messages`)."""
+        super().__init__(runner)
+        self._transcript = transcript
+
     @property
     def output(self) -> TurnOutput:
         """The turn's output, once the stream has been read to its end.
@@ -201,6 +211,32 @@ class TurnStream(EventStream[TurnEvent, TurnOutput]):
         if not self._run.finished:
             raise RuntimeError("the turn has not finished: read the stream to its end first")
         return self.result
+
+    def all_messages(self) -> list[ProviderMessage]:
+        """The conversation after the turn (as `RunResult.all_messages`), once read to its end.
+
+        Raises:
+            RuntimeError: the stream was not read to its end, or was made without a
+                transcript (not by `NeuronTurn.stream`).
+        """
+        transcript = self._finished_transcript()
+        return settled([*transcript.history, *transcript.new])
+
+    def new_messages(self) -> list[ProviderMessage]:
+        """The messages the turn added (as `RunResult.new_messages`), once read to its end.
+
+        Raises:
+            RuntimeError: as `all_messages`.
+        """
+        return settled(self._finished_transcript().new)
+
+    def _finished_transcript(self) -> Transcript:
+        self.output  # noqa: B018 - raises until the turn has finished
+        if self._transcript is None:
+            raise RuntimeError(
+                "this stream keeps no messages: NeuronTurn.stream makes one that does"
+            )
+        return self._transcript
 
 
 async def close_cancelled(events: object, cancelled: asyncio.CancelledError) -> None:

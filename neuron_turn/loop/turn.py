@@ -168,6 +168,7 @@ from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
+from .message_history import check_history
 from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
@@ -199,7 +200,7 @@ from .provider_errors import (
     ProviderResponseError,
 )
 from .provider_stream import deltas_of, streaming
-from .run_result import RunResult, RunSyncError
+from .run_result import RunArgumentsError, RunResult, RunSyncError
 from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result, unoffered_stop_tools
@@ -584,7 +585,13 @@ class NeuronTurn(Generic[OutT]):
         """
         return await self._run(input, None, deps)
 
-    def stream(self, input: TurnInput | str, *, deps: object = None) -> TurnStream:
+    def stream(
+        self,
+        input: TurnInput | str,
+        *,
+        deps: object = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+    ) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
         `input` may be a user's message alone (`turn.stream("Hi")`), as for `run`.
@@ -596,10 +603,26 @@ class NeuronTurn(Generic[OutT]):
         the provider's stream is closed and running tools are cancelled. The
         `TurnDone` output equals what `execute` returns for the same input;
         errors are the ones `execute` raises, raised by the iteration after
-        the events that came before them. `deps` is as for `execute`.
+        the events that came before them. `deps` is as for `execute`;
+        `message_history` as for `run` (the stream's `all_messages()` goes on from it).
+
+        Raises:
+            RunArgumentsError: `message_history` beside an input with a session.
+            MessageHistoryError: `message_history` holds what is no message of a history.
         """
         given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
-        return TurnStream(lambda sink: self._run(given, sink, deps))
+        history = None
+        if message_history is not None:
+            if given.session is not None:
+                raise RunArgumentsError(
+                    "give an input with a session or message_history=, not both: a "
+                    "session's history is read from the turn's state store"
+                )
+            history = check_history(message_history)
+        transcript = Transcript()
+        return TurnStream(
+            lambda sink: self._run(given, sink, deps, None, history, transcript), transcript
+        )
 
     @overload
     async def run(

@@ -308,3 +308,31 @@ async def test_a_decision_for_no_waiting_call_names_the_calls_of_the_history() -
         await turn.run(decisions=[Decision.approve("w9")], message_history=paused.all_messages())
     with pytest.raises(MissingDecisionError, match="the message history has pending call"):
         await turn.run(decisions=[], message_history=paused.all_messages())
+
+
+async def test_a_stream_goes_on_from_a_history_and_gives_the_conversation_at_its_end() -> None:
+    provider = ScriptedProvider([answer("Hello Ada."), answer("You are Ada.")])
+    turn = NeuronTurn(provider)
+    first = await turn.run("I am Ada.")
+
+    events = turn.stream("Who am I?", message_history=first.all_messages())
+    with pytest.raises(RuntimeError, match="read the stream to its end"):
+        events.all_messages()
+    kinds = [event.kind async for event in events]
+
+    assert kinds[-1] == "turn_done"
+    assert _texts(events.all_messages())[-2:] == [
+        ("user", "Who am I?"),
+        ("assistant", "You are Ada."),
+    ]
+    assert events.all_messages()[:2] == first.all_messages()
+    assert len(provider.requests[1].messages) == 3
+    assert _texts(events.new_messages()) == [("user", "Who am I?"), ("assistant", "You are Ada.")]
+
+
+async def test_a_stream_refuses_a_history_beside_a_session() -> None:
+    turn = NeuronTurn(ScriptedProvider([]))
+    with pytest.raises(RunArgumentsError, match="not both"):
+        turn.stream(TurnInput(message="hi", trigger="user", session="s"), message_history=[])
+    with pytest.raises(MessageHistoryError, match=r"message_history\[0\] is a str"):
+        turn.stream("hi", message_history=["hello"])  # type: ignore[list-item]

@@ -1,8 +1,9 @@
 """`stream_refusal`: whether a server's error answer to a request for a change stream may pass.
 
-A server may answer `subscriptions/listen` with a JSON-RPC error before
-acknowledging it. Some such errors are final: the server has no streams, or
-finds the request itself wrong. Others may pass: the MCP SDK's own server
+A server may answer `subscriptions/listen` (or, before MCP 2026-07-28,
+`resources/subscribe`) with a JSON-RPC error before acknowledging it. Some
+such errors are final: the server has no streams, or finds the request itself
+wrong. Others may pass: the MCP SDK's own server
 refuses a stream past its limit of open ones (`ListenHandler`'s
 `max_subscriptions`) with an internal error, which frees up as other streams end.
 A final one is not asked again; one that may pass is tried again on the
@@ -31,7 +32,7 @@ from mcp_types import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-from .errors import MCPRequestError
+from .errors import MCPRequestError, MCPSubscriptionFinalError, MCPSubscriptionGaveUpError
 
 # "Resource not found" in MCP before 2026-07-28, which retired the code: a
 # server of that era saying so of a stream's resources will not change its mind.
@@ -100,3 +101,35 @@ def stream_refusal(exc: MCPRequestError) -> Refusal:
     if passing is None:
         passing = "a server error" if code in _SERVER_ERRORS else "a code of the server's own"
     return Refusal(code, exc.message, passing, transient=True)
+
+
+def subscription_refused(server: str, uri: str, refused: Refusal) -> MCPSubscriptionFinalError:
+    """The error for `subscribe_resource(uri)` refused with `refused`, a final refusal."""
+    return MCPSubscriptionFinalError(
+        server,
+        uri,
+        code=refused.code,
+        message=refused.message,
+        meaning=refused.meaning,
+        shown=str(refused),
+    )
+
+
+def subscription_given_up(
+    server: str, uri: str, refused: Refusal, *, attempts: int, seconds: float, backoff: bool
+) -> MCPSubscriptionGaveUpError:
+    """The error for `subscribe_resource(uri)` refused for now `attempts` times, the last `refused`.
+
+    `backoff` says whether the client asks again at all (`reopen_streams` is not None).
+    """
+    return MCPSubscriptionGaveUpError(
+        server,
+        uri,
+        code=refused.code,
+        message=refused.message,
+        meaning=refused.meaning,
+        shown=str(refused),
+        attempts=attempts,
+        seconds=seconds,
+        backoff=backoff,
+    )

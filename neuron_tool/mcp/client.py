@@ -29,7 +29,7 @@ from ._describe import describe
 from ._list_watch import ListWatch
 from ._listen import Listener
 from ._listings import KIND_OF_NOTICE, ListKind
-from ._refusals import stream_refusal
+from ._refusals import stream_refusal, subscription_given_up, subscription_refused
 from ._reopen import Consequences
 from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
@@ -571,14 +571,66 @@ class MCPClient:
         (the server refuses it, or it keeps failing), an update is delivered for
         each and the subscriptions end: subscribe again to resume.
 
+        A server that refuses the subscription (either era) is judged by the
+        error's JSON-RPC code, never its words, as a refused change stream is
+        (`_refusals`): one that may pass (an internal error such as the MCP SDK's
+        "Subscription limit reached", a timeout, a server error) is asked again
+        after the pauses of `reopen_streams`, each refusal logged with the
+        server's name (not at all with `reopen_streams=None`); a final one (method
+        not found, invalid params) is not asked again. Whatever fails, the URI is
+        left unsubscribed and the stream as it was, so no later reopening or
+        restart subscribes it; cancelling the call, in a pause too, leaves the
+        same and no task behind.
+
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
             MCPCapabilityError: The server does not declare `resources.subscribe`;
                 nothing was sent.
-            MCPBridgeError: As for `call_tool`: refused, not started, lost, timed out.
+            MCPSubscriptionFinalError: The server refused it with a final error, after
+                one request: asking again will not change it.
+            MCPSubscriptionGaveUpError: The server refused it with an error that may
+                pass each time it was asked (`attempts`, over `seconds`).
+            MCPBridgeError: As for `call_tool`: not started, lost, timed out.
         """
         self._require_updates(uri)
-        await self._send(partial(self._subscribe, uri=uri), retry_if_lost=True)
+        backoff = self.reopen_streams
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        asked = 0
+        while True:
+            try:
+                await self._send(partial(self._subscribe, uri=uri), retry_if_lost=True)
+                return
+            except MCPRequestError as exc:
+                asked += 1
+                refused = stream_refusal(exc)
+                if not refused.transient:
+                    raise subscription_refused(self.name, uri, refused) from exc
+                if backoff is None or asked > backoff.attempts:
+                    seconds = loop.time() - started
+                    raise subscription_given_up(
+                        self.name,
+                        uri,
+                        refused,
+                        attempts=asked,
+                        seconds=seconds,
+                        backoff=backoff is not None,
+                    ) from exc
+            pause = backoff.pause(asked - 1)
+            logger.log(
+                logging.WARNING if asked == 1 else logging.INFO,
+                "%s: the subscription to resource %r was refused for now (asked %d of at most"
+                " %d times: %s); asking again in %g s",
+                self._label,
+                uri,
+                asked,
+                backoff.attempts + 1,
+                refused,
+                pause,
+            )
+            # The caller's own task waits: cancelling it leaves nothing behind, and the
+            # URI is unsubscribed meanwhile, so nothing reopened or restarted takes it.
+            await asyncio.sleep(pause)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop hearing of changes to the resource at `uri`; a no-op if not subscribed.
@@ -671,8 +723,11 @@ class MCPClient:
         try:
             await self._subscribe_on(connection, uri)
         except BaseException:
-            updates.discard(uri)
+            # Unless a call made at once took it meanwhile: then it is subscribed.
+            if uri not in _subscribed(connection):
+                updates.discard(uri)
             raise
+        updates.add(uri)  # again: a call made at once may have failed and dropped it meanwhile
 
     async def _subscribe_on(self, connection: Connection, uri: str) -> None:
         what = _subscription_request(uri)

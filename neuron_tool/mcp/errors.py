@@ -5,6 +5,9 @@ ToolError
 ├── MCPBridgeError (neuron_tool.errors)     the bridge cannot reach, list or call its server
 │   ├── MCPConnectionError                  the server did not start, was not reached, or was lost
 │   ├── MCPRequestError                     the server answered a request with a JSON-RPC error
+│   │   └── MCPSubscriptionRefusedError     ... refused `subscribe_resource` (`final`: for good)
+│   │       ├── MCPSubscriptionFinalError   ... with an error asking again will not change
+│   │       └── MCPSubscriptionGaveUpError  ... for now, each time it was asked
 │   ├── MCPElicitationError                 the server asked a question this client did not answer
 │   ├── MCPSamplingError                    the server asked for the model's words and was refused
 │   ├── MCPResponseTooLargeError            its answer was larger than `max_response_bytes`
@@ -67,6 +70,114 @@ class MCPRequestError(MCPBridgeError):
         self.message = message
         super().__init__(
             f"MCP server {server!r} answered {what} with the error {message!r} (code {code})"
+        )
+
+
+class MCPSubscriptionRefusedError(MCPRequestError):
+    """Raised when a server refuses `subscribe_resource(uri)`: nothing is left subscribed.
+
+    `code` and `message` are what the server said (the last time it was asked);
+    `meaning` is what the code says, in a few words; `final` whether asking
+    again cannot change it; `attempts` how many times it was asked, over
+    `seconds`. The JSON-RPC code decides `final`, never the words: a subclass
+    says which case it is.
+    """
+
+    final: bool
+
+    def __init__(
+        self,
+        server: str,
+        uri: str,
+        *,
+        code: int,
+        message: str,
+        meaning: str,
+        attempts: int,
+        seconds: float,
+        text: str,
+    ) -> None:
+        self.server = server
+        self.what = f"the subscription to resource {uri!r}"
+        self.uri = uri
+        self.code = code
+        self.message = message
+        self.meaning = meaning
+        self.attempts = attempts
+        self.seconds = seconds
+        MCPBridgeError.__init__(self, text)
+
+
+class MCPSubscriptionFinalError(MCPSubscriptionRefusedError):
+    """Raised, after one request, when a server refuses a subscription with a final error.
+
+    Its JSON-RPC code says the request itself is wrong or not served (method not
+    found, invalid params, the old resource-not-found, a code MCP reserves), so
+    it is not asked again, and asking again later would get the same answer.
+    """
+
+    final = True
+
+    def __init__(
+        self, server: str, uri: str, *, code: int, message: str, meaning: str, shown: str
+    ) -> None:
+        super().__init__(
+            server,
+            uri,
+            code=code,
+            message=message,
+            meaning=meaning,
+            attempts=1,
+            seconds=0.0,
+            text=(
+                f"MCP server {server!r} refused the subscription to resource {uri!r} with"
+                f" {shown}: asking again will not change it, so it was not asked again"
+            ),
+        )
+
+
+class MCPSubscriptionGaveUpError(MCPSubscriptionRefusedError):
+    """Raised when a server refused a subscription with an error that may pass, each time asked.
+
+    An internal error (the MCP SDK's own "Subscription limit reached"), a
+    timeout, a server error: asked again on the client's `reopen_streams`
+    backoff until its attempts were spent (`attempts` requests over `seconds`),
+    or asked once if it has none. It may pass later; `message` is the last answer.
+    """
+
+    final = False
+
+    def __init__(
+        self,
+        server: str,
+        uri: str,
+        *,
+        code: int,
+        message: str,
+        meaning: str,
+        shown: str,
+        attempts: int,
+        seconds: float,
+        backoff: bool,
+    ) -> None:
+        why = (
+            "the attempts of reopen_streams are spent"
+            if backoff
+            else "this client asks nothing again (reopen_streams=None)"
+        )
+        times = "once" if attempts == 1 else f"{attempts} times over {seconds:.3g} s"
+        super().__init__(
+            server,
+            uri,
+            code=code,
+            message=message,
+            meaning=meaning,
+            attempts=attempts,
+            seconds=seconds,
+            text=(
+                f"MCP server {server!r} refused the subscription to resource {uri!r} {times}"
+                f" ({why}), the last time with {shown}"
+            ),
         )
 
 

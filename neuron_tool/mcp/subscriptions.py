@@ -13,7 +13,10 @@ updates costs bounded memory however slow the handler. The handler is awaited
 one update at a time, in a task of its own: it may read the resource through
 the client; its failures are logged, never raised into the session. A stream
 the server ends is reopened for the same URIs, and each is told as updated once
-it is back, as it may have changed unseen.
+it is back, as it may have changed unseen. A subscription the server refuses is
+judged by the error's code as a refused stream is: asked again on the client's
+backoff if it may pass (`MCPSubscriptionGaveUpError` if it never does), raised
+at once if final (`MCPSubscriptionFinalError`), and never left half-taken here.
 """
 
 from __future__ import annotations

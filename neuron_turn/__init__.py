@@ -17,6 +17,7 @@ from .loop import plugin_source as _plugin_source
 if TYPE_CHECKING:
     from .loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE
     from .loop._well_formed import well_formed
+    from .loop.agent_tool import AGENT_EVENT_KEY, nested_event
     from .loop.approval import (
         AWAITING_APPROVAL,
         DECISIONS_KEY,
@@ -433,6 +434,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
     ".loop.run_result": ("RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"),
+    ".loop.agent_tool": ("AGENT_EVENT_KEY", "nested_event"),
     ".loop.message_history": ("MessageHistoryError", "messages_from_json", "messages_to_json"),
     ".loop.provider": (
         "ContentPart",
@@ -565,6 +567,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 __all__ = [
+    "AGENT_EVENT_KEY",
     "AWAITING_APPROVAL",
     "DECISIONS_KEY",
     "DOCUMENT_TYPE",
@@ -799,6 +802,7 @@ __all__ = [
     "limit_crossed",
     "messages_from_json",
     "messages_to_json",
+    "nested_event",
     "output_guardrail",
     "output_kind",
     "output_validator",

@@ -22,7 +22,7 @@ from .message_history import messages_to_json, settled
 from .output import OutputMissingError
 from .provider import ProviderMessage
 
-__all__ = ["RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"]
+__all__ = ["RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError", "usage_of"]
 
 OutT = TypeVar("OutT")
 
@@ -84,13 +84,7 @@ class RunResult(Generic[OutT]):
     @property
     def usage(self) -> RunUsage:
         """The tokens, cost and tool calls the run used."""
-        metadata = self.turn_output.metadata
-        return RunUsage(
-            input_tokens=metadata.tokens_in,
-            output_tokens=metadata.tokens_out,
-            cost=metadata.cost,
-            tool_calls=len(metadata.tools_called),
-        )
+        return usage_of(self.turn_output)
 
     @property
     def pending(self) -> list[PendingCall]:
@@ -119,3 +113,14 @@ class RunResult(Generic[OutT]):
     def new_messages_json(self) -> bytes:
         """`new_messages()` as JSON, the stored history's form."""
         return messages_to_json(self._new)
+
+
+def usage_of(output: TurnOutput) -> RunUsage:
+    """The tokens, cost and tool calls the turn of `output` used."""
+    metadata = output.metadata
+    return RunUsage(
+        input_tokens=metadata.tokens_in,
+        output_tokens=metadata.tokens_out,
+        cost=metadata.cost,
+        tool_calls=len(metadata.tools_called),
+    )

@@ -18,11 +18,13 @@ from types import TracebackType
 from typing import Final, Generic, Protocol, Self, TypeAlias, TypeVar, cast
 
 from layer0 import AgentId, PartialTurn, TurnInput, TurnOutput, partial_of
+from neuron_tool import RunUsage
 
 from ._transcript import Transcript
 from .events import TurnEvent
 from .message_history import settled
 from .provider import ProviderMessage
+from .run_result import usage_of
 
 __all__ = [
     "DispatchStream",
@@ -211,6 +213,20 @@ class TurnStream(EventStream[TurnEvent, TurnOutput]):
         if not self._run.finished:
             raise RuntimeError("the turn has not finished: read the stream to its end first")
         return self.result
+
+    @property
+    def usage(self) -> RunUsage:
+        """What the turn used: as its output says, or what it had used when it failed.
+
+        A turn that failed or was cancelled never gives its output; this says what
+        it spent all the same, so a caller paying for it (an agent tool) is charged.
+
+        Raises:
+            RuntimeError: the turn is still running, or failed before its first step.
+        """
+        transcript = self._transcript
+        failed = None if transcript is None else transcript.failed_usage
+        return usage_of(self.output) if failed is None else failed
 
     def all_messages(self) -> list[ProviderMessage]:
         """The conversation after the turn (as `RunResult.all_messages`), once read to its end.

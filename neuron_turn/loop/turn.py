@@ -524,19 +524,23 @@ class NeuronTurn(Generic[OutT]):
             f"NeuronTurn(provider={self.provider!r}, tools={self.tools.names()!r}{sources}{output})"
         )
 
-    def as_tool(self, name: str, description: str, *, pass_deps: bool = False) -> FunctionTool:
+    def as_tool(
+        self, name: str, description: str, *, pass_deps: bool = False, stream_events: bool = False
+    ) -> FunctionTool:
         """This agent as a tool of another turn, as the OpenAI Agents SDK's `agent.as_tool()`.
 
         The tool takes one `input` (the question or task) and answers with this
         agent's answer; each call is a fresh conversation, charged to the calling
         turn (`run(charge_to=ctx)`). `pass_deps=True` gives it the calling run's
-        deps. A run that ends unanswered fails the call, naming why (see
-        `neuron_turn.loop.agent_tool`).
+        deps. `stream_events=True` hands this agent's events to the calling turn's
+        stream as the call's `ToolProgress` (`nested_event` reads them back), as the
+        Agents SDK's `on_stream`. A run that ends unanswered fails the call, naming
+        why (see `neuron_turn.loop.agent_tool`).
 
         Raises:
             ToolRegistrationError: `name` is no tool name, or `description` is empty.
         """
-        return agent_tool(self, name, description, pass_deps=pass_deps)
+        return agent_tool(self, name, description, pass_deps=pass_deps, stream_events=stream_events)
 
     @overload
     def with_output(self, output_type: Callable[..., Awaitable[_T]]) -> NeuronTurn[_T]: ...
@@ -716,7 +720,7 @@ class NeuronTurn(Generic[OutT]):
         `charge_to` is the `RunContext` of a tool running this turn as its own agent
         (pydantic-ai's `usage=ctx.usage`): the run's tokens and cost are charged to
         that tool's turn (`RunContext.charge`), so its `max_cost` and token limits
-        cover both; a run that fails is charged what its partial turn used.
+        cover both; a run that fails or is cancelled is charged what it had used.
 
         Raises:
             OutputTypeError: `output_type` cannot be an output type, or `metadata` asks
@@ -737,9 +741,13 @@ class NeuronTurn(Generic[OutT]):
         transcript = Transcript()
         try:
             output = await self._run(input, None, deps, spec, history, transcript)
-        except TurnError as exc:
-            if charge_to is not None and exc.partial is not None:
-                _charge(charge_to, exc.partial.output)
+        except BaseException:
+            used = transcript.failed_usage
+            if charge_to is not None and used is not None:
+                # Without a session no partial turn is kept: its spending is charged all the same.
+                charge_to.charge(
+                    used.cost, input_tokens=used.input_tokens, output_tokens=used.output_tokens
+                )
             raise
         if charge_to is not None:
             _charge(charge_to, output)
@@ -1008,10 +1016,15 @@ class NeuronTurn(Generic[OutT]):
                 run.emit(LimitReached(reason))
         except TurnError as exc:
             exc.partial = self._offered(exc, run, input, output, recorder)
+            _failed(transcript, run)
             raise
         except asyncio.CancelledError as exc:
             # Stopped by its caller: what its tools did happened all the same.
             exc.partial = self._offered(exc, run, input, output, recorder)  # type: ignore[attr-defined]
+            _failed(transcript, run)
+            raise
+        except Exception:
+            _failed(transcript, run)
             raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
@@ -1962,6 +1975,12 @@ def _charge(context: RunContext[Any], output: TurnOutput) -> None:
     """Charge what `output`'s turn used to the turn `context` belongs to."""
     used = output.metadata
     context.charge(used.cost, input_tokens=used.tokens_in, output_tokens=used.tokens_out)
+
+
+def _failed(transcript: Transcript | None, run: RunState) -> None:
+    """Leave in `transcript` what `run`, failing, had used."""
+    if transcript is not None:
+        transcript.failed_usage = run.usage()
 
 
 def _resumes(metadata: JsonValue) -> bool:

@@ -10,7 +10,19 @@ from pydantic import BaseModel
 
 from layer0 import TurnConfig, usd
 from neuron_tool import RunContext, ToolRegistrationError, tool
-from neuron_turn import ApprovalPolicy, NeuronTurn, NeuronTurnConfig, ToolResultPart
+from neuron_turn import (
+    AGENT_EVENT_KEY,
+    ApprovalPolicy,
+    InvalidRequestError,
+    NeuronTurn,
+    NeuronTurnConfig,
+    TextDelta,
+    ToolProgress,
+    ToolResult,
+    ToolResultPart,
+    ToolStart,
+    nested_event,
+)
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, call, calls
@@ -146,3 +158,98 @@ def test_an_agent_tool_with_a_bad_name_or_no_description_is_refused(
 ) -> None:
     with pytest.raises(ToolRegistrationError, match=match):
         NeuronTurn(ScriptedProvider([])).as_tool(name, description)
+
+
+def _nested(events: list[Any]) -> list[Any]:
+    """The agent tool's own events among a caller's stream's `ToolProgress` reports."""
+    return [nested_event(e) for e in events if isinstance(e, ToolProgress)]
+
+
+async def test_an_agent_tool_streaming_its_events_shows_them_in_the_callers_stream() -> None:
+    inner = ScriptedProvider(
+        [calls(call("c1", "lookup", city="Oslo"), cost="0.2"), answer("21 C", cost="0.05")]
+    )
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city's weather up."""
+        return f"{city}: 21 C"
+
+    weather = NeuronTurn(inner, tools=[lookup])
+    caller = _caller(
+        calls(call("r1", "ask_weather", input="Oslo?"), cost="0.1"),
+        answer("It is 21 C.", cost="0.1"),
+        tools=[weather.as_tool("ask_weather", "Ask the weather agent.", stream_events=True)],
+    )
+
+    events = caller.stream("Weather in Oslo?")
+    seen = [event async for event in events]
+
+    nested = _nested(seen)
+    kinds = [event.kind for event in nested]
+    assert "turn_done" not in kinds  # the call's own result says how it ended
+    [started] = [e for e in nested if isinstance(e, ToolStart)]
+    [ran] = [e for e in nested if isinstance(e, ToolResult)]
+    assert (started.name, ran.content) == ("lookup", "Oslo: 21 C")
+    assert "".join(e.text for e in nested if isinstance(e, TextDelta)) == "21 C"
+    progress = [e for e in seen if isinstance(e, ToolProgress)]
+    assert {(p.id, p.name) for p in progress} == {("r1", "ask_weather")}
+    outer_result = next(e for e in seen if isinstance(e, ToolResult) and e.id == "r1")
+    assert outer_result.content == "21 C"
+    assert seen.index(progress[-1]) < seen.index(outer_result)  # told while the call ran
+    assert events.output.metadata.cost == usd("0.45")  # the agent's 0.25 charged
+
+
+async def test_an_agent_tool_streams_nothing_unless_asked_or_when_nobody_listens() -> None:
+    def agent() -> NeuronTurn[Any]:
+        return NeuronTurn(ScriptedProvider([answer("21 C", cost="0.05")]))
+
+    quiet = _caller(
+        calls(call("r1", "ask_weather", input="Oslo?")),
+        answer("21 C."),
+        tools=[agent().as_tool("ask_weather", "Ask the weather agent.")],
+    )
+    assert _nested([event async for event in quiet.stream("Weather?")]) == []
+
+    unheard = _caller(
+        calls(call("r1", "ask_weather", input="Oslo?")),
+        answer("21 C."),
+        tools=[agent().as_tool("ask_weather", "Ask the weather agent.", stream_events=True)],
+    )
+    result = await unheard.run("Weather?")  # no stream, no observer: a plain run inside
+    assert result.output == "21 C." and result.usage.cost == usd("0.05")
+    assert _result(unheard).content == "21 C"
+
+
+async def test_a_streaming_agent_tool_that_fails_is_charged_what_its_partial_turn_used() -> None:
+    inner = ScriptedProvider(
+        [calls(call("c1", "noop"), cost="0.3"), InvalidRequestError("the model refused it")]
+    )
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    breaking = NeuronTurn(inner, tools=[noop])
+    caller = _caller(
+        calls(call("r1", "ask_it", input="go")),
+        answer("gave up"),
+        tools=[breaking.as_tool("ask_it", "Ask.", stream_events=True)],
+    )
+
+    events = caller.stream("go")
+    seen = [event async for event in events]
+
+    assert _result(caller).is_error
+    assert [e.name for e in _nested(seen) if isinstance(e, ToolResult)] == ["noop"]
+    assert events.output.metadata.cost == usd("0.3")  # the failed agent's first call
+
+
+def test_nested_event_reads_only_reports_that_carry_an_event() -> None:
+    assert nested_event(ToolProgress("c1", "t", "working")) is None
+    assert nested_event(ToolProgress("c1", "t", "x", data={"other": 1})) is None
+    with pytest.raises(ValueError, match="holds str, not an event"):
+        nested_event(ToolProgress("c1", "t", "x", data={AGENT_EVENT_KEY: "text"}))
+    with pytest.raises(ValueError, match="not a turn event"):
+        nested_event(ToolProgress("c1", "t", "x", data={AGENT_EVENT_KEY: {"type": "nope"}}))

@@ -193,3 +193,43 @@ def test_run_sync_again_on_a_real_http_provider_reuses_its_pooled_connection() -
         run_blocking(provider.aclose())  # on the loop its connection belongs to
 
     assert outputs == ["hi", "hi", "hi"] and len(server.requests) == 3
+
+
+async def test_a_charged_run_that_fails_without_a_session_is_charged_what_it_used() -> None:
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    failing = NeuronTurn(
+        ScriptedProvider([calls(call("c1", "noop"), cost="0.3"), ModelError("cut off")]),
+        tools=[noop],
+    )
+    charged: list[tuple[Any, int, int]] = []
+    ctx = RunContext(
+        deps=None,
+        charger=lambda cost, tokens_in, tokens_out: charged.append((cost, tokens_in, tokens_out)),
+    )
+
+    with pytest.raises(ModelError) as failed:
+        await failing.run("go", charge_to=ctx)
+
+    assert failed.value.partial is None  # no session: no partial turn kept
+    assert charged == [(usd("0.3"), 10, 5)]
+
+
+async def test_a_stream_that_failed_says_what_it_had_used() -> None:
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    failing = NeuronTurn(
+        ScriptedProvider([calls(call("c1", "noop"), cost="0.3"), ModelError("cut off")]),
+        tools=[noop],
+    )
+    events = failing.stream("go")
+    with pytest.raises(ModelError):
+        _ = [event async for event in events]
+
+    assert events.usage.cost == usd("0.3") and events.usage.tool_calls == 1

@@ -173,6 +173,11 @@ class TurnRecord(Frozen):
     """Empty when the turn keeps none (another `layer0.Turn`) or raised."""
     status: RecordStatus
     error: str | None = None
+    delegated_for: SessionId | None = None
+    """A run without a session that a turn delegated: the session of that turn (at any depth,
+    the nearest that had one). None: not delegated, run in a session, or recorded before
+    this was kept. Why: forgetting the session (`neuron_turn.forget_session`) finds the
+    records of the runs it delegated to, which hold the tasks it passed on."""
 
     def summary(self) -> TurnSummary:
         """Return the one-line view of this record that listings show."""

@@ -58,7 +58,9 @@ def add_forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "decisions given for good (--always), a paused turn's options, its turn records "
         "(`neuron-turn show`), its line in `neuron-turn sessions`, the same of the "
         "sessions its turns delegated to, and the turn records of the runs they delegated "
-        "to without a session. Another session is never touched; a fork "
+        "to without a session (those of a one-way delegation or a raised turn kept before "
+        "records named the session they were delegated for are not found). Another "
+        "session is never touched; a fork "
         "(`neuron-turn fork`) is a session of its own and stays. Says what will go and asks "
         "first; --yes does not ask (and is needed without a terminal).",
     )

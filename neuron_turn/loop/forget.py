@@ -15,15 +15,18 @@ deletes, of `trip`:
 - with `delegated=True`, the turn records of the runs its turns delegated to
   without a session (a turn without a state reader, or a delegate its parent
   cannot resume), which hold the task the model passed on: at any depth.
-  They are found from the session's own turn records only: the `log` effect
-  the orchestrator puts in a turn's output for each delegation it answered
-  (`neuron_orch_local.DELEGATION_LOG`) names the child's workflow, a random id
-  the orchestrator chose, and the records kept without a session in that
-  workflow are the child's. Nothing a model says is followed, and a record
-  kept with a session is never deleted this way, so no other session's
-  record can go. Not found: a delegation declared one way (a hand-written
-  turn's `delegate` effect, or an orchestrator not answering delegations),
-  and one of a turn that raised (its record keeps no output);
+  They are found by what the orchestrator wrote, never by what a model
+  said: a record kept without a session names the session it was delegated
+  for (`layer0.TurnRecord.delegated_for`, the nearest at any depth); and for
+  records written before that was kept, the `log` effect the orchestrator
+  puts in a turn's output for each delegation it answered
+  (`neuron_orch_local.DELEGATION_LOG`) names the child's workflow, a random
+  id it chose, whose records kept without a session are the child's, found
+  from the session's own records. A record kept with a session is never
+  deleted this way, so no other session's record can go. Not found: records
+  written before `delegated_for` of a delegation declared one way (a
+  hand-written turn's `delegate` effect, or an orchestrator not answering
+  delegations) or of a turn that raised (its record keeps no output);
 - `also`: other keys kept about it, such as the command line's index.
 
 Nothing of another session is touched. A fork (`fork_session`) copies the
@@ -310,51 +313,66 @@ async def _kept(
             record = await store.turn_record(summary.turn_id)
             if record is not None and record.session == session:
                 children.extend(_delegated_workflows(record))
-        delegated = await sessionless.reached_from(children)
+        if summaries:
+            delegated = await sessionless.reached_from(session, children)
     return KeptSession(session, keys, messages, len(summaries), delegated)
 
 
-class _Sessionless:
-    """The turn records a store keeps without a session, by workflow; read once, when needed.
+_Entry = tuple[str, list[WorkflowId]]
+"""A record kept without a session: its turn id, and the workflows it delegated to."""
 
-    Why: a run delegated to without a session is found only by its workflow, and
-    a store lists records by session, so they are read once for every session.
+
+class _Sessionless:
+    """The turn records a store keeps without a session, read once, when first needed.
+
+    Why: a store lists records by session, and these have none: they are found
+    by the session they were delegated for, or by their workflow.
     """
 
     def __init__(self, store: StateReader) -> None:
         self._store = store
-        self._by_workflow: dict[WorkflowId, list[tuple[str, list[WorkflowId]]]] | None = None
+        self._indexed = False
+        self._by_workflow: dict[WorkflowId, list[_Entry]] = {}
+        self._by_delegator: dict[SessionId, list[_Entry]] = {}
 
-    async def reached_from(self, workflows: Sequence[WorkflowId]) -> tuple[str, ...]:
-        """The ids of the records in `workflows`, and in those they delegated to, at any depth."""
-        if not workflows:
-            return ()
-        by_workflow = await self._index()
-        found: list[str] = []
-        waiting, seen = list(workflows), set[WorkflowId]()
+    async def reached_from(
+        self, session: SessionId, workflows: Sequence[WorkflowId]
+    ) -> tuple[str, ...]:
+        """The ids of the records delegated for `session` or run in `workflows`, at any depth."""
+        await self._index()
+        found: dict[str, None] = {}
+        waiting: list[WorkflowId] = []
+        for turn_id, children in self._by_delegator.get(session, ()):
+            found[turn_id] = None
+            waiting.extend(children)
+        waiting.extend(workflows)
+        seen: set[WorkflowId] = set()
         while waiting:
             workflow = waiting.pop(0)
             if workflow in seen:
                 continue
             seen.add(workflow)
-            for turn_id, children in by_workflow.get(workflow, ()):
-                found.append(turn_id)
+            for turn_id, children in self._by_workflow.get(workflow, ()):
+                found[turn_id] = None
                 waiting.extend(children)
         return tuple(found)
 
-    async def _index(self) -> dict[WorkflowId, list[tuple[str, list[WorkflowId]]]]:
-        if self._by_workflow is None:
-            self._by_workflow = {}
-            store = self._store
-            assert isinstance(store, TurnRecordReader)  # only built for one
-            for summary in await store.turn_summaries(limit=_ALL_RECORDS):
-                if summary.session is not None:
-                    continue
-                record = await _sessionless_record(store, summary.turn_id)
-                if record is not None:
-                    entry = (record.turn_id, _delegated_workflows(record))
-                    self._by_workflow.setdefault(record.workflow_id, []).append(entry)
-        return self._by_workflow
+    async def _index(self) -> None:
+        if self._indexed:
+            return
+        self._indexed = True
+        store = self._store
+        assert isinstance(store, TurnRecordReader)  # only asked of one
+        for summary in await store.turn_summaries(limit=_ALL_RECORDS):
+            if summary.session is not None:
+                continue
+            record = await _sessionless_record(store, summary.turn_id)
+            if record is None:
+                continue
+            entry = (record.turn_id, _delegated_workflows(record))
+            self._by_workflow.setdefault(record.workflow_id, []).append(entry)
+            if record.delegated_for is not None:
+                self._by_delegator.setdefault(record.delegated_for, []).append(entry)
 
 
 async def _sessionless_record(store: TurnRecordReader, turn_id: str) -> TurnRecord | None:

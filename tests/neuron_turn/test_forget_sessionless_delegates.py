@@ -18,12 +18,16 @@ from pathlib import Path
 import pytest
 
 from layer0 import (
+    DelegateEffect,
+    DispatchFailed,
     EffectPolicy,
     Scope,
     SessionEraser,
     SessionId,
     StateStore,
     TurnInput,
+    TurnMetadata,
+    TurnOutput,
     TurnRecordStore,
 )
 from neuron_orch_local import DELEGATION_LOG, LocalOrchestrator
@@ -241,3 +245,113 @@ async def test_an_eraser_without_turns_is_refused_before_anything_is_deleted(
 
 def test_the_delegation_log_key_is_the_orchestrators() -> None:
     assert forget._DELEGATION_LOG == DELEGATION_LOG
+
+
+class OneWay:
+    """A hand-written turn declaring a `delegate` effect: the child runs after it, one way."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        effect = DelegateEffect(agent="helper", input=TurnInput(message=self.task, trigger="user"))
+        return TurnOutput(
+            message="asked", exit_reason="complete", metadata=TurnMetadata.zero(), effects=[effect]
+        )
+
+
+async def delegate_one_way(store: StateStore, session: SessionId, secret: str) -> None:
+    """`lead` on `session` declares a delegation of `secret`; `helper` hands it on, answered."""
+    helper = ScriptedProvider(
+        [
+            tool_call_response(delegate_call("worker", f"worker: {secret}")),
+            text_response("handed on"),
+        ]
+    )
+    worker = ScriptedProvider([text_response(f"worked on {secret}")])
+    agents = {
+        "lead": OneWay(f"helper: {secret}"),
+        "helper": agent(helper, "delegate"),
+        "worker": agent(worker),
+    }
+    policies = {"lead": EVERYTHING, "helper": EVERYTHING}
+    orchestrator = LocalOrchestrator(agents, store, policies=policies)
+    said = TurnInput(message=f"please do {secret}", trigger="user", session=session)
+    await orchestrator.dispatch("lead", said)
+
+
+async def test_a_one_way_delegations_records_name_the_session_and_go_with_it(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    await delegate_one_way(store, "bob", "bobs-secret")
+    await delegate_one_way(store, "alice", "alices-secret")
+    bobs = holding(rows(tmp_path / "state.db"), "bobs-secret")
+    delegated = await sessionless(store)
+    for_whom = {
+        task: record.delegated_for
+        for turn, task in delegated.items()
+        if (record := await store.turn_record(turn)) is not None
+    }
+    assert for_whom == {
+        "helper: alices-secret": "alice",
+        "worker: alices-secret": "alice",
+        "helper: bobs-secret": "bob",
+        "worker: bobs-secret": "bob",
+    }
+
+    forgotten = await forget_session(store, "alice")
+
+    assert len(forgotten.sessions[0].delegated_turns) == 2
+    assert holding(rows(tmp_path / "state.db"), "alices-secret") == []
+    assert holding(rows(tmp_path / "state.db"), "bobs-secret") == bobs
+
+
+async def test_the_delegates_of_a_turn_that_raised_go_with_its_session(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    # The lead's model delegates, then fails: its record keeps no output to name them by.
+    lead = ScriptedProvider([tool_call_response(delegate_call("helper", "helper: secret"))])
+    helper = ScriptedProvider([text_response("helped")])
+    agents = {"lead": agent(lead, "delegate"), "helper": agent(helper)}
+    orchestrator = LocalOrchestrator(agents, store, policies={"lead": EVERYTHING})
+    said = TurnInput(message="please do secret", trigger="user", session="alice")
+    with pytest.raises(DispatchFailed):
+        await orchestrator.dispatch("lead", said)
+    (failed,) = await store.turn_summaries(session="alice")
+    assert (await store.turn_record(failed.turn_id)).output is None  # type: ignore[union-attr]
+    assert list((await sessionless(store)).values()) == ["helper: secret"]
+
+    await forget_session(store, "alice")
+
+    assert holding(rows(tmp_path / "state.db"), "secret") == []
+
+
+async def test_a_run_not_delegated_names_no_session_and_stays(store: SqliteStore) -> None:
+    await talk(store, "alice", "alices-secret")
+    alone = LocalOrchestrator({"solo": agent(ScriptedProvider([text_response("hi")]))}, store)
+    await alone.dispatch("solo", TurnInput(message="on my own", trigger="user"))
+    (solo,) = [turn for turn, task in (await sessionless(store)).items() if task == "on my own"]
+    assert (await store.turn_record(solo)).delegated_for is None  # type: ignore[union-attr]
+
+    await forget_session(store, "alice")
+
+    assert list((await sessionless(store)).values()) == ["on my own"]
+
+
+async def test_records_kept_before_they_named_their_session_are_found_by_the_delegation_log(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    await talk(store, "bob", "bobs-secret")
+    await talk(store, "alice", "alices-secret")
+    # As an older orchestrator kept them: naming no session they were delegated for.
+    for turn in await sessionless(store):
+        record = await store.turn_record(turn)
+        assert record is not None and record.delegated_for is not None
+        await store.record_turn(record.model_copy(update={"delegated_for": None}))
+    bobs = holding(rows(tmp_path / "state.db"), "bobs-secret")
+
+    forgotten = await forget_session(store, "alice")
+
+    assert len(forgotten.sessions[0].delegated_turns) == 2
+    assert holding(rows(tmp_path / "state.db"), "alices-secret") == []
+    assert holding(rows(tmp_path / "state.db"), "bobs-secret") == bobs

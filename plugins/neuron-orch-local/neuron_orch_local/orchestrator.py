@@ -47,7 +47,7 @@ from .fallback import FallbackTurn, Keep, run_attempts
 from .handoff import handoff_input
 from .placement import Placement
 from .query import answer_query
-from .recording import TurnRecording
+from .recording import TurnRecording, delegating_from
 from .result import DispatchResult
 from .retry import Clock, RetryPolicy, SystemClock
 from .signals import AWAITING_SIGNAL, signal_input
@@ -377,7 +377,11 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         recording = TurnRecording.start(
             self._store, agent, workflow_id, input, keeps_records=self._keeps_records
         )
-        output, plan = await self._run_turn(workflow_id, agent, input, chain, granted, recording)
+        # The delegations it runs in its task are delegated for its session.
+        with delegating_from(input.session):
+            output, plan = await self._run_turn(
+                workflow_id, agent, input, chain, granted, recording
+            )
         return output, None if plan is None else plan.handoff
 
     async def _run_turn(

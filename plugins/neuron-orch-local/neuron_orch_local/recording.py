@@ -9,13 +9,20 @@ knows what became of the turn, one `layer0.TurnRecord` is stored: `executed`,
 the policy: none ran) or `failed` (the turn raised or was cancelled before a
 part of it was kept, or its effects failed).
 neuron-orch-temporal follows the same convention in its worker.
+
+A turn run without a session for another that delegated to it records the
+session of the turn that delegated (`TurnRecord.delegated_for`, the nearest
+at any depth): the orchestrator runs each turn `delegating_from` its session,
+and the turns its delegations run, in its task, take it from there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
@@ -27,6 +34,7 @@ from layer0 import (
     DispatchFailed,
     HistoryAppend,
     RecordStatus,
+    SessionId,
     StateStore,
     TurnInput,
     TurnOutput,
@@ -39,7 +47,23 @@ from layer0 import (
     take_timeline,
 )
 
-__all__ = ["RecordedBatchStore", "TurnRecording"]
+__all__ = ["RecordedBatchStore", "TurnRecording", "delegating_from"]
+
+_DELEGATING: ContextVar[SessionId | None] = ContextVar("neuron_orch_local_delegating", default=None)
+"""The session a turn run now was delegated for (None: none, or not delegated)."""
+
+
+@contextlib.contextmanager
+def delegating_from(session: SessionId | None) -> Iterator[None]:
+    """Run a turn whose delegations are delegated for `session` (else for its own delegator's).
+
+    Why: a delegated run without a session keeps, in its record, whose it is.
+    """
+    token = _DELEGATING.set(session if session is not None else _DELEGATING.get())
+    try:
+        yield
+    finally:
+        _DELEGATING.reset(token)
 
 
 @runtime_checkable
@@ -75,6 +99,8 @@ class TurnRecording:
     timeline: TurnTimeline | None = None
     turn_id: str | None = None
     """Set once the record is first built, so every write of it has one id."""
+    delegated_for: SessionId | None = None
+    """The session of the turn that delegated it, when it runs without one."""
 
     @classmethod
     def start(
@@ -94,7 +120,10 @@ class TurnRecording:
             keeps_records = isinstance(store, TurnRecordStore)
         if not keeps_records:
             return None
-        return cls(cast(TurnRecordStore, store), agent, workflow_id, input, _now())
+        recording = cls(cast(TurnRecordStore, store), agent, workflow_id, input, _now())
+        if input.session is None:
+            recording.delegated_for = _DELEGATING.get()
+        return recording
 
     def turn_input(self) -> TurnInput:
         """Return the input to run the turn on: the caller's, asking for the timeline."""
@@ -107,6 +136,7 @@ class TurnRecording:
         of its own, and the part that continues it a record starting when it starts.
         """
         part = TurnRecording(self.store, self.agent, self.workflow_id, self.input, self.started)
+        part.delegated_for = self.delegated_for
         self.started = _now()
         return part
 
@@ -137,6 +167,7 @@ class TurnRecording:
             timeline=[] if self.timeline is None else self.timeline.entries,
             status=status,
             error=None if error is None else _described(error),
+            delegated_for=self.delegated_for,
         )
 
     async def store_as(self, status: RecordStatus, error: BaseException | None = None) -> None:

@@ -336,3 +336,21 @@ async def test_cancelling_a_subscription_waiting_to_be_asked_again_leaves_nothin
     assert before == after == ((OTHER,), frozenset({OTHER}))
     assert asked == (1, 1)
     assert updates.uris == [OTHER]
+
+
+async def test_a_refusal_does_not_drop_the_same_subscription_taken_by_a_call_made_at_once(
+    transport: str, refuse: Refuse
+) -> None:
+    refuse(times=1, code=-32602)  # the first asked is refused for good, the second taken
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates, reopen_streams=QUICK) as client:
+        first, second = await asyncio.gather(
+            client.subscribe_resource(NOTE), client.subscribe_resource(NOTE), return_exceptions=True
+        )
+        taken = subscribed(client)
+        await client.call_tool("update", {"uri": NOTE, "text": "heard"})
+        await updates.count(NOTE)
+
+    assert isinstance(first, MCPSubscriptionFinalError)
+    assert second is None
+    assert taken == ((NOTE,), frozenset({NOTE}))

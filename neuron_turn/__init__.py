@@ -129,6 +129,7 @@ if TYPE_CHECKING:
     from .loop.mcp_sampling import ProviderSampler
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
     from .loop.message_history import MessageHistoryError, messages_from_json, messages_to_json
+    from .loop.model_requests import ModelRequestsBlockedError
     from .loop.observers import (
         TurnObserver,
         TurnStart,
@@ -435,6 +436,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
     ".loop.run_result": ("RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"),
     ".loop.agent_tool": ("AGENT_EVENT_KEY", "nested_event"),
+    ".loop.model_requests": ("ModelRequestsBlockedError",),
     ".loop.message_history": ("MessageHistoryError", "messages_from_json", "messages_to_json"),
     ".loop.provider": (
         "ContentPart",
@@ -638,6 +640,7 @@ __all__ = [
     "ModelCallDone",
     "ModelCallStart",
     "ModelNotFoundError",
+    "ModelRequestsBlockedError",
     "NameConflictError",
     "NeuronTurn",
     "NeuronTurnConfig",

@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
-from typing import NoReturn, TypeAlias
+from typing import ClassVar, NoReturn, TypeAlias
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -28,6 +28,7 @@ from neuron_tool import ToolSchema
 from .loop._schema_values import value_for
 from .loop.effect_tools import EFFECT_TOOL_NAMES
 from .loop.memory_tools import MEMORY_TOOL_NAMES
+from .loop.model_requests import ModelRequestsBlockedError, block_model_requests
 from .loop.output import FINAL_ANSWER_TOOL, TEXT_KIND, OutputMode
 from .loop.provider import (
     ContentPart,
@@ -47,11 +48,13 @@ from .loop.tool_files import describe_file
 
 __all__ = [
     "FunctionProvider",
+    "ModelRequestsBlockedError",
     "SchemaProvider",
     "ScriptExhaustedError",
     "ScriptedProvider",
     "UnofferedKindError",
     "UnofferedToolError",
+    "block_model_requests",
     "text_response",
     "tool_call_response",
 ]
@@ -117,6 +120,9 @@ class ScriptedProvider:
     script item that is a list of events is streamed exactly as given
     (`complete` returns its `ProviderResponse`, or raises its exception).
     """
+
+    model_requests: ClassVar[bool] = False
+    """It asks no model: `block_model_requests()` lets it run."""
 
     def __init__(
         self,
@@ -197,6 +203,9 @@ class FunctionProvider:
     `record=False`: a benchmark or a long-lived fake would otherwise hold every
     request (and its history snapshot) for good, which no real provider does.
     """
+
+    model_requests: ClassVar[bool] = False
+    """It asks no model: `block_model_requests()` lets it run."""
 
     def __init__(
         self,
@@ -279,6 +288,9 @@ class SchemaProvider:
     Every request is kept in `requests`; `stream` streams each answer in
     pieces of `chunk_size` characters, as `ScriptedProvider` does.
     """
+
+    model_requests: ClassVar[bool] = False
+    """It asks no model: `block_model_requests()` lets it run."""
 
     output_modes: tuple[OutputMode, ...] = ("native", "tool", "prompted")
 

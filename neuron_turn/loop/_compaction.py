@@ -44,6 +44,7 @@ from ._run import RunState
 from .config import NeuronTurnConfig
 from .context import CompactionBudget, ContextStrategy, accepts_keyword
 from .events import Lifecycle
+from .model_requests import check_model_request
 from .provider import Provider, ProviderMessage, ProviderRequest, ProviderResponse
 from .tokens import RunningEstimate, TokenMeter, estimate_tokens
 
@@ -309,6 +310,7 @@ class AccountedProvider:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Make the call, add its tokens and cost to the turn, emit `CostIncurred`."""
+        check_model_request(self._provider)
         response = await self._provider.complete(request)
         run = self._keeper.run
         run.account(response)

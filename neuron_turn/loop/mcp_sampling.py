@@ -31,6 +31,7 @@ from moneyed import Money
 
 from layer0 import Base64Source, usd
 
+from .model_requests import check_model_request
 from .provider import (
     ContentPart,
     ImagePart,
@@ -118,6 +119,7 @@ class ProviderSampler:
             raise SamplingRefused(
                 f"this client answers at most {self.max_requests} sampling requests, all spent"
             )
+        check_model_request(self.provider)
         self.requests += 1
         response = await self.provider.complete(self._provider_request(request))
         self._account(request.server, response)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, Final, Generic, cast, overload
@@ -81,6 +82,7 @@ from ._output_round import (
 from ._output_round import (
     merge_results as merge_pending,
 )
+from ._overrides import overridden, overriding
 from ._recorder import TimelineRecorder, both
 from ._run import RunState
 from ._run_input import run_input
@@ -169,6 +171,7 @@ from .instructions import Instructions, render_instructions
 from .limits import limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .message_history import check_history
+from .model_requests import check_model_request
 from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
@@ -220,6 +223,8 @@ _T = TypeVar("_T", default=str)
 _G = TypeVar("_G")
 
 # model_construct: literals need no validation, and validating would build the model at import.
+_KEEP: Final = object()
+"""`override`'s default for `deps`, whose None is a value of its own (no deps)."""
 _HANDOFF: Final = CustomExit.model_construct(name="handoff")
 _STUCK: Final = CustomExit.model_construct(name="stuck_detected")
 _LIMITS: Final[tuple[ExitReason, ...]] = (
@@ -541,6 +546,42 @@ class NeuronTurn(Generic[OutT]):
             ToolRegistrationError: `name` is no tool name, or `description` is empty.
         """
         return agent_tool(self, name, description, pass_deps=pass_deps, stream_events=stream_events)
+
+    @contextmanager
+    def override(
+        self,
+        *,
+        provider: Provider | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None = None,
+        config: NeuronTurnConfig | None = None,
+        deps: object = _KEEP,
+    ) -> Iterator[None]:
+        """Run this turn with another provider, tools, config or deps inside the block.
+
+        For tests of code that holds the turn (a module's agent, a web handler):
+        `with agent.override(provider=ScriptedProvider([...])):` and every run of
+        `agent` inside, `execute`, `run`, `stream` and an orchestrator's dispatch,
+        uses the test's model, as pydantic-ai's `agent.override(model=...)`. Only
+        the task that entered the block and the tasks it starts see it, so tests
+        running beside it are not touched; an inner block wins. What is not given
+        is kept; the replacement is checked as the constructor checks a turn.
+
+        Raises:
+            As the constructor, for the turn with what is given.
+        """
+        replacement: NeuronTurn[OutT] = NeuronTurn(
+            self.provider if provider is None else provider,
+            tools=self.tools if tools is None else tools,
+            hooks=self.hooks,
+            context=self.context,
+            state=self.state,
+            config=self.config if config is None else config,
+            output_type=self.output,
+            named_output_types=self.named_outputs,
+            deps=self.deps if deps is _KEEP else deps,
+        )
+        with overriding(self, replacement):
+            yield
 
     @overload
     def with_output(self, output_type: Callable[..., Awaitable[_T]]) -> NeuronTurn[_T]: ...
@@ -883,6 +924,11 @@ class NeuronTurn(Generic[OutT]):
         `message_history`, read instead of the session's) and `transcript` (where
         the run leaves the messages `RunResult.all_messages` gives).
         """
+        replacement = overridden(self)
+        if replacement is not None:  # inside `override`: the block's turn runs instead
+            return await cast(NeuronTurn[OutT], replacement)._run(
+                input, sink, deps, output, history, transcript
+            )
         if _resumes(input.metadata) and not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata, self.named_outputs)
@@ -1817,6 +1863,7 @@ class NeuronTurn(Generic[OutT]):
     async def _complete(
         self, request: ProviderRequest, run: RunState, output: OutputRound
     ) -> ProviderResponse:
+        check_model_request(self.provider)
         try:
             if not run.streamed or run.sink is None:
                 return await self.provider.complete(request)

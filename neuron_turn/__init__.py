@@ -128,7 +128,14 @@ if TYPE_CHECKING:
     from .loop.limits import LimitCrossed, UsageLimit, UsageLimits, limit_crossed
     from .loop.mcp_sampling import ProviderSampler
     from .loop.memory_tools import MEMORY_TOOL_NAMES, MemoryLimits
-    from .loop.message_history import MessageHistoryError, messages_from_json, messages_to_json
+    from .loop.message_history import (
+        MessageHistoryError,
+        SessionNotEmptyError,
+        messages_from_json,
+        messages_to_json,
+        save_messages,
+        session_messages,
+    )
     from .loop.model_requests import ModelRequestsBlockedError
     from .loop.observers import (
         TurnObserver,
@@ -437,7 +444,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.run_result": ("RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"),
     ".loop.agent_tool": ("AGENT_EVENT_KEY", "nested_event"),
     ".loop.model_requests": ("ModelRequestsBlockedError",),
-    ".loop.message_history": ("MessageHistoryError", "messages_from_json", "messages_to_json"),
+    ".loop.message_history": (
+        "MessageHistoryError",
+        "SessionNotEmptyError",
+        "messages_from_json",
+        "messages_to_json",
+        "save_messages",
+        "session_messages",
+    ),
     ".loop.provider": (
         "ContentPart",
         "DispatchStream",
@@ -711,6 +725,7 @@ __all__ = [
     "RunResult",
     "RunSyncError",
     "Sampling",
+    "SessionNotEmptyError",
     "SlidingWindow",
     "StandingDecision",
     "StopReason",
@@ -817,6 +832,8 @@ __all__ = [
     "relay",
     "remove_turn_observer",
     "resume_input",
+    "save_messages",
+    "session_messages",
     "split_decisions",
     "stopped_reason",
     "streaming",

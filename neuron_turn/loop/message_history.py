@@ -15,12 +15,16 @@ Given history comes from outside the run (a file, a request, another process):
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Final
 
 from pydantic import JsonValue
 
+from layer0 import HistoryAppend, HistoryConflict, HistoryStore, SessionId, StateReader
+
 from ._convert import HistoryFormatError, history_from_json, history_to_json
+from ._stored_history import read_history
 from .provider import (
     DocumentPart,
     ImagePart,
@@ -34,9 +38,12 @@ from .provider import (
 
 __all__ = [
     "MessageHistoryError",
+    "SessionNotEmptyError",
     "check_history",
     "messages_from_json",
     "messages_to_json",
+    "save_messages",
+    "session_messages",
     "settled",
 ]
 
@@ -54,6 +61,58 @@ _ROLES: Final = ("user", "assistant")
 
 class MessageHistoryError(ValueError):
     """A message history given to a run, or read from JSON, is not one a run can go on from."""
+
+
+class SessionNotEmptyError(MessageHistoryError):
+    """`save_messages` was given a session that already holds a history; nothing was written."""
+
+    def __init__(self, session: SessionId) -> None:
+        """`session` holds a history."""
+        self.session = session
+        super().__init__(
+            f"session {session!r} already holds a history; messages are saved into a new "
+            "session only (name another, or forget this one first); nothing was written"
+        )
+
+
+async def session_messages(state: StateReader, session: SessionId) -> list[ProviderMessage]:
+    """The messages `session`'s stored history holds, as `RunResult.all_messages()` gives them.
+
+    The Agents SDK's `session.get_items()`: a conversation an orchestrator kept, to
+    go on with in code (`run(..., message_history=...)`) or to show. Empty: none.
+
+    Raises:
+        layer0.ContextAssemblyError: the stored history does not parse.
+        layer0.NonRetryableError: the store judged the read (a corrupt file).
+        layer0.RetryableError: the store failed otherwise.
+    """
+    return settled(await read_history(state, session))
+
+
+async def save_messages(
+    store: HistoryStore, session: SessionId, messages: Sequence[ProviderMessage]
+) -> int:
+    """Write a conversation kept in code into the new session `session`; return its length.
+
+    Runs on `session` (`run(..., session=...)`, `neuron-turn run --session`) then go on
+    from it. One append expecting an empty history: all of it is written or nothing.
+
+    Raises:
+        MessageHistoryError: an item is no message of a history (see `check_history`).
+        SessionNotEmptyError: `session` already holds a history (also one written meanwhile).
+        layer0.WriteFailed: the store refused; nothing was written.
+    """
+    checked = check_history(messages)
+    append = HistoryAppend(
+        session=session,
+        turn_id=f"saved-{uuid.uuid4().hex}",
+        messages=history_to_json(checked),
+        expected_length=0,
+    )
+    try:
+        return await store.append_history(append)
+    except HistoryConflict:
+        raise SessionNotEmptyError(session) from None
 
 
 def messages_to_json(messages: Sequence[ProviderMessage]) -> bytes:

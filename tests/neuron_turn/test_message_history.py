@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 from layer0 import HISTORY_KEY, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
+from neuron_state_sqlite import SqliteStore
 from neuron_tool import tool
 from neuron_turn import (
     AWAITING_APPROVAL,
@@ -24,6 +26,7 @@ from neuron_turn import (
     NotAwaitingApprovalError,
     ProviderMessage,
     RunArgumentsError,
+    SessionNotEmptyError,
     SlidingWindow,
     TextPart,
     ToolResultPart,
@@ -31,6 +34,8 @@ from neuron_turn import (
     UnknownDecisionError,
     messages_from_json,
     messages_to_json,
+    save_messages,
+    session_messages,
 )
 from neuron_turn.testing import ScriptedProvider
 
@@ -336,3 +341,37 @@ async def test_a_stream_refuses_a_history_beside_a_session() -> None:
         turn.stream(TurnInput(message="hi", trigger="user", session="s"), message_history=[])
     with pytest.raises(MessageHistoryError, match=r"message_history\[0\] is a str"):
         turn.stream("hi", message_history=["hello"])  # type: ignore[list-item]
+
+
+async def test_a_conversation_kept_in_code_is_saved_into_a_session_and_goes_on_there(
+    tmp_path: Path,
+) -> None:
+    first = await NeuronTurn(ScriptedProvider([answer("Hello Ada.")])).run("I am Ada.")
+    async with SqliteStore(tmp_path / "state.db") as store:
+        length = await save_messages(store, "ada", first.all_messages())
+        provider = ScriptedProvider([answer("You are Ada.")])
+        turn = NeuronTurn(provider, state=store)
+        orchestrator = LocalOrchestrator({"chat": turn}, store)
+        await orchestrator.dispatch(
+            "chat", TurnInput(message="Who am I?", trigger="user", session="ada")
+        )
+        kept = await session_messages(store, "ada")
+
+    assert length == 2
+    assert _texts(list(provider.requests[0].messages))[:2] == _texts(first.all_messages())
+    assert kept[:2] == first.all_messages()
+    assert _texts(kept[2:]) == [("user", "Who am I?"), ("assistant", "You are Ada.")]
+
+
+async def test_saving_into_a_session_that_holds_a_history_writes_nothing() -> None:
+    store = InMemoryStore()
+    hello = [ProviderMessage("user", (TextPart("hello"),))]
+    await save_messages(store, "s", hello)
+
+    with pytest.raises(SessionNotEmptyError, match=r"'s' already holds a history.*nothing was"):
+        await save_messages(store, "s", [ProviderMessage("user", (TextPart("other"),))])
+    with pytest.raises(MessageHistoryError, match=r"message_history\[0\] is a dict"):
+        await save_messages(store, "t", [{"role": "user", "content": "x"}])  # type: ignore[list-item]
+
+    assert await session_messages(store, "s") == hello
+    assert await session_messages(store, "t") == []

@@ -636,6 +636,7 @@ class NeuronTurn(Generic[OutT]):
         *,
         deps: object = None,
         message_history: Sequence[ProviderMessage] | None = None,
+        output_type: OutputType[Any] | str | None = None,
     ) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
@@ -650,12 +651,20 @@ class NeuronTurn(Generic[OutT]):
         errors are the ones `execute` raises, raised by the iteration after
         the events that came before them. `deps` is as for `execute`;
         `message_history` as for `run` (the stream's `all_messages()` goes on from it).
+        `output_type` asks this turn for another output type, as for `run`: its
+        `OutputDelta`s are of it, and `output_value(stream.output, <the type>)`
+        reads the answer.
 
         Raises:
             RunArgumentsError: `message_history` beside an input with a session.
             MessageHistoryError: `message_history` holds what is no message of a history.
+            OutputTypeError: `output_type` cannot be an output type, or the input's
+                metadata asks for an output too.
         """
         given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
+        spec, metadata = self._asked_output(output_type, given.metadata)
+        if metadata is not given.metadata:  # a name: asked for in the input's options
+            given = given.model_copy(update={"metadata": metadata})
         history = None
         if message_history is not None:
             if given.session is not None:
@@ -666,7 +675,7 @@ class NeuronTurn(Generic[OutT]):
             history = check_history(message_history)
         transcript = Transcript()
         return TurnStream(
-            lambda sink: self._run(given, sink, deps, None, history, transcript), transcript
+            lambda sink: self._run(given, sink, deps, spec, history, transcript), transcript
         )
 
     @overload

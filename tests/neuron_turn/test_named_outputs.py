@@ -11,6 +11,7 @@ from layer0 import NonRetryableError, TurnInput
 from neuron_turn import (
     Decision,
     NeuronTurn,
+    OutputDelta,
     OutputSpec,
     OutputTypeError,
     TextOutput,
@@ -262,3 +263,24 @@ def test_a_named_type_asked_for_with_output_text_keeps_the_mode_it_was_made_with
     )
 
     assert options.output is not None and options.output.mode == "tool"
+
+
+async def test_a_stream_asked_for_a_type_yields_its_partial_answers_and_ends_in_it() -> None:
+    turn = NeuronTurn(ScriptedProvider([answer('{"order": "A7", "amount_eur": 12.5}')]))
+
+    events = turn.stream("refund A7", output_type=Refund)
+    partials = [event.value async for event in events if isinstance(event, OutputDelta)]
+
+    assert partials and partials[-1] == Refund(order="A7", amount_eur=12.5)
+    assert output_value(events.output, Refund) == Refund(order="A7", amount_eur=12.5)
+
+
+async def test_a_stream_asks_for_a_named_type_and_refuses_a_second_way_of_asking() -> None:
+    turn = _turn(answer('{"result": {"kind": "Escalation", "data": {"reason": "fraud"}}}'))
+
+    events = turn.stream(TurnInput(message="hm", trigger="user"), output_type="triage")
+    _ = [event async for event in events]
+    assert output_kind(events.output) == "Escalation"
+
+    with pytest.raises(OutputTypeError, match="ask for the output one way"):
+        turn.stream(_asking(output_type="refund"), output_type=Refund)

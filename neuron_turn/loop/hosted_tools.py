@@ -29,7 +29,9 @@ from pydantic import JsonValue
 from layer0 import NonRetryableError
 
 __all__ = [
+    "GEMINI_IMAGE_OPTIONS",
     "HOSTED_TOOL_NAMES",
+    "IMAGE_OPTIONS",
     "CodeExecution",
     "HostedMCP",
     "HostedTool",
@@ -296,6 +298,37 @@ def _approval(value: object) -> bool | tuple[str, ...]:
 
 _ASPECT_RATIO: Final = re.compile(r"[1-9][0-9]?:[1-9][0-9]?\Z")
 _IMAGE_SIZES: Final = ("1K", "2K", "4K")
+_IMAGE_QUALITIES: Final = ("low", "medium", "high", "auto")
+_IMAGE_FORMATS: Final = ("png", "jpeg", "webp")
+_IMAGE_BACKGROUNDS: Final = ("transparent", "opaque", "auto")
+_IMAGE_MODERATIONS: Final = ("auto", "low")
+_IMAGE_MODEL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}\Z")
+
+IMAGE_OPTIONS: Final[tuple[str, ...]] = (
+    "aspect_ratio",
+    "image_size",
+    "quality",
+    "output_format",
+    "background",
+    "output_compression",
+    "moderation",
+    "model",
+)
+"""`ImageGeneration`'s settings, in the order the docs list them."""
+
+GEMINI_IMAGE_OPTIONS: Final[Mapping[str, frozenset[str] | None]] = {
+    "aspect_ratio": None,
+    "image_size": None,
+}
+"""What a provider takes of `ImageGeneration` when it says nothing (`image_generation_takes`):
+the aspect ratio and the size, any valid value (Gemini's `imageConfig`)."""
+
+
+def _one_of(value: object, allowed: tuple[str, ...], what: str) -> None:
+    if value is not None and value not in allowed:
+        raise UnsupportedHostedToolError(
+            f"ImageGeneration.{what} is one of {', '.join(allowed)}; got {value!r}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,30 +337,71 @@ class ImageGeneration:
 
     pydantic-ai's `ImageGenerationTool`: on Gemini's image models (`gemini-2.5-flash-image`,
     `gemini-3-pro-image-preview`, ...) the answer may hold images
-    (`responseModalities` with `IMAGE`). The images are in the turn's output
-    message as image blocks and in the session's history, and their output
-    tokens are in the cost at the model's image price. `aspect_ratio`
-    (`"16:9"`) and `image_size` (`"1K"`, `"2K"`, `"4K"`) are sent as the API's
-    own settings when given.
+    (`responseModalities` with `IMAGE`); on the OpenAI Responses API the model
+    calls its `image_generation` tool. The images are in the turn's output
+    message as image blocks and in the session's history. Each setting is sent
+    as the API's own when given, and a provider that has no such setting refuses
+    the turn when it is made (`check_hosted_tools`), never drops it:
+
+    - `aspect_ratio` (`"16:9"`): Gemini's `aspectRatio`; OpenAI takes 1:1, 3:2 and
+      2:3 (its sizes 1024x1024, 1536x1024 and 1024x1536).
+    - `image_size` (`"1K"`, `"2K"`, `"4K"`): Gemini's only.
+    - `quality` (`low`, `medium`, `high`, `auto`), `output_format` (`png`, `jpeg`,
+      `webp`), `background` (`transparent`, `opaque`, `auto`; transparent needs png
+      or webp), `output_compression` (0-100, for jpeg and webp), `moderation`
+      (`auto`, `low`) and `model` (the image model, `"gpt-image-1-mini"`): OpenAI's.
     """
 
     name: ClassVar[HostedToolName] = "image_generation"
 
     aspect_ratio: str | None = None
     image_size: str | None = None
+    quality: str | None = None
+    output_format: str | None = None
+    background: str | None = None
+    output_compression: int | None = None
+    moderation: str | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
-        """Refuse an aspect ratio that is not `W:H` and a size that is not 1K, 2K or 4K."""
+        """Refuse a setting outside what the APIs take, naming it (`UnsupportedHostedToolError`)."""
         ratio = self.aspect_ratio
         if ratio is not None and (not isinstance(ratio, str) or not _ASPECT_RATIO.match(ratio)):
             raise UnsupportedHostedToolError(
                 f"ImageGeneration.aspect_ratio is width:height such as '16:9'; got {ratio!r}"
             )
-        if self.image_size is not None and self.image_size not in _IMAGE_SIZES:
+        _one_of(self.image_size, _IMAGE_SIZES, "image_size")
+        _one_of(self.quality, _IMAGE_QUALITIES, "quality")
+        _one_of(self.output_format, _IMAGE_FORMATS, "output_format")
+        _one_of(self.background, _IMAGE_BACKGROUNDS, "background")
+        _one_of(self.moderation, _IMAGE_MODERATIONS, "moderation")
+        compression = self.output_compression
+        if compression is not None and (
+            type(compression) is not int or not 0 <= compression <= 100
+        ):
             raise UnsupportedHostedToolError(
-                f"ImageGeneration.image_size is one of {', '.join(_IMAGE_SIZES)}; "
-                f"got {self.image_size!r}"
+                f"ImageGeneration.output_compression is an int from 0 to 100; got {compression!r}"
             )
+        if compression is not None and self.output_format not in ("jpeg", "webp"):
+            raise UnsupportedHostedToolError(
+                "ImageGeneration.output_compression compresses jpeg and webp images; "
+                f"set output_format to one of them (got {self.output_format!r})"
+            )
+        if self.background == "transparent" and self.output_format == "jpeg":
+            raise UnsupportedHostedToolError(
+                "ImageGeneration.background 'transparent' needs output_format png or webp "
+                "(jpeg has no transparency)"
+            )
+        model = self.model
+        if model is not None and (not isinstance(model, str) or not _IMAGE_MODEL.match(model)):
+            raise UnsupportedHostedToolError(
+                "ImageGeneration.model is an image model's name such as 'gpt-image-1-mini'; "
+                f"got {model!r}"
+            )
+
+    def settings(self) -> dict[str, str | int]:
+        """The settings that are given, by name."""
+        return {name: value for name in IMAGE_OPTIONS if (value := getattr(self, name)) is not None}
 
 
 HostedTool: TypeAlias = WebSearch | WebFetch | CodeExecution | HostedMCP | ImageGeneration
@@ -341,7 +415,7 @@ _FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "web_fetch": frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
     "code_execution": frozenset(),
     "mcp": frozenset({"label", "url", "allowed_tools", "require_approval"}),
-    "image_generation": frozenset({"aspect_ratio", "image_size"}),
+    "image_generation": frozenset(IMAGE_OPTIONS),
 }
 _REQUIRED: Final[Mapping[str, frozenset[str]]] = {"mcp": frozenset({"label", "url"})}
 _LOCATION_FIELDS: Final = frozenset({"city", "region", "country", "timezone"})
@@ -396,10 +470,7 @@ def hosted_tool_json(tool: HostedTool) -> dict[str, JsonValue]:
     if isinstance(tool, WebSearch) and tool.user_location is not None:
         data["user_location"] = dict(tool.user_location.as_dict())
     if isinstance(tool, ImageGeneration):
-        if tool.aspect_ratio is not None:
-            data["aspect_ratio"] = tool.aspect_ratio
-        if tool.image_size is not None:
-            data["image_size"] = tool.image_size
+        data.update(tool.settings())
     return data
 
 
@@ -520,6 +591,9 @@ def check_hosted_tools(
             "rename the function tool"
         )
     _check_provider(names, provider)
+    for tool in tools:
+        if isinstance(tool, ImageGeneration):
+            _check_image_settings(tool, provider)
     asking = [tool.label for tool in tools if isinstance(tool, HostedMCP) and tool.require_approval]
     if asking and not getattr(provider, "approves_hosted_calls", False):
         raise UnsupportedHostedToolError(
@@ -540,6 +614,32 @@ def _check_provider(names: set[str], provider: object) -> None:
             f"the provider {type(provider).__name__} does not run the hosted tool(s) "
             f"{', '.join(missing)} (it runs: {has})"
         )
+
+
+def _check_image_settings(tool: ImageGeneration, provider: object) -> None:
+    """Refuse an `ImageGeneration` setting, or a value of one, that `provider` does not take.
+
+    A provider says what it takes in `image_generation_takes` (setting: the values it
+    takes, None for any the tool takes); one that says nothing takes Gemini's
+    (`GEMINI_IMAGE_OPTIONS`). Why refuse: a setting dropped unsaid would make an image
+    other than the one asked for, and bill for it.
+    """
+    takes: Mapping[str, frozenset[str] | None] = getattr(
+        provider, "image_generation_takes", GEMINI_IMAGE_OPTIONS
+    )
+    who = type(provider).__name__
+    for option, value in tool.settings().items():
+        if option not in takes:
+            has = ", ".join(name for name in IMAGE_OPTIONS if name in takes) or "none"
+            raise UnsupportedHostedToolError(
+                f"the provider {who} has no ImageGeneration.{option} setting (it takes: {has})"
+            )
+        allowed = takes[option]
+        if allowed is not None and value not in allowed:
+            raise UnsupportedHostedToolError(
+                f"the provider {who} takes ImageGeneration.{option} "
+                f"{', '.join(sorted(allowed))}; got {value!r}"
+            )
 
 
 def offered_hosted_tools(

@@ -76,6 +76,43 @@ class ModelPrice:
         return total / _MTOK
 
 
+def _per_image(
+    low: tuple[str, str, str], medium: tuple[str, str, str], high: tuple[str, str, str]
+) -> dict[tuple[str, str], Decimal]:
+    sizes = ("1024x1024", "1024x1536", "1536x1024")
+    return {
+        (quality, size): Decimal(price)
+        for quality, prices in (("low", low), ("medium", medium), ("high", high))
+        for size, price in zip(sizes, prices, strict=True)
+    }
+
+
+IMAGE_PRICES: Final[Mapping[str, Mapping[tuple[str, str], Decimal]]] = {
+    # USD per image by quality and size, from OpenAI's model page
+    # (https://developers.openai.com/api/docs/models/gpt-image-1-mini, "Image generation,
+    # per image"), looked up 2026-11-29. Other image models are priced by OpenAI in
+    # image tokens only, with no price per image found: their images are left out of
+    # the cost with a warning rather than guessed.
+    "gpt-image-1-mini": _per_image(
+        low=("0.005", "0.006", "0.006"),
+        medium=("0.011", "0.015", "0.015"),
+        high=("0.036", "0.052", "0.052"),
+    ),
+}
+"""USD per image the Responses API's image tool makes, by image model, then (quality, size)."""
+
+
+def image_fee(model: str | None, quality: str | None, size: str | None) -> Decimal | None:
+    """USD for one image of `model` at `quality` and `size`; None when no price is known.
+
+    None too when any of the three is not known (the image model the API picked, a
+    quality `auto` it did not resolve, a size it did not report).
+    """
+    if model is None or quality is None or size is None:
+        return None
+    return IMAGE_PRICES.get(model, {}).get((quality, size))
+
+
 def parse_prices(table: PriceTable | None) -> dict[str, ModelPrice]:
     """Check and convert the `prices=` option.
 

@@ -18,6 +18,8 @@ thinking back as its own, and would fail on OpenAI's ciphertext; a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import uuid
@@ -40,6 +42,7 @@ from neuron_turn.loop.hosted_tools import (
     HostedMCP,
     HostedTool,
     HostedToolCall,
+    ImageGeneration,
     WebSearch,
 )
 from neuron_turn.loop.output import OutputSchema
@@ -172,9 +175,29 @@ def request_body(
     return body
 
 
-HOSTED_TOOLS: Final = frozenset({"web_search", "code_execution", "mcp"})
+HOSTED_TOOLS: Final = frozenset({"web_search", "code_execution", "mcp", "image_generation"})
 """The hosted tools the Responses API runs (`neuron_turn.WebSearch`, `CodeExecution`,
-`HostedMCP`)."""
+`HostedMCP`, `ImageGeneration`)."""
+
+IMAGE_SIZES: Final[Mapping[str, str]] = {
+    "1:1": "1024x1024",
+    "3:2": "1536x1024",
+    "2:3": "1024x1536",
+}
+"""`ImageGeneration.aspect_ratio` as the image tool's `size`: the ratios its fixed sizes have
+exactly (openai-python's `tool_param.ImageGeneration.size`, pydantic-ai's mapping)."""
+
+IMAGE_TAKES: Final[Mapping[str, frozenset[str] | None]] = {
+    "aspect_ratio": frozenset(IMAGE_SIZES),
+    "quality": None,
+    "output_format": None,
+    "background": None,
+    "output_compression": None,
+    "moderation": None,
+    "model": None,
+}
+"""The `ImageGeneration` settings the image tool takes (no `image_size`: 1K/2K/4K name no
+size of its own), each value the tool checks, but the aspect ratio: those of `IMAGE_SIZES`."""
 
 
 def hosted_tool_to_wire(tool: HostedTool) -> Json:
@@ -187,6 +210,8 @@ def hosted_tool_to_wire(tool: HostedTool) -> Json:
         return {"type": "code_interpreter", "container": {"type": "auto"}}
     if isinstance(tool, HostedMCP):
         return mcp_to_wire(tool)
+    if isinstance(tool, ImageGeneration):
+        return image_generation_to_wire(tool)
     if not isinstance(tool, WebSearch):
         raise UnsupportedContentError(
             f"the Responses API does not run the hosted tool {tool.name!r}"
@@ -200,6 +225,35 @@ def hosted_tool_to_wire(tool: HostedTool) -> Json:
         entry["filters"] = {"allowed_domains": list[JsonValue](tool.allowed_domains)}
     if tool.user_location is not None:
         entry["user_location"] = {"type": "approximate", **tool.user_location.as_dict()}
+    return entry
+
+
+def image_generation_to_wire(tool: ImageGeneration) -> Json:
+    """`ImageGeneration` as the API's `image_generation` tool entry.
+
+    The form of openai-python's `types/responses/tool_param.ImageGeneration`: `size` from
+    the aspect ratio (`IMAGE_SIZES`), the other settings under their own names, only those
+    given (the rest are the API's defaults). `partial_images` is never asked for: a
+    stream's drafts are not kept, the image comes whole when its call completes.
+
+    Raises:
+        UnsupportedContentError: a setting the tool has no form for (`image_size`, an
+            aspect ratio other than 1:1, 3:2 and 2:3); the turn is refused before this
+            when it is made (`IMAGE_TAKES`).
+    """
+    entry: Json = {"type": "image_generation"}
+    for option, value in tool.settings().items():
+        allowed = IMAGE_TAKES.get(option, frozenset())
+        if allowed is not None and value not in allowed:
+            takes = ", ".join(sorted(allowed)) or "none"
+            raise UnsupportedContentError(
+                f"the Responses API's image tool takes ImageGeneration.{option} {takes}; "
+                f"got {value!r}"
+            )
+        if option == "aspect_ratio":
+            entry["size"] = IMAGE_SIZES[str(value)]
+        else:
+            entry[option] = value
     return entry
 
 
@@ -485,19 +539,29 @@ def assistant_items(parts: Sequence[ContentPart], *, stored: bool = False) -> li
             items.append({"role": "assistant", "content": "\n".join(texts)})
             texts.clear()
 
+    shown = False  # the image just before went back as the API's own item
     for part in parts:
+        after_item, shown = shown, False
         if isinstance(part, TextPart):
             texts.append(part.text)
         elif isinstance(part, ToolUsePart):
             flush()
             items.append(approval_request_to_wire(part) or function_call_to_wire(part))
         elif isinstance(part, RawPart):
-            kept = reasoning_to_wire(part, stored=stored) or approved_call_to_wire(part)
+            kept = (
+                reasoning_to_wire(part, stored=stored)
+                or approved_call_to_wire(part)
+                or image_call_to_wire(part, stored=stored)
+            )
             if kept is not None:
                 flush()
                 items.append(kept)
+                shown = kept.get("type") == "image_generation_call"
+        elif isinstance(part, ImagePart) and after_item:
+            continue  # the API has it, by its call's id
         elif isinstance(part, ImagePart | DocumentPart):
-            # A file another model made (ImageGeneration): the API takes none from the assistant.
+            # A file another model made, or one made unstored: the API takes none from the
+            # assistant.
             texts.append(made_file_note(part))
         elif isinstance(part, ToolResultPart):
             raise UnsupportedContentError(f"an assistant message cannot hold {part_kind(part)}")
@@ -546,6 +610,23 @@ def approved_call_to_wire(part: RawPart) -> Json | None:
     return dict(data)
 
 
+def image_call_to_wire(part: RawPart, *, stored: bool = False) -> Json | None:
+    """This provider's image call, by its id, on a stored call; None otherwise.
+
+    Why only stored: the API takes a past `image_generation_call` by its id (as
+    pydantic-ai sends it), which it looks up, and a call with `store: false`
+    kept nothing to find; the image then goes back as the note naming it
+    (`made_file_note`), the image itself being in the history as an `ImagePart`.
+    """
+    data = part.data
+    if part.provider != PROVIDER or not isinstance(data, dict):
+        return None
+    if data.get("type") != "image_generation_call" or not stored:
+        return None
+    item_id = data.get("id")
+    return {"type": "image_generation_call", "id": item_id} if isinstance(item_id, str) else None
+
+
 # --- response ---------------------------------------------------------------
 
 
@@ -590,6 +671,7 @@ _HOSTED_ITEMS: Final = {
     "web_search_call": "web_search",
     "code_interpreter_call": "code_execution",
     "mcp_call": "mcp",
+    "image_generation_call": "image_generation",
 }
 
 
@@ -613,12 +695,34 @@ def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
         detail: JsonValue
         if name == "mcp":
             detail = mcp_call_input(item)
+        elif name == "image_generation":
+            detail = image_call_input(item)
         elif name == "web_search":
             detail = item.get("action")
         else:
             detail = {"code": item.get("code")}
         calls.append(HostedToolCall(name, detail if isinstance(detail, dict) else None))
     return tuple(calls)
+
+
+def image_call_input(item: Mapping[str, JsonValue]) -> Json:
+    """An `image_generation_call` item's record: the image's media type and size, never its bytes.
+
+    `bytes` is the decoded size (None: no image came), `revised_prompt` the prompt the
+    image model was given, `quality` and `size` what it made (what the price is read from;
+    None when the item does not say), `status` the item's, and `error` its error, if any.
+    """
+    result = item.get("result")
+    made = isinstance(result, str) and bool(result)
+    record: Json = {
+        "media_type": image_media_type(item) if made else None,
+        "bytes": decoded_size(result) if isinstance(result, str) and made else None,
+    }
+    for key in ("revised_prompt", "quality", "size", "status"):
+        value = item.get(key)
+        record[key] = value if isinstance(value, str) else None
+    record["error"] = item.get("error")
+    return record
 
 
 def mcp_call_input(item: Mapping[str, JsonValue]) -> Json:
@@ -680,11 +784,104 @@ def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]
         elif isinstance(item, dict) and kind == "mcp_call" and item.get("approval_request_id"):
             # Kept to go back: see `approved_call_to_wire`.
             content.append(RawPart(PROVIDER, item))
+        elif isinstance(item, dict) and kind == "image_generation_call":
+            content.extend(parse_image_call(item))
         else:
             what = kind if isinstance(kind, str) else type(item).__name__
             logger.debug("output item of type %r skipped: the loop has no use for it", what)
             skipped.append(what)
     return content, skipped
+
+
+MAX_IMAGE_BASE64: Final = 64 * 1024 * 1024
+"""The longest `result` an image call may bring (base64 characters, 48 MiB of image): a
+3840x2160 PNG is well within it; past it the image is left out with a note."""
+
+_FORMAT_TYPES: Final[Mapping[str, str]] = {
+    "png": "image/png",
+    "jpeg": "image/jpeg",
+    "webp": "image/webp",
+    "gif": "image/gif",
+    "svg": "image/svg+xml",
+}
+_MAGIC: Final[tuple[tuple[bytes, str], ...]] = (
+    (b"\x89PNG", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+)
+
+
+def parse_image_call(item: Mapping[str, JsonValue]) -> list[ContentPart]:
+    """An `image_generation_call` item: the call kept by its id, then the image it made.
+
+    The `RawPart` (`{"type", "id"}`, the image's bytes left out) goes back on a stored
+    call (`image_call_to_wire`); the `ImagePart` is the answer's image, its media type
+    the item's `output_format` (else read from the image's first bytes, else PNG). A
+    call that made no image (failed, moderated, an empty or oversized `result`) is a
+    note in the image's place, naming the call and why, so the turn goes on and says so.
+
+    Raises:
+        MalformedResponseError: the `result` is not base64 (an image that cannot be read).
+    """
+    item_id = item.get("id")
+    name = item_id if isinstance(item_id, str) and item_id else "(no id)"
+    parts: list[ContentPart] = []
+    if isinstance(item_id, str) and item_id:
+        parts.append(RawPart(PROVIDER, {"type": "image_generation_call", "id": item_id}))
+    result = item.get("result")
+    status = item.get("status")
+    if not isinstance(result, str) or not result or status == "failed":
+        parts.append(TextPart(_no_image_note(name, item)))
+        return parts
+    if len(result) > MAX_IMAGE_BASE64:
+        megabytes = decoded_size(result) // (1024 * 1024)
+        parts.append(
+            TextPart(
+                f"[The image generation call {name} made an image of about {megabytes} MiB, "
+                f"over the {MAX_IMAGE_BASE64 * 3 // 4 // (1024 * 1024)} MiB this provider "
+                "keeps; it is left out]"
+            )
+        )
+        return parts
+    try:
+        base64.b64decode(result, validate=True)
+    except (binascii.Error, ValueError):
+        raise MalformedResponseError(
+            f"the image_generation_call {name!r} has a result that is not base64"
+        ) from None
+    parts.append(ImagePart(Base64Source(data=result), image_media_type(item)))
+    return parts
+
+
+def _no_image_note(name: str, item: Mapping[str, JsonValue]) -> str:
+    error = item.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    why = message if isinstance(message, str) and message else f"status {item.get('status')!r}"
+    return f"[The image generation call {name} made no image: {why[:300]}]"
+
+
+def image_media_type(item: Mapping[str, JsonValue]) -> str:
+    """The media type of an image call's image: its `output_format`, else its first bytes'."""
+    fmt = item.get("output_format")
+    if isinstance(fmt, str) and fmt in _FORMAT_TYPES:
+        return _FORMAT_TYPES[fmt]
+    result = item.get("result")
+    if isinstance(result, str):
+        try:
+            head = base64.b64decode(result[:32] + "=" * (-len(result[:32]) % 4))
+        except (binascii.Error, ValueError):
+            head = b""
+        for magic, media_type in _MAGIC:
+            if head.startswith(magic):
+                return media_type
+        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            return "image/webp"
+    return "image/png"
+
+
+def decoded_size(data: str) -> int:
+    """How many bytes base64 `data` holds, counted from its length (no decoding)."""
+    return len(data.rstrip("=")) * 3 // 4
 
 
 def parse_message(item: Mapping[str, JsonValue]) -> list[ContentPart]:

@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
+from decimal import Decimal
 from typing import ClassVar
 
 import httpx
+from moneyed import Money
 from pydantic import JsonValue
 
+from neuron_turn.loop.hosted_tools import ImageGeneration
 from neuron_turn.loop.http_provider import ErrorContext
 from neuron_turn.loop.output import OutputMode
-from neuron_turn.loop.provider import ProviderRequest
+from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+from neuron_turn.loop.provider_stream import ProviderStreamEvent
 from neuron_turn.loop.sampling import SamplingSetting
 
 from . import _responses_wire as wire
 from ._base import OpenAIBase
 from ._errors import api_error_from_json, error_from_status, status_for_code
-from ._pricing import PriceTable
+from ._pricing import PriceTable, image_fee
 from ._responses_stream import ResponseEventReader
 from ._wire import Completion, UnsupportedContentError, is_reasoning_model
 
 __all__ = ["OpenAIResponsesProvider"]
+
+logger = logging.getLogger("neuron_provider_openai")
+_RESOLVED_QUALITIES = frozenset({"low", "medium", "high"})
 
 
 class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
@@ -102,7 +111,24 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     (`open_page`, `find_in_page`, whose billing OpenAI's guide does not state) too, so a
     budget errs high, not low. The code interpreter's fee per container is not in the
     cost: it is billed when a container is created, and the answer does not say whether
-    its call created one."""
+    its call created one.
+
+    `ImageGeneration` is the `image_generation` tool (its settings as the tool's own,
+    `image_generation_takes`): each `image_generation_call` is an `ImagePart` of the answer in
+    its place (whole in a stream, when its call completes; partial images are not asked
+    for), recorded as a `HostedToolCall("image_generation", {"media_type", "bytes",
+    "revised_prompt", "quality", "size", "status", "error"})`, never its bytes. A call that
+    made no image (failed, moderated) is a note in its place; a `result` that is not base64
+    fails the call (`ProviderResponseError`). Images go back to the API by their call's id
+    on a stored call (`store: true` in `body_defaults`); with `store: false` (the default)
+    the API has nothing to look the id up in, so each goes back as a note naming it. The
+    image fee is in the cost at OpenAI's price per image (`_pricing.IMAGE_PRICES`) when
+    the image model (`ImageGeneration.model`), the quality and the size are known; an
+    image none prices is left out of the cost and logged as a warning."""
+    image_generation_takes: ClassVar[Mapping[str, frozenset[str] | None]] = wire.IMAGE_TAKES
+    """The `ImageGeneration` settings the image tool takes: all but `image_size`, and of the
+    aspect ratios 1:1, 3:2 and 2:3 (its sizes); a turn asking for others is refused when
+    made."""
     approves_hosted_calls: ClassVar[bool] = True
     """A `HostedMCP` with `require_approval` is sent with OpenAI's `require_approval`; each
     `mcp_approval_request` becomes a call named `mcp` the turn pauses on
@@ -179,6 +205,75 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         except UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
 
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one model call (see `OpenAIBase.complete`); the images it made priced."""
+        response = await super().complete(request)
+        return self._with_image_fees(response, request)
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        """Make one model call as a stream (see `OpenAIBase.stream`); the images it made priced."""
+        if _image_tool(request) is None:
+            return super().stream(request)
+        return self._priced_stream(request)
+
+    async def _priced_stream(self, request: ProviderRequest) -> AsyncIterator[ProviderStreamEvent]:
+        events = super().stream(request)
+        try:
+            async for event in events:
+                if isinstance(event, ProviderResponse):
+                    event = self._with_image_fees(event, request)
+                yield event
+        finally:
+            # Closed now, not when collected: a caller closing early closes the connection.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _with_image_fees(
+        self, response: ProviderResponse, request: ProviderRequest
+    ) -> ProviderResponse:
+        """`response` with its images' fees in its cost; images none prices logged as a warning.
+
+        Why here and not in `_cost`: the image model and the asked quality and size are
+        the request's (`ImageGeneration`), which the answer's items do not repeat. A
+        self-hosted server's calls (prices not looked up) cost nothing, images included.
+        """
+        tool = _image_tool(request)
+        cost = response.cost
+        if tool is None or cost is None or not self._pricer.lookup:
+            return response
+        fees, unpriced = Decimal(0), 0
+        for call in response.hosted_calls:
+            made = call.input if call.name == "image_generation" else None
+            if not isinstance(made, dict) or made.get("bytes") is None:
+                continue
+            quality = made.get("quality")
+            quality = quality if quality in _RESOLVED_QUALITIES else tool.quality
+            size = made.get("size")
+            if not isinstance(size, str) and tool.aspect_ratio is not None:
+                size = wire.IMAGE_SIZES.get(tool.aspect_ratio)
+            fee = image_fee(
+                tool.model,
+                quality if isinstance(quality, str) else None,
+                size if isinstance(size, str) else None,
+            )
+            if fee is None:
+                unpriced += 1
+            else:
+                fees += fee
+        if unpriced:
+            logger.warning(
+                "image generation price unknown for image model %r (quality %r); %d image(s) "
+                "of model %r not counted in the cost",
+                tool.model,
+                tool.quality,
+                unpriced,
+                response.model,
+            )
+        if not fees:
+            return response
+        return replace(response, cost=cost + Money(fees, "USD"))
+
     def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
         if isinstance(data, dict) and data.get("error") and "output" not in data:
             raise self._error_in_200(data, content, context)
@@ -210,3 +305,11 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         api_error = api_error_from_json({"error": error})
         code = api_error.code if api_error is not None else None
         return error_from_status(status_for_code(code), api_error, headers=None, context=context)
+
+
+def _image_tool(request: ProviderRequest) -> ImageGeneration | None:
+    """The request's `ImageGeneration`, when it offers one."""
+    for tool in request.hosted_tools:
+        if isinstance(tool, ImageGeneration):
+            return tool
+    return None

@@ -147,8 +147,8 @@ def test_the_responses_provider_runs_search_and_code_but_not_fetch() -> None:
     with pytest.raises(UnsupportedHostedToolError) as refused:
         NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=[WebFetch()]))
     assert (
-        "does not run the hosted tool(s) web_fetch (it runs: code_execution, mcp, web_search)"
-        in str(refused.value)
+        "does not run the hosted tool(s) web_fetch "
+        "(it runs: code_execution, image_generation, mcp, web_search)" in str(refused.value)
     )
 
 
@@ -159,7 +159,12 @@ def test_chat_completions_run_no_hosted_tool_and_say_so_when_the_turn_is_made() 
 
 
 def test_the_responses_provider_says_which_hosted_tools_it_runs() -> None:
-    assert OpenAIResponsesProvider.hosted_tools == {"web_search", "code_execution", "mcp"}
+    assert OpenAIResponsesProvider.hosted_tools == {
+        "web_search",
+        "code_execution",
+        "mcp",
+        "image_generation",
+    }
 
 
 async def test_code_the_api_ran_is_recorded_and_an_odd_item_is_left_out() -> None:

@@ -4,7 +4,9 @@ pydantic-ai calls them builtin tools, the OpenAI Agents SDK hosted tools. The
 caller grants them (`NeuronTurnConfig.hosted_tools`); each provider plugin
 maps the ones its API has to its own tool entries (Anthropic `web_search`,
 `web_fetch`, `code_execution`; the OpenAI Responses API `web_search`,
-`code_interpreter`, `mcp`) and says which it has in `Provider.hosted_tools`. A turn
+`code_interpreter`, `mcp`, `image_generation`) and says which it has in
+`Provider.hosted_tools`, and which `ImageGeneration` settings it takes in
+`image_generation_takes` (none said: Gemini's aspect ratio and size). A turn
 over a provider that lacks one is refused when the turn is made
 (`UnsupportedHostedToolError`), never sent without it: a model told nothing of
 a search it was promised would answer from memory as if it had searched.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -21,10 +22,16 @@ _local = threading.local()
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run `coroutine` to its end on this thread's own loop, made on first use."""
+    """Run `coroutine` to its end on this thread's own loop, made on first use.
+
+    In a copy of the caller's context, as `asyncio.run` would: the runner's own
+    copy is taken once, at its first use, so context variables set later
+    (`NeuronTurn.override`, `checkpointing`) would be missed and ones set then
+    would outlive their block.
+    """
     runner: asyncio.Runner | None = getattr(_local, "runner", None)
     if runner is None:
         # A factory, so the runner leaves the thread's current event loop alone.
         runner = _local.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         atexit.register(runner.close)
-    return runner.run(coroutine)
+    return runner.run(coroutine, context=contextvars.copy_context())

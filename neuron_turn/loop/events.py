@@ -303,10 +303,13 @@ def event_from_json(data: dict[str, JsonValue]) -> TurnEvent:
         return builder(data)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"a {kind} event without a valid {exc}") from exc
+    except OverflowError as exc:  # `int(float("inf"))`: JSON's 1e999 where a count is due
+        raise ValueError(f"a {kind} event with a number out of range: {exc}") from exc
 
 
 def _usage(data: JsonValue) -> TokenUsage:
-    assert isinstance(data, dict)
+    if not isinstance(data, dict):
+        raise TypeError("usage (an object of token counts)")
     return TokenUsage(
         int(data["input_tokens"]),  # type: ignore[arg-type]
         int(data["output_tokens"]),  # type: ignore[arg-type]

@@ -199,7 +199,7 @@ class KeptSession:
     @property
     def empty(self) -> bool:
         """Whether nothing at all is kept of it."""
-        return not self.keys and not self.turns_recorded
+        return not self.keys and not self.turns_recorded and not self.delegated_turns
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,11 +310,12 @@ async def _kept(
     if sessionless is not None:
         children: list[WorkflowId] = []
         for summary in summaries:
-            record = await store.turn_record(summary.turn_id)
+            record = await _own_record(store, summary.turn_id)
             if record is not None and record.session == session:
                 children.extend(_delegated_workflows(record))
-        if summaries:
-            delegated = await sessionless.reached_from(session, children)
+        # Asked even of a session with no records of its own: a first turn killed after it
+        # delegated left none, and its delegates' records name the session all the same.
+        delegated = await sessionless.reached_from(session, children)
     return KeptSession(session, keys, messages, len(summaries), delegated)
 
 
@@ -373,6 +374,20 @@ class _Sessionless:
             self._by_workflow.setdefault(record.workflow_id, []).append(entry)
             if record.delegated_for is not None:
                 self._by_delegator.setdefault(record.delegated_for, []).append(entry)
+
+
+async def _own_record(store: TurnRecordReader, turn_id: str) -> TurnRecord | None:
+    """The session's own record `turn_id`; None if it does not parse.
+
+    Why unreadable is skipped: it goes with its session all the same (records are
+    deleted by session), and a record that does not parse must not keep the rest of
+    the conversation from being forgotten; its delegates are then found only by the
+    session they were delegated for.
+    """
+    try:
+        return await store.turn_record(turn_id)
+    except StateError:
+        return None
 
 
 async def _sessionless_record(store: TurnRecordReader, turn_id: str) -> TurnRecord | None:

@@ -15,17 +15,28 @@ Given history comes from outside the run (a file, a request, another process):
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from pydantic import JsonValue
 
-from layer0 import HistoryAppend, HistoryConflict, HistoryStore, SessionId, StateReader
+from layer0 import (
+    Base64Source,
+    HistoryAppend,
+    HistoryConflict,
+    HistoryStore,
+    SessionId,
+    StateReader,
+    UrlSource,
+)
 
 from ._convert import HistoryFormatError, history_from_json, history_to_json
+from ._nesting import MAX_INPUT_DEPTH
 from ._stored_history import read_history
 from .provider import (
+    ContentPart,
     DocumentPart,
     ImagePart,
     ProviderMessage,
@@ -181,10 +192,73 @@ def _problem(message: object) -> str | None:
     if message.role not in _ROLES:
         # The turn's instructions are its system prompt; a history never stores one.
         return f"has the role {message.role!r}; a history holds user and assistant messages"
+    pinned: object = message.pinned
+    if type(pinned) is not bool:
+        return f"has pinned={pinned!r}; it is True or False"
     content: object = message.content  # typed, but a caller's object may hold anything
     if isinstance(content, str | bytes) or not isinstance(content, Sequence):
         return f"has content of type {type(content).__name__}, not a sequence of parts"
     for position, part in enumerate(content):
         if not isinstance(part, _PARTS):
             return f"holds a {type(part).__name__} at content[{position}], which is no part"
+        wrong = _wrong_field(part)
+        if wrong is not None:
+            return f"holds a {type(part).__name__} at content[{position}] whose {wrong}"
     return None
+
+
+def _wrong_field(part: ContentPart) -> str | None:
+    """The field of `part` that holds what its type does not take, described (None: none).
+
+    Why by hand: the parts are plain dataclasses, which nothing checks when made, and
+    a wrong field would fail the run halfway or its JSON after the model was paid.
+    """
+    for name, kinds in _FIELDS[type(part)]:
+        value = getattr(part, name)
+        if not isinstance(value, kinds):
+            return f"{name} is {type(value).__name__}: {value!r:.40}"
+    if isinstance(part, ToolUsePart | RawPart):
+        value = part.input if isinstance(part, ToolUsePart) else part.data
+        if not _is_json(value, MAX_INPUT_DEPTH):
+            return f"{'input' if isinstance(part, ToolUsePart) else 'data'} is not JSON"
+    if isinstance(part, ToolResultPart) and not all(
+        isinstance(file, ImagePart | DocumentPart) and _wrong_field(file) is None
+        for file in part.files
+    ):
+        return "files hold what is no image or document"
+    return None
+
+
+def _is_json(value: object, depth: int) -> bool:
+    """Whether `value` is JSON (str keys, JSON values) nested at most `depth` deep."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth < 1:
+        return False
+    if isinstance(value, list):
+        return all(_is_json(item, depth - 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v, depth - 1) for k, v in value.items())
+    return False
+
+
+_TEXT: Final = str
+_OPTIONAL_TEXT: Final = (str, type(None))
+_SOURCE: Final = (Base64Source, UrlSource)
+_FIELDS: Final[dict[type, tuple[tuple[str, Any], ...]]] = {
+    TextPart: (("text", _TEXT),),
+    ToolUsePart: (("id", _TEXT), ("name", _TEXT)),
+    ToolResultPart: (
+        ("tool_use_id", _TEXT),
+        ("content", _TEXT),
+        ("is_error", bool),
+        ("files", tuple),
+    ),
+    ThinkingPart: (("thinking", _TEXT), ("signature", _OPTIONAL_TEXT)),
+    ImagePart: (("source", _SOURCE), ("media_type", _TEXT)),
+    DocumentPart: (("source", _SOURCE), ("media_type", _TEXT), ("name", _OPTIONAL_TEXT)),
+    RawPart: (("provider", _TEXT),),
+}
+"""Each part's fields a check can read, with the types they take."""

@@ -271,6 +271,11 @@ class NeuronTurn(Generic[OutT]):
 
     _unseen_stops: frozenset[str] = frozenset()
     """Stop tools a run's per-step sources have not offered yet (set on the run's own copy)."""
+    _origin: NeuronTurn[Any] | None = None
+    """The turn `with_output` made this one from (the first of a chain), which `override`
+    may name: an override of it holds for this one too."""
+    _forced_deps: object = _KEEP
+    """`override(deps=...)`'s deps, used over a run's own (`_KEEP`: none given)."""
 
     # An async output function first: in one union with `Callable[..., T]` a type checker
     # cannot tell its result from its coroutine.
@@ -580,6 +585,7 @@ class NeuronTurn(Generic[OutT]):
             named_output_types=self.named_outputs,
             deps=self.deps if deps is _KEEP else deps,
         )
+        replacement._forced_deps = deps
         with overriding(self, replacement):
             yield
 
@@ -590,9 +596,10 @@ class NeuronTurn(Generic[OutT]):
     def with_output(self, output_type: OutputType[Any]) -> NeuronTurn[Any]:
         """Return this turn with another output type (same provider, tools, hooks, config).
 
-        Cheap: a turn holds only configuration, so one per output type is fine.
+        Cheap: a turn holds only configuration, so one per output type is fine. An
+        `override` of this turn holds for the one returned too.
         """
-        return NeuronTurn(
+        typed = NeuronTurn(
             self.provider,
             tools=self.tools,
             hooks=self.hooks,
@@ -603,6 +610,8 @@ class NeuronTurn(Generic[OutT]):
             named_output_types=self.named_outputs,
             deps=self.deps,
         )
+        typed._origin = self._origin or self
+        return typed
 
     def output_value(self, output: TurnOutput) -> OutT:
         """Return the validated result of `output`, typed; without an output type, its text.
@@ -902,6 +911,22 @@ class NeuronTurn(Generic[OutT]):
             "run_sync was called where an event loop already runs; await turn.run(...) instead"
         )
 
+    def _overridden(self) -> NeuronTurn[OutT] | None:
+        """The turn an `override` block runs instead of this one here (None: this one)."""
+        replacement = overridden(self)
+        if replacement is not None:
+            return cast(NeuronTurn[OutT], replacement)
+        origin = self._origin
+        if origin is None:
+            return None
+        of_origin = overridden(origin)
+        if of_origin is None:
+            return None
+        # Made by `with_output` from a turn overridden here: the override, in this one's type.
+        typed = copy.copy(cast(NeuronTurn[OutT], of_origin))
+        typed.output, typed.named_outputs = self.output, self.named_outputs
+        return typed
+
     def _asked_output(
         self, output_type: OutputType[Any] | str | None, metadata: JsonValue
     ) -> tuple[OutputSpec[Any] | None, JsonValue]:
@@ -933,10 +958,11 @@ class NeuronTurn(Generic[OutT]):
         `message_history`, read instead of the session's) and `transcript` (where
         the run leaves the messages `RunResult.all_messages` gives).
         """
-        replacement = overridden(self)
+        replacement = self._overridden()
         if replacement is not None:  # inside `override`: the block's turn runs instead
-            return await cast(NeuronTurn[OutT], replacement)._run(
-                input, sink, deps, output, history, transcript
+            forced = replacement._forced_deps
+            return await replacement._run(
+                input, sink, deps if forced is _KEEP else forced, output, history, transcript
             )
         if _resumes(input.metadata) and not has_own_options(input.metadata):
             input = await self._with_paused_options(input)
@@ -1408,7 +1434,9 @@ class NeuronTurn(Generic[OutT]):
     ) -> None:
         """Keep the decisions given `always` for the turn's own calls as the session's standing.
 
-        A delegated agent's are kept by its own turn, in its session.
+        A delegated agent's are kept by its own turn, in its session. Without a
+        session (a resume from a message history in code) they hold for the rest of
+        this run only: there is no store to keep them in.
         """
         names = {call.id: call.name for call in pending}
         given = {
@@ -1416,10 +1444,11 @@ class NeuronTurn(Generic[OutT]):
             for d in decisions
             if d.always and d.id in names
         }
-        if not given or run.session is None or self.config.approval is None:
+        if not given or self.config.approval is None:
             return
         run.standing = {**run.standing, **given}
-        run.effects.append(standing_effect(run.session, dict(run.standing)))
+        if run.session is not None:
+            run.effects.append(standing_effect(run.session, dict(run.standing)))
 
     async def _loop(
         self,
@@ -2246,6 +2275,12 @@ def _resumed(
         if pending:
             # An agent that went on waits on no call of its own: its delegate call, then.
             ids = ", ".join(pending_ids(pending, delegated) or [c.id for c in pending])
+            if session is None:
+                raise AwaitingApprovalError(
+                    f"the message history ends with call(s) {ids} that have no result: "
+                    "resume them with run(decisions=[...], message_history=...) before a "
+                    "new message, or leave that last assistant message out"
+                )
             raise AwaitingApprovalError(
                 f"session {session!r} is awaiting approval of call(s) {ids}; "
                 "resume it with decisions (neuron_turn.resume_input) before a new message"

@@ -253,3 +253,24 @@ def test_nested_event_reads_only_reports_that_carry_an_event() -> None:
         nested_event(ToolProgress("c1", "t", "x", data={AGENT_EVENT_KEY: "text"}))
     with pytest.raises(ValueError, match="not a turn event"):
         nested_event(ToolProgress("c1", "t", "x", data={AGENT_EVENT_KEY: {"type": "nope"}}))
+
+
+@pytest.mark.parametrize(
+    ("event", "words"),
+    [
+        (
+            {
+                "type": "model_call_done",
+                "call": 1,
+                "model": "m",
+                "stop_reason": "end_turn",
+                "usage": 5,
+            },
+            "without a valid usage",
+        ),
+        ({"type": "model_call_start", "call": float("inf")}, "a number out of range"),
+    ],
+)
+def test_a_report_carrying_a_malformed_event_is_a_value_error(event: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        nested_event(ToolProgress("c1", "t", "x", data={AGENT_EVENT_KEY: event}))

@@ -355,3 +355,41 @@ async def test_records_kept_before_they_named_their_session_are_found_by_the_del
     assert len(forgotten.sessions[0].delegated_turns) == 2
     assert holding(rows(tmp_path / "state.db"), "alices-secret") == []
     assert holding(rows(tmp_path / "state.db"), "bobs-secret") == bobs
+
+
+async def test_a_session_whose_own_record_does_not_parse_is_still_forgotten_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    async with SqliteStore(path) as store:
+        await talk(store, "alice", "alices-secret")
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("UPDATE turns SET record = '{not json' WHERE session = 'alice'")
+        db.commit()
+
+    async with SqliteStore(path) as store:
+        await forget_session(store, "alice")
+
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT turn_id FROM turns").fetchall() == []
+
+
+async def test_delegates_naming_a_session_that_kept_nothing_itself_are_forgotten(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    async with SqliteStore(path) as store:
+        await talk(store, "alice", "alices-secret")
+    # What a first turn killed after its delegates ran leaves: their records, not its own.
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("DELETE FROM turns WHERE session = 'alice'")
+        db.execute("DELETE FROM entries WHERE scope LIKE '%alice%'")
+        db.execute("DELETE FROM appended WHERE scope LIKE '%alice%'")
+        db.commit()
+
+    async with SqliteStore(path) as store:
+        assert len(await sessionless(store)) == 2
+        [kept] = await kept_of_session(store, "alice")
+        assert len(kept.delegated_turns) == 2 and not kept.empty
+        await forget_session(store, "alice")
+        assert await sessionless(store) == {}

@@ -18,6 +18,7 @@ from neuron_turn import (
     AWAITING_APPROVAL,
     DECISIONS_KEY,
     ApprovalPolicy,
+    AwaitingApprovalError,
     Decision,
     MessageHistoryError,
     MissingDecisionError,
@@ -25,10 +26,12 @@ from neuron_turn import (
     NeuronTurnConfig,
     NotAwaitingApprovalError,
     ProviderMessage,
+    RawPart,
     RunArgumentsError,
     SessionNotEmptyError,
     SlidingWindow,
     TextPart,
+    ThinkingPart,
     ToolResultPart,
     ToolUsePart,
     UnknownDecisionError,
@@ -37,6 +40,7 @@ from neuron_turn import (
     save_messages,
     session_messages,
 )
+from neuron_turn.loop.message_history import check_history
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, call, calls
@@ -375,3 +379,68 @@ async def test_saving_into_a_session_that_holds_a_history_writes_nothing() -> No
 
     assert await session_messages(store, "s") == hello
     assert await session_messages(store, "t") == []
+
+
+async def test_a_decision_given_always_in_code_holds_for_the_rest_of_that_run() -> None:
+    WRITTEN.clear()
+    provider = ScriptedProvider(
+        [
+            calls(call("w1", "write_file", path="/a")),
+            calls(call("w2", "write_file", path="/b")),
+            answer("Both written."),
+        ]
+    )
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["write_file"]))
+    turn = NeuronTurn(provider, tools=[write_file], config=config)
+    paused = await turn.run("Write two files")
+
+    done = await turn.run(
+        decisions=[Decision.approve("w1", always=True)], message_history=paused.all_messages()
+    )
+
+    assert done.output == "Both written." and WRITTEN == ["/a", "/b"]
+    assert done.turn_output.effects == []  # no session: nothing kept for later runs
+
+
+async def test_a_new_message_on_a_history_waiting_on_calls_says_how_to_resume_in_code() -> None:
+    provider = ScriptedProvider([calls(call("w1", "write_file", path="/x"))])
+    config = NeuronTurnConfig(approval=ApprovalPolicy.of(["write_file"]))
+    turn = NeuronTurn(provider, tools=[write_file], config=config)
+    paused = await turn.run("Write /x")
+
+    with pytest.raises(AwaitingApprovalError) as waiting:
+        await turn.run("something else", message_history=paused.all_messages())
+
+    said = str(waiting.value)
+    assert "call(s) w1 that have no result" in said
+    assert "run(decisions=[...], message_history=...)" in said and "None" not in said
+
+
+@pytest.mark.parametrize(
+    ("part", "words"),
+    [
+        (TextPart(5), "TextPart at content.0. whose text is int"),  # type: ignore[arg-type]
+        (ToolUsePart(7, "echo", {}), "ToolUsePart at content.0. whose id is int"),  # type: ignore[arg-type]
+        (ToolUsePart("c1", "echo", {"x": float("nan")}), "whose input is not JSON"),
+        (ToolUsePart("c1", "echo", {1: "x"}), "whose input is not JSON"),  # type: ignore[dict-item]
+        (ToolResultPart("c1", {"x": 1}), "whose content is dict"),  # type: ignore[arg-type]
+        (ToolResultPart("c1", "ok", files=("a.png",)), "files hold what is no image"),  # type: ignore[arg-type]
+        (ThinkingPart("hm", signature=3), "whose signature is int"),  # type: ignore[arg-type]
+        (RawPart("openai", object()), "whose data is not JSON"),  # type: ignore[arg-type]
+    ],
+)
+async def test_a_part_whose_fields_are_of_the_wrong_type_is_refused_naming_the_field(
+    part: Any, words: str
+) -> None:
+    provider = ScriptedProvider([])
+    history = [ProviderMessage("user", (part,))]
+    with pytest.raises(MessageHistoryError, match=words):
+        await NeuronTurn(provider).run("hi", message_history=history)
+    with pytest.raises(MessageHistoryError, match=words):
+        messages_to_json(history)
+    assert provider.requests == []
+
+
+def test_a_message_pinned_with_no_boolean_is_refused() -> None:
+    with pytest.raises(MessageHistoryError, match="has pinned='yes'"):
+        check_history([ProviderMessage("user", (TextPart("hi"),), pinned="yes")])  # type: ignore[arg-type]

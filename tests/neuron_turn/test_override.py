@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from layer0 import ModelError, TurnInput
 from layer0.testing import InMemoryStore
@@ -32,6 +34,10 @@ from neuron_turn.testing import (
 )
 
 from .support import answer, call, calls
+
+
+class Refund(BaseModel):
+    amount: int
 
 
 class CountingModel:
@@ -217,3 +223,51 @@ async def test_a_context_strategys_summary_call_is_blocked_too() -> None:
         await turn.run("x", message_history=[ProviderMessage("user", [TextPart("y" * 8_000)])])
 
     assert summariser.requests == []
+
+
+def test_run_sync_sees_an_override_and_not_one_whose_block_has_ended() -> None:
+    turn = NeuronTurn(CountingModel("real"))
+
+    def on_a_thread() -> list[str]:
+        said = [turn.run_sync("x").output]  # the thread's loop made outside any block
+        with turn.override(provider=ScriptedProvider([answer("scripted")])):
+            said.append(turn.run_sync("x").output)
+        said.append(turn.run_sync("x").output)
+        return said
+
+    def first_inside_a_block() -> list[str]:
+        with turn.override(provider=ScriptedProvider([answer("scripted")])):
+            said = [turn.run_sync("x").output]  # the thread's loop made inside the block
+        return [*said, turn.run_sync("x").output]
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(on_a_thread).result() == ["real", "scripted", "real"]
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(first_inside_a_block).result() == ["scripted", "real"]
+
+
+async def test_an_overrides_deps_win_over_those_a_run_passes() -> None:
+    seen: list[Any] = []
+
+    @tool
+    def whoami(ctx: RunContext[Any]) -> str:
+        """Say who the caller is."""
+        seen.append(ctx.deps)
+        return "ok"
+
+    turn = NeuronTurn(CountingModel(), tools=[whoami])
+    script = ScriptedProvider([calls(call("c1", "whoami")), answer("done")])
+    with turn.override(provider=script, deps="test db"):
+        await turn.run("who?", deps="production db")  # the application's own deps
+
+    assert seen == ["test db"]
+
+
+async def test_a_turn_made_with_with_output_is_overridden_with_the_turn_it_came_from() -> None:
+    agent = NeuronTurn(CountingModel())
+    typed = agent.with_output(int).with_output(Refund)
+
+    with agent.override(provider=ScriptedProvider([answer('{"amount": 5}')])):
+        assert (await typed.run("how much?")).output == Refund(amount=5)
+
+    assert agent.provider.requests == []  # type: ignore[attr-defined]

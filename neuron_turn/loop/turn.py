@@ -572,7 +572,9 @@ class NeuronTurn(Generic[OutT]):
         is kept; the replacement is checked as the constructor checks a turn.
 
         Raises:
-            As the constructor, for the turn with what is given.
+            ToolRegistrationError: as the constructor raises for `tools`.
+            UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
+            UnsupportedHostedToolError: as the constructor, for `provider` and `config`.
         """
         replacement: NeuronTurn[OutT] = NeuronTurn(
             self.provider if provider is None else provider,

@@ -118,7 +118,8 @@ class RunState:
     """The model calls this run of the turn has made (a resume or a continuation starts at 0)."""
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
-    unpriced_searches: dict[str, list[int]] = field(default_factory=dict)
+    unpriced_fees: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """By model and fee (`_SEARCHES`, `_IMAGES`): the count the first warning named, the turn's."""
     """By model: the web searches no price covered, as first warned of and in all."""
     """The models a warning already said ran web searches no price covers."""
     failures_in_a_row: int = 0
@@ -307,26 +308,29 @@ class RunState:
                     data={"model": response.model},
                 )
             )
-        if cost is not None and response.unpriced_web_searches > 0:
-            self._declare_unpriced_searches(response.model, response.unpriced_web_searches)
+        if cost is not None:
+            if response.unpriced_web_searches > 0:
+                self._declare_unpriced(response.model, _SEARCHES, response.unpriced_web_searches)
+            if response.unpriced_images > 0:
+                self._declare_unpriced(response.model, _IMAGES, response.unpriced_images)
 
-    def _declare_unpriced_searches(self, model: str, searches: int) -> None:
-        counts = self.unpriced_searches.get(model)
+    def _declare_unpriced(self, model: str, fee: str, count: int) -> None:
+        counts = self.unpriced_fees.get((model, fee))
         if counts is not None:
-            counts[1] += searches  # the turn's output says the total (`_unpriced_totals`)
+            counts[1] += count  # the turn's output says the total (`_unpriced_totals`)
             return
-        self.unpriced_searches[model] = [searches, searches]
-        self.effects.append(_unpriced_search_warning(model, searches, "its"))
+        self.unpriced_fees[model, fee] = [count, count]
+        self.effects.append(_unpriced_warning(model, fee, count, "its"))
 
     def _unpriced_totals(self) -> list[LogEffect]:
-        """A warning of the total for each model whose later calls searched unpriced too.
+        """A warning of the total for each model and fee whose later calls were unpriced too.
 
         The first warning went out when its call ended (a stream's reader saw it then),
         so it cannot grow; this one, with the output, says how many in all.
         """
         return [
-            _unpriced_search_warning(model, total, "in all, this turn's")
-            for model, (first, total) in self.unpriced_searches.items()
+            _unpriced_warning(model, fee, total, "in all, this turn's")
+            for (model, fee), (first, total) in self.unpriced_fees.items()
             if total > first
         ]
 
@@ -415,7 +419,7 @@ class RunState:
         so turns running at once on one session never overwrite each other.
         """
         effects = list(self.effects)
-        if self.unpriced_searches:
+        if self.unpriced_fees:
             effects.extend(self._unpriced_totals())
         session = self.session
         new = [] if session is None else self.new_messages()
@@ -445,14 +449,24 @@ class RunState:
         )
 
 
-def _unpriced_search_warning(model: str, searches: int, whose: str) -> LogEffect:
-    """The warning that `searches` web searches of `model` are left out of the cost."""
-    counted = "1 web search is" if searches == 1 else f"{searches} web searches are"
+_SEARCHES: Final = "web_searches"
+_IMAGES: Final = "images"
+_FEES: Final = {
+    _SEARCHES: ("web search", "web search", "web searches"),
+    _IMAGES: ("image generation", "image", "images"),
+}
+"""Each hosted fee a price may not cover: what it is, one, many (its `data` key: the fee)."""
+
+
+def _unpriced_warning(model: str, fee: str, count: int, whose: str) -> LogEffect:
+    """The warning that `count` of `model`'s `fee` (web searches, images) are not in the cost."""
+    what, one, many = _FEES[fee]
+    counted = f"1 {one} is" if count == 1 else f"{count} {many} are"
     return LogEffect(
         level=LogLevel.WARN,
         message=(
-            f"web search price unknown for model {model!r}; {whose} {counted} not counted "
+            f"{what} price unknown for model {model!r}; {whose} {counted} not counted "
             "in the cost"
         ),
-        data={"model": model, "web_searches": searches},
+        data={"model": model, fee: count},
     )

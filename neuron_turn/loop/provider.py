@@ -206,6 +206,9 @@ class ProviderResponse:
     unpriced_web_searches: int = 0
     """The hosted web searches this call ran that no price covers, so `cost` leaves them
     out; the loop declares a warning rather than let a budget count them as free."""
+    unpriced_images: int = 0
+    """The images a hosted image tool made in this call that no price covers (as
+    `unpriced_web_searches`: left out of `cost`, and warned of by the loop)."""
 
 
 @runtime_checkable

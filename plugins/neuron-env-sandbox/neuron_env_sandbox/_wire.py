@@ -145,6 +145,7 @@ def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:
         "truncated": response.truncated,
         "hosted_calls": [{"name": c.name, "input": c.input} for c in response.hosted_calls],
         "unpriced_web_searches": response.unpriced_web_searches,
+        "unpriced_images": response.unpriced_images,
     }
 
 
@@ -162,19 +163,21 @@ def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
             hosted_calls=tuple(
                 HostedToolCall(str(c["name"]), c["input"]) for c in data.get("hosted_calls", [])
             ),
-            unpriced_web_searches=_count(data.get("unpriced_web_searches", 0)),
+            unpriced_web_searches=_count(data, "unpriced_web_searches"),
+            unpriced_images=_count(data, "unpriced_images"),
         )
     except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
         raise WireError(f"not a provider response: {type(exc).__name__}: {exc}") from exc
 
 
-def _count(value: object) -> int:
-    """A count the channel carries; a ValueError (made a `WireError`) unless an int >= 0.
+def _count(data: Mapping[str, Any], key: str) -> int:
+    """The count `data` carries under `key` (0: none); a ValueError (a `WireError`) unless >= 0.
 
-    The child's loop warns of searches by it: a bad one must not pass as none.
+    The child's loop warns of unpriced fees by them: a bad one must not pass as none.
     """
+    value = data.get(key, 0)
     if type(value) is not int or value < 0:
-        raise ValueError(f"unpriced_web_searches must be a count, got {value!r}")
+        raise ValueError(f"{key} must be a count, got {value!r}")
     return value
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from decimal import Decimal
@@ -29,7 +28,6 @@ from ._wire import Completion, UnsupportedContentError, is_reasoning_model
 
 __all__ = ["OpenAIResponsesProvider"]
 
-logger = logging.getLogger("neuron_provider_openai")
 _RESOLVED_QUALITIES = frozenset({"low", "medium", "high"})
 
 
@@ -232,7 +230,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     def _with_image_fees(
         self, response: ProviderResponse, request: ProviderRequest
     ) -> ProviderResponse:
-        """`response` with its images' fees in its cost; images none prices logged as a warning.
+        """`response` with its images' fees in its cost, and how many images no price covers.
 
         Why here and not in `_cost`: the image model and the asked quality and size are
         the request's (`ImageGeneration`), which the answer's items do not repeat. A
@@ -261,18 +259,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                 unpriced += 1
             else:
                 fees += fee
-        if unpriced:
-            logger.warning(
-                "image generation price unknown for image model %r (quality %r); %d image(s) "
-                "of model %r not counted in the cost",
-                tool.model,
-                tool.quality,
-                unpriced,
-                response.model,
-            )
-        if not fees:
+        if not fees and not unpriced:
             return response
-        return replace(response, cost=cost + Money(fees, "USD"))
+        # Images none prices are the loop's to warn of (`unpriced_images`), never free.
+        return replace(response, cost=cost + Money(fees, "USD"), unpriced_images=unpriced)
 
     def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
         if isinstance(data, dict) and data.get("error") and "output" not in data:

@@ -107,15 +107,19 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         truncated=False,
         hosted_calls=(HostedToolCall("web_search", {"query": "q"}), HostedToolCall("web_fetch")),
         unpriced_web_searches=2,
+        unpriced_images=1,
     )
     assert decode_response(_through_json(encode_response(response))) == response
 
 
+@pytest.mark.parametrize("key", ["unpriced_web_searches", "unpriced_images"])
 @pytest.mark.parametrize("count", [-1, "2", True, 1.0])
-def test_a_response_whose_unpriced_search_count_is_not_a_count_is_refused(count: object) -> None:
+def test_a_response_whose_unpriced_fee_count_is_not_a_count_is_refused(
+    count: object, key: str
+) -> None:
     data = encode_response(ProviderResponse(content=[TextPart("hi")], stop_reason="end_turn"))
-    data["unpriced_web_searches"] = count  # type: ignore[assignment]
-    with pytest.raises(WireError, match="unpriced_web_searches must be a count"):
+    data[key] = count  # type: ignore[assignment]
+    with pytest.raises(WireError, match=f"{key} must be a count"):
         decode_response(data)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from decimal import Decimal
 from typing import Any
 
@@ -17,7 +16,7 @@ import httpx
 import pytest
 from moneyed import Money
 
-from layer0 import Base64Source, ImageBlock, TurnInput
+from layer0 import Base64Source, ImageBlock, LogLevel, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_provider_openai import OpenAIResponsesProvider
@@ -40,6 +39,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
 from tests.cassettes import CASSETTES, replay
+from tests.unpriced_searches import warnings_of
 
 from .._http_provider_support import user
 from ._responses_support import ANSWERED, message, mocked, response, sse, usage
@@ -468,25 +468,46 @@ async def test_a_streamed_images_fee_is_in_the_final_cost() -> None:
         (ImageGeneration(model="gpt-image-1-mini"), image_call(size="1536x864")),
     ],
 )
-async def test_an_image_no_price_covers_is_left_out_of_the_cost_with_a_warning(
-    tool: ImageGeneration, made: dict[str, Any], caplog: pytest.LogCaptureFixture
+async def test_an_image_no_price_covers_is_left_out_of_the_cost_and_counted_unpriced(
+    tool: ImageGeneration, made: dict[str, Any]
 ) -> None:
     baseline = await tokens_only_cost()
     provider, _ = mocked(json_response(drawn(made)))
-    with caplog.at_level(logging.WARNING, logger="neuron_provider_openai"):
-        answer = await provider.complete(request(hosted_tools=[tool]))
+    answer = await provider.complete(request(hosted_tools=[tool]))
     assert answer.cost == baseline
-    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warned) == 1
-    assert "image generation price unknown" in warned[0]
-    assert f"1 image(s) of model {ANSWERED!r} not counted in the cost" in warned[0]
+    assert answer.unpriced_images == 1  # the loop warns of it: never counted as free
 
 
-async def test_a_self_hosted_servers_images_cost_nothing_and_warn_of_nothing(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_each_turn_warns_of_the_images_no_price_covers_as_its_call_ends() -> None:
+    tool = ImageGeneration()  # the image model the API picks: no price per image known
+    recorder = Recorder(
+        json_response(drawn(image_call(), image_call(item_id="ig_2"))),
+        json_response(drawn(image_call(item_id="ig_3"))),
+    )
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    provider = OpenAIResponsesProvider("gpt-5-mini", api_key=KEY, client=client)
+    turn = NeuronTurn(provider, config=NeuronTurnConfig(hosted_tools=[tool]))
+
+    first = await turn.execute(TurnInput(message="Draw two", trigger="user"))
+    output = await turn.execute(TurnInput(message="One more", trigger="user"))
+    await client.aclose()
+
+    assert warnings_of(first) == [
+        (
+            LogLevel.WARN,
+            f"image generation price unknown for model {ANSWERED!r}; its 2 images are not "
+            "counted in the cost",
+            {"model": ANSWERED, "images": 2},
+        )
+    ]
+    assert [message for _, message, _ in warnings_of(output)] == [
+        f"image generation price unknown for model {ANSWERED!r}; its 1 image is not counted "
+        "in the cost"
+    ]
+
+
+async def test_a_self_hosted_servers_images_cost_nothing_and_warn_of_nothing() -> None:
     provider, _ = mocked(json_response(drawn(image_call())), base_url="http://127.0.0.1:9/v1")
-    with caplog.at_level(logging.WARNING, logger="neuron_provider_openai"):
-        answer = await provider.complete(request(hosted_tools=[ImageGeneration()]))
+    answer = await provider.complete(request(hosted_tools=[ImageGeneration()]))
     assert answer.cost == Money(0, "USD")
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert answer.unpriced_images == 0

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from layer0 import ModelError, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
-from neuron_tool import RunContext, tool
+from neuron_tool import FunctionTool, RunContext, tool
 from neuron_turn import (
     CompactionBudget,
     NeuronTurn,
@@ -123,7 +123,8 @@ async def test_an_inner_override_wins_and_the_outer_one_comes_back_after_it() ->
         assert (await turn.run("x")).output == "outer again"
 
 
-async def test_an_override_replaces_deps_none_included_and_keeps_what_it_is_not_given() -> None:
+def _deps_seen() -> tuple[list[Any], FunctionTool]:
+    """A tool noting the deps of each run it is called in, and the list it notes them in."""
     seen: list[Any] = []
 
     @tool
@@ -132,9 +133,16 @@ async def test_an_override_replaces_deps_none_included_and_keeps_what_it_is_not_
         seen.append(ctx.deps)
         return "ok"
 
-    def script() -> ScriptedProvider:
-        return ScriptedProvider([calls(call("c1", "whoami")), answer("done")])
+    return seen, whoami
 
+
+def script() -> ScriptedProvider:
+    """A model calling `whoami` once, then answering."""
+    return ScriptedProvider([calls(call("c1", "whoami")), answer("done")])
+
+
+async def test_an_override_replaces_deps_none_included_and_keeps_what_it_is_not_given() -> None:
+    seen, whoami = _deps_seen()
     turn = NeuronTurn(script(), tools=[whoami], deps="production user")
     with turn.override(provider=script(), deps="test user"):
         await turn.run("who?")
@@ -247,17 +255,9 @@ def test_run_sync_sees_an_override_and_not_one_whose_block_has_ended() -> None:
 
 
 async def test_an_overrides_deps_win_over_those_a_run_passes() -> None:
-    seen: list[Any] = []
-
-    @tool
-    def whoami(ctx: RunContext[Any]) -> str:
-        """Say who the caller is."""
-        seen.append(ctx.deps)
-        return "ok"
-
+    seen, whoami = _deps_seen()
     turn = NeuronTurn(CountingModel(), tools=[whoami])
-    script = ScriptedProvider([calls(call("c1", "whoami")), answer("done")])
-    with turn.override(provider=script, deps="test db"):
+    with turn.override(provider=script(), deps="test db"):
         await turn.run("who?", deps="production db")  # the application's own deps
 
     assert seen == ["test db"]

@@ -195,16 +195,22 @@ def test_run_sync_again_on_a_real_http_provider_reuses_its_pooled_connection() -
     assert outputs == ["hi", "hi", "hi"] and len(server.requests) == 3
 
 
-async def test_a_charged_run_that_fails_without_a_session_is_charged_what_it_used() -> None:
-    @tool
-    def noop() -> str:
-        """Do nothing."""
-        return "ok"
+@tool
+def noop() -> str:
+    """Do nothing."""
+    return "ok"
 
-    failing = NeuronTurn(
+
+def _failing_after_a_tool() -> NeuronTurn[str]:
+    """A sessionless turn whose first call ($0.30) runs a tool and whose second fails."""
+    return NeuronTurn(
         ScriptedProvider([calls(call("c1", "noop"), cost="0.3"), ModelError("cut off")]),
         tools=[noop],
     )
+
+
+async def test_a_charged_run_that_fails_without_a_session_is_charged_what_it_used() -> None:
+    failing = _failing_after_a_tool()
     charged: list[tuple[Any, int, int]] = []
     ctx = RunContext(
         deps=None,
@@ -219,16 +225,7 @@ async def test_a_charged_run_that_fails_without_a_session_is_charged_what_it_use
 
 
 async def test_a_stream_that_failed_says_what_it_had_used() -> None:
-    @tool
-    def noop() -> str:
-        """Do nothing."""
-        return "ok"
-
-    failing = NeuronTurn(
-        ScriptedProvider([calls(call("c1", "noop"), cost="0.3"), ModelError("cut off")]),
-        tools=[noop],
-    )
-    events = failing.stream("go")
+    events = _failing_after_a_tool().stream("go")
     with pytest.raises(ModelError):
         _ = [event async for event in events]
 

@@ -29,6 +29,23 @@ async def refuse_writes_of(conninfo: str, schema: str, key: str) -> None:
     )
 
 
+async def refuse_turn_deletes(conninfo: str, schema: str, *, when: str = "") -> None:
+    """Make Postgres itself refuse deleting a turn record (`when`: a condition on `old`)."""
+    await execute(
+        conninfo,
+        "CREATE FUNCTION {s}.keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "RAISE EXCEPTION 'refused by test'; END $$",
+        schema,
+    )
+    condition = f"WHEN ({when}) " if when else ""
+    await execute(
+        conninfo,
+        "CREATE TRIGGER keep_turns BEFORE DELETE ON {s}.turns "
+        f"FOR EACH ROW {condition}EXECUTE FUNCTION {{s}}.keep()",
+        schema,
+    )
+
+
 async def until_waiting_for_locks(conninfo: str, count: int = 1) -> None:
     """Return once `count` other connections of the server wait for a lock (polls, no sleep)."""
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as watcher:

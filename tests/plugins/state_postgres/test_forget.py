@@ -9,7 +9,7 @@ from psycopg import sql
 from layer0 import SessionScope, WriteFailed
 from neuron_state_postgres import PostgresStore
 
-from ._raw import execute
+from ._raw import refuse_turn_deletes
 from .test_contract_forget import ALICE_INDEX, keep_a_session
 
 # Every row of every table that may hold something of a session, search words included.
@@ -51,18 +51,7 @@ async def test_a_failure_part_way_rolls_the_whole_forgetting_back(
     await keep_a_session(store, "alice", "banana")
     before = await all_rows(conninfo, schema)
     # The turn records go after the keys, in the same transaction.
-    await execute(
-        conninfo,
-        "CREATE FUNCTION {s}.keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        "RAISE EXCEPTION 'refused by test'; END $$",
-        schema,
-    )
-    await execute(
-        conninfo,
-        "CREATE TRIGGER keep_turns BEFORE DELETE ON {s}.turns "
-        "FOR EACH ROW EXECUTE FUNCTION {s}.keep()",
-        schema,
-    )
+    await refuse_turn_deletes(conninfo, schema)
 
     with pytest.raises(WriteFailed, match=r"forgetting of session\(s\) 'alice' failed.*refused"):
         await store.forget_sessions(["alice"], [ALICE_INDEX])

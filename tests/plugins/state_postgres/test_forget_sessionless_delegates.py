@@ -12,7 +12,7 @@ from neuron_state_postgres import PostgresStore
 from neuron_turn import ForgetFailedError, forget_session
 
 from ...neuron_turn.test_forget_sessionless_delegates import holding, sessionless, talk
-from ._raw import execute
+from ._raw import refuse_turn_deletes
 from .test_forget import all_rows
 
 
@@ -39,18 +39,7 @@ async def test_a_failure_deleting_a_delegated_record_rolls_everything_back(
 ) -> None:
     await talk(store, "alice", "alices-secret")
     before = await all_rows(conninfo, schema)
-    await execute(
-        conninfo,
-        "CREATE FUNCTION {s}.keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        "RAISE EXCEPTION 'refused by test'; END $$",
-        schema,
-    )
-    await execute(
-        conninfo,
-        "CREATE TRIGGER keep_sessionless BEFORE DELETE ON {s}.turns "
-        "FOR EACH ROW WHEN (old.session IS NULL) EXECUTE FUNCTION {s}.keep()",
-        schema,
-    )
+    await refuse_turn_deletes(conninfo, schema, when="old.session IS NULL")
 
     with pytest.raises(ForgetFailedError, match=r"^session 'alice' was not forgotten: .*refused"):
         await forget_session(store, "alice")

@@ -66,7 +66,7 @@ from .resources import (
 )
 from .sampling import SamplingHandler
 from .sampling import refusal as sampling_refusal
-from .subscriptions import ResourceUpdateHandler, ResourceUpdates
+from .subscriptions import PendingSubscription, ResourceUpdateHandler, ResourceUpdates
 from .tool import MCPTool
 
 logger = logging.getLogger(__name__)
@@ -383,7 +383,9 @@ class MCPClient:
         """End the session and stop the server; later calls fail until `connect()` is called.
 
         Subscriptions end with it: after `connect()`, subscribe again. A change
-        stream being reopened stops being reopened, at once and without a word.
+        stream being reopened stops being reopened, at once and without a word;
+        a `subscribe_resource` waiting to ask again raises `MCPConnectionError`
+        at once, saying the client was closed.
         """
         self._closed = True
         if self._updates is not None:
@@ -569,7 +571,8 @@ class MCPClient:
         is reopened for the same URIs (as `MCPClient` says, logged) and an update
         delivered for each once it is back, for the same reason; if it cannot be
         (the server refuses it, or it keeps failing), an update is delivered for
-        each and the subscriptions end: subscribe again to resume.
+        each and the subscriptions end, a restarted server not asked for them
+        either: subscribe again to resume.
 
         A server that refuses the subscription (either era) is judged by the
         error's JSON-RPC code, never its words, as a refused change stream is
@@ -580,19 +583,31 @@ class MCPClient:
         not found, invalid params) is not asked again. Whatever fails, the URI is
         left unsubscribed and the stream as it was, so no later reopening or
         restart subscribes it; cancelling the call, in a pause too, leaves the
-        same and no task behind.
+        same and no task behind. The later call wins over one paused so: an
+        `unsubscribe_resource(uri)` ends the pause at once and this returns, as
+        if it had been taken and then unsubscribed (nothing more is asked, no
+        update of `uri` is heard); `close()` ends it at once raising
+        `MCPConnectionError`.
 
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
             MCPCapabilityError: The server does not declare `resources.subscribe`;
                 nothing was sent.
+            MCPConnectionError: The client was closed while this waited to ask again
+                (it says so), or as for `call_tool`.
             MCPSubscriptionFinalError: The server refused it with a final error, after
                 one request: asking again will not change it.
             MCPSubscriptionGaveUpError: The server refused it with an error that may
                 pass each time it was asked (`attempts`, over `seconds`).
             MCPBridgeError: As for `call_tool`: not started, lost, timed out.
         """
-        self._require_updates(uri)
+        updates = self._require_updates(uri)
+        with updates.pending(uri) as pending:
+            await self._subscribe_until_done(pending)
+
+    async def _subscribe_until_done(self, pending: PendingSubscription) -> None:
+        """Ask for `pending`'s subscription until taken, refused, or stopped in a pause."""
+        uri = pending.uri
         backoff = self.reopen_streams
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -630,10 +645,28 @@ class MCPClient:
             )
             # The caller's own task waits: cancelling it leaves nothing behind, and the
             # URI is unsubscribed meanwhile, so nothing reopened or restarted takes it.
-            await asyncio.sleep(pause)
+            await pending.pause(pause)
+            if pending.stopped == "closed":
+                message = (
+                    f"{self._label} was closed while the subscription to resource {uri!r}"
+                    f" waited to be asked again (refused for now {asked} times); nothing is"
+                    " subscribed: after connect(), subscribe again"
+                )
+                raise MCPConnectionError(self.name, message)
+            if pending.stopped == "unsubscribed":
+                logger.info(
+                    "%s: the subscription to resource %r, waiting to be asked again, is not"
+                    " asked again: unsubscribe_resource was called meanwhile",
+                    self._label,
+                    uri,
+                )
+                return
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop hearing of changes to the resource at `uri`; a no-op if not subscribed.
+
+        A `subscribe_resource(uri)` waiting to ask a server that refused it for
+        now is stopped at once, and returns without asking again: the later call wins.
 
         Raises:
             MCPCapabilityError: The server does not declare `resources.subscribe`;
@@ -641,7 +674,7 @@ class MCPClient:
             MCPBridgeError: As for `call_tool`: refused, not started, lost, timed out.
         """
         if self._updates is not None:
-            self._updates.discard(uri)
+            self._updates.unsubscribe(uri)
         await self._send(partial(self._unsubscribe, uri=uri), retry_if_lost=True)
 
     async def complete(
@@ -815,7 +848,7 @@ class MCPClient:
                 reopen_stream=self._opener(connection, "the stream of updates of its resources"),
                 alive=partial(self._alive, connection),
                 on_back=self._heard_updates,
-                on_end=self._heard_updates,
+                on_end=self._subscriptions_ended,
                 backoff=self.reopen_streams,
                 consequences=Consequences(
                     down="their updates go unheard",
@@ -839,6 +872,14 @@ class MCPClient:
         """Updates of `uris` went unheard for a while (their stream was down): each may be one."""
         for uri in uris:
             self._heard_update(uri)
+
+    def _subscriptions_ended(self, uris: tuple[str, ...]) -> None:
+        """Their stream was given up: each is told as updated once more, and is subscribed no more.
+
+        So a restarted server is not asked for them: subscribe again to resume.
+        """
+        if self._updates is not None:
+            self._updates.end(uris)
 
     def _require_subscribe(self, connection: Connection, what: str) -> None:
         resources = connection.client.server_capabilities.resources

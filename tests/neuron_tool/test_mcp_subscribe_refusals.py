@@ -115,9 +115,8 @@ def serve_refusing() -> None:
 Refuse = Callable[..., None]
 
 
-@pytest.fixture
-def refuse(monkeypatch: pytest.MonkeyPatch) -> Refuse:
-    """Have `changing` servers of this test refuse the first `times` subscriptions of `uri`."""
+def refuse_with(monkeypatch: pytest.MonkeyPatch) -> Refuse:
+    """What `refuse` gives: for other modules' fixtures of their own."""
 
     def refusing(times: int, code: int, *, uri: str = NOTE, words: str = LIMIT) -> None:
         monkeypatch.setattr(
@@ -127,6 +126,12 @@ def refuse(monkeypatch: pytest.MonkeyPatch) -> Refuse:
         monkeypatch.setattr(changes, "script", lambda name: list(command))
 
     return refusing
+
+
+@pytest.fixture
+def refuse(monkeypatch: pytest.MonkeyPatch) -> Refuse:
+    """Have `changing` servers of this test refuse the first `times` subscriptions of `uri`."""
+    return refuse_with(monkeypatch)
 
 
 @pytest.fixture(params=TRANSPORTS)

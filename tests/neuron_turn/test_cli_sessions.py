@@ -22,6 +22,7 @@ from neuron_turn import (
     TextPart,
     ToolResultPart,
     ToolUsePart,
+    messages_from_json,
 )
 from neuron_turn.cli import main
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
@@ -73,7 +74,9 @@ def test_session_history_persists_across_runs_and_history_prints_it(
     capsys.readouterr()
 
     assert main(["history", "chat-1", "--json"]) == 0
-    history = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr().out
+    history = json.loads(printed)
+    assert len(messages_from_json(printed)) == 4  # a conversation code can go on from
     assert [(m["role"], m["content"]) for m in history] == [
         ("user", "first message"),
         ("assistant", "echo: first message"),

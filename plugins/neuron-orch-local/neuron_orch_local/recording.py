@@ -13,7 +13,9 @@ neuron-orch-temporal follows the same convention in its worker.
 A turn run without a session for another that delegated to it records the
 session of the turn that delegated (`TurnRecord.delegated_for`, the nearest
 at any depth): the orchestrator runs each turn `delegating_from` its session,
-and the turns its delegations run, in its task, take it from there.
+and the turns its delegations run, in its task, take it from there; an
+orchestrator whose turns run elsewhere (neuron-orch-temporal's worker) hands
+it to `TurnRecording.start` with the turn instead.
 """
 
 from __future__ import annotations
@@ -111,10 +113,14 @@ class TurnRecording:
         input: TurnInput,
         *,
         keeps_records: bool | None = None,
+        delegated_for: SessionId | None = None,
     ) -> TurnRecording | None:
         """Begin recording a turn, or return None when `store` keeps no turn records.
 
         `keeps_records`: whether `store` is a `TurnRecordStore`, when the caller checked once.
+        `delegated_for`: the session a turn without one was delegated for, when the
+        caller carries it (a worker in another process, where `delegating_from` cannot
+        reach); else the one `delegating_from` set, if any.
         """
         if keeps_records is None:
             keeps_records = isinstance(store, TurnRecordStore)
@@ -122,7 +128,9 @@ class TurnRecording:
             return None
         recording = cls(cast(TurnRecordStore, store), agent, workflow_id, input, _now())
         if input.session is None:
-            recording.delegated_for = _DELEGATING.get()
+            recording.delegated_for = (
+                delegated_for if delegated_for is not None else _DELEGATING.get()
+            )
         return recording
 
     def turn_input(self) -> TurnInput:

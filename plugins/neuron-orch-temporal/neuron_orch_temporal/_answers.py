@@ -49,6 +49,7 @@ from layer0 import DelegateEffect, DispatchFailed, TurnOutput, WorkflowId
 from neuron_orch_local import Chain
 from neuron_turn import AWAITING_APPROVAL, Decision, split_decisions
 
+from ._delegating import delegating
 from ._failures import orch_error
 from .approvals import DecideRequest, Settled
 from .messages import Delegation, DispatchResult, TurnRequest, WorkflowInput
@@ -199,6 +200,7 @@ async def _start(
         parent=request.workflow_id,
         decided_by=decided_by,
         held=effect.input.session is not None,
+        delegated_for=delegating(request.input.session, request.delegated_for),
     )
     try:
         return await client.start_workflow(

@@ -191,7 +191,11 @@ class AgentActivities:
         """
         # The worker's store keeps the turn's record (see neuron_orch_local.recording).
         recording = TurnRecording.start(
-            self._store, request.agent, request.workflow_id, request.input
+            self._store,
+            request.agent,
+            request.workflow_id,
+            request.input,
+            delegated_for=request.delegated_for,
         )
         turn_input = request.input if recording is None else recording.turn_input()
         try:

@@ -16,6 +16,7 @@ from layer0 import (
     CustomEffect,
     DeleteMemoryEffect,
     EffectPolicy,
+    SessionId,
     TurnInput,
     TurnOutput,
     WorkflowId,
@@ -71,6 +72,11 @@ class WorkflowInput(_Message):
     held: bool = False
     """A delegation its `parent`'s turn waits on in a session of its own: a pause of this
     workflow holds the parent's `delegate` call, and the parent's pause lists its calls."""
+    delegated_for: SessionId | None = None
+    """The session of the nearest turn above that delegated with one, at any depth: what
+    this workflow's turns record without a session of their own (`TurnRequest`), for
+    `neuron_turn.forget_session` to find them by. None: not delegated, or by no session
+    (and from a workflow started before this field existed)."""
 
 
 class TurnRequest(_Message):
@@ -100,6 +106,10 @@ class TurnRequest(_Message):
     the workflow to carry out and then continue or fail (False: fail the activity, and
     Temporal runs the turn again whole, as a workflow started before this field existed
     expects). Only with `answered`."""
+    delegated_for: SessionId | None = None
+    """The session its workflow was delegated for (`WorkflowInput.delegated_for`): the
+    turn's record names it when the turn has no session (`layer0.TurnRecord`), and the
+    delegations the turn waits on are delegated for the turn's session, else for it."""
 
 
 class IndexedMemoryEffect(_Message):

@@ -80,6 +80,7 @@ with workflow.unsafe.imports_passed_through():
         HandoffEffect,
         Layer0Error,
         LogEffect,
+        SessionId,
         SignalEffect,
         SignalPayload,
         TurnInput,
@@ -100,6 +101,7 @@ with workflow.unsafe.imports_passed_through():
         resume_input,
     )
 
+    from ._delegating import delegating
     from ._failures import FailureInfo, workflow_failure
     from ._query import WorkflowView
     from .approvals import (
@@ -187,6 +189,7 @@ class AgentWorkflow:
         """Set up the view queries read, before the first turn starts."""
         self._policy = params.policy
         self._granted = params.granted
+        self._delegated_for = params.delegated_for
         self._progress = params.progress
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
@@ -598,7 +601,13 @@ class AgentWorkflow:
             output = result.output
             self._view.output = output
             try:
-                handoff = await self._effects(output.effects, agent=agent, turn=turn, chain=chain)
+                handoff = await self._effects(
+                    output.effects,
+                    agent=agent,
+                    turn=turn,
+                    chain=chain,
+                    delegated_for=delegating(turn_input.session, self._delegated_for),
+                )
             except asyncio.CancelledError:
                 # Cancelled among its effects: its memory went in all the same (`_effects`).
                 if workflow.patched(_APPLIES_MEMORY_THROUGH_CANCELLATION):
@@ -660,6 +669,7 @@ class AgentWorkflow:
             turn=turn,
             answered=answered,
             continues=continues,
+            delegated_for=self._delegated_for,
         )
         running: workflow.ActivityHandle[TurnOutput | TurnResult] = workflow.start_activity(
             EXECUTE_TURN,
@@ -696,9 +706,18 @@ class AgentWorkflow:
         )
 
     async def _effects(
-        self, effects: Sequence[Effect], *, agent: AgentId, turn: int, chain: Chain
+        self,
+        effects: Sequence[Effect],
+        *,
+        agent: AgentId,
+        turn: int,
+        chain: Chain,
+        delegated_for: SessionId | None,
     ) -> tuple[HandoffEffect, Chain] | None:
-        """Carry out `effects` in order (see the module doc); return the handoff, if any."""
+        """Carry out `effects` in order (see the module doc); return the handoff, if any.
+
+        `delegated_for`: the session its delegations are delegated for (`WorkflowInput`).
+        """
         try:
             # Depth and cycles, for every delegation and handoff, before any effect runs.
             chains = chain.follow(effects)
@@ -712,7 +731,7 @@ class AgentWorkflow:
                 if isinstance(effect, DelegateEffect):
                     group.append((index, effect))
                     continue
-                await self._delegate(group, chains, turn=turn)
+                await self._delegate(group, chains, turn=turn, delegated_for=delegated_for)
                 group = []
                 if _is_memory(effect):
                     if not memory_reached:
@@ -722,7 +741,7 @@ class AgentWorkflow:
                     handoff = (effect, chains[index])
                 else:
                     await self._other(effect, agent=agent)
-            await self._delegate(group, chains, turn=turn)
+            await self._delegate(group, chains, turn=turn, delegated_for=delegated_for)
         except BaseException:
             # The turn happened: what it did stays in its session, whatever an effect
             # before its memory did (failed, was cancelled), as neuron-orch-local does.
@@ -759,7 +778,12 @@ class AgentWorkflow:
             raise
 
     async def _delegate(
-        self, group: Sequence[tuple[int, DelegateEffect]], chains: dict[int, Chain], *, turn: int
+        self,
+        group: Sequence[tuple[int, DelegateEffect]],
+        chains: dict[int, Chain],
+        *,
+        turn: int,
+        delegated_for: SessionId | None,
     ) -> None:
         """Run a run of consecutive delegations concurrently; record them in effect order."""
         if not group:
@@ -767,7 +791,7 @@ class AgentWorkflow:
         ids = [f"{self._view.workflow_id}/t{turn}/d{index}-{e.agent}" for index, e in group]
         results = await asyncio.gather(
             *(
-                self._child(child_id, effect.agent, effect.input, chains[index])
+                self._child(child_id, effect.agent, effect.input, chains[index], delegated_for)
                 for child_id, (index, effect) in zip(ids, group, strict=True)
             )
         )
@@ -777,7 +801,12 @@ class AgentWorkflow:
             )
 
     async def _child(
-        self, child_id: str, agent: AgentId, child_input: TurnInput, chain: Chain
+        self,
+        child_id: str,
+        agent: AgentId,
+        child_input: TurnInput,
+        chain: Chain,
+        delegated_for: SessionId | None,
     ) -> DispatchResult:
         params = WorkflowInput(
             agent=agent,
@@ -785,6 +814,7 @@ class AgentWorkflow:
             chain=chain,
             policy=self._policy,
             parent=self._view.workflow_id,
+            delegated_for=delegated_for,
         )
         return await workflow.execute_child_workflow(AgentWorkflow.run, params, id=child_id)
 
@@ -804,6 +834,8 @@ class AgentWorkflow:
             chain=chain,
             policy=self._policy,
             parent=self._view.workflow_id,
+            # The handoff goes on with this workflow's task: delegated for the same session.
+            delegated_for=self._delegated_for,
         )
         child_id = f"{self._view.workflow_id}/t{turn}/h-{effect.agent}"
         self._handoff = await workflow.start_child_workflow(AgentWorkflow.run, params, id=child_id)

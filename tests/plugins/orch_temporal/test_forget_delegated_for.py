@@ -20,6 +20,8 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     DelegateEffect,
     Effect,
+    NonRetryableError,
+    OrchError,
     SessionId,
     Turn,
     TurnInput,
@@ -183,3 +185,22 @@ async def test_requests_from_before_the_field_are_read_as_delegated_for_no_sessi
         older = message.model_dump(mode="json", exclude={"delegated_for"})
         assert "delegated_for" not in older
         assert type(message).model_validate(older).delegated_for is None
+
+
+async def test_the_delegate_of_a_turn_that_failed_is_recorded_for_its_session_and_forgotten(
+    dev_env: WorkflowEnvironment, store: SqliteStore
+) -> None:
+    # The lead's model delegates, then its provider fails for good: the dispatch fails.
+    lead = ScriptedProvider(
+        [tool_call_response(delegate_call("helper", "helper-task")), NonRetryableError("down")]
+    )
+    helper = ScriptedProvider([text_response("helped")])
+    agents: dict[str, Turn] = {"lead": agent(lead), "helper": agent(helper)}
+    with pytest.raises(OrchError, match="down"):
+        await run(dev_env, store, agents, "alice", "task")
+    kept = await records(store)
+    assert kept["helper-task"] == (None, "alice")
+
+    await forget_session(store, "alice")
+
+    assert await records(store) == {}

@@ -583,11 +583,12 @@ class MCPClient:
         not found, invalid params) is not asked again. Whatever fails, the URI is
         left unsubscribed and the stream as it was, so no later reopening or
         restart subscribes it; cancelling the call, in a pause too, leaves the
-        same and no task behind. The later call wins over one paused so: an
-        `unsubscribe_resource(uri)` ends the pause at once and this returns, as
-        if it had been taken and then unsubscribed (nothing more is asked, no
-        update of `uri` is heard); `close()` ends it at once raising
-        `MCPConnectionError`.
+        same and no task behind. The later call wins over one under way: an
+        `unsubscribe_resource(uri)` made during a pause ends it at once, or one
+        made as the server is asked has its subscription ended once answered,
+        and this returns, as if it had been taken and then unsubscribed (no
+        update of `uri` is heard; a subscribe made after the unsubscribe is
+        kept); `close()` ends a pause at once raising `MCPConnectionError`.
 
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
@@ -614,7 +615,9 @@ class MCPClient:
         asked = 0
         while True:
             try:
-                await self._send(partial(self._subscribe, uri=uri), retry_if_lost=True)
+                await self._send(partial(self._subscribe, pending=pending), retry_if_lost=True)
+                if pending.stopped == "closed":
+                    raise self._closed_during(uri, "was asked")
                 return
             except MCPRequestError as exc:
                 asked += 1
@@ -647,12 +650,8 @@ class MCPClient:
             # URI is unsubscribed meanwhile, so nothing reopened or restarted takes it.
             await pending.pause(pause)
             if pending.stopped == "closed":
-                message = (
-                    f"{self._label} was closed while the subscription to resource {uri!r}"
-                    f" waited to be asked again (refused for now {asked} times); nothing is"
-                    " subscribed: after connect(), subscribe again"
-                )
-                raise MCPConnectionError(self.name, message)
+                waited = f"waited to be asked again (refused for now {asked} times)"
+                raise self._closed_during(uri, waited)
             if pending.stopped == "unsubscribed":
                 logger.info(
                     "%s: the subscription to resource %r, waiting to be asked again, is not"
@@ -665,8 +664,9 @@ class MCPClient:
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop hearing of changes to the resource at `uri`; a no-op if not subscribed.
 
-        A `subscribe_resource(uri)` waiting to ask a server that refused it for
-        now is stopped at once, and returns without asking again: the later call wins.
+        A `subscribe_resource(uri)` under way is stopped: one waiting to ask a
+        server that refused it for now at once, one being answered once it is
+        (its subscription ended); it returns, and the later call wins.
 
         Raises:
             MCPCapabilityError: The server does not declare `resources.subscribe`;
@@ -747,8 +747,19 @@ class MCPClient:
         if self._updates is not None:
             self._updates.push(uri)
 
-    async def _subscribe(self, connection: Connection, *, uri: str) -> None:
+    def _closed_during(self, uri: str, how: str) -> MCPConnectionError:
+        """The error of a subscribe to `uri` that `close()` stopped as it `how` ("was asked")."""
+        message = (
+            f"{self._label} was closed while the subscription to resource {uri!r} {how};"
+            " nothing is subscribed: after connect(), subscribe again"
+        )
+        return MCPConnectionError(self.name, message)
+
+    async def _subscribe(self, connection: Connection, *, pending: PendingSubscription) -> None:
+        uri = pending.uri
         updates = self._require_updates(uri)
+        if pending.stopped is not None:
+            return  # stopped as the session was reached: nothing is asked
         # Taken before the request, so that an update sent as it is answered is not lost.
         updates.add(uri)
         if uri in _subscribed(connection):
@@ -760,7 +771,36 @@ class MCPClient:
             if uri not in _subscribed(connection):
                 updates.discard(uri)
             raise
-        updates.add(uri)  # again: a call made at once may have failed and dropped it meanwhile
+        await self._subscribed_unless_stopped(connection, pending)
+
+    async def _subscribed_unless_stopped(
+        self, connection: Connection, pending: PendingSubscription
+    ) -> None:
+        """The server took `pending`'s subscription: kept, unless it was stopped meanwhile.
+
+        Then the later call wins. An unsubscribe made meanwhile found nothing to end
+        yet, or ended it already; a close dropped it all (the caller's loop raises).
+        """
+        uri = pending.uri
+        if pending.stopped is None:
+            self._require_updates(uri).add(uri)  # again: a call made at once may have dropped it
+        elif pending.stopped == "unsubscribed":
+            await self._unsubscribe_unless_wanted(connection, uri)
+
+    async def _unsubscribe_unless_wanted(self, connection: Connection, uri: str) -> None:
+        """End the session's subscription to `uri` unless a later subscribe wants it again."""
+        updates = self._require_updates(uri)
+        what = f"the end of the subscription to resource {uri!r}"
+        watch = connection.resource_watch
+        if watch is not None:
+            # Judged under the watch's lock, so a subscribe made meanwhile is kept.
+            def wanted(uris: frozenset[str]) -> frozenset[str]:
+                return uris if uri in updates.subscribed else uris - {uri}
+
+            await watch.change(wanted, self._opener(connection, what))
+        elif uri in connection.subscribed and uri not in updates.subscribed:
+            connection.subscribed.discard(uri)
+            await self._request(connection, what, partial(_unsubscribe, uri=uri))
 
     async def _subscribe_on(self, connection: Connection, uri: str) -> None:
         what = _subscription_request(uri)

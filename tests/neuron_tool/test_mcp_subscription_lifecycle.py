@@ -27,6 +27,7 @@ import pytest
 
 from neuron_tool.mcp import MCPClient, MCPConnectionError, StreamBackoff
 from neuron_tool.mcp.client import Connection
+from neuron_tool.mcp.subscriptions import PendingSubscription
 
 from .changes import MODERN, TIMEOUT, TRANSPORTS, WAIT, Said, Updates, changing, streams
 from .mcp_servers.changing import Changing
@@ -57,9 +58,11 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     attempts: list[str] = []
     subscribe = MCPClient._subscribe
 
-    async def counted(self: MCPClient, connection: Connection, *, uri: str) -> None:
-        attempts.append(uri)
-        await subscribe(self, connection, uri=uri)
+    async def counted(
+        self: MCPClient, connection: Connection, *, pending: PendingSubscription
+    ) -> None:
+        attempts.append(pending.uri)
+        await subscribe(self, connection, pending=pending)
 
     monkeypatch.setattr(MCPClient, "_subscribe", counted)
     return attempts
@@ -139,6 +142,77 @@ async def test_subscribing_again_after_an_unsubscribe_stopped_a_pause_resumes(
 
     assert taken == ((NOTE,), frozenset({NOTE}))
     assert updates.uris == [NOTE]
+
+
+class Held:
+    """Holds the first subscription request of `uri` before or after the server answers it."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, uri: str, *, after: bool) -> None:
+        self.reached = asyncio.Event()
+        self.go = asyncio.Event()
+        self._held = False
+        subscribe_on = MCPClient._subscribe_on
+
+        async def held(client: MCPClient, connection: Connection, asked: str) -> None:
+            hold = asked == uri and not self._held
+            self._held = self._held or hold
+            if hold and not after:
+                await self._hold()
+            await subscribe_on(client, connection, asked)
+            if hold and after:
+                await self._hold()
+
+        monkeypatch.setattr(MCPClient, "_subscribe_on", held)
+
+    async def _hold(self) -> None:
+        self.reached.set()
+        await self.go.wait()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("after", [False, True], ids=["before-the-answer", "after-the-answer"])
+async def test_unsubscribing_while_the_server_is_asked_wins_over_the_subscribe(
+    transport: str, after: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = Held(monkeypatch, NOTE, after=after)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        await client.subscribe_resource(OTHER)
+        subscribing = asyncio.create_task(client.subscribe_resource(NOTE))
+        async with asyncio.timeout(WAIT):
+            await held.reached.wait()
+            await client.unsubscribe_resource(NOTE)
+            held.go.set()
+            returned = await subscribing
+        taken = subscribed(client)
+        await client.call_tool("update", {"uri": NOTE, "text": "unheard"})
+        await client.call_tool("update", {"uri": OTHER, "text": "heard"})
+        await updates.count(OTHER)
+
+    assert returned is None
+    assert taken == ((OTHER,), frozenset({OTHER}))
+    assert updates.uris == [OTHER]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_subscribe_made_after_an_unsubscribe_is_kept_though_an_earlier_one_was_stopped(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = Held(monkeypatch, NOTE, after=True)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates) as client:
+        first = asyncio.create_task(client.subscribe_resource(NOTE))
+        async with asyncio.timeout(WAIT):
+            await held.reached.wait()
+            await client.unsubscribe_resource(NOTE)
+            second = asyncio.create_task(client.subscribe_resource(NOTE))
+            held.go.set()
+            await asyncio.gather(first, second)
+        taken = subscribed(client)
+        await client.call_tool("update", {"uri": NOTE, "text": "heard"})
+        await updates.count(NOTE)
+
+    assert taken == ((NOTE,), frozenset({NOTE}))
 
 
 Restart = Callable[[], Awaitable[None]]

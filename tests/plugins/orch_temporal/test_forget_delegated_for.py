@@ -20,6 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import (
     DelegateEffect,
     Effect,
+    HandoffEffect,
     NonRetryableError,
     OrchError,
     SessionId,
@@ -200,6 +201,40 @@ async def test_the_delegate_of_a_turn_that_failed_is_recorded_for_its_session_an
         await run(dev_env, store, agents, "alice", "task")
     kept = await records(store)
     assert kept["helper-task"] == (None, "alice")
+
+    await forget_session(store, "alice")
+
+    assert await records(store) == {}
+
+
+class Passing:
+    """A hand-written turn that hands the conversation off to `finisher`."""
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return TurnOutput(
+            message="over to you",
+            exit_reason="complete",
+            metadata=TurnMetadata.zero(),
+            effects=[HandoffEffect(agent="finisher", state=None)],
+        )
+
+
+async def test_a_handoff_in_a_delegated_run_is_recorded_for_the_same_session(
+    dev_env: WorkflowEnvironment, store: SqliteStore
+) -> None:
+    agents: dict[str, Turn] = {"lead": Hands(to="helper"), "helper": Passing(), "finisher": Hands()}
+    await run(dev_env, store, agents, "alice", "task")
+    summaries = await store.turn_summaries(limit=100)
+    by_agent = {
+        record.agent: (record.session, record.delegated_for)
+        for summary in summaries
+        if (record := await store.turn_record(summary.turn_id)) is not None
+    }
+    assert by_agent == {
+        "lead": ("alice", None),
+        "helper": (None, "alice"),
+        "finisher": (None, "alice"),
+    }
 
     await forget_session(store, "alice")
 

@@ -465,8 +465,7 @@ def _unpriced_warning(model: str, fee: str, count: int, whose: str) -> LogEffect
     return LogEffect(
         level=LogLevel.WARN,
         message=(
-            f"{what} price unknown for model {model!r}; {whose} {counted} not counted "
-            "in the cost"
+            f"{what} price unknown for model {model!r}; {whose} {counted} not counted in the cost"
         ),
         data={"model": model, fee: count},
     )

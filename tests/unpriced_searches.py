@@ -1,7 +1,8 @@
-"""The warnings of web searches no price covers, as a turn's output holds them.
+"""The warnings of hosted fees no price covers, as a turn's output holds them.
 
-The providers' fee tests (OpenAI Responses, Anthropic, Gemini grounding) each check
-the same two: the first as its call ended, then the turn's total.
+The providers' fee tests (web searches on OpenAI Responses, Anthropic and Gemini
+grounding; code execution on Anthropic and OpenAI Responses) each check the same
+two: the first as its call ended, then the turn's total.
 """
 
 from __future__ import annotations
@@ -32,5 +33,29 @@ def unpriced_searches(model: str, first: int, total: int) -> list[Warning]:
             f"web search price unknown for model {model!r}; in all, this turn's {total} web "
             "searches are not counted in the cost",
             {"model": model, "web_searches": total},
+        ),
+    ]
+
+
+def unpriced_code_executions(model: str, first: int, total: int) -> list[Warning]:
+    """The warnings of `first` code executions at the first call of `model`, then `total`."""
+
+    def counted(count: int) -> str:
+        if count == 1:
+            return "1 code execution's fee is"
+        return f"{count} code executions' fees are"
+
+    return [
+        (
+            LogLevel.WARN,
+            f"code execution container price unknown for model {model!r}; its {counted(first)} "
+            "not counted in the cost",
+            {"model": model, "code_executions": first},
+        ),
+        (
+            LogLevel.WARN,
+            f"code execution container price unknown for model {model!r}; in all, this turn's "
+            f"{counted(total)} not counted in the cost",
+            {"model": model, "code_executions": total},
         ),
     ]

@@ -313,6 +313,8 @@ class RunState:
                 self._declare_unpriced(response.model, _SEARCHES, response.unpriced_web_searches)
             if response.unpriced_images > 0:
                 self._declare_unpriced(response.model, _IMAGES, response.unpriced_images)
+            if response.unpriced_code_executions > 0:
+                self._declare_unpriced(response.model, _CODE, response.unpriced_code_executions)
 
     def _declare_unpriced(self, model: str, fee: str, count: int) -> None:
         counts = self.unpriced_fees.get((model, fee))
@@ -451,9 +453,11 @@ class RunState:
 
 _SEARCHES: Final = "web_searches"
 _IMAGES: Final = "images"
+_CODE: Final = "code_executions"
 _FEES: Final = {
     _SEARCHES: ("web search", "web search", "web searches"),
     _IMAGES: ("image generation", "image", "images"),
+    _CODE: ("code execution container", "code execution's fee", "code executions' fees"),
 }
 """Each hosted fee a price may not cover: what it is, one, many (its `data` key: the fee)."""
 

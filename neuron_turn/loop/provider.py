@@ -209,6 +209,10 @@ class ProviderResponse:
     unpriced_images: int = 0
     """The images a hosted image tool made in this call that no price covers (as
     `unpriced_web_searches`: left out of `cost`, and warned of by the loop)."""
+    unpriced_code_executions: int = 0
+    """The hosted code execution calls this call ran whose fees (container time, a
+    container session) `cost` leaves out, the response not saying them; as
+    `unpriced_web_searches`, the loop warns of them rather than count them as free."""
 
 
 @runtime_checkable

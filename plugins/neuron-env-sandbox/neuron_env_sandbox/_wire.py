@@ -146,6 +146,7 @@ def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:
         "hosted_calls": [{"name": c.name, "input": c.input} for c in response.hosted_calls],
         "unpriced_web_searches": response.unpriced_web_searches,
         "unpriced_images": response.unpriced_images,
+        "unpriced_code_executions": response.unpriced_code_executions,
     }
 
 
@@ -165,6 +166,7 @@ def decode_response(data: Mapping[str, Any]) -> ProviderResponse:
             ),
             unpriced_web_searches=_count(data, "unpriced_web_searches"),
             unpriced_images=_count(data, "unpriced_images"),
+            unpriced_code_executions=_count(data, "unpriced_code_executions"),
         )
     except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
         raise WireError(f"not a provider response: {type(exc).__name__}: {exc}") from exc

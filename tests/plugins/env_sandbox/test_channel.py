@@ -108,11 +108,14 @@ def test_requests_and_responses_survive_the_json_round_trip() -> None:
         hosted_calls=(HostedToolCall("web_search", {"query": "q"}), HostedToolCall("web_fetch")),
         unpriced_web_searches=2,
         unpriced_images=1,
+        unpriced_code_executions=3,
     )
     assert decode_response(_through_json(encode_response(response))) == response
 
 
-@pytest.mark.parametrize("key", ["unpriced_web_searches", "unpriced_images"])
+@pytest.mark.parametrize(
+    "key", ["unpriced_web_searches", "unpriced_images", "unpriced_code_executions"]
+)
 @pytest.mark.parametrize("count", [-1, "2", True, 1.0])
 def test_a_response_whose_unpriced_fee_count_is_not_a_count_is_refused(
     count: object, key: str

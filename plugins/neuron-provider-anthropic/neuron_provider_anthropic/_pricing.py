@@ -10,12 +10,15 @@ Web searches are never priced at 0 by default: a `prices=` entry without
 `web_searches_kcount` takes genai-prices' search fee for the model, and the
 searches no price covers are counted (`Pricing.unpriced_searches`) so the loop
 warns that the cost leaves them out.
+
+Code execution's container time is never priced: the response does not say it
+(`code_executions` counts the calls instead, for the loop's warning).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Final, TypeAlias
 
@@ -26,6 +29,7 @@ from pydantic import JsonValue
 
 from layer0 import usd
 from neuron_turn.loop.flat_price import search_fee
+from neuron_turn.loop.hosted_tools import HostedToolCall
 
 from ._flat_prices import model_prices, plan_for, usage_reader
 from ._name import PROVIDER
@@ -126,6 +130,24 @@ def web_searches(usage: Mapping[str, JsonValue]) -> int:
     count = tools.get("web_search_requests") if isinstance(tools, Mapping) else None
     # Anything but a plain count is genai-prices' to refuse when it prices the call.
     return count if type(count) is int and count > 0 else 0
+
+
+def code_executions(calls: Iterable[HostedToolCall]) -> int:
+    """How many of a response's hosted `calls` ran in a code execution container.
+
+    Their fee is left out of the cost, so the loop warns of them
+    (`ProviderResponse.unpriced_code_executions`) rather than count them as free.
+    """
+    # Anthropic's pricing page (https://platform.claude.com/docs/en/about-claude/pricing,
+    # "Code execution tool", read 2026-11-29): execution time is billed at $0.05 per hour
+    # per container, with a 5-minute minimum, after 1,550 free hours per organization per
+    # month. The response says neither the container's time nor what is left of the
+    # organization's free hours, so no call's fee is exact: each is counted, never priced
+    # at $0. (The same page makes code execution free in a request that includes
+    # `web_search_20260209` or `web_fetch_20260209`; this provider sends neither.)
+    # `hosted_calls` names code execution's own tools (`bash_code_execution`,
+    # `text_editor_code_execution`) `code_execution`.
+    return sum(1 for call in calls if call.name == "code_execution")
 
 
 def _with_search_fee(price: ModelPrice, fee: Decimal | None) -> ModelPrice:

@@ -37,7 +37,7 @@ from neuron_turn.loop.sse import SSEDecoder
 from ._errors import error_for_event, error_for_response
 from ._mcp import mcp_secrets
 from ._name import PROVIDER
-from ._pricing import PriceTable, Pricing, context_window
+from ._pricing import PriceTable, Pricing, code_executions, context_window
 from ._stream import MessageStream, StreamCutError, StreamedError, event_json, fold_event_stream
 from ._wire import (
     HOSTED_TOOLS,
@@ -400,6 +400,7 @@ class AnthropicProvider:
             )
             stop, truncated = "max_tokens", True
         usage = parts[0].usage if len(parts) == 1 else _added(p.usage for p in parts)
+        calls = tuple(call for p in parts for call in p.hosted_calls)
         _log.debug(
             "anthropic call: model=%s answered_by=%s stop=%s input_tokens=%d output_tokens=%d",
             requested,
@@ -415,8 +416,9 @@ class AnthropicProvider:
             model=last.model,
             cost=_total(costs),
             truncated=truncated,
-            hosted_calls=tuple(call for p in parts for call in p.hosted_calls),
+            hosted_calls=calls,
             unpriced_web_searches=unpriced,
+            unpriced_code_executions=code_executions(calls),
         )
         # An answer echoing the key or an MCP server's token (a proxy, a prompt
         # injection, a server's result) must not carry it on.

@@ -767,6 +767,22 @@ def web_searches(calls: Iterable[HostedToolCall]) -> int:
     return sum(1 for call in calls if call.name == "web_search")
 
 
+def code_executions(calls: Iterable[HostedToolCall]) -> int:
+    """How many code runs among the answer's hosted `calls`: every `code_interpreter_call`.
+
+    None is priced: their container's fee is left out of the cost, and the loop
+    warns of them (`ProviderResponse.unpriced_code_executions`).
+    """
+    # OpenAI's pricing page (https://developers.openai.com/api/docs/pricing#built-in-tools,
+    # read 2026-11-29) bills a Code Interpreter container by its memory: $0.03 (1 GB, the
+    # default), $0.12 (4 GB), $0.48 (16 GB), $1.92 (64 GB) per 20 minutes; since
+    # 2026-06-02 (the API changelog) per minute, with a 5-minute minimum. A response
+    # says neither how long its container has run nor when it expires, and an `auto`
+    # container is made for the request and may be reused by later ones, so no call's
+    # share is exact: each run is counted, never priced at $0.
+    return sum(1 for call in calls if call.name == "code_execution")
+
+
 def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]:
     """The parts the output items map to, and the types of the items skipped."""
     content: list[ContentPart] = []

@@ -264,6 +264,19 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         # Images none prices are the loop's to warn of (`unpriced_images`), never free.
         return replace(response, cost=cost + Money(fees, "USD"), unpriced_images=unpriced)
 
+    def _response(self, completion: Completion, *, requested_model: str) -> ProviderResponse:
+        """The call's response, with the code runs whose container fee its cost leaves out.
+
+        Read from the answer alone, streamed or not. A self-hosted server's calls
+        (prices not looked up) cost nothing, code runs included, as its images do.
+        """
+        response = super()._response(completion, requested_model=requested_model)
+        runs = wire.code_executions(response.hosted_calls) if response.hosted_calls else 0
+        if not runs or response.cost is None or not self._pricer.lookup:
+            return response
+        # Container time is no answer's to say: the loop warns of it, never counts it free.
+        return replace(response, unpriced_code_executions=runs)
+
     def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
         if isinstance(data, dict) and data.get("error") and "output" not in data:
             raise self._error_in_200(data, content, context)

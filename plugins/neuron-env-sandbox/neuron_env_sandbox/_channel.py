@@ -48,6 +48,17 @@ async def read_message(reader: asyncio.StreamReader) -> tuple[str, Any] | None:
 
 
 async def write_message(writer: asyncio.StreamWriter, kind: str, body: object) -> None:
-    """Send one message and wait until it is handed to the OS."""
-    writer.write(json.dumps({kind: body}, separators=(",", ":")).encode() + b"\n")
+    """Send one message and wait until it is handed to the OS.
+
+    Raises:
+        ChannelError: the message is longer than `MAX_LINE` (nothing was sent), which
+            the other side could not read.
+    """
+    line = json.dumps({kind: body}, separators=(",", ":")).encode() + b"\n"
+    if len(line) > MAX_LINE:
+        raise ChannelError(
+            f"a {kind} message of {len(line)} bytes is longer than the {MAX_LINE} bytes "
+            "the sandbox channel carries"
+        )
+    writer.write(line)
     await writer.drain()

@@ -32,6 +32,7 @@ from neuron_turn import (
     RegisterProvider,
     hookimpl,
 )
+from neuron_turn.loop.hosted_tools import IMAGE_OPTIONS
 
 from ._channel import MAX_LINE, read_message, write_message
 from ._wire import decode_error, decode_response, encode_error, encode_request
@@ -60,6 +61,8 @@ class _Parent:
         self._next = 0
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._pump: asyncio.Task[None] | None = None
+        self._ended: BaseException | None = None
+        """Why no reply can come any more (the channel closed, or a reply unreadable)."""
 
     async def start(self) -> Any:
         message = await read_message(self.reader)
@@ -69,6 +72,8 @@ class _Parent:
         return message[1]
 
     async def call(self, method: str, params: JsonValue) -> Any:
+        if self._ended is not None:
+            raise self._ended
         self._next += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[self._next] = future
@@ -78,17 +83,27 @@ class _Parent:
         return await future
 
     async def _replies(self) -> None:
-        while (message := await read_message(self.reader)) is not None:
-            kind, body = message
-            future = self._waiting.pop(body["id"]) if kind == "reply" else None
-            if future is None:
-                continue
-            if "error" in body:
-                future.set_exception(decode_error(body["error"], fallback=_ParentError))
-            else:
-                future.set_result(body["result"])
-        for future in self._waiting.values():
-            future.set_exception(_ParentError("the parent closed the channel"))
+        ended: BaseException = _ParentError("the parent closed the channel")
+        try:
+            while (message := await read_message(self.reader)) is not None:
+                kind, body = message
+                future = self._waiting.pop(body["id"]) if kind == "reply" else None
+                if future is None:
+                    continue
+                if "error" in body:
+                    future.set_exception(decode_error(body["error"], fallback=_ParentError))
+                else:
+                    future.set_result(body["result"])
+        except Exception as exc:
+            # A reply that cannot be read (too long, not JSON) fails the calls waiting on it
+            # and every later one, never leaves them waiting until a time limit says else.
+            ended = _ParentError(f"a reply from the parent could not be read: {exc}")
+        finally:
+            self._ended = ended
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ended)
+            self._waiting.clear()
 
 
 class _ParentProvider:
@@ -104,8 +119,10 @@ class _ParentProvider:
         self.approves_hosted_calls = any(
             getattr(tool, "require_approval", False) for tool in recipe.hosted_tools
         )
-        # The parent holds each call's strict tools to its own provider's strict mode.
+        # The parent holds each call's strict tools to its own provider's strict mode, and
+        # the recipe's image settings to what its provider takes: the child takes them all.
         self.takes_strict_tools = True
+        self.image_generation_takes = dict.fromkeys(IMAGE_OPTIONS)
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return decode_response(await self.parent.call("complete", encode_request(request)))

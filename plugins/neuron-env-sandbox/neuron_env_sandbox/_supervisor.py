@@ -100,7 +100,12 @@ class _Server:
             reply["error"] = encode_error(exc)
         async with self.lock:
             with contextlib.suppress(ConnectionError):
-                await write_message(writer, "reply", reply)
+                try:
+                    await write_message(writer, "reply", reply)
+                except ChannelError as exc:  # a reply too long to carry: the call fails
+                    await write_message(
+                        writer, "reply", {"id": reply["id"], "error": encode_error(exc)}
+                    )
 
     async def _call(self, method: str, params: Any) -> Any:
         if method == "complete":

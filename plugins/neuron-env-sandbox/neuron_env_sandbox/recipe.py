@@ -25,7 +25,9 @@ from layer0 import StateReader
 from neuron_turn import (
     ApprovalPolicy,
     CodeExecution,
+    HostedMCP,
     HostedTool,
+    ImageGeneration,
     NeuronTurn,
     NeuronTurnConfig,
     PluginManager,
@@ -43,7 +45,7 @@ from neuron_turn.loop.thinking import Thinking
 
 def _hosted_tool(value: object) -> HostedTool:
     """A hosted tool as given, or read from its JSON."""
-    if isinstance(value, WebSearch | WebFetch | CodeExecution):
+    if isinstance(value, WebSearch | WebFetch | CodeExecution | HostedMCP | ImageGeneration):
         return value
     return hosted_tool_from_json(value)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from decimal import Decimal
@@ -24,6 +25,8 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore
 from neuron_env_sandbox import ProcessEnvironment, StaticCredentials
+from neuron_env_sandbox._channel import MAX_LINE, ChannelError, write_message
+from neuron_env_sandbox._child import _Parent, _ParentError
 from neuron_env_sandbox._supervisor import _Server
 from neuron_env_sandbox._wire import (
     WireError,
@@ -350,3 +353,37 @@ async def test_the_parent_makes_no_model_call_offering_a_strict_tool_its_provide
     holding = _Server(FunctionProvider(answer, takes_strict_tools=True), None, None)
     await holding._call("complete", asked)
     assert [[t.strict for t in call.tools] for call in calls] == [[True]]
+
+
+class _Sink:
+    """A writer that keeps what is written (a channel end whose other side is a test)."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    async def drain(self) -> None:
+        return None
+
+
+async def test_a_message_longer_than_the_channel_carries_is_refused_before_it_is_sent() -> None:
+    sink = _Sink()
+    with pytest.raises(ChannelError, match=r"a reply message of \d+ bytes is longer than"):
+        await write_message(sink, "reply", {"text": "x" * MAX_LINE})  # type: ignore[arg-type]
+    assert sink.written == []
+
+
+async def test_a_reply_the_child_cannot_read_fails_its_call_and_every_later_one() -> None:
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    parent = _Parent(reader, _Sink())  # type: ignore[arg-type]
+    reader.feed_data(b'{"start": {}}\n')
+    await parent.start()
+    # Read by the reply pump once the call below waits for its reply.
+    reader.feed_data(b"not json\n")
+
+    with pytest.raises(_ParentError, match="a reply from the parent could not be read"):
+        await parent.call("complete", {})
+    with pytest.raises(_ParentError, match="could not be read"):
+        await parent.call("complete", {})

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 from pydantic import ValidationError
 
 from neuron_env_sandbox import TurnRecipe
-from neuron_turn import CodeExecution, UserLocation, WebFetch, WebSearch
+from neuron_env_sandbox._child import _Parent, _ParentProvider
+from neuron_turn import (
+    CodeExecution,
+    HostedMCP,
+    ImageGeneration,
+    NeuronTurn,
+    NeuronTurnConfig,
+    UserLocation,
+    WebFetch,
+    WebSearch,
+)
 
 
 def test_hosted_tools_and_their_limits_survive_the_recipes_json() -> None:
@@ -55,3 +66,17 @@ def test_a_recipe_with_a_bad_hosted_tool_is_refused_naming_it(hosted: object, na
     with pytest.raises(ValidationError, match=named) as caught:
         TurnRecipe.model_validate({"model": "m:m", "hosted_tools": hosted})
     assert caught.value.errors()[0]["loc"][0] == "hosted_tools"
+
+
+def test_a_recipe_takes_image_and_remote_mcp_tools_as_objects_and_the_child_takes_them() -> None:
+    image = ImageGeneration(quality="high", output_format="webp", model="gpt-image-1-mini")
+    mcp = HostedMCP("docs", "https://mcp.example/sse")
+    recipe = TurnRecipe(model="openai-responses:gpt-5", hosted_tools=(image, mcp))
+
+    assert TurnRecipe.model_validate_json(recipe.model_dump_json()) == recipe
+    # The child's stand-in for the parent's provider takes every setting the parent checked.
+    child = NeuronTurn(
+        _ParentProvider(cast(_Parent, None), recipe),
+        config=NeuronTurnConfig(hosted_tools=recipe.hosted_tools),
+    )
+    assert child.config.hosted_tools == (image, mcp)

@@ -234,11 +234,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
 
         Why here and not in `_cost`: the image model and the asked quality and size are
         the request's (`ImageGeneration`), which the answer's items do not repeat. A
-        self-hosted server's calls (prices not looked up) cost nothing, images included.
+        self-hosted server's calls (prices not looked up, no `prices=` entry for the model)
+        cost nothing, images included; behind a gateway with `prices=`, as for searches,
+        an image is priced from OpenAI's table or counted unpriced, never free.
         """
         tool = _image_tool(request)
         cost = response.cost
-        if tool is None or cost is None or not self._pricer.lookup:
+        if tool is None or cost is None or self._self_hosted(response.model, request.model):
             return response
         fees, unpriced = Decimal(0), 0
         for call in response.hosted_calls:
@@ -276,6 +278,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             return response
         # Container time is no answer's to say: the loop warns of it, never counts it free.
         return replace(response, unpriced_code_executions=runs)
+
+    def _self_hosted(self, model: str, requested_model: str) -> bool:
+        """Whether the server is one of the caller's own: no lookup and no price given for it."""
+        pricer = self._pricer
+        return not pricer.lookup and not (
+            model in pricer.overrides or requested_model in pricer.overrides
+        )
 
     def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
         if isinstance(data, dict) and data.get("error") and "output" not in data:

@@ -511,3 +511,32 @@ async def test_a_self_hosted_servers_images_cost_nothing_and_warn_of_nothing() -
     answer = await provider.complete(request(hosted_tools=[ImageGeneration()]))
     assert answer.cost == Money(0, "USD")
     assert answer.unpriced_images == 0
+
+
+@pytest.mark.parametrize(
+    ("tool", "unpriced"),
+    [
+        (ImageGeneration(quality="medium", model="gpt-image-1-mini"), 0),  # OpenAI's table
+        (ImageGeneration(), 1),  # the image model the gateway picks: no price known
+    ],
+)
+async def test_behind_a_gateway_with_prices_an_image_is_priced_or_counted_never_free(
+    tool: ImageGeneration, unpriced: int
+) -> None:
+    own_prices = {ANSWERED: {"input_mtok": "1", "output_mtok": "2"}}
+    made = drawn(image_call(quality="medium"))
+    plain, _ = mocked(json_response(made), base_url=GATEWAY, prices=own_prices)
+    tokens_only = (await plain.complete(request())).cost
+    provider, _ = mocked(json_response(made), base_url=GATEWAY, prices=own_prices)
+
+    answer = await provider.complete(request(hosted_tools=[tool]))
+
+    assert tokens_only is not None and answer.cost is not None
+    fee = answer.cost - tokens_only
+    assert (fee, answer.unpriced_images) == (
+        (Money(Decimal("0.011"), "USD"), 0) if not unpriced else (Money(0, "USD"), 1)
+    )
+
+
+GATEWAY = "https://gateway.example/v1"
+"""A base URL of the caller's own in front of OpenAI: no price is looked up for it."""

@@ -103,6 +103,32 @@ def stream_refusal(exc: MCPRequestError) -> Refusal:
     return Refusal(code, exc.message, passing, transient=True)
 
 
+SUBSCRIBE_RETRIES: Final = 3
+"""How many times at most `subscribe_resource` asks again after a refusal that may pass.
+
+Fewer than a stream's reopening (`StreamBackoff.attempts`): a caller waits on this
+one, and the usual refusal of an unknown resource (an SDK server's handler raising,
+an internal error) may pass by its code though it never will; three more asks on
+the backoff's first pauses (0.5, 1 and 2 s by default) see a crowded server free up.
+"""
+
+_HANDLER_RAISED: Final = 0
+"""What the MCP SDK's server answers when a `resources/subscribe` handler raises: no
+JSON-RPC code at all. A handler that raised on this URI raises again, so it is final."""
+
+
+def subscribe_refusal(exc: MCPRequestError) -> Refusal:
+    """What the server's error answer `exc` to a subscription means.
+
+    As `stream_refusal` judges it, but code 0, a handler that raised, is final.
+    """
+    if exc.code == _HANDLER_RAISED:
+        return Refusal(
+            exc.code, exc.message, "no JSON-RPC code: its handler raised", transient=False
+        )
+    return stream_refusal(exc)
+
+
 def subscription_refused(server: str, uri: str, refused: Refusal) -> MCPSubscriptionFinalError:
     """The error for `subscribe_resource(uri)` refused with `refused`, a final refusal."""
     return MCPSubscriptionFinalError(

@@ -29,7 +29,13 @@ from ._describe import describe
 from ._list_watch import ListWatch
 from ._listen import Listener
 from ._listings import KIND_OF_NOTICE, ListKind
-from ._refusals import stream_refusal, subscription_given_up, subscription_refused
+from ._refusals import (
+    SUBSCRIBE_RETRIES,
+    stream_refusal,
+    subscribe_refusal,
+    subscription_given_up,
+    subscription_refused,
+)
 from ._reopen import Consequences
 from ._resource_watch import Opener, ResourceWatch
 from ._response_size import DEFAULT_MAX_RESPONSE_BYTES, too_large
@@ -621,10 +627,10 @@ class MCPClient:
                 return
             except MCPRequestError as exc:
                 asked += 1
-                refused = stream_refusal(exc)
+                refused = subscribe_refusal(exc)
                 if not refused.transient:
                     raise subscription_refused(self.name, uri, refused) from exc
-                if backoff is None or asked > backoff.attempts:
+                if backoff is None or asked > min(backoff.attempts, SUBSCRIBE_RETRIES):
                     seconds = loop.time() - started
                     raise subscription_given_up(
                         self.name,
@@ -642,7 +648,7 @@ class MCPClient:
                 self._label,
                 uri,
                 asked,
-                backoff.attempts + 1,
+                min(backoff.attempts, SUBSCRIBE_RETRIES) + 1,
                 refused,
                 pause,
             )

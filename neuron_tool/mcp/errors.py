@@ -161,7 +161,7 @@ class MCPSubscriptionGaveUpError(MCPSubscriptionRefusedError):
         backoff: bool,
     ) -> None:
         why = (
-            "the attempts of reopen_streams are spent"
+            "its attempts are spent: at most 3 more on reopen_streams' pauses"
             if backoff
             else "this client asks nothing again (reopen_streams=None)"
         )

@@ -118,10 +118,9 @@ class RunState:
     """The model calls this run of the turn has made (a resume or a continuation starts at 0)."""
     last_content: Sequence[ContentPart] = ()
     unpriced_models: set[str] = field(default_factory=set)
+    """The models a warning already said have no price."""
     unpriced_fees: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    """By model and fee (`_SEARCHES`, `_IMAGES`): the count the first warning named, the turn's."""
-    """By model: the web searches no price covered, as first warned of and in all."""
-    """The models a warning already said ran web searches no price covers."""
+    """By model and fee (a key of `_FEES`): the count the first warning named, the turn's."""
     failures_in_a_row: int = 0
     last_call: tuple[str, JsonValue] | None = None
     same_calls_in_a_row: int = 0

@@ -181,9 +181,9 @@ async def test_a_subscription_refused_for_now_is_asked_again_and_its_updates_the
     assert taken == ((NOTE,), frozenset({NOTE}))
     refused = f"the error {LIMIT!r}, code -32603: an internal error, which may pass"
     assert refusals(caplog) == [
-        f"the subscription to resource {NOTE!r} was refused for now (asked 1 of at most 6"
+        f"the subscription to resource {NOTE!r} was refused for now (asked 1 of at most 4"
         f" times: {refused}); asking again in 0.001 s",
-        f"the subscription to resource {NOTE!r} was refused for now (asked 2 of at most 6"
+        f"the subscription to resource {NOTE!r} was refused for now (asked 2 of at most 4"
         f" times: {refused}); asking again in 0.002 s",
     ]
     levels = [record.levelno for record in caplog.records if "refused for now" in record.message]
@@ -197,6 +197,7 @@ async def test_a_subscription_refused_for_now_is_asked_again_and_its_updates_the
         (-32601, "method not found"),
         (-32002, "resource not found"),
         (-32022, "an unsupported protocol version"),
+        (0, "no JSON-RPC code: its handler raised"),  # the MCP SDK's answer when it raised
     ],
 )
 async def test_a_final_refusal_raises_at_once_after_one_request_saying_asking_again_will_not_do(
@@ -255,7 +256,8 @@ async def test_a_refusal_that_never_passes_raises_naming_the_attempts_and_what_w
     shown = f"the error {'x' * 197 + '...'!r}, code -32000: a server error, which may pass"
     assert str(error) == (
         f"MCP server 'changing' refused the subscription to resource {NOTE!r} 4 times over"
-        f" {error.seconds:.3g} s (the attempts of reopen_streams are spent), the last time"
+        f" {error.seconds:.3g} s (its attempts are spent: at most 3 more on reopen_streams'"
+        " pauses), the last time"
         f" with {shown}"
     )
     assert [line.split(" (asked ")[1] for line in refusals(caplog)] == [
@@ -263,6 +265,20 @@ async def test_a_refusal_that_never_passes_raises_naming_the_attempts_and_what_w
         f"2 of at most 4 times: {shown}); asking again in 0.0015 s",
         f"3 of at most 4 times: {shown}); asking again in 0.0015 s",
     ]
+
+
+async def test_a_subscription_is_asked_again_at_most_three_times_whatever_the_backoff(
+    transport: str, refuse: Refuse
+) -> None:
+    refuse(times=1000, code=-32603)
+    backoff = StreamBackoff(first=0.001, most=0.001, attempts=10, settle=math.inf)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates, reopen_streams=backoff) as client:
+        with pytest.raises(MCPSubscriptionGaveUpError) as refused:
+            await client.subscribe_resource(NOTE)
+        asked = await subscriptions(client)
+
+    assert asked == (4, 4) and refused.value.attempts == 4  # a caller waits: not ten
 
 
 async def test_with_reopen_streams_none_a_refusal_for_now_is_asked_once(

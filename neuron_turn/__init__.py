@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         resume_input,
         split_decisions,
     )
+    from .loop.capture import capture_run_messages
     from .loop.checkpoint import Checkpoint, checkpointing
     from .loop.config import NeuronTurnConfig
     from .loop.context import CompactionBudget, ContextStrategy
@@ -443,6 +444,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.output_functions": ("OutputFunctionError", "TextOutput"),
     ".loop.run_result": ("RunArgumentsError", "RunResult", "RunSyncError", "UnansweredRunError"),
     ".loop.agent_tool": ("AGENT_EVENT_KEY", "nested_event"),
+    ".loop.capture": ("capture_run_messages",),
     ".loop.model_requests": ("ModelRequestsBlockedError",),
     ".loop.message_history": (
         "MessageHistoryError",
@@ -790,6 +792,7 @@ __all__ = [
     "answering",
     "build_hook_registry",
     "call_deltas",
+    "capture_run_messages",
     "carried_counts",
     "carried_usage_limits",
     "checkpointing",

@@ -118,6 +118,7 @@ from .approval import (
     pending_in,
     split_decisions,
 )
+from .capture import claim_capture
 from .checkpoint import Checkpoint, current_checkpoint
 from .config import NeuronTurnConfig, ResolvedConfig
 from .context import ContextStrategy
@@ -958,12 +959,32 @@ class NeuronTurn(Generic[OutT]):
 
         `run` alone passes `output` (its own output type), `history` (its
         `message_history`, read instead of the session's) and `transcript` (where
-        the run leaves the messages `RunResult.all_messages` gives).
+        the run leaves the messages `RunResult.all_messages` gives). Inside a
+        `capture_run_messages` block the first run leaves them there too.
         """
+        capture = claim_capture()
+        if capture is None:
+            return await self._run_input(input, sink, deps, output, history, transcript)
+        kept = transcript if transcript is not None else Transcript()
+        try:
+            return await self._run_input(input, sink, deps, output, history, kept)
+        finally:
+            capture.fill(kept)
+
+    async def _run_input(
+        self,
+        input: TurnInput,
+        sink: Callable[[TurnEvent], None] | None,
+        deps: object,
+        output: OutputSpec[Any] | None,
+        history: Sequence[ProviderMessage] | None,
+        transcript: Transcript | None,
+    ) -> TurnOutput:
+        """`_run`'s work (see it)."""
         replacement = self._overridden()
         if replacement is not None:  # inside `override`: the block's turn runs instead
             forced = replacement._forced_deps
-            return await replacement._run(
+            return await replacement._run_input(
                 input, sink, deps if forced is _KEEP else forced, output, history, transcript
             )
         if _resumes(input.metadata) and not has_own_options(input.metadata):
@@ -1098,16 +1119,16 @@ class NeuronTurn(Generic[OutT]):
             if run.sink is not None:
                 run.emit(LimitReached(reason))
         except TurnError as exc:
+            _failed(transcript, run, history)  # first: a partial turn drops a refused answer
             exc.partial = self._offered(exc, run, input, output, recorder)
-            _failed(transcript, run)
             raise
         except asyncio.CancelledError as exc:
             # Stopped by its caller: what its tools did happened all the same.
+            _failed(transcript, run, history)
             exc.partial = self._offered(exc, run, input, output, recorder)  # type: ignore[attr-defined]
-            _failed(transcript, run)
             raise
         except Exception:
-            _failed(transcript, run)
+            _failed(transcript, run, history)
             raise
         if reason != AWAITING_APPROVAL:
             run.close_unanswered()
@@ -2064,10 +2085,13 @@ def _charge(context: RunContext[Any], output: TurnOutput) -> None:
     context.charge(used.cost, input_tokens=used.tokens_in, output_tokens=used.tokens_out)
 
 
-def _failed(transcript: Transcript | None, run: RunState) -> None:
-    """Leave in `transcript` what `run`, failing, had used."""
+def _failed(
+    transcript: Transcript | None, run: RunState, history: Sequence[ProviderMessage]
+) -> None:
+    """Leave in `transcript` what `run`, failing, had used and said (after `history`)."""
     if transcript is not None:
         transcript.failed_usage = run.usage()
+        transcript.history, transcript.new = history, run.new_messages()
 
 
 def _resumes(metadata: JsonValue) -> bool:

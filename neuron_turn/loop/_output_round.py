@@ -47,6 +47,7 @@ from .provider import (
     ToolResultPart,
     ToolUsePart,
 )
+from .run_result import RunArgumentsError
 from .tool_choice import ToolChoice
 
 CALL_OPTIONS_KEY: Final = "neuron_turn"
@@ -247,6 +248,30 @@ def with_output_type(metadata: JsonValue, name: str | None) -> JsonValue:
     if name is None:
         return metadata
     return {**(metadata or {}), CALL_OPTIONS_KEY: {**options, "output_type": name}}
+
+
+def with_usage_limits(metadata: JsonValue, limits: UsageLimits | None) -> JsonValue:
+    """`metadata` with its call options holding `limits` (None: unchanged).
+
+    Raises:
+        RunArgumentsError: `metadata` is not an object, or its call options ask for limits too
+            (which to keep would be unclear).
+    """
+    if limits is None:
+        return metadata
+    if metadata is not None and not isinstance(metadata, dict):
+        raise RunArgumentsError(f"usage_limits= needs metadata to be an object, not {metadata!r}")
+    options = (metadata or {}).get(CALL_OPTIONS_KEY) or {}
+    if not isinstance(options, dict):
+        raise RunArgumentsError(
+            f"metadata[{CALL_OPTIONS_KEY!r}] must be an object, not {options!r}"
+        )
+    if options.get("usage_limits") is not None:
+        raise RunArgumentsError(
+            f"usage_limits= given while metadata[{CALL_OPTIONS_KEY!r}] has usage_limits; "
+            "give the limits one way"
+        )
+    return {**(metadata or {}), CALL_OPTIONS_KEY: {**options, "usage_limits": limits.to_json()}}
 
 
 def unknown_output_type(name: str, named: Mapping[str, OutputSpec[Any]]) -> str:

@@ -78,6 +78,7 @@ from ._output_round import (
     Step,
     read_call_options,
     with_output_type,
+    with_usage_limits,
 )
 from ._output_round import (
     merge_results as merge_pending,
@@ -169,7 +170,7 @@ from .hosted_approvals import (
 )
 from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
-from .limits import limit_reached
+from .limits import UsageLimits, limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .message_history import check_history
 from .model_requests import check_model_request
@@ -649,6 +650,7 @@ class NeuronTurn(Generic[OutT]):
         deps: object = None,
         message_history: Sequence[ProviderMessage] | None = None,
         output_type: OutputType[Any] | str | None = None,
+        usage_limits: UsageLimits | None = None,
     ) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
@@ -665,17 +667,19 @@ class NeuronTurn(Generic[OutT]):
         `message_history` as for `run` (the stream's `all_messages()` goes on from it).
         `output_type` asks this turn for another output type, as for `run`: its
         `OutputDelta`s are of it, and `output_value(stream.output, <the type>)`
-        reads the answer.
+        reads the answer. `usage_limits` as for `run`.
 
         Raises:
-            RunArgumentsError: `message_history` beside an input with a session.
+            RunArgumentsError: `message_history` beside an input with a session, or
+                `usage_limits` beside an input whose options hold limits.
             MessageHistoryError: `message_history` holds what is no message of a history.
             OutputTypeError: `output_type` cannot be an output type, or the input's
                 metadata asks for an output too.
         """
         given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
         spec, metadata = self._asked_output(output_type, given.metadata)
-        if metadata is not given.metadata:  # a name: asked for in the input's options
+        metadata = with_usage_limits(metadata, usage_limits)
+        if metadata is not given.metadata:  # a name or limits: in the input's options
             given = given.model_copy(update={"metadata": metadata})
         history = None
         if message_history is not None:
@@ -699,6 +703,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -713,6 +718,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -727,6 +733,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -741,6 +748,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -754,6 +762,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -775,6 +784,10 @@ class NeuronTurn(Generic[OutT]):
         store: `result.all_messages()` of the run before, or `messages_from_json`),
         pydantic-ai's `message_history=`; the result's `all_messages()` goes on from it.
 
+        `usage_limits` bound this run's tool calls and tokens (pydantic-ai's
+        `run(usage_limits=...)`; `config=TurnConfig(max_turns=, max_cost=)` the rest),
+        over the turn's own `NeuronTurnConfig.usage_limits`, as an input's options do.
+
         `decisions` resume a run paused for approval (pydantic-ai's
         `deferred_tool_results`): no message, and the paused run's `session` or its
         `message_history` (the paused result's `all_messages()`); as `resume_input`.
@@ -792,6 +805,7 @@ class NeuronTurn(Generic[OutT]):
             MessageHistoryError: `message_history` holds what is no message of a history.
         """
         spec, metadata = self._asked_output(output_type, metadata)
+        metadata = with_usage_limits(metadata, usage_limits)
         input, history = run_input(
             message,
             session=session,
@@ -831,6 +845,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -844,6 +859,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -857,6 +873,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -870,6 +887,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -882,6 +900,7 @@ class NeuronTurn(Generic[OutT]):
         session: SessionId | None = None,
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
+        usage_limits: UsageLimits | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -905,6 +924,7 @@ class NeuronTurn(Generic[OutT]):
                     session=session,
                     message_history=message_history,
                     decisions=decisions,
+                    usage_limits=usage_limits,
                     deps=deps,
                     config=config,
                     metadata=metadata,

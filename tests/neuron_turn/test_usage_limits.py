@@ -10,12 +10,16 @@ from layer0.testing import InMemoryStore
 from neuron_tool import tool
 from neuron_turn import (
     LimitCrossed,
+    NeuronTurn,
     NeuronTurnConfig,
     RateLimitError,
+    RunArgumentsError,
     TokenUsage,
     UsageLimits,
     limit_crossed,
 )
+from neuron_turn.loop._blocking import run_blocking
+from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, appended, ask, build, call, calls
 
@@ -243,3 +247,41 @@ async def test_limit_crossed_reads_back_which_limit_stopped_a_turn_and_none_othe
     spent, _ = build([pings(1)], tools=Tally().tools)
     output = await spent.execute(ask(config=TurnConfig(max_cost=usd("0"))))
     assert output.exit_reason == "budget_exhausted" and limit_crossed(output) is None
+
+
+async def test_run_takes_usage_limits_for_that_run_as_pydantic_ais_does() -> None:
+    tally = Tally()
+    turn = NeuronTurn(ScriptedProvider([pings(1, 2), answer("done")]), tools=tally.tools)
+
+    result = await turn.run("ping twice", usage_limits=UsageLimits(tool_calls=1))
+
+    assert result.exit_reason == "budget_exhausted" and tally.runs == 0
+    assert usage_log(result.turn_output)["limit"] == "tool_calls"  # type: ignore[index]
+
+
+def test_run_sync_and_stream_take_usage_limits_too() -> None:
+    tally = Tally()
+    turn = NeuronTurn(ScriptedProvider([pings(1, 2), pings(3, 4)]), tools=tally.tools)
+
+    synced = turn.run_sync("ping twice", usage_limits=UsageLimits(tool_calls=1))
+
+    async def streamed() -> TurnOutput:
+        events = turn.stream("ping twice", usage_limits=UsageLimits(tool_calls=1))
+        _ = [event async for event in events]
+        return events.output
+
+    assert synced.exit_reason == "budget_exhausted"
+    assert run_blocking(streamed()).exit_reason == "budget_exhausted" and tally.runs == 0
+
+
+async def test_usage_limits_given_twice_are_refused_before_any_model_call() -> None:
+    provider = ScriptedProvider([])
+    turn = NeuronTurn(provider)
+
+    with pytest.raises(RunArgumentsError, match="give the limits one way"):
+        await turn.run(
+            "hi",
+            usage_limits=UsageLimits(tool_calls=1),
+            metadata={"neuron_turn": {"usage_limits": {"tool_calls": 2}}},
+        )
+    assert provider.requests == []

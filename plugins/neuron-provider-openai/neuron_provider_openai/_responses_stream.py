@@ -32,7 +32,12 @@ from neuron_turn.loop.events import (
 from neuron_turn.loop.provider_stream import call_deltas
 
 from ._errors import ApiError, api_error_from_json
-from ._responses_wire import MalformedResponseError, new_call_id, parse_approval_request
+from ._responses_wire import (
+    RESPONSE_ID,
+    MalformedResponseError,
+    new_call_id,
+    parse_approval_request,
+)
 from ._stream import MalformedStreamError, StreamError
 
 _DATA: Final = "data:"
@@ -50,6 +55,7 @@ _THINKING_DELTAS: Final = frozenset(
     }
 )
 _TERMINAL: Final = frozenset({"response.completed", "response.incomplete"})
+_OPENING: Final = frozenset({"response.created", "response.queued", "response.in_progress"})
 
 
 @dataclass(slots=True)
@@ -71,6 +77,15 @@ class ResponseEventReader:
     calls: dict[int, _Call] = field(default_factory=dict)
     items: dict[int, JsonValue] = field(default_factory=dict)
     """Finished output items by `output_index` (`response.output_item.done`)."""
+    response_id: str = ""
+    """The response's id, from the event that opened it (empty: none came, or not a usable one)."""
+    background: bool = False
+    """Whether the response runs in the background, so its stream can be taken up again."""
+    last_sequence: int | None = None
+    """The `sequence_number` of the last event read: where a resumed stream starts after."""
+    skip_through: int | None = None
+    """Events numbered up to this one were read already: a resumed stream repeating them is
+    not read twice (set when the stream is resumed)."""
 
     @property
     def complete(self) -> bool:
@@ -102,6 +117,11 @@ class ResponseEventReader:
         """Take one decoded event; return the deltas it carries (unknown events: none)."""
         if not isinstance(event, dict):
             return _NONE
+        sequence = event.get("sequence_number")
+        if isinstance(sequence, int) and not isinstance(sequence, bool):
+            if self.skip_through is not None and sequence <= self.skip_through:
+                return _NONE  # handed on before the stream dropped
+            self.last_sequence = sequence
         self.events += 1
         kind = event.get("type")
         delta = event.get("delta")
@@ -115,8 +135,9 @@ class ResponseEventReader:
             return self._item_added(event.get("output_index"), event.get("item"))
         if kind == "response.output_item.done":
             return self._item_done(event.get("output_index"), event.get("item"))
-        if kind in ("response.created", "response.in_progress"):
+        if kind in _OPENING:
             self._note_model(event.get("response"))
+            self._note_id(event.get("response"))
         elif kind in _TERMINAL:
             self._finish(event.get("response"))
         elif kind == "response.failed":
@@ -164,6 +185,15 @@ class ResponseEventReader:
         model = response.get("model") if isinstance(response, dict) else None
         if isinstance(model, str) and model:
             self.model = model
+
+    def _note_id(self, response: object) -> None:
+        if not isinstance(response, dict):
+            return
+        response_id = response.get("id")
+        if isinstance(response_id, str) and RESPONSE_ID.fullmatch(response_id):
+            self.response_id = response_id
+        if response.get("background") is True:
+            self.background = True
 
     def _finish(self, response: object) -> None:
         self._note_model(response)

@@ -22,6 +22,7 @@ import base64
 import binascii
 import json
 import logging
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
@@ -101,10 +102,23 @@ _INCOMPLETE_REASONS: Final[Mapping[str, StopReason]] = {
     "content_filter": "content_filter",
 }
 _UNFINISHED: Final = frozenset({"queued", "in_progress"})
+UNFINISHED: Final = _UNFINISHED
+"""The statuses of a response still being made (a background response, while it is polled)."""
+RESPONSE_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,200}")
+"""What a response's `id` must be to be put in a URL (`resp_...`): nothing of it a path could
+take for another place (`/`, `..`, `?`)."""
 
 
 class MalformedResponseError(ValueError):
     """A 200 body that is JSON but not a Responses API response."""
+
+
+class CancelledResponseError(Exception):
+    """The response says it was cancelled (`status: cancelled`) before it finished."""
+
+    def __init__(self, response_id: object) -> None:
+        super().__init__("the response was cancelled")
+        self.response_id = response_id
 
 
 class FailedResponseError(Exception):
@@ -641,12 +655,16 @@ def parse_response(data: object, *, fallback_model: str) -> Completion:
         MalformedResponseError: `data` is not a finished response with an `output` list,
             or holds nothing but items this provider cannot read.
         FailedResponseError: the response's status is `failed`.
+        CancelledResponseError: the response's status is `cancelled` (a background one).
     """
     if not isinstance(data, dict):
         raise MalformedResponseError("the body is not a JSON object")
     status = data.get("status")
     if status == "failed" or data.get("error"):
         raise FailedResponseError(data.get("error"))
+    if status == "cancelled":
+        # What a cancelled response holds is a part at most: never an answer to go on from.
+        raise CancelledResponseError(data.get("id"))
     if status in _UNFINISHED:
         raise MalformedResponseError(f"the response is not finished (status {status!r})")
     output = data.get("output")

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import httpx
 from moneyed import Money
 from pydantic import JsonValue
 
+from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.hosted_tools import ImageGeneration
-from neuron_turn.loop.http_provider import ErrorContext
+from neuron_turn.loop.http_errors import redact
+from neuron_turn.loop.http_provider import ErrorContext, mapped_transport_errors
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
-from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
+from neuron_turn.loop.provider_errors import (
+    InvalidRequestError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
 from neuron_turn.loop.provider_stream import ProviderStreamEvent
 from neuron_turn.loop.sampling import SamplingSetting
 
@@ -26,9 +38,94 @@ from ._pricing import PriceTable, image_fee
 from ._responses_stream import ResponseEventReader
 from ._wire import Completion, UnsupportedContentError, is_reasoning_model
 
-__all__ = ["OpenAIResponsesProvider"]
+__all__ = ["BackgroundPolling", "OpenAIResponsesProvider"]
 
 _RESOLVED_QUALITIES = frozenset({"low", "medium", "high"})
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundPolling:
+    """How a background response (`background=`) is waited for, resumed and given up on.
+
+    Why a setting: o3-pro, deep research and gpt-5-pro take minutes per answer, past any
+    sane HTTP read timeout; in background mode the call answers at once and the answer is
+    asked for again until it is done (OpenAI's "Background mode" guide). Each value is
+    checked when made; a bad one raises `ValueError` naming it.
+
+    Args:
+        first: Seconds before the first poll; each pause after is twice the one before.
+        most: The longest pause between polls, in seconds (at least `first`).
+        timeout: Seconds to wait for the answer in all before the call fails
+            (`ProviderTimeoutError`) and the response is cancelled; None: no limit of its
+            own, the turn's (`max_duration`, its cancellation) still holds.
+        reconnects: How many times in a row a dropped stream is resumed, or a poll that
+            failed to connect (or was answered 429 or 5xx) is made again, before the call
+            fails; a resume or poll that gets through starts the count again.
+        cancel_timeout: Seconds the best-effort cancel of a response given up on may take.
+    """
+
+    first: float = 1.0
+    most: float = 10.0
+    timeout: float | None = None
+    reconnects: int = 3
+    cancel_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        _check_seconds("first", self.first)
+        _check_seconds("most", self.most)
+        if self.most < self.first:
+            raise ValueError(
+                f"BackgroundPolling.most must be at least first ({self.first!r}), got {self.most!r}"
+            )
+        if self.timeout is not None:
+            _check_seconds("timeout", self.timeout)
+        count = self.reconnects
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise ValueError(
+                f"BackgroundPolling.reconnects must be an int of 0 or more, got {count!r}"
+            )
+        _check_seconds("cancel_timeout", self.cancel_timeout)
+
+    @classmethod
+    def of(cls, value: object) -> BackgroundPolling | None:
+        """The setting `background=` asks for: True (the defaults), a mapping of fields, or one.
+
+        A mapping is what `--option background={...}` and JSON configuration give.
+        """
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            names = {field.name for field in fields(cls)}
+            unknown = sorted(str(key) for key in value if key not in names)
+            if unknown:
+                raise ValueError(
+                    f"background: unknown BackgroundPolling field(s) {', '.join(unknown)}; "
+                    f"known: {', '.join(sorted(names))}"
+                )
+            return cls(**{str(key): item for key, item in value.items()})
+        raise ValueError(
+            f"background must be True, False, a BackgroundPolling or a mapping of its fields, "
+            f"got {value!r}"
+        )
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(
+            f"BackgroundPolling.{name} must be a finite number of seconds above 0, got {value!r}"
+        )
+
+
+_CANCEL_LOG: Final = "%s: could not cancel background response %s (it may run on): %s"
 
 
 class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
@@ -83,6 +180,19 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             they can be sent back. Default: for reasoning models by name (o1,
             o3, o4, gpt-5 families), as other models refuse it. Only sent
             with `store: false`.
+        background: Run each call in OpenAI's background mode, for models that take
+            minutes (o3-pro, deep research, gpt-5-pro): `True`, a `BackgroundPolling` or a
+            mapping of its fields. Each call is sent with `background: true` and
+            `store: true` (background mode keeps responses; an explicit `store: false` in
+            `body_defaults` is refused), answers at once, and is polled
+            (`GET /responses/{id}`) with a growing pause until it is done; streamed, a
+            dropped stream is resumed after the last event read
+            (`?stream=true&starting_after=N`). A call given up on (cancelled, past the
+            turn's `max_duration` or the setting's `timeout`, or its connection lost) is
+            cancelled on OpenAI's side (`POST /responses/{id}/cancel`, best effort), so
+            it stops being billed. A response the API answers as background (a
+            `background` in `body_defaults` or `extra`) is waited for the same way, with
+            the default setting.
     """
 
     name: ClassVar[str] = wire.PROVIDER
@@ -165,7 +275,21 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         stream: bool = False,
         send_metadata: bool = False,
         encrypted_reasoning: bool | None = None,
+        background: bool | BackgroundPolling | Mapping[str, object] | None = None,
     ) -> None:
+        polling = BackgroundPolling.of(background)
+        if polling is not None and body_defaults is not None:
+            if body_defaults.get("store") is False:
+                raise ValueError(
+                    f"{wire.PROVIDER}: background= needs stored responses, and "
+                    "body_defaults sets store: false; drop that store (background mode "
+                    "keeps the response on OpenAI's side while it is polled)"
+                )
+            if body_defaults.get("background") is False:
+                raise ValueError(
+                    f"{wire.PROVIDER}: background= and body_defaults' background: false "
+                    "contradict each other; keep one"
+                )
         super().__init__(
             model,
             api_key=api_key,
@@ -181,6 +305,19 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             send_metadata=send_metadata,
         )
         self._encrypted_reasoning = encrypted_reasoning
+        self._background = polling
+        if polling is not None:
+            self._body_defaults["store"] = True
+            self._body_defaults["background"] = True
+        # Replaced in tests, so no test waits out a real pause.
+        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self._clock: Callable[[], float] = time.monotonic
+        self._cancels: set[asyncio.Task[None]] = set()
+
+    @property
+    def background(self) -> BackgroundPolling | None:
+        """How background responses are waited for; None: calls are not made in the background."""
+        return self._background
 
     def request_body(self, request: ProviderRequest) -> dict[str, JsonValue]:
         """The JSON body `complete` would send for `request` (override to add fields).
@@ -193,7 +330,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         model = request.model or self.model
         encrypted = self._encrypted_reasoning
         try:
-            return wire.request_body(
+            body = wire.request_body(
                 request,
                 model=model,
                 defaults=self._body_defaults,
@@ -202,6 +339,14 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             )
         except UnsupportedContentError as exc:
             raise InvalidRequestError(f"{self.name}: {exc}", provider=self.name) from exc
+        if body.get("background") is True and body.get("store") is False:
+            raise InvalidRequestError(
+                f"{self.name}: the request asks for background: true and store: false; "
+                "background mode needs stored responses (the API refuses it unstored): "
+                "drop the store: false from request.extra",
+                provider=self.name,
+            )
+        return body
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Make one model call (see `OpenAIBase.complete`); the images it made priced."""
@@ -289,10 +434,15 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     def _read_body(self, data: object, content: bytes, context: ErrorContext) -> Completion:
         if isinstance(data, dict) and data.get("error") and "output" not in data:
             raise self._error_in_200(data, content, context)
+        pending = _pending_id(data)
+        if pending is not None:
+            raise _Pending(self.name, *pending)
         try:
             return wire.parse_response(data, fallback_model=context.model)
         except wire.FailedResponseError as exc:
             raise self._failed(exc.error, context) from None
+        except wire.CancelledResponseError:
+            raise self._cancelled(data, context) from None
         except wire.MalformedResponseError as exc:
             raise self._bad_body(f"a {self.answer_noun} ({exc})", content, context) from None
 
@@ -308,6 +458,8 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             return wire.parse_response(reader.body(), fallback_model=context.model)
         except wire.FailedResponseError as exc:
             raise self._failed(exc.error, context) from None
+        except wire.CancelledResponseError:
+            raise self._cancelled(reader.body(), context) from None
         except wire.MalformedResponseError as exc:
             detail = f"a {self.answer_noun} in the stream's last event ({exc})"
             raise self._bad_body(detail, b"", context) from None
@@ -317,6 +469,247 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         api_error = api_error_from_json({"error": error})
         code = api_error.code if api_error is not None else None
         return error_from_status(status_for_code(code), api_error, headers=None, context=context)
+
+    def _cancelled(self, data: object, context: ErrorContext) -> ProviderError:
+        """A response whose status is `cancelled`: stopped on OpenAI's side, not for a retry."""
+        response_id = data.get("id") if isinstance(data, dict) else None
+        named = f" {response_id}" if isinstance(response_id, str) else ""
+        return ProviderResponseError(
+            redact(
+                f"{self.name}: the response{named} for model {context.model!r} was cancelled "
+                "on OpenAI's side before it finished (a cancel request for it was sent); "
+                "its partial output is discarded",
+                context.secrets,
+            ),
+            provider=self.name,
+            status_code=200,
+        )
+
+    # --- background mode -----------------------------------------------------------
+
+    def _polling(self) -> BackgroundPolling:
+        return self._background or _DEFAULT_POLLING
+
+    def _response_url(self, response_id: str, suffix: str = "") -> str:
+        # The id was checked against wire.RESPONSE_ID: nothing in it can leave this path.
+        return f"{self._url}/{response_id}{suffix}"
+
+    async def _post(
+        self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
+    ) -> Completion:
+        """Post the call; a background response it answers with is polled until it is done."""
+        try:
+            return await super()._post(model, payload, headers, context)
+        except _Pending as pending:
+            return await self._poll(pending.response_id, headers, context)
+
+    async def _poll(
+        self, response_id: str, headers: dict[str, str], context: ErrorContext
+    ) -> Completion:
+        """Ask for background response `response_id` until it is done; its answer.
+
+        Pauses grow from `first` to `most`. Leaving while it may still run (cancelled,
+        timed out, the connection lost for good) cancels it on OpenAI's side first.
+
+        Raises:
+            ProviderError: as a call does, by the done response's status (`failed` by its
+                code, `cancelled` as `ProviderResponseError`); `ProviderTimeoutError` past
+                the setting's `timeout`; the last poll's error once `reconnects` polls in
+                a row failed with a retryable one.
+        """
+        settings = self._polling()
+        client = self._http_client()
+        url = self._response_url(response_id)
+        limit = None if settings.timeout is None else self._clock() + settings.timeout
+        pause, failures, running = settings.first, 0, True
+        try:
+            while True:
+                if limit is not None:
+                    left = limit - self._clock()
+                    if left <= 0:
+                        raise self._timed_out(response_id, settings, context)
+                    pause = min(pause, left)
+                await self._sleep(pause)
+                pause = min(pause * 2, settings.most)
+                try:
+                    with mapped_transport_errors(context):
+                        answer = await client.get(
+                            url, headers=headers, timeout=self._request_timeout()
+                        )
+                    if answer.status_code >= 400:
+                        raise self._error_from_response(answer, context)
+                except ProviderError as exc:
+                    if not exc.retryable:
+                        running = False  # refused (gone, not allowed): nothing to cancel
+                        raise
+                    failures += 1
+                    if failures > settings.reconnects:
+                        raise
+                    continue
+                failures = 0
+                try:
+                    return self._parse_json(answer.content, context)
+                except _Pending:
+                    continue
+                except ProviderError:
+                    running = False  # the response is done, and said how
+                    raise
+        except BaseException:
+            if running:
+                await self._cancel_remote(response_id, context)
+            raise
+
+    def _timed_out(
+        self, response_id: str, settings: BackgroundPolling, context: ErrorContext
+    ) -> ProviderError:
+        return ProviderTimeoutError(
+            f"{self.name}: background response {response_id} for model {context.model!r} "
+            f"was not done after {settings.timeout:g}s (BackgroundPolling.timeout); it was "
+            "cancelled",
+            provider=self.name,
+        )
+
+    async def _deltas(
+        self, response: httpx.Response, reader: ResponseEventReader, context: ErrorContext
+    ) -> AsyncIterator[ProviderDelta]:
+        """The stream's deltas; a background stream that drops is resumed where it stopped.
+
+        A resumed stream (`GET /responses/{id}?stream=true&starting_after=N`, N the last
+        event read) hands on only events after N. Leaving a background stream before its
+        end (closed early, cancelled, resumes used up) cancels the response on OpenAI's
+        side, as a background response runs on without its connection.
+        """
+        settings = self._polling()
+        source: httpx.Response | None = response
+        pause, failures, said = settings.first, 0, False
+        try:
+            async with AsyncExitStack() as stack:
+                while True:
+                    if source is not None:
+                        before = reader.events
+                        try:
+                            async for delta in super()._deltas(source, reader, context):
+                                yield delta
+                        except httpx.TransportError:
+                            if not _resumable(reader):
+                                raise
+                        except ProviderError:
+                            said = True  # the stream told how the response ended
+                            raise
+                        else:
+                            if reader.complete or not _resumable(reader):
+                                return
+                        if reader.events > before:
+                            failures, pause = 0, settings.first
+                    failures += 1
+                    if failures > settings.reconnects:
+                        raise self._lost(reader, settings, context)
+                    await self._sleep(pause)
+                    pause = min(pause * 2, settings.most)
+                    source = await self._resumed(stack, reader, context)
+        finally:
+            if not said and not reader.complete and _resumable(reader):
+                await self._cancel_remote(reader.response_id, context)
+
+    async def _resumed(
+        self, stack: AsyncExitStack, reader: ResponseEventReader, context: ErrorContext
+    ) -> httpx.Response | None:
+        """The stream taken up after the last event `reader` read; None when it did not connect.
+
+        Raises:
+            ProviderError: the API refused to resume it (an HTTP error status).
+        """
+        reader.skip_through = reader.last_sequence
+        params = {"stream": "true", "starting_after": str(reader.last_sequence)}
+        try:
+            resumed = await stack.enter_async_context(
+                self._http_client().stream(
+                    "GET",
+                    self._response_url(reader.response_id),
+                    params=params,
+                    headers=self._request_headers(),
+                    timeout=self._request_timeout(),
+                )
+            )
+        except httpx.TransportError:
+            return None
+        if resumed.status_code >= 400:
+            await resumed.aread()
+            raise self._error_from_response(resumed, context)
+        return resumed
+
+    def _lost(
+        self, reader: ResponseEventReader, settings: BackgroundPolling, context: ErrorContext
+    ) -> ProviderError:
+        return ProviderConnectionError(
+            f"{self.name}: the stream of background response {reader.response_id} for model "
+            f"{context.model!r} dropped and could not be resumed "
+            f"({settings.reconnects} attempt(s) in a row, BackgroundPolling.reconnects) "
+            f"after {reader.events} event(s); it was cancelled and the partial answer is "
+            "discarded",
+            provider=self.name,
+        )
+
+    async def _cancel_remote(self, response_id: str, context: ErrorContext) -> None:
+        """Ask OpenAI to cancel `response_id`, best effort: bounded in time, failures logged.
+
+        Shielded: a second cancellation of the caller leaves the request to finish (within
+        `cancel_timeout`) rather than cut it off; the caller's own exception always goes on.
+        """
+        task = asyncio.ensure_future(self._send_cancel(response_id, context))
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
+        await asyncio.shield(task)
+
+    async def _send_cancel(self, response_id: str, context: ErrorContext) -> None:
+        url = self._response_url(response_id, "/cancel")
+        try:
+            async with asyncio.timeout(self._polling().cancel_timeout):
+                answer = await self._http_client().post(
+                    url, headers=self._request_headers(), timeout=self._request_timeout()
+                )
+            if answer.status_code >= 400:
+                error = self._error_from_response(answer, context)
+                self.logger.warning(_CANCEL_LOG, self.name, response_id, error)
+            else:
+                self.logger.debug("cancelled background response %s", response_id)
+        except Exception as exc:  # best effort: logged, never in the way of why we left
+            detail = redact(f"{type(exc).__name__}: {exc}", context.secrets)
+            self.logger.warning(_CANCEL_LOG, self.name, response_id, detail)
+
+
+_DEFAULT_POLLING: Final = BackgroundPolling()
+
+
+class _Pending(ProviderResponseError):
+    """A background response not done yet (`queued`, `in_progress`): polled, not returned.
+
+    A `ProviderResponseError`, so a server that answers a streamed call so fails it clearly.
+    """
+
+    def __init__(self, provider: str, response_id: str, status: str) -> None:
+        super().__init__(
+            f"{provider}: expected a finished response, got background response "
+            f"{response_id} still {status}",
+            provider=provider,
+            status_code=200,
+        )
+        self.response_id = response_id
+
+
+def _pending_id(data: object) -> tuple[str, str] | None:
+    """The id and status of a response still being made, when it has a usable id."""
+    if not isinstance(data, dict):
+        return None
+    status, response_id = data.get("status"), data.get("id")
+    if status not in wire.UNFINISHED or not isinstance(response_id, str):
+        return None
+    return (response_id, str(status)) if wire.RESPONSE_ID.fullmatch(response_id) else None
+
+
+def _resumable(reader: ResponseEventReader) -> bool:
+    """Whether the stream `reader` reads can be taken up again: a background one, numbered."""
+    return reader.background and bool(reader.response_id) and reader.last_sequence is not None
 
 
 def _image_tool(request: ProviderRequest) -> ImageGeneration | None:

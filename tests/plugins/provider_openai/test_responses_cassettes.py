@@ -82,6 +82,8 @@ async def test_streamed_reply(api_key: str) -> None:
 def test_own_cassettes_say_they_were_written_by_hand_and_hold_no_key() -> None:
     paths = sorted(HERE.glob("*.yaml"))
     assert [path.name for path in paths] == [
+        "background_polled.yaml",
+        "background_stream_resumed.yaml",
         "image_generation.yaml",
         "image_generation_streamed.yaml",
         "streamed_reply.yaml",

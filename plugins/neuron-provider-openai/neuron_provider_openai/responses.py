@@ -435,7 +435,9 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         if isinstance(data, dict) and data.get("error") and "output" not in data:
             raise self._error_in_200(data, content, context)
         pending = _pending_id(data)
-        if pending is not None:
+        # Only a background response is polled: a foreground one still being made is a
+        # compatible server's mistake, refused below rather than asked about for ever.
+        if pending is not None and (self._background is not None or _in_background(data)):
             raise _Pending(self.name, *pending)
         try:
             return wire.parse_response(data, fallback_model=context.model)
@@ -477,8 +479,8 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         return ProviderResponseError(
             redact(
                 f"{self.name}: the response{named} for model {context.model!r} was cancelled "
-                "on OpenAI's side before it finished (a cancel request for it was sent); "
-                "its partial output is discarded",
+                "before it finished (a cancel request for it reached OpenAI, not from this "
+                "call); its partial output is discarded",
                 context.secrets,
             ),
             provider=self.name,
@@ -705,6 +707,11 @@ def _pending_id(data: object) -> tuple[str, str] | None:
     if status not in wire.UNFINISHED or not isinstance(response_id, str):
         return None
     return (response_id, str(status)) if wire.RESPONSE_ID.fullmatch(response_id) else None
+
+
+def _in_background(data: object) -> bool:
+    """Whether the response object `data` says it runs in the background."""
+    return isinstance(data, dict) and data.get("background") is True
 
 
 def _resumable(reader: ResponseEventReader) -> bool:

@@ -34,12 +34,22 @@ from neuron_turn.loop.provider_errors import (
 )
 from tests.cassettes import CASSETTES, replay
 
-from .._http_provider_support import user
-from ._responses_support import MODEL, message, mocked, response
-from ._support import KEY, Recorder, json_response, request
+from .._http_provider_support import Recorder, json_response, user
+from ._responses_support import MODEL, message, response
+from ._support import KEY, request
 
 RESPONSE_ID = "resp_bg1"
 HERE = CASSETTES / "openai_responses"
+
+
+Answer = httpx.Response | Callable[[httpx.Request], httpx.Response]
+
+
+def mocked(*answers: Answer, **options: Any) -> tuple[OpenAIResponsesProvider, Recorder]:
+    """A provider whose injected client answers from `answers`, in turn (the last repeated)."""
+    recorder = Recorder(*(answers or (json_response(background("completed")),)))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    return OpenAIResponsesProvider(MODEL, api_key=KEY, client=client, **options), recorder
 
 
 def background(status: str, *output: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -184,7 +194,7 @@ async def test_a_queued_response_is_polled_with_growing_pauses_until_done() -> N
     assert all(sent.headers["authorization"] == f"Bearer {KEY}" for sent in recorder.requests)
 
 
-async def test_a_response_the_api_runs_in_the_background_is_polled_without_the_option() -> None:
+async def test_only_a_response_the_api_runs_in_the_background_is_polled_unasked() -> None:
     provider, recorder = mocked(
         json_response(background("queued")),
         json_response(background("completed", message("Done."))),
@@ -193,6 +203,11 @@ async def test_a_response_the_api_runs_in_the_background_is_polled_without_the_o
     answer = await paused(provider, Pauses()).complete(request())
     assert answer.content == [TextPart("Done.")]
     assert calls(recorder) == [CREATE, POLL]
+    # A foreground answer still being made is a server's mistake: refused, never polled.
+    foreground, asked = mocked(json_response(background("in_progress", background=False)))
+    with pytest.raises(ProviderResponseError, match="not finished"):
+        await paused(foreground, Pauses()).complete(request())
+    assert calls(asked) == [CREATE]
 
 
 @pytest.mark.parametrize(

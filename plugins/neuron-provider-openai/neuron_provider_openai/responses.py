@@ -533,11 +533,15 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                     pause = min(pause, left)
                 await self._sleep(pause)
                 pause = min(pause * 2, settings.most)
+                # A poll that hangs is cut at the timeout, not at the HTTP one (one at the
+                # limit still gets `first` seconds: the answer may be there just in time).
+                bound = None if limit is None else max(limit - self._clock(), settings.first)
                 try:
-                    with mapped_transport_errors(context):
-                        answer = await client.get(
-                            url, headers=headers, timeout=self._request_timeout()
-                        )
+                    async with asyncio.timeout(bound) as scope:
+                        with mapped_transport_errors(context):
+                            answer = await client.get(
+                                url, headers=headers, timeout=self._request_timeout()
+                            )
                     if answer.status_code >= 400:
                         raise self._error_from_response(answer, context)
                 except ProviderError as exc:
@@ -548,6 +552,10 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                     if failures > settings.reconnects:
                         raise
                     continue
+                except TimeoutError:
+                    if not scope.expired():
+                        raise
+                    raise self._timed_out(response_id, settings, context) from None
                 failures = 0
                 try:
                     return self._parse_json(answer.content, context)

@@ -293,6 +293,23 @@ async def test_past_its_timeout_the_call_fails_and_the_response_is_cancelled() -
     assert calls(recorder) == [CREATE, POLL, POLL, POLL, CANCEL]
 
 
+async def test_a_poll_that_hangs_is_cut_at_the_timeout_and_the_response_cancelled() -> None:
+    async def hang(_: httpx.Request) -> httpx.Response:
+        await asyncio.Event().wait()  # a poll the server never answers
+        raise AssertionError("unreachable")
+
+    provider, recorder = mocked(
+        json_response(background("queued")),
+        hang,  # type: ignore[arg-type]  # MockTransport awaits an async handler's answer
+        json_response(background("cancelled")),
+        background=BackgroundPolling(first=0.01, most=0.01, timeout=0.02),
+    )
+    async with asyncio.timeout(5):  # a bound, should the poll never be cut
+        with pytest.raises(ProviderTimeoutError, match=r"not done after 0.02s"):
+            await paused(provider, Pauses()).complete(request())
+    assert calls(recorder) == [CREATE, POLL, CANCEL]
+
+
 async def test_cancelling_the_call_cancels_the_response_and_the_cancellation_goes_on() -> None:
     provider, recorder = mocked(
         json_response(background("queued")),

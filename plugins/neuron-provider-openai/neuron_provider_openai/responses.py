@@ -55,12 +55,14 @@ class BackgroundPolling:
     Args:
         first: Seconds before the first poll; each pause after is twice the one before.
         most: The longest pause between polls, in seconds (at least `first`).
-        timeout: Seconds to wait for the answer in all before the call fails
-            (`ProviderTimeoutError`) and the response is cancelled; None: no limit of its
-            own, the turn's (`max_duration`, its cancellation) still holds.
-        reconnects: How many times in a row a dropped stream is resumed, or a poll that
-            failed to connect (or was answered 429 or 5xx) is made again, before the call
-            fails; a resume or poll that gets through starts the count again.
+        timeout: Seconds to wait for a polled answer in all (a poll that hangs included)
+            before the call fails (`ProviderTimeoutError`) and the response is cancelled;
+            None: no limit of its own. A stream has none of its own either: the turn's
+            `max_duration` and cancellation bound both.
+        reconnects: How many times in a row a dropped stream is resumed (each after a
+            pause, as between polls), or a poll that failed to connect (or was answered
+            429 or 5xx) is made again, before the call fails; a resumed stream that
+            brought a new event, or a poll that got an answer, starts the count again.
         cancel_timeout: Seconds the best-effort cancel of a response given up on may take.
     """
 

@@ -27,13 +27,14 @@ if TYPE_CHECKING:
         DEFAULT_TIMEOUT,
         OpenAIProvider,
     )
-    from .responses import OpenAIResponsesProvider
+    from .responses import BackgroundPolling, OpenAIResponsesProvider
 
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
     "DEFAULT_BASE_URL",
     "DEFAULT_TIMEOUT",
+    "BackgroundPolling",
     "OpenAIProvider",
     "OpenAIResponsesProvider",
     "Preset",
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "BackgroundPolling": ".responses",
     "OpenAIResponsesProvider": ".responses",
     "Preset": ".presets",
     "PresetProvider": ".preset_providers",

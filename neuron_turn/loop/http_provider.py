@@ -332,7 +332,7 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
     @abstractmethod
     def _deltas(
         self, response: httpx.Response, reader: ReaderT, context: ErrorContext
-    ) -> AsyncIterator[ProviderDelta]:
+    ) -> AsyncGenerator[ProviderDelta, None]:
         """Feed the stream's lines to `reader`, scrubbed; yield the deltas; map its errors."""
 
     @abstractmethod
@@ -550,6 +550,9 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
                     whole = self._parse_json(await response.aread(), context)
                     yield _Finished(whole, whole=True)
                     return
-                async for delta in self._deltas(response, reader, context):
-                    yield delta
+                # aclosing: a stream closed early ends its reader now (a background
+                # response is cancelled in its `finally`), not when it is collected.
+                async with aclosing(self._deltas(response, reader, context)) as deltas:
+                    async for delta in deltas:
+                        yield delta
         yield _Finished(self._finish_stream(reader, context), whole=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import ClassVar, Final
 from urllib.parse import quote
 
@@ -281,7 +281,7 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
 
     async def _deltas(
         self, response: httpx.Response, reader: ChunkReader, context: ErrorContext
-    ) -> AsyncIterator[ProviderDelta]:
+    ) -> AsyncGenerator[ProviderDelta, None]:
         try:
             async for line in response.aiter_lines():
                 # Scrubbed first: a chained decoding error keeps the line it was given.

@@ -12,7 +12,7 @@ abstract methods.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import ClassVar, Final, Protocol, TypeVar
 
@@ -306,7 +306,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
 
     async def _deltas(
         self, response: httpx.Response, reader: ReaderT, context: ErrorContext
-    ) -> AsyncIterator[ProviderDelta]:
+    ) -> AsyncGenerator[ProviderDelta, None]:
         try:
             async for line in response.aiter_lines():
                 # Scrubbed first: a chained decoding error keeps the line it was given.

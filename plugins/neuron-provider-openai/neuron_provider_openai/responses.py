@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
@@ -583,7 +583,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
 
     async def _deltas(
         self, response: httpx.Response, reader: ResponseEventReader, context: ErrorContext
-    ) -> AsyncIterator[ProviderDelta]:
+    ) -> AsyncGenerator[ProviderDelta, None]:
         """The stream's deltas; a background stream that drops is resumed where it stopped.
 
         A resumed stream (`GET /responses/{id}?stream=true&starting_after=N`, N the last

@@ -6,12 +6,13 @@ limits, stop tools, external tools (`TurnInput.metadata["neuron_turn"]`). A resu
 the decisions alone, and does not know them: before, the resumed part answered
 untyped, with no usage limits and no stop tools. So a turn that pauses for
 approval keeps them in its session, under `PAUSED_OPTIONS_KEY` beside the
-history it appends, naming the calls that wait; a resume that carries no
-options of its own takes them from there: the usage limits as what the first
-part left of them. A tool choice is not kept: the paused part already called a
-tool, so a choice that forced one is spent. A resume that carries its own
-options uses those, and a record kept for other calls (an older pause) is not
-used. No tool may read or change the key (`_loop_keys`), so a model cannot lift
+history it appends, naming the calls that wait; a resume takes them from there:
+the usage limits as what the first part left of them. A tool choice is not
+kept: the paused part already called a tool, so a choice that forced one is
+spent. A resume's own options win key by key (`run(decisions=...,
+usage_limits=...)` keeps the paused output type), an output it asks for in
+place of the kept one whole; a record kept for other calls (an older pause) is
+not used. No tool may read or change the key (`_loop_keys`), so a model cannot lift
 its own limits.
 
     {"pending": ["toolu_01"], "options": {"output_schema": {...}, "output_name": "Answer",
@@ -39,7 +40,7 @@ from ._stored_history import read_kept
 from .limits import UsageLimits
 from .provider import ToolUsePart
 
-__all__ = ["PAUSED_OPTIONS_KEY", "has_own_options", "paused_options_effect", "with_paused_options"]
+__all__ = ["PAUSED_OPTIONS_KEY", "paused_options_effect", "with_paused_options"]
 
 PAUSED_OPTIONS_KEY: Final = "neuron_turn/paused_options"
 """The session-scope key of the options a turn paused for approval keeps for its resume."""
@@ -82,15 +83,6 @@ def paused_options_effect(
     return WriteMemoryEffect(scope=SessionScope(id=session), key=PAUSED_OPTIONS_KEY, value=value)
 
 
-def has_own_options(metadata: JsonValue) -> bool:
-    """Whether an input carries options a pause keeps (then the kept ones are not used).
-
-    Others (`record`, asked for by an orchestrator keeping a timeline) do not count.
-    """
-    options = metadata.get(CALL_OPTIONS_KEY) if isinstance(metadata, dict) else None
-    return isinstance(options, dict) and any(options.get(key) is not None for key in _KEPT)
-
-
 async def with_paused_options(
     input: TurnInput, state: StateReader, pending: Sequence[ToolUsePart]
 ) -> TurnInput:
@@ -116,5 +108,15 @@ async def with_paused_options(
     metadata = input.metadata if isinstance(input.metadata, dict) else {}
     own, carried = metadata.get(CALL_OPTIONS_KEY), kept["options"]
     assert isinstance(carried, dict)  # checked above
-    options = {**carried, **own} if isinstance(own, dict) else carried
+    if not isinstance(own, dict):
+        options = carried
+    elif any(own.get(key) is not None for key in _OUTPUT):
+        # An output asked for anew replaces the kept one whole, never half of each.
+        options = {**{k: v for k, v in carried.items() if k not in _OUTPUT}, **own}
+    else:
+        options = {**carried, **own}
     return input.model_copy(update={"metadata": {**metadata, CALL_OPTIONS_KEY: options}})
+
+
+_OUTPUT: Final = frozenset(key for key in _KEPT if key.startswith("output_"))
+"""The kept options that together say what the answer is."""

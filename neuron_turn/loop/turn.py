@@ -187,7 +187,7 @@ from .output import (
     output_value,
 )
 from .output_validators import SentBack, validated
-from .paused_options import has_own_options, paused_options_effect, with_paused_options
+from .paused_options import paused_options_effect, with_paused_options
 from .plugin_source import PluginSource, default_plugin_source
 from .provider import (
     ContentPart,
@@ -1007,7 +1007,7 @@ class NeuronTurn(Generic[OutT]):
             return await replacement._run_input(
                 input, sink, deps if forced is _KEEP else forced, output, history, transcript
             )
-        if _resumes(input.metadata) and not has_own_options(input.metadata):
+        if _resumes(input.metadata):
             input = await self._with_paused_options(input)
         options = read_call_options(input.metadata, self.named_outputs)
         if output is not None:  # `run(output_type=...)`: metadata asking for one was refused
@@ -1338,8 +1338,7 @@ class NeuronTurn(Generic[OutT]):
                 f"the input carries no decisions (metadata[{DECISIONS_KEY!r}]); it resumes nothing"
             )
         input = input.model_copy(update={"metadata": metadata})
-        if not has_own_options(input.metadata):
-            input = await self._with_paused_options(input)
+        input = await self._with_paused_options(input)
         options = read_call_options(input.metadata, self.named_outputs)
         turn = self._offering(options.external_tools) if options.external_tools else self
         if turn.tools.sources:

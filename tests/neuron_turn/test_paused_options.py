@@ -160,7 +160,7 @@ async def test_a_stop_tool_the_input_named_ends_the_resumed_turn_with_its_result
     assert agent.model.requests == []  # no model call after the stop tool
 
 
-async def test_a_resume_with_options_of_its_own_uses_those() -> None:
+async def test_a_resumes_own_options_win_over_the_kept_ones_key_by_key() -> None:
     agent = _Agent()
     await agent.run(
         [calls(call("c1", "delete_file", path="old.log"))],
@@ -175,6 +175,41 @@ async def test_a_resume_with_options_of_its_own_uses_those() -> None:
     done = await agent.run([answer("never")], own)
 
     assert done.message.root == "deleted old.log"  # its stop tool, not the kept schema
+
+
+async def test_a_resume_given_usage_limits_still_answers_in_the_kept_type() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        _ask(_options(output_schema=SCHEMA, output_name="Tidied")),
+    )
+    resume = resume_input("s1", [Decision.approve("c1")])
+    assert isinstance(resume.metadata, dict)
+    limited = resume.model_copy(
+        update={"metadata": {**resume.metadata, **_options(usage_limits={"tool_calls": 5})}}
+    )
+
+    done = await agent.run([answer("Done, I deleted it."), answer('{"deleted": 1}')], limited)
+
+    assert output_value(done) == {"deleted": 1}  # the prose was sent back: still typed
+
+
+async def test_a_resume_asking_for_an_output_of_its_own_replaces_the_kept_one_whole() -> None:
+    agent = _Agent()
+    await agent.run(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        _ask(_options(output_schema=SCHEMA, output_name="Tidied", output_text=True)),
+    )
+    resume = resume_input("s1", [Decision.approve("c1")])
+    assert isinstance(resume.metadata, dict)
+    other = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    own = resume.model_copy(
+        update={"metadata": {**resume.metadata, **_options(output_schema=other)}}
+    )
+
+    done = await agent.run([answer("prose"), answer('{"n": 2}')], own)
+
+    assert output_value(done) == {"n": 2}  # no kept output_text: prose was not an answer
 
 
 async def test_options_kept_by_an_earlier_pause_are_not_used_for_a_later_one() -> None:

@@ -417,11 +417,12 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         """The call's response, with the code runs whose container fee its cost leaves out.
 
         Read from the answer alone, streamed or not. A self-hosted server's calls
-        (prices not looked up) cost nothing, code runs included, as its images do.
+        (prices not looked up, none given for the model) cost nothing, code runs
+        included, as its images do; behind a gateway with `prices=` they are warned of.
         """
         response = super()._response(completion, requested_model=requested_model)
         runs = wire.code_executions(response.hosted_calls) if response.hosted_calls else 0
-        if not runs or response.cost is None or not self._pricer.lookup:
+        if not runs or response.cost is None or self._self_hosted(response.model, requested_model):
             return response
         # Container time is no answer's to say: the loop warns of it, never counts it free.
         return replace(response, unpriced_code_executions=runs)

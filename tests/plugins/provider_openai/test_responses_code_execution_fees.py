@@ -115,6 +115,19 @@ async def test_a_self_hosted_servers_code_runs_cost_nothing_as_its_tokens_do() -
     assert answer.unpriced_code_executions == 0
 
 
+async def test_behind_a_gateway_with_prices_code_runs_are_counted_never_free() -> None:
+    body = response(*RUNS, message("45 and 4950."), usage=USAGE)
+    own_prices = {"gpt-5-mini": {"input_mtok": "1", "output_mtok": "2"}}
+    gateway, _ = mocked(
+        json_response(body), base_url="https://gateway.example/v1", prices=own_prices
+    )
+
+    answer = await gateway.complete(request(model="gpt-5-mini", hosted_tools=[CodeExecution()]))
+
+    assert answer.cost is not None and answer.cost.amount > 0
+    assert answer.unpriced_code_executions == len(RUNS)
+
+
 @tool
 def look_up(term: str) -> str:
     """Look a term up in the glossary."""

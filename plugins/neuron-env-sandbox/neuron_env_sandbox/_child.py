@@ -34,7 +34,7 @@ from neuron_turn import (
 )
 from neuron_turn.loop.hosted_tools import IMAGE_OPTIONS
 
-from ._channel import MAX_LINE, read_message, write_message
+from ._channel import MAX_LINE, ChannelError, read_message, write_message
 from ._wire import decode_error, decode_response, encode_error, encode_request
 from .recipe import TurnRecipe
 
@@ -75,26 +75,31 @@ class _Parent:
         if self._ended is not None:
             raise self._ended
         self._next += 1
+        number = self._next
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting[self._next] = future
-        await write_message(
-            self.writer, "call", {"id": self._next, "method": method, "params": params}
-        )
-        return await future
+        self._waiting[number] = future
+        try:
+            await write_message(
+                self.writer, "call", {"id": number, "method": method, "params": params}
+            )
+            return await future
+        finally:
+            # Answered, failed or cancelled (a tool's timeout): its late reply is dropped.
+            self._waiting.pop(number, None)
 
     async def _replies(self) -> None:
         ended: BaseException = _ParentError("the parent closed the channel")
         try:
             while (message := await read_message(self.reader)) is not None:
                 kind, body = message
-                future = self._waiting.pop(body["id"]) if kind == "reply" else None
-                if future is None:
-                    continue
+                future = self._waiting.pop(body["id"], None) if kind == "reply" else None
+                if future is None or future.done():
+                    continue  # a call the child gave up on: its reply comes too late
                 if "error" in body:
                     future.set_exception(decode_error(body["error"], fallback=_ParentError))
                 else:
                     future.set_result(body["result"])
-        except Exception as exc:
+        except (ChannelError, KeyError, TypeError) as exc:
             # A reply that cannot be read (too long, not JSON) fails the calls waiting on it
             # and every later one, never leaves them waiting until a time limit says else.
             ended = _ParentError(f"a reply from the parent could not be read: {exc}")

@@ -44,10 +44,24 @@ from neuron_turn.loop.thinking import Thinking
 
 
 def _hosted_tool(value: object) -> HostedTool:
-    """A hosted tool as given, or read from its JSON."""
-    if isinstance(value, WebSearch | WebFetch | CodeExecution | HostedMCP | ImageGeneration):
-        return value
-    return hosted_tool_from_json(value)
+    """A hosted tool as given, or read from its JSON.
+
+    Raises:
+        ValueError: a remote MCP server granted with a token: the recipe is written
+            into the sandbox, where the model's code runs, so no secret may be in it.
+    """
+    tool = (
+        value
+        if isinstance(value, WebSearch | WebFetch | CodeExecution | HostedMCP | ImageGeneration)
+        else hosted_tool_from_json(value)
+    )
+    if isinstance(tool, HostedMCP) and tool.authorization is not None:
+        raise ValueError(
+            f"HostedMCP {tool.label!r} carries an authorization token, which a sandboxed turn "
+            "cannot take: its recipe is written into the sandbox, where the model's code runs; "
+            "grant a server that needs no token, or run the turn outside the sandbox"
+        )
+    return tool
 
 
 HostedToolField = Annotated[
@@ -97,9 +111,10 @@ class TurnRecipe(BaseModel):
     """Tool names or patterns (`"write_*"`) whose calls wait for a person's approval:
     the turn pauses in the child and a resume with the decisions runs them there."""
     hosted_tools: tuple[HostedToolField, ...] = ()
-    """Tools the provider runs (`neuron_turn.WebSearch`, `WebFetch`, `CodeExecution`),
-    with the caller's limits; the parent refuses a model call from the child that asks
-    for any other, or for other limits."""
+    """Tools the provider runs (`neuron_turn.WebSearch`, `WebFetch`, `CodeExecution`,
+    `ImageGeneration`, `HostedMCP` without a token), with the caller's limits and
+    settings; the parent refuses a model call from the child that asks for any other,
+    or for other limits."""
 
     @field_validator("hosted_tools")
     @classmethod

@@ -360,9 +360,11 @@ class _Sink:
 
     def __init__(self) -> None:
         self.written: list[bytes] = []
+        self.wrote = asyncio.Event()
 
     def write(self, data: bytes) -> None:
         self.written.append(data)
+        self.wrote.set()
 
     async def drain(self) -> None:
         return None
@@ -387,3 +389,20 @@ async def test_a_reply_the_child_cannot_read_fails_its_call_and_every_later_one(
         await parent.call("complete", {})
     with pytest.raises(_ParentError, match="could not be read"):
         await parent.call("complete", {})
+
+
+async def test_a_late_reply_to_a_call_the_child_gave_up_on_spoils_no_later_call() -> None:
+    reader, sink = asyncio.StreamReader(limit=MAX_LINE), _Sink()
+    parent = _Parent(reader, sink)  # type: ignore[arg-type]
+    reader.feed_data(b'{"start": {}}\n')
+    await parent.start()
+    given_up = asyncio.create_task(parent.call("search", {"q": 1}))
+    await sink.wrote.wait()  # asked the parent, now waiting for its reply
+    given_up.cancel()  # as a tool's timeout does
+    with pytest.raises(asyncio.CancelledError):
+        await given_up
+
+    # The parent answers it anyway, then the next call: read by the pump as that one waits.
+    reader.feed_data(b'{"reply": {"id": 1, "result": []}}\n{"reply": {"id": 2, "result": "ok"}}\n')
+
+    assert await parent.call("complete", {}) == "ok"

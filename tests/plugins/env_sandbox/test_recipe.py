@@ -80,3 +80,10 @@ def test_a_recipe_takes_image_and_remote_mcp_tools_as_objects_and_the_child_take
         config=NeuronTurnConfig(hosted_tools=recipe.hosted_tools),
     )
     assert child.config.hosted_tools == (image, mcp)
+
+
+def test_a_remote_mcp_server_with_a_token_is_refused_since_the_recipe_enters_the_sandbox() -> None:
+    granted = HostedMCP("docs", "https://mcp.example/sse", authorization="tok-123")
+    with pytest.raises(ValidationError, match="carries an authorization token") as refused:
+        TurnRecipe(model="openai-responses:gpt-5", hosted_tools=(granted,))
+    assert "tok-123" not in str(refused.value)

@@ -5,8 +5,10 @@ pydantic-ai's `capture_run_messages()`: a run that raises returns no result, so
 sent and said. Inside the block, the first run started (`run`, `run_sync`,
 `stream`, `execute`, an orchestrator's dispatch) leaves its conversation in the
 list the block gives, as it ends or fails: the history it went on from, then its
-own messages. Later runs in the block (an agent tool's inner run among them)
-leave it alone, so the list is the outer run's.
+own messages. Runs inside it (an agent tool's) leave it alone; a run after one
+that failed (an orchestrator's next attempt, a fallback model) takes its place,
+so a retried dispatch leaves its last attempt; once one run has ended well, later
+ones leave it alone.
 """
 
 from __future__ import annotations
@@ -24,15 +26,20 @@ __all__ = ["Capture", "capture_run_messages", "claim_capture"]
 
 
 class Capture:
-    """A `capture_run_messages` block's list, and whether a run has taken it."""
+    """A `capture_run_messages` block's list, and which run fills it."""
 
     def __init__(self) -> None:
         self.messages: list[ProviderMessage] = []
-        self.claimed = False
+        self.running = 0
+        """Runs under way that took the list (more than one only while one runs another)."""
+        self.ended_well = False
+        """Whether a run that took the list ended without raising: later ones leave it."""
 
-    def fill(self, transcript: Transcript) -> None:
+    def fill(self, transcript: Transcript, *, ended_well: bool) -> None:
         """Put the run's conversation as `transcript` holds it in the block's list."""
+        self.running -= 1
         self.messages[:] = settled([*transcript.history, *transcript.new])
+        self.ended_well = ended_well
 
 
 _CAPTURE: Final[ContextVar[Capture | None]] = ContextVar("neuron_turn_capture", default=None)
@@ -40,7 +47,7 @@ _CAPTURE: Final[ContextVar[Capture | None]] = ContextVar("neuron_turn_capture", 
 
 @contextmanager
 def capture_run_messages() -> Iterator[list[ProviderMessage]]:
-    """Give the list the first run started in the block leaves its messages in, failed or not.
+    """Give the list the first run in the block leaves its messages in, failed or not.
 
     Usage::
 
@@ -59,9 +66,12 @@ def capture_run_messages() -> Iterator[list[ProviderMessage]]:
 
 
 def claim_capture() -> Capture | None:
-    """The block's capture for the run starting now, unless there is none or it is taken."""
+    """The block's capture for the run starting now, if it is to take it.
+
+    None without a block, inside a run that took it, or after one that ended well.
+    """
     capture = _CAPTURE.get()
-    if capture is None or capture.claimed:
+    if capture is None or capture.running or capture.ended_well:
         return None
-    capture.claimed = True
+    capture.running += 1
     return capture

@@ -986,10 +986,15 @@ class NeuronTurn(Generic[OutT]):
         if capture is None:
             return await self._run_input(input, sink, deps, output, history, transcript)
         kept = transcript if transcript is not None else Transcript()
+        if history is not None:
+            kept.history = history  # there even when the run fails before its loop
         try:
-            return await self._run_input(input, sink, deps, output, history, kept)
-        finally:
-            capture.fill(kept)
+            result = await self._run_input(input, sink, deps, output, history, kept)
+        except BaseException:
+            capture.fill(kept, ended_well=False)
+            raise
+        capture.fill(kept, ended_well=True)
+        return result
 
     async def _run_input(
         self,

@@ -9,8 +9,10 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_tool import tool
 from neuron_turn import (
+    AwaitingApprovalError,
     NeuronTurn,
     ProviderMessage,
+    RateLimitError,
     TextPart,
     ToolResultPart,
     ToolUsePart,
@@ -18,6 +20,7 @@ from neuron_turn import (
 )
 from neuron_turn.testing import ScriptedProvider
 
+from ..plugins.orch_local.test_retries import FakeClock
 from .support import answer, call, calls
 
 
@@ -89,3 +92,38 @@ async def test_outside_a_block_nothing_is_kept_and_runs_are_as_before() -> None:
     result = await NeuronTurn(ScriptedProvider([answer("hi")])).run("hello")
 
     assert messages == [] and result.output == "hi"
+
+
+async def test_a_retried_dispatch_leaves_its_last_attempt() -> None:
+    store = InMemoryStore()
+    model = ScriptedProvider(
+        [
+            calls(call("c1", "lookup", city="Oslo")),
+            RateLimitError("slow down", retry_after=0.0),
+            answer("It is 21 C in Oslo."),
+        ]
+    )
+    turn = NeuronTurn(model, tools=[lookup], state=store)
+    orchestrator = LocalOrchestrator({"chat": turn}, store, clock=FakeClock())
+
+    with capture_run_messages() as messages:
+        done = await orchestrator.dispatch(
+            "chat", TurnInput(message="Weather in Oslo?", trigger="user", session="s")
+        )
+
+    assert done.message.as_text() == "It is 21 C in Oslo."
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[-1].content == (TextPart("It is 21 C in Oslo."),)
+
+
+async def test_a_run_refused_before_its_loop_still_leaves_the_history_it_was_given() -> None:
+    before = [
+        ProviderMessage("user", (TextPart("Delete it"),)),
+        ProviderMessage("assistant", (ToolUsePart("w1", "lookup", {"city": "Oslo"}),)),
+    ]
+    turn = NeuronTurn(ScriptedProvider([]), tools=[lookup])
+
+    with capture_run_messages() as messages, pytest.raises(AwaitingApprovalError):
+        await turn.run("something else", message_history=before)
+
+    assert messages == before

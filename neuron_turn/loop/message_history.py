@@ -18,7 +18,8 @@ import json
 import math
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from dataclasses import fields
+from typing import Any, Final, cast
 
 from pydantic import JsonValue
 
@@ -58,15 +59,6 @@ __all__ = [
     "settled",
 ]
 
-_PARTS: Final = (
-    TextPart,
-    ToolUsePart,
-    ToolResultPart,
-    ThinkingPart,
-    ImagePart,
-    DocumentPart,
-    RawPart,
-)
 _ROLES: Final = ("user", "assistant")
 
 
@@ -153,15 +145,32 @@ def messages_from_json(data: str | bytes | bytearray) -> list[ProviderMessage]:
 
 
 def settled(messages: Iterable[ProviderMessage]) -> list[ProviderMessage]:
-    """`messages` each with its parts in a tuple, so equal conversations compare equal.
+    """`messages` as a history holds them, so equal conversations compare equal.
 
-    The loop builds some messages' parts as lists and some as tuples; a caller
-    comparing a history read back from JSON with the run's own sees one form.
+    The loop builds some messages' parts as lists and some as tuples, and keeps a
+    call it refused or answered unrun as a subclass of `ToolUsePart` of its own;
+    a caller comparing a history read back from JSON with the run's own sees one
+    form: parts in a tuple, each of its public part type.
     """
     return [
-        m if type(m.content) is tuple else ProviderMessage(m.role, tuple(m.content), m.pinned)
+        m
+        if type(m.content) is tuple and all(type(p) in _FIELDS for p in m.content)
+        else ProviderMessage(m.role, tuple(_public(p) for p in m.content), m.pinned)
         for m in messages
     ]
+
+
+def _public(part: ContentPart) -> ContentPart:
+    """`part` as its public part type (a loop's own subclass of one, as that one)."""
+    kind = _part_type(part)
+    if kind is None or kind is type(part):
+        return part
+    return cast(ContentPart, kind(*(getattr(part, f.name) for f in fields(kind))))
+
+
+def _part_type(part: object) -> type | None:
+    """The public part type `part` is of (None: it is no part)."""
+    return next((kind for kind in type(part).__mro__ if kind in _FIELDS), None)
 
 
 def check_history(messages: object) -> list[ProviderMessage]:
@@ -199,7 +208,7 @@ def _problem(message: object) -> str | None:
     if isinstance(content, str | bytes) or not isinstance(content, Sequence):
         return f"has content of type {type(content).__name__}, not a sequence of parts"
     for position, part in enumerate(content):
-        if not isinstance(part, _PARTS):
+        if _part_type(part) is None:
             return f"holds a {type(part).__name__} at content[{position}], which is no part"
         wrong = _wrong_field(part)
         if wrong is not None:
@@ -213,7 +222,9 @@ def _wrong_field(part: ContentPart) -> str | None:
     Why by hand: the parts are plain dataclasses, which nothing checks when made, and
     a wrong field would fail the run halfway or its JSON after the model was paid.
     """
-    for name, kinds in _FIELDS[type(part)]:
+    kind = _part_type(part)
+    assert kind is not None  # `_problem` refused what is no part
+    for name, kinds in _FIELDS[kind]:
         value = getattr(part, name)
         if not isinstance(value, kinds):
             return f"{name} is {type(value).__name__}: {value!r:.40}"

@@ -444,3 +444,24 @@ async def test_a_part_whose_fields_are_of_the_wrong_type_is_refused_naming_the_f
 def test_a_message_pinned_with_no_boolean_is_refused() -> None:
     with pytest.raises(MessageHistoryError, match="has pinned='yes'"):
         check_history([ProviderMessage("user", (TextPart("hi"),), pinned="yes")])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        ToolUsePart("c1", "no such tool!", {}),  # a name no tool has
+        ToolUsePart("c1", "forecast", {"city": ["not", "a", "string"]}),  # arguments refused
+    ],
+)
+async def test_a_call_the_model_got_wrong_round_trips_and_the_conversation_goes_on(
+    hostile: ToolUsePart,
+) -> None:
+    provider = ScriptedProvider([calls(hostile), answer("Sorry."), answer("Again.")])
+    turn = NeuronTurn(provider, tools=[forecast])
+
+    first = await turn.run("Weather?")
+    again = await turn.run("And now?", message_history=first.all_messages())
+
+    assert messages_from_json(first.all_messages_json()) == first.all_messages()
+    assert type(first.all_messages()[1].content[0]) is ToolUsePart  # no loop-private kind
+    assert again.output == "Again."

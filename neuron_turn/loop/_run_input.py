@@ -13,7 +13,7 @@ from .message_history import check_history
 from .provider import ProviderMessage
 from .run_result import RunArgumentsError
 
-__all__ = ["run_input"]
+__all__ = ["given_history", "run_input"]
 
 
 def run_input(
@@ -31,12 +31,7 @@ def run_input(
         RunArgumentsError: the arguments do not make one run (named which and why).
         MessageHistoryError: `message_history` holds what is no message.
     """
-    if session is not None and message_history is not None:
-        raise RunArgumentsError(
-            "give session= or message_history=, not both: a session's history is read "
-            "from the turn's state store"
-        )
-    history = None if message_history is None else check_history(message_history)
+    history = given_history(session, message_history)
     if decisions is None:
         if message is None:
             raise RunArgumentsError(
@@ -54,6 +49,25 @@ def run_input(
             "message_history= (the paused result's all_messages())"
         )
     return _input(Content(""), session, config, _with_decisions(metadata, decisions)), history
+
+
+def given_history(
+    session: SessionId | None, message_history: Sequence[ProviderMessage] | None
+) -> list[ProviderMessage] | None:
+    """The checked history a run was given, which it reads instead of a session's (None: none).
+
+    Raises:
+        RunArgumentsError: a session beside it.
+        MessageHistoryError: it holds what is no message of a history.
+    """
+    if message_history is None:
+        return None
+    if session is not None:
+        raise RunArgumentsError(
+            "give a session or message_history=, not both: a session's history is read "
+            "from the turn's state store"
+        )
+    return check_history(message_history)
 
 
 def _input(

@@ -86,7 +86,7 @@ from ._output_round import (
 from ._overrides import overridden, overriding
 from ._recorder import TimelineRecorder, both
 from ._run import RunState
-from ._run_input import run_input
+from ._run_input import given_history, run_input
 from ._stored_history import read_history
 from ._tool_input import (
     UNRUN,
@@ -172,7 +172,6 @@ from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
 from .limits import UsageLimits, limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
-from .message_history import check_history
 from .model_requests import check_model_request
 from .observers import TurnStart, start_watches
 from .output import (
@@ -205,7 +204,7 @@ from .provider_errors import (
     ProviderResponseError,
 )
 from .provider_stream import deltas_of, streaming
-from .run_result import RunArgumentsError, RunResult, RunSyncError
+from .run_result import RunResult, RunSyncError
 from .sampling import check_provider_sampling
 from .standing import StandingDecision, read_standing, standing_effect, standing_refusal
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result, unoffered_stop_tools
@@ -578,15 +577,11 @@ class NeuronTurn(Generic[OutT]):
             UnknownStopToolError: `config.stop_at_tools` names a tool the turn does not have.
             UnsupportedHostedToolError: as the constructor, for `provider` and `config`.
         """
-        replacement: NeuronTurn[OutT] = NeuronTurn(
-            self.provider if provider is None else provider,
-            tools=self.tools if tools is None else tools,
-            hooks=self.hooks,
-            context=self.context,
-            state=self.state,
-            config=self.config if config is None else config,
-            output_type=self.output,
-            named_output_types=self.named_outputs,
+        replacement: NeuronTurn[OutT] = self._remade(
+            self.output,
+            provider=provider,
+            tools=tools,
+            config=config,
             deps=self.deps if deps is _KEEP else deps,
         )
         replacement._forced_deps = deps
@@ -603,19 +598,31 @@ class NeuronTurn(Generic[OutT]):
         Cheap: a turn holds only configuration, so one per output type is fine. An
         `override` of this turn holds for the one returned too.
         """
-        typed = NeuronTurn(
-            self.provider,
-            tools=self.tools,
+        typed = self._remade(output_type, deps=self.deps)
+        typed._origin = self._origin or self
+        return typed
+
+    def _remade(
+        self,
+        output_type: OutputType[Any] | None,
+        *,
+        deps: object,
+        provider: Provider | None = None,
+        tools: ToolRegistry | Iterable[ToolDyn | ToolSource] | None = None,
+        config: NeuronTurnConfig | None = None,
+    ) -> NeuronTurn[Any]:
+        """A new turn like this one (checked as made), with what is given in its place."""
+        return NeuronTurn(
+            self.provider if provider is None else provider,
+            tools=self.tools if tools is None else tools,
             hooks=self.hooks,
             context=self.context,
             state=self.state,
-            config=self.config,
+            config=self.config if config is None else config,
             output_type=output_type,
             named_output_types=self.named_outputs,
-            deps=self.deps,
+            deps=deps,
         )
-        typed._origin = self._origin or self
-        return typed
 
     def output_value(self, output: TurnOutput) -> OutT:
         """Return the validated result of `output`, typed; without an output type, its text.
@@ -681,14 +688,7 @@ class NeuronTurn(Generic[OutT]):
         metadata = with_usage_limits(metadata, usage_limits)
         if metadata is not given.metadata:  # a name or limits: in the input's options
             given = given.model_copy(update={"metadata": metadata})
-        history = None
-        if message_history is not None:
-            if given.session is not None:
-                raise RunArgumentsError(
-                    "give an input with a session or message_history=, not both: a "
-                    "session's history is read from the turn's state store"
-                )
-            history = check_history(message_history)
+        history = given_history(given.session, message_history)
         transcript = Transcript()
         return TurnStream(
             lambda sink: self._run(given, sink, deps, spec, history, transcript), transcript

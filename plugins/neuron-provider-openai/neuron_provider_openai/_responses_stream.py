@@ -39,6 +39,7 @@ from ._responses_wire import (
     parse_approval_request,
 )
 from ._stream import MalformedStreamError, StreamError
+from ._wire import Completion
 
 _DATA: Final = "data:"
 _NONE: Final[tuple[ProviderDelta, ...]] = ()
@@ -86,6 +87,9 @@ class ResponseEventReader:
     skip_through: int | None = None
     """Events numbered up to this one were read already: a resumed stream repeating them is
     not read twice (set when the stream is resumed)."""
+    polled: Completion | None = None
+    """The answer polled for when the API refused to resume the dropped stream: it stands
+    for the terminal event that never came, whole, as the events before it stop short."""
 
     @property
     def complete(self) -> bool:

@@ -23,6 +23,7 @@ from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
+    ProviderAuthenticationError,
     ProviderConnectionError,
     ProviderError,
     ProviderResponseError,
@@ -57,12 +58,14 @@ class BackgroundPolling:
         most: The longest pause between polls, in seconds (at least `first`).
         timeout: Seconds to wait for a polled answer in all (a poll that hangs included)
             before the call fails (`ProviderTimeoutError`) and the response is cancelled;
-            None: no limit of its own. A stream has none of its own either: the turn's
+            None: no limit of its own. A stream has none of its own either (one whose
+            resume was refused, polled instead, has it from then on): the turn's
             `max_duration` and cancellation bound both.
         reconnects: How many times in a row a dropped stream is resumed (each after a
-            pause, as between polls), or a poll that failed to connect (or was answered
-            429 or 5xx) is made again, before the call fails; a resumed stream that
-            brought a new event, or a poll that got an answer, starts the count again.
+            pause, as between polls; a resume answered 429 or 5xx counts as one), or a
+            poll that failed to connect (or was answered 429 or 5xx) is made again, before
+            the call fails; a resumed stream that brought a new event, or a poll that got an
+            answer, starts the count again.
         cancel_timeout: Seconds the best-effort cancel of a response given up on may take.
     """
 
@@ -189,7 +192,8 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             `body_defaults` is refused), answers at once, and is polled
             (`GET /responses/{id}`) with a growing pause until it is done; streamed, a
             dropped stream is resumed after the last event read
-            (`?stream=true&starting_after=N`). A call given up on (cancelled, past the
+            (`?stream=true&starting_after=N`), and polled to its end when the API refuses
+            the resume (a 4xx but 401, 403 and 429). A call given up on (cancelled, past the
             turn's `max_duration` or the setting's `timeout`, or its connection lost) is
             cancelled on OpenAI's side (`POST /responses/{id}/cancel`, best effort), so
             it stops being billed. A response the API answers as background (a
@@ -455,6 +459,8 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         return ResponseEventReader()
 
     def _finish_stream(self, reader: ResponseEventReader, context: ErrorContext) -> Completion:
+        if reader.polled is not None:
+            return reader.polled
         if reader.events == 0:
             raise self._bad_body("a stream of Responses API events", b"", context)
         if not reader.complete:
@@ -588,9 +594,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         """The stream's deltas; a background stream that drops is resumed where it stopped.
 
         A resumed stream (`GET /responses/{id}?stream=true&starting_after=N`, N the last
-        event read) hands on only events after N. Leaving a background stream before its
-        end (closed early, cancelled, resumes used up) cancels the response on OpenAI's
-        side, as a background response runs on without its connection.
+        event read) hands on only events after N. A resume the API refuses (a 4xx other
+        than 401, 403 and 429: the stream is no longer kept, or never was) is given up for
+        polling the response as a non-streamed background call is (`_poll`, its bounds
+        counted from there): no delta after the drop is handed on, and the polled answer
+        stands whole for the stream's end. Leaving a background stream before its end
+        (closed early, cancelled, resumes used up) cancels the response on OpenAI's side,
+        as a background response runs on without its connection.
         """
         settings = self._polling()
         source: httpx.Response | None = response
@@ -619,7 +629,20 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                         raise self._lost(reader, settings, context)
                     await self._sleep(pause)
                     pause = min(pause * 2, settings.most)
-                    source = await self._resumed(stack, reader, context)
+                    try:
+                        source = await self._resumed(stack, reader, context)
+                    except _ResumeRefused as refusal:
+                        # From here `_poll` owns the response: it cancels it when it leaves
+                        # early, and not when it was refused or is done.
+                        said = True
+                        self.logger.info(_POLL_INSTEAD_LOG, reader.response_id, refusal.error)
+                        reader.polled = await self._poll(
+                            reader.response_id, self._request_headers(), context
+                        )
+                        return
+                    except ProviderError:
+                        said = True  # refused as not allowed: a cancel would be refused too
+                        raise
         finally:
             if not said and not reader.complete and _resumable(reader):
                 await self._cancel_remote(reader.response_id, context)
@@ -629,8 +652,13 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     ) -> httpx.Response | None:
         """The stream taken up after the last event `reader` read; None when it did not connect.
 
+        A 429 or 5xx is a resume that did not get through (None), as a failed connection is:
+        tried again within `BackgroundPolling.reconnects`.
+
         Raises:
-            ProviderError: the API refused to resume it (an HTTP error status).
+            ProviderAuthenticationError: 401 or 403, the response is not this key's to see.
+            _ResumeRefused: any other refusal (an HTTP error status): the response may be
+                polled instead.
         """
         reader.skip_through = reader.last_sequence
         params = {"stream": "true", "starting_after": str(reader.last_sequence)}
@@ -648,7 +676,12 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             return None
         if resumed.status_code >= 400:
             await resumed.aread()
-            raise self._error_from_response(resumed, context)
+            error = self._error_from_response(resumed, context)
+            if error.retryable:
+                return None
+            if isinstance(error, ProviderAuthenticationError):
+                raise error
+            raise _ResumeRefused(error)
         return resumed
 
     def _lost(
@@ -692,6 +725,21 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
 
 
 _DEFAULT_POLLING: Final = BackgroundPolling()
+_POLL_INSTEAD_LOG: Final = (
+    "resuming the stream of background response %s was refused (%s); polling it instead"
+)
+
+
+class _ResumeRefused(Exception):
+    """The API refused to take a dropped stream up again; the response may still be polled.
+
+    Never leaves the provider: `_deltas` polls instead, and the poll's own errors are the
+    call's.
+    """
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(f"resuming the stream was refused: {error}")
+        self.error = error
 
 
 class _Pending(ProviderResponseError):

@@ -25,6 +25,8 @@ from neuron_turn.loop.events import TextDelta
 from neuron_turn.loop.provider import ProviderResponse, TextPart
 from neuron_turn.loop.provider_errors import (
     InvalidRequestError,
+    ModelNotFoundError,
+    ProviderAuthenticationError,
     ProviderConnectionError,
     ProviderOverloadedError,
     ProviderResponseError,
@@ -480,6 +482,136 @@ async def test_closing_a_background_stream_early_cancels_the_response() -> None:
     assert calls(recorder) == [CREATE, CANCEL]
 
 
+def refused(status: int, text: str = "stream not available") -> httpx.Response:
+    return json_response({"error": {"message": text}}, status)
+
+
+@pytest.mark.parametrize("status", [400, 404, 410])
+async def test_a_refused_resume_falls_back_to_polling_handing_on_no_event_twice(
+    status: int,
+) -> None:
+    whole = events("Once", " upon", " a time.")
+    provider, recorder = mocked(
+        dropped(whole[:5]),
+        refused(status),
+        json_response(background("in_progress")),
+        json_response(background("completed", message("Once upon a time."))),
+        background=True,
+    )
+    pauses = Pauses()
+    got = [event async for event in paused(provider, pauses).stream(request(model="o3-pro"))]
+    *deltas, answer = got
+    # Only what the stream brought before it dropped; the answer after is the polled one, whole.
+    assert deltas == [TextDelta("Once"), TextDelta(" upon")]
+    assert isinstance(answer, ProviderResponse)
+    assert answer.content == [TextPart("Once upon a time.")]
+    assert calls(recorder) == [CREATE, f"{POLL}?stream=true&starting_after=4", POLL, POLL]
+    # The pause before the resume, then the polls' own doubling pauses from `first`.
+    assert pauses.seen == [1, 1, 2]
+
+
+async def test_a_refused_resume_of_a_streamed_complete_is_polled_to_its_answer() -> None:
+    whole = events("a", "b")
+    provider, recorder = mocked(
+        dropped(whole[:4]),
+        refused(400),
+        json_response(background("completed", message("ab"))),
+        background=True,
+        stream=True,
+    )
+    answer = await paused(provider, Pauses()).complete(request())
+    assert answer.content == [TextPart("ab")]
+    assert calls(recorder)[2:] == [POLL]
+
+
+async def test_a_refused_resume_then_a_failed_response_maps_by_its_code_uncancelled() -> None:
+    failed = background("failed", error={"code": "server_error", "message": "model crashed"})
+    provider, recorder = mocked(
+        dropped(events("a", "b")[:4]), refused(404), json_response(failed), background=True
+    )
+    with pytest.raises(ProviderServerError, match="model crashed"):
+        _ = [event async for event in paused(provider, Pauses()).stream(request())]
+    assert calls(recorder)[2:] == [POLL]
+
+
+async def test_a_resume_refused_as_unauthorized_fails_at_once_without_polling() -> None:
+    provider, recorder = mocked(
+        dropped(events("a", "b")[:4]), refused(401, "bad key"), background=True
+    )
+    with pytest.raises(ProviderAuthenticationError, match="bad key") as caught:
+        _ = [event async for event in paused(provider, Pauses()).stream(request())]
+    assert not caught.value.retryable
+    # Not allowed to see the response: neither polled nor cancelled (that would be refused too).
+    assert calls(recorder) == [CREATE, f"{POLL}?stream=true&starting_after=3"]
+
+
+async def test_a_refused_resume_whose_poll_finds_the_response_gone_fails_for_good() -> None:
+    provider, recorder = mocked(
+        dropped(events("a", "b")[:4]),
+        refused(400),
+        refused(404, f"Response with id '{RESPONSE_ID}' not found."),
+        background=True,
+    )
+    with pytest.raises(ModelNotFoundError, match="not found") as caught:
+        _ = [event async for event in paused(provider, Pauses()).stream(request())]
+    assert not caught.value.retryable
+    assert calls(recorder)[2:] == [POLL]
+
+
+async def test_a_refused_resume_is_polled_within_the_polling_timeout_then_cancelled() -> None:
+    provider, recorder = mocked(
+        dropped(events("a", "b")[:4]),
+        refused(404),
+        *(json_response(background("in_progress")) for _ in range(3)),
+        json_response(background("cancelled")),
+        background=BackgroundPolling(first=2, most=4, timeout=9),
+    )
+    pauses = Pauses()
+    with pytest.raises(ProviderTimeoutError, match=r"not done after 9s"):
+        _ = [event async for event in paused(provider, pauses).stream(request())]
+    # The pause before the resume, then 2 + 4 + 3 of polling: the timeout counts from there.
+    assert pauses.seen == [2, 2, 4, 3]
+    assert calls(recorder)[2:] == [POLL, POLL, POLL, CANCEL]
+
+
+async def test_a_resume_answered_busy_is_tried_again_as_a_dropped_one_is() -> None:
+    whole = events("a", "b")
+    provider, recorder = mocked(
+        dropped(whole[:4]),
+        refused(503, "busy"),
+        streamed(whole[3:]),
+        background=True,
+    )
+    got = [event async for event in paused(provider, Pauses()).stream(request())]
+    assert got[:-1] == [TextDelta("a"), TextDelta("b")]
+    resume = f"{POLL}?stream=true&starting_after=3"
+    assert calls(recorder) == [CREATE, resume, resume]
+
+
+async def test_leaving_while_a_refused_resume_is_polled_cancels_the_response_once() -> None:
+    cancels: list[httpx.Request] = []
+
+    def cancel(sent: httpx.Request) -> httpx.Response:
+        cancels.append(sent)
+        return json_response(background("cancelled"))
+
+    provider, recorder = mocked(
+        dropped(events("a", "b")[:4]), refused(404), cancel, background=True
+    )
+    pauses = Pauses(hold_at=2)  # the resume's pause passes, the first poll's is held
+    task = asyncio.ensure_future(consume(paused(provider, pauses).stream(request())))
+    await held(task, pauses)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert calls(recorder) == [CREATE, f"{POLL}?stream=true&starting_after=3", CANCEL]
+    assert len(cancels) == 1
+
+
+async def consume(stream: AsyncIterator[Any]) -> list[Any]:
+    return [event async for event in stream]
+
+
 # --- cassettes (the API's own format, written by hand) ----------------------------------
 
 QUESTION = request(user("What is the capital of France?"), model="o3-pro", max_tokens=2048)
@@ -507,3 +639,14 @@ async def test_resumed_stream_cassette(api_key: str) -> None:
     assert deltas == [TextDelta("Paris is"), TextDelta(" the capital"), TextDelta(" of France.")]
     assert isinstance(answer, ProviderResponse)
     assert answer.content[-1] == TextPart("Paris is the capital of France.")
+
+
+async def test_refused_resume_polled_cassette(api_key: str) -> None:
+    with replay(HERE / "background_stream_resume_refused.yaml"):
+        async with OpenAIResponsesProvider("o3-pro", background=True) as provider:
+            got = [event async for event in replayed(provider).stream(QUESTION)]
+    *deltas, answer = got
+    assert deltas == [TextDelta("Paris is")]
+    assert isinstance(answer, ProviderResponse)
+    assert answer.content[-1] == TextPart("Paris is the capital of France.")
+    assert answer.usage.output_tokens == 342

@@ -83,6 +83,7 @@ def test_own_cassettes_say_they_were_written_by_hand_and_hold_no_key() -> None:
     paths = sorted(HERE.glob("*.yaml"))
     assert [path.name for path in paths] == [
         "background_polled.yaml",
+        "background_stream_resume_refused.yaml",
         "background_stream_resumed.yaml",
         "image_generation.yaml",
         "image_generation_streamed.yaml",

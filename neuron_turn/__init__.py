@@ -138,6 +138,7 @@ if TYPE_CHECKING:
         session_messages,
     )
     from .loop.model_requests import ModelRequestsBlockedError
+    from .loop.model_settings import InvalidModelSettingsError, ModelSettings
     from .loop.observers import (
         TurnObserver,
         TurnStart,
@@ -409,6 +410,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
     ".loop.sampling": ("InvalidSamplingError", "Sampling", "UnsupportedSamplingError"),
+    ".loop.model_settings": ("InvalidModelSettingsError", "ModelSettings"),
     ".loop.strict_tools": ("UnsupportedStrictOutputError", "UnsupportedStrictToolsError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
@@ -643,6 +645,7 @@ __all__ = [
     "InstructionsError",
     "InvalidEditedInputError",
     "InvalidModelError",
+    "InvalidModelSettingsError",
     "InvalidRequestError",
     "InvalidSamplingError",
     "KeptSession",
@@ -657,6 +660,7 @@ __all__ = [
     "ModelCallStart",
     "ModelNotFoundError",
     "ModelRequestsBlockedError",
+    "ModelSettings",
     "NameConflictError",
     "NeuronTurn",
     "NeuronTurnConfig",

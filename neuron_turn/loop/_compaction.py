@@ -55,7 +55,9 @@ DEFAULT_CONTEXT_LIMIT: Final = 100_000
 """The context limit when neither the configuration nor the provider gives one."""
 
 
-def context_limit(config: NeuronTurnConfig, provider: Provider, model: str) -> int:
+def context_limit(
+    config: NeuronTurnConfig, provider: Provider, model: str, max_tokens: int | None
+) -> int:
     """Return the input tokens a request may take: configured, else the model's window.
 
     A provider may say how large a model's window is with an optional method
@@ -67,7 +69,7 @@ def context_limit(config: NeuronTurnConfig, provider: Provider, model: str) -> i
     window = _provider_window(provider, model)
     if window is None:
         return DEFAULT_CONTEXT_LIMIT
-    return max(1, window - (config.max_tokens or 0))
+    return max(1, window - (max_tokens or 0))
 
 
 def _provider_window(provider: Provider, model: str) -> int | None:

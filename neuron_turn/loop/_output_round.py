@@ -29,6 +29,7 @@ from neuron_tool import ExternalTool, ToolSchema
 
 from .external_tools import external_tools_of
 from .limits import UsageLimits
+from .model_settings import ModelSettings
 from .output import (
     TEXT_KIND,
     OutputMode,
@@ -57,6 +58,7 @@ CALL_OPTIONS_KEY: Final = "neuron_turn"
 (a choice: "output_schema": [{"name": "refund", "schema": {...}}, ...]),
 (or an output type the turn knows by name: "output_type": "refund", with "output_text" alone),
 "usage_limits": {"tool_calls": 20, "total_tokens": 50000}, "stop_at_tools": ["lookup"],
+"model_settings": {"temperature": 0.2, "thinking": "low", "sampling": {"seed": 7}},
 "external_tools": [{"name": "...", "description": "...", "input_schema": {...}}]}`."""
 
 # model_construct: a literal needs no validation, and validating would build the model at import.
@@ -76,6 +78,7 @@ _OPTION_KEYS: Final = frozenset(
         "output_strict",
         "output_text",
         "usage_limits",
+        "model_settings",
         "stop_at_tools",
         "external_tools",
         "pin",
@@ -100,6 +103,8 @@ class CallOptions:
     stop_at_tools: frozenset[str] = frozenset()
     external_tools: tuple[ExternalTool, ...] = ()
     """Tools the caller offers for this call and carries out itself (`with_external_tools`)."""
+    model_settings: ModelSettings | None = None
+    """This call's own model settings, over the turn's (`ModelSettings`)."""
 
 
 def read_call_options(
@@ -133,6 +138,7 @@ def read_call_options(
             _usage(options),
             _stops(options.get("stop_at_tools")),
             external_tools_of(options.get("external_tools")),
+            _model_settings(options.get("model_settings")),
         )
     except (ValueError, TypeError) as exc:
         raise NonRetryableError(f"{where}: {exc}") from exc
@@ -149,6 +155,10 @@ def _choice(value: JsonValue) -> ToolChoice | None:
 def _usage(options: dict[str, JsonValue]) -> UsageLimits | None:
     value = options.get("usage_limits")
     return None if value is None else UsageLimits.from_json(value)
+
+
+def _model_settings(value: JsonValue) -> ModelSettings | None:
+    return None if value is None else ModelSettings.from_json(value)
 
 
 def _stops(value: JsonValue) -> frozenset[str]:
@@ -257,21 +267,37 @@ def with_usage_limits(metadata: JsonValue, limits: UsageLimits | None) -> JsonVa
         RunArgumentsError: `metadata` is not an object, or its call options ask for limits too
             (which to keep would be unclear).
     """
-    if limits is None:
+    return _with_option(metadata, "usage_limits", None if limits is None else limits.to_json())
+
+
+def with_model_settings(metadata: JsonValue, settings: ModelSettings | None) -> JsonValue:
+    """`metadata` with its call options holding `settings` (None: unchanged).
+
+    Raises:
+        RunArgumentsError: `metadata` is not an object, or its call options hold model
+            settings too (which to keep would be unclear).
+    """
+    return _with_option(
+        metadata, "model_settings", None if settings is None else settings.to_json()
+    )
+
+
+def _with_option(metadata: JsonValue, key: str, value: JsonValue) -> JsonValue:
+    """`metadata` with its call options holding `value` under `key` (None: unchanged)."""
+    if value is None:
         return metadata
     if metadata is not None and not isinstance(metadata, dict):
-        raise RunArgumentsError(f"usage_limits= needs metadata to be an object, not {metadata!r}")
+        raise RunArgumentsError(f"{key}= needs metadata to be an object, not {metadata!r}")
     options = (metadata or {}).get(CALL_OPTIONS_KEY) or {}
     if not isinstance(options, dict):
         raise RunArgumentsError(
             f"metadata[{CALL_OPTIONS_KEY!r}] must be an object, not {options!r}"
         )
-    if options.get("usage_limits") is not None:
+    if options.get(key) is not None:
         raise RunArgumentsError(
-            f"usage_limits= given while metadata[{CALL_OPTIONS_KEY!r}] has usage_limits; "
-            "give the limits one way"
+            f"{key}= given while metadata[{CALL_OPTIONS_KEY!r}] has {key}; give them one way"
         )
-    return {**(metadata or {}), CALL_OPTIONS_KEY: {**options, "usage_limits": limits.to_json()}}
+    return {**(metadata or {}), CALL_OPTIONS_KEY: {**options, key: value}}
 
 
 def unknown_output_type(name: str, named: Mapping[str, OutputSpec[Any]]) -> str:

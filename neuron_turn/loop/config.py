@@ -18,10 +18,11 @@ from .hosted_tools import HostedTool, as_hosted_tools
 from .instructions import Instructions
 from .limits import UsageLimits
 from .memory_tools import MemoryLimits
+from .model_settings import ModelSettings
 from .output import OutputMode
 from .output_validators import OutputValidator
 from .sampling import Sampling
-from .thinking import Thinking, checked_thinking
+from .thinking import Thinking
 from .tool_choice import ToolChoice
 
 __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
@@ -29,6 +30,7 @@ __all__ = ["NeuronTurnConfig", "ResolvedConfig"]
 _T = TypeVar("_T")
 _DEFAULT_MAX_TURNS: Final = 10
 _DEFAULT_MAX_TOKENS: Final = 4096
+_NO_MODEL_SETTINGS: Final = ModelSettings()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,6 +138,9 @@ class NeuronTurnConfig:
     """Tools the provider runs on its servers (`WebSearch`, `WebFetch`, `CodeExecution`),
     offered with every model call; the turn is refused when made if its provider lacks one
     (see `neuron_turn.loop.hosted_tools`)."""
+    _model_settings: ModelSettings = field(init=False, repr=False, compare=False)
+    """`temperature`, `max_tokens`, `thinking`, `sampling` and `parallel_tool_calls` as one
+    `ModelSettings`, checked when made; a run's own are laid over it (`resolve`)."""
 
     @property
     def parsed_tool_choice(self) -> ToolChoice | None:
@@ -158,9 +163,19 @@ class NeuronTurnConfig:
             )
         object.__setattr__(self, "stop_at_tools", frozenset(self.stop_at_tools))
         object.__setattr__(self, "hosted_tools", as_hosted_tools(self.hosted_tools))
-        checked_thinking(self.thinking)
         if self.sampling is not None and not isinstance(self.sampling, Sampling):
             raise TypeError(f"sampling is a Sampling(...), not {type(self.sampling).__name__}")
+        object.__setattr__(
+            self,
+            "_model_settings",
+            ModelSettings(
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                thinking=self.thinking,
+                sampling=self.sampling,
+                parallel_tool_calls=self.parallel_tool_calls,
+            ),
+        )
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:
@@ -182,10 +197,12 @@ class NeuronTurnConfig:
     ) -> ResolvedConfig:
         """Return the settings for one call: `overrides` where set, these defaults elsewhere.
 
-        `options` are the input's own (`TurnInput.metadata`): its usage limits over the
-        config's, its stop tools beside the config's.
+        `options` are the input's own (`TurnInput.metadata`): its usage limits and model
+        settings over the config's, its stop tools beside the config's.
         """
         usage = None if options is None else options.usage_limits
+        own = None if options is None else options.model_settings
+        model_settings = self._model_settings if own is None else own.over(self._model_settings)
         limits = self.usage_limits if usage is None else usage.over(self.usage_limits)
         stops = frozenset(self.stop_at_tools)
         if options is not None and options.stop_at_tools:
@@ -202,6 +219,7 @@ class NeuronTurnConfig:
                 session_conflict=self.session_conflict,
                 usage_limits=limits or None,
                 stop_at_tools=stops,
+                model_settings=model_settings,
             )
         return ResolvedConfig(
             system=_join(self.system, overrides.system_addendum),
@@ -216,6 +234,7 @@ class NeuronTurnConfig:
             session_conflict=_pick(overrides.session_conflict, self.session_conflict),
             usage_limits=limits or None,
             stop_at_tools=stops,
+            model_settings=model_settings,
         )
 
 
@@ -235,6 +254,8 @@ class ResolvedConfig:
     """None when no usage limit is set: the loop then counts nothing for them."""
     stop_at_tools: frozenset[str] = frozenset()
     """The config's stop tools and the input's."""
+    model_settings: ModelSettings = _NO_MODEL_SETTINGS
+    """The config's model settings, with the input's own over them."""
 
     def allows(self, tool: str) -> bool:
         """Return whether `tool` may be offered and run in this call."""

@@ -1,7 +1,8 @@
 """An input's own options, kept across an approval pause so its resume answers as it would have.
 
 An input may carry options of its own in its metadata: an output schema, usage
-limits, stop tools, external tools (`TurnInput.metadata["neuron_turn"]`). A resume
+limits, model settings, stop tools, external tools (`TurnInput.metadata["neuron_turn"]`).
+A resume
 (`resume_input`) is built later, often in another process, from the session and
 the decisions alone, and does not know them: before, the resumed part answered
 untyped, with no usage limits and no stop tools. So a turn that pauses for
@@ -53,6 +54,7 @@ _KEPT: Final = (
     "output_strict",
     "output_text",
     "usage_limits",
+    "model_settings",
     "stop_at_tools",
     "external_tools",
 )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal, TypeAlias
 
 from pydantic import JsonValue
 
@@ -118,12 +118,49 @@ class Sampling:
                 fields[field] = list(value) if setting == "stop_sequences" else value
         return fields
 
+    def __repr__(self) -> str:
+        """The settings this sets alone: `Sampling(seed=7)`."""
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._set())
+        return f"Sampling({shown})"
+
+    def _set(self) -> list[SamplingSetting]:
+        return [name for name in SAMPLING_SETTINGS if getattr(self, name) not in (None, ())]
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The settings this sets, under their own names (`from_json` reads it back)."""
+        return self.as_fields({name: name for name in SAMPLING_SETTINGS})
+
+    @classmethod
+    def from_json(cls, value: JsonValue) -> Sampling:
+        """Read `to_json`'s form, as an input's options carry it.
+
+        Raises:
+            InvalidSamplingError: not an object, a key that is no setting, or a value
+                no API takes (each named).
+        """
+        if not isinstance(value, dict):
+            raise InvalidSamplingError(f"sampling must be an object, not {value!r}")
+        unknown = sorted(set(value) - set(SAMPLING_SETTINGS))
+        if unknown:
+            raise InvalidSamplingError(
+                f"sampling has unknown keys {unknown}; known: {list(SAMPLING_SETTINGS)}"
+            )
+        stops = value.get("stop_sequences", ())
+        if not isinstance(stops, list | tuple):
+            raise _invalid("stop_sequences", stops, "a sequence of non-empty strings")
+        settings: dict[str, Any] = {**value, "stop_sequences": tuple(stops)}
+        return cls(**settings)
+
+    def over(self, base: Sampling | None) -> Sampling:
+        """These settings where set, `base`'s elsewhere (a run's over its turn's)."""
+        if base is None:
+            return self
+        return replace(base, **{name: getattr(self, name) for name in self.names})
+
     @property
     def names(self) -> frozenset[SamplingSetting]:
         """The settings this sets."""
-        return frozenset(
-            name for name in SAMPLING_SETTINGS if getattr(self, name) not in (None, ())
-        )
+        return frozenset(self._set())
 
 
 def check_provider_sampling(sampling: Sampling | None, provider: object) -> None:

@@ -77,6 +77,7 @@ from ._output_round import (
     OutputRound,
     Step,
     read_call_options,
+    with_model_settings,
     with_output_type,
     with_usage_limits,
 )
@@ -173,6 +174,7 @@ from .instructions import Instructions, render_instructions
 from .limits import UsageLimits, limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .model_requests import check_model_request
+from .model_settings import ModelSettings
 from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
@@ -658,6 +660,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         output_type: OutputType[Any] | str | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
@@ -674,19 +677,19 @@ class NeuronTurn(Generic[OutT]):
         `message_history` as for `run` (the stream's `all_messages()` goes on from it).
         `output_type` asks this turn for another output type, as for `run`: its
         `OutputDelta`s are of it, and `output_value(stream.output, <the type>)`
-        reads the answer. `usage_limits` as for `run`.
+        reads the answer. `usage_limits` and `model_settings` as for `run`.
 
         Raises:
             RunArgumentsError: `message_history` beside an input with a session, or
-                `usage_limits` beside an input whose options hold limits.
+                `usage_limits` (`model_settings`) beside an input whose options hold them.
             MessageHistoryError: `message_history` holds what is no message of a history.
             OutputTypeError: `output_type` cannot be an output type, or the input's
                 metadata asks for an output too.
         """
         given = TurnInput(message=input, trigger="user") if isinstance(input, str) else input
         spec, metadata = self._asked_output(output_type, given.metadata)
-        metadata = with_usage_limits(metadata, usage_limits)
-        if metadata is not given.metadata:  # a name or limits: in the input's options
+        metadata = with_model_settings(with_usage_limits(metadata, usage_limits), model_settings)
+        if metadata is not given.metadata:  # a name, limits, settings: in the input's options
             given = given.model_copy(update={"metadata": metadata})
         history = given_history(given.session, message_history)
         transcript = Transcript()
@@ -704,6 +707,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -719,6 +723,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -734,6 +739,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -749,6 +755,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -763,6 +770,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -787,6 +795,9 @@ class NeuronTurn(Generic[OutT]):
         `usage_limits` bound this run's tool calls and tokens (pydantic-ai's
         `run(usage_limits=...)`; `config=TurnConfig(max_turns=, max_cost=)` the rest),
         over the turn's own `NeuronTurnConfig.usage_limits`, as an input's options do.
+        `model_settings` change how the model is asked for this run (temperature,
+        `max_tokens`, thinking, sampling, parallel tool calls; pydantic-ai's
+        `run(model_settings=...)`), over the turn's own; kept across an approval pause.
 
         `decisions` resume a run paused for approval (pydantic-ai's
         `deferred_tool_results`): no message, and the paused run's `session` or its
@@ -805,7 +816,7 @@ class NeuronTurn(Generic[OutT]):
             MessageHistoryError: `message_history` holds what is no message of a history.
         """
         spec, metadata = self._asked_output(output_type, metadata)
-        metadata = with_usage_limits(metadata, usage_limits)
+        metadata = with_model_settings(with_usage_limits(metadata, usage_limits), model_settings)
         input, history = run_input(
             message,
             session=session,
@@ -846,6 +857,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -860,6 +872,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -874,6 +887,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -888,6 +902,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -901,6 +916,7 @@ class NeuronTurn(Generic[OutT]):
         message_history: Sequence[ProviderMessage] | None = None,
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -925,6 +941,7 @@ class NeuronTurn(Generic[OutT]):
                     message_history=message_history,
                     decisions=decisions,
                     usage_limits=usage_limits,
+                    model_settings=model_settings,
                     deps=deps,
                     config=config,
                     metadata=metadata,
@@ -1026,6 +1043,8 @@ class NeuronTurn(Generic[OutT]):
                 turn._unseen_stops = turn._unseen_stops | unseen
         if options.output is not None and self._output_mode(options.output) == "tool":
             check_strict_output(options.output, self.provider)
+        if options.model_settings is not None:
+            options.model_settings.check_provider(self.provider)
         settings = self.config.resolve(input.config, options)
         watches = start_watches(
             lambda: TurnStart(self.config.agent, settings.model, self.provider, input)
@@ -1928,21 +1947,22 @@ class NeuronTurn(Generic[OutT]):
         if metadata is not None:
             extra["metadata"] = metadata
         offered, choice = output.offer(tools)
+        model = run.settings.model_settings
         return ProviderRequest(
             model=run.settings.model,
             messages=run.request_messages(),
             tools=offered,
-            max_tokens=self.config.max_tokens,
-            temperature=self.config.temperature,
+            max_tokens=model.max_tokens,
+            temperature=model.temperature,
             system=output.system(run.settings.system),
             extra=extra,
             tool_choice=choice,
-            parallel_tool_calls=self.config.parallel_tool_calls if offered else None,
+            parallel_tool_calls=model.parallel_tool_calls if offered else None,
             output=output.provider_output(),
             prompted_output=output.prompted_output,
             hosted_tools=run.hosted_tools,
-            thinking=self.config.thinking,
-            sampling=self.config.sampling,
+            thinking=model.thinking,
+            sampling=model.sampling,
         )
 
     async def _complete(
@@ -2027,7 +2047,12 @@ class NeuronTurn(Generic[OutT]):
             hooks=self.hooks,
             provider=self.provider,
             config=self.config,
-            limit=context_limit(self.config, self.provider, run.settings.model),
+            limit=context_limit(
+                self.config,
+                self.provider,
+                run.settings.model,
+                run.settings.model_settings.max_tokens,
+            ),
             system=run.settings.system,
             tools=tools,
         )

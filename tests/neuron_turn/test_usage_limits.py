@@ -278,7 +278,7 @@ async def test_usage_limits_given_twice_are_refused_before_any_model_call() -> N
     provider = ScriptedProvider([])
     turn = NeuronTurn(provider)
 
-    with pytest.raises(RunArgumentsError, match="give the limits one way"):
+    with pytest.raises(RunArgumentsError, match="give them one way"):
         await turn.run(
             "hi",
             usage_limits=UsageLimits(tool_calls=1),

@@ -236,7 +236,9 @@ def apply_group(
     each seeing the ones before it. If the transaction itself cannot be
     completed (its commit fails, or the engine rolled it back), nothing of it
     is kept and every write is applied again in a transaction of its own, so
-    each outcome is that write's own.
+    each outcome is that write's own; unless SQLite refuses to roll it back,
+    when each write fails with that error and the connection is left in the
+    transaction for its owner to close (`_threads.drop_if_in_transaction`).
     """
     try:
         connection.execute("BEGIN IMMEDIATE")
@@ -248,9 +250,21 @@ def apply_group(
         connection.execute("COMMIT")
     except Exception:
         if connection.in_transaction:
-            connection.execute("ROLLBACK")
+            try:
+                connection.execute("ROLLBACK")
+            except _DB_ERRORS as exc:
+                # The transaction stays open on this connection, holding the file's
+                # lock: none of the writes can run alone on it. Each fails; the
+                # writer then drops the connection, whose closing undoes them.
+                return [_caused(_failure(ops, None, path, exc), exc) for ops in writes]
         return [_alone(connection, ops, path=path) for ops in writes]
     return outcomes
+
+
+def _caused(error: StateError, cause: BaseException) -> StateError:
+    """`error` with `cause` chained, as `raise error from cause` would leave it."""
+    error.__cause__ = cause
+    return error
 
 
 def _in_savepoint(

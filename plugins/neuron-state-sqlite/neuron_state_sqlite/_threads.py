@@ -29,6 +29,7 @@ __all__ = [
     "Job",
     "Settled",
     "ThreadsClosed",
+    "drop_if_in_transaction",
     "refuse_rest",
     "settle",
     "start",
@@ -146,6 +147,22 @@ def settle(settled: list[Settled], jobs: list[Job]) -> None:
             pass  # the loop is closed: nobody is waiting for these results any more
 
 
+def drop_if_in_transaction(connection: sqlite3.Connection) -> sqlite3.Connection | None:
+    """Close `connection` if a job left it in a transaction (return None), else return it.
+
+    Why: a job ends every transaction it begins, unless SQLite refused the
+    COMMIT and then the ROLLBACK (a failing disk). Kept, such a connection
+    would hold its snapshot, and a writer's the file's lock, for good: every
+    later job would fail to begin, other processes could not write, and the
+    WAL could not be checkpointed. Closing it undoes the transaction; the
+    thread opens a new connection for its next job.
+    """
+    if not connection.in_transaction:
+        return connection
+    connection.close()
+    return None
+
+
 def refuse_rest(jobs: SimpleQueue[Job | None]) -> None:
     """Fail whatever is still queued (submitted in a race with `close`) rather than hang it."""
     while True:
@@ -193,9 +210,10 @@ def _run_one(
     try:
         if connection is None:
             connection = connect()
-        return (future, None, job[2](connection)), connection
+        settled: Settled = (future, None, job[2](connection))
     except BaseException as exc:
-        return (future, exc, None), connection
+        settled = (future, exc, None)
+    return settled, None if connection is None else drop_if_in_transaction(connection)
 
 
 def _resolve(results: list[Settled]) -> None:

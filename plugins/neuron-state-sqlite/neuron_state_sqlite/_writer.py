@@ -22,7 +22,15 @@ from queue import Empty, SimpleQueue
 from typing import Any, Final, TypeAlias, TypeVar, cast
 
 from . import _db
-from ._threads import Job, Settled, ThreadsClosed, refuse_rest, settle, start
+from ._threads import (
+    Job,
+    Settled,
+    ThreadsClosed,
+    drop_if_in_transaction,
+    refuse_rest,
+    settle,
+    start,
+)
 
 __all__ = ["WriterThread"]
 
@@ -149,9 +157,12 @@ def _run(
                 continue
         work = jobs[0][2]
         if callable(work):
-            settle([_call(jobs[0][1], work, connection)], jobs)
+            settled = [_call(jobs[0][1], work, connection)]
         else:
-            settle(_write(jobs, connection, path), jobs)
+            settled = _write(jobs, connection, path)
+        # Before the callers hear back: the file's lock is gone by then.
+        connection = drop_if_in_transaction(connection)
+        settle(settled, jobs)
     return connection
 
 
@@ -170,9 +181,14 @@ def _write(group: list[Job], connection: sqlite3.Connection, path: Path) -> list
             return [(future, None, _db.apply(connection, cast("Sequence[_db.Op]", ops), path=path))]
         except BaseException as exc:
             return [(future, exc, None)]
-    outcomes = _db.apply_group(
-        connection, [cast("Sequence[_db.Op]", ops) for _, _, ops in group], path=path
-    )
+    try:
+        outcomes = _db.apply_group(
+            connection, [cast("Sequence[_db.Op]", ops) for _, _, ops in group], path=path
+        )
+    except BaseException as exc:
+        # Not expected (`apply_group` answers each write); but an error escaping
+        # here would end the thread with these callers, and every later one, waiting.
+        return [(future, exc, None) for _, future, _ in group]
     return [
         (future, outcome, None) if isinstance(outcome, BaseException) else (future, None, outcome)
         for (_, future, _), outcome in zip(group, outcomes, strict=True)

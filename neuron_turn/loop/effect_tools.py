@@ -18,9 +18,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Annotated, Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from layer0 import (
     AgentScope,
@@ -47,6 +47,7 @@ from ._loop_keys import kept_by_loop
 
 __all__ = [
     "EFFECT_TOOL_NAMES",
+    "MAX_MEMORY_NAME_BYTES",
     "EffectArgumentError",
     "EffectNotGrantedError",
     "EffectToolError",
@@ -96,6 +97,44 @@ def parse_scope(text: str, session: SessionId | None = None) -> Scope:
     return CustomScope(name=text)
 
 
+MAX_MEMORY_NAME_BYTES: Final = 512
+"""Most UTF-8 bytes of the key, and of the scope, that a memory effect tool takes.
+
+Why: PostgresStore indexes scope and key together and refuses an entry past
+about 2.7 kB, and one refused write fails every memory effect of its turn, the
+turn's own history included. Within this bound a key is also one `read_memory`
+takes (up to 512 characters).
+"""
+
+
+def _storable_key(key: str) -> str:
+    # PostgreSQL text cannot hold NUL; a key with one fails the turn's writes there.
+    if "\0" in key:
+        raise ValueError("a key cannot hold a NUL character; choose another key")
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if size > MAX_MEMORY_NAME_BYTES:
+        raise ValueError(
+            f"a key is at most {MAX_MEMORY_NAME_BYTES} bytes of UTF-8, this one is {size}; "
+            "choose a shorter key"
+        )
+    return key
+
+
+def _storable_scope(scope: str) -> str:
+    # Stores keep a scope as JSON, where a control character takes six bytes.
+    if any(ord(c) < 0x20 for c in scope):
+        raise ValueError("a scope cannot hold control characters")
+    size = len(scope.encode("utf-8", "surrogatepass"))
+    if size > MAX_MEMORY_NAME_BYTES:
+        raise ValueError(
+            f"a scope is at most {MAX_MEMORY_NAME_BYTES} bytes of UTF-8, this one is {size}"
+        )
+    return scope
+
+
+_Key = Annotated[str, AfterValidator(_storable_key)]
+_ScopeText = Annotated[str, AfterValidator(_storable_scope)]
+
 _SCOPE_HELP: Final = (
     "Where the memory lives: 'session' (this conversation), 'global', "
     "'session:<id>', 'workflow:<id>', 'agent:<workflow>/<agent>' or 'custom:<name>'."
@@ -107,14 +146,14 @@ class _Args(BaseModel):
 
 
 class _WriteMemory(_Args):
-    scope: str = Field(default=OWN_SESSION, description=_SCOPE_HELP)
-    key: str = Field(min_length=1, description="The key to store the value under.")
+    scope: _ScopeText = Field(default=OWN_SESSION, description=_SCOPE_HELP)
+    key: _Key = Field(min_length=1, description="The key to store the value under.")
     value: JsonValue = Field(description="The value to store (any JSON).")
 
 
 class _DeleteMemory(_Args):
-    scope: str = Field(default=OWN_SESSION, description=_SCOPE_HELP)
-    key: str = Field(min_length=1, description="The key to delete.")
+    scope: _ScopeText = Field(default=OWN_SESSION, description=_SCOPE_HELP)
+    key: _Key = Field(min_length=1, description="The key to delete.")
 
 
 class _Delegate(_Args):
@@ -315,7 +354,9 @@ def declare_effect(
         args = tool.args.model_validate(arguments)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
+            f"{str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
         )
         raise EffectArgumentError(f"invalid arguments for {name}: {problems}") from exc
     try:

@@ -16,6 +16,7 @@ from collections.abc import Hashable
 from typing import Final, cast
 
 from pydantic import JsonValue, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from layer0 import Scope, SerializationError, StateError
 
@@ -36,6 +37,7 @@ def scope_key(scope: Scope) -> str:
 
     Raises:
         StateError: `scope` is not a layer0 `Scope`.
+        SerializationError: `scope` names an id UTF-8 cannot hold (a lone surrogate).
     """
     try:
         # A turn's writes name the same few scopes over and over; the type is
@@ -52,9 +54,15 @@ def _cached_scope_key(kind: Hashable, scope: Scope) -> str:
 
 def _scope_key(scope: Scope) -> str:
     try:
-        return _SCOPE.dump_json(_SCOPE.validate_python(scope)).decode()
+        validated = _SCOPE.validate_python(scope)
     except ValidationError as exc:
         raise StateError(f"not a layer0 Scope: {scope!r}") from exc
+    try:
+        return _SCOPE.dump_json(validated).decode()
+    except PydanticSerializationError as exc:
+        # A lone surrogate in its id (argv bytes that are not UTF-8 decode to
+        # them): no store can hold it, so the same call can never pass.
+        raise SerializationError(f"cannot store scope {scope!r} as JSON: {exc}") from exc
 
 
 def encode_value(

@@ -27,7 +27,16 @@ from typing import Any, Final, cast
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-from layer0 import Effect, Halt, HookPoint, ModifyToolInput, SessionId, SkipTool, ToolCallRecord
+from layer0 import (
+    Effect,
+    Halt,
+    HandoffEffect,
+    HookPoint,
+    ModifyToolInput,
+    SessionId,
+    SkipTool,
+    ToolCallRecord,
+)
 from neuron_hooks import HookRegistry, ToolProgress
 from neuron_tool import ModelRetry, RunContext, ToolError, ToolRegistry
 from neuron_tool.files import ToolReturn
@@ -290,6 +299,18 @@ class ToolRound:
             own = self._session_of(call) if self.resumable and session is not None else None
             answer = await answerer(answered_form(effect, call, own))
         if answer is None:
+            handing_off = (
+                _handoff_in(self.run.effects) if isinstance(effect, HandoffEffect) else None
+            )
+            if handing_off is not None:
+                # An orchestrator refuses a turn handing off twice, all its effects with it.
+                return (
+                    f"Refused: this turn already hands the conversation to agent "
+                    f"{handing_off.agent!r}, and a turn hands off once; nothing was done",
+                    False,
+                    (),
+                    (),
+                )
             self.run.effects.append(effect)
             return confirmation, True, (), ()
         # The orchestrator carried the effect out while the turn waited (effect_answers).
@@ -368,6 +389,11 @@ class ToolRound:
         if not settings.allows(name):
             return f"Error: the tool {name!r} is not allowed in this turn"
         return None
+
+
+def _handoff_in(effects: Sequence[Effect]) -> HandoffEffect | None:
+    """The handoff among `effects` (a turn declares one at most), if any."""
+    return next((e for e in effects if isinstance(e, HandoffEffect)), None)
 
 
 def _finish(

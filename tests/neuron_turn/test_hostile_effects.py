@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
+from layer0 import CustomEffect, HandoffEffect
+
 from .support import TRUSTING, answer, ask, build, call, calls
 
 # A key with NUL: PostgresStore refuses it. A key or scope this long: PostgresStore
@@ -50,3 +52,20 @@ async def test_a_memory_key_and_scope_at_the_bounds_are_declared() -> None:
     turn, _ = build(script, config=TRUSTING)
     output = await turn.execute(ask(session="s"))
     assert [effect.type for effect in output.effects] == ["write_memory", "write_memory", "custom"]
+
+
+async def test_a_second_handoff_in_one_answer_is_refused_and_the_first_is_kept() -> None:
+    script = [
+        calls(
+            call("c1", "handoff", agent="closer", state=None),
+            call("c2", "handoff", agent="other", state=None),
+        ),
+    ]
+    turn, _ = build(script, config=TRUSTING)
+    output = await turn.execute(ask(session="s"))
+    assert output.effects[:-1] == [HandoffEffect(agent="closer", state=None)]
+    assert isinstance(output.effects[-1], CustomEffect)
+    history = output.effects[-1].data["messages"]  # type: ignore[index,call-overload]
+    (first, second) = history[-1]["content"]  # type: ignore[index,call-overload]
+    assert first["is_error"] is False
+    assert second["is_error"] is True and "'closer'" in second["content"]

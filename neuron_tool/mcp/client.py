@@ -50,6 +50,7 @@ from .errors import (
     MCPRequestError,
     MCPResponseTooLargeError,
     MCPSamplingError,
+    MCPSubscriptionClosedError,
     MCPTimeoutError,
 )
 from .list_changes import ListChangeHandler, MCPListChange
@@ -390,8 +391,9 @@ class MCPClient:
 
         Subscriptions end with it: after `connect()`, subscribe again. A change
         stream being reopened stops being reopened, at once and without a word;
-        a `subscribe_resource` waiting to ask again raises `MCPConnectionError`
-        at once, saying the client was closed.
+        a `subscribe_resource` waiting to ask again raises
+        `MCPSubscriptionClosedError` (an `MCPConnectionError`) at once, and one
+        being asked once its request ends, saying the client was closed.
         """
         self._closed = True
         if self._updates is not None:
@@ -594,14 +596,21 @@ class MCPClient:
         made as the server is asked has its subscription ended once answered,
         and this returns, as if it had been taken and then unsubscribed (no
         update of `uri` is heard; a subscribe made after the unsubscribe is
-        kept); `close()` ends a pause at once raising `MCPConnectionError`.
+        kept). So does one whose request then fails (refused for good, its
+        attempts spent, the server lost): the caller withdrew it, so how asking
+        ended is logged, not raised. `close()` ends a pause at once, and one
+        being asked once the request ends, raising `MCPSubscriptionClosedError`:
+        an `MCPConnectionError`, as any call to a closed client raises, saying the
+        client was closed and nothing is subscribed, rather than a refusal, since
+        the server refused nothing.
 
         Raises:
             ValueError: The client has no `on_resource_updated`, so no update could be heard.
             MCPCapabilityError: The server does not declare `resources.subscribe`;
                 nothing was sent.
-            MCPConnectionError: The client was closed while this waited to ask again
-                (it says so), or as for `call_tool`.
+            MCPSubscriptionClosedError: `close()` was called while this waited to ask
+                again or as the server was asked (it says which).
+            MCPConnectionError: As for `call_tool`.
             MCPSubscriptionFinalError: The server refused it with a final error, after
                 one request: asking again will not change it.
             MCPSubscriptionGaveUpError: The server refused it with an error that may
@@ -622,10 +631,16 @@ class MCPClient:
         while True:
             try:
                 await self._send(partial(self._subscribe, pending=pending), retry_if_lost=True)
-                if pending.stopped == "closed":
-                    raise self._closed_during(uri, "was asked")
-                return
-            except MCPRequestError as exc:
+            except MCPBridgeError as exc:
+                # A stop made as the server was asked decides what its failure means.
+                stopped = pending.stopped
+                if stopped == "closed":
+                    raise self._closed_during(uri, "was asked") from exc
+                if stopped == "unsubscribed":
+                    self._withdrawn(uri, exc)
+                    return
+                if not isinstance(exc, MCPRequestError):
+                    raise
                 asked += 1
                 refused = subscribe_refusal(exc)
                 if not refused.transient:
@@ -640,6 +655,10 @@ class MCPClient:
                         seconds=seconds,
                         backoff=backoff is not None,
                     ) from exc
+            else:
+                if pending.stopped == "closed":
+                    raise self._closed_during(uri, "was asked")
+                return
             pause = backoff.pause(asked - 1)
             logger.log(
                 logging.WARNING if asked == 1 else logging.INFO,
@@ -672,7 +691,8 @@ class MCPClient:
 
         A `subscribe_resource(uri)` under way is stopped: one waiting to ask a
         server that refused it for now at once, one being answered once it is
-        (its subscription ended); it returns, and the later call wins.
+        (its subscription ended, or its failure logged and not raised); it
+        returns, and the later call wins.
 
         Raises:
             MCPCapabilityError: The server does not declare `resources.subscribe`;
@@ -753,13 +773,23 @@ class MCPClient:
         if self._updates is not None:
             self._updates.push(uri)
 
-    def _closed_during(self, uri: str, how: str) -> MCPConnectionError:
+    def _closed_during(self, uri: str, how: str) -> MCPSubscriptionClosedError:
         """The error of a subscribe to `uri` that `close()` stopped as it `how` ("was asked")."""
-        message = (
-            f"{self._label} was closed while the subscription to resource {uri!r} {how};"
-            " nothing is subscribed: after connect(), subscribe again"
+        return MCPSubscriptionClosedError(self.name, self._label, uri, how)
+
+    def _withdrawn(self, uri: str, failure: MCPBridgeError) -> None:
+        """Log the failure of a subscribe to `uri` that an unsubscribe withdrew as it was asked.
+
+        Not raised: the caller said it no longer wants the subscription, so how asking
+        for it ended is no error of theirs (and nothing of it is left subscribed).
+        """
+        logger.info(
+            "%s: the subscription to resource %r failed after unsubscribe_resource withdrew"
+            " it (not raised): %s",
+            self._label,
+            uri,
+            failure,
         )
-        return MCPConnectionError(self.name, message)
 
     async def _subscribe(self, connection: Connection, *, pending: PendingSubscription) -> None:
         uri = pending.uri

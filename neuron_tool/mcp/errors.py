@@ -4,6 +4,7 @@
 ToolError
 ├── MCPBridgeError (neuron_tool.errors)     the bridge cannot reach, list or call its server
 │   ├── MCPConnectionError                  the server did not start, was not reached, or was lost
+│   │   └── MCPSubscriptionClosedError      ... `close()` ended a `subscribe_resource` under way
 │   ├── MCPRequestError                     the server answered a request with a JSON-RPC error
 │   │   └── MCPSubscriptionRefusedError     ... refused `subscribe_resource` (`final`: for good)
 │   │       ├── MCPSubscriptionFinalError   ... with an error asking again will not change
@@ -40,6 +41,23 @@ class MCPConnectionError(MCPBridgeError):
         self.stderr = stderr
         tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
         super().__init__(f"{message}{tail}")
+
+
+class MCPSubscriptionClosedError(MCPConnectionError):
+    """Raised when `close()` ends a `subscribe_resource(uri)` under way: nothing is subscribed.
+
+    An `MCPConnectionError`, as any call to a closed client is: the client, not the
+    server, ended it, and the server never refused it (no `MCPSubscriptionRefusedError`).
+    `how` says where the subscribe was ("was asked", "waited to be asked again ...").
+    """
+
+    def __init__(self, server: str, label: str, uri: str, how: str) -> None:
+        self.uri = uri
+        super().__init__(
+            server,
+            f"{label} was closed while the subscription to resource {uri!r} {how};"
+            " nothing is subscribed: after connect(), subscribe again",
+        )
 
 
 class MCPTimeoutError(MCPBridgeError, TimeoutError):

@@ -18,7 +18,9 @@ judged by the error's code as a refused stream is: asked again on the client's
 backoff if it may pass (`MCPSubscriptionGaveUpError` if it never does), raised
 at once if final (`MCPSubscriptionFinalError`), and never left half-taken here.
 A subscription waiting to be asked again ends at once when the client is closed
-(raising) or the URI unsubscribed (returning: the later call wins). A stream
+(raising `MCPSubscriptionClosedError`) or the URI unsubscribed (returning: the
+later call wins); one being asked ends so once its request does, whatever the
+server answered (an unsubscribed one's failure is logged, not raised). A stream
 given up ends its subscriptions here too: each is told as updated once more, and
 a restarted server is not asked for them again.
 """

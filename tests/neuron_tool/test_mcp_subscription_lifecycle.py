@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from neuron_tool.mcp import MCPClient, MCPConnectionError, StreamBackoff
+from neuron_tool.mcp import MCPClient, MCPConnectionError, MCPSubscriptionClosedError, StreamBackoff
 from neuron_tool.mcp.client import Connection
 from neuron_tool.mcp.subscriptions import PendingSubscription
 
@@ -85,7 +85,8 @@ async def test_close_ends_a_subscribe_waiting_to_ask_again_at_once_saying_the_cl
 
     assert done == {subscribing}
     error = subscribing.exception()
-    assert isinstance(error, MCPConnectionError)
+    assert isinstance(error, MCPSubscriptionClosedError)
+    assert error.uri == NOTE
     assert str(error).startswith("MCP server 'changing' (")
     assert str(error).endswith(
         f" was closed while the subscription to resource {NOTE!r} waited to be asked again"
@@ -145,16 +146,24 @@ async def test_subscribing_again_after_an_unsubscribe_stopped_a_pause_resumes(
 
 
 class Held:
-    """Holds the first subscription request of `uri` before or after the server answers it."""
+    """Holds a subscription request of `uri` before or after the server answers it.
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, uri: str, *, after: bool) -> None:
+    The first one, or the one after `skip` others of `uri` went through unheld.
+    """
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, uri: str, *, after: bool, skip: int = 0
+    ) -> None:
         self.reached = asyncio.Event()
         self.go = asyncio.Event()
         self._held = False
+        self._seen = 0
         subscribe_on = MCPClient._subscribe_on
 
         async def held(client: MCPClient, connection: Connection, asked: str) -> None:
-            hold = asked == uri and not self._held
+            if asked == uri:
+                self._seen += 1
+            hold = asked == uri and not self._held and self._seen > skip
             self._held = self._held or hold
             if hold and not after:
                 await self._hold()
@@ -213,6 +222,66 @@ async def test_a_subscribe_made_after_an_unsubscribe_is_kept_though_an_earlier_o
         await updates.count(NOTE)
 
     assert taken == ((NOTE,), frozenset({NOTE}))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("code", "skip", "backoff"),
+    [(-32602, 0, SLOW), (-32603, 1, StreamBackoff(first=0.001, most=0.001, attempts=1))],
+    ids=["refused-for-good", "given-up-retrying"],
+)
+async def test_a_subscribe_unsubscribed_as_it_is_asked_ends_quietly_though_it_then_fails(
+    transport: str,
+    code: int,
+    skip: int,
+    backoff: StreamBackoff,
+    refuse: Refuse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    refuse(times=1000, code=code)
+    held = Held(monkeypatch, NOTE, after=False, skip=skip)
+    updates = Updates()
+    async with changing(transport, on_resource_updated=updates, reopen_streams=backoff) as client:
+        await client.subscribe_resource(OTHER)
+        subscribing = asyncio.create_task(client.subscribe_resource(NOTE))
+        async with asyncio.timeout(WAIT):
+            await held.reached.wait()
+            await client.unsubscribe_resource(NOTE)
+            held.go.set()
+            returned = await subscribing  # the caller withdrew it: no refusal to hear of
+        taken = subscribed(client)
+        refused = await subscriptions(client)
+        await client.call_tool("update", {"uri": NOTE, "text": "unheard"})
+        await client.call_tool("update", {"uri": OTHER, "text": "heard"})
+        await updates.count(OTHER)
+
+    assert returned is None
+    assert taken == ((OTHER,), frozenset({OTHER}))
+    assert refused == (skip + 1, skip + 1)  # it was asked, and refused, all the same
+    assert updates.uris == [OTHER]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_close_as_a_subscribe_is_asked_fails_it_as_a_subscription_closed_error(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = Held(monkeypatch, NOTE, after=False)
+    async with changing(transport, on_resource_updated=Updates()) as client:
+        subscribing = asyncio.create_task(client.subscribe_resource(NOTE))
+        async with asyncio.timeout(WAIT):
+            await held.reached.wait()
+            closing = asyncio.create_task(client.close())
+            held.go.set()
+            await asyncio.wait([subscribing, closing])
+        error = subscribing.exception()
+
+    assert isinstance(error, MCPSubscriptionClosedError)
+    assert isinstance(error, MCPConnectionError)  # as any call to a closed client fails
+    assert (error.server, error.uri) == ("changing", NOTE)
+    assert str(error).endswith(
+        f" was closed while the subscription to resource {NOTE!r} was asked;"
+        " nothing is subscribed: after connect(), subscribe again"
+    )
 
 
 Restart = Callable[[], Awaitable[None]]

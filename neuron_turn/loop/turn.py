@@ -1356,6 +1356,9 @@ class NeuronTurn(Generic[OutT]):
             neuron_turn.loop.approval.ApprovalError: as `execute` would raise it for
                 `input`; `MalformedDecisionsError` when it carries no decisions.
         """
+        replacement = self._overridden()
+        if replacement is not None:  # inside `override`: checked as the block's turn runs it
+            return await replacement.check_resume(input)
         decisions, metadata = split_decisions(input.metadata)
         if decisions is None:
             raise MalformedDecisionsError(

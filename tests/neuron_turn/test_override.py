@@ -15,7 +15,10 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
 from neuron_tool import FunctionTool, RunContext, tool
 from neuron_turn import (
+    ApprovalPolicy,
     CompactionBudget,
+    Decision,
+    InvalidEditedInputError,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderMessage,
@@ -24,6 +27,7 @@ from neuron_turn import (
     TextDelta,
     TextPart,
     UnknownStopToolError,
+    resume_input,
 )
 from neuron_turn.testing import (
     FunctionProvider,
@@ -33,7 +37,7 @@ from neuron_turn.testing import (
     text_response,
 )
 
-from .support import answer, call, calls
+from .support import answer, ask, call, calls
 
 
 class Refund(BaseModel):
@@ -271,3 +275,30 @@ async def test_a_turn_made_with_with_output_is_overridden_with_the_turn_it_came_
         assert (await typed.run("how much?")).output == Refund(amount=5)
 
     assert agent.provider.requests == []  # type: ignore[attr-defined]
+
+
+@tool
+async def ban(user: str) -> str:
+    """Ban a user by name."""
+    return f"banned {user}"
+
+
+@tool(name="ban")
+async def ban_by_id(user: int) -> str:
+    """Ban a user by number."""
+    return f"banned #{user}"
+
+
+async def test_check_resume_inside_an_override_checks_against_the_overrides_tools() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="m", approval=ApprovalPolicy.of(["ban"]))
+    agent = NeuronTurn(CountingModel(), tools=[ban], state=store, config=config)
+    scripted = ScriptedProvider([calls(call("c1", "ban", user=7))])
+    edited = resume_input("s", [Decision.approve("c1", {"user": 5})])
+
+    with agent.override(provider=scripted, tools=[ban_by_id]):
+        await LocalOrchestrator({"a": agent}, store).dispatch("a", ask("ban 7", session="s"))
+        await agent.check_resume(edited)  # a number, as the override's `ban` takes
+
+    with pytest.raises(InvalidEditedInputError, match="schema"):
+        await agent.check_resume(edited)  # the agent's own `ban` takes a name

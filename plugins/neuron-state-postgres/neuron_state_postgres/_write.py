@@ -138,7 +138,11 @@ async def _transaction(
     """
     try:
         async with connection.pipeline() as pipeline:
-            await connection.execute("BEGIN")
+            # Named, not the server's default: an append's statement must see every
+            # append committed before it took the key's lock, as only READ COMMITTED
+            # does (at REPEATABLE READ it would count from a snapshot taken before
+            # the wait, and take a changed history for the one it expected).
+            await connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
             sent.locks = await _lock_keys(connection, sql, ops)
             for index, op in enumerate(ops):
                 sent.queuing = index

@@ -90,6 +90,10 @@ async def ensure(connection: AsyncConnection[TupleRow], schema: str, where: str)
     if await _found(connection, schema, where) == SCHEMA_VERSION:
         return
     async with connection.transaction():
+        # Not the server's default: at REPEATABLE READ the check after the lock
+        # would read from a snapshot taken before the wait, miss the schema another
+        # process made meanwhile, and create it again (which fails).
+        await connection.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
         await connection.execute(_LOCK, (f"neuron-state-postgres:{schema}",))
         found = await _found(connection, schema, where)
         if found == SCHEMA_VERSION:

@@ -1,8 +1,9 @@
-"""Appends keep their guarantees whatever isolation level the server gives transactions.
+"""The store's transactions keep their guarantees whatever isolation level the server gives.
 
 A database may be set to run every transaction at REPEATABLE READ
 (`ALTER DATABASE ... SET default_transaction_isolation`); the store's
-appends still see every append committed before they took the key's lock.
+appends still see every append committed before they took the key's lock,
+and a store opening a schema another creates meanwhile still finds it made.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from psycopg import sql
 
 from layer0 import HISTORY_KEY, HistoryAppend, HistoryConflict, SessionScope
-from neuron_state_postgres import PostgresStore
+from neuron_state_postgres import PostgresStore, _schema
 
 SESSION = SessionScope(id="s1")
 
@@ -72,3 +73,23 @@ async def test_an_append_waiting_behind_another_sees_it_at_repeatable_read(
         assert (raised.value.expected, raised.value.found) == (2, 4)
         assert await store.append_history(turn("after")) == 6
         assert await store.read(SESSION, HISTORY_KEY) == ["q", "a"] * 3
+
+
+async def test_a_store_opening_while_another_creates_the_schema_finds_it_at_repeatable_read(
+    conninfo: str, schema: str
+) -> None:
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as other:
+        # Another process creating the schema, caught holding its lock.
+        lock = f"neuron-state-postgres:{schema}"
+        await other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (lock,))
+        store = PostgresStore(at_repeatable_read(conninfo), schema=schema)
+        opening = asyncio.ensure_future(store.__aenter__())
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as watcher:
+            await asyncio.wait_for(wait_until_a_backend_waits_for_a_lock(watcher), 30)
+        await _schema.ensure(other, schema, "the other process")
+        await other.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock,))
+    try:
+        await opening
+        assert await store.append_history(turn("first")) == 2
+    finally:
+        await store.close()

@@ -5,6 +5,8 @@ output, error messages, ids) is hostile: it passes through `html.escape`
 before it reaches a page, in text and in attributes alike, so a
 `<script>` a model wrote is shown as text. Images are shown inline only
 under the rules of `_images`; documents and the other files are named.
+A turn's texts are cut as `_text` says, so a huge turn still makes a page
+a browser draws.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..loop._convert import RAW_TYPE, THINKING_TYPE, TOOL_FILES_TYPE
 from ..loop._exit_text import exit_reason_text
 from ..loop._file_names import file_named, tool_files_named
 from ._images import Figure, ImageAllowance, shown_image
+from ._text import TextAllowance, shown_text
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
 __all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
@@ -130,16 +133,17 @@ def turns_page(summaries: Sequence[TurnSummary], *, session: str | None, where: 
 def turn_page(record: TurnRecord, *, where: str) -> str:
     """One turn: its facts, its waterfall, its messages and its effects."""
     title = f"Turn {record.turn_id}"
+    texts = TextAllowance(record.turn_id)
     parts = [f"<h1>{escape(title)}</h1>", _facts(record)]
     if record.error:
-        parts.append(f'<p class="error">{escape(record.error)}</p>')
+        parts.append(f'<p class="error">{shown_text(record.error, texts)}</p>')
     parts.append("<h2>Timeline</h2>")
-    parts.append(_waterfall(waterfall(record)) if record.timeline else _no_timeline(record))
+    parts.append(_waterfall(waterfall(record), texts) if record.timeline else _no_timeline(record))
     parts.append("<h2>Messages</h2>")
-    parts.extend(_messages(record, ImageAllowance()))
+    parts.extend(_messages(record, ImageAllowance(), texts))
     effects = [] if record.output is None else [e for e in record.output.effects if not _history(e)]
     parts.append(f"<h2>Effects ({escape(record.status)})</h2>")
-    parts.append("".join(_effect(e) for e in effects) or "<p>None declared.</p>")
+    parts.append("".join(_effect(e, texts) for e in effects) or "<p>None declared.</p>")
     return _page(title, "".join(parts), where=where, session=record.session)
 
 
@@ -185,14 +189,14 @@ def _facts(record: TurnRecord) -> str:
     return f'<div class="facts">{cells}</div>'
 
 
-def _waterfall(fall: Waterfall) -> str:
+def _waterfall(fall: Waterfall, texts: TextAllowance) -> str:
     head = (
         '<div class="wf-row wf-head"><div class="wf-label">call</div>'
         f'<div class="wf-label">0 → {fall.span / 1000:.3f}s</div>'
         '<div class="wf-nums">start · duration · tokens · cost</div></div>'
     )
-    rows = [head, *(_bar_row(bar) for bar in fall.bars)]
-    rows.extend(_marker_row(marker) for marker in fall.markers)
+    rows = [head, *(_bar_row(bar, texts) for bar in fall.bars)]
+    rows.extend(_marker_row(marker, texts) for marker in fall.markers)
     legend = (
         '<p class="legend"><i class="wf-model"></i>model call'
         '<i class="wf-tool"></i>tool call<i class="wf-tool-error"></i>failed tool call'
@@ -201,15 +205,16 @@ def _waterfall(fall: Waterfall) -> str:
     return f'<div class="wf" id="waterfall">{"".join(rows)}</div>{legend}'
 
 
-def _bar_row(bar: Bar) -> str:
+def _bar_row(bar: Bar, texts: TextAllowance) -> str:
     numbers = [f"+{bar.start / 1000:.3f}s", f"{bar.duration / 1000:.3f}s"]
     if bar.kind == "model":
         numbers += [bar.tokens, bar.cost, bar.detail]
     else:
         numbers.append(bar.detail)
+    label = shown_text(bar.label, texts)
     row = (
         f'<div class="wf-row" data-kind="{bar.kind}">'
-        f'<div class="wf-label" title="{escape(bar.label)}">{escape(bar.label)}</div>'
+        f'<div class="wf-label" title="{label}">{label}</div>'
         f'<div class="wf-track"><div class="wf-bar wf-{bar.kind}" '
         f'style="left:{bar.left}%;width:{bar.width}%"></div></div>'
         f'<div class="wf-nums">{escape(" · ".join(numbers))}</div></div>'
@@ -219,14 +224,16 @@ def _bar_row(bar: Bar) -> str:
     cut = " (cut; the history holds it whole)" if bar.truncated else ""
     return (
         row + f"<details><summary>input and output{cut}</summary>"
-        f"<pre>{escape(_json(bar.input))}</pre><pre>{escape(bar.output)}</pre></details>"
+        f"<pre>{shown_text(_json(bar.input), texts)}</pre>"
+        f"<pre>{shown_text(bar.output, texts)}</pre></details>"
     )
 
 
-def _marker_row(marker: Marker) -> str:
+def _marker_row(marker: Marker, texts: TextAllowance) -> str:
+    label = shown_text(marker.label, texts)
     return (
         f'<div class="wf-row" data-kind="{marker.kind}">'
-        f'<div class="wf-label" title="{escape(marker.label)}">{escape(marker.label)}</div>'
+        f'<div class="wf-label" title="{label}">{label}</div>'
         f'<div class="wf-track"><div class="wf-mark wf-mark-{marker.kind}" '
         f'style="left:{marker.left}%"></div></div>'
         f'<div class="wf-nums">+{marker.at / 1000:.3f}s</div></div>'
@@ -239,7 +246,7 @@ def _no_timeline(record: TurnRecord) -> str:
     return "<p>This turn kept no timeline (it is not a NeuronTurn).</p>"
 
 
-def _messages(record: TurnRecord, images: ImageAllowance) -> list[str]:
+def _messages(record: TurnRecord, images: ImageAllowance, texts: TextAllowance) -> list[str]:
     """The turn's messages from its history append, else its input and answer."""
     output = record.output
     appended = [] if output is None else [e for e in output.effects if _history(e)]
@@ -247,96 +254,102 @@ def _messages(record: TurnRecord, images: ImageAllowance) -> list[str]:
         data = appended[0].data if isinstance(appended[0], CustomEffect) else None
         messages = data.get("messages") if isinstance(data, dict) else None
         if isinstance(messages, list):
-            return [_message(m, images) for m in messages]
+            return [_message(m, images, texts) for m in messages]
     question = record.input.message.model_dump(mode="json")
-    shown = [_message({"role": "user", "content": question}, images)]
+    shown = [_message({"role": "user", "content": question}, images, texts)]
     if output is not None:
         answer = output.message.model_dump(mode="json")
-        shown.append(_message({"role": "assistant", "content": answer}, images))
+        shown.append(_message({"role": "assistant", "content": answer}, images, texts))
     return shown
 
 
-def _message(message: JsonValue, images: ImageAllowance) -> str:
-    """One message of a turn; `images` is what its page may still inline."""
+def _message(message: JsonValue, images: ImageAllowance, texts: TextAllowance) -> str:
+    """One message of a turn; `images` and `texts` are what its page may still show."""
     if not isinstance(message, dict):
-        return f'<div class="msg"><pre>{escape(_json(message))}</pre></div>'
+        return f'<div class="msg"><pre>{shown_text(_json(message), texts)}</pre></div>'
     role = message.get("role")
     content = message.get("content")
     blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
-    body = "".join(_block(block, images) for block in blocks)
-    return f'<div class="msg"><b>{escape(str(role))}</b>{body}</div>'
+    body = "".join(_block(block, images, texts) for block in blocks)
+    return f'<div class="msg"><b>{shown_text(str(role), texts)}</b>{body}</div>'
 
 
-def _block(block: JsonValue, images: ImageAllowance) -> str:
+def _block(block: JsonValue, images: ImageAllowance, texts: TextAllowance) -> str:
     if isinstance(block, str):
-        return f"<pre>{escape(block)}</pre>"
+        return f"<pre>{shown_text(block, texts)}</pre>"
     if not isinstance(block, dict):
-        return f"<pre>{escape(_json(block))}</pre>"
+        return f"<pre>{shown_text(_json(block), texts)}</pre>"
     kind = block.get("type")
     if kind == "text":
-        return f"<pre>{escape(str(block.get('text', '')))}</pre>"
+        return f"<pre>{shown_text(str(block.get('text', '')), texts)}</pre>"
     if kind == "tool_use":
         call = f"calls {block.get('name')}({_json(block.get('input'))})"
-        return f"<pre>{escape(call)}</pre>"
+        return f"<pre>{shown_text(call, texts)}</pre>"
     if kind == "tool_result":
         marker = "error" if block.get("is_error") else "result"
         content = block.get("content")
         text = content if isinstance(content, str) else _json(content)
-        return f"<pre>{escape(f'[{marker}] {text}')}</pre>"
+        return f"<pre>{shown_text(f'[{marker}] {text}', texts)}</pre>"
     if kind == "image":
         image = shown_image(block, images)
-        return image.html if isinstance(image, Figure) else f"<pre>{escape(str(image))}</pre>"
+        return (
+            image.html
+            if isinstance(image, Figure)
+            else f"<pre>{shown_text(str(image), texts)}</pre>"
+        )
     if kind == "custom":
-        shown = _custom_block(block.get("content_type"), block.get("data"), images)
+        shown = _custom_block(block.get("content_type"), block.get("data"), images, texts)
         if shown is not None:
             return shown
     named = file_named(block)
     if named is not None:
-        return f"<pre>{escape(named)}</pre>"
-    return f"<pre>{escape(_json(block))}</pre>"
+        return f"<pre>{shown_text(named, texts)}</pre>"
+    return f"<pre>{shown_text(_json(block), texts)}</pre>"
 
 
-def _custom_block(content_type: JsonValue, data: JsonValue, images: ImageAllowance) -> str | None:
+def _custom_block(
+    content_type: JsonValue, data: JsonValue, images: ImageAllowance, texts: TextAllowance
+) -> str | None:
     """A block of ours: tool files shown, thinking as text, a provider's part by its kind."""
     if content_type == TOOL_FILES_TYPE:
-        return _tool_files(data, images)
+        return _tool_files(data, images, texts)
     if not isinstance(data, dict):
         return None
     thinking = data.get("thinking")
     if content_type == THINKING_TYPE and isinstance(thinking, str):
         # The signature is opaque to a reader; the thinking is what the model wrote.
-        return f'<pre class="thinking">{escape("[thinking] " + thinking)}</pre>'
+        return f'<pre class="thinking">{shown_text("[thinking] " + thinking, texts)}</pre>'
     provider, part = data.get("provider"), data.get("data")
     if content_type == RAW_TYPE and isinstance(provider, str):
         kind = part.get("type") if isinstance(part, dict) else None
         label = f"[{provider} {kind if isinstance(kind, str) else 'part'}]"
-        return f"<pre>{escape(label + ' ' + _json(_elided(part)))}</pre>"
+        return f"<pre>{shown_text(label + ' ' + _json(_elided(part)), texts)}</pre>"
     return None
 
 
-def _tool_files(data: JsonValue, images: ImageAllowance) -> str:
+def _tool_files(data: JsonValue, images: ImageAllowance, texts: TextAllowance) -> str:
     """The files a tool returned: images shown as `_images` allows, the rest named on one line.
 
     Never dumped: a document's bytes (an image's not shown) are megabytes of base64.
     """
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, list):
-        return f"<pre>{escape(tool_files_named(data))}</pre>"
+        return f"<pre>{shown_text(tool_files_named(data), texts)}</pre>"
     shown: list[str] = []
     named: list[str] = []
     for file in files:
         image = shown_image(file, images)
         if isinstance(image, Figure):
-            shown += [_names(named), image.html]
+            shown += [_names(named, texts), image.html]
             named = []
         else:
             named.append(image or file_named(file) or "[unreadable file]")
-    return "".join([*shown, _names(named)])
+    return "".join([*shown, _names(named, texts)])
 
 
-def _names(names: list[str]) -> str:
+def _names(names: list[str], texts: TextAllowance) -> str:
     """Files named on one line, as `history` names them; nothing for none."""
-    return f"<pre>{escape(' '.join(names))}</pre>" if names else ""
+    return f"<pre>{shown_text(' '.join(names), texts)}</pre>" if names else ""
 
 
 def _elided(value: JsonValue) -> JsonValue:
@@ -350,15 +363,15 @@ def _elided(value: JsonValue) -> JsonValue:
     return value
 
 
-def _effect(effect: Effect) -> str:
+def _effect(effect: Effect, texts: TextAllowance) -> str:
     if isinstance(effect, LogEffect):
         summary = f"log ({effect.level.value}): {effect.message}"
     elif isinstance(effect, CustomEffect):
         summary = f"custom: {effect.effect_type}"
     else:
         summary = effect.type
-    detail = escape(json.dumps(effect.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    return f'<div class="msg"><b>{escape(summary)}</b><pre>{detail}</pre></div>'
+    detail = shown_text(_json(effect.model_dump(mode="json")), texts)
+    return f'<div class="msg"><b>{shown_text(summary, texts)}</b><pre>{detail}</pre></div>'
 
 
 def _history(effect: Effect) -> bool:

@@ -12,6 +12,7 @@ from layer0 import Base64Source, UrlSource
 from neuron_turn import DocumentPart, ImagePart, ProviderMessage, TextPart, ToolResultPart
 from neuron_turn.loop._convert import history_to_json
 from neuron_turn.viewer._images import MAX_IMAGE_BYTES, MAX_PAGE_BYTES, ImageAllowance
+from neuron_turn.viewer._text import TextAllowance
 from neuron_turn.viewer.guard import SECURITY_HEADERS
 from neuron_turn.viewer.pages import _message
 
@@ -36,7 +37,9 @@ def image(media_type: str, data: bytes | str) -> JsonValue:
 
 def shown(*blocks: JsonValue, allowance: ImageAllowance | None = None) -> str:
     """A user message holding `blocks`, as a turn's page shows it."""
-    return _message({"role": "user", "content": list(blocks)}, allowance or ImageAllowance())
+    return _message(
+        {"role": "user", "content": list(blocks)}, allowance or ImageAllowance(), TextAllowance("t")
+    )
 
 
 def inlined(page: str) -> list[tuple[str, str]]:
@@ -173,7 +176,7 @@ def test_an_image_a_model_made_is_shown_in_its_answer() -> None:
         ],
     )
     [stored] = history_to_json([painted])  # type: ignore[misc]
-    page = _message(stored, ImageAllowance())
+    page = _message(stored, ImageAllowance(), TextAllowance("t"))
     assert inlined(page) == [("image/png", base64.b64encode(PNG).decode())]
     assert "<pre>[image image/webp] https://images.example.com/cat.webp</pre>" in page
 
@@ -189,7 +192,7 @@ def test_the_images_a_tool_returned_are_shown_between_the_other_files_named() ->
         pdf,
     )
     [stored] = history_to_json([ProviderMessage("user", [ToolResultPart("t1", "ok", files=files)])])  # type: ignore[misc]
-    page = _message(stored, ImageAllowance())
+    page = _message(stored, ImageAllowance(), TextAllowance("t"))
     png = base64.b64encode(PNG).decode()
     assert re.sub(r'<figure class="image">.*?</figure>', "<figure/>", page) == (
         '<div class="msg"><b>user</b><pre>[result] ok</pre>'

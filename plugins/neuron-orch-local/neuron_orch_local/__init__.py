@@ -10,7 +10,8 @@ child process, a sandbox); its effects still run here.
 The conventions it follows are public here for other orchestrators to follow
 too (neuron-orch-temporal does): the dispatch chain (`Chain`), the checks
 before a turn's effects run (`check_effects`), the handoff input
-(`handoff_input`), the effect policy check (`check_policy`), history
+(`handoff_input`), the effect policy check (`check_policy`), the same checks
+telling a model of a call they would refuse (`call_refusal`), history
 appends on any store (`append_history`), turn records (`TurnRecording`),
 custom effect handlers, `log` records, query answers (`answer_query`), and
 `dispatch`/`dispatch_many` on top of `run` (`Dispatcher`).
@@ -22,7 +23,7 @@ custom effect handlers, `log` records, query answers (`answer_query`), and
 
 from ._memory import BatchStateStore, MemoryEffect, append_history
 from .chain import Chain
-from .checks import check_effects, check_policy, effect_owner, require_agent
+from .checks import call_refusal, check_effects, check_policy, effect_owner, require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .delegation import (
     DELEGATION_LOG,
@@ -83,6 +84,7 @@ __all__ = [
     "WorkflowStatus",
     "answer_query",
     "append_history",
+    "call_refusal",
     "check_delegated_resume",
     "check_effects",
     "check_policy",

@@ -7,6 +7,12 @@ at most once (`check_effects`), that every effect is inside the agent's
 `layer0.EffectPolicy` (`check_policy`), and that no delegation or handoff
 breaks the depth limit or closes a cycle (`Chain.follow`). Errors name the turn as
 `effect_owner` does, so callers see the same errors on every orchestrator.
+
+A model declaring an effect through an effect tool is told at once instead
+(`call_refusal`, which the orchestrators' answerers use, see
+`neuron_orch_local.delegation`): the call gets the refusal as its result and
+declares nothing, so a hostile or mistaken model cannot have its whole turn,
+its history with it, refused after it ended.
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ from layer0 import (
     effect_refusal,
 )
 
-__all__ = ["check_effects", "check_policy", "effect_owner", "require_agent"]
+from .chain import Chain
+
+__all__ = ["call_refusal", "check_effects", "check_policy", "effect_owner", "require_agent"]
 
 
 def effect_owner(agent: AgentId, workflow_id: WorkflowId) -> str:
@@ -126,6 +134,44 @@ def check_policy(
             f"{owner} declared effects outside its effect policy; none of its effects "
             f"ran: {'; '.join(refusals)}"
         )
+
+
+def call_refusal(
+    effect: Effect,
+    *,
+    policy: EffectPolicy,
+    session: SessionId | None,
+    agents: Collection[AgentId],
+    chain: Chain,
+    workflows: Container[WorkflowId] | None = None,
+) -> str | None:
+    """Return what a model is told of an effect-tool call the checks above would refuse.
+
+    None when they would let `effect`, declared by the turn at `chain` of
+    `session`, through: inside `policy`, naming an agent in `agents` (a
+    delegation or handoff), within the depth limit and closing no cycle, and
+    signalling a workflow in `workflows` (None: signals are not checked here).
+    """
+    reason = effect_refusal(policy, effect, session)
+    if reason is not None:
+        return f"Refused: {reason}; nothing was done"
+    if isinstance(effect, SignalEffect):
+        if workflows is None or effect.target in workflows:
+            return None
+        return f"Error: there is no workflow {effect.target!r} to signal; nothing was done"
+    if not isinstance(effect, DelegateEffect | HandoffEffect):
+        return None
+    if effect.agent not in agents:
+        return f"Error: there is no agent {effect.agent!r}; available: {_listed(agents)}"
+    try:
+        if isinstance(effect, DelegateEffect):
+            chain.delegate(effect.agent)
+        else:
+            chain.handoff(effect.agent)
+    except DispatchFailed as exc:
+        done = "delegated" if isinstance(effect, DelegateEffect) else "handed off"
+        return f"Error: not {done}, {exc}"
+    return None
 
 
 def _history_append(effect: CustomEffect, owner: str) -> None:

@@ -30,9 +30,15 @@ What cannot be delegated is told to the model as a tool error, and
 nothing runs: an agent outside the caller's grant, an unknown agent, a
 delegation cycle (A waits on B waits on A) or one past the depth limit. A
 child that fails is a tool error too, naming its error, so the parent can
-carry on without it. Hand-written turns declaring `delegate` effects in
-their outputs keep the one-way behaviour (the child runs after the turn,
-its output in `DispatchResult.delegations`).
+carry on without it. The answerer tells the model so of every effect-tool
+call its orchestrator would refuse after the turn (`call_refusal`: a handoff
+to an unknown agent or past the depth limit, a signal to a workflow there is
+not, an effect outside the orchestrator's policy for the agent), since that
+refusal would fail the whole turn, its history with it; given no `run_child`,
+it only does that, and delegations are left declared, to run after the turn.
+Hand-written turns declaring `delegate` effects in their outputs keep the
+one-way behaviour (the child runs after the turn, its output in
+`DispatchResult.delegations`).
 
 These conventions are shared by the orchestrators (neuron-orch-temporal's
 worker answers the same way); the loop is imported only when they are used.
@@ -42,7 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Container
 from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue, ValidationError
@@ -61,10 +67,10 @@ from layer0 import (
     TurnInput,
     TurnOutput,
     WorkflowId,
-    effect_refusal,
 )
 
 from .chain import Chain
+from .checks import call_refusal
 from .fallback import FallbackTurn
 
 if TYPE_CHECKING:
@@ -143,26 +149,34 @@ def delegation_answer(
 
 
 class DelegationAnswerer:
-    """Answers the `delegate` effects of one turn by running the child and waiting for it."""
+    """Answers the `delegate` effects of one turn by running the child and waiting for it.
+
+    It also refuses, as the model makes them, the effect-tool calls the
+    orchestrator would refuse after the turn (see the module).
+    """
 
     def __init__(
         self,
         *,
-        run_child: RunChild,
+        run_child: RunChild | None,
         chain: Chain,
         policy: EffectPolicy,
         session: SessionId | None,
         agents: Collection[AgentId],
         check_child: CheckChild | None = None,
+        workflows: Container[WorkflowId] | None = None,
     ) -> None:
         """Answer for the turn at `chain`, within `policy`, delegating only to `agents`.
 
+        `run_child` None: delegations are checked, not run (left declared).
         `check_child` given, a child pausing for approval pauses the turn, and
         resumes with it (see the module): `run_child` must then run a task in the
         session it names, and `check_child` check a resume's decisions. Without
         it, the child runs without a session, and its pause ends it.
+        `workflows`: those a signal may name (None: signals are not checked).
         """
         self._run_child = run_child
+        self._workflows = workflows
         self._check_child = check_child
         self._chain = chain
         self._policy = policy
@@ -173,8 +187,22 @@ class DelegationAnswerer:
         self._answered: dict[str, EffectAnswer] = {}
 
     async def __call__(self, effect: Effect) -> EffectAnswer | None:
-        """Run the delegation `effect` and answer with the child's output; None for others."""
-        if not isinstance(effect, DelegateEffect):
+        """Run the delegation `effect` and answer with the child's output.
+
+        An effect the orchestrator would refuse is answered with the refusal;
+        None for the others, left declared as usual.
+        """
+        refusal = call_refusal(
+            effect,
+            policy=self._policy,
+            session=self._session,
+            agents=self._agents,
+            chain=self._chain,
+            workflows=self._workflows,
+        )
+        if refusal is not None:
+            return _error(refusal)
+        if not isinstance(effect, DelegateEffect) or self._run_child is None:
             return None
         resumable = self._check_child is not None and effect.input.session is not None
         if not resumable and effect.input.session is not None:
@@ -182,16 +210,7 @@ class DelegationAnswerer:
             effect = effect.model_copy(
                 update={"input": effect.input.model_copy(update={"session": None})}
             )
-        refusal = effect_refusal(self._policy, effect, self._session)
-        if refusal is not None:
-            return _error(f"Refused: {refusal}; nothing was done")
-        if effect.agent not in self._agents:
-            known = ", ".join(sorted(self._agents))
-            return _error(f"Error: there is no agent {effect.agent!r}; available: {known}")
-        try:
-            chain = self._chain.delegate(effect.agent)
-        except DispatchFailed as exc:
-            return _error(f"Error: not delegated, {exc}")
+        chain = self._chain.delegate(effect.agent)  # checked by call_refusal
         task = effect.model_dump_json()
         if task in self._answered:
             return self._answered[task]

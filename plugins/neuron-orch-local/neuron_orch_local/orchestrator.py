@@ -471,17 +471,20 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         input: TurnInput,
         chain: Chain,
         granted: EffectPolicy | None,
-    ) -> DelegationAnswerer | None:
-        """What answers the turn's delegations while it waits (None: they are only declared)."""
-        if not self._answer_delegations:
-            return None
+    ) -> DelegationAnswerer:
+        """What answers the turn's delegations while it waits, and refuses what would fail.
+
+        Without `answer_delegations` it only refuses: delegations are left declared.
+        """
+        answers = self._answer_delegations
         return DelegationAnswerer(
-            run_child=functools.partial(self._answer_delegation, workflow_id),
+            run_child=functools.partial(self._answer_delegation, workflow_id) if answers else None,
             chain=chain,
             policy=granted if granted is not None else self.policy(agent),
             session=input.session,
             agents=self._agents.keys(),
-            check_child=functools.partial(self._check_delegation, workflow_id),
+            check_child=functools.partial(self._check_delegation, workflow_id) if answers else None,
+            workflows=self._workflows,
         )
 
     async def _effects_of(

@@ -8,9 +8,9 @@ tool call under it (see `neuron_tracing_otel.observer` for every attribute),
 and each model call records the `gen_ai.client.token.usage` and
 `gen_ai.client.operation.duration` histograms. Message content is recorded
 only when asked for (`capture_content=True`, `NEURON_OTEL_CAPTURE_CONTENT=1`),
-and only on spans. Spans and metrics go to the providers given, the global
-ones, or OTLP over HTTP set up from the standard `OTEL_EXPORTER_OTLP_*`
-variables (`neuron_tracing_otel.instrument`).
+only on spans, each text at most `MAX_CONTENT_CHARS` long. Spans and metrics
+go to the providers given, the global ones, or OTLP over HTTP set up from the
+standard `OTEL_EXPORTER_OTLP_*` variables (`neuron_tracing_otel.instrument`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Final
 
+from ._bounded import MAX_CONTENT_CHARS
 from .errors import TracingError, TracingSettingError
 from .settings import CAPTURE_VARIABLES, ENABLE_VARIABLE, capture_content, tracing_enabled
 
@@ -50,6 +51,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "CAPTURE_VARIABLES",
     "ENABLE_VARIABLE",
+    "MAX_CONTENT_CHARS",
     "TracingError",
     "TracingObserver",
     "TracingSettingError",

@@ -1,9 +1,9 @@
 """Messages in the JSON shapes of the GenAI conventions (`gen_ai.input.messages` and kin).
 
-Only used when content capture is on. Images and documents, a tool
-result's files among them, are named (media type, a document's file name),
-never copied into a span; provider-specific raw parts are named by their
-provider only.
+Only used when content capture is on; each string is cut as `_bounded`
+says. Images and documents, a tool result's files among them, are named
+(media type, a document's file name), never copied into a span;
+provider-specific raw parts are named by their provider only.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from neuron_turn import (
     ToolUsePart,
 )
 
+from ._bounded import bounded_json
 from ._semconv import FINISH_REASON
 
 
 def dumps(value: JsonValue) -> str:
-    """JSON text for a span attribute: compact, non-ASCII kept as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """JSON text for a span attribute: compact, non-ASCII kept as is, each string `bounded`."""
+    return json.dumps(bounded_json(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def input_messages(messages: Sequence[ProviderMessage]) -> list[JsonValue]:

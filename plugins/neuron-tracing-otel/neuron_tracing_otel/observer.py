@@ -19,7 +19,8 @@ Cost, which the conventions do not name, is `neuron.cost.usd` (a double, on
 the chat spans and the turn's total on the agent span), with the exit reason
 (`neuron.turn.exit_reason`) and the number of model calls
 (`neuron.turn.model_calls`). Messages, system instructions, tool definitions,
-tool arguments and results are recorded only with `capture_content`; the
+tool arguments and results are recorded only with `capture_content`, each
+text cut at `MAX_CONTENT_CHARS` with a note giving its length; the
 images and documents a tool returned with its result are then named on its
 span (`neuron.tool.call.result.files`: media type, a document's name) and in
 the messages, never copied.
@@ -71,6 +72,7 @@ from neuron_turn import (
 
 from . import _messages as messages
 from . import _semconv as sc
+from ._bounded import bounded
 from ._metrics import ClientMetrics
 
 __all__ = ["TracingObserver", "provider_name", "server_attributes"]
@@ -358,12 +360,12 @@ class _TurnSpans:
             return
         span, token, task = entry
         if self._capture:
-            span.set_attribute(sc.TOOL_RESULT, event.content)
+            span.set_attribute(sc.TOOL_RESULT, bounded(event.content))
             if event.files:
                 span.set_attribute(sc.TOOL_RESULT_FILES, list(event.files))
         if event.is_error:
             # The text the model reads may quote the input: it is content, kept out by default.
-            description = event.content if self._capture else "the tool call failed"
+            description = bounded(event.content) if self._capture else "the tool call failed"
             span.set_status(Status(StatusCode.ERROR, description))
             span.set_attribute(sc.ERROR_TYPE, "tool_error")
         span.end()
@@ -404,7 +406,7 @@ def _fail(span: Span, error: BaseException | None, *, fallback: str | None) -> N
         span.set_attribute(sc.ERROR_TYPE, _CANCELLED)
         return
     span.record_exception(error)
-    span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+    span.set_status(Status(StatusCode.ERROR, bounded(f"{type(error).__name__}: {error}")))
     span.set_attribute(sc.ERROR_TYPE, type(error).__name__)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -24,6 +24,7 @@ from .thinking import Thinking
 from .tool_choice import ToolChoice
 
 __all__ = [
+    "MAX_IMAGE_BASE64",
     "ContentPart",
     "DocumentPart",
     "ImagePart",
@@ -53,6 +54,15 @@ class TextPart:
     """Plain text."""
 
     text: str
+
+
+MAX_IMAGE_BASE64: Final = 64 * 1024 * 1024
+"""The longest inline image a provider's answer may carry, in base64 characters (48 MiB).
+
+Why one number: a provider leaves a larger image out of its answer (a note in its
+place), and whatever carries answers on (the sandbox's channel between child and
+parent) sizes itself from this, so an image kept outside is kept there too.
+"""
 
 
 @dataclass(frozen=True, slots=True)

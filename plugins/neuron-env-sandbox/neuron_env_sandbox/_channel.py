@@ -4,7 +4,9 @@ Parent to child: `{"start": {...}}` once, then `{"reply": {"id", "result" | "err
 Child to parent: `{"call": {"id", "method", "params"}}` (a provider call or a
 state read the parent serves), then one `{"output": TurnOutput}` or
 `{"failed": error}`. Lines are capped at `MAX_LINE` bytes: the child runs the
-model's code, so the parent treats what it sends as untrusted.
+model's code, so the parent treats what it sends as untrusted. The cap is made
+from the largest image a provider's answer keeps (`MAX_IMAGE_BASE64`), so an
+answer, and the next request carrying it back, fit wherever they would outside.
 """
 
 from __future__ import annotations
@@ -13,10 +15,19 @@ import asyncio
 import json
 from typing import Any, Final
 
+from neuron_turn.loop.provider import MAX_IMAGE_BASE64
+
 __all__ = ["MAX_LINE", "ChannelError", "read_message", "write_message"]
 
-MAX_LINE: Final = 32 * 1024 * 1024
-"""The longest line either side accepts, in bytes."""
+_ENVELOPE: Final = 32 * 1024 * 1024
+# Room beside one such image for the rest of the message: the answer's text and
+# records, or the rest of a history, which the model APIs take at most 32 MiB of.
+MAX_LINE: Final = MAX_IMAGE_BASE64 + _ENVELOPE
+"""The longest line either side accepts, in bytes: one provider-kept image and what goes with it.
+
+Derived, never set on its own: a smaller cap would fail in the sandbox a call whose
+answer passes outside it (its image kept by the provider, then refused by the channel).
+"""
 
 
 class ChannelError(ValueError):

@@ -48,6 +48,7 @@ from neuron_turn.loop.hosted_tools import (
 )
 from neuron_turn.loop.output import OutputSchema
 from neuron_turn.loop.provider import (
+    MAX_IMAGE_BASE64,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -826,10 +827,6 @@ def parse_output(items: Iterable[object]) -> tuple[list[ContentPart], list[str]]
             skipped.append(what)
     return content, skipped
 
-
-MAX_IMAGE_BASE64: Final = 64 * 1024 * 1024
-"""The longest `result` an image call may bring (base64 characters, 48 MiB of image): a
-3840x2160 PNG is well within it; past it the image is left out with a note."""
 
 _FORMAT_TYPES: Final[Mapping[str, str]] = {
     "png": "image/png",

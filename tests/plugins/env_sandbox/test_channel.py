@@ -59,6 +59,7 @@ from neuron_turn import (
     WebFetch,
     WebSearch,
 )
+from neuron_turn.loop.provider import MAX_IMAGE_BASE64
 from neuron_turn.testing import FunctionProvider, text_response
 
 from ._helpers import RECIPE
@@ -375,6 +376,17 @@ async def test_a_message_longer_than_the_channel_carries_is_refused_before_it_is
     with pytest.raises(ChannelError, match=r"a reply message of \d+ bytes is longer than"):
         await write_message(sink, "reply", {"text": "x" * MAX_LINE})  # type: ignore[arg-type]
     assert sink.written == []
+
+
+async def test_a_reply_carrying_the_largest_image_a_provider_keeps_fits_the_channel() -> None:
+    # Past MAX_IMAGE_BASE64 a provider leaves the image out; up to it, the sandbox carries it.
+    image = ImagePart(Base64Source(data="A" * MAX_IMAGE_BASE64), "image/png")
+    answer = replace(text_response("Here it is."), content=(TextPart("Here it is."), image))
+    reply = {"id": 7, "result": encode_response(answer)}
+    sink = _Sink()
+    await write_message(sink, "reply", reply)  # type: ignore[arg-type]
+    (line,) = sink.written
+    assert MAX_IMAGE_BASE64 < len(line) <= MAX_LINE
 
 
 async def test_a_reply_the_child_cannot_read_fails_its_call_and_every_later_one() -> None:

@@ -7,6 +7,7 @@ import base64
 import os
 import random
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,12 @@ from layer0 import (
     EnvironmentSpec,
     EnvVarInjection,
     FileInjection,
+    ImageBlock,
     NetworkAction,
     NetworkPolicy,
     NetworkRule,
     SessionScope,
+    TurnInput,
 )
 from neuron_env_sandbox import (
     LimitExceededError,
@@ -31,9 +34,11 @@ from neuron_env_sandbox import (
     UnsupportedSpecError,
 )
 from neuron_state_sqlite import SqliteStore
-from neuron_turn import ImagePart
+from neuron_turn import ImagePart, TextPart
+from neuron_turn.loop.provider import MAX_IMAGE_BASE64
+from neuron_turn.testing import ScriptedProvider, text_response
 
-from ._helpers import call_tool, uid_processes
+from ._helpers import RECIPE, call_tool, uid_processes
 from .fixture_tools import PIXEL
 
 ROOT = os.geteuid() == 0
@@ -80,6 +85,23 @@ async def test_an_image_a_tool_returns_in_the_sandbox_reaches_the_provider() -> 
     assert isinstance(image, ImagePart) and image.media_type == "image/png"
     assert isinstance(image.source, Base64Source)
     assert base64.b64decode(image.source.data) == PIXEL
+
+
+async def test_an_image_as_large_as_a_provider_keeps_reaches_the_sandboxed_turn() -> None:
+    # Larger than the channel carried before its limit was made to hold such an image.
+    data = base64.b64encode(PIXEL).decode() + "A" * (40 * 1024 * 1024)
+    assert len(data) <= MAX_IMAGE_BASE64
+    image = ImagePart(Base64Source(data=data), "image/png")
+    drawn = replace(text_response("Drawn."), content=(TextPart("Drawn."), image))
+    provider = ScriptedProvider([drawn])
+    environment = SandboxEnvironment(RECIPE.model_copy(update={"tools": ()}), provider=provider)
+    output = await environment.run(TurnInput(message="draw", trigger="user"), EnvironmentSpec())
+    assert output.exit_reason == "complete"
+    images = [block for block in output.message.root if isinstance(block, ImageBlock)]
+    sources = [block.source for block in images]
+    assert [len(source.data) for source in sources if isinstance(source, Base64Source)] == [
+        len(data)
+    ]
 
 
 async def test_the_state_file_is_not_in_the_sandbox(tmp_path: Path) -> None:

@@ -227,6 +227,7 @@ if TYPE_CHECKING:
         dispatch_streamer,
     )
     from .loop.strict_tools import UnsupportedStrictOutputError, UnsupportedStrictToolsError
+    from .loop.sync_stream import SyncTurnStream
     from .loop.thinking import Thinking, ThinkingEffort, UnsupportedThinkingError
     from .loop.tool_choice import ToolChoice, ToolChoiceMode
     from .loop.tool_files import describe_file, files_intro, unseen_file_note
@@ -409,6 +410,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".loop.instructions": ("Instructions", "InstructionsError"),
     ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
+    ".loop.sync_stream": ("SyncTurnStream",),
     ".loop.sampling": ("InvalidSamplingError", "Sampling", "UnsupportedSamplingError"),
     ".loop.model_settings": ("InvalidModelSettingsError", "ModelSettings"),
     ".loop.strict_tools": ("UnsupportedStrictOutputError", "UnsupportedStrictToolsError"),
@@ -737,6 +739,7 @@ __all__ = [
     "StopReason",
     "StreamingProvider",
     "SupportsOutputModes",
+    "SyncTurnStream",
     "TargetExistsError",
     "TextDelta",
     "TextOutput",

@@ -212,6 +212,7 @@ from .standing import StandingDecision, read_standing, standing_effect, standing
 from .stop_tools import INPUT_STOP_TOOLS, check_stop_tools, stop_result, unoffered_stop_tools
 from .stream import TurnStream
 from .strict_tools import check_strict_output, check_strict_tools, infers_strict_tools
+from .sync_stream import SyncTurnStream
 from .thinking import check_provider_thinking
 from .tokens import TokenMeter
 
@@ -695,6 +696,44 @@ class NeuronTurn(Generic[OutT]):
         transcript = Transcript()
         return TurnStream(
             lambda sink: self._run(given, sink, deps, spec, history, transcript), transcript
+        )
+
+    def stream_sync(
+        self,
+        input: TurnInput | str,
+        *,
+        deps: object = None,
+        message_history: Sequence[ProviderMessage] | None = None,
+        output_type: OutputType[Any] | str | None = None,
+        usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
+    ) -> SyncTurnStream:
+        """`stream` from code with no event loop: its events read with a plain `for`.
+
+        pydantic-ai's `run_stream_sync`: each event is waited for on the event loop
+        `run_sync` keeps for this thread; leaving the loop early, `close()` or the
+        end of a `with` block cancels the turn. The arguments are `stream`'s.
+
+        Raises:
+            RunSyncError: an event loop already runs here (async code): use `stream`.
+            RunArgumentsError, MessageHistoryError, OutputTypeError: as `stream` raises them.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return SyncTurnStream(
+                self.stream(
+                    input,
+                    deps=deps,
+                    message_history=message_history,
+                    output_type=output_type,
+                    usage_limits=usage_limits,
+                    model_settings=model_settings,
+                )
+            )
+        raise RunSyncError(
+            "stream_sync was called where an event loop already runs; "
+            "iterate turn.stream(...) with async for instead"
         )
 
     @overload

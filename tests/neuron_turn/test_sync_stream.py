@@ -1,0 +1,118 @@
+"""`NeuronTurn.stream_sync`: a turn's events read with a plain `for`, from code with no loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from layer0 import ModelError
+from neuron_tool import tool
+from neuron_turn import (
+    ModelSettings,
+    NeuronTurn,
+    RunSyncError,
+    TextDelta,
+    ToolResult,
+    ToolStart,
+    TurnDone,
+    output_value,
+)
+from neuron_turn.testing import ScriptedProvider
+
+from .support import answer, call, calls
+
+
+class Sum(BaseModel):
+    total: int
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_a_for_loop_reads_the_turns_events_in_order_ending_with_turn_done() -> None:
+    provider = ScriptedProvider([calls(call("c1", "add", a=2, b=3)), answer("5")])
+    turn = NeuronTurn(provider, tools=[add])
+
+    with turn.stream_sync("add 2 and 3") as events:
+        seen = list(events)
+
+    kinds = [type(event) for event in seen]
+    assert kinds.index(ToolStart) < kinds.index(ToolResult) < kinds.index(TextDelta)
+    assert isinstance(seen[-1], TurnDone) and seen[-1].output == events.output
+    assert events.output.message.as_text() == "5"
+    assert [message.role for message in events.new_messages()] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert (events.usage.input_tokens, events.usage.tool_calls) == (20, 1)
+
+
+def test_breaking_out_cancels_the_turn_and_the_next_run_sync_works() -> None:
+    cancelled: list[str] = []
+    release = asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait to be released."""
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            cancelled.append("wait")
+            raise
+        return "released"
+
+    provider = ScriptedProvider([calls(call("c1", "wait")), answer("after")])
+    turn = NeuronTurn(provider, tools=[wait])
+
+    for event in turn.stream_sync("wait"):
+        if isinstance(event, ToolStart):
+            break
+
+    assert cancelled == ["wait"]
+    assert turn.run_sync("again").output == "after"
+
+
+def test_the_turns_error_is_raised_by_the_loop_after_the_events_before_it() -> None:
+    turn = NeuronTurn(ScriptedProvider([ModelError("the answer was cut off")]))
+    seen = []
+
+    with pytest.raises(ModelError, match="cut off"):
+        for event in turn.stream_sync("hi"):
+            seen.append(event)
+
+    assert not any(isinstance(event, TurnDone) for event in seen)
+
+
+def test_a_stream_read_twice_is_refused_and_its_output_waits_for_the_end() -> None:
+    events = NeuronTurn(ScriptedProvider([answer("once")])).stream_sync("hi")
+
+    with pytest.raises(RuntimeError, match="read the stream to its end"):
+        events.output  # noqa: B018 - raises before the turn has run
+    list(events)
+    with pytest.raises(RuntimeError, match="read once"):
+        iter(events)
+
+
+def test_stream_sync_takes_streams_per_run_arguments() -> None:
+    provider = ScriptedProvider([answer('{"total": 5}')])
+    turn = NeuronTurn(provider)
+
+    events = turn.stream_sync("sum", output_type=Sum, model_settings=ModelSettings(max_tokens=30))
+    list(events)
+
+    assert output_value(events.output, Sum) == Sum(total=5)
+    assert provider.requests[0].max_tokens == 30
+
+
+async def test_stream_sync_where_an_event_loop_runs_is_refused_naming_stream() -> None:
+    turn = NeuronTurn(ScriptedProvider([answer("never")]))
+
+    with pytest.raises(RunSyncError, match=r"turn\.stream\("):
+        turn.stream_sync("hi")

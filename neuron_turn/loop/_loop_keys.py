@@ -1,7 +1,10 @@
-"""The session-scope keys the loop keeps for itself, which no tool may read or change.
+"""The keys neuron-turn keeps for itself, which no tool may read or change.
 
-A model that could write them could rewrite its conversation, approve its
-own calls, or reset its own circuit breaker.
+In a session: a model that could write them could rewrite its conversation,
+approve its own calls, or reset its own circuit breaker. In the global scope,
+under `KEPT_GLOBAL_PREFIX`: the command line's index of sessions and runs,
+which holds every conversation's opening words; a model granted global memory
+could otherwise read other conversations there, or drop or forge their entries.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ _HELD: Final[Mapping[str, str]] = {
 }
 
 
+KEPT_GLOBAL_PREFIX: Final = "neuron-turn/"
+"""Global keys starting with this are neuron-turn's own (the command line's index)."""
+
+
 def kept_by_loop(scope: Scope, key: str) -> str | None:
-    """What `key` of `scope` holds when the loop keeps it (None: memory, open to tools)."""
-    return _HELD.get(key) if isinstance(scope, SessionScope) else None
+    """What `key` of `scope` holds when neuron-turn keeps it (None: memory, open to tools)."""
+    if isinstance(scope, SessionScope):
+        return _HELD.get(key)
+    if scope == "global" and key.startswith(KEPT_GLOBAL_PREFIX):
+        return "neuron-turn's index of conversations"
+    return None

@@ -203,10 +203,10 @@ def _memory_scope(text: str, key: str, session: SessionId | None) -> Scope:
     scope = parse_scope(text, session)
     held = kept_by_loop(scope, key)
     if held is not None:
-        # The conversation, a person's decisions, the loop's counts: only the loop writes them.
+        # The conversation, a person's decisions, the loop's counts, the index of
+        # conversations: only neuron-turn writes them.
         raise EffectNotGrantedError(
-            f"the key {key!r} of a session holds {held}, which no tool may change; "
-            "choose another key"
+            f"the key {key!r} holds {held}, which no tool may change; choose another key"
         )
     return scope
 

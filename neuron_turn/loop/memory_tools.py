@@ -55,6 +55,8 @@ _logger = logging.getLogger("neuron_turn.memory")
 MemoryToolName: TypeAlias = Literal["read_memory", "list_memory", "search_memory"]
 _MAX_SCOPE: Final = 512
 _MAX_QUERY: Final = 2000
+_MOST_SEARCHED: Final = 1000
+"""Most matches one search asks its store for, kept keys among them."""
 
 
 class MemoryToolError(ValueError):
@@ -297,9 +299,16 @@ class MemoryReader:
     async def _search(self, scope: Scope, args: _Search) -> dict[str, JsonValue]:
         limit = self._limit(args.limit)
         # One more than shown tells whether there were more; two more again in
-        # case the history and the standing decisions are among them.
-        found = await self.state.search(scope, args.query, limit + 3)
-        hits = [hit for hit in found if not kept_by_loop(scope, hit.key)]
+        # case the history and the standing decisions are among them. Asked again
+        # for more while kept keys crowd memory out (the global index of
+        # conversations can hold thousands that match).
+        asked = limit + 3
+        while True:
+            found = await self.state.search(scope, args.query, asked)
+            hits = [hit for hit in found if not kept_by_loop(scope, hit.key)]
+            if len(hits) > limit or len(found) < asked or asked >= _MOST_SEARCHED:
+                break
+            asked *= 4
         results: list[JsonValue] = [
             {
                 "key": self._short(hit.key),
@@ -330,9 +339,7 @@ def _refuse_kept_by_loop(scope: Scope, key: str) -> None:
     if held is None:
         return
     also = "; the conversation so far is already in front of you" if key == HISTORY_KEY else ""
-    raise MemoryNotGrantedError(
-        f"Refused: the key {key!r} of a session holds {held}, which is not memory{also}"
-    )
+    raise MemoryNotGrantedError(f"Refused: the key {key!r} holds {held}, which is not memory{also}")
 
 
 def _problems(exc: ValidationError) -> str:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from layer0 import CustomEffect, HandoffEffect
+from layer0 import CustomEffect, EffectPolicy, HandoffEffect
+from layer0.testing import InMemoryStore
+from neuron_turn import NeuronTurnConfig
+from neuron_turn.cli._sessions import INDEX_PREFIX, RUNS_PREFIX, record_run
 
 from .support import TRUSTING, answer, ask, build, call, calls
 
@@ -69,3 +72,52 @@ async def test_a_second_handoff_in_one_answer_is_refused_and_the_first_is_kept()
     (first, second) = history[-1]["content"]  # type: ignore[index,call-overload]
     assert first["is_error"] is False
     assert second["is_error"] is True and "'closer'" in second["content"]
+
+
+async def test_the_command_lines_index_of_sessions_is_not_memory_to_read_or_change() -> None:
+    # The command line keeps every session's opening words under global keys: a
+    # model granted global memory must not read other conversations there, nor
+    # rewrite or drop their entries.
+    store = InMemoryStore()
+    await record_run(store, "other", "my bank password is hunter2")
+    index = f"{INDEX_PREFIX}other"
+    (run,) = await store.list("global", RUNS_PREFIX)
+    script = [
+        calls(
+            call("c1", "list_memory", scope="global"),
+            call("c2", "read_memory", scope="global", key=index),
+            call("c3", "search_memory", scope="global", query="bank password"),
+            call("c4", "write_memory", scope="global", key=index, value={"title": "forged"}),
+            call("c5", "delete_memory", scope="global", key=run),
+            call("c6", "write_memory", scope="global", key="note", value="mine"),
+        ),
+        answer("ok"),
+    ]
+    grants = EffectPolicy.of(["global", "read:global"])
+    turn, provider = build(
+        script,
+        state=store,
+        config=NeuronTurnConfig(effect_policy=grants, max_consecutive_failures=99),
+    )
+    output = await turn.execute(ask(session="s"))
+    results = provider.requests[1].messages[-1].content
+    shown = " ".join(r.content for r in results)  # type: ignore[union-attr]
+    assert "hunter2" not in shown and "neuron-turn/" not in results[0].content  # type: ignore[union-attr]
+    assert [r.is_error for r in results] == [False, True, False, True, True, False]  # type: ignore[union-attr]
+    assert [e.type for e in output.effects] == ["write_memory", "custom"]
+
+
+async def test_search_memory_finds_memory_past_many_index_entries_that_match() -> None:
+    store = InMemoryStore()
+    for _ in range(30):
+        await record_run(store, "other", "a trip")
+    await store.write("global", "note", "trip to Lisbon")
+    script = [
+        calls(call("c1", "search_memory", scope="global", query="trip", limit=1)),
+        answer("ok"),
+    ]
+    grants = EffectPolicy.of(["read:global"])
+    turn, provider = build(script, state=store, config=NeuronTurnConfig(effect_policy=grants))
+    await turn.execute(ask(session="s"))
+    (result,) = provider.requests[1].messages[-1].content
+    assert '"key": "note"' in result.content  # type: ignore[union-attr]

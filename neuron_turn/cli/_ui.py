@@ -2,22 +2,32 @@
 
 It opens the state file read-only and serves `neuron_turn.viewer` on
 127.0.0.1 (a random free port unless `--port`), behind a token it makes
-unless `--token` gives one; the URL to open, token included, is printed on
-stdout. Ctrl-C stops it.
+unless `NEURON_UI_TOKEN` or `--token` gives one; the URL to open, token
+included, is printed on stdout. Ctrl-C stops it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+from typing import Final
 
 from ._closing import close_resource
 from ._errors import EXIT_OK, EXIT_USAGE
 from ._show import open_records
 from ._state_option import add_state_argument, shown_state
 
-__all__ = ["add_ui_parser"]
+__all__ = ["TOKEN_VARIABLE", "add_ui_parser"]
+
+TOKEN_VARIABLE: Final = "NEURON_UI_TOKEN"
+"""The environment variable giving the viewer's token (as JUPYTER_TOKEN does Jupyter's).
+
+Why not only `--token`: every local user can read a process's command line
+(`ps`), and a loopback port is theirs to reach too; a process's environment
+is its owner's alone to read.
+"""
 
 
 def add_ui_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +45,10 @@ def add_ui_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     ui.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
     ui.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     ui.add_argument(
-        "--token", metavar="TOKEN", help="the token to require (default: a new random one)"
+        "--token",
+        metavar="TOKEN",
+        help=f"the token to require (default: ${TOKEN_VARIABLE}, else a new random one); "
+        f"other local users can read it in the process list, so prefer ${TOKEN_VARIABLE}",
     )
     ui.add_argument(
         "--allowed-host",
@@ -75,10 +88,30 @@ async def _serve(args: argparse.Namespace) -> None:
             records,
             host=args.host,
             port=args.port,
-            token=args.token,
+            token=_token(args.token),
             extra_hosts=args.allowed_host,
             where=where,
             on_ready=ready,
         )
     finally:
         await close_resource(records)
+
+
+def _token(given: str | None) -> str | None:
+    """The token asked for: `--token`, else `TOKEN_VARIABLE`'s (checked, naming it), else None.
+
+    Raises:
+        ViewerSetupError: the variable's token is too short or not URL-safe.
+    """
+    from ..viewer import ViewerSetupError
+    from ..viewer.guard import check_token
+
+    if given is not None:
+        return given
+    token = os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None:
+        try:
+            check_token(token)
+        except ViewerSetupError as exc:
+            raise ViewerSetupError(f"{TOKEN_VARIABLE}: {exc}") from exc
+    return token

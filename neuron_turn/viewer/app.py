@@ -3,7 +3,8 @@
 `/` lists the sessions with turn records, `/sessions/{id}` a session's
 turns, `/turns` every turn, `/turns/{id}` one turn's page. It only reads:
 give it a read-only store. `serve_viewer` adds the guard (token, Host
-check) and serves it.
+check) and serves it. A store that fails (a record that does not parse)
+gets a page saying what failed.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from layer0 import TurnRecordReader
+from layer0 import StateError, TurnRecordReader
 
 from .guard import SECURITY_HEADERS
-from .pages import not_found_page, sessions_page, turn_page, turns_page
+from .pages import error_page, not_found_page, sessions_page, turn_page, turns_page
 
 __all__ = ["viewer_app"]
 
@@ -53,13 +54,19 @@ def viewer_app(records: TurnRecordReader, *, where: str = "") -> Starlette:
             return _html(not_found_page(f"No turn {turn_id} is recorded.", where=where), 404)
         return _html(turn_page(record, where=where))
 
+    async def failed(request: Request, exc: Exception) -> HTMLResponse:
+        # A record damaged, edited by hand or written by a newer version: say so,
+        # with the headers every page has, rather than a bare "Internal Server Error".
+        return _html(error_page(f"The state file could not be read: {exc}", where=where), 500)
+
     return Starlette(
+        exception_handlers={StateError: failed},
         routes=[
             Route("/", sessions, methods=["GET", "HEAD"]),
             Route("/turns", every_turn, methods=["GET", "HEAD"]),
             Route("/sessions/{session:path}", session_turns, methods=["GET", "HEAD"]),
             Route("/turns/{turn_id}", one_turn, methods=["GET", "HEAD"]),
-        ]
+        ],
     )
 
 

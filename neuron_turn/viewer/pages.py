@@ -37,7 +37,7 @@ from ._images import Figure, ImageAllowance, shown_image
 from ._text import TextAllowance, shown_text
 from .waterfall import Bar, Marker, Waterfall, waterfall
 
-__all__ = ["not_found_page", "sessions_page", "turn_page", "turns_page"]
+__all__ = ["error_page", "not_found_page", "sessions_page", "turn_page", "turns_page"]
 
 _LONGEST_SHOWN: Final = 300
 """The most characters of one string of a provider's part a page shows."""
@@ -150,6 +150,15 @@ def turn_page(record: TurnRecord, *, where: str) -> str:
 def not_found_page(what: str, *, where: str) -> str:
     """The page for a turn or session that is not recorded."""
     return _page("Not found", f"<h1>Not found</h1><p>{escape(what)}</p>", where=where)
+
+
+def error_page(what: str, *, where: str) -> str:
+    """The page for what the store failed to give (a record that does not parse)."""
+    return _page(
+        "Cannot be shown",
+        f'<h1>Cannot be shown</h1><p class="error">{escape(what)}</p>',
+        where=where,
+    )
 
 
 def _page(title: str, body: str, *, where: str, session: str | None = None) -> str:

@@ -15,7 +15,7 @@ import hmac
 from collections.abc import Sequence
 from http.cookies import SimpleCookie
 from typing import Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -29,6 +29,8 @@ __all__ = ["MIN_TOKEN_LENGTH", "TokenGuard", "allowed_hosts", "check_token", "co
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS: Final = ("0.0.0.0", "::", "")
 _READ_METHODS: Final = frozenset({"GET", "HEAD"})
+_PATH_SAFE: Final = "/:@!$&'()*+,;=-._~"
+"""What a path keeps unescaped in the redirect: RFC 3986's path characters."""
 
 # Sent with every answer: no script runs (the pages have none), nothing is
 # framed, cached or referred elsewhere. Escaping is the first defence against
@@ -133,7 +135,7 @@ class TokenGuard:
         if not self._matches(query.pop("token").encode()):
             await _refuse(send, 401, "Wrong token: open the URL that `neuron-turn ui` printed.")
             return
-        target = scope["path"] + (f"?{urlencode(query)}" if query else "")
+        target = _same_page(scope) + (f"?{urlencode(query)}" if query else "")
         cookie = (
             f"{self._cookie}={self._token.decode()}; Path=/; HttpOnly; SameSite=Strict"
         ).encode()
@@ -161,6 +163,18 @@ class TokenGuard:
     def _matches(self, given: bytes) -> bool:
         # Constant time: how long the answer takes tells nothing of the token.
         return hmac.compare_digest(given, self._token)
+
+
+def _same_page(scope: Scope) -> str:
+    """The path asked for, as sent: where the redirect that drops the token goes.
+
+    Not the decoded path: a `?` or `#` in a session's name would send the
+    browser to another page, a line break would make no valid header. One
+    leading slash: `//host/...` would name another host.
+    """
+    raw = scope.get("raw_path")
+    path = quote(raw, safe=_PATH_SAFE + "%") if raw else quote(scope["path"], safe=_PATH_SAFE)
+    return "/" + path.lstrip("/")
 
 
 def _headers(scope: Scope) -> dict[str, str]:

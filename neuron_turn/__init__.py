@@ -151,6 +151,7 @@ if TYPE_CHECKING:
         FINAL_ANSWER_TOOL,
         OUTPUT_CONTENT_TYPE,
         TEXT_KIND,
+        EndStrategy,
         OutputError,
         OutputMissingError,
         OutputMode,
@@ -432,6 +433,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.output": (
         "FINAL_ANSWER_TOOL",
         "OUTPUT_CONTENT_TYPE",
+        "EndStrategy",
         "OutputError",
         "OutputMissingError",
         "OutputMode",
@@ -626,6 +628,7 @@ __all__ = [
     "EffectAnswer",
     "EffectAnswerer",
     "EffectDeclared",
+    "EndStrategy",
     "EventStream",
     "ExternalCallApprovedError",
     "FollowedDispatch",

@@ -355,6 +355,11 @@ class Finish:
 
     reason: ExitReason
     closing: Sequence[ToolResultPart] = ()
+    beside: Sequence[ToolUsePart] = ()
+    """Ending gracefully (`end_strategy`): the calls that came beside the final answer, to
+    run before the turn ends; `closing` then answers the final-answer calls alone."""
+    order: Sequence[str] = ()
+    """With `beside`: every call id of the response, in the model's order."""
 
 
 Step: TypeAlias = Calls | Finish
@@ -372,9 +377,12 @@ class OutputRound:
         choice: ToolChoice | None,
         reset_choice: bool,
         infer_strict: bool = False,
+        graceful: bool = False,
     ) -> None:
         self.spec = spec
         self.mode = mode
+        self.graceful = graceful
+        """Whether calls beside an accepted final answer still run (`end_strategy`)."""
         self.infer_strict = infer_strict
         """Whether the provider infers strict tools (`OutputSpec.tool_schema`'s `infer_strict`)."""
         self.retries = retries
@@ -586,6 +594,10 @@ class OutputRound:
             return self._bad_final_call(first, calls, str(exc))
         self._take(value, answered.name if answered is not self.spec else None)
         self._final = (first, calls)
+        if self.graceful and len(finals) < len(calls):
+            closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in finals]
+            others = [c for c in calls if c not in finals]
+            return Finish("complete", closing, beside=others, order=[c.id for c in calls])
         closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in calls]
         return Finish("complete", closing)
 
@@ -670,10 +682,14 @@ class OutputRound:
 
 
 def merge_results(messages: list[ProviderMessage], step: Calls) -> None:
-    """Add a step's pending results to its round's result message, in the model's order."""
+    """Add a step's pending results to its round's result message, in the model's order.
+
+    A round whose calls all wait on a delegated agent left no result message: the
+    pending results make one of their own.
+    """
     if not step.pending:
         return
-    ran = list(messages.pop().content) if step.calls else []
+    ran = list(messages.pop().content) if step.calls and messages[-1].role == "user" else []
     position = {call_id: index for index, call_id in enumerate(step.order)}
     last = len(position)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeVar
+from typing import Final, TypeVar, get_args
 
 from moneyed import Money
 from pydantic import JsonValue
@@ -19,7 +19,7 @@ from .instructions import Instructions
 from .limits import UsageLimits
 from .memory_tools import MemoryLimits
 from .model_settings import ModelSettings
-from .output import OutputMode
+from .output import EndStrategy, OutputMode
 from .output_validators import OutputValidator
 from .sampling import Sampling
 from .thinking import Thinking
@@ -126,6 +126,10 @@ class NeuronTurnConfig:
     output_retries: int = 2
     """Corrections a turn with an output type may ask for before it exits
     `{"custom": "output_invalid"}`."""
+    end_strategy: EndStrategy = "early"
+    """A final answer (`tool` mode) that comes with other tool calls: `early` ends the turn
+    answering them unrun; `graceful` runs them first (as pydantic-ai's `end_strategy`), save
+    those that would wait (for approval, for the caller), answered unrun."""
     thinking: Thinking | None = None
     """How much the model thinks before it answers, on any provider: `True`, `False` or
     `"minimal"` ... `"xhigh"` (None: the model's default; see `neuron_turn.loop.thinking`).
@@ -176,6 +180,11 @@ class NeuronTurnConfig:
                 parallel_tool_calls=self.parallel_tool_calls,
             ),
         )
+        if self.end_strategy not in get_args(EndStrategy):
+            raise ValueError(
+                f"end_strategy must be one of {', '.join(get_args(EndStrategy))}; "
+                f"got {self.end_strategy!r}"
+            )
         if self.output_retries < 0:
             raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
         if self.context_limit is not None and self.context_limit < 1:

@@ -85,6 +85,7 @@ __all__ = [
     "FINAL_ANSWER_TOOL",
     "OUTPUT_CONTENT_TYPE",
     "TEXT_KIND",
+    "EndStrategy",
     "OutputError",
     "OutputMissingError",
     "OutputMode",
@@ -115,6 +116,10 @@ OutputType: TypeAlias = Union[  # a generic alias: `X | Y` of strings is no type
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 """How the model is asked for a typed answer: the provider's JSON-schema output, a
 forced `final_answer` tool, or the schema in the system prompt."""
+
+EndStrategy: TypeAlias = Literal["early", "graceful"]
+"""What becomes of the other tool calls an accepted final-answer call comes with: `early`
+answers them unrun, `graceful` runs them (as pydantic-ai's `end_strategy`)."""
 
 TEXT_KIND: Final = "text"
 """The kind of a plain text answer to a choice that takes text (`OutputSpec.allows_text`)."""

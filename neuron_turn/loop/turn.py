@@ -171,7 +171,7 @@ from .hosted_approvals import (
 )
 from .hosted_tools import check_hosted_tools, offered_hosted_tools
 from .instructions import Instructions, render_instructions
-from .limits import UsageLimits, limit_reached
+from .limits import LimitCrossed, UsageLimits, limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .model_requests import check_model_request
 from .model_settings import ModelSettings
@@ -220,6 +220,10 @@ __all__ = ["NeuronTurn"]
 
 INPUT_EXTERNAL_TOOLS: Final = f"TurnInput.metadata[{CALL_OPTIONS_KEY!r}]['external_tools']"
 _LOOP_TOOL_NAMES: Final = EFFECT_TOOL_NAMES | MEMORY_TOOL_NAMES
+_WAITS_BESIDE: Final = (
+    "Not run: it would wait (for approval, or for the caller), and the turn ended with "
+    "its final answer."
+)
 _HOSTED_CALLS: Final = frozenset({HOSTED_CALL})
 
 OutT = TypeVar("OutT", default=str)
@@ -1356,6 +1360,7 @@ class NeuronTurn(Generic[OutT]):
             choice=choice,
             reset_choice=config.reset_tool_choice,
             infer_strict=infers_strict_tools(self.provider),
+            graceful=config.end_strategy == "graceful",
         )
 
     def _output_mode(self, spec: OutputSpec[Any] | None) -> OutputMode:
@@ -1687,7 +1692,10 @@ class NeuronTurn(Generic[OutT]):
         ):
             step = await self._answered(run, input, output, step)
         if not isinstance(step, Calls):
-            run.messages.extend([ProviderMessage("user", step.closing)] if step.closing else [])
+            if step.beside:
+                await self._run_beside(run, rounds, step)
+            elif step.closing:
+                run.messages.append(ProviderMessage("user", step.closing))
             raise _Exit(step.reason)
         if step.calls:
             if run.settings.usage_limits is not None:
@@ -1837,6 +1845,53 @@ class NeuronTurn(Generic[OutT]):
     async def _run_or_hold(
         self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
     ) -> None:
+        held: list[ToolUsePart] = []
+        if self.config.approval is not None or run.standing or self._waits:
+            # Screened only where there is something to screen: one coroutine less a round.
+            calls, held = await self._screened(run, rounds, calls)
+        if not held:
+            await rounds.execute(calls)
+            _pause_on_delegated(run, rounds)
+            return
+        # Declared first so that a hook halting a free call still reports what waits.
+        announced = len(run.effects)
+        external, hosted = self.tools.external_names, self._hosted_names
+        run.effects.append(pending_effect(held, (), external, hosted))
+        free = [c for c in calls if c not in held]
+        if free:
+            await rounds.execute(free)
+        delegated = rounds.take_held()
+        if delegated:
+            run.effects[announced] = pending_effect(held, delegated, external, hosted)
+        raise _Exit(AWAITING_APPROVAL)
+
+    async def _run_beside(self, run: RunState, rounds: ToolRound, step: Finish) -> None:
+        """End gracefully (`end_strategy`): run the calls that came beside the final answer.
+
+        The turn has its answer and waits for nothing: a call that would wait (for
+        approval, for the caller, a hosted call asking) is answered unrun saying so,
+        and calls past the tool-call limit are answered unrun with the limit's log.
+        Only a delegated agent pausing in the round pauses the turn, as in any round.
+        """
+        calls, held = await self._screened(run, rounds, step.beside)
+        calls = [_unrun(c, _WAITS_BESIDE) if c in held else c for c in calls]
+        if run.settings.usage_limits is not None:
+            calls, crossed = _within_call_limit(run, calls)
+            if crossed is not None:
+                run.effects.append(crossed.log())
+        await rounds.execute(calls)
+        merge_pending(run.messages, Calls(calls, pending=step.closing, order=step.order))
+        if run.checkpoint is not None:
+            run.checkpoint()  # the tools ran: a runner that loses this run must not run them again
+        _pause_on_delegated(run, rounds)
+
+    async def _screened(
+        self, run: RunState, rounds: ToolRound, calls: Sequence[ToolUsePart]
+    ) -> tuple[Sequence[ToolUsePart], list[ToolUsePart]]:
+        """A round's calls as they will run, and those of them that wait.
+
+        Standing decisions are applied, external and hosted calls screened.
+        """
         policy = self.config.approval
         external = self.tools.external_names
         standing = run.standing
@@ -1856,20 +1911,12 @@ class NeuronTurn(Generic[OutT]):
         # Nothing in the turn runs an external or a hosted call: each always waits.
         waits = external | hosted if hosted else external
         held = [] if policy is None and not waits else _held(calls, policy, standing, waits)
-        if not held:
-            await rounds.execute(calls)
-            _pause_on_delegated(run, rounds)
-            return
-        # Declared first so that a hook halting a free call still reports what waits.
-        announced = len(run.effects)
-        run.effects.append(pending_effect(held, (), external, hosted))
-        free = [c for c in calls if c not in held]
-        if free:
-            await rounds.execute(free)
-        delegated = rounds.take_held()
-        if delegated:
-            run.effects[announced] = pending_effect(held, delegated, external, hosted)
-        raise _Exit(AWAITING_APPROVAL)
+        return calls, held
+
+    @property
+    def _waits(self) -> bool:
+        """Whether some call of this turn always waits (an external or a hosted one)."""
+        return bool(self.tools.external_names) or bool(self._hosted_servers)
 
     @property
     def _hosted_names(self) -> frozenset[str]:
@@ -2111,21 +2158,35 @@ async def _count_calls(run: RunState, rounds: ToolRound, step: Calls) -> None:
         _Exit: they would go past it (`budget_exhausted`); each was answered unrun, so
             the history stays whole, and the limit's log declared.
     """
-    asked = sum(not isinstance(call, UNRUN) for call in step.calls)
-    assert run.settings.usage_limits is not None
-    crossed = run.settings.usage_limits.calls_crossed(run.tool_calls, asked)
+    unrun, crossed = _within_call_limit(run, step.calls)
     if crossed is None:
-        run.tool_calls += asked
         return
-    refusal = f"Not run: {crossed.message()}."
-    unrun = [
-        c if isinstance(c, UNRUN) else RefusedCall(c.id, c.name, c.input, refusal)
-        for c in step.calls
-    ]
     await rounds.execute(unrun)
     merge_pending(run.messages, step)
     run.effects.append(crossed.log())
     raise _Exit("budget_exhausted")
+
+
+def _within_call_limit(
+    run: RunState, calls: Sequence[ToolUsePart]
+) -> tuple[list[ToolUsePart], LimitCrossed | None]:
+    """Count `calls` against the `tool_calls` limit; past it, each answered unrun instead.
+
+    The calls that run are counted only when all may; the limit crossed is returned.
+    """
+    asked = sum(not isinstance(call, UNRUN) for call in calls)
+    assert run.settings.usage_limits is not None
+    crossed = run.settings.usage_limits.calls_crossed(run.tool_calls, asked)
+    if crossed is None:
+        run.tool_calls += asked
+        return list(calls), None
+    refusal = f"Not run: {crossed.message()}."
+    return [_unrun(c, refusal) for c in calls], crossed
+
+
+def _unrun(call: ToolUsePart, refusal: str) -> ToolUsePart:
+    """`call` answered unrun with `refusal` (one answered unrun already kept as it is)."""
+    return call if isinstance(call, UNRUN) else RefusedCall(call.id, call.name, call.input, refusal)
 
 
 def _answer_at(run: RunState) -> int:

@@ -19,7 +19,6 @@ as the turn's own are when it is made.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,7 +26,7 @@ from pydantic import JsonValue
 
 from layer0 import NonRetryableError
 
-from .sampling import Sampling, check_provider_sampling
+from .sampling import Sampling, check_provider_sampling, finite_number
 from .thinking import Thinking, check_provider_thinking, checked_thinking
 
 __all__ = ["InvalidModelSettingsError", "ModelSettings"]
@@ -61,12 +60,7 @@ class ModelSettings:
 
     def __post_init__(self) -> None:
         temperature = self.temperature
-        if temperature is not None and not (
-            isinstance(temperature, int | float)
-            and not isinstance(temperature, bool)
-            and math.isfinite(temperature)
-            and temperature >= 0
-        ):
+        if temperature is not None and not (finite_number(temperature) and temperature >= 0):
             raise _invalid("temperature", temperature, "a number, 0 or more")
         tokens = self.max_tokens
         if tokens is not None and not (

@@ -30,6 +30,7 @@ __all__ = [
     "SamplingSetting",
     "UnsupportedSamplingError",
     "check_provider_sampling",
+    "finite_number",
 ]
 
 SamplingSetting: TypeAlias = Literal[
@@ -90,7 +91,7 @@ class Sampling:
     """Between -2 and 2: above 0 makes a token less likely the more it was used."""
 
     def __post_init__(self) -> None:
-        if self.top_p is not None and not (_real(self.top_p) and 0 < self.top_p <= 1):
+        if self.top_p is not None and not (finite_number(self.top_p) and 0 < self.top_p <= 1):
             raise _invalid("top_p", self.top_p, "a number above 0 and at most 1")
         if self.top_k is not None and not (_whole(self.top_k) and self.top_k >= 1):
             raise _invalid("top_k", self.top_k, "a whole number, 1 or more")
@@ -98,7 +99,7 @@ class Sampling:
             raise _invalid("seed", self.seed, "a whole number")
         for name in ("presence_penalty", "frequency_penalty"):
             value = getattr(self, name)
-            if value is not None and not (_real(value) and -2 <= value <= 2):
+            if value is not None and not (finite_number(value) and -2 <= value <= 2):
                 raise _invalid(name, value, "a number from -2 to 2")
         stops: object = self.stop_sequences  # a caller may pass a list, or a lone string
         if not isinstance(stops, list | tuple) or not all(isinstance(s, str) and s for s in stops):
@@ -180,8 +181,18 @@ def check_provider_sampling(sampling: Sampling | None, provider: object) -> None
         )
 
 
-def _real(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def finite_number(value: object) -> bool:
+    """Whether `value` is an int or a float (not a bool) that a float can hold, not NaN or inf.
+
+    An int past a float's range (JSON bounds none) is no number an API takes, and
+    `math.isfinite` raises `OverflowError` on it rather than say so.
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _whole(value: object) -> bool:

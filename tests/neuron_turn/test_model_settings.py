@@ -195,6 +195,10 @@ async def test_an_input_sent_as_json_carries_its_settings_as_run_does() -> None:
         ({"sampling": {"stop_sequences": "END"}}, "stop_sequences"),
         ({"sampling": {"stop_sequences": [""]}}, "stop_sequences"),
         ({"sampling": {"temperature": 1}}, "unknown keys \\['temperature'\\]"),
+        # Whole numbers past a float's range (JSON has no bound on them).
+        ({"temperature": 10**400}, "temperature"),
+        ({"sampling": {"top_p": 10**400}}, "top_p"),
+        ({"sampling": {"frequency_penalty": -(10**400)}}, "frequency_penalty"),
     ],
 )
 async def test_malformed_settings_in_an_input_are_refused_before_any_model_call(

@@ -666,6 +666,7 @@ class NeuronTurn(Generic[OutT]):
         output_type: OutputType[Any] | str | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
     ) -> TurnStream:
         """Run one turn on `input`, yielding its events as they happen; `TurnDone` comes last.
 
@@ -682,7 +683,7 @@ class NeuronTurn(Generic[OutT]):
         `message_history` as for `run` (the stream's `all_messages()` goes on from it).
         `output_type` asks this turn for another output type, as for `run`: its
         `OutputDelta`s are of it, and `output_value(stream.output, <the type>)`
-        reads the answer. `usage_limits` and `model_settings` as for `run`.
+        reads the answer. `usage_limits`, `model_settings` and `tools` as for `run`.
 
         Raises:
             RunArgumentsError: `message_history` beside an input with a session, or
@@ -699,7 +700,8 @@ class NeuronTurn(Generic[OutT]):
         history = given_history(given.session, message_history)
         transcript = Transcript()
         return TurnStream(
-            lambda sink: self._run(given, sink, deps, spec, history, transcript), transcript
+            lambda sink: self._run(given, sink, deps, spec, history, transcript, tools or ()),
+            transcript,
         )
 
     def stream_sync(
@@ -711,6 +713,7 @@ class NeuronTurn(Generic[OutT]):
         output_type: OutputType[Any] | str | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
     ) -> SyncTurnStream:
         """`stream` from code with no event loop: its events read with a plain `for`.
 
@@ -733,6 +736,7 @@ class NeuronTurn(Generic[OutT]):
                     output_type=output_type,
                     usage_limits=usage_limits,
                     model_settings=model_settings,
+                    tools=tools,
                 )
             )
         raise RunSyncError(
@@ -751,6 +755,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -767,6 +772,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -783,6 +789,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -799,6 +806,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -814,6 +822,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -841,6 +850,10 @@ class NeuronTurn(Generic[OutT]):
         `model_settings` change how the model is asked for this run (temperature,
         `max_tokens`, thinking, sampling, parallel tool calls; pydantic-ai's
         `run(model_settings=...)`), over the turn's own; kept across an approval pause.
+        `tools` are this run's own tools (functions, tool sources, an `MCPClient`) beside
+        the turn's (pydantic-ai's `run(toolsets=...)`), checked as the turn's are; a name
+        the turn has is refused. A resume of a run that paused on one of them needs them
+        given again (a Python function does not travel in JSON).
 
         `decisions` resume a run paused for approval (pydantic-ai's
         `deferred_tool_results`): no message, and the paused run's `session` or its
@@ -870,7 +883,7 @@ class NeuronTurn(Generic[OutT]):
         )
         transcript = Transcript()
         try:
-            output = await self._run(input, None, deps, spec, history, transcript)
+            output = await self._run(input, None, deps, spec, history, transcript, tools or ())
         except BaseException:
             used = transcript.failed_usage
             if charge_to is not None and used is not None:
@@ -901,6 +914,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -916,6 +930,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -931,6 +946,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -946,6 +962,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -960,6 +977,7 @@ class NeuronTurn(Generic[OutT]):
         decisions: Sequence[Decision] | None = None,
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        tools: Sequence[ToolDyn | ToolSource] | None = None,
         deps: object = None,
         config: TurnConfig | None = None,
         metadata: JsonValue = None,
@@ -985,6 +1003,7 @@ class NeuronTurn(Generic[OutT]):
                     decisions=decisions,
                     usage_limits=usage_limits,
                     model_settings=model_settings,
+                    tools=tools,
                     deps=deps,
                     config=config,
                     metadata=metadata,
@@ -1034,22 +1053,24 @@ class NeuronTurn(Generic[OutT]):
         output: OutputSpec[Any] | None = None,
         history: Sequence[ProviderMessage] | None = None,
         transcript: Transcript | None = None,
+        tools: Sequence[ToolDyn | ToolSource] = (),
     ) -> TurnOutput:
         """Run the turn on `input`: `execute`, `stream` and `run` come here.
 
         `run` alone passes `output` (its own output type), `history` (its
-        `message_history`, read instead of the session's) and `transcript` (where
-        the run leaves the messages `RunResult.all_messages` gives). Inside a
-        `capture_run_messages` block the first run leaves them there too.
+        `message_history`, read instead of the session's), `transcript` (where
+        the run leaves the messages `RunResult.all_messages` gives) and `tools` (its
+        own, beside the turn's). Inside a `capture_run_messages` block the first run
+        leaves its messages there too.
         """
         capture = claim_capture()
         if capture is None:
-            return await self._run_input(input, sink, deps, output, history, transcript)
+            return await self._run_input(input, sink, deps, output, history, transcript, tools)
         kept = transcript if transcript is not None else Transcript()
         if history is not None:
             kept.history = history  # there even when the run fails before its loop
         try:
-            result = await self._run_input(input, sink, deps, output, history, kept)
+            result = await self._run_input(input, sink, deps, output, history, kept, tools)
         except BaseException:
             capture.fill(kept, ended_well=False)
             raise
@@ -1064,13 +1085,14 @@ class NeuronTurn(Generic[OutT]):
         output: OutputSpec[Any] | None,
         history: Sequence[ProviderMessage] | None,
         transcript: Transcript | None,
+        tools: Sequence[ToolDyn | ToolSource],
     ) -> TurnOutput:
         """`_run`'s work (see it)."""
         replacement = self._overridden()
         if replacement is not None:  # inside `override`: the block's turn runs instead
             forced = replacement._forced_deps
             return await replacement._run_input(
-                input, sink, deps if forced is _KEEP else forced, output, history, transcript
+                input, sink, deps if forced is _KEEP else forced, output, history, transcript, tools
             )
         if _resumes(input.metadata):
             input = await self._with_paused_options(input)
@@ -1078,6 +1100,8 @@ class NeuronTurn(Generic[OutT]):
         if output is not None:  # `run(output_type=...)`: metadata asking for one was refused
             options = replace(options, output=output)
         turn = self._offering(options.external_tools) if options.external_tools else self
+        if tools:
+            turn = turn._given_tools(tools)
         if turn.tools.sources:
             turn = await turn._sourced(input, deps)
         if options.stop_at_tools:
@@ -1445,6 +1469,35 @@ class NeuronTurn(Generic[OutT]):
         sourced.tools = registry
         sourced._unseen_stops = unseen
         return sourced
+
+    def _given_tools(self, tools: Sequence[ToolDyn | ToolSource]) -> NeuronTurn[OutT]:
+        """This turn offering a run's own `tools` (`run(tools=...)`) beside its own.
+
+        Checked as a turn's own tools are when it is made.
+
+        Raises:
+            ToolRegistrationError: one is not a tool, or its name is taken (by the
+                turn's tools, the loop's own, or another of `tools`).
+            UnsupportedStrictToolsError: one is strict and the provider has no strict mode.
+            UnsupportedHostedToolError: one shadows a hosted tool of the turn.
+        """
+        given = ToolRegistry(tools)
+        for name in given.names():
+            if name in _LOOP_TOOL_NAMES:
+                raise ToolRegistrationError(name, "a tool of the loop's own has this name")
+            if name in self.tools:
+                raise ToolRegistrationError(
+                    name, "the turn has a tool of this name; a run's tools add to its own"
+                )
+        check_strict_tools(given.schemas(None), self.provider)
+        registry = self.tools.with_tools(given)
+        registry.sources = (*registry.sources, *given.sources)
+        check_hosted_tools(
+            self.config.hosted_tools, provider=self.provider, function_tools=registry.names()
+        )
+        offering = copy.copy(self)
+        offering.tools = registry
+        return offering
 
     def _offering(self, tools: Sequence[ExternalTool]) -> NeuronTurn[OutT]:
         """This turn offering `tools` beside its own, for one call (`with_external_tools`).

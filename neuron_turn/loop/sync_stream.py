@@ -9,6 +9,7 @@ the `with` block's end) cancels the turn as `aclose()` does.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncIterator, Generator, Iterator
 from types import TracebackType
 from typing import Self
@@ -39,16 +40,22 @@ class SyncTurnStream:
     def __init__(self, stream: TurnStream) -> None:
         """Read `stream` (not started yet) one event at a time on this thread's loop."""
         self._stream = stream
-        self._events: Generator[TurnEvent] | None = None
+        self._started = False
+        self._events: weakref.ref[Generator[TurnEvent]] | None = None
 
     def __repr__(self) -> str:
         return f"SyncTurnStream({self._stream!r})"
 
     def __iter__(self) -> Iterator[TurnEvent]:
-        if self._events is not None:
+        if self._started:
             raise RuntimeError("a turn's stream is read once: this one was read before")
-        self._events = _read(self._stream)
-        return self._events
+        self._started = True
+        events = _read(self._stream)
+        # Held weakly, as `EventStream` holds its iterator: the `for` alone holds the
+        # reader, so `break` drops it and its `finally` cancels the turn even while this
+        # stream is kept in a name (the turn would otherwise run on in the next run_sync).
+        self._events = weakref.ref(events)
+        return events
 
     def __enter__(self) -> Self:
         return self
@@ -63,8 +70,9 @@ class SyncTurnStream:
 
     def close(self) -> None:
         """Stop the turn if it still runs (its model call and tools cancelled) and wait."""
-        if self._events is not None:
-            self._events.close()  # its own `finally` stops the turn
+        events = None if self._events is None else self._events()
+        if events is not None:
+            events.close()  # its own `finally` stops the turn
         run_blocking(self._stream.aclose())
 
     @property

@@ -79,6 +79,43 @@ def test_breaking_out_cancels_the_turn_and_the_next_run_sync_works() -> None:
     assert turn.run_sync("again").output == "after"
 
 
+def test_breaking_out_cancels_the_turn_while_the_stream_is_still_held() -> None:
+    # Held in a name, the stream used to keep its reader alive: the turn stayed
+    # suspended, not cancelled, and ran on (its tool, its next model call) inside the
+    # thread's next run_sync.
+    cancelled: list[str] = []
+    release = asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait to be released."""
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            cancelled.append("wait")
+            raise
+        return "released"
+
+    @tool
+    async def open_gate() -> str:
+        """Release the other turn's tool."""
+        release.set()
+        return "opened"
+
+    provider = ScriptedProvider([calls(call("c1", "wait")), answer("after")])
+    events = NeuronTurn(provider, tools=[wait]).stream_sync("wait")
+    for event in events:
+        if isinstance(event, ToolStart):
+            break
+
+    assert cancelled == ["wait"]
+    other = NeuronTurn(
+        ScriptedProvider([calls(call("o1", "open_gate")), answer("opened")]), tools=[open_gate]
+    )
+    assert other.run_sync("open").output == "opened"
+    assert cancelled == ["wait"] and len(provider.requests) == 1
+
+
 def test_the_turns_error_is_raised_by_the_loop_after_the_events_before_it() -> None:
     turn = NeuronTurn(ScriptedProvider([ModelError("the answer was cut off")]))
     seen = []

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from ._json_path import json_path
 from .errors import ToolInputError
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 
 class ToolSchema(BaseModel):
@@ -60,8 +63,11 @@ class InvalidSchemaError(ValueError):
     """A tool's input schema is not a valid draft 2020-12 JSON Schema."""
 
 
-def _raise_invalid_schema(schema: dict[str, JsonValue], error: Exception) -> NoReturn:
-    """Raise `InvalidSchemaError` in jsonschema's words (its best metaschema error), or `error`."""
+def _raise_invalid_schema(
+    schema: dict[str, JsonValue], error: jsonschema_rs.ValidationError
+) -> NoReturn:
+    """Raise `InvalidSchemaError` in jsonschema's words (its best metaschema error), else rs's."""
+    import jsonschema_rs
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -69,7 +75,12 @@ def _raise_invalid_schema(schema: dict[str, JsonValue], error: Exception) -> NoR
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise InvalidSchemaError(exc.message) from exc
-    raise error  # a problem only jsonschema-rs sees (e.g. a `$ref` to nothing)
+    # A problem only jsonschema-rs sees, such as a `$ref` to nothing or to anything outside
+    # the schema. Its first line says what; the rest describes an instance there is none of.
+    reason = str(error).split("\n", 1)[0]
+    if isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Referencing):
+        reason += " (a $ref must resolve within the schema: nothing is fetched)"
+    raise InvalidSchemaError(reason) from error
 
 
 class InputValidator:
@@ -82,10 +93,14 @@ class InputValidator:
     __slots__ = ("_explainer", "_fast", "_schema")
 
     def __init__(self, schema: dict[str, JsonValue]) -> None:
-        """Check `schema` against the draft 2020-12 metaschema and compile it.
+        """Check `schema` against the draft 2020-12 metaschema and compile it, offline.
+
+        Nothing outside `schema` is fetched or read: a `$ref` resolves within it
+        (or to a metaschema) or the schema is refused.
 
         Raises:
-            InvalidSchemaError: `schema` is not a valid JSON Schema.
+            InvalidSchemaError: `schema` is not a valid JSON Schema, or has a `$ref`
+                that does not resolve within it.
         """
         # Imported with the first schema, not with neuron_tool: a 15 MB extension that
         # keeps ~5 MB resident, which a turn without tools never needs.
@@ -93,8 +108,10 @@ class InputValidator:
 
         try:
             # jsonschema-rs checks the schema against the metaschema as it compiles it,
-            # and decides an input's validity in well under a microsecond.
-            self._fast: Final = jsonschema_rs.Draft202012Validator(schema)
+            # and decides an input's validity in well under a microsecond. Offline: by
+            # default it fetches a `$ref`'s http(s) URL or reads its file:// path, which
+            # a schema from an untrusted peer (an MCP server's tool) would point anywhere.
+            self._fast: Final = jsonschema_rs.Draft202012Validator(schema, offline=True)
         except jsonschema_rs.ValidationError as exc:
             _raise_invalid_schema(schema, exc)
         self._schema: Final = schema
@@ -107,8 +124,10 @@ class InputValidator:
             return
         if self._explainer is None:
             from jsonschema import Draft202012Validator
+            from referencing import Registry
 
-            self._explainer = Draft202012Validator(self._schema)
+            # An empty registry, not jsonschema's default, which fetches remote `$ref`s.
+            self._explainer = Draft202012Validator(self._schema, registry=Registry())
         errors = self._explainer.iter_errors(input)
         first = next(errors, None)
         if first is None:

@@ -59,9 +59,9 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     compiled: list[object] = []
     fast = jsonschema_rs.Draft202012Validator
 
-    def counting(schema: Any) -> Any:
+    def counting(schema: Any, **options: Any) -> Any:
         compiled.append(schema)
-        return fast(schema)
+        return fast(schema, **options)
 
     monkeypatch.setattr(jsonschema_rs, "Draft202012Validator", counting)
     monkeypatch.setattr(_compiled_schemas, "COMPILED", CompiledSchemas())

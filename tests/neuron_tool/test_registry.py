@@ -136,13 +136,13 @@ async def test_input_validator_is_compiled_once_at_registration(
     class CountingSlow:
         check_schema = staticmethod(slow.check_schema)
 
-        def __new__(cls, schema: Any) -> Any:
+        def __new__(cls, schema: Any, **options: Any) -> Any:
             compiled.append("jsonschema")
-            return slow(schema)
+            return slow(schema, **options)
 
-    def counting_fast(schema: Any) -> Any:
+    def counting_fast(schema: Any, **options: Any) -> Any:
         compiled.append("jsonschema-rs")
-        return fast(schema)
+        return fast(schema, **options)
 
     monkeypatch.setattr(jsonschema, "Draft202012Validator", CountingSlow)
     monkeypatch.setattr(jsonschema_rs, "Draft202012Validator", counting_fast)

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_blocking"]
+__all__ = ["blocking_loop", "run_blocking"]
 
 _T = TypeVar("_T")
 _local = threading.local()
@@ -29,9 +29,22 @@ def run_blocking(coroutine: Coroutine[Any, Any, _T]) -> _T:
     (`NeuronTurn.override`, `checkpointing`) would be missed and ones set then
     would outlive their block.
     """
+    return _runner().run(coroutine, context=contextvars.copy_context())
+
+
+def blocking_loop() -> asyncio.AbstractEventLoop:
+    """This thread's own loop (`run_blocking`'s), made on first use.
+
+    So work begun on it can be handed back to it from another thread
+    (`call_soon_threadsafe`): a `SyncTurnStream` dropped last elsewhere.
+    """
+    return _runner().get_loop()
+
+
+def _runner() -> asyncio.Runner:
     runner: asyncio.Runner | None = getattr(_local, "runner", None)
     if runner is None:
         # A factory, so the runner leaves the thread's current event loop alone.
         runner = _local.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         atexit.register(runner.close)
-    return runner.run(coroutine, context=contextvars.copy_context())
+    return runner

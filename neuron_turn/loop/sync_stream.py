@@ -4,11 +4,16 @@
 pydantic-ai's `run_stream_sync`: each event is waited for on the thread's own
 event loop (the one `run_sync` keeps), so a provider's pooled connections
 outlive the stream. Leaving the loop early (`break`, an exception, `close()`,
-the `with` block's end) cancels the turn as `aclose()` does.
+the `with` block's end) cancels the turn as `aclose()` does. The turn runs on
+the loop of the thread that began reading, so that thread alone reads on and
+closes it (another is refused with `RunSyncError`, where its own loop would
+wait for ever).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import weakref
 from collections.abc import AsyncIterator, Generator, Iterator
 from types import TracebackType
@@ -17,9 +22,10 @@ from typing import Self
 from layer0 import TurnOutput
 from neuron_tool import RunUsage
 
-from ._blocking import run_blocking
+from ._blocking import blocking_loop, run_blocking
 from .events import TurnEvent
 from .provider import ProviderMessage
+from .run_result import RunSyncError
 from .stream import TurnStream
 
 __all__ = ["SyncTurnStream"]
@@ -40,22 +46,23 @@ class SyncTurnStream:
     def __init__(self, stream: TurnStream) -> None:
         """Read `stream` (not started yet) one event at a time on this thread's loop."""
         self._stream = stream
-        self._started = False
-        self._events: weakref.ref[Generator[TurnEvent]] | None = None
+        self._reader: weakref.ref[_Reader] | None = None
+        self._thread: int | None = None
+        """The thread that began reading: its loop runs the turn."""
 
     def __repr__(self) -> str:
         return f"SyncTurnStream({self._stream!r})"
 
     def __iter__(self) -> Iterator[TurnEvent]:
-        if self._started:
+        if self._thread is not None:
             raise RuntimeError("a turn's stream is read once: this one was read before")
-        self._started = True
-        events = _read(self._stream)
+        self._thread = threading.get_ident()
+        reader = _Reader(self._stream, self._thread)
         # Held weakly, as `EventStream` holds its iterator: the `for` alone holds the
         # reader, so `break` drops it and its `finally` cancels the turn even while this
         # stream is kept in a name (the turn would otherwise run on in the next run_sync).
-        self._events = weakref.ref(events)
-        return events
+        self._reader = weakref.ref(reader)
+        return reader
 
     def __enter__(self) -> Self:
         return self
@@ -70,9 +77,13 @@ class SyncTurnStream:
 
     def close(self) -> None:
         """Stop the turn if it still runs (its model call and tools cancelled) and wait."""
-        events = None if self._events is None else self._events()
-        if events is not None:
-            events.close()  # its own `finally` stops the turn
+        if self._thread is None:
+            run_blocking(self._stream.aclose())  # nothing started: marks it closed
+            return
+        _check_thread(self._thread)
+        reader = None if self._reader is None else self._reader()
+        if reader is not None:
+            reader.close()  # its own `finally` stops the turn
         run_blocking(self._stream.aclose())
 
     @property
@@ -94,7 +105,23 @@ class SyncTurnStream:
         return self._stream.new_messages()
 
 
-def _read(stream: TurnStream) -> Generator[TurnEvent]:
+class _Reader(Iterator[TurnEvent]):
+    """One read of a stream, on the thread that began it (whose loop runs the turn)."""
+
+    def __init__(self, stream: TurnStream, thread: int) -> None:
+        self._thread = thread
+        self._events = _read(stream, thread)
+
+    def __next__(self) -> TurnEvent:
+        _check_thread(self._thread)
+        return next(self._events)
+
+    def close(self) -> None:
+        self._events.close()
+
+
+def _read(stream: TurnStream, thread: int) -> Generator[TurnEvent]:
+    loop = blocking_loop()
     events = aiter(stream)
     try:
         while True:
@@ -104,7 +131,32 @@ def _read(stream: TurnStream) -> Generator[TurnEvent]:
                 return
     finally:
         # Also on `break` or an error in the reader's loop body: the turn is cancelled.
-        run_blocking(stream.aclose())
+        if threading.get_ident() == thread:
+            run_blocking(stream.aclose())
+        else:  # dropped last on another thread: closed on the turn's loop, when it next runs
+            loop.call_soon_threadsafe(_close_soon, stream)
+
+
+def _close_soon(stream: TurnStream) -> None:
+    closing = asyncio.ensure_future(stream.aclose())
+    _closing.add(closing)  # held until done: a loop holds its tasks only weakly
+    closing.add_done_callback(_closing.discard)
+
+
+_closing: set[asyncio.Future[None]] = set()
+
+
+def _check_thread(thread: int) -> None:
+    """Refuse another thread: its own loop would wait for ever on events this one makes.
+
+    Raises:
+        RunSyncError: called on a thread other than `thread`.
+    """
+    if threading.get_ident() != thread:
+        raise RunSyncError(
+            "a stream_sync stream is read and closed on the thread that began reading it, "
+            "whose event loop runs its turn"
+        )
 
 
 async def _next(events: AsyncIterator[TurnEvent]) -> TurnEvent:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from pydantic import BaseModel
@@ -114,6 +115,39 @@ def test_breaking_out_cancels_the_turn_while_the_stream_is_still_held() -> None:
     )
     assert other.run_sync("open").output == "opened"
     assert cancelled == ["wait"] and len(provider.requests) == 1
+
+
+def test_a_stream_read_on_from_another_thread_is_refused_and_its_own_thread_reads_on() -> None:
+    # The turn runs on the loop of the thread that began reading; another thread's loop
+    # waited for ever on events that loop never made, and closing there did too.
+    provider = ScriptedProvider([calls(call("c1", "add", a=1, b=2)), answer("3")])
+    events = NeuronTurn(provider, tools=[add]).stream_sync("add")
+    reader = iter(events)
+    first = next(reader)
+    refusals: list[BaseException] = []
+
+    def elsewhere() -> None:
+        for attempt in (lambda: next(reader), events.close):
+            try:
+                attempt()
+            except RunSyncError as exc:
+                refusals.append(exc)
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join(timeout=30)
+
+    assert not worker.is_alive()
+    assert [str(refusal) for refusal in refusals] == [_ELSEWHERE, _ELSEWHERE]
+    rest = list(reader)
+    assert [first, *rest][-1] == TurnDone(output=events.output)
+    assert events.output.message.as_text() == "3"
+
+
+_ELSEWHERE = (
+    "a stream_sync stream is read and closed on the thread that began reading it, "
+    "whose event loop runs its turn"
+)
 
 
 def test_the_turns_error_is_raised_by_the_loop_after_the_events_before_it() -> None:

@@ -23,7 +23,14 @@ from pydantic import JsonValue
 from layer0 import Base64Source, ImageBlock, TextBlock, UrlSource
 
 from ..errors import ToolFileError
-from ..files import IMAGE_TYPES, FileBlock, ToolReturn, document_of, source_document_block
+from ..files import (
+    IMAGE_TYPES,
+    FileBlock,
+    ToolReturn,
+    document_of,
+    image_type,
+    source_document_block,
+)
 from ..tool import ToolAnnotations, ToolDyn
 from .errors import MCPToolError
 
@@ -34,6 +41,7 @@ _NOT_IN_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
 _DOCUMENT_TYPES: Final = frozenset({"application/pdf", "text/plain"})
 # Where our server puts a document's bytes; the last segment is its name.
 _DOCUMENT_URI: Final = "neuron:document/"
+_NO_IMAGE: Final = "are no PNG, JPEG, GIF or WebP image"
 
 
 def local_name(remote: str, *, prefix: str) -> str:
@@ -102,7 +110,11 @@ def content_text(content: Iterable[types.ContentBlock]) -> str:
 def _block_text(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
-    if isinstance(block, types.ImageContent | types.AudioContent):
+    if isinstance(block, types.ImageContent):
+        # Said when not shown: the model must not take the server's word that it sees one.
+        shown = _image(block.data) is not None or not _claims_image(block.mime_type)
+        return f"[image: {block.mime_type}, {_size(block.data, shown=shown)}]"
+    if isinstance(block, types.AudioContent):
         return f"[{block.type}: {block.mime_type}, {_size(block.data)}]"
     if isinstance(block, types.ResourceLink):
         return f"[resource: {block.uri}{_mime(block.mime_type)}]"
@@ -116,35 +128,59 @@ def message_block(block: types.ContentBlock) -> TextBlock | FileBlock:
     """A content block as a message holds it: the file it is (as a tool result's), else its text.
 
     Text, resource links, embedded text and what no model API takes are the text
-    `content_text` gives them; the base64 of a block that is a file is not checked
-    here (`base64_fault` tells).
+    `content_text` gives them; the data of a block that is a file is not checked
+    here (`data_fault` tells).
     """
     file = _file(block)
     return file if file is not None else TextBlock(text=_block_text(block))
 
 
-def base64_fault(block: types.ContentBlock) -> str | None:
-    """Why an image's, audio's or embedded blob's base64 data is invalid; None if it is valid."""
+def data_fault(block: types.ContentBlock) -> str | None:
+    """Why an image's, audio's or embedded blob's data is invalid; None if it is valid.
+
+    Invalid: base64 that does not decode, or the bytes of what claims an image
+    type a model API takes being no image of those (`image_fault`).
+    """
+    mime_type: str | None
     if isinstance(block, types.ImageContent | types.AudioContent):
-        data, what = block.data, f"its {block.type}"
+        data, what, mime_type = block.data, f"its {block.type}", block.mime_type
     elif isinstance(block, types.EmbeddedResource) and isinstance(
         block.resource, types.BlobResourceContents
     ):
-        data, what = block.resource.blob, f"its embedded resource {block.resource.uri!r}"
+        contents = block.resource
+        data, what = contents.blob, f"its embedded resource {contents.uri!r}"
+        mime_type = contents.mime_type
     else:
         return None
-    return None if decodes(data) else f"the base64 data of {what} does not decode"
+    if not decodes(data):
+        return f"the base64 data of {what} does not decode"
+    return image_fault(data, mime_type, what)
+
+
+def image_fault(data: str, mime_type: str | None, what: str) -> str | None:
+    """Why `what`, base64 `data` that decodes, is no file of `mime_type`; None if it is one.
+
+    It claims an image type a model API takes and its bytes are no image of
+    those; which one they are need not match: an image's type is its bytes'.
+    """
+    if _claims_image(mime_type) and _image(data) is None:
+        return f"the bytes of {what} ({mime_type}) {_NO_IMAGE}"
+    return None
 
 
 def blob_file(blob: str, mime_type: str | None, uri: str) -> FileBlock:
-    """A resource's blob as a file: an image of `IMAGE_TYPES`, else a document of its media type.
+    """A resource's blob as a file: an image if its bytes are one, else a document of its type.
 
     Unlike a tool result's blob, every type is kept: the caller asked for these
-    bytes, and a model API that cannot take them says so when sent them.
+    bytes, and a model API that cannot take them says so when sent them. An
+    image's type is the one its bytes are, whatever `mime_type` claims: a model
+    API refuses an image whose bytes are not its type (`image_fault` tells of a
+    claimed image whose bytes are none).
     """
+    image = _image(blob)
+    if image is not None:
+        return image
     media_type = _base_type(mime_type) or "application/octet-stream"
-    if media_type in IMAGE_TYPES:
-        return ImageBlock(source=Base64Source(data=blob), media_type=media_type)
     return source_document_block(Base64Source(data=blob), media_type, _uri_name(uri))
 
 
@@ -157,17 +193,41 @@ def _mime(mime_type: str | None) -> str:
     return f" ({mime_type})" if mime_type else ""
 
 
-def _size(data: str) -> str:
+def _size(data: str, *, shown: bool = True) -> str:
     size = _decoded_size(data)
-    return "its base64 data did not decode" if size is None else f"{size} bytes"
+    if size is None:
+        return "its base64 data did not decode"
+    return f"{size} bytes" if shown else f"{size} bytes, which {_NO_IMAGE}"
 
 
 def _decoded_size(data: str) -> int | None:
+    decoded = _decoded(data)
+    return None if decoded is None else len(decoded)
+
+
+def _decoded(data: str) -> bytes | None:
     # The same test `ToolReturn` makes of a file, so a block passing it is a valid file.
     try:
-        return len(base64.b64decode(data, validate=True))
+        return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def _image(data: str) -> ImageBlock | None:
+    """The image base64 `data` is, of the type its bytes say; None if they are no image.
+
+    By the bytes, not the server's media type: that is only a claim, and a model
+    API refuses the whole request holding an image whose bytes are not its type.
+    """
+    decoded = _decoded(data)
+    media_type = None if decoded is None else image_type(decoded)
+    if media_type is None:
+        return None
+    return ImageBlock(source=Base64Source(data=data), media_type=media_type)
+
+
+def _claims_image(mime_type: str | None) -> bool:
+    return _base_type(mime_type) in IMAGE_TYPES
 
 
 def _file(block: types.ContentBlock) -> FileBlock | None:
@@ -177,10 +237,7 @@ def _file(block: types.ContentBlock) -> FileBlock | None:
     that cannot show a tool's file tells the model so in its place.
     """
     if isinstance(block, types.ImageContent):
-        media_type = _base_type(block.mime_type)
-        if media_type not in IMAGE_TYPES or _decoded_size(block.data) is None:
-            return None
-        return ImageBlock(source=Base64Source(data=block.data), media_type=media_type)
+        return _image(block.data)
     if isinstance(block, types.AudioContent):
         media_type = _base_type(block.mime_type)
         if not media_type.startswith("audio/") or _decoded_size(block.data) is None:

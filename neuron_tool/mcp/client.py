@@ -488,7 +488,9 @@ class MCPClient:
         content as text (images and resources described). Images (PNG, JPEG,
         GIF, WebP) and embedded PDF or plain-text blobs also come as files: the
         result is then a `ToolReturn` of that value and those files. Data that
-        does not decode as base64 is only described, saying so. If the session is
+        does not decode as base64 is only described, saying so, as is an image
+        whose bytes are none of those four; an image's type is its bytes', not
+        what the server calls it (a model API refuses a mismatch). If the session is
         lost during the call, the call is sent again to a restarted server only
         if `retry_if_lost` (say, for a read-only tool); otherwise the error says
         the server stopped, and the next call restarts it.

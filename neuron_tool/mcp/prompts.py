@@ -22,7 +22,7 @@ import mcp_types as types
 
 from layer0 import Content
 
-from ._convert import base64_fault, content_text, message_block
+from ._convert import content_text, data_fault, message_block
 from .errors import (
     MCPInvalidAnswerError,
     MCPMissingArgumentError,
@@ -180,11 +180,12 @@ def prompt_messages(
     """Our `MCPPromptMessages` for the server's answer to a request for `prompt`.
 
     Raises:
-        MCPInvalidAnswerError: A message's base64 data does not decode.
+        MCPInvalidAnswerError: A message's base64 data does not decode, or its
+            image's bytes are no image of a type a model API takes.
     """
     messages = []
     for index, message in enumerate(result.messages, 1):
-        fault = base64_fault(message.content)
+        fault = data_fault(message.content)
         if fault is not None:
             reason = f"message {index}: {fault}"
             raise MCPInvalidAnswerError(server, prompt_request(prompt), reason)

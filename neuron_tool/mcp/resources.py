@@ -4,8 +4,9 @@
 block a turn's message takes (`MCPResourceContents.block`): its text, or its
 blob as a file of its media type (an image of the four every model API takes,
 else a document). The uri goes to the server as given; nothing is fetched here.
-A blob whose base64 does not decode is refused naming its uri
-(`MCPInvalidAnswerError`).
+A blob whose base64 does not decode, or that claims an image type when its bytes
+are no image, is refused naming its uri (`MCPInvalidAnswerError`); an image is
+the type its bytes are, whatever the server says.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import mcp_types as types
 from layer0 import Base64Source, CustomBlock, ImageBlock, TextBlock
 
 from ..files import FileBlock, document_of
-from ._convert import blob_file, decodes
+from ._convert import blob_file, decodes, image_fault
 from .errors import MCPInvalidAnswerError, MCPUndeclaredArgumentError
 
 __all__ = ["MCPResource", "MCPResourceContents", "MCPResourceTemplate", "uri_variables"]
@@ -172,7 +173,8 @@ def resource_contents(
     """Our `MCPResourceContents` for each of the contents the server read at `uri`.
 
     Raises:
-        MCPInvalidAnswerError: A blob's base64 does not decode.
+        MCPInvalidAnswerError: A blob's base64 does not decode, or it claims an image
+            type a model API takes and its bytes are no image of those.
     """
     return [_contents(contents, server=server, uri=uri) for contents in result.contents]
 
@@ -182,9 +184,11 @@ def _contents(
 ) -> MCPResourceContents:
     if isinstance(contents, types.TextResourceContents):
         block: TextBlock | FileBlock = TextBlock(text=contents.text)
-    elif decodes(contents.blob):
-        block = blob_file(contents.blob, contents.mime_type, contents.uri)
-    else:
+    elif not decodes(contents.blob):
         reason = f"the base64 blob of {contents.uri!r} does not decode"
         raise MCPInvalidAnswerError(server, read_request(uri), reason)
+    elif (fault := image_fault(contents.blob, contents.mime_type, repr(contents.uri))) is not None:
+        raise MCPInvalidAnswerError(server, read_request(uri), fault)
+    else:
+        block = blob_file(contents.blob, contents.mime_type, contents.uri)
     return MCPResourceContents(uri=contents.uri, mime_type=contents.mime_type, block=block)

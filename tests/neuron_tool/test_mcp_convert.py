@@ -36,7 +36,7 @@ def test_structured_content_is_the_result_when_present() -> None:
 
 
 def test_images_audio_and_resources_are_described_not_dropped() -> None:
-    png = base64.b64encode(bytes(1234)).decode()
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(1226)).decode()
     blocks: list[types.ContentBlock] = [
         types.ImageContent(data=png, mime_type="image/png"),
         types.AudioContent(data="AAAA", mime_type="audio/wav"),

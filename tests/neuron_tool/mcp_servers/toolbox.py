@@ -19,7 +19,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 PAGE_SIZE = 3
-IMAGE = bytes(range(256)) * 4 + bytes(210)  # 1234 bytes
+# 1234 bytes, a PNG by its signature: an image is the type its bytes say.
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4 + bytes(202)
 AUDIO = bytes(100)
 BLOB = bytes(10)
 

@@ -402,6 +402,9 @@ class OutputRound:
         """The final-answer call accepted and the response's calls, in tool mode."""
         self._beside: list[ToolUsePart] = []
         """The calls a text answer came with (a server stopping `end_turn` beside them)."""
+        self.answer_calls: frozenset[str] = frozenset()
+        """Ending gracefully with calls beside the answer (`Finish.beside`): the ids of its
+        final-answer calls, so an output guardrail withholding it keeps the others."""
         self.prompted_output: OutputSchema | None = (
             None
             if spec is None or mode != "prompted" or spec.text_only
@@ -544,6 +547,7 @@ class OutputRound:
         """
         self.accepted = False
         self.typed = self.value = self.kind = self.call = None
+        self.answer_calls = frozenset()
         final, self._final = self._final, None
         if final is not None:
             return self._bad_final_call(*final, hint)
@@ -595,6 +599,7 @@ class OutputRound:
         self._take(value, answered.name if answered is not self.spec else None)
         self._final = (first, calls)
         if self.graceful and len(finals) < len(calls):
+            self.answer_calls = frozenset(c.id for c in finals)
             closing = [ToolResultPart(c.id, _ACCEPTED if c is first else _NOT_RUN) for c in finals]
             others = [c for c in calls if c not in finals]
             return Finish("complete", closing, beside=others, order=[c.id for c in calls])

@@ -197,6 +197,7 @@ from .provider import (
     ProviderRequest,
     ProviderResponse,
     TextPart,
+    ToolResultPart,
     ToolUsePart,
 )
 from .provider_errors import (
@@ -1881,7 +1882,10 @@ class NeuronTurn(Generic[OutT]):
         )
         if tripped is None:
             return "complete"
-        _withhold(run, tripped, _answer_at(run))
+        at = _answer_at(run)
+        if output.answer_calls and len(run.messages) == at + 2:
+            at = _keep_beside(run, at, output.answer_calls)
+        _withhold(run, tripped, at)
         return GUARDRAIL_TRIPPED
 
     def _context(self, run: RunState, input: TurnInput) -> RunContext[Any]:
@@ -2247,6 +2251,26 @@ def _answer_at(run: RunState) -> int:
     messages = run.messages
     last = range(len(messages) - 1, run.new_from - 1, -1)
     return next((i for i in last if messages[i].role == "assistant"), len(messages))
+
+
+def _keep_beside(run: RunState, at: int, answer_calls: frozenset[str]) -> int:
+    """Take the answer at `at` out of its round, keeping the calls that ran beside it.
+
+    Ending gracefully (`end_strategy`), the message holding the answer also asked for
+    calls that then ran (a message sent, a file written): withholding the answer must
+    not take them and their results out of the history, or the session would not say
+    they ran. Returns where the answer now starts: past them.
+    """
+    messages = run.messages
+    asked, answered = messages[at], messages[at + 1]
+    calls = [p for p in asked.content if isinstance(p, ToolUsePart) and p.id not in answer_calls]
+    results = [
+        p
+        for p in answered.content
+        if isinstance(p, ToolResultPart) and p.tool_use_id not in answer_calls
+    ]
+    messages[at:] = [ProviderMessage("assistant", calls), ProviderMessage("user", results)]
+    return len(messages)
 
 
 def _withhold(run: RunState, tripped: Tripped, answer_at: int) -> None:

@@ -8,16 +8,20 @@ import pytest
 from pydantic import BaseModel
 
 from layer0 import LogEffect, SessionScope, WriteMemoryEffect
-from neuron_tool import tool
+from neuron_tool import RunContext, tool
 from neuron_turn import (
+    GUARDRAIL_TRIPPED,
     ApprovalPolicy,
     EndStrategy,
     NeuronTurn,
     NeuronTurnConfig,
     ProviderMessage,
+    TextPart,
     ToolResultPart,
     ToolUsePart,
+    Tripwire,
     UsageLimits,
+    output_guardrail,
     output_value,
 )
 from neuron_turn.testing import ScriptedProvider
@@ -179,6 +183,41 @@ async def test_graceful_leaves_every_call_of_the_answer_exactly_one_result_in_or
     asked, answered = result.new_messages()[-2:]
     ids = [part.id for part in asked.content if isinstance(part, ToolUsePart)]
     assert [tool_use_id for tool_use_id, _ in _results(answered)] == ids == ["n1", "f1", "n2"]
+
+
+async def test_an_output_guardrail_withholding_the_answer_keeps_the_calls_that_ran_beside_it() -> (
+    None
+):
+    # The whole answer message went, so the history no longer said the message was sent.
+    @output_guardrail(name="review")
+    async def held_for_review(context: RunContext[Any], reply: Reply) -> Tripwire:
+        return Tripwire("held for review")
+
+    outbox = Outbox()
+    turn, _ = _turn([calls(NOTIFY, FINAL)], "graceful", outbox, guardrails=[held_for_review])
+
+    result = await turn.run("restart it and tell on-call")
+
+    assert result.exit_reason == GUARDRAIL_TRIPPED and outbox.sent == ["restarted"]
+    asked, answered, said = result.new_messages()[1:]
+    assert list(asked.content) == [NOTIFY]
+    assert _results(answered) == [("n1", "sent 'restarted'")]
+    assert list(said.content) == [
+        TextPart("Stopped by guardrail 'review' on the answer: held for review")
+    ]
+
+
+async def test_an_output_guardrail_withholds_the_whole_answer_when_ending_early() -> None:
+    @output_guardrail(name="review")
+    async def held_for_review(context: RunContext[Any], reply: Reply) -> Tripwire:
+        return Tripwire("held for review")
+
+    outbox = Outbox()
+    turn, _ = _turn([calls(NOTIFY, FINAL)], "early", outbox, guardrails=[held_for_review])
+
+    result = await turn.run("restart it and tell on-call")
+
+    assert [message.role for message in result.new_messages()] == ["user", "assistant"]
 
 
 def test_an_end_strategy_that_is_none_is_refused_naming_the_choices() -> None:

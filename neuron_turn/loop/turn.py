@@ -225,6 +225,7 @@ _WAITS_BESIDE: Final = (
     "Not run: it would wait (for approval, or for the caller), and the turn ended with "
     "its final answer."
 )
+_HANDOFF_BESIDE: Final = "Not run: a handoff cannot come with a final answer, which ends the turn."
 _HOSTED_CALLS: Final = frozenset({HOSTED_CALL})
 
 OutT = TypeVar("OutT", default=str)
@@ -235,6 +236,7 @@ _G = TypeVar("_G")
 _KEEP: Final = object()
 """`override`'s default for `deps`, whose None is a value of its own (no deps)."""
 _HANDOFF: Final = CustomExit.model_construct(name="handoff")
+_HANDOFF_TOOL: Final = "handoff"
 _STUCK: Final = CustomExit.model_construct(name="stuck_detected")
 _LIMITS: Final[tuple[ExitReason, ...]] = (
     "max_turns",
@@ -1927,11 +1929,15 @@ class NeuronTurn(Generic[OutT]):
 
         The turn has its answer and waits for nothing: a call that would wait (for
         approval, for the caller, a hosted call asking) is answered unrun saying so,
-        and calls past the tool-call limit are answered unrun with the limit's log.
+        as is a handoff (it would end the turn on another agent's answer), and calls
+        past the tool-call limit are answered unrun with the limit's log.
         Only a delegated agent pausing in the round pauses the turn, as in any round.
         """
         calls, held = await self._screened(run, rounds, step.beside)
         calls = [_unrun(c, _WAITS_BESIDE) if c in held else c for c in calls]
+        if self.config.effect_tools:
+            # A handoff ends the turn on another agent's answer: not beside this one.
+            calls = [_unrun(c, _HANDOFF_BESIDE) if c.name == _HANDOFF_TOOL else c for c in calls]
         if run.settings.usage_limits is not None:
             calls, crossed = _within_call_limit(run, calls)
             if crossed is not None:

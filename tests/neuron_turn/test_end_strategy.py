@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from layer0 import LogEffect, SessionScope, WriteMemoryEffect
+from layer0 import (
+    EffectPolicy,
+    HandoffEffect,
+    LogEffect,
+    SessionScope,
+    TurnConfig,
+    WriteMemoryEffect,
+)
 from neuron_tool import RunContext, tool
 from neuron_turn import (
     GUARDRAIL_TRIPPED,
@@ -218,6 +225,26 @@ async def test_an_output_guardrail_withholds_the_whole_answer_when_ending_early(
     result = await turn.run("restart it and tell on-call")
 
     assert [message.role for message in result.new_messages()] == ["user", "assistant"]
+
+
+async def test_graceful_answers_a_handoff_beside_the_final_answer_unrun() -> None:
+    # A handoff ends the turn handing the conversation over, which an answer ends too:
+    # it was declared beside the answer, the turn said `complete`, and an orchestrator
+    # handed off, its next agent's output taking the answer's place.
+    outbox = Outbox()
+    handoff = call("h1", "handoff", agent="billing", state=None)
+    grant = TurnConfig(effect_policy=EffectPolicy.of(["handoff:billing"]))
+    turn, _ = _turn([calls(handoff, NOTIFY, FINAL)], "graceful", outbox)
+
+    result = await turn.run("restart it and tell on-call", session="s1", config=grant)
+
+    assert result.exit_reason == "complete" and outbox.sent == ["restarted"]
+    assert not any(isinstance(e, HandoffEffect) for e in result.turn_output.effects)
+    assert _results(result.new_messages()[-1]) == [
+        ("h1", "Not run: a handoff cannot come with a final answer, which ends the turn."),
+        ("n1", "sent 'restarted'"),
+        ("f1", ACCEPTED),
+    ]
 
 
 def test_an_end_strategy_that_is_none_is_refused_naming_the_choices() -> None:

@@ -17,6 +17,7 @@ from mcp import Client, MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import JsonValue, ValidationError
 
+from .._json_path import json_path
 from .._tool_changes import ToolChanges
 from ..context import RunContext
 from ..errors import MCPBridgeError, ToolRegistrationError
@@ -85,6 +86,7 @@ _MAX_PAGES: Final = 1000
 # How much of an invalid answer a message quotes: a hostile server's may be megabytes.
 _ERRORS_SHOWN: Final = 3
 _INPUT_SHOWN: Final = 60
+_REASON_SHOWN: Final = 300
 DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 """Seconds starting a server and the MCP handshake may take unless told otherwise."""
 # How the SDK words the `CONNECTION_CLOSED` errors it makes up itself over HTTP.
@@ -1239,7 +1241,7 @@ class MCPClient:
         except ValidationError as exc:
             raise MCPInvalidAnswerError(self.name, what, _invalid(exc)) from exc
         except RuntimeError as exc:
-            raise MCPInvalidAnswerError(self.name, what, describe(exc)) from exc
+            raise MCPInvalidAnswerError(self.name, what, _refused_output(exc)) from exc
 
 
 def _ended(connection: Connection, exc: MCPError) -> bool:
@@ -1274,9 +1276,33 @@ def _invalid(exc: ValidationError) -> str:
     return shown + (f"; and {more} more" if more > 0 else "")
 
 
+def _refused_output(exc: RuntimeError) -> str:
+    """Why the SDK refused an answer, briefly: its words quote the answer and the schema whole.
+
+    The SDK checks a tool's structured content against its output schema and
+    raises a `RuntimeError` from jsonschema's error, whose text holds the value
+    that failed, the schema and the whole instance: megabytes from a hostile server.
+    """
+    from jsonschema.exceptions import SchemaError, ValidationError
+
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, SchemaError):
+        whose = "the tool's output schema is not a JSON Schema"
+    elif isinstance(cause, ValidationError):
+        whose = "its structured content does not match the tool's output schema"
+    else:
+        return _cut(describe(exc), _REASON_SHOWN)
+    rule = f"{cause.validator} {_brief(cause.validator_value)}"
+    where = json_path(cause.absolute_path)
+    return f"{whose} at {where}: {rule} is not met (got {_brief(cause.instance)})"
+
+
 def _brief(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= _INPUT_SHOWN else text[: _INPUT_SHOWN - 3] + "..."
+    return _cut(repr(value), _INPUT_SHOWN)
+
+
+def _cut(text: str, shown: int) -> str:
+    return text if len(text) <= shown else text[: shown - 3] + "..."
 
 
 async def _get_prompt(

@@ -146,7 +146,9 @@ class Sampling:
             raise InvalidSamplingError(
                 f"sampling has unknown keys {unknown}; known: {list(SAMPLING_SETTINGS)}"
             )
-        stops = value.get("stop_sequences", ())
+        stops = value.get("stop_sequences")
+        if stops is None:  # null leaves it unset, as it does every other setting
+            stops = ()
         if not isinstance(stops, list | tuple):
             raise _invalid("stop_sequences", stops, "a sequence of non-empty strings")
         settings: dict[str, Any] = {**value, "stop_sequences": tuple(stops)}

@@ -183,6 +183,18 @@ async def test_an_input_sent_as_json_carries_its_settings_as_run_does() -> None:
     assert request.sampling == Sampling(top_p=0.9, seed=1, stop_sequences=("END",))
 
 
+async def test_settings_sent_as_null_leave_the_turns_own_as_unset_ones_do() -> None:
+    # A client writing every field (null where unset) had its stop_sequences refused.
+    turn, provider = _turn([answer("ok")])
+    sampling: dict[str, JsonValue] = dict.fromkeys(SAMPLING_SETTINGS)
+    sent = {"temperature": None, "max_tokens": None, "sampling": sampling}
+
+    await turn.execute(ask("hi", neuron_turn={"model_settings": sent}))
+
+    (request,) = provider.requests
+    assert _asked(request) == (0.7, 1000, "low", Sampling(top_p=0.9, seed=1), None)
+
+
 @pytest.mark.parametrize(
     ("sent", "named"),
     [

@@ -148,7 +148,7 @@ class Sampling:
             )
         stops = value.get("stop_sequences")
         if stops is None:  # null leaves it unset, as it does every other setting
-            stops = ()
+            stops = []
         if not isinstance(stops, list | tuple):
             raise _invalid("stop_sequences", stops, "a sequence of non-empty strings")
         settings: dict[str, Any] = {**value, "stop_sequences": tuple(stops)}

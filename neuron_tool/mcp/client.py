@@ -16,6 +16,7 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import JsonValue, ValidationError
+from pydantic_core import to_json
 
 from .._json_path import json_path
 from .._tool_changes import ToolChanges
@@ -166,7 +167,8 @@ class MCPClient:
             max_response_bytes: The largest answer the server may send, in bytes as
                 sent (one JSON-RPC message, content and envelope; default 8 MiB). A
                 larger one fails its request with `MCPResponseTooLargeError` naming
-                both sizes, and is never held in memory whole.
+                both sizes, and is never held in memory whole. A listing's pages
+                together are held to it too (their items measured as JSON).
             elicitation: Answers the server's questions in the middle of a tool call
                 (`neuron_tool.mcp.elicitation`); without it the client declares it
                 cannot, and a server that asks is told so.
@@ -1131,13 +1133,27 @@ class MCPClient:
         return items
 
     async def _list_pages(self, connection: Connection, method: str, page: _Pager[_T]) -> list[_T]:
-        """Every item of a paginated listing, each page in its deadline; `_MAX_PAGES` at most."""
+        """Every item of a paginated listing, each page in its deadline; `_MAX_PAGES` at most.
+
+        The pages together are held to `max_response_bytes`, as one answer is:
+        each page is within it, but a thousand of them need not be.
+
+        Raises:
+            MCPResponseTooLargeError: The pages' items, as JSON, are past the cap.
+        """
         items: list[_T] = []
         cursor: str | None = None
         seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
+        size = 0
+        for number in range(_MAX_PAGES):
             found, cursor = await self._request(connection, method, partial(page, cursor=cursor))
             items.extend(found)
+            if cursor is None and number == 0:
+                return items  # one page: its transport held it to the cap already
+            # Measured as JSON again, as the SDK gives no page's size as sent.
+            size += len(to_json(found, by_alias=True, exclude_none=True))
+            if size > self.max_response_bytes:
+                raise MCPResponseTooLargeError(self.name, method, size, self.max_response_bytes)
             if cursor is None:
                 return items
             if cursor in seen:

@@ -123,6 +123,9 @@ class _Reader(Iterator[TurnEvent]):
 def _read(stream: TurnStream, thread: int) -> Generator[TurnEvent]:
     loop = blocking_loop()
     events = aiter(stream)
+    # Held here while read: a reader in a reference cycle is garbage with its turn's task,
+    # which the collector would destroy pending, its tools closed mid-await, not cancelled.
+    _reading.add(stream)
     try:
         while True:
             try:
@@ -130,11 +133,25 @@ def _read(stream: TurnStream, thread: int) -> Generator[TurnEvent]:
             except StopAsyncIteration:
                 return
     finally:
-        # Also on `break` or an error in the reader's loop body: the turn is cancelled.
-        if threading.get_ident() == thread:
-            run_blocking(stream.aclose())
-        else:  # dropped last on another thread: closed on the turn's loop, when it next runs
-            loop.call_soon_threadsafe(_close_soon, stream)
+        try:
+            # Also on `break` or an error in the reader's loop body: the turn is cancelled.
+            if threading.get_ident() == thread and not _in_loop():
+                run_blocking(stream.aclose())
+            else:
+                # Freed where nothing can wait for the turn to stop: by the collector inside
+                # a running loop, or last on another thread. Closed on the turn's own loop
+                # (now, or when it next runs), never left to run on or destroyed pending.
+                loop.call_soon_threadsafe(_close_soon, stream)
+        finally:
+            _reading.discard(stream)
+
+
+def _in_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _close_soon(stream: TurnStream) -> None:
@@ -144,6 +161,7 @@ def _close_soon(stream: TurnStream) -> None:
 
 
 _closing: set[asyncio.Future[None]] = set()
+_reading: set[TurnStream] = set()
 
 
 def _check_thread(thread: int) -> None:

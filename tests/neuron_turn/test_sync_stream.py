@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 
 import pytest
@@ -20,6 +21,7 @@ from neuron_turn import (
     TurnDone,
     output_value,
 )
+from neuron_turn.loop._blocking import run_blocking
 from neuron_turn.testing import ScriptedProvider
 
 from .support import answer, call, calls
@@ -148,6 +150,62 @@ _ELSEWHERE = (
     "a stream_sync stream is read and closed on the thread that began reading it, "
     "whose event loop runs its turn"
 )
+
+
+def test_a_reader_collected_while_the_threads_loop_runs_has_its_turn_cancelled_there() -> None:
+    # In a reference cycle, a reader left mid-turn is collected whenever the collector
+    # runs, perhaps inside a later run_sync: it then could not wait for its turn to stop
+    # (the loop already ran), and the turn's task, garbage with it, was destroyed
+    # pending, its tools closed mid-await, never cancelled.
+    stopped = asyncio.Event()
+    cancelled: list[str] = []
+
+    @tool
+    async def wait() -> str:
+        """Wait until cancelled."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append("wait")  # not GeneratorExit: its task was not destroyed
+            raise
+        finally:
+            stopped.set()
+        return "never"
+
+    @tool
+    async def collect() -> str:
+        """Collect garbage, here inside the thread's running loop."""
+        gc.collect()
+        return "collected"
+
+    class Holder:
+        """Holds a reader in a cycle, so only the collector frees it."""
+
+    provider = ScriptedProvider([calls(call("c1", "wait")), answer("never")])
+    holder = Holder()
+    holder.cycle, holder.reader = (
+        holder,
+        iter(  # type: ignore[attr-defined]
+            NeuronTurn(provider, tools=[wait]).stream_sync("wait")
+        ),
+    )
+    automatic = gc.isenabled()
+    gc.disable()
+    try:
+        for event in holder.reader:  # type: ignore[attr-defined]
+            if isinstance(event, ToolStart):
+                break
+        del holder
+        collector = NeuronTurn(
+            ScriptedProvider([calls(call("k1", "collect")), answer("done")]), tools=[collect]
+        )
+        assert collector.run_sync("collect").output == "done"
+    finally:
+        if automatic:
+            gc.enable()
+
+    run_blocking(asyncio.wait_for(stopped.wait(), timeout=30))
+    assert cancelled == ["wait"] and len(provider.requests) == 1
 
 
 def test_the_turns_error_is_raised_by_the_loop_after_the_events_before_it() -> None:

@@ -77,10 +77,10 @@ class SyncTurnStream:
 
     def close(self) -> None:
         """Stop the turn if it still runs (its model call and tools cancelled) and wait."""
+        _check_caller(self._thread)
         if self._thread is None:
             run_blocking(self._stream.aclose())  # nothing started: marks it closed
             return
-        _check_thread(self._thread)
         reader = None if self._reader is None else self._reader()
         if reader is not None:
             reader.close()  # its own `finally` stops the turn
@@ -113,7 +113,7 @@ class _Reader(Iterator[TurnEvent]):
         self._events = _read(stream, thread)
 
     def __next__(self) -> TurnEvent:
-        _check_thread(self._thread)
+        _check_caller(self._thread)
         return next(self._events)
 
     def close(self) -> None:
@@ -164,13 +164,20 @@ _closing: set[asyncio.Future[None]] = set()
 _reading: set[TurnStream] = set()
 
 
-def _check_thread(thread: int) -> None:
-    """Refuse another thread: its own loop would wait for ever on events this one makes.
+def _check_caller(thread: int | None) -> None:
+    """Refuse a caller that cannot wait here for the turn's events.
 
     Raises:
-        RunSyncError: called on a thread other than `thread`.
+        RunSyncError: an event loop runs here (async code, which cannot block on one
+            of its own), or this is another thread than `thread` (its own loop would
+            wait for ever on events `thread`'s makes).
     """
-    if threading.get_ident() != thread:
+    if _in_loop():
+        raise RunSyncError(
+            "a stream_sync stream was read or closed where an event loop runs; "
+            "iterate turn.stream(...) with async for instead"
+        )
+    if thread is not None and threading.get_ident() != thread:
         raise RunSyncError(
             "a stream_sync stream is read and closed on the thread that began reading it, "
             "whose event loop runs its turn"

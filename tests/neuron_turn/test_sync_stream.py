@@ -208,6 +208,21 @@ def test_a_reader_collected_while_the_threads_loop_runs_has_its_turn_cancelled_t
     assert cancelled == ["wait"] and len(provider.requests) == 1
 
 
+def test_a_stream_read_where_an_event_loop_runs_is_refused_naming_stream() -> None:
+    # Made outside a loop, read inside one: asyncio's own error, and an event's
+    # coroutine left unawaited.
+    events = NeuronTurn(ScriptedProvider([answer("hi")])).stream_sync("hi")
+
+    async def read_in_a_loop() -> None:
+        with pytest.raises(RunSyncError, match=r"turn\.stream\("):
+            next(iter(events))
+        with pytest.raises(RunSyncError, match=r"turn\.stream\("):
+            events.close()
+
+    run_blocking(read_in_a_loop())
+    events.close()
+
+
 def test_the_turns_error_is_raised_by_the_loop_after_the_events_before_it() -> None:
     turn = NeuronTurn(ScriptedProvider([ModelError("the answer was cut off")]))
     seen = []

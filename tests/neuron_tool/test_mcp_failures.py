@@ -52,6 +52,19 @@ async def test_a_command_that_does_not_exist_is_a_clear_error() -> None:
     assert caught.value.server == "nope"
 
 
+async def test_a_token_given_as_an_argument_stays_out_of_the_error_and_the_repr() -> None:
+    args = ["--api-key", "sk-live-1", "--auth=sk-live-2", "https://me:sk-live-3@example.invalid/"]
+    client = MCPClient.stdio("/nonexistent/mcp-server-nope", args, name="nope")
+    with pytest.raises(MCPConnectionError) as caught:
+        await client.connect()
+    message = str(caught.value)
+    assert message.startswith(
+        "cannot connect to MCP server 'nope' (/nonexistent/mcp-server-nope --api-key '***' "
+        "'--auth=***' 'https://***@example.invalid/')"
+    )
+    assert "sk-live" not in message + repr(client) + repr(client.endpoint)
+
+
 async def test_a_server_that_exits_at_start_reports_its_stderr() -> None:
     with pytest.raises(MCPConnectionError) as caught:
         async with script_client("exits"):

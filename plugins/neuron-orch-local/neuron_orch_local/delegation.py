@@ -63,6 +63,7 @@ from layer0 import (
     LogLevel,
     OrchError,
     SessionId,
+    SignalEffect,
     Turn,
     TurnInput,
     TurnOutput,
@@ -81,6 +82,7 @@ __all__ = [
     "CheckChild",
     "DelegationAnswerer",
     "RunChild",
+    "Running",
     "check_delegated_resume",
     "delegation_answer",
     "delegation_record",
@@ -94,6 +96,9 @@ RunChild = Callable[[DelegateEffect, Chain], Awaitable[tuple[WorkflowId, TurnOut
 
 CheckChild = Callable[[DelegateEffect, Chain], Awaitable[None]]
 """Checks the decisions a resumed delegation carries against its agent's pause, running nothing."""
+
+Running = Callable[[WorkflowId], Awaitable[bool | None]]
+"""Whether a workflow runs and takes signals (false or None: it finished, or there is none)."""
 
 
 def delegation_record(agent: AgentId, workflow_id: WorkflowId, output: TurnOutput) -> LogEffect:
@@ -165,6 +170,7 @@ class DelegationAnswerer:
         agents: Collection[AgentId],
         check_child: CheckChild | None = None,
         workflows: Container[WorkflowId] | None = None,
+        running: Running | None = None,
     ) -> None:
         """Answer for the turn at `chain`, within `policy`, delegating only to `agents`.
 
@@ -173,10 +179,12 @@ class DelegationAnswerer:
         resumes with it (see the module): `run_child` must then run a task in the
         session it names, and `check_child` check a resume's decisions. Without
         it, the child runs without a session, and its pause ends it.
-        `workflows`: those a signal may name (None: signals are not checked).
+        `workflows`: those a signal may name; or `running` asked of each signal's
+        target (Temporal's); neither: signals are not checked.
         """
         self._run_child = run_child
         self._workflows = workflows
+        self._running = running
         self._check_child = check_child
         self._chain = chain
         self._policy = policy
@@ -192,13 +200,21 @@ class DelegationAnswerer:
         An effect the orchestrator would refuse is answered with the refusal;
         None for the others, left declared as usual.
         """
+        workflows = self._workflows
+        if isinstance(effect, SignalEffect) and self._running is not None:
+            try:
+                running = await self._running(effect.target)
+            except Exception:
+                # Not known now: left to the orchestrator's check after the turn.
+                running = True
+            workflows = (effect.target,) if running else ()
         refusal = call_refusal(
             effect,
             policy=self._policy,
             session=self._session,
             agents=self._agents,
             chain=self._chain,
-            workflows=self._workflows,
+            workflows=workflows,
         )
         if refusal is not None:
             return _error(refusal)

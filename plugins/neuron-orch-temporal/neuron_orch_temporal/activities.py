@@ -322,9 +322,14 @@ class AgentActivities:
         """
         if request.chain is None or request.policy is None:
             return contextlib.nullcontext()  # a workflow from before answers existed
-        if not request.policy.answer_delegations:
-            return contextlib.nullcontext()
-        answerer = self._answerer(request, answered, request.chain, policy, request.input.session)
+        answerer = self._answerer(
+            request,
+            answered,
+            request.chain,
+            policy,
+            request.input.session,
+            answers=request.policy.answer_delegations,
+        )
         return answering(answerer)
 
     def _answerer(
@@ -334,15 +339,22 @@ class AgentActivities:
         chain: Chain,
         policy: EffectPolicy,
         session: SessionId | None,
+        *,
+        answers: bool = True,
     ) -> DelegationAnswerer:
-        """What answers the delegations of a turn at `chain` within `policy` (see `_answers`)."""
+        """What answers the delegations of a turn at `chain` within `policy` (see `_answers`).
+
+        It refuses at once what `check_effects` would refuse after the turn;
+        without `answers` it only does that, leaving delegations declared.
+        """
         return DelegationAnswerer(
-            run_child=functools.partial(run_delegation, request, answered),
+            run_child=functools.partial(run_delegation, request, answered) if answers else None,
             chain=chain,
             policy=policy,
             session=session,
             agents=self._agents.keys(),
-            check_child=functools.partial(self._check_delegation, request),
+            check_child=functools.partial(self._check_delegation, request) if answers else None,
+            running=_target_state,
         )
 
     async def _check_delegation(

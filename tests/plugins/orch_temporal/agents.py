@@ -38,6 +38,7 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
 )
+from neuron_turn.loop.effect_tools import declare_effect
 from neuron_turn.testing import (
     FunctionProvider,
     ScriptedProvider,
@@ -121,6 +122,27 @@ def handoff_agents(state: StateReader | None) -> dict[str, Turn]:
         "triage": agent(two_step(triage, lambda t: "handing off"), state=state),
         "billing": agent(two_step(lambda t: [], lambda t: f"billing got: {t}"), state=state),
     }
+
+
+class DeclaringTurn:
+    """A hand-written Turn declaring, unchecked, the effects `calls(text)` would have a model call.
+
+    A model's effect-tool call the worker would refuse is refused as the model
+    makes it; this turn's effects meet only the worker's checks after the turn.
+    """
+
+    def __init__(self, calls: Callable[[str], Calls]) -> None:
+        self.calls = calls
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        """Declare the effects of the calls for the input's text."""
+        text = input.message.as_text() or ""
+        everything = EffectPolicy.everything()
+        effects = [
+            declare_effect(name, dict(arguments), policy=everything, session=input.session)[0]
+            for name, arguments in self.calls(text)
+        ]
+        return _output("declared", "complete").model_copy(update={"effects": effects})
 
 
 class WaiterTurn:

@@ -23,7 +23,7 @@ from layer0 import (
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import EffectContext, TurnPolicy, UnknownQueryError
 
-from .agents import COST, Calls, agent, handoff_agents, planner_agents, two_step
+from .agents import COST, Calls, DeclaringTurn, handoff_agents, planner_agents
 from .conftest import FAST, hosting
 
 ONE_WAY = FAST.model_copy(update={"answer_delegations": False})
@@ -181,7 +181,8 @@ async def test_unknown_agents_raise_agent_not_found(env: WorkflowEnvironment) ->
             ("delegate", {"agent": "ghost", "message": "boo"}),
         ]
 
-    agents = {"boss": agent(two_step(delegate_to_ghost, lambda t: "ok"))}
+    # Declared unchecked: a model delegating to a ghost is told so as it calls.
+    agents = {"boss": DeclaringTurn(delegate_to_ghost)}
     async with hosting(env, agents, store, policy=ONE_WAY) as orchestrator:
         with pytest.raises(AgentNotFound, match="no agent named 'nobody'; available: boss"):
             await orchestrator.dispatch("nobody", task("x"))
@@ -213,7 +214,18 @@ async def test_depth_limit_and_cycles_fail_before_any_effect(env: WorkflowEnviro
             ("delegate", {"agent": "loop", "message": "again"}),
         ]
 
-    agents = {**planner_agents(store), "loop": agent(two_step(loop, lambda t: "ok"))}
+    def plan(text: str) -> Calls:
+        return [
+            ("write_memory", {"scope": "global", "key": "plan", "value": {"task": text}}),
+            ("delegate", {"agent": "researcher", "message": f"research {text}"}),
+        ]
+
+    # Declared unchecked: a model going past the limits is told so as it calls.
+    agents = {
+        **planner_agents(store),
+        "planner": DeclaringTurn(plan),
+        "loop": DeclaringTurn(loop),
+    }
     shallow = TurnPolicy(**{**ONE_WAY.model_dump(), "max_depth": 0})
     async with hosting(env, agents, store, policy=shallow) as orchestrator:
         with pytest.raises(DispatchFailed, match="dispatch chain too deep: 'researcher'"):
@@ -281,7 +293,7 @@ async def test_a_failed_workflow_reports_its_error_in_status(env: WorkflowEnviro
         return [("handoff", {"agent": "ghost", "state": None})]
 
     store = InMemoryStore()
-    async with hosting(env, {"a": agent(two_step(ghost, lambda t: "x"))}, store) as orchestrator:
+    async with hosting(env, {"a": DeclaringTurn(ghost)}, store) as orchestrator:
         with pytest.raises(AgentNotFound):
             await orchestrator.dispatch("a", task("x"), workflow_id="failed-1")
         status = await orchestrator.query(

@@ -13,7 +13,7 @@ from layer0 import (
 )
 from layer0.testing import InMemoryStore
 
-from .agents import Calls, WaiterTurn, agent, sender_agent, two_step
+from .agents import Calls, DeclaringTurn, WaiterTurn, agent, sender_agent, two_step
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -27,9 +27,13 @@ def agents() -> dict[str, object]:
     def to_waiter(text: str) -> Calls:
         return [("handoff", {"agent": "waiter", "state": None})]
 
+    def send(text: str) -> Calls:
+        return [("signal", {"target": text.split()[-1], "signal_type": "go", "data": None})]
+
     return {
         "waiter": WaiterTurn(),
         "sender": sender_agent(),
+        "rogue": DeclaringTurn(send),
         "desk": agent(two_step(to_waiter, lambda t: "handing off")),
     }
 
@@ -73,10 +77,11 @@ async def test_signals_to_finished_or_unknown_workflows_fail(env: WorkflowEnviro
         await orchestrator.run("waiter", task("wait"), workflow_id="waiter-4")
         with pytest.raises(SignalFailed, match="'waiter-4' has finished"):
             await orchestrator.signal("waiter-4", SignalPayload(signal_type="late", data=None))
+        # Declared unchecked: a model signalling these is told so as it calls.
         with pytest.raises(SignalFailed, match="signals workflow 'waiter-4', which has finished"):
-            await orchestrator.dispatch("sender", task("signal waiter-4"))
+            await orchestrator.dispatch("rogue", task("signal waiter-4"))
         with pytest.raises(WorkflowNotFound, match="signals workflow 'ghost', which does not"):
-            await orchestrator.dispatch("sender", task("signal ghost"))
+            await orchestrator.dispatch("rogue", task("signal ghost"))
 
 
 async def test_signals_to_a_workflow_that_handed_off_reach_the_new_agent(

@@ -24,9 +24,10 @@ from neuron_env_sandbox import SandboxEnvironment, TurnRecipe
 from neuron_orch_local import Placement
 from neuron_state_sqlite import SqliteStore
 from neuron_tool import ToolRegistry, tool
-from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolUsePart
+from neuron_turn import NeuronTurn, ToolUsePart
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
+from .agents import DeclaringTurn
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -63,12 +64,11 @@ async def test_a_turn_run_by_a_worker_is_recorded_in_its_store_with_its_timeline
 async def test_a_refused_turn_is_recorded_as_refused_by_the_worker(
     env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    grab = ToolUsePart("w", "write_memory", {"scope": "global", "key": "k", "value": 1})
-    provider = ScriptedProvider([tool_call_response(grab), text_response("done")])
+    grab = ("write_memory", {"scope": "global", "key": "k", "value": 1})
     async with SqliteStore(tmp_path / "state.db") as store:
-        # The turn may declare a global write; the worker's policy for it may not.
-        config = NeuronTurnConfig(effect_policy=EffectPolicy.everything())
-        turn = NeuronTurn(provider, state=store, config=config)
+        # A hand-written turn declares a global write the worker's policy for it does not
+        # grant (a model calling for it is told so as it calls, and its turn goes on).
+        turn = DeclaringTurn(lambda text: [grab])
         async with hosting(env, {"a": turn}, store, default_policy=EffectPolicy()) as orch:
             with pytest.raises(EffectRefused) as caught:
                 await orch.dispatch("a", TurnInput(message="go", trigger="user", session="s"))

@@ -26,6 +26,8 @@ ToolError
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..errors import MCPBridgeError, ToolError
 
 
@@ -78,16 +80,23 @@ class MCPTimeoutError(MCPBridgeError, TimeoutError):
 class MCPRequestError(MCPBridgeError):
     """Raised when a live MCP server answers a request (`what`) with a JSON-RPC error.
 
-    `code` and `message` are the server's own, so the model reads what it said.
+    `code` and `message` are the server's own, so the model reads what it said: the
+    first `MESSAGE_SHOWN` characters of it, as a server may send megabytes (`message`
+    keeps it whole for the caller).
     """
+
+    MESSAGE_SHOWN: ClassVar[int] = 2000
+    """The most of the server's message the error's text quotes."""
 
     def __init__(self, server: str, what: str, code: int, message: str) -> None:
         self.server = server
         self.what = what
         self.code = code
         self.message = message
+        shown = message[: self.MESSAGE_SHOWN]
+        more = f" … [{len(message)} characters in all]" if len(message) > len(shown) else ""
         super().__init__(
-            f"MCP server {server!r} answered {what} with the error {message!r} (code {code})"
+            f"MCP server {server!r} answered {what} with the error {shown!r}{more} (code {code})"
         )
 
 

@@ -77,3 +77,14 @@ async def test_the_model_reads_the_server_error_as_a_tool_error(client: MCPClien
     registry = ToolRegistry(await client.list_tools())
     with pytest.raises(ToolError, match="the database is down"):
         await registry.call("fail", {"code": -32000, "message": "the database is down"})
+
+
+async def test_a_servers_error_of_megabytes_is_quoted_in_part_and_kept_whole(
+    client: MCPClient,
+) -> None:
+    said = "the database is down " * 100_000  # 2.1 MB the model would read
+    with pytest.raises(MCPRequestError) as caught:
+        await client.call_tool("fail", {"code": -32603, "message": said})
+    text = str(caught.value)
+    assert len(text) < MCPRequestError.MESSAGE_SHOWN + 200
+    assert f"[{len(said)} characters in all]" in text and caught.value.message == said

@@ -5,6 +5,10 @@ approve its own calls, or reset its own circuit breaker. In the global scope,
 under `KEPT_GLOBAL_PREFIX`: the command line's index of sessions and runs,
 which holds every conversation's opening words; a model granted global memory
 could otherwise read other conversations there, or drop or forge their entries.
+In a custom scope named under `KEPT_CUSTOM_PREFIX`: an orchestrator's records
+(neuron-orch-temporal's ledger of memory effects applied, by workflow and
+turn); a model granted every custom scope could otherwise record a later turn's
+effect as applied, so that it is skipped, or drop a record, so that it runs twice.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from layer0 import HISTORY_KEY, Scope, SessionScope
+from layer0 import HISTORY_KEY, CustomScope, Scope, SessionScope
 
 from .continuation import KEPT_COUNTS_KEY
 from .paused_options import PAUSED_OPTIONS_KEY
@@ -29,6 +33,9 @@ _HELD: Final[Mapping[str, str]] = {
 KEPT_GLOBAL_PREFIX: Final = "neuron-turn/"
 """Global keys starting with this are neuron-turn's own (the command line's index)."""
 
+KEPT_CUSTOM_PREFIX: Final = "neuron-orch-"
+"""Custom scopes named starting with this are the orchestrators' own records."""
+
 
 def kept_by_loop(scope: Scope, key: str) -> str | None:
     """What `key` of `scope` holds when neuron-turn keeps it (None: memory, open to tools)."""
@@ -36,4 +43,6 @@ def kept_by_loop(scope: Scope, key: str) -> str | None:
         return _HELD.get(key)
     if scope == "global" and key.startswith(KEPT_GLOBAL_PREFIX):
         return "neuron-turn's index of conversations"
+    if isinstance(scope, CustomScope) and scope.name.startswith(KEPT_CUSTOM_PREFIX):
+        return "an orchestrator's records"
     return None

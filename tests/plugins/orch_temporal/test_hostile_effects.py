@@ -12,6 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from layer0 import HISTORY_KEY, EffectPolicy, SessionScope, TurnInput
 from layer0.testing import InMemoryStore
 from neuron_orch_temporal import TurnPolicy
+from neuron_orch_temporal.ledger import APPLIED_SCOPE
 from neuron_turn import (
     NeuronTurn,
     NeuronTurnConfig,
@@ -20,7 +21,12 @@ from neuron_turn import (
     ToolResultPart,
     ToolUsePart,
 )
-from neuron_turn.testing import FunctionProvider, text_response, tool_call_response
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from .agents import WaiterTurn
 from .conftest import FAST, hosting
@@ -104,3 +110,29 @@ async def test_a_delegation_closing_a_cycle_left_declared_is_a_tool_error(
     text, history = await _dispatch(env, call, DECLARING)
     assert "delegation cycle: a -> a" in text
     assert len(history) == 4
+
+
+async def test_the_applied_effects_ledger_is_not_memory_to_read_or_change() -> None:
+    # A model granted every custom scope must not pre-record a later turn's effect
+    # there (the worker would skip it), drop a record (it would run twice), or read
+    # other conversations' keys in it.
+    store = InMemoryStore()
+    ledger = f"custom:{APPLIED_SCOPE.name}"
+    await store.write(APPLIED_SCOPE, "wf/run/t0/e0", {"agent": "b", "type": "write_memory"})
+    calls = [
+        ToolUsePart("c1", "write_memory", {"scope": ledger, "key": "wf/run/t1/e0", "value": 1}),
+        ToolUsePart("c2", "delete_memory", {"scope": ledger, "key": "wf/run/t0/e0"}),
+        ToolUsePart("c3", "list_memory", {"scope": ledger}),
+        ToolUsePart("c4", "read_memory", {"scope": ledger, "key": "wf/run/t0/e0"}),
+        ToolUsePart("c5", "write_memory", {"scope": "custom:notes", "key": "k", "value": 1}),
+    ]
+    provider = ScriptedProvider([tool_call_response(*calls), text_response("ok")])
+    grants = EffectPolicy.of(["custom:*", "read:custom:*"])
+    config = NeuronTurnConfig(effect_policy=grants, max_consecutive_failures=99)
+    output = await NeuronTurn(provider, state=store, config=config).execute(
+        TurnInput(message="hi", trigger="user", session="s")
+    )
+    results = provider.requests[1].messages[-1].content
+    assert [r.is_error for r in results] == [True, True, False, True, False]  # type: ignore[union-attr]
+    assert "wf/run" not in results[2].content  # type: ignore[union-attr]
+    assert [e.type for e in output.effects] == ["write_memory", "custom"]

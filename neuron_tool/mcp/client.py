@@ -31,6 +31,7 @@ from ._describe import describe
 from ._list_watch import ListWatch
 from ._listen import Listener
 from ._listings import KIND_OF_NOTICE, ListKind
+from ._log_secrets import hide_url_secrets_in_logs
 from ._refusals import (
     SUBSCRIBE_RETRIES,
     stream_refusal,
@@ -224,6 +225,8 @@ class MCPClient:
         if given is not None and not isinstance(given, StreamBackoff):
             message = f"reopen_streams must be a StreamBackoff or None, got {given!r}"
             raise TypeError(message)
+        if isinstance(endpoint, HttpEndpoint):
+            hide_url_secrets_in_logs()  # httpx logs each request's URL whole
         self.endpoint: Final = endpoint
         self.name: Final = name if name is not None else endpoint.default_name
         self.prefix: Final = prefix

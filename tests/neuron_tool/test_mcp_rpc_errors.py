@@ -88,3 +88,16 @@ async def test_a_servers_error_of_megabytes_is_quoted_in_part_and_kept_whole(
     text = str(caught.value)
     assert len(text) < MCPRequestError.MESSAGE_SHOWN + 200
     assert f"[{len(said)} characters in all]" in text and caught.value.message == said
+
+
+async def test_a_token_in_the_servers_url_stays_out_of_the_logs(
+    http_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    secret_url = http_url.replace("://", "://me:pw-s3cret@") + "?api_key=key-s3cret&x=1"
+    async with MCPClient.http(secret_url, name="keyed", timeout=30) as keyed:
+        await keyed.list_tools()
+    ours = [r for r in caplog.records if not r.name.startswith("uvicorn")]  # the test's server
+    logged = "\n".join(record.getMessage() for record in ours)
+    assert "HTTP Request: POST" in logged and "api_key=***&x=1" in logged
+    assert "s3cret" not in logged

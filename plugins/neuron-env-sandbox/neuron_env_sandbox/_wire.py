@@ -29,6 +29,7 @@ from neuron_turn import (
     DocumentPart,
     HostedToolCall,
     ImagePart,
+    OutputSchema,
     ProviderError,
     ProviderMessage,
     ProviderRequest,
@@ -37,6 +38,7 @@ from neuron_turn import (
     TextPart,
     ThinkingPart,
     TokenUsage,
+    ToolChoice,
     ToolResultPart,
     ToolUsePart,
 )
@@ -54,6 +56,8 @@ __all__ = [
     "encode_response",
 ]
 
+_OUTPUT: Final = TypeAdapter(OutputSchema)
+"""Reads a request's output schema (native or prompted) back from its JSON."""
 _PARTS: Final[dict[str, type[Any]]] = {
     cls.__name__: cls
     for cls in (
@@ -95,15 +99,20 @@ def encode_request(request: ProviderRequest) -> dict[str, JsonValue]:
         "extra": dict(request.extra),
         "hosted_tools": [hosted_tool_json(t) for t in request.hosted_tools],
         "thinking": request.thinking,
-        "sampling": None if request.sampling is None else _sampling_json(request.sampling),
+        "sampling": None if request.sampling is None else request.sampling.to_json(),
+        "tool_choice": None if request.tool_choice is None else _choice_json(request.tool_choice),
+        "parallel_tool_calls": request.parallel_tool_calls,
+        "output": _output_json(request.output),
+        "prompted_output": _output_json(request.prompted_output),
     }
 
 
-def _sampling_json(sampling: Sampling) -> dict[str, JsonValue]:
-    fields: dict[str, JsonValue] = {name: getattr(sampling, name) for name in sampling.names}
-    if sampling.stop_sequences:
-        fields["stop_sequences"] = list(sampling.stop_sequences)
-    return fields
+def _choice_json(choice: ToolChoice) -> str:
+    return choice.name if choice.name is not None else choice.mode
+
+
+def _output_json(output: OutputSchema | None) -> JsonValue:
+    return None if output is None else cast(JsonValue, dataclasses.asdict(output))
 
 
 def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
@@ -120,9 +129,36 @@ def decode_request(data: Mapping[str, Any]) -> ProviderRequest:
             hosted_tools=tuple(hosted_tool_from_json(t) for t in data.get("hosted_tools", ())),
             thinking=checked_thinking(data.get("thinking")),
             sampling=_read_sampling(data.get("sampling")),
+            tool_choice=_read_choice(data.get("tool_choice")),
+            parallel_tool_calls=_read_flag(data.get("parallel_tool_calls")),
+            output=_read_output(data.get("output")),
+            prompted_output=_read_output(data.get("prompted_output")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"not a provider request: {type(exc).__name__}: {exc}") from exc
+
+
+def _read_choice(data: object) -> ToolChoice | None:
+    if data is None:
+        return None
+    if not isinstance(data, str):
+        raise WireError(f"not a tool choice: {data!r}")
+    return ToolChoice.parse(data)
+
+
+def _read_flag(data: object) -> bool | None:
+    if data is not None and not isinstance(data, bool):
+        raise WireError(f"parallel_tool_calls is true, false or null, not {data!r}")
+    return data
+
+
+def _read_output(data: object) -> OutputSchema | None:
+    if data is None:
+        return None
+    try:
+        return _OUTPUT.validate_python(data)
+    except ValidationError as exc:
+        raise WireError(f"not an output schema: {exc}") from None
 
 
 def _read_sampling(data: object) -> Sampling | None:
@@ -130,7 +166,7 @@ def _read_sampling(data: object) -> Sampling | None:
         return None
     if not isinstance(data, dict) or not set(data) <= set(SAMPLING_SETTINGS):
         raise WireError(f"not sampling settings: {data!r}")
-    return Sampling(**data)
+    return Sampling.from_json(data)
 
 
 def encode_response(response: ProviderResponse) -> dict[str, JsonValue]:

@@ -42,6 +42,7 @@ from neuron_turn import (
     DocumentPart,
     HostedToolCall,
     ImagePart,
+    OutputSchema,
     ProviderAuthenticationError,
     ProviderMessage,
     ProviderRequest,
@@ -52,6 +53,7 @@ from neuron_turn import (
     TextPart,
     ThinkingPart,
     TokenUsage,
+    ToolChoice,
     ToolResultPart,
     ToolUsePart,
     UnsupportedStrictToolsError,
@@ -418,3 +420,38 @@ async def test_a_late_reply_to_a_call_the_child_gave_up_on_spoils_no_later_call(
     reader.feed_data(b'{"reply": {"id": 1, "result": []}}\n{"reply": {"id": 2, "result": "ok"}}\n')
 
     assert await parent.call("complete", {}) == "ok"
+
+
+ANSWER = OutputSchema("Answer", {"type": "object", "properties": {}}, "The answer.", strict=True)
+
+
+@pytest.mark.parametrize(
+    "shaped",
+    [
+        {"tool_choice": ToolChoice("required"), "parallel_tool_calls": False},
+        {"tool_choice": ToolChoice.tool("add"), "parallel_tool_calls": True},
+        {"tool_choice": ToolChoice("none"), "output": ANSWER},
+        {"prompted_output": ANSWER},
+    ],
+)
+def test_a_requests_tool_choice_parallel_calls_and_output_schema_cross_the_channel(
+    shaped: dict[str, Any],
+) -> None:
+    request = replace(request_with(), **shaped)
+    assert decode_request(_through_json(encode_request(request))) == request
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("tool_choice", 3),
+        ("parallel_tool_calls", "yes"),
+        ("output", {"name": "A"}),
+        ("output", "schema"),
+    ],
+)
+def test_a_request_whose_shaping_is_malformed_is_refused(key: str, value: object) -> None:
+    data = encode_request(request_with())
+    data[key] = value  # type: ignore[assignment]
+    with pytest.raises(WireError):
+        decode_request(data)

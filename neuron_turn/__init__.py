@@ -138,7 +138,12 @@ if TYPE_CHECKING:
         session_messages,
     )
     from .loop.model_requests import ModelRequestsBlockedError
-    from .loop.model_settings import InvalidModelSettingsError, ModelSettings
+    from .loop.model_settings import (
+        InvalidModelSettingsError,
+        ModelSettings,
+        StepModelSettings,
+        StepModelSettingsError,
+    )
     from .loop.observers import (
         TurnObserver,
         TurnStart,
@@ -413,7 +418,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".loop.thinking": ("Thinking", "ThinkingEffort", "UnsupportedThinkingError"),
     ".loop.sync_stream": ("SyncTurnStream",),
     ".loop.sampling": ("InvalidSamplingError", "Sampling", "UnsupportedSamplingError"),
-    ".loop.model_settings": ("InvalidModelSettingsError", "ModelSettings"),
+    ".loop.model_settings": (
+        "InvalidModelSettingsError",
+        "ModelSettings",
+        "StepModelSettings",
+        "StepModelSettingsError",
+    ),
     ".loop.strict_tools": ("UnsupportedStrictOutputError", "UnsupportedStrictToolsError"),
     ".loop.output_validators": ("OutputValidator", "OutputValidatorError", "output_validator"),
     ".loop.limits": ("LimitCrossed", "UsageLimit", "UsageLimits", "limit_crossed"),
@@ -739,6 +749,8 @@ __all__ = [
     "SessionNotEmptyError",
     "SlidingWindow",
     "StandingDecision",
+    "StepModelSettings",
+    "StepModelSettingsError",
     "StopReason",
     "StreamingProvider",
     "SupportsOutputModes",

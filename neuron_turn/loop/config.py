@@ -18,7 +18,7 @@ from .hosted_tools import HostedTool, as_hosted_tools
 from .instructions import Instructions
 from .limits import UsageLimits
 from .memory_tools import MemoryLimits
-from .model_settings import ModelSettings
+from .model_settings import ModelSettings, StepModelSettings
 from .output import EndStrategy, OutputMode
 from .output_validators import OutputValidator
 from .sampling import Sampling
@@ -126,6 +126,10 @@ class NeuronTurnConfig:
     output_retries: int = 2
     """Corrections a turn with an output type may ask for before it exits
     `{"custom": "output_invalid"}`."""
+    step_model_settings: StepModelSettings | None = None
+    """A function deciding each model call's settings from its `RunContext` (thinking on
+    the first step only, a lower temperature after a failure), laid over the run's
+    (`neuron_turn.loop.model_settings.StepModelSettings`); called before every model call."""
     end_strategy: EndStrategy = "early"
     """A final answer (`tool` mode) that comes with other tool calls: `early` ends the turn
     answering them unrun; `graceful` runs them first (as pydantic-ai's `end_strategy`), save

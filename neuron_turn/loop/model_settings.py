@@ -19,23 +19,34 @@ as the turn's own are when it is made.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeAlias
 
 from pydantic import JsonValue
 
 from layer0 import NonRetryableError
+from neuron_tool import RunContext
 
 from .sampling import Sampling, check_provider_sampling, finite_number
 from .thinking import Thinking, check_provider_thinking, checked_thinking
 
-__all__ = ["InvalidModelSettingsError", "ModelSettings"]
+__all__ = [
+    "InvalidModelSettingsError",
+    "ModelSettings",
+    "StepModelSettings",
+    "StepModelSettingsError",
+]
 
 _KEYS: Final = ("temperature", "max_tokens", "thinking", "sampling", "parallel_tool_calls")
 
 
 class InvalidModelSettingsError(NonRetryableError, ValueError):
     """A model setting whose value no API takes, or model settings that are not an object."""
+
+
+class StepModelSettingsError(NonRetryableError):
+    """`NeuronTurnConfig.step_model_settings` raised, or returned what is no `ModelSettings`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,3 +155,9 @@ class ModelSettings:
 
 def _invalid(name: str, value: object, wanted: str) -> InvalidModelSettingsError:
     return InvalidModelSettingsError(f"model setting {name} must be {wanted}; got {value!r}")
+
+
+StepModelSettings: TypeAlias = Callable[[RunContext[Any]], ModelSettings | None]
+"""Decides a step's model settings from its `RunContext` (`step`, `usage`, `deps`), before
+each model call: what it returns is laid over the run's settings for that call (None:
+the run's). pydantic-ai's `model_settings` given as a function."""

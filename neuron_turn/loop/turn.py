@@ -174,7 +174,7 @@ from .instructions import Instructions, render_instructions
 from .limits import LimitCrossed, UsageLimits, limit_reached
 from .memory_tools import MEMORY_TOOL_NAMES, MemoryReader, memory_tool_schemas
 from .model_requests import check_model_request
-from .model_settings import ModelSettings
+from .model_settings import ModelSettings, StepModelSettingsError
 from .observers import TurnStart, start_watches
 from .output import (
     OutputMode,
@@ -2100,6 +2100,8 @@ class NeuronTurn(Generic[OutT]):
             extra["metadata"] = metadata
         offered, choice = output.offer(tools)
         model = run.settings.model_settings
+        if self.config.step_model_settings is not None:
+            model = self._step_settings(run, input, model)
         return ProviderRequest(
             model=run.settings.model,
             messages=run.request_messages(),
@@ -2116,6 +2118,34 @@ class NeuronTurn(Generic[OutT]):
             thinking=model.thinking,
             sampling=model.sampling,
         )
+
+    def _step_settings(
+        self, run: RunState, input: TurnInput, model: ModelSettings
+    ) -> ModelSettings:
+        """The model settings of this step: `step_model_settings`' over the run's.
+
+        Raises:
+            StepModelSettingsError: the function raised, or returned what is no
+                `ModelSettings` (None keeps the run's).
+            UnsupportedThinkingError, UnsupportedSamplingError: it asks for a setting
+                the provider does not take.
+        """
+        decide = self.config.step_model_settings
+        assert decide is not None
+        try:
+            own = decide(self._context(run, input))
+        except Exception as exc:
+            raise StepModelSettingsError(
+                f"step_model_settings raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if own is None:
+            return model
+        if not isinstance(own, ModelSettings):
+            raise StepModelSettingsError(
+                f"step_model_settings returned {type(own).__name__}, not ModelSettings or None"
+            )
+        own.check_provider(self.provider)
+        return own.over(model)
 
     async def _complete(
         self, request: ProviderRequest, run: RunState, output: OutputRound

@@ -11,7 +11,7 @@ from pydantic import JsonValue
 from layer0 import NonRetryableError, TurnInput, TurnOutput
 from layer0.testing import InMemoryStore
 from neuron_orch_local import LocalOrchestrator
-from neuron_tool import ToolRegistry, tool
+from neuron_tool import RunContext, ToolRegistry, tool
 from neuron_turn import (
     ApprovalPolicy,
     Decision,
@@ -276,3 +276,41 @@ async def test_a_resume_after_an_approval_pause_asks_with_the_runs_settings() ->
 
     (request,) = resumed.requests
     assert (request.temperature, request.thinking) == (0, "high")
+
+
+def _thinking_first_step(context: RunContext[Any]) -> ModelSettings | None:
+    return ModelSettings(thinking="high") if context.step == 0 else ModelSettings(temperature=0)
+
+
+async def test_step_model_settings_decide_each_calls_settings_from_its_step() -> None:
+    config = NeuronTurnConfig(model="test-model", step_model_settings=_thinking_first_step)
+    provider = ScriptedProvider(
+        [calls(call("c1", "add", a=1, b=2)), answer("3")], takes_thinking=True
+    )
+    turn = NeuronTurn(provider, tools=ToolRegistry([add]), config=config)
+
+    await turn.run("add", model_settings=ModelSettings(max_tokens=50))
+
+    first, second = provider.requests
+    assert (first.thinking, first.temperature, first.max_tokens) == ("high", None, 50)
+    assert (second.thinking, second.temperature, second.max_tokens) == (None, 0, 50)
+
+
+@pytest.mark.parametrize(
+    ("decide", "named"),
+    [
+        (lambda context: 1 / 0, "raised ZeroDivisionError"),
+        (lambda context: {"temperature": 0}, "returned dict, not ModelSettings"),
+        (lambda context: ModelSettings(thinking="low"), "thinking"),
+    ],
+)
+async def test_a_step_function_that_fails_or_asks_amiss_stops_the_turn_before_the_call(
+    decide: Any, named: str
+) -> None:
+    provider = ScriptedProvider([answer("never")])
+    config = NeuronTurnConfig(model="test-model", step_model_settings=decide)
+
+    with pytest.raises(NonRetryableError, match=named):
+        await NeuronTurn(provider, config=config).run("hi")
+
+    assert provider.requests == []

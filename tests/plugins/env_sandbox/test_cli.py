@@ -108,8 +108,7 @@ def test_temperature_and_sampling_reach_the_model_from_a_turn_in_an_environment(
     flags = ["--temperature", "0.2", "--top-p", "0.5", "--seed", "7", "--stop", "END"]
     assert main([*args, *flags]) == 0
     assert capsys.readouterr().out == (
-        "temperature=0.2 Sampling(top_p=0.5, top_k=None, stop_sequences=('END',), seed=7, "
-        "presence_penalty=None, frequency_penalty=None)\n"
+        "temperature=0.2 Sampling(top_p=0.5, stop_sequences=('END',), seed=7)\n"
     )
 
 

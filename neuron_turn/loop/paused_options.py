@@ -12,9 +12,9 @@ the usage limits as what the first part left of them. A tool choice is not
 kept: the paused part already called a tool, so a choice that forced one is
 spent. A resume's own options win key by key (`run(decisions=...,
 usage_limits=...)` keeps the paused output type), an output it asks for in
-place of the kept one whole; a record kept for other calls (an older pause) is
-not used. No tool may read or change the key (`_loop_keys`), so a model cannot lift
-its own limits.
+place of the kept one whole, its model settings setting by setting; a record
+kept for other calls (an older pause) is not used. No tool may read or change the
+key (`_loop_keys`), so a model cannot lift its own limits.
 
     {"pending": ["toolu_01"], "options": {"output_schema": {...}, "output_name": "Answer",
                                           "usage_limits": {"tool_calls": 3}}}
@@ -117,7 +117,26 @@ async def with_paused_options(
         options = {**{k: v for k, v in carried.items() if k not in _OUTPUT}, **own}
     else:
         options = {**carried, **own}
+    if isinstance(own, dict) and "model_settings" in own and "model_settings" in carried:
+        options["model_settings"] = _laid_over(own["model_settings"], carried["model_settings"])
     return input.model_copy(update={"metadata": {**metadata, CALL_OPTIONS_KEY: options}})
+
+
+def _laid_over(own: JsonValue, kept: JsonValue) -> JsonValue:
+    """A resume's own model settings over its pause's, setting by setting (sampling too).
+
+    As `ModelSettings.over` lays a run's over a turn's: what the resume leaves unset
+    (absent or null) is the pause's. What is no object is left for the options' reader
+    to refuse.
+    """
+    if not isinstance(own, dict) or not isinstance(kept, dict):
+        return own
+    merged = {**kept, **{key: value for key, value in own.items() if value is not None}}
+    own_sampling, kept_sampling = own.get("sampling"), kept.get("sampling")
+    if isinstance(own_sampling, dict) and isinstance(kept_sampling, dict):
+        set_here = {key: value for key, value in own_sampling.items() if value is not None}
+        merged["sampling"] = {**kept_sampling, **set_here}
+    return merged
 
 
 _OUTPUT: Final = frozenset(key for key in _KEPT if key.startswith("output_"))

@@ -314,3 +314,29 @@ async def test_a_step_function_that_fails_or_asks_amiss_stops_the_turn_before_th
         await NeuronTurn(provider, config=config).run("hi")
 
     assert provider.requests == []
+
+
+async def test_a_resumes_own_settings_are_laid_over_the_pauses_setting_by_setting() -> None:
+    store = InMemoryStore()
+    config = NeuronTurnConfig(model="test-model", approval=ApprovalPolicy.of(["delete_file"]))
+
+    async def dispatch(script: list[Any], request: TurnInput) -> ScriptedProvider:
+        provider = ScriptedProvider(script, takes_thinking=True, takes_sampling=SAMPLING_SETTINGS)
+        turn = NeuronTurn(provider, tools=ToolRegistry([delete_file]), state=store, config=config)
+        await LocalOrchestrator({"a": turn}, store).dispatch("a", request)
+        return provider
+
+    asked = {"model_settings": {"thinking": "high", "sampling": {"seed": 7, "top_p": 0.5}}}
+    await dispatch(
+        [calls(call("c1", "delete_file", path="old.log"))],
+        ask("tidy up", session="s1", neuron_turn=asked),
+    )
+    resume = resume_input("s1", [Decision.approve("c1")])
+    own = {"model_settings": {"temperature": 0, "sampling": {"seed": 8}}}
+    assert isinstance(resume.metadata, dict)
+    resume = resume.model_copy(update={"metadata": {**resume.metadata, "neuron_turn": own}})
+    resumed = await dispatch([answer("done")], resume)
+
+    (request,) = resumed.requests
+    assert (request.temperature, request.thinking) == (0, "high")
+    assert request.sampling == Sampling(seed=8, top_p=0.5)

@@ -69,6 +69,7 @@ __all__ = [
     "retry_after",
     "seconds_until",
     "transport_errors",
+    "utf8",
 ]
 
 REDACTED: Final = "[REDACTED]"
@@ -131,6 +132,19 @@ def _redact_call(call: HostedToolCall, secrets: list[str]) -> HostedToolCall:
     data = _redact_json(call.input, secrets)
     name = redact(call.name, secrets)
     return call if data is call.input and name == call.name else HostedToolCall(name, data)
+
+
+def utf8(response: httpx.Response) -> httpx.Response:
+    """Return `response` set to decode its text as UTF-8, whatever charset it names.
+
+    JSON, NDJSON and server-sent events are UTF-8 by their specifications, and
+    httpx decodes by any codec the `content-type` names: `charset=rot13`,
+    `hex` or `zlib` (no text encodings) made reading the text raise a bare
+    TypeError or AssertionError, and `zlib` would inflate the body unbounded.
+    Call it before anything reads the response's text or lines.
+    """
+    response.encoding = "utf-8"
+    return response
 
 
 def body_prefix(body: bytes | str, *, secrets: Iterable[str | None] = (), limit: int = 200) -> str:

@@ -25,7 +25,14 @@ from pydantic import JsonValue
 
 from .events import ProviderDelta
 from .hosted_tools import HostedToolCall
-from .http_errors import REDACTED, body_prefix, redact, redact_response, transport_errors
+from .http_errors import (
+    REDACTED,
+    body_prefix,
+    redact,
+    redact_response,
+    transport_errors,
+    utf8,
+)
 from .provider import ProviderRequest, ProviderResponse, StopReason, TokenUsage
 from .provider_errors import (
     InvalidRequestError,
@@ -542,6 +549,7 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
                 headers=headers,
                 timeout=self._request_timeout(),
             ) as response:
+                utf8(response)
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._error_from_response(response, context)

@@ -21,6 +21,7 @@ from neuron_turn.loop.http_errors import (
     redact,
     redact_response,
     transport_errors,
+    utf8,
 )
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TokenUsage
@@ -317,6 +318,7 @@ class AnthropicProvider:
                 self._url,
                 **self._request_arguments(body, key=key, stream=True, headers=headers),
             ) as response:
+                utf8(response)
                 if not response.is_success:
                     await response.aread()
                     raise error_for_response(response, model=requested, secrets=secrets)
@@ -444,7 +446,7 @@ class AnthropicProvider:
         with transport_errors(
             provider=PROVIDER, secrets=secrets, what=f"the Anthropic API at {self.base_url}"
         ):
-            return await self._client.post(self._url, **arguments)
+            return utf8(await self._client.post(self._url, **arguments))
 
     def _headers_for(self, request: ProviderRequest) -> Mapping[str, str]:
         """The caller's headers, with the beta flags the request's hosted tools need added."""

@@ -15,7 +15,7 @@ import httpx
 
 from neuron_turn.loop.endpoint import parsed_endpoint
 from neuron_turn.loop.events import TextDelta, ThinkingDelta
-from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response
+from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response, utf8
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import (
@@ -198,8 +198,10 @@ class OllamaProvider:
         return redact_response(replace(response, cost=cost), (self._api_key,))
 
     async def _post(self, body: bytes, model: str) -> Any:
-        response = await self._client.post(
-            self._chat_url, content=body, headers=self._headers, timeout=self._timeout
+        response = utf8(
+            await self._client.post(
+                self._chat_url, content=body, headers=self._headers, timeout=self._timeout
+            )
         )
         if not response.is_success:
             raise self._status_error(response, model)
@@ -218,7 +220,7 @@ class OllamaProvider:
         request = self._client.build_request(
             "POST", self._chat_url, content=body, headers=self._headers, timeout=self._timeout
         )
-        return await self._client.send(request, stream=True)
+        return utf8(await self._client.send(request, stream=True))
 
     async def _post_streaming(self, body: bytes, model: str) -> Any:
         response = await self._send_streaming(body)

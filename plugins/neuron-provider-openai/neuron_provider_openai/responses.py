@@ -17,7 +17,7 @@ from pydantic import JsonValue
 
 from neuron_turn.loop.events import ProviderDelta
 from neuron_turn.loop.hosted_tools import ImageGeneration
-from neuron_turn.loop.http_errors import redact
+from neuron_turn.loop.http_errors import redact, utf8
 from neuron_turn.loop.http_provider import ErrorContext, mapped_transport_errors
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
@@ -682,7 +682,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
             if isinstance(error, ProviderAuthenticationError):
                 raise error
             raise _ResumeRefused(error)
-        return resumed
+        return utf8(resumed)
 
     def _lost(
         self, reader: ResponseEventReader, settings: BackgroundPolling, context: ErrorContext

@@ -1,9 +1,9 @@
 """The SDK's request handler, checking a message before any task is made of it.
 
 A message the agent cannot take (a part it refuses, too much of it, a bad
-context id) or decisions that do not fit the calls a task waits on are
-answered with a JSON-RPC error at once: no task is created or changed,
-nothing runs.
+context id, a number JSON has no form for) or decisions that do not fit the
+calls a task waits on are answered with a JSON-RPC error at once: no task is
+created or changed, nothing runs.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import TaskStore
 from a2a.types import AgentCard, Message, SendMessageRequest, Task
+from google.protobuf import json_format
 
-from .errors import A2AError
+from .errors import A2AError, NonFiniteNumberError
 from .executor import A2AExecutor, _protocol_error
 
 # Stands for the context id the SDK will make for a message that has none (a UUID).
@@ -37,7 +38,7 @@ class CheckingRequestHandler(DefaultRequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Message | Task:
         """Check the message, then handle it as the SDK does."""
-        await self._check(params.message, context)
+        await self._check(params, context)
         result: Message | Task = await super().on_message_send(params, context)
         return result
 
@@ -45,11 +46,22 @@ class CheckingRequestHandler(DefaultRequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
         """Check the message, then stream its task's events as the SDK does."""
-        await self._check(params.message, context)
+        await self._check(params, context)
         async for event in super().on_message_send_stream(params, context):
             yield event
 
-    async def _check(self, message: Message, context: ServerCallContext) -> None:
+    async def _check(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        try:
+            # The task keeps the message: what cannot be written out would fail every
+            # later answer holding it (a ListTasks, for every client), not just this one.
+            json_format.MessageToDict(params)
+        except (json_format.Error, ValueError):
+            refused = NonFiniteNumberError(
+                "the request holds a number JSON has no form for (NaN or infinity);"
+                " send finite numbers"
+            )
+            raise _protocol_error(refused) from None
+        message = params.message
         task = None
         if message.task_id:
             task = await self._tasks.get(message.task_id, context)

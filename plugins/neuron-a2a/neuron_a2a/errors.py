@@ -17,6 +17,7 @@ __all__ = [
     "InvalidContextError",
     "InvalidDecisionsError",
     "MessageTooLargeError",
+    "NonFiniteNumberError",
     "RemoteAgentError",
     "RemoteAnswerError",
     "RemoteAuthError",
@@ -45,6 +46,14 @@ class UnsupportedPartError(A2AError):
 
 class MessageTooLargeError(A2AError):
     """A message past `MessageLimits`: too many parts, too much text, too big a file."""
+
+
+class NonFiniteNumberError(A2AError):
+    """A request holding NaN or infinity (`NaN`, `Infinity`, `1e999`), which JSON has no form for.
+
+    Python's parser takes them, but a task holding one could never be written out
+    again: every answer listing it (`ListTasks`, for every client) would fail.
+    """
 
 
 class InvalidContextError(A2AError):

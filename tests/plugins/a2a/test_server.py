@@ -302,3 +302,29 @@ async def test_serve_refuses_an_unsafe_token_or_a_wildcard_bind_without_hosts(
     orchestrator = LocalOrchestrator({"a": NeuronTurn(ScriptedProvider([]), state=store)}, store)
     with pytest.raises(ValueError, match=said):
         await serve_a2a(orchestrator, "a", card_name="A", description="d", port=0, **options)
+
+
+@pytest.mark.parametrize("where", ["metadata", "part"])
+async def test_a_number_json_cannot_carry_is_refused_and_never_breaks_the_task_list(
+    where: str,
+) -> None:
+    # NaN is not JSON, but Python's parser takes it (and 1e999 as infinity): a task
+    # holding one could never be written out again, so every ListTasks would fail.
+    model = FunctionProvider(lambda request: text_response("Hello!"))
+    message = rpc()["params"]["message"]
+    if where == "metadata":
+        message["metadata"] = {"x": "NAN"}
+    else:
+        message["parts"] = [{"text": "Hi"}, {"data": {"x": "NAN"}}]
+    body = json.dumps(rpc(message=message)).replace('"NAN"', "1e999").encode()
+    headers = {**A2A_VERSION, **authorized(), "Content-Type": "application/json"}
+    async with serving(model) as served, httpx.AsyncClient(timeout=10) as http:
+        refused = (await http.post(served.url + "/", content=body, headers=headers)).json()
+        listed = await http.post(
+            served.url + "/", json=rpc("ListTasks", pageSize=10), headers=headers
+        )
+
+    assert refused["error"]["code"] == -32602
+    assert "NaN or infinity" in refused["error"]["message"]
+    assert served.model.requests == []
+    assert listed.json()["result"]["tasks"] == []

@@ -13,6 +13,7 @@ comes from `neuron_turn.loop.http_errors`; here is what is OpenAI's own: its
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -102,16 +103,20 @@ def _code(value: object) -> str | int | None:
 
 
 def parse_duration(text: str) -> float | None:
-    """Read a Go-style duration (`1s`, `6m0s`, `20ms`, `1h2m3.5s`) or plain seconds."""
+    """Read a Go-style duration (`1s`, `6m0s`, `20ms`, `1h2m3.5s`) or plain seconds.
+
+    None when unreadable or not finite: float() reads "nan", "inf" and 400
+    digits as such, and no retry policy can wait for NaN or for ever.
+    """
     text = text.strip()
     try:
-        return max(float(text), 0.0)
+        seconds = max(float(text), 0.0)
     except ValueError:
-        pass
-    parts = _DURATION_PART.findall(text)
-    if not parts or "".join(number + unit for number, unit in parts) != text:
-        return None
-    return sum(float(number) * _DURATION_SECONDS[unit] for number, unit in parts)
+        parts = _DURATION_PART.findall(text)
+        if not parts or "".join(number + unit for number, unit in parts) != text:
+            return None
+        seconds = sum(float(number) * _DURATION_SECONDS[unit] for number, unit in parts)
+    return seconds if math.isfinite(seconds) else None
 
 
 def retry_after(headers: httpx.Headers) -> float | None:

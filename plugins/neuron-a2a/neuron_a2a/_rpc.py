@@ -10,6 +10,7 @@ SDK's types and ProtoJSON are used as they are.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Final, NoReturn
@@ -167,8 +168,10 @@ class Rpc:
 
     def _json(self, body: bytes, what: str) -> Any:
         try:
-            return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            return json.loads(body, parse_constant=_not_json, parse_float=_finite)
+        except (ValueError, RecursionError):
+            # ValueError: not JSON, not UTF-8, NaN or infinity, an integer of too many
+            # digits; RecursionError: nested deeper than Python's parser goes.
             raise RemoteAnswerError(
                 f"the answer to {what} from the remote agent at {self.url} is not JSON"
             ) from None
@@ -262,6 +265,18 @@ def _event(result: dict[str, Any], method: str) -> StreamResponse:
         return json_format.ParseDict(result, StreamResponse(), ignore_unknown_fields=True)
     except json_format.ParseError:
         raise RemoteAnswerError(f"an event answering {method} is not a valid A2A event") from None
+
+
+def _not_json(constant: str) -> NoReturn:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    # NaN and infinity have no JSON form: a data part holding one could not be read.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is past what a double holds")
+    return value
 
 
 def _origin(url: str) -> str:

@@ -478,7 +478,7 @@ def card_json(url: str = BASE + "/", streaming: bool = True) -> dict[str, Any]:
 
 
 def fake_remote(
-    answer: Callable[[httpx.Request], httpx.Response], **card: Any
+    answer: Callable[[httpx.Request], httpx.Response], *, limit: int = 4096, **card: Any
 ) -> tuple[RemoteAgent, list[httpx.Request]]:
     seen: list[httpx.Request] = []
 
@@ -489,7 +489,7 @@ def fake_remote(
         return answer(request)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handle))
-    return RemoteAgent(BASE, token=TOKEN, http_client=http, max_answer_bytes=4096), seen
+    return RemoteAgent(BASE, token=TOKEN, http_client=http, max_answer_bytes=limit), seen
 
 
 def sse(*results: Any) -> httpx.Response:
@@ -603,3 +603,21 @@ async def test_closing_a_remote_stream_early_cancels_the_remote_task() -> None:
 
     assert isinstance(first, TextDelta) and first.text == "Hel"
     assert task.status.state == TaskState.TASK_STATE_CANCELED
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 100_000,  # nested past Python's recursion limit
+        '{"jsonrpc": "2.0", "id": "1", "result": ' + "1" * 5000 + "}",  # past int digits
+        '{"jsonrpc": "2.0", "id": "1", "result": {"task": {"id": NaN}}}',
+        '{"jsonrpc": "2.0", "id": "1", "result": {"task": {"artifacts": [{"artifactId":'
+        ' "answer", "parts": [{"data": 1e999}]}], "status": {"state": "TASK_STATE_COMPLETED"}}}}',
+    ],
+)
+async def test_an_answer_that_is_not_json_as_the_standard_says_is_a_clear_error(body: str) -> None:
+    answer = httpx.Response(200, text=body)
+    remote, _ = fake_remote(lambda request: answer, streaming=False, limit=1_000_000)
+
+    with pytest.raises(RemoteAnswerError, match="is not JSON"):
+        await remote.execute(ask())

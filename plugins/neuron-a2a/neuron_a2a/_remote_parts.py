@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from a2a.types import Artifact, Message, Part, Task
@@ -178,10 +178,13 @@ def _answer_parts(artifacts: Sequence[Artifact]) -> list[Part]:
     return [part for artifact in (named or artifacts) for part in artifact.parts]
 
 
-def status_text(task: Task) -> str:
-    """The text of `task`'s status message, cut short (the remote's reason for its state)."""
+def status_text(task: Task, hidden: Callable[[str], str] = str) -> str:
+    """The text of `task`'s status message, cut short (the remote's reason for its state).
+
+    `hidden` is applied before the cut (so a secret it hides is never cut in two).
+    """
     text = " ".join(p.text for p in task.status.message.parts if p.WhichOneof("content") == "text")
-    text = text.strip()
+    text = hidden(text).strip()
     return text if len(text) <= _REMOTE_TEXT_CHARS else text[:_REMOTE_TEXT_CHARS] + "…"
 
 

@@ -59,6 +59,7 @@ class Rpc:
         self._headers = {VERSION_HEADER: PROTOCOL_VERSION_CURRENT}
         if token is not None:
             self._headers["Authorization"] = f"Bearer {token}"
+        self._token = token
         self._token_given = token is not None
         self._max_bytes = max_bytes
 
@@ -188,7 +189,7 @@ class Rpc:
         error = data.get("error")
         if error is not None:
             message = error.get("message") if isinstance(error, dict) else None
-            said = _cut(str(message)) if message else "(no message)"
+            said = _cut(self.hidden(str(message))) if message else "(no message)"
             if said.startswith(_BUSY):
                 raise RemoteUnavailableError(f"the remote agent at {self.url} is busy: {said}")
             raise RemoteTaskError(f"the remote agent at {self.url} refused {method}: {said}")
@@ -196,6 +197,14 @@ class Rpc:
         if not isinstance(result, dict):
             raise self._malformed(method, "no result object in it")
         return result
+
+    def hidden(self, said: str) -> str:
+        """`said` (the remote's words) with the token written `[the token]`.
+
+        Why: a remote echoing the request's headers in an error would otherwise put
+        the token in the error, and so in logs and in a delegating model's context.
+        """
+        return said.replace(self._token, "[the token]") if self._token else said
 
     def _malformed(self, method: str, why: str) -> RemoteAnswerError:
         return RemoteAnswerError(

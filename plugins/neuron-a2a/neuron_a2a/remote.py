@@ -365,13 +365,13 @@ class RemoteAgent:
         if isinstance(answer, Message):
             return answer_output(answer, metadata)
         state = answer.status.state
-        said = status_text(answer) or "(it gave no reason)"
+        said = status_text(answer, self._rpc.hidden) or "(it gave no reason)"
         if state == TaskState.TASK_STATE_COMPLETED:
             return answer_output(answer, metadata)
         if state == TaskState.TASK_STATE_INPUT_REQUIRED:
             calls = waiting_calls(answer)
             if calls:
-                return paused_output(calls, status_text(answer), metadata)
+                return paused_output(calls, status_text(answer, self._rpc.hidden), metadata)
             raise RemoteTaskError(
                 f"the remote agent at {self._url} asks for input, which a turn cannot give: {said}"
             )

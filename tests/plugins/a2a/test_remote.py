@@ -621,3 +621,32 @@ async def test_an_answer_that_is_not_json_as_the_standard_says_is_a_clear_error(
 
     with pytest.raises(RemoteAnswerError, match="is not JSON"):
         await remote.execute(ask())
+
+
+def failed_task(said: str) -> dict[str, Any]:
+    message = {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": said}]}
+    status = {"state": "TASK_STATE_FAILED", "message": message}
+    return {"id": "t1", "contextId": "c", "status": status}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda said: httpx.Response(
+            200, json={"jsonrpc": "2.0", "id": "1", "error": {"code": -32600, "message": said}}
+        ),
+        lambda said: sse({"task": failed_task(said)}),
+    ],
+    ids=["rpc-error", "failed-task"],
+)
+async def test_a_remote_echoing_the_token_never_puts_it_in_the_error(
+    answer: Callable[[str], httpx.Response],
+) -> None:
+    said = f"bad header 'Authorization: Bearer {TOKEN}'"
+    remote, _ = fake_remote(lambda request: answer(said))
+
+    with pytest.raises(RemoteTaskError) as caught:
+        await remote.execute(ask())
+
+    assert TOKEN not in str(caught.value)
+    assert "bad header 'Authorization: Bearer [the token]'" in str(caught.value)

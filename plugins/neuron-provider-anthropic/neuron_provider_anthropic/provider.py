@@ -33,7 +33,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderResponseError,
 )
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
-from neuron_turn.loop.sse import SSEDecoder
+from neuron_turn.loop.sse import SSEDecoder, body_lines
 
 from ._errors import error_for_event, error_for_response
 from ._mcp import mcp_secrets
@@ -347,7 +347,7 @@ class AnthropicProvider:
     ) -> AsyncIterator[ProviderDelta]:
         decoder = SSEDecoder()
         try:
-            async for line in response.aiter_lines():
+            async for line in body_lines(response.aiter_bytes()):
                 # Scrubbed first: neither a delta nor a chained decoding error may hold a secret.
                 event = decoder.feed(redact(line, secrets))
                 if event is None:

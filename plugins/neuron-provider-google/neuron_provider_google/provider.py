@@ -22,6 +22,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderError,
     ProviderResponseError,
 )
+from neuron_turn.loop.sse import body_lines
 
 from . import _answer as answer
 from . import _wire as wire
@@ -283,7 +284,7 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         self, response: httpx.Response, reader: ChunkReader, context: ErrorContext
     ) -> AsyncGenerator[ProviderDelta, None]:
         try:
-            async for line in response.aiter_lines():
+            async for line in body_lines(response.aiter_bytes()):
                 # Scrubbed first: a chained decoding error keeps the line it was given.
                 for delta in reader.feed_line(redact(line, context.secrets)):
                     yield delta

@@ -24,6 +24,7 @@ from neuron_turn.loop.provider_errors import (
     ProviderResponseError,
 )
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
+from neuron_turn.loop.sse import body_lines
 
 from ._errors import API_KEY_ENV, PROVIDER, error_from_response, map_transport_errors, redact_error
 from ._host import resolve_base_url
@@ -143,7 +144,7 @@ class OllamaProvider:
                     if not response.is_success:
                         await response.aread()
                         raise self._status_error(response, model)
-                    async for line in response.aiter_lines():
+                    async for line in body_lines(response.aiter_bytes()):
                         for delta in accumulator.feed_line(self._scrubbed(line)):
                             yield delta
                 finally:
@@ -229,7 +230,7 @@ class OllamaProvider:
                 await response.aread()
                 raise self._status_error(response, model)
             accumulator = StreamAccumulator()
-            async for line in response.aiter_lines():
+            async for line in body_lines(response.aiter_bytes()):
                 accumulator.feed_line(self._scrubbed(line))
             return accumulator.body()
         finally:

@@ -28,6 +28,7 @@ from neuron_turn.loop.http_provider import DEFAULT_TIMEOUT, ErrorContext, HttpPr
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent
+from neuron_turn.loop.sse import body_lines
 
 from ._errors import api_error_from_json, error_from_response, error_from_status, status_for_code
 from ._pricing import Pricer, PriceTable, context_window, parse_prices
@@ -308,7 +309,7 @@ class OpenAIBase(HttpProvider[Completion, ReaderT]):
         self, response: httpx.Response, reader: ReaderT, context: ErrorContext
     ) -> AsyncGenerator[ProviderDelta, None]:
         try:
-            async for line in response.aiter_lines():
+            async for line in body_lines(response.aiter_bytes()):
                 # Scrubbed first: a chained decoding error keeps the line it was given.
                 for delta in reader.feed_line(redact(line, context.secrets)):
                     yield delta

@@ -148,14 +148,19 @@ class Rpc:
     async def _events(self, response: httpx.Response, method: str) -> AsyncIterator[bytes]:
         """The data of each server-sent event of `response`, bounded by the byte limit."""
         size = 0
-        pending = b""
+        pending = bytearray()
         data: list[bytes] = []
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > self._max_bytes:
                 self._too_large(f"the stream answering {method}")
             pending += chunk
-            *lines, pending = pending.split(b"\n")
+            if b"\n" not in chunk:
+                # Split only when a line ends: a remote sending one long line in small
+                # pieces would otherwise have every piece rescan all of it (quadratic).
+                continue
+            *lines, rest = pending.split(b"\n")
+            pending = bytearray(rest)
             for line in lines:
                 line = line.rstrip(b"\r")
                 if not line:
@@ -163,7 +168,7 @@ class Rpc:
                         yield b"\n".join(data)
                     data = []
                 elif line.startswith(b"data:"):
-                    data.append(line[5:].removeprefix(b" "))
+                    data.append(bytes(line[5:].removeprefix(b" ")))
         if data:
             yield b"\n".join(data)
 

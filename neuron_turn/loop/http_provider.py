@@ -25,6 +25,7 @@ from pydantic import JsonValue
 
 from .events import ProviderDelta
 from .hosted_tools import HostedToolCall
+from .http_body import MAX_RESPONSE_BYTES, bounded_chunks, bounded_read
 from .http_errors import (
     REDACTED,
     body_prefix,
@@ -213,6 +214,9 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
     """What a 200 body should be, in error messages ("expected a JSON answer")."""
     logger: ClassVar[logging.Logger] = logging.getLogger("neuron_turn.http_provider")
     """Where requests and answers are logged (at DEBUG)."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The most an answer (a body, or a whole stream) may be, decompressed; past it the call
+    fails as a `ProviderResponseError`. Set it on a provider to change it for that provider."""
 
     _pricer: Pricing
 
@@ -488,17 +492,46 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
     async def _post(
         self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
     ) -> CompletionT:
-        client = self._http_client()
+        url = self._endpoint(model, stream=False)
         with mapped_transport_errors(context):
-            response = await client.post(
-                self._endpoint(model, stream=False),
-                content=payload,
-                headers=headers,
-                timeout=self._request_timeout(),
-            )
+            response = await self._send("POST", url, context, headers=headers, content=payload)
         if response.status_code >= 400:
             raise self._error_from_response(response, context)
         return self._parse_json(response.content, context)
+
+    async def _send(
+        self,
+        method: str,
+        url: httpx.URL | str,
+        context: ErrorContext,
+        *,
+        headers: dict[str, str],
+        content: bytes | None = None,
+    ) -> httpx.Response:
+        """Send one request; its answer read whole within `max_response_bytes` (`bounded_read`).
+
+        httpx's errors are the caller's to map (`mapped_transport_errors`).
+        """
+        client = self._http_client()
+        request = client.build_request(
+            method, url, content=content, headers=headers, timeout=self._request_timeout()
+        )
+        return await self._bounded(await client.send(request, stream=True), context)
+
+    async def _bounded(self, response: httpx.Response, context: ErrorContext) -> httpx.Response:
+        """`response`, streamed unread, read whole within `max_response_bytes` (`bounded_read`)."""
+        return await bounded_read(
+            response, limit=self.max_response_bytes, provider=self.name, what=self._sender(context)
+        )
+
+    def _chunks(self, response: httpx.Response, context: ErrorContext) -> AsyncIterator[bytes]:
+        """A stream's decompressed chunks, within `max_response_bytes` (`bounded_chunks`)."""
+        return bounded_chunks(
+            response, limit=self.max_response_bytes, provider=self.name, what=self._sender(context)
+        )
+
+    def _sender(self, context: ErrorContext) -> str:
+        return redact(f"{self.name}: the API at {context.url}", context.secrets)
 
     def _parse_json(self, content: bytes, context: ErrorContext) -> CompletionT:
         # Scrubbed first: a chained decoding error keeps the whole text it was given.
@@ -551,11 +584,13 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
             ) as response:
                 utf8(response)
                 if response.status_code >= 400:
-                    await response.aread()
-                    raise self._error_from_response(response, context)
+                    error = await self._bounded(response, context)
+                    raise self._error_from_response(error, context)
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # The server ignored the stream request and answered in one piece.
-                    whole = self._parse_json(await response.aread(), context)
+                    whole = self._parse_json(
+                        (await self._bounded(response, context)).content, context
+                    )
                     yield _Finished(whole, whole=True)
                     return
                 # aclosing: a stream closed early ends its reader now (a background

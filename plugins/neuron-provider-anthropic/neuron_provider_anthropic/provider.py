@@ -15,13 +15,13 @@ from moneyed import Money
 
 from neuron_turn.loop.endpoint import parsed_endpoint
 from neuron_turn.loop.events import ProviderDelta
+from neuron_turn.loop.http_body import MAX_RESPONSE_BYTES, bounded_chunks, bounded_read
 from neuron_turn.loop.http_errors import (
     REDACTED,
     body_prefix,
     redact,
     redact_response,
     transport_errors,
-    utf8,
 )
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse, TokenUsage
@@ -97,6 +97,9 @@ class AnthropicProvider:
     """Typed answers come through a forced `final_answer` tool (`tool_choice: tool`) unless
     `native` is asked for: structured outputs' `output_config.format` (Claude Sonnet 4.5,
     Opus 4.1, Haiku 4.5 and later), which thinking allows where a forced tool is not."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The most an answer (a body, or a whole stream) may be, decompressed; past it the call
+    fails as a `ProviderResponseError`. Set it on a provider to change it for that provider."""
 
     hosted_tools: ClassVar[frozenset[str]] = HOSTED_TOOLS
     """Web search, web fetch, code execution and remote MCP servers run on Anthropic's
@@ -318,13 +321,12 @@ class AnthropicProvider:
                 self._url,
                 **self._request_arguments(body, key=key, stream=True, headers=headers),
             ) as response:
-                utf8(response)
                 if not response.is_success:
-                    await response.aread()
-                    raise error_for_response(response, model=requested, secrets=secrets)
+                    error = await self._bounded(response, secrets=secrets)
+                    raise error_for_response(error, model=requested, secrets=secrets)
                 if not response.headers.get("content-type", "").startswith("text/event-stream"):
                     # A gateway that ignored `stream` and answered in one piece.
-                    await response.aread()
+                    response = await self._bounded(response, secrets=secrets)
                     parsed = self._parse(response, model=requested, secrets=secrets)
                     whole = self._response([parsed], requested=requested, secrets=secrets)
                     for delta in deltas_of(whole):
@@ -347,7 +349,13 @@ class AnthropicProvider:
     ) -> AsyncIterator[ProviderDelta]:
         decoder = SSEDecoder()
         try:
-            async for line in body_lines(response.aiter_bytes()):
+            chunks = bounded_chunks(
+                response,
+                limit=self.max_response_bytes,
+                provider=PROVIDER,
+                what=redact(f"the Anthropic API at {self.base_url}", secrets),
+            )
+            async for line in body_lines(chunks):
                 # Scrubbed first: neither a delta nor a chained decoding error may hold a secret.
                 event = decoder.feed(redact(line, secrets))
                 if event is None:
@@ -446,7 +454,20 @@ class AnthropicProvider:
         with transport_errors(
             provider=PROVIDER, secrets=secrets, what=f"the Anthropic API at {self.base_url}"
         ):
-            return utf8(await self._client.post(self._url, **arguments))
+            request = self._client.build_request("POST", self._url, **arguments)
+            response = await self._client.send(request, stream=True)
+            return await self._bounded(response, secrets=secrets)
+
+    async def _bounded(
+        self, response: httpx.Response, *, secrets: tuple[str, ...]
+    ) -> httpx.Response:
+        """`response`, streamed unread, read whole within `max_response_bytes` (`bounded_read`)."""
+        return await bounded_read(
+            response,
+            limit=self.max_response_bytes,
+            provider=PROVIDER,
+            what=redact(f"the Anthropic API at {self.base_url}", secrets),
+        )
 
     def _headers_for(self, request: ProviderRequest) -> Mapping[str, str]:
         """The caller's headers, with the beta flags the request's hosted tools need added."""

@@ -284,7 +284,7 @@ class GoogleProvider(HttpProvider[answer.Completion, ChunkReader]):
         self, response: httpx.Response, reader: ChunkReader, context: ErrorContext
     ) -> AsyncGenerator[ProviderDelta, None]:
         try:
-            async for line in body_lines(response.aiter_bytes()):
+            async for line in body_lines(self._chunks(response, context)):
                 # Scrubbed first: a chained decoding error keeps the line it was given.
                 for delta in reader.feed_line(redact(line, context.secrets)):
                     yield delta

@@ -15,6 +15,7 @@ import httpx
 
 from neuron_turn.loop.endpoint import parsed_endpoint
 from neuron_turn.loop.events import TextDelta, ThinkingDelta
+from neuron_turn.loop.http_body import MAX_RESPONSE_BYTES, bounded_chunks, bounded_read
 from neuron_turn.loop.http_errors import REDACTED, body_prefix, redact, redact_response, utf8
 from neuron_turn.loop.output import OutputMode
 from neuron_turn.loop.provider import ProviderRequest, ProviderResponse
@@ -66,6 +67,9 @@ class OllamaProvider:
 
     output_modes: ClassVar[tuple[OutputMode, ...]] = ("native", "tool", "prompted")
     """Typed answers use `format: <JSON Schema>` on calls that offer no tools."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The most an answer (a body, or a whole stream) may be, decompressed; past it the call
+    fails as a `ProviderResponseError`. Set it on a provider to change it for that provider."""
     takes_thinking: ClassVar[bool] = True
     """`ProviderRequest.thinking` becomes `think`: true or false, or for gpt-oss models
     the nearest of `"low"`, `"medium"`, `"high"`. A `think` in `extra` wins."""
@@ -142,9 +146,8 @@ class OllamaProvider:
                 response = await self._send_streaming(body)
                 try:
                     if not response.is_success:
-                        await response.aread()
-                        raise self._status_error(response, model)
-                    async for line in body_lines(response.aiter_bytes()):
+                        raise self._status_error(await self._bounded(response), model)
+                    async for line in body_lines(self._chunks(response)):
                         for delta in accumulator.feed_line(self._scrubbed(line)):
                             yield delta
                 finally:
@@ -199,11 +202,7 @@ class OllamaProvider:
         return redact_response(replace(response, cost=cost), (self._api_key,))
 
     async def _post(self, body: bytes, model: str) -> Any:
-        response = utf8(
-            await self._client.post(
-                self._chat_url, content=body, headers=self._headers, timeout=self._timeout
-            )
-        )
+        response = await self._bounded(await self._send_streaming(body))
         if not response.is_success:
             raise self._status_error(response, model)
         content = self._scrubbed(response.text)
@@ -227,14 +226,28 @@ class OllamaProvider:
         response = await self._send_streaming(body)
         try:
             if not response.is_success:
-                await response.aread()
-                raise self._status_error(response, model)
+                raise self._status_error(await self._bounded(response), model)
             accumulator = StreamAccumulator()
-            async for line in body_lines(response.aiter_bytes()):
+            async for line in body_lines(self._chunks(response)):
                 accumulator.feed_line(self._scrubbed(line))
             return accumulator.body()
         finally:
             await response.aclose()
+
+    async def _bounded(self, response: httpx.Response) -> httpx.Response:
+        """`response`, streamed unread, read whole within `max_response_bytes` (`bounded_read`)."""
+        return await bounded_read(
+            response, limit=self.max_response_bytes, provider=PROVIDER, what=self._sender()
+        )
+
+    def _chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A stream's decompressed chunks, within `max_response_bytes` (`bounded_chunks`)."""
+        return bounded_chunks(
+            response, limit=self.max_response_bytes, provider=PROVIDER, what=self._sender()
+        )
+
+    def _sender(self) -> str:
+        return self._scrubbed(f"Ollama at {self.base_url}")
 
     def _scrubbed(self, text: str) -> str:
         # A server echoing the key must not pass it on: not into the answer,

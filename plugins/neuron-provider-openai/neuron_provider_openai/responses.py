@@ -529,7 +529,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                 a row failed with a retryable one.
         """
         settings = self._polling()
-        client = self._http_client()
+        self._http_client()  # a closed injected client fails now, not after the first pause
         url = self._response_url(response_id)
         limit = None if settings.timeout is None else self._clock() + settings.timeout
         pause, failures, running = settings.first, 0, True
@@ -548,9 +548,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
                 try:
                     async with asyncio.timeout(bound) as scope:
                         with mapped_transport_errors(context):
-                            answer = await client.get(
-                                url, headers=headers, timeout=self._request_timeout()
-                            )
+                            answer = await self._send("GET", url, context, headers=headers)
                     if answer.status_code >= 400:
                         raise self._error_from_response(answer, context)
                 except ProviderError as exc:
@@ -675,8 +673,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         except httpx.TransportError:
             return None
         if resumed.status_code >= 400:
-            await resumed.aread()
-            error = self._error_from_response(resumed, context)
+            error = self._error_from_response(await self._bounded(resumed, context), context)
             if error.retryable:
                 return None
             if isinstance(error, ProviderAuthenticationError):
@@ -711,9 +708,7 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         url = self._response_url(response_id, "/cancel")
         try:
             async with asyncio.timeout(self._polling().cancel_timeout):
-                answer = await self._http_client().post(
-                    url, headers=self._request_headers(), timeout=self._request_timeout()
-                )
+                answer = await self._send("POST", url, context, headers=self._request_headers())
             if answer.status_code >= 400:
                 error = self._error_from_response(answer, context)
                 self.logger.warning(_CANCEL_LOG, self.name, response_id, error)

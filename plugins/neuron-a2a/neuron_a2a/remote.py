@@ -28,7 +28,6 @@ from a2a.types import (
     Role,
     SendMessageRequest,
     SendMessageResponse,
-    StreamResponse,
     Task,
     TaskState,
 )
@@ -49,6 +48,7 @@ from ._remote_parts import (
     waiting_calls,
 )
 from ._rpc import Rpc
+from ._streamed import StreamedTask
 from .errors import (
     RemoteAgentError,
     RemoteAnswerError,
@@ -65,8 +65,6 @@ _MAX_ANSWER_BYTES: Final = 16 * 1024 * 1024
 _CANCEL_SECONDS: Final = 5.0
 _STREAM: Final = "SendStreamingMessage"
 _SEND: Final = "SendMessage"
-_ANSWER: Final = "answer"
-"""The artifact a neuron server streams its answer in (`A2AExecutor`)."""
 
 
 class RemoteAgent:
@@ -325,22 +323,21 @@ class RemoteAgent:
     ) -> Task | Message:
         """The task the stream of `request` ends with; `named` gets its id once known.
 
-        `on_text` gets the answer's text as it grows (see `_new_text`).
+        `on_text` gets the answer's text as it grows (see `StreamedText`).
         """
-        task: Task | None = None
-        shown = ""
+        streamed = StreamedTask(on_text)
         try:
             async for event in self._rpc.stream(endpoint, _STREAM, request):
-                task, message = _applied(task, event)
-                if on_text is not None and task is not None:
-                    shown = _new_text(task, shown, on_text)
+                message = streamed.apply(event)
                 if message is not None:
                     return message
+                task = streamed.task
                 if task is not None and task.id and not named.done():
                     named.set_result(task.id)
         finally:
             if not named.done():
                 named.set_result("")
+        task = streamed.task
         if task is None:
             raise RemoteAnswerError(f"the remote agent at {self._url} answered no task")
         return task
@@ -389,54 +386,6 @@ class RemoteAgent:
             f"the remote agent at {self._url} ended the call with its task"
             f" {TaskState.Name(state)}, before it was done"
         )
-
-
-def _applied(task: Task | None, event: StreamResponse) -> tuple[Task | None, Message | None]:
-    """`task` with `event` applied; or the message the remote answered with instead of a task."""
-    kind = event.WhichOneof("payload")
-    if kind == "message":
-        return task, event.message
-    if kind == "task":
-        return event.task, None
-    if kind == "status_update":
-        status = event.status_update
-        task = task or Task(id=status.task_id, context_id=status.context_id)
-        task.status.CopyFrom(status.status)
-    elif kind == "artifact_update":
-        update = event.artifact_update
-        task = task or Task(id=update.task_id, context_id=update.context_id)
-        incoming = update.artifact
-        for artifact in task.artifacts:
-            if artifact.artifact_id == incoming.artifact_id:
-                if update.append:
-                    artifact.parts.extend(incoming.parts)
-                else:
-                    artifact.CopyFrom(incoming)
-                break
-        else:
-            task.artifacts.append(incoming)
-    return task, None
-
-
-def _new_text(task: Task, shown: str, on_text: Callable[[str], None]) -> str:
-    """Pass on what the answer artifact's text has beyond `shown`; return its text now.
-
-    The server appends a model call's text, starts again at the next call's,
-    and ends with the whole answer: what extends what was shown is new, a text
-    that does not is a fresh start, passed on whole once it differs.
-    """
-    text = next(
-        (
-            "".join(part.text for part in artifact.parts if part.HasField("text"))
-            for artifact in task.artifacts
-            if artifact.artifact_id == _ANSWER
-        ),
-        "",
-    )
-    if shown.startswith(text):
-        return shown  # nothing beyond what was shown (yet)
-    on_text(text[len(shown) :] if text.startswith(shown) else text)
-    return text
 
 
 def _metadata(started: float) -> TurnMetadata:

@@ -54,6 +54,7 @@ from neuron_turn import (
     TextPart,
     ToolResultPart,
     ToolUsePart,
+    TurnDone,
     document_block,
     output_value,
     pending_approvals,
@@ -670,3 +671,32 @@ async def test_a_stream_line_sent_in_small_pieces_is_read_in_linear_time() -> No
     async with asyncio.timeout(5):  # linear: well under a second
         with pytest.raises(RemoteAnswerError, match="answered no task"):
             await remote.execute(ask())
+
+
+def piecemeal(count: int, *, distinct: bool) -> httpx.Response:
+    """A stream of `count` one-character artifact appends (each its own artifact if `distinct`)."""
+
+    def update(index: int) -> dict[str, Any]:
+        artifact = {"artifactId": f"a{index}" if distinct else "answer", "parts": [{"text": "x"}]}
+        return {"artifactUpdate": {"taskId": "t1", "artifact": artifact, "append": True}}
+
+    working = {"task": {"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}
+    done = {"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}
+    return sse(working, *(update(index) for index in range(count)), done)
+
+
+@pytest.mark.parametrize("distinct", [False, True], ids=["one-artifact", "many-artifacts"])
+async def test_a_stream_of_many_small_updates_is_read_in_linear_time(distinct: bool) -> None:
+    # Each update used to rescan every artifact, or rejoin the answer's every part:
+    # 15,000 updates held the caller's CPU some 25 s; a whole 16 MiB stream, minutes.
+    count = 15_000
+    remote, _ = fake_remote(lambda request: piecemeal(count, distinct=distinct), limit=2**24)
+
+    async with asyncio.timeout(10):  # linear: a second or two
+        events = [event async for event in remote.stream(ask())]
+
+    done = events[-1]
+    assert isinstance(done, TurnDone) and len(done.output.message.as_text()) == count
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == (
+        "" if distinct else "x" * count
+    )

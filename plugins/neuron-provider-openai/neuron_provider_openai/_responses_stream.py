@@ -127,7 +127,8 @@ class ResponseEventReader:
                 return _NONE  # handed on before the stream dropped
             self.last_sequence = sequence
         self.events += 1
-        kind = event.get("type")
+        # Only a string is a kind: a list or object sent as one is no set member (TypeError).
+        kind = event.get("type") if isinstance(event.get("type"), str) else None
         delta = event.get("delta")
         if kind in _TEXT_DELTAS and isinstance(delta, str) and delta:
             return (TextDelta(delta),)

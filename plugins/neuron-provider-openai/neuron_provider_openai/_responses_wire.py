@@ -660,7 +660,8 @@ def parse_response(data: object, *, fallback_model: str) -> Completion:
     """
     if not isinstance(data, dict):
         raise MalformedResponseError("the body is not a JSON object")
-    status = data.get("status")
+    # Only a string is a status: a list or object sent as one is no set member (TypeError).
+    status = data.get("status") if isinstance(data.get("status"), str) else None
     if status == "failed" or data.get("error"):
         raise FailedResponseError(data.get("error"))
     if status == "cancelled":
@@ -708,9 +709,13 @@ def hosted_calls(items: Iterable[object]) -> tuple[HostedToolCall, ...]:
         if isinstance(item, dict) and item.get("type") == "mcp_list_tools" and item.get("error"):
             calls.append(HostedToolCall("mcp", failed_listing(item)))
             continue
-        if not isinstance(item, dict) or item.get("type") not in _HOSTED_ITEMS:
+        if not isinstance(item, dict):
             continue
-        name = _HOSTED_ITEMS[item["type"]]
+        # Only a string is a type: a list or object sent as one is no dict key (TypeError).
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind not in _HOSTED_ITEMS:
+            continue
+        name = _HOSTED_ITEMS[kind]
         detail: JsonValue
         if name == "mcp":
             detail = mcp_call_input(item)

@@ -758,7 +758,9 @@ def _pending_id(data: object) -> tuple[str, str] | None:
     if not isinstance(data, dict):
         return None
     status, response_id = data.get("status"), data.get("id")
-    if status not in wire.UNFINISHED or not isinstance(response_id, str):
+    if not isinstance(status, str) or status not in wire.UNFINISHED:
+        return None
+    if not isinstance(response_id, str):
         return None
     return (response_id, str(status)) if wire.RESPONSE_ID.fullmatch(response_id) else None
 

@@ -49,6 +49,7 @@ from neuron_turn import (
 )
 from neuron_turn import waiting_calls as session_waits_on
 
+from ._answer_stream import AnswerStream
 from ._convert import (
     answer_parts,
     decisions_of,
@@ -391,23 +392,21 @@ class A2AExecutor(AgentExecutor):
 
     async def _dispatch(self, input: TurnInput, updater: TaskUpdater, streamed: bool) -> TurnOutput:
         followed = follow_dispatch(self._orchestrator, self._agent, input, stream=streamed)
-        fresh = True  # the next text starts the artifact anew (a new model call's answer)
-        async with followed:
-            async for event in followed:
-                if isinstance(event, ModelCallStart):
-                    fresh = True
-                elif isinstance(event, TextDelta) and event.text:
-                    await updater.add_artifact(
-                        [text_part(event.text)],
-                        artifact_id=_ANSWER_ARTIFACT,
-                        name="answer",
-                        append=not fresh,
-                        last_chunk=False,
-                    )
-                    fresh = False
-                elif isinstance(event, ToolStart):
-                    note = updater.new_agent_message([text_part(f"running tool {event.name}")])
-                    await updater.update_status(TaskState.TASK_STATE_WORKING, message=note)
+        answer = AnswerStream(updater, _ANSWER_ARTIFACT)
+        try:
+            async with followed:
+                async for event in followed:
+                    if isinstance(event, ModelCallStart):
+                        await answer.restart()  # a new model call's answer
+                    elif isinstance(event, TextDelta) and event.text:
+                        await answer.add(event.text)
+                    elif isinstance(event, ToolStart):
+                        await answer.flush()
+                        note = updater.new_agent_message([text_part(f"running tool {event.name}")])
+                        await updater.update_status(TaskState.TASK_STATE_WORKING, message=note)
+            await answer.flush()
+        finally:
+            answer.close()
         return followed.output
 
 

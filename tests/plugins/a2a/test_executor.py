@@ -32,6 +32,7 @@ from neuron_turn import (
     NeuronTurnConfig,
     ProviderAuthenticationError,
     ProviderRequest,
+    TextDelta,
     TextPart,
     ToolResultPart,
     ToolUsePart,
@@ -542,3 +543,33 @@ async def test_the_turn_input_carries_the_a2a_ids_and_the_prefixed_session() -> 
 
     assert input.session == "a2a:ctx-1" and input.trigger == "task"
     assert input.metadata == {"a2a": {"task_id": "t-1", "context_id": "ctx-1"}}
+
+
+class Chatty:
+    """Streams its answer one character at a time, as fast as it can."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    async def complete(self, request: ProviderRequest) -> Any:
+        raise AssertionError("a streamed request must stream")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+        for _ in range(self.count):
+            yield TextDelta("x")
+        yield text_response("x" * self.count)
+
+
+async def test_a_fast_streamed_answer_goes_in_few_updates_and_whole() -> None:
+    # The SDK stores the whole task with each update: one update per model delta made
+    # a streamed answer cost the square of its deltas (8,000 deltas: some 9 s of CPU).
+    count = 3000
+    async with serving(Chatty(count)) as served:
+        client = await served.client(streaming=True)
+        events = await stream(client, user_message("Talk"))
+        task = await client.get_task(GetTaskRequest(id=events[-1].status_update.task_id))
+
+    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    streamed = "".join(get_artifact_text(u.artifact) for u in updates[:-1])
+    assert len(updates) < count // 10
+    assert streamed == "x" * count and answer_of(task) == "x" * count

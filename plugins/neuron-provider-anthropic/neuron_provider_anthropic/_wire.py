@@ -596,11 +596,11 @@ def parse_usage(usage: JsonObject) -> TokenUsage:
     Anthropic's own `input_tokens` leaves out cache reads and writes; they are
     added here so totals compare across providers (pricing reads the raw usage).
     """
-    cache_read = _optional_int(usage, "cache_read_input_tokens")
-    cache_creation = _optional_int(usage, "cache_creation_input_tokens")
+    cache_read = _optional_count(usage, "cache_read_input_tokens")
+    cache_creation = _optional_count(usage, "cache_creation_input_tokens")
     return TokenUsage(
-        input_tokens=_int(usage, "input_tokens") + (cache_read or 0) + (cache_creation or 0),
-        output_tokens=_int(usage, "output_tokens"),
+        input_tokens=_count(usage, "input_tokens") + (cache_read or 0) + (cache_creation or 0),
+        output_tokens=_count(usage, "output_tokens"),
         cache_read_tokens=cache_read,
         cache_creation_tokens=cache_creation,
     )
@@ -634,5 +634,13 @@ def _int(obj: JsonObject, key: str) -> int:
     return value
 
 
-def _optional_int(obj: JsonObject, key: str) -> int | None:
-    return None if obj.get(key) is None else _int(obj, key)
+def _count(obj: JsonObject, key: str) -> int:
+    # A negative count would take tokens off the turn's totals, past its limits.
+    value = _int(obj, key)
+    if value < 0:
+        raise WireError(f"{key!r} is not a count: {value} is below zero")
+    return value
+
+
+def _optional_count(obj: JsonObject, key: str) -> int | None:
+    return None if obj.get(key) is None else _count(obj, key)

@@ -124,10 +124,16 @@ class RemoteAgent:
             max_answer_bytes: the most bytes one answer (a whole stream) may take.
 
         Raises:
-            ValueError: `url` is not an http(s) URL, the token cannot travel in a
-                header, or a number is not positive.
+            ValueError: `url` is not an http(s) URL or holds credentials, the token
+                cannot travel in a header, or a number is not positive.
         """
         parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            # Every error and log line names the URL: credentials in it would go along.
+            raise ValueError(
+                "the remote agent's URL holds credentials (user:password@); give the"
+                " token as token= instead"
+            )
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"the remote agent's URL must be http(s)://host[:port]; got {url!r}")
         if token is not None and (

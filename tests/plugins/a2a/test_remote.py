@@ -700,3 +700,11 @@ async def test_a_stream_of_many_small_updates_is_read_in_linear_time(distinct: b
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == (
         "" if distinct else "x" * count
     )
+
+
+async def test_a_url_holding_credentials_is_refused_before_they_show_anywhere() -> None:
+    # Every error and log line names the URL: credentials in it would go along.
+    with pytest.raises(ValueError, match="credentials") as caught:
+        RemoteAgent("http://agent:s3cret-pass@remote.test", token=TOKEN)
+
+    assert "s3cret-pass" not in str(caught.value)

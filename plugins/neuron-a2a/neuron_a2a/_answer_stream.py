@@ -10,6 +10,7 @@ most) and go together in the next.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from typing import Final
 
@@ -32,7 +33,8 @@ class AnswerStream:
         self._pending: list[str] = []
         self._fresh = True  # the next update starts the artifact anew
         self._last = -math.inf
-        self._timer: asyncio.Task[None] | None = None  # a later flush, while it sleeps
+        self._timer: asyncio.Task[None] | None = None  # a later flush
+        self._sleeping = False  # the later flush has not started sending
         self._lock = asyncio.Lock()  # one update at a time, in order
 
     async def add(self, text: str) -> None:
@@ -42,7 +44,7 @@ class AnswerStream:
         if wait <= 0:
             await self.flush()
         elif self._timer is None:
-            self._timer = asyncio.create_task(self._flush_in(wait))
+            self._later(wait)
 
     async def restart(self) -> None:
         """A new model call's text follows: it starts the artifact anew."""
@@ -51,7 +53,9 @@ class AnswerStream:
 
     async def flush(self) -> None:
         """Send what waits now (before a status update, say, so the order holds)."""
-        self.close()
+        if self._timer is not None and self._sleeping:
+            self._timer.cancel()  # one already sending goes first: the lock keeps the order
+            self._timer = None
         async with self._lock:
             if not self._pending:
                 return
@@ -68,12 +72,23 @@ class AnswerStream:
             self._last = asyncio.get_running_loop().time()
 
     def close(self) -> None:
-        """Drop a later flush still waiting (one already sending finishes)."""
+        """Stop a later update, even one sending: the dispatch ended (cancelled, say)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
+    def _later(self, wait: float) -> None:
+        self._sleeping = True
+        self._timer = asyncio.create_task(self._flush_in(wait))
+
     async def _flush_in(self, wait: float) -> None:
         await asyncio.sleep(wait)
-        self._timer = None  # sending now: no longer cancelled by `close`
-        await self.flush()
+        self._sleeping = False
+        # A piece that fails to go (the task ended meanwhile) is not lost to the
+        # remote: the whole answer replaces the pieces at the end.
+        with contextlib.suppress(Exception):
+            await self.flush()
+        if self._timer is asyncio.current_task():
+            self._timer = None
+            if self._pending:  # what came while this one was sending
+                self._later(self._every)

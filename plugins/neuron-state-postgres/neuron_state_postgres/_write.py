@@ -9,6 +9,11 @@ is decided here, after the server answered and before anything commits, and
 because a connection found dropped by then has committed nothing, so the
 batch can run again on another (the pool does not check connections first).
 
+A batch holding more than `PIPELINED_AT_MOST` characters goes statement by
+statement instead: psycopg's pipeline mode (3.3) can wait for ever on a
+statement of some 12 MiB (the server waiting for the rest of it, the client
+for its answer), and beside such a transfer the round trips cost nothing.
+
 Every psycopg error leaves here as `WriteFailed` naming the operation that
 failed, with the psycopg error chained (server messages hold data, never the
 connection string).
@@ -18,12 +23,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from contextlib import suppress
+from contextlib import AbstractAsyncContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 import psycopg
-from psycopg import AsyncCursor
+from psycopg import AsyncCursor, AsyncPipeline
 from psycopg.errors import DeadlockDetected, SerializationFailure
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
@@ -34,7 +39,7 @@ from neuron_turn.plugins.store_ops import Append, Forget, PutTurn, Remove
 from ._db import Connection, failure
 from ._statements import Statements
 
-__all__ = ["Append", "Forget", "Op", "Put", "PutTurn", "Remove", "apply"]
+__all__ = ["PIPELINED_AT_MOST", "Append", "Forget", "Op", "Put", "PutTurn", "Remove", "apply"]
 
 Cursor: TypeAlias = AsyncCursor[TupleRow]
 
@@ -42,6 +47,9 @@ Cursor: TypeAlias = AsyncCursor[TupleRow]
 # deadlock; the server aborts one of them, which is safe to run again.
 _ATTEMPTS: Final = 5
 _RETRIED: Final = (DeadlockDetected, SerializationFailure)
+
+PIPELINED_AT_MOST: Final = 1 << 20
+"""The most characters of values a batch sends pipelined; a bigger one goes one by one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +144,9 @@ async def _transaction(
 
     Anything raised leaves the connection out of the transaction, rolled back.
     """
+    pipelined = _characters(ops) <= PIPELINED_AT_MOST
     try:
-        async with connection.pipeline() as pipeline:
+        async with _pipeline(connection) if pipelined else _unpipelined() as pipeline:
             # Named, not the server's default: an append's statement must see every
             # append committed before it took the key's lock, as only READ COMMITTED
             # does (at REPEATABLE READ it would count from a snapshot taken before
@@ -148,7 +157,8 @@ async def _transaction(
                 sent.queuing = index
                 sent.ops.append(await _send(connection, sql, op))
             sent.queuing = None
-            await pipeline.sync()
+            if pipeline is not None:
+                await pipeline.sync()
             lengths: list[int] = []
             for index, op in enumerate(ops):
                 if isinstance(op, Append):
@@ -164,6 +174,27 @@ async def _transaction(
     except BaseException:
         await _roll_back(connection)
         raise
+
+
+def _pipeline(connection: Connection) -> AbstractAsyncContextManager[AsyncPipeline | None]:
+    return connection.pipeline()
+
+
+def _unpipelined() -> AbstractAsyncContextManager[AsyncPipeline | None]:
+    return nullcontext(None)
+
+
+def _characters(ops: Sequence[Op]) -> int:
+    """How many characters of values and records `ops` send (names are short)."""
+    total = 0
+    for op in ops:
+        if isinstance(op, Append):
+            total += len(op.items)
+        elif isinstance(op, Put):
+            total += len(op.value) + len(op.body) + len(op.words)
+        elif isinstance(op, PutTurn):
+            total += len(op.record) + len(op.summary)
+    return total
 
 
 async def _roll_back(connection: Connection) -> None:

@@ -35,6 +35,7 @@ from .executor import A2AExecutor
 from .limits import MessageLimits
 from .remote import RemoteAgent
 from .server import RPC_PATH, a2a_app, serve_a2a
+from .task_store import BoundedTaskStore
 
 __all__ = [
     "BEARER_SCHEME",
@@ -43,6 +44,7 @@ __all__ = [
     "RPC_PATH",
     "A2AError",
     "A2AExecutor",
+    "BoundedTaskStore",
     "EmptyMessageError",
     "InvalidContextError",
     "InvalidDecisionsError",

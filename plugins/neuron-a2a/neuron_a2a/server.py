@@ -18,7 +18,7 @@ from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.server.tasks import TaskStore
 from a2a.types import AgentCard, AgentSkill
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.applications import Starlette
@@ -40,6 +40,7 @@ from ._trace_context import TraceContext
 from .card import agent_card
 from .executor import A2AExecutor
 from .limits import MessageLimits
+from .task_store import BoundedTaskStore
 
 __all__ = ["RPC_PATH", "a2a_app", "serve_a2a"]
 
@@ -85,7 +86,7 @@ def a2a_app(
         ValueError: the token is too short or not header-safe.
     """
     check_token(token)
-    handler = CheckingRequestHandler(executor, task_store or InMemoryTaskStore(), card)
+    handler = CheckingRequestHandler(executor, task_store or BoundedTaskStore(), card)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -162,7 +163,9 @@ async def serve_a2a(
             (default: `http://host:port`).
         session_prefix: see `A2AExecutor`.
         limits: what one request may carry (default: `MessageLimits()`).
-        task_store: where the A2A tasks are kept (default: in memory).
+        task_store: where the A2A tasks are kept (default: a `BoundedTaskStore`, in memory,
+            keeping every task that may still change and the newest 1,000 finished ones,
+            64 MiB of them at most).
         max_running: the most dispatches running at once (see `A2AExecutor`).
         state: the store of the agent's sessions, read to learn what a paused
             session waits on (see `A2AExecutor`; default: the orchestrator's `store`).

@@ -75,13 +75,17 @@ class MessageStream:
     returns the whole message once `message_stop` has arrived.
     """
 
-    __slots__ = ("blocks", "events", "message", "partial_json", "stopped")
+    __slots__ = ("blocks", "events", "message", "partial_json", "pieces", "stopped")
 
     def __init__(self) -> None:
         """Start before `message_start`."""
         self.message: JsonObject | None = None
         self.blocks: dict[int, JsonObject] = {}
-        self.partial_json: dict[int, str] = {}
+        # Text, thinking and tool input arrive in pieces, kept as lists and joined once:
+        # `+=` on a string held in a dict copies it whole each time, so 100,000 small
+        # deltas took minutes (quadratic).
+        self.pieces: dict[tuple[int, str], list[str]] = {}
+        self.partial_json: dict[int, list[str]] = {}
         self.stopped = False
         self.events = 0
 
@@ -114,6 +118,10 @@ class MessageStream:
 
     def _start_block(self, index: int, event: JsonObject) -> ProviderDelta | None:
         block = self.blocks[index] = dict(as_object(event.get("content_block"), "content_block"))
+        # A block started again starts over (its pieces so far were the old block's).
+        self.pieces.pop((index, "text"), None)
+        self.pieces.pop((index, "thinking"), None)
+        self.partial_json.pop(index, None)
         kind = block.get("type")
         if kind == "tool_use":
             return ToolCallStart(str(block.get("id", "")), str(block.get("name", "")))
@@ -129,15 +137,15 @@ class MessageStream:
         kind = delta.get("type")
         if kind == "text_delta":
             text = str(delta.get("text", ""))
-            block["text"] = str(block.get("text", "")) + text
+            self._add(index, block, "text", text)
             return TextDelta(text) if text else None
         if kind == "thinking_delta":
             text = str(delta.get("thinking", ""))
-            block["thinking"] = str(block.get("thinking", "")) + text
+            self._add(index, block, "thinking", text)
             return ThinkingDelta(text) if text else None
         if kind == "input_json_delta":
             partial = str(delta.get("partial_json", ""))
-            self.partial_json[index] = self.partial_json.get(index, "") + partial
+            self.partial_json.setdefault(index, []).append(partial)
             # A server tool's input (web search's query, an MCP tool's arguments) is the
             # API's own call, not one the loop runs: only a `tool_use` block's input is
             # a call's delta.
@@ -152,11 +160,19 @@ class MessageStream:
                 citations.append(delta.get("citation"))
         return None
 
+    def _add(self, index: int, block: JsonObject, field: str, text: str) -> None:
+        """Add `text` to `block`'s `field`, which is joined when the block is read."""
+        pieces = self.pieces.get((index, field))
+        if pieces is None:
+            pieces = self.pieces[index, field] = [str(block.get(field, ""))]
+        pieces.append(text)
+
     def _close_block(self, index: int) -> None:
         block = self._block(index)
-        partial = self.partial_json.pop(index, None)
-        if partial is None:
+        pieces = self.partial_json.pop(index, None)
+        if pieces is None:
             return
+        partial = "".join(pieces)
         try:
             block["input"] = json.loads(partial) if partial.strip() else {}
         except ValueError as exc:
@@ -193,6 +209,9 @@ class MessageStream:
                 f"the stream ended before message_stop, after {self.events} event(s)"
             )
         message = self._message()
+        for (index, field), pieces in self.pieces.items():
+            self.blocks[index][field] = "".join(pieces)
+        self.pieces.clear()
         content: list[JsonValue] = [self.blocks[index] for index in sorted(self.blocks)]
         message["content"] = content
         return message

@@ -82,6 +82,11 @@ class ChunkReader:
     """Every chunk's `groundingMetadata.webSearchQueries` strings, folded (see the module)."""
     calls: int = 0
     decoder: SSEDecoder = field(default_factory=SSEDecoder)
+    tail: list[str] = field(default_factory=list)
+    """Text pieces that follow the last part's text, joined into it once it is read.
+
+    Kept apart because `+=` on a string held in a dict copies it whole each
+    time: 100,000 small text chunks took minutes (quadratic)."""
 
     @property
     def complete(self) -> bool:
@@ -151,7 +156,7 @@ class ChunkReader:
             return self._call(piece, call)
         text = piece.get("text")
         if not isinstance(text, str):
-            self.parts.append(dict(piece))
+            self._add_part(dict(piece))
             return _NONE
         thought = piece.get("thought") is True
         last = self.parts[-1] if self.parts else None
@@ -163,9 +168,9 @@ class ChunkReader:
             and SIGNATURE not in piece
             and "functionCall" not in last
         ):
-            last["text"] = f"{last['text']}{text}"
+            self.tail.append(text)
         else:
-            self.parts.append(dict(piece))
+            self._add_part(dict(piece))
         if not text:
             return _NONE
         return (ThinkingDelta(text),) if thought else (TextDelta(text),)
@@ -187,13 +192,22 @@ class ChunkReader:
                 salt=self._salt(), position=self.calls, name=name, args=args
             )
         self.calls += 1
-        self.parts.append({**piece, "functionCall": {**call, "id": call_id}})
+        self._add_part({**piece, "functionCall": {**call, "id": call_id}})
         try:
             arguments = _COMPACT.encode(args)
         except (RecursionError, ValueError):
             arguments = ""
         started = ToolCallStart(call_id, name)
         return (started, ToolCallDelta(call_id, arguments)) if arguments else (started,)
+
+    def _add_part(self, part: dict[str, JsonValue]) -> None:
+        self._join_tail()
+        self.parts.append(part)
+
+    def _join_tail(self) -> None:
+        if self.tail:
+            self.parts[-1]["text"] = f"{self.parts[-1]['text']}{''.join(self.tail)}"
+            self.tail.clear()
 
     def _fold_queries(self, grounding: JsonValue) -> None:
         """Add the queries `grounding` lists beyond those already kept (none when malformed)."""
@@ -226,6 +240,7 @@ class ChunkReader:
 
     def body(self) -> dict[str, JsonValue]:
         """The `GenerateContentResponse` the chunks fold into."""
+        self._join_tail()
         candidate: dict[str, JsonValue] = {
             "content": {"role": "model", "parts": list(self.parts)},
             **self.candidate_fields,

@@ -61,9 +61,9 @@ _OPENING: Final = frozenset({"response.created", "response.queued", "response.in
 
 @dataclass(slots=True)
 class _Call:
+    # Its arguments are not kept: the answer's calls come whole in `response.completed`.
     call_id: str
     name: str
-    arguments: str = ""
 
 
 @dataclass(slots=True)
@@ -168,7 +168,6 @@ class ResponseEventReader:
         call = self.calls.get(index) if isinstance(index, int) else None
         if call is None or not isinstance(delta, str) or not delta:
             return _NONE
-        call.arguments += delta
         return (ToolCallDelta(call.call_id, delta),)
 
     def _item_done(self, index: object, item: object) -> Sequence[ProviderDelta]:

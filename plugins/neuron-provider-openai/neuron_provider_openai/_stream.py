@@ -57,7 +57,8 @@ _NONE: Final[tuple[ProviderDelta, ...]] = ()
 class _ToolCall:
     id: str = ""
     name: str = ""
-    arguments: str = ""
+    # Pieces, joined once (see StreamAccumulator's).
+    arguments: list[str] = field(default_factory=list)
     started: bool = False
 
 
@@ -66,14 +67,31 @@ class StreamAccumulator:
     """Folds `chat.completion.chunk` events, line by line, into one completion body."""
 
     model: str = ""
-    content: str = ""
-    reasoning: str = ""
-    refusal: str = ""
+    # Pieces, joined when read: `+=` on a string held in an object copies it whole
+    # each time, so 100,000 small deltas took minutes (quadratic).
+    content_pieces: list[str] = field(default_factory=list)
+    reasoning_pieces: list[str] = field(default_factory=list)
+    refusal_pieces: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     usage: JsonValue = None
     tool_calls: dict[int, _ToolCall] = field(default_factory=dict)
     done: bool = False
     chunks: int = 0
+
+    @property
+    def content(self) -> str:
+        """The text so far."""
+        return "".join(self.content_pieces)
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning so far."""
+        return "".join(self.reasoning_pieces)
+
+    @property
+    def refusal(self) -> str:
+        """The refusal so far."""
+        return "".join(self.refusal_pieces)
 
     @property
     def complete(self) -> bool:
@@ -130,15 +148,15 @@ class StreamAccumulator:
         reasoning = _str(delta.get("reasoning_content")) + _str(delta.get("reasoning"))
         reasoning += thinking_of(content)  # Mistral's `thinking` chunks
         if reasoning:
-            self.reasoning += reasoning
+            self.reasoning_pieces.append(reasoning)
             out.append(ThinkingDelta(reasoning))
         text = text_of(content)
         if text:
-            self.content += text
+            self.content_pieces.append(text)
             out.append(TextDelta(text))
         refusal = _str(delta.get("refusal"))
         if refusal:
-            self.refusal += refusal
+            self.refusal_pieces.append(refusal)
             out.append(TextDelta(refusal))
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
@@ -160,7 +178,8 @@ class StreamAccumulator:
         if isinstance(function, dict):
             slot.name = slot.name or _str(function.get("name"))
             fragment = _str(function.get("arguments"))
-            slot.arguments += fragment
+            if fragment:
+                slot.arguments.append(fragment)
         if slot.started:
             if fragment:
                 out.append(ToolCallDelta(slot.id, fragment))
@@ -170,21 +189,21 @@ class StreamAccumulator:
             slot.id = slot.id or f"call_{uuid.uuid4().hex[:24]}"
             out.append(ToolCallStart(slot.id, slot.name))
             if slot.arguments:
-                out.append(ToolCallDelta(slot.id, slot.arguments))
+                out.append(ToolCallDelta(slot.id, "".join(slot.arguments)))
 
     def body(self) -> dict[str, JsonValue]:
         """The non-streamed completion body these chunks add up to."""
         message: dict[str, JsonValue] = {"role": "assistant", "content": self.content or None}
-        if self.reasoning:
+        if self.reasoning_pieces:
             message["reasoning_content"] = self.reasoning
-        if self.refusal:
+        if self.refusal_pieces:
             message["refusal"] = self.refusal
         if self.tool_calls:
             message["tool_calls"] = [
                 {
                     "id": call.id or f"call_{uuid.uuid4().hex[:24]}",
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
+                    "function": {"name": call.name, "arguments": "".join(call.arguments)},
                 }
                 for _, call in sorted(self.tool_calls.items())
             ]

@@ -13,7 +13,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Final, TypeAlias
 
-__all__ = ["SSEDecoder", "ServerSentEvent", "body_lines", "iter_sse"]
+__all__ = ["SSEDecoder", "ServerSentEvent", "body_lines", "iter_sse", "text_lines"]
 
 _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
 
@@ -58,7 +58,7 @@ class SSEDecoder:
 
 
 def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
-    """Yield the events of a body already split into lines (e.g. `text.splitlines()`)."""
+    """Yield the events of a body already split into lines (`text_lines(text)`)."""
     decoder = SSEDecoder()
     for line in lines:
         event = decoder.feed(line)
@@ -67,6 +67,15 @@ def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
     last = decoder.flush()
     if last is not None:
         yield last
+
+
+def text_lines(text: str) -> list[str]:
+    """Split a body read whole into lines at CR LF, CR and LF only (not as `str.splitlines`).
+
+    Why: `splitlines` also splits at U+2028, U+2029, U+0085 and other
+    separators JSON carries unescaped inside a string (see `body_lines`).
+    """
+    return _LINE_BREAK.split(text)
 
 
 async def body_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from neuron_turn.loop.sse import body_lines
+from neuron_turn.loop.sse import body_lines, text_lines
 
 
 async def _chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
@@ -55,3 +55,8 @@ def test_bytes_that_are_no_utf8_become_replacement_characters() -> None:
 def test_an_empty_body_has_no_lines() -> None:
     assert _lines() == []
     assert _lines(b"") == []
+
+
+def test_a_body_read_whole_splits_as_one_read_in_chunks() -> None:
+    text = "data: a\u2028b\r\n\r\ndata: c\x85\rdata: d\n"
+    assert text_lines(text) == ["data: a\u2028b", "", "data: c\x85", "data: d", ""]

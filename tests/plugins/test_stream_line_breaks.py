@@ -112,3 +112,16 @@ def test_line_and_paragraph_separators_in_a_models_text_reach_the_answer_whole(n
     assert isinstance(answer, ProviderResponse)
     assert [part.text for part in answer.content if isinstance(part, TextPart)] == [_TEXT]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == _TEXT
+
+
+def test_a_streamed_body_read_whole_keeps_line_separators_in_the_text() -> None:
+    # Anthropic's complete(stream=True) reads the event stream whole and folds it.
+    _, body, content_type = _CASES["anthropic"]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body.encode(), headers={"content-type": content_type})
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    provider = AnthropicProvider("claude-haiku-4-5", client=client, api_key="sk-ant", stream=True)
+    answer = asyncio.run(provider.complete(_REQUEST))
+    assert [part.text for part in answer.content if isinstance(part, TextPart)] == [_TEXT]

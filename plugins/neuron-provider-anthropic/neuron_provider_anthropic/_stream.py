@@ -22,7 +22,7 @@ from neuron_turn.loop.events import (
     ToolCallDelta,
     ToolCallStart,
 )
-from neuron_turn.loop.sse import iter_sse
+from neuron_turn.loop.sse import iter_sse, text_lines
 
 from ._wire import JsonObject, WireError, as_object
 
@@ -63,7 +63,7 @@ def fold_event_stream(text: str) -> JsonObject:
         WireError: the stream is malformed or ends before `message_stop`.
     """
     stream = MessageStream()
-    for _event, data in iter_sse(text.splitlines()):
+    for _event, data in iter_sse(text_lines(text)):
         stream.feed(event_json(data))
     return stream.result()
 

@@ -21,9 +21,11 @@ statuses and httpx failures to these classes for provider plugins.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import math
+from typing import ClassVar, Final
 
 __all__ = [
+    "MAX_RETRY_AFTER",
     "InvalidRequestError",
     "ModelNotFoundError",
     "NonRetryableProviderError",
@@ -39,8 +41,18 @@ __all__ = [
 ]
 
 
+MAX_RETRY_AFTER: Final = 86_400.0
+"""The longest wait a `retry_after` says (a day); a server asking for more is held to it."""
+
+
 class ProviderError(Exception):
-    """A model call failed. Messages never include API keys."""
+    """A model call failed. Messages never include API keys.
+
+    `retry_after` is kept a wait an orchestrator can schedule: from 0 to
+    `MAX_RETRY_AFTER` seconds, or None. A server's `Retry-After: 1e300` (or
+    NaN) is the server's word, and must not overflow a retry timer (Temporal's
+    timedelta raised OverflowError on it).
+    """
 
     retryable: ClassVar[bool] = False
 
@@ -56,7 +68,7 @@ class ProviderError(Exception):
         self.message = message
         self.provider = provider
         self.status_code = status_code
-        self.retry_after = retry_after
+        self.retry_after = _schedulable(retry_after)
 
 
 class RetryableProviderError(ProviderError):
@@ -103,3 +115,9 @@ class ModelNotFoundError(NonRetryableProviderError, LookupError):
 
 class ProviderResponseError(NonRetryableProviderError):
     """The API answered 200 with a body that is not the documented JSON."""
+
+
+def _schedulable(wait: float | None) -> float | None:
+    if wait is None or math.isnan(wait) or math.isinf(wait):
+        return None
+    return min(max(float(wait), 0.0), MAX_RETRY_AFTER)

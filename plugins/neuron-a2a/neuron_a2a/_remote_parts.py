@@ -131,13 +131,16 @@ def decisions_part(decisions: Sequence[Decision]) -> Part:
 # --- the remote's task ------------------------------------------------------------------
 
 
-def answer_output(task: Task | Message, metadata: TurnMetadata) -> TurnOutput:
+def answer_output(
+    task: Task | Message, metadata: TurnMetadata, hidden: Callable[[str], str] = str
+) -> TurnOutput:
     """A completed task's (or a direct message's) answer as a complete `TurnOutput`.
 
     The text is the `answer` artifact's (every artifact's, joined, when there is
     none of that name); a data part becomes the typed value `output_value` reads
     (several: a list of them); an image comes as an image block, another file
-    is named in the text.
+    is named in the text. `hidden` is applied to the text and to every string of
+    the data (a remote echoing the token must not hand it to the caller's model).
 
     Raises:
         PartError: a part of the answer cannot be read.
@@ -151,14 +154,14 @@ def answer_output(task: Task | Message, metadata: TurnMetadata) -> TurnOutput:
         if kind == "text":
             texts.append(part.text)
         elif kind == "data":
-            values.append(plain_json(part.data))
+            values.append(_hidden_in(plain_json(part.data), hidden))
         elif kind == "raw" and _media_type(part.raw) not in (None, "application/pdf"):
             media = _media_type(part.raw) or ""
             source = Base64Source(data=base64.b64encode(part.raw).decode("ascii"))
             images.append(ImageBlock(source=source, media_type=media))
         elif kind in ("raw", "url"):
             texts.append(f"[a file the remote agent sent is not shown: {_shown(part.filename)}]")
-    text = "".join(texts)
+    text = hidden("".join(texts))
     blocks: list[ContentBlock] = [TextBlock(text=text), *images]
     if values:
         value = values[0] if len(values) == 1 else values
@@ -176,6 +179,17 @@ def answer_output(task: Task | Message, metadata: TurnMetadata) -> TurnOutput:
 def _answer_parts(artifacts: Sequence[Artifact]) -> list[Part]:
     named = [a for a in artifacts if a.artifact_id == _ANSWER_ARTIFACT]
     return [part for artifact in (named or artifacts) for part in artifact.parts]
+
+
+def _hidden_in(value: JsonValue, hidden: Callable[[str], str]) -> JsonValue:
+    """`value` with `hidden` applied to each of its strings, keys too."""
+    if isinstance(value, str):
+        return hidden(value)
+    if isinstance(value, list):
+        return [_hidden_in(item, hidden) for item in value]
+    if isinstance(value, dict):
+        return {hidden(key): _hidden_in(item, hidden) for key, item in value.items()}
+    return value
 
 
 def status_text(task: Task, hidden: Callable[[str], str] = str) -> str:

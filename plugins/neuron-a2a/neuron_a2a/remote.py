@@ -366,11 +366,11 @@ class RemoteAgent:
 
     def _read_answer(self, answer: Task | Message, metadata: TurnMetadata) -> TurnOutput:
         if isinstance(answer, Message):
-            return answer_output(answer, metadata)
+            return answer_output(answer, metadata, self._rpc.hidden)
         state = answer.status.state
         said = status_text(answer, self._rpc.hidden) or "(it gave no reason)"
         if state == TaskState.TASK_STATE_COMPLETED:
-            return answer_output(answer, metadata)
+            return answer_output(answer, metadata, self._rpc.hidden)
         if state == TaskState.TASK_STATE_INPUT_REQUIRED:
             calls = waiting_calls(answer)
             if calls:

@@ -708,3 +708,21 @@ async def test_a_url_holding_credentials_is_refused_before_they_show_anywhere() 
         RemoteAgent("http://agent:s3cret-pass@remote.test", token=TOKEN)
 
     assert "s3cret-pass" not in str(caught.value)
+
+
+async def test_a_remote_echoing_the_token_in_its_answer_never_hands_it_to_the_caller() -> None:
+    said = f"your header was 'Bearer {TOKEN}'"
+    parts = [{"text": said}, {"data": {"echo": said, TOKEN: [said]}}]
+    artifact = {"artifactId": "answer", "name": "answer", "parts": parts}
+    task = {
+        "id": "t1",
+        "contextId": "c",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [artifact],
+    }
+    remote, _ = fake_remote(lambda request: sse({"task": task}))
+
+    output = await remote.execute(ask())
+
+    assert TOKEN not in output.model_dump_json()
+    assert output.message.as_text() == "your header was 'Bearer [the token]'"

@@ -33,7 +33,7 @@ from .delegation import (
     delegation_record,
 )
 from .dispatcher import Dispatcher, RunResult
-from .errors import UnknownQueryError
+from .errors import MemoryNotAppliedError, UnknownQueryError
 from .fallback import ATTEMPTS_LOG, Attempt, FallbackTurn, run_attempts, untried_models
 from .handoff import HANDOFF_KEY, handoff_input
 from .log import LOGGER_NAME, TRACE, emit_log
@@ -72,6 +72,7 @@ __all__ = [
     "FallbackTurn",
     "LocalOrchestrator",
     "MemoryEffect",
+    "MemoryNotAppliedError",
     "Placement",
     "RecordedBatchStore",
     "RetryPolicy",

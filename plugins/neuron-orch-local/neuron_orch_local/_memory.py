@@ -40,6 +40,7 @@ from layer0 import (
     WriteMemoryEffect,
 )
 
+from .errors import MemoryNotAppliedError
 from .recording import RecordedBatchStore
 
 __all__ = [
@@ -124,7 +125,7 @@ async def apply_memory(
     (checked here when not given).
 
     Raises:
-        DispatchFailed: nothing was applied (the store's error is the cause,
+        MemoryNotAppliedError: nothing was applied (the store's error is the cause,
             e.g. `HistoryConflict`), or restoring after a failure failed too,
             which the message says.
     """
@@ -223,8 +224,11 @@ async def _one(store: StateStore, effect: MemoryEffect) -> None:
         await append_history(store, effect)
 
 
-def _not_applied(owner: str, effects: Sequence[MemoryEffect], exc: Exception) -> DispatchFailed:
-    return DispatchFailed(
+def _not_applied(
+    owner: str, effects: Sequence[MemoryEffect], exc: Exception
+) -> MemoryNotAppliedError:
+    return MemoryNotAppliedError(
         f"the memory effects of {owner} were not applied (none of {len(effects)}): "
-        f"{type(exc).__name__}: {exc}"
+        f"{type(exc).__name__}: {exc}; they are kept on this error (`effects`)",
+        effects,
     )

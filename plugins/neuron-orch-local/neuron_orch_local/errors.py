@@ -1,16 +1,23 @@
 """Errors of neuron-orch-local beyond the layer0 ones.
 
 layer0.OrchError
-└── UnknownQueryError   `query` was asked a query type it does not answer
+├── UnknownQueryError          `query` was asked a query type it does not answer
+└── layer0.DispatchFailed
+    └── MemoryNotAppliedError  a turn's memory effects, its history with them, were not
+                               written: they are on the error, none lost
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from layer0 import OrchError
+from layer0 import DispatchFailed, OrchError
 
-__all__ = ["UnknownQueryError"]
+if TYPE_CHECKING:
+    from ._memory import MemoryEffect
+
+__all__ = ["MemoryNotAppliedError", "UnknownQueryError"]
 
 
 class UnknownQueryError(OrchError, ValueError):
@@ -22,3 +29,18 @@ class UnknownQueryError(OrchError, ValueError):
         super().__init__(
             f"unknown query type {query_type!r}; supported: {', '.join(self.supported)}"
         )
+
+
+class MemoryNotAppliedError(DispatchFailed):
+    """A turn's memory effects (its history append among them) were not written; none was.
+
+    Why: the turn ran (its tools too) and the store refused what it declared (a
+    disk full, a connection lost): `effects` holds them all, the conversation's
+    new messages in its `HistoryAppend`, so the caller can keep them or write
+    them once the store takes writes again, rather than run the turn again.
+    """
+
+    def __init__(self, message: str, effects: Sequence[MemoryEffect]) -> None:
+        super().__init__(message)
+        self.effects = tuple(effects)
+        """The effects not written, in the order they were to be applied."""

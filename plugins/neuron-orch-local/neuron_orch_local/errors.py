@@ -10,12 +10,8 @@ layer0.OrchError
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-from layer0 import DispatchFailed, OrchError
-
-if TYPE_CHECKING:
-    from ._memory import MemoryEffect
+from layer0 import DeleteMemoryEffect, DispatchFailed, HistoryAppend, OrchError, WriteMemoryEffect
 
 __all__ = ["MemoryNotAppliedError", "UnknownQueryError"]
 
@@ -40,7 +36,12 @@ class MemoryNotAppliedError(DispatchFailed):
     them once the store takes writes again, rather than run the turn again.
     """
 
-    def __init__(self, message: str, effects: Sequence[MemoryEffect]) -> None:
+    def __init__(
+        self,
+        message: str,
+        # `_memory.MemoryEffect`, spelled out: that module imports this one.
+        effects: Sequence[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend],
+    ) -> None:
         super().__init__(message)
         self.effects = tuple(effects)
         """The effects not written, in the order they were to be applied."""

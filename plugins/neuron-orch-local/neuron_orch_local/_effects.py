@@ -14,8 +14,10 @@ carries them out in declaration order, with two exceptions:
   writes in place. An effect before them that fails or is cancelled (a
   delegated agent failing, a custom handler's error) has them applied all
   the same before its error goes on: the turn happened, and what it did
-  stays in its session's history. A cancellation waits for them to be
-  applied; a second one cuts the application short, which undoes it;
+  stays in its session's history. A store refusing them with `WriteFailed`
+  is asked again within the orchestrator's `RetryPolicy` (all or none makes
+  that safe; the turn does not run again). A cancellation waits for them to
+  be applied; a second one cuts the application short, which undoes it;
 - the handoff is left to the caller, to run after everything else: the turn
   handing off is over, and the next agent must find its effects done (its
   history write above all).
@@ -47,12 +49,13 @@ from layer0 import (
     WriteMemoryEffect,
 )
 
-from ._memory import MemoryEffect, StoreAbilities, apply_memory
+from ._memory import MemoryEffect, StoreAbilities, apply_memory_retrying
 from ._table import WorkflowTable
 from .chain import Chain
 from .checks import check_effects, check_policy, effect_owner
 from .custom import CustomEffectHandler, EffectContext
 from .log import emit_log
+from .retry import Clock, RetryPolicy
 
 __all__ = ["Delegate", "EffectPlan", "EffectRunner"]
 
@@ -81,9 +84,19 @@ class EffectRunner:
         workflows: WorkflowTable,
         agents: Collection[AgentId],
         handlers: Mapping[str, CustomEffectHandler],
+        retry: RetryPolicy,
+        clock: Clock,
+        randomness: Callable[[], float],
     ) -> None:
-        """Run effects on `store` and `workflows`, for turns of `agents`."""
+        """Run effects on `store` and `workflows`, for turns of `agents`.
+
+        `retry`, `clock` and `randomness` govern asking the store again when it
+        refuses a turn's memory effects.
+        """
         self._store = store
+        self._retry = retry
+        self._clock = clock
+        self._randomness = randomness
         self._abilities = StoreAbilities.of(store)
         self._workflows = workflows
         self._agents = agents
@@ -175,20 +188,33 @@ class EffectRunner:
         answer, stops the wait: the application is cut short, and undoes what
         it wrote.
         """
-        applying = asyncio.ensure_future(
-            apply_memory(
-                self._store,
-                plan.memory,
-                owner=_owner(context),
-                record=record,
-                abilities=self._abilities,
-            )
-        )
+        applying = asyncio.ensure_future(self.apply_memory(plan.memory, _owner(context), record))
         try:
             return await asyncio.shield(applying)
         except asyncio.CancelledError:
             await applying  # not shielded: a second cancellation reaches it
             raise
+
+    async def apply_memory(
+        self, effects: Sequence[MemoryEffect], owner: str, record: TurnRecord | None = None
+    ) -> bool:
+        """Apply `effects` all or none, asking again while the store refuses (see the module doc).
+
+        Returns whether `record` was stored with them.
+
+        Raises:
+            MemoryNotAppliedError: none was applied.
+        """
+        return await apply_memory_retrying(
+            self._store,
+            effects,
+            owner=owner,
+            policy=self._retry,
+            clock=self._clock,
+            randomness=self._randomness,
+            record=record,
+            abilities=self._abilities,
+        )
 
     async def _custom(self, effect: CustomEffect, context: EffectContext) -> None:
         try:

@@ -15,11 +15,17 @@ store has it (one step, once per turn id). A store without it gets a read,
 then a write of the longer list: correct when one orchestrator's dispatches
 on a session are the only writers (it runs them one at a time), not across
 processes; use a `HistoryStore` (SqliteStore is one) for that.
+
+`apply_memory_retrying` tries again when the store refused with `WriteFailed`
+(a lost connection, a locked or full disk), under the orchestrator's
+`RetryPolicy`: all or none makes another try safe, and the turn is not run
+again. A `HistoryConflict`, or any error that is not a refused write, is not
+retried: another try would be refused the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, cast, runtime_checkable
 
@@ -42,6 +48,7 @@ from layer0 import (
 
 from .errors import MemoryNotAppliedError
 from .recording import RecordedBatchStore
+from .retry import Clock, RetryPolicy
 
 __all__ = [
     "BatchStateStore",
@@ -49,6 +56,7 @@ __all__ = [
     "StoreAbilities",
     "append_history",
     "apply_memory",
+    "apply_memory_retrying",
 ]
 
 MemoryEffect: TypeAlias = WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend
@@ -153,6 +161,64 @@ async def apply_memory(
     return False
 
 
+async def apply_memory_retrying(
+    store: StateStore,
+    effects: Sequence[MemoryEffect],
+    *,
+    owner: str,
+    policy: RetryPolicy,
+    clock: Clock,
+    randomness: Callable[[], float],
+    record: TurnRecord | None = None,
+    abilities: StoreAbilities | None = None,
+) -> bool:
+    """`apply_memory`, tried again within `policy` while the store refuses with `WriteFailed`.
+
+    Raises:
+        MemoryNotAppliedError: none was applied after the attempts `policy`
+            allows (the message says how many), or at once for an error no
+            other try would change (`HistoryConflict`, a value that cannot be
+            stored).
+    """
+    started = clock.now()
+    attempt = 1
+    while True:
+        try:
+            return await apply_memory(
+                store, effects, owner=owner, record=record, abilities=abilities
+            )
+        except MemoryNotAppliedError as exc:
+            wait = _retry_wait(exc, attempt, policy, clock.now() - started, randomness)
+            if wait is None:
+                if attempt == 1:
+                    raise
+                cause = exc.__cause__
+                assert isinstance(cause, Exception)  # `apply_memory` always chains it
+                raise _not_applied(owner, exc.effects, cause, attempts=attempt) from cause
+        attempt += 1
+        await clock.sleep(wait)
+
+
+def _retry_wait(
+    error: MemoryNotAppliedError,
+    attempt: int,
+    policy: RetryPolicy,
+    elapsed: float,
+    randomness: Callable[[], float],
+) -> float | None:
+    """Seconds to wait before trying `error`'s effects again, or None not to."""
+    cause = error.__cause__
+    if not isinstance(cause, WriteFailed) or isinstance(cause, HistoryConflict):
+        return None
+    if attempt >= policy.max_attempts:
+        return None
+    wait = policy.wait(attempt, None, randomness())
+    assert wait is not None  # without a `retry_after` there is always a wait
+    if policy.max_total is not None and (elapsed + wait) * 1000 > policy.max_total:
+        return None
+    return wait
+
+
 async def _apply_or_restore(
     store: StateStore, effects: Sequence[MemoryEffect], *, owner: str
 ) -> None:
@@ -225,10 +291,12 @@ async def _one(store: StateStore, effect: MemoryEffect) -> None:
 
 
 def _not_applied(
-    owner: str, effects: Sequence[MemoryEffect], exc: Exception
+    owner: str, effects: Sequence[MemoryEffect], exc: Exception, *, attempts: int = 1
 ) -> MemoryNotAppliedError:
+    tries = "" if attempts == 1 else f" in {attempts} attempts"
     return MemoryNotAppliedError(
-        f"the memory effects of {owner} were not applied (none of {len(effects)}): "
+        f"the memory effects of {owner} were not applied{tries} (none of {len(effects)}): "
         f"{type(exc).__name__}: {exc}; they are kept on this error (`effects`)",
         effects,
+        attempts=attempts,
     )

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from layer0 import DeleteMemoryEffect, DispatchFailed, HistoryAppend, OrchError, WriteMemoryEffect
+from layer0 import (
+    DeleteMemoryEffect,
+    DispatchFailed,
+    HistoryAppend,
+    OrchError,
+    TurnOutput,
+    WriteMemoryEffect,
+)
 
 __all__ = ["MemoryNotAppliedError", "UnknownQueryError"]
 
@@ -33,7 +40,8 @@ class MemoryNotAppliedError(DispatchFailed):
     Why: the turn ran (its tools too) and the store refused what it declared (a
     disk full, a connection lost): `effects` holds them all, the conversation's
     new messages in its `HistoryAppend`, so the caller can keep them or write
-    them once the store takes writes again, rather than run the turn again.
+    them once the store takes writes again (`LocalOrchestrator.apply_memory`),
+    rather than run the turn again. `output` is the turn's answer.
     """
 
     def __init__(
@@ -41,7 +49,14 @@ class MemoryNotAppliedError(DispatchFailed):
         message: str,
         # `_memory.MemoryEffect`, spelled out: that module imports this one.
         effects: Sequence[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend],
+        *,
+        attempts: int = 1,
+        output: TurnOutput | None = None,
     ) -> None:
         super().__init__(message)
         self.effects = tuple(effects)
         """The effects not written, in the order they were to be applied."""
+        self.attempts = attempts
+        """How many times the store was asked to apply them."""
+        self.output = output
+        """The output of the turn that declared them (None where it was not known)."""

@@ -7,7 +7,7 @@ import contextlib
 import functools
 import random
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
@@ -17,10 +17,12 @@ from pydantic import JsonValue
 from layer0 import (
     AgentId,
     DelegateEffect,
+    DeleteMemoryEffect,
     DispatchFailed,
     EffectPolicy,
     EffectRefused,
     HandoffEffect,
+    HistoryAppend,
     QueryPayload,
     SessionId,
     SignalPayload,
@@ -31,18 +33,21 @@ from layer0 import (
     TurnRecord,
     TurnRecordStore,
     WorkflowId,
+    WriteMemoryEffect,
 )
 
 if TYPE_CHECKING:
     from neuron_turn import EventStream
 
 from ._effects import EffectPlan, EffectRunner
+from ._memory import MemoryEffect
 from ._table import WorkflowTable
 from .chain import Chain
 from .checks import require_agent
 from .custom import CustomEffectHandler, EffectContext
 from .delegation import DelegationAnswerer, check_delegated_resume
 from .dispatcher import Dispatcher
+from .errors import MemoryNotAppliedError
 from .fallback import FallbackTurn, Keep, run_attempts
 from .handoff import handoff_input
 from .placement import Placement
@@ -137,7 +142,9 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 `RetryPolicy()`, 3 attempts; `RetryPolicy(max_attempts=1)` never
                 retries; a mapping is read as a `RetryPolicy`'s JSON form). An
                 agent that is a `FallbackTurn` tries its next model once a model's
-                retries run out or it fails in a way no retry fixes.
+                retries run out or it fails in a way no retry fixes. A store
+                refusing a turn's memory effects with `WriteFailed` is asked
+                again within it too (the turn does not run again).
             clock: what retries wait on (default: the real one; tests give a fake).
             randomness: numbers in [0, 1) for the retries' jitter.
             signal_timeout: seconds a workflow whose turn asked to `await_signal`
@@ -163,17 +170,20 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
         # A chain is immutable: each agent's root chain is built once, not per dispatch.
         self._roots = {agent: Chain.root(agent, max_depth=max_depth) for agent in self._agents}
         self._workflows = WorkflowTable(max_records=max_workflows)
-        self._effects = EffectRunner(
-            store=store,
-            workflows=self._workflows,
-            agents=self._agents.keys(),
-            handlers=dict(custom_handlers),
-        )
         self._retry = (
             retry if isinstance(retry, RetryPolicy) else RetryPolicy.model_validate(retry or {})
         )
         self._clock = SystemClock() if clock is None else clock
         self._randomness = randomness
+        self._effects = EffectRunner(
+            store=store,
+            workflows=self._workflows,
+            agents=self._agents.keys(),
+            handlers=dict(custom_handlers),
+            retry=self._retry,
+            clock=self._clock,
+            randomness=randomness,
+        )
         self._signal_timeout = signal_timeout
         self._answer_delegations = answer_delegations
         self._session_locks: weakref.WeakValueDictionary[SessionId, asyncio.Lock] = (
@@ -273,6 +283,26 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
             UnknownQueryError: an unknown query type; the message lists the known ones.
         """
         return answer_query(self._workflows.get(target), payload.query_type)
+
+    async def apply_memory(self, effects: Sequence[MemoryEffect]) -> None:
+        """Write memory effects to the store, all or none: a `MemoryNotAppliedError`'s, later.
+
+        Why: a turn whose writes the store refused has them on its error
+        (`effects`); once the store takes writes again, this writes them as the
+        dispatch would have (history appends last, each once by its turn id, so
+        writing them twice keeps one copy), asking again within `retry`.
+
+        Raises:
+            MemoryNotAppliedError: the store refused them again; none was written.
+            TypeError: an item is not a memory write, delete or history append.
+        """
+        for effect in effects:
+            if not isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend):
+                raise TypeError(
+                    "apply_memory takes WriteMemoryEffect, DeleteMemoryEffect and "
+                    f"HistoryAppend items, not {type(effect).__name__}"
+                )
+        await self._effects.apply_memory(effects, "a call to apply_memory")
 
     def policy(self, agent: AgentId) -> EffectPolicy:
         """Return the effect policy of `agent` (see `__init__`)."""
@@ -457,6 +487,8 @@ class LocalOrchestrator(Dispatcher[DispatchResult]):
                 await recording.store_failure("refused", exc)
             raise
         except Exception as exc:
+            if isinstance(exc, MemoryNotAppliedError) and exc.output is None:
+                exc.output = output  # the caller keeps the answer with the writes
             if recording is not None:
                 await recording.store_failure("failed", exc)
             raise

@@ -52,6 +52,9 @@ async def read_message(reader: asyncio.StreamReader) -> tuple[str, Any] | None:
         message = json.loads(line)
     except ValueError as exc:
         raise ChannelError(f"a message is not JSON: {exc}") from exc
+    except RecursionError:
+        # A child can nest arrays deeper than the decoder recurses: refused, not a crash.
+        raise ChannelError("a message is nested too deep to read") from None
     if not isinstance(message, dict) or len(message) != 1:
         raise ChannelError("a message is not a JSON object with exactly one key")
     ((kind, body),) = message.items()

@@ -33,6 +33,7 @@ _SCOPE: Final[TypeAdapter[Any]] = TypeAdapter(Scope)
 _TAIL: Final = 4000
 _REAP_POLLS: Final = 2000
 _REDACTED: Final = "[REDACTED]"
+_CHILD_EXTRA: Final = frozenset({"metadata"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +132,14 @@ class _Server:
         strict mode, which a `prepare` in the child may ask for after the start's check.
         """
         request = decode_request(params)
+        # The child's loop puts only the input's trace metadata in `extra`; a provider merges
+        # `extra` over the body it builds, so any other key would replace the checked fields.
+        unknown = sorted(set(request.extra) - _CHILD_EXTRA)
+        if unknown:
+            raise PermissionError(
+                f"the child's model call sets {', '.join(map(repr, unknown))} in extra, which a "
+                "provider would send over the request's own fields; the model call was not made"
+            )
         if request.thinking != self.thinking:
             raise PermissionError(
                 f"the child asked for thinking={request.thinking!r}, not its recipe's "

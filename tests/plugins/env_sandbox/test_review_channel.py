@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
+from pydantic import JsonValue
 
 from neuron_env_sandbox import ChildFailedError
-from neuron_env_sandbox._supervisor import Launch, supervise
-from neuron_turn.testing import ScriptedProvider
+from neuron_env_sandbox._supervisor import Launch, _Server, supervise
+from neuron_env_sandbox._wire import encode_request
+from neuron_turn import ProviderRequest
+from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
 
 
 def _child(script: str) -> Launch:
@@ -33,3 +37,32 @@ async def test_a_message_nested_too_deep_to_read_is_a_broken_channel_not_a_crash
     deep = "sys.stdout.write('{\"call\": ' + '[' * 200000 + '\\n'); sys.stdout.flush()"
     with pytest.raises(ChildFailedError, match="broke the channel: a message is nested too deep"):
         await _supervise(_child(deep + "\nsys.stdin.read()"))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+        {"model": "claude-opus-4-1"},
+        {"max_tokens": 64000},
+        {"thinking": {"type": "enabled", "budget_tokens": 32000}},
+    ],
+)
+async def test_the_parent_makes_no_model_call_whose_extra_would_override_the_request(
+    extra: dict[str, JsonValue],
+) -> None:
+    calls: list[ProviderRequest] = []
+    server = _Server(FunctionProvider(lambda r: calls.append(r) or text_response("ok")), None, None)
+    request = ProviderRequest(model="m", messages=[], extra={"metadata": {"trace": "t"}, **extra})
+    params = json.loads(json.dumps(encode_request(request)))
+    with pytest.raises(PermissionError, match=f"sets {next(iter(extra))!r} in extra"):
+        await server._call("complete", params)
+    assert calls == []
+
+
+async def test_the_childs_trace_metadata_still_reaches_the_provider() -> None:
+    calls: list[ProviderRequest] = []
+    server = _Server(FunctionProvider(lambda r: calls.append(r) or text_response("ok")), None, None)
+    request = ProviderRequest(model="m", messages=[], extra={"metadata": {"trace": "t"}})
+    await server._call("complete", json.loads(json.dumps(encode_request(request))))
+    assert [call.extra for call in calls] == [{"metadata": {"trace": "t"}}]

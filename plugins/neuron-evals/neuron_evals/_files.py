@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +21,9 @@ from .evaluator import Evaluator
 from .report_evaluator import ReportEvaluator
 
 YAML_SUFFIXES: Final = (".yaml", ".yml")
+MAX_FILE_VALUES: Final = 1_000_000
+"""The most values (each item, key and scalar counted) a dataset file may hold once
+its YAML aliases are expanded: validation walks every one."""
 JSON_SUFFIXES: Final = (".json",)
 
 
@@ -59,11 +63,63 @@ def _parse(path: Path) -> Any:
     except OSError as exc:
         raise DatasetFileError(path, f"cannot read it: {exc.strerror or exc}") from exc
     try:
-        return yaml.safe_load(text) if kind == "yaml" else json.loads(text)
+        data = yaml.safe_load(text) if kind == "yaml" else json.loads(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise DatasetFileError(path, f"not valid {kind.upper()}: {exc}") from exc
     except RecursionError as exc:  # the parsers recurse once per level of nesting
         raise DatasetFileError(path, f"nested too deeply to read as {kind.upper()}") from exc
+    _check_values(path, data)
+    return data
+
+
+def _check_values(path: Path, data: Any) -> None:
+    """Refuse a non-finite number, and aliases expanding past `MAX_FILE_VALUES` (billion laughs).
+
+    YAML aliases share one object, so the file is small and parses fast, but every
+    later step walks the expansion. Sizes are summed once per shared object, children
+    first, without recursion; a cycle is left for validation, which names it.
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, list[int | str], bool]] = [(data, [], False)]
+    while stack:
+        value, loc, done = stack.pop()
+        children = _children(value)
+        if done:
+            sizes[id(value)] = 1 + sum(sizes.get(id(child), 0) for _, child in children)
+            if sizes[id(value)] > MAX_FILE_VALUES:
+                raise _located(
+                    path,
+                    data,
+                    loc,
+                    f"holds more than {MAX_FILE_VALUES:,} values once its aliases are "
+                    "expanded; write the values out, or share fewer",
+                )
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _located(path, data, loc, f"{value} is no number a dataset can hold")
+        if id(value) in sizes or not children:
+            sizes.setdefault(id(value), 1)
+            continue
+        sizes[id(value)] = 0  # in progress: a cycle back to it counts nothing more
+        stack.append((value, loc, True))
+        stack.extend((child, [*loc, key], False) for key, child in children)
+
+
+def _children(value: Any) -> list[tuple[int | str, Any]]:
+    if isinstance(value, dict):
+        return [(str(key), item) for key, item in value.items()]
+    if isinstance(value, list):
+        return list(enumerate(value))
+    return []
+
+
+def _located(path: Path, data: Any, loc: Sequence[int | str], message: str) -> DatasetFileError:
+    """The error `message` at `loc` in the file's data, naming the case when inside one."""
+    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+        return DatasetFileError(
+            path, message, case=_case_label(data, loc[1]), field=_field(loc[2:]) or None
+        )
+    return DatasetFileError(path, message, field=_field(loc) or None)
 
 
 def _case_label(data: Any, index: int) -> str:
@@ -96,10 +152,7 @@ def _invalid(path: Path, data: Any, error: ValidationError) -> DatasetFileError:
         known = _DatasetFile if len(loc) == 1 else _CaseFile
         message = f"unknown key {loc[-1]!r}; the keys are: {_keys(known)}"
     message += f" (and {more} more error(s))" if more else ""
-    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
-        case, rest = _case_label(data, loc[1]), loc[2:]
-        return DatasetFileError(path, message, case=case, field=_field(rest) or None)
-    return DatasetFileError(path, message, field=_field(loc) or None)
+    return _located(path, data, loc, message)
 
 
 def _evaluators(

@@ -1,0 +1,63 @@
+"""Hostile dataset files: what would hang validation or hold no number is refused, named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from neuron_evals import Dataset, DatasetFileError
+
+
+def _laughs(levels: int) -> str:
+    """A YAML `expected_output` whose aliases expand to 9**(levels + 1) strings."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, levels + 1)]
+    body = "".join(f"    {line}\n" for line in lines)
+    return f"cases:\n- name: laughs\n  inputs: hi\n  expected_output:\n{body}"
+
+
+def test_yaml_aliases_expanding_past_the_bound_are_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "laughs.yaml"
+    path.write_text(_laughs(9))  # a few hundred bytes, 9**10 strings expanded
+    with pytest.raises(DatasetFileError, match="aliases are expanded") as raised:
+        Dataset.from_file(path)
+    assert raised.value.path == path
+    assert raised.value.case == "laughs"
+    assert raised.value.field is not None and raised.value.field.startswith("expected_output.a")
+
+
+def test_yaml_aliases_shared_within_the_bound_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "shared.yaml"
+    path.write_text(
+        "evaluators: &checks [EqualsExpected]\n"
+        "cases:\n"
+        "- {name: a, inputs: hi, expected_output: hi, evaluators: *checks}\n"
+        "- {name: b, inputs: ho, expected_output: ho, evaluators: *checks}\n"
+    )
+    dataset = Dataset.from_file(path)
+    assert [len(case.evaluators) for case in dataset.cases] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("suffix", "value", "shown"),
+    [
+        (".json", "NaN", "nan"),
+        (".json", "-Infinity", "-inf"),
+        (".json", "1e400", "inf"),
+        (".yaml", ".nan", "nan"),
+        (".yaml", ".inf", "inf"),
+    ],
+)
+def test_a_number_that_is_no_number_is_refused_naming_where(
+    tmp_path: Path, suffix: str, value: str, shown: str
+) -> None:
+    path = tmp_path / f"odd{suffix}"
+    path.write_text(
+        f'{{"cases": [{{"name": "c", "inputs": "hi", "metadata": {{"limit": {value}}}}}]}}'
+    )
+    with pytest.raises(DatasetFileError) as raised:
+        Dataset.from_file(path)
+    assert (
+        str(raised.value)
+        == f"{path}, case 'c', field 'metadata.limit': {shown} is no number a dataset can hold"
+    )

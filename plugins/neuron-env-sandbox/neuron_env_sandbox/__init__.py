@@ -8,6 +8,7 @@ from .errors import (
     MissingCredentialError,
     SandboxUnavailableError,
     UnsupportedSpecError,
+    WorkspaceLinkError,
 )
 from .limits import ProcessLimits, parse_bytes, parse_seconds
 from .local import LocalEnvironment
@@ -30,6 +31,7 @@ __all__ = [
     "StaticCredentials",
     "TurnRecipe",
     "UnsupportedSpecError",
+    "WorkspaceLinkError",
     "parse_bytes",
     "parse_seconds",
 ]

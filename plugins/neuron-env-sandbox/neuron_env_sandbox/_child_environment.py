@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from layer0 import (
@@ -34,7 +35,7 @@ from ._procfs import processes_of
 from ._spec import check_credentials, relative_path
 from ._supervisor import Launch, supervise
 from .credentials import CredentialSource, EnvCredentials
-from .errors import IsolationRequiredError
+from .errors import IsolationRequiredError, WorkspaceLinkError
 from .limits import ProcessLimits
 from .recipe import TurnRecipe
 
@@ -239,14 +240,23 @@ class ChildEnvironment:
 
     async def _inject(self, prepared: Prepared, spec: EnvironmentSpec) -> None:
         for name, content in self.files.items():
-            _write(prepared.workspace / name, content, mode=0o644)
+            self._write(prepared.workspace, name, content, mode=0o644, what=f"the file {name!r}")
         for ref in spec.credentials:
             value = await self.credentials.resolve(ref.name)
             prepared.secrets.append(value)
             if isinstance(ref.injection, EnvVarInjection):
                 prepared.env[ref.injection.var_name] = value
             elif isinstance(ref.injection, FileInjection):
-                _write(prepared.workspace / ref.injection.path, value, mode=0o600)
+                what = f"credential {ref.name!r}"
+                self._write(prepared.workspace, ref.injection.path, value, mode=0o600, what=what)
+
+    def _write(
+        self, workspace: Path, relative: str, content: str | bytes, *, mode: int, what: str
+    ) -> None:
+        try:
+            _write(workspace, relative, content, mode=mode)
+        except _LinkOnPath as link:
+            raise WorkspaceLinkError(self.label, what, str(link)) from None
 
     def python_argv(self, settings: str) -> list[str]:
         """Return the command line that runs the child module with `settings`."""
@@ -257,12 +267,43 @@ class ChildEnvironment:
         return [str(import_root(module)) for module in self.recipe.plugins]
 
 
-def _write(path: Path, content: str | bytes, *, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+class _LinkOnPath(Exception):
+    """A component of a path to write in the workspace is a symbolic link (its relative path)."""
+
+
+def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -> None:
+    """Write `content` at `relative` in `workspace`, through no symbolic link.
+
+    A kept workspace holds what the child left there: a link on the path would
+    make the parent write (and create directories) wherever it points, outside.
+    """
+    parts = PurePosixPath(relative).parts
     data = content.encode() if isinstance(content, str) else content
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    directory = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for depth, part in enumerate(parts):
+            if _is_link(part, directory):
+                raise _LinkOnPath(str(PurePosixPath(*parts[: depth + 1])))
+            if depth == len(parts) - 1:
+                break
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=directory)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory)
+            os.close(directory)
+            directory = inner
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        descriptor = os.open(parts[-1], flags, mode, dir_fd=directory)
+    finally:
+        os.close(directory)
     with os.fdopen(descriptor, "wb") as file:
         file.write(data)
+
+
+def _is_link(name: str, directory: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def owned_by(workspace: Path, uid: int) -> None:

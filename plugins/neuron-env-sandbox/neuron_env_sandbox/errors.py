@@ -3,7 +3,8 @@
     layer0.EnvError
     ├── layer0.ProvisionFailed
     │   ├── UnsupportedSpecError     the spec asks for what this environment cannot enforce
-    │   └── SandboxUnavailableError  bubblewrap is missing or cannot create its namespaces
+    │   ├── SandboxUnavailableError  bubblewrap is missing or cannot create its namespaces
+    │   └── WorkspaceLinkError       a file to write into the workspace has a symlink on its path
     ├── layer0.CredentialFailed
     │   └── MissingCredentialError   a credential reference resolves to nothing
     ├── layer0.ResourceExceeded
@@ -34,6 +35,7 @@ __all__ = [
     "MissingCredentialError",
     "SandboxUnavailableError",
     "UnsupportedSpecError",
+    "WorkspaceLinkError",
 ]
 
 
@@ -48,6 +50,23 @@ class UnsupportedSpecError(ProvisionFailed, ValueError):
 
 class SandboxUnavailableError(ProvisionFailed):
     """bubblewrap is not installed, or it could not set the sandbox up on this machine."""
+
+
+class WorkspaceLinkError(ProvisionFailed):
+    """A file the parent writes into a kept workspace would go through a symbolic link.
+
+    A run before may have left the link (the child owns the workspace), pointing
+    anywhere on the host; the parent writes nothing through it.
+    """
+
+    def __init__(self, environment: str, what: str, link: str) -> None:
+        self.environment = environment
+        self.link = link
+        super().__init__(
+            f"{environment} did not write {what}: {link!r} in the workspace is a symbolic "
+            "link (left by an earlier run?), which could lead outside it; remove it or use "
+            "a fresh workspace"
+        )
 
 
 class MissingCredentialError(CredentialFailed, LookupError):

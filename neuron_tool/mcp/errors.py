@@ -35,14 +35,18 @@ class MCPConnectionError(MCPBridgeError):
     """Raised when an MCP server cannot be started or reached, or the session with it is lost.
 
     `stderr` holds the last lines a stdio server wrote to its stderr (empty for
-    HTTP servers), which usually say why it stopped.
+    HTTP servers), which usually say why it stopped. They are a note of the
+    error (shown under its traceback), not part of its message: a tool call's
+    error message is what the model reads, and a server's stderr is the
+    caller's to see (it may print paths, configuration, tokens), not the model's.
     """
+
+    stderr: str
 
     def __init__(self, server: str, message: str, *, stderr: str = "") -> None:
         self.server = server
-        self.stderr = stderr
-        tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
-        super().__init__(f"{message}{tail}")
+        super().__init__(message)
+        _keep_stderr(self, stderr)
 
 
 class MCPSubscriptionClosedError(MCPConnectionError):
@@ -68,13 +72,14 @@ class MCPTimeoutError(MCPBridgeError, TimeoutError):
     `stderr` is as for `MCPConnectionError`: a server stuck at start-up often says why there.
     """
 
+    stderr: str
+
     def __init__(self, server: str, what: str, seconds: float, *, stderr: str = "") -> None:
         self.server = server
         self.what = what
         self.seconds = seconds
-        self.stderr = stderr
-        tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
-        super().__init__(f"MCP server {server!r} did not answer {what} within {seconds:g} s{tail}")
+        super().__init__(f"MCP server {server!r} did not answer {what} within {seconds:g} s")
+        _keep_stderr(self, stderr)
 
 
 class MCPRequestError(MCPBridgeError):
@@ -390,13 +395,12 @@ class MCPConnectTimeoutError(MCPTimeoutError):
         self.server = server
         self.what = "the MCP handshake"
         self.seconds = seconds
-        self.stderr = stderr
-        tail = f"\nlast lines of its stderr:\n{stderr}" if stderr else ""
         MCPBridgeError.__init__(
             self,
             f"MCP server {server!r} did not start and finish the MCP handshake within"
-            f" {seconds:g} s (connect_timeout); check its command line or URL{tail}",
+            f" {seconds:g} s (connect_timeout); check its command line or URL",
         )
+        _keep_stderr(self, stderr)
 
 
 class MCPToolError(ToolError):
@@ -410,3 +414,10 @@ class MCPToolError(ToolError):
         self.tool = tool
         self.message = message
         super().__init__(f"MCP tool {tool!r} reported an error: {message}")
+
+
+def _keep_stderr(error: MCPConnectionError | MCPTimeoutError, stderr: str) -> None:
+    """Keep a stdio server's last stderr lines on `error`: its `stderr`, and a note."""
+    error.stderr = stderr
+    if stderr:
+        error.add_note(f"last lines of its stderr:\n{stderr}")

@@ -177,7 +177,7 @@ def classify(
                 f"{exc}; check that source: an --mcp or --mcp-url server, or the plugin "
                 "offering it as a --tool"
             )
-        return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url"
+        return EXIT_TOOL_SOURCE, f"{exc}; check the --mcp command or --mcp-url{_stderr_of(exc)}"
     auth = in_chain(exc, ProviderAuthenticationError)
     if auth is not None:
         return EXIT_AUTH, _auth_line(auth, model)
@@ -275,3 +275,10 @@ def chain_of(exc: BaseException) -> Iterator[BaseException]:
         yield current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
+
+
+def _stderr_of(exc: BaseException) -> str:
+    """An MCP server's last stderr lines, which its error keeps off its message (for the model)."""
+    bridge = in_chain(exc, MCPBridgeError)
+    stderr = getattr(bridge, "stderr", "")
+    return f"\nlast lines of its stderr:\n{stderr}" if isinstance(stderr, str) and stderr else ""

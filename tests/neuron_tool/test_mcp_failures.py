@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from layer0 import TurnInput
 from neuron_tool import MCPBridgeError, ToolRegistry
 from neuron_tool.mcp import (
     MCPClient,
@@ -20,6 +21,8 @@ from neuron_tool.mcp import (
     MCPTimeoutError,
     serve_http,
 )
+from neuron_turn import NeuronTurn, NeuronTurnConfig, ToolResultPart, ToolUsePart
+from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from .mcp_servers.paths import script_client
 from .mcp_servers.registry import build_registry
@@ -71,7 +74,9 @@ async def test_a_server_that_exits_at_start_reports_its_stderr() -> None:
             pass
     assert "its process exited" in str(caught.value)
     assert "cannot read configuration file /etc/exits.toml" in caught.value.stderr
-    assert "cannot read configuration file" in str(caught.value)
+    # Under the traceback, as a note; not in the message a model could be given.
+    assert "cannot read configuration file" in "".join(caught.value.__notes__)
+    assert "cannot read configuration file" not in str(caught.value)
 
 
 async def test_garbage_on_stdout_fails_at_once_rather_than_hanging() -> None:
@@ -144,6 +149,8 @@ async def test_a_server_dying_in_a_call_fails_that_call_and_the_next_restarts_it
             await client.call_tool("crash", {})
         assert "stopped during the call to tool 'crash': its process exited" in str(caught.value)
         assert "crashing on purpose" in caught.value.stderr
+        assert "crashing on purpose" not in str(caught.value)  # a note, not the message
+        assert any("crashing on purpose" in note for note in caught.value.__notes__)
         assert not _alive(first)
         with caplog.at_level(logging.WARNING, logger="neuron_tool.mcp"):
             assert await client.call_tool("echo", {"text": "again"}) == "again"
@@ -220,3 +227,24 @@ async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back() ->
         finally:
             server.cancel()
             await asyncio.wait([server])
+
+
+async def test_a_server_dying_in_a_models_tool_call_keeps_its_stderr_from_the_model() -> None:
+    # A server's stderr is the caller's to read (it may print configuration or
+    # tokens); the model hears only that the call failed and why.
+    model = ScriptedProvider(
+        [tool_call_response(ToolUsePart("c1", "crash", {})), text_response("It crashed.")]
+    )
+    async with script_client("toolbox", name="toolbox") as client:
+        turn = NeuronTurn(model, tools=[client], config=NeuronTurnConfig(model="m"))
+        await turn.execute(TurnInput(message="crash it", trigger="user"))
+
+    (result,) = [
+        block
+        for message in model.requests[1].messages
+        if isinstance(message.content, list)
+        for block in message.content
+        if isinstance(block, ToolResultPart)
+    ]
+    assert result.is_error and "its process exited" in str(result.content)
+    assert "crashing on purpose" not in str(result.content)

@@ -47,8 +47,9 @@ def _zone(name: str) -> tzinfo:
         raise ClockError(f"unknown time zone {name[:_MAX_ZONE_LENGTH]!r}…; {hint}")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        # ValueError: keys zoneinfo refuses outright (absolute paths, '..' parts).
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # ValueError: keys zoneinfo refuses outright (absolute paths, '..' parts);
+        # OSError: a name that is a folder of zones ('Europe') or an unreadable file.
         raise ClockError(f"unknown time zone {name!r}; {hint}") from None
 
 

@@ -187,7 +187,9 @@ async def supervise(
         limit=MAX_LINE,
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    tail = asyncio.create_task(_tail(process.stderr))
+    # Kept longer by the longest secret, so one the tail's start cuts is still blanked whole.
+    longest = max((len(secret.encode()) for secret in launch.secrets), default=0)
+    tail = asyncio.create_task(_tail(process.stderr, _TAIL + longest))
     server = _Server(provider, state, session, frozenset(hosted_tools), thinking)
     result: tuple[str, Any] | None = None
     problem: str | None = None
@@ -204,7 +206,7 @@ async def supervise(
         pass  # The child closed its end; how it ended (below) says why.
     finally:
         await _end(process, launch.uid)
-        stderr = _redact(await tail, launch.secrets)
+        stderr = _last(_redact(await tail, launch.secrets), _TAIL)
     return _outcome(launch, result, problem, timed_out, process.returncode, stderr)
 
 
@@ -222,15 +224,24 @@ async def _end(process: asyncio.subprocess.Process, uid: int | None) -> None:
         await asyncio.sleep(0.005)
 
 
-async def _tail(stream: asyncio.StreamReader) -> str:
+async def _tail(stream: asyncio.StreamReader, size: int) -> str:
     kept = b""
     while chunk := await stream.read(65536):
-        kept = (kept + chunk)[-_TAIL:]
+        kept = (kept + chunk)[-size:]
     return kept.decode("utf-8", "replace")
 
 
+def _last(text: str, size: int) -> str:
+    """The last `size` characters of `text`, or a few more to keep a blanked secret's mark whole."""
+    start = max(0, len(text) - size)
+    width = len(_REDACTED)
+    mark = text.rfind(_REDACTED, max(0, start - width + 1), start + width - 1)
+    return text[mark if 0 <= mark < start else start :]
+
+
 def _redact(text: str, secrets: Sequence[str]) -> str:
-    for secret in secrets:
+    # Longest first: a secret inside another would otherwise leave the rest of the longer one.
+    for secret in sorted(secrets, key=len, reverse=True):
         if secret:
             text = text.replace(secret, _REDACTED)
     return text
@@ -259,7 +270,7 @@ def _outcome(
             return TurnOutput.model_validate(body)
         except ValidationError as exc:
             problem = f"the child sent an output that is not a layer0 TurnOutput: {exc}"
-    raise _failure(launch, problem, returncode, stderr)
+    raise _failure(launch, problem and _redact(problem, launch.secrets), returncode, stderr)
 
 
 def _failure(launch: Launch, problem: str | None, returncode: int | None, stderr: str) -> Exception:

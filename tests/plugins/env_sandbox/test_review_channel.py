@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 import pytest
 from pydantic import JsonValue
@@ -66,3 +67,39 @@ async def test_the_childs_trace_metadata_still_reaches_the_provider() -> None:
     request = ProviderRequest(model="m", messages=[], extra={"metadata": {"trace": "t"}})
     await server._call("complete", json.loads(json.dumps(encode_request(request))))
     assert [call.extra for call in calls] == [{"metadata": {"trace": "t"}}]
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+@pytest.mark.parametrize("cut", [1, 5, len(SECRET) - 1])
+async def test_a_secret_cut_by_the_stderr_tail_leaves_no_piece_of_itself(cut: int) -> None:
+    # The kept tail (4000 bytes) starts `cut` characters before the secret's end.
+    script = (
+        f"sys.stderr.write('x' * 100 + {SECRET!r} + 'y' * {4000 - cut}); sys.stderr.flush()\n"
+        "sys.exit(3)"
+    )
+    launch = replace(_child(script), secrets=(SECRET,))
+    with pytest.raises(ChildFailedError) as caught:
+        await _supervise(launch)
+    assert caught.value.stderr.endswith("y" * (4000 - cut))
+    assert SECRET[-cut:] not in caught.value.stderr.rstrip("y")
+    assert "[REDACTED]" in caught.value.stderr
+
+
+async def test_a_longer_secret_is_blanked_whole_where_a_shorter_one_is_part_of_it() -> None:
+    script = f"sys.stderr.write('token: ' + {SECRET!r}); sys.exit(3)"
+    launch = replace(_child(script), secrets=(SECRET[:6], SECRET))
+    with pytest.raises(ChildFailedError) as caught:
+        await _supervise(launch)
+    assert caught.value.stderr == "token: [REDACTED]"
+
+
+async def test_an_output_that_does_not_read_names_no_secret_it_quotes() -> None:
+    output = {"output": {"message": "done", "exit_reason": SECRET}}
+    script = f"print(json.dumps({output!r})); sys.stdout.flush(); sys.stdin.read()"
+    launch = replace(_child("import json\n" + script), secrets=(SECRET,))
+    with pytest.raises(ChildFailedError, match="not a layer0 TurnOutput") as caught:
+        await _supervise(launch)
+    assert SECRET not in str(caught.value)
+    assert "[REDACTED]" in str(caught.value)

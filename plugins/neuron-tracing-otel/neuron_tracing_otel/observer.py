@@ -229,7 +229,7 @@ class _TurnSpans:
             happened = event.event
             details = {
                 "neuron.lifecycle.type": happened.type,
-                "neuron.lifecycle.data": happened.model_dump_json(),
+                "neuron.lifecycle.data": bounded(happened.model_dump_json()),
             }
             self._agent.add_event("neuron.lifecycle", details)
         elif isinstance(event, EffectDeclared):
@@ -334,8 +334,10 @@ class _TurnSpans:
     def _tool_started(self, event: ToolStart) -> None:
         attributes: dict[str, AttributeValue] = {
             sc.OPERATION: sc.EXECUTE_TOOL,
-            sc.TOOL_NAME: event.name,
-            sc.TOOL_CALL_ID: event.id,
+            # The provider's words, bounded as content is: one huge id would
+            # make an OTLP receiver refuse the whole batch.
+            sc.TOOL_NAME: bounded(event.name),
+            sc.TOOL_CALL_ID: bounded(event.id),
             sc.TOOL_TYPE: "function",
             **self._common,
         }

@@ -60,3 +60,23 @@ async def test_a_tool_result_of_megabytes_is_cut_on_every_span_and_says_so(
     second = [s for s in spans if s.name == "chat test-model"][1]
     history = json.loads(str((second.attributes or {})["gen_ai.input.messages"]))
     assert history[-1]["parts"][0]["response"].endswith(f"… [{_HUGE:,} characters in all]")
+
+
+async def test_a_tool_call_id_of_megabytes_is_cut_with_content_capture_off(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    instrument(tracer_provider=provider, capture_content=False)
+    model = ScriptedProvider(
+        [
+            tool_call_response(ToolUsePart("c" * _HUGE, "read_log", {"lines": "1"})),
+            text_response("done"),
+        ]
+    )
+    turn = NeuronTurn(model, tools=ToolRegistry([read_log]), config=NeuronTurnConfig(model="m"))
+
+    await turn.execute(TurnInput(message="Read the log.", trigger="user"))
+
+    tool_span = next(s for s in exporter.get_finished_spans() if s.name == "execute_tool read_log")
+    call_id = str((tool_span.attributes or {})["gen_ai.tool.call.id"])
+    assert call_id.startswith("c" * 1000) and call_id.endswith(f"[{_HUGE:,} characters in all]")
+    assert len(call_id) < 2 * MAX_CONTENT_CHARS

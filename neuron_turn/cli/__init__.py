@@ -93,6 +93,7 @@ from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
 from ._process_end import end_process
 from ._prompt import add_prompt_arguments, read_prompt
+from ._reading import TooLargeError, read_bounded
 from ._revoke import add_revoke_parser
 from ._sessions import (
     SessionApprovals,
@@ -828,10 +829,12 @@ def _schema_file(path: str) -> tuple[str, dict[str, JsonValue]]:
     from ..loop.output import OutputSpec, OutputTypeError
 
     try:
-        with open(path, encoding="utf-8") as file:
-            schema = json.load(file)
+        with open(path, "rb") as file:
+            schema = json.loads(read_bounded(file).decode("utf-8"))
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"cannot read {path!r}: {exc.strerror}") from None
+    except TooLargeError as exc:
+        raise argparse.ArgumentTypeError(f"{path!r} holds {exc}; no schema is that large") from None
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{path!r} is not JSON: {exc}") from None
     if not isinstance(schema, dict):

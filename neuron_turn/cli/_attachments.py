@@ -23,11 +23,9 @@ from neuron_tool.files import image_block, image_type
 
 from ..loop.documents import document_block
 from ._errors import UsageError
+from ._reading import MAX_BYTES, TooLargeError, read_bounded
 
 __all__ = ["read_attachments"]
-
-MAX_BYTES: Final = 32 * 1024 * 1024
-"""The largest request Anthropic's and OpenAI's APIs take: a file larger can never be sent."""
 
 
 def read_attachments(paths: Sequence[str]) -> list[ImageBlock | CustomBlock]:
@@ -50,7 +48,13 @@ def _attachment(path: str) -> ImageBlock | CustomBlock:
                 f"--attach {path!r} is {size:,} bytes; the model APIs take at most {MAX_BYTES:,}"
             )
         with open(path, "rb") as file:
-            data = file.read()
+            # A device or a pipe has no size to check first: read no more than can be sent.
+            data = read_bounded(file)
+    except TooLargeError:
+        raise UsageError(
+            f"--attach {path!r} holds more than {MAX_BYTES:,} bytes; the model APIs take at "
+            "most that"
+        ) from None
     except OSError as exc:
         raise UsageError(f"cannot read --attach {path!r}: {exc.strerror}") from None
     image = image_type(data)

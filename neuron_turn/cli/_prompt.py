@@ -3,7 +3,9 @@
 Like `llm` and `git commit -F`: `neuron-turn run -` and `... | neuron-turn run`
 read the prompt from standard input, `--prompt-file PATH` from a file, so a
 prompt of any size (an argument is capped by the OS near 128 KiB) and any
-content can be sent. An empty or blank prompt is a usage error, never a call.
+content can be sent, up to the 32 MiB the model APIs take (more is refused unread, so
+`--prompt-file /dev/zero` cannot fill memory). An empty or blank prompt is a usage error,
+never a call.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 from typing import TextIO
 
 from ._errors import UsageError
+from ._reading import TooLargeError, read_bounded
 
 STDIN: str = "-"
 """The PROMPT that means: read standard input."""
@@ -65,7 +68,9 @@ def read_prompt(given: str | None, prompt_file: str | None, stdin: TextIO | None
 def _read_file(path: str) -> str:
     try:
         with open(path, "rb") as file:
-            data = file.read()
+            data = read_bounded(file)
+    except TooLargeError as exc:
+        raise UsageError(f"--prompt-file {path!r} holds {exc}; no model takes that") from None
     except OSError as exc:
         raise UsageError(f"cannot read --prompt-file {path!r}: {exc.strerror}") from None
     return _decoded(data, f"--prompt-file {path!r}")
@@ -78,7 +83,9 @@ def _read_stdin(stdin: TextIO | None) -> str:
     try:
         if buffer is None:  # a text stream without bytes underneath (io.StringIO)
             return stdin.read()
-        data: bytes = buffer.read()
+        data: bytes = read_bounded(buffer)
+    except TooLargeError as exc:
+        raise UsageError(f"standard input holds {exc}; no model takes that") from None
     except OSError as exc:
         raise UsageError(f"cannot read the prompt from standard input: {exc}") from None
     return _decoded(data, "standard input")

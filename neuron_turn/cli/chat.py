@@ -61,6 +61,7 @@ from ._errors import UsageError, classify
 from ._images import ImageSaveError, images_note, save_images
 from ._outcome import stop_note, turn_id_of
 from ._prompt import utf8_text
+from ._reading import TooLargeError, readline_bounded
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, offered_tools, streamed
 from ._sessions import new_session_note, read_history, record_fork, record_run
 from ._state_option import open_state_store
@@ -371,6 +372,9 @@ def _converse(
         except KeyboardInterrupt:  # at the prompt: a fresh line, as Python's REPL does
             print(file=out)
             continue
+        except TooLargeError as exc:
+            print(f"{_PROG}: that line holds {exc}; no model takes it, nothing was sent", file=err)
+            continue
         if line is None:  # Ctrl-D
             if reader.terminal:
                 print(file=out)
@@ -506,7 +510,11 @@ def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: Waiti
 
     def answer() -> str | None:
         # Echoed, as a terminal would show it, so the transcript reads question, answer.
-        line = reader.line()
+        try:
+            line = reader.line()
+        except TooLargeError as exc:
+            err.write(f"(a line of {exc}, dropped)\n")
+            return ""  # no answer: the person is asked again
         if line is not None:
             err.write(line + "\n")
             err.flush()
@@ -611,7 +619,7 @@ class _Reader:
         if buffer is None:  # a text stream without bytes underneath (io.StringIO)
             line = self.stdin.readline()
             return line if line else None
-        data: bytes = buffer.readline()
+        data: bytes = readline_bounded(buffer)
         # Decoded here rather than by the stream, whose error handler depends on the
         # locale: bytes that are not UTF-8 reach the chat as lone surrogates, and the
         # line holding them is refused by name instead of ending the chat.

@@ -7,8 +7,10 @@ now), pinned messages with their exchanges, and the newest exchanges up to
 summarising model, through the same `Provider` contract as the turn (its
 calls count in the turn's tokens and cost), in chunks that fit, each folded
 into the summary so far. The summary comes back as one user message where
-the summarised part was; an earlier summary is summarised along with the
-rest, so summaries do not pile up.
+the summarised part was (one per stretch between kept messages, so the
+conversation stays in its order); an earlier summary is summarised along
+with the rest, never kept as if the user had asked it, so summaries do not
+pile up.
 """
 
 from __future__ import annotations
@@ -119,26 +121,31 @@ class Summarize(Staged):
         """Return the conversation with its middle replaced by one summary message."""
         spans = exchanges(messages)
         keep = _kept_spans(messages, spans, budget, self.keep_recent)
-        middle = [messages[i] for n, span in enumerate(spans) if not keep[n] for i in span]
-        if not middle:
+        # Each stretch between kept spans is summarised apart and its summary put in
+        # its place: one summary of all would tell what followed a kept message before it.
+        stretches: list[list[ProviderMessage]] = []
+        result: list[ProviderMessage | int] = []
+        for n, span in enumerate(spans):
+            if keep[n]:
+                result.extend(messages[i] for i in span)
+                continue
+            if not result or not isinstance(result[-1], int):
+                result.append(len(stretches))
+                stretches.append([])
+            stretches[-1].extend(messages[i] for i in span)
+        if not stretches:
             return list(messages)
+        notes: list[ProviderMessage] = []
         try:
-            summary = await self._summarize(middle, budget)
+            for stretch in stretches:
+                summary = await self._summarize(stretch, budget)
+                notes.append(ProviderMessage("user", [TextPart(f"{SUMMARY_PREFIX}\n{summary}")]))
         except ProviderError as exc:
             # An hour-long session should not fail on one summary call; the
             # strategy slides instead, and says so.
             logger.warning("summary call failed (%s); dropping the older messages instead", exc)
             return list(messages)
-        note = ProviderMessage("user", [TextPart(f"{SUMMARY_PREFIX}\n{summary}")])
-        result: list[ProviderMessage] = []
-        placed = False
-        for n, span in enumerate(spans):
-            if keep[n]:
-                result.extend(messages[i] for i in span)
-            elif not placed:
-                result.append(note)
-                placed = True
-        return starts_with_user(result)
+        return starts_with_user([notes[m] if isinstance(m, int) else m for m in result])
 
     async def _summarize(self, middle: Sequence[ProviderMessage], budget: CompactionBudget) -> str:
         provider, model = self._summarizer(budget)
@@ -193,7 +200,9 @@ def _kept_spans(
     asks = [
         n
         for n, span in enumerate(spans)
-        if messages[span[0]].role == "user" and not has_tool_result(messages[span[0]])
+        if messages[span[0]].role == "user"
+        and not has_tool_result(messages[span[0]])
+        and not _is_summary(messages[span[0]])
     ]
     for n in asks[:1] + asks[-1:]:
         keep[n] = True
@@ -208,6 +217,12 @@ def _kept_spans(
         keep[n] = True
         used += size
     return keep
+
+
+def _is_summary(message: ProviderMessage) -> bool:
+    """Whether `message` is a summary this strategy wrote (no ask of the user's)."""
+    first = message.content[0] if message.content else None
+    return isinstance(first, TextPart) and first.text.startswith(SUMMARY_PREFIX)
 
 
 def _transcript(messages: Sequence[ProviderMessage]) -> list[str]:

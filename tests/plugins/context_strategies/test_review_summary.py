@@ -1,0 +1,102 @@
+"""Summaries keep the conversation in its order, and an earlier summary is never kept as an ask."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuron_context_strategies import SUMMARY_PREFIX, Summarize
+
+from neuron_turn import (
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResponse,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+)
+from neuron_turn.loop.context import CompactionBudget
+from neuron_turn.loop.tokens import estimate_tokens
+from neuron_turn.testing import FunctionProvider, text_response
+
+
+def user(text: str) -> ProviderMessage:
+    return ProviderMessage("user", [TextPart(text)])
+
+
+def exchange(n: int) -> list[ProviderMessage]:
+    return [
+        ProviderMessage("assistant", [ToolUsePart(f"c{n}", "fetch", {"n": n})]),
+        ProviderMessage("user", [ToolResultPart(f"c{n}", f"r{n} " + "x" * 2_000)]),
+    ]
+
+
+def exchanges(numbers: range) -> list[ProviderMessage]:
+    return [message for n in numbers for message in exchange(n)]
+
+
+class Summariser:
+    """Answers `summary<n>` to the n-th summary call and keeps each call's prompt."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def budget(self, limit: int) -> CompactionBudget:
+        return CompactionBudget(
+            limit=limit,
+            tokens=0,
+            count=estimate_tokens,
+            provider=FunctionProvider(self.respond),
+            model="m",
+        )
+
+    def respond(self, request: ProviderRequest) -> ProviderResponse:
+        (part,) = request.messages[0].content
+        assert isinstance(part, TextPart)
+        self.prompts.append(part.text)
+        return text_response(f"summary{len(self.prompts)}")
+
+
+def outline(messages: Sequence[ProviderMessage]) -> list[str]:
+    """Each part in order: a text (a summary by its last line), a call's or a result's id."""
+    shown: list[str] = []
+    for message in messages:
+        for part in message.content:
+            if isinstance(part, TextPart):
+                shown.append(part.text.splitlines()[-1])
+            elif isinstance(part, ToolUsePart):
+                shown.append(part.id)
+            elif isinstance(part, ToolResultPart):
+                shown.append(f"={part.tool_use_id}")
+    return shown
+
+
+async def test_an_earlier_summary_is_summarised_again_not_kept_as_the_latest_ask() -> None:
+    summariser, strategy = Summariser(), Summarize()
+    first = await strategy.compact(
+        [user("task"), *exchanges(range(1, 9))], budget=summariser.budget(3_000)
+    )
+    older = outline(first)[1]
+    assert older.startswith("summary")
+    calls = len(summariser.prompts)
+    second = await strategy.compact(
+        [*first, *exchanges(range(9, 15))], budget=summariser.budget(3_000)
+    )
+    texts = [p.text for m in second for p in m.content if isinstance(p, TextPart)]
+    newest = f"summary{len(summariser.prompts)}"
+    assert [t for t in texts if t.startswith(SUMMARY_PREFIX)] == [f"{SUMMARY_PREFIX}\n{newest}"]
+    assert outline(second)[:2] == ["task", newest]
+    # The earlier summary went to the summariser with what followed it.
+    assert older in summariser.prompts[calls]
+
+
+async def test_what_followed_the_latest_ask_is_summarised_after_it() -> None:
+    summariser = Summariser()
+    messages = [user("task"), *exchanges(range(1, 5)), user("ask two"), *exchanges(range(5, 9))]
+    kept = await Summarize(keep_recent=0.2).compact(messages, budget=summariser.budget(2_000))
+    shown = outline(kept)
+    assert shown[::2] == ["task", "ask two", "c8"] and shown[-1] == "=c8"
+    first, second = int(shown[1].removeprefix("summary")), int(shown[3].removeprefix("summary"))
+    before, after = "".join(summariser.prompts[:first]), "".join(summariser.prompts[first:second])
+    assert "r1 " in before and "r4 " in before and "r5 " not in before
+    assert "r5 " in after and "r7 " in after and "r1 " not in after
+    assert second == len(summariser.prompts)

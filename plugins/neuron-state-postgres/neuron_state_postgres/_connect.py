@@ -9,6 +9,7 @@ becomes an error of this store's (the password cut out of it).
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any, Final
 
@@ -49,10 +50,15 @@ _AUTH_SIGNS: Final = (
 )
 
 
-def connection_options(connect_timeout: float, *, read_only: bool = False) -> dict[str, Any]:
+def connection_options(
+    connect_timeout: float, *, read_only: bool = False, conninfo: str = ""
+) -> dict[str, Any]:
     """The options every connection is made with: autocommit, and the timeout to connect.
 
-    `read_only`: the server itself refuses the connection's writes.
+    `read_only`: the server itself refuses the connection's writes. The
+    setting is added to the server options `conninfo` (else `$PGOPTIONS`)
+    already gives, which libpq would otherwise drop for it (a `search_path`
+    or `statement_timeout` the caller set).
     """
     # libpq takes whole seconds, and treats anything under 2 as 2.
     options: dict[str, Any] = {
@@ -60,8 +66,20 @@ def connection_options(connect_timeout: float, *, read_only: bool = False) -> di
         "connect_timeout": max(2, math.ceil(connect_timeout)),
     }
     if read_only:
-        options["options"] = "-c default_transaction_read_only=on"
+        given = _server_options(conninfo)
+        options["options"] = f"{given} -c default_transaction_read_only=on".lstrip()
     return options
+
+
+def _server_options(conninfo: str) -> str:
+    """The `options` of `conninfo`, else of `$PGOPTIONS`, as libpq would read them."""
+    try:
+        given = psycopg.conninfo.conninfo_to_dict(conninfo).get("options")
+    except psycopg.ProgrammingError:
+        given = None  # the connection itself reports the string that does not parse
+    if given is None:
+        given = os.environ.get("PGOPTIONS", "")
+    return str(given).strip()
 
 
 async def open_schema(
@@ -88,7 +106,8 @@ async def open_schema(
         )
     try:
         connection: Connection = await AsyncConnection.connect(
-            conninfo.text, **connection_options(connect_timeout, read_only=read_only)
+            conninfo.text,
+            **connection_options(connect_timeout, read_only=read_only, conninfo=conninfo.text),
         )
     except psycopg.Error as exc:
         raise _connect_error(conninfo, exc, connect_timeout) from None
@@ -135,7 +154,7 @@ def pool(
     """A pool of connections as `open_schema` makes them, not yet opened."""
     return AsyncConnectionPool(
         conninfo.text,
-        kwargs=connection_options(connect_timeout, read_only=read_only),
+        kwargs=connection_options(connect_timeout, read_only=read_only, conninfo=conninfo.text),
         min_size=min_size,
         max_size=max_size,
         timeout=timeout,

@@ -278,3 +278,33 @@ async def test_a_read_only_store_refuses_writes_and_so_does_the_server(
             with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
                 await connection.execute(f'DELETE FROM "{schema}".entries')
         assert await reader.read(SESSION, "k") == "v"
+
+
+async def test_a_read_only_store_keeps_the_server_options_its_connection_string_gives(
+    conninfo: str, schema: str
+) -> None:
+    # libpq takes one `options`: the read-only setting once replaced the caller's.
+    given = f"{conninfo}?options=-c%20statement_timeout%3D4321"
+    async with PostgresStore(given, schema=schema) as writer:
+        await writer.write(SESSION, "k", "v")
+    async with PostgresStore(given, schema=schema, read_only=True) as reader:
+        assert await reader.read(SESSION, "k") == "v"
+        async with reader._pool.connection() as connection:
+            shown = await connection.execute("SHOW statement_timeout")
+            assert await shown.fetchone() == ("4321ms",)
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                await connection.execute(f'DELETE FROM "{schema}".entries')
+
+
+async def test_a_read_only_store_keeps_the_server_options_of_pgoptions(
+    conninfo: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with PostgresStore(conninfo, schema=schema):
+        pass  # the schema made: a read-only store on none opens no connections
+    monkeypatch.setenv("PGOPTIONS", "-c statement_timeout=4321")
+    async with PostgresStore(conninfo, schema=schema, read_only=True) as reader:
+        async with reader._pool.connection() as connection:
+            shown = await connection.execute("SHOW statement_timeout")
+            assert await shown.fetchone() == ("4321ms",)
+            read_only = await connection.execute("SHOW default_transaction_read_only")
+            assert await read_only.fetchone() == ("on",)

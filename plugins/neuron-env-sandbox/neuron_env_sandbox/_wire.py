@@ -13,6 +13,7 @@ naming it, never its data.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final, cast
@@ -43,6 +44,7 @@ from neuron_turn import (
     ToolUsePart,
 )
 from neuron_turn.loop.hosted_tools import hosted_tool_from_json, hosted_tool_json
+from neuron_turn.loop.provider_errors import MAX_RETRY_AFTER
 from neuron_turn.loop.sampling import SAMPLING_SETTINGS, Sampling
 from neuron_turn.loop.thinking import checked_thinking
 
@@ -245,8 +247,7 @@ def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Excep
     """Rebuild a provider or layer0 error by class name; any other name becomes `fallback`."""
     name = str(data.get("type", ""))
     message = str(data.get("message", ""))
-    retry_after = data.get("retry_after")
-    retry_after = float(retry_after) if isinstance(retry_after, int | float) else None
+    retry_after = _wait(data.get("retry_after"))
     if name in _PROVIDER_ERRORS:
         return _PROVIDER_ERRORS[name](message, retry_after=retry_after)
     if name == "RetryableError":
@@ -259,6 +260,22 @@ def decode_error(data: Mapping[str, Any], *, fallback: type[Exception]) -> Excep
     ):
         return _with_partial(layer0_cls(message), data)
     return fallback(f"{name}: {message}" if name else message)
+
+
+def _wait(value: object) -> float | None:
+    """`value` as a `retry_after` a retry timer can schedule, as a `ProviderError` keeps it.
+
+    JSON from the other side may carry NaN, infinity, a negative or an enormous
+    number, which a retry policy would fail on (`timedelta`, `round`) or wait
+    forever for: NaN and infinities are no wait, the rest is held to 0 to
+    `MAX_RETRY_AFTER` seconds.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    wait = float(value)
+    if math.isnan(wait) or math.isinf(wait):
+        return None
+    return min(max(wait, 0.0), MAX_RETRY_AFTER)
 
 
 def _with_partial(error: layer0.TurnError, data: Mapping[str, Any]) -> layer0.TurnError:

@@ -9,10 +9,12 @@ from dataclasses import replace
 import pytest
 from pydantic import JsonValue
 
+from layer0 import RetryableError
 from neuron_env_sandbox import ChildFailedError
 from neuron_env_sandbox._supervisor import Launch, _Server, supervise
-from neuron_env_sandbox._wire import encode_request
+from neuron_env_sandbox._wire import decode_error, encode_request
 from neuron_turn import ProviderRequest
+from neuron_turn.loop.provider_errors import MAX_RETRY_AFTER
 from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
 
 
@@ -103,3 +105,28 @@ async def test_an_output_that_does_not_read_names_no_secret_it_quotes() -> None:
         await _supervise(launch)
     assert SECRET not in str(caught.value)
     assert "[REDACTED]" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("wait", "kept"),
+    [
+        ("NaN", None),
+        ("Infinity", None),
+        ("-Infinity", None),
+        ("true", None),
+        ('"5"', None),
+        ("-1", 0.0),
+        ("1e300", MAX_RETRY_AFTER),
+        ("2", 2.0),
+    ],
+)
+def test_a_childs_retry_after_is_a_wait_a_retry_timer_can_schedule(
+    wait: str, kept: float | None
+) -> None:
+    body = json.loads(f'{{"type": "RetryableError", "message": "later", "retry_after": {wait}}}')
+    error = decode_error(body, fallback=ChildFailedError)
+    assert isinstance(error, RetryableError)
+    assert error.retry_after == kept
+    # As a provider error keeps it.
+    provider_error = decode_error({**body, "type": "RateLimitError"}, fallback=ChildFailedError)
+    assert getattr(provider_error, "retry_after", "none") == kept

@@ -54,6 +54,10 @@ SUMMARY_SYSTEM: Final = (
 )
 """The system prompt of a summary call."""
 
+_SUMMARY_CHARS_PER_TOKEN: Final = 8
+"""A summary's longest text per token of `max_summary_tokens`: twice the estimate's 4,
+so an honest answer within its token cap is never cut."""
+
 _RESULT_CHARS: Final = 2_000
 """How much of one tool result the summariser sees."""
 
@@ -168,10 +172,22 @@ class Summarize(Staged):
             response = await provider.complete(request)
             text = "".join(p.text for p in response.content if isinstance(p, TextPart)).strip()
             if text:
-                summary = text
+                summary = self._capped(text)
         if not summary:
             raise ProviderResponseError("the summarising model wrote nothing")
         return summary
+
+    def _capped(self, text: str) -> str:
+        """`text` cut to what `max_summary_tokens` allows.
+
+        A model ignoring its cap (or hostile) must not grow the context, or the
+        next chunk's prompt, without bound.
+        """
+        cap = self.max_summary_tokens * _SUMMARY_CHARS_PER_TOKEN
+        if len(text) <= cap:
+            return text
+        logger.warning("the summary ran past its cap of %d characters; cut to it", cap)
+        return f"{text[:cap]} [summary cut: it ran past {cap} characters]"
 
     def _summarizer(self, budget: CompactionBudget) -> tuple[Provider, str]:
         if self.model is None:

@@ -5,9 +5,14 @@ returns the deltas it carries (what `OpenAIProvider.stream` yields), and it
 folds the chunks into the shape of a non-streamed body, read by
 `_wire.parse_completion`, so every path maps content the same way.
 
-Tool calls are told apart by `index` alone: the `id` and name usually come
-with a call's first chunk and never again. A call whose server sends no id
-gets one here, so its deltas and its final `ToolUsePart` agree.
+Tool calls are told apart by `index`: the `id` and name usually come with a
+call's first chunk and never again. Some OpenAI-compatible servers send
+every call whole in one chunk at index 0; a chunk naming a tool under
+another id, at an index whose call already holds complete JSON arguments,
+starts a new call there (a server resending the name with a fresh id on
+each chunk of one call is still read as one: its arguments are not yet
+whole). A call whose server sends no id gets one here, so its deltas and
+its final `ToolUsePart` agree.
 """
 
 from __future__ import annotations
@@ -75,6 +80,9 @@ class StreamAccumulator:
     finish_reason: str | None = None
     usage: JsonValue = None
     tool_calls: dict[int, _ToolCall] = field(default_factory=dict)
+    """The call being read at each index."""
+    ended_calls: list[tuple[int, _ToolCall]] = field(default_factory=list)
+    """Calls a later call at their index followed, with that index, in order."""
     done: bool = False
     chunks: int = 0
 
@@ -169,11 +177,13 @@ class StreamAccumulator:
         self, call: dict[str, object], position: int, out: list[ProviderDelta]
     ) -> None:
         index = call.get("index")
-        slot = self.tool_calls.setdefault(
-            index if isinstance(index, int) else position, _ToolCall()
-        )
-        slot.id = slot.id or _str(call.get("id"))
+        key = index if isinstance(index, int) else position
+        slot = self.tool_calls.setdefault(key, _ToolCall())
         function = call.get("function")
+        if _starts_another(slot, call, function):
+            self.ended_calls.append((key, slot))
+            slot = self.tool_calls[key] = _ToolCall()
+        slot.id = slot.id or _str(call.get("id"))
         fragment = ""
         if isinstance(function, dict):
             slot.name = slot.name or _str(function.get("name"))
@@ -205,11 +215,32 @@ class StreamAccumulator:
                     "type": "function",
                     "function": {"name": call.name, "arguments": "".join(call.arguments)},
                 }
-                for _, call in sorted(self.tool_calls.items())
+                for _, call in self._calls_in_order()
             ]
         choice: dict[str, JsonValue] = {"index": 0, "message": message}
         choice["finish_reason"] = self.finish_reason
         return {"model": self.model, "choices": [choice], "usage": self.usage}
+
+    def _calls_in_order(self) -> list[tuple[int, _ToolCall]]:
+        """Every call, by index; at one index, in the order they came."""
+        calls = [*self.ended_calls, *self.tool_calls.items()]
+        return sorted(calls, key=lambda item: item[0])  # stable: arrival order kept
+
+
+def _starts_another(slot: _ToolCall, call: dict[str, object], function: object) -> bool:
+    """Whether `call`, at the index of `slot`, is a new call rather than more of it."""
+    new_id = _str(call.get("id"))
+    if not (slot.name and new_id and slot.id and new_id != slot.id):
+        return False
+    if not (isinstance(function, dict) and _str(function.get("name"))):
+        return False
+    if not (slot.arguments and slot.arguments[-1].rstrip().endswith("}")):
+        return False  # not whole (checked first: joining on every chunk is quadratic)
+    try:
+        json.loads("".join(slot.arguments))
+    except (ValueError, RecursionError):
+        return False  # its arguments are not whole yet: more of the same call
+    return True
 
 
 def _str(value: object) -> str:

@@ -131,6 +131,40 @@ async def test_parallel_tool_calls_are_told_apart_by_index_alone() -> None:
     assert final.stop_reason == "tool_use"
 
 
+async def test_whole_calls_sent_one_after_another_at_index_0_stay_apart() -> None:
+    # Some OpenAI-compatible servers send each call whole, every one at index 0.
+    chunks = [
+        call_chunk(0, id="call_a", name="lookup", args='{"q": "x"}'),
+        call_chunk(0, id="call_b", name="weather", args='{"city": "Paris"}'),
+        chunk({}, finish="tool_calls"),
+        DONE,
+    ]
+    async with provider(client_for(ChunkedBody(chunks))) as p:
+        deltas, final = await collect(p.stream(REQUEST))
+
+    assert final.content == [
+        ToolUsePart("call_a", "lookup", {"q": "x"}),
+        ToolUsePart("call_b", "weather", {"city": "Paris"}),
+    ]
+    assert deltas[2:] == [
+        ToolCallStart("call_b", "weather"),
+        ToolCallDelta("call_b", '{"city": "Paris"}'),
+    ]
+
+
+async def test_a_server_resending_name_and_a_fresh_id_on_each_chunk_is_read_as_one_call() -> None:
+    chunks = [
+        call_chunk(0, id="call_1", name="lookup", args='{"q": '),
+        call_chunk(0, id="call_2", name="lookup", args='"x"}'),
+        chunk({}, finish="tool_calls"),
+        DONE,
+    ]
+    async with provider(client_for(ChunkedBody(chunks))) as p:
+        _, final = await collect(p.stream(REQUEST))
+
+    assert final.content == [ToolUsePart("call_1", "lookup", {"q": "x"})]
+
+
 async def test_a_tool_call_ended_with_finish_reason_stop_is_still_a_tool_call() -> None:
     # Ollama's OpenAI-compatible endpoint: the whole call in one chunk, then "stop".
     chunks = [

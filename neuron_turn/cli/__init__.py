@@ -69,6 +69,7 @@ from ._approve import (
     print_resume_hint,
 )
 from ._attachments import read_attachments
+from ._closed_output import output_may_close
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._errors import (
@@ -141,7 +142,16 @@ def console_main() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with `argv` (default: `sys.argv[1:]`); return the exit code."""
+    """Run the command line with `argv` (default: `sys.argv[1:]`); return the exit code.
+
+    Output whose reader went away (`| head -1`) is dropped and the command
+    goes on to its end: a turn streaming its answer still completes and is kept.
+    """
+    with output_may_close():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning

@@ -1,0 +1,70 @@
+"""Output whose reader went away (`neuron-turn run ... | head -1`): the rest dropped, the work done.
+
+A reader that stops early (`head`, a pager quit) closes its end of the pipe,
+and the next write raises `BrokenPipeError`. Raised while a turn streams its
+answer, it cut the turn short: the answer never reached the session's history,
+the run was not listed in `neuron-turn sessions`, and a traceback followed.
+While a command runs, its standard output and error go through
+`DroppedWhenClosed`: once a stream's reader is gone, what is written to it is
+dropped (its descriptor then points at the null device, so the interpreter's
+last flush succeeds too), and the command ends as its work says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO, cast
+
+__all__ = ["DroppedWhenClosed", "output_may_close"]
+
+
+class DroppedWhenClosed:
+    """A text stream that drops what is written once its reader has gone away."""
+
+    def __init__(self, stream: TextIO) -> None:
+        """Write through to `stream` until a write or flush finds its reader gone."""
+        self._stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        """Write `text`, or drop it once the reader is gone."""
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless the reader is gone."""
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self) -> None:
+        self.reader_gone = True
+        # What the stream still buffers would fail again at exit: send it nowhere.
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def output_may_close() -> Iterator[None]:
+    """Run the block with `sys.stdout` and `sys.stderr` dropping output once their reader goes."""
+    out = cast("TextIO", DroppedWhenClosed(sys.stdout))
+    err = cast("TextIO", DroppedWhenClosed(sys.stderr))
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield

@@ -3,9 +3,10 @@
 Run by the parent as `python -I -m neuron_env_sandbox._child SETTINGS` (JSON:
 `rlimits`, `drop_to`, `isolation`, `sys_path`). Before anything of the
 turn's runs, the child sets its rlimits, makes itself the subreaper of what
-it starts (so the parent can find every descendant), moves the channel off
-stdin/stdout (a tool that prints cannot corrupt it), and, when the parent
-asked, drops to an unprivileged uid. The provider and state reads are the
+it starts (so the parent can find every descendant), makes itself not
+dumpable (code it starts cannot reach its channel or memory through /proc),
+moves the channel off stdin/stdout (a tool that prints cannot corrupt it),
+and, when the parent asked, drops to an unprivileged uid. The provider and state reads are the
 parent's, reached over the channel.
 """
 
@@ -44,6 +45,7 @@ PARENT_PROVIDER: Final = "env-parent"
 """The provider name under which the child's turn reaches the parent's provider."""
 
 _PR_SET_CHILD_SUBREAPER: Final = 36
+_PR_SET_DUMPABLE: Final = 4
 _SCOPE: Final[TypeAdapter[Any]] = TypeAdapter(Scope)
 _SEARCH: Final[TypeAdapter[list[SearchResult]]] = TypeAdapter(list[SearchResult])
 
@@ -186,6 +188,10 @@ def main(argv: Sequence[str] = sys.argv) -> int:
     settings = json.loads(argv[1])
     _apply_rlimits(settings["rlimits"])
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Not dumpable: code the turn starts runs as this process's user (bubblewrap started by
+    # a user keeps it), and could otherwise open its channel through /proc/<pid>/fd and
+    # forge messages, or its memory through /proc/<pid>/mem; nor is its memory core-dumped.
+    _not_dumpable()
     channel_in, channel_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -253,6 +259,12 @@ def _drop_privileges(uid: int) -> None:
     os.setuid(uid)
     if os.getuid() != uid or os.geteuid() != uid:
         raise PermissionError(f"could not drop to uid {uid}")
+    _not_dumpable()  # A uid change sets it from fs.suid_dumpable, which may be 2.
+
+
+def _not_dumpable() -> None:
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from .errors import IsolationRequiredError, WorkspaceLinkError
 from .limits import ProcessLimits
 from .recipe import TurnRecipe
 
-__all__ = ["ChildEnvironment", "Prepared", "owned_by", "user_processes"]
+__all__ = ["ChildEnvironment", "Prepared", "owned_by", "remove_workspace", "user_processes"]
 
 _BASE_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 
@@ -225,7 +225,7 @@ class ChildEnvironment:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_workspace(path)
 
     def _base_env(self, workspace: Path) -> dict[str, str]:
         view = self.workspace_view(workspace)
@@ -304,6 +304,28 @@ def _is_link(name: str, directory: int) -> bool:
         return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         return False
+
+
+def remove_workspace(path: Path) -> None:
+    """Delete a run's workspace, even directories its child left unreadable or read-only.
+
+    Run as a user, the child owns what it made there, and a directory it left
+    with mode 000 or 500 would keep the whole workspace on disk; its processes
+    are gone by now, so the directories are opened up (never through a link) and
+    removed again.
+    """
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.lexists(path):
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    for root, dirs, _ in os.walk(path):
+        for name in dirs:
+            inner = os.path.join(root, name)
+            if not os.path.islink(inner):
+                with contextlib.suppress(OSError):
+                    os.chmod(inner, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def owned_by(workspace: Path, uid: int) -> None:

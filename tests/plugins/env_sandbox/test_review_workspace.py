@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from neuron_env_sandbox import (
     StaticCredentials,
     WorkspaceLinkError,
 )
+from neuron_env_sandbox._child_environment import remove_workspace
 from neuron_turn.testing import ScriptedProvider, text_response
 
 from ._helpers import RECIPE, call_tool
@@ -92,3 +96,38 @@ async def test_a_sandboxed_run_cannot_aim_the_next_runs_files_outside_its_worksp
             files={"conf/settings.toml": "x = 1"},
         )
     assert list(outside.iterdir()) == []
+
+
+def test_a_workspace_whose_child_locked_its_directories_is_still_deleted() -> None:
+    # As a user (bubblewrap started by one, or ProcessEnvironment), the child owns what it
+    # leaves; root passes any mode, so the removal runs as an ordinary uid here.
+    nobody = 65534
+    workspace = Path(tempfile.mkdtemp(prefix="neuron-env-"))
+    outside = Path(tempfile.mkdtemp(prefix="neuron-env-outside-"))
+    (outside / "keep").mkdir()
+    for directory in ("a/b", "c"):
+        (workspace / directory).mkdir(parents=True)
+        (workspace / directory / "f").write_text("x")
+    (workspace / "c" / "link").symlink_to(outside / "keep")
+    for root, dirs, files in os.walk(workspace):
+        for name in (*dirs, *files):
+            os.chown(os.path.join(root, name), nobody, nobody, follow_symlinks=False)
+    for owned in (workspace, outside, outside / "keep"):
+        os.chown(owned, nobody, nobody)
+    (workspace / "a" / "b").chmod(0o500)
+    (workspace / "a").chmod(0o500)
+    (workspace / "c").chmod(0o000)
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the forked child reports by its exit status)
+            os.setgid(nobody)
+            os.setuid(nobody)
+            remove_workspace(workspace)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert not workspace.exists()
+        assert (outside / "keep").stat().st_mode & 0o777 == 0o755  # not opened through a link
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(outside)

@@ -275,13 +275,17 @@ def _outcome(
 
 def _failure(launch: Launch, problem: str | None, returncode: int | None, stderr: str) -> Exception:
     signum = _signal_of(returncode, as_status=launch.signal_as_status)
-    if signum == signal.SIGXCPU:
+    # Without a limit, SIGXCPU or a MemoryError is no limit's doing: a process inside can
+    # send the child SIGXCPU, and the machine itself can run out of memory.
+    if signum == signal.SIGXCPU and launch.cpu_seconds is not None:
         return LimitExceededError(
             "cpu",
             f"{launch.label}: the turn used more than its CPU-time limit of "
             f"{launch.cpu_seconds:g}s and was killed (SIGXCPU)",
         )
-    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+    if launch.memory_bytes is not None and (
+        "MemoryError" in stderr or "Cannot allocate memory" in stderr
+    ):
         return LimitExceededError(
             "memory",
             f"{launch.label}: the turn ran out of its memory limit of "

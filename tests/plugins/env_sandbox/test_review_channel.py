@@ -130,3 +130,17 @@ def test_a_childs_retry_after_is_a_wait_a_retry_timer_can_schedule(
     # As a provider error keeps it.
     provider_error = decode_error({**body, "type": "RateLimitError"}, fallback=ChildFailedError)
     assert getattr(provider_error, "retry_after", "none") == kept
+
+
+async def test_a_child_killed_by_sigxcpu_without_a_cpu_limit_is_a_clear_failure() -> None:
+    # Code the turn starts can send its child SIGXCPU (`kill -XCPU $PPID`) with no limit set.
+    script = "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)"
+    with pytest.raises(ChildFailedError, match="was killed by SIGXCPU before it sent a result"):
+        await _supervise(_child(script))
+
+
+async def test_a_memory_error_without_a_memory_limit_is_a_failure_not_a_limit() -> None:
+    script = "raise MemoryError('the machine is out of memory')"
+    with pytest.raises(ChildFailedError, match=r"exited \(1\)") as caught:
+        await _supervise(_child(script))
+    assert "MemoryError" in caught.value.stderr

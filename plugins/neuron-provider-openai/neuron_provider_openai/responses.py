@@ -131,6 +131,10 @@ def _check_seconds(name: str, value: object) -> None:
 
 
 _CANCEL_LOG: Final = "%s: could not cancel background response %s (it may run on): %s"
+_CREATE_CANCEL_LOG: Final = (
+    "%s: a call cancelled while its background response was created was not named within "
+    "cancel_timeout; that response may run on (see the dashboard's logs)"
+)
 
 
 class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
@@ -508,11 +512,50 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
     async def _post(
         self, model: str, payload: bytes, headers: dict[str, str], context: ErrorContext
     ) -> Completion:
-        """Post the call; a background response it answers with is polled until it is done."""
+        """Post the call; a background response it answers with is polled until it is done.
+
+        In background mode, a caller cancelled while the response is being created
+        waits (within `cancel_timeout`) for the API to name it, and cancels it:
+        made in the background, it would run on, and be billed, without anyone
+        waiting for it.
+        """
+        if self._background is None:
+            try:
+                return await super()._post(model, payload, headers, context)
+            except _Pending as pending:
+                return await self._poll(pending.response_id, headers, context)
+        creating = asyncio.ensure_future(super()._post(model, payload, headers, context))
         try:
-            return await super()._post(model, payload, headers, context)
+            return await asyncio.shield(creating)
         except _Pending as pending:
             return await self._poll(pending.response_id, headers, context)
+        except asyncio.CancelledError:
+            if not creating.done():
+                await self._cancel_created(creating, context)
+            raise
+
+    async def _cancel_created(
+        self, creating: asyncio.Future[Completion], context: ErrorContext
+    ) -> None:
+        """Wait for a background response being created to be named, then cancel it.
+
+        Best effort, as `_cancel_remote`: within `cancel_timeout`, logged when it
+        cannot be; a second cancellation of the caller stops the wait.
+        """
+        try:
+            async with asyncio.timeout(self._polling().cancel_timeout):
+                await creating
+        except _Pending as pending:
+            await self._cancel_remote(pending.response_id, context)
+        except TimeoutError:
+            self.logger.warning(_CREATE_CANCEL_LOG, self.name)
+        except ProviderError:
+            pass  # refused, or answered whole: nothing runs on OpenAI's side
+        except Exception as exc:  # never in the way of the caller's cancellation
+            detail = redact(f"{type(exc).__name__}: {exc}", context.secrets)
+            self.logger.warning(_CANCEL_LOG, self.name, "being created", detail)
+        finally:
+            creating.cancel()  # done already, or given up on
 
     async def _poll(
         self, response_id: str, headers: dict[str, str], context: ErrorContext

@@ -650,3 +650,55 @@ async def test_refused_resume_polled_cassette(api_key: str) -> None:
     assert isinstance(answer, ProviderResponse)
     assert answer.content[-1] == TextPart("Paris is the capital of France.")
     assert answer.usage.output_tokens == 342
+
+
+class Creation:
+    """A transport whose `POST /responses` answers only once `release` is set."""
+
+    def __init__(self, answer: httpx.Response | None) -> None:
+        self.answer = answer
+        self.started, self.release = asyncio.Event(), asyncio.Event()
+        self.seen: list[str] = []
+
+    async def __call__(self, sent: httpx.Request) -> httpx.Response:
+        self.seen.append(f"{sent.method} {sent.url.path}")
+        if sent.url.path.endswith("/cancel"):
+            return json_response(background("cancelled"))
+        self.started.set()
+        await self.release.wait()
+        assert self.answer is not None
+        return self.answer
+
+
+def created_by(creation: Creation, **polling: Any) -> OpenAIResponsesProvider:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(creation))
+    settings = BackgroundPolling(**polling)
+    return OpenAIResponsesProvider(MODEL, api_key=KEY, client=client, background=settings)
+
+
+async def test_a_call_cancelled_while_its_response_is_created_cancels_that_response() -> None:
+    creation = Creation(json_response(background("queued")))
+    task = asyncio.create_task(created_by(creation).complete(request()))
+    await creation.started.wait()
+
+    task.cancel()
+    creation.release.set()  # the API names the response it made after all
+
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert creation.seen == [CREATE, CANCEL]
+
+
+async def test_a_creation_never_answered_is_given_up_after_cancel_timeout_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    creation = Creation(None)
+    task = asyncio.create_task(created_by(creation, cancel_timeout=0.05).complete(request()))
+    await creation.started.wait()
+
+    task.cancel()
+    with caplog.at_level(logging.WARNING), pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert creation.seen == [CREATE]
+    assert any("may run on" in record.getMessage() for record in caplog.records)

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final
 
-from neuron_turn import ProviderMessage, ToolResultPart, describe_file
+from neuron_turn import ProviderMessage, ToolResultPart
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges
 
+from ._placeholder import CLEARED_PREFIX, cleared, is_placeholder
 from .errors import StrategyOptionError
 from .staged import Staged
 
 __all__ = ["CLEARED_PREFIX", "ClearToolResults"]
-
-CLEARED_PREFIX: Final = "[tool result cleared to save context"
-"""How every placeholder starts, so a cleared result is never cleared again."""
 
 
 class ClearToolResults(Staged):
@@ -70,7 +67,7 @@ class ClearToolResults(Staged):
             parts = list(message.content)
             part = parts[position]
             assert isinstance(part, ToolResultPart)
-            parts[position] = replace(part, content=_placeholder(part), files=())
+            parts[position] = cleared(part)
             current[index] = replace(message, content=parts)
             tokens -= before - budget.count([current[index]])
         return current
@@ -99,20 +96,4 @@ def _clearable(part: object, min_chars: int) -> bool:
         return False
     if part.files:
         return True  # a file outweighs any placeholder, however short the text
-    return len(part.content) >= min_chars and not part.content.startswith(CLEARED_PREFIX)
-
-
-def _placeholder(part: ToolResultPart) -> str:
-    if part.content.startswith(CLEARED_PREFIX):
-        cleared = part.content.removesuffix("]")  # its text went earlier: only its files go now
-    else:
-        cleared = f"{CLEARED_PREFIX}: {len(part.content)} characters"
-    if part.files:
-        # Named, so the model knows what it was shown and may ask for it again.
-        files = "; ".join(describe_file(file) for file in part.files)
-        cleared += f" and {_count(len(part.files))} ({files})"
-    return cleared + "]"
-
-
-def _count(files: int) -> str:
-    return "1 file" if files == 1 else f"{files} files"
+    return len(part.content) >= min_chars and not is_placeholder(part.content)

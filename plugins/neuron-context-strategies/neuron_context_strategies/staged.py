@@ -3,23 +3,28 @@
 Each step (`CompactionStep`) shrinks the conversation as far as it can by
 its own means, clearing tool results or summarising, without promising to
 fit. `Staged` runs the steps in order and stops at the first result that
-fits the budget; if none does, it drops the oldest exchanges as
-`sliding_window` does. So every strategy built this way brings the context
-under the limit that triggered it (unless the system, pinned and newest
-messages alone exceed it), keeps tool calls with their results, and keeps
-pinned messages.
+fits the budget; if none does, it clears any tool result larger than the
+whole budget (newest or not: no request holding it can fit, and keeping it
+would leave the provider refusing every call), then drops the oldest
+exchanges as `sliding_window` does. So every strategy built this way brings
+the context under the limit that triggered it (unless the system, pinned and
+newest messages alone exceed it), keeps tool calls with their results, and
+keeps pinned messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from neuron_turn import ProviderMessage
+from neuron_turn import ProviderMessage, ToolResultPart
 from neuron_turn.loop.context import CompactionBudget
+from neuron_turn.loop.exchanges import exchanges
 from neuron_turn.loop.sliding_window import slide
 from neuron_turn.loop.tokens import estimate_tokens
 
+from ._placeholder import cleared
 from .errors import BudgetRequiredError
 
 __all__ = ["CompactionStep", "Staged"]
@@ -40,7 +45,7 @@ class CompactionStep(Protocol):
 
 
 class Staged:
-    """Runs `steps` in order until the conversation fits, then slides as the last resort."""
+    """Runs `steps` in order until the conversation fits, clears what never fits, then slides."""
 
     name: str = "staged"
     """The name compaction events carry."""
@@ -79,6 +84,31 @@ class Staged:
             if budget.count(current) <= budget.limit:
                 return current
             current = await step.reduce(current, budget)
+        current = _without_oversized(current, budget)
         if budget.count(current) <= budget.limit:
             return current
         return slide(current, max_messages=None, limit=budget.limit, count=budget.count)
+
+
+def _without_oversized(
+    messages: Sequence[ProviderMessage], budget: CompactionBudget
+) -> list[ProviderMessage]:
+    """`messages` with every result that alone exceeds `budget.limit` cleared, pinned kept."""
+    current = list(messages)
+    if budget.count(current) <= budget.limit:
+        return current
+    for span in exchanges(current):
+        if any(current[i].pinned for i in span):
+            continue
+        for index in span:
+            message = current[index]
+            parts = [
+                cleared(part)
+                if isinstance(part, ToolResultPart)
+                and budget.count([replace(message, content=[part])]) > budget.limit
+                else part
+                for part in message.content
+            ]
+            if any(new is not old for new, old in zip(parts, message.content, strict=True)):
+                current[index] = replace(message, content=parts)
+    return current

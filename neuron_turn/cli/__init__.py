@@ -109,7 +109,7 @@ from ._show import add_show_parser
 from ._state_option import add_state_argument, open_state_store
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
-from ._visible import shown_on
+from ._visible import json_shown_on, shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
@@ -692,7 +692,7 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.json:
         result = asyncio.run(run_turn(manager, request))
-        print(json_result(result.output, result.session))
+        print(json_shown_on(sys.stdout)(json_result(result.output, result.session)))
         return _saved_images(args, result) or _paused(args, result) or EXIT_OK
     if args.output_schema is not None or args.output_type is not None:
         # The validated JSON alone on stdout: nothing streams before it.
@@ -722,8 +722,8 @@ def _run_command(args: argparse.Namespace) -> int:
         return paused
     print(continue_hint(result.session), file=sys.stderr)
     note = stop_note(result.output, result.session)
-    if note is not None:
-        print(f"{PROG}: {note}", file=sys.stderr)
+    if note is not None:  # it may quote a hook's or a guardrail's words
+        print(shown_on(sys.stderr)(f"{PROG}: {note}"), file=sys.stderr)
     return EXIT_OK
 
 
@@ -745,7 +745,7 @@ def _saved_images(args: argparse.Namespace, result: RunResult) -> int:
         )
         return EXIT_IMAGES
     for line in lines:
-        print(line, file=sys.stderr)
+        print(shown_on(sys.stderr)(line), file=sys.stderr)  # a URL is the model's
     return 0
 
 
@@ -795,7 +795,7 @@ def _print_typed(output: TurnOutput, session: str, asked: str) -> int:
         )
         return EXIT_MODEL
     shown = value if kind is None else {"kind": kind, "data": value}
-    print(json.dumps(shown, ensure_ascii=False))
+    print(json_shown_on(sys.stdout)(json.dumps(shown, ensure_ascii=False)))
     print(summary(output), file=sys.stderr)
     print(continue_hint(session), file=sys.stderr)
     return EXIT_OK
@@ -1008,7 +1008,7 @@ def _history_command(args: argparse.Namespace) -> int:
         _error(f"no session {args.session!r}; `neuron-turn sessions` lists them")
         return EXIT_ERROR
     if args.json:
-        print(json.dumps(history, indent=2, ensure_ascii=False))
+        print(json_shown_on(sys.stdout)(json.dumps(history, indent=2, ensure_ascii=False)))
     else:
         print(shown_on(sys.stdout)(history_text(history)))
     return EXIT_OK

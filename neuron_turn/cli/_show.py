@@ -36,7 +36,7 @@ from ..loop._exit_text import exit_reason_text
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 from ._state_option import add_state_argument, open_state_store
-from ._visible import shown_on
+from ._visible import json_shown_on, shown_on
 
 __all__ = ["add_show_parser", "open_records"]
 
@@ -77,14 +77,15 @@ def show_command(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
         else:
-            print(listing_text(summaries))
+            # A title is a turn's input (a task a model delegated), a session any client's.
+            print(shown_on(sys.stdout)(listing_text(summaries)))
         return EXIT_OK
     record = asyncio.run(_record(args.state, args.turn))
     if record is None:
         _error(f"no turn {args.turn!r} is recorded; `neuron-turn show` lists the turns")
         return EXIT_NOT_FOUND
     if args.json:
-        print(record.model_dump_json(indent=2))
+        print(json_shown_on(sys.stdout)(record.model_dump_json(indent=2)))
     else:
         print(shown_on(sys.stdout)(record_text(record)))
     return EXIT_OK

@@ -39,7 +39,7 @@ from ..loop.events import (
     TurnEvent,
     event_json,
 )
-from ._visible import shown_on
+from ._visible import json_shown_on, shown_on
 
 _WIDTH: Final = 80
 
@@ -120,12 +120,14 @@ class JsonLinesPrinter:
     def __init__(self, out: TextIO) -> None:
         """Write to `out`."""
         self.out = out
+        self._shown = json_shown_on(out)
 
     def __call__(self, event: TurnEvent) -> None:
         """Write `event` as one line."""
         # As the layer0 wire writes JSON: a model's NaN or infinity goes out as null,
         # which every JSON reader takes (json.dumps would write a bare NaN).
-        self.out.write(to_json(event_json(event), inf_nan_mode="null").decode() + "\n")
+        line = to_json(event_json(event), inf_nan_mode="null").decode()
+        self.out.write(self._shown(line) + "\n")
         self.out.flush()
 
 

@@ -6,8 +6,10 @@ to rewrite the line above (an approval question showing a harmless call in
 place of the one that waits), set the window title or, on many terminals,
 write the clipboard. What a model or a tool's output says is untrusted, so on
 a terminal each control character (C0 but newline and tab, DEL, C1) is shown
-as its escape, `\x1b` for ESC; a line ending `\r\n` is a newline. Written
-to a pipe or a file, the text goes out as it is: a program reads it whole.
+as its escape, `\x1b` for ESC; a line ending `\r\n` is a newline. JSON (`--json`)
+on a terminal has its DEL and C1 controls written as JSON escapes (its writer
+escaped the rest), so it stays the same JSON. Written to a pipe or a file, the
+text goes out as it is: a program reads it whole.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Final, TextIO
 
 from ._waiting import on_terminal
 
-__all__ = ["shown_on", "visible"]
+__all__ = ["json_escaped", "json_shown_on", "shown_on", "visible"]
 
 _CONTROLS: Final = (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))
 _WRITTEN_OUT: Final = str.maketrans({code: f"\\x{code:02x}" for code in _CONTROLS})
+_JSON_ESCAPED: Final = str.maketrans({code: f"\\u{code:04x}" for code in _CONTROLS if code >= 0x7F})
+"""DEL and the C1 controls as JSON escapes. JSON writers escape C0 but leave these as
+they are, and a terminal acts on C1's 8-bit CSI and OSC as on ESC [ and ESC ]."""
 
 
 def visible(text: str) -> str:
@@ -30,6 +35,15 @@ def visible(text: str) -> str:
     return text.translate(_WRITTEN_OUT)
 
 
+def json_escaped(text: str) -> str:
+    r"""Return JSON `text` with DEL and each C1 control as its `\u00NN` escape: the same JSON.
+
+    Outside strings JSON holds ASCII only, so each is in a string, where the
+    escape means the same character.
+    """
+    return text.translate(_JSON_ESCAPED)
+
+
 def _as_is(text: str) -> str:
     return text
 
@@ -37,3 +51,11 @@ def _as_is(text: str) -> str:
 def shown_on(stream: TextIO) -> Callable[[str], str]:
     """Return what text written to `stream` goes through: `visible` on a terminal, else nothing."""
     return visible if on_terminal(stream) else _as_is
+
+
+def json_shown_on(stream: TextIO) -> Callable[[str], str]:
+    """Return what JSON written to `stream` goes through: `json_escaped` on a terminal, or nothing.
+
+    Piped, a program reads the JSON as it was made; on a terminal it is the same JSON.
+    """
+    return json_escaped if on_terminal(stream) else _as_is

@@ -473,8 +473,8 @@ def _one_answer(
     if pending:
         return pending
     note = stop_note(output, chat_.session, next_step="type the next message to go on")
-    if note is not None:
-        print(f"{_PROG}: {note}", file=err)
+    if note is not None:  # it may quote a hook's or a guardrail's words
+        print(shown_on(err)(f"{_PROG}: {note}"), file=err)
     return []
 
 
@@ -495,7 +495,7 @@ def _show_images(chat_: Chat, output: TurnOutput, err: TextIO) -> None:
         print(f"{_PROG}: error: --save-images: {exc}; {kept}", file=err)
         return
     for line in lines:
-        print(line, file=err)
+        print(shown_on(err)(line), file=err)  # a URL is the model's
 
 
 def _prompter(reader: _Reader, err: TextIO, printer: TextPrinter, waiting: WaitingLine) -> Prompter:
@@ -534,9 +534,10 @@ def _command(
     if name == "/tools":
         allowed = None if config is None else config.allowed_tools
         try:
-            print(runner.run(chat_.tools_text(allowed)), file=err)
+            # An MCP server's descriptions are its own words: on a terminal, shown inert.
+            print(shown_on(err)(runner.run(chat_.tools_text(allowed))), file=err)
         except ToolError as exc:  # an MCP server gone: said, and the chat goes on
-            print(f"{_PROG}: cannot list the tools: {exc}", file=err)
+            print(shown_on(err)(f"{_PROG}: cannot list the tools: {exc}"), file=err)
     elif name == "/cost":
         print(chat_.totals.text(), file=err)
     elif name == "/attach":

@@ -13,6 +13,8 @@ from typing import Final, TextIO
 
 from layer0 import Continue, HookAction, HookContext, HookPoint, ToolUseBlock
 
+from ._visible import shown_on
+
 __all__ = ["ProgressHook", "describe_event"]
 
 _CONTINUE: Final = Continue()
@@ -38,7 +40,8 @@ class ProgressHook:
 
     async def on_event(self, ctx: HookContext) -> HookAction:
         """Write the line for `ctx` and let the turn go on."""
-        self.stream.write(describe_event(ctx, width=self.width) + "\n")
+        # A model's answer and a tool's result are untrusted: on a terminal, shown inert.
+        self.stream.write(shown_on(self.stream)(describe_event(ctx, width=self.width)) + "\n")
         self.stream.flush()
         return _CONTINUE
 

@@ -48,7 +48,10 @@ DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     # GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained.
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     # JSON Web Tokens: header.payload.signature, header and payload start with `{"`.
-    re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+    # Only at the start of a run of token characters, not at every `-eyJ` inside one
+    # (`\b` allowed those): a run of them with no `.` was scanned once per start,
+    # quadratic time that froze the event loop for minutes on a megabyte of it.
+    re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     # Bearer tokens in Authorization headers and the like.
     re.compile(r"\b(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]+)"),
     # `password=...`, `api_key: "..."`, `"client_secret": "..."` inside free text.

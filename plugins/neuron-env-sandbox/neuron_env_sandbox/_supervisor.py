@@ -27,13 +27,15 @@ from ._procfs import end_tree, live, processes_of
 from ._wire import WireError, decode_error, decode_request, encode_error, encode_response
 from .errors import ChildFailedError, LimitExceededError
 
-__all__ = ["Launch", "supervise"]
+__all__ = ["MAX_CALLS", "Launch", "supervise"]
 
 _SCOPE: Final[TypeAdapter[Any]] = TypeAdapter(Scope)
 _TAIL: Final = 4000
 _REAP_POLLS: Final = 2000
 _REDACTED: Final = "[REDACTED]"
 _CHILD_EXTRA: Final = frozenset({"metadata"})
+MAX_CALLS: Final = 32
+"""The most calls of one child the parent serves at once (model calls, state reads)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +80,9 @@ class _Server:
     ) -> tuple[str, Any] | None:
         """Serve calls until the child sends its result (returned) or closes the channel."""
         calls: set[asyncio.Task[None]] = set()
+        # Each call served holds its answer until the child reads it: past MAX_CALLS at once,
+        # the next is not read until one ends, so a child that reads no reply stalls itself.
+        slots = asyncio.Semaphore(MAX_CALLS)
         try:
             while (message := await read_message(reader)) is not None:
                 kind, body = message
@@ -85,9 +90,11 @@ class _Server:
                     return kind, body
                 if kind != "call" or not isinstance(body, dict):
                     raise ChannelError(f"unexpected message {kind!r}")
+                await slots.acquire()
                 task = asyncio.create_task(self._answer(writer, body))
                 calls.add(task)
                 task.add_done_callback(calls.discard)
+                task.add_done_callback(lambda _: slots.release())
             return None
         finally:
             for task in calls:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from dataclasses import replace
@@ -10,10 +11,10 @@ import pytest
 from pydantic import JsonValue
 
 from layer0 import RetryableError
-from neuron_env_sandbox import ChildFailedError
-from neuron_env_sandbox._supervisor import Launch, _Server, supervise
+from neuron_env_sandbox import ChildFailedError, LimitExceededError
+from neuron_env_sandbox._supervisor import MAX_CALLS, Launch, _Server, supervise
 from neuron_env_sandbox._wire import decode_error, encode_request
-from neuron_turn import ProviderRequest
+from neuron_turn import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import MAX_RETRY_AFTER
 from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
 
@@ -144,3 +145,31 @@ async def test_a_memory_error_without_a_memory_limit_is_a_failure_not_a_limit() 
     with pytest.raises(ChildFailedError, match=r"exited \(1\)") as caught:
         await _supervise(_child(script))
     assert "MemoryError" in caught.value.stderr
+
+
+async def test_a_child_flooding_calls_has_at_most_max_calls_served_at_once() -> None:
+    # Each call served holds its answer (a model call's, a session's history) until the
+    # child reads it: a child that sends calls and reads no reply must not make the
+    # parent hold thousands.
+    running: list[int] = []
+    in_flight = 0
+
+    async def complete(request: ProviderRequest) -> ProviderResponse:
+        nonlocal in_flight
+        in_flight += 1
+        running.append(in_flight)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    sent = MAX_CALLS * 3
+    request = json.dumps(encode_request(ProviderRequest(model="m", messages=[])))
+    script = (
+        f"for n in range({sent}):\n"
+        f'    sys.stdout.write(\'{{"call": {{"id": %d, "method": "complete", '
+        f'"params": {request}}}}}\\n\' % n)\n'
+        "sys.stdout.flush(); sys.stdin.read()"
+    )
+    launch = replace(_child(script), wall_clock=1.0)
+    with pytest.raises(LimitExceededError):
+        await supervise(launch, {}, provider=FunctionProvider(complete), state=None, session=None)
+    assert max(running) == MAX_CALLS

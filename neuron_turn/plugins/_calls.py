@@ -17,6 +17,7 @@ from typing import Any, Final
 import pluggy
 
 from layer0 import Hook
+from neuron_hooks._points import as_points
 from neuron_tool.source import ToolSource, is_tool_source
 from neuron_tool.tool import ToolDyn
 
@@ -166,6 +167,9 @@ def _plugin_hook(
             "(it needs `points` and an `async def on_event`)"
         )
     qualified = f"{plugin}.{own}"
+    # Checked now, as HookRegistry.add will: a point misspelt would otherwise pass
+    # here and fail every turn built from the plugins, not just this plugin's load.
+    as_points(hook.points, owner=qualified)
     if any(other.name == qualified for other in found.hooks):
         raise ValueError(f"hook {own!r} is registered twice by this plugin; pass name=")
     return PluginHook(qualified, hook, observer, plugin)

@@ -46,6 +46,7 @@ from layer0 import (
 from layer0.money import parse_cost
 from neuron_tool import ToolError
 
+from ..loop._convert import HistoryFormatError
 from ..loop._exit_text import exit_reason_text
 from ..loop.hosted_tools import (
     HOSTED_TOOL_NAMES,
@@ -78,6 +79,8 @@ from ._errors import (
     EXIT_INTERRUPTED,
     EXIT_MODEL,
     EXIT_OK,
+    EXIT_STATE,
+    EXIT_UNSAVED,
     EXIT_USAGE,
     UsageError,
     classify,
@@ -93,8 +96,9 @@ from ._listing import listing_json, listing_text
 from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
 from ._process_end import end_process
-from ._prompt import add_prompt_arguments, read_prompt
+from ._prompt import add_prompt_arguments, read_prompt, utf8_text
 from ._reading import TooLargeError, read_bounded
+from ._restore import add_restore_parser
 from ._revoke import add_revoke_parser
 from ._sessions import (
     SessionApprovals,
@@ -104,11 +108,14 @@ from ._sessions import (
     history_text,
     list_sessions,
     read_history,
+    session_id,
+    session_to_use,
 )
 from ._show import add_show_parser
-from ._state_option import add_state_argument, open_state_store
+from ._state_option import add_state_argument, open_state_store, shown_state
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
+from ._unsaved import unsaved_line, unsaved_of
 from ._visible import json_shown_on, shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
@@ -167,6 +174,11 @@ def _main(argv: Sequence[str] | None) -> int:
             _error(str(exc))
             return EXIT_USAGE
         except (PluginError, ProviderError, Layer0Error, ToolError) as exc:
+            unsaved = unsaved_of(exc)
+            if unsaved is not None:
+                kept, line = unsaved_line(unsaved, exc, state=shown_state(getattr(args, "state", None)))
+                _error(line)
+                return EXIT_UNSAVED if kept else EXIT_STATE
             code, line = classify(exc, model=getattr(args, "model", None))
             if args.handler is _run_command:
                 line += kept_part_hint(args, _add_run_options, exc)
@@ -208,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_session_parsers(commands)
     add_show_parser(commands)
     add_revoke_parser(commands)
+    add_restore_parser(commands)
     add_fork_parser(commands)
     add_forget_parser(commands)
     add_ui_parser(commands)
@@ -227,7 +240,10 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     add_prompt_arguments(run)
     run.add_argument(
-        "--session", metavar="ID", help="continue this conversation (default: a new one)"
+        "--session",
+        type=session_to_use,
+        metavar="ID",
+        help="continue this conversation (default: a new one)",
     )
     _add_run_options(run)
     run.set_defaults(handler=_run_command)
@@ -391,7 +407,9 @@ def _add_chat_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    chat.add_argument("--session", metavar="ID", help="continue this conversation")
+    chat.add_argument(
+        "--session", type=session_to_use, metavar="ID", help="continue this conversation"
+    )
     _add_save_images_argument(chat)
     _add_limit_arguments(chat)  # each answer's own
     _add_allow_tool_argument(chat)
@@ -434,7 +452,9 @@ def _add_turn_arguments(parser: argparse.ArgumentParser) -> None:
         "set, else the embedded local model)",
     )
     add_option_argument(parser)
-    parser.add_argument("--system", default="", metavar="TEXT", help="the system prompt")
+    parser.add_argument(
+        "--system", default="", type=_unicode, metavar="TEXT", help="the system prompt"
+    )
     parser.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="use this plugin tool"
     )
@@ -559,6 +579,7 @@ def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
         "--stop",
         action="append",
         default=[],
+        type=_unicode,
         metavar="TEXT",
         help="end the answer where the model writes TEXT (repeat); a provider that does not "
         "take a setting refuses the run before any call",
@@ -965,7 +986,7 @@ def _add_session_parsers(commands: argparse._SubParsersAction[argparse.ArgumentP
     sessions.add_argument("--json", action="store_true", help="print JSON for machines")
     sessions.set_defaults(handler=_sessions_command)
     history = commands.add_parser("history", help="print one conversation")
-    history.add_argument("session", metavar="ID", help="the session id")
+    history.add_argument("session", type=session_id, metavar="ID", help="the session id")
     add_state_argument(history)
     history.add_argument("--json", action="store_true", help="print the stored JSON")
     history.set_defaults(handler=_history_command)
@@ -1009,8 +1030,16 @@ def _history_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.json:
         print(json_shown_on(sys.stdout)(json.dumps(history, indent=2, ensure_ascii=False)))
-    else:
-        print(shown_on(sys.stdout)(history_text(history)))
+        return EXIT_OK
+    try:
+        text = history_text(history)
+    except HistoryFormatError as exc:
+        _error(
+            f"the history of session {args.session!r} does not parse, {exc}; "
+            f"`neuron-turn history {args.session} --json` prints it as stored"
+        )
+        return EXIT_ERROR
+    print(shown_on(sys.stdout)(text))
     return EXIT_OK
 
 
@@ -1054,6 +1083,14 @@ def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def _unicode(text: str) -> str:
+    """Text sent to the model (`--system`, `--stop`): bytes that are not UTF-8 are refused."""
+    try:
+        return utf8_text(text, "it")
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _on_off(text: str) -> bool:

@@ -40,6 +40,7 @@ from ..loop.approval import (
 )
 from ._errors import EXIT_AWAITING_APPROVAL, chain_of
 from ._hosted_token import hosted_tool_text
+from ._sessions import session_id
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
@@ -110,7 +111,9 @@ def add_resume_parser(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    resume.add_argument("session", metavar="SESSION", help="the paused session's id")
+    resume.add_argument(
+        "session", type=session_id, metavar="SESSION", help="the paused session's id"
+    )
     decisions = resume.add_argument_group("decisions (one per pending call, in any order)")
     decisions.add_argument(
         "--approve", action=_Approve, metavar="ID", help="run call ID as the model asked"

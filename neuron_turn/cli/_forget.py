@@ -39,7 +39,7 @@ from ..loop.forget import (
 from ._approve import PROG
 from ._closing import close_resource
 from ._errors import EXIT_ERROR, EXIT_NOT_FOUND, EXIT_OK, EXIT_STATE, EXIT_USAGE
-from ._sessions import INDEX_PREFIX, RUNS_PREFIX, close_sessions
+from ._sessions import INDEX_PREFIX, RUNS_PREFIX, close_sessions, session_id
 from ._state_option import add_state_argument, open_state_store, shown_state
 from ._visible import shown_on
 from ._waiting import on_terminal
@@ -64,7 +64,7 @@ def add_forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "(`neuron-turn fork`) is a session of its own and stays. Says what will go and asks "
         "first; --yes does not ask (and is needed without a terminal).",
     )
-    forget.add_argument("session", metavar="SESSION", help="the session to forget")
+    forget.add_argument("session", type=session_id, metavar="SESSION", help="the session to forget")
     forget.add_argument("--yes", action="store_true", help="do not ask: forget it")
     forget.add_argument(
         "--only-this",

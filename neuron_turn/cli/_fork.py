@@ -38,7 +38,14 @@ from ._errors import (
     EXIT_OK,
     EXIT_USAGE,
 )
-from ._sessions import close_sessions, continue_hint, read_history, record_fork
+from ._sessions import (
+    close_sessions,
+    continue_hint,
+    read_history,
+    record_fork,
+    session_id,
+    session_to_use,
+)
 from ._state_option import add_state_argument, open_state_store, shown_state
 from ._visible import shown_on
 
@@ -57,14 +64,14 @@ def add_fork_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "never does. A turn that waits for approval cannot end a fork; the decisions given "
         "for good (`--always`) and the memory of SESSION are not copied.",
     )
-    fork.add_argument("session", metavar="SESSION", help="the session to fork")
+    fork.add_argument("session", type=session_id, metavar="SESSION", help="the session to fork")
     fork.add_argument(
         "--turns", type=int, metavar="N", help="copy its first N turns (default: all of them)"
     )
     fork.add_argument(
         "--as",
         dest="into",
-        type=_session_id,
+        type=session_to_use,
         metavar="NEW_ID",
         help="the new session's id, one that holds nothing yet (default: a fresh id)",
     )
@@ -154,12 +161,6 @@ def _forked_line(forked: ForkedSession) -> str:
     else:
         copied = "its one turn" if forked.turns == 1 else f"all {forked.turns} turns"
     return f"forked {copied} of session {forked.source!r} into {continue_hint(forked.session)}"
-
-
-def _session_id(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("a session id is not blank")
-    return text
 
 
 def _say(line: str) -> None:

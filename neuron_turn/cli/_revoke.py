@@ -20,6 +20,7 @@ from ..loop.standing import STANDING_KEY, standing_from_json, standing_json
 from ._approve import PROG
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK
+from ._sessions import session_id
 from ._state_option import add_state_argument, open_state_store
 from ._visible import shown_on
 
@@ -35,7 +36,7 @@ def add_revoke_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "`always` or `never`, `resume --always`): all of them, or those of the TOOLs named. "
         "Those tools' later calls wait for a person again. `neuron-turn sessions` lists them.",
     )
-    revoke.add_argument("session", metavar="SESSION", help="the session's id")
+    revoke.add_argument("session", type=session_id, metavar="SESSION", help="the session's id")
     revoke.add_argument("tools", nargs="*", metavar="TOOL", help="only these tools' decisions")
     add_state_argument(revoke)
     revoke.set_defaults(handler=revoke_command)

@@ -13,21 +13,24 @@ entry's `runs` field holds only runs recorded before those keys existed.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import difflib
 import uuid
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from pydantic import JsonValue
 
 from layer0 import Content, Layer0Error, SessionScope, StateReader, StateStore
 
-from ..loop._convert import TOOL_FILES_TYPE, HistoryFormatError, history_from_json
+from ..loop._convert import TOOL_FILES_TYPE, history_from_json
 from ..loop._file_names import file_named, tool_files_named
 from ..loop._turn_starts import turn_starts
 from ..loop.standing import StandingDecision, read_standing
 from ..loop.waiting import waiting_calls
+from ._errors import UsageError
+from ._prompt import utf8_text
 
 if TYPE_CHECKING:
     from ..loop.fork import ForkedSession
@@ -39,6 +42,30 @@ RUNS_PREFIX: Final = "neuron-turn/runs/"
 """Keys of the runs, one per run (`<prefix><session>/<time>-<id>`), in the global scope."""
 
 _TITLE_LENGTH: Final = 80
+
+
+def session_id(text: str) -> str:
+    """A session id the command line names: Unicode text (argparse's type for it).
+
+    An argument whose bytes are not UTF-8 reaches Python as lone surrogates,
+    which no store keeps: it is a usage error naming the byte, not a state
+    file's error.
+    """
+    try:
+        return utf8_text(text, "the session id")
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def session_to_use(text: str) -> str:
+    """A session id a run goes on in or starts: `session_id`, and not blank.
+
+    A blank one would be taken as none, the turn run in a fresh session the
+    command did not name.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a session id is not blank")
+    return session_id(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,12 +191,15 @@ def history_text(history: JsonValue) -> str:
 
     The message that starts each turn says which (`user (turn 2): ...`), as `neuron-turn
     fork --turns N` and `chat`'s `/back N` count them.
+
+    Raises:
+        HistoryFormatError: the history does not parse (a turn on the session refuses it too).
     """
-    if not isinstance(history, list):
-        return f"(history is not a list: {history!r})"
-    opening = _turn_openings(history)
+    messages = history_from_json(history)
+    stored = cast("list[JsonValue]", history)  # it parsed: a list of messages
+    opening = {start: number for number, start in enumerate(turn_starts(messages), 1)}
     lines = []
-    for index, message in enumerate(history):
+    for index, message in enumerate(stored):
         if not isinstance(message, dict):
             continue
         content = Content.model_validate(message.get("content", ""))
@@ -177,15 +207,6 @@ def history_text(history: JsonValue) -> str:
         role = f"{message.get('role', '?')}" + ("" if turn is None else f" (turn {turn})")
         lines.append(f"{role}: {_content_text(content)}")
     return "\n".join(lines)
-
-
-def _turn_openings(history: list[JsonValue]) -> dict[int, int]:
-    """Each turn's opening message's index, to its turn's number (none if it does not parse)."""
-    try:
-        messages = history_from_json(history)
-    except HistoryFormatError:
-        return {}
-    return {start: number for number, start in enumerate(turn_starts(messages), 1)}
 
 
 def continue_hint(session: str) -> str:

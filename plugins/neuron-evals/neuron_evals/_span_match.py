@@ -8,6 +8,7 @@ stops after `span_query.QUERY_STEP_LIMIT` visited spans instead of hanging the r
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -170,6 +171,77 @@ def _checked(query: object) -> tuple[CompiledQuery, SpanQuery]:
     return _compiled(checked, ""), checked
 
 
+_PARSER: Final[Any] = importlib.import_module("re._parser")
+"""The `re` module's own pattern parser (private to CPython since 3.11, as `sre_parse`
+before): the shape of a pattern, read as `re` reads it."""
+_REPEATS: Final = frozenset({"MAX_REPEAT", "MIN_REPEAT"})
+"""Repeats that backtrack; a possessive one and an atomic group never do."""
+_FENCES: Final = frozenset({"POSSESSIVE_REPEAT", "ATOMIC_GROUP"})
+_ONE_CHARACTER: Final = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY", "CATEGORY"})
+
+
+def _backtracks(pattern: Any) -> bool:
+    """Whether a repeat varying past one is all a repeating group must match: `(a+)+`, `(a*b?)*`.
+
+    Such a pattern backtracks exponentially on a name that almost matches (a
+    span's name may hold what a model wrote: a tool's name). A group that must
+    also match something else (`(-[a-z]+)*`) splits its repetitions and is let
+    through. Walked without recursion.
+    """
+    stack: list[Any] = [pattern]
+    while stack:
+        for op, av in stack.pop():
+            name = str(op)
+            if name in _FENCES:
+                continue
+            if name in _REPEATS:
+                _, high, body = av
+                if high > 1 and _varies(body) and not _anchored(body):
+                    return True
+                stack.append(body)
+            else:
+                stack.extend(_subpatterns(av))
+    return False
+
+
+def _varies(pattern: Any) -> bool:
+    """Whether `pattern` holds, outside any fence, a repeat that may match more than once."""
+    stack: list[Any] = [pattern]
+    while stack:
+        for op, av in stack.pop():
+            name = str(op)
+            if name in _FENCES:
+                continue
+            if name in _REPEATS and av[1] > 1 and av[1] != av[0]:
+                return True
+            stack.extend(_subpatterns(av))
+    return False
+
+
+def _anchored(pattern: Any) -> bool:
+    """Whether `pattern` must match something besides what repeats in it (`-` in `-[a-z]+`)."""
+    for op, av in pattern:
+        name = str(op)
+        if name in _ONE_CHARACTER:
+            return True
+        if name == "SUBPATTERN" and _anchored(av[3]):
+            return True
+    return False
+
+
+def _subpatterns(av: Any) -> list[Any]:
+    """The sub-patterns an opcode's argument holds (a group's, a branch's, a lookaround's)."""
+    found: list[Any] = []
+    pending = [av]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, _PARSER.SubPattern):
+            found.append(value)
+        elif isinstance(value, tuple | list):
+            pending.extend(value)
+    return found
+
+
 def _seconds(value: float | timedelta) -> timedelta:
     return value if isinstance(value, timedelta) else timedelta(seconds=value)
 
@@ -184,13 +256,18 @@ def _compiled(query: SpanQuery, path: str) -> CompiledQuery:
     regex = None
     pattern = query.get("name_matches_regex")
     if pattern is not None:
+        where = _joined(path, "name_matches_regex")
         try:
             regex = re.compile(pattern)
         except (re.error, RecursionError, OverflowError) as exc:
+            raise SpanQueryError(where, f"{pattern!r} is not a regular expression: {exc}") from exc
+        if _backtracks(_PARSER.parse(pattern)):
             raise SpanQueryError(
-                _joined(path, "name_matches_regex"),
-                f"{pattern!r} is not a regular expression: {exc}",
-            ) from exc
+                where,
+                f"{pattern!r} repeats a repetition ((a+)+): on a span name a model wrote it "
+                "can take hours; repeat once, or make the inner one possessive (a++) or "
+                "atomic ((?>a+))",
+            )
     # Read by name in loops: the keys are validated, their values typed as above.
     by_key = cast(Mapping[str, Any], query)
     lists: dict[str, tuple[CompiledQuery, ...]] = {}

@@ -10,7 +10,9 @@ raises what neuron-orch-local raises for the same failure.
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio.exceptions import ApplicationError, FailureError
@@ -31,12 +33,17 @@ from layer0 import (
 )
 
 __all__ = [
+    "MAX_RETRY_AFTER_MS",
     "FailureInfo",
     "application_error",
     "first_application_error",
     "orch_error",
+    "retry_after_ms",
     "workflow_failure",
 ]
+
+MAX_RETRY_AFTER_MS: Final = 24 * 60 * 60 * 1000
+"""The longest wait a `retry_after` schedules (a day, as `neuron_turn`'s providers hold it)."""
 
 
 class FailureInfo(BaseModel):
@@ -67,9 +74,10 @@ def application_error(exc: BaseException) -> ApplicationError:
     """
     info = FailureInfo()
     delay: timedelta | None = None
-    if isinstance(exc, RetryableError) and exc.retry_after is not None:
-        info = FailureInfo(retry_after_ms=round(exc.retry_after * 1000))
-        delay = timedelta(seconds=exc.retry_after)
+    after = retry_after_ms(exc.retry_after) if isinstance(exc, RetryableError) else None
+    if after is not None:
+        info = FailureInfo(retry_after_ms=after)
+        delay = timedelta(milliseconds=after)
     elif isinstance(exc, ToolExecutionError):
         info = FailureInfo(tool=exc.tool, tool_message=exc.message)
     elif isinstance(exc, AgentNotFound):
@@ -84,6 +92,22 @@ def application_error(exc: BaseException) -> ApplicationError:
         non_retryable=not retryable,
         next_retry_delay=delay,
     )
+
+
+def retry_after_ms(retry_after: object) -> int | None:
+    """Return `retry_after` (seconds) as the milliseconds a retry waits: 0 to a day, or None.
+
+    Any `RetryableError` may carry one, not only a provider's (which are bounded
+    already): 1e300 must not overflow the timedelta Temporal schedules with (the
+    conversion failed the turn with OverflowError, not its error), nor NaN or
+    infinity fail rounding. Those two, or a value that is no number, say nothing
+    (None: the policy's backoff); a negative one is no wait.
+    """
+    if isinstance(retry_after, bool) or not isinstance(retry_after, int | float):
+        return None
+    if math.isnan(retry_after) or math.isinf(retry_after):
+        return None
+    return round(min(max(float(retry_after), 0.0), MAX_RETRY_AFTER_MS / 1000) * 1000)
 
 
 def first_application_error(exc: BaseException) -> ApplicationError | None:

@@ -58,7 +58,7 @@ from neuron_orch_local import (
 from neuron_turn import PendingCall, answering, checkpointing, waiting_calls
 
 from ._answers import run_delegation
-from ._failures import application_error
+from ._failures import application_error, retry_after_ms
 from ._plan import check_effects
 from ._progress import execute_reporting
 from .errors import PayloadTooLargeError
@@ -500,12 +500,11 @@ def _interruption(
             return None
     else:
         message, last = str(exc), not (isinstance(exc, RetryableError) or untried_models(exc))
-    after = getattr(exc, "retry_after", None)
     return Interruption(
         continuation=partial.continuation if continues_partial_turns(turn) else request.input,
         error=type(exc).__name__,
         message=message,
-        retry_after_ms=None if after is None else round(after * 1000),
+        retry_after_ms=retry_after_ms(getattr(exc, "retry_after", None)),
         attempts=activity.info().attempt,
         last=last,
     )

@@ -102,7 +102,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from ._delegating import delegating
-    from ._failures import FailureInfo, workflow_failure
+    from ._failures import MAX_RETRY_AFTER_MS, FailureInfo, workflow_failure
     from ._query import WorkflowView
     from .approvals import (
         AwaitingApproval,
@@ -1001,7 +1001,8 @@ class _Tries:
         if interruption.last or self.used >= self.policy.max_attempts:
             return None
         if interruption.retry_after_ms is not None:
-            wait = _ms(interruption.retry_after_ms)
+            # Bounded where the activity sets it; held here too for a worker that did not.
+            wait = _ms(min(max(interruption.retry_after_ms, 0), MAX_RETRY_AFTER_MS))
         else:
             seconds = self.policy.wait(self.used, None, 0.0)
             assert seconds is not None  # only a retry_after can be refused

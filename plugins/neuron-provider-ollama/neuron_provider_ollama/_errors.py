@@ -145,7 +145,7 @@ def _api_message(body: str) -> str | None:
     """Return the `error` text of an Ollama error body, or None when the body is not one."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
         return None
     if not isinstance(data, dict):
         return None

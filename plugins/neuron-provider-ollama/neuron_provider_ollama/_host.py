@@ -32,9 +32,11 @@ def parse_host(host: str) -> str:
     (`https://ollama.com` → `https://ollama.com:443`). A path is kept.
 
     Raises:
-        ValueError: the scheme is not http or https, or the port is not a number.
+        ValueError: the scheme is not http or https, the port is not a number, or
+            the host holds credentials.
     """
     host = host.strip()
+    _refuse_credentials(host)
     scheme, sep, rest = host.partition("://")
     if not sep:
         scheme, rest, default_port = "http", host, _DEFAULT_PORT
@@ -64,9 +66,26 @@ def resolve_base_url(base_url: str | None, environ: Mapping[str, str] | None = N
     """
     env = os.environ if environ is None else environ
     if base_url is not None and base_url.strip():
+        _refuse_credentials(base_url)
         if "://" in base_url:
             parse_host(base_url)  # validates the scheme and port
             return base_url.strip().rstrip("/")
         return parse_host(base_url)
     host = env.get(HOST_ENV, "").strip()
     return parse_host(host) if host else DEFAULT_BASE_URL
+
+
+def _refuse_credentials(host: str) -> None:
+    """Refuse `user:password@` in `host`, without repeating it.
+
+    Why: every log line and error names the server's URL, so a password in it
+    would go wherever they go; the `ollama` CLI itself drops it without a word.
+    """
+    scheme, sep, rest = host.strip().partition("://")
+    netloc = (rest if sep else scheme).split("/", 1)[0]
+    if "@" in netloc:
+        raise ValueError(
+            "the Ollama host holds credentials (user:password@), which every log line and "
+            "error naming the server would show; give a key as api_key= (or OLLAMA_API_KEY), "
+            "or an httpx.AsyncClient that authenticates as client="
+        )

@@ -46,6 +46,7 @@ from layer0 import EnvironmentSpec, TurnInput, TurnOutput
 from ._bwrap import WORKSPACE, bwrap_argv
 from ._child_environment import ChildEnvironment, Prepared, owned_by, user_processes
 from ._code import code_paths
+from ._procfs import processes_of
 from ._spec import BUBBLEWRAP, check_boundaries, network_allowed
 from ._supervisor import Launch
 from .errors import ChildFailedError, SandboxUnavailableError
@@ -81,7 +82,8 @@ class SandboxEnvironment(ChildEnvironment):
 
         `bwrap` is looked up on PATH now, so a missing bubblewrap fails early;
         `run_as` is the uid the child drops to when started as root (default:
-        a fresh one per run).
+        a fresh one per run); every process of it is killed when a run ends, so a
+        run whose `run_as` already runs processes is refused.
 
         Raises:
             SandboxUnavailableError: `bwrap` is not installed.
@@ -110,7 +112,8 @@ class SandboxEnvironment(ChildEnvironment):
         """Run one turn in the sandbox; see `ChildEnvironment.run` for the errors.
 
         Raises:
-            SandboxUnavailableError: bubblewrap could not create the sandbox here.
+            SandboxUnavailableError: bubblewrap could not create the sandbox here, or
+                `run_as` names a uid that runs processes now.
         """
         try:
             return await super().run(input, spec)
@@ -121,6 +124,27 @@ class SandboxEnvironment(ChildEnvironment):
                 ) from exc
             raise
 
+    def _uid(self) -> int:
+        """The uid this run drops to: one no process runs as, since all of its are killed after.
+
+        Raises:
+            SandboxUnavailableError: `run_as` names a uid that runs processes now (a user of
+                this machine, or another run), which the run's end would kill.
+        """
+        if self.run_as is None:
+            while processes_of(uid := random.SystemRandom().choice(_UIDS)):
+                pass
+            return uid
+        running = processes_of(self.run_as)
+        if running:
+            raise SandboxUnavailableError(
+                f"{self.label} would run as uid {self.run_as}, which runs {len(running)} "
+                "process(es) now (a user of this machine, or another run); every process of "
+                "the sandbox's uid is killed when its run ends, so give a uid nothing else uses "
+                "(or leave run_as unset for a fresh one per run)"
+            )
+        return self.run_as
+
     def launch(self, prepared: Prepared, spec: EnvironmentSpec) -> Launch:
         """Start the child module inside `bwrap`."""
         limits = prepared.limits
@@ -128,7 +152,7 @@ class SandboxEnvironment(ChildEnvironment):
         as_root = os.geteuid() == 0
         uid = None
         if as_root:
-            uid = self.run_as if self.run_as is not None else random.SystemRandom().choice(_UIDS)
+            uid = self._uid()
             owned_by(prepared.workspace, uid)
         elif limits.processes is not None:
             rlimits["RLIMIT_NPROC"] = user_processes() + limits.processes

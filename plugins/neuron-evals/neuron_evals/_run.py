@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
@@ -74,6 +75,7 @@ def results_of(
 
     Raises:
         TypeError: a value is not a bool, int, float or str.
+        ValueError: a value is a NaN or infinite float.
     """
     items = output.items() if isinstance(output, dict) else [(evaluator.result_name(), output)]
     found: list[tuple[str, EvaluationScalar, str | None]] = []
@@ -88,6 +90,9 @@ def results_of(
         )
         if not isinstance(value, bool | int | float | str):
             raise TypeError(f"returned {type(value).__name__}, not bool, int, float or str")
+        if isinstance(value, float) and not math.isfinite(value):
+            # A mean over it would be NaN too, and a report's JSON has no NaN or infinity.
+            raise ValueError(f"returned {value!r} for {name!r}; a score must be a finite number")
         found.append((name, value, reason))
     return found
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import secrets
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -276,3 +279,31 @@ def dataset_text(
     if schema_ref is not None:
         text = f"# yaml-language-server: $schema={schema_ref}\n{text}"
     return text
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all, keeping an existing file's permissions.
+
+    The text goes to a new file beside it, renamed over `path` once complete: a
+    full disk or a crash midway leaves the old file as it was, never half of it.
+
+    Raises:
+        DatasetFileError: the file cannot be written (the reason named).
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            if mode is not None:
+                os.chmod(temporary, mode)
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise DatasetFileError(path, f"cannot write it: {exc.strerror or exc}") from exc

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._files import dataset_text, read_dataset
+from ._files import dataset_text, read_dataset, write_whole
 from ._run import Task, run_case, task_name
 from ._run_spans import RunSpans
 from ._run_tracing import run_spans
@@ -177,16 +177,18 @@ class Dataset:
         names the dataset's own custom evaluators and `custom_evaluators`.
         The file then points at it, relatively: a JSON file by its `$schema`
         key, a YAML one by a first line `# yaml-language-server: $schema=...`.
-        Nothing is written when anything is wrong.
+        Nothing is written when anything is wrong, and each file is written
+        whole or not at all (a full disk midway leaves the old one as it was).
 
         Raises:
             DatasetFileError: an unknown suffix, an evaluator that holds a
                 Python object with no form in a file (`ValidatesAs`), two
-                evaluators of one name, or `schema_path` is `path` itself.
+                evaluators of one name, `schema_path` is `path` itself, or a
+                file cannot be written (its folder is missing, it is read-only).
         """
         path = Path(path)
         if schema_path is None:
-            path.write_text(self._text(path), encoding="utf-8")
+            write_whole(path, self._text(path))
             return
         schema_file = path.parent / schema_path
         if schema_file.resolve() == path.resolve():
@@ -207,8 +209,8 @@ class Dataset:
             schema = dataset_schema(custom)
         except (EvalsError, ValueError) as exc:
             raise DatasetFileError(schema_file, str(exc)) from exc
-        schema_file.write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        path.write_text(text, encoding="utf-8")
+        write_whole(schema_file, json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
+        write_whole(path, text)
 
     def _text(self, path: Path, schema_ref: str | None = None) -> str:
         return dataset_text(

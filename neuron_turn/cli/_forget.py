@@ -39,7 +39,7 @@ from ..loop.forget import (
 from ._approve import PROG
 from ._closing import close_resource
 from ._errors import EXIT_ERROR, EXIT_NOT_FOUND, EXIT_OK, EXIT_STATE, EXIT_USAGE
-from ._sessions import INDEX_PREFIX, RUNS_PREFIX, close_sessions, session_id
+from ._sessions import INDEX_PREFIX, close_sessions, run_keys, session_id
 from ._state_option import add_state_argument, open_state_store, shown_state
 from ._visible import shown_on
 from ._waiting import on_terminal
@@ -131,7 +131,7 @@ async def _forget(state: str | None, session: str, delegated: bool) -> Forgotten
 async def _listed_keys(store: StateReader, session: str) -> list[tuple[Scope, str]]:
     """The command line's keys of `session` in the global scope: its index line, its runs."""
     index = INDEX_PREFIX + session
-    runs = await store.list("global", f"{RUNS_PREFIX}{session}/")
+    runs = await run_keys(store, session)
     found = [index] if await store.read("global", index) is not None else []
     return [("global", key) for key in [*found, *runs]]
 

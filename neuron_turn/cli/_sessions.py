@@ -128,9 +128,20 @@ async def list_sessions(store: StateReader) -> list[SessionEntry]:
         value = await store.read("global", key)
         if isinstance(value, dict):
             entry = _entry(key.removeprefix(INDEX_PREFIX), value)
-            runs = await store.list("global", f"{RUNS_PREFIX}{entry.session}/")
+            runs = await run_keys(store, entry.session)
             entries.append(replace(entry, runs=entry.runs + len(runs)))
     return sorted(entries, key=lambda entry: entry.updated, reverse=True)
+
+
+async def run_keys(store: StateReader, session: str) -> list[str]:
+    """Return the keys of `session`'s runs (those of no other session).
+
+    A session's id may hold `/`: the runs of `a/b` are listed under the prefix
+    of `a`'s too (`<prefix>a/b/<time>-<id>`), so only the keys with nothing
+    after that prefix but `<time>-<id>` are `a`'s.
+    """
+    prefix = f"{RUNS_PREFIX}{session}/"
+    return [key for key in await store.list("global", prefix) if "/" not in key[len(prefix) :]]
 
 
 async def read_history(store: StateReader, session: str) -> JsonValue | None:

@@ -7,8 +7,8 @@ from .errors import (
     LimitExceededError,
     MissingCredentialError,
     SandboxUnavailableError,
+    UnsafeWorkspaceError,
     UnsupportedSpecError,
-    WorkspaceLinkError,
 )
 from .limits import ProcessLimits, parse_bytes, parse_seconds
 from .local import LocalEnvironment
@@ -30,8 +30,8 @@ __all__ = [
     "SandboxUnavailableError",
     "StaticCredentials",
     "TurnRecipe",
+    "UnsafeWorkspaceError",
     "UnsupportedSpecError",
-    "WorkspaceLinkError",
     "parse_bytes",
     "parse_seconds",
 ]

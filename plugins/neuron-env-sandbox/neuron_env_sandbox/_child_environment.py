@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -35,7 +36,7 @@ from ._procfs import processes_of
 from ._spec import check_credentials, relative_path
 from ._supervisor import Launch, supervise
 from .credentials import CredentialSource, EnvCredentials
-from .errors import IsolationRequiredError, WorkspaceLinkError
+from .errors import IsolationRequiredError, UnsafeWorkspaceError
 from .limits import ProcessLimits
 from .recipe import TurnRecipe
 
@@ -255,8 +256,8 @@ class ChildEnvironment:
     ) -> None:
         try:
             _write(workspace, relative, content, mode=mode)
-        except _LinkOnPath as link:
-            raise WorkspaceLinkError(self.label, what, str(link)) from None
+        except _Unsafe as unsafe:
+            raise UnsafeWorkspaceError(self.label, what, *unsafe.args) from None
 
     def python_argv(self, settings: str) -> list[str]:
         """Return the command line that runs the child module with `settings`."""
@@ -267,15 +268,19 @@ class ChildEnvironment:
         return [str(import_root(module)) for module in self.recipe.plugins]
 
 
-class _LinkOnPath(Exception):
-    """A component of a path to write in the workspace is a symbolic link (its relative path)."""
+class _Unsafe(Exception):
+    """A path to write in the workspace, and what makes it unsafe to write."""
+
+
+_LINK: Final = "is a symbolic link, which could lead outside it"
 
 
 def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -> None:
-    """Write `content` at `relative` in `workspace`, through no symbolic link.
+    """Write `content` at `relative` in `workspace`, through no symbolic link, into a file only.
 
     A kept workspace holds what the child left there: a link on the path would
-    make the parent write (and create directories) wherever it points, outside.
+    make the parent write (and create directories) wherever it points, outside;
+    a FIFO would hold the open (and the parent's event loop) forever.
     """
     parts = PurePosixPath(relative).parts
     data = content.encode() if isinstance(content, str) else content
@@ -283,7 +288,7 @@ def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -
     try:
         for depth, part in enumerate(parts):
             if _is_link(part, directory):
-                raise _LinkOnPath(str(PurePosixPath(*parts[: depth + 1])))
+                raise _Unsafe(str(PurePosixPath(*parts[: depth + 1])), _LINK)
             if depth == len(parts) - 1:
                 break
             with contextlib.suppress(FileExistsError):
@@ -291,11 +296,21 @@ def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -
             inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory)
             os.close(directory)
             directory = inner
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-        descriptor = os.open(parts[-1], flags, mode, dir_fd=directory)
+        # Non-blocking: a FIFO without a reader fails (ENXIO) instead of waiting for one.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        try:
+            descriptor = os.open(parts[-1], flags, mode, dir_fd=directory)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            raise _Unsafe(relative, "is a FIFO or socket, not a file") from None
     finally:
         os.close(directory)
     with os.fdopen(descriptor, "wb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise _Unsafe(relative, "is not a regular file")
+        os.set_blocking(descriptor, True)
+        file.truncate()
         file.write(data)
 
 

@@ -4,7 +4,7 @@
     ├── layer0.ProvisionFailed
     │   ├── UnsupportedSpecError     the spec asks for what this environment cannot enforce
     │   ├── SandboxUnavailableError  bubblewrap is missing or cannot create its namespaces
-    │   └── WorkspaceLinkError       a file to write into the workspace has a symlink on its path
+    │   └── UnsafeWorkspaceError     a file to write into a kept workspace is a link or no file
     ├── layer0.CredentialFailed
     │   └── MissingCredentialError   a credential reference resolves to nothing
     ├── layer0.ResourceExceeded
@@ -35,7 +35,6 @@ __all__ = [
     "MissingCredentialError",
     "SandboxUnavailableError",
     "UnsupportedSpecError",
-    "WorkspaceLinkError",
 ]
 
 
@@ -52,20 +51,20 @@ class SandboxUnavailableError(ProvisionFailed):
     """bubblewrap is not installed, or it could not set the sandbox up on this machine."""
 
 
-class WorkspaceLinkError(ProvisionFailed):
-    """A file the parent writes into a kept workspace would go through a symbolic link.
+class UnsafeWorkspaceError(ProvisionFailed):
+    """A file the parent writes into a kept workspace is a link on its path, or not a file.
 
-    A run before may have left the link (the child owns the workspace), pointing
-    anywhere on the host; the parent writes nothing through it.
+    A run before may have left it (the child owns the workspace): a symbolic link
+    pointing anywhere on the host, or a FIFO an open would wait on forever. The
+    parent writes nothing through or into it.
     """
 
-    def __init__(self, environment: str, what: str, link: str) -> None:
+    def __init__(self, environment: str, what: str, path: str, problem: str) -> None:
         self.environment = environment
-        self.link = link
+        self.path = path
         super().__init__(
-            f"{environment} did not write {what}: {link!r} in the workspace is a symbolic "
-            "link (left by an earlier run?), which could lead outside it; remove it or use "
-            "a fresh workspace"
+            f"{environment} did not write {what}: {path!r} in the workspace {problem} "
+            "(left by an earlier run?); remove it or use a fresh workspace"
         )
 
 

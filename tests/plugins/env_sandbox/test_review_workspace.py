@@ -14,7 +14,7 @@ from neuron_env_sandbox import (
     ProcessEnvironment,
     SandboxEnvironment,
     StaticCredentials,
-    WorkspaceLinkError,
+    UnsafeWorkspaceError,
 )
 from neuron_env_sandbox._child_environment import remove_workspace
 from neuron_turn.testing import ScriptedProvider, text_response
@@ -43,7 +43,7 @@ async def test_a_callers_file_is_not_written_through_a_link_left_in_the_workspac
 ) -> None:
     workspace, outside = _kept(tmp_path)
     environment = _environment(workspace, files={"conf/deep/settings.toml": "x = 1"})
-    with pytest.raises(WorkspaceLinkError, match="'conf' in the workspace is a symbolic link"):
+    with pytest.raises(UnsafeWorkspaceError, match="'conf' in the workspace is a symbolic link"):
         await environment.run(TurnInput(message="go", trigger="user"), EnvironmentSpec())
     assert list(outside.iterdir()) == []
 
@@ -63,6 +63,16 @@ async def test_a_credential_is_not_written_through_a_link_left_in_the_workspace(
             await environment.run(TurnInput(message="go", trigger="user"), spec)
         assert "k-123" not in str(err.value)
     assert list(outside.iterdir()) == []
+
+
+async def test_a_fifo_left_in_the_workspace_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # Opened to write, a FIFO waits for a reader: the parent (and its event loop) would hang.
+    workspace = tmp_path / "workspace"
+    (workspace / "task").mkdir(parents=True)
+    os.mkfifo(workspace / "task" / "README")
+    environment = _environment(workspace, files={"task/README": "fix the bug"})
+    with pytest.raises(UnsafeWorkspaceError, match="'task/README' in the workspace is a FIFO"):
+        await environment.run(TurnInput(message="go", trigger="user"), EnvironmentSpec())
 
 
 async def test_files_in_a_kept_workspace_are_written_in_its_own_directories(
@@ -87,7 +97,7 @@ async def test_a_sandboxed_run_cannot_aim_the_next_runs_files_outside_its_worksp
         SandboxEnvironment, "shell", {"command": f"ln -s {outside} conf"}, workspace=workspace
     )
     assert (workspace / "conf").is_symlink()
-    with pytest.raises(WorkspaceLinkError, match="'conf'"):
+    with pytest.raises(UnsafeWorkspaceError, match="'conf'"):
         await call_tool(
             SandboxEnvironment,
             "shell",

@@ -23,9 +23,15 @@ _OPTIONAL: Final = frozenset(
 )
 
 
+_CONTROLS: Final = (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))
+_WRITTEN_OUT: Final = str.maketrans({code: f"\\x{code:02x}" for code in _CONTROLS})
+"""Each control character as its escape: a report is printed to terminals, and a model's
+output holding ESC sequences would clear the screen or rewrite the lines above."""
+
+
 def cut(text: str, width: int) -> str:
-    """`text` on one line, cut to `width` characters with an ellipsis."""
-    line = " ".join(text.split())
+    """`text` on one line, its control characters written out, cut to `width` characters."""
+    line = " ".join(text.split()).translate(_WRITTEN_OUT)
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
 
 

@@ -20,7 +20,10 @@ from temporalio.exceptions import ApplicationError, FailureError
 import layer0
 from layer0 import (
     AgentNotFound,
+    CustomEffect,
+    DeleteMemoryEffect,
     DispatchFailed,
+    HistoryAppend,
     Layer0Error,
     OrchError,
     PartialTurn,
@@ -30,13 +33,18 @@ from layer0 import (
     TurnInput,
     TurnOutput,
     WorkflowNotFound,
+    WriteMemoryEffect,
 )
+from neuron_orch_local import MemoryNotAppliedError
+
+from .messages import MemoryEffect
 
 __all__ = [
     "MAX_RETRY_AFTER_MS",
     "FailureInfo",
     "application_error",
     "first_application_error",
+    "memory_not_applied",
     "orch_error",
     "retry_after_ms",
     "workflow_failure",
@@ -63,6 +71,10 @@ class FailureInfo(BaseModel):
     workflow failed (the caller's error gets it back as `partial`)."""
     continuation: TurnInput | None = None
     """The input that continues that turn, when dispatched later."""
+    memory: tuple[MemoryEffect, ...] | None = None
+    """The memory effects of a turn the store refused (its history append among them), for
+    the caller's `MemoryNotAppliedError` to hand on: the turn ran, its exchange must not be
+    lost with the error."""
 
 
 def application_error(exc: BaseException) -> ApplicationError:
@@ -152,6 +164,18 @@ def workflow_failure(
     return ApplicationError(message, info, type=kind, non_retryable=True)
 
 
+def memory_not_applied(exc: BaseException, effects: tuple[MemoryEffect, ...]) -> ApplicationError:
+    """Return the failure of a workflow whose turn's memory effects the store refused.
+
+    `exc` is the failure of the activity that applied them, retried as the policy
+    allows; the effects go with it, for the caller's `MemoryNotAppliedError`.
+    """
+    inner = first_application_error(exc)
+    message = _messages(exc) if inner is None else inner.message
+    info = FailureInfo(memory=effects)
+    return ApplicationError(message, info, type=MemoryNotAppliedError.__name__, non_retryable=True)
+
+
 def orch_error(exc: BaseException) -> OrchError:
     """Return the layer0 error a client raises for a workflow that failed with `exc`.
 
@@ -163,6 +187,11 @@ def orch_error(exc: BaseException) -> OrchError:
     if inner is None:
         return DispatchFailed(_messages(exc))
     info, kind = _info(inner), inner.type or "Exception"
+    if info.memory is not None:
+        return MemoryNotAppliedError(
+            f"{inner.message}; they are kept on this error (`effects`)",
+            [_memory_effect(effect) for effect in info.memory],
+        )
     error = _rebuild(kind, inner.message, info)
     if isinstance(error, OrchError):
         return error
@@ -173,6 +202,12 @@ def orch_error(exc: BaseException) -> OrchError:
     # An error from outside layer0 cannot be rebuilt; Temporal's own record of it is the cause.
     failed.__cause__ = error if error is not None else inner
     return failed
+
+
+def _memory_effect(effect: MemoryEffect) -> WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend:
+    if isinstance(effect, CustomEffect):
+        return HistoryAppend.from_effect(effect)  # checked with the turn's output
+    return effect
 
 
 def _rebuild(kind: str, message: str, info: FailureInfo) -> Layer0Error | None:

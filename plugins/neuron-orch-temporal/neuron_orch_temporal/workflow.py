@@ -102,7 +102,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from ._delegating import delegating
-    from ._failures import MAX_RETRY_AFTER_MS, FailureInfo, workflow_failure
+    from ._failures import MAX_RETRY_AFTER_MS, FailureInfo, memory_not_applied, workflow_failure
     from ._query import WorkflowView
     from .approvals import (
         AwaitingApproval,
@@ -765,17 +765,24 @@ class AgentWorkflow:
             agent=agent,
             effects=memory,
         )
-        if not workflow.patched(_APPLIES_MEMORY_THROUGH_CANCELLATION):
-            await self._effect_activity(APPLY_MEMORY, request)
-            return
-        # Not cancelled with the workflow: an activity waiting for its retry would
-        # be dropped, and with it what the turn did.
-        applying = asyncio.ensure_future(self._effect_activity(APPLY_MEMORY, request))
         try:
-            await asyncio.shield(applying)
-        except asyncio.CancelledError:
-            await applying
-            raise
+            if not workflow.patched(_APPLIES_MEMORY_THROUGH_CANCELLATION):
+                await self._effect_activity(APPLY_MEMORY, request)
+                return
+            # Not cancelled with the workflow: an activity waiting for its retry would
+            # be dropped, and with it what the turn did.
+            applying = asyncio.ensure_future(self._effect_activity(APPLY_MEMORY, request))
+            try:
+                await asyncio.shield(applying)
+            except asyncio.CancelledError:
+                await applying
+                raise
+        except ActivityError as exc:
+            if _cancelled(exc):
+                raise
+            # Refused for good (its retries spent): the turn ran, so its effects go with
+            # the failure, its exchange among them, for the caller to write later.
+            raise memory_not_applied(exc, tuple(item.effect for item in memory)) from None
 
     async def _delegate(
         self,

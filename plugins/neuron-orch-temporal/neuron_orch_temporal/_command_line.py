@@ -98,10 +98,20 @@ def duration(text: str) -> timedelta:
     """
     if not _DURATION.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(
-            f"not a duration: {text!r} (a number and a unit, s m h d w, e.g. 90d or 1w3d)"
+            f"not a duration: {_shown(text)} (a number and a unit, s m h d w, e.g. 90d or 1w3d)"
         )
-    seconds = sum(int(count) * _UNITS[unit] for count, unit in _PART.findall(text))
-    return timedelta(seconds=seconds)
+    try:
+        seconds = sum(int(count) * _UNITS[unit] for count, unit in _PART.findall(text))
+        return timedelta(seconds=seconds)
+    except (OverflowError, ValueError):  # past timedelta, or digits past int()'s limit
+        raise argparse.ArgumentTypeError(
+            f"too long: {_shown(text)} (at most {timedelta.max.days}d)"
+        ) from None
+
+
+def _shown(text: str) -> str:
+    """`text` quoted for a message, its middle cut when long (a usage line stays one line)."""
+    return repr(text) if len(text) <= 40 else repr(f"{text[:20]}...{text[-10:]}")
 
 
 def prune_command(args: argparse.Namespace) -> int:

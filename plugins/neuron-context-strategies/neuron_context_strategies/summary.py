@@ -35,6 +35,7 @@ from neuron_turn import (
 )
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges, has_tool_result, starts_with_user
+from neuron_turn.loop.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 from .errors import StrategyOptionError
 from .staged import Staged
@@ -57,6 +58,13 @@ SUMMARY_SYSTEM: Final = (
 _SUMMARY_CHARS_PER_TOKEN: Final = 8
 """A summary's longest text per token of `max_summary_tokens`: twice the estimate's 4,
 so an honest answer within its token cap is never cut."""
+
+_PROMPT_TOKENS: Final = 200
+"""What the system prompt and a call's framing take, about."""
+
+_MIN_CHUNK_TOKENS: Final = 256
+"""The least a summary call reads, however small the summariser's window: fewer would
+only make many calls that summarise nothing."""
 
 _RESULT_CHARS: Final = 2_000
 """How much of one tool result the summariser sees."""
@@ -153,9 +161,10 @@ class Summarize(Staged):
 
     async def _summarize(self, middle: Sequence[ProviderMessage], budget: CompactionBudget) -> str:
         provider, model = self._summarizer(budget)
-        chunk_tokens = max(1_000, budget.limit // 2)
         summary = ""
-        for chunk in _chunks(_transcript(middle), chunk_tokens):
+        for chunk in _chunks(
+            _transcript(middle), self._chunk_chars(middle, budget, provider, model)
+        ):
             prompt = (
                 f"Summary so far:\n{summary}\n\nConversation to add:\n{chunk}"
                 if summary
@@ -176,6 +185,30 @@ class Summarize(Staged):
         if not summary:
             raise ProviderResponseError("the summarising model wrote nothing")
         return summary
+
+    def _chunk_chars(
+        self,
+        middle: Sequence[ProviderMessage],
+        budget: CompactionBudget,
+        provider: Provider,
+        model: str,
+    ) -> int:
+        """How many characters of transcript one summary call reads.
+
+        Half the budget, or of the summariser's own window when it says a smaller
+        one (room left for the summary so far and the answer), in the turn's
+        calibrated tokens: where a token is fewer than 4 characters (Chinese,
+        Japanese, code) a chunk holds fewer characters, so the call still fits.
+        """
+        tokens = max(1_000, budget.limit // 2)
+        window = getattr(provider, "context_window", None)
+        size = window(model) if callable(window) else None
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            room = (size - 2 * self.max_summary_tokens - _PROMPT_TOKENS) // 2
+            tokens = max(_MIN_CHUNK_TOKENS, min(tokens, room))
+        estimated = estimate_tokens(middle)
+        scale = budget.count(middle) / estimated if estimated else 1.0
+        return max(1, int(tokens * CHARS_PER_TOKEN / max(scale, 1.0)))
 
     def _capped(self, text: str) -> str:
         """`text` cut to what `max_summary_tokens` allows.
@@ -275,9 +308,8 @@ def _result_lines(part: ToolResultPart) -> list[str]:
     return lines
 
 
-def _chunks(lines: Sequence[str], tokens: int) -> list[str]:
-    """Join `lines` into chunks of about `tokens` tokens (4 characters each) at most."""
-    limit = tokens * 4
+def _chunks(lines: Sequence[str], limit: int) -> list[str]:
+    """Join `lines` into chunks of `limit` characters at most (a longer line is cut)."""
     chunks: list[str] = []
     current: list[str] = []
     size = 0

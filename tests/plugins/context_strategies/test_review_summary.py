@@ -119,3 +119,43 @@ async def test_a_summary_far_past_its_cap_is_cut_and_the_task_stays() -> None:
     assert note.endswith("[summary cut: it ran past 1600 characters]")
     assert len(note) < 1_700
     assert estimate_tokens(kept) <= 3_000
+
+
+class Window:
+    """A summariser with a context window of `size` tokens, counting 4 characters a token."""
+
+    def __init__(self, size: int | None) -> None:
+        self.size = size
+        self.largest = 0
+
+    def context_window(self, model: str) -> int | None:
+        return self.size
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        self.largest = max(self.largest, estimate_tokens(request.messages))
+        return text_response("the gist")
+
+
+async def test_each_summary_call_fits_a_summariser_whose_window_is_smaller() -> None:
+    summariser = Window(8_000)
+    budget = CompactionBudget(
+        limit=60_000, tokens=0, count=estimate_tokens, provider=summariser, model="m"
+    )
+    messages = [user("task"), *exchanges(range(1, 200)), user("now")]
+    kept = await Summarize().compact(messages, budget=budget)
+    assert outline(kept)[:2] == ["task", "the gist"]
+    assert 0 < summariser.largest <= 8_000 - 2 * 1_024
+
+
+async def test_each_summary_call_fits_where_a_token_is_one_character() -> None:
+    """Chinese text: the loop's calibrated count is about 4 times the characters / 4."""
+    summariser = Window(None)
+    chinese = "長い会話の要約" * 300
+
+    def count(messages: Sequence[ProviderMessage]) -> int:
+        return 4 * estimate_tokens(messages)
+
+    budget = CompactionBudget(limit=8_000, tokens=0, count=count, provider=summariser, model="m")
+    messages = [user("task"), *(user(f"{n} {chinese}") for n in range(60)), user("now")]
+    await Summarize().compact(messages, budget=budget)
+    assert 0 < 4 * summariser.largest <= 8_000  # in the model's own tokens

@@ -100,7 +100,9 @@ class Summarize(Staged):
             provider_options: options of the provider named in `model`.
 
         Raises:
-            StrategyOptionError: `keep_recent` is not in (0, 1) or `max_summary_tokens` < 1.
+            StrategyOptionError: `keep_recent` is not in (0, 1), `max_summary_tokens` < 1,
+                or `model` names a provider that is not installed (checked now, not at
+                the first summary an hour into a session).
         """
         if not 0 < keep_recent < 1:
             raise StrategyOptionError(f"keep_recent must be between 0 and 1; got {keep_recent}")
@@ -108,6 +110,8 @@ class Summarize(Staged):
             raise StrategyOptionError(
                 f"max_summary_tokens must be at least 1; got {max_summary_tokens}"
             )
+        if model is not None and ":" in model:
+            _check_provider(model)
         self.model = model
         self.keep_recent = keep_recent
         self.max_summary_tokens = max_summary_tokens
@@ -232,6 +236,21 @@ class Summarize(Staged):
 
             self._own = get_provider(self.model, **self.provider_options)
         return budget.account(self._own), self.model.partition(":")[2]
+
+
+def _check_provider(model: str) -> None:
+    """Refuse a `provider:model` whose provider no installed plugin registers."""
+    from neuron_turn import get_plugin_manager
+
+    provider, _, name = model.partition(":")
+    installed = get_plugin_manager().names("provider")
+    if provider in installed and name:
+        return
+    raise StrategyOptionError(
+        f"model {model!r} names no installed provider ({', '.join(installed) or 'none'}) "
+        "and model; a model of the turn's own provider whose name holds ':' (an Ollama "
+        f"tag) is written with its provider, as 'ollama:{model}'"
+    )
 
 
 def _kept_spans(

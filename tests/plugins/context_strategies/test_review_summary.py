@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from neuron_context_strategies import SUMMARY_PREFIX, Summarize
+import pytest
+from neuron_context_strategies import SUMMARY_PREFIX, StrategyOptionError, Summarize, tiered
 
 from neuron_turn import (
     ProviderMessage,
@@ -159,3 +161,16 @@ async def test_each_summary_call_fits_where_a_token_is_one_character() -> None:
     messages = [user("task"), *(user(f"{n} {chinese}") for n in range(60)), user("now")]
     await Summarize().compact(messages, budget=budget)
     assert 0 < 4 * summariser.largest <= 8_000  # in the model's own tokens
+
+
+@pytest.mark.parametrize("model", ["nosuch:m", "llama3.1:8b", "anthropic:"])
+def test_a_summariser_of_no_installed_provider_is_refused_when_built(model: str) -> None:
+    with pytest.raises(StrategyOptionError, match=f"model '{re.escape(model)}' names no") as raised:
+        Summarize(model=model)
+    assert "anthropic, " in str(raised.value)
+    with pytest.raises(StrategyOptionError):
+        tiered(model=model)
+
+
+def test_a_summariser_of_an_installed_provider_is_built_without_calling_it() -> None:
+    assert Summarize(model="ollama:llama3.1:8b").model == "ollama:llama3.1:8b"

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -44,6 +45,9 @@ from ._sessions import session_id
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
+HIDDEN_VALUE: Final = "<hidden>"
+"""What a resume command shows for a provider option naming a secret (`--option api_key=...`)."""
+_SECRET_KEY: Final = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
 
 # Options of `run` that do not carry over to its `resume` command.
 _NOT_CARRIED: Final = frozenset(
@@ -325,14 +329,28 @@ def _option_text(dest: str, value: Any) -> str:
     """A parsed option value back as the text that parses to it."""
     if isinstance(value, Money):
         return str(value.amount)
-    if dest == "context_option":
+    if dest in ("option", "context_option"):
         key, item = value
-        return f"{key}={item if isinstance(item, str) else json.dumps(item)}"
+        if dest == "option" and _SECRET_KEY.search(key):
+            # A key given on the command line is not repeated in messages (logs keep them).
+            return f"{key}={HIDDEN_VALUE}"
+        return f"{key}={_value_text(item)}"
     if dest == "thinking" and isinstance(value, bool):
         return "on" if value else "off"
     if dest == "hosted_tool":
         return hosted_tool_text(value)
     return str(value)
+
+
+def _value_text(item: Any) -> str:
+    """`KEY=VALUE`'s VALUE as given: JSON, or text that does not parse as JSON (else quoted)."""
+    if not isinstance(item, str):
+        return json.dumps(item)
+    try:
+        json.loads(item)
+    except ValueError:
+        return item  # text that never parsed as JSON reads back as the same text
+    return json.dumps(item)  # text that would read back as a number, true, ...: as a JSON string
 
 
 async def until_decided(

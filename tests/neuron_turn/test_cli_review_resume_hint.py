@@ -1,0 +1,59 @@
+"""The `resume` command a paused or failed run prints carries `--option` as it was given.
+
+Written back as Python printed the parsed pair (`--option "('prefix', 'x')"`), the
+command was refused as a usage error; a provider option naming a secret
+(`--option api_key=...`) is not repeated on stderr, where logs keep it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+import pytest
+
+from neuron_turn.cli import _add_run_options, main
+from neuron_turn.cli._approve import HIDDEN_VALUE, resume_options
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
+
+pytestmark = pytest.mark.usefixtures("fixture_plugins")
+
+
+def _options(*argv: str) -> list[str]:
+    parser = argparse.ArgumentParser(add_help=False)
+    _add_run_options(parser)
+    return resume_options(parser.parse_args(list(argv)), parser, None)
+
+
+def test_the_printed_resume_command_with_an_option_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    held = ["--model", "fixture:big-sum", "--tool", "fixture_add", "--option", "prefix=x"]
+    assert main(["run", "add", *held, "--session", "o1"]) == EXIT_AWAITING_APPROVAL
+    err = capsys.readouterr().err
+    approve = next(line for line in err.splitlines() if line.startswith("  approve: "))
+    command = shlex.split(approve.removeprefix("  approve: "))
+    assert command[command.index("--option") + 1] == "prefix=x"
+
+    assert main(command[1:]) == EXIT_OK
+    assert "the sum is 1001" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["timeout=30", "stream=true", 'name="30"', "base_url=http://127.0.0.1:8000/v1", "x=a b"],
+)
+def test_an_option_is_written_back_as_text_that_parses_to_the_same_value(given: str) -> None:
+    words = _options("--option", given)
+    assert words[0] == "--option"
+    parser = argparse.ArgumentParser(add_help=False)
+    _add_run_options(parser)
+    again = parser.parse_args(words).option
+    assert again == parser.parse_args(["--option", given]).option
+
+
+def test_a_provider_option_naming_a_secret_is_not_repeated() -> None:
+    words = _options("--option", "api_key=sk-live-123", "--option", "auth_token=t0k")
+    assert "sk-live-123" not in " ".join(words) and "t0k" not in " ".join(words)
+    hidden = [f"api_key={HIDDEN_VALUE}", f"auth_token={HIDDEN_VALUE}"]
+    assert words == ["--option", hidden[0], "--option", hidden[1]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._render import render_report
 from .compare import ReportComparison, compare_cases
@@ -104,7 +104,14 @@ class EvaluationReport(BaseModel):
         Raises:
             pydantic.ValidationError: the text is not such a report.
         """
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested past the parser
+            error = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
+            raise ValidationError.from_exception_data(
+                cls.__name__,
+                [{"type": "json_invalid", "loc": (), "input": text, "ctx": {"error": error}}],
+            ) from exc
         if isinstance(data, dict):
             data.pop("summary", None)
         return cls.model_validate(data)

@@ -176,8 +176,11 @@ def _main(argv: Sequence[str] | None) -> int:
         except (PluginError, ProviderError, Layer0Error, ToolError) as exc:
             unsaved = unsaved_of(exc)
             if unsaved is not None:
-                kept, line = unsaved_line(unsaved, exc, state=shown_state(getattr(args, "state", None)))
+                state = shown_state(getattr(args, "state", None))
+                kept, line, last_resort = unsaved_line(unsaved, exc, state=state)
                 _error(line)
+                if last_resort is not None:
+                    print(json_shown_on(sys.stderr)(last_resort), file=sys.stderr)
                 return EXIT_UNSAVED if kept else EXIT_STATE
             code, line = classify(exc, model=getattr(args, "model", None))
             if args.handler is _run_command:

@@ -52,6 +52,7 @@ EXIT_NOT_FOUND: Final = 14
 EXIT_AWAITING_APPROVAL: Final = 15
 EXIT_DECISIONS: Final = 16
 EXIT_IMAGES: Final = 17
+EXIT_UNSAVED: Final = 18
 EXIT_INTERRUPTED: Final = 130
 
 _CODES: Final = (
@@ -120,6 +121,12 @@ _CODES: Final = (
         EXIT_IMAGES,
         "--save-images: an image of the answer could not be written (the disk, the "
         "directory); the turn ran and the session's history keeps its images",
+    ),
+    (
+        EXIT_UNSAVED,
+        "the turn ran and its answer was shown, but the state refused to keep its history "
+        "and memory (a full disk, a database gone); they are kept in the file the message "
+        "names, which `neuron-turn restore FILE` writes once the state takes writes",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )

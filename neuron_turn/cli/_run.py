@@ -66,6 +66,7 @@ from ._fallback import local_agent
 from ._sampling import LateSampler
 from ._sessions import new_session_note, record_run
 from ._state_option import open_state_store
+from ._unsaved import unsaved_of
 from .progress import ProgressHook
 
 if TYPE_CHECKING:
@@ -448,9 +449,9 @@ async def _dispatch(
         # The turn's own error says what to do (set a key, retry); report that one
         # when it is one the command line explains; re-raised as is, so its own
         # cause, e.g. the provider's error, stays chained.
-        if isinstance(exc.__cause__, REPORTED):
+        if isinstance(exc.__cause__, REPORTED) and unsaved_of(exc) is None:
             raise exc.__cause__  # noqa: B904
-        raise
+        raise  # one holding writes the state refused keeps them (`_unsaved`)
     return output
 
 

@@ -64,9 +64,10 @@ from ._prompt import utf8_text
 from ._reading import TooLargeError, readline_bounded
 from ._run import AGENT, REPORTED, TurnSpec, build_turn, offered_tools, streamed
 from ._sessions import new_session_note, read_history, record_fork, record_run
-from ._state_option import open_state_store
+from ._state_option import open_state_store, shown_state
 from ._stream_output import TextPrinter
-from ._visible import shown_on
+from ._unsaved import unsaved_line, unsaved_of
+from ._visible import json_shown_on, shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
 __all__ = ["COMMANDS", "Chat", "ChatTotals", "PausedHint", "chat"]
@@ -141,6 +142,8 @@ class Chat:
         """Where each answer's images are written (`--save-images`; None: named only)."""
         self.questions: TerminalQuestions | None = None
         """Puts the MCP servers' questions to the person (on a terminal only)."""
+        self.state_shown = ""
+        """The state as messages name it (`--state`, its password hidden)."""
 
     async def answer(
         self,
@@ -339,6 +342,7 @@ def chat(
                 )
             )
             chat_.save_images = save_images
+            chat_.state_shown = shown_state(state_path)
             given = session is not None
             _greet(err, model, held if given else f"new session {session_id}")
             waiting = _settle_earlier(runner, chat_, reader, out, err, config, verbose)
@@ -460,10 +464,16 @@ def _one_answer(
         return []
     except REPORTED as exc:
         printer.end_line()
-        # The turn's own error, when the orchestrator wrapped one the command line explains.
-        cause = exc.__cause__ if isinstance(exc.__cause__, REPORTED) else exc
-        _, message = classify(cause, model=None)
+        unsaved = unsaved_of(exc)
+        if unsaved is not None:
+            _, message, last_resort = unsaved_line(unsaved, exc, state=chat_.state_shown)
+        else:
+            # The turn's own error, when the orchestrator wrapped one the command line explains.
+            cause = exc.__cause__ if isinstance(exc.__cause__, REPORTED) else exc
+            (_, message), last_resort = classify(cause, model=None), None
         print(shown_on(err)(f"{_PROG}: error: {' '.join(message.split())}"), file=err)
+        if last_resort is not None:
+            print(json_shown_on(err)(last_resort), file=err)
         return []
     if output is None:  # the input ended before the earlier calls were decided
         return runner.run(chat_.waiting())

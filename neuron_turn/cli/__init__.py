@@ -178,6 +178,10 @@ def _main(argv: Sequence[str] | None) -> int:
             if unsaved is not None:
                 state = shown_state(getattr(args, "state", None))
                 kept, line, last_resort = unsaved_line(unsaved, exc, state=state)
+                output, session = unsaved.output, unsaved.session
+                if getattr(args, "json", False) and output is not None and session is not None:
+                    # The answer a script reads, as a run that kept it prints it.
+                    print(json_shown_on(sys.stdout)(json_result(output, session)))
                 _error(line)
                 if last_resort is not None:
                     print(json_shown_on(sys.stderr)(last_resort), file=sys.stderr)

@@ -76,6 +76,14 @@ class Unsaved:
         self.output = output
 
     @property
+    def session(self) -> str | None:
+        """The session the turn ran in, from its history append (None without one)."""
+        for effect in self.effects:
+            if isinstance(effect, HistoryAppend):
+                return effect.session
+        return None
+
+    @property
     def turn_id(self) -> str | None:
         """The turn's id, from its history append (None for a turn without a session)."""
         for effect in self.effects:
@@ -96,13 +104,9 @@ def unsaved_of(error: BaseException) -> Unsaved | None:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         effects = getattr(current, "effects", None)
-        if isinstance(current, DispatchFailed) and isinstance(effects, tuple) and effects:
-            if all(
-                isinstance(e, WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend)
-                for e in effects
-            ):
-                output = getattr(current, "output", None)
-                return Unsaved(effects, output if isinstance(output, TurnOutput) else None)
+        if isinstance(current, DispatchFailed) and _writes(effects):
+            output = getattr(current, "output", None)
+            return Unsaved(effects, output if isinstance(output, TurnOutput) else None)
         current = current.__cause__ or current.__context__
     return None
 
@@ -111,9 +115,7 @@ def _writes(effects: object) -> TypeGuard[tuple[MemoryEffect, ...]]:
     return (
         isinstance(effects, tuple)
         and bool(effects)
-        and all(
-            isinstance(e, WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend) for e in effects
-        )
+        and all(isinstance(e, _WRITES) for e in effects)
     )
 
 

@@ -127,6 +127,20 @@ def test_a_chat_answer_the_state_refuses_is_kept_in_a_file_and_the_chat_goes_on(
     assert [m["content"] for m in history if m["role"] == "user"] == ["first", "second"]
 
 
+def test_with_json_the_refused_turns_answer_is_printed_as_a_kept_one_is(
+    state: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Refusing(monkeypatch)
+    argv = ["run", "hello there", *ECHO, "--session", "trip", "--state", str(state), "--json"]
+
+    assert main(argv) == EXIT_UNSAVED
+
+    out, err = capsys.readouterr()
+    printed = json.loads(out)
+    assert printed["session"] == "trip" and "hello there" in json.dumps(printed)
+    assert _kept_file(err).exists()
+
+
 def test_a_file_the_state_refuses_again_is_kept_and_nothing_of_it_written(
     state: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,6 +24,8 @@ from .evaluator import Evaluator
 from .report_evaluator import ReportEvaluator
 
 YAML_SUFFIXES: Final = (".yaml", ".yml")
+MAX_FILE_BYTES: Final = 100_000_000
+"""The largest dataset file read: parsed, a file takes many times its size in memory."""
 MAX_FILE_VALUES: Final = 1_000_000
 """The most values (each item, key and scalar counted) a dataset file may hold once
 its YAML aliases are expanded: validation walks every one."""
@@ -62,9 +64,21 @@ def _format(path: Path) -> str:
 def _parse(path: Path) -> Any:
     kind = _format(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)  # no more, whatever the file is
     except OSError as exc:
         raise DatasetFileError(path, f"cannot read it: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise DatasetFileError(
+            path, f"larger than {MAX_FILE_BYTES:,} bytes; split its cases into several files"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DatasetFileError(
+            path, f"not UTF-8 text: byte {exc.start + 1} (line {line}) is {raw[exc.start]:#04x}"
+        ) from None
     try:
         data = yaml.safe_load(text) if kind == "yaml" else json.loads(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:

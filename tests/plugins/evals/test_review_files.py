@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import neuron_evals._files
 import pytest
 from neuron_evals import Dataset, DatasetFileError
 
@@ -61,3 +62,21 @@ def test_a_number_that_is_no_number_is_refused_naming_where(
         str(raised.value)
         == f"{path}, case 'c', field 'metadata.limit': {shown} is no number a dataset can hold"
     )
+
+
+def test_a_file_that_is_no_utf8_is_refused_naming_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "latin.yaml"
+    path.write_bytes(b"cases:\n- name: caf\xe9\n  inputs: hi\n")
+    with pytest.raises(DatasetFileError) as raised:
+        Dataset.from_file(path)
+    assert str(raised.value) == f"{path}: not UTF-8 text: byte 19 (line 2) is 0xe9"
+
+
+def test_a_file_past_the_size_bound_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neuron_evals._files, "MAX_FILE_BYTES", 1_000)
+    path = tmp_path / "big.json"
+    path.write_text('{"cases": [' + ", ".join(['{"name": "c", "inputs": "x"}'] * 100) + "]}")
+    with pytest.raises(DatasetFileError, match="larger than 1,000 bytes; split its cases"):
+        Dataset.from_file(path)

@@ -8,6 +8,13 @@ While a command runs, its standard output and error go through
 `DroppedWhenClosed`: once a stream's reader is gone, what is written to it is
 dropped (its descriptor then points at the null device, so the interpreter's
 last flush succeeds too), and the command ends as its work says.
+
+A standard stream closed before the command started (`neuron-turn chat <&-`,
+`>&-`) is `None` in Python, and its descriptor is free: the first file the
+command opened (the state file) would take it, and a child process (an MCP
+server, the local model's server) writing to its standard output would
+write into that file. Such a descriptor gets the null device, and the stream
+reads nothing or drops what is written.
 """
 
 from __future__ import annotations
@@ -63,8 +70,33 @@ class DroppedWhenClosed:
 
 @contextlib.contextmanager
 def output_may_close() -> Iterator[None]:
-    """Run the block with `sys.stdout` and `sys.stderr` dropping output once their reader goes."""
-    out = cast("TextIO", DroppedWhenClosed(sys.stdout))
-    err = cast("TextIO", DroppedWhenClosed(sys.stderr))
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        yield
+    """Run the block with `sys.stdout` and `sys.stderr` dropping output once their reader goes.
+
+    A standard stream that was closed is the null device while the block runs.
+    """
+    stdin = sys.stdin
+    if stdin is None:
+        sys.stdin = _null(0, "r")
+    try:
+        out = cast("TextIO", DroppedWhenClosed(sys.stdout or _null(1, "w")))
+        err = cast("TextIO", DroppedWhenClosed(sys.stderr or _null(2, "w")))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    finally:
+        sys.stdin = stdin
+
+
+def _null(fd: int, mode: str) -> TextIO:
+    """A stream on the null device in place of closed standard descriptor `fd`.
+
+    The descriptor gets the null device too, unless something opened since holds it.
+    """
+    try:
+        os.fstat(fd)
+    except OSError:  # free: no file of ours may take it
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        return open(fd, mode, encoding="utf-8", closefd=False)
+    return open(os.devnull, mode, encoding="utf-8")

@@ -82,6 +82,10 @@ def evaluate(expression: str) -> Number:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise CalculatorError(f"{text!r} is not an arithmetic expression ({exc.msg})") from None
+    except UnicodeEncodeError:  # a lone surrogate, which JSON arguments may escape (\ud800)
+        raise CalculatorError(
+            f"{text!r} is not an arithmetic expression (it holds a lone surrogate)"
+        ) from None
     return _value(tree.body)
 
 

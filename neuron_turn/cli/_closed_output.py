@@ -98,5 +98,5 @@ def _null(fd: int, mode: str) -> TextIO:
         if null != fd:
             os.dup2(null, fd)
             os.close(null)
-        return open(fd, mode, encoding="utf-8", closefd=False)
-    return open(os.devnull, mode, encoding="utf-8")
+        return cast("TextIO", open(fd, mode, encoding="utf-8", closefd=False))
+    return cast("TextIO", open(os.devnull, mode, encoding="utf-8"))

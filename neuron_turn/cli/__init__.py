@@ -80,6 +80,7 @@ from ._errors import (
     EXIT_MODEL,
     EXIT_OK,
     EXIT_STATE,
+    EXIT_TERMINATED,
     EXIT_UNSAVED,
     EXIT_USAGE,
     UsageError,
@@ -113,6 +114,7 @@ from ._sessions import (
 )
 from ._show import add_show_parser
 from ._state_option import add_state_argument, open_state_store, shown_state
+from ._termination import stopped_by_sigterm_as_by_ctrl_c, terminated
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
 from ._unsaved import unsaved_line, unsaved_of
@@ -154,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Output whose reader went away (`| head -1`) is dropped and the command
     goes on to its end: a turn streaming its answer still completes and is kept.
     """
-    with output_may_close():
+    with output_may_close(), stopped_by_sigterm_as_by_ctrl_c():
         return _main(argv)
 
 
@@ -165,11 +167,11 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             code: int = args.handler(args)
         except KeyboardInterrupt as exc:
-            line = "interrupted"
+            line = "terminated (SIGTERM)" if terminated() else "interrupted"
             if args.handler is _run_command:
                 line += kept_part_hint(args, _add_run_options, exc)
             _error(line + stop_notes(exc))
-            return EXIT_INTERRUPTED
+            return EXIT_TERMINATED if terminated() else EXIT_INTERRUPTED
         except UsageError as exc:
             _error(str(exc))
             return EXIT_USAGE
@@ -190,6 +192,8 @@ def _main(argv: Sequence[str] | None) -> int:
             if args.handler is _run_command:
                 line += kept_part_hint(args, _add_run_options, exc)
             _error(line)
+        if terminated() and code == EXIT_OK:  # a chat told to end ends as Ctrl-D ends it
+            return EXIT_TERMINATED
         return code
 
 

@@ -54,6 +54,7 @@ EXIT_DECISIONS: Final = 16
 EXIT_IMAGES: Final = 17
 EXIT_UNSAVED: Final = 18
 EXIT_INTERRUPTED: Final = 130
+EXIT_TERMINATED: Final = 143
 
 _CODES: Final = (
     (EXIT_OK, "success: the turn ran (whatever its exit reason) or the listing was printed"),
@@ -129,6 +130,11 @@ _CODES: Final = (
         "names, which `neuron-turn restore FILE` writes once the state takes writes",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (
+        EXIT_TERMINATED,
+        "terminated (SIGTERM, as `timeout` and `kill` send): stopped as Ctrl-C stops it, "
+        "what the turn's tools did kept in the session",
+    ),
 )
 
 _USAGE_ERRORS: Final[tuple[tuple[type[Exception], str], ...]] = (

@@ -66,6 +66,7 @@ from ._run import AGENT, REPORTED, TurnSpec, build_turn, offered_tools, streamed
 from ._sessions import new_session_note, read_history, record_fork, record_run
 from ._state_option import open_state_store, shown_state
 from ._stream_output import TextPrinter
+from ._termination import terminated
 from ._unsaved import unsaved_line, unsaved_of
 from ._visible import json_shown_on, shown_on
 from ._waiting import WaitingLine, on_terminal, watched
@@ -375,6 +376,8 @@ def _converse(
             line = reader.read()
         except KeyboardInterrupt:  # at the prompt: a fresh line, as Python's REPL does
             print(file=out)
+            if terminated():  # SIGTERM: the chat ends
+                return []
             continue
         except TooLargeError as exc:
             print(f"{_PROG}: that line holds {exc}; no model takes it, nothing was sent", file=err)
@@ -401,6 +404,8 @@ def _converse(
         pending = _one_answer(runner, chat_, reader, answer, out, err, verbose=verbose)
         if pending:  # the input ended while a call waited: nothing more can be asked
             return pending
+        if terminated():  # SIGTERM cancelled the answer (keeping what it did): the chat ends
+            return []
 
 
 def _settle_earlier(

@@ -1,0 +1,74 @@
+"""SIGTERM (`timeout`, `kill`, systemd) stops a command as Ctrl-C does, keeping what ran.
+
+Its default ended Python at once: the tool calls a turn had made were lost from
+the session (they ran all the same), and a chat's answer with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from neuron_turn.cli._errors import EXIT_TERMINATED
+from tests.terminal import Terminal
+
+from .cli_process import fixture_env, neuron_turn
+
+TURN = ["--model", "fixture:tool-stall", "--tool", "fixture_add"]
+
+
+def _roles(env: dict[str, str], session: str) -> list[str]:
+    done = neuron_turn(env, "history", session, "--json")
+    assert done.returncode == 0, done.stderr
+    return [message["role"] for message in json.loads(done.stdout)]
+
+
+def test_sigterm_after_a_tool_ran_keeps_it_and_says_how_to_resume(tmp_path: Path) -> None:
+    env = fixture_env(tmp_path)
+    argv = [sys.executable, "-m", "neuron_turn", "run", "add", *TURN, "--session", "t1"]
+    with subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as run:
+        assert run.stdout is not None and run.stderr is not None
+        assert run.stdout.read(len("stalled ")) == b"stalled "  # the tool ran; the answer waits
+        run.send_signal(signal.SIGTERM)
+        err = run.stderr.read().decode()
+        assert run.wait(timeout=60) == EXIT_TERMINATED, err
+    assert "error: terminated (SIGTERM); its tools' results are kept in session t1" in err
+    assert "neuron-turn resume t1" in err
+    assert _roles(env, "t1") == ["user", "assistant", "user"]
+
+
+def test_sigterm_ends_a_chat_keeping_the_answers_tool_calls(tmp_path: Path) -> None:
+    env = fixture_env(tmp_path)
+    argv = [sys.executable, "-m", "neuron_turn", "chat", *TURN, "--session", "t2"]
+    with Terminal(argv, env=env) as terminal:
+        terminal.expect("> ")
+        terminal.send(b"add\r")
+        terminal.expect("stalled ")
+        os.kill(terminal.process.pid, signal.SIGTERM)
+        terminal.expect(r"session t2 \(continue with: neuron-turn chat --session t2\)")
+        assert terminal.wait() == EXIT_TERMINATED
+    assert _roles(env, "t2") == ["user", "assistant", "user"]
+
+
+def test_sigterm_with_ctrl_c_ignored_still_ends_the_command(tmp_path: Path) -> None:
+    # A shell's background job ignores SIGINT: SIGTERM must not be ignored with it.
+    env = fixture_env(tmp_path)
+    argv = [sys.executable, "-m", "neuron_turn", "run", "add", *TURN, "--session", "t3"]
+    with subprocess.Popen(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    ) as run:
+        assert run.stdout is not None
+        assert run.stdout.read(len("stalled ")) == b"stalled "
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=60) == -signal.SIGTERM

@@ -83,6 +83,8 @@ def _parse(path: Path) -> Any:
         data = yaml.safe_load(text) if kind == "yaml" else json.loads(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise DatasetFileError(path, f"not valid {kind.upper()}: {exc}") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts (4300)
+        raise DatasetFileError(path, f"a number too long to read: {exc}") from exc
     except RecursionError as exc:  # the parsers recurse once per level of nesting
         raise DatasetFileError(path, f"nested too deeply to read as {kind.upper()}") from exc
     _check_values(path, data)

@@ -80,3 +80,13 @@ def test_a_file_past_the_size_bound_is_refused_unread(
     path.write_text('{"cases": [' + ", ".join(['{"name": "c", "inputs": "x"}'] * 100) + "]}")
     with pytest.raises(DatasetFileError, match="larger than 1,000 bytes; split its cases"):
         Dataset.from_file(path)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_an_integer_too_long_to_read_is_a_dataset_file_error(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"long{suffix}"
+    path.write_text(
+        '{"cases": [{"name": "c", "inputs": "x", "expected_output": ' + "9" * 5_000 + "}]}"
+    )
+    with pytest.raises(DatasetFileError, match="a number too long to read: Exceeds the limit"):
+        Dataset.from_file(path)

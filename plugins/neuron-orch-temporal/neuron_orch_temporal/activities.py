@@ -98,15 +98,21 @@ _NO_PLACEMENTS: Final[Mapping[AgentId, Placement]] = MappingProxyType({})
 _OWN_SESSION_ONLY: Final = EffectPolicy()
 
 
-def _check_size(agent: AgentId, output: TurnOutput) -> None:
-    """Refuse an output larger than Temporal carries inline, before the server refuses it.
+def _check_size(agent: AgentId, returned: TurnOutput | TurnResult) -> None:
+    """Refuse a result larger than Temporal carries inline, before the server refuses it.
+
+    The whole result: a `TurnResult` carries the outputs of the delegations the
+    turn waited on beside its own, each under the limit and together past it.
 
     Raises:
         PayloadTooLargeError: it is (not retried: its tools would run again for nothing).
     """
-    size = len(output.model_dump_json().encode("utf-8"))
+    size = len(returned.model_dump_json().encode("utf-8"))
     if size > _MAX_OUTPUT:
-        raise PayloadTooLargeError(agent, size, _MAX_OUTPUT)
+        delegated = isinstance(returned, TurnResult) and bool(returned.delegations)
+        raise PayloadTooLargeError(
+            agent, size, _MAX_OUTPUT, part="result" if delegated else "output"
+        )
 
 
 class AgentActivities:
@@ -210,8 +216,15 @@ class AgentActivities:
             output, interrupted = await self._outcome(request, turn, turn_input, policy, answered)
             if recording is not None:
                 output = recording.returned(output)
+            returned: TurnOutput | TurnResult = output
+            if request.answered:
+                returned = TurnResult(
+                    output=output,
+                    delegations=tuple(answered),
+                    interrupted=None if interrupted is None else interrupted[0],
+                )
             if not self._external_storage:
-                _check_size(request.agent, output)
+                _check_size(request.agent, returned)
             check_policy(output.effects, owner=owner, policy=policy, session=request.input.session)
             await check_effects(
                 output.effects,
@@ -232,13 +245,7 @@ class AgentActivities:
             raise application_error(exc) from exc
         if recording is not None:
             await recording.store_as("accepted", None if interrupted is None else interrupted[1])
-        if request.answered:
-            return TurnResult(
-                output=output,
-                delegations=tuple(answered),
-                interrupted=None if interrupted is None else interrupted[0],
-            )
-        return output
+        return returned
 
     @activity.defn(name=APPLY_MEMORY)
     async def apply_memory(self, request: MemoryRequest) -> int:

@@ -7,7 +7,7 @@ layer0.OrchError
     │   ├── DecisionsPendingError      nor the decisions sent to a paused workflow
     │   └── QueryUnansweredError       no worker answered a query about a workflow
     ├── ServerUnavailableError     the Temporal server cannot be reached
-    ├── PayloadTooLargeError       a turn's input or output is larger than a payload may be
+    ├── PayloadTooLargeError       a turn's input, output or result is larger than a payload may be
     └── StoredPayloadError         a payload kept out of the history cannot be read back
         ├── StoredPayloadMissingError  its file is gone (or the reference names none)
         └── StoredPayloadCorruptError  its file does not hold what it was written with
@@ -126,14 +126,17 @@ class ServerUnavailableError(DispatchFailed):
 
 
 class PayloadTooLargeError(DispatchFailed):
-    """A turn's input or output is larger than Temporal carries in one payload (2 MiB).
+    """A turn's input, output or result is larger than Temporal carries in one payload (2 MiB).
 
     For an output, raised by the worker before it hands it back: past the
     limit the server refuses it, and the activity would be retried, running
     the turn's tools again, only to be refused again. Not retried: the same
-    turn gives the same output. For an input, raised when the server refuses
-    to start the workflow. Neither happens with large payloads kept out of
-    the history (`neuron_orch_temporal.large_payloads`).
+    turn gives the same output. For a result, the same for a turn's output with
+    the outputs of the delegations it waited on, and by the workflow for what
+    it returns (else its completion is refused, again and again, and its
+    caller waits for ever). For an input, raised when the server refuses to
+    start the workflow. None happens with large payloads kept out of the
+    history (`neuron_orch_temporal.large_payloads`).
     """
 
     def __init__(
@@ -143,17 +146,28 @@ class PayloadTooLargeError(DispatchFailed):
         self.size = size
         self.limit = limit
         self.part = part
-        """`"output"` or `"input"`: which of the turn's payloads it is."""
+        """`"output"` or `"input"`: which of the turn's payloads it is; `"result"`: what a
+        turn or workflow returns with the outputs of the delegations it ran."""
         measured = (
             f"is {size:,} bytes of JSON, more than the {limit:,} a Temporal payload may carry"
             if size is not None and limit is not None
             else "is larger than the Temporal server takes in one payload"
         )
+        if part == "result":
+            what = "result (its output and the outputs of the agents it delegated to)"
+            why = "the answers of the agents it delegated to make it so"
+            smaller = "have those agents answer shorter"
+        else:
+            what = part
+            why = (
+                "the files in it (images and documents a message sent or a tool returned) "
+                "make it so"
+            )
+            smaller = "send smaller files"
         super().__init__(
-            f"agent {agent!r}: the turn's {part} {measured}; the files in it (images and "
-            "documents a message sent or a tool returned) make it so: keep large payloads "
+            f"agent {agent!r}: the turn's {what} {measured}; {why}: keep large payloads "
             "out of the history (`storage=directory_storage(DIR)`, `--payload-dir DIR`), "
-            "send smaller files, or run this agent with the local orchestrator"
+            f"{smaller}, or run this agent with the local orchestrator"
         )
 
 

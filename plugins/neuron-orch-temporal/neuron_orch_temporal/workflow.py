@@ -112,6 +112,7 @@ with workflow.unsafe.imports_passed_through():
         check_decisions,
         timed_out,
     )
+    from .errors import PayloadTooLargeError
     from .inputs import signal_input
     from .messages import (
         CustomRequest,
@@ -190,6 +191,7 @@ class AgentWorkflow:
         self._policy = params.policy
         self._granted = params.granted
         self._delegated_for = params.delegated_for
+        self._result_limit = params.result_limit
         self._progress = params.progress
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
@@ -239,18 +241,40 @@ class AgentWorkflow:
             view.status, view.error = "failed", f"{failure.type}: {failure.message}"
             self._finished = True
             raise failure from None
-        view.status = "completed"
-        self._finished = True
-        # A `settled` update waiting for this end answers before the workflow closes.
-        await workflow.wait_condition(workflow.all_handlers_finished)
         assert view.output is not None
-        return DispatchResult(
+        result = DispatchResult(
             workflow_id=view.workflow_id,
             agent=view.agent,
             output=view.output,
             route=tuple(view.route),
             delegations=tuple(view.delegations),
         )
+        too_large = self._too_large(result)
+        if too_large is not None:
+            view.status, view.error = "failed", f"{too_large.type}: {too_large.message}"
+            self._finished = True
+            raise too_large
+        view.status = "completed"
+        self._finished = True
+        # A `settled` update waiting for this end answers before the workflow closes.
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
+
+    def _too_large(self, result: DispatchResult) -> ApplicationError | None:
+        """The failure for a result past the limit its starter gave (None: it fits).
+
+        Every part under the limit, their sum past it: the server would refuse the
+        workflow's completion on every retry of its task, and its caller wait for ever.
+        """
+        limit = self._result_limit
+        if limit is None:
+            return None
+        size = len(result.model_dump_json().encode("utf-8"))
+        if size <= limit:
+            return None
+        error = PayloadTooLargeError(result.agent, size, limit, part="result")
+        message = f"{error!s} (workflow {result.workflow_id})"
+        return ApplicationError(message, type=type(error).__name__, non_retryable=True)
 
     def _end_cancelled(self) -> None:
         """Mark the workflow ended by its cancellation, as neuron-orch-local marks a dispatch."""
@@ -822,6 +846,7 @@ class AgentWorkflow:
             policy=self._policy,
             parent=self._view.workflow_id,
             delegated_for=delegated_for,
+            result_limit=self._result_limit,
         )
         return await workflow.execute_child_workflow(AgentWorkflow.run, params, id=child_id)
 
@@ -843,6 +868,7 @@ class AgentWorkflow:
             parent=self._view.workflow_id,
             # The handoff goes on with this workflow's task: delegated for the same session.
             delegated_for=self._delegated_for,
+            result_limit=self._result_limit,
         )
         child_id = f"{self._view.workflow_id}/t{turn}/h-{effect.agent}"
         self._handoff = await workflow.start_child_workflow(AgentWorkflow.run, params, id=child_id)

@@ -136,6 +136,10 @@ _USAGE_FLAGS: Final = {
     "total_tokens": "most input and output tokens together",
 }
 """The usage limits `run` takes as `--max-*` options (`neuron_turn.UsageLimits`' fields)."""
+_MOST_TURNS: Final = 2**32 - 1
+"""The most `--max-turns` a `TurnConfig` holds (a u32, as on the wire)."""
+_MOST_SECONDS: Final = 10**15
+"""The most `--max-duration`: its milliseconds within the u64 a `TurnConfig` holds."""
 _OUTPUT_MODES: Final = ("native", "tool", "prompted")
 """`--output-mode`'s choices: `neuron_turn.OutputMode`'s values, spelled here so that parsing
 the command line imports no loop."""
@@ -352,12 +356,17 @@ def _add_save_images_argument(parser: argparse.ArgumentParser) -> None:
 
 def _add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The limits of a turn: model calls, money, time, and the usage limits (`run`, `chat`)."""
-    parser.add_argument("--max-turns", type=_positive(int), metavar="N", help="most model calls")
+    parser.add_argument(
+        "--max-turns", type=_positive(int, most=_MOST_TURNS), metavar="N", help="most model calls"
+    )
     parser.add_argument(
         "--max-cost", type=_cost, metavar="USD", help="most USD to spend, e.g. 0.05"
     )
     parser.add_argument(
-        "--max-duration", type=_positive(float), metavar="SECONDS", help="wall-clock limit"
+        "--max-duration",
+        type=_positive(float, most=_MOST_SECONDS),
+        metavar="SECONDS",
+        help="wall-clock limit",
     )
     for limit, what in _USAGE_FLAGS.items():
         flag = "--max-" + limit.replace("_", "-")
@@ -1082,14 +1091,26 @@ def summary(output: TurnOutput) -> str:
     return f"{reason}, {turns}, {tokens}, ${meta.cost.amount:.4f}, {meta.duration / 1000:.1f}s"
 
 
-def _positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:
+def _positive(
+    kind: Callable[[str], int | float], *, most: int | None = None
+) -> Callable[[str], int | float]:
+    """A number more than 0 and finite (`nan`, `inf` are not), at `most` when given.
+
+    `most` keeps it within the field it fills (a `TurnConfig`'s u32 turns, its u64
+    milliseconds): more would fail building it, after the command started.
+    """
+
     def parse(text: str) -> int | float:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number; got {text}")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be more than 0; got {text}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most}; got {text}")
         return value
 
     parse.__name__ = kind.__name__

@@ -1,10 +1,12 @@
-"""Number arguments of the command line: a count that may be 0 (`--retries`, `--max-tool-calls`)."""
+"""Number arguments of the command line: counts (`--retries`, `--limit`) and a port."""
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["whole_number"]
+__all__ = ["port_number", "positive_whole_number", "whole_number"]
+
+_MOST_PORT = 65535
 
 
 def whole_number(text: str) -> int:
@@ -19,4 +21,31 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def positive_whole_number(text: str) -> int:
+    """Parse a whole number of 1 or more (`show --limit`), for argparse.
+
+    Raises:
+        argparse.ArgumentTypeError: naming what was given.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """Parse a TCP port, 0 (any free one) to 65535, for argparse.
+
+    Raises:
+        argparse.ArgumentTypeError: naming what was given.
+    """
+    value = whole_number(text)
+    if value > _MOST_PORT:
+        raise argparse.ArgumentTypeError(f"a port is 0 to {_MOST_PORT}, not {value}")
     return value

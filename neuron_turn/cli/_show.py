@@ -35,6 +35,7 @@ from layer0 import (
 from ..loop._exit_text import exit_reason_text
 from ._closing import close_resource
 from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
+from ._numbers import positive_whole_number
 from ._sessions import session_id
 from ._state_option import add_state_argument, open_state_store
 from ._visible import json_shown_on, shown_on
@@ -58,7 +59,11 @@ def add_show_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     show.add_argument("turn", nargs="?", metavar="TURN_ID", help="the turn's id")
     show.add_argument("--session", type=session_id, metavar="ID", help="list this session's turns")
     show.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="list at most N turns (default: 50)"
+        "--limit",
+        type=positive_whole_number,
+        default=50,
+        metavar="N",
+        help="list at most N turns (default: 50)",
     )
     add_state_argument(show)
     show.add_argument("--json", action="store_true", help="print JSON for machines")

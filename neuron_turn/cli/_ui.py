@@ -16,6 +16,7 @@ from typing import Final
 
 from ._closing import close_resource
 from ._errors import EXIT_OK, EXIT_USAGE
+from ._numbers import port_number
 from ._show import open_records
 from ._state_option import add_state_argument, shown_state
 
@@ -43,7 +44,7 @@ def add_ui_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     add_state_argument(ui)
     ui.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
-    ui.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    ui.add_argument("--port", type=port_number, default=0, help="the port (default: a free one)")
     ui.add_argument(
         "--token",
         metavar="TOKEN",

@@ -81,22 +81,29 @@ class LLMJudge(Evaluator):
         parts.append(f"<Rubric>\n{self.rubric}\n</Rubric>")
         return "\n".join(parts)
 
-    def _turn(self) -> NeuronTurn[JudgeVerdict]:
+    def _provider(self) -> tuple[Provider, str, bool]:
+        """The judge's provider, the model asked of it, and whether it was built here."""
         if self.provider is not None:
-            provider, model = self.provider, self.model or ""
-        elif self.model:
-            provider, model = get_provider(self.model), self.model.partition(":")[2]
-        else:
-            raise JudgeError("LLMJudge needs provider= or model='<provider>:<model>'")
-        config = NeuronTurnConfig(
-            system=JUDGE_SYSTEM, model=model, effect_tools=False, memory_tools=False
-        )
-        return NeuronTurn(provider, config=config, output_type=JudgeVerdict)
+            return self.provider, self.model or "", False
+        if self.model:
+            return get_provider(self.model), self.model.partition(":")[2], True
+        raise JudgeError("LLMJudge needs provider= or model='<provider>:<model>'")
 
     async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
         """Ask the judge and return its verdict as an assertion and a score."""
-        turn = self._turn()
-        output = await turn.execute(TurnInput(message=self.prompt(ctx), trigger="user"))
+        provider, model, built = self._provider()
+        config = NeuronTurnConfig(
+            system=JUDGE_SYSTEM, model=model, effect_tools=False, memory_tools=False
+        )
+        turn = NeuronTurn(provider, config=config, output_type=JudgeVerdict)
+        try:
+            output = await turn.execute(TurnInput(message=self.prompt(ctx), trigger="user"))
+        finally:
+            # Built for this judgment only: its HTTP client (and connections) must not
+            # outlive it, one more per case of a long run.
+            close = getattr(provider, "aclose", None) if built else None
+            if close is not None:
+                await close()
         ctx.record_cost(output.metadata.cost)
         if output.exit_reason != "complete":
             raise JudgeError(

@@ -19,7 +19,8 @@ from pydantic import JsonValue
 __all__ = ["MalformedCall", "ModelOutput", "PlainText", "TextCall", "ToolCalls", "parse_output"]
 
 _FENCE: Final = re.compile(r"\A```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
-_TAGGED: Final = re.compile(r"\A<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>)?\Z", re.DOTALL)
+_OPEN_TAG: Final = "<tool_call>"
+_CLOSE_TAG: Final = "</tool_call>"
 _DECODER: Final = json.JSONDecoder()
 
 
@@ -84,11 +85,14 @@ _TOO_DEEP = "JSON nested deeper than Python's parser reads"
 
 
 def _unwrapped(text: str) -> str:
-    for pattern in (_FENCE, _TAGGED):
-        match = pattern.match(text)
-        if match:
-            return match["body"].strip()
-    return text
+    """`text` (stripped) without the code fence or `<tool_call>` tags around it."""
+    # The tags are cut by hand: a lazy pattern for them retried a whitespace run
+    # at every place in it, quadratic time on a model looping on spaces.
+    if text.startswith(_OPEN_TAG):
+        body = text[len(_OPEN_TAG) :].strip()
+        return body.removesuffix(_CLOSE_TAG).strip()
+    match = _FENCE.match(text)
+    return match["body"].strip() if match else text
 
 
 def _json_objects(body: str) -> list[JsonValue]:

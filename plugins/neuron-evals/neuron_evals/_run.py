@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import reprlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
@@ -75,7 +76,7 @@ def results_of(
 
     Raises:
         TypeError: a value is not a bool, int, float or str.
-        ValueError: a value is a NaN or infinite float.
+        ValueError: a value is a NaN or infinite float, or an int no float can hold.
     """
     items = output.items() if isinstance(output, dict) else [(evaluator.result_name(), output)]
     found: list[tuple[str, EvaluationScalar, str | None]] = []
@@ -90,11 +91,23 @@ def results_of(
         )
         if not isinstance(value, bool | int | float | str):
             raise TypeError(f"returned {type(value).__name__}, not bool, int, float or str")
-        if isinstance(value, float) and not math.isfinite(value):
-            # A mean over it would be NaN too, and a report's JSON has no NaN or infinity.
-            raise ValueError(f"returned {value!r} for {name!r}; a score must be a finite number")
+        if isinstance(value, int | float) and not isinstance(value, bool) and not _finite(value):
+            # A mean over it would be NaN too (or overflow, for an int past any float), and
+            # a report's JSON has no NaN or infinity.
+            raise ValueError(
+                f"returned {reprlib.repr(value)} for {name!r}; a score must be a finite "
+                "number a float can hold"
+            )
         found.append((name, value, reason))
     return found
+
+
+def _finite(value: int | float) -> bool:
+    """Whether `value` is a finite number a float holds (an int past 1.8e308 is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def unique_name(name: str, taken: set[str]) -> str:

@@ -83,16 +83,27 @@ class TaskRecord:
                 name,
                 f"the amount {shown} is of type {type(amount).__name__}, not int or float",
             )
-        if not math.isfinite(amount):
-            raise EvalRecordError("metric", name, f"the amount {amount!r} is not finite")
+        if not _finite(amount):
+            shown = reprlib.repr(amount)
+            raise EvalRecordError("metric", name, f"the amount {shown} is not finite")
         with self._lock:
             total = self._metrics.get(name, 0) + amount
-            if not math.isfinite(total):
+            if not _finite(total):
                 raise EvalRecordError(
-                    "metric", name, f"adding {amount!r} to {self._metrics[name]!r} overflows"
+                    "metric",
+                    name,
+                    f"adding {reprlib.repr(amount)} to {self._metrics[name]!r} overflows",
                 )
             if name in self._metrics or total != 0:
                 self._metrics[name] = total
+
+
+def _finite(amount: int | float) -> bool:
+    """Whether `amount` is finite as a float (an int past 1.8e308 is not: means overflow)."""
+    try:
+        return math.isfinite(amount)
+    except OverflowError:
+        return False
 
 
 def _not_str(name: object) -> str:

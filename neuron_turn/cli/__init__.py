@@ -98,7 +98,7 @@ from ._numbers import whole_number
 from ._outcome import json_result, stop_note, turn_id_of
 from ._process_end import end_process
 from ._prompt import add_prompt_arguments, read_prompt, utf8_text
-from ._reading import TooLargeError, read_bounded
+from ._reading import TooDeepJSONError, TooLargeError, json_value, read_bounded
 from ._restore import add_restore_parser
 from ._revoke import add_revoke_parser
 from ._sessions import (
@@ -881,7 +881,7 @@ def _schema_file(path: str) -> tuple[str, dict[str, JsonValue]]:
 
     try:
         with open(path, "rb") as file:
-            schema = json.loads(read_bounded(file).decode("utf-8"))
+            schema = json_value(read_bounded(file).decode("utf-8"))
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"cannot read {path!r}: {exc.strerror}") from None
     except TooLargeError as exc:
@@ -994,7 +994,9 @@ def _context_option(text: str) -> tuple[str, object]:
             f"expected KEY=VALUE with KEY a Python name, e.g. keep=5; got {text!r}"
         )
     try:
-        value: object = json.loads(raw)
+        value: object = json_value(raw)
+    except TooDeepJSONError as exc:
+        raise argparse.ArgumentTypeError(f"{key}: {exc}") from None
     except json.JSONDecodeError:
         value = raw
     return key, value
@@ -1227,12 +1229,12 @@ def _hosted_tool(text: str) -> HostedTool:
         known = ", ".join(HOSTED_TOOL_NAMES)
         raise argparse.ArgumentTypeError(f"unknown hosted tool {text!r} (choose from {known})")
     try:
-        data = json.loads(text) if text.lstrip().startswith("{") else {"name": text}
+        data = json_value(text) if text.lstrip().startswith("{") else {"name": text}
         if isinstance(data, dict) and ENV_KEY in data:
             variable = data.pop(ENV_KEY)
             return with_env_token(hosted_tool_from_json(data), variable)
         return hosted_tool_from_json(data)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, TooDeepJSONError) as exc:
         raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None
     except UnsupportedHostedToolError as exc:
         # `mcp` alone names no server: the error says what to give.

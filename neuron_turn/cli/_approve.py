@@ -41,6 +41,7 @@ from ..loop.approval import (
 )
 from ._errors import EXIT_AWAITING_APPROVAL, chain_of
 from ._hosted_token import hosted_tool_text
+from ._reading import json_value
 from ._sessions import session_id
 from ._visible import shown_on
 
@@ -556,7 +557,7 @@ class Prompter:
                 if line is None:
                     return None
                 try:
-                    value: JsonValue = json.loads(line)
+                    value: JsonValue = json_value(line)
                 except ValueError as exc:
                     self._say(f"  not JSON ({exc})")
                     continue
@@ -580,7 +581,7 @@ class Prompter:
                 return None
             text = line
         try:
-            value: JsonValue = json.loads(text)
+            value: JsonValue = json_value(text)
         except ValueError as exc:
             self._say(f"  not JSON ({exc}); the call is unchanged")
             return None
@@ -667,7 +668,7 @@ def _json(value: JsonValue) -> str:
 
 def _json_value(text: str) -> JsonValue:
     try:
-        value: JsonValue = json.loads(text)
+        value: JsonValue = json_value(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
     return value

@@ -4,14 +4,26 @@ A file named by `--attach`, `--prompt-file` or `--output-schema`, or standard
 input, may be anything: a device that never ends (`/dev/zero`), a pipe (`<(cmd)`)
 or a file that grows while it is read, whose size `stat` does not know. Read
 whole, such a source fills memory until the kernel kills the process; so each
-is read at most `MAX_BYTES` and one past that is refused by name.
+is read at most `MAX_BYTES` and one past that is refused by name. JSON a user
+gives (an option's value, a schema file, an edited input) is read by
+`json_value`, which refuses JSON nested deeper than Python's parser can follow
+(`[[[[...`) as it refuses JSON that does not parse, rather than raise
+`RecursionError`.
 """
 
 from __future__ import annotations
 
-from typing import BinaryIO, Final
+import json
+from typing import Any, BinaryIO, Final
 
-__all__ = ["MAX_BYTES", "TooLargeError", "read_bounded", "readline_bounded"]
+__all__ = [
+    "MAX_BYTES",
+    "TooDeepJSONError",
+    "TooLargeError",
+    "json_value",
+    "read_bounded",
+    "readline_bounded",
+]
 
 MAX_BYTES: Final = 32 * 1024 * 1024
 """The largest request Anthropic's and OpenAI's APIs take: nothing larger can be sent."""
@@ -21,6 +33,23 @@ _CHUNK: Final = 1024 * 1024
 
 class TooLargeError(ValueError):
     """A source held more than `MAX_BYTES`; nothing of it is used."""
+
+
+class TooDeepJSONError(ValueError):
+    """JSON nested deeper than Python's parser follows; nothing of it is used."""
+
+
+def json_value(text: str | bytes) -> Any:
+    """Return the value JSON `text` holds.
+
+    Raises:
+        json.JSONDecodeError: it is not JSON.
+        TooDeepJSONError: it nests arrays or objects deeper than the parser can follow.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TooDeepJSONError("JSON nested too deeply to read") from None
 
 
 def read_bounded(file: BinaryIO, limit: int = MAX_BYTES) -> bytes:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 
 from ._errors import UsageError
+from ._reading import TooDeepJSONError, json_value
 
 
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +39,9 @@ def key_value(text: str) -> tuple[str, object]:
             f"expected KEY=VALUE with KEY a Python name, e.g. base_url=http://...; got {text!r}"
         )
     try:
-        value: object = json.loads(raw)
+        value: object = json_value(raw)
+    except TooDeepJSONError as exc:
+        raise argparse.ArgumentTypeError(f"{key}: {exc}") from None
     except json.JSONDecodeError:
         value = raw
     return key, value

@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError, FailureError
 
 import layer0
 from layer0 import (
+    APPEND_HISTORY,
     AgentNotFound,
     CustomEffect,
     DeleteMemoryEffect,
@@ -36,8 +37,6 @@ from layer0 import (
     WriteMemoryEffect,
 )
 from neuron_orch_local import MemoryNotAppliedError
-
-from .messages import MemoryEffect
 
 __all__ = [
     "MAX_RETRY_AFTER_MS",
@@ -71,10 +70,12 @@ class FailureInfo(BaseModel):
     workflow failed (the caller's error gets it back as `partial`)."""
     continuation: TurnInput | None = None
     """The input that continues that turn, when dispatched later."""
-    memory: tuple[MemoryEffect, ...] | None = None
-    """The memory effects of a turn the store refused (its history append among them), for
-    the caller's `MemoryNotAppliedError` to hand on: the turn ran, its exchange must not be
-    lost with the error."""
+    unapplied: TurnOutput | None = None
+    """The output of a turn whose memory effects the store refused (its history append
+    among them), for the caller's `MemoryNotAppliedError` to hand on with them: the turn
+    ran, its exchange must not be lost with the error."""
+    attempts: int | None = None
+    """How many times the store was asked to apply them."""
 
 
 def application_error(exc: BaseException) -> ApplicationError:
@@ -164,15 +165,17 @@ def workflow_failure(
     return ApplicationError(message, info, type=kind, non_retryable=True)
 
 
-def memory_not_applied(exc: BaseException, effects: tuple[MemoryEffect, ...]) -> ApplicationError:
+def memory_not_applied(exc: BaseException, output: TurnOutput) -> ApplicationError:
     """Return the failure of a workflow whose turn's memory effects the store refused.
 
     `exc` is the failure of the activity that applied them, retried as the policy
-    allows; the effects go with it, for the caller's `MemoryNotAppliedError`.
+    allows; `output`, the turn's, goes with it (its effects are the ones refused:
+    carried once), for the caller's `MemoryNotAppliedError`.
     """
     inner = first_application_error(exc)
     message = _messages(exc) if inner is None else inner.message
-    info = FailureInfo(memory=effects)
+    attempts = None if inner is None else _info(inner).attempts
+    info = FailureInfo(unapplied=output, attempts=attempts)
     return ApplicationError(message, info, type=MemoryNotAppliedError.__name__, non_retryable=True)
 
 
@@ -187,10 +190,12 @@ def orch_error(exc: BaseException) -> OrchError:
     if inner is None:
         return DispatchFailed(_messages(exc))
     info, kind = _info(inner), inner.type or "Exception"
-    if info.memory is not None:
+    if info.unapplied is not None:
         return MemoryNotAppliedError(
             f"{inner.message}; they are kept on this error (`effects`)",
-            [_memory_effect(effect) for effect in info.memory],
+            _memory_effects(info.unapplied),
+            attempts=info.attempts or 1,
+            output=info.unapplied,
         )
     error = _rebuild(kind, inner.message, info)
     if isinstance(error, OrchError):
@@ -204,10 +209,17 @@ def orch_error(exc: BaseException) -> OrchError:
     return failed
 
 
-def _memory_effect(effect: MemoryEffect) -> WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend:
-    if isinstance(effect, CustomEffect):
-        return HistoryAppend.from_effect(effect)  # checked with the turn's output
-    return effect
+def _memory_effects(
+    output: TurnOutput,
+) -> list[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend]:
+    """The memory effects of `output`, in order, as the workflow applies them."""
+    effects: list[WriteMemoryEffect | DeleteMemoryEffect | HistoryAppend] = []
+    for effect in output.effects:
+        if isinstance(effect, WriteMemoryEffect | DeleteMemoryEffect):
+            effects.append(effect)
+        elif isinstance(effect, CustomEffect) and effect.effect_type == APPEND_HISTORY:
+            effects.append(HistoryAppend.from_effect(effect))  # checked with the turn's output
+    return effects
 
 
 def _rebuild(kind: str, message: str, info: FailureInfo) -> Layer0Error | None:

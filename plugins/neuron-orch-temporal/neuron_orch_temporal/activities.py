@@ -58,7 +58,7 @@ from neuron_orch_local import (
 from neuron_turn import PendingCall, answering, checkpointing, waiting_calls
 
 from ._answers import run_delegation
-from ._failures import application_error, retry_after_ms
+from ._failures import FailureInfo, application_error, retry_after_ms
 from ._plan import check_effects
 from ._progress import execute_reporting
 from .errors import PayloadTooLargeError
@@ -256,6 +256,7 @@ class AgentActivities:
             raise ApplicationError(
                 f"the memory effects of {effect_owner(request.agent, request.workflow_id)} "
                 f"were not applied: {type(exc).__name__}: {exc}",
+                FailureInfo(attempts=activity.info().attempt),
                 type="DispatchFailed",
                 # A value that is not JSON will not become JSON on a retry; a
                 # session that changed under an exclusive append stays changed.

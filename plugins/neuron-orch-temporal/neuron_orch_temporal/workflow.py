@@ -806,7 +806,9 @@ class AgentWorkflow:
                 raise
             # Refused for good (its retries spent): the turn ran, so its effects go with
             # the failure, its exchange among them, for the caller to write later.
-            raise memory_not_applied(exc, tuple(item.effect for item in memory)) from None
+            output = self._view.output  # the turn's, set before its effects are carried out
+            assert output is not None
+            raise memory_not_applied(exc, output) from None
 
     async def _delegate(
         self,

@@ -19,6 +19,7 @@ from layer0.testing import InMemoryStore
 from neuron_orch_local import MemoryEffect, MemoryNotAppliedError
 from neuron_tool import tool
 from neuron_turn import NeuronTurn, ToolUsePart
+from neuron_turn.cli._unsaved import unsaved_of
 from neuron_turn.testing import ScriptedProvider, text_response, tool_call_response
 
 from .conftest import FAST, hosting
@@ -75,6 +76,11 @@ async def test_a_refused_history_append_is_on_the_error_and_can_be_written_later
 
     error = raised.value
     assert "workflow full-disk-1" in str(error)
+    # As LocalOrchestrator's: the turn's answer and how often the store was asked, too.
+    assert error.output is not None and error.output.message.as_text() == "Restarted web."
+    assert error.attempts == FAST.max_attempts
+    unsaved = unsaved_of(error)  # what `neuron-turn run` keeps in a file of its own
+    assert unsaved is not None and unsaved.effects == error.effects
     (append,) = [e for e in error.effects if isinstance(e, HistoryAppend)]
     assert [m["role"] for m in append.messages] == ["user", "assistant", "user", "assistant"]
     assert append.session == "s1"

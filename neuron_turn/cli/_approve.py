@@ -43,12 +43,17 @@ from ._errors import EXIT_AWAITING_APPROVAL, chain_of
 from ._hosted_token import hosted_tool_text
 from ._reading import json_value
 from ._sessions import session_id
+from ._state_option import shown_state
 from ._visible import shown_on
 
 PROG: Final = "neuron-turn"
 HIDDEN_VALUE: Final = "<hidden>"
 """What a resume command shows for a provider option naming a secret (`--option api_key=...`)."""
 _SECRET_KEY: Final = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
+_SECRET_QUERY: Final = re.compile(
+    r"(?P<name>[?&][^=&#]*(?:key|token|secret|password|credential)[^=&#]*=)[^&#]*",
+    re.IGNORECASE,
+)
 
 # Options of `run` that do not carry over to its `resume` command.
 _NOT_CARRIED: Final = frozenset(
@@ -335,12 +340,23 @@ def _option_text(dest: str, value: Any) -> str:
         if dest == "option" and _SECRET_KEY.search(key):
             # A key given on the command line is not repeated in messages (logs keep them).
             return f"{key}={HIDDEN_VALUE}"
-        return f"{key}={_value_text(item)}"
+        text = _value_text(item)
+        # A URL's password (base_url=https://user:PASSWORD@host) neither.
+        return f"{key}={_secrets_hidden(text) if dest == 'option' else text}"
     if dest == "thinking" and isinstance(value, bool):
         return "on" if value else "off"
     if dest == "hosted_tool":
         return hosted_tool_text(value)
+    if dest == "mcp_url":
+        return _secrets_hidden(str(value))
     return str(value)
+
+
+def _secrets_hidden(text: str) -> str:
+    """`text` with a URL's password, and query values named as secrets (`?api_key=`), hidden."""
+    if "://" not in text:
+        return text
+    return _SECRET_QUERY.sub(r"\g<name>***", shown_state(text))
 
 
 def _value_text(item: Any) -> str:

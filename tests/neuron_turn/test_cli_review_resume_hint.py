@@ -57,3 +57,16 @@ def test_a_provider_option_naming_a_secret_is_not_repeated() -> None:
     assert "sk-live-123" not in " ".join(words) and "t0k" not in " ".join(words)
     hidden = [f"api_key={HIDDEN_VALUE}", f"auth_token={HIDDEN_VALUE}"]
     assert words == ["--option", hidden[0], "--option", hidden[1]]
+
+
+def test_a_urls_password_and_secret_query_values_are_not_repeated() -> None:
+    words = _options(
+        "--option",
+        "base_url=https://me:pa55@proxy.example/v1?api_key=k3y&region=eu",
+        "--mcp-url",
+        "https://me:t0k@mcp.example/mcp?token=t0k2",
+    )
+    said = " ".join(words)
+    assert not any(secret in said for secret in ("pa55", "k3y", "t0k"))
+    assert "base_url=https://me:***@proxy.example/v1?api_key=***&region=eu" in words
+    assert "https://me:***@mcp.example/mcp?token=***" in words

@@ -9,6 +9,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
+from pydantic import JsonValue
+
 from layer0 import Turn, TurnInput, TurnOutput, usd
 from neuron_turn import NeuronTurn, OutputMissingError, output_value
 
@@ -120,6 +122,20 @@ def unique_name(name: str, taken: set[str]) -> str:
     return unique
 
 
+def _reported(answer: object) -> tuple[JsonValue, str]:
+    """The answer as the report holds it: JSON, and as text.
+
+    Raises:
+        ValueError: it has no JSON form (an int of more than 4300 digits, an object
+            whose `str` raises): the case's error, not the end of the run.
+    """
+    try:
+        output = to_json_value(answer)
+        return output, as_text(output)
+    except Exception as exc:
+        raise ValueError(f"the task's answer cannot be written as JSON: {exc}") from exc
+
+
 def _facts(output: TurnOutput | None) -> dict[str, object]:
     if output is None:
         return {}
@@ -208,6 +224,7 @@ async def _run_case(
             tree = spans.result()
             # Once the task is done, as pydantic-evals: its own increments come first.
             record_span_metrics(record, tree)
+            output, shown = _reported(answer)
         except Exception as exc:  # a failing case never stops the others
             raised = Raised.of(exc)
             return ReportCase.model_validate(
@@ -229,7 +246,7 @@ async def _run_case(
         name=case.name,
         inputs=case.inputs,
         output=answer,
-        output_text=text or ("" if answer is None else as_text(answer)),
+        output_text=text or ("" if answer is None else shown),
         expected_output=case.expected_output,
         metadata=case.metadata,
         turn_output=turn_output,
@@ -260,7 +277,7 @@ async def _run_case(
             **common,
             **_facts(turn_output),
             **buckets,
-            "output": to_json_value(answer),
+            "output": output,
             "output_text": ctx.output_text,
             "duration": duration,
             "attributes": record.attributes(),

@@ -15,6 +15,9 @@ from pydantic import JsonValue
 
 __all__ = ["MAX_JSON_DEPTH", "json_copy"]
 
+_MAX_INT_BITS: Final = 14_000
+"""The largest int kept, in bits (about 4200 digits): Python writes an int of more than
+4300 digits in no JSON, and a report holding one could not be shown or written."""
 MAX_JSON_DEPTH: Final = 100
 """How deeply lists and dicts may nest; deeper is refused (so is a list that holds itself)."""
 
@@ -57,6 +60,11 @@ def _copy(value: object, path: str, depth: int) -> JsonValue:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_BITS:
+            raise ValueError(
+                f"{_where(path)} is an int of about {int(value.bit_length() * 0.30103)} digits; "
+                "write one of at most 4200 digits (or as a string)"
+            )
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -525,6 +525,8 @@ class _TextGate:
     def __init__(self, *, enabled: bool) -> None:
         self.enabled = enabled
         self.held: list[TextDelta] = []
+        self.held_call = False
+        """Whether the held text starts like a call: held until the answer is read."""
         self.passing = not enabled
         self.streamed_text = False
 
@@ -535,8 +537,12 @@ class _TextGate:
             self.streamed_text = True
             return [delta]
         self.held.append(delta)
-        text = "".join(d.text for d in self.held).lstrip()
-        if not text or text.startswith(_CALL_STARTS):
+        # Only the first character past the leading space decides, so only the new
+        # delta is looked at: joining all held text again for each one was quadratic.
+        if self.held_call or not (text := delta.text.lstrip()):
+            return []
+        if text.startswith(_CALL_STARTS):
+            self.held_call = True
             return []
         self.passing, self.streamed_text = True, True
         released, self.held = self.held, []
@@ -545,6 +551,7 @@ class _TextGate:
     def discard(self) -> None:
         """Forget held text: the answer is being asked for again."""
         self.held = []
+        self.held_call = False
         self.passing = False
 
     def rest(self, final: ProviderResponse, *, same: bool) -> list[ProviderDelta]:

@@ -569,11 +569,16 @@ def _command(
 
 def _back(runner: asyncio.Runner, count: str, chat_: Chat, err: TextIO) -> None:
     """Go back to after the person's `count`th message, in a new session, or say why not."""
-    if not count.isdecimal():
+    try:
+        # Past Python's 4,300 digits `int` raises: no conversation holds that many.
+        messages = int(count) if count.isdecimal() else None
+    except ValueError:
+        messages = None
+    if messages is None:
         print(f"{_PROG}: /back needs how many of your messages to keep: /back N", file=err)
         return
     try:
-        forked, unlisted = runner.run(chat_.back(int(count)))
+        forked, unlisted = runner.run(chat_.back(messages))
     except (ForkError, StateError) as exc:
         print(f"{_PROG}: {exc}; the chat goes on in session {chat_.session}", file=err)
         return

@@ -8,6 +8,7 @@ not parse is one line naming the session, never a traceback.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -87,3 +88,13 @@ def test_a_history_that_does_not_parse_is_one_line_naming_the_session_and_json_s
 
     assert main(["history", "spoilt", "--json"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out) == [{"role": "wizard"}]
+
+
+def test_a_chats_back_with_a_number_past_what_python_reads_asks_again_and_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"hi\n/back {'9' * 5000}\nafter\n"))
+    assert main(["chat", "--model", "fixture:echo"]) == EXIT_OK
+    out, err = capsys.readouterr()
+    assert "/back needs how many of your messages to keep" in err
+    assert "echo: after" in out

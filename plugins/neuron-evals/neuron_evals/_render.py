@@ -24,9 +24,13 @@ _OPTIONAL: Final = frozenset(
 
 
 _CONTROLS: Final = (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))
-_WRITTEN_OUT: Final = str.maketrans({code: f"\\x{code:02x}" for code in _CONTROLS})
+_WRITTEN_OUT: Final = str.maketrans(
+    {code: f"\\x{code:02x}" for code in _CONTROLS}
+    | {code: f"\\u{code:04x}" for code in range(0xD800, 0xE000)}
+)
 """Each control character as its escape: a report is printed to terminals, and a model's
-output holding ESC sequences would clear the screen or rewrite the lines above."""
+output holding ESC sequences would clear the screen or rewrite the lines above; and each
+lone surrogate (a model's broken escape), which no terminal or file takes as UTF-8."""
 
 
 def cut(text: str, width: int) -> str:

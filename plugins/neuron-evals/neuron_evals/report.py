@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -12,6 +14,8 @@ from .report_case import EvaluationResult, EvaluatorFailure, ReportCase
 from .summary import ReportSummary, summarize
 
 __all__ = ["EvaluationReport"]
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class EvaluationReport(BaseModel):
@@ -95,7 +99,10 @@ class EvaluationReport(BaseModel):
             if not data[key]:
                 del data[key]
         data["summary"] = self.summary().model_dump(mode="json")
-        return json.dumps(data, indent=indent, ensure_ascii=False)
+        text = json.dumps(data, indent=indent, ensure_ascii=False)
+        # A lone surrogate (a model's broken escape) is no UTF-8: as its JSON escape, the
+        # text can be written to a file and reads back the same.
+        return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> EvaluationReport:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from neuron_evals import Case, Dataset, EvalRecordError, set_eval_attribute
+from neuron_evals import Case, Dataset, EvalRecordError, EvaluationReport, set_eval_attribute
 
 
 class Unprintable:
@@ -48,3 +49,19 @@ async def test_an_attribute_int_too_long_to_write_is_refused_when_recorded() -> 
     assert report.cases[0].attributes == {"m": 10**4_000}
     assert json.loads(report.to_json())["cases"][0]["attributes"]["m"] == 10**4_000
     assert "m=" in report.render()
+
+
+async def test_a_lone_surrogate_in_an_answer_is_escaped_so_the_report_writes_as_utf8(
+    tmp_path: Path,
+) -> None:
+    async def task(inputs: object) -> str:
+        return "a\ud800b \U0001f600"  # a broken escape from a model, and an emoji
+
+    report = await Dataset(cases=[Case("c", "hi")]).evaluate(task)
+    path = tmp_path / "report.json"
+    path.write_text(report.to_json(), encoding="utf-8")
+    again = EvaluationReport.from_json(path.read_text(encoding="utf-8"))
+    assert again.cases[0].output == "a\ud800b \U0001f600"
+    shown = report.render()
+    shown.encode("utf-8")
+    assert r"a\ud800b" in shown and "\U0001f600" in shown

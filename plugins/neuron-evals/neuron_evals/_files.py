@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from .evaluator import Evaluator
 from .report_evaluator import ReportEvaluator
 
 YAML_SUFFIXES: Final = (".yaml", ".yml")
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 MAX_FILE_BYTES: Final = 100_000_000
 """The largest dataset file read: parsed, a file takes many times its size in memory."""
 MAX_FILE_VALUES: Final = 1_000_000
@@ -290,7 +292,10 @@ def dataset_text(
     except EvalsError as exc:
         raise DatasetFileError(path, str(exc)) from exc
     if kind == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # A lone surrogate (a model's broken escape) is no UTF-8; its JSON escape reads
+        # back the same, as YAML's writer escapes it too.
+        return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if schema_ref is not None:
         text = f"# yaml-language-server: $schema={schema_ref}\n{text}"

@@ -59,3 +59,13 @@ def test_rewriting_a_file_keeps_its_permissions(tmp_path: Path) -> None:
     _dataset(2).to_file(path)
     assert path.stat().st_mode & 0o777 == 0o640
     assert len(Dataset.from_file(path).cases) == 2
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_lone_surrogate_in_a_case_is_written_escaped_and_reads_back(
+    tmp_path: Path, suffix: str
+) -> None:
+    path = tmp_path / f"d{suffix}"
+    text = "an answer cut mid-escape \ud83d, then \U0001f600"
+    Dataset(cases=[Case("c", text)]).to_file(path)
+    assert Dataset.from_file(path).cases[0].inputs == text

@@ -31,6 +31,11 @@ _ENCODER: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), defaul
 
 def synthesise_tool_call_id(*, salt: str, position: int, name: str, arguments: JsonValue) -> str:
     """Return the stable id of the call at `position` of a response salted with `salt`."""
-    material = _ENCODER.encode([salt, position, name, arguments])
+    try:
+        material = _ENCODER.encode([salt, position, name, arguments])
+    except RecursionError:
+        # Arguments parsed just within Python's depth limit may not write out again from
+        # deeper in the stack; the loop refuses them anyway, so salt, place and name do.
+        material = _ENCODER.encode([salt, position, name, "(nested too deep)"])
     digest = hashlib.sha256(material.encode()).hexdigest()[:16]
     return f"call_{position}_{digest}"

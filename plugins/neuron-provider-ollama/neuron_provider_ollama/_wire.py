@@ -437,7 +437,10 @@ def _count(value: object) -> int:
 
 
 def _shape_error(problem: str, data: object) -> ProviderResponseError:
-    quoted = body_prefix(json.dumps(data, default=str))
+    try:
+        quoted = body_prefix(json.dumps(data, default=str))
+    except RecursionError:  # parsed a little shallower than this deeper stack can write
+        quoted = "(nested too deep to quote)"
     return ProviderResponseError(
         f"Ollama answered 200 with an unexpected body ({problem}): {quoted}", provider=PROVIDER
     )

@@ -47,6 +47,11 @@ class TurnPolicy(RetryPolicy):
     """How long a turn paused for approval waits for decisions before its calls are denied."""
     max_depth: Annotated[int, Field(ge=0)] = 8
     """How many delegations and handoffs deep one dispatch may go."""
+    max_concurrent_delegations: Annotated[int, Field(ge=1)] = 1000
+    """The most of a turn's declared delegations run at once as child workflows; the rest
+    wait for those to end. Temporal refuses a workflow more pending children than its
+    `limit.numPendingChildExecutions.error` (2,000 by default), again on every retry, so
+    the workflow would never go on: keep this under that limit."""
     answer_delegations: bool = True
     """A `NeuronTurn`'s `delegate` calls wait for the other agent, whose answer is the
     tool's result (see `neuron_orch_local.delegation`); False: they are only declared,

@@ -177,6 +177,8 @@ _RELISTS_AT_ONCE: Final = "relists-when-a-delegated-agent-pauses-again"
 workflow whose pause lists its calls lists them anew as it waits."""
 _KEEPS_RACED: Final = "keeps-turns-racing-cancellation"
 """The patch after which a turn's result that arrives with the workflow's cancellation is kept."""
+_BOUNDS_FAN_OUT: Final = "bounds-concurrent-delegations"
+"""The patch after which a turn's delegations run at most `max_concurrent_delegations` at once."""
 _NO_TIME: Final = timedelta(milliseconds=1)
 """The shortest wait for decisions: a pause whose time ran out during its turn."""
 
@@ -818,16 +820,26 @@ class AgentWorkflow:
         turn: int,
         delegated_for: SessionId | None,
     ) -> None:
-        """Run a run of consecutive delegations concurrently; record them in effect order."""
+        """Run a run of consecutive delegations concurrently; record them in effect order.
+
+        At most `max_concurrent_delegations` at once: past Temporal's limit of pending
+        children the workflow's task is refused for ever. Runs within it start all at
+        once, as workflows from before did (they replay so).
+        """
         if not group:
             return
         ids = [f"{self._view.workflow_id}/t{turn}/d{index}-{e.agent}" for index, e in group]
-        results = await asyncio.gather(
-            *(
-                self._child(child_id, effect.agent, effect.input, chains[index], delegated_for)
-                for child_id, (index, effect) in zip(ids, group, strict=True)
-            )
-        )
+        starts = [
+            (child_id, effect.agent, effect.input, chains[index], delegated_for)
+            for child_id, (index, effect) in zip(ids, group, strict=True)
+        ]
+        size = self._policy.max_concurrent_delegations
+        if len(starts) <= size or not workflow.patched(_BOUNDS_FAN_OUT):
+            size = len(starts)
+        results: list[DispatchResult] = []
+        for first in range(0, len(starts), size):
+            batch = starts[first : first + size]
+            results.extend(await asyncio.gather(*(self._child(*start) for start in batch)))
         for child_id, (_, effect), result in zip(ids, group, results, strict=True):
             self._view.delegations.append(
                 Delegation(agent=effect.agent, workflow_id=child_id, output=result.output)

@@ -30,6 +30,8 @@ __all__ = [
 
 _CHUNK: Final = 8 * 1024 * 1024
 _MIB: Final = 1024 * 1024
+_STALE_AFTER: Final = 3600.0
+"""Seconds since its last write after which a partial file is no join's that still runs."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -134,6 +136,7 @@ def ensure_default_model(
         return target
     parts = part_files(model)
     directory.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(directory, model)
     reporter = _Progress(progress, model=model, target=target)
     try:
         _join(parts, target, model=model, reporter=reporter)
@@ -149,6 +152,22 @@ def _is_complete(target: Path, model: DefaultModel) -> bool:
         return target.stat().st_size == model.size
     except FileNotFoundError:
         return False
+
+
+def _remove_stale_partials(directory: Path, model: DefaultModel) -> None:
+    """Delete what joins that were killed (SIGKILL, SIGHUP: no cleanup ran) left behind.
+
+    Why: each was a hidden file of up to the model's size, and every killed first
+    run left one more. A partial written to in the last `_STALE_AFTER` seconds may
+    be another process's join still running, and is left alone.
+    """
+    cutoff = time.time() - _STALE_AFTER
+    for partial in directory.glob(f".{model.file_name}.*.partial"):
+        try:
+            if partial.stat().st_mtime < cutoff:
+                partial.unlink()
+        except FileNotFoundError:
+            continue  # another process removed it first
 
 
 def _join(parts: list[Path], target: Path, *, model: DefaultModel, reporter: _Progress) -> None:

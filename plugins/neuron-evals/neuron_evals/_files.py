@@ -29,8 +29,8 @@ _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 MAX_FILE_BYTES: Final = 100_000_000
 """The largest dataset file read: parsed, a file takes many times its size in memory."""
 MAX_FILE_VALUES: Final = 1_000_000
-"""The most values (each item, key and scalar counted) a dataset file may hold once
-its YAML aliases are expanded: validation walks every one."""
+"""The most values (each item and scalar counted) a dataset file's YAML aliases may add
+once expanded, beyond those written out: validation walks every one."""
 JSON_SUFFIXES: Final = (".json",)
 
 
@@ -94,12 +94,14 @@ def _parse(path: Path) -> Any:
 
 
 def _check_values(path: Path, data: Any) -> None:
-    """Refuse a non-finite number, and aliases expanding past `MAX_FILE_VALUES` (billion laughs).
+    """Refuse a non-finite number, and aliases adding more than `MAX_FILE_VALUES` values.
 
     YAML aliases share one object, so the file is small and parses fast, but every
-    later step walks the expansion. Sizes are summed once per shared object, children
-    first, without recursion; a cycle is left for validation, which names it.
+    later step walks the expansion (billion laughs). Sizes are summed once per shared
+    object, children first, without recursion; a cycle is left for validation, which
+    names it. What the file writes out is never refused, however many values it holds.
     """
+    bound = MAX_FILE_VALUES + _written(data)
     sizes: dict[int, int] = {}
     stack: list[tuple[Any, list[int | str], bool]] = [(data, [], False)]
     while stack:
@@ -107,12 +109,12 @@ def _check_values(path: Path, data: Any) -> None:
         children = _children(value)
         if done:
             sizes[id(value)] = 1 + sum(sizes.get(id(child), 0) for _, child in children)
-            if sizes[id(value)] > MAX_FILE_VALUES:
+            if sizes[id(value)] > bound:
                 raise _located(
                     path,
                     data,
                     loc,
-                    f"holds more than {MAX_FILE_VALUES:,} values once its aliases are "
+                    f"its aliases add more than {MAX_FILE_VALUES:,} values once "
                     "expanded; write the values out, or share fewer",
                 )
             continue
@@ -124,6 +126,22 @@ def _check_values(path: Path, data: Any) -> None:
         sizes[id(value)] = 0  # in progress: a cycle back to it counts nothing more
         stack.append((value, loc, True))
         stack.extend((child, [*loc, key], False) for key, child in children)
+
+
+def _written(data: Any) -> int:
+    """How many values the file holds as written: each shared list or mapping counted once."""
+    seen: set[int] = set()
+    count = 1
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or not isinstance(value, dict | list):
+            continue
+        seen.add(id(value))
+        items = list(value.values()) if isinstance(value, dict) else value
+        count += len(items)
+        stack.extend(items)
+    return count
 
 
 def _children(value: Any) -> list[tuple[int | str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import neuron_evals._files
@@ -20,7 +21,9 @@ def _laughs(levels: int) -> str:
 def test_yaml_aliases_expanding_past_the_bound_are_refused_at_once(tmp_path: Path) -> None:
     path = tmp_path / "laughs.yaml"
     path.write_text(_laughs(9))  # a few hundred bytes, 9**10 strings expanded
-    with pytest.raises(DatasetFileError, match="aliases are expanded") as raised:
+    with pytest.raises(
+        DatasetFileError, match="aliases add more than 1,000,000 values once expanded"
+    ) as raised:
         Dataset.from_file(path)
     assert raised.value.path == path
     assert raised.value.case == "laughs"
@@ -90,3 +93,15 @@ def test_an_integer_too_long_to_read_is_a_dataset_file_error(tmp_path: Path, suf
     )
     with pytest.raises(DatasetFileError, match="a number too long to read: Exceeds the limit"):
         Dataset.from_file(path)
+
+
+def test_a_file_writing_out_more_values_than_aliases_may_add_still_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neuron_evals._files, "MAX_FILE_VALUES", 100)
+    path = tmp_path / "big.json"
+    cases = [
+        {"name": f"c{n}", "inputs": "x", "metadata": {"k": list(range(5))}} for n in range(100)
+    ]
+    path.write_text(json.dumps({"cases": cases}))
+    assert len(Dataset.from_file(path).cases) == 100  # 1,000 values written, none added

@@ -571,7 +571,9 @@ async def _target_state(workflow_id: WorkflowId) -> bool | None:
     try:
         description = await activity.client().get_workflow_handle(workflow_id).describe()
     except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
+        # An id the server refuses to look up (empty) names no workflow either; raised,
+        # it was taken for a worker fault, and the turn ran again for the same refusal.
+        if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             return None
         raise
     return description.status == WorkflowExecutionStatus.RUNNING

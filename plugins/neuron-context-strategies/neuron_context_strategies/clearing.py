@@ -17,8 +17,8 @@ from neuron_turn import ProviderMessage, ToolResultPart
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges
 
+from ._options import checked_count
 from ._placeholder import CLEARED_PREFIX, cleared, is_placeholder
-from .errors import StrategyOptionError
 from .staged import Staged
 
 __all__ = ["CLEARED_PREFIX", "ClearToolResults"]
@@ -40,14 +40,10 @@ class ClearToolResults(Staged):
         """Keep the newest `keep` results whole and never clear one under `min_chars`.
 
         Raises:
-            StrategyOptionError: `keep` or `min_chars` is negative.
+            StrategyOptionError: `keep` or `min_chars` is no whole number, or negative.
         """
-        if keep < 0:
-            raise StrategyOptionError(f"keep must not be negative; got {keep}")
-        if min_chars < 0:
-            raise StrategyOptionError(f"min_chars must not be negative; got {min_chars}")
-        self.keep = keep
-        self.min_chars = min_chars
+        self.keep = checked_count("keep", keep, least=0)
+        self.min_chars = checked_count("min_chars", min_chars, least=0)
         super().__init__([self])
 
     def __repr__(self) -> str:

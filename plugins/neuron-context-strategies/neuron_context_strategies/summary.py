@@ -37,6 +37,7 @@ from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges, has_tool_result, starts_with_user
 from neuron_turn.loop.tokens import CHARS_PER_TOKEN, estimate_tokens
 
+from ._options import checked_count, checked_fraction, checked_mapping, checked_text
 from .errors import StrategyOptionError
 from .staged import Staged
 
@@ -100,22 +101,17 @@ class Summarize(Staged):
             provider_options: options of the provider named in `model`.
 
         Raises:
-            StrategyOptionError: `keep_recent` is not in (0, 1), `max_summary_tokens` < 1,
-                or `model` names a provider that is not installed (checked now, not at
+            StrategyOptionError: `keep_recent` is not in (0, 1), `max_summary_tokens` is
+                no whole number of at least 1, `model` no name or one of a provider that
+                is not installed, `provider_options` no mapping (all checked now, not at
                 the first summary an hour into a session).
         """
-        if not 0 < keep_recent < 1:
-            raise StrategyOptionError(f"keep_recent must be between 0 and 1; got {keep_recent}")
-        if max_summary_tokens < 1:
-            raise StrategyOptionError(
-                f"max_summary_tokens must be at least 1; got {max_summary_tokens}"
-            )
-        if model is not None and ":" in model:
-            _check_provider(model)
-        self.model = model
-        self.keep_recent = keep_recent
-        self.max_summary_tokens = max_summary_tokens
-        self.provider_options = dict(provider_options or {})
+        self.keep_recent = checked_fraction("keep_recent", keep_recent)
+        self.max_summary_tokens = checked_count("max_summary_tokens", max_summary_tokens, least=1)
+        self.model = checked_text("model", model)
+        if self.model is not None and ":" in self.model:
+            _check_provider(self.model)
+        self.provider_options = checked_mapping("provider_options", provider_options)
         self.calls = 0
         """Summary calls made so far."""
         self._own: Provider | None = None

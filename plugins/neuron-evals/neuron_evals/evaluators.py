@@ -5,6 +5,7 @@ Each is a frozen dataclass, named in a dataset file by its class name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -202,6 +203,21 @@ class MaxCost(Evaluator):
     usd: Decimal | str | int | float
     evaluation_name: str | None = None
 
+    def __post_init__(self) -> None:
+        """Check the limit now, so a bad one fails when the dataset is made or read.
+
+        Raises:
+            ValueError: it is no decimal number of dollars, not finite, or negative.
+        """
+        try:
+            amount = self.limit.amount
+        except (ArithmeticError, ValueError, TypeError):  # decimal.InvalidOperation
+            amount = None
+        if amount is None or not amount.is_finite() or amount < 0:
+            raise ValueError(
+                f"MaxCost usd must be a dollar amount such as '0.05'; got {self.usd!r}"
+            )
+
     @property
     def limit(self) -> Money:
         """The limit as USD Money."""
@@ -230,6 +246,21 @@ class MaxDuration(Evaluator):
 
     seconds: float
     evaluation_name: str | None = None
+
+    def __post_init__(self) -> None:
+        """Check the limit now, so a bad one fails when the dataset is made or read.
+
+        Raises:
+            ValueError: it is no number of seconds, not finite, or negative.
+        """
+        seconds = self.seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not math.isfinite(seconds)
+            or seconds < 0
+        ):
+            raise ValueError(f"MaxDuration seconds must be a number of seconds; got {seconds!r}")
 
     async def evaluate(self, ctx: EvaluatorContext) -> EvaluatorOutput:
         """Compare the task's duration with the limit."""

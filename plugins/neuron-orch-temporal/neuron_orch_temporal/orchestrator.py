@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
@@ -99,6 +100,8 @@ DEFAULT_POLL_INTERVAL: Final = 0.2
 _QUERY_TIMEOUT: Final = 2.0
 # A worker replays an ended workflow to answer a query about it.
 _KEPT_QUERY_TIMEOUT: Final = timedelta(seconds=10)
+_MAX_RPC_WAIT: Final = 24 * 60 * 60.0
+"""The longest a query waits for a worker, in seconds, whatever `pickup_timeout` says."""
 
 
 class TemporalOrchestrator(Dispatcher[DispatchResult]):
@@ -163,8 +166,11 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
                 `client` (whose converter, made by `connect`, already decides it).
         """
         super().__init__(max_concurrency=max_concurrency)
-        if pickup_timeout is not None and pickup_timeout <= 0:
-            raise ValueError(f"pickup_timeout must be positive or None, not {pickup_timeout}")
+        if pickup_timeout is not None and not (0 < pickup_timeout < math.inf):
+            raise ValueError(
+                f"pickup_timeout must be a positive finite number of seconds, or None to "
+                f"wait for ever, not {pickup_timeout}"
+            )
         if client is not None and storage is not None:
             raise ValueError(
                 "storage is for the client TemporalOrchestrator connects itself; a given"
@@ -839,7 +845,8 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
         """
         workflow_id = handle.id
         if timeout is None and self._pickup_timeout is not None:
-            timeout = timedelta(seconds=self._pickup_timeout)
+            # Held to a day: the SDK's conversion overflows (1e300) or panics (1e12) past it.
+            timeout = timedelta(seconds=min(self._pickup_timeout, _MAX_RPC_WAIT))
         loop = asyncio.get_running_loop()
         asked = loop.time()
         try:

@@ -130,7 +130,7 @@ class Summarize(Staged):
     async def reduce(
         self, messages: Sequence[ProviderMessage], budget: CompactionBudget
     ) -> list[ProviderMessage]:
-        """Return the conversation with its middle replaced by one summary message."""
+        """Return the conversation with each stretch between kept spans replaced by its summary."""
         spans = exchanges(messages)
         keep = _kept_spans(messages, spans, budget, self.keep_recent)
         # Each stretch between kept spans is summarised apart and its summary put in

@@ -44,7 +44,7 @@ from layer0 import (
     TurnOutput,
     usd,
 )
-from neuron_hooks import HookRegistry
+from neuron_hooks import DuplicateHookError, HookRegistry
 from neuron_tool import (
     ExternalTool,
     FunctionTool,
@@ -504,13 +504,13 @@ class NeuronTurn(Generic[OutT]):
         output = (
             manager.output_type_named(output_type) if isinstance(output_type, str) else output_type
         )
+        hook_registry = manager.build_hook_registry()
+        for hook in hooks:
+            _add_numbered(hook_registry, hook)
         provider = manager.get_provider(model, **(provider_options or {}))
         named = [t for t in tools if isinstance(t, str)]
         by_name = iter(manager.tools_by_name(named))
         registry = ToolRegistry(next(by_name) if isinstance(t, str) else t for t in tools)
-        hook_registry = manager.build_hook_registry()
-        for hook in hooks:
-            hook_registry.add(hook)
         strategy = (
             None
             if context is None
@@ -2383,6 +2383,24 @@ def _well_formed_event(event: TurnEvent) -> TurnEvent:
     if isinstance(event, TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta):
         return well_formed_delta(event)
     return event
+
+
+def _add_numbered(registry: HookRegistry, hook: Hook) -> None:
+    """Add `hook`; if its default name is taken, as `<name>#2`, `#3`, ….
+
+    Why: `from_plugins` takes hooks without names, so two of one class (two
+    `ToolPolicyHook`s) were refused with advice to pass `name=`, which it cannot.
+    """
+    try:
+        registry.add(hook)
+    except DuplicateHookError as taken:
+        number = 2
+        while True:
+            try:
+                registry.add(hook, name=f"{taken.name}#{number}")
+                return
+            except DuplicateHookError:
+                number += 1
 
 
 def _halt_on(action: HookAction) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-__all__ = ["descendants", "end_tree", "live", "processes_of"]
+__all__ = ["descendants", "end_tree", "holders", "live", "processes_of"]
 
 _PROC: Final = Path("/proc")
 _SWEEPS: Final = 200
@@ -74,6 +74,23 @@ def processes_of(uid: int) -> set[int]:
                     found.add(pid)
                 break
     return live(found)
+
+
+def holders(pipe: int) -> set[int]:
+    """Return the processes holding a descriptor of the pipe whose inode is `pipe`."""
+    target = f"pipe:[{pipe}]"
+    found: set[int] = set()
+    for pid in _pids():
+        try:
+            descriptors = os.listdir(_PROC / str(pid) / "fd")
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            with contextlib.suppress(OSError):
+                if os.readlink(_PROC / str(pid) / "fd" / descriptor) == target:
+                    found.add(pid)
+                    break
+    return found
 
 
 def _signal_all(pids: Iterable[int], signum: int) -> None:

@@ -23,7 +23,7 @@ from neuron_turn.loop.strict_tools import check_strict_tools
 from neuron_turn.loop.thinking import Thinking
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
-from ._procfs import end_tree, live, processes_of
+from ._procfs import end_tree, holders, live, processes_of
 from ._wire import WireError, decode_error, decode_request, encode_error, encode_response
 from .errors import ChildFailedError, LimitExceededError
 
@@ -34,6 +34,8 @@ _TAIL: Final = 4000
 _REAP_POLLS: Final = 2000
 _REDACTED: Final = "[REDACTED]"
 _CHILD_EXTRA: Final = frozenset({"metadata"})
+_STDERR_GRACE: Final = 0.5
+"""Seconds the end of the child's stderr is waited for after the sweep, before its holders die."""
 MAX_CALLS: Final = 32
 """The most calls of one child the parent serves at once (model calls, state reads)."""
 
@@ -183,20 +185,34 @@ async def supervise(
         ChildFailedError: it crashed, was killed, or broke the channel's protocol.
         layer0.TurnError: the turn inside failed (the same class as in-process).
     """
-    process = await asyncio.create_subprocess_exec(
-        *launch.argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=launch.env,
-        cwd=launch.cwd,
-        start_new_session=True,
-        limit=MAX_LINE,
-    )
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    # stderr is a pipe of our own, so its end can be given up on (see `_read_to_end`).
+    stderr_in, stderr_out = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *launch.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr_out,
+            env=launch.env,
+            cwd=launch.cwd,
+            start_new_session=True,
+            limit=MAX_LINE,
+        )
+    except BaseException:
+        os.close(stderr_in)
+        raise
+    finally:
+        os.close(stderr_out)
+    assert process.stdin is not None and process.stdout is not None
     # Kept longer by the longest secret, so one the tail's start cuts is still blanked whole.
     longest = max((len(secret.encode()) for secret in launch.secrets), default=0)
-    tail = asyncio.create_task(_tail(process.stderr, _TAIL + longest))
+    tail = _Tail(_TAIL + longest)
+    stderr_pipe = os.fstat(stderr_in).st_ino
+    stderr = asyncio.StreamReader()
+    stderr_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stderr), os.fdopen(stderr_in, "rb", buffering=0)
+    )
+    reading = asyncio.create_task(tail.read(stderr))
     server = _Server(provider, state, session, frozenset(hosted_tools), thinking)
     result: tuple[str, Any] | None = None
     problem: str | None = None
@@ -213,14 +229,21 @@ async def supervise(
         pass  # The child closed its end; how it ended (below) says why.
     finally:
         await _end(process, launch.uid)
-        stderr = _last(_redact(await tail, launch.secrets), _TAIL)
-    return _outcome(launch, result, problem, timed_out, process.returncode, stderr)
+        await _read_to_end(reading, stderr_pipe)
+        stderr_transport.close()
+    shown = _last(_redact(tail.text(), launch.secrets), _TAIL)
+    return _outcome(launch, result, problem, timed_out, process.returncode, shown)
 
 
 async def _end(process: asyncio.subprocess.Process, uid: int | None) -> None:
     """Kill the child and everything below it (and its uid's processes); wait until gone."""
     killed = await end_tree(process.pid)
     await process.wait()
+    await _gone(killed, uid)
+
+
+async def _gone(killed: set[int], uid: int | None = None) -> None:
+    """Kill `killed` (and `uid`'s processes) again until none runs."""
     for _ in range(_REAP_POLLS):
         remaining = live(killed) | (processes_of(uid) if uid is not None else set())
         if not remaining:
@@ -231,11 +254,39 @@ async def _end(process: asyncio.subprocess.Process, uid: int | None) -> None:
         await asyncio.sleep(0.005)
 
 
-async def _tail(stream: asyncio.StreamReader, size: int) -> str:
-    kept = b""
-    while chunk := await stream.read(65536):
-        kept = (kept + chunk)[-size:]
-    return kept.decode("utf-8", "replace")
+class _Tail:
+    """The last `size` bytes of a stream, kept as they are read."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.kept = b""
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self.kept = (self.kept + chunk)[-self.size :]
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", "replace")
+
+
+async def _read_to_end(reading: asyncio.Task[None], pipe: int) -> None:
+    """Wait for the end of the child's stderr, killing what still holds it open.
+
+    Once the sweep is done, only a process that escaped it can hold the pipe: one
+    orphaned before the sweep (its parent gone) in a session of its own is no
+    descendant of the child any more. Waiting for it would wait as long as it runs.
+    """
+    killed: set[int] = set()
+    for _ in range(2):
+        done, _ = await asyncio.wait({reading}, timeout=_STDERR_GRACE)
+        if done:
+            break
+        killed |= holders(pipe) - {os.getpid()}
+        await _gone(killed)
+    else:
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
 
 
 def _last(text: str, size: int) -> str:

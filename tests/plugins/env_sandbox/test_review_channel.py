@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from pydantic import JsonValue
@@ -17,6 +21,8 @@ from neuron_env_sandbox._wire import decode_error, encode_request
 from neuron_turn import ProviderRequest, ProviderResponse
 from neuron_turn.loop.provider_errors import MAX_RETRY_AFTER
 from neuron_turn.testing import FunctionProvider, ScriptedProvider, text_response
+
+from ._helpers import running
 
 
 def _child(script: str) -> Launch:
@@ -173,3 +179,24 @@ async def test_a_child_flooding_calls_has_at_most_max_calls_served_at_once() -> 
     with pytest.raises(LimitExceededError):
         await supervise(launch, {}, provider=FunctionProvider(complete), state=None, session=None)
     assert max(running) == MAX_CALLS
+
+
+async def test_a_process_that_escaped_the_sweep_holding_stderr_is_killed_not_waited_for(
+    tmp_path: Path,
+) -> None:
+    # Orphaned before the sweep (its parent gone), a process is no descendant of the child any
+    # more; it still holds the child's stderr, whose end the parent waited for, forever.
+    pid_file = tmp_path / "escaped.pid"
+    script = (
+        "import subprocess\n"
+        f"subprocess.run(['sh', '-c', 'setsid sleep 1000 >/dev/null & echo $! > {pid_file}'])\n"
+        "sys.exit(5)"
+    )
+    try:
+        async with asyncio.timeout(20):
+            with pytest.raises(ChildFailedError, match=r"exited \(5\)"):
+                await _supervise(_child(script))
+        assert not running(int(pid_file.read_text()))
+    finally:
+        with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

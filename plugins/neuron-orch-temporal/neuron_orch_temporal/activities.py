@@ -29,6 +29,7 @@ from layer0 import (
     EffectRefused,
     HandoffEffect,
     HistoryConflict,
+    Layer0Error,
     PartialTurn,
     RetryableError,
     SerializationError,
@@ -276,6 +277,9 @@ class AgentActivities:
                 f"the handler of custom effect {effect_type!r} of {owner} failed: "
                 f"{type(exc).__name__}: {exc}",
                 type="DispatchFailed",
+                # As a turn's error: a layer0 error says whether asking again may help
+                # (`RetryableError` only); anything else is taken for a worker fault.
+                non_retryable=isinstance(exc, Layer0Error) and not isinstance(exc, RetryableError),
             ) from exc
 
     @activity.defn(name=WAITING_CALLS)

@@ -72,8 +72,10 @@ def create_worker(
         custom_handlers: the handler of each `custom` effect type
             (`neuron_orch_local.CustomEffectHandler`, so one handler serves
             both orchestrators). Here it runs in an activity: at least once,
-            retried on failure, so make it idempotent (the `EffectContext`
-            names the workflow and agent to key it by).
+            retried on failure (not on a layer0 error other than
+            `RetryableError`, such as `NonRetryableError`: the dispatch fails),
+            so make it idempotent (the `EffectContext` names the workflow and
+            agent to key it by).
         ledger: where applied memory effects are recorded (default `store`).
         worker_options: more keyword arguments for `temporalio.worker.Worker`
             (concurrency limits, identity, ...). Its heartbeats are sent at most

@@ -63,6 +63,47 @@ def _format(path: Path) -> str:
     raise DatasetFileError(path, f"unknown suffix {path.suffix!r}; use .yaml, .yml or .json")
 
 
+class _TwiceGivenKeyError(ValueError):
+    """A JSON object gives one key twice."""
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of `pairs`; a key given twice is refused (the parser would keep the last)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _TwiceGivenKeyError(f"the key {key!r} is given twice in one object")
+        found[key] = value
+    return found
+
+
+_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping.
+
+    Either loader would keep the last silently: a second `cases:` would drop every
+    case above it. Keys a merge (`<<: *base`) brings may still be overridden.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"the key {key!r} is given twice",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def _parse(path: Path) -> Any:
     kind = _format(path)
     try:
@@ -82,7 +123,13 @@ def _parse(path: Path) -> Any:
             path, f"not UTF-8 text: byte {exc.start + 1} (line {line}) is {raw[exc.start]:#04x}"
         ) from None
     try:
-        data = yaml.safe_load(text) if kind == "yaml" else json.loads(text)
+        data = (
+            yaml.load(text, Loader=_Loader)  # safe: a SafeLoader that also checks keys
+            if kind == "yaml"
+            else json.loads(text, object_pairs_hook=_json_object)
+        )
+    except _TwiceGivenKeyError as exc:
+        raise DatasetFileError(path, f"not valid JSON: {exc}") from exc
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise DatasetFileError(path, f"not valid {kind.upper()}: {exc}") from exc
     except ValueError as exc:  # an integer of more digits than Python converts (4300)

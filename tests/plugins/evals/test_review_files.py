@@ -105,3 +105,29 @@ def test_a_file_writing_out_more_values_than_aliases_may_add_still_reads(
     ]
     path.write_text(json.dumps({"cases": cases}))
     assert len(Dataset.from_file(path).cases) == 100  # 1,000 values written, none added
+
+
+def test_a_yaml_key_given_twice_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "merged.yaml"
+    path.write_text(
+        "cases:\n- {name: a, inputs: hi}\n- {name: b, inputs: ho}\n"
+        "cases:\n- {name: c, inputs: hey}\n"  # pasted below: the parser kept only c
+    )
+    with pytest.raises(DatasetFileError, match="the key 'cases' is given twice") as raised:
+        Dataset.from_file(path)
+    assert "line 4" in str(raised.value)
+
+
+def test_a_json_key_given_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "twice.json"
+    path.write_text('{"cases": [{"name": "a", "inputs": "hi", "inputs": "ho"}]}')
+    with pytest.raises(DatasetFileError, match="not valid JSON: the key 'inputs' is given twice"):
+        Dataset.from_file(path)
+
+
+def test_keys_a_yaml_merge_brings_may_still_be_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "merge.yaml"
+    path.write_text(
+        "cases:\n- &base {name: a, inputs: hi, metadata: {x: 1}}\n- {<<: *base, name: b}\n"
+    )
+    assert [case.name for case in Dataset.from_file(path).cases] == ["a", "b"]

@@ -45,6 +45,9 @@ DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"),
     # OpenAI- and Anthropic-style API keys: sk-..., sk-proj-..., sk-ant-api03-...
     re.compile(r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}"),
+    # Other model providers' keys: Google (Gemini) AIza…, Groq gsk_, xAI xai-, Cerebras
+    # csk-, Fireworks fw_, Hugging Face hf_; each a provider this project can call.
+    re.compile(r"\b(?:AIza[0-9A-Za-z_-]{35}|(?:gsk_|xai-|csk-|fw_|hf_)[A-Za-z0-9]{20,})"),
     # GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained.
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     # JSON Web Tokens: header.payload.signature, header and payload start with `{"`.
@@ -54,6 +57,11 @@ DEFAULT_SECRET_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     # Bearer tokens in Authorization headers and the like.
     re.compile(r"\b(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]+)"),
+    # Any other Authorization header: `Authorization: Basic dXNlcjpwYXNz`, `…: token x`.
+    re.compile(
+        r"\b(?i:authorization)[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?i:basic|bearer|digest|negotiate|token)\s+)?(?P<secret>[^\s\"',;]+)"
+    ),
     # `password=...`, `api_key: "..."`, `"client_secret": "..."` inside free text.
     # The look-arounds, not a `\b`, bound the key word, so `DB_PASSWORD=` matches too.
     re.compile(

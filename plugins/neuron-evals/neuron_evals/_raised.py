@@ -30,4 +30,12 @@ class Raised:
     @classmethod
     def of(cls, error: BaseException) -> Raised:
         """`error` as text, now: call it where the exception is caught."""
-        return cls(type(error).__name__, str(error), stacktrace(error))
+        return cls(type(error).__name__, _message(error), stacktrace(error))
+
+
+def _message(error: BaseException) -> str:
+    """`str(error)`; an exception whose `__str__` raises in turn must not end the run."""
+    try:
+        return str(error)
+    except Exception as failed:
+        return f"<its message could not be made: {type(failed).__name__}>"

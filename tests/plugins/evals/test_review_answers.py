@@ -65,3 +65,23 @@ async def test_a_lone_surrogate_in_an_answer_is_escaped_so_the_report_writes_as_
     shown = report.render()
     shown.encode("utf-8")
     assert r"a\ud800b" in shown and "\U0001f600" in shown
+
+
+class Garbled(Exception):
+    """An exception whose message cannot be made."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no message")
+
+
+async def test_a_task_raising_an_exception_with_no_message_is_its_cases_error() -> None:
+    async def task(inputs: object) -> object:
+        if inputs == "odd":
+            raise Garbled
+        return inputs
+
+    report = await Dataset(cases=[Case("odd", "odd"), Case("fine", "fine")]).evaluate(task)
+    odd, fine = report.cases
+    assert odd.task_error is not None and odd.task_error.error_type == "Garbled"
+    assert odd.task_error.message == "<its message could not be made: RuntimeError>"
+    assert fine.output == "fine"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
@@ -217,12 +216,6 @@ class HookRegistry:
                 # A broken hook must not take the turn down (layer0.Hook's contract).
                 _log_failure(entry, ctx.point)
                 continue
-            except asyncio.CancelledError:
-                if _cancelled():
-                    raise
-                # The hook's own (it awaited a future cancelled elsewhere), not the turn's.
-                _log_failure(entry, ctx.point)
-                continue
             if not entry.observer and type(action) is not Continue:
                 chosen = _judge(entry, ctx.point, action)
         return CONTINUE if chosen is None else chosen
@@ -290,20 +283,6 @@ async def _delivered(
         await delivery
     except Exception:
         logger.exception(*failure, extra={"hook_name": name, **extra})
-    except asyncio.CancelledError:
-        if _cancelled():
-            raise
-        logger.exception(*failure, extra={"hook_name": name, **extra})
-
-
-def _cancelled() -> bool:
-    """Whether the running task is being cancelled, so a `CancelledError` is its own.
-
-    Why: a hook that awaits a future cancelled elsewhere raises one too; passed on,
-    it ended the turn as if its caller had cancelled it, naming no hook.
-    """
-    task = asyncio.current_task()
-    return task is None or task.cancelling() > 0
 
 
 def _default_name(hook: object) -> str:

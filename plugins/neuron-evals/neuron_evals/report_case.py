@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Final, TypeAlias
 
 from pydantic import (
+    AfterValidator,
     AllowInfNan,
     BaseModel,
     ConfigDict,
@@ -19,8 +20,29 @@ from layer0 import Cost, TurnInput, usd
 
 __all__ = ["EvaluationResult", "EvaluatorFailure", "MetricValue", "ReportCase", "TaskError"]
 
-MetricValue: TypeAlias = StrictInt | Annotated[StrictFloat, AllowInfNan(False)]
-"""A metric's sum as a report holds it: an int, or a finite float (never a bool)."""
+
+def _float_sized(value: int) -> int:
+    """`value` if a float holds it: means and comparisons read every number as a float."""
+    if abs(value) >= _FLOAT_BOUND:
+        digits = int(value.bit_length() * 0.30103)
+        raise ValueError(f"an int of about {digits} digits is past what a float holds")
+    return value
+
+
+_FLOAT_BOUND: Final = 2**1024
+"""The first int no float holds (the largest float is just under it)."""
+
+MetricValue: TypeAlias = (
+    Annotated[StrictInt, AfterValidator(_float_sized)] | Annotated[StrictFloat, AllowInfNan(False)]
+)
+"""A metric's sum as a report holds it: an int a float holds, or a finite float (never a bool)."""
+
+_ResultValue: TypeAlias = (
+    StrictBool
+    | Annotated[int, AfterValidator(_float_sized)]
+    | Annotated[float, AllowInfNan(False)]
+    | str
+)
 
 
 class _Model(BaseModel):
@@ -32,7 +54,8 @@ class EvaluationResult(_Model):
 
     name: str
     """The result's name (the evaluator's, or the key it returned it under)."""
-    value: StrictBool | int | float | str
+    value: _ResultValue
+    """The assertion, score or label; a score is finite, as `summary()` averages it."""
     reason: str | None = None
     """Why, when the evaluator said."""
     source: str

@@ -92,7 +92,9 @@ class OllamaProvider:
         self.model = model
         self.base_url = resolve_base_url(base_url)
         self.stream_by_default = stream
-        self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self._api_key = _header_safe_key(
+            api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        )
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._prices = parse_prices(prices)
         self._chat_url = parsed_endpoint(f"{self.base_url}/api/chat")
@@ -282,3 +284,24 @@ class OllamaProvider:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _header_safe_key(key: str | None) -> str | None:
+    """`key` without the space around it (a key file's newline), or None when it is empty.
+
+    Why: a key with a newline, a control or a non-ASCII character inside cannot go in a
+    header; httpx then failed each call as a retryable connection error quoting the
+    header, key and all, or with a bare UnicodeEncodeError.
+
+    Raises:
+        ValueError: what is left holds such a character (the key itself is not quoted).
+    """
+    if key is None or not (key := key.strip()):
+        return None
+    if not (key.isascii() and key.isprintable()) or " " in key:
+        raise ValueError(
+            f"the Ollama API key (api_key= or {API_KEY_ENV}) holds a space, a control "
+            "character or a non-ASCII character, which no HTTP header can carry; "
+            "check it was copied whole"
+        )
+    return key

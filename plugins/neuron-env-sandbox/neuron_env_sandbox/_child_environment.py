@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from ._partial import vet_partial
 from ._procfs import processes_of
 from ._spec import check_credentials, relative_path
 from ._supervisor import Launch, supervise
+from ._tree import chown_tree, remove_tree
 from .credentials import CredentialSource, EnvCredentials
 from .errors import IsolationRequiredError, UnsafeWorkspaceError
 from .limits import ProcessLimits
@@ -322,33 +322,20 @@ def _is_link(name: str, directory: int) -> bool:
 
 
 def remove_workspace(path: Path) -> None:
-    """Delete a run's workspace, even directories its child left unreadable or read-only.
+    """Delete a run's workspace, however its child left it.
 
-    Run as a user, the child owns what it made there, and a directory it left
-    with mode 000 or 500 would keep the whole workspace on disk; its processes
-    are gone by now, so the directories are opened up (never through a link) and
-    removed again.
+    Run as a user, the child owns what it made there: a directory of mode 000 or
+    500 is opened up; a tree nested deeper than Python recurses is walked level
+    by level (`_tree`); a link is removed, never followed. What still cannot be
+    removed is left (as `shutil.rmtree(ignore_errors=True)` would).
     """
-    shutil.rmtree(path, ignore_errors=True)
-    if not os.path.lexists(path):
-        return
     with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
-    for root, dirs, _ in os.walk(path):
-        for name in dirs:
-            inner = os.path.join(root, name)
-            if not os.path.islink(inner):
-                with contextlib.suppress(OSError):
-                    os.chmod(inner, 0o700)
-    shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
 
 
 def owned_by(workspace: Path, uid: int) -> None:
     """Give `workspace` and everything in it to `uid` (the sandbox's unprivileged user)."""
-    for root, dirs, files in os.walk(workspace):
-        for name in (*dirs, *files):
-            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
-    os.chown(workspace, uid, uid)
+    chown_tree(workspace, uid)
     # Others may only pass through: bubblewrap, root without capabilities, must enter it.
     workspace.chmod(0o711)
 

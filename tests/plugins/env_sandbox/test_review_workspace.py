@@ -16,7 +16,7 @@ from neuron_env_sandbox import (
     StaticCredentials,
     UnsafeWorkspaceError,
 )
-from neuron_env_sandbox._child_environment import remove_workspace
+from neuron_env_sandbox._child_environment import owned_by, remove_workspace
 from neuron_turn.testing import ScriptedProvider, text_response
 
 from ._helpers import RECIPE, call_tool
@@ -141,3 +141,52 @@ def test_a_workspace_whose_child_locked_its_directories_is_still_deleted() -> No
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
         shutil.rmtree(outside)
+
+
+def _nest(top: Path, depth: int) -> None:
+    """Make `depth` directories, each in the one before, with a file and a link at the bottom."""
+    descriptor = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=descriptor)
+            inner = os.open("d", os.O_RDONLY, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor))
+        os.symlink("/", "up", dir_fd=descriptor)
+    finally:
+        os.close(descriptor)
+
+
+# Deeper than Python recurses (os.walk, shutil.rmtree) and than a path may be long.
+DEPTH = 2500
+
+
+def test_a_workspace_nested_deeper_than_python_recurses_is_deleted(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    _nest(workspace, DEPTH)
+    remove_workspace(workspace)
+    assert not workspace.exists()
+
+
+def test_a_kept_workspace_nested_deeper_than_python_recurses_is_given_to_the_sandbox_user(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    _nest(workspace, DEPTH)
+    owned_by(workspace, 4242)
+    descriptor = os.open(workspace, os.O_RDONLY)
+    try:
+        for _ in range(DEPTH):
+            assert os.stat("d", dir_fd=descriptor).st_uid == 4242
+            inner = os.open("d", os.O_RDONLY, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+        assert os.stat("f", dir_fd=descriptor).st_uid == 4242
+        assert os.stat("up", dir_fd=descriptor, follow_symlinks=False).st_uid == 4242
+    finally:
+        os.close(descriptor)
+        remove_workspace(workspace)  # pytest's own clean-up recurses
+    assert os.stat("/").st_uid == 0  # the link's target is not given away

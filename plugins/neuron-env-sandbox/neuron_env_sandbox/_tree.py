@@ -9,6 +9,7 @@ moves while it runs.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ class _Level:
     """Its subdirectories not entered yet."""
     read: bool = False
     """Whether its entries were read (and its other entries visited)."""
+    identity: tuple[int, int] = (0, 0)
+    """Its device and inode: climbing back through `..` must reach it again."""
 
 
 def _walk(
@@ -46,7 +49,7 @@ def _walk(
         OSError: a directory could not be opened or read.
     """
     descriptor = os.open(top, _DIRECTORY)
-    levels = [_Level("")]
+    levels = [_Level("", identity=_identity(descriptor))]
     try:
         while True:
             level = levels[-1]
@@ -64,7 +67,7 @@ def _walk(
                 inner = os.open(name, _DIRECTORY, dir_fd=descriptor)
                 os.close(descriptor)
                 descriptor = inner
-                levels.append(_Level(name))
+                levels.append(_Level(name, identity=_identity(descriptor)))
                 continue
             if len(levels) == 1:
                 return
@@ -72,9 +75,16 @@ def _walk(
             parent = os.open("..", _DIRECTORY, dir_fd=descriptor)
             os.close(descriptor)
             descriptor = parent
+            if _identity(descriptor) != levels[-1].identity:
+                raise OSError(errno.ESTALE, f"{top}: a directory moved during the walk")
             left(descriptor, level.name)
     finally:
         os.close(descriptor)
+
+
+def _identity(descriptor: int) -> tuple[int, int]:
+    status = os.fstat(descriptor)
+    return status.st_dev, status.st_ino
 
 
 def remove_tree(top: Path) -> None:

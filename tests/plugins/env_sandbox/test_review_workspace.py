@@ -17,6 +17,7 @@ from neuron_env_sandbox import (
     UnsafeWorkspaceError,
 )
 from neuron_env_sandbox._child_environment import owned_by, remove_workspace
+from neuron_env_sandbox._tree import remove_tree
 from neuron_turn.testing import ScriptedProvider, text_response
 
 from ._helpers import RECIPE, call_tool
@@ -190,3 +191,24 @@ def test_a_kept_workspace_nested_deeper_than_python_recurses_is_given_to_the_san
         os.close(descriptor)
         remove_workspace(workspace)  # pytest's own clean-up recurses
     assert os.stat("/").st_uid == 0  # the link's target is not given away
+
+
+def test_a_directory_moved_out_during_removal_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Climbing back through `..` from a directory something moved away would go on there.
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    (workspace / "a" / "b").mkdir(parents=True)
+    (workspace / "a" / "b" / "f").write_text("x")
+    outside.mkdir()
+    unlink = os.unlink
+
+    def unlink_and_move(path: str, *, dir_fd: int | None = None) -> None:
+        unlink(path, dir_fd=dir_fd)
+        if path == "f":
+            (workspace / "a" / "b").rename(outside / "b")
+
+    monkeypatch.setattr(os, "unlink", unlink_and_move)
+    with pytest.raises(OSError, match="a directory moved during the walk"):
+        remove_tree(workspace)
+    assert (outside / "b").is_dir()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .cleared_results import without_oversized
 from .context import CompactionBudget
 from .exchanges import exchanges, starts_with_user
 from .provider import ProviderMessage
@@ -25,7 +26,9 @@ class SlidingWindow:
     `limit`, so compaction brings the context under the limit that triggered
     it. A tool call and its results are kept or dropped together (every model
     API rejects a result whose call is missing), and the newest exchange is
-    always kept, even when it alone is larger. When the kept messages would
+    always kept; when it alone is larger, each of its tool results larger
+    than the whole limit is cleared to a placeholder naming its size (its call
+    kept), since sent whole it would fail every request. When the kept messages would
     open with the assistant, a one-line note from the user goes first, since
     Anthropic rejects a conversation that does not start with the user; the
     note does not count toward `max_messages`.
@@ -74,7 +77,11 @@ class SlidingWindow:
         if budget is not None:
             limit = budget.limit if limit is None else min(limit, budget.limit)
             count = budget.count
-        return slide(messages, max_messages=self.max_messages, limit=limit, count=count)
+        kept = slide(messages, max_messages=self.max_messages, limit=limit, count=count)
+        if limit is None or count(kept) <= limit:
+            return kept
+        cleared = without_oversized(messages, limit=limit, count=count)
+        return slide(cleared, max_messages=self.max_messages, limit=limit, count=count)
 
 
 def slide(

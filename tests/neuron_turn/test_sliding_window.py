@@ -179,3 +179,27 @@ async def test_none_returns_the_messages_unchanged() -> None:
 def test_bad_options_are_refused(options: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         SlidingWindow(**options)
+
+
+async def test_a_newest_tool_result_larger_than_the_limit_is_cleared_its_call_and_task_kept() -> (
+    None
+):
+    huge = ProviderMessage("user", [ToolResultPart(tool_use_id="c1", content="x" * 400_000)])
+    messages = [system(), user("read the log"), call("c1"), huge]
+
+    kept = await SlidingWindow(max_tokens=1_000).compact(messages)
+
+    assert texts(kept) == ["be brief", "read the log", "call:c1", "result:c1"]
+    (part,) = kept[-1].content
+    assert isinstance(part, ToolResultPart)
+    assert part.content == "[tool result cleared to save context: 400000 characters]"
+    assert estimate_tokens(kept) <= 1_000
+
+
+async def test_a_newest_result_within_the_limit_is_kept_whole() -> None:
+    messages = [system(), user("old " * 400), assistant("ok"), call("c1"), result("c1")]
+
+    kept = await SlidingWindow(max_tokens=50).compact(messages)
+
+    assert kept[-1].content == result("c1").content
+    assert "old" not in str(kept)

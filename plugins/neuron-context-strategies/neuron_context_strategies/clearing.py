@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from neuron_turn import ProviderMessage, ToolResultPart
+from neuron_turn.loop.cleared_results import CLEARED_PREFIX, cleared, is_placeholder
 from neuron_turn.loop.context import CompactionBudget
 from neuron_turn.loop.exchanges import exchanges
 
 from ._options import checked_count
-from ._placeholder import CLEARED_PREFIX, cleared, is_placeholder
 from .staged import Staged
 
 __all__ = ["CLEARED_PREFIX", "ClearToolResults"]

@@ -15,16 +15,14 @@ keeps pinned messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from neuron_turn import ProviderMessage, ToolResultPart
+from neuron_turn import ProviderMessage
+from neuron_turn.loop.cleared_results import without_oversized
 from neuron_turn.loop.context import CompactionBudget
-from neuron_turn.loop.exchanges import exchanges
 from neuron_turn.loop.sliding_window import slide
 from neuron_turn.loop.tokens import estimate_tokens
 
-from ._placeholder import cleared
 from .errors import BudgetRequiredError
 
 __all__ = ["CompactionStep", "Staged"]
@@ -84,31 +82,7 @@ class Staged:
             if budget.count(current) <= budget.limit:
                 return current
             current = await step.reduce(current, budget)
-        current = _without_oversized(current, budget)
+        current = without_oversized(current, limit=budget.limit, count=budget.count)
         if budget.count(current) <= budget.limit:
             return current
         return slide(current, max_messages=None, limit=budget.limit, count=budget.count)
-
-
-def _without_oversized(
-    messages: Sequence[ProviderMessage], budget: CompactionBudget
-) -> list[ProviderMessage]:
-    """`messages` with every result that alone exceeds `budget.limit` cleared, pinned kept."""
-    current = list(messages)
-    if budget.count(current) <= budget.limit:
-        return current
-    for span in exchanges(current):
-        if any(current[i].pinned for i in span):
-            continue
-        for index in span:
-            message = current[index]
-            parts = [
-                cleared(part)
-                if isinstance(part, ToolResultPart)
-                and budget.count([replace(message, content=[part])]) > budget.limit
-                else part
-                for part in message.content
-            ]
-            if any(new is not old for new, old in zip(parts, message.content, strict=True)):
-                current[index] = replace(message, content=parts)
-    return current

@@ -37,6 +37,7 @@ from neuron_turn.loop.hosted_tools import IMAGE_OPTIONS
 
 from ._channel import MAX_LINE, ChannelError, read_message, write_message
 from ._wire import decode_error, decode_response, encode_error, encode_request
+from .limits import LARGEST
 from .recipe import TurnRecipe
 
 __all__ = ["PARENT_PROVIDER", "main"]
@@ -205,7 +206,7 @@ def _apply_rlimits(rlimits: dict[str, int]) -> None:
     for name, value in rlimits.items():
         which = getattr(resource, name)
         # CPU: SIGXCPU at the soft limit, SIGKILL one second later if it is caught.
-        hard = value + 1 if name == "RLIMIT_CPU" else value
+        hard = min(value + 1, LARGEST) if name == "RLIMIT_CPU" else value
         resource.setrlimit(which, (value, hard))
 
 

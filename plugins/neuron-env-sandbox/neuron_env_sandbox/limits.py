@@ -37,6 +37,10 @@ _BYTES: Final = {
 _QUANTITY: Final = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*\Z")
 
 
+LARGEST: Final = 2**63 - 1
+"""The largest limit `setrlimit` takes (a signed 64-bit count); beyond it is refused."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProcessLimits:
     """Limits on one child turn; None leaves that resource unlimited.
@@ -63,8 +67,12 @@ class ProcessLimits:
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if value is not None and value <= 0:
-                raise ValueError(f"ProcessLimits.{field.name} must be positive, not {value!r}")
+            # NaN and infinity fail the comparison too: neither is a limit the kernel holds.
+            if value is not None and not 0 < value <= LARGEST:
+                raise ValueError(
+                    f"ProcessLimits.{field.name} must be positive and at most {LARGEST} "
+                    f"(what setrlimit takes), not {value!r}"
+                )
 
     def with_spec(self, resources: ResourceLimits | None, *, environment: str) -> ProcessLimits:
         """Return these limits with the spec's `cpu`, `memory` and `disk` put in.
@@ -122,4 +130,8 @@ def _quantity(
     match = _QUANTITY.match(text)
     if match is None or match.group(2) not in units or float(match.group(1)) <= 0:
         raise ValueError(f"{text!r} is not {expected}")
-    return float(match.group(1)), match.group(2)
+    number, unit = float(match.group(1)), match.group(2)
+    if number * units[unit] > LARGEST:
+        shown = text if len(text) <= 40 else f"{text[:20]}...{text[-10:]}"
+        raise ValueError(f"{shown!r} is larger than the largest limit the kernel holds")
+    return number, unit

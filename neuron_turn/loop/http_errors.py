@@ -64,6 +64,7 @@ __all__ = [
     "REDACTED",
     "body_prefix",
     "error_class_for_status",
+    "header_safe_key",
     "redact",
     "redact_response",
     "retry_after",
@@ -274,7 +275,35 @@ def transport_errors(
 def _secret_list(secrets: Iterable[str | None]) -> list[str]:
     # A bare string is one key; iterating it would redact its characters one by one.
     given = (secrets,) if isinstance(secrets, str) else secrets
-    return sorted({secret for secret in given if secret}, key=len, reverse=True)
+    found = {secret for secret in given if secret}
+    for secret in [s for s in found if not (s.isascii() and s.isprintable())]:
+        # httpx and h11 quote a header they refuse escaped (b'Bearer sk-...\n'): that
+        # form is hidden too.
+        found.add(repr(secret.encode("utf-8", "backslashreplace"))[2:-1])
+        found.add(secret.encode("unicode_escape").decode("ascii"))
+    return sorted(found, key=len, reverse=True)
+
+
+def header_safe_key(key: str | None, *, provider: str, source: str) -> str | None:
+    """`key` without the space around it (a key file's newline), None when that leaves nothing.
+
+    Why: a key with a control, a space or a non-ASCII character inside cannot go in
+    an HTTP header; httpx then failed each call as a retryable connection error
+    quoting the header, key and all, or with a bare UnicodeEncodeError.
+
+    Raises:
+        ProviderAuthenticationError: what is left holds such a character (not quoted;
+            `source` says where the key came from: `api_key=`, an environment variable).
+    """
+    if key is None or not (key := key.strip()):
+        return None
+    if key.isascii() and key.isprintable() and " " not in key:
+        return key
+    raise ProviderAuthenticationError(
+        f"{provider}: the API key ({source}) holds a space, a control character or a "
+        "non-ASCII character, which no HTTP header can carry; check it was copied whole",
+        provider=provider,
+    )
 
 
 def _redact_part(part: ContentPart, secrets: list[str]) -> ContentPart:

@@ -29,6 +29,7 @@ from .http_body import MAX_RESPONSE_BYTES, bounded_chunks, bounded_read
 from .http_errors import (
     REDACTED,
     body_prefix,
+    header_safe_key,
     redact,
     redact_response,
     transport_errors,
@@ -427,12 +428,17 @@ class HttpProvider(ABC, Generic[CompletionT, ReaderT]):
         )
 
     def _api_key_value(self) -> str | None:
+        """The key to send: `api_key=`, else the first key variable set, stripped and checked.
+
+        Raises:
+            ProviderAuthenticationError: it holds what no header can carry.
+        """
         if self._api_key:
-            return self._api_key
+            return header_safe_key(self._api_key, provider=self.name, source="api_key=")
         for name in self._key_envs:
             value = os.environ.get(name)
             if value:
-                return value
+                return header_safe_key(value, provider=self.name, source=f"${name}")
         return None
 
     def _request_headers(self) -> dict[str, str]:

@@ -19,6 +19,7 @@ from neuron_turn.loop.http_body import MAX_RESPONSE_BYTES, bounded_chunks, bound
 from neuron_turn.loop.http_errors import (
     REDACTED,
     body_prefix,
+    header_safe_key,
     redact,
     redact_response,
     transport_errors,
@@ -435,7 +436,9 @@ class AnthropicProvider:
         return redact_response(answer, secrets)
 
     def _key(self) -> str:
-        key = self._api_key or os.environ.get(API_KEY_ENV)
+        source = "api_key=" if self._api_key else f"${API_KEY_ENV}"
+        given = self._api_key or os.environ.get(API_KEY_ENV)
+        key = header_safe_key(given, provider=PROVIDER, source=source)
         if not key:
             raise ProviderAuthenticationError(
                 f"no Anthropic API key: set {API_KEY_ENV} or pass api_key=", provider=PROVIDER

@@ -245,7 +245,7 @@ class AgentActivities:
                 await recording.store_failure("refused" if refused else "failed", exc)
             raise application_error(exc) from exc
         if recording is not None:
-            await recording.store_as("accepted", None if interrupted is None else interrupted[1])
+            await _store_record(recording, None if interrupted is None else interrupted[1])
         return returned
 
     @activity.defn(name=APPLY_MEMORY)
@@ -383,6 +383,25 @@ class AgentActivities:
     def _turn(self, agent: AgentId) -> Turn:
         require_agent(agent, self._agents)
         return self._agents[agent]
+
+
+async def _store_record(recording: TurnRecording, error: BaseException | None) -> None:
+    """Store the record of a turn that ran, saying so in the log when the store refuses it.
+
+    Not raised: the activity would fail, and Temporal run the turn (its model calls, its
+    tools) again for want of its record, then lose its history with the error. The
+    history goes on to the `apply_memory` activity, which says whether the store took it.
+    """
+    try:
+        await recording.store_as("accepted", error)
+    except Exception as exc:
+        activity.logger.warning(
+            "the turn record of agent %r in workflow %s could not be stored: %s: %s",
+            recording.agent,
+            recording.workflow_id,
+            type(exc).__name__,
+            exc,
+        )
 
 
 def _placed(

@@ -2153,11 +2153,11 @@ class NeuronTurn(Generic[OutT]):
         check_model_request(self.provider)
         try:
             if not run.streamed or run.sink is None:
-                return await self.provider.complete(request)
+                return _counted(await self.provider.complete(request))
             sink = run.sink
             if output.spec is not None:
                 sink = OutputFollower(output.spec, output.mode, sink, output.final_tools())
-            return await self._streamed(request, StreamedCallIds(sink, run.call_ids))
+            return _counted(await self._streamed(request, StreamedCallIds(sink, run.call_ids)))
         except ProviderError as exc:
             raise _turn_error(exc) from exc
         except Exception as exc:
@@ -2401,6 +2401,36 @@ def _add_numbered(registry: HookRegistry, hook: Hook) -> None:
                 return
             except DuplicateHookError:
                 number += 1
+
+
+_MAX_CALL_TOKENS: Final = 10**12
+"""More tokens than any model takes or writes in one call: a count past it is no count."""
+
+
+def _counted(response: ProviderResponse) -> ProviderResponse:
+    """`response`, when its token counts are counts a turn can add up.
+
+    Why: a provider's (or a server's) count of 1e30 or -5 passed into the turn's
+    totals, and the turn failed at its end with a bare ValidationError, losing
+    what its tools did; refused here, before anything runs on the answer.
+
+    Raises:
+        ProviderResponseError: a count is no whole number from 0 to 10**12.
+    """
+    usage = response.usage
+    counts = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens or 0,
+        usage.cache_creation_tokens or 0,
+    )
+    for count in counts:
+        if type(count) is not int or not 0 <= count <= _MAX_CALL_TOKENS:
+            raise ProviderResponseError(
+                f"the answer's usage counts {count!r} tokens, which is no count of tokens "
+                f"(a whole number from 0 to {_MAX_CALL_TOKENS:,})"
+            )
+    return response
 
 
 def _halt_on(action: HookAction) -> None:

@@ -14,9 +14,11 @@ import asyncio
 import json
 import math
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
@@ -29,6 +31,7 @@ from layer0 import (
     HookAction,
     HookContext,
     HookPoint,
+    ModelError,
     SessionScope,
     StateStore,
     TurnError,
@@ -76,7 +79,12 @@ from neuron_turn.loop._convert import history_from_json
 from neuron_turn.loop._well_formed import well_formed, well_formed_json
 from neuron_turn.loop.effect_tools import EFFECT_TOOL_NAMES
 from neuron_turn.loop.events import event_from_json, event_json
-from neuron_turn.testing import FunctionProvider, text_response
+from neuron_turn.testing import (
+    FunctionProvider,
+    ScriptedProvider,
+    text_response,
+    tool_call_response,
+)
 
 from .support import add, appended, ask, echo
 
@@ -500,3 +508,33 @@ def test_any_model_answer_pausing_itself_and_its_delegated_agent_is_decided_to_i
     script: list[ProviderResponse],
 ) -> None:
     asyncio.run(_decided(script, InMemoryStore()))
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        TokenUsage(input_tokens=1, output_tokens=10**30),
+        TokenUsage(input_tokens=-5, output_tokens=1),
+        TokenUsage(input_tokens=1, output_tokens=1, cache_read_tokens=2**64),
+        TokenUsage(input_tokens=1.5, output_tokens=1),  # type: ignore[arg-type]
+    ],
+)
+async def test_usage_counts_that_are_no_counts_fail_the_call_before_its_tools_run(
+    usage: TokenUsage,
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    async def restart(service: str) -> str:
+        """Restart a service."""
+        ran.append(service)
+        return "restarted"
+
+    answer = tool_call_response(ToolUsePart("c1", "restart", {"service": "web"}))
+    model = ScriptedProvider([replace(answer, usage=usage)])
+    turn = NeuronTurn(model, tools=[restart])
+
+    with pytest.raises(ModelError, match="no count of tokens"):
+        await turn.execute(TurnInput(message="restart web", trigger="user"))
+
+    assert ran == []

@@ -53,6 +53,8 @@ class Prepared:
     env: dict[str, str] = field(repr=False)
     limits: ProcessLimits
     secrets: list[str] = field(default_factory=list, repr=False)
+    credential_files: list[str] = field(default_factory=list)
+    """The workspace paths the credentials were written at, removed after the run."""
     uid: int | None = None
 
 
@@ -154,13 +156,13 @@ class ChildEnvironment:
         check_provider_sampling(self.recipe.sampling, provider)
         with self._workspace() as workspace:
             prepared = Prepared(workspace=workspace, env=self._base_env(workspace), limits=limits)
-            await self._inject(prepared, spec)
-            launch = self.launch(prepared, spec)
-            start = {
-                "recipe": self.recipe.model_dump(mode="json"),
-                "input": input.model_dump(mode="json"),
-            }
             try:
+                await self._inject(prepared, spec)
+                launch = self.launch(prepared, spec)
+                start = {
+                    "recipe": self.recipe.model_dump(mode="json"),
+                    "input": input.model_dump(mode="json"),
+                }
                 return await supervise(
                     launch,
                     start,
@@ -173,6 +175,11 @@ class ChildEnvironment:
             except TurnError as exc:
                 vet_partial(exc, input, max_turns=self.recipe.max_turns)
                 raise
+            finally:
+                # A kept workspace outlives the run: its next run, granted other credentials
+                # or none, must not find this one's where the parent wrote it.
+                for relative in prepared.credential_files:
+                    _remove_file(workspace, relative)
 
     async def aclose(self) -> None:
         """Close the provider this environment built (not one it was given)."""
@@ -250,6 +257,7 @@ class ChildEnvironment:
             elif isinstance(ref.injection, FileInjection):
                 what = f"credential {ref.name!r}"
                 self._write(prepared.workspace, ref.injection.path, value, mode=0o600, what=what)
+                prepared.credential_files.append(ref.injection.path)
 
     def _write(
         self, workspace: Path, relative: str, content: str | bytes, *, mode: int, what: str
@@ -312,6 +320,27 @@ def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -
         os.set_blocking(descriptor, True)
         file.truncate()
         file.write(data)
+
+
+def _remove_file(workspace: Path, relative: str) -> None:
+    """Remove the file at `relative` in `workspace`, through no symbolic link.
+
+    Best effort: the child may have moved or replaced it (it held the credential
+    and could copy it anyway); nothing outside the workspace is touched.
+    """
+    parts = PurePosixPath(relative).parts
+    with contextlib.suppress(OSError):
+        directory = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                inner = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory
+                )
+                os.close(directory)
+                directory = inner
+            os.unlink(parts[-1], dir_fd=directory)
+        finally:
+            os.close(directory)
 
 
 def _is_link(name: str, directory: int) -> bool:

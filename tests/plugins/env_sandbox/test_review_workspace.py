@@ -11,6 +11,7 @@ import pytest
 
 from layer0 import CredentialRef, EnvironmentSpec, FileInjection, ProvisionFailed, TurnInput
 from neuron_env_sandbox import (
+    MissingCredentialError,
     ProcessEnvironment,
     SandboxEnvironment,
     StaticCredentials,
@@ -212,3 +213,36 @@ def test_a_directory_moved_out_during_removal_is_not_followed(
     with pytest.raises(OSError, match="a directory moved during the walk"):
         remove_tree(workspace)
     assert (outside / "b").is_dir()
+
+
+async def test_a_credential_file_does_not_stay_in_a_kept_workspace_for_the_next_run(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    credentials = StaticCredentials({"key": "k-123", "other": "o-456"})
+    spec = EnvironmentSpec(
+        credentials=[
+            CredentialRef(name="key", injection=FileInjection(path="secrets/key")),
+            CredentialRef(name="other", injection=FileInjection(path="other")),
+        ]
+    )
+    await _environment(workspace, credentials=credentials).run(
+        TurnInput(message="go", trigger="user"), spec
+    )
+    assert (workspace / "secrets").is_dir()
+    assert not (workspace / "secrets" / "key").exists()
+    assert not (workspace / "other").exists()
+
+
+async def test_credentials_written_before_a_failing_one_are_removed(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    spec = EnvironmentSpec(
+        credentials=[
+            CredentialRef(name="key", injection=FileInjection(path="key")),
+            CredentialRef(name="missing", injection=FileInjection(path="missing")),
+        ]
+    )
+    environment = _environment(workspace, credentials=StaticCredentials({"key": "k-123"}))
+    with pytest.raises(MissingCredentialError):
+        await environment.run(TurnInput(message="go", trigger="user"), spec)
+    assert list(workspace.iterdir()) == []

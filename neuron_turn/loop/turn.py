@@ -507,7 +507,6 @@ class NeuronTurn(Generic[OutT]):
         hook_registry = manager.build_hook_registry()
         for hook in hooks:
             _add_numbered(hook_registry, hook)
-        provider = manager.get_provider(model, **(provider_options or {}))
         named = [t for t in tools if isinstance(t, str)]
         by_name = iter(manager.tools_by_name(named))
         registry = ToolRegistry(next(by_name) if isinstance(t, str) else t for t in tools)
@@ -516,6 +515,7 @@ class NeuronTurn(Generic[OutT]):
             if context is None
             else manager.get_context_strategy(context, **(context_options or {}))
         )
+        provider = manager.get_provider(model, **(provider_options or {}))
         base = config if config is not None else NeuronTurnConfig()
         resolved = replace(
             base,

@@ -65,3 +65,14 @@ def test_an_object_that_is_no_hook_is_refused_before_the_provider_is_built() -> 
         NeuronTurn.from_plugins(model="echo:m", hooks=[object()], plugins=manager())  # type: ignore[list-item]
 
     assert Echo.built == []  # nothing was built that would need closing
+
+
+def test_an_unknown_tool_name_is_refused_before_the_provider_is_built() -> None:
+    from neuron_turn.plugins.errors import PluginError
+
+    Echo.built.clear()
+
+    with pytest.raises(PluginError, match="no_such_tool"):
+        NeuronTurn.from_plugins(model="echo:m", tools=["no_such_tool"], plugins=manager())
+
+    assert Echo.built == []  # nothing was built that would need closing

@@ -104,7 +104,7 @@ def _error_body(text: str) -> tuple[str | None, str, str | None]:
     """
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser
         body = None
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
@@ -115,6 +115,6 @@ def _error_body(text: str) -> tuple[str | None, str, str | None]:
     code = details.get("error_code") if isinstance(details, dict) else None
     return (
         kind if isinstance(kind, str) else None,
-        message if isinstance(message, str) else body_prefix(json.dumps(error)),
+        message if isinstance(message, str) else body_prefix(text),
         code if isinstance(code, str) else None,
     )

@@ -230,3 +230,10 @@ async def test_model_is_named_in_the_not_found_message_for_the_providers_default
     error = await failure(api)
 
     assert f"model {MODEL!r} not found" in error.message
+
+
+async def test_an_error_body_nested_past_the_parser_keeps_its_status_class() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    error = await failure(FakeApi(reply(deep, status=500)))
+
+    assert type(error) is ProviderServerError and error.status_code == 500

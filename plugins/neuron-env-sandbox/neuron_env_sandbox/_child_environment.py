@@ -318,6 +318,8 @@ def _write(workspace: Path, relative: str, content: str | bytes, *, mode: int) -
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise _Unsafe(relative, "is not a regular file")
         os.set_blocking(descriptor, True)
+        # A file already there keeps its mode through O_CREAT: a credential must not.
+        os.fchmod(descriptor, mode)
         file.truncate()
         file.write(data)
 

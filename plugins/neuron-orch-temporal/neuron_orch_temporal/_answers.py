@@ -51,7 +51,7 @@ from neuron_turn import AWAITING_APPROVAL, Decision, split_decisions
 
 from ._delegating import delegating
 from ._failures import orch_error
-from ._result_limit import result_limit
+from ._payload_limit import payload_limit
 from .approvals import DecideRequest, Settled
 from .messages import Delegation, DispatchResult, TurnRequest, WorkflowInput
 from .names import DECIDE_UPDATE, SETTLED_UPDATE, WORKFLOW_TYPE
@@ -202,7 +202,7 @@ async def _start(
         decided_by=decided_by,
         held=effect.input.session is not None,
         delegated_for=delegating(request.input.session, request.delegated_for),
-        result_limit=result_limit(client),
+        payload_limit=payload_limit(client),
     )
     try:
         return await client.start_workflow(

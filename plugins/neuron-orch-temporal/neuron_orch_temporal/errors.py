@@ -135,8 +135,10 @@ class PayloadTooLargeError(DispatchFailed):
     the outputs of the delegations it waited on, and by the workflow for what
     it returns (else its completion is refused, again and again, and its
     caller waits for ever). For an input, raised when the server refuses to
-    start the workflow. None happens with large payloads kept out of the
-    history (`neuron_orch_temporal.large_payloads`).
+    start the workflow, and by the workflow for a later turn's input or a
+    child's that grew past it (a signal's payload, decisions, a handoff's
+    state). None happens with large payloads kept out of the history
+    (`neuron_orch_temporal.large_payloads`).
     """
 
     def __init__(

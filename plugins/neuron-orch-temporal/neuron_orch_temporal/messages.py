@@ -77,10 +77,11 @@ class WorkflowInput(_Message):
     this workflow's turns record without a session of their own (`TurnRequest`), for
     `neuron_turn.forget_session` to find them by. None: not delegated, or by no session
     (and from a workflow started before this field existed)."""
-    result_limit: int | None = None
-    """The largest result this workflow may return, in bytes of JSON: past it, it fails with
-    `PayloadTooLargeError` (see `_result_limit`). None: no limit (large payloads are kept out
-    of the history, or the workflow was started before this field existed)."""
+    payload_limit: int | None = None
+    """The largest payload this workflow hands Temporal (its result, a turn's request, a
+    child's input), in bytes of JSON: past it, it fails with `PayloadTooLargeError` (see
+    `_payload_limit`). None: no limit (large payloads are kept out of the history, or the
+    workflow was started before this field existed)."""
 
 
 class TurnRequest(_Message):

@@ -56,7 +56,7 @@ from neuron_turn import (
 )
 
 from ._failures import orch_error
-from ._result_limit import result_limit
+from ._payload_limit import payload_limit
 from .approvals import AwaitingApproval, DecideRequest, Pause, Settled, approval_error, refusal
 from .connect import connect
 from .errors import (
@@ -420,7 +420,7 @@ class TemporalOrchestrator(Dispatcher[DispatchResult]):
             policy=self._policy,
             granted=granted,
             progress=progress,
-            result_limit=result_limit(client),
+            payload_limit=payload_limit(client),
         )
         try:
             # The handle start_workflow returns, not a fresh one: the test

@@ -65,7 +65,7 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue
+    from pydantic import BaseModel, JsonValue
 
     from layer0 import (
         APPEND_HISTORY,
@@ -193,7 +193,7 @@ class AgentWorkflow:
         self._policy = params.policy
         self._granted = params.granted
         self._delegated_for = params.delegated_for
-        self._result_limit = params.result_limit
+        self._payload_limit = params.payload_limit
         self._progress = params.progress
         self._view = WorkflowView(
             workflow_id=workflow.info().workflow_id, agent=params.agent, parent=params.parent
@@ -251,7 +251,7 @@ class AgentWorkflow:
             route=tuple(view.route),
             delegations=tuple(view.delegations),
         )
-        too_large = self._too_large(result)
+        too_large = self._too_large(result, result.agent, "result")
         if too_large is not None:
             view.status, view.error = "failed", f"{too_large.type}: {too_large.message}"
             self._finished = True
@@ -262,20 +262,22 @@ class AgentWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    def _too_large(self, result: DispatchResult) -> ApplicationError | None:
-        """The failure for a result past the limit its starter gave (None: it fits).
+    def _too_large(self, payload: BaseModel, agent: AgentId, part: str) -> ApplicationError | None:
+        """The failure for a payload past the limit the starter gave (None: it fits).
 
-        Every part under the limit, their sum past it: the server would refuse the
-        workflow's completion on every retry of its task, and its caller wait for ever.
+        `part`: what it is to `agent`, its `"result"` or a turn's `"input"`. Every part
+        under the limit, their sum past it: the server would refuse the workflow's task
+        on every retry (its completion, the turn's activity, the child's start), and its
+        caller wait for ever.
         """
-        limit = self._result_limit
+        limit = self._payload_limit
         if limit is None:
             return None
-        size = len(result.model_dump_json().encode("utf-8"))
+        size = len(payload.model_dump_json().encode("utf-8"))
         if size <= limit:
             return None
-        error = PayloadTooLargeError(result.agent, size, limit, part="result")
-        message = f"{error!s} (workflow {result.workflow_id})"
+        error = PayloadTooLargeError(agent, size, limit, part=part)
+        message = f"{error!s} (workflow {self._view.workflow_id})"
         return ApplicationError(message, type=type(error).__name__, non_retryable=True)
 
     def _end_cancelled(self) -> None:
@@ -697,6 +699,9 @@ class AgentWorkflow:
             continues=continues,
             delegated_for=self._delegated_for,
         )
+        too_large = self._too_large(request, agent, "input")
+        if too_large is not None:  # a signal's payload or decisions made it so
+            raise too_large
         running: workflow.ActivityHandle[TurnOutput | TurnResult] = workflow.start_activity(
             EXECUTE_TURN,
             request,
@@ -860,8 +865,11 @@ class AgentWorkflow:
             policy=self._policy,
             parent=self._view.workflow_id,
             delegated_for=delegated_for,
-            result_limit=self._result_limit,
+            payload_limit=self._payload_limit,
         )
+        too_large = self._too_large(params, agent, "input")
+        if too_large is not None:
+            raise too_large
         return await workflow.execute_child_workflow(AgentWorkflow.run, params, id=child_id)
 
     async def _follow(
@@ -882,8 +890,11 @@ class AgentWorkflow:
             parent=self._view.workflow_id,
             # The handoff goes on with this workflow's task: delegated for the same session.
             delegated_for=self._delegated_for,
-            result_limit=self._result_limit,
+            payload_limit=self._payload_limit,
         )
+        too_large = self._too_large(params, effect.agent, "input")
+        if too_large is not None:  # its state beside the conversation made it so
+            raise too_large
         child_id = f"{self._view.workflow_id}/t{turn}/h-{effect.agent}"
         self._handoff = await workflow.start_child_workflow(AgentWorkflow.run, params, id=child_id)
         try:

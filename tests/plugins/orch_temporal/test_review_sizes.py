@@ -7,10 +7,18 @@ import asyncio
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from layer0 import DelegateEffect, DispatchFailed, TurnInput, TurnMetadata, TurnOutput
+from layer0 import (
+    DelegateEffect,
+    DispatchFailed,
+    HandoffEffect,
+    SignalPayload,
+    TurnInput,
+    TurnMetadata,
+    TurnOutput,
+)
 from layer0.testing import InMemoryStore
 
-from .agents import Calls, agent, two_step
+from .agents import Calls, WaiterTurn, agent, two_step
 from .conftest import hosting
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -73,3 +81,43 @@ async def test_a_turn_whose_answered_delegations_are_past_the_limit_fails_once(
     message = str(raised.value)
     assert "PayloadTooLargeError: agent 'lead': the turn's result" in message
     assert len(planned) == 1  # not retried: the model and its tools ran once
+
+
+HALF = "y" * (1100 * 1024)
+"""Under the limit once; past it twice, as a signal's data and a handoff's state are carried."""
+
+
+async def test_a_signal_past_half_the_limit_fails_its_workflow_naming_it_not_hangs(
+    dev_env: WorkflowEnvironment,
+) -> None:
+    async with hosting(dev_env, {"waiter": WaiterTurn()}, InMemoryStore()) as orchestrator:
+        await orchestrator.start("waiter", ASK, workflow_id="big-signal")
+        await orchestrator.signal("big-signal", SignalPayload(signal_type="note", data=HALF))
+        with pytest.raises(DispatchFailed) as raised:
+            # The next turn's request was past the limit: refused on every task retry before.
+            await asyncio.wait_for(orchestrator.result("big-signal"), 30)
+    message = str(raised.value)
+    assert "PayloadTooLargeError: agent 'waiter': the turn's input is" in message
+    assert "(workflow big-signal)" in message
+
+
+class HandingOff:
+    """Hands off to `echo` with a large state."""
+
+    async def execute(self, input: TurnInput) -> TurnOutput:
+        return TurnOutput(
+            message="over to echo",
+            exit_reason="complete",
+            metadata=TurnMetadata.zero(),
+            effects=[HandoffEffect(agent="echo", state=HALF)],
+        )
+
+
+async def test_a_handoff_whose_state_makes_its_input_too_large_fails_naming_it(
+    dev_env: WorkflowEnvironment,
+) -> None:
+    agents = {"lead": HandingOff(), "echo": Big()}
+    async with hosting(dev_env, agents, InMemoryStore()) as orchestrator:
+        with pytest.raises(DispatchFailed) as raised:
+            await asyncio.wait_for(orchestrator.dispatch("lead", ASK, workflow_id="big-hand"), 30)
+    assert "PayloadTooLargeError: agent 'echo': the turn's input is" in str(raised.value)

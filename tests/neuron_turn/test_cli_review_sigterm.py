@@ -72,3 +72,55 @@ def test_sigterm_with_ctrl_c_ignored_still_ends_the_command(tmp_path: Path) -> N
         assert run.stdout.read(len("stalled ")) == b"stalled "
         run.send_signal(signal.SIGTERM)
         assert run.wait(timeout=60) == -signal.SIGTERM
+
+
+# A command whose turn waits on a thread no cancellation reaches (a read that never returns).
+STUCK = """
+import asyncio, sys, threading
+import neuron_turn.cli._termination as termination
+
+termination.GRACE = float(sys.argv[1])
+never = threading.Event()
+
+def blocked() -> None:
+    print("ready", flush=True)
+    never.wait()
+
+async def turn() -> None:
+    try:
+        await asyncio.to_thread(blocked)
+    except asyncio.CancelledError:
+        print("stopping", flush=True)
+        raise
+
+with termination.stopped_by_sigterm_as_by_ctrl_c():
+    asyncio.run(turn())
+"""
+
+
+def _stuck(grace: float) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", STUCK, str(grace)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    return child
+
+
+def test_a_command_stuck_past_the_grace_after_sigterm_is_ended() -> None:
+    with _stuck(grace=0.2) as child:
+        child.send_signal(signal.SIGTERM)
+        try:
+            assert child.wait(timeout=30) == EXIT_TERMINATED
+        finally:
+            child.kill()  # never left running when the check fails
+
+
+def test_a_second_sigterm_ends_a_stuck_command_at_once() -> None:
+    with _stuck(grace=600) as child:
+        child.send_signal(signal.SIGTERM)
+        assert child.stdout is not None and child.stdout.readline() == "stopping\n"
+        child.send_signal(signal.SIGTERM)
+        try:
+            assert child.wait(timeout=30) == -signal.SIGTERM
+        finally:
+            child.kill()

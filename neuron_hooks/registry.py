@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
@@ -216,6 +217,13 @@ class HookRegistry:
                 # A broken hook must not take the turn down (layer0.Hook's contract).
                 _log_failure(entry, ctx.point)
                 continue
+            except asyncio.CancelledError:
+                if _being_cancelled():
+                    raise
+                # The hook's own (a future it awaited was cancelled elsewhere), not the
+                # turn's: a broken hook, which must not end the turn as if it were stopped.
+                _log_failure(entry, ctx.point)
+                continue
             if not entry.observer and type(action) is not Continue:
                 chosen = _judge(entry, ctx.point, action)
         return CONTINUE if chosen is None else chosen
@@ -233,6 +241,12 @@ def _call_of(hook: Hook) -> _Call:
     if type(hook) is FunctionHook:
         return hook.function
     return hook.on_event
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task has been asked to stop (`Task.cancel`), not merely raised at."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 def _log_failure(entry: RegisteredHook, point: HookPoint) -> None:

@@ -162,17 +162,44 @@ async def test_raising_hook_alone_yields_continue(caplog: pytest.LogCaptureFixtu
 
 
 async def test_cancellation_of_a_hook_is_not_swallowed() -> None:
-    class Cancelled:
+    started = asyncio.Event()
+
+    class Waiting:
+        points = frozenset(HookPoint)
+
+        async def on_event(self, ctx: HookContext) -> HookAction:
+            started.set()
+            await asyncio.Event().wait()
+            raise AssertionError("never reached")
+
+    registry = HookRegistry()
+    registry.add(Waiting())
+    dispatching = asyncio.ensure_future(registry.dispatch(_ctx()))
+    await started.wait()
+
+    dispatching.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await dispatching
+
+
+async def test_a_hook_raising_a_cancellation_of_its_own_is_a_failed_hook_not_a_stop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # E.g. it awaited a future something else cancelled: the task itself was not stopped.
+    class Stray:
         points = frozenset(HookPoint)
 
         async def on_event(self, ctx: HookContext) -> HookAction:
             raise asyncio.CancelledError
 
     registry = HookRegistry()
-    registry.add(Cancelled())
+    registry.add(Stray())
 
-    with pytest.raises(asyncio.CancelledError):
-        await registry.dispatch(_ctx())
+    with caplog.at_level(logging.ERROR):
+        assert isinstance(await registry.dispatch(_ctx()), Continue)
+
+    assert any("'Stray' raised" in record.getMessage() for record in caplog.records)
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,7 @@ from ._sampling import LateSampler
 from ._sessions import new_session_note, record_run
 from ._state_option import open_state_store
 from ._unsaved import unsaved_of
+from ._visible import shown_on
 from .progress import ProgressHook
 
 if TYPE_CHECKING:
@@ -606,8 +607,8 @@ def _ignored_remote_options(orchestration: Orchestration) -> None:
 
 async def _say_if_new(store: StateStore, session: str) -> None:
     note = await new_session_note(store, session)
-    if note is not None:
-        print(f"neuron-turn: note: {note}", file=sys.stderr)
+    if note is not None:  # it may name a kept session: any client's id, shown inert
+        print(shown_on(sys.stderr)(f"neuron-turn: note: {note}"), file=sys.stderr)
 
 
 def _announce(model: str, reason: str) -> str:

@@ -606,10 +606,9 @@ def _attach(path: str, chat_: Chat, err: TextIO) -> None:
 
 
 def _greet(err: TextIO, model: str, state: str) -> None:
-    print(
-        f"{_PROG} chat with {model} ({state}); /help lists commands, Ctrl-D or /exit leaves",
-        file=err,
-    )
+    # `state` may name the kept session nearest the one given: any client's id.
+    line = f"{_PROG} chat with {model} ({state}); /help lists commands, Ctrl-D or /exit leaves"
+    print(shown_on(err)(line), file=err)
 
 
 class _Reader:

@@ -159,3 +159,22 @@ def test_chat_lists_a_tools_hostile_description_inert_on_a_terminal(
 
     assert "hostile_described: Looks up \\x1b]52;c;" in err.getvalue()
     assert _inert(err.getvalue())
+
+
+def test_the_new_session_note_names_a_hostile_kept_session_inert_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = "project-alpha\x1b]0;pwned\x07"  # a served agent's client chose it
+    env = fixture_env(tmp_path)
+    ran = neuron_turn(env, "run", "--model", "fixture:echo", "--session", kept, "hi")
+    assert ran.returncode == 0, ran.stderr
+    for argv in (  # the chat first: it keeps nothing, the run keeps a session of that name
+        ["chat", "--model", "fixture:echo", "--session", "project-alpha"],
+        ["run", "hi", "--model", "fixture:echo", "--session", "project-alpha"],
+    ):
+        err = _Terminal()
+        monkeypatch.setattr("sys.stderr", err)
+        monkeypatch.setattr("sys.stdin", io.StringIO(""))
+        assert main(argv) == 0
+        assert "did you mean --session project-alpha\\x1b]0;pwned\\x07?" in err.getvalue()
+        assert _inert(err.getvalue()), argv

@@ -671,11 +671,12 @@ async def _run_editor(editor: str, input: JsonValue) -> str | None:
         path.write_text(json.dumps(input, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         try:
             child = await asyncio.create_subprocess_exec(*shlex.split(editor), str(path))
-        except OSError:
+            if await child.wait() != 0:
+                return None
+            # An editor that removed the file or saved other bytes than UTF-8 failed too.
+            return path.read_text(encoding="utf-8")
+        except (OSError, ValueError):  # ValueError: unbalanced quotes, text not UTF-8
             return None
-        if await child.wait() != 0:
-            return None
-        return path.read_text(encoding="utf-8")
 
 
 def _json(value: JsonValue) -> str:

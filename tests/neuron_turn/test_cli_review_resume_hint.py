@@ -2,19 +2,22 @@
 
 Written back as Python printed the parsed pair (`--option "('prefix', 'x')"`), the
 command was refused as a usage error; a provider option naming a secret
-(`--option api_key=...`) is not repeated on stderr, where logs keep it.
+(`--option api_key=...`) is not repeated on stderr, where logs keep it. And an
+approval's `edit` whose editor fails in any way leaves the call as it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import shlex
 
 import pytest
 
 from neuron_turn.cli import _add_run_options, main
-from neuron_turn.cli._approve import HIDDEN_VALUE, resume_options
+from neuron_turn.cli._approve import HIDDEN_VALUE, Prompter, resume_options
 from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
+from neuron_turn.loop.approval import PendingCall
 
 pytestmark = pytest.mark.usefixtures("fixture_plugins")
 
@@ -70,3 +73,23 @@ def test_a_urls_password_and_secret_query_values_are_not_repeated() -> None:
     assert not any(secret in said for secret in ("pa55", "k3y", "t0k"))
     assert "base_url=https://me:***@proxy.example/v1?api_key=***&region=eu" in words
     assert "https://me:***@mcp.example/mcp?token=***" in words
+
+
+@pytest.mark.parametrize(
+    "editor",
+    ["sh -c 'rm \"$0\"'", 'sh -c \'printf "\\377" > "$0"\'', "vim 'unbalanced"],
+    ids=["removes-the-file", "saves-latin1", "unbalanced-quotes"],
+)
+async def test_an_editor_that_fails_leaves_the_call_unchanged_and_asks_again(editor: str) -> None:
+    err = io.StringIO()
+    answers = iter(["e", "y"])
+
+    async def lines() -> str | None:
+        return next(answers, None)
+
+    prompter = Prompter(io.StringIO(), err, environ={"EDITOR": editor}, lines=lines)
+    call = PendingCall(id="c1", name="fixture_add", input={"a": 1, "b": 2})
+    decisions = await prompter("s", [call], None)
+    assert decisions is not None
+    assert [(d.id, d.decision, d.input) for d in decisions] == [("c1", "approve", None)]
+    assert "failed; the call is unchanged" in err.getvalue()

@@ -104,13 +104,14 @@ _CODES: Final = (
         EXIT_NOT_FOUND,
         "show: the turn, or the session's turns, are not in the state file; revoke: the "
         "session has no decision for good for a tool named; forget: nothing is kept of the "
-        "session",
+        "session; fork: the session has no history; restore: a file named is not there",
     ),
     (
         EXIT_AWAITING_APPROVAL,
         "the turn paused: a tool call waits for a person's approval (--approve-tool, or a "
         "plugin's policy) and no terminal was there to ask; stderr lists the calls and the "
-        "`neuron-turn resume` command that continues the turn",
+        "`neuron-turn resume` command that continues the turn; fork: the turn forked up to "
+        "waits so (approving its calls in both sessions would run them twice)",
     ),
     (
         EXIT_DECISIONS,

@@ -35,28 +35,42 @@ def read_attachments(paths: Sequence[str]) -> list[ImageBlock | CustomBlock]:
         UsageError: a file that cannot be read, is too large, or is none of an image
             the APIs take, a PDF and UTF-8 text.
     """
-    return [_attachment(path) for path in paths]
+    blocks: list[ImageBlock | CustomBlock] = []
+    left = MAX_BYTES  # the files go in one request: together, no more than it carries
+    for path in paths:
+        block, size = _attachment(path, left)
+        blocks.append(block)
+        left -= size
+    return blocks
 
 
-def _attachment(path: str) -> ImageBlock | CustomBlock:
+def _attachment(path: str, left: int) -> tuple[ImageBlock | CustomBlock, int]:
+    """The block for `path` and its size in bytes, at most `left` (what the files before left)."""
     # A file name need not be UTF-8; as the block's name it must be, or no store could keep it.
     name = os.path.basename(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    together = "" if left == MAX_BYTES else " with the files attached before it"
     try:
         size = os.path.getsize(path)
-        if size > MAX_BYTES:
+        if size > left:
             raise UsageError(
-                f"--attach {path!r} is {size:,} bytes; the model APIs take at most {MAX_BYTES:,}"
+                f"--attach {path!r} is {size:,} bytes{together}; the model APIs take at most "
+                f"{MAX_BYTES:,} in one request"
             )
         with open(path, "rb") as file:
             # A device or a pipe has no size to check first: read no more than can be sent.
-            data = read_bounded(file)
+            data = read_bounded(file, left)
     except TooLargeError:
         raise UsageError(
-            f"--attach {path!r} holds more than {MAX_BYTES:,} bytes; the model APIs take at "
-            "most that"
+            f"--attach {path!r} holds more than {left:,} bytes{together}; the model APIs take "
+            f"at most {MAX_BYTES:,} in one request"
         ) from None
     except OSError as exc:
         raise UsageError(f"cannot read --attach {path!r}: {exc.strerror}") from None
+    return _block(data, name, path), len(data)
+
+
+def _block(data: bytes, name: str, path: str) -> ImageBlock | CustomBlock:
+    """`data` as the block its first bytes say: an image, a PDF, audio, video or text."""
     image = image_type(data)
     if image is not None:
         return image_block(data, media_type=image)

@@ -95,3 +95,17 @@ def test_a_chat_line_past_what_can_be_sent_is_refused_and_the_chat_goes_on(
     assert f"that line holds more than {MAX_BYTES:,} bytes" in done.stderr
     assert "nothing was sent" in done.stderr
     assert done.stdout.strip().endswith("echo: hello")
+
+
+def test_files_attached_together_past_what_one_request_carries_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    halves = []
+    for name in ("a.txt", "b.txt"):
+        half = tmp_path / name
+        with half.open("wb") as file:
+            file.truncate(MAX_BYTES // 2 + 1)  # sparse: nothing written
+        halves.append(str(half))
+    assert main([*RUN, "--attach", halves[0], "--attach", halves[1], "look"]) == 2
+    err = capsys.readouterr().err
+    assert f"--attach {halves[1]!r} is {MAX_BYTES // 2 + 1:,} bytes with the files attached" in err

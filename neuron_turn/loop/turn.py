@@ -2418,19 +2418,28 @@ def _counted(response: ProviderResponse) -> ProviderResponse:
         ProviderResponseError: a count is no whole number from 0 to 10**12.
     """
     usage = response.usage
-    counts = (
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_tokens or 0,
-        usage.cache_creation_tokens or 0,
-    )
-    for count in counts:
-        if type(count) is not int or not 0 <= count <= _MAX_CALL_TOKENS:
+    given, made = usage.input_tokens, usage.output_tokens
+    # Spelled out, not looped: this runs on every model call.
+    if (
+        type(given) is int
+        and type(made) is int
+        and 0 <= given <= _MAX_CALL_TOKENS
+        and 0 <= made <= _MAX_CALL_TOKENS
+    ):
+        read, written = usage.cache_read_tokens, usage.cache_creation_tokens
+        if (read is None or _is_count(read)) and (written is None or _is_count(written)):
+            return response
+    for count in (given, made, usage.cache_read_tokens, usage.cache_creation_tokens):
+        if count is not None and not _is_count(count):
             raise ProviderResponseError(
                 f"the answer's usage counts {count!r} tokens, which is no count of tokens "
                 f"(a whole number from 0 to {_MAX_CALL_TOKENS:,})"
             )
     return response
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and 0 <= value <= _MAX_CALL_TOKENS
 
 
 def _halt_on(action: HookAction) -> None:

@@ -15,13 +15,7 @@ def whole_number(text: str) -> int:
     Raises:
         argparse.ArgumentTypeError: naming what was given.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
+    return _at_least(text, 0)
 
 
 def positive_whole_number(text: str) -> int:
@@ -30,12 +24,16 @@ def positive_whole_number(text: str) -> int:
     Raises:
         argparse.ArgumentTypeError: naming what was given.
     """
+    return _at_least(text, 1)
+
+
+def _at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more, not {value}")
     return value
 
 

@@ -78,18 +78,17 @@ class Unsaved:
     @property
     def session(self) -> str | None:
         """The session the turn ran in, from its history append (None without one)."""
-        for effect in self.effects:
-            if isinstance(effect, HistoryAppend):
-                return effect.session
-        return None
+        append = self._append()
+        return None if append is None else append.session
 
     @property
     def turn_id(self) -> str | None:
         """The turn's id, from its history append (None for a turn without a session)."""
-        for effect in self.effects:
-            if isinstance(effect, HistoryAppend):
-                return effect.turn_id
-        return None
+        append = self._append()
+        return None if append is None else append.turn_id
+
+    def _append(self) -> HistoryAppend | None:
+        return next((e for e in self.effects if isinstance(e, HistoryAppend)), None)
 
 
 def unsaved_of(error: BaseException) -> Unsaved | None:

@@ -42,7 +42,7 @@ from .placement import Placement
 from .query import QUERY_TYPES, DelegationLike, WorkflowLike, answer_query
 from .recording import RecordedBatchStore, TurnRecording
 from .result import DispatchResult
-from .retry import Clock, RetryPolicy, SystemClock
+from .retry import MAX_MILLISECONDS, Clock, Milliseconds, RetryPolicy, SystemClock
 from .signals import AWAIT_SIGNAL, AWAITING_SIGNAL, SIGNAL_KEY, signal_input
 from .streaming import AgentEvent
 from .workflow import Delegation, WorkflowRecord, WorkflowStatus
@@ -54,6 +54,7 @@ __all__ = [
     "DELEGATION_LOG",
     "HANDOFF_KEY",
     "LOGGER_NAME",
+    "MAX_MILLISECONDS",
     "QUERY_TYPES",
     "SIGNAL_KEY",
     "TRACE",
@@ -73,6 +74,7 @@ __all__ = [
     "LocalOrchestrator",
     "MemoryEffect",
     "MemoryNotAppliedError",
+    "Milliseconds",
     "Placement",
     "RecordedBatchStore",
     "RetryPolicy",

@@ -20,13 +20,24 @@ from __future__ import annotations
 import asyncio
 import time
 from decimal import Decimal
-from typing import Annotated, Protocol, runtime_checkable
+from typing import Annotated, Final, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Clock", "RetryPolicy", "SystemClock"]
+__all__ = ["MAX_MILLISECONDS", "Clock", "Milliseconds", "RetryPolicy", "SystemClock"]
 
-_Ms = Annotated[int, Field(ge=1)]
+MAX_MILLISECONDS: Final = 100 * 365 * 24 * 60 * 60 * 1000
+"""The longest duration a policy takes, about a hundred years.
+
+Why: a longer one overflows the `timedelta` a retry timer or a Temporal
+workflow builds from it (its task then fails for ever); Temporal itself caps
+timeouts at a hundred years.
+"""
+
+Milliseconds = Annotated[int, Field(ge=1, le=MAX_MILLISECONDS)]
+"""A policy's duration: whole milliseconds, 1 up to `MAX_MILLISECONDS`."""
+
+_Ms = Milliseconds
 
 
 class RetryPolicy(BaseModel):

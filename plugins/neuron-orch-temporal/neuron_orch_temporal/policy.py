@@ -12,11 +12,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from neuron_orch_local import RetryPolicy
+from neuron_orch_local import Milliseconds, RetryPolicy
 
 __all__ = ["TurnPolicy"]
 
-_Ms = Annotated[int, Field(ge=1)]
+_Ms = Milliseconds
 
 
 class TurnPolicy(RetryPolicy):

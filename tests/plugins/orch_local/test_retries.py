@@ -262,7 +262,15 @@ def test_a_fallback_turn_needs_turns() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("max_attempts", 0), ("initial_interval", 0), ("backoff", "0.5"), ("jitter", "1.5")],
+    [
+        ("max_attempts", 0),
+        ("initial_interval", 0),
+        ("backoff", "0.5"),
+        ("jitter", "1.5"),
+        # Past a timedelta's range: a retry timer (or a Temporal workflow) built from it fails.
+        ("max_interval", 10**17),
+        ("max_total", 10**17),
+    ],
 )
 def test_a_retry_policy_refuses_values_that_cannot_work(field: str, value: object) -> None:
     with pytest.raises(ValidationError, match=field):

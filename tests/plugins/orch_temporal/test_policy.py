@@ -83,3 +83,18 @@ async def test_the_callers_grant_lets_the_dispatched_turn_through(
         async with hosting(env, agents, store, default_policy=EffectPolicy()) as orchestrator:
             await orchestrator.dispatch("rogue", mine(grant))
         assert await store.read("global", "shared") == "overwritten"
+
+
+@pytest.mark.parametrize("field", ["signal_timeout", "start_to_close", "approval_timeout"])
+async def test_a_duration_past_a_hundred_years_is_refused_when_the_policy_is_made(
+    field: str,
+) -> None:
+    from pydantic import ValidationError
+
+    from neuron_orch_local import MAX_MILLISECONDS
+    from neuron_orch_temporal import TurnPolicy
+
+    # 10**17 ms overflowed the workflow's timedelta: its task failed for ever, the dispatch hung.
+    with pytest.raises(ValidationError, match=field):
+        TurnPolicy.model_validate({field: 10**17})
+    assert getattr(TurnPolicy.model_validate({field: MAX_MILLISECONDS}), field) == MAX_MILLISECONDS

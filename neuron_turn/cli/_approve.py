@@ -346,7 +346,7 @@ def _option_text(dest: str, value: Any) -> str:
     if dest == "thinking" and isinstance(value, bool):
         return "on" if value else "off"
     if dest == "hosted_tool":
-        return hosted_tool_text(value)
+        return _url_hidden(hosted_tool_text(value))
     if dest == "mcp_url":
         return _secrets_hidden(str(value))
     return str(value)
@@ -357,6 +357,16 @@ def _secrets_hidden(text: str) -> str:
     if "://" not in text:
         return text
     return _SECRET_QUERY.sub(r"\g<name>***", shown_state(text))
+
+
+def _url_hidden(text: str) -> str:
+    """A hosted tool's JSON with its server URL's password and secret query values hidden."""
+    if not text.startswith("{"):
+        return text  # a bare name: no URL in it
+    data = json.loads(text)
+    if isinstance(data.get("url"), str):
+        data["url"] = _secrets_hidden(data["url"])
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _value_text(item: Any) -> str:

@@ -75,6 +75,13 @@ def test_a_urls_password_and_secret_query_values_are_not_repeated() -> None:
     assert "https://me:***@mcp.example/mcp?token=***" in words
 
 
+def test_a_hosted_mcp_servers_url_password_is_not_repeated() -> None:
+    granted = '{"name": "mcp", "label": "docs", "url": "https://me:s3cr3t@docs.example/mcp"}'
+    words = _options("--hosted-tool", granted)
+    said = " ".join(words)
+    assert "s3cr3t" not in said and "https://me:***@docs.example/mcp" in said
+
+
 @pytest.mark.parametrize(
     "editor",
     ["sh -c 'rm \"$0\"'", 'sh -c \'printf "\\377" > "$0"\'', "vim 'unbalanced"],

@@ -25,7 +25,7 @@ from ..loop.documents import document_block
 from ._errors import UsageError
 from ._reading import MAX_BYTES, TooLargeError, read_bounded
 
-__all__ = ["read_attachments"]
+__all__ = ["read_attachment", "read_attachments"]
 
 
 def read_attachments(paths: Sequence[str]) -> list[ImageBlock | CustomBlock]:
@@ -42,6 +42,18 @@ def read_attachments(paths: Sequence[str]) -> list[ImageBlock | CustomBlock]:
         blocks.append(block)
         left -= size
     return blocks
+
+
+def read_attachment(path: str, *, used: int = 0) -> tuple[ImageBlock | CustomBlock, int]:
+    """The block for `path` and its size, within what `used` bytes attached before leave.
+
+    Why: chat's `/attach` adds files one by one to one message, which carries
+    at most `MAX_BYTES` of them together.
+
+    Raises:
+        UsageError: as `read_attachments`.
+    """
+    return _attachment(path, MAX_BYTES - used)
 
 
 def _attachment(path: str, left: int) -> tuple[ImageBlock | CustomBlock, int]:

@@ -54,7 +54,7 @@ from ..loop.stop_tools import INPUT_STOP_TOOLS, check_stop_tools
 from ..loop.waiting import waiting_calls
 from ..plugins import PluginManager
 from ._approve import Decide, Prompter, awaiting, decide_waiting, kept_partial, until_decided
-from ._attachments import read_attachments
+from ._attachments import read_attachment
 from ._closing import close_resource
 from ._elicitation import TerminalQuestions
 from ._errors import UsageError, classify
@@ -138,6 +138,8 @@ class Chat:
         self.session = session
         self.totals = ChatTotals()
         self.attached: list[ImageBlock | CustomBlock] = []
+        self.attached_bytes = 0
+        """What `attached` holds, in bytes read: one message carries at most `MAX_BYTES`."""
         """Images and documents `/attach` added, sent with the next message."""
         self.save_images: Path | None = None
         """Where each answer's images are written (`--save-images`; None: named only)."""
@@ -172,7 +174,7 @@ class Chat:
         output = await streamed(self.orchestrator, turn_input, on_event)
         # Only once the message is in the session: a failed or cancelled answer, whose
         # message the user types again, keeps them for it.
-        self.attached = []
+        self.attached, self.attached_bytes = [], 0
         if decide is not None and awaiting(output):
             output = await until_decided(
                 decide, self.session, output, self._resumer(on_event, config)
@@ -597,11 +599,12 @@ def _attach(path: str, chat_: Chat, err: TextIO) -> None:
         print(f"{_PROG}: /attach needs a file: /attach PATH", file=err)
         return
     try:
-        (file,) = read_attachments([path])
+        file, size = read_attachment(path, used=chat_.attached_bytes)
     except UsageError as exc:
         print(f"{_PROG}: {exc}; nothing was attached", file=err)
         return
     chat_.attached.append(file)
+    chat_.attached_bytes += size
     print(f"{_PROG}: attached {path}; it goes with your next message", file=err)
 
 

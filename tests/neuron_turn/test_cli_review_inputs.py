@@ -109,3 +109,27 @@ def test_files_attached_together_past_what_one_request_carries_are_refused(
     assert main([*RUN, "--attach", halves[0], "--attach", halves[1], "look"]) == 2
     err = capsys.readouterr().err
     assert f"--attach {halves[1]!r} is {MAX_BYTES // 2 + 1:,} bytes with the files attached" in err
+
+
+def test_files_a_chat_attaches_to_one_message_past_what_it_carries_are_refused(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from neuron_turn.cli.chat import _attach
+
+    chat = SimpleNamespace(attached=[], attached_bytes=0)
+    err = io.StringIO()
+    halves = []
+    for name in ("a.txt", "b.txt"):
+        half = tmp_path / name
+        with half.open("wb") as file:
+            file.truncate(MAX_BYTES // 2 + 1)  # sparse: nothing written
+        halves.append(str(half))
+
+    _attach(halves[0], chat, err)  # type: ignore[arg-type]
+    _attach(halves[1], chat, err)  # type: ignore[arg-type]
+
+    assert len(chat.attached) == 1 and chat.attached_bytes == MAX_BYTES // 2 + 1
+    assert "with the files attached before it" in err.getvalue()
+    assert "nothing was attached" in err.getvalue()

@@ -78,6 +78,7 @@ from ._errors import (
     EXIT_IMAGES,
     EXIT_INTERRUPTED,
     EXIT_MODEL,
+    EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_STATE,
     EXIT_TERMINATED,
@@ -1049,7 +1050,7 @@ def _history_command(args: argparse.Namespace) -> int:
     history = asyncio.run(read())
     if history is None:
         _error(f"no session {args.session!r}; `neuron-turn sessions` lists them")
-        return EXIT_ERROR
+        return EXIT_NOT_FOUND
     if args.json:
         print(json_shown_on(sys.stdout)(json.dumps(history, indent=2, ensure_ascii=False)))
         return EXIT_OK

@@ -102,7 +102,8 @@ _CODES: Final = (
     ),
     (
         EXIT_NOT_FOUND,
-        "show: the turn, or the session's turns, are not in the state file; revoke: the "
+        "show: the turn, or the session's turns, are not in the state file; history: the "
+        "session has no history; revoke: the "
         "session has no decision for good for a tool named; forget: nothing is kept of the "
         "session; fork: the session has no history; restore: a file named is not there",
     ),

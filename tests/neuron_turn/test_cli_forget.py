@@ -90,7 +90,7 @@ def test_forget_yes_deletes_the_conversation_its_turn_records_and_its_listing(
     assert _of(_rows(state), "trip") == []
     assert _of(_rows(state), "other") == other
     capsys.readouterr()
-    assert main(["history", "trip", "--state", str(state)]) == EXIT_ERROR
+    assert main(["history", "trip", "--state", str(state)]) == EXIT_NOT_FOUND
     assert main(["show", "--session", "trip", "--state", str(state)]) == EXIT_NOT_FOUND
     assert "no session 'trip'" in capsys.readouterr().err
     assert main(["sessions", "--json", "--state", str(state)]) == EXIT_OK

@@ -25,7 +25,7 @@ from neuron_turn import (
     messages_from_json,
 )
 from neuron_turn.cli import main
-from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_OK
+from neuron_turn.cli._errors import EXIT_AWAITING_APPROVAL, EXIT_NOT_FOUND, EXIT_OK
 from neuron_turn.loop._convert import history_to_json
 from neuron_turn.plugins import reset_plugin_manager
 
@@ -121,7 +121,7 @@ def test_a_run_without_session_starts_a_new_one_and_says_how_to_continue(
 def test_history_of_an_unknown_session_is_a_clear_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["history", "nope"]) == 1
+    assert main(["history", "nope"]) == EXIT_NOT_FOUND
     assert "no session 'nope'" in capsys.readouterr().err
 
 

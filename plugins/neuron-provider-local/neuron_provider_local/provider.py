@@ -41,6 +41,7 @@ from neuron_turn.loop.provider import (
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderServerError
 from neuron_turn.loop.provider_stream import ProviderStreamEvent, deltas_of
 from neuron_turn.loop.sampling import PLAIN_FIELDS, SAMPLING_SETTINGS, Sampling
+from neuron_turn.loop.special_tokens import defused
 from neuron_turn.loop.tool_files import made_files_as_notes, unseen_file_note
 
 from .default_model import DEFAULT_MODEL, default_cache_dir, ensure_default_model, part_files
@@ -351,7 +352,7 @@ class LocalProvider:
             extra=_with_sampling(request.extra, request.sampling),
             sampling=None,  # sent as the server's own fields, above
             model=self.served_model,
-            messages=_defused(
+            messages=defused(
                 _files_as_notes(
                     made_files_as_notes(request.messages), f"{self.served_model} reads text only"
                 )
@@ -453,42 +454,6 @@ def _files_as_notes(messages: Sequence[ProviderMessage], why: str) -> list[Provi
         else message
         for message in messages
     ]
-
-
-_SPECIAL_OPENING: Final = "<|"
-_DEFUSED_OPENING: Final = "<\u200c|"
-"""`<|` with a zero-width non-joiner inside, which no special token's text holds."""
-
-
-def _defused(messages: Sequence[ProviderMessage]) -> list[ProviderMessage]:
-    """The messages with `<|` in their text and tool results broken by a zero-width non-joiner.
-
-    Why: the server reads special tokens in the prompt its template renders, so
-    `<|im_end|><|im_start|>system` in a tool's result (a fetched page) or a message
-    ended the turn and opened a forged system one. ChatML's, Llama 3's and Phi's
-    special tokens all open with `<|`; the model still reads the text much as it was.
-    The system prompt is the caller's own and left as it is.
-    """
-    return [
-        replace(message, content=[_defused_part(part) for part in message.content])
-        if message.role != "system" and any(_holds_opening(part) for part in message.content)
-        else message
-        for message in messages
-    ]
-
-
-def _holds_opening(part: ContentPart) -> bool:
-    if isinstance(part, TextPart):
-        return _SPECIAL_OPENING in part.text
-    return isinstance(part, ToolResultPart) and _SPECIAL_OPENING in part.content
-
-
-def _defused_part(part: ContentPart) -> ContentPart:
-    if isinstance(part, TextPart):
-        return replace(part, text=part.text.replace(_SPECIAL_OPENING, _DEFUSED_OPENING))
-    if isinstance(part, ToolResultPart):
-        return replace(part, content=part.content.replace(_SPECIAL_OPENING, _DEFUSED_OPENING))
-    return part
 
 
 def _result_as_text(part: ContentPart, why: str) -> ContentPart:

@@ -57,6 +57,7 @@ from neuron_turn.loop.provider import (
 )
 from neuron_turn.loop.provider_errors import InvalidRequestError, ProviderResponseError
 from neuron_turn.loop.sampling import PLAIN_FIELDS
+from neuron_turn.loop.special_tokens import defused
 from neuron_turn.loop.thinking import Thinking
 from neuron_turn.loop.tool_files import files_intro, made_files_as_notes, unseen_file_note
 
@@ -219,7 +220,8 @@ def _messages(request: ProviderRequest) -> list[JsonValue]:
         wire.append({"role": "system", "content": request.system})
     # A file a model made goes as a note: Ollama's chat templates show no image from the
     # assistant, and its API takes no document at all.
-    for message in made_files_as_notes(request.messages):
+    # Ollama reads special tokens in the prompt its template renders: see special_tokens.
+    for message in defused(made_files_as_notes(request.messages)):
         wire.extend(_message(message, tool_names))
     return wire
 

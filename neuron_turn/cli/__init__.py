@@ -119,7 +119,7 @@ from ._termination import stopped_by_sigterm_as_by_ctrl_c, terminated
 from ._turn_options import add_option_argument, check_allowed_tools
 from ._ui import add_ui_parser
 from ._unsaved import unsaved_line, unsaved_of
-from ._visible import json_shown_on, shown_on
+from ._visible import json_shown_on, one_line, shown_on
 from ._waiting import WaitingLine, on_terminal, watched
 
 if TYPE_CHECKING:
@@ -1032,8 +1032,8 @@ def _sessions_command(args: argparse.Namespace) -> int:
         print("no sessions yet; start one with: neuron-turn run PROMPT")
     for entry, approvals in [] if args.json else listed:
         line = (
-            f"{entry.session}  {entry.updated}  {entry.runs:>3} run(s)  "
-            f"{approvals.marks()}{entry.title}"
+            f"{one_line(entry.session)}  {entry.updated}  {entry.runs:>3} run(s)  "
+            f"{approvals.marks()}{one_line(entry.title)}"
         )
         print(shown_on(sys.stdout)(line))
     return EXIT_OK

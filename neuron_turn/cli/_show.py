@@ -38,7 +38,7 @@ from ._errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE
 from ._numbers import positive_whole_number
 from ._sessions import session_id
 from ._state_option import add_state_argument, open_state_store
-from ._visible import json_shown_on, shown_on
+from ._visible import json_shown_on, one_line, shown_on
 
 __all__ = ["add_show_parser", "open_records"]
 
@@ -137,8 +137,9 @@ def listing_text(summaries: Sequence[TurnSummary]) -> str:
         cost = "-" if s.cost is None else f"${s.cost.amount:.4f}"
         outcome = s.status if s.exit_reason is None else exit_reason_text(s.exit_reason)
         lines.append(
-            f"{s.turn_id}  {s.started[:19]}  {s.session or '-'}  {outcome}  "
-            f"{s.tokens_in}/{s.tokens_out} tok  {cost}  {s.duration / 1000:.1f}s  {s.title}"
+            f"{one_line(s.turn_id)}  {s.started[:19]}  {one_line(s.session or '-')}  {outcome}  "
+            f"{s.tokens_in}/{s.tokens_out} tok  {cost}  {s.duration / 1000:.1f}s  "
+            f"{one_line(s.title)}"
         )
     return "\n".join(lines)
 

@@ -19,10 +19,11 @@ from typing import Final, TextIO
 
 from ._waiting import on_terminal
 
-__all__ = ["json_escaped", "json_shown_on", "shown_on", "visible"]
+__all__ = ["json_escaped", "json_shown_on", "one_line", "shown_on", "visible"]
 
 _CONTROLS: Final = (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))
 _WRITTEN_OUT: Final = str.maketrans({code: f"\\x{code:02x}" for code in _CONTROLS})
+_ONE_LINE: Final = str.maketrans({code: f"\\x{code:02x}" for code in (*_CONTROLS, 0x09, 0x0A)})
 _JSON_ESCAPED: Final = str.maketrans({code: f"\\u{code:04x}" for code in _CONTROLS if code >= 0x7F})
 """DEL and the C1 controls as JSON escapes. JSON writers escape C0 but leave these as
 they are, and a terminal acts on C1's 8-bit CSI and OSC as on ESC [ and ESC ]."""
@@ -33,6 +34,16 @@ def visible(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     return text.translate(_WRITTEN_OUT)
+
+
+def one_line(text: str) -> str:
+    r"""Return `text` with every control character, newline and tab too, written as `\xNN`.
+
+    Why: a field of a listing of one line per item (a session id, which any
+    served agent's client may choose) must not start lines of its own, piped
+    or not: a script or a person would read a forged entry.
+    """
+    return text.translate(_ONE_LINE)
 
 
 def json_escaped(text: str) -> str:

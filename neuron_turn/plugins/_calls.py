@@ -17,7 +17,7 @@ from typing import Any, Final
 import pluggy
 
 from layer0 import Hook
-from neuron_hooks._points import as_points
+from neuron_hooks import HookRegistry
 from neuron_tool.source import ToolSource, is_tool_source
 from neuron_tool.tool import ToolDyn
 
@@ -167,9 +167,10 @@ def _plugin_hook(
             "(it needs `points` and an `async def on_event`)"
         )
     qualified = f"{plugin}.{own}"
-    # Checked now, as HookRegistry.add will: a point misspelt would otherwise pass
-    # here and fail every turn built from the plugins, not just this plugin's load.
-    as_points(hook.points, owner=qualified)
+    # Checked now, by the registry every turn adds it to: a point misspelt would
+    # otherwise pass here and fail every turn built from the plugins, not just this
+    # plugin's load.
+    HookRegistry().add(hook, name=qualified)
     if any(other.name == qualified for other in found.hooks):
         raise ValueError(f"hook {own!r} is registered twice by this plugin; pass name=")
     return PluginHook(qualified, hook, observer, plugin)

@@ -104,10 +104,10 @@ async def _one(
     return EXIT_OK
 
 
-def _reason(path: Path, exc: Exception) -> str:
+def _reason(path: Path, exc: OSError | UnsavedFileError) -> str:
     if isinstance(exc, UnsavedFileError):
         return str(exc)
-    return f"{path}: {exc.strerror or type(exc).__name__}" if isinstance(exc, OSError) else str(exc)
+    return f"{path}: {exc.strerror or type(exc).__name__}"
 
 
 def _say(line: str) -> None:

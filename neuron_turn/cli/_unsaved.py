@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -159,7 +160,13 @@ def read_unsaved(path: Path) -> tuple[str, tuple[MemoryEffect, ...]]:
         UnsavedFileError: not such a file, another version's, or effects that are no writes.
         OSError: the file could not be read.
     """
-    text = path.read_text(encoding="utf-8")
+    if not stat.S_ISREG(path.stat().st_mode):
+        # A FIFO or a device (`/dev/zero`) would be read for ever.
+        raise UnsavedFileError(path, "not a regular file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsavedFileError(path, f"not UTF-8 text (byte {exc.start})") from None
     try:
         body: Any = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -187,18 +187,24 @@ def test_when_even_the_file_cannot_be_written_the_writes_are_printed_whole(
             "no state write",
             EXIT_USAGE,
         ),
+        (b"\xff\xfe not text", "not UTF-8 text", EXIT_USAGE),
+        ("directory", "not a regular file", EXIT_USAGE),
         (None, "no such file", EXIT_NOT_FOUND),
     ],
 )
 def test_a_file_that_is_no_unsaved_exchange_is_refused_naming_why_writing_nothing(
     state: Path,
     capsys: pytest.CaptureFixture[str],
-    content: str | None,
+    content: str | bytes | None,
     says: str,
     code: int,
 ) -> None:
     path = state.parent / "given.json"
-    if content is not None:
+    if content == "directory":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
 
     assert main(["restore", str(path), "--state", str(state)]) == code

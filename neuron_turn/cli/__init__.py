@@ -1108,7 +1108,8 @@ def _positive(
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(value):
+        # An int is finite whatever its size (math.isfinite overflows on a long one).
+        if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be a finite number; got {text}")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be more than 0; got {text}")

@@ -41,6 +41,10 @@ def terminated() -> bool:
     return _terminated.is_set()
 
 
+_grace_timers: list[threading.Timer] = []
+"""The timer a first SIGTERM started, cancelled when the command ends in time."""
+
+
 @contextlib.contextmanager
 def stopped_by_sigterm_as_by_ctrl_c() -> Iterator[None]:
     """Run the block with SIGTERM handled as Ctrl-C (in the main thread; elsewhere, as is)."""
@@ -53,6 +57,10 @@ def stopped_by_sigterm_as_by_ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        # The command stopped in time: no ending it later (a caller of `main` goes on).
+        for timer in _grace_timers:
+            timer.cancel()
+        _grace_timers.clear()
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -64,6 +72,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _terminated.set()
     timer = threading.Timer(GRACE, _past_grace)
     timer.daemon = True  # never keeps a process that ended from exiting
+    _grace_timers.append(timer)
     timer.start()
     interrupt(signal.SIGINT, frame)
 

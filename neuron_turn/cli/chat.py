@@ -138,9 +138,9 @@ class Chat:
         self.session = session
         self.totals = ChatTotals()
         self.attached: list[ImageBlock | CustomBlock] = []
+        """Images and documents `/attach` added, sent with the next message."""
         self.attached_bytes = 0
         """What `attached` holds, in bytes read: one message carries at most `MAX_BYTES`."""
-        """Images and documents `/attach` added, sent with the next message."""
         self.save_images: Path | None = None
         """Where each answer's images are written (`--save-images`; None: named only)."""
         self.questions: TerminalQuestions | None = None

@@ -24,6 +24,7 @@ RUN = ["run", "hi", "--model", "fixture:echo"]
         ([*RUN, "--max-duration", "inf"], "argument --max-duration: must be a finite number"),
         ([*RUN, "--max-duration", "1e300"], "argument --max-duration: must be at most"),
         ([*RUN, "--max-turns", str(2**32)], "argument --max-turns: must be at most 4294967295"),
+        ([*RUN, "--max-turns", "1" + "0" * 400], "argument --max-turns: must be at most"),
         (
             ["chat", "--model", "fixture:echo", "--max-duration", "nan"],
             "argument --max-duration: must be a finite number",

@@ -124,3 +124,22 @@ def test_a_second_sigterm_ends_a_stuck_command_at_once() -> None:
             assert child.wait(timeout=30) == -signal.SIGTERM
         finally:
             child.kill()
+
+
+def test_a_command_that_stopped_in_time_leaves_no_grace_timer_to_end_its_caller() -> None:
+    import signal
+
+    from neuron_turn.cli import _termination
+
+    told: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: told.append(signum))
+    try:
+        with _termination.stopped_by_sigterm_as_by_ctrl_c():
+            _termination._on_sigterm(signal.SIGTERM, None)
+            (timer,) = _termination._grace_timers
+        assert told == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+    timer.join(timeout=5)  # cancelled: it ends at once, without calling os._exit
+    assert not timer.is_alive() and _termination._grace_timers == []

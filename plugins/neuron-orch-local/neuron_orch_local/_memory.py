@@ -210,13 +210,7 @@ def _retry_wait(
     cause = error.__cause__
     if not isinstance(cause, WriteFailed) or isinstance(cause, HistoryConflict):
         return None
-    if attempt >= policy.max_attempts:
-        return None
-    wait = policy.wait(attempt, None, randomness())
-    assert wait is not None  # without a `retry_after` there is always a wait
-    if policy.max_total is not None and (elapsed + wait) * 1000 > policy.max_total:
-        return None
-    return wait
+    return policy.next_wait(attempt, None, randomness(), elapsed)
 
 
 async def _apply_or_restore(

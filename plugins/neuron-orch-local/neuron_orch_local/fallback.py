@@ -362,16 +362,8 @@ class _Attempts:
 
     def _wait(self, number: int, error: RetryableError) -> float | None:
         """Seconds to wait before the next try, or None when the policy allows no more."""
-        policy = self.policy
-        if number >= policy.max_attempts:
-            return None
-        wait = policy.wait(number, error.retry_after, self.randomness())
-        if wait is None:
-            return None
         elapsed = self.clock.now() - self.started
-        if policy.max_total is not None and (elapsed + wait) * 1000 > policy.max_total:
-            return None
-        return wait
+        return self.policy.next_wait(number, error.retry_after, self.randomness(), elapsed)
 
 
 def _not_tried(names: Sequence[str], *, reads: bool) -> str:

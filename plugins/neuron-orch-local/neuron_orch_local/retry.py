@@ -75,6 +75,23 @@ class RetryPolicy(BaseModel):
         jittered = capped * (1 - self.jitter * Decimal(str(randomness)))
         return float(jittered) / 1000
 
+    def next_wait(
+        self, attempt: int, retry_after: float | None, randomness: float, elapsed: float
+    ) -> float | None:
+        """Seconds to wait after attempt number `attempt` failed, or None to try no more.
+
+        None when the attempts are spent, the wait is not taken (`wait`), or
+        it would end past `max_total` (`elapsed`: seconds since the first attempt).
+        """
+        if attempt >= self.max_attempts:
+            return None
+        wait = self.wait(attempt, retry_after, randomness)
+        if wait is None:
+            return None
+        if self.max_total is not None and (elapsed + wait) * 1000 > self.max_total:
+            return None
+        return wait
+
 
 @runtime_checkable
 class Clock(Protocol):

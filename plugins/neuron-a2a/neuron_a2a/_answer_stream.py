@@ -10,13 +10,15 @@ most) and go together in the next.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import math
 from typing import Final
 
 from a2a.server.tasks import TaskUpdater
 
 from ._convert import text_part
+
+_logger: Final = logging.getLogger(__name__)
 
 EVERY: Final = 0.05
 """The least seconds between two updates: quick to read, few for a long answer."""
@@ -86,8 +88,10 @@ class AnswerStream:
         self._sleeping = False
         # A piece that fails to go (the task ended meanwhile) is not lost to the
         # remote: the whole answer replaces the pieces at the end.
-        with contextlib.suppress(Exception):
+        try:
             await self.flush()
+        except Exception:
+            _logger.debug("a streamed piece of the answer did not go", exc_info=True)
         if self._timer is asyncio.current_task():
             self._timer = None
             if self._pending:  # what came while this one was sending

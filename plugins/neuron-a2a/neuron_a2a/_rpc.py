@@ -60,7 +60,6 @@ class Rpc:
         if token is not None:
             self._headers["Authorization"] = f"Bearer {token}"
         self._token = token
-        self._token_given = token is not None
         self._max_bytes = max_bytes
 
     async def card(self) -> tuple[str, AgentCard]:
@@ -220,7 +219,8 @@ class Rpc:
         """The error an HTTP error status of the remote, answering `what`, means."""
         status = response.status_code
         if status in (401, 403):
-            problem = "refused the bearer token" if self._token_given else "needs a bearer token"
+            given = self._token is not None
+            problem = "refused the bearer token" if given else "needs a bearer token"
             return RemoteAuthError(
                 f"the remote agent at {self.url} {problem} (HTTP {status}); nothing ran there."
                 " Check the token given to RemoteAgent"

@@ -175,7 +175,7 @@ class MessageStream:
         partial = "".join(pieces)
         try:
             block["input"] = json.loads(partial) if partial.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser
             raise WireError(f"tool input of block {index} is not JSON: {exc}") from exc
 
     def _message_delta(self, event: JsonObject) -> None:

@@ -8,6 +8,7 @@ kept only if its sha256 is the published one. Later runs reuse it.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.metadata
 import os
@@ -162,12 +163,12 @@ def _remove_stale_partials(directory: Path, model: DefaultModel) -> None:
     be another process's join still running, and is left alone.
     """
     cutoff = time.time() - _STALE_AFTER
-    for partial in directory.glob(f".{model.file_name}.*.partial"):
+    for partial in directory.glob(f".{glob.escape(model.file_name)}.*.partial"):
         try:
             if partial.stat().st_mtime < cutoff:
                 partial.unlink()
-        except FileNotFoundError:
-            continue  # another process removed it first
+        except OSError:
+            continue  # removed by another process first, or not ours to remove (a shared cache)
 
 
 def _join(parts: list[Path], target: Path, *, model: DefaultModel, reporter: _Progress) -> None:

@@ -229,7 +229,8 @@ class _TurnSpans:
             happened = event.event
             details = {
                 "neuron.lifecycle.type": happened.type,
-                "neuron.lifecycle.data": bounded(happened.model_dump_json()),
+                # Each string cut inside the JSON, so what the span holds still parses.
+                "neuron.lifecycle.data": messages.dumps(happened.model_dump(mode="json")),
             }
             self._agent.add_event("neuron.lifecycle", details)
         elif isinstance(event, EffectDeclared):

@@ -155,6 +155,15 @@ def test_an_error_event_raises_streamed_error_with_its_type_and_message() -> Non
             ),
             "tool input of block 0 is not JSON",
         ),
+        (
+            sse(
+                START,
+                block_start(0, {"type": "tool_use", "id": "t", "name": "f", "input": {}}),
+                delta(0, type="input_json_delta", partial_json="[" * 100_000 + "]" * 100_000),
+                stop(0),
+            ),
+            "tool input of block 0 is not JSON",
+        ),
     ],
 )
 def test_malformed_streams_raise_wire_error(text: str, complaint: str) -> None:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+)
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 import httpx
 from moneyed import Money
@@ -519,16 +526,20 @@ class OpenAIResponsesProvider(OpenAIBase[ResponseEventReader]):
         made in the background, it would run on, and be billed, without anyone
         waiting for it.
         """
-        if self._background is None:
-            try:
-                return await super()._post(model, payload, headers, context)
-            except _Pending as pending:
-                return await self._poll(pending.response_id, headers, context)
-        creating = asyncio.ensure_future(super()._post(model, payload, headers, context))
         try:
-            return await asyncio.shield(creating)
+            if self._background is None:
+                return await super()._post(model, payload, headers, context)
+            return await self._created(super()._post(model, payload, headers, context), context)
         except _Pending as pending:
             return await self._poll(pending.response_id, headers, context)
+
+    async def _created(
+        self, posting: Coroutine[Any, Any, Completion], context: ErrorContext
+    ) -> Completion:
+        """Await a background call's creation; cancelled meanwhile, cancel what it made."""
+        creating = asyncio.ensure_future(posting)
+        try:
+            return await asyncio.shield(creating)
         except asyncio.CancelledError:
             if not creating.done():
                 await self._cancel_created(creating, context)

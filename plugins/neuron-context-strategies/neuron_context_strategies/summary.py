@@ -324,12 +324,15 @@ def _result_lines(part: ToolResultPart) -> list[str]:
 
 
 def _chunks(lines: Sequence[str], limit: int) -> list[str]:
-    """Join `lines` into chunks of `limit` characters at most (a longer line is cut)."""
+    """Join `lines` into chunks of `limit` characters at most (a longer line split across them).
+
+    Split, not cut: what a line holds past one chunk is summarised too.
+    """
     chunks: list[str] = []
     current: list[str] = []
     size = 0
-    for line in lines:
-        line = line[:limit]
+    pieces = (line[i : i + limit] for line in lines for i in range(0, len(line) or 1, limit))
+    for line in pieces:
         if current and size + len(line) > limit:
             chunks.append("\n".join(current))
             current, size = [], 0

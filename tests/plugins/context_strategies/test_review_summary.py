@@ -174,3 +174,15 @@ def test_a_summariser_of_no_installed_provider_is_refused_when_built(model: str)
 
 def test_a_summariser_of_an_installed_provider_is_built_without_calling_it() -> None:
     assert Summarize(model="ollama:llama3.1:8b").model == "ollama:llama3.1:8b"
+
+
+def test_a_transcript_line_longer_than_a_chunk_is_split_across_chunks_not_cut() -> None:
+    from neuron_context_strategies.summary import _chunks
+
+    line = "".join(f"{n:05d}" for n in range(1000))  # 5,000 characters, each place readable
+
+    chunks = _chunks(["short", line, "after"], limit=1_200)
+
+    assert all(len(chunk) <= 1_200 for chunk in chunks)
+    assert "".join(chunks).replace("\n", "").replace("short", "").replace("after", "") == line
+    assert chunks[0].startswith("short") and chunks[-1].endswith("after")
